@@ -59,10 +59,11 @@ class Backend:
 
     def asarray(self, a, dtype=None):
         """Host (or device) data -> array of this backend."""
-        if isinstance(a, np.ndarray) or not hasattr(a, "__cuda_array_interface__"):
-            a = np.asarray(a, dtype=dtype)
-            return self._to_device(a)
-        return self.xp.asarray(a, dtype=dtype)
+        if isinstance(a, self.xp.ndarray) or (
+                not isinstance(a, np.ndarray) and hasattr(a, "__cuda_array_interface__")):
+            return self.xp.asarray(a, dtype=dtype)  # already on this device: no transfer
+        a = np.asarray(a, dtype=dtype)
+        return self._to_device(a)
 
     def to_host(self, a) -> np.ndarray:
         """Array of this backend -> NumPy array (an explicit device-to-host copy)."""

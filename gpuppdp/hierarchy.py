@@ -17,7 +17,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["Hierarchy", "HierarchyError", "UnknownValuesError", "format_values"]
+__all__ = ["Hierarchy", "HierarchyError", "UnknownValuesError", "format_values",
+           "first_appearance_codes"]
 
 
 class HierarchyError(ValueError):
@@ -43,7 +44,7 @@ def format_values(values: Sequence, first: int = 5) -> str:
     return shown + (f" and {rest} more" if rest > 0 else "")
 
 
-def _first_appearance_codes(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def first_appearance_codes(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Dictionary-encode ``labels`` with codes in order of first appearance."""
     uniq, first_idx, inverse = np.unique(labels, return_index=True, return_inverse=True)
     order = np.argsort(first_idx, kind="stable")
@@ -88,7 +89,7 @@ class Hierarchy:
         self._labels: list[np.ndarray] = []
         self._codes: list[np.ndarray] = []
         for level in levels:
-            labels, codes = _first_appearance_codes(level)
+            labels, codes = first_appearance_codes(level)
             self._labels.append(labels)
             self._codes.append(codes)
         for lv in range(1, len(levels)):

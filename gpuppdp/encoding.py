@@ -1,0 +1,246 @@
+"""Schema (attribute roles), encoding and the frequency set.
+
+After :func:`encode`, the engine never sees strings or rows again: QIDs are hierarchy leaf codes
+(smallest integer dtype), the sensitive attribute is dictionary-encoded, and every lattice-node
+evaluation starts from a :class:`FrequencySet` (distinct rows + counts), never from the rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import kernels
+from .backend import Backend
+from .hierarchy import Hierarchy, first_appearance_codes, format_values
+
+__all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "encode",
+           "smallest_int_dtype"]
+
+
+class SchemaError(ValueError):
+    """Attribute roles that do not fit the data."""
+
+
+class Role(str, Enum):
+    """Attribute roles (ARX's ``AttributeType``)."""
+
+    IDENTIFYING = "identifying"
+    QUASI_IDENTIFYING = "quasi-identifying"
+    SENSITIVE = "sensitive"
+    INSENSITIVE = "insensitive"
+
+
+def smallest_int_dtype(n_values: int) -> np.dtype:
+    """Smallest signed integer dtype holding codes ``0..n_values-1``."""
+    for dt in (np.int8, np.int16, np.int32):
+        if n_values <= np.iinfo(dt).max + 1:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
+
+
+@dataclass
+class Schema:
+    """Attribute roles of a table.
+
+    Parameters
+    ----------
+    quasi_identifiers : mapping name -> Hierarchy
+    sensitive, insensitive, identifying : sequences of column names
+    others : {"error", "insensitive", "drop"}
+        What to do with columns given no role: ``"error"`` (default) lists them in an error, so
+        nothing passes through by accident.
+    """
+
+    quasi_identifiers: Mapping[str, Hierarchy]
+    sensitive: Sequence[str] = ()
+    insensitive: Sequence[str] = ()
+    identifying: Sequence[str] = ()
+    others: str = "error"
+
+    def __post_init__(self):
+        if self.others not in ("error", "insensitive", "drop"):
+            raise SchemaError(
+                f"others must be 'error', 'insensitive' or 'drop', got {self.others!r}")
+        if not self.quasi_identifiers:
+            raise SchemaError("at least one quasi-identifier is needed")
+        for name, h in self.quasi_identifiers.items():
+            if not isinstance(h, Hierarchy):
+                raise SchemaError(
+                    f"quasi-identifier {name!r} needs a Hierarchy, got {type(h).__name__}")
+        seen: dict[str, str] = {}
+        for role, names in ((Role.QUASI_IDENTIFYING, list(self.quasi_identifiers)),
+                            (Role.SENSITIVE, list(self.sensitive)),
+                            (Role.INSENSITIVE, list(self.insensitive)),
+                            (Role.IDENTIFYING, list(self.identifying))):
+            for name in names:
+                if name in seen:
+                    raise SchemaError(
+                        f"column {name!r} is given two roles: {seen[name]} and {role.value}")
+                seen[name] = role.value
+        self.sensitive = list(self.sensitive)
+        self.insensitive = list(self.insensitive)
+        self.identifying = list(self.identifying)
+
+    def roles(self) -> dict[str, Role]:
+        out = {n: Role.QUASI_IDENTIFYING for n in self.quasi_identifiers}
+        out.update({n: Role.SENSITIVE for n in self.sensitive})
+        out.update({n: Role.INSENSITIVE for n in self.insensitive})
+        out.update({n: Role.IDENTIFYING for n in self.identifying})
+        return out
+
+    def resolve(self, columns: Sequence[str]) -> dict[str, Role | None]:
+        """Role of every column of a table (``None``: dropped); checks names both ways."""
+        roles = self.roles()
+        missing = [n for n in roles if n not in columns]
+        if missing:
+            raise SchemaError(f"column(s) not in the data: {format_values(missing)}; "
+                              f"the data has {format_values(list(columns), 12)}")
+        unassigned = [c for c in columns if c not in roles]
+        if unassigned and self.others == "error":
+            raise SchemaError(
+                f"{len(unassigned)} column(s) have no role: {format_values(unassigned, 10)}; "
+                "give each a role, or say what to do with the rest (others='insensitive' "
+                "or 'drop'; CLI: --others insensitive|drop)")
+        fallback = Role.INSENSITIVE if self.others == "insensitive" else None
+        return {c: roles.get(c, fallback) for c in columns}
+
+
+@dataclass
+class FrequencySet:
+    """Distinct rows of one or more lattice nodes, concatenated (node ``b`` owns
+    ``ptr[b]:ptr[b+1]``), each node's entries ordered by ``first``.
+
+    ``codes`` (E, q) int32 QID codes at the node's levels; ``sens`` (E,) int32 sensitive code
+    (0 when no sensitive attribute is carried); ``count`` (E,) int64; ``first`` (E,) int64 the
+    first input row of the entry; ``levels`` (B, q) host int array; ``ptr`` device,
+    ``host_ptr`` host offsets.
+    """
+
+    levels: np.ndarray
+    codes: object
+    sens: object
+    count: object
+    first: object
+    ptr: object
+    host_ptr: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.levels)
+
+    def size(self, b: int) -> int:
+        return int(self.host_ptr[b + 1] - self.host_ptr[b])
+
+
+@dataclass
+class EncodedTable:
+    """A table encoded once for the whole search.
+
+    ``qi_codes[j]`` are the leaf codes of QID ``j`` (smallest dtype) and ``sens_codes`` the codes
+    of the sensitive attribute the privacy models refer to (``None`` if none), with
+    ``sens_labels`` its values in code order (first appearance).
+    """
+
+    backend: Backend
+    qi_names: list[str]
+    hierarchies: list[Hierarchy]
+    qi_codes: list
+    n_rows: int
+    sens_name: str | None = None
+    sens_codes: object = None
+    sens_labels: np.ndarray | None = None
+    roles: dict = field(default_factory=dict)
+    _maps: tuple | None = None
+
+    @property
+    def heights(self) -> np.ndarray:
+        return np.array([h.height for h in self.hierarchies], dtype=np.int64)
+
+    def distinct_per_level(self) -> list[np.ndarray]:
+        """``d[j][L]``: distinct labels of QID ``j`` at level ``L`` among the data's values."""
+        out = []
+        for codes, h in zip(self.qi_codes, self.hierarchies):
+            present = np.flatnonzero(np.bincount(self.backend.to_host(codes).astype(np.int64),
+                                                 minlength=len(h.leaves)))
+            out.append(np.array([len(np.unique(h.codes(L)[present]))
+                                 for L in range(h.height + 1)], dtype=np.int64))
+        return out
+
+    def level_maps(self):
+        """``(maps_flat (device int32), off[j][a][b] (host int64))`` for every QID and levels
+        ``a <= b``: ``maps_flat[off[j, a, b] + code_a] = code_b``."""
+        if self._maps is None:
+            hmax = int(self.heights.max())
+            q = len(self.hierarchies)
+            off = np.zeros((q, hmax + 1, hmax + 1), dtype=np.int64)
+            parts, pos = [], 0
+            for j, h in enumerate(self.hierarchies):
+                for a in range(h.height + 1):
+                    for b in range(a, h.height + 1):
+                        m = h.upmap(a, b)
+                        off[j, a, b] = pos
+                        parts.append(m)
+                        pos += len(m)
+            self._maps = (self.backend.asarray(np.concatenate(parts).astype(np.int32)), off)
+        return self._maps
+
+    def frequency_set(self) -> FrequencySet:
+        """The bottom node's frequency set (one pass over the rows)."""
+        xp = self.backend.xp
+        q = len(self.qi_codes)
+        src = xp.stack([c.astype(xp.int32) for c in self.qi_codes], axis=1)
+        sens = (self.sens_codes.astype(xp.int32) if self.sens_codes is not None
+                else xp.zeros(self.n_rows, dtype=xp.int32))
+        maps, off = self.level_maps()
+        node_off = off[np.arange(q), 0, 0][None, :]
+        codes, sens, count, first, ptr = kernels.rollup(
+            self.backend, src, sens, xp.ones(self.n_rows, dtype=xp.int64),
+            xp.arange(self.n_rows, dtype=xp.int64), np.array([0]), np.array([self.n_rows]),
+            node_off, maps)
+        ptr = self.backend.asarray(ptr)
+        return FrequencySet(np.zeros((1, q), dtype=np.int64), codes, sens, count, first, ptr,
+                            self.backend.to_host(ptr))
+
+
+def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
+           sensitive_attribute: str | None = None) -> EncodedTable:
+    """Encode ``data`` under ``schema`` on ``backend``.
+
+    QIDs are taken in the table's column order (as ARX does).  Missing values in a QID or
+    sensitive column, and QID values absent from their hierarchy, raise errors that name the
+    column and list the values.
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    if len(data) == 0:
+        raise SchemaError("the table is empty (0 rows)")
+    roles = schema.resolve(list(data.columns))
+    qi_names = [c for c in data.columns if roles[c] is Role.QUASI_IDENTIFYING]
+    for c in qi_names + list(schema.sensitive):
+        miss = data[c].isna().to_numpy()
+        if miss.any():
+            raise SchemaError(
+                f"column {c!r} has {int(miss.sum())} missing value(s) (NaN/None), first at "
+                f"row {int(np.flatnonzero(miss)[0])}; fill or remove them, or add a label for "
+                "them to the hierarchy and encode them as that label")
+    hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
+    qi_codes = []
+    for c, h in zip(qi_names, hierarchies):
+        leaf = h.leaf_codes(data[c].to_numpy(), attribute=c)
+        qi_codes.append(backend.asarray(leaf.astype(smallest_int_dtype(len(h.leaves)))))
+    enc = EncodedTable(backend, qi_names, hierarchies, qi_codes, len(data), roles=roles)
+    if sensitive_attribute is not None:
+        if roles.get(sensitive_attribute) is not Role.SENSITIVE:
+            raise SchemaError(
+                f"privacy models refer to {sensitive_attribute!r}, which is not a sensitive "
+                "attribute of the schema")
+        labels, codes = first_appearance_codes(data[sensitive_attribute].astype(str).to_numpy())
+        enc.sens_name = sensitive_attribute
+        enc.sens_labels = labels
+        enc.sens_codes = backend.asarray(codes.astype(smallest_int_dtype(len(labels))))
+    return enc

@@ -1,0 +1,274 @@
+"""Lattice-node evaluation: frequency set -> classes -> privacy verdicts and metrics, per batch.
+
+This is ARX's ``TransformationChecker`` for many nodes at once: roll the source frequency sets
+up to the batch's nodes, form the equivalence classes, let every privacy model judge every class,
+count the records of failing classes (suppressed as a whole, up to the limit), and compute the
+metric.  Only small per-node results (:class:`NodeStats`) come back to the host.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, fields
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import kernels
+from .encoding import EncodedTable, FrequencySet
+from .lattice import Lattice
+from .metrics import Metric
+from .models import Classes, PrivacyModel
+
+__all__ = ["NodeStats", "Evaluator", "LatticeOracle"]
+
+
+@dataclass
+class NodeStats:
+    """Results for a batch of nodes (host arrays, one entry per node).
+
+    ``suppressed``: records in classes that fail a privacy model (all suppressed);
+    ``anonymous``: ``suppressed <= floor(limit * rows)``; ``k_anonymous``: the same test on
+    classes below the minimal class size only (ARX's k-anonymity sub-flag, ``None`` when no model
+    sets a minimal size); ``classes``/``smallest_class``/``aecs``: over the released (kept)
+    classes, ``aecs`` = released records / released classes; ``information_loss`` is NaN for
+    nodes that are not anonymous (ARX computes it only for anonymous nodes), ``lower_bound``
+    is the metric's bound; ``entries``: frequency-set size; ``height``: sum of levels.
+    """
+
+    levels: np.ndarray
+    anonymous: np.ndarray
+    k_anonymous: np.ndarray | None
+    suppressed: np.ndarray
+    classes: np.ndarray
+    smallest_class: np.ndarray
+    aecs: np.ndarray
+    information_loss: np.ndarray
+    lower_bound: np.ndarray
+    entries: np.ndarray
+    height: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.levels)
+
+    def row(self, b: int) -> dict:
+        """Node ``b`` as a plain dict of Python scalars."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = None if value is None else (
+                tuple(int(v) for v in value[b]) if f.name == "levels" else value[b].item())
+        return out
+
+    @staticmethod
+    def concatenate(parts: Sequence["NodeStats"]) -> "NodeStats":
+        kw = {}
+        for f in fields(NodeStats):
+            vals = [getattr(p, f.name) for p in parts]
+            kw[f.name] = None if vals[0] is None else np.concatenate(vals)
+        return NodeStats(**kw)
+
+
+class Evaluator:
+    """Evaluates batches of lattice nodes of one encoded table.
+
+    Parameters
+    ----------
+    encoded : EncodedTable
+    models : list of PrivacyModel
+    metric : Metric (bound to ``encoded`` here)
+    suppression_limit : float in [0, 1]
+        Largest share of records that may be suppressed; ARX's absolute limit is
+        ``floor(limit * rows)``.
+    """
+
+    def __init__(self, encoded: EncodedTable, models: Sequence[PrivacyModel], metric: Metric,
+                 suppression_limit: float):
+        self.encoded = encoded
+        self.backend = encoded.backend
+        self.models = list(models)
+        self.metric = metric.bind(encoded)
+        self.suppression_limit = suppression_limit
+        self.max_suppressed = math.floor(suppression_limit * encoded.n_rows)
+        sizes = [m.min_class_size for m in self.models if m.min_class_size is not None]
+        self.min_class_size = max(sizes) if sizes else None
+        self.bottom = encoded.frequency_set()
+        self.maps, self.map_off = encoded.level_maps()
+        self.carries_sensitive = encoded.sens_codes is not None
+
+    # -- one batch ---------------------------------------------------------------------
+    def evaluate(self, levels: np.ndarray, source: FrequencySet,
+                 source_index: np.ndarray) -> tuple[NodeStats, FrequencySet]:
+        """Evaluate nodes ``levels`` (B, q), node ``b`` rolled up from node
+        ``source_index[b]`` of ``source`` (which must be at least as specific)."""
+        levels = np.asarray(levels, dtype=np.int64).reshape(-1, len(self.encoded.qi_names))
+        source_index = np.asarray(source_index, dtype=np.int64)
+        src_levels = source.levels[source_index]
+        if (src_levels > levels).any():
+            raise ValueError("a source node must be at least as specific as its target")
+        q = levels.shape[1]
+        node_map_off = self.map_off[np.arange(q)[None, :], src_levels, levels]
+        codes, sens, count, first, ptr = kernels.rollup(
+            self.backend, source.codes, source.sens, source.count, source.first,
+            source.host_ptr[source_index], source.host_ptr[source_index + 1], node_map_off,
+            self.maps)
+        host_ptr = self.backend.to_host(ptr).astype(np.int64)
+        fs = FrequencySet(levels, codes, sens, count, first, self.backend.asarray(host_ptr),
+                          host_ptr)
+        return self._judge(self._classes(fs), levels, np.diff(host_ptr)), fs
+
+    def _classes(self, fs: FrequencySet) -> Classes:
+        be, xp = self.backend, self.backend.xp
+        n_nodes = fs.n_nodes
+        if not self.carries_sensitive:
+            node = xp.repeat(xp.arange(n_nodes, dtype=xp.int64), xp.asarray(np.diff(fs.host_ptr)))
+            return Classes(xp, fs.count, node, fs.ptr, fs.host_ptr, fs.codes)
+        class_of_entry, rep, class_ptr = kernels.classes(be, fs.ptr, fs.codes, fs.first)
+        host_class_ptr = be.to_host(class_ptr).astype(np.int64)
+        n_classes = int(host_class_ptr[-1])
+        size = xp.bincount(class_of_entry, weights=fs.count.astype(xp.float64),
+                           minlength=n_classes).astype(xp.int64)
+        distinct = xp.bincount(class_of_entry, minlength=n_classes).astype(xp.int64)
+        node = xp.repeat(xp.arange(n_nodes, dtype=xp.int64), be.asarray(np.diff(host_class_ptr)))
+        return Classes(xp, size, node, be.asarray(host_class_ptr), host_class_ptr,
+                       fs.codes[rep], distinct, class_of_entry, fs.sens, fs.count)
+
+    def _judge(self, classes: Classes, levels: np.ndarray, entries: np.ndarray) -> NodeStats:
+        be, xp = self.backend, self.backend.xp
+        size = classes.size
+        n_nodes = levels.shape[0]
+        if self.min_class_size is not None:
+            small = size < self.min_class_size
+            outlier = small.copy()
+        else:
+            small = None
+            outlier = xp.zeros(size.shape[0], dtype=xp.bool_)
+        for model in self.models:
+            fails = model.class_fails(classes)
+            if fails is not None:
+                outlier |= fails
+        zero = xp.zeros(1, dtype=size.dtype)
+        suppressed = be.to_host(classes.per_node(xp.where(outlier, size, zero)))
+        anonymous = suppressed <= self.max_suppressed
+        k_anonymous = None
+        if small is not None:
+            k_anonymous = be.to_host(classes.per_node(xp.where(small, size, zero))) \
+                <= self.max_suppressed
+        kept = be.to_host(classes.per_node((~outlier).astype(xp.int64)))
+        kept_records = self.encoded.n_rows - suppressed
+        smallest = self._smallest_kept(classes, outlier, n_nodes)
+        il, lb = self.metric.evaluate(classes, outlier, levels)
+        il = np.where(anonymous, il, np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            aecs = np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0)
+        return NodeStats(levels, anonymous, k_anonymous, suppressed.astype(np.int64),
+                         kept.astype(np.int64), smallest, aecs, il, lb,
+                         entries.astype(np.int64), levels.sum(axis=1))
+
+    def _smallest_kept(self, classes: Classes, outlier, n_nodes: int) -> np.ndarray:
+        """Smallest released class per node (0 when everything is suppressed)."""
+        xp = classes.xp
+        big = self.encoded.n_rows + 1
+        key = xp.sort(classes.node * big + xp.where(outlier, big - 1, classes.size))
+        smallest = self.backend.to_host(key[classes.ptr[:-1]] % big)  # every node has a class
+        return np.where(smallest == big - 1, 0, smallest).astype(np.int64)
+
+
+class LatticeOracle:
+    """Answers "evaluate node g" for a search, rolling up from the best cached ancestor.
+
+    Caches frequency sets of evaluated nodes (up to ``cache_entries`` entries in all, oldest
+    dropped first) and results of every node.  ``evaluate_all`` evaluates the whole lattice
+    level by level, each node rolled up from the predecessor with the smallest frequency set.
+    """
+
+    def __init__(self, evaluator: Evaluator, lattice: Lattice, cache_entries: int = 20_000_000):
+        self.evaluator = evaluator
+        self.lattice = lattice
+        self.cache_entries = cache_entries
+        self._fs: OrderedDict[int, FrequencySet] = OrderedDict()
+        self._fs_entries = 0
+        self._results: dict[int, dict] = {}
+        self.evaluations = 0
+        bottom_id = lattice.node_id(np.zeros(lattice.n_attributes, dtype=np.int64))
+        self._store(bottom_id, evaluator.bottom)
+
+    def _store(self, node_id: int, fs: FrequencySet) -> None:
+        self._fs[node_id] = fs
+        self._fs_entries += int(fs.host_ptr[-1])
+        while self._fs_entries > self.cache_entries and len(self._fs) > 1:
+            _, old = self._fs.popitem(last=False)
+            self._fs_entries -= int(old.host_ptr[-1])
+
+    def _best_source(self, levels: np.ndarray) -> tuple[int, FrequencySet]:
+        ids = np.fromiter(self._fs.keys(), dtype=np.int64, count=len(self._fs))
+        cached = self.lattice.levels_of(ids)
+        ok = (cached <= levels[None, :]).all(axis=1)
+        sizes = np.fromiter((int(f.host_ptr[-1]) for f in self._fs.values()), dtype=np.int64,
+                            count=len(self._fs))
+        sizes = np.where(ok, sizes, np.iinfo(np.int64).max)
+        best = int(ids[int(np.argmin(sizes))])
+        return best, self._fs[best]
+
+    def evaluate(self, node_id: int) -> dict:
+        """Result row (see :meth:`NodeStats.row`) of one node, evaluated at most once."""
+        hit = self._results.get(node_id)
+        if hit is not None:
+            return hit
+        levels = self.lattice.levels_of(np.array([node_id]))[0]
+        _, source = self._best_source(levels)
+        stats, fs = self.evaluator.evaluate(levels[None, :], source, np.array([0]))
+        self.evaluations += 1
+        row = stats.row(0)
+        self._results[node_id] = row
+        self._store(node_id, fs)
+        return row
+
+    def evaluate_all(self, progress: Callable[[int, int], None] | None = None) -> NodeStats:
+        """Evaluate every node, level by level; rows in node-id order."""
+        lat = self.lattice
+        all_levels = lat.levels_of(np.arange(lat.size))
+        height = all_levels.sum(axis=1)
+        prev_fs = self.evaluator.bottom
+        prev_ids = np.array([0], dtype=np.int64)
+        parts, part_ids, done = [], [], 0
+        for h in range(lat.max_height + 1):
+            ids = np.flatnonzero(height == h)
+            levels = all_levels[ids]
+            if h == 0:
+                src_index = np.zeros(1, dtype=np.int64)
+            else:
+                src_index = self._smallest_predecessor(levels, prev_ids, prev_fs)
+            stats, fs = self.evaluator.evaluate(levels, prev_fs, src_index)
+            self.evaluations += len(ids)
+            parts.append(stats)
+            part_ids.append(ids)
+            prev_fs, prev_ids = fs, ids
+            done += len(ids)
+            if progress is not None:
+                progress(done, lat.size)
+        stats = NodeStats.concatenate(parts)
+        order = np.argsort(np.concatenate(part_ids))
+        return NodeStats(**{f.name: (None if getattr(stats, f.name) is None
+                                     else getattr(stats, f.name)[order])
+                            for f in fields(NodeStats)})
+
+    def _smallest_predecessor(self, levels, prev_ids, prev_fs) -> np.ndarray:
+        """Index (into the previous level) of each node's predecessor with fewest entries."""
+        lat = self.lattice
+        pos = np.full(lat.size, -1, dtype=np.int64)
+        pos[prev_ids] = np.arange(len(prev_ids))
+        sizes = np.diff(prev_fs.host_ptr)
+        best = np.full(len(levels), -1, dtype=np.int64)
+        best_size = np.full(len(levels), np.iinfo(np.int64).max)
+        ids = lat.node_ids(levels)
+        for j in range(lat.n_attributes):
+            can = levels[:, j] > 0
+            pred = np.where(can, ids - lat.strides[j], 0)
+            p = np.where(can, pos[pred], -1)
+            s = np.where(p >= 0, sizes[np.maximum(p, 0)], np.iinfo(np.int64).max)
+            better = s < best_size
+            best = np.where(better, p, best)
+            best_size = np.where(better, s, best_size)
+        return best

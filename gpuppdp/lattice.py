@@ -1,0 +1,57 @@
+"""The generalization lattice: one node per vector of hierarchy levels (Samarati 2001).
+
+Node ids follow ARX: ``id(g) = sum_i g_i * prod_{j<i} (max_j + 1)`` (attribute 0 is the least
+significant digit); successors of ``g`` are ``g + e_i`` in ascending ``i``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Lattice"]
+
+
+class Lattice:
+    """Full-domain generalization lattice for QIDs with the given maximal levels."""
+
+    def __init__(self, max_levels):
+        self.max_levels = np.asarray(max_levels, dtype=np.int64)
+        if self.max_levels.ndim != 1 or (self.max_levels < 0).any():
+            raise ValueError(f"max_levels must be non-negative integers, got {max_levels!r}")
+        self.radix = self.max_levels + 1
+        self.strides = np.concatenate([[1], np.cumprod(self.radix)[:-1]]).astype(np.int64)
+        self.size = int(np.prod(self.radix))
+        self.max_height = int(self.max_levels.sum())
+
+    @property
+    def n_attributes(self) -> int:
+        return len(self.max_levels)
+
+    def node_id(self, levels) -> int:
+        return int(np.dot(np.asarray(levels, dtype=np.int64), self.strides))
+
+    def node_ids(self, levels: np.ndarray) -> np.ndarray:
+        return np.asarray(levels, dtype=np.int64) @ self.strides
+
+    def levels_of(self, ids) -> np.ndarray:
+        """(len(ids), q) level vectors of node ids."""
+        ids = np.asarray(ids, dtype=np.int64)
+        return (ids[:, None] // self.strides[None, :]) % self.radix[None, :]
+
+    def height(self, node_id: int) -> int:
+        return int(self.levels_of([node_id])[0].sum())
+
+    def successors(self, node_id: int) -> list[int]:
+        """Direct generalizations, ascending attribute index."""
+        levels = self.levels_of([node_id])[0]
+        return [node_id + int(self.strides[i]) for i in range(self.n_attributes)
+                if levels[i] < self.max_levels[i]]
+
+    def predecessors(self, node_id: int) -> list[int]:
+        """Direct specializations, ascending attribute index."""
+        levels = self.levels_of([node_id])[0]
+        return [node_id - int(self.strides[i]) for i in range(self.n_attributes) if levels[i] > 0]
+
+    @property
+    def top(self) -> int:
+        return self.size - 1
