@@ -1,3 +1,19 @@
-"""gpuppdp: GPU-accelerated privacy-preserving data publishing."""
+"""gpuppdp: GPU-accelerated privacy-preserving data publishing.
+
+Optimal full-domain generalization with suppression (ARX-compatible), privacy models as
+plug-ins, utility metrics, on NumPy (CPU) or CuPy (GPU) with one code path.
+"""
+
+from .anonymizer import AnonymizationResult, Anonymizer, NoSolutionError
+from .backend import Backend, BackendError, get_backend
+from .encoding import Schema, SchemaError
+from .hierarchy import Hierarchy, HierarchyError, UnknownValuesError
+from .metrics import Discernibility, Loss, Precision
+from .models import DistinctLDiversity, KAnonymity, PrivacyModel
 
 __version__ = "0.1.0"
+
+__all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError", "Backend", "BackendError",
+           "get_backend", "Schema", "SchemaError", "Hierarchy", "HierarchyError",
+           "UnknownValuesError", "Loss", "Precision", "Discernibility", "KAnonymity",
+           "DistinctLDiversity", "PrivacyModel"]

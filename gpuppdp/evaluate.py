@@ -134,20 +134,27 @@ class Evaluator:
         return Classes(xp, size, node, be.asarray(host_class_ptr), host_class_ptr,
                        fs.codes[rep], distinct, class_of_entry, fs.sens, fs.count)
 
-    def _judge(self, classes: Classes, levels: np.ndarray, entries: np.ndarray) -> NodeStats:
-        be, xp = self.backend, self.backend.xp
-        size = classes.size
-        n_nodes = levels.shape[0]
+    def outliers(self, classes: Classes):
+        """``(outlier, small)`` per class: failing any model, and below the minimal size
+        (``small`` is ``None`` when no model sets a minimal size)."""
+        xp = classes.xp
         if self.min_class_size is not None:
-            small = size < self.min_class_size
+            small = classes.size < self.min_class_size
             outlier = small.copy()
         else:
             small = None
-            outlier = xp.zeros(size.shape[0], dtype=xp.bool_)
+            outlier = xp.zeros(classes.size.shape[0], dtype=xp.bool_)
         for model in self.models:
             fails = model.class_fails(classes)
             if fails is not None:
                 outlier |= fails
+        return outlier, small
+
+    def _judge(self, classes: Classes, levels: np.ndarray, entries: np.ndarray) -> NodeStats:
+        be, xp = self.backend, self.backend.xp
+        size = classes.size
+        n_nodes = levels.shape[0]
+        outlier, small = self.outliers(classes)
         zero = xp.zeros(1, dtype=size.dtype)
         suppressed = be.to_host(classes.per_node(xp.where(outlier, size, zero)))
         anonymous = suppressed <= self.max_suppressed
@@ -165,6 +172,25 @@ class Evaluator:
         return NodeStats(levels, anonymous, k_anonymous, suppressed.astype(np.int64),
                          kept.astype(np.int64), smallest, aecs, il, lb,
                          entries.astype(np.int64), levels.sum(axis=1))
+
+    def row_outliers(self, levels: np.ndarray):
+        """Per input row (device bool): is the row in a class that fails a privacy model at
+        node ``levels``?  Also returns the rows' QID codes at that node, ``(N, q)`` int32."""
+        be, xp = self.backend, self.backend.xp
+        levels = np.asarray(levels, dtype=np.int64).reshape(1, -1)
+        _, fs = self.evaluate(levels, self.bottom, np.array([0]))
+        classes = self._classes(fs)
+        outlier, _ = self.outliers(classes)
+        row_codes = xp.stack(
+            [self.maps[int(self.map_off[j, 0, levels[0, j]]) + codes.astype(xp.int64)]
+             for j, codes in enumerate(self.encoded.qi_codes)], axis=1)
+        n_classes = int(classes.host_ptr[-1])
+        both = xp.concatenate([classes.codes, row_codes])
+        total = both.shape[0]
+        group, _, _ = kernels.classes(be, be.asarray(np.array([0, total])), both,
+                                      xp.arange(total, dtype=xp.int64))
+        # classes are distinct and come first, so class c is group c and rows find theirs
+        return outlier[group[n_classes:]], row_codes
 
     def _smallest_kept(self, classes: Classes, outlier, n_nodes: int) -> np.ndarray:
         """Smallest released class per node (0 when everything is suppressed)."""

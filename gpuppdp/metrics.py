@@ -46,9 +46,9 @@ class Metric:
         """Return host arrays ``(information_loss, lower_bound)``, one value per node."""
         raise NotImplementedError
 
-    def data_independent_bound(self, levels: np.ndarray):
-        """Lower bound usable before a node is checked, or ``None`` (ARX: only Precision)."""
-        return None
+    #: ``levels (B, q) -> bounds (B,)`` usable before a node is checked, or ``None``
+    #: (in ARX only Precision has one).
+    data_independent_bound = None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -79,7 +79,6 @@ class Loss(Metric):
 
     def bind(self, encoded):
         super().bind(encoded)
-        xp = self.backend.xp
         hmax = int(self.heights.max())
         off = np.zeros((len(encoded.hierarchies), hmax + 1), dtype=np.int64)
         parts, pos = [], 0
@@ -96,24 +95,15 @@ class Loss(Metric):
         self._share_off = off
         self._minimum = (1.0 * self.n_rows) / self._domain
         self._maximum = np.full(len(self._domain), float(self.n_rows))
-        del xp
         return self
 
     def evaluate(self, classes, outlier, levels):
-        xp = classes.xp
         q = levels.shape[1]
-        size = classes.size.astype(xp.float64)
-        off = self.backend.asarray(self._share_off[np.arange(q)[None, :], levels])  # (B, q)
-        node_off = off[classes.node]
-        kept = [size * self._share[node_off[:, j] + classes.codes[:, j]] for j in range(q)]
-        charged = [xp.where(outlier, size, x) for x in kept]
-        sums = self.backend.to_host(
-            kernels.segment_sum(self.backend, xp.stack(charged + kept, axis=1), classes.ptr))
-        il = _normalize_and_aggregate(np.ascontiguousarray(sums[:, :q]), self._minimum,
-                                      self._maximum)
-        lb = _normalize_and_aggregate(np.ascontiguousarray(sums[:, q:]), self._minimum,
-                                      self._maximum)
-        return il, lb
+        off = self._share_off[np.arange(q)[None, :], levels]  # (B, q) host
+        charged, kept = kernels.loss_sums(self.backend, classes.size, classes.codes, outlier,
+                                          classes.ptr, off, self._share)
+        return (_normalize_and_aggregate(charged, self._minimum, self._maximum),
+                _normalize_and_aggregate(kept, self._minimum, self._maximum))
 
 
 class Precision(Metric):

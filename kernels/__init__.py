@@ -16,7 +16,7 @@ import numpy as np
 
 from . import grouping, segsum
 
-__all__ = ["rollup", "classes", "segment_sum"]
+__all__ = ["rollup", "classes", "loss_sums"]
 
 
 def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
@@ -37,17 +37,19 @@ def classes(backend, ptr, codes, first):
     return grouping.classes_xp(backend.xp, ptr, codes, first)
 
 
-def segment_sum(backend, values, ptr):
-    """Ordered (left-to-right) float64 sums of ``values`` rows per segment ``ptr``."""
+def loss_sums(backend, size, codes, outlier, ptr, off, share):
+    """Per-node ordered sums of ARX's loss terms; host ``(charged, kept)`` arrays (B, q).
+
+    ``off`` is a host (B, q) array of offsets into ``share``; see :mod:`.segsum`.
+    """
     if backend.kernels == "cpu":
-        return segsum.segment_sum_njit(values, ptr)
-    xp = backend.xp
-    shape = (ptr.shape[0] - 1, values.shape[1])
+        return segsum.loss_sums_njit(size, codes, outlier, ptr, off, share)
     if backend.kernels == "cudasim":
-        out = np.zeros(shape, dtype=np.float64)
-        segsum.segment_sum_cuda(np.ascontiguousarray(backend.to_host(values), dtype=np.float64),
-                                backend.to_host(ptr).astype(np.int64), out)
-        return backend.asarray(out)
-    out = xp.zeros(shape, dtype=xp.float64)
-    return segsum.segment_sum_cuda(xp.ascontiguousarray(values, dtype=xp.float64),
-                                   ptr.astype(xp.int64), out)
+        host = [backend.to_host(a) for a in (size, codes, outlier, ptr, share)]
+        charged, kept = np.zeros(off.shape), np.zeros(off.shape)
+        return segsum.loss_sums_cuda(host[0], host[1], host[2], host[3], off, host[4],
+                                     charged, kept)
+    xp = backend.xp
+    charged, kept = xp.zeros(off.shape), xp.zeros(off.shape)
+    segsum.loss_sums_cuda(size, codes, outlier, ptr, xp.asarray(off), share, charged, kept)
+    return backend.to_host(charged), backend.to_host(kept)

@@ -1,16 +1,18 @@
-"""Ordered segment sums: ``out[s, j] = values[ptr[s]] [j] + values[ptr[s]+1][j] + ...`` left to right.
+"""Ordered per-node sums of ARX's loss terms, without materializing a (classes x QIDs) matrix.
 
-ARX sums a metric's per-class terms in the order the classes first appear in the data, and the
-loss metric truncates the result at 1e-10, so a pairwise or tree reduction (``np.sum``, a GPU
-block reduction) can flip the last decimal and with it a tie between nodes.  These kernels add
-each segment strictly sequentially, which makes every backend bit-identical to ARX.
+For node ``b`` (classes ``ptr[b]:ptr[b+1]``, in order of first appearance) and QID ``j``:
 
-Three forms:
+* ``kept[b, j]    = sum_c size[c] * share[off[b, j] + codes[c, j]]``
+* ``charged[b, j] = sum_c (size[c] if outlier[c] else size[c] * share[...])``
 
-* :func:`segment_sum_reference` -- plain NumPy, one ``np.add.accumulate`` per segment (oracle).
-* :func:`segment_sum_njit` -- Numba CPU.
-* :func:`segment_sum_cuda` -- Numba CUDA, one thread per (segment, column); works on CuPy arrays
-  and under Numba's CUDA simulator on NumPy arrays.
+ARX sums these terms sequentially in class order and the loss metric truncates the result at
+1e-10, so a pairwise or tree reduction (``np.sum``, a GPU block reduction) can flip the last
+decimal and with it a tie between nodes.  All forms add strictly left to right, which makes
+every backend bit-identical to ARX.
+
+Three forms: :func:`loss_sums_reference` (plain NumPy, the oracle), :func:`loss_sums_njit`
+(Numba CPU, parallel over nodes) and :func:`loss_sums_cuda` (Numba CUDA, one thread per
+(node, QID); runs on CuPy arrays, or on NumPy arrays under Numba's CUDA simulator).
 """
 
 from __future__ import annotations
@@ -21,51 +23,75 @@ import numpy as np
 from numba import cuda, njit, prange
 
 
-def segment_sum_reference(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
-    """Oracle: sequential sums per segment with ``np.add.accumulate``."""
-    out = np.zeros((len(ptr) - 1, values.shape[1]), dtype=np.float64)
-    for s in range(len(ptr) - 1):
-        seg = values[ptr[s]:ptr[s + 1]]
-        if len(seg):
-            out[s] = np.add.accumulate(seg, axis=0)[-1]
-    return out
+def loss_sums_reference(size, codes, outlier, ptr, off, share):
+    """Oracle: ``np.add.accumulate`` over each node's classes; returns ``(charged, kept)``."""
+    n_nodes, q = off.shape
+    charged = np.zeros((n_nodes, q))
+    kept = np.zeros((n_nodes, q))
+    for b in range(n_nodes):
+        s = slice(ptr[b], ptr[b + 1])
+        sz = size[s].astype(np.float64)
+        for j in range(q):
+            x = sz * share[off[b, j] + codes[s, j]]
+            if len(x):
+                kept[b, j] = np.add.accumulate(x)[-1]
+                charged[b, j] = np.add.accumulate(np.where(outlier[s], sz, x))[-1]
+    return charged, kept
 
 
 @njit(cache=True, parallel=True)
-def _segment_sum_njit(values, ptr, out):
-    for s in prange(ptr.shape[0] - 1):
-        for j in range(values.shape[1]):
-            acc = 0.0
-            for i in range(ptr[s], ptr[s + 1]):
-                acc += values[i, j]
-            out[s, j] = acc
+def _loss_sums_njit(size, codes, outlier, ptr, off, share, charged, kept):
+    n_nodes, q = off.shape
+    for t in prange(n_nodes * q):
+        b = t // q
+        j = t - b * q
+        acc_c = 0.0
+        acc_k = 0.0
+        base = off[b, j]
+        for c in range(ptr[b], ptr[b + 1]):
+            sz = float(size[c])
+            x = sz * share[base + codes[c, j]]
+            acc_k += x
+            acc_c += sz if outlier[c] else x
+        charged[b, j] = acc_c
+        kept[b, j] = acc_k
 
 
-def segment_sum_njit(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
-    out = np.empty((len(ptr) - 1, values.shape[1]), dtype=np.float64)
-    _segment_sum_njit(np.ascontiguousarray(values, dtype=np.float64),
-                      np.asarray(ptr, dtype=np.int64), out)
-    return out
+def loss_sums_njit(size, codes, outlier, ptr, off, share):
+    n_nodes, q = off.shape
+    charged = np.empty((n_nodes, q))
+    kept = np.empty((n_nodes, q))
+    _loss_sums_njit(size, codes, outlier, ptr, off, share, charged, kept)
+    return charged, kept
 
 
 @cuda.jit
-def _segment_sum_kernel(values, ptr, out):
+def _loss_sums_kernel(size, codes, outlier, ptr, off, share, charged, kept):
     t = cuda.grid(1)
-    n_cols = values.shape[1]
-    if t < out.shape[0] * n_cols:
-        s = t // n_cols
-        j = t - s * n_cols
-        acc = 0.0
-        for i in range(ptr[s], ptr[s + 1]):
-            acc += values[i, j]
-        out[s, j] = acc
+    q = off.shape[1]
+    if t < off.shape[0] * q:
+        b = t // q
+        j = t - b * q
+        acc_c = 0.0
+        acc_k = 0.0
+        base = off[b, j]
+        for c in range(ptr[b], ptr[b + 1]):
+            sz = float(size[c])
+            x = sz * share[base + codes[c, j]]
+            acc_k += x
+            if outlier[c]:
+                acc_c += sz
+            else:
+                acc_c += x
+        charged[b, j] = acc_c
+        kept[b, j] = acc_k
 
 
-def segment_sum_cuda(values, ptr, out):
-    """Launch the CUDA form; ``values``, ``ptr``, ``out`` are device (or, simulated, host) arrays."""
-    n = out.shape[0] * out.shape[1]
-    if n == 0:
-        return out
-    threads = 128
-    _segment_sum_kernel[math.ceil(n / threads), threads](values, ptr, out)
-    return out
+def loss_sums_cuda(size, codes, outlier, ptr, off, share, charged, kept):
+    """Launch the CUDA form on device arrays (or host arrays under the simulator)."""
+    n = off.shape[0] * off.shape[1]
+    if n:
+        threads = 128
+        _loss_sums_kernel[math.ceil(n / threads), threads](size, codes, outlier, ptr, off, share,
+                                                           charged, kept)
+    return charged, kept

@@ -1,0 +1,230 @@
+"""The public API: configure one :class:`Anonymizer`, call :meth:`Anonymizer.fit`.
+
+>>> from gpuppdp import Anonymizer, datasets                                # doctest: +SKIP
+>>> data, hierarchies = datasets.adult()                                   # doctest: +SKIP
+>>> result = Anonymizer(quasi_identifiers=hierarchies, k=5,
+...                     suppression_limit=0.05).fit(data)                  # doctest: +SKIP
+>>> result.transformation, result.information_loss                        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .backend import Backend, get_backend
+from .encoding import EncodedTable, Schema, SchemaError, encode
+from .evaluate import Evaluator, LatticeOracle
+from .hierarchy import Hierarchy
+from .lattice import Lattice
+from .metrics import Metric, make_metric
+from .models import KAnonymity, PrivacyModel
+from .search import SEARCHES, SearchResult, make_search
+from .transform import SUPPRESSION_MODES, Release, release
+
+__all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError"]
+
+
+class NoSolutionError(RuntimeError):
+    """No lattice node satisfies the privacy models within the suppression limit."""
+
+
+def _hierarchy(name: str, value) -> Hierarchy:
+    if isinstance(value, Hierarchy):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return Hierarchy.from_csv(value, name=name)
+    if value is None:
+        raise SchemaError(f"quasi-identifier {name!r} has no hierarchy")
+    raise SchemaError(f"quasi-identifier {name!r}: expected a Hierarchy or a CSV path, got "
+                      f"{type(value).__name__}")
+
+
+@dataclass
+class AnonymizationResult:
+    """What :meth:`Anonymizer.fit` found.
+
+    ``transformation`` maps each QID (in table order) to its level; ``node`` holds the optimum's
+    statistics (classes, suppressed, smallest class, AECS, loss); ``release`` the released table;
+    ``timings`` seconds per step (``search`` excludes encoding and release).
+    """
+
+    transformation: dict[str, int]
+    information_loss: float
+    metric: str
+    node: dict
+    search: SearchResult
+    release: Release
+    timings: dict[str, float]
+    lattice_size: int
+    models: list[dict]
+    suppression_limit: float
+    _evaluator: Evaluator = field(repr=False)
+    _anonymizer: "Anonymizer" = field(repr=False)
+
+    @property
+    def released(self) -> pd.DataFrame:
+        return self.release.data
+
+    @property
+    def equivalence_classes(self) -> int:
+        return int(self.node["classes"])
+
+    @property
+    def suppressed_records(self) -> int:
+        return int(self.node["suppressed"])
+
+    @property
+    def nodes_evaluated(self) -> int:
+        return self.search.nodes_evaluated
+
+    def summary(self) -> dict:
+        """Machine-readable summary (key names as in ARX's reference results)."""
+        return {
+            "transformation": dict(self.transformation),
+            "information_loss": self.information_loss,
+            "metric": self.metric,
+            "equivalence_classes": self.equivalence_classes,
+            "suppressed_records": self.suppressed_records,
+            "smallest_class": int(self.node["smallest_class"]),
+            "average_class_size": float(self.node["aecs"]),
+            "generalization_height": int(self.node["height"]),
+            "released_rows": self.release.released_rows,
+            "input_rows": self.release.input_rows,
+            "nodes_evaluated": self.nodes_evaluated,
+            "lattice_size": self.lattice_size,
+            "search": self.search.strategy,
+            "models": self.models,
+            "suppression_limit": self.suppression_limit,
+            "seconds": self.search.seconds,
+            "timings": dict(self.timings),
+            "backend": self._evaluator.backend.name,
+        }
+
+    def apply(self, data: pd.DataFrame, *, seed=None) -> Release:
+        """Apply the chosen generalization to new data of the same schema; classes of the new
+        data that fail the privacy models are suppressed (the count is on the result)."""
+        anon = self._anonymizer
+        evaluator = anon._evaluator_for(data)
+        return release(data, evaluator, list(self.transformation.values()),
+                       suppression=anon.suppression, seed=seed)
+
+
+class Anonymizer:
+    """Optimal full-domain generalization with record suppression (ARX-compatible).
+
+    Parameters
+    ----------
+    quasi_identifiers : mapping column -> Hierarchy or path of an ARX hierarchy CSV
+    sensitive, insensitive, identifying : column names
+        Identifying columns are removed from every release.
+    others : {"error", "insensitive", "drop"}
+        Role of the columns not named anywhere; ``"error"`` (default) refuses them.
+    k : int, optional
+        Shortcut for ``KAnonymity(k)``.
+    models : sequence of PrivacyModel
+        Further privacy models (e.g. ``DistinctLDiversity("occupation", 3)``).
+    suppression_limit : float in [0, 1]
+        Largest share of records that may be suppressed.
+    metric : {"loss", "precision", "discernibility"} or Metric
+    search : {"flash", "exhaustive"}
+        ``flash`` is ARX's algorithm (same optimum, same tie-break as ARX); ``exhaustive``
+        evaluates every node in batches (ties: lower height, then smaller node id).
+    backend : {"auto", "cpu", "gpu"} or Backend
+    suppression : {"mark", "drop"}
+        How suppressed records appear in the release (``*`` in the QIDs, or removed).
+    seed : int, optional
+        Seed of the release's row permutation (default: OS entropy).
+    """
+
+    def __init__(self, *, quasi_identifiers: Mapping[str, Hierarchy | str], sensitive=(),
+                 insensitive=(), identifying=(), others: str = "error", k: int | None = None,
+                 models: Sequence[PrivacyModel] = (), suppression_limit: float = 0.0,
+                 metric: str | Metric = "loss", search: str = "flash",
+                 backend: str | Backend = "auto", suppression: str = "mark", seed=None):
+        if not isinstance(quasi_identifiers, Mapping) or not quasi_identifiers:
+            raise SchemaError("quasi_identifiers must be a non-empty mapping column -> hierarchy")
+        hierarchies = {n: _hierarchy(n, h) for n, h in quasi_identifiers.items()}
+        for name in ("sensitive", "insensitive", "identifying"):
+            value = locals()[name]
+            if isinstance(value, str):
+                raise TypeError(f"{name} must be a list of column names, got the string {value!r}")
+        self.schema = Schema(hierarchies, sensitive, insensitive, identifying, others)
+        self.models = ([KAnonymity(k)] if k is not None else []) + list(models)
+        if not self.models:
+            raise ValueError("no privacy model given: pass k=... and/or models=[...]")
+        for m in self.models:
+            if not isinstance(m, PrivacyModel):
+                raise TypeError(f"models must be PrivacyModel instances, got {m!r}")
+        sens = {m.sensitive_attribute for m in self.models if m.sensitive_attribute}
+        if len(sens) > 1:
+            raise ValueError(f"models refer to several sensitive attributes {sorted(sens)}; "
+                             "one is supported")
+        self.sensitive_attribute = sens.pop() if sens else None
+        if self.sensitive_attribute is not None and \
+                self.sensitive_attribute not in self.schema.sensitive:
+            raise SchemaError(f"a model refers to {self.sensitive_attribute!r}: declare it "
+                              "sensitive (sensitive=[...])")
+        if isinstance(suppression_limit, bool) or not isinstance(suppression_limit, (int, float)) \
+                or not 0.0 <= float(suppression_limit) <= 1.0 or math.isnan(suppression_limit):
+            raise ValueError(f"suppression_limit must be a number in [0, 1], got "
+                             f"{suppression_limit!r}")
+        self.suppression_limit = float(suppression_limit)
+        self.metric = make_metric(metric)
+        if search not in SEARCHES:
+            raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+        self.search = search
+        if suppression not in SUPPRESSION_MODES:
+            raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got "
+                             f"{suppression!r}")
+        self.suppression = suppression
+        self.backend = get_backend(backend)
+        self.seed = seed
+
+    def _encode(self, data: pd.DataFrame) -> EncodedTable:
+        return encode(data, self.schema, self.backend, self.sensitive_attribute)
+
+    def _evaluator_for(self, data: pd.DataFrame) -> Evaluator:
+        enc = self._encode(data)
+        for m in self.models:
+            if m.min_class_size is not None and m.min_class_size > enc.n_rows:
+                raise ValueError(f"{m!r} needs classes of {m.min_class_size} records but the "
+                                 f"table has only {enc.n_rows} rows")
+        return Evaluator(enc, self.models, self.metric, self.suppression_limit)
+
+    def fit(self, data: pd.DataFrame, *, progress: Callable[[int, int], None] | None = None
+            ) -> AnonymizationResult:
+        """Search the optimal node for ``data`` and release it.
+
+        Raises :class:`NoSolutionError` when no node is anonymous.
+        """
+        t0 = time.perf_counter()
+        evaluator = self._evaluator_for(data)
+        enc = evaluator.encoded
+        lattice = Lattice(enc.heights)
+        oracle = LatticeOracle(evaluator, lattice)
+        t1 = time.perf_counter()
+        found = make_search(self.search, evaluator).run(oracle, progress)
+        t2 = time.perf_counter()
+        if found.optimum is None:
+            raise NoSolutionError(
+                f"no transformation satisfies {[m.describe() for m in self.models]} with at most "
+                f"{self.suppression_limit:.2%} suppressed records ({evaluator.max_suppressed} "
+                f"of {enc.n_rows}); allow more suppression or relax the models")
+        levels = lattice.levels_of([found.optimum])[0]
+        rel = release(data, evaluator, levels, suppression=self.suppression, seed=self.seed)
+        t3 = time.perf_counter()
+        return AnonymizationResult(
+            transformation={n: int(v) for n, v in zip(enc.qi_names, levels)},
+            information_loss=float(found.optimum_stats["information_loss"]),
+            metric=self.metric.name, node=found.optimum_stats, search=found, release=rel,
+            timings={"encode": t1 - t0, "search": t2 - t1, "release": t3 - t2,
+                     "total": t3 - t0},
+            lattice_size=lattice.size, models=[m.describe() for m in self.models],
+            suppression_limit=self.suppression_limit, _evaluator=evaluator, _anonymizer=self)

@@ -1,0 +1,30 @@
+"""Bundled data: the Adult census extract with ARX's hierarchies (CC BY 4.0, see NOTICE.md)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pandas as pd
+
+from .hierarchy import Hierarchy
+
+__all__ = ["adult", "adult_path", "ADULT_QUASI_IDENTIFIERS"]
+
+ADULT_QUASI_IDENTIFIERS = ("sex", "age", "race", "marital-status", "education", "native-country",
+                           "workclass", "occupation", "salary-class")
+
+
+def adult_path(name: str = "adult.csv") -> str:
+    """Path of a bundled Adult file (``adult.csv`` or ``adult_hierarchy_<attr>.csv``)."""
+    path = resources.files("gpuppdp.data").joinpath("adult", name)
+    if not path.is_file():
+        raise FileNotFoundError(f"no bundled file {name!r}")
+    return str(path)
+
+
+def adult() -> tuple[pd.DataFrame, dict[str, Hierarchy]]:
+    """The Adult extract (30,162 rows, all columns as strings) and one hierarchy per column."""
+    data = pd.read_csv(adult_path(), sep=";", dtype=str, keep_default_na=False)
+    hierarchies = {c: Hierarchy.from_csv(adult_path(f"adult_hierarchy_{c}.csv"), name=c)
+                   for c in data.columns}
+    return data, hierarchies

@@ -1,0 +1,42 @@
+"""Differential privacy for gpuppdp: mechanisms, sensitivity, budget accounting, releases.
+
+A layer of its own: it shares only the array backend (:mod:`gpuppdp.backend`) and the
+hierarchies (:mod:`gpuppdp.hierarchy`) with the rest of the engine.
+
+* :mod:`~gpuppdp.dp.mechanisms` -- :class:`LaplaceMechanism` (real values, on a ``2**k``
+  grid so that it resists Mironov's floating-point attack), :class:`GeometricMechanism`
+  (integer counts), :class:`RandomizedResponse` (Warner's protocol), all vectorized on the
+  backend.
+* :mod:`~gpuppdp.dp.randomness` -- :class:`RandomSource`: OS entropy by default, a seed only
+  on request (with a :class:`SeededNoiseWarning`).
+* :mod:`~gpuppdp.dp.sensitivity` -- sensitivities from declared bounds, with the
+  neighbouring relation explicit (:class:`Neighbouring`).
+* :mod:`~gpuppdp.dp.accountant` -- :class:`BudgetAccountant`: sequential and parallel
+  composition, :class:`BudgetError`.
+* :mod:`~gpuppdp.dp.releases` -- :func:`dp_histogram` (noisy contingency tables at any
+  generalization level), :func:`dp_class_counts`, :func:`dp_group_stats`.
+* :mod:`~gpuppdp.dp.cli` -- the ``gpuppdp dp-histogram`` subcommand.
+
+References
+----------
+.. [1] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy",
+   Found. Trends Theor. Comput. Sci. 9(3-4), 2014.
+"""
+
+from .accountant import BudgetAccountant, BudgetError, Spend
+from .mechanisms import (GeometricMechanism, LaplaceMechanism, RandomizedResponse,
+                         discrete_laplace_noise)
+from .randomness import RandomSource, SeededNoiseWarning, default_source
+from .releases import DataDomainWarning, dp_class_counts, dp_group_stats, dp_histogram
+from .sensitivity import (Neighbouring, count_sensitivity, counting_queries_sensitivity,
+                          grouped_sum_sensitivity, histogram_sensitivity, mean_sensitivity,
+                          sum_sensitivity)
+
+__all__ = [
+    "BudgetAccountant", "BudgetError", "Spend",
+    "GeometricMechanism", "LaplaceMechanism", "RandomizedResponse", "discrete_laplace_noise",
+    "RandomSource", "SeededNoiseWarning", "default_source",
+    "DataDomainWarning", "dp_class_counts", "dp_group_stats", "dp_histogram",
+    "Neighbouring", "count_sensitivity", "counting_queries_sensitivity",
+    "grouped_sum_sensitivity", "histogram_sensitivity", "mean_sensitivity", "sum_sensitivity",
+]

@@ -1,0 +1,394 @@
+"""Lattice searches for the optimal full-domain generalization.
+
+The searches only walk the lattice: they ask a :class:`~gpuppdp.evaluate.LatticeOracle` about
+nodes and never touch data arrays.
+
+* :class:`ExhaustiveSearch` evaluates every node (level by level, in large batches) and picks
+  the anonymous node of smallest information loss; ties go to the lower generalization height,
+  then to the smaller node id (ARX's id order: attribute 0 varies fastest).
+* :class:`FlashSearch` is ARX's Flash algorithm (Kohlmayer, Prasser, Eckert, Kemper & Kuhn
+  2012), emulated step by step as ARX 3.9.2 runs it -- the same traversal order, predictive
+  tagging with monotonicity, bound-based pruning and ``trackOptimum`` rule -- so that when
+  several nodes tie it returns the very node ARX returns, and checks the same nodes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .evaluate import LatticeOracle
+
+__all__ = ["SearchResult", "ExhaustiveSearch", "FlashSearch", "make_search", "SEARCHES"]
+
+
+@dataclass
+class SearchResult:
+    """Outcome of a search: the optimum's id (``None`` if no node is anonymous), its result
+    row, how many nodes were evaluated, and the search time in seconds."""
+
+    optimum: int | None
+    optimum_stats: dict | None
+    nodes_evaluated: int
+    seconds: float
+    strategy: str
+    details: dict = field(default_factory=dict)
+
+
+class ExhaustiveSearch:
+    """Evaluate all nodes in batches; tie-break: (loss, height, node id)."""
+
+    name = "exhaustive"
+
+    def run(self, oracle: LatticeOracle, progress: Callable | None = None) -> SearchResult:
+        t0 = time.perf_counter()
+        stats = oracle.evaluate_all(progress)
+        il = np.where(stats.anonymous, stats.information_loss, np.inf)
+        best = None
+        if stats.anonymous.any():
+            best = int(np.lexsort((np.arange(len(il)), stats.height, il))[0])
+        seconds = time.perf_counter() - t0
+        return SearchResult(best, None if best is None else stats.row(best), len(stats),
+                            seconds, self.name,
+                            {"anonymous_nodes": int(stats.anonymous.sum()), "all_stats": stats})
+
+
+# Node properties of ARX's Flash (JHPL lattice properties).
+CHECKED, ANON, NOTANON, KANON, NOTKANON, VISITED, SUCC_PRUNED, INSUFF = (1 << i for i in range(8))
+
+FULL, PARTIAL, NONE = "full", "partial", "none"
+
+
+@dataclass
+class _Phase:
+    prop: int                     # the property the binary phase searches for
+    skip: Callable[[int], bool]
+    check: Callable[[int], bool]
+    tag: Callable[[int], None] | None = None
+
+
+class FlashSearch:
+    """ARX-compatible Flash.
+
+    Parameters
+    ----------
+    privacy_monotonicity : {"full", "partial", "none"}
+    utility_monotonic : bool
+    has_min_class_size : bool
+        Whether some model sets a minimal class size (k, l), i.e. the k-anonymity sub-flag exists.
+    data_independent_bound : callable or None
+        ``levels -> bound`` usable before a check (ARX: only Precision has one).
+    """
+
+    name = "flash"
+
+    def __init__(self, *, privacy_monotonicity: str, utility_monotonic: bool,
+                 has_min_class_size: bool, data_independent_bound=None):
+        self.privacy = privacy_monotonicity
+        self.utility_full = utility_monotonic
+        self.has_k = has_min_class_size
+        self.bound = data_independent_bound
+
+    # -- set-up ------------------------------------------------------------------------
+    def _setup(self, oracle: LatticeOracle):
+        lat = oracle.lattice
+        self.oracle = oracle
+        self.lattice = lat
+        self.levels = lat.levels_of(np.arange(lat.size)).astype(np.int16)
+        self.height = self.levels.sum(axis=1).astype(np.int64)
+        self.flags = np.zeros(lat.size, dtype=np.int32)
+        self.il: dict[int, float] = {}
+        self.lb: dict[int, float] = {}
+        self.anonymous: dict[int, bool] = {}
+        self.checked = 0
+        self.opt: int | None = None
+        self.candidates: list[int] = []
+        distinct = oracle.evaluator.encoded.distinct_per_level()
+        max_levels = lat.max_levels
+        n = lat.n_attributes
+        total = float(lat.max_height)
+        self._key = {}
+
+        def key(node: int):
+            k = self._key.get(node)
+            if k is None:
+                g = self.levels[node]
+                level = float(self.height[node]) / total if total else 0.0
+                prec = 0.0
+                dd = 0.0
+                for i in range(n):
+                    dd += float(distinct[i][g[i]]) / float(distinct[i][0])
+                    prec += float(g[i]) / float(max_levels[i]) if max_levels[i] else 0.0
+                k = (level, prec / n, 1.0 - dd / n)
+                self._key[node] = k
+            return k
+
+        self.key = key
+        self.pruning = not self.utility_full
+        predictive_anon = self.privacy == FULL
+        has = self.has
+
+        if self.privacy == FULL and self.utility_full:
+            skip = lambda g: has(g, ANON | NOTANON)  # noqa: E731
+            self.binary = _Phase(ANON, skip, lambda g: not skip(g),
+                                 lambda g: self._set(g, SUCC_PRUNED, up=True)
+                                 if has(g, ANON) else None)
+            self.linear = None
+        elif self.privacy in (FULL, PARTIAL):
+            prop, notprop = (ANON, NOTANON) if self.privacy == FULL else (KANON, NOTKANON)
+            bskip = lambda g: has(g, prop | notprop)  # noqa: E731
+            self.binary = _Phase(prop, bskip, lambda g: not bskip(g))
+            self.linear = _Phase(0, lambda g: has(g, notprop | VISITED),
+                                 lambda g: not has(g, CHECKED | notprop),
+                                 lambda g: self._set(g, VISITED))
+        else:
+            lskip = lambda g: has(g, ANON | NOTANON)  # noqa: E731
+            self.binary = None
+            self.linear = _Phase(0, lskip, lambda g: not lskip(g))
+        self.predictive_anon = predictive_anon
+
+    # -- properties ----------------------------------------------------------------------
+    def has(self, g: int, props: int) -> bool:
+        return bool(self.flags[g] & props)
+
+    def _set(self, g: int, prop: int, up: bool = False, down: bool = False) -> None:
+        if up or down:
+            if (self.flags[g] & prop) == prop:  # already inherited: its cone is marked
+                return
+        if up:
+            self.flags[(self.levels >= self.levels[g]).all(axis=1)] |= prop
+        elif down:
+            self.flags[(self.levels <= self.levels[g]).all(axis=1)] |= prop
+        else:
+            self.flags[g] |= prop
+
+    # -- ARX procedures ----------------------------------------------------------------------
+    def _sorted(self, nodes: list[int]) -> list[int]:
+        return sorted(nodes, key=self.key)  # Python's sort is stable, like Java's
+
+    def _skip(self, trigger, g: int) -> bool:
+        if trigger(g):
+            return True
+        if not self.pruning or self.opt is None:
+            return False
+        if self.has(g, INSUFF):
+            return True
+        lb = self.lb.get(g)
+        if lb is None and self.bound is not None:
+            lb = float(self.bound(self.levels[g][None, :].astype(np.int64))[0])
+            self.lb[g] = lb
+        if lb is not None and self.il[self.opt] <= lb:
+            self._set(g, INSUFF | SUCC_PRUNED, up=True)
+            return True
+        return False
+
+    def _check(self, g: int) -> None:
+        row = self.oracle.evaluate(g)
+        self.checked += 1
+        self._set(g, CHECKED)
+        anonymous = bool(row["anonymous"])
+        self.anonymous[g] = anonymous
+        if anonymous:
+            self._set(g, ANON, up=self.predictive_anon)
+            self.il[g] = row["information_loss"]
+        else:
+            self._set(g, NOTANON, down=self.predictive_anon)
+        if self.has_k:
+            if row["k_anonymous"]:
+                self._set(g, KANON, up=True)
+            else:
+                self._set(g, NOTKANON, down=True)
+        self.lb[g] = row["lower_bound"]
+
+    def _track(self, g: int) -> None:
+        if not self.anonymous.get(g):
+            return
+        if self.opt is None:
+            self.opt = g
+            return
+        il, best = self.il[g], self.il[self.opt]
+        if il < best or (il == best and self.height[g] < self.height[self.opt]):
+            self.opt = g
+
+    def _prune(self, g: int) -> None:
+        if not self.pruning or g not in self.lb:
+            return
+        if g != self.opt and self.has(g, SUCC_PRUNED):
+            return
+        if self.opt is None:
+            self.candidates.append(g)
+            return
+        best = self.il[self.opt]
+        if g != self.opt:
+            if best <= self.lb[g]:
+                self._set(g, INSUFF | SUCC_PRUNED, up=True)
+            else:
+                self.candidates.append(g)
+            return
+        kept = []
+        for c in self.candidates:
+            if self.has(c, SUCC_PRUNED):
+                continue
+            if best <= self.lb[c]:
+                self._set(c, INSUFF | SUCC_PRUNED, up=True)
+                continue
+            kept.append(c)
+        if not self.has(g, SUCC_PRUNED):
+            kept.append(g)
+        self.candidates = kept
+
+    def _check_and_tag(self, g: int, phase: _Phase) -> None:
+        if phase.check(g):
+            self._check(g)
+        self._track(g)
+        if phase.tag is not None:
+            phase.tag(g)
+        self._prune(g)
+
+    def _successors(self, g: int) -> list[int]:
+        return self._sorted(self.lattice.successors(g))
+
+    def _binary(self, g: int) -> None:
+        queue = _JavaPriorityQueue(self.key)
+        queue.add(g)
+        while queue:
+            h = queue.poll()
+            if self._skip(self.binary.skip, h):
+                continue
+            found = self._check_path(self._path(h), queue)
+            if found is not None and self.linear is not None:
+                self._linear(found)
+
+    def _path(self, h: int) -> list[int]:
+        chain = [h]
+        while True:
+            nxt = next((s for s in self._successors(chain[-1])
+                        if not self._skip(self.binary.skip, s)), None)
+            if nxt is None:
+                return chain
+            chain.append(nxt)
+
+    def _check_path(self, chain: list[int], queue) -> int | None:
+        lo, hi, last = 0, len(chain) - 1, None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            x = chain[mid]
+            if self._skip(self.binary.skip, x):
+                hi = mid - 1
+                continue
+            self._check_and_tag(x, self.binary)
+            if not self.has(x, self.binary.prop):
+                for s in self._successors(x):
+                    if not self._skip(self.binary.skip, s):
+                        queue.add(s)
+                lo = mid + 1
+            else:
+                last = x
+                hi = mid - 1
+        return last
+
+    def _linear(self, g: int) -> None:
+        if not self._skip(self.linear.skip, g):
+            self._check_and_tag(g, self.linear)
+            for s in self._successors(g):
+                if not self._skip(self.linear.skip, s):
+                    self._linear(s)
+        self._set(g, SUCC_PRUNED, up=True)
+
+    def run(self, oracle: LatticeOracle, progress: Callable | None = None) -> SearchResult:
+        t0 = time.perf_counter()
+        self._setup(oracle)
+        outer = self.binary or self.linear
+        order = np.lexsort((np.arange(self.lattice.size), self.height))
+        bounds = np.searchsorted(self.height[order], np.arange(self.lattice.max_height + 2))
+        for level in range(self.lattice.max_height + 1):
+            nodes = self._sorted(order[bounds[level]:bounds[level + 1]].tolist())
+            todo = [g for g in nodes if not self._skip(outer.skip, g)]
+            for g in todo:
+                if self.binary is not None:
+                    self._binary(g)
+                else:
+                    self._linear(g)
+            if progress is not None:
+                progress(int(bounds[level + 1]), self.lattice.size)
+        seconds = time.perf_counter() - t0
+        opt = self.opt
+        return SearchResult(opt, None if opt is None else oracle.evaluate(opt), self.checked,
+                            seconds, self.name,
+                            {"privacy_monotonicity": self.privacy,
+                             "utility_monotonic": self.utility_full})
+
+
+class _JavaPriorityQueue:
+    """``java.util.PriorityQueue`` semantics (binary heap, sift rules of OpenJDK), so that
+    equal keys leave the queue in the same order as in ARX."""
+
+    def __init__(self, key):
+        self.key = key
+        self.heap: list[int] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.heap)
+
+    def _cmp(self, a: int, b: int) -> int:
+        ka, kb = self.key(a), self.key(b)
+        return -1 if ka < kb else (1 if ka > kb else 0)
+
+    def add(self, x: int) -> None:
+        heap = self.heap
+        heap.append(x)
+        k = len(heap) - 1
+        while k > 0:
+            parent = (k - 1) >> 1
+            if self._cmp(x, heap[parent]) >= 0:
+                break
+            heap[k] = heap[parent]
+            k = parent
+        heap[k] = x
+
+    def poll(self) -> int:
+        heap = self.heap
+        result = heap[0]
+        x = heap.pop()
+        n = len(heap)
+        if n:
+            k, half = 0, n >> 1
+            while k < half:
+                child = 2 * k + 1
+                right = child + 1
+                if right < n and self._cmp(heap[child], heap[right]) > 0:
+                    child = right
+                if self._cmp(x, heap[child]) <= 0:
+                    break
+                heap[k] = heap[child]
+                k = child
+            heap[k] = x
+        return result
+
+
+SEARCHES = ("flash", "exhaustive")
+
+
+def make_search(name: str, evaluator) -> "FlashSearch | ExhaustiveSearch":
+    """Build a search for an :class:`~gpuppdp.evaluate.Evaluator`'s models and metric."""
+    if name == "exhaustive":
+        return ExhaustiveSearch()
+    if name != "flash":
+        raise ValueError(f"search must be one of {SEARCHES}, got {name!r}")
+    limit = evaluator.suppression_limit
+    models, metric = evaluator.models, evaluator.metric
+    has_k = evaluator.min_class_size is not None
+    if limit == 0 or all(m.monotonic_with_suppression for m in models):
+        privacy = FULL
+    elif has_k:
+        privacy = PARTIAL
+    else:
+        privacy = NONE
+    utility = (metric.monotonic_with_generalization if limit == 0
+               else metric.monotonic_with_suppression)
+    return FlashSearch(privacy_monotonicity=privacy, utility_monotonic=utility,
+                       has_min_class_size=has_k,
+                       data_independent_bound=metric.data_independent_bound)

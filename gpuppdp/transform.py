@@ -1,0 +1,75 @@
+"""Release: apply a lattice node to all rows.
+
+The only step that touches N rows again: one gather per QID, suppression of the records in
+classes that fail a privacy model, a random row permutation (so that row order cannot be
+matched against the input, the "unsorted matching" attack of Sweeney 2002), and every other
+kept column carried through unchanged.  Identifying attributes never reach the output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .encoding import Role
+from .evaluate import Evaluator
+
+__all__ = ["Release", "release", "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
+
+SUPPRESSED_LABEL = "*"
+SUPPRESSION_MODES = ("mark", "drop")
+
+
+@dataclass
+class Release:
+    """A released table and its accounting: ``released_rows + suppressed_rows == input_rows``
+    when suppressed rows are dropped; with ``mark`` they stay in the table with ``*`` QIDs."""
+
+    data: pd.DataFrame
+    input_rows: int
+    suppressed_rows: int
+    suppression: str
+
+    @property
+    def released_rows(self) -> int:
+        return self.input_rows - self.suppressed_rows
+
+
+def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: str = "mark",
+            seed=None) -> Release:
+    """Generalize ``data`` (the table ``evaluator`` was built on) to node ``levels``.
+
+    Parameters
+    ----------
+    suppression : {"mark", "drop"}
+        ``mark`` replaces the QIDs of suppressed records with ``*``; ``drop`` removes them.
+    seed : int, numpy Generator or None
+        Seed of the row permutation (``None``: fresh OS entropy).
+    """
+    if suppression not in SUPPRESSION_MODES:
+        raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
+    enc = evaluator.encoded
+    be = evaluator.backend
+    levels = np.asarray(levels, dtype=np.int64)
+    row_outlier, row_codes = evaluator.row_outliers(levels)
+    outlier = be.to_host(row_outlier).astype(bool)
+    codes = be.to_host(row_codes)
+    columns = {}
+    for name in data.columns:
+        role = enc.roles.get(name)
+        if role is None or role is Role.IDENTIFYING:
+            continue
+        if role is Role.QUASI_IDENTIFYING:
+            j = enc.qi_names.index(name)
+            labels = enc.hierarchies[j].labels(int(levels[j]))[codes[:, j]]
+            columns[name] = np.where(outlier, SUPPRESSED_LABEL, labels)
+        else:
+            columns[name] = data[name].to_numpy()
+    out = pd.DataFrame(columns)
+    keep = ~outlier if suppression == "drop" else np.ones(len(out), dtype=bool)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    order = rng.permutation(np.flatnonzero(keep))
+    out = out.iloc[order].reset_index(drop=True)
+    return Release(out, enc.n_rows, int(outlier.sum()), suppression)
