@@ -215,27 +215,42 @@ class LatticeOracle:
         self.cache_entries = cache_entries
         self._fs: OrderedDict[int, FrequencySet] = OrderedDict()
         self._fs_entries = 0
+        # cached node -> slot; per slot: level vector and size (int64 max = free slot)
+        self._slot: dict[int, int] = {}
+        self._slot_levels = np.zeros((64, lattice.n_attributes), dtype=np.int64)
+        self._slot_size = np.full(64, np.iinfo(np.int64).max, dtype=np.int64)
+        self._free: list[int] = list(range(63, -1, -1))
         self._results: dict[int, dict] = {}
         self.evaluations = 0
         bottom_id = lattice.node_id(np.zeros(lattice.n_attributes, dtype=np.int64))
         self._store(bottom_id, evaluator.bottom)
 
     def _store(self, node_id: int, fs: FrequencySet) -> None:
+        if not self._free:
+            n = len(self._slot_size)
+            self._slot_levels = np.concatenate([self._slot_levels, np.zeros_like(self._slot_levels)])
+            self._slot_size = np.concatenate(
+                [self._slot_size, np.full(n, np.iinfo(np.int64).max, dtype=np.int64)])
+            self._free = list(range(2 * n - 1, n - 1, -1))
+        slot = self._free.pop()
+        self._slot[node_id] = slot
+        self._slot_levels[slot] = fs.levels[0]
+        self._slot_size[slot] = int(fs.host_ptr[-1])
         self._fs[node_id] = fs
         self._fs_entries += int(fs.host_ptr[-1])
         while self._fs_entries > self.cache_entries and len(self._fs) > 1:
-            _, old = self._fs.popitem(last=False)
+            old_id, old = self._fs.popitem(last=False)
             self._fs_entries -= int(old.host_ptr[-1])
+            old_slot = self._slot.pop(old_id)
+            self._slot_size[old_slot] = np.iinfo(np.int64).max
+            self._free.append(old_slot)
 
-    def _best_source(self, levels: np.ndarray) -> tuple[int, FrequencySet]:
-        ids = np.fromiter(self._fs.keys(), dtype=np.int64, count=len(self._fs))
-        cached = self.lattice.levels_of(ids)
-        ok = (cached <= levels[None, :]).all(axis=1)
-        sizes = np.fromiter((int(f.host_ptr[-1]) for f in self._fs.values()), dtype=np.int64,
-                            count=len(self._fs))
-        sizes = np.where(ok, sizes, np.iinfo(np.int64).max)
-        best = int(ids[int(np.argmin(sizes))])
-        return best, self._fs[best]
+    def _best_source(self, levels: np.ndarray) -> FrequencySet:
+        """The cached node below ``levels`` with the smallest frequency set."""
+        ok = (self._slot_levels <= levels[None, :]).all(axis=1)
+        slot = int(np.argmin(np.where(ok, self._slot_size, np.iinfo(np.int64).max)))
+        node_id = self.lattice.node_id(self._slot_levels[slot])
+        return self._fs[node_id]
 
     def evaluate(self, node_id: int) -> dict:
         """Result row (see :meth:`NodeStats.row`) of one node, evaluated at most once."""
@@ -243,7 +258,7 @@ class LatticeOracle:
         if hit is not None:
             return hit
         levels = self.lattice.levels_of(np.array([node_id]))[0]
-        _, source = self._best_source(levels)
+        source = self._best_source(levels)
         stats, fs = self.evaluator.evaluate(levels[None, :], source, np.array([0]))
         self.evaluations += 1
         row = stats.row(0)

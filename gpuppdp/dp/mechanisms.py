@@ -70,7 +70,7 @@ __all__ = ["discrete_laplace_noise", "LaplaceMechanism", "GeometricMechanism",
 
 _UNIFORM_BITS = 62
 _LOG_UNIFORM_SCALE = _UNIFORM_BITS * math.log(2.0)  # log(2**62)
-_MAX_GRID_SCALE = 2.0**50  # noise magnitudes stay < 44 * 2**50 < 2**56
+_MAX_GRID_SCALE = 2.0**46  # noise magnitudes stay < 44 * 2**46 < 2**52: exact in float64
 _MAX_GRID_VALUE = 2.0**61  # query values are clipped (1-Lipschitz) so value + noise fits int64
 _DEFAULT_GRID_STEPS = 4096  # default granularity: largest power of two <= sensitivity / 4096
 
@@ -96,7 +96,8 @@ def discrete_laplace_noise(shape, *, scale: float, random: RandomSource | None =
     Notes
     -----
     Inverse-CDF sampling of the magnitude from a 62-bit uniform plus a sign bit; see the
-    module docstring for the bounded truncation.  Scales above ``2**50`` are refused.
+    module docstring for the bounded truncation.  Scales above ``2**46`` are refused (the
+    noise then stays below ``2**52``, exact in float64).
 
     References
     ----------
@@ -105,21 +106,27 @@ def discrete_laplace_noise(shape, *, scale: float, random: RandomSource | None =
     """
     scale = check_positive(scale, "scale")
     if scale > _MAX_GRID_SCALE:
-        raise ValueError(f"scale must be <= 2**50 for the 64-bit sampler, got {scale:g}")
+        raise ValueError(f"scale must be <= 2**46 for the 64-bit sampler, got {scale:g}")
     source = random if random is not None else default_source()
     xp = source.backend.xp
     shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
     bits = source.random_bits(math.prod(shape))  # 1-D: 0-d arithmetic yields scalars
-    # log(U * (1 + a) / 2) with U = (m + 1/2) / 2**62 and m the upper 62 bits
+    # in place where possible: allocating fresh arrays costs more than the arithmetic
+    sign = bits & 1
+    xp.negative(sign, out=sign)  # 0 or -1 (all bits set)
+    bits >>= 1  # m, 62 uniform bits
+    # log(U * (1 + a) / 2) with U = (m + 1/2) / 2**62
     log_c = math.log1p(0.5 * math.expm1(-1.0 / scale)) - _LOG_UNIFORM_SCALE
-    u = (bits >> 1).astype(xp.float64)
+    u = bits.astype(xp.float64)
     u += 0.5
     xp.log(u, out=u)
     u += log_c
     u *= -scale
     xp.floor(u, out=u)
-    magnitude = u.astype(xp.int64)
-    return xp.where((bits & 1) == 1, -magnitude, magnitude).reshape(shape)
+    bits[...] = u  # the magnitude, exact: it is < 2**52
+    bits ^= sign  # two's complement negation where sign == -1: (m ^ -1) + 1 = -m
+    bits -= sign
+    return bits.reshape(shape)
 
 
 class _GridMechanism:
@@ -171,7 +178,8 @@ class _GridMechanism:
                 "expected_abs_error": self.expected_abs_error}
 
     def _add_noise(self, grid_values, source: RandomSource):
-        """``grid_values`` (int64 on the source's backend) plus noise, in place."""
+        """Add noise in place to ``grid_values`` (integers, int64 or float64, on the source's
+        backend)."""
         grid_values += discrete_laplace_noise(grid_values.shape, scale=self.grid_scale,
                                               random=source)
         return grid_values
@@ -262,12 +270,14 @@ class LaplaceMechanism(_GridMechanism):
         x = _on_backend(value, source, np.float64)
         if not source.backend.scalar(xp.isfinite(x).all()):
             raise ValueError("query values must be finite (got NaN or inf)")
-        x *= 1.0 / self.granularity
+        x *= 1.0 / self.granularity  # exact: a power of two
         xp.rint(x, out=x)
         xp.clip(x, -_MAX_GRID_VALUE, _MAX_GRID_VALUE, out=x)
-        out = self._add_noise(x.astype(xp.int64), source).astype(xp.float64)
-        out *= self.granularity
-        return source.backend.scalar(out) if scalar else out
+        # x holds integers (|x| <= 2**61) and |noise| < 2**52, so the float64 sum is the
+        # correctly rounded exact integer sum: a function of round(value / g) + noise only
+        self._add_noise(x, source)
+        x *= self.granularity
+        return source.backend.scalar(x) if scalar else x
 
 
 class GeometricMechanism(_GridMechanism):

@@ -1,0 +1,207 @@
+"""Command line: ``gpuppdp demo``, ``gpuppdp anonymize``.
+
+Errors exit with status 2 and one line on stderr (no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+
+from . import datasets
+from .anonymizer import AnonymizationResult, Anonymizer, NoSolutionError
+from .backend import BACKEND_CHOICES, BackendError
+from .encoding import SchemaError
+from .hierarchy import Hierarchy, HierarchyError
+from .io import read_table, write_table
+from .metrics import METRICS
+from .models import DistinctLDiversity
+from .search import SEARCHES
+from .transform import SUPPRESSION_MODES
+
+__all__ = ["main"]
+
+USER_ERRORS = (ValueError, TypeError, KeyError, FileNotFoundError, SchemaError, HierarchyError,
+               NoSolutionError, BackendError, OSError)
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr (only when stderr is a terminal or forced)."""
+
+    def __init__(self, label: str, enabled: bool):
+        self.label = label
+        self.enabled = enabled
+        self._last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        width = 30
+        filled = int(width * done / total)
+        if filled == self._last and done != total:
+            return
+        self._last = filled
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+                         f"{done}/{total} nodes")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _fraction(text: str) -> float:
+    """``0.05`` or ``5%`` -> 0.05."""
+    try:
+        return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction like 0.05 or 5%, got {text!r}")
+
+
+def _qi_spec(text: str) -> tuple[str, str]:
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(
+            f"quasi-identifier {text!r} needs a hierarchy: --qi COLUMN=HIERARCHY.csv")
+    return name, path
+
+
+def _l_diversity(text: str) -> tuple[str, int]:
+    kind, sep, value = text.partition(":")
+    if kind != "distinct" or not sep:
+        raise argparse.ArgumentTypeError(
+            f"--l-diversity expects distinct:L (e.g. distinct:3), got {text!r}")
+    try:
+        return kind, int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--l-diversity: L must be an integer, got {value!r}")
+
+
+def format_summary(result: AnonymizationResult) -> str:
+    s = result.summary()
+    levels = ", ".join(f"{k}={v}" for k, v in s["transformation"].items())
+    lines = [
+        f"optimum            {levels}",
+        f"information loss   {s['information_loss']:.10g} ({s['metric']})",
+        f"classes            {s['equivalence_classes']} (smallest {s['smallest_class']}, "
+        f"average {s['average_class_size']:.1f})",
+        f"suppressed rows    {s['suppressed_records']} of {s['input_rows']} "
+        f"(limit {s['suppression_limit']:.2%})",
+        f"nodes evaluated    {s['nodes_evaluated']} of {s['lattice_size']} ({s['search']})",
+        f"search time        {s['seconds']:.3f} s on {s['backend']} "
+        f"(total {s['timings']['total']:.3f} s)",
+    ]
+    return "\n".join(lines)
+
+
+def _finish(result: AnonymizationResult, output: str | None, json_path: str | None) -> None:
+    print(format_summary(result))
+    if output:
+        write_table(result.released, output)
+        print(f"released table     {output} ({len(result.released)} rows)")
+    if json_path:
+        with open(json_path, "w", encoding="utf-8") as fh:
+            json.dump(result.summary(), fh, indent=2)
+        print(f"summary            {json_path}")
+
+
+def cmd_demo(args) -> int:
+    data, hierarchies = datasets.adult()
+    print(f"Adult extract: {len(data)} rows, quasi-identifiers {', '.join(data.columns)}; "
+          "k=5, suppression limit 5 %, loss metric")
+    anonymizer = Anonymizer(quasi_identifiers=hierarchies, k=5, suppression_limit=0.05,
+                            metric="loss", search=args.search, backend=args.backend,
+                            seed=args.seed)
+    result = anonymizer.fit(data, progress=ProgressBar("search", not args.quiet))
+    _finish(result, args.output, args.json)
+    return 0
+
+
+def cmd_anonymize(args) -> int:
+    t0 = time.perf_counter()
+    data = read_table(args.input, sep=args.sep)
+    hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
+                   for name, path in args.qi}
+    models = []
+    if args.l_diversity:
+        if not args.sensitive:
+            raise SchemaError("--l-diversity needs --sensitive COLUMN")
+        models.append(DistinctLDiversity(args.sensitive[0], args.l_diversity[1]))
+    anonymizer = Anonymizer(quasi_identifiers=hierarchies, sensitive=args.sensitive,
+                            insensitive=args.insensitive, identifying=args.identifying,
+                            others=args.others, k=args.k, models=models,
+                            suppression_limit=args.suppression, metric=args.metric,
+                            search=args.search, backend=args.backend,
+                            suppression=args.suppressed, seed=args.seed)
+    logging.getLogger("gpuppdp").debug("loaded in %.3f s", time.perf_counter() - t0)
+    result = anonymizer.fit(data, progress=ProgressBar("search", not args.quiet))
+    _finish(result, args.output, args.json)
+    return 0
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--metric", choices=sorted(METRICS), default="loss")
+    p.add_argument("--search", choices=SEARCHES, default="flash",
+                   help="flash: ARX's algorithm and tie-break (default); exhaustive: every node")
+    p.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the release's row permutation (default: OS entropy)")
+    p.add_argument("--json", metavar="SUMMARY.json", help="write the summary as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpuppdp", description="GPU-accelerated privacy-preserving data publishing")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="k=5, 5%% suppression on the bundled Adult extract")
+    demo.add_argument("--output", default="adult_k5.released.csv",
+                      help="released CSV (default: %(default)s)")
+    _common(demo)
+    demo.set_defaults(func=cmd_demo, search="flash")
+
+    an = sub.add_parser("anonymize", help="optimal generalization of a CSV/Parquet table")
+    an.add_argument("input", help="CSV (delimiter detected, or --sep) or Parquet file")
+    an.add_argument("--qi", action="append", type=_qi_spec, required=True,
+                    metavar="COL=HIERARCHY.csv", help="quasi-identifier and its ARX hierarchy")
+    an.add_argument("--sensitive", action="append", default=[], metavar="COL")
+    an.add_argument("--insensitive", action="append", default=[], metavar="COL")
+    an.add_argument("--identifying", action="append", default=[], metavar="COL",
+                    help="removed from the release")
+    an.add_argument("--others", choices=("error", "insensitive", "drop"), default="error",
+                    help="role of columns given none (default: error)")
+    an.add_argument("--l-diversity", type=_l_diversity, metavar="distinct:L")
+    an.add_argument("--k", type=int, required=True)
+    an.add_argument("--suppression", type=_fraction, default=0.0, metavar="S",
+                    help="suppression limit, a fraction (0.05) or percentage (5%%)")
+    an.add_argument("--suppressed", choices=SUPPRESSION_MODES, default="mark",
+                    help="mark suppressed records with * (default) or drop them")
+    an.add_argument("--sep", default=None, help="CSV delimiter (default: detected)")
+    an.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter")
+    an.add_argument("--output", required=True, help="released table (.csv or .parquet)")
+    _common(an)
+    an.set_defaults(func=cmd_anonymize)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("GPUPPDP_LOG", "WARNING"),
+                        format="%(message)s")
+    try:
+        return args.func(args)
+    except USER_ERRORS as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"gpuppdp: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("gpuppdp: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
