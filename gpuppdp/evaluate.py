@@ -196,8 +196,12 @@ class Evaluator:
         """Smallest released class per node (0 when everything is suppressed)."""
         xp = classes.xp
         big = self.encoded.n_rows + 1
-        key = xp.sort(classes.node * big + xp.where(outlier, big - 1, classes.size))
-        smallest = self.backend.to_host(key[classes.ptr[:-1]] % big)  # every node has a class
+        masked = xp.where(outlier, big - 1, classes.size)
+        if n_nodes == 1:
+            smallest = self.backend.to_host(xp.reshape(masked.min(), (1,)))
+        else:
+            key = xp.sort(classes.node * big + masked)
+            smallest = self.backend.to_host(key[classes.ptr[:-1]] % big)  # no node is empty
         return np.where(smallest == big - 1, 0, smallest).astype(np.int64)
 
 

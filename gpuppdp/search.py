@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from numba import njit
 
 from .evaluate import LatticeOracle
 
@@ -60,6 +61,19 @@ class ExhaustiveSearch:
 CHECKED, ANON, NOTANON, KANON, NOTKANON, VISITED, SUCC_PRUNED, INSUFF = (1 << i for i in range(8))
 
 FULL, PARTIAL, NONE = "full", "partial", "none"
+
+
+@njit(cache=True)
+def _mark_cone(flags, levels, g, prop, up):
+    """Set ``prop`` on every node above (``up``) or below ``g``, ``g`` included."""
+    for node in range(levels.shape[0]):
+        inside = True
+        for i in range(levels.shape[1]):
+            if (levels[node, i] < g[i]) if up else (levels[node, i] > g[i]):
+                inside = False
+                break
+        if inside:
+            flags[node] |= prop
 
 
 @dataclass
@@ -158,10 +172,8 @@ class FlashSearch:
         if up or down:
             if (self.flags[g] & prop) == prop:  # already inherited: its cone is marked
                 return
-        if up:
-            self.flags[(self.levels >= self.levels[g]).all(axis=1)] |= prop
-        elif down:
-            self.flags[(self.levels <= self.levels[g]).all(axis=1)] |= prop
+        if up or down:
+            _mark_cone(self.flags, self.levels, self.levels[g], prop, up)
         else:
             self.flags[g] |= prop
 
@@ -314,6 +326,10 @@ class FlashSearch:
                     self._linear(g)
             if progress is not None:
                 progress(int(bounds[level + 1]), self.lattice.size)
+        if self.utility_full:  # ARX's computeUtilityForMonotonicMetrics: cannot change the optimum
+            for g in (0, self.lattice.top):
+                if not self.has(g, CHECKED):
+                    self._check(g)
         seconds = time.perf_counter() - t0
         opt = self.opt
         return SearchResult(opt, None if opt is None else oracle.evaluate(opt), self.checked,

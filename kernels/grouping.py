@@ -32,71 +32,65 @@ def _mix(h, v):
     return h
 
 
-@njit(cache=True, parallel=True)
-def _rollup_njit_pass(src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
-                      node_map_off, maps_flat, out_start, out_codes, out_sens, out_count,
-                      out_first, out_len):
-    n_nodes = node_src_start.shape[0]
+@njit(cache=True)
+def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
+                 node_map_off, maps_flat, out_start, out_codes, out_sens, out_count, out_first,
+                 out_len):
+    """Roll the source range of node ``b`` up into ``out_*[out_start[b]:]`` (hash grouping)."""
     q = src_codes.shape[1]
-    for b in prange(n_nodes):
-        start = node_src_start[b]
-        stop = node_src_stop[b]
-        n = stop - start
-        cap = 16
-        while cap < 2 * n:
-            cap *= 2
-        mask = np.uint64(cap - 1)
-        table = np.full(cap, -1, np.int64)
-        base = out_start[b]
-        used = 0
-        row = np.empty(q, np.int32)
-        for e in range(start, stop):
-            h = np.uint64(1469598103934665603)
-            for j in range(q):
-                c = maps_flat[node_map_off[b, j] + src_codes[e, j]]
-                row[j] = c
-                h = _mix(h, c)
-            s = src_sens[e]
-            h = _mix(h, s)
-            slot = (h * _HASH_MUL) >> np.uint64(20)
-            slot &= mask
-            while True:
-                g = table[slot]
-                if g < 0:
-                    table[slot] = used
-                    o = base + used
-                    for j in range(q):
-                        out_codes[o, j] = row[j]
-                    out_sens[o] = s
-                    out_count[o] = src_count[e]
-                    out_first[o] = src_first[e]
-                    used += 1
-                    break
-                o = base + g
-                same = out_sens[o] == s
-                if same:
-                    for j in range(q):
-                        if out_codes[o, j] != row[j]:
-                            same = False
-                            break
-                if same:
-                    out_count[o] += src_count[e]
-                    break
-                slot = (slot + np.uint64(1)) & mask
-        out_len[b] = used
+    start = node_src_start[b]
+    stop = node_src_stop[b]
+    cap = 16
+    while cap < 2 * (stop - start):
+        cap *= 2
+    mask = np.uint64(cap - 1)
+    table = np.full(cap, -1, np.int64)
+    base = out_start[b]
+    used = 0
+    row = np.empty(q, np.int32)
+    for e in range(start, stop):
+        h = np.uint64(1469598103934665603)
+        for j in range(q):
+            c = maps_flat[node_map_off[b, j] + src_codes[e, j]]
+            row[j] = c
+            h = _mix(h, c)
+        s = src_sens[e]
+        h = _mix(h, s)
+        slot = ((h * _HASH_MUL) >> np.uint64(20)) & mask
+        while True:
+            g = table[slot]
+            if g < 0:
+                table[slot] = used
+                o = base + used
+                for j in range(q):
+                    out_codes[o, j] = row[j]
+                out_sens[o] = s
+                out_count[o] = src_count[e]
+                out_first[o] = src_first[e]
+                used += 1
+                break
+            o = base + g
+            same = out_sens[o] == s
+            if same:
+                for j in range(q):
+                    if out_codes[o, j] != row[j]:
+                        same = False
+                        break
+            if same:
+                out_count[o] += src_count[e]
+                break
+            slot = (slot + np.uint64(1)) & mask
+    out_len[b] = used
 
 
 @njit(cache=True, parallel=True)
-def _compact(out_start, out_len, new_ptr, codes, sens, count, first,
-             c_codes, c_sens, c_count, c_first):
-    for b in prange(out_start.shape[0]):
-        for i in range(out_len[b]):
-            o = out_start[b] + i
-            d = new_ptr[b] + i
-            c_codes[d, :] = codes[o, :]
-            c_sens[d] = sens[o]
-            c_count[d] = count[o]
-            c_first[d] = first[o]
+def _rollup_njit_parallel(src_codes, src_sens, src_count, src_first, node_src_start,
+                          node_src_stop, node_map_off, maps_flat, out_start, out_codes, out_sens,
+                          out_count, out_first, out_len):
+    for b in prange(node_src_start.shape[0]):
+        _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
+                     node_map_off, maps_flat, out_start, out_codes, out_sens, out_count,
+                     out_first, out_len)
 
 
 def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
@@ -112,20 +106,23 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     count = np.empty(total, np.int64)
     first = np.empty(total, np.int64)
     out_len = np.empty(len(lens), np.int64)
-    _rollup_njit_pass(src_codes, src_sens, src_count, src_first,
-                      node_src_start.astype(np.int64), node_src_stop.astype(np.int64),
-                      node_map_off, maps_flat, out_start, codes, sens, count, first, out_len)
+    args = (src_codes, src_sens, src_count, src_first, node_src_start.astype(np.int64),
+            node_src_stop.astype(np.int64), node_map_off, maps_flat, out_start, codes, sens,
+            count, first, out_len)
+    if len(lens) == 1:  # a single node: no thread-pool start-up
+        _rollup_node(0, *args)
+    else:
+        _rollup_njit_parallel(*args)
     ptr = np.zeros(len(lens) + 1, np.int64)
     np.cumsum(out_len, out=ptr[1:])
-    if ptr[-1] == total:
-        return codes, sens, count, first, ptr
-    m = int(ptr[-1])
-    c_codes = np.empty((m, q), np.int32)
-    c_sens = np.empty(m, np.int32)
-    c_count = np.empty(m, np.int64)
-    c_first = np.empty(m, np.int64)
-    _compact(out_start, out_len, ptr, codes, sens, count, first, c_codes, c_sens, c_count, c_first)
-    return c_codes, c_sens, c_count, c_first, ptr
+    if len(lens) == 1:
+        used = slice(0, int(out_len[0]))
+        return codes[used], sens[used], count[used], first[used], ptr
+    if ptr[-1] < total:
+        seg = np.repeat(np.arange(len(lens)), lens)
+        keep = np.arange(total) - out_start[seg] < out_len[seg]
+        codes, sens, count, first = codes[keep], sens[keep], count[keep], first[keep]
+    return codes, sens, count, first, ptr
 
 
 # --------------------------------------------------------------------------------------

@@ -145,12 +145,10 @@ class ParallelGroup:
         self._label = label
         self.parts: list[float] = []
 
-    def spend(self, epsilon: float) -> float:
+    def spend(self, epsilon: float) -> None:
         """Spend ``epsilon`` on one more disjoint part; raise :class:`BudgetError` if the
         group's cost (the largest part) would exceed the remaining budget."""
         epsilon = check_epsilon(epsilon)
-        current = max(self.parts, default=0.0)
-        if epsilon > current:
+        if epsilon > max(self.parts, default=0.0):
             self._accountant.check(epsilon, label=self._label)
         self.parts.append(epsilon)
-        return epsilon

@@ -123,7 +123,7 @@ def discrete_laplace_noise(shape, *, scale: float, random: RandomSource | None =
     u += log_c
     u *= -scale
     xp.floor(u, out=u)
-    bits[...] = u  # the magnitude, exact: it is < 2**52
+    xp.copyto(bits, u, casting="unsafe")  # the magnitude: an integer < 2**52, exact
     bits ^= sign  # two's complement negation where sign == -1: (m ^ -1) + 1 = -m
     bits -= sign
     return bits.reshape(shape)

@@ -63,6 +63,7 @@ class _Cells:
     columns: list[str]
     labels: list[np.ndarray]
     key: object  # int64 array on the backend, one cell index per row
+    from_data: list[str]  # columns whose labels were read from the data (no hierarchy)
 
     @property
     def radices(self) -> tuple[int, ...]:
@@ -91,8 +92,12 @@ def _columns(data, by) -> list[str]:
 
 
 def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, source: RandomSource,
-            max_cells: int) -> _Cells:
-    """Cell keys on the device: gather each column to its level, combine mixed-radix."""
+            max_cells: int, *, public_values: bool = False) -> _Cells:
+    """Cell keys on the device: gather each column to its level, combine mixed-radix.
+
+    ``public_values``: the columns' values are already published (a released table), so
+    reading them from the data warrants no :class:`DataDomainWarning`.
+    """
     hierarchies = dict(hierarchies or {})
     levels = dict(levels or {})
     for name, h in hierarchies.items():
@@ -136,7 +141,7 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, source: Ra
             f"the table over {cols} has {cells} cells, more than "
             f"{'max_cells=' + str(max_cells) if max_cells < _MAX_KEY else 'a 63-bit key holds'};"
             " generalize some columns (higher levels) or raise max_cells")
-    if from_data:
+    if from_data and not public_values:
         warnings.warn(
             f"the values of column(s) {format_values(from_data)} are taken from the data: "
             "which values occur is NOT protected by differential privacy; pass a hierarchy "
@@ -146,7 +151,7 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, source: Ra
     for col_codes, col_labels in zip(codes, labels):
         key *= len(col_labels)
         key += col_codes
-    return _Cells(cols, labels, key)
+    return _Cells(cols, labels, key, from_data)
 
 
 def _mechanism(name: str, epsilon: float, sensitivity: float):
@@ -280,7 +285,7 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
     frame["count"] = noisy
     return _record(frame, epsilon=epsilon, neighbouring=neighbouring,
                    queries={"count": mech.info()}, post=post, source=source, cells=n_cells,
-                   from_data=[c for c in cols if c not in (hierarchies or {})])
+                   from_data=cells.from_data)
 
 
 def dp_class_counts(released: pd.DataFrame, qids: Sequence[str], *, epsilon: float,
@@ -317,9 +322,7 @@ def dp_class_counts(released: pd.DataFrame, qids: Sequence[str], *, epsilon: flo
     mech = _mechanism(mechanism, epsilon, histogram_sensitivity(neighbouring=neighbouring))
     cols = _columns(released, qids)
     source = random if random is not None else default_source()
-    with warnings.catch_warnings():  # the class list is public here: no domain warning
-        warnings.simplefilter("ignore", DataDomainWarning)
-        cells = _encode(released, cols, None, None, source, max_cells=_MAX_KEY)
+    cells = _encode(released, cols, None, None, source, _MAX_KEY, public_values=True)
     xp = source.backend.xp
     classes, inverse = xp.unique(cells.key, return_inverse=True)
     counts = xp.bincount(inverse.reshape(-1), minlength=classes.shape[0]).astype(xp.int64)
@@ -420,4 +423,4 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
         post = ["count clamped at 0", "mean = clip(sum / max(count, 1), lower, upper)"]
     return _record(frame, epsilon=epsilon, neighbouring=neighbouring, queries=queries,
                    post=post, source=source, cells=n_cells,
-                   from_data=[c for c in cols if c not in (hierarchies or {})])
+                   from_data=cells.from_data)
