@@ -26,12 +26,11 @@ import os
 import platform
 import sys
 import time
-import warnings
 
 import numpy as np
 
 from gpuppdp.backend import get_backend
-from gpuppdp.dp import (GeometricMechanism, LaplaceMechanism, RandomSource, SeededNoiseWarning,
+from gpuppdp.dp import (GeometricMechanism, LaplaceMechanism, RandomSource,
                         discrete_laplace_noise)
 
 
@@ -39,7 +38,8 @@ def _sizes(text: str) -> list[int]:
     try:
         sizes = [int(float(s)) for s in text.split(",") if s.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--sizes expects numbers like 1e6,1e7, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"--sizes expects numbers like 1e6,1e7, got {text!r}") from None
     if not sizes or min(sizes) < 1:
         raise argparse.ArgumentTypeError(f"--sizes must be positive, got {text!r}")
     return sizes
@@ -67,6 +67,41 @@ def _machine(backend) -> dict:
     return info
 
 
+def _bench_size(backend, src: RandomSource, n: int, repeat: int) -> list[dict]:
+    """Time every case at size ``n``; print one line per case."""
+    xp = backend.xp
+    laplace = LaplaceMechanism(epsilon=1.0, sensitivity=1.0)
+    geometric = GeometricMechanism(epsilon=1.0)
+    out = xp.empty(n, dtype=xp.float64)
+    x_float = xp.zeros(n, dtype=xp.float64)
+    x_int = xp.zeros(n, dtype=xp.int64)
+
+    def sync(a):
+        backend.to_host(a.reshape(-1)[-1:])  # a device-to-host copy waits for the device
+
+    def write():
+        out.fill(1.0)
+        return out
+
+    cases = {
+        "write bound": write,
+        "random bits": lambda: src.random_bits(n),
+        "discrete noise": lambda: discrete_laplace_noise(n, scale=1.0, random=src),
+        "geometric": lambda: geometric.release(x_int, random=src),
+        "laplace": lambda: laplace.release(x_float, random=src),
+    }
+    rows = []
+    bound = _best(write, sync, repeat)
+    for name, fn in cases.items():
+        seconds = bound if fn is write else _best(fn, sync, repeat)
+        rows.append({"n": n, "case": name, "seconds": seconds, "samples_per_s": n / seconds,
+                     "ratio_to_write_bound": seconds / bound,
+                     "write_bandwidth_GBps": 8 * n / bound / 1e9})
+        print(f"{n:>12} {name:<15} {seconds:>9.4f} {n / seconds / 1e6:>11.1f} "
+              f"{seconds / bound:>14.1f}")
+    return rows
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=_sizes, default=[10**6, 10**7],
@@ -77,44 +112,16 @@ def main(argv=None) -> int:
                    help="where to write the results")
     args = p.parse_args(argv)
 
+    if args.repeat < 1:
+        p.error(f"--repeat must be >= 1, got {args.repeat}")
     backend = get_backend(args.backend)
-    xp = backend.xp
-    with warnings.catch_warnings():  # reproducible benchmark noise; nothing is released
-        warnings.simplefilter("ignore", SeededNoiseWarning)
-        src = RandomSource(backend, seed=0)
-    laplace = LaplaceMechanism(epsilon=1.0, sensitivity=1.0)
-    geometric = GeometricMechanism(epsilon=1.0)
-
-    def sync(a):
-        backend.to_host(a.reshape(-1)[-1:])  # a device-to-host copy waits for the device
-
-    rows = []
+    src = RandomSource(backend)
     print(f"backend: {backend.name} ({src.streams} random stream(s)); "
           f"cpu_count={os.cpu_count()}; best of {args.repeat}")
     print(f"{'n':>12} {'case':<15} {'seconds':>9} {'Msamples/s':>11} {'x write bound':>14}")
+    rows = []
     for n in args.sizes:
-        out = xp.empty(n, dtype=xp.float64)
-        x_float = xp.zeros(n, dtype=xp.float64)
-        x_int = xp.zeros(n, dtype=xp.int64)
-        cases = {
-            "write bound": lambda: (out.fill(1.0), out)[1],
-            "random bits": lambda: src.random_bits(n),
-            "discrete noise": lambda: discrete_laplace_noise(n, scale=1.0, random=src),
-            "geometric": lambda: geometric.release(x_int, random=src),
-            "laplace": lambda: laplace.release(x_float, random=src),
-        }
-        bound = None
-        for name, fn in cases.items():
-            seconds = _best(fn, sync, args.repeat)
-            bound = bound or seconds
-            row = {"n": n, "case": name, "seconds": seconds, "samples_per_s": n / seconds,
-                   "ratio_to_write_bound": seconds / bound,
-                   "write_bandwidth_GBps": 8 * n / bound / 1e9}
-            rows.append(row)
-            print(f"{n:>12} {name:<15} {seconds:>9.4f} {n / seconds / 1e6:>11.1f} "
-                  f"{seconds / bound:>14.1f}")
-        del out, x_float, x_int
-
+        rows += _bench_size(backend, src, n, args.repeat)
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as fh:
         json.dump({"command": " ".join([os.path.basename(sys.executable)] + sys.argv),

@@ -156,6 +156,7 @@ class EncodedTable:
     sens_labels: np.ndarray | None = None
     roles: dict = field(default_factory=dict)
     _maps: tuple | None = None
+    _level_sizes: np.ndarray | None = None
 
     @property
     def heights(self) -> np.ndarray:
@@ -170,6 +171,21 @@ class EncodedTable:
             out.append(np.array([len(np.unique(h.codes(L)[present]))
                                  for L in range(h.height + 1)], dtype=np.int64))
         return out
+
+    def node_radix(self, levels: np.ndarray) -> np.ndarray:
+        """(B, q+1): number of codes of each QID at each node's level, then of the sensitive
+        attribute (1 if none) -- the radices of the nodes' mixed-radix class keys."""
+        if self._level_sizes is None:
+            hmax = int(self.heights.max())
+            sizes = np.ones((len(self.hierarchies), hmax + 1), dtype=np.int64)
+            for j, h in enumerate(self.hierarchies):
+                sizes[j, :h.height + 1] = [len(h.labels(L)) for L in range(h.height + 1)]
+            self._level_sizes = sizes
+        levels = np.asarray(levels, dtype=np.int64)
+        q = levels.shape[1]
+        n_sens = len(self.sens_labels) if self.sens_labels is not None else 1
+        radix = self._level_sizes[np.arange(q)[None, :], levels]
+        return np.concatenate([radix, np.full((len(levels), 1), n_sens)], axis=1)
 
     def level_maps(self):
         """``(maps_flat (device int32), off[j][a][b] (host int64))`` for every QID and levels
@@ -201,7 +217,7 @@ class EncodedTable:
         codes, sens, count, first, ptr = kernels.rollup(
             self.backend, src, sens, xp.ones(self.n_rows, dtype=xp.int64),
             xp.arange(self.n_rows, dtype=xp.int64), np.array([0]), np.array([self.n_rows]),
-            node_off, maps)
+            node_off, maps, self.node_radix(np.zeros((1, q), dtype=np.int64)))
         ptr = self.backend.asarray(ptr)
         return FrequencySet(np.zeros((1, q), dtype=np.int64), codes, sens, count, first, ptr,
                             self.backend.to_host(ptr))

@@ -112,7 +112,7 @@ class Evaluator:
         codes, sens, count, first, ptr = kernels.rollup(
             self.backend, source.codes, source.sens, source.count, source.first,
             source.host_ptr[source_index], source.host_ptr[source_index + 1], node_map_off,
-            self.maps)
+            self.maps, self.encoded.node_radix(levels))
         host_ptr = self.backend.to_host(ptr).astype(np.int64)
         fs = FrequencySet(levels, codes, sens, count, first, self.backend.asarray(host_ptr),
                           host_ptr)

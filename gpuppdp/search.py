@@ -120,27 +120,7 @@ class FlashSearch:
         self.checked = 0
         self.opt: int | None = None
         self.candidates: list[int] = []
-        distinct = oracle.evaluator.encoded.distinct_per_level()
-        max_levels = lat.max_levels
-        n = lat.n_attributes
-        total = float(lat.max_height)
-        self._key = {}
-
-        def key(node: int):
-            k = self._key.get(node)
-            if k is None:
-                g = self.levels[node]
-                level = float(self.height[node]) / total if total else 0.0
-                prec = 0.0
-                dd = 0.0
-                for i in range(n):
-                    dd += float(distinct[i][g[i]]) / float(distinct[i][0])
-                    prec += float(g[i]) / float(max_levels[i]) if max_levels[i] else 0.0
-                k = (level, prec / n, 1.0 - dd / n)
-                self._key[node] = k
-            return k
-
-        self.key = key
+        self.key = self._strategy_ranks(oracle.evaluator.encoded.distinct_per_level()).__getitem__
         self.pruning = not self.utility_full
         predictive_anon = self.privacy == FULL
         has = self.has
@@ -163,6 +143,31 @@ class FlashSearch:
             self.binary = None
             self.linear = _Phase(0, lskip, lambda g: not lskip(g))
         self.predictive_anon = predictive_anon
+
+    def _strategy_ranks(self, distinct) -> list[int]:
+        """Rank of every node under ARX's ``FLASHStrategy`` key ``(level/M, P, 1 - Dm)``
+        (equal keys share a rank), computed with ARX's floating-point operations in ARX's
+        order: ``P = (sum_i g_i / max_i) / n``, ``Dm = (sum_i d_i[g_i] / d_i[0]) / n`` with
+        ``d_i[L]`` the distinct labels of attribute ``i`` at level ``L`` among the data's values.
+        """
+        lat, g = self.lattice, self.levels.astype(np.int64)
+        n = lat.n_attributes
+        total = float(lat.max_height)
+        level = self.height / total if total else np.zeros(lat.size)
+        prec = np.zeros(lat.size)
+        dd = np.zeros(lat.size)
+        for i in range(n):
+            d = np.asarray(distinct[i], dtype=np.float64)
+            dd = dd + d[g[:, i]] / d[0]
+            if lat.max_levels[i]:
+                prec = prec + g[:, i] / float(lat.max_levels[i])
+        keys = (level, prec / n, 1.0 - dd / n)
+        order = np.lexsort(keys[::-1])
+        new = np.ones(lat.size, dtype=bool)
+        new[1:] = np.any([k[order][1:] != k[order][:-1] for k in keys], axis=0)
+        rank = np.empty(lat.size, dtype=np.int64)
+        rank[order] = np.cumsum(new)
+        return rank.tolist()
 
     # -- properties ----------------------------------------------------------------------
     def has(self, g: int, props: int) -> bool:

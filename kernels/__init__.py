@@ -20,12 +20,14 @@ __all__ = ["rollup", "classes", "loss_sums"]
 
 
 def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
-           node_map_off, maps_flat):
-    """Roll frequency sets up to a batch of nodes (see :func:`grouping.rollup_xp`)."""
+           node_map_off, maps_flat, node_radix):
+    """Roll frequency sets up to a batch of nodes (see :func:`grouping.rollup_xp`);
+    ``node_radix`` (B, q+1, host) is each node's number of codes per QID and sensitive value."""
     if backend.kernels == "cpu":
         return grouping.rollup_njit(src_codes, src_sens, src_count, src_first,
                                     np.asarray(node_src_start), np.asarray(node_src_stop),
-                                    np.asarray(node_map_off, dtype=np.int64), maps_flat)
+                                    np.asarray(node_map_off, dtype=np.int64), maps_flat,
+                                    node_radix)
     return grouping.rollup_xp(backend.xp, src_codes, src_sens, src_count, src_first,
                               node_src_start, node_src_stop, node_map_off, maps_flat)
 

@@ -34,29 +34,49 @@ def _mix(h, v):
 
 @njit(cache=True)
 def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
-                 node_map_off, maps_flat, out_start, out_codes, out_sens, out_count, out_first,
-                 out_len):
-    """Roll the source range of node ``b`` up into ``out_*[out_start[b]:]`` (hash grouping)."""
+                 node_map_off, maps_flat, node_strides, node_space, out_start, out_codes,
+                 out_sens, out_count, out_first, out_len):
+    """Roll the source range of node ``b`` up into ``out_*[out_start[b]:]``.
+
+    Entries are keyed by their mixed-radix code (``node_strides``) when the node's key space
+    fits in int64 (``node_space[b] >= 0``): directly addressed when the space is small, hashed
+    otherwise; without such a key the hash compares the code columns.
+    """
     q = src_codes.shape[1]
     start = node_src_start[b]
     stop = node_src_stop[b]
-    cap = 16
-    while cap < 2 * (stop - start):
-        cap *= 2
+    space = node_space[b]
+    dense = 0 <= space <= 4 * (stop - start) + 1024
+    if dense:
+        cap = space
+    else:
+        cap = 16
+        while cap < 2 * (stop - start):
+            cap *= 2
     mask = np.uint64(cap - 1)
     table = np.full(cap, -1, np.int64)
+    keys = np.empty(stop - start if space >= 0 and not dense else 0, np.int64)
+    s_stride = node_strides[b, q]
     base = out_start[b]
     used = 0
     row = np.empty(q, np.int32)
     for e in range(start, stop):
         h = np.uint64(1469598103934665603)
+        key = 0
         for j in range(q):
             c = maps_flat[node_map_off[b, j] + src_codes[e, j]]
             row[j] = c
+            key += c * node_strides[b, j]
             h = _mix(h, c)
         s = src_sens[e]
+        key += s * s_stride
         h = _mix(h, s)
-        slot = ((h * _HASH_MUL) >> np.uint64(20)) & mask
+        if dense:
+            slot = np.uint64(key)
+        elif space >= 0:
+            slot = ((np.uint64(key) * _HASH_MUL) >> np.uint64(20)) & mask
+        else:
+            slot = ((h * _HASH_MUL) >> np.uint64(20)) & mask
         while True:
             g = table[slot]
             if g < 0:
@@ -67,15 +87,22 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
                 out_sens[o] = s
                 out_count[o] = src_count[e]
                 out_first[o] = src_first[e]
+                if keys.shape[0]:
+                    keys[used] = key
                 used += 1
                 break
             o = base + g
-            same = out_sens[o] == s
-            if same:
-                for j in range(q):
-                    if out_codes[o, j] != row[j]:
-                        same = False
-                        break
+            if dense:
+                same = True
+            elif space >= 0:
+                same = keys[g] == key
+            else:
+                same = out_sens[o] == s
+                if same:
+                    for j in range(q):
+                        if out_codes[o, j] != row[j]:
+                            same = False
+                            break
             if same:
                 out_count[o] += src_count[e]
                 break
@@ -85,17 +112,30 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
 
 @njit(cache=True, parallel=True)
 def _rollup_njit_parallel(src_codes, src_sens, src_count, src_first, node_src_start,
-                          node_src_stop, node_map_off, maps_flat, out_start, out_codes, out_sens,
-                          out_count, out_first, out_len):
+                          node_src_stop, node_map_off, maps_flat, node_strides, node_space,
+                          out_start, out_codes, out_sens, out_count, out_first, out_len):
     for b in prange(node_src_start.shape[0]):
         _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
-                     node_map_off, maps_flat, out_start, out_codes, out_sens, out_count,
-                     out_first, out_len)
+                     node_map_off, maps_flat, node_strides, node_space, out_start, out_codes,
+                     out_sens, out_count, out_first, out_len)
+
+
+def key_strides(node_radix):
+    """Mixed-radix strides (B, k) for per-node radices (B, k), and each node's key space
+    (``-1`` where it does not fit comfortably in int64)."""
+    radix = np.maximum(np.asarray(node_radix, dtype=np.int64), 1)
+    fits = np.log2(radix).sum(axis=1) < 62
+    safe = np.where(fits[:, None], radix, 1)
+    strides = np.ones_like(safe)
+    strides[:, 1:] = np.cumprod(safe[:, :-1], axis=1)
+    return strides, np.where(fits, strides[:, -1] * safe[:, -1], -1)
 
 
 def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
-                node_map_off, maps_flat):
-    """CPU roll-up of a batch of nodes; see :func:`rollup_xp` for the contract."""
+                node_map_off, maps_flat, node_radix):
+    """CPU roll-up of a batch of nodes; see :func:`rollup_xp` for the contract.  ``node_radix``
+    (B, q+1) holds each node's number of codes per QID and of the sensitive attribute."""
+    node_strides, node_space = key_strides(node_radix)
     lens = (node_src_stop - node_src_start).astype(np.int64)
     out_start = np.zeros(len(lens), np.int64)
     np.cumsum(lens[:-1], out=out_start[1:])
@@ -107,8 +147,8 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     first = np.empty(total, np.int64)
     out_len = np.empty(len(lens), np.int64)
     args = (src_codes, src_sens, src_count, src_first, node_src_start.astype(np.int64),
-            node_src_stop.astype(np.int64), node_map_off, maps_flat, out_start, codes, sens,
-            count, first, out_len)
+            node_src_stop.astype(np.int64), node_map_off, maps_flat, node_strides,
+            node_space.astype(np.int64), out_start, codes, sens, count, first, out_len)
     if len(lens) == 1:  # a single node: no thread-pool start-up
         _rollup_node(0, *args)
     else:
@@ -207,41 +247,46 @@ def rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start, nod
 # Classes of a frequency set (QID codes only, the sensitive code dropped)
 # --------------------------------------------------------------------------------------
 @njit(cache=True, parallel=True)
-def _classes_njit_pass(ptr, codes, class_of_entry, rep_local, n_local):
-    q = codes.shape[1]
+def _classes_njit_parallel(ptr, codes, class_of_entry, rep_local, n_local):
     for b in prange(ptr.shape[0] - 1):
-        start = ptr[b]
-        n = ptr[b + 1] - start
-        cap = 16
-        while cap < 2 * n:
-            cap *= 2
-        mask = np.uint64(cap - 1)
-        table = np.full(cap, -1, np.int64)
-        used = 0
-        for e in range(start, start + n):
-            h = np.uint64(1469598103934665603)
+        _classes_node(b, ptr, codes, class_of_entry, rep_local, n_local)
+
+
+@njit(cache=True)
+def _classes_node(b, ptr, codes, class_of_entry, rep_local, n_local):
+    q = codes.shape[1]
+    start = ptr[b]
+    n = ptr[b + 1] - start
+    cap = 16
+    while cap < 2 * n:
+        cap *= 2
+    mask = np.uint64(cap - 1)
+    table = np.full(cap, -1, np.int64)
+    used = 0
+    for e in range(start, start + n):
+        h = np.uint64(1469598103934665603)
+        for j in range(q):
+            h = _mix(h, codes[e, j])
+        slot = ((h * _HASH_MUL) >> np.uint64(20)) & mask
+        while True:
+            g = table[slot]
+            if g < 0:
+                table[slot] = used
+                rep_local[start + used] = e
+                class_of_entry[e] = used
+                used += 1
+                break
+            r = rep_local[start + g]
+            same = True
             for j in range(q):
-                h = _mix(h, codes[e, j])
-            slot = ((h * _HASH_MUL) >> np.uint64(20)) & mask
-            while True:
-                g = table[slot]
-                if g < 0:
-                    table[slot] = used
-                    rep_local[start + used] = e
-                    class_of_entry[e] = used
-                    used += 1
+                if codes[r, j] != codes[e, j]:
+                    same = False
                     break
-                r = rep_local[start + g]
-                same = True
-                for j in range(q):
-                    if codes[r, j] != codes[e, j]:
-                        same = False
-                        break
-                if same:
-                    class_of_entry[e] = g
-                    break
-                slot = (slot + np.uint64(1)) & mask
-        n_local[b] = used
+            if same:
+                class_of_entry[e] = g
+                break
+            slot = (slot + np.uint64(1)) & mask
+    n_local[b] = used
 
 
 def classes_njit(ptr, codes, first):
@@ -250,7 +295,10 @@ def classes_njit(ptr, codes, first):
     class_of_entry = np.empty(n, np.int64)
     rep_local = np.empty(n, np.int64)
     n_local = np.empty(len(ptr) - 1, np.int64)
-    _classes_njit_pass(ptr, codes, class_of_entry, rep_local, n_local)
+    if len(ptr) == 2:
+        _classes_node(0, ptr, codes, class_of_entry, rep_local, n_local)
+    else:
+        _classes_njit_parallel(ptr, codes, class_of_entry, rep_local, n_local)
     class_ptr = np.zeros(len(ptr), np.int64)
     np.cumsum(n_local, out=class_ptr[1:])
     seg_of_entry = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))

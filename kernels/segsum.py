@@ -39,29 +39,41 @@ def loss_sums_reference(size, codes, outlier, ptr, off, share):
     return charged, kept
 
 
+@njit(cache=True)
+def _loss_sums_cell(t, size, codes, outlier, ptr, off, share, charged, kept):
+    q = off.shape[1]
+    b = t // q
+    j = t - b * q
+    acc_c = 0.0
+    acc_k = 0.0
+    base = off[b, j]
+    for c in range(ptr[b], ptr[b + 1]):
+        sz = float(size[c])
+        x = sz * share[base + codes[c, j]]
+        acc_k += x
+        acc_c += sz if outlier[c] else x
+    charged[b, j] = acc_c
+    kept[b, j] = acc_k
+
+
+@njit(cache=True)
+def _loss_sums_serial(size, codes, outlier, ptr, off, share, charged, kept):
+    for t in range(off.shape[0] * off.shape[1]):
+        _loss_sums_cell(t, size, codes, outlier, ptr, off, share, charged, kept)
+
+
 @njit(cache=True, parallel=True)
-def _loss_sums_njit(size, codes, outlier, ptr, off, share, charged, kept):
-    n_nodes, q = off.shape
-    for t in prange(n_nodes * q):
-        b = t // q
-        j = t - b * q
-        acc_c = 0.0
-        acc_k = 0.0
-        base = off[b, j]
-        for c in range(ptr[b], ptr[b + 1]):
-            sz = float(size[c])
-            x = sz * share[base + codes[c, j]]
-            acc_k += x
-            acc_c += sz if outlier[c] else x
-        charged[b, j] = acc_c
-        kept[b, j] = acc_k
+def _loss_sums_parallel(size, codes, outlier, ptr, off, share, charged, kept):
+    for t in prange(off.shape[0] * off.shape[1]):
+        _loss_sums_cell(t, size, codes, outlier, ptr, off, share, charged, kept)
 
 
 def loss_sums_njit(size, codes, outlier, ptr, off, share):
     n_nodes, q = off.shape
     charged = np.empty((n_nodes, q))
     kept = np.empty((n_nodes, q))
-    _loss_sums_njit(size, codes, outlier, ptr, off, share, charged, kept)
+    run = _loss_sums_serial if n_nodes == 1 else _loss_sums_parallel
+    run(size, codes, outlier, ptr, off, share, charged, kept)
     return charged, kept
 
 

@@ -4,7 +4,8 @@
 
     gpuppdp dp-histogram INPUT --by COL[,COL] --epsilon E [--level COL=LEVEL ...]
         [--hierarchy COL=FILE.csv ...] [--sep SEP] [--seed N]
-        [--mechanism geometric|laplace] [--no-clamp] --output OUT.csv
+        [--mechanism geometric|laplace] [--no-clamp] [--backend auto|cpu|gpu]
+        --output OUT.csv
 
 The main CLI calls :func:`register`; bad input raises ``ValueError`` / ``FileNotFoundError``
 (one ``gpuppdp: error: ...`` line, exit status 2, printed by the main CLI).
@@ -15,9 +16,12 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import sys
+import warnings
 
 import pandas as pd
 
+from ..backend import BACKEND_CHOICES
 from ..hierarchy import Hierarchy, format_values
 from .randomness import RandomSource
 from .releases import MECHANISMS, dp_histogram
@@ -55,6 +59,8 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="keep negative noisy counts instead of clamping them at 0")
     p.add_argument("--output", required=True, metavar="OUT.csv",
                    help="where to write the table (CSV, or Parquet by suffix)")
+    p.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
+                   help="where counts and noise are computed (default: GPU when usable)")
     p.set_defaults(func=run_dp_histogram)
     return p
 
@@ -127,10 +133,14 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
         if col not in by:
             raise ValueError(f"--level/--hierarchy given for {col!r}, which is not in --by")
     data = read_table(args.input, columns=by, sep=args.sep)
-    source = RandomSource(getattr(args, "backend", None) or "auto", seed=args.seed)
-    table = dp_histogram(data, by, epsilon=args.epsilon, hierarchies=hierarchies,
-                         levels=levels, mechanism=args.mechanism, clamp=not args.no_clamp,
-                         random=source)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        source = RandomSource(args.backend, seed=args.seed)
+        table = dp_histogram(data, by, epsilon=args.epsilon, hierarchies=hierarchies,
+                             levels=levels, mechanism=args.mechanism, clamp=not args.no_clamp,
+                             random=source)
+    for w in caught:  # one line each, in the main CLI's style
+        print(f"gpuppdp: warning: {w.message}", file=sys.stderr)
     if args.output.lower().endswith(_PARQUET_SUFFIXES):
         table.to_parquet(args.output, index=False)
     else:
@@ -145,6 +155,4 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
           f"expected |error| per cell {q['expected_abs_error']:.4g}, std {q['std']:.4g}")
     if dp["post_processing"]:
         print(f"post-processing: {', '.join(dp['post_processing'])}")
-    if dp["seeded"]:
-        print("WARNING: seeded noise (--seed) is reproducible and NOT private")
     return 0

@@ -222,8 +222,8 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
     Parameters
     ----------
     data : DataFrame
-        One row per person (use ``max_contributions`` in :mod:`~gpuppdp.dp.sensitivity` and
-        your own mechanism if people own several rows).
+        One row per person: the unit of privacy.  (If a person can own ``m`` rows, the
+        histogram sensitivity is ``m`` times larger: divide ``epsilon`` by ``m``.)
     by : str or sequence of str
         Grouping columns (typically quasi-identifiers).
     epsilon : float

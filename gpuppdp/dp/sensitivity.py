@@ -24,6 +24,7 @@ References
 
 from __future__ import annotations
 
+import math
 import numbers
 from enum import Enum
 
@@ -56,7 +57,7 @@ def _check_contributions(max_contributions) -> int:
 
 def _check_bounds(lower, upper) -> tuple[float, float]:
     for name, v in (("lower", lower), ("upper", upper)):
-        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not abs(float(v)) < float("inf"):
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(v):
             raise ValueError(f"{name} must be a finite number, got {v!r}")
     if not lower <= upper:
         raise ValueError(f"need lower <= upper, got lower={lower!r}, upper={upper!r}")

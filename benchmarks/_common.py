@@ -1,0 +1,202 @@
+"""Shared helpers of the benchmark scripts (machine info, timing, tables, JSON output).
+
+Not a benchmark itself; the ``bench_*.py`` scripts import it (they are run as
+``python benchmarks/bench_<name>.py``, so this directory is on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def default_json(name: str) -> str:
+    return os.path.join("benchmarks", "out", f"{name}.json")
+
+
+def add_common_args(p: argparse.ArgumentParser, name: str) -> None:
+    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu"),
+                   help="array backend (default auto: the GPU when CuPy can run a kernel)")
+    p.add_argument("--repeats", type=_positive, default=5,
+                   help="timed runs per case after one warm-up run (default 5)")
+    p.add_argument("--json", default=default_json(name),
+                   help=f"where to write the results (default {default_json(name)})")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def machine_info(backend) -> dict:
+    """Platform, CPU count, library versions, backend and (for CuPy) the GPU's name."""
+    import numba
+    import pandas
+
+    info = {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "pandas": pandas.__version__,
+        "numba_threads": numba.config.NUMBA_NUM_THREADS,
+        "backend": backend.name,
+        "kernels": backend.kernels,
+    }
+    try:
+        info["loadavg_at_start"] = [round(x, 2) for x in os.getloadavg()]
+    except OSError:  # pragma: no cover - not on every platform
+        pass
+    try:
+        import gpuppdp
+        info["gpuppdp"] = getattr(gpuppdp, "__version__", None)
+    except Exception:  # pragma: no cover
+        pass
+    if backend.name == "cupy":
+        cp = backend.xp
+        props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+        name = props["name"]
+        info["gpu"] = name.decode() if isinstance(name, bytes) else str(name)
+        info["gpu_memory_bytes"] = int(props.get("totalGlobalMem", 0))
+        info["cupy"] = cp.__version__
+        try:
+            info["cuda_runtime"] = cp.cuda.runtime.runtimeGetVersion()
+            info["cuda_driver"] = cp.cuda.runtime.driverGetVersion()
+        except Exception:  # pragma: no cover
+            pass
+    return info
+
+
+def synchronizer(backend) -> Callable[[], None]:
+    """A function that waits for the device (a no-op on the CPU)."""
+    if backend.name == "cupy":
+        cp = backend.xp
+        return lambda: cp.cuda.Device().synchronize()
+    return lambda: None
+
+
+def summarize(values: Sequence[float]) -> dict:
+    vals = [float(v) for v in values]
+    return {"median": statistics.median(vals), "min": min(vals), "max": max(vals),
+            "runs": vals}
+
+
+def timed_runs(fn: Callable[[], object], repeats: int, sync: Callable[[], None],
+               warmup: bool = True) -> tuple[list[float], list[object]]:
+    """One warm-up call (not timed, unless ``warmup`` is False), then ``repeats`` timed calls;
+    returns the wall-clock seconds and the calls' return values."""
+    if warmup:
+        fn()
+        sync()
+    seconds, outs = [], []
+    for _ in range(repeats):
+        sync()
+        t0 = time.perf_counter()
+        out = fn()
+        sync()
+        seconds.append(time.perf_counter() - t0)
+        outs.append(out)
+    return seconds, outs
+
+
+def maxrss_bytes() -> int:
+    """Peak resident set size of this process so far (``ru_maxrss``; KiB on Linux, bytes on
+    macOS)."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(rss if sys.platform == "darwin" else rss * 1024)
+
+
+def fmt_seconds(s: float | None) -> str:
+    if s is None or s != s:
+        return "-"
+    if s < 1e-3:
+        return f"{s * 1e6:.0f}us"
+    if s < 1.0:
+        return f"{s * 1e3:.1f}ms"
+    return f"{s:.2f}s"
+
+
+def fmt_bytes(n: float | None) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    cells = [[str(h) for h in headers]] + [[("-" if c is None else str(c)) for c in r]
+                                           for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    line = "  ".join("{:>%d}" % w for w in widths)
+    print(line.format(*cells[0]))
+    print("  ".join("-" * w for w in widths))
+    for r in cells[1:]:
+        print(line.format(*r))
+
+
+def write_json(path: str, payload: dict) -> None:
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, indent=1, default=_jsonable)
+        fh.write("\n")
+    print(f"\nwrote {path}")
+
+
+def _jsonable(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"not JSON serializable: {type(x).__name__}")
+
+
+def print_machine(info: dict) -> None:
+    gpu = f", GPU {info['gpu']}" if "gpu" in info else ""
+    print(f"# {info['platform']}, {info['cpu_count']} CPUs, Python {info['python']}, "
+          f"NumPy {info['numpy']}, Numba {info['numba']} ({info['numba_threads']} threads), "
+          f"backend {info['backend']}{gpu}")
+    if "loadavg_at_start" in info:
+        print(f"# load average at start: {info['loadavg_at_start']} "
+              "(timings are noisy on a shared machine)")
+
+
+def adult_qids(n_qids: int):
+    """Adult with ``n_qids`` quasi-identifiers: 9 = all columns, 8 = all but ``occupation``
+    (kept as an insensitive column), as in ARX's reference runs."""
+    from gpuppdp import datasets
+
+    data, hierarchies = datasets.adult()
+    if n_qids == 9:
+        return data, dict(hierarchies), []
+    if n_qids == 8:
+        return data, {c: h for c, h in hierarchies.items() if c != "occupation"}, ["occupation"]
+    raise ValueError(f"n_qids must be 8 or 9, got {n_qids}")
+
+
+def load_arx_reference() -> dict:
+    with open(os.path.join(HERE, "arx_reference.json"), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def arx_key(n_qids: int, k: int, suppression: float, metric: str) -> str:
+    return f"q{n_qids}-k{k}-s{suppression:g}-{metric}"

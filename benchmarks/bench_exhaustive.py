@@ -1,0 +1,142 @@
+"""Throughput of evaluating a whole lattice: ``LatticeOracle(evaluator, lattice).evaluate_all()``.
+
+Adult with 9 QIDs (12,960 nodes) and 8 QIDs (all but ``occupation``; 4,320 nodes), metric
+loss, k=5, suppression limit 5 % by default.  ``evaluate_all`` walks the lattice level by level
+and rolls every node up from its predecessor with the smallest frequency set, one batch per
+level.
+
+Per case: one warm-up call, then ``--repeats`` timed calls (a fresh ``LatticeOracle`` each
+time; the encoding and the bottom frequency set are built once, outside the clock and
+reported as ``setup``).  It reports
+
+* seconds (median, min) and nodes/s (from the median);
+* frequency-set entries *produced*: ``sum(stats.entries)`` over all nodes;
+* entries *touched*: for each node, the size of the frequency set it was rolled up from --
+  its predecessor with fewest entries (the bottom frequency set for the bottom node),
+  recomputed from ``stats.entries``, which is the rule ``evaluate_all`` uses;
+* entries touched per second, and the optimum by the exhaustive rule (loss, height, id),
+  compared with ARX's optimum where the reference has the case.
+
+It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_exhaustive.json``);
+it asserts nothing about time.
+
+Example::
+
+    python benchmarks/bench_exhaustive.py --backend cpu --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from _common import (add_common_args, adult_qids, arx_key, fmt_seconds, load_arx_reference,
+                     machine_info, print_machine, print_table, summarize, synchronizer,
+                     timed_runs, write_json)
+
+from gpuppdp import Anonymizer
+from gpuppdp.backend import get_backend
+from gpuppdp.evaluate import LatticeOracle
+from gpuppdp.lattice import Lattice
+
+
+def touched_entries(lattice: Lattice, entries: np.ndarray, bottom_entries: int) -> np.ndarray:
+    """Per node: entries of the frequency set it is rolled up from (smallest predecessor)."""
+    levels = lattice.levels_of(np.arange(lattice.size))
+    ids = np.arange(lattice.size, dtype=np.int64)
+    big = np.iinfo(np.int64).max
+    src = np.full(lattice.size, big, dtype=np.int64)
+    for j in range(lattice.n_attributes):
+        can = levels[:, j] > 0
+        pred = np.where(can, ids - lattice.strides[j], 0)
+        src = np.minimum(src, np.where(can, entries[pred], big))
+    src[0] = bottom_entries
+    return src
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_common_args(p, "bench_exhaustive")
+    p.add_argument("--qids", default="9,8", help="comma-separated, from 8 and 9 (default 9,8)")
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--suppression", type=float, default=0.05)
+    p.add_argument("--metric", default="loss", choices=("loss", "precision", "discernibility"))
+    args = p.parse_args(argv)
+    qids = [int(q) for q in args.qids.split(",") if q.strip()]
+
+    backend = get_backend(args.backend)
+    sync = synchronizer(backend)
+    info = machine_info(backend)
+    print_machine(info)
+    arx = load_arx_reference()["cases"]
+    print(f"# evaluate_all, metric={args.metric}, k={args.k}, suppression={args.suppression:g}, "
+          f"repeats={args.repeats} after 1 warm-up; times: median (min)\n")
+
+    headers = ["qids", "nodes", "setup", "evaluate_all", "nodes/s", "produced", "touched",
+               "touched/s", "anonymous", "optimum loss", "=ARX opt"]
+    rows, results = [], []
+    for q in qids:
+        data, hierarchies, insensitive = adult_qids(q)
+        anon = Anonymizer(quasi_identifiers=hierarchies, insensitive=insensitive, k=args.k,
+                          suppression_limit=args.suppression, metric=args.metric,
+                          backend=backend)
+        t0 = time.perf_counter()
+        evaluator = anon._evaluator_for(data)  # encode + bottom frequency set, as fit does
+        lattice = Lattice(evaluator.encoded.heights)
+        sync()
+        setup = time.perf_counter() - t0
+
+        secs, outs = timed_runs(lambda: LatticeOracle(evaluator, lattice).evaluate_all(),
+                                args.repeats, sync)
+        stats = outs[-1]
+        t = summarize(secs)
+        bottom_entries = int(evaluator.bottom.host_ptr[-1])
+        produced = int(stats.entries.sum())
+        touched = int(touched_entries(lattice, stats.entries, bottom_entries).sum())
+        il = np.where(stats.anonymous, stats.information_loss, np.inf)
+        best = None
+        if stats.anonymous.any():
+            best = int(np.lexsort((np.arange(len(il)), stats.height, il))[0])
+        transformation = None if best is None else {
+            n: int(v) for n, v in zip(evaluator.encoded.qi_names, stats.levels[best])}
+        ref = arx.get(arx_key(q, args.k, args.suppression, args.metric))
+        same = None if ref is None or best is None else ref["transformation"] == transformation
+        case = {
+            "qids": q, "k": args.k, "suppression": args.suppression, "metric": args.metric,
+            "lattice_size": lattice.size, "rows": evaluator.encoded.n_rows,
+            "setup_seconds": setup, "evaluate_all_seconds": t,
+            "nodes_per_second": lattice.size / t["median"],
+            "bottom_entries": bottom_entries,
+            "entries_produced": produced, "entries_touched": touched,
+            "entries_touched_per_second": touched / t["median"],
+            "anonymous_nodes": int(stats.anonymous.sum()),
+            "optimum": transformation,
+            "optimum_information_loss": None if best is None else float(il[best]),
+            "same_optimum_as_arx": same,
+        }
+        results.append(case)
+        rows.append([
+            q, lattice.size, fmt_seconds(setup),
+            f"{fmt_seconds(t['median'])} ({fmt_seconds(t['min'])})",
+            f"{lattice.size / t['median']:,.0f}", f"{produced:,}", f"{touched:,}",
+            f"{touched / t['median']:,.0f}", int(stats.anonymous.sum()),
+            "-" if best is None else f"{il[best]:.6g}",
+            None if same is None else ("yes" if same else "NO"),
+        ])
+        print(f"  done q={q}: {fmt_seconds(t['median'])}", file=sys.stderr, flush=True)
+
+    print()
+    print_table(headers, rows)
+    write_json(args.json, {"benchmark": "bench_exhaustive", "machine": info,
+                           "settings": {"repeats": args.repeats, "warmup_runs": 1,
+                                        "k": args.k, "suppression": args.suppression,
+                                        "metric": args.metric},
+                           "cases": results})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,381 @@
+"""The kernel forms agree with each other and with the plain-array references.
+
+* ``grouping.rollup_njit`` / ``rollup_xp`` and ``classes_njit`` / ``classes_xp``: identical
+  outputs in identical (canonical, first-appearance) order;
+* ``segsum.loss_sums_njit`` and ``loss_sums_cuda`` (Numba's CUDA simulator in this tier) are
+  bit-identical to ``loss_sums_reference`` (sequential sums, ARX's order);
+* the dispatchers in :mod:`gpuppdp.kernels` give the same results on every backend, the
+  strict CuPy stand-in included;
+* end to end, :class:`~gpuppdp.Anonymizer` on the strict stand-in returns exactly what the CPU
+  backend returns (so the CuPy path mixes no host and device arrays).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuppdp import Anonymizer, datasets, kernels
+from gpuppdp.kernels import grouping, segsum
+from gpuppdp.models import DistinctLDiversity
+from gpuppdp.testing import StrictArray, assert_backend_equal, strict_backend
+
+SEEDS = list(range(12))
+
+
+# ---------------------------------------------------------------------------------------
+# random inputs
+# ---------------------------------------------------------------------------------------
+def random_frequency_set(rng, n_entries=None, q=None, with_sens=None):
+    """A frequency set: distinct (codes, sens) rows ordered by ``first``, with counts."""
+    q = int(rng.integers(1, 5)) if q is None else q
+    domains = rng.integers(1, 7, size=q)
+    n_rows = int(rng.integers(1, 400)) if n_entries is None else n_entries
+    with_sens = bool(rng.integers(0, 2)) if with_sens is None else with_sens
+    codes = np.stack([rng.integers(0, d, size=n_rows) for d in domains], axis=1).astype(np.int32)
+    sens = (rng.integers(0, 4, size=n_rows) if with_sens
+            else np.zeros(n_rows)).astype(np.int32)
+    # distinct rows, in order of first appearance
+    table = pd.DataFrame(codes).assign(s=sens)
+    first = (~table.duplicated()).to_numpy()
+    key = pd.MultiIndex.from_frame(table)
+    count = pd.Series(1, index=key).groupby(level=list(range(q + 1)), sort=False).sum()
+    idx = np.flatnonzero(first)
+    uniq = key[idx]
+    cnt = count.reindex(uniq).to_numpy().astype(np.int64)
+    assert cnt.sum() == n_rows
+    return dict(codes=codes[idx], sens=sens[idx], count=cnt, first=idx.astype(np.int64),
+                domains=domains)
+
+
+def random_maps(rng, domains, n_maps=3):
+    """Per QID a few random code maps (arbitrary functions of the QID's domain); returns
+    ``(maps_flat int32, offsets[j] -> list of offsets)``."""
+    parts, offs, pos = [], [], 0
+    for d in domains:
+        mine = []
+        for m in range(n_maps):
+            if m == 0:
+                f = np.arange(d)                       # identity
+            elif m == n_maps - 1:
+                f = np.zeros(d, dtype=np.int64)        # everything to one code
+            else:
+                f = rng.integers(0, max(1, d - 1), size=d)
+            mine.append(pos)
+            parts.append(f.astype(np.int32))
+            pos += d
+        offs.append(mine)
+    return np.concatenate(parts).astype(np.int32), offs
+
+
+def random_batch(rng, fs, offs, n_nodes=None):
+    """Nodes rolled up from random contiguous ranges of ``fs`` with random maps.
+    Ranges may overlap, repeat and be empty."""
+    n = len(fs["first"])
+    n_nodes = int(rng.integers(1, 7)) if n_nodes is None else n_nodes
+    a = rng.integers(0, n + 1, size=n_nodes)
+    b = rng.integers(0, n + 1, size=n_nodes)
+    start, stop = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
+    if n_nodes:
+        start[0], stop[0] = 0, n   # at least one full range
+    map_off = np.array([[offs[j][int(rng.integers(0, len(offs[j])))] for j in range(len(offs))]
+                        for _ in range(n_nodes)], dtype=np.int64).reshape(n_nodes, len(offs))
+    return start, stop, map_off
+
+
+def naive_rollup(fs, start, stop, map_off, maps):
+    """Dictionary-based roll-up, the obvious way."""
+    codes_out, sens_out, count_out, first_out, ptr = [], [], [], [], [0]
+    for b in range(len(start)):
+        groups: dict = {}
+        for e in range(start[b], stop[b]):
+            key = tuple(int(maps[map_off[b, j] + fs["codes"][e, j]])
+                        for j in range(fs["codes"].shape[1])) + (int(fs["sens"][e]),)
+            if key in groups:
+                groups[key][1] += int(fs["count"][e])
+            else:
+                groups[key] = [int(fs["first"][e]), int(fs["count"][e])]
+        for key, (first, count) in groups.items():   # insertion order == first appearance
+            codes_out.append(key[:-1])
+            sens_out.append(key[-1])
+            count_out.append(count)
+            first_out.append(first)
+        ptr.append(ptr[-1] + len(groups))
+    q = fs["codes"].shape[1]
+    return (np.array(codes_out, dtype=np.int32).reshape(-1, q), np.array(sens_out, np.int32),
+            np.array(count_out, np.int64), np.array(first_out, np.int64),
+            np.array(ptr, np.int64))
+
+
+def _rollup_inputs(seed):
+    rng = np.random.default_rng(seed)
+    fs = random_frequency_set(rng)
+    maps, offs = random_maps(rng, fs["domains"])
+    start, stop, map_off = random_batch(rng, fs, offs)
+    return fs, maps, start, stop, map_off
+
+
+def _assert_outputs_equal(got, want, names):
+    assert len(got) == len(want)
+    for g, w, name in zip(got, want, names):
+        g = np.asarray(g)
+        np.testing.assert_array_equal(g, w, err_msg=name)
+
+
+ROLLUP_NAMES = ("codes", "sens", "count", "first", "ptr")
+
+
+# ---------------------------------------------------------------------------------------
+# roll-up
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rollup_forms_agree(seed):
+    fs, maps, start, stop, map_off = _rollup_inputs(seed)
+    args = (fs["codes"], fs["sens"], fs["count"], fs["first"], start, stop, map_off, maps)
+    want = naive_rollup(fs, start, stop, map_off, maps)
+    got_xp = grouping.rollup_xp(np, *args)
+    got_njit = grouping.rollup_njit(*args)
+    _assert_outputs_equal(got_xp, want, ROLLUP_NAMES)
+    _assert_outputs_equal(got_njit, want, ROLLUP_NAMES)
+    for arr, dt in zip(got_njit, (np.int32, np.int32, np.int64, np.int64, np.int64)):
+        assert np.asarray(arr).dtype == dt
+    # totals are preserved per node
+    ptr = want[4]
+    for b in range(len(start)):
+        assert want[2][ptr[b]:ptr[b + 1]].sum() == fs["count"][start[b]:stop[b]].sum()
+
+
+def test_rollup_of_raw_rows_builds_the_frequency_set():
+    """Rolling single rows (count 1, first = row index) up with identity maps groups equal
+    rows, ordered by first appearance."""
+    rng = np.random.default_rng(99)
+    n, q = 500, 3
+    codes = rng.integers(0, 3, size=(n, q)).astype(np.int32)
+    sens = rng.integers(0, 2, size=n).astype(np.int32)
+    maps = np.arange(3, dtype=np.int32)
+    args = (codes, sens, np.ones(n, np.int64), np.arange(n, dtype=np.int64), np.array([0]),
+            np.array([n]), np.zeros((1, q), np.int64), maps)
+    for got in (grouping.rollup_njit(*args), grouping.rollup_xp(np, *args)):
+        out_codes, out_sens, count, first, ptr = (np.asarray(a) for a in got)
+        table = pd.DataFrame(codes).assign(s=sens)
+        expected_first = np.flatnonzero(~table.duplicated().to_numpy())
+        np.testing.assert_array_equal(first, expected_first)
+        np.testing.assert_array_equal(out_codes, codes[expected_first])
+        np.testing.assert_array_equal(out_sens, sens[expected_first])
+        sizes = table.groupby(list(table.columns), sort=False).size().to_numpy()
+        np.testing.assert_array_equal(count, sizes)
+        np.testing.assert_array_equal(ptr, [0, len(expected_first)])
+
+
+def test_rollup_forms_agree_on_large_batches():
+    rng = np.random.default_rng(1234)
+    fs = random_frequency_set(rng, n_entries=3000, q=4, with_sens=True)
+    maps, offs = random_maps(rng, fs["domains"], n_maps=4)
+    start, stop, map_off = random_batch(rng, fs, offs, n_nodes=40)
+    args = (fs["codes"], fs["sens"], fs["count"], fs["first"], start, stop, map_off, maps)
+    _assert_outputs_equal(grouping.rollup_njit(*args), grouping.rollup_xp(np, *args),
+                          ROLLUP_NAMES)
+
+
+def test_rollup_empty_batch_ranges():
+    rng = np.random.default_rng(5)
+    fs = random_frequency_set(rng, n_entries=50, q=2, with_sens=False)
+    maps, offs = random_maps(rng, fs["domains"])
+    start = np.array([0, 10, 10], np.int64)
+    stop = np.array([0, 10, 50], np.int64)
+    map_off = np.array([[offs[0][0], offs[1][0]]] * 3, np.int64)
+    args = (fs["codes"], fs["sens"], fs["count"], fs["first"], start, stop, map_off, maps)
+    want = naive_rollup(fs, start, stop, map_off, maps)
+    assert list(want[4][:3]) == [0, 0, 0]
+    _assert_outputs_equal(grouping.rollup_njit(*args), want, ROLLUP_NAMES)
+    _assert_outputs_equal(grouping.rollup_xp(np, *args), want, ROLLUP_NAMES)
+
+
+# ---------------------------------------------------------------------------------------
+# classes
+# ---------------------------------------------------------------------------------------
+def _classes_inputs(seed):
+    fs, maps, start, stop, map_off = _rollup_inputs(seed)
+    codes, sens, count, first, ptr = grouping.rollup_xp(
+        np, fs["codes"], fs["sens"], fs["count"], fs["first"], start, stop, map_off, maps)
+    return ptr, codes, first
+
+
+def naive_classes(ptr, codes):
+    class_of_entry = np.empty(len(codes), np.int64)
+    rep, class_ptr = [], [0]
+    for b in range(len(ptr) - 1):
+        seen: dict = {}
+        for e in range(ptr[b], ptr[b + 1]):
+            key = tuple(int(c) for c in codes[e])
+            if key not in seen:
+                seen[key] = class_ptr[-1] + len(seen)
+                rep.append(e)
+            class_of_entry[e] = seen[key]
+        class_ptr.append(class_ptr[-1] + len(seen))
+    return class_of_entry, np.array(rep, np.int64), np.array(class_ptr, np.int64)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_classes_forms_agree(seed):
+    ptr, codes, first = _classes_inputs(seed)
+    want = naive_classes(ptr, codes)
+    names = ("class_of_entry", "rep", "class_ptr")
+    _assert_outputs_equal(grouping.classes_njit(ptr, codes, first), want, names)
+    _assert_outputs_equal(grouping.classes_xp(np, ptr, codes, first), want, names)
+
+
+# ---------------------------------------------------------------------------------------
+# loss sums
+# ---------------------------------------------------------------------------------------
+def _loss_inputs(seed):
+    rng = np.random.default_rng(1000 + seed)
+    n_nodes = int(rng.integers(1, 8))
+    q = int(rng.integers(1, 6))
+    lens = rng.integers(0, 60, size=n_nodes)
+    lens[0] = max(lens[0], 1)
+    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    n_classes = int(ptr[-1])
+    size = rng.integers(1, 10_000, size=n_classes).astype(np.int64)
+    n_share = 50
+    codes = rng.integers(0, 10, size=(n_classes, q)).astype(np.int32)
+    outlier = rng.random(n_classes) < 0.3
+    # shares like ARX's (k / S with awkward S) so rounding order matters
+    share = rng.integers(1, 97, size=n_share) / 97.0
+    off = rng.integers(0, n_share - 10, size=(n_nodes, q)).astype(np.int64)
+    return size, codes, outlier, ptr, off, share
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_loss_sums_forms_bit_identical(seed):
+    size, codes, outlier, ptr, off, share = _loss_inputs(seed)
+    charged_ref, kept_ref = segsum.loss_sums_reference(size, codes, outlier, ptr, off, share)
+    charged, kept = segsum.loss_sums_njit(size, codes, outlier, ptr, off, share)
+    np.testing.assert_array_equal(charged, charged_ref)
+    np.testing.assert_array_equal(kept, kept_ref)
+    out_c, out_k = np.full(off.shape, np.nan), np.full(off.shape, np.nan)
+    charged, kept = segsum.loss_sums_cuda(size, codes, outlier, ptr, off, share, out_c, out_k)
+    assert charged is out_c and kept is out_k
+    np.testing.assert_array_equal(out_c, charged_ref)
+    np.testing.assert_array_equal(out_k, kept_ref)
+
+
+def test_loss_sums_reference_is_sequential_and_exact():
+    """The oracle itself: a hand-computed left-to-right sum, and the charge of outliers."""
+    size = np.array([3, 5, 7], np.int64)
+    codes = np.array([[0], [1], [2]], np.int32)
+    outlier = np.array([False, True, False])
+    ptr = np.array([0, 3], np.int64)
+    off = np.array([[0]], np.int64)
+    share = np.array([0.1, 0.2, 0.3])
+    charged, kept = segsum.loss_sums_reference(size, codes, outlier, ptr, off, share)
+    assert kept[0, 0] == ((3 * 0.1) + 5 * 0.2) + 7 * 0.3
+    assert charged[0, 0] == ((3 * 0.1) + 5.0) + 7 * 0.3
+    # a pairwise sum can differ in the last bit from the sequential one: the forms must
+    # follow the sequential order exactly (ARX's), which the random tests above pin down.
+    values = np.full(1001, 0.1)
+    sequential = np.add.accumulate(values)[-1]
+    ones = np.ones(1001, np.int64)
+    c, k = segsum.loss_sums_njit(ones, np.zeros((1001, 1), np.int32), np.zeros(1001, bool),
+                                 np.array([0, 1001], np.int64), np.array([[0]], np.int64),
+                                 np.array([0.1]))
+    assert k[0, 0] == sequential and c[0, 0] == sequential
+
+
+# ---------------------------------------------------------------------------------------
+# the dispatchers on every backend
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", SEEDS[:6])
+def test_dispatch_rollup(backend, seed):
+    fs, maps, start, stop, map_off = _rollup_inputs(seed)
+    want = naive_rollup(fs, start, stop, map_off, maps)
+    dev = backend.asarray
+    got = kernels.rollup(backend, dev(fs["codes"]), dev(fs["sens"]), dev(fs["count"]),
+                         dev(fs["first"]), start, stop, map_off, dev(maps))
+    for g, w, name in zip(got, want, ROLLUP_NAMES):
+        assert_backend_equal(backend, g, w, err_msg=name)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:6])
+def test_dispatch_classes(backend, seed):
+    ptr, codes, first = _classes_inputs(seed)
+    want = naive_classes(ptr, codes)
+    got = kernels.classes(backend, backend.asarray(ptr), backend.asarray(codes),
+                          backend.asarray(first))
+    for g, w, name in zip(got, want, ("class_of_entry", "rep", "class_ptr")):
+        assert_backend_equal(backend, g, w, err_msg=name)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:6])
+def test_dispatch_loss_sums(backend, seed):
+    size, codes, outlier, ptr, off, share = _loss_inputs(seed)
+    charged_ref, kept_ref = segsum.loss_sums_reference(size, codes, outlier, ptr, off, share)
+    dev = backend.asarray
+    charged, kept = kernels.loss_sums(backend, dev(size), dev(codes), dev(outlier), dev(ptr),
+                                      off, dev(share))
+    # documented: host arrays come back
+    assert isinstance(charged, np.ndarray) and isinstance(kept, np.ndarray)
+    np.testing.assert_array_equal(charged, charged_ref)
+    np.testing.assert_array_equal(kept, kept_ref)
+
+
+def test_strict_backend_refuses_mixing():
+    """The stand-in the tests above rely on does refuse host/device mixing."""
+    be = strict_backend()
+    a = be.asarray(np.arange(3))
+    assert isinstance(a, StrictArray)
+    with pytest.raises(TypeError):
+        a + np.arange(3)
+    with pytest.raises(TypeError):
+        np.asarray(a)
+    with pytest.raises(TypeError):
+        be.xp.concatenate([a, np.arange(3)])
+
+
+# ---------------------------------------------------------------------------------------
+# end to end: the strict stand-in (CuPy code path) == the CPU backend
+# ---------------------------------------------------------------------------------------
+QIDS4 = ["sex", "age", "race", "education"]
+
+
+@pytest.fixture(scope="module")
+def adult300():
+    data, hierarchies = datasets.adult()
+    return data.iloc[:300].reset_index(drop=True), hierarchies
+
+
+def _fit_small(adult300, backend, metric, search, diverse, suppression):
+    data, hierarchies = adult300
+    sensitive = ["occupation"] if diverse else []
+    models = [DistinctLDiversity("occupation", 2)] if diverse else []
+    insensitive = [c for c in data.columns if c not in QIDS4 + sensitive]
+    return Anonymizer(quasi_identifiers={c: hierarchies[c] for c in QIDS4},
+                      sensitive=sensitive, insensitive=insensitive, k=3, models=models,
+                      suppression_limit=0.05, metric=metric, search=search, backend=backend,
+                      suppression=suppression, seed=11).fit(data)
+
+
+@pytest.mark.parametrize("metric", ["loss", "precision", "discernibility"])
+@pytest.mark.parametrize("search,diverse,suppression", [
+    ("flash", False, "mark"), ("exhaustive", False, "mark"), ("flash", True, "drop")])
+def test_strict_backend_end_to_end_equals_cpu(adult300, metric, search, diverse, suppression):
+    cpu = _fit_small(adult300, "cpu", metric, search, diverse, suppression)
+    strict = _fit_small(adult300, strict_backend(), metric, search, diverse, suppression)
+    assert strict.summary()["backend"] == "strict-cupy"
+    assert cpu.summary()["backend"] == "numpy"
+    assert strict.transformation == cpu.transformation
+    assert strict.information_loss == cpu.information_loss
+    assert strict.node == cpu.node
+    assert strict.nodes_evaluated == cpu.nodes_evaluated
+    assert strict.release.suppressed_rows == cpu.release.suppressed_rows
+    pd.testing.assert_frame_equal(strict.released, cpu.released)
+    # sanity: a real anonymization happened
+    assert cpu.suppressed_records <= 15
+    assert cpu.node["smallest_class"] >= 3
+    if search == "exhaustive":
+        a, b = cpu.search.details["all_stats"], strict.search.details["all_stats"]
+        for name in ("anonymous", "suppressed", "classes", "smallest_class", "entries",
+                     "lower_bound"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        np.testing.assert_array_equal(a.information_loss, b.information_loss)
