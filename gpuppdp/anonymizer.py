@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from .backend import Backend, get_backend

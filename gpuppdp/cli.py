@@ -15,6 +15,7 @@ import time
 from . import datasets
 from .anonymizer import AnonymizationResult, Anonymizer, NoSolutionError
 from .backend import BACKEND_CHOICES, BackendError
+from .dp.cli import register as register_dp_histogram
 from .encoding import SchemaError
 from .hierarchy import Hierarchy, HierarchyError
 from .io import read_table, write_table
@@ -184,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--output", required=True, help="released table (.csv or .parquet)")
     _common(an)
     an.set_defaults(func=cmd_anonymize)
+
+    register_dp_histogram(sub)
     return parser
 
 

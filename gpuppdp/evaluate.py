@@ -194,15 +194,11 @@ class Evaluator:
 
     def _smallest_kept(self, classes: Classes, outlier, n_nodes: int) -> np.ndarray:
         """Smallest released class per node (0 when everything is suppressed)."""
-        xp = classes.xp
         big = self.encoded.n_rows + 1
-        masked = xp.where(outlier, big - 1, classes.size)
-        if n_nodes == 1:
-            smallest = self.backend.to_host(xp.reshape(masked.min(), (1,)))
-        else:
-            key = xp.sort(classes.node * big + masked)
-            smallest = self.backend.to_host(key[classes.ptr[:-1]] % big)  # no node is empty
-        return np.where(smallest == big - 1, 0, smallest).astype(np.int64)
+        masked = classes.xp.where(outlier, big, classes.size)
+        smallest = self.backend.to_host(
+            kernels.segment_min(self.backend, masked, classes.ptr, classes.host_ptr))
+        return np.where(smallest == big, 0, smallest).astype(np.int64)
 
 
 class LatticeOracle:

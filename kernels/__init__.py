@@ -16,7 +16,7 @@ import numpy as np
 
 from . import grouping, segsum
 
-__all__ = ["rollup", "classes", "loss_sums"]
+__all__ = ["rollup", "classes", "loss_sums", "segment_min"]
 
 
 def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
@@ -55,3 +55,14 @@ def loss_sums(backend, size, codes, outlier, ptr, off, share):
     charged, kept = xp.zeros(off.shape), xp.zeros(off.shape)
     segsum.loss_sums_cuda(size, codes, outlier, ptr, xp.asarray(off), share, charged, kept)
     return backend.to_host(charged), backend.to_host(kept)
+
+
+def segment_min(backend, values, ptr, host_ptr):
+    """Minimum of ``values`` per non-empty segment ``ptr`` (device result)."""
+    if backend.kernels == "cpu":
+        return np.minimum.reduceat(values, host_ptr[:-1])
+    xp = backend.xp
+    n_seg = host_ptr.shape[0] - 1
+    seg = grouping.segment_ids(xp, ptr, values.shape[0])
+    big = int(values.max()) + 1
+    return xp.sort(seg * big + values)[ptr[:-1]] - xp.arange(n_seg, dtype=xp.int64) * big

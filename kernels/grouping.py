@@ -120,6 +120,19 @@ def _rollup_njit_parallel(src_codes, src_sens, src_count, src_first, node_src_st
                      out_sens, out_count, out_first, out_len)
 
 
+@njit(cache=True, parallel=True)
+def _compact(out_start, out_len, ptr, codes, sens, count, first, c_codes, c_sens, c_count,
+             c_first):
+    for b in prange(out_start.shape[0]):
+        for i in range(out_len[b]):
+            o = out_start[b] + i
+            d = ptr[b] + i
+            c_codes[d, :] = codes[o, :]
+            c_sens[d] = sens[o]
+            c_count[d] = count[o]
+            c_first[d] = first[o]
+
+
 def key_strides(node_radix):
     """Mixed-radix strides (B, k) for per-node radices (B, k), and each node's key space
     (``-1`` where it does not fit comfortably in int64)."""
@@ -159,9 +172,11 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
         used = slice(0, int(out_len[0]))
         return codes[used], sens[used], count[used], first[used], ptr
     if ptr[-1] < total:
-        seg = np.repeat(np.arange(len(lens)), lens)
-        keep = np.arange(total) - out_start[seg] < out_len[seg]
-        codes, sens, count, first = codes[keep], sens[keep], count[keep], first[keep]
+        m = int(ptr[-1])
+        packed = (np.empty((m, codes.shape[1]), np.int32), np.empty(m, np.int32),
+                  np.empty(m, np.int64), np.empty(m, np.int64))
+        _compact(out_start, out_len, ptr, codes, sens, count, first, *packed)
+        codes, sens, count, first = packed
     return codes, sens, count, first, ptr
 
 

@@ -51,7 +51,8 @@ def random_frequency_set(rng, n_entries=None, q=None, with_sens=None):
 
 def random_maps(rng, domains, n_maps=3):
     """Per QID a few random code maps (arbitrary functions of the QID's domain); returns
-    ``(maps_flat int32, offsets[j] -> list of offsets)``."""
+    ``(maps_flat int32, offs)`` with ``offs[j]`` a list of ``(offset, number of output
+    codes)`` per map of QID ``j``."""
     parts, offs, pos = [], [], 0
     for d in domains:
         mine = []
@@ -62,7 +63,7 @@ def random_maps(rng, domains, n_maps=3):
                 f = np.zeros(d, dtype=np.int64)        # everything to one code
             else:
                 f = rng.integers(0, max(1, d - 1), size=d)
-            mine.append(pos)
+            mine.append((pos, int(f.max()) + 1))
             parts.append(f.astype(np.int32))
             pos += d
         offs.append(mine)
@@ -71,7 +72,9 @@ def random_maps(rng, domains, n_maps=3):
 
 def random_batch(rng, fs, offs, n_nodes=None):
     """Nodes rolled up from random contiguous ranges of ``fs`` with random maps.
-    Ranges may overlap, repeat and be empty."""
+    Ranges may overlap, repeat and be empty.  Returns ``start, stop, map_off, radix`` with
+    ``radix`` (B, q+1) the number of codes of each QID at the node, then of the sensitive
+    attribute."""
     n = len(fs["first"])
     n_nodes = int(rng.integers(1, 7)) if n_nodes is None else n_nodes
     a = rng.integers(0, n + 1, size=n_nodes)
@@ -79,9 +82,14 @@ def random_batch(rng, fs, offs, n_nodes=None):
     start, stop = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
     if n_nodes:
         start[0], stop[0] = 0, n   # at least one full range
-    map_off = np.array([[offs[j][int(rng.integers(0, len(offs[j])))] for j in range(len(offs))]
-                        for _ in range(n_nodes)], dtype=np.int64).reshape(n_nodes, len(offs))
-    return start, stop, map_off
+    q = len(offs)
+    chosen = [[offs[j][int(rng.integers(0, len(offs[j])))] for j in range(q)]
+              for _ in range(n_nodes)]
+    map_off = np.array([[o for o, _ in row] for row in chosen], np.int64).reshape(n_nodes, q)
+    n_sens = int(fs["sens"].max()) + 1 if len(fs["sens"]) else 1
+    radix = np.array([[r for _, r in row] + [n_sens] for row in chosen],
+                     np.int64).reshape(n_nodes, q + 1)
+    return start, stop, map_off, radix
 
 
 def naive_rollup(fs, start, stop, map_off, maps):
@@ -112,8 +120,8 @@ def _rollup_inputs(seed):
     rng = np.random.default_rng(seed)
     fs = random_frequency_set(rng)
     maps, offs = random_maps(rng, fs["domains"])
-    start, stop, map_off = random_batch(rng, fs, offs)
-    return fs, maps, start, stop, map_off
+    start, stop, map_off, radix = random_batch(rng, fs, offs)
+    return fs, maps, start, stop, map_off, radix
 
 
 def _assert_outputs_equal(got, want, names):
@@ -125,21 +133,31 @@ def _assert_outputs_equal(got, want, names):
 
 ROLLUP_NAMES = ("codes", "sens", "count", "first", "ptr")
 
+# The CPU form keys entries by a mixed-radix code: directly addressed when the key space is
+# small, hashed by key when it is large, hashed on the columns when it overflows int64.
+# Radices larger than needed must not change the result.
+RADIX_REGIMES = {"exact": lambda r: r, "wide": lambda r: r * 1000,
+                 "huge": lambda r: np.full_like(r, 2 ** 40)}
+
+
+def _args(fs, start, stop, map_off, maps):
+    return (fs["codes"], fs["sens"], fs["count"], fs["first"], start, stop, map_off, maps)
+
 
 # ---------------------------------------------------------------------------------------
 # roll-up
 # ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", SEEDS)
 def test_rollup_forms_agree(seed):
-    fs, maps, start, stop, map_off = _rollup_inputs(seed)
-    args = (fs["codes"], fs["sens"], fs["count"], fs["first"], start, stop, map_off, maps)
+    fs, maps, start, stop, map_off, radix = _rollup_inputs(seed)
+    args = _args(fs, start, stop, map_off, maps)
     want = naive_rollup(fs, start, stop, map_off, maps)
-    got_xp = grouping.rollup_xp(np, *args)
-    got_njit = grouping.rollup_njit(*args)
-    _assert_outputs_equal(got_xp, want, ROLLUP_NAMES)
-    _assert_outputs_equal(got_njit, want, ROLLUP_NAMES)
-    for arr, dt in zip(got_njit, (np.int32, np.int32, np.int64, np.int64, np.int64)):
-        assert np.asarray(arr).dtype == dt
+    _assert_outputs_equal(grouping.rollup_xp(np, *args), want, ROLLUP_NAMES)
+    for regime, widen in RADIX_REGIMES.items():
+        got_njit = grouping.rollup_njit(*args, widen(radix))
+        _assert_outputs_equal(got_njit, want, [f"{n} ({regime})" for n in ROLLUP_NAMES])
+        for arr, dt in zip(got_njit, (np.int32, np.int32, np.int64, np.int64, np.int64)):
+            assert np.asarray(arr).dtype == dt
     # totals are preserved per node
     ptr = want[4]
     for b in range(len(start)):
@@ -156,7 +174,8 @@ def test_rollup_of_raw_rows_builds_the_frequency_set():
     maps = np.arange(3, dtype=np.int32)
     args = (codes, sens, np.ones(n, np.int64), np.arange(n, dtype=np.int64), np.array([0]),
             np.array([n]), np.zeros((1, q), np.int64), maps)
-    for got in (grouping.rollup_njit(*args), grouping.rollup_xp(np, *args)):
+    radix = np.array([[3, 3, 3, 2]], np.int64)
+    for got in (grouping.rollup_njit(*args, radix), grouping.rollup_xp(np, *args)):
         out_codes, out_sens, count, first, ptr = (np.asarray(a) for a in got)
         table = pd.DataFrame(codes).assign(s=sens)
         expected_first = np.flatnonzero(~table.duplicated().to_numpy())
@@ -168,13 +187,16 @@ def test_rollup_of_raw_rows_builds_the_frequency_set():
         np.testing.assert_array_equal(ptr, [0, len(expected_first)])
 
 
-def test_rollup_forms_agree_on_large_batches():
+@pytest.mark.parametrize("regime", list(RADIX_REGIMES))
+def test_rollup_forms_agree_on_large_batches(regime):
     rng = np.random.default_rng(1234)
     fs = random_frequency_set(rng, n_entries=3000, q=4, with_sens=True)
     maps, offs = random_maps(rng, fs["domains"], n_maps=4)
-    start, stop, map_off = random_batch(rng, fs, offs, n_nodes=40)
-    args = (fs["codes"], fs["sens"], fs["count"], fs["first"], start, stop, map_off, maps)
-    _assert_outputs_equal(grouping.rollup_njit(*args), grouping.rollup_xp(np, *args),
+    start, stop, map_off, radix = random_batch(rng, fs, offs, n_nodes=40)
+    args = _args(fs, start, stop, map_off, maps)
+    want = grouping.rollup_xp(np, *args)
+    _assert_outputs_equal(want, naive_rollup(fs, start, stop, map_off, maps), ROLLUP_NAMES)
+    _assert_outputs_equal(grouping.rollup_njit(*args, RADIX_REGIMES[regime](radix)), want,
                           ROLLUP_NAMES)
 
 
@@ -182,13 +204,17 @@ def test_rollup_empty_batch_ranges():
     rng = np.random.default_rng(5)
     fs = random_frequency_set(rng, n_entries=50, q=2, with_sens=False)
     maps, offs = random_maps(rng, fs["domains"])
-    start = np.array([0, 10, 10], np.int64)
-    stop = np.array([0, 10, 50], np.int64)
-    map_off = np.array([[offs[0][0], offs[1][0]]] * 3, np.int64)
-    args = (fs["codes"], fs["sens"], fs["count"], fs["first"], start, stop, map_off, maps)
+    n = len(fs["first"])
+    assert n > 10
+    start = np.array([0, 10, 10, n], np.int64)
+    stop = np.array([0, 10, n, n], np.int64)
+    map_off = np.array([[offs[0][0][0], offs[1][0][0]]] * 4, np.int64)
+    radix = np.array([[offs[0][0][1], offs[1][0][1], 1]] * 4, np.int64)
+    args = _args(fs, start, stop, map_off, maps)
     want = naive_rollup(fs, start, stop, map_off, maps)
     assert list(want[4][:3]) == [0, 0, 0]
-    _assert_outputs_equal(grouping.rollup_njit(*args), want, ROLLUP_NAMES)
+    assert want[4][3] == want[4][4] > 0
+    _assert_outputs_equal(grouping.rollup_njit(*args, radix), want, ROLLUP_NAMES)
     _assert_outputs_equal(grouping.rollup_xp(np, *args), want, ROLLUP_NAMES)
 
 
@@ -196,9 +222,9 @@ def test_rollup_empty_batch_ranges():
 # classes
 # ---------------------------------------------------------------------------------------
 def _classes_inputs(seed):
-    fs, maps, start, stop, map_off = _rollup_inputs(seed)
+    fs, maps, start, stop, map_off, _ = _rollup_inputs(seed)
     codes, sens, count, first, ptr = grouping.rollup_xp(
-        np, fs["codes"], fs["sens"], fs["count"], fs["first"], start, stop, map_off, maps)
+        np, *_args(fs, start, stop, map_off, maps))
     return ptr, codes, first
 
 
@@ -288,11 +314,11 @@ def test_loss_sums_reference_is_sequential_and_exact():
 # ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", SEEDS[:6])
 def test_dispatch_rollup(backend, seed):
-    fs, maps, start, stop, map_off = _rollup_inputs(seed)
+    fs, maps, start, stop, map_off, radix = _rollup_inputs(seed)
     want = naive_rollup(fs, start, stop, map_off, maps)
     dev = backend.asarray
     got = kernels.rollup(backend, dev(fs["codes"]), dev(fs["sens"]), dev(fs["count"]),
-                         dev(fs["first"]), start, stop, map_off, dev(maps))
+                         dev(fs["first"]), start, stop, map_off, dev(maps), radix)
     for g, w, name in zip(got, want, ROLLUP_NAMES):
         assert_backend_equal(backend, g, w, err_msg=name)
 

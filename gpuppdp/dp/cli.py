@@ -14,22 +14,17 @@ The main CLI calls :func:`register`; bad input raises ``ValueError`` / ``FileNot
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 import warnings
 
-import pandas as pd
-
 from ..backend import BACKEND_CHOICES
-from ..hierarchy import Hierarchy, format_values
+from ..hierarchy import Hierarchy
+from ..io import read_table, sniff_delimiter, write_table
 from .randomness import RandomSource
 from .releases import MECHANISMS, dp_histogram
 
-__all__ = ["register", "run_dp_histogram", "read_table"]
-
-_PARQUET_SUFFIXES = (".parquet", ".pq")
-_SNIFF_BYTES = 64 * 1024
+__all__ = ["register", "run_dp_histogram"]
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -65,43 +60,6 @@ def register(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _sniff_delimiter(path: str, candidates: str, default: str) -> str:
-    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
-        sample = fh.read(_SNIFF_BYTES)
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=candidates).delimiter
-    except csv.Error:
-        return default
-
-
-def read_table(path: str, *, columns: list[str], sep: str | None = None) -> pd.DataFrame:
-    """Read ``columns`` of a CSV (all values as strings) or Parquet file.
-
-    Raises
-    ------
-    FileNotFoundError
-        ``path`` does not exist.
-    ValueError
-        A requested column is missing.
-    """
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"input file not found: {path}")
-    if path.lower().endswith(_PARQUET_SUFFIXES):
-        import pyarrow.parquet as pq  # noqa: PLC0415 - only for Parquet input
-
-        available = list(pq.read_schema(path).names)
-    else:
-        sep = sep or _sniff_delimiter(path, ",;\t|", ",")
-        available = list(pd.read_csv(path, sep=sep, nrows=0).columns)
-    missing = [c for c in columns if c not in available]
-    if missing:
-        raise ValueError(f"column(s) {format_values(missing)} not in {path}; its columns are "
-                         f"{format_values(available, first=10)}")
-    if path.lower().endswith(_PARQUET_SUFFIXES):
-        return pd.read_parquet(path, columns=columns)
-    return pd.read_csv(path, sep=sep, usecols=columns, dtype=str, keep_default_na=False)
-
-
 def _pairs(items: list[str], option: str) -> dict[str, str]:
     out = {}
     for item in items:
@@ -127,7 +85,7 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     for col, path in _pairs(args.hierarchy, "--hierarchy").items():
         if not os.path.isfile(path):
             raise FileNotFoundError(f"hierarchy file of {col!r} not found: {path}")
-        hierarchies[col] = Hierarchy.from_csv(path, sep=_sniff_delimiter(path, ";,\t|", ";"),
+        hierarchies[col] = Hierarchy.from_csv(path, sep=sniff_delimiter(path, default=";"),
                                               name=col)
     for col in list(levels) + list(hierarchies):
         if col not in by:
@@ -141,10 +99,7 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
                              random=source)
     for w in caught:  # one line each, in the main CLI's style
         print(f"gpuppdp: warning: {w.message}", file=sys.stderr)
-    if args.output.lower().endswith(_PARQUET_SUFFIXES):
-        table.to_parquet(args.output, index=False)
-    else:
-        table.to_csv(args.output, index=False)
+    write_table(table, args.output, sep=",")
     dp = table.attrs["dp"]
     q = dp["queries"]["count"]
     where = ", ".join(f"{c} (level {levels.get(c, 0)})" for c in by)
