@@ -115,7 +115,8 @@ class FrequencySet:
     """Distinct rows of one or more lattice nodes, concatenated (node ``b`` owns
     ``ptr[b]:ptr[b+1]``), each node's entries ordered by ``first``.
 
-    ``codes`` (E, q) int32 QID codes at the node's levels; ``sens`` (E,) int32 sensitive code
+    ``codes`` (E, q) QID codes at the node's levels (:attr:`EncodedTable.code_dtype`, the
+    smallest dtype for every hierarchy); ``sens`` (E,) int32 sensitive code
     (0 when no sensitive attribute is carried); ``count`` (E,) int64; ``first`` (E,) int64 the
     first input row of the entry; ``levels`` (B, q) host int array; ``ptr`` device,
     ``host_ptr`` host offsets.
@@ -159,6 +160,11 @@ class EncodedTable:
     _level_sizes: np.ndarray | None = None
 
     @property
+    def code_dtype(self) -> np.dtype:
+        """Smallest integer dtype holding every QID code of every level."""
+        return smallest_int_dtype(max(len(h.leaves) for h in self.hierarchies))
+
+    @property
     def heights(self) -> np.ndarray:
         return np.array([h.height for h in self.hierarchies], dtype=np.int64)
 
@@ -188,7 +194,7 @@ class EncodedTable:
         return np.concatenate([radix, np.full((len(levels), 1), n_sens)], axis=1)
 
     def level_maps(self):
-        """``(maps_flat (device int32), off[j][a][b] (host int64))`` for every QID and levels
+        """``(maps_flat (device, code_dtype), off[j][a][b] (host int64))`` for every QID and levels
         ``a <= b``: ``maps_flat[off[j, a, b] + code_a] = code_b``."""
         if self._maps is None:
             hmax = int(self.heights.max())
@@ -202,14 +208,14 @@ class EncodedTable:
                         off[j, a, b] = pos
                         parts.append(m)
                         pos += len(m)
-            self._maps = (self.backend.asarray(np.concatenate(parts).astype(np.int32)), off)
+            self._maps = (self.backend.asarray(np.concatenate(parts).astype(self.code_dtype)), off)
         return self._maps
 
     def frequency_set(self) -> FrequencySet:
         """The bottom node's frequency set (one pass over the rows)."""
         xp = self.backend.xp
         q = len(self.qi_codes)
-        src = xp.stack([c.astype(xp.int32) for c in self.qi_codes], axis=1)
+        src = xp.stack([c.astype(self.code_dtype) for c in self.qi_codes], axis=1)
         sens = (self.sens_codes.astype(xp.int32) if self.sens_codes is not None
                 else xp.zeros(self.n_rows, dtype=xp.int32))
         maps, off = self.level_maps()
@@ -235,6 +241,9 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     if len(data) == 0:
         raise SchemaError("the table is empty (0 rows)")
+    duplicated = data.columns[data.columns.duplicated()].unique().tolist()
+    if duplicated:
+        raise SchemaError(f"the table has duplicate column names: {format_values(duplicated)}")
     roles = schema.resolve(list(data.columns))
     qi_names = [c for c in data.columns if roles[c] is Role.QUASI_IDENTIFYING]
     for c in qi_names + list(schema.sensitive):

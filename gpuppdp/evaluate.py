@@ -175,7 +175,7 @@ class Evaluator:
 
     def row_outliers(self, levels: np.ndarray):
         """Per input row (device bool): is the row in a class that fails a privacy model at
-        node ``levels``?  Also returns the rows' QID codes at that node, ``(N, q)`` int32."""
+        node ``levels``?  Also returns the rows' QID codes at that node, ``(N, q)``."""
         be, xp = self.backend, self.backend.xp
         levels = np.asarray(levels, dtype=np.int64).reshape(1, -1)
         _, fs = self.evaluate(levels, self.bottom, np.array([0]))
@@ -205,14 +205,17 @@ class LatticeOracle:
     """Answers "evaluate node g" for a search, rolling up from the best cached ancestor.
 
     Caches frequency sets of evaluated nodes (up to ``cache_entries`` entries in all, oldest
-    dropped first) and results of every node.  ``evaluate_all`` evaluates the whole lattice
-    level by level, each node rolled up from the predecessor with the smallest frequency set.
+    dropped first) and results of every node.  :meth:`evaluate_all` evaluates the whole lattice
+    level by level in batches of at most ``batch_entries`` source entries.
     """
 
-    def __init__(self, evaluator: Evaluator, lattice: Lattice, cache_entries: int = 20_000_000):
+    def __init__(self, evaluator: Evaluator, lattice: Lattice, cache_entries: int = 20_000_000,
+                 batch_entries: int | None = None):
         self.evaluator = evaluator
         self.lattice = lattice
         self.cache_entries = cache_entries
+        self.batch_entries = batch_entries or (
+            64_000_000 if evaluator.backend.is_gpu else 4_000_000)
         self._fs: OrderedDict[int, FrequencySet] = OrderedDict()
         self._fs_entries = 0
         # cached node -> slot; per slot: level vector and size (int64 max = free slot)
@@ -267,49 +270,74 @@ class LatticeOracle:
         return row
 
     def evaluate_all(self, progress: Callable[[int, int], None] | None = None) -> NodeStats:
-        """Evaluate every node, level by level; rows in node-id order."""
+        """Evaluate every node, level by level; rows in node-id order.
+
+        Each node is rolled up from its predecessor with the smallest frequency set.  A level
+        is evaluated in batches whose source entries stay under ``batch_entries``; the
+        previous level's frequency sets are kept as the list of those batches.
+        """
         lat = self.lattice
         all_levels = lat.levels_of(np.arange(lat.size))
         height = all_levels.sum(axis=1)
-        prev_fs = self.evaluator.bottom
-        prev_ids = np.array([0], dtype=np.int64)
+        # where each node of the previous level lives: (batch, index in batch, size)
+        prev_batches = [self.evaluator.bottom]
+        where_batch = np.zeros(lat.size, dtype=np.int64)
+        where_index = np.zeros(lat.size, dtype=np.int64)
+        size = np.zeros(lat.size, dtype=np.int64)
+        size[0] = self.evaluator.bottom.host_ptr[-1]
         parts, part_ids, done = [], [], 0
         for h in range(lat.max_height + 1):
             ids = np.flatnonzero(height == h)
-            levels = all_levels[ids]
-            if h == 0:
-                src_index = np.zeros(1, dtype=np.int64)
-            else:
-                src_index = self._smallest_predecessor(levels, prev_ids, prev_fs)
-            stats, fs = self.evaluator.evaluate(levels, prev_fs, src_index)
+            src = ids if h == 0 else self._smallest_predecessor(ids, size)
+            batches = []
+            order = np.lexsort((ids, where_batch[src]))
+            ids, src = ids[order], src[order]
+            for start, stop in self._split(where_batch[src], size[src]):
+                sl = slice(start, stop)
+                source = prev_batches[int(where_batch[src[start]])]
+                stats, fs = self.evaluator.evaluate(all_levels[ids[sl]], source,
+                                                    where_index[src[sl]])
+                where_batch[ids[sl]] = len(batches)
+                where_index[ids[sl]] = np.arange(stop - start)
+                size[ids[sl]] = stats.entries
+                batches.append(fs)
+                parts.append(stats)
+                part_ids.append(ids[sl])
+                done += stop - start
+                if progress is not None:
+                    progress(done, lat.size)
             self.evaluations += len(ids)
-            parts.append(stats)
-            part_ids.append(ids)
-            prev_fs, prev_ids = fs, ids
-            done += len(ids)
-            if progress is not None:
-                progress(done, lat.size)
+            prev_batches = batches
         stats = NodeStats.concatenate(parts)
         order = np.argsort(np.concatenate(part_ids))
         return NodeStats(**{f.name: (None if getattr(stats, f.name) is None
                                      else getattr(stats, f.name)[order])
                             for f in fields(NodeStats)})
 
-    def _smallest_predecessor(self, levels, prev_ids, prev_fs) -> np.ndarray:
-        """Index (into the previous level) of each node's predecessor with fewest entries."""
+    def _split(self, source_batch: np.ndarray, source_size: np.ndarray):
+        """``(start, stop)`` runs of nodes sharing a source batch, each run's source entries
+        at most ``batch_entries`` (one node at least)."""
+        start = 0
+        n = len(source_batch)
+        while start < n:
+            same = start + int(np.searchsorted(source_batch[start:], source_batch[start],
+                                               side="right"))
+            budget = np.cumsum(source_size[start:same])
+            stop = start + max(1, int(np.searchsorted(budget, self.batch_entries, side="right")))
+            yield start, stop
+            start = stop
+
+    def _smallest_predecessor(self, ids: np.ndarray, size: np.ndarray) -> np.ndarray:
+        """Id of each node's direct predecessor with the fewest frequency-set entries."""
         lat = self.lattice
-        pos = np.full(lat.size, -1, dtype=np.int64)
-        pos[prev_ids] = np.arange(len(prev_ids))
-        sizes = np.diff(prev_fs.host_ptr)
-        best = np.full(len(levels), -1, dtype=np.int64)
-        best_size = np.full(len(levels), np.iinfo(np.int64).max)
-        ids = lat.node_ids(levels)
+        levels = lat.levels_of(ids)
+        best = np.full(len(ids), -1, dtype=np.int64)
+        best_size = np.full(len(ids), np.iinfo(np.int64).max)
         for j in range(lat.n_attributes):
             can = levels[:, j] > 0
             pred = np.where(can, ids - lat.strides[j], 0)
-            p = np.where(can, pos[pred], -1)
-            s = np.where(p >= 0, sizes[np.maximum(p, 0)], np.iinfo(np.int64).max)
+            s = np.where(can, size[pred], np.iinfo(np.int64).max)
             better = s < best_size
-            best = np.where(better, p, best)
+            best = np.where(better, pred, best)
             best_size = np.where(better, s, best_size)
         return best

@@ -12,6 +12,7 @@ below it (a group of leaves may never split again higher up), one top value.
 from __future__ import annotations
 
 import csv
+import operator
 import os
 from typing import Iterable, Sequence
 
@@ -134,8 +135,13 @@ class Hierarchy:
         path = os.fspath(path)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"hierarchy file not found: {path}")
-        with open(path, newline="", encoding=encoding) as fh:
-            rows = [r for r in csv.reader(fh, delimiter=sep) if r and any(c.strip() for c in r)]
+        try:
+            with open(path, newline="", encoding=encoding) as fh:
+                rows = [r for r in csv.reader(fh, delimiter=sep)
+                        if r and any(c.strip() for c in r)]
+        except UnicodeDecodeError as exc:
+            raise HierarchyError(f"hierarchy file {path} is not {encoding} text ({exc.reason} "
+                                 f"at byte {exc.start}); pass its encoding") from None
         return cls.from_rows(rows, name=name or os.path.basename(path))
 
     @classmethod
@@ -154,13 +160,25 @@ class Hierarchy:
     def leaves(self) -> np.ndarray:
         return self._labels[0]
 
+    def _level(self, level) -> int:
+        """``level`` as an int in ``0..height``; otherwise a ValueError naming the hierarchy
+        (a bare index would raise IndexError, or silently count from the top if negative)."""
+        try:
+            value = operator.index(level)
+        except TypeError:
+            value = None
+        if value is None or isinstance(level, bool) or not 0 <= value <= self.height:
+            raise ValueError(f"{self.name}: level must be an integer in 0..{self.height}, "
+                             f"got {level!r}")
+        return value
+
     def labels(self, level: int) -> np.ndarray:
         """Distinct labels of ``level`` in code order (order of first appearance)."""
-        return self._labels[level]
+        return self._labels[self._level(level)]
 
     def codes(self, level: int) -> np.ndarray:
         """``codes(level)[leaf] -> code of the leaf's label at level`` (int32)."""
-        return self._codes[level]
+        return self._codes[self._level(level)]
 
     def upmap(self, src: int, dst: int) -> np.ndarray:
         """``upmap(src, dst)[code at src] -> code at dst`` for ``src <= dst``."""
@@ -172,6 +190,7 @@ class Hierarchy:
 
     def label_row_counts(self, level: int) -> np.ndarray:
         """Number of hierarchy rows under each label of ``level`` (ARX's domain-share numerator)."""
+        level = self._level(level)
         return np.bincount(self._codes[level], minlength=len(self._labels[level]))
 
     def leaf_codes(self, values: Sequence, *, attribute: str | None = None) -> np.ndarray:
@@ -187,6 +206,7 @@ class Hierarchy:
 
     def generalize(self, values: Sequence, level: int, *, attribute: str | None = None) -> np.ndarray:
         """Labels of ``values`` at ``level`` (object array of str)."""
+        level = self._level(level)
         return self._labels[level][self._codes[level][self.leaf_codes(values, attribute=attribute)]]
 
     def __repr__(self) -> str:  # pragma: no cover - cosmetic

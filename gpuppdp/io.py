@@ -40,6 +40,15 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None,
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"input file not found: {path}")
+    try:
+        return _read(path, sep, columns)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path} is empty") from None
+
+
+def _read(path: str, sep: str | None, columns: Sequence[str] | None) -> pd.DataFrame:
     parquet = path.lower().endswith(_PARQUET)
     if not parquet and sep is None:
         sep = sniff_delimiter(path)

@@ -154,8 +154,8 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     np.cumsum(lens[:-1], out=out_start[1:])
     total = int(lens.sum())
     q = src_codes.shape[1]
-    codes = np.empty((total, q), np.int32)
-    sens = np.empty(total, np.int32)
+    codes = np.empty((total, q), maps_flat.dtype)
+    sens = np.empty(total, src_sens.dtype)
     count = np.empty(total, np.int64)
     first = np.empty(total, np.int64)
     out_len = np.empty(len(lens), np.int64)
@@ -173,7 +173,7 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
         return codes[used], sens[used], count[used], first[used], ptr
     if ptr[-1] < total:
         m = int(ptr[-1])
-        packed = (np.empty((m, codes.shape[1]), np.int32), np.empty(m, np.int32),
+        packed = (np.empty((m, codes.shape[1]), codes.dtype), np.empty(m, sens.dtype),
                   np.empty(m, np.int64), np.empty(m, np.int64))
         _compact(out_start, out_len, ptr, codes, sens, count, first, *packed)
         codes, sens, count, first = packed
@@ -223,13 +223,14 @@ def rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start, nod
 
     Parameters
     ----------
-    src_codes : (E, q) int32 -- QID codes of all source entries, at their source levels.
+    src_codes : (E, q) int -- QID codes of all source entries, at their source levels.
     src_sens, src_count, src_first : (E,) -- sensitive code (0 if none), count, first row.
     node_src_start, node_src_stop : (B,) int64 (host) -- the source entry range of each node;
         entries of a range are ordered by ``first``.
     node_map_off : (B, q) int64 -- offset into ``maps_flat`` of the code map each node uses
         for each QID (from its source level to its own level).
-    maps_flat : (M,) int32 -- all level-to-level code maps, concatenated.
+    maps_flat : (M,) int -- all level-to-level code maps, concatenated; its dtype is the
+        dtype of the output codes.
 
     Returns
     -------
@@ -251,8 +252,8 @@ def rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start, nod
     group_of_row, rep, n_groups = group_sorted_xp(xp, seg, cols + [sens], first)
     count = xp.zeros(n_groups, dtype=xp.int64)
     xp.add.at(count, group_of_row, src_count[rows])
-    codes = xp.stack([c[rep] for c in cols], axis=1).astype(xp.int32) if n_groups else \
-        xp.zeros((0, src_codes.shape[1]), dtype=xp.int32)
+    codes = xp.stack([c[rep] for c in cols], axis=1).astype(maps_flat.dtype) if n_groups else \
+        xp.zeros((0, src_codes.shape[1]), dtype=maps_flat.dtype)
     ptr = xp.zeros(lens.shape[0] + 1, dtype=xp.int64)
     ptr[1:] = xp.cumsum(xp.bincount(seg[rep], minlength=lens.shape[0]))
     return codes, sens[rep], count, first[rep], ptr

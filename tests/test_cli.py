@@ -373,3 +373,13 @@ def test_console_script(tmp_path, table):
     released = read_out(out)
     assert len(released) == ROWS
     assert_k_anonymous(released, summary)
+
+
+def test_error_hierarchy_not_utf8(capsys, tmp_path, table):
+    path = write_csv(table, tmp_path / "in.csv", ";")
+    h = tmp_path / "sex.csv"
+    h.write_bytes("Male;*\nFemale;*\nNon-binär;*\n".encode("latin-1"))
+    rc, _, stderr = run(capsys, ["anonymize", str(path), "--qi", f"sex={h}",
+                                 "--others", "insensitive", "--k", "2", "--quiet",
+                                 "--output", str(tmp_path / "o.csv")])
+    assert_one_error_line(rc, stderr, f"hierarchy file {h} is not utf-8 text")

@@ -3,6 +3,8 @@ encoding and generalization, on small hand-written examples and the bundled Adul
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -179,3 +181,32 @@ def test_adult_hierarchy_from_bundled_path():
     assert h.label_row_counts(1).tolist() == [3, 3, 2]
     assert h.generalize(["State-gov", "Never-worked"], 1).tolist() == ["Government",
                                                                        "Unemployed"]
+
+
+# -- levels out of range ----------------------------------------------------------------------
+@pytest.mark.parametrize("level", [-1, 4, 1.0, "1", True, None])
+def test_bad_level_names_the_hierarchy(zip_h, level):
+    message = rf"zip: level must be an integer in 0\.\.3, got {re.escape(repr(level))}"
+    with pytest.raises(ValueError, match=message):
+        zip_h.labels(level)
+    with pytest.raises(ValueError, match=message):
+        zip_h.codes(level)
+    with pytest.raises(ValueError, match=message):
+        zip_h.label_row_counts(level)
+    with pytest.raises(ValueError, match=message):
+        zip_h.generalize(["47906"], level)
+
+
+def test_numpy_integer_levels_accepted(zip_h):
+    assert zip_h.labels(np.int64(2)).tolist() == ["479**", "476**"]
+    assert zip_h.generalize(["47602"], np.int32(1)).tolist() == ["4760*"]
+
+
+def test_from_csv_wrong_encoding(tmp_path):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("Café;*\nTea;*\n".encode("latin-1"))
+    with pytest.raises(HierarchyError, match=rf"hierarchy file {re.escape(str(path))} is not "
+                                             r"utf-8 text .* at byte 3\); pass its encoding"):
+        Hierarchy.from_csv(path)
+    h = Hierarchy.from_csv(path, encoding="latin-1")
+    assert h.leaves.tolist() == ["Café", "Tea"]
