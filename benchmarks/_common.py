@@ -22,7 +22,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def default_json(name: str) -> str:
-    return os.path.join("benchmarks", "out", f"{name}.json")
+    """``benchmarks/out/<name>.json`` (next to the scripts, whatever the working directory)."""
+    return os.path.join(os.path.relpath(os.path.join(HERE, "out")), f"{name}.json")
+
+
+def resolve_backend(spec: str):
+    """``get_backend(spec)``, exiting with a one-line message when it is unavailable."""
+    from gpuppdp.backend import BackendError, get_backend
+
+    try:
+        return get_backend(spec)
+    except BackendError as exc:
+        raise SystemExit(f"error: {exc}")
 
 
 def add_common_args(p: argparse.ArgumentParser, name: str) -> None:

@@ -34,11 +34,10 @@ import time
 import numpy as np
 
 from _common import (add_common_args, adult_qids, arx_key, fmt_seconds, load_arx_reference,
-                     machine_info, print_machine, print_table, summarize, synchronizer,
-                     timed_runs, write_json)
+                     machine_info, print_machine, print_table, resolve_backend, summarize,
+                     synchronizer, timed_runs, write_json)
 
 from gpuppdp import Anonymizer
-from gpuppdp.backend import get_backend
 from gpuppdp.evaluate import LatticeOracle
 from gpuppdp.lattice import Lattice
 
@@ -67,7 +66,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     qids = [int(q) for q in args.qids.split(",") if q.strip()]
 
-    backend = get_backend(args.backend)
+    backend = resolve_backend(args.backend)
     sync = synchronizer(backend)
     info = machine_info(backend)
     print_machine(info)

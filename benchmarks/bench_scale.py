@@ -39,10 +39,10 @@ import numpy as np
 import pandas as pd
 
 from _common import (add_common_args, fmt_bytes, fmt_seconds, machine_info, maxrss_bytes,
-                     print_machine, print_table, summarize, synchronizer, write_json)
+                     print_machine, print_table, resolve_backend, summarize, synchronizer,
+                     write_json)
 
 from gpuppdp import Anonymizer, datasets
-from gpuppdp.backend import get_backend
 
 
 def _rows(text: str) -> int:
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
                    help="warm up on the scaled table (full) or on the original Adult (small)")
     args = p.parse_args(argv)
 
-    backend = get_backend(args.backend)
+    backend = resolve_backend(args.backend)
     sync = synchronizer(backend)
     info = machine_info(backend)
     print_machine(info)

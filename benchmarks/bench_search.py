@@ -34,12 +34,11 @@ import sys
 import time
 
 from _common import (add_common_args, adult_qids, arx_key, fmt_seconds, load_arx_reference,
-                     machine_info, print_machine, print_table, summarize, synchronizer,
-                     timed_runs, write_json)
+                     machine_info, print_machine, print_table, resolve_backend, summarize,
+                     synchronizer, timed_runs, write_json)
 
 from gpuppdp import Anonymizer
 from gpuppdp.anonymizer import NoSolutionError
-from gpuppdp.backend import get_backend
 
 QIDS = (8, 9)
 KS = (2, 5, 10, 50)
@@ -76,7 +75,7 @@ def main(argv=None) -> int:
     sups = args.suppression if args.suppression is not None else sups
     metrics = args.metrics or metrics
 
-    backend = get_backend(args.backend)
+    backend = resolve_backend(args.backend)
     sync = synchronizer(backend)
     info = machine_info(backend)
     print_machine(info)

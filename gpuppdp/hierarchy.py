@@ -17,6 +17,7 @@ import os
 from typing import Iterable, Sequence
 
 import numpy as np
+import pandas as pd
 
 __all__ = ["Hierarchy", "HierarchyError", "UnknownValuesError", "format_values",
            "first_appearance_codes"]
@@ -195,14 +196,15 @@ class Hierarchy:
 
     def leaf_codes(self, values: Sequence, *, attribute: str | None = None) -> np.ndarray:
         """Encode data values (compared as strings) to leaf codes; unknown values raise."""
-        values = np.asarray(values, dtype=object)
-        uniq, inverse = np.unique(values.astype(str), return_inverse=True)
-        mapped = np.array([self._leaf_index.get(u, -1) for u in uniq.tolist()], dtype=np.int64)
+        inverse, uniq = pd.factorize(np.asarray(values).reshape(-1), use_na_sentinel=False)
+        names = [str(u) for u in uniq]  # only the distinct values become strings
+        mapped = np.array([self._leaf_index.get(u, -1) for u in names], dtype=np.int64)
         missing = mapped < 0
         if missing.any():
             bad_rows = int(np.isin(inverse, np.flatnonzero(missing)).sum())
-            raise UnknownValuesError(attribute or self.name, uniq[missing].tolist(), bad_rows)
-        return mapped[inverse.reshape(-1)].astype(np.int32)
+            raise UnknownValuesError(attribute or self.name,
+                                     sorted(n for n, m in zip(names, missing) if m), bad_rows)
+        return mapped[inverse].astype(np.int32)
 
     def generalize(self, values: Sequence, level: int, *, attribute: str | None = None) -> np.ndarray:
         """Labels of ``values`` at ``level`` (object array of str)."""

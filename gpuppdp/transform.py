@@ -55,7 +55,11 @@ def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: st
     levels = np.asarray(levels, dtype=np.int64)
     row_outlier, row_codes = evaluator.row_outliers(levels)
     outlier = be.to_host(row_outlier).astype(bool)
-    codes = be.to_host(row_codes)
+    keep = ~outlier if suppression == "drop" else np.ones(len(outlier), dtype=bool)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    order = rng.permutation(np.flatnonzero(keep))
+    codes = be.to_host(row_codes)[order]
+    shown_suppressed = outlier[order]
     columns = {}
     for name in data.columns:
         role = enc.roles.get(name)
@@ -64,12 +68,7 @@ def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: st
         if role is Role.QUASI_IDENTIFYING:
             j = enc.qi_names.index(name)
             labels = enc.hierarchies[j].labels(int(levels[j]))[codes[:, j]]
-            columns[name] = np.where(outlier, SUPPRESSED_LABEL, labels)
+            columns[name] = np.where(shown_suppressed, SUPPRESSED_LABEL, labels)
         else:
-            columns[name] = data[name].to_numpy()
-    out = pd.DataFrame(columns)
-    keep = ~outlier if suppression == "drop" else np.ones(len(out), dtype=bool)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    order = rng.permutation(np.flatnonzero(keep))
-    out = out.iloc[order].reset_index(drop=True)
-    return Release(out, enc.n_rows, int(outlier.sum()), suppression)
+            columns[name] = data[name].take(order).reset_index(drop=True)
+    return Release(pd.DataFrame(columns), enc.n_rows, int(outlier.sum()), suppression)
