@@ -56,14 +56,16 @@ class Metric:
 
 @njit(cache=True)
 def _normalize_and_aggregate(sums, minimum, maximum):
-    """ARX's per-attribute normalization, truncation to 1e-10 and geometric mean."""
+    """ARX's per-attribute normalization, truncation to 1e-10 and geometric mean.  An attribute
+    whose domain has a single value (minimum == maximum) loses nothing: v = 0."""
     n_nodes, q = sums.shape
     out = np.empty(n_nodes, np.float64)
     exponent = 1.0 / q
     for b in range(n_nodes):
         g = 1.0
         for i in range(q):
-            v = (sums[b, i] - minimum[i]) / (maximum[i] - minimum[i])
+            span = maximum[i] - minimum[i]
+            v = (sums[b, i] - minimum[i]) / span if span > 0.0 else 0.0
             if v < 0.0:
                 v = 0.0
             v = math.floor(v * 1e10) / 1e10

@@ -372,3 +372,14 @@ def test_no_solution_homogeneous_table(hierarchies, table):
     result = anonymizer.fit(table.assign(disease=list("aaaaaaab")))
     assert result.transformation == {"age": 2, "sex": 1}
     assert result.suppressed_records == 0
+
+
+def test_loss_with_a_single_valued_hierarchy_is_defined():
+    """A one-leaf domain cannot lose information: its term is 0, not a division by zero."""
+    import pandas as pd
+    from gpuppdp import Anonymizer, Hierarchy
+    H = {"a": Hierarchy([["v0"], ["*"]]), "b": Hierarchy([["v0", "v1"], ["*", "*"]])}
+    df = pd.DataFrame({"a": ["v0"] * 4, "b": ["v0", "v1", "v0", "v1"]})
+    result = Anonymizer(quasi_identifiers=H, k=2, metric="loss", backend="cpu").fit(df)
+    assert result.transformation == {"a": 0, "b": 0}
+    assert result.information_loss == 0.0

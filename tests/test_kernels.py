@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -200,6 +202,48 @@ def test_rollup_forms_agree_on_large_batches(regime):
                           ROLLUP_NAMES)
 
 
+@pytest.mark.parametrize("dtype,domain", [(np.int8, 128), (np.int16, 300), (np.int32, 70_000)])
+def test_rollup_and_classes_small_code_dtypes(dtype, domain):
+    """Codes travel in the smallest dtype of the hierarchies (int8 for Adult); codes up to
+    the dtype's maximum must survive the keying, hashing and the output."""
+    rng = np.random.default_rng(int(domain))
+    n, q = 2000, 3
+    codes = np.stack([rng.integers(0, domain, size=n), rng.integers(domain - 3, domain, size=n),
+                      rng.integers(0, 4, size=n)], axis=1).astype(dtype)
+    sens = rng.integers(0, 3, size=n).astype(np.int32)
+    # maps: identity, "divide by 7", constant -- all in ``dtype``
+    ident = np.arange(domain)
+    parts = [ident, ident // 7, np.zeros(domain, np.int64)]
+    maps = np.concatenate(parts).astype(dtype)
+    offs = [(0, domain), (domain, (domain - 1) // 7 + 1), (2 * domain, 1)]
+    fs = dict(codes=codes, sens=sens, count=rng.integers(1, 5, size=n).astype(np.int64),
+              first=np.arange(n, dtype=np.int64))
+    # nodes: every combination of maps over the three QIDs
+    combos = list(itertools.product(range(3), repeat=q))
+    map_off = np.array([[offs[m][0] for m in c] for c in combos], np.int64)
+    radix = np.array([[offs[m][1] for m in c] + [3] for c in combos], np.int64)
+    start = np.zeros(len(combos), np.int64)
+    stop = np.full(len(combos), n, np.int64)
+    args = _args(fs, start, stop, map_off, maps)
+    want = naive_rollup(fs, start, stop, map_off, maps)
+    got_xp = grouping.rollup_xp(np, *args)
+    _assert_outputs_equal(got_xp, want, ROLLUP_NAMES)
+    assert np.asarray(got_xp[0]).dtype == dtype
+    for regime, widen in RADIX_REGIMES.items():
+        got = grouping.rollup_njit(*args, widen(radix))
+        _assert_outputs_equal(got, want, [f"{nm} ({regime})" for nm in ROLLUP_NAMES])
+        assert np.asarray(got[0]).dtype == dtype
+        assert np.asarray(got[1]).dtype == sens.dtype
+    assert int(np.asarray(want[0]).max()) == domain - 1
+    # classes of the rolled-up entries, codes still in ``dtype``
+    out_codes, _, _, out_first, ptr = got_xp
+    want_classes = naive_classes(ptr, out_codes)
+    names = ("class_of_entry", "rep", "class_ptr")
+    _assert_outputs_equal(grouping.classes_njit(ptr, out_codes, out_first), want_classes, names)
+    _assert_outputs_equal(grouping.classes_xp(np, ptr, out_codes, out_first), want_classes,
+                          names)
+
+
 def test_rollup_empty_batch_ranges():
     rng = np.random.default_rng(5)
     fs = random_frequency_set(rng, n_entries=50, q=2, with_sens=False)
@@ -385,10 +429,13 @@ def _fit_small(adult300, backend, metric, search, diverse, suppression):
 @pytest.mark.parametrize("metric", ["loss", "precision", "discernibility"])
 @pytest.mark.parametrize("search,diverse,suppression", [
     ("flash", False, "mark"), ("exhaustive", False, "mark"), ("flash", True, "drop")])
-def test_strict_backend_end_to_end_equals_cpu(adult300, metric, search, diverse, suppression):
+def test_backend_end_to_end_equals_cpu(backend, adult300, metric, search, diverse,
+                                       suppression):
+    """On the strict stand-in (and on CuPy in the GPU tier) the whole pipeline returns
+    exactly what the CPU backend returns: node, loss, statistics, and the released table."""
     cpu = _fit_small(adult300, "cpu", metric, search, diverse, suppression)
-    strict = _fit_small(adult300, strict_backend(), metric, search, diverse, suppression)
-    assert strict.summary()["backend"] == "strict-cupy"
+    strict = _fit_small(adult300, backend, metric, search, diverse, suppression)
+    assert strict.summary()["backend"] == backend.name
     assert cpu.summary()["backend"] == "numpy"
     assert strict.transformation == cpu.transformation
     assert strict.information_loss == cpu.information_loss
