@@ -137,6 +137,13 @@ class FrequencySet:
     def size(self, b: int) -> int:
         return int(self.host_ptr[b + 1] - self.host_ptr[b])
 
+    def node(self, b: int) -> "FrequencySet":
+        """Node ``b`` alone, as views of this set's arrays (no copy)."""
+        lo, hi = int(self.host_ptr[b]), int(self.host_ptr[b + 1])
+        return FrequencySet(self.levels[b:b + 1], self.codes[lo:hi], self.sens[lo:hi],
+                            self.count[lo:hi], self.first[lo:hi], self.ptr[b:b + 2] - lo,
+                            np.array([0, hi - lo], dtype=np.int64))
+
 
 @dataclass
 class EncodedTable:

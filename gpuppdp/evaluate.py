@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Callable, Sequence
 
 import numpy as np
+from numba import njit
 
 from . import kernels
 from .encoding import EncodedTable, FrequencySet
@@ -55,19 +56,22 @@ class NodeStats:
     def row(self, b: int) -> dict:
         """Node ``b`` as a plain dict of Python scalars."""
         out = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            out[f.name] = None if value is None else (
-                tuple(int(v) for v in value[b]) if f.name == "levels" else value[b].item())
+        for name in _NODE_STATS_FIELDS:
+            value = getattr(self, name)
+            out[name] = None if value is None else (
+                tuple(int(v) for v in value[b]) if name == "levels" else value[b].item())
         return out
 
     @staticmethod
     def concatenate(parts: Sequence["NodeStats"]) -> "NodeStats":
         kw = {}
-        for f in fields(NodeStats):
-            vals = [getattr(p, f.name) for p in parts]
-            kw[f.name] = None if vals[0] is None else np.concatenate(vals)
+        for name in _NODE_STATS_FIELDS:
+            vals = [getattr(p, name) for p in parts]
+            kw[name] = None if vals[0] is None else np.concatenate(vals)
         return NodeStats(**kw)
+
+
+_NODE_STATS_FIELDS = tuple(f.name for f in fields(NodeStats))
 
 
 class Evaluator:
@@ -167,8 +171,7 @@ class Evaluator:
         smallest = self._smallest_kept(classes, outlier, n_nodes)
         il, lb = self.metric.evaluate(classes, outlier, levels)
         il = np.where(anonymous, il, np.nan)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            aecs = np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0)
+        aecs = np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0)
         return NodeStats(levels, anonymous, k_anonymous, suppressed.astype(np.int64),
                          kept.astype(np.int64), smallest, aecs, il, lb,
                          entries.astype(np.int64), levels.sum(axis=1))
@@ -199,6 +202,23 @@ class Evaluator:
         smallest = self.backend.to_host(
             kernels.segment_min(self.backend, masked, classes.ptr, classes.host_ptr))
         return np.where(smallest == big, 0, smallest).astype(np.int64)
+
+
+@njit(cache=True)
+def _smallest_below(slot_levels, slot_size, levels):
+    """Slot of the smallest cached frequency set whose node is at most ``levels``."""
+    best, best_size = -1, np.iinfo(np.int64).max
+    for s in range(slot_levels.shape[0]):
+        if slot_size[s] >= best_size:
+            continue
+        below = True
+        for i in range(levels.shape[0]):
+            if slot_levels[s, i] > levels[i]:
+                below = False
+                break
+        if below:
+            best, best_size = s, slot_size[s]
+    return best
 
 
 class LatticeOracle:
@@ -250,24 +270,33 @@ class LatticeOracle:
 
     def _best_source(self, levels: np.ndarray) -> FrequencySet:
         """The cached node below ``levels`` with the smallest frequency set."""
-        ok = (self._slot_levels <= levels[None, :]).all(axis=1)
-        slot = int(np.argmin(np.where(ok, self._slot_size, np.iinfo(np.int64).max)))
-        node_id = self.lattice.node_id(self._slot_levels[slot])
-        return self._fs[node_id]
+        slot = _smallest_below(self._slot_levels, self._slot_size, levels)
+        return self._fs[self.lattice.node_id(self._slot_levels[slot])]
 
     def evaluate(self, node_id: int) -> dict:
         """Result row (see :meth:`NodeStats.row`) of one node, evaluated at most once."""
         hit = self._results.get(node_id)
-        if hit is not None:
-            return hit
-        levels = self.lattice.levels_of(np.array([node_id]))[0]
-        source = self._best_source(levels)
-        stats, fs = self.evaluator.evaluate(levels[None, :], source, np.array([0]))
-        self.evaluations += 1
-        row = stats.row(0)
-        self._results[node_id] = row
-        self._store(node_id, fs)
-        return row
+        if hit is None:
+            self.prefetch([node_id])
+            hit = self._results[node_id]
+        return hit
+
+    def is_evaluated(self, node_id: int) -> bool:
+        return node_id in self._results
+
+    def prefetch(self, node_ids) -> None:
+        """Evaluate the given nodes not yet evaluated, as one batch (several cores, or one
+        GPU launch), rolled up from the smallest cached node below all of them."""
+        todo = [n for n in dict.fromkeys(node_ids) if n not in self._results]
+        if not todo:
+            return
+        levels = self.lattice.levels_of(np.array(todo, dtype=np.int64))
+        source = self._best_source(levels.min(axis=0))
+        stats, fs = self.evaluator.evaluate(levels, source, np.zeros(len(todo), dtype=np.int64))
+        self.evaluations += len(todo)
+        for b, node_id in enumerate(todo):
+            self._results[node_id] = stats.row(b)
+            self._store(node_id, fs.node(b))
 
     def evaluate_all(self, progress: Callable[[int, int], None] | None = None) -> NodeStats:
         """Evaluate every node, level by level; rows in node-id order.
@@ -310,9 +339,9 @@ class LatticeOracle:
             prev_batches = batches
         stats = NodeStats.concatenate(parts)
         order = np.argsort(np.concatenate(part_ids))
-        return NodeStats(**{f.name: (None if getattr(stats, f.name) is None
-                                     else getattr(stats, f.name)[order])
-                            for f in fields(NodeStats)})
+        return NodeStats(**{name: (None if getattr(stats, name) is None
+                                   else getattr(stats, name)[order])
+                            for name in _NODE_STATS_FIELDS})
 
     def _split(self, source_batch: np.ndarray, source_size: np.ndarray):
         """``(start, stop)`` runs of nodes sharing a source batch, each run's source entries

@@ -310,6 +310,9 @@ class FlashSearch:
     def _linear(self, g: int) -> None:
         if not self._skip(self.linear.skip, g):
             self._check_and_tag(g, self.linear)
+            # the successors will most likely be checked next: evaluate them as one batch
+            self.oracle.prefetch([s for s in self._successors(g)
+                                  if not self._skip(self.linear.skip, s) and self.linear.check(s)])
             for s in self._successors(g):
                 if not self._skip(self.linear.skip, s):
                     self._linear(s)
@@ -340,7 +343,8 @@ class FlashSearch:
         return SearchResult(opt, None if opt is None else oracle.evaluate(opt), self.checked,
                             seconds, self.name,
                             {"privacy_monotonicity": self.privacy,
-                             "utility_monotonic": self.utility_full})
+                             "utility_monotonic": self.utility_full,
+                             "evaluations": oracle.evaluations})
 
 
 class _JavaPriorityQueue:
