@@ -11,7 +11,7 @@ decimal and with it a tie between nodes.  All forms add strictly left to right, 
 every backend bit-identical to ARX.
 
 Three forms: :func:`loss_sums_reference` (plain NumPy, the oracle), :func:`loss_sums_njit`
-(Numba CPU, parallel over nodes) and :func:`loss_sums_cuda` (Numba CUDA, one thread per
+(Numba CPU, parallel over nodes, one pass per node) and :func:`loss_sums_cuda` (Numba CUDA, one thread per
 (node, QID); runs on CuPy arrays, or on NumPy arrays under Numba's CUDA simulator).
 """
 
@@ -40,32 +40,32 @@ def loss_sums_reference(size, codes, outlier, ptr, off, share):
 
 
 @njit(cache=True)
-def _loss_sums_cell(t, size, codes, outlier, ptr, off, share, charged, kept):
+def _loss_sums_node(b, size, codes, outlier, ptr, off, share, charged, kept):
+    """All QIDs of node ``b`` in one pass over its classes (each class row read once)."""
     q = off.shape[1]
-    b = t // q
-    j = t - b * q
-    acc_c = 0.0
-    acc_k = 0.0
-    base = off[b, j]
+    acc_c = np.zeros(q)
+    acc_k = np.zeros(q)
     for c in range(ptr[b], ptr[b + 1]):
         sz = float(size[c])
-        x = sz * share[base + codes[c, j]]
-        acc_k += x
-        acc_c += sz if outlier[c] else x
-    charged[b, j] = acc_c
-    kept[b, j] = acc_k
+        out = outlier[c]
+        for j in range(q):
+            x = sz * share[off[b, j] + codes[c, j]]
+            acc_k[j] += x
+            acc_c[j] += sz if out else x
+    charged[b, :] = acc_c
+    kept[b, :] = acc_k
 
 
 @njit(cache=True)
 def _loss_sums_serial(size, codes, outlier, ptr, off, share, charged, kept):
-    for t in range(off.shape[0] * off.shape[1]):
-        _loss_sums_cell(t, size, codes, outlier, ptr, off, share, charged, kept)
+    for b in range(off.shape[0]):
+        _loss_sums_node(b, size, codes, outlier, ptr, off, share, charged, kept)
 
 
 @njit(cache=True, parallel=True)
 def _loss_sums_parallel(size, codes, outlier, ptr, off, share, charged, kept):
-    for t in prange(off.shape[0] * off.shape[1]):
-        _loss_sums_cell(t, size, codes, outlier, ptr, off, share, charged, kept)
+    for b in prange(off.shape[0]):
+        _loss_sums_node(b, size, codes, outlier, ptr, off, share, charged, kept)
 
 
 def loss_sums_njit(size, codes, outlier, ptr, off, share):
