@@ -16,7 +16,7 @@ import pandas as pd
 
 from . import kernels
 from .backend import Backend
-from .hierarchy import Hierarchy, first_appearance_codes, format_values
+from .hierarchy import Hierarchy, format_values
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "encode",
            "smallest_int_dtype"]
@@ -254,6 +254,8 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
     roles = schema.resolve(list(data.columns))
     qi_names = [c for c in data.columns if roles[c] is Role.QUASI_IDENTIFYING]
     for c in qi_names + list(schema.sensitive):
+        if not data[c].hasnans:
+            continue
         miss = data[c].isna().to_numpy()
         if miss.any():
             raise SchemaError(
@@ -263,7 +265,7 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
     hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
     qi_codes = []
     for c, h in zip(qi_names, hierarchies):
-        leaf = h.leaf_codes(data[c].to_numpy(), attribute=c)
+        leaf = h.leaf_codes(data[c], attribute=c)
         qi_codes.append(backend.asarray(leaf.astype(smallest_int_dtype(len(h.leaves)))))
     enc = EncodedTable(backend, qi_names, hierarchies, qi_codes, len(data), roles=roles)
     if sensitive_attribute is not None:
@@ -271,7 +273,8 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
             raise SchemaError(
                 f"privacy models refer to {sensitive_attribute!r}, which is not a sensitive "
                 "attribute of the schema")
-        labels, codes = first_appearance_codes(data[sensitive_attribute].astype(str).to_numpy())
+        codes, uniq = pd.factorize(data[sensitive_attribute], use_na_sentinel=False)
+        labels = np.array([str(u) for u in uniq], dtype=object)
         enc.sens_name = sensitive_attribute
         enc.sens_labels = labels
         enc.sens_codes = backend.asarray(codes.astype(smallest_int_dtype(len(labels))))

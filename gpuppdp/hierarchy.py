@@ -196,7 +196,9 @@ class Hierarchy:
 
     def leaf_codes(self, values: Sequence, *, attribute: str | None = None) -> np.ndarray:
         """Encode data values (compared as strings) to leaf codes; unknown values raise."""
-        inverse, uniq = pd.factorize(np.asarray(values).reshape(-1), use_na_sentinel=False)
+        if not isinstance(values, pd.Series):
+            values = np.asarray(values).reshape(-1)
+        inverse, uniq = pd.factorize(values, use_na_sentinel=False)
         names = [str(u) for u in uniq]  # only the distinct values become strings
         mapped = np.array([self._leaf_index.get(u, -1) for u in names], dtype=np.int64)
         missing = mapped < 0

@@ -37,6 +37,15 @@ class Release:
         return self.input_rows - self.suppressed_rows
 
 
+def _labels(labels: np.ndarray, codes: np.ndarray, suppressed: np.ndarray) -> pd.Categorical:
+    """Generalized labels as a categorical column (no per-row strings), ``*`` if suppressed."""
+    categories = list(labels)
+    if SUPPRESSED_LABEL not in categories:
+        categories.append(SUPPRESSED_LABEL)
+    star = categories.index(SUPPRESSED_LABEL)
+    return pd.Categorical.from_codes(np.where(suppressed, star, codes), categories=categories)
+
+
 def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: str = "mark",
             seed=None) -> Release:
     """Generalize ``data`` (the table ``evaluator`` was built on) to node ``levels``.
@@ -67,8 +76,8 @@ def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: st
             continue
         if role is Role.QUASI_IDENTIFYING:
             j = enc.qi_names.index(name)
-            labels = enc.hierarchies[j].labels(int(levels[j]))[codes[:, j]]
-            columns[name] = np.where(shown_suppressed, SUPPRESSED_LABEL, labels)
+            columns[name] = _labels(enc.hierarchies[j].labels(int(levels[j])), codes[:, j],
+                                    shown_suppressed)
         else:
             columns[name] = data[name].take(order).reset_index(drop=True)
     return Release(pd.DataFrame(columns), enc.n_rows, int(outlier.sum()), suppression)

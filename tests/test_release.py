@@ -106,6 +106,13 @@ def test_rows_are_a_permutation(adult, marked):
 
 
 # -- labels ---------------------------------------------------------------------------------------
+def test_released_qids_are_categorical_with_the_level_labels(marked):
+    for c, level in marked.transformation.items():
+        col = marked.released[c]
+        assert isinstance(col.dtype, pd.CategoricalDtype), c
+        assert set(col.cat.categories) >= {"*"}, c
+
+
 def test_released_labels_are_hierarchy_labels(adult, marked):
     data, hierarchies = adult
     part = data.iloc[SLICE].reset_index(drop=True)
@@ -114,7 +121,8 @@ def test_released_labels_are_hierarchy_labels(adult, marked):
     sup = suppressed_mask(out)
     assert sup.sum() == marked.suppressed_records
     kept = ~sup
-    pd.testing.assert_frame_equal(out.loc[kept, list(expected.columns)].reset_index(drop=True),
+    released = out.loc[kept, list(expected.columns)].astype(str)  # QID columns are categorical
+    pd.testing.assert_frame_equal(released.reset_index(drop=True),
                                   expected.loc[kept].reset_index(drop=True), check_dtype=False)
     for c, level in marked.transformation.items():
         allowed = set(hierarchies[c].labels(level).tolist())
@@ -186,7 +194,8 @@ def test_apply_to_new_data(adult, marked):
     assert sup.sum() == rel.suppressed_rows
     kept = ~sup
     expected = expected_labels(new, hierarchies, marked.transformation)
-    pd.testing.assert_frame_equal(out.loc[kept, list(expected.columns)].reset_index(drop=True),
+    released = out.loc[kept, list(expected.columns)].astype(str)  # QID columns are categorical
+    pd.testing.assert_frame_equal(released.reset_index(drop=True),
                                   expected.loc[kept].reset_index(drop=True), check_dtype=False)
     sizes = out[kept].groupby(QIDS).size()
     assert sizes.min() >= K
