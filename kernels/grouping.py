@@ -34,18 +34,27 @@ def _mix(h, v):
 
 @njit(cache=True)
 def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
-                 node_map_off, maps_flat, node_strides, node_space, out_start, out_codes,
-                 out_sens, out_count, out_first, out_len):
+                 node_map_off, maps_flat, node_radix, out_start, out_codes, out_sens, out_count,
+                 out_first, out_len):
     """Roll the source range of node ``b`` up into ``out_*[out_start[b]:]``.
 
-    Entries are keyed by their mixed-radix code (``node_strides``) when the node's key space
-    fits in int64 (``node_space[b] >= 0``): directly addressed when the space is small, hashed
-    otherwise; without such a key the hash compares the code columns.
+    Entries are keyed by their mixed-radix code (radices ``node_radix[b]``: QIDs, then the
+    sensitive attribute) when the node's key space fits in int64: directly addressed when the
+    space is small, hashed otherwise; without such a key the hash compares the code columns.
     """
     q = src_codes.shape[1]
     start = node_src_start[b]
     stop = node_src_stop[b]
-    space = node_space[b]
+    strides = np.ones(q + 1, np.int64)
+    space = 1
+    log_space = 0.0
+    for j in range(q + 1):
+        strides[j] = space
+        r = max(node_radix[b, j], 1)
+        log_space += np.log2(r)
+        space = space * r if log_space < 62.0 else 1
+    if log_space >= 62.0:
+        space = -1
     dense = 0 <= space <= 4 * (stop - start) + 1024
     if dense:
         cap = space
@@ -56,7 +65,7 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
     mask = np.uint64(cap - 1)
     table = np.full(cap, -1, np.int64)
     keys = np.empty(stop - start if space >= 0 and not dense else 0, np.int64)
-    s_stride = node_strides[b, q]
+    s_stride = strides[q]
     base = out_start[b]
     used = 0
     row = np.empty(q, np.int32)
@@ -66,7 +75,7 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
         for j in range(q):
             c = maps_flat[node_map_off[b, j] + src_codes[e, j]]
             row[j] = c
-            key += c * node_strides[b, j]
+            key += c * strides[j]
             h = _mix(h, c)
         s = src_sens[e]
         key += s * s_stride
@@ -112,12 +121,12 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
 
 @njit(cache=True, parallel=True)
 def _rollup_njit_parallel(src_codes, src_sens, src_count, src_first, node_src_start,
-                          node_src_stop, node_map_off, maps_flat, node_strides, node_space,
-                          out_start, out_codes, out_sens, out_count, out_first, out_len):
+                          node_src_stop, node_map_off, maps_flat, node_radix, out_start,
+                          out_codes, out_sens, out_count, out_first, out_len):
     for b in prange(node_src_start.shape[0]):
         _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
-                     node_map_off, maps_flat, node_strides, node_space, out_start, out_codes,
-                     out_sens, out_count, out_first, out_len)
+                     node_map_off, maps_flat, node_radix, out_start, out_codes, out_sens,
+                     out_count, out_first, out_len)
 
 
 @njit(cache=True, parallel=True)
@@ -133,22 +142,10 @@ def _compact(out_start, out_len, ptr, codes, sens, count, first, c_codes, c_sens
             c_first[d] = first[o]
 
 
-def key_strides(node_radix):
-    """Mixed-radix strides (B, k) for per-node radices (B, k), and each node's key space
-    (``-1`` where it does not fit comfortably in int64)."""
-    radix = np.maximum(np.asarray(node_radix, dtype=np.int64), 1)
-    fits = np.log2(radix).sum(axis=1) < 62
-    safe = np.where(fits[:, None], radix, 1)
-    strides = np.ones_like(safe)
-    strides[:, 1:] = np.cumprod(safe[:, :-1], axis=1)
-    return strides, np.where(fits, strides[:, -1] * safe[:, -1], -1)
-
-
 def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
                 node_map_off, maps_flat, node_radix):
     """CPU roll-up of a batch of nodes; see :func:`rollup_xp` for the contract.  ``node_radix``
     (B, q+1) holds each node's number of codes per QID and of the sensitive attribute."""
-    node_strides, node_space = key_strides(node_radix)
     lens = (node_src_stop - node_src_start).astype(np.int64)
     out_start = np.zeros(len(lens), np.int64)
     np.cumsum(lens[:-1], out=out_start[1:])
@@ -160,8 +157,8 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     first = np.empty(total, np.int64)
     out_len = np.empty(len(lens), np.int64)
     args = (src_codes, src_sens, src_count, src_first, node_src_start.astype(np.int64),
-            node_src_stop.astype(np.int64), node_map_off, maps_flat, node_strides,
-            node_space.astype(np.int64), out_start, codes, sens, count, first, out_len)
+            node_src_stop.astype(np.int64), node_map_off, maps_flat,
+            np.asarray(node_radix, dtype=np.int64), out_start, codes, sens, count, first, out_len)
     if len(lens) == 1:  # a single node: no thread-pool start-up
         _rollup_node(0, *args)
     else:
