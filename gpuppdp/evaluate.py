@@ -184,16 +184,28 @@ class Evaluator:
         _, fs = self.evaluate(levels, self.bottom, np.array([0]))
         classes = self._classes(fs)
         outlier, _ = self.outliers(classes)
-        row_codes = xp.stack(
-            [self.maps[int(self.map_off[j, 0, levels[0, j]]) + codes.astype(xp.int64)]
-             for j, codes in enumerate(self.encoded.qi_codes)], axis=1)
-        n_classes = int(classes.host_ptr[-1])
-        both = xp.concatenate([classes.codes, row_codes])
-        total = both.shape[0]
-        group, _, _ = kernels.classes(be, be.asarray(np.array([0, total])), both,
-                                      xp.arange(total, dtype=xp.int64))
-        # classes are distinct and come first, so class c is group c and rows find theirs
-        return outlier[group[n_classes:]], row_codes
+        columns = [self.maps[int(self.map_off[j, 0, levels[0, j]]) + codes.astype(xp.int64)]
+                   for j, codes in enumerate(self.encoded.qi_codes)]
+        row_codes = xp.stack(columns, axis=1)
+        radix = self.encoded.node_radix(levels)[0, :-1]
+        if np.log2(np.maximum(radix, 1)).sum() < 62:
+            # class keys are distinct mixed-radix numbers: find each row's by binary search
+            strides = np.concatenate([[1], np.cumprod(radix[:-1])]).tolist()
+            row_key = xp.zeros(self.encoded.n_rows, dtype=xp.int64)
+            class_key = xp.zeros(classes.codes.shape[0], dtype=xp.int64)
+            for j, stride in enumerate(strides):
+                row_key += columns[j].astype(xp.int64) * stride
+                class_key += classes.codes[:, j].astype(xp.int64) * stride
+            order = xp.argsort(class_key)
+            row_class = order[xp.searchsorted(class_key[order], row_key)]
+        else:
+            # classes are distinct and come first, so class c is group c and rows find theirs
+            both = xp.concatenate([classes.codes, row_codes])
+            total = both.shape[0]
+            group, _, _ = kernels.classes(be, be.asarray(np.array([0, total])), both,
+                                          xp.arange(total, dtype=xp.int64))
+            row_class = group[classes.codes.shape[0]:]
+        return outlier[row_class], row_codes
 
     def _smallest_kept(self, classes: Classes, outlier, n_nodes: int) -> np.ndarray:
         """Smallest released class per node (0 when everything is suppressed)."""

@@ -280,3 +280,30 @@ def test_l_diverse_release(adult):
     assert kept.groupby(QIDS)["occupation"].nunique().min() >= 3
     assert len(kept) == 3000 - result.suppressed_records
     assert kept.groupby(QIDS).size().min() >= 3  # ceil(l) records at least
+
+
+def test_release_with_a_key_space_beyond_int64():
+    """Eight QIDs of 300 values each (300**8 > 2**62): rows find their classes by hashing."""
+    import numpy as np
+    from gpuppdp import Anonymizer, Hierarchy
+    from gpuppdp.transform import release
+    rng = np.random.default_rng(7)
+    n, q = 400, 8
+    values = [f"v{i}" for i in range(300)]
+    hierarchy = Hierarchy([values, ["*"] * len(values)])
+    data = pd.DataFrame({f"q{j}": rng.choice(values[:2], n) for j in range(q)})
+    data.iloc[:, 1:6] = "v0"
+    data["q0"] = rng.choice(values[:150], n)  # some classes of one record, most larger
+    result = Anonymizer(quasi_identifiers={c: hierarchy for c in data.columns}, k=2,
+                        suppression_limit=1.0, backend="cpu", seed=0).fit(data)
+    bottom = release(data, result._evaluator, [0] * q, seed=0)
+    sizes = data.groupby(list(data.columns)).size()
+    expected_suppressed = int(sizes[sizes < 2].sum())
+    released = bottom.data.astype(str)
+    starred = (released == "*").all(axis=1)
+    assert starred.sum() == expected_suppressed == bottom.suppressed_rows
+    assert 0 < expected_suppressed < n
+    kept = released[~starred].groupby(list(data.columns)).size()
+    assert (kept >= 2).all()
+    assert sorted(map(tuple, released[~starred].to_numpy())) == sorted(
+        map(tuple, data[data.set_index(list(data.columns)).index.map(sizes) >= 2].to_numpy()))
