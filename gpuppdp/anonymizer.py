@@ -157,7 +157,8 @@ class Anonymizer:
         self.schema = Schema(hierarchies, sensitive, insensitive, identifying, others)
         self.models = ([KAnonymity(k)] if k is not None else []) + list(models)
         if not self.models:
-            raise ValueError("no privacy model given: pass k=... and/or models=[...]")
+            raise ValueError("no privacy model given: pass k=... and/or models=[...] "
+                             "(CLI: --k, --l-diversity, --t-closeness)")
         for m in self.models:
             if not isinstance(m, PrivacyModel):
                 raise TypeError(f"models must be PrivacyModel instances, got {m!r}")

@@ -20,7 +20,8 @@ from .encoding import SchemaError
 from .hierarchy import Hierarchy, HierarchyError
 from .io import read_table, write_table
 from .metrics import METRICS
-from .models import DistinctLDiversity
+from .models import (TCLOSENESS_DISTANCES, DistinctLDiversity, EntropyLDiversity,
+                     RecursiveCLDiversity, TCloseness)
 from .search import SEARCHES
 from .transform import SUPPRESSION_MODES
 
@@ -69,15 +70,74 @@ def _qi_spec(text: str) -> tuple[str, str]:
     return name, path
 
 
-def _l_diversity(text: str) -> tuple[str, int]:
+def _l_diversity(text: str) -> tuple:
+    """``distinct:L`` -> ("distinct", int L); ``entropy:L`` -> ("entropy", float L);
+    ``recursive:C,L`` -> ("recursive", float C, int L)."""
     kind, sep, value = text.partition(":")
-    if kind != "distinct" or not sep:
-        raise argparse.ArgumentTypeError(
-            f"--l-diversity expects distinct:L (e.g. distinct:3), got {text!r}")
+    usage = ("--l-diversity expects distinct:L, entropy:L or recursive:C,L (e.g. distinct:3, "
+             f"entropy:2.5, recursive:3,2), got {text!r}")
+    if kind not in ("distinct", "entropy", "recursive") or not sep:
+        raise argparse.ArgumentTypeError(usage)
     try:
-        return kind, int(value)
+        if kind == "distinct":
+            return kind, int(value)
+        if kind == "entropy":
+            return kind, float(value)
+        c, comma, l = value.partition(",")  # noqa: E741
+        if not comma:
+            raise ValueError(value)
+        return kind, float(c), int(l)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--l-diversity: L must be an integer, got {value!r}")
+        raise argparse.ArgumentTypeError(usage)
+
+
+def _t_closeness(text: str) -> tuple[str, float]:
+    """``equal:T`` / ``ordered:T`` / ``hierarchical:T`` -> (distance, float T)."""
+    kind, sep, value = text.partition(":")
+    usage = ("--t-closeness expects equal:T, ordered:T or hierarchical:T (e.g. equal:0.2), "
+             f"got {text!r}")
+    if kind not in TCLOSENESS_DISTANCES or not sep:
+        raise argparse.ArgumentTypeError(usage)
+    try:
+        return kind, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(usage)
+
+
+def _sensitive_spec(text: str) -> tuple[str, str | None]:
+    """``COL`` or ``COL=HIERARCHY.csv`` (the hierarchy of hierarchical t-closeness)."""
+    name, sep, path = text.partition("=")
+    if not name or (sep and not path):
+        raise argparse.ArgumentTypeError(
+            f"--sensitive expects COLUMN or COLUMN=HIERARCHY.csv, got {text!r}")
+    return name, path or None
+
+
+def _privacy_models(args) -> list:
+    """The models of ``--l-diversity`` and ``--t-closeness`` (on the first ``--sensitive``)."""
+    models = []
+    for option, given in (("--l-diversity", args.l_diversity), ("--t-closeness", args.t_closeness)):
+        if given and not args.sensitive:
+            raise SchemaError(f"{option} needs --sensitive COLUMN")
+    if not args.sensitive:
+        return models
+    attribute, hierarchy_path = args.sensitive[0]
+    for spec in args.l_diversity:
+        if spec[0] == "distinct":
+            models.append(DistinctLDiversity(attribute, spec[1]))
+        elif spec[0] == "entropy":
+            models.append(EntropyLDiversity(attribute, spec[1]))
+        else:
+            models.append(RecursiveCLDiversity(attribute, spec[1], spec[2]))
+    for distance, t in args.t_closeness:
+        hierarchy = None
+        if distance == "hierarchical":
+            if hierarchy_path is None:
+                raise SchemaError(f"--t-closeness hierarchical:T needs the hierarchy of "
+                                  f"{attribute!r}: --sensitive {attribute}=HIERARCHY.csv")
+            hierarchy = Hierarchy.from_csv(hierarchy_path, sep=args.hierarchy_sep)
+        models.append(TCloseness(attribute, t, distance, hierarchy=hierarchy))
+    return models
 
 
 def format_summary(result: AnonymizationResult) -> str:
@@ -125,12 +185,9 @@ def cmd_anonymize(args) -> int:
     data = read_table(args.input, sep=args.sep)
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
                    for name, path in args.qi}
-    models = []
-    if args.l_diversity:
-        if not args.sensitive:
-            raise SchemaError("--l-diversity needs --sensitive COLUMN")
-        models.append(DistinctLDiversity(args.sensitive[0], args.l_diversity[1]))
-    anonymizer = Anonymizer(quasi_identifiers=hierarchies, sensitive=args.sensitive,
+    models = _privacy_models(args)
+    anonymizer = Anonymizer(quasi_identifiers=hierarchies,
+                            sensitive=[name for name, _ in args.sensitive],
                             insensitive=args.insensitive, identifying=args.identifying,
                             others=args.others, k=args.k, models=models,
                             suppression_limit=args.suppression, metric=args.metric,
@@ -168,14 +225,23 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("input", help="CSV (delimiter detected, or --sep) or Parquet file")
     an.add_argument("--qi", action="append", type=_qi_spec, required=True,
                     metavar="COL=HIERARCHY.csv", help="quasi-identifier and its ARX hierarchy")
-    an.add_argument("--sensitive", action="append", default=[], metavar="COL")
+    an.add_argument("--sensitive", action="append", default=[], type=_sensitive_spec,
+                    metavar="COL[=HIERARCHY.csv]",
+                    help="sensitive attribute (the first one is what --l-diversity and "
+                    "--t-closeness refer to; hierarchical t-closeness needs its hierarchy)")
     an.add_argument("--insensitive", action="append", default=[], metavar="COL")
     an.add_argument("--identifying", action="append", default=[], metavar="COL",
                     help="removed from the release")
     an.add_argument("--others", choices=("error", "insensitive", "drop"), default="error",
                     help="role of columns given none (default: error)")
-    an.add_argument("--l-diversity", type=_l_diversity, metavar="distinct:L")
-    an.add_argument("--k", type=int, required=True)
+    an.add_argument("--l-diversity", type=_l_diversity, action="append", default=[],
+                    metavar="distinct:L|entropy:L|recursive:C,L",
+                    help="l-diversity of the (first) sensitive attribute; repeatable")
+    an.add_argument("--t-closeness", type=_t_closeness, action="append", default=[],
+                    metavar="equal:T|ordered:T|hierarchical:T",
+                    help="t-closeness of the (first) sensitive attribute; repeatable")
+    an.add_argument("--k", type=int, default=None,
+                    help="k-anonymity (optional when another model is given)")
     an.add_argument("--suppression", type=_fraction, default=0.0, metavar="S",
                     help="suppression limit, a fraction (0.05) or percentage (5%%)")
     an.add_argument("--suppressed", choices=SUPPRESSION_MODES, default="mark",

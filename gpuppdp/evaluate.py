@@ -8,6 +8,7 @@ metric.  Only small per-node results (:class:`NodeStats`) come back to the host.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, fields
@@ -91,8 +92,9 @@ class Evaluator:
                  suppression_limit: float):
         self.encoded = encoded
         self.backend = encoded.backend
-        self.models = list(models)
-        self.metric = metric.bind(encoded)
+        # bound copies: binding to this table never rebinds the caller's models or metric
+        self.models = [copy.copy(m).bind(encoded) for m in models]
+        self.metric = copy.copy(metric).bind(encoded)
         self.suppression_limit = suppression_limit
         self.max_suppressed = math.floor(suppression_limit * encoded.n_rows)
         sizes = [m.min_class_size for m in self.models if m.min_class_size is not None]

@@ -9,9 +9,18 @@ returns one verdict per class, on the device.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
+from typing import Sequence
 
-__all__ = ["PrivacyModel", "KAnonymity", "DistinctLDiversity", "Classes"]
+import numpy as np
+from numba import njit
+
+from . import kernels
+from .hierarchy import Hierarchy, HierarchyError, first_appearance_codes, format_values
+
+__all__ = ["PrivacyModel", "KAnonymity", "DistinctLDiversity", "EntropyLDiversity",
+           "RecursiveCLDiversity", "TCloseness", "Classes"]
 
 
 @dataclass
@@ -35,6 +44,33 @@ class Classes:
     entry_class: object = None
     entry_sens: object = None
     entry_count: object = None
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.host_ptr[-1])
+
+    def sensitive_histogram(self):
+        """The per-class sensitive histograms as ARX walks them: entries sorted by (class,
+        sensitive code), ``(cls, sens, count, start)`` with class ``c`` owning entries
+        ``start[c]:start[c+1]`` (``start`` has C+1 offsets; every class has >= 1 entry).
+        Computed once per batch and shared by the models (device arrays)."""
+        hit = self._cache.get("histogram")
+        if hit is None:
+            if self.entry_class is None or self.distinct is None:
+                raise ValueError("these classes carry no sensitive histograms (no sensitive "
+                                 "attribute was encoded)")
+            xp = self.xp
+            key = self.entry_class.astype(xp.int64) * (1 << 32) + \
+                self.entry_sens.astype(xp.int64)
+            order = xp.argsort(key)
+            start = xp.concatenate([xp.zeros(1, dtype=xp.int64),
+                                    xp.cumsum(self.distinct.astype(xp.int64))])
+            hit = (self.entry_class[order].astype(xp.int64),
+                   self.entry_sens[order].astype(xp.int64),
+                   self.entry_count[order].astype(xp.int64), start)
+            self._cache["histogram"] = hit
+        return hit
 
     def per_node(self, values):
         """Exact per-node totals of a per-class array (integer cumsum, no float rounding)."""
@@ -62,6 +98,12 @@ class PrivacyModel:
     sensitive_attribute: str | None = None
     monotonic_with_generalization: bool = True
     monotonic_with_suppression: bool = True
+
+    def bind(self, encoded) -> "PrivacyModel":
+        """Precompute what the model needs from the encoded table (the sensitive attribute's
+        global distribution, its hierarchy tree, ...); returns ``self``.  Called once per
+        table before any :meth:`class_fails` (the default needs nothing)."""
+        return self
 
     def class_fails(self, classes: Classes):
         """Boolean device array, True for classes violating the model (beyond the size test),
@@ -115,3 +157,410 @@ class DistinctLDiversity(PrivacyModel):
 
     def __repr__(self) -> str:
         return f"DistinctLDiversity({self.sensitive_attribute!r}, l={self.l})"
+
+
+# ---------------------------------------------------------------------------------------
+# models on the per-class sensitive histograms
+# ---------------------------------------------------------------------------------------
+def _check_number(name: str, value, minimum: float, maximum: float = math.inf) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(value)) or not minimum <= float(value) <= maximum:
+        bounds = f">= {minimum}" if maximum == math.inf else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")
+    return float(value)
+
+
+def _plain(value: float):
+    """``3.0 -> 3`` for the JSON summary, other floats unchanged."""
+    return int(value) if float(value).is_integer() else value
+
+
+#: ln(k) for k = 0..LOG_TABLE_MAX is tabulated once (ln 0 is stored as 0 and never used);
+#: larger counts (classes of more than ~4M records) are looked up through their unique values.
+LOG_TABLE_MAX = 1 << 22
+
+
+@njit(cache=True)
+def _log_table(n):
+    """``math.log`` (the C library's log, as Python's ``math.log``) of 0..n; entry 0 is 0."""
+    out = np.empty(n + 1, dtype=np.float64)
+    out[0] = 0.0
+    for k in range(1, n + 1):
+        out[k] = math.log(k)
+    return out
+
+
+class _SensitiveModel(PrivacyModel):
+    """A model judging each class's histogram of one sensitive attribute.
+
+    :meth:`bind` records the backend and the table's size; models that need more from the
+    table (the global distribution, an order, a tree) extend it.  Evaluating a model that was
+    never bound raises a clear error.
+    """
+
+    _encoded = None
+
+    def __init__(self, attribute: str):
+        if not isinstance(attribute, str) or not attribute:
+            raise ValueError(f"attribute must be a column name, got {attribute!r}")
+        self.sensitive_attribute = attribute
+
+    def bind(self, encoded):
+        if encoded is self._encoded:
+            return self
+        if encoded.sens_name != self.sensitive_attribute or encoded.sens_codes is None:
+            raise ValueError(f"{self!r} refers to {self.sensitive_attribute!r}, but the encoded "
+                             f"table carries {encoded.sens_name!r} as its sensitive attribute")
+        if encoded.n_rows >= 2 ** 31:
+            raise ValueError(f"{self!r}: tables of 2^31 rows or more are not supported "
+                             f"({encoded.n_rows} rows)")
+        self.backend = encoded.backend
+        self.n_rows = int(encoded.n_rows)
+        self.n_values = len(encoded.sens_labels)
+        self._bind(encoded)
+        self._encoded = encoded
+        return self
+
+    def _bind(self, encoded) -> None:
+        pass
+
+    def _require_bound(self, classes: Classes) -> None:
+        if self._encoded is None:
+            raise RuntimeError(f"{self!r} is not bound to a table: call model.bind(encoded) "
+                               "first (the Anonymizer and the Evaluator do)")
+        if classes.entry_class is None:
+            raise ValueError(f"{self!r} needs the per-class histograms of "
+                             f"{self.sensitive_attribute!r}, but the classes carry none")
+
+    def _global_counts(self, encoded):
+        """Device int64 (m,): count of each sensitive value over all rows of the table."""
+        xp = self.backend.xp
+        return xp.bincount(encoded.sens_codes.astype(xp.int64),
+                           minlength=self.n_values).astype(xp.int64)
+
+
+class EntropyLDiversity(_SensitiveModel):
+    """Entropy l-diversity (Machanavajjhala et al. 2007) as ARX 3.9.2 evaluates it (Shannon
+    estimator): a class of ``n`` records passes iff it holds at least ``ceil(l)`` distinct
+    sensitive values and ``sum_v f_v ln f_v <= n (ln n - ln l)``, i.e. its entropy is at least
+    ``ln l``.  The sum is accumulated in ascending sensitive code, as ARX does, with the same
+    double operations, so verdicts at the threshold match ARX's bit for bit.
+    """
+
+    monotonic_with_generalization = True
+    monotonic_with_suppression = False
+
+    def __init__(self, attribute: str, l: float):  # noqa: E741 - the literature's name
+        super().__init__(attribute)
+        self.l = _check_number("l", l, 1.0)
+        self.min_class_size = math.ceil(self.l)
+        self._ln_l = math.log(self.l)
+
+    def _bind(self, encoded):
+        size = min(self.n_rows, LOG_TABLE_MAX)
+        self._ln_max = size
+        self._ln = self.backend.asarray(_log_table(size))
+
+    def _log(self, values):
+        """``math.log`` of positive int64 device values, elementwise (device float64)."""
+        be, xp = self.backend, self.backend.xp
+        if self._ln_max >= self.n_rows:  # every count is at most the number of rows
+            return self._ln[values]
+        out = self._ln[xp.minimum(values, self._ln_max)]
+        big = values > self._ln_max
+        if int(big.sum()):
+            uniq, inverse = np.unique(be.to_host(values[big]), return_inverse=True)
+            logs = np.array([math.log(int(u)) for u in uniq], dtype=np.float64)
+            out[big] = be.asarray(logs[inverse.reshape(-1)])
+        return out
+
+    def class_fails(self, classes: Classes):
+        self._require_bound(classes)
+        xp = classes.xp
+        cls, sens, count, start = classes.sensitive_histogram()
+        terms = count.astype(xp.float64) * self._log(count)           # f * ln f
+        total = kernels.ordered_sums(self.backend, terms, start, 0.0)  # ascending code order
+        n = classes.size.astype(xp.int64)
+        threshold = n.astype(xp.float64) * (self._log(n) - self._ln_l)  # n (ln n - ln l)
+        return (classes.distinct < self.min_class_size) | (threshold < total)
+
+    def describe(self) -> dict:
+        return {"model": "entropy-l-diversity", "attribute": self.sensitive_attribute,
+                "l": _plain(self.l), "log": "shannon"}
+
+    def __repr__(self) -> str:
+        return f"EntropyLDiversity({self.sensitive_attribute!r}, l={_plain(self.l)})"
+
+
+class RecursiveCLDiversity(_SensitiveModel):
+    """Recursive (c, l)-diversity (Machanavajjhala et al. 2007) as ARX evaluates it: with the
+    class's ``d`` value frequencies sorted ascending ``r[0] <= ... <= r[d-1]``, a class passes
+    iff ``d >= l`` and ``r[d-1] < c * (r[0] + ... + r[d-l])`` -- the most frequent value is
+    rarer than ``c`` times the ``l``-th most frequent and all rarer ones together.
+    """
+
+    monotonic_with_generalization = True
+    monotonic_with_suppression = False
+
+    def __init__(self, attribute: str, c: float, l: int):  # noqa: E741
+        super().__init__(attribute)
+        self.c = _check_number("c", c, 0.0)
+        if self.c <= 0:
+            raise ValueError(f"c must be a finite number > 0, got {c!r}")
+        self.l = _check_int("l", l, 1)
+        self.min_class_size = self.l
+
+    def class_fails(self, classes: Classes):
+        self._require_bound(classes)
+        xp = classes.xp
+        if classes.entry_count.shape[0] == 0:
+            return xp.zeros(0, dtype=xp.bool_)
+        # the entries grouped by class, each class's frequencies ascending
+        count = classes.entry_count.astype(xp.int64)
+        r = count[xp.argsort(classes.entry_class.astype(xp.int64) * (1 << 32) + count)]
+        cs = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(r)])
+        d = classes.distinct.astype(xp.int64)
+        stop = xp.cumsum(d)
+        first = stop - d
+        enough = d >= self.l
+        last_low = xp.where(enough, first + d - self.l, first)  # index of r[d-l] in the class
+        low = (cs[last_low + 1] - cs[first]).astype(xp.float64)   # r[0] + ... + r[d-l], exact
+        top = r[stop - 1].astype(xp.float64)                      # r[d-1]
+        return ~enough | ~(top < low * self.c)
+
+    def describe(self) -> dict:
+        return {"model": "recursive-cl-diversity", "attribute": self.sensitive_attribute,
+                "c": _plain(self.c), "l": self.l}
+
+    def __repr__(self) -> str:
+        return (f"RecursiveCLDiversity({self.sensitive_attribute!r}, c={_plain(self.c)}, "
+                f"l={self.l})")
+
+
+TCLOSENESS_DISTANCES = ("equal", "ordered", "hierarchical")
+
+#: dense per-class matrices (ordered and hierarchical distance) are built for at most this
+#: many (class x sensitive value) cells at a time
+_DENSE_CELLS = 1 << 23
+
+
+class TCloseness(_SensitiveModel):
+    """t-closeness (Li, Li & Venkatasubramanian 2007): the earth mover's distance between each
+    class's sensitive distribution and the whole table's is at most ``t``.
+
+    The global distribution is taken over all rows of the input, before generalization and
+    suppression (ARX's ``DataManager.getDistribution``).  Ground distances:
+
+    * ``"equal"``: every pair of values is 1 apart; ARX's evaluation
+      ``D = (1 + sum_{v in E} (|q_v - p_v| - q_v)) / 2``, summed in ascending sensitive code;
+    * ``"ordered"``: values ordered (numerically by default, or by ``order``, a list of every
+      value) and ``|i - j| / (m - 1)`` apart; ``D = sum_i |sum_{j<=i} (p_j - q_j)| / (m - 1)``,
+      tested as ARX does (``sum <= t * (m - 1)``);
+    * ``"hierarchical"``: the ground distance of two values is the level of their lowest
+      common ancestor in ``hierarchy`` (a :class:`~gpuppdp.hierarchy.Hierarchy` or an ARX
+      hierarchy CSV of the sensitive attribute) divided by its height, restricted to the values
+      present in the data; ARX's integer algorithm (``extra_v = P_v n - f_v R``, inner nodes by
+      ascending level then first appearance, ``cost += (L/H) min(pos, neg)``, ``cost / (R n)``).
+
+    A class passes iff ``D <= t``.  No minimal class size; monotonic with generalization, not
+    with suppression.
+    """
+
+    monotonic_with_generalization = True
+    monotonic_with_suppression = False
+    min_class_size = None
+
+    def __init__(self, attribute: str, t: float, distance: str = "equal", hierarchy=None,
+                 order: Sequence[str] | None = None):
+        super().__init__(attribute)
+        self.t = _check_number("t", t, 0.0, 1.0)
+        if distance not in TCLOSENESS_DISTANCES:
+            raise ValueError(f"distance must be one of {TCLOSENESS_DISTANCES}, got {distance!r}")
+        self.distance = distance
+        if distance == "hierarchical":
+            if hierarchy is None:
+                raise ValueError("t-closeness with hierarchical distance needs the sensitive "
+                                 f"attribute's hierarchy (hierarchy=...) for {attribute!r}")
+            if isinstance(hierarchy, (str, os.PathLike)):
+                hierarchy = Hierarchy.from_csv(hierarchy)
+            if not isinstance(hierarchy, Hierarchy):
+                raise TypeError(f"hierarchy must be a Hierarchy or a CSV path, got "
+                                f"{type(hierarchy).__name__}")
+            if hierarchy.height < 1:
+                raise HierarchyError(f"{hierarchy.name}: t-closeness with hierarchical distance "
+                                     "needs a hierarchy with at least two levels")
+        elif hierarchy is not None:
+            raise ValueError(f"hierarchy is only used with distance='hierarchical', not "
+                             f"{distance!r}")
+        if order is not None:
+            if distance != "ordered":
+                raise ValueError(f"order is only used with distance='ordered', not {distance!r}")
+            order = [str(v) for v in order]
+            if len(set(order)) != len(order):
+                raise ValueError("order lists a value twice")
+        self.hierarchy = hierarchy
+        self.order = order
+
+    # -- binding -------------------------------------------------------------------------
+    def _bind(self, encoded):
+        xp = self.backend.xp
+        counts = self._global_counts(encoded)
+        self._counts = counts                                         # P_v
+        self._q = counts.astype(xp.float64) / float(self.n_rows)      # q_v = P_v / R
+        if self.distance == "ordered":
+            self._bind_ordered(encoded.sens_labels)
+        elif self.distance == "hierarchical":
+            self._bind_tree(encoded.sens_labels)
+
+    def _bind_ordered(self, labels):
+        labels = [str(v) for v in labels]
+        if self.order is not None:
+            pos = {v: i for i, v in enumerate(self.order)}
+            missing = [v for v in labels if v not in pos]
+            if missing:
+                raise ValueError(f"t-closeness with ordered distance: value(s) of "
+                                 f"{self.sensitive_attribute!r} not in order: "
+                                 f"{format_values(missing)}")
+            key = np.array([pos[v] for v in labels], dtype=np.float64)
+        else:
+            key, bad = np.empty(len(labels)), []
+            for i, v in enumerate(labels):
+                try:
+                    key[i] = float(v)
+                except ValueError:
+                    bad.append(v)
+            if bad or not np.isfinite(key).all():
+                bad = bad or [v for v, k in zip(labels, key) if not np.isfinite(k)]
+                raise ValueError(
+                    f"t-closeness with ordered distance orders {self.sensitive_attribute!r} "
+                    f"numerically, but some values are not numbers: {format_values(bad)}; "
+                    "pass order=[...] (every value, in order) for ordinal values")
+        order = np.argsort(key, kind="stable")    # ARX: a stable sort of the dictionary
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        self._rank = self.backend.asarray(rank)                       # code -> position
+        self._q_ordered = self._q[self.backend.asarray(order)]
+        self._threshold = self.t * (len(labels) - 1.0)
+
+    def _bind_tree(self, labels):
+        """ARX's tree (``DataManager.getTree``) over the values present in the data: per level
+        ``L >= 1`` its nodes in order of first appearance when the leaves are scanned in code
+        order, each with its children (leaves at ``L = 1``, nodes of ``L - 1`` above)."""
+        be = self.backend
+        h = self.hierarchy
+        leaf = h.leaf_codes(np.asarray(labels, dtype=object), attribute=self.sensitive_attribute)
+        self._height = h.height
+        levels = []     # per level: (weight L/H, [device indices of each node's children])
+        child_node = np.arange(len(labels))       # node of each code at the level below
+        for level in range(1, h.height + 1):
+            _, node = first_appearance_codes(h.codes(level)[leaf])
+            parent = np.empty(int(child_node.max()) + 1, dtype=np.int64)
+            parent[child_node] = node
+            children = [be.asarray(np.flatnonzero(parent == k).astype(np.int64))
+                        for k in range(int(node.max()) + 1)]
+            levels.append((level / h.height, children))
+            child_node = node
+        self._levels = levels
+        self._n_inner = sum(len(children) for _, children in levels)
+
+    # -- evaluation ----------------------------------------------------------------------
+    def class_fails(self, classes: Classes):
+        self._require_bound(classes)
+        if self.distance == "equal":
+            return self._equal(classes) > self.t
+        if self.distance == "ordered":
+            return self._ordered(classes) > self._threshold   # ARX: sum <= t (m - 1)
+        return self._hierarchical(classes) > self.t
+
+    def distances(self, classes: Classes):
+        """The distance of every class (device float64): ``D`` as defined above (for the
+        ordered distance normalized by ``m - 1``; the verdict uses ARX's unnormalized test)."""
+        self._require_bound(classes)
+        if self.distance == "ordered":
+            return self._ordered(classes) / max(self.n_values - 1.0, 1.0)
+        return {"equal": self._equal, "hierarchical": self._hierarchical}[self.distance](classes)
+
+    def _equal(self, classes: Classes):
+        xp = classes.xp
+        cls, sens, count, start = classes.sensitive_histogram()
+        q = self._q[sens]
+        p = count.astype(xp.float64) / classes.size.astype(xp.float64)[cls]
+        terms = xp.abs(q - p) - q
+        return kernels.ordered_sums(self.backend, terms, start, 1.0) / 2.0
+
+    def _chunks(self, classes: Classes, width: int):
+        """``(c0, c1, cls, sens, count)``: runs of classes whose dense (classes x width)
+        matrices stay under ``_DENSE_CELLS`` cells, with their histogram entries (in any
+        order: dense matrices need no sorting)."""
+        n_classes = classes.n_classes
+        step = max(1, _DENSE_CELLS // max(width, 1))
+        if n_classes <= step:
+            xp = classes.xp
+            yield (0, n_classes, classes.entry_class.astype(xp.int64),
+                   classes.entry_sens.astype(xp.int64), classes.entry_count.astype(xp.int64))
+            return
+        xp = classes.xp
+        cls = classes.entry_class.astype(xp.int64)
+        for c0 in range(0, n_classes, step):
+            c1 = min(n_classes, c0 + step)
+            mine = (cls >= c0) & (cls < c1)
+            yield (c0, c1, cls[mine], classes.entry_sens[mine].astype(xp.int64),
+                   classes.entry_count[mine].astype(xp.int64))
+
+    def _ordered(self, classes: Classes):
+        """Per class ``sum_i |sum_{j<=i} (p_j - q_j)|`` in the attribute's order."""
+        xp = classes.xp
+        m = self.n_values
+        parts = []
+        for c0, c1, cls, sens, count in self._chunks(classes, m):
+            rows = c1 - c0
+            p = xp.zeros((rows, m), dtype=xp.float64)
+            p[cls - c0, self._rank[sens]] = \
+                count.astype(xp.float64) / classes.size.astype(xp.float64)[cls]
+            diff = (p - self._q_ordered[None, :]).reshape(-1)
+            ptr = xp.arange(rows + 1, dtype=xp.int64) * m
+            parts.append(kernels.ordered_sums(self.backend, diff, ptr, 0.0, abs_prefix=True))
+        return _concat(xp, parts)
+
+    def _hierarchical(self, classes: Classes):
+        """Per class ARX's hierarchical EMD ``sum_N (L_N/H) min(pos_N, neg_N) / (R n)``.
+
+        Integer arithmetic (int64: exact, where ARX's int would overflow once R n >= 2^31) on
+        (value x class) matrices, so that each node's sums add contiguous rows; the float
+        cost terms are then added per class in ARX's node order by the ordered-sum kernel."""
+        xp = classes.xp
+        big_r = self.n_rows
+        parts = []
+        for c0, c1, cls, sens, count in self._chunks(classes, self.n_values + self._n_inner):
+            n = classes.size[c0:c1].astype(xp.int64)
+            extra = xp.outer(self._counts, n)                 # P_v n  (values x classes)
+            extra[sens, cls - c0] -= count * big_r            # - f_v R; (class, value) unique
+            terms = []
+            for weight, children in self._levels:
+                positive = xp.maximum(extra, 0)
+                pos = xp.stack([positive[c].sum(axis=0) for c in children])
+                neg = pos - xp.stack([extra[c].sum(axis=0) for c in children])
+                terms.append(weight * xp.minimum(pos, neg).astype(xp.float64))
+                extra = pos - neg
+            cost_terms = xp.ascontiguousarray(xp.concatenate(terms).T).reshape(-1)
+            ptr = xp.arange(c1 - c0 + 1, dtype=xp.int64) * self._n_inner
+            cost = kernels.ordered_sums(self.backend, cost_terms, ptr, 0.0)
+            parts.append(cost / (float(big_r) * n.astype(xp.float64)))
+        return _concat(xp, parts)
+
+    def describe(self) -> dict:
+        out = {"model": "t-closeness", "distance": self.distance,
+               "attribute": self.sensitive_attribute, "t": _plain(self.t)}
+        if self.hierarchy is not None:
+            out["hierarchy"] = self.hierarchy.name
+        return out
+
+    def __repr__(self) -> str:
+        return (f"TCloseness({self.sensitive_attribute!r}, t={_plain(self.t)}, "
+                f"distance={self.distance!r})")
+
+
+def _concat(xp, parts):
+    if not parts:
+        return xp.zeros(0, dtype=xp.float64)
+    return parts[0] if len(parts) == 1 else xp.concatenate(parts)

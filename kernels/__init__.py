@@ -66,3 +66,26 @@ def segment_min(backend, values, ptr, host_ptr):
     seg = grouping.segment_ids(xp, ptr, values.shape[0])
     big = int(values.max()) + 1
     return xp.sort(seg * big + values)[ptr[:-1]] - xp.arange(n_seg, dtype=xp.int64) * big
+
+
+from . import histograms  # noqa: E402  (the privacy models' kernels)
+
+
+def ordered_sums(backend, values, ptr, init=0.0, abs_prefix=False):
+    """Left-to-right sum of each segment ``values[ptr[s]:ptr[s+1]]`` seeded with ``init``
+    (``abs_prefix``: the sum of the absolute running sums instead); see :mod:`.histograms`.
+    Device arrays in, a device float64 array (one value per segment) out."""
+    if backend.kernels == "cpu":
+        return histograms.ordered_sums_njit(values, ptr, init, abs_prefix)
+    xp = backend.xp
+    n_seg = ptr.shape[0] - 1
+    if backend.kernels == "cudasim":
+        out = np.empty(n_seg, dtype=np.float64)
+        histograms.ordered_sums_cuda(backend.to_host(values).astype(np.float64),
+                                     backend.to_host(ptr).astype(np.int64), init, abs_prefix,
+                                     out)
+        return backend.asarray(out)
+    out = xp.empty(n_seg, dtype=xp.float64)
+    histograms.ordered_sums_cuda(values.astype(xp.float64, copy=False),
+                                 ptr.astype(xp.int64, copy=False), init, abs_prefix, out)
+    return out

@@ -334,7 +334,7 @@ def test_error_l_diversity_without_sensitive(capsys, tmp_path, table):
     (["--qi", "age"], "quasi-identifier 'age' needs a hierarchy: --qi COLUMN=HIERARCHY.csv"),
     (["--qi", "age=h.csv", "--suppression", "lots"],
      "expected a fraction like 0.05 or 5%, got 'lots'"),
-    (["--qi", "age=h.csv", "--l-diversity", "entropy:2"], "--l-diversity expects distinct:L"),
+    (["--qi", "age=h.csv", "--l-diversity", "entropy:two"], "--l-diversity expects distinct:L"),
     (["--qi", "age=h.csv", "--metric", "entropy"], "invalid choice: 'entropy'"),
 ])
 def test_argparse_errors_exit_2(capsys, tmp_path, argv_tail, fragment):
