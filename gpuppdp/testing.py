@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import os
 import types
 from typing import Any
 
@@ -24,7 +25,12 @@ import numpy as np
 
 from gpuppdp.backend import Backend
 
+#: Backend the engine-level test suites (golden ARX cases, property tests) run on: ``"gpu"`` in
+#: the GPU tier (``GPUPPDP_TEST_GPU=1``), else ``"cpu"``.
+ENGINE_BACKEND = "gpu" if os.environ.get("GPUPPDP_TEST_GPU") == "1" else "cpu"
+
 __all__ = [
+    "ENGINE_BACKEND",
     "StrictArray",
     "StrictNamespace",
     "strict_xp",

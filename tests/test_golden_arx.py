@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuppdp.testing import ENGINE_BACKEND
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.backend import cpu_backend
 from gpuppdp.encoding import Schema, encode
@@ -73,7 +74,7 @@ def _fit(adult, case, search):
         sensitive=[case["sensitive"]] if case["sensitive"] else [],
         insensitive=case["insensitive"], models=_models(case),
         suppression_limit=case["suppression_limit"], metric=case["metric"], search=search,
-        backend="cpu", seed=0).fit(data)
+        backend=ENGINE_BACKEND, seed=0).fit(data)
 
 
 def test_reference_file_is_bundled_and_complete():
@@ -165,7 +166,7 @@ def test_flash_breaks_the_precision_tie_like_arx(adult):
     assert list(data.columns) == NINE
     result = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in NINE}, k=5,
                         suppression_limit=0.0, metric="precision", search="flash",
-                        backend="cpu").fit(data)
+                        backend=ENGINE_BACKEND).fit(data)
     assert list(result.transformation) == NINE
     assert list(result.transformation.values()) == ARX_PICK
     assert math.isclose(result.information_loss, 6 / 9, rel_tol=1e-12, abs_tol=0)
@@ -218,7 +219,7 @@ def test_extra_arx_runs_flash_equals_exhaustive(adult, run):
         results[search] = Anonymizer(
             quasi_identifiers={c: hierarchies[c] for c in EIGHT}, sensitive=["occupation"],
             models=[make_model()], suppression_limit=0.05, metric=metric, search=search,
-            backend="cpu", seed=0).fit(data)
+            backend=ENGINE_BACKEND, seed=0).fit(data)
     flash, exhaustive = results["flash"], results["exhaustive"]
     assert flash.information_loss == exhaustive.information_loss
     assert flash.node["height"] == exhaustive.node["height"]

@@ -21,6 +21,7 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpuppdp.testing import ENGINE_BACKEND
 from gpuppdp import Anonymizer
 from gpuppdp.anonymizer import NoSolutionError
 from gpuppdp.backend import cpu_backend
@@ -98,7 +99,7 @@ def specs(draw, with_l=None):
 
 def anonymizer(spec: Spec, **kw) -> Anonymizer:
     return Anonymizer(quasi_identifiers=spec.hierarchies, sensitive=["s"], insensitive=["x"],
-                      identifying=["id"], k=spec.k, models=spec.models(), backend="cpu",
+                      identifying=["id"], k=spec.k, models=spec.models(), backend=ENGINE_BACKEND,
                       **kw)
 
 
