@@ -15,6 +15,7 @@ import time
 from . import datasets
 from .anonymizer import AnonymizationResult, Anonymizer, NoSolutionError
 from .backend import BACKEND_CHOICES, BackendError
+from .check_cli import register as register_check
 from .dp.cli import register as register_dp_histogram
 from .encoding import SchemaError
 from .hierarchy import Hierarchy, HierarchyError
@@ -22,6 +23,7 @@ from .io import read_table, write_table
 from .metrics import METRICS
 from .models import (TCLOSENESS_DISTANCES, DistinctLDiversity, EntropyLDiversity,
                      RecursiveCLDiversity, TCloseness)
+from .risk_cli import register as register_risk
 from .search import SEARCHES
 from .transform import SUPPRESSION_MODES
 
@@ -252,6 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(an)
     an.set_defaults(func=cmd_anonymize)
 
+    register_check(sub)
+    register_risk(sub)
     register_dp_histogram(sub)
     return parser
 

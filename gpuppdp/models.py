@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -20,7 +21,8 @@ from . import kernels
 from .hierarchy import Hierarchy, HierarchyError, first_appearance_codes, format_values
 
 __all__ = ["PrivacyModel", "KAnonymity", "DistinctLDiversity", "EntropyLDiversity",
-           "RecursiveCLDiversity", "TCloseness", "Classes"]
+           "RecursiveCLDiversity", "TCloseness", "AlphaKAnonymity", "DeltaDisclosurePrivacy",
+           "BetaLikeness", "PrivacyLoss", "Classes"]
 
 
 @dataclass
@@ -274,15 +276,30 @@ class EntropyLDiversity(_SensitiveModel):
             out[big] = be.asarray(logs[inverse.reshape(-1)])
         return out
 
-    def class_fails(self, classes: Classes):
-        self._require_bound(classes)
+    def _sum_flogf(self, classes: Classes):
+        """Per class ``sum_v f_v ln f_v`` in ascending sensitive code (device float64)."""
         xp = classes.xp
         cls, sens, count, start = classes.sensitive_histogram()
         terms = count.astype(xp.float64) * self._log(count)           # f * ln f
-        total = kernels.ordered_sums(self.backend, terms, start, 0.0)  # ascending code order
+        return kernels.ordered_sums(self.backend, terms, start, 0.0)  # ascending code order
+
+    def class_fails(self, classes: Classes):
+        self._require_bound(classes)
+        xp = classes.xp
+        total = self._sum_flogf(classes)
         n = classes.size.astype(xp.int64)
         threshold = n.astype(xp.float64) * (self._log(n) - self._ln_l)  # n (ln n - ln l)
         return (classes.distinct < self.min_class_size) | (threshold < total)
+
+    def entropies(self, classes: Classes):
+        """Shannon entropy (natural log) of every class's sensitive distribution (device
+        float64): ``ln n - sum_v f_v ln f_v / n``; a class is entropy l-diverse for every
+        ``l <= exp(H)``."""
+        self._require_bound(classes)
+        xp = classes.xp
+        n = classes.size.astype(xp.int64)
+        h = self._log(n) - self._sum_flogf(classes) / n.astype(xp.float64)
+        return xp.maximum(h, 0.0)
 
     def describe(self) -> dict:
         return {"model": "entropy-l-diversity", "attribute": self.sensitive_attribute,
@@ -310,11 +327,11 @@ class RecursiveCLDiversity(_SensitiveModel):
         self.l = _check_int("l", l, 1)
         self.min_class_size = self.l
 
-    def class_fails(self, classes: Classes):
-        self._require_bound(classes)
+    @staticmethod
+    def _top_low(classes: Classes, l: int):  # noqa: E741
+        """``(top, low, enough)`` per class: the largest frequency ``r[d-1]``, the sum
+        ``r[0] + ... + r[d-l]`` (exact integers as float64) and ``d >= l``."""
         xp = classes.xp
-        if classes.entry_count.shape[0] == 0:
-            return xp.zeros(0, dtype=xp.bool_)
         # the entries grouped by class, each class's frequencies ascending
         count = classes.entry_count.astype(xp.int64)
         r = count[xp.argsort(classes.entry_class.astype(xp.int64) * (1 << 32) + count)]
@@ -322,11 +339,32 @@ class RecursiveCLDiversity(_SensitiveModel):
         d = classes.distinct.astype(xp.int64)
         stop = xp.cumsum(d)
         first = stop - d
-        enough = d >= self.l
-        last_low = xp.where(enough, first + d - self.l, first)  # index of r[d-l] in the class
+        enough = d >= l
+        last_low = xp.where(enough, first + d - l, first)  # index of r[d-l] in the class
         low = (cs[last_low + 1] - cs[first]).astype(xp.float64)   # r[0] + ... + r[d-l], exact
         top = r[stop - 1].astype(xp.float64)                      # r[d-1]
+        return top, low, enough
+
+    def class_fails(self, classes: Classes):
+        self._require_bound(classes)
+        xp = classes.xp
+        if classes.entry_count.shape[0] == 0:
+            return xp.zeros(0, dtype=xp.bool_)
+        top, low, enough = self._top_low(classes, self.l)
         return ~enough | ~(top < low * self.c)
+
+    def ratios(self, classes: Classes):
+        """Per class ``r[d-1] / (r[0] + ... + r[d-l])`` with this model's ``l`` (device
+        float64; ``inf`` for classes of fewer than ``l`` values, or when that sum is 0): the
+        class is recursive (c, l)-diverse for every ``c`` above it.  With ``l = 2`` this is the
+        most frequent value's count over all the others'."""
+        self._require_bound(classes)
+        xp = classes.xp
+        if classes.entry_count.shape[0] == 0:
+            return xp.zeros(0, dtype=xp.float64)
+        top, low, enough = self._top_low(classes, self.l)
+        ok = enough & (low > 0)
+        return xp.where(ok, top / xp.maximum(low, 1.0), xp.inf)
 
     def describe(self) -> dict:
         return {"model": "recursive-cl-diversity", "attribute": self.sensitive_attribute,
@@ -564,3 +602,265 @@ def _concat(xp, parts):
     if not parts:
         return xp.zeros(0, dtype=xp.float64)
     return parts[0] if len(parts) == 1 else xp.concatenate(parts)
+
+
+# ---------------------------------------------------------------------------------------
+# frequency-based models: (alpha, k)-anonymity, delta-disclosure, beta-likeness, (eps, alpha)
+# privacy loss.  Each exposes its per-class statistic (one formula, shared with the checker).
+# ---------------------------------------------------------------------------------------
+def _entry_shares(classes: Classes):
+    """``(cls, sens, share)`` of every histogram entry: ``share = f_v / n`` (device)."""
+    xp = classes.xp
+    cls = classes.entry_class.astype(xp.int64)
+    share = classes.entry_count.astype(xp.float64) / classes.size.astype(xp.float64)[cls]
+    return cls, classes.entry_sens.astype(xp.int64), share
+
+
+def _segment_max(xp, cls, values, n_classes: int, empty: float = 0.0):
+    """Largest ``values`` entry of each class (``empty`` for classes without entries)."""
+    out = xp.full(n_classes, empty, dtype=xp.float64)
+    if values.shape[0] == 0:
+        return out
+    order = xp.lexsort(xp.stack([values.astype(xp.float64), cls.astype(xp.float64)]))
+    c, v = cls[order], values[order].astype(xp.float64)
+    last = xp.concatenate([c[1:] != c[:-1], xp.ones(1, dtype=xp.bool_)])
+    out[c[last]] = v[last]
+    return out
+
+
+def _segment_sum(xp, cls, values, n_classes: int):
+    return xp.bincount(cls, weights=values.astype(xp.float64), minlength=n_classes)
+
+
+class _DistributionModel(_SensitiveModel):
+    """A sensitive-attribute model that compares classes with the table's distribution
+    ``p`` (over all rows of the input, before generalization and suppression)."""
+
+    def _bind(self, encoded):
+        xp = self.backend.xp
+        self._counts = self._global_counts(encoded)
+        self._p = self._counts.astype(xp.float64) / float(self.n_rows)
+
+
+class AlphaKAnonymity(_SensitiveModel):
+    """(alpha, k)-anonymity (Wong, Li, Fu & Wang 2006): every class holds at least ``k``
+    records and the relative frequency of every sensitive value in it -- or, with ``value``,
+    of that one sensitive value -- is at most ``alpha``.
+
+    Monotonic with generalization (a merged class's frequencies are weighted averages of its
+    parts', so never above their largest), not with suppression.
+    """
+
+    monotonic_with_generalization = True
+    monotonic_with_suppression = False
+
+    def __init__(self, attribute: str, alpha: float, k: int = 1, value: str | None = None):
+        super().__init__(attribute)
+        self.alpha = _check_number("alpha", alpha, 0.0, 1.0)
+        self.k = _check_int("k", k, 1)
+        self.min_class_size = self.k
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"value must be a sensitive value (a string), got {value!r}")
+        self.value = value
+
+    def _bind(self, encoded):
+        labels = [str(v) for v in encoded.sens_labels]
+        self._code = labels.index(self.value) if self.value in labels else -1
+
+    def alphas(self, classes: Classes):
+        """Per class the largest relative frequency of a sensitive value (of ``value`` when
+        given; 0 where it is absent) -- device float64."""
+        self._require_bound(classes)
+        xp = classes.xp
+        cls, sens, share = _entry_shares(classes)
+        if self.value is None:
+            return _segment_max(xp, cls, share, classes.n_classes)
+        return _segment_sum(xp, cls, xp.where(sens == self._code, share, 0.0),
+                            classes.n_classes)
+
+    def class_fails(self, classes: Classes):
+        return self.alphas(classes) > self.alpha
+
+    def describe(self) -> dict:
+        out = {"model": "alpha-k-anonymity", "attribute": self.sensitive_attribute,
+               "alpha": _plain(self.alpha), "k": self.k}
+        if self.value is not None:
+            out["value"] = self.value
+        return out
+
+    def __repr__(self) -> str:
+        extra = "" if self.value is None else f", value={self.value!r}"
+        return (f"AlphaKAnonymity({self.sensitive_attribute!r}, alpha={_plain(self.alpha)}, "
+                f"k={self.k}{extra})")
+
+
+class DeltaDisclosurePrivacy(_DistributionModel):
+    """delta-disclosure privacy (Brickell & Shmatikov 2008): for every class and every
+    sensitive value ``v`` present in it, ``|ln(p_E(v) / p(v))| < delta`` with ``p`` the whole
+    table's distribution.
+
+    Neither monotonic with generalization (a merged class can hold a value much rarer than in
+    the part that had it) nor with suppression, as in ARX.  ARX's ``DDisclosurePrivacy``
+    takes the logarithm to base 2; this model follows the paper (natural logarithm): ARX's
+    ``delta`` is this model's ``delta / ln 2``.
+    """
+
+    monotonic_with_generalization = False
+    monotonic_with_suppression = False
+    min_class_size = None
+
+    def __init__(self, attribute: str, delta: float):
+        super().__init__(attribute)
+        self.delta = _check_number("delta", delta, 0.0)
+        if self.delta <= 0:
+            raise ValueError(f"delta must be a finite number > 0, got {delta!r}")
+
+    def deltas(self, classes: Classes):
+        """Per class ``max_v |ln(p_E(v) / p(v))|`` over the values present (device float64)."""
+        self._require_bound(classes)
+        xp = classes.xp
+        cls, sens, share = _entry_shares(classes)
+        return _segment_max(xp, cls, xp.abs(xp.log(share / self._p[sens])), classes.n_classes)
+
+    def class_fails(self, classes: Classes):
+        return ~(self.deltas(classes) < self.delta)
+
+    def describe(self) -> dict:
+        return {"model": "delta-disclosure", "attribute": self.sensitive_attribute,
+                "delta": _plain(self.delta)}
+
+    def __repr__(self) -> str:
+        return f"DeltaDisclosurePrivacy({self.sensitive_attribute!r}, delta={_plain(self.delta)})"
+
+
+class BetaLikeness(_DistributionModel):
+    """beta-likeness (Cao & Karras 2012): for every class and every sensitive value with
+    ``p_E(v) > p(v)``, the relative gain ``(p_E(v) - p(v)) / p(v)`` is at most ``beta``
+    (basic), or at most ``min(beta, -ln p(v))`` (``enhanced=True``).
+
+    Monotonic with generalization (a merged class's ``p_E(v)`` is at most its parts' largest,
+    and the bound depends on ``v`` only), not with suppression.
+    """
+
+    monotonic_with_generalization = True
+    monotonic_with_suppression = False
+    min_class_size = None
+
+    def __init__(self, attribute: str, beta: float, enhanced: bool = False):
+        super().__init__(attribute)
+        self.beta = _check_number("beta", beta, 0.0)
+        if self.beta <= 0:
+            raise ValueError(f"beta must be a finite number > 0, got {beta!r}")
+        self.enhanced = bool(enhanced)
+
+    def betas(self, classes: Classes):
+        """Per class the smallest ``beta`` the class satisfies (device float64; 0 when no
+        value is over-represented; enhanced: ``inf`` when some gain exceeds ``-ln p(v)``)."""
+        self._require_bound(classes)
+        xp = classes.xp
+        cls, sens, share = _entry_shares(classes)
+        p = self._p[sens]
+        gain = (share - p) / p
+        gain = xp.where(share > p, gain, 0.0)
+        if self.enhanced:
+            gain = xp.where(gain > -xp.log(p), xp.inf, gain)
+        return _segment_max(xp, cls, gain, classes.n_classes)
+
+    def class_fails(self, classes: Classes):
+        return self.betas(classes) > self.beta
+
+    def describe(self) -> dict:
+        return {"model": "enhanced-beta-likeness" if self.enhanced else "basic-beta-likeness",
+                "attribute": self.sensitive_attribute, "beta": _plain(self.beta)}
+
+    def __repr__(self) -> str:
+        return (f"BetaLikeness({self.sensitive_attribute!r}, beta={_plain(self.beta)}, "
+                f"enhanced={self.enhanced})")
+
+
+def _check_prior(prior) -> dict:
+    if not isinstance(prior, Mapping) or not prior:
+        raise ValueError(f"prior must be a non-empty mapping sensitive value -> probability, "
+                         f"got {prior!r}")
+    out = {}
+    for v, pr in prior.items():
+        if isinstance(pr, bool) or not isinstance(pr, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(pr)) or not 0.0 <= float(pr) <= 1.0:
+            raise ValueError(f"prior[{v!r}] must be a probability in [0, 1], got {pr!r}")
+        out[str(v)] = float(pr)
+    total = math.fsum(out.values())
+    if abs(total - 1.0) > 1e-6:
+        raise ValueError(f"prior probabilities must sum to 1, they sum to {total!r}")
+    return out
+
+
+class PrivacyLoss(_SensitiveModel):
+    """The (epsilon, alpha) privacy-loss model: per class the distribution loss is the
+    Euclidean distance between the prior distribution of the sensitive attribute (the table's
+    distribution, or ``prior``: a mapping value -> probability covering every value of the
+    data) and the class's distribution, the entropy loss ``|H(prior) - H(class)|`` in bits.
+    A class fails when its distribution loss exceeds ``epsilon`` or its entropy loss
+    exceeds ``alpha``.
+
+    Not monotonic (entropy loss can grow when classes merge): both flags ``False``.
+    """
+
+    monotonic_with_generalization = False
+    monotonic_with_suppression = False
+    min_class_size = None
+
+    def __init__(self, attribute: str, epsilon: float, alpha: float, prior=None):
+        super().__init__(attribute)
+        self.epsilon = _check_number("epsilon", epsilon, 0.0)
+        self.alpha = _check_number("alpha", alpha, 0.0)
+        self.prior = None if prior is None else _check_prior(prior)
+
+    def _bind(self, encoded):
+        be = self.backend
+        labels = [str(v) for v in encoded.sens_labels]
+        if self.prior is None:
+            counts = be.to_host(self._global_counts(encoded)).astype(np.float64)
+            q = counts / float(self.n_rows)
+            rest = np.zeros(0)
+        else:
+            missing = [v for v in labels if v not in self.prior or self.prior[v] <= 0]
+            if missing:
+                raise ValueError(f"prior gives no (or zero) probability to value(s) of "
+                                 f"{self.sensitive_attribute!r} in the data: "
+                                 f"{format_values(missing)}")
+            q = np.array([self.prior[v] for v in labels], dtype=np.float64)
+            present = set(labels)
+            rest = np.array([pr for v, pr in self.prior.items() if v not in present])
+        everything = np.concatenate([q, rest])
+        nz = everything[everything > 0]
+        self._h_prior = float(-(nz * np.log2(nz)).sum())
+        self._q_sq = float((everything ** 2).sum())     # sum of q^2 over the whole prior
+        self._q = be.asarray(q)
+
+    def losses(self, classes: Classes):
+        """``(distribution_loss, entropy_loss)`` per class (device float64 each)."""
+        self._require_bound(classes)
+        xp = classes.xp
+        cls, sens, share = _entry_shares(classes)
+        q = self._q[sens]
+        n_classes = classes.n_classes
+        # |p_E - q|^2 = sum_all q^2 + sum_{v in E} (p_E^2 - 2 p_E q)
+        sq = self._q_sq + _segment_sum(xp, cls, share * share - 2.0 * share * q, n_classes)
+        dist = xp.sqrt(xp.maximum(sq, 0.0))
+        h = -_segment_sum(xp, cls, share * xp.log2(share), n_classes)
+        return dist, xp.abs(self._h_prior - h)
+
+    def class_fails(self, classes: Classes):
+        dist, ent = self.losses(classes)
+        return (dist > self.epsilon) | (ent > self.alpha)
+
+    def describe(self) -> dict:
+        out = {"model": "privacy-loss", "attribute": self.sensitive_attribute,
+               "epsilon": _plain(self.epsilon), "alpha": _plain(self.alpha)}
+        if self.prior is not None:
+            out["prior"] = dict(self.prior)
+        return out
+
+    def __repr__(self) -> str:
+        return (f"PrivacyLoss({self.sensitive_attribute!r}, epsilon={_plain(self.epsilon)}, "
+                f"alpha={_plain(self.alpha)})")

@@ -406,7 +406,8 @@ def make_search(name: str, evaluator) -> "FlashSearch | ExhaustiveSearch":
     limit = evaluator.suppression_limit
     models, metric = evaluator.models, evaluator.metric
     has_k = evaluator.min_class_size is not None
-    if limit == 0 or all(m.monotonic_with_suppression for m in models):
+    if all(m.monotonic_with_generalization for m in models) and (
+            limit == 0 or all(m.monotonic_with_suppression for m in models)):
         privacy = FULL
     elif has_k:
         privacy = PARTIAL

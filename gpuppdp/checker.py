@@ -1,0 +1,222 @@
+"""Measure the privacy of any table (raw or released) in one vectorized pass.
+
+:func:`check` groups the rows by their quasi-identifier values as they are (no hierarchies:
+every column is factorized), builds the :class:`~gpuppdp.models.Classes` of that single
+"node" on the backend, and asks the privacy models for their per-class statistics -- the
+same code the anonymization search uses, so each formula lives in one place
+(:mod:`gpuppdp.models`).
+
+Rows whose quasi-identifiers are all ``*`` (records suppressed by a release) are left out
+and counted in ``suppressed_rows``; the table's distribution of the sensitive attribute
+(``p`` of t-closeness, delta-disclosure, beta-likeness, and the default prior of the
+privacy-loss model) is taken over the remaining rows.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .backend import Backend, get_backend
+from .encoding import EncodedTable, smallest_int_dtype
+from .hierarchy import format_values
+from .models import (AlphaKAnonymity, BetaLikeness, Classes, DeltaDisclosurePrivacy,
+                     EntropyLDiversity, PrivacyLoss, RecursiveCLDiversity, TCloseness)
+
+__all__ = ["check", "CHECK_KEYS"]
+
+#: the scalar keys of :func:`check`'s result, in print order
+CHECK_KEYS = ("records", "suppressed_rows", "classes", "k", "distinct_l", "entropy_l",
+              "recursive_c", "t_equal", "t_ordered", "alpha", "delta_disclosure",
+              "beta_basic", "beta_enhanced", "distribution_loss_max", "entropy_loss_max")
+
+_SENSITIVE_KEYS = CHECK_KEYS[4:]
+_SUPPRESSED = "*"
+
+
+def _class_ids(data: pd.DataFrame, qids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per row its class (0..C-1 in order of first appearance) and each class's first row."""
+    key = np.zeros(len(data), dtype=np.int64)
+    bound = 1
+    for c in qids:
+        codes, uniq = pd.factorize(data[c], use_na_sentinel=False)
+        n = max(len(uniq), 1)
+        if bound * n >= 2 ** 62:                     # keep the mixed-radix key in int64
+            key, first = pd.factorize(key)
+            bound = max(len(first), 1)
+        key = key * n + codes.astype(np.int64)
+        bound *= n
+    cls, _ = pd.factorize(key)
+    cls = cls.astype(np.int64)
+    n_classes = int(cls.max()) + 1 if len(cls) else 0
+    first = np.full(n_classes, len(cls), dtype=np.int64)
+    np.minimum.at(first, cls, np.arange(len(cls), dtype=np.int64))
+    return cls, first
+
+
+def _build_classes(backend: Backend, cls: np.ndarray, sens: np.ndarray | None, n_values: int
+                   ) -> Classes:
+    """The classes of one node on ``backend`` from per-row class ids and sensitive codes."""
+    be, xp = backend, backend.xp
+    n_classes = int(cls.max()) + 1
+    d_cls = be.asarray(cls)
+    size = xp.bincount(d_cls, minlength=n_classes).astype(xp.int64)
+    host_ptr = np.array([0, n_classes], dtype=np.int64)
+    node = xp.zeros(n_classes, dtype=xp.int64)
+    codes = xp.zeros((n_classes, 1), dtype=xp.int32)
+    if sens is None:
+        return Classes(xp, size, node, be.asarray(host_ptr), host_ptr, codes)
+    m = max(n_values, 1)
+    pair = d_cls * m + be.asarray(sens.astype(np.int64))
+    uniq, count = xp.unique(pair, return_counts=True)
+    entry_class = uniq // m
+    entry_sens = (uniq % m).astype(xp.int32)
+    distinct = xp.bincount(entry_class, minlength=n_classes).astype(xp.int64)
+    return Classes(xp, size, node, be.asarray(host_ptr), host_ptr, codes, distinct,
+                   entry_class, entry_sens, count.astype(xp.int64))
+
+
+def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: str | None = None,
+          backend: str | Backend = "auto", prior: Mapping | None = None,
+          per_class: bool = False) -> dict:
+    """Privacy measures of ``data`` grouped by ``quasi_identifiers`` (values as they are).
+
+    Returns a dict with ``records`` (rows measured), ``suppressed_rows`` (rows whose QIDs are
+    all ``*``, left out), ``classes``, ``k`` (smallest class) and, with a ``sensitive``
+    column (``None`` otherwise): ``distinct_l`` (fewest distinct values in a class),
+    ``entropy_l`` (``exp(H)`` of the least diverse class, natural log), ``recursive_c``
+    (largest ``r1 / (r2 + ... + rm)``; ``inf`` when a class has one value), ``t_equal`` and
+    ``t_ordered`` (largest EMD, equal / ordered ground distance; ``t_ordered`` is ``None``
+    unless every sensitive value is a number), ``alpha`` (largest relative frequency of a
+    value in a class), ``delta_disclosure`` (largest ``|ln(p_E(v)/p(v))|``), ``beta_basic`` /
+    ``beta_enhanced`` (smallest beta that holds), ``distribution_loss_max`` and
+    ``entropy_loss_max`` (privacy-loss model against ``prior``, a mapping value ->
+    probability, by default the table's distribution).  With ``per_class=True`` the result
+    also holds ``per_class``: a DataFrame of every class (QID values, size, statistics).
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    if isinstance(quasi_identifiers, str):
+        raise TypeError(f"quasi_identifiers must be a list of column names, got the string "
+                        f"{quasi_identifiers!r}")
+    qids = list(quasi_identifiers)
+    if not qids:
+        raise ValueError("quasi_identifiers: at least one column is needed")
+    if len(set(qids)) != len(qids):
+        raise ValueError(f"quasi_identifiers lists a column twice: {qids}")
+    if sensitive is not None and sensitive in qids:
+        raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
+                         "sensitive attribute")
+    wanted = qids + ([sensitive] if sensitive is not None else [])
+    missing = [c for c in wanted if c not in data.columns]
+    if missing:
+        raise ValueError(f"column(s) not in the data: {format_values(missing)}; the data has "
+                         f"{format_values([str(c) for c in data.columns], 12)}")
+    if prior is not None and sensitive is None:
+        raise ValueError("prior needs a sensitive attribute (sensitive=...)")
+    for c in wanted:
+        miss = data[c].isna().to_numpy()
+        if miss.any():
+            raise ValueError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
+                             f"row {int(np.flatnonzero(miss)[0])}")
+    be = backend if isinstance(backend, Backend) else get_backend(backend)
+
+    suppressed = np.ones(len(data), dtype=bool)
+    for c in qids:
+        suppressed &= (data[c].astype(str) == _SUPPRESSED).to_numpy()
+    kept = data.loc[~suppressed, wanted].reset_index(drop=True)
+    n_suppressed = int(suppressed.sum())
+    if len(kept) == 0:
+        raise ValueError(f"no rows to measure: the table has {len(data)} row(s), "
+                         f"{n_suppressed} of them suppressed (all quasi-identifiers '*')")
+
+    cls, first = _class_ids(kept, qids)
+    out: dict = {"records": int(len(kept)), "suppressed_rows": n_suppressed}
+    sens_codes = labels = None
+    if sensitive is not None:
+        sens_codes, uniq = pd.factorize(kept[sensitive], use_na_sentinel=False)
+        labels = np.array([str(u) for u in uniq], dtype=object)
+    classes = _build_classes(be, cls, sens_codes, 0 if labels is None else len(labels))
+    size = be.to_host(classes.size)
+    out["classes"] = int(classes.n_classes)
+    out["k"] = int(size.min())
+    table = None
+    if per_class:
+        table = kept.loc[first, qids].reset_index(drop=True)
+        table["size"] = size
+    if sensitive is None:
+        out.update({k: None for k in _SENSITIVE_KEYS})
+    else:
+        stats = _sensitive_stats(be, classes, sensitive, sens_codes, labels, prior)
+        distinct = be.to_host(classes.distinct)
+        out["distinct_l"] = int(distinct.min())
+        for key, values in stats.items():
+            if values is None:
+                out[key] = None
+            elif key == "entropy_l":
+                out[key] = float(values.min())
+            else:
+                out[key] = float(values.max())
+        if table is not None:
+            table["distinct_l"] = distinct
+            for key, values in stats.items():
+                name = {"distribution_loss_max": "distribution_loss",
+                        "entropy_loss_max": "entropy_loss"}.get(key, key)
+                table[name] = values if values is not None else None
+    out = {key: out[key] for key in CHECK_KEYS}
+    if per_class:
+        out["per_class"] = table
+    return out
+
+
+def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: np.ndarray,
+                     labels: np.ndarray, prior) -> dict:
+    """Per-class host arrays of every sensitive statistic, from the models' own methods."""
+    n = len(sens_codes)
+    enc = EncodedTable(be, [], [], [], n, sens_name=sensitive,
+                       sens_codes=be.asarray(sens_codes.astype(smallest_int_dtype(len(labels)))),
+                       sens_labels=labels)
+    host = be.to_host
+
+    def bound(model):
+        return model.bind(enc)
+
+    stats = {}
+    stats["entropy_l"] = np.exp(host(bound(EntropyLDiversity(sensitive, 1)).entropies(classes)))
+    stats["recursive_c"] = host(bound(RecursiveCLDiversity(sensitive, 1, 2)).ratios(classes))
+    stats["t_equal"] = host(bound(TCloseness(sensitive, 1.0, "equal")).distances(classes))
+    try:
+        ordered = bound(TCloseness(sensitive, 1.0, "ordered"))
+    except ValueError:                       # not every value is a number
+        stats["t_ordered"] = None
+    else:
+        stats["t_ordered"] = host(ordered.distances(classes))
+    stats["alpha"] = host(bound(AlphaKAnonymity(sensitive, 1.0)).alphas(classes))
+    stats["delta_disclosure"] = host(bound(DeltaDisclosurePrivacy(sensitive, 1.0))
+                                     .deltas(classes))
+    stats["beta_basic"] = host(bound(BetaLikeness(sensitive, 1.0)).betas(classes))
+    stats["beta_enhanced"] = host(bound(BetaLikeness(sensitive, 1.0, enhanced=True))
+                                  .betas(classes))
+    dist, ent = bound(PrivacyLoss(sensitive, 1.0, 1.0, prior=prior)).losses(classes)
+    stats["distribution_loss_max"] = host(dist)
+    stats["entropy_loss_max"] = host(ent)
+    return stats
+
+
+def format_report(result: dict) -> str:
+    """The scalar values of a :func:`check` result as an aligned two-column table."""
+    width = max(len(k) for k in CHECK_KEYS)
+    lines = []
+    for key in CHECK_KEYS:
+        value = result.get(key)
+        if value is None:
+            text = "-"
+        elif isinstance(value, float):
+            text = "inf" if math.isinf(value) else f"{value:.6g}"
+        else:
+            text = str(value)
+        lines.append(f"{key:<{width}}  {text}")
+    return "\n".join(lines)

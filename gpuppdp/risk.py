@@ -1,0 +1,509 @@
+"""Re-identification risk of a table (raw or released) given its quasi-identifiers.
+
+Everything is computed from the sizes of the equivalence classes of the QID combination, as
+ARX's risk models do (``RiskModelSampleSummary``, ``RiskModelPopulationUniqueness``,
+``RiskModelAttributes``):
+
+* :func:`sample_risk_summary` -- prosecutor / journalist / marketer risk, sample uniques and the
+  share of records above risk thresholds (El Emam; journalist = prosecutor and marketer =
+  #classes / #records when no population table is given);
+* :func:`population_uniqueness` -- the share of population uniques estimated with Pitman's and
+  Zayatz's models and Dankar et al.'s (2012) decision rule among them;
+* :func:`attribute_risks` -- alpha-distinction and separation of every non-empty QID subset;
+* :func:`risk_report` -- all of the above in one JSON-ready dict.
+
+Columns are dictionary-encoded on the host (``pandas.factorize``; a missing value counts as a
+value of its own, as ``'*'`` does) and every array pass runs on ``backend.xp``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .backend import Backend, get_backend
+
+__all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_columns",
+           "class_sizes", "class_sizes_encoded", "sample_risk_summary",
+           "population_uniqueness", "pitman_uniques", "zayatz_uniques", "attribute_risks",
+           "attribute_risks_encoded", "risk_report"]
+
+#: Thresholds of ``records_at_risk`` (ARX's summary): share of records whose prosecutor risk
+#: ``1/|E|`` is strictly greater than the threshold.
+RISK_THRESHOLDS = (0.5, 0.2, 0.1, 0.05)
+
+_KEY_LIMIT = 1 << 62  # mixed-radix keys stay below this (int64)
+_DENSE_MIN = 1 << 16  # keys are compressed once their space passes max(this, n) ...
+_DENSE_FACTOR = 4  # ... and counted with a dense bincount up to this times that
+
+
+# --------------------------------------------------------------------------------------------
+# encoding and class sizes
+# --------------------------------------------------------------------------------------------
+
+def _check_qids(data, qids) -> list[str]:
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    if isinstance(qids, str):
+        qids = [qids]
+    qids = list(qids)
+    if not qids:
+        raise ValueError("quasi_identifiers: at least one column is needed, got none")
+    dup = sorted({q for q in qids if qids.count(q) > 1})
+    if dup:
+        raise ValueError(f"quasi_identifiers: column(s) given twice: {', '.join(map(repr, dup))}")
+    missing = [q for q in qids if q not in data.columns]
+    if missing:
+        raise ValueError(f"quasi_identifiers: column(s) not in the data: "
+                         f"{', '.join(map(repr, missing))}; the data has "
+                         f"{', '.join(map(repr, list(data.columns)[:12]))}"
+                         f"{', ...' if len(data.columns) > 12 else ''}")
+    if len(data) == 0:
+        raise ValueError("the table is empty (0 rows)")
+    return qids
+
+
+def encode_columns(data: pd.DataFrame, qids: Sequence[str], backend: Backend):
+    """Dictionary-encode the ``qids`` columns: ``(codes, cards)`` with ``codes[j]`` an int32
+    device array (0..cards[j]-1, every code present) and ``cards[j]`` a host int."""
+    qids = _check_qids(data, qids)
+    codes, cards = [], []
+    for q in qids:
+        c, uniq = pd.factorize(data[q], use_na_sentinel=False)
+        codes.append(backend.asarray(c.astype(np.int32)))
+        cards.append(max(len(uniq), 1))
+    return codes, cards
+
+
+def _compress(xp, key):
+    """Dense ids ``0..g-1`` of ``key`` (device int64) and ``g`` (host int)."""
+    uniq, inv = xp.unique(key, return_inverse=True)
+    return inv.reshape(-1).astype(xp.int64), int(uniq.shape[0])
+
+
+def _dense_limit(n: int) -> int:
+    return max(_DENSE_MIN, n)
+
+
+def _dense_ids(xp, key, space: int):
+    """Dense ids of ``key`` (values in ``0..space-1``) by a bincount over the key space:
+    ``(ids, present bool (space,), g)``; ids keep ``key``'s dtype."""
+    present = xp.bincount(key, minlength=space) > 0
+    remap = xp.cumsum(present, dtype=key.dtype)
+    g = int(remap[-1])
+    remap -= 1
+    return remap[key], present, g
+
+
+def _combined_key(backend: Backend, codes, cards):
+    """A mixed-radix integer key of the columns and the size of its key space (host int).
+
+    Whenever the next column would push the key space past what a dense bincount handles,
+    the key so far is first replaced by dense class ids (or sorted unique ids); keys are int32
+    whenever that cannot overflow."""
+    xp = backend.xp
+    n = int(codes[0].shape[0])
+    limit = _dense_limit(n)
+    kdt = xp.int32 if max(limit, n) * max(int(r) for r in cards) < 2**31 else xp.int64
+    key = codes[0].astype(kdt)
+    space = int(cards[0])
+    for c, r in zip(codes[1:], cards[1:]):
+        if space * r > limit:
+            if space <= limit:
+                key, _, space = _dense_ids(xp, key, space)
+            else:
+                key, space = _compress(xp, key)
+                key = key.astype(kdt)
+        key *= r
+        key += c.astype(kdt, copy=False)
+        space *= int(r)
+    return key, space
+
+
+def _group(backend: Backend, key, space: int, weights=None):
+    """``(ids, sizes)``: dense class id of every entry and each class's (weighted) size."""
+    xp = backend.xp
+    n = int(key.shape[0])
+    if space <= _DENSE_FACTOR * _dense_limit(n):
+        ids, present, g = _dense_ids(xp, key, space)
+        ids = ids.astype(xp.int64, copy=False)
+        if weights is None:
+            return ids, xp.bincount(ids, minlength=g).astype(xp.int64)
+        return ids, xp.bincount(ids, weights=weights, minlength=g)
+    uniq, inv, counts = xp.unique(key, return_inverse=True, return_counts=True)
+    ids = inv.reshape(-1).astype(xp.int64)
+    if weights is None:
+        return ids, counts.astype(xp.int64)
+    return ids, xp.bincount(ids, weights=weights, minlength=int(uniq.shape[0]))
+
+
+def class_sizes_encoded(codes, cards, backend: Backend):
+    """Class sizes (device int64) of dictionary codes, as from :func:`encode_columns`."""
+    order = sorted(range(len(cards)), key=lambda j: -int(cards[j]))  # small radices last
+    key, space = _combined_key(backend, [codes[j] for j in order], [cards[j] for j in order])
+    return _group(backend, key, space)[1]
+
+
+def class_sizes(data: pd.DataFrame, quasi_identifiers: Sequence[str],
+                backend: Backend | str = "cpu"):
+    """Sizes of the equivalence classes of the QID combination (device int64 array)."""
+    backend = get_backend(backend)
+    codes, cards = encode_columns(data, quasi_identifiers, backend)
+    return class_sizes_encoded(codes, cards, backend)
+
+
+# --------------------------------------------------------------------------------------------
+# sample-based risks
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class SampleRiskSummary:
+    """ARX's sample risk summary (prosecutor = journalist without a population table)."""
+
+    records: int
+    equivalence_classes: int
+    sample_uniques: int
+    sample_uniques_fraction: float
+    prosecutor_highest_risk: float
+    prosecutor_lowest_risk: float
+    prosecutor_average_risk: float
+    journalist_highest_risk: float
+    journalist_lowest_risk: float
+    journalist_average_risk: float
+    marketer_risk: float
+    records_at_risk: dict
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _threshold_key(t: float) -> str:
+    return f"{t:.2f}"
+
+
+def sample_risk_summary(sizes, backend: Backend | str = "cpu",
+                        thresholds: Sequence[float] = RISK_THRESHOLDS) -> SampleRiskSummary:
+    """Risk summary from the class sizes (a device or host array of positive ints).
+
+    ``records_at_risk[f"{t:.2f}"]`` is the share of records whose risk ``1/|E|`` exceeds ``t``
+    (strictly, as ARX counts: 0.50 gives the sample uniques).
+    """
+    backend = get_backend(backend)
+    xp = backend.xp
+    sizes = backend.asarray(sizes).astype(xp.int64).reshape(-1)
+    n_classes = int(sizes.shape[0])
+    if n_classes == 0:
+        raise ValueError("sizes: no equivalence classes given")
+    for t in thresholds:
+        if not 0.0 < float(t) <= 1.0:
+            raise ValueError(f"thresholds must lie in (0, 1], got {t!r}")
+    ts = [float(t) for t in thresholds]
+    # one reduction pass, one transfer: records, uniques, min, max, records above thresholds
+    risk = 1.0 / sizes.astype(xp.float64)
+    parts = [sizes.sum(), (sizes == 1).sum(), sizes.min(), sizes.max()]
+    parts += [xp.where(risk > t, sizes, 0).sum() for t in ts]
+    host = backend.to_host(xp.stack([p.astype(xp.int64) for p in parts]))
+    n, uniques, smin, smax = (int(v) for v in host[:4])
+    if smin < 1:
+        raise ValueError(f"sizes: class sizes must be positive, got a class of size {smin}")
+    at_risk = {_threshold_key(t): int(v) / n for t, v in zip(ts, host[4:])}
+    hi, lo, avg = 1.0 / smin, 1.0 / smax, n_classes / n
+    return SampleRiskSummary(n, n_classes, uniques, uniques / n, hi, lo, avg, hi, lo, avg,
+                             n_classes / n, at_risk)
+
+
+# --------------------------------------------------------------------------------------------
+# population uniqueness
+# --------------------------------------------------------------------------------------------
+
+def _size_histogram(sizes, backend: Backend) -> np.ndarray:
+    """``hist[s]`` = number of classes of size ``s`` (host int64)."""
+    xp = backend.xp
+    return backend.to_host(xp.bincount(backend.asarray(sizes).astype(xp.int64).reshape(-1)))
+
+
+def _check_population(n: int, population_size) -> float:
+    try:
+        p = float(population_size)
+    except (TypeError, ValueError):
+        raise ValueError(f"population_size must be a number, got {population_size!r}") from None
+    if not math.isfinite(p) or p < n:
+        raise ValueError(f"population_size must be at least the number of records ({n}), "
+                         f"got {population_size!r}")
+    return p
+
+
+def zayatz_uniques(hist: np.ndarray, population_size: float) -> float:
+    """Zayatz's (1991) estimate of the number of population uniques.
+
+    ``hist[s]`` is the number of sample classes of size ``s``.  The probability that a class of
+    size ``K`` in the population shows exactly one record in a sample of ``n`` drawn from ``N``
+    (hypergeometric) is ``K (n/N) prod_{i=1}^{K-1} (N-n-i+1)/(N-i)``, evaluated in log space.
+    """
+    hist = np.asarray(hist, dtype=np.float64)
+    sizes = np.arange(len(hist), dtype=np.float64)
+    n = float((sizes * hist).sum())
+    u = float(hist.sum())
+    c1 = float(hist[1]) if len(hist) > 1 else 0.0
+    if c1 == 0:
+        return 0.0
+    N = float(population_size)
+    kmax = len(hist) - 1
+    i = np.arange(1, max(kmax, 1), dtype=np.float64)  # 1..kmax-1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.log1p(-(n - 1.0) / (N - i))  # log((N-n-i+1)/(N-i))
+    logprod = np.concatenate([[0.0, 0.0], np.cumsum(terms)])[:kmax + 1]  # index K: sum to K-1
+    with np.errstate(divide="ignore"):
+        logp = np.log(np.maximum(sizes, 1.0)) + math.log(n / N) + logprod
+    p1 = np.where(sizes >= 1, np.exp(logp), 0.0)
+    temp = float((hist / u * p1).sum())
+    cond = (c1 / u) * (n / N) / temp
+    return c1 * cond / (n / N)
+
+
+def pitman_uniques(hist: np.ndarray, population_size: float, *, max_iter: int = 200,
+                   tol: float = 1e-12) -> float:
+    """Pitman's model (Hoshino 2001): the number of population uniques, or NaN when the
+    maximum-likelihood equations have no usable solution.
+
+    The likelihood equations in ``(theta, alpha)`` are solved with Newton's method from ARX's
+    initial guess; the estimate is ``Gamma(theta+1)/Gamma(theta+alpha) * N**alpha``.
+    """
+    hist = np.asarray(hist, dtype=np.float64)
+    sizes = np.arange(len(hist), dtype=np.float64)
+    n = float((sizes * hist).sum())
+    u = float(hist.sum())
+    c1 = float(hist[1]) if len(hist) > 1 else 0.0
+    c2 = float(hist[2]) if len(hist) > 2 else 0.0
+    if c1 == 0:
+        return 0.0
+    N = float(population_size)
+    c2 = c2 if c2 != 0 else 1.0
+    c = c1 * (c1 - 1) / c2
+    t = (n * u * c - c1 * (n - 1) * (2 * u + c)) / (2 * c1 * u + c1 * c - n * c)
+    a = (t * (c1 - n) + (n - 1) * c1) / (n * u)
+
+    iu = np.arange(1, int(u), dtype=np.float64)  # 1..u-1
+    iu2 = iu * iu
+    jn = np.arange(1, int(n), dtype=np.float64)  # 1..n-1
+    # m[j] = number of classes larger than j, for j = 1..max size - 1
+    m = u - np.cumsum(hist)[1:-1] if len(hist) > 2 else np.zeros(0)
+    jm = np.arange(1, len(m) + 1, dtype=np.float64)
+
+    def equations(t, a):
+        r = 1.0 / (t + iu * a)
+        r2 = r * r
+        s = 1.0 / (t + jn)
+        q = 1.0 / (jm - a)
+        f = np.array([r.sum() - s.sum(), (iu * r).sum() - (m * q).sum()])
+        d5 = (iu * r2).sum()
+        jac = np.array([[(s * s).sum() - r2.sum(), -d5],
+                        [-d5, -(iu2 * r2).sum() - (m * q * q).sum()]])
+        return f, jac
+
+    converged = False
+    with np.errstate(all="ignore"):
+        for _ in range(max_iter):
+            if not (math.isfinite(t) and math.isfinite(a)):
+                break
+            f, jac = equations(t, a)
+            if not np.all(np.isfinite(f)) or not np.all(np.isfinite(jac)):
+                break
+            det = jac[0, 0] * jac[1, 1] - jac[0, 1] * jac[1, 0]
+            if det == 0:
+                break
+            dt = (f[0] * jac[1, 1] - f[1] * jac[0, 1]) / det
+            da = (jac[0, 0] * f[1] - jac[1, 0] * f[0]) / det
+            t, a = t - dt, a - da
+            if abs(dt) <= tol * max(1.0, abs(t)) and abs(da) <= tol * max(1.0, abs(a)):
+                converged = True
+                break
+    if not converged or not math.isfinite(t) or not math.isfinite(a) or a == 0:
+        return float("nan")
+    try:
+        val = math.exp(math.lgamma(t + 1.0) - math.lgamma(t + a) + a * math.log(N))
+    except (ValueError, OverflowError):
+        return float("nan")
+    return val if 0.0 <= val <= N else float("nan")
+
+
+def population_uniqueness(sizes, population_size, backend: Backend | str = "cpu") -> dict:
+    """Share of population uniques by Pitman's and Zayatz's models and Dankar et al.'s rule.
+
+    Dankar et al. (2012): with a sampling fraction of at most 10 %, Pitman's estimate (Zayatz's
+    when Pitman's has no solution); above 10 %, the smaller of Zayatz's and the SNB estimate --
+    SNB is not implemented here, so that branch gives Zayatz's (what ARX gives whenever its SNB
+    solver fails).  ``snb`` is ``None``.  Without sample uniques every estimate is 0.
+    """
+    backend = get_backend(backend)
+    hist = _size_histogram(sizes, backend)
+    n = int((np.arange(len(hist)) * hist).sum())
+    N = _check_population(n, population_size)
+    c1 = int(hist[1]) if len(hist) > 1 else 0
+    out = {"pitman": 0.0, "zayatz": 0.0, "dankar": 0.0, "dankar_choice": "none", "snb": None}
+    if c1 == 0:
+        return out
+    pitman = pitman_uniques(hist, N)
+    zayatz = zayatz_uniques(hist, N)
+    valid = lambda v: math.isfinite(v) and v != 0.0  # noqa: E731
+    out["pitman"] = pitman / N if valid(pitman) else None
+    out["zayatz"] = zayatz / N if valid(zayatz) else None
+    if n / N <= 0.1 and valid(pitman):
+        out["dankar"], out["dankar_choice"] = pitman / N, "pitman"
+    else:
+        out["dankar"], out["dankar_choice"] = (zayatz / N if valid(zayatz) else 0.0), "zayatz"
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# distinction and separation of QID subsets
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AttributeRisk:
+    """alpha-distinction (distinct combinations / records) and separation (share of record
+    pairs that differ in at least one attribute) of one QID subset."""
+
+    attributes: tuple
+    distinction: float
+    separation: float
+
+    @property
+    def name(self) -> str:
+        return ", ".join(self.attributes)
+
+
+def attribute_risks(data: pd.DataFrame, quasi_identifiers: Sequence[str],
+                    backend: Backend | str = "cpu", *, max_size: int | None = None,
+                    min_distinction: float = 0.0, min_separation: float = 0.0,
+                    sort: str = "arx") -> list[AttributeRisk]:
+    """Distinction and separation of every non-empty subset of the QIDs.
+
+    The table is first reduced to the frequency set of all QIDs; each subset ``S`` is then
+    grouped from a parent ``S - {j}`` (dense ids times the radix of ``j``), so one subset costs
+    a few passes over the frequency set.  Attribute names keep the order given.
+
+    ``max_size`` limits the subset size; ``min_distinction``/``min_separation`` filter;
+    ``sort`` is ``"arx"`` (subset size, then distinction, then separation -- ARX's order),
+    ``"distinction"`` or ``"separation"`` (descending) or ``"none"`` (bitmask order).
+    """
+    backend = get_backend(backend)
+    qids = _check_qids(data, quasi_identifiers)
+    q = len(qids)
+    if q > 20:
+        raise ValueError(f"quasi_identifiers: at most 20 columns (2^q - 1 subsets), got {q}")
+    if max_size is None:
+        max_size = q
+    if not 1 <= int(max_size):
+        raise ValueError(f"max_size must be at least 1, got {max_size!r}")
+    if sort not in ("arx", "distinction", "separation", "none"):
+        raise ValueError(f"sort must be 'arx', 'distinction', 'separation' or 'none', "
+                         f"got {sort!r}")
+    codes, cards = encode_columns(data, qids, backend)
+    out = attribute_risks_encoded(codes, cards, qids, backend, max_size=max_size)
+    out = [r for r in out if r.distinction >= min_distinction and r.separation >= min_separation]
+    if sort == "arx":
+        out.sort(key=lambda r: (len(r.attributes), r.distinction, r.separation))
+    elif sort == "distinction":
+        out.sort(key=lambda r: (-r.distinction, -r.separation, len(r.attributes)))
+    elif sort == "separation":
+        out.sort(key=lambda r: (-r.separation, -r.distinction, len(r.attributes)))
+    return out
+
+
+def attribute_risks_encoded(codes, cards, names, backend: Backend, *,
+                            max_size: int | None = None) -> list[AttributeRisk]:
+    """:func:`attribute_risks` on dictionary codes (``codes[j]`` device ints in
+    ``0..cards[j]-1``), unsorted (bitmask order)."""
+    xp = backend.xp
+    qids = list(names)
+    q = len(qids)
+    max_size = q if max_size is None else int(max_size)
+    n = int(codes[0].shape[0])
+    # bit b of a subset mask is QID order[b], largest cardinality first.  A subset is grouped
+    # from its parent without the highest bit (the smallest radix, so key spaces stay small),
+    # on the frequency set of the QIDs order[b:], b its lowest bit: the subsets that leave out
+    # the widest QIDs run on ever smaller frequency sets.
+    order = sorted(range(q), key=lambda j: -cards[j])
+    rad = [int(cards[j]) for j in order]
+    cur = [codes[j] for j in order]
+    weights = None
+    n_sub = 1 << q
+    g_host = np.zeros(n_sub, dtype=np.int64)
+    stats = []  # (mask, groups, sum of squared sizes) as device scalars, fetched once
+    for b in range(q):
+        key, space = _combined_key(backend, cur[b:], rad[b:])
+        ids, wts = _group(backend, key, space, weights)
+        f = int(wts.shape[0])
+        first = xp.zeros(f, dtype=xp.int64)
+        first[ids] = xp.arange(int(ids.shape[0]), dtype=xp.int64)  # any member will do
+        idt = xp.int32 if f * max(rad) < 2**31 else xp.int64
+        cur = [None] * b + [c[first].astype(idt) for c in cur[b:]]
+        weights = wts.astype(xp.float64)
+        sub_ids: dict[int, object] = {}
+        for t in range(1 << (q - 1 - b)):
+            s = (1 << b) | (t << (b + 1))
+            size = bin(s).count("1")
+            if size > max_size:
+                continue
+            h = s.bit_length() - 1  # parent: s without its highest bit
+            parent = s ^ (1 << h)
+            as_parent = h < q - 1 and size < max_size
+            if parent == 0:
+                k, sp = cur[h], rad[h]
+            else:
+                k, sp = sub_ids[parent] * rad[h] + cur[h], int(g_host[parent]) * rad[h]
+            w = xp.bincount(k, weights=weights, minlength=sp)
+            present = w > 0
+            if as_parent:
+                if parent == 0:
+                    sub_ids[s], g_host[s] = k, sp  # codes are dense already
+                else:
+                    remap = xp.cumsum(present, dtype=idt) - 1
+                    sub_ids[s] = remap[k]
+                    g_host[s] = int(remap[-1]) + 1
+            stats.append((s, xp.count_nonzero(present), (w * w).sum()))
+    masks = np.array([s for s, _, _ in stats], dtype=np.int64)
+    if stats:
+        groups = backend.to_host(xp.stack([g for _, g, _ in stats])).astype(np.float64)
+        sumsq = backend.to_host(xp.stack([ss for _, _, ss in stats])).astype(np.float64)
+    else:
+        groups = sumsq = np.zeros(0)
+    dist = groups / n
+    sep = 1.0 - (sumsq - n) / (float(n) * (n - 1)) if n > 1 else np.zeros_like(sumsq)
+    pos = {j: b for b, j in enumerate(order)}
+    return [AttributeRisk(tuple(qids[j] for j in range(q) if s >> pos[j] & 1), float(d),
+                          float(p)) for s, d, p in zip(masks, dist, sep)]
+
+
+# --------------------------------------------------------------------------------------------
+# everything together
+# --------------------------------------------------------------------------------------------
+
+def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
+                population_size=None, backend: Backend | str = "cpu", *,
+                attributes: bool = True) -> dict:
+    """Sample summary, population uniqueness (when ``population_size`` is given) and
+    attribute risks, in the layout of ``arx_adult_risk.json``."""
+    backend = get_backend(backend)
+    qids = _check_qids(data, quasi_identifiers)
+    sizes = class_sizes(data, qids, backend)
+    summary = sample_risk_summary(sizes, backend)
+    rep = {"quasi_identifiers": qids}
+    rep.update(summary.to_dict())
+    rep["population_size"] = None
+    rep["population_uniqueness"] = None
+    if population_size is not None:
+        pu = population_uniqueness(sizes, population_size, backend)
+        rep["population_size"] = int(population_size) if float(population_size).is_integer() \
+            else float(population_size)
+        rep["population_uniqueness"] = pu
+    if attributes:
+        rep["attribute_risks"] = {r.name: {"distinction": r.distinction,
+                                           "separation": r.separation}
+                                  for r in attribute_risks(data, qids, backend)}
+    return rep
