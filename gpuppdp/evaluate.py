@@ -295,9 +295,6 @@ class LatticeOracle:
             hit = self._results[node_id]
         return hit
 
-    def is_evaluated(self, node_id: int) -> bool:
-        return node_id in self._results
-
     def prefetch(self, node_ids) -> None:
         """Evaluate the given nodes not yet evaluated, as one batch (several cores, or one
         GPU launch), rolled up from the smallest cached node below all of them."""

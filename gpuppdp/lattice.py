@@ -30,27 +30,16 @@ class Lattice:
     def node_id(self, levels) -> int:
         return int(np.dot(np.asarray(levels, dtype=np.int64), self.strides))
 
-    def node_ids(self, levels: np.ndarray) -> np.ndarray:
-        return np.asarray(levels, dtype=np.int64) @ self.strides
-
     def levels_of(self, ids) -> np.ndarray:
         """(len(ids), q) level vectors of node ids."""
         ids = np.asarray(ids, dtype=np.int64)
         return (ids[:, None] // self.strides[None, :]) % self.radix[None, :]
-
-    def height(self, node_id: int) -> int:
-        return int(self.levels_of([node_id])[0].sum())
 
     def successors(self, node_id: int) -> list[int]:
         """Direct generalizations, ascending attribute index."""
         levels = self.levels_of([node_id])[0]
         return [node_id + int(self.strides[i]) for i in range(self.n_attributes)
                 if levels[i] < self.max_levels[i]]
-
-    def predecessors(self, node_id: int) -> list[int]:
-        """Direct specializations, ascending attribute index."""
-        levels = self.levels_of([node_id])[0]
-        return [node_id - int(self.strides[i]) for i in range(self.n_attributes) if levels[i] > 0]
 
     @property
     def top(self) -> int:
