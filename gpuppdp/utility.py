@@ -1,0 +1,403 @@
+"""Utility (information-loss) metrics of a released table.
+
+Functions on DataFrames, like :mod:`gpuppdp.risk`: columns are dictionary-encoded on the host
+(``pandas.factorize``; only the *distinct* labels are looked up in the hierarchies), and every
+pass over rows or classes runs vectorized on ``backend.xp`` (NumPy or CuPy).
+
+* :func:`precision` -- Sweeney's Prec (Sweeney 2002);
+* :func:`iloss` -- Iyengar's LM / Xiao & Tao's ILoss, normalized per attribute;
+* :func:`discernibility` -- DM (Bayardo & Agrawal 2005);
+* :func:`average_class_size` -- normalized C_AVG (LeFevre, DeWitt & Ramakrishnan 2006);
+* :func:`non_uniform_entropy` -- (de Waal & Willenborg 1999; Gionis & Tassa 2008);
+* :func:`kl_divergence` -- KL divergence of the release (Kifer & Gehrke 2006);
+* :func:`info_gain` -- InfoGain of one specialization (Fung, Wang & Yu 2005).
+
+A *suppressed* record is one whose quasi-identifiers are all ``'*'`` (the ``mark`` mode of
+:func:`gpuppdp.transform.release`); in the ``drop`` mode the suppressed records are the
+``len(original) - len(released)`` missing rows.  :func:`non_uniform_entropy` and
+:func:`kl_divergence` pair original and released records by *position*; the release of
+:class:`gpuppdp.Anonymizer` permutes its rows, so pass them a release in input order.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .backend import Backend, get_backend
+from .hierarchy import Hierarchy
+from .transform import SUPPRESSED_LABEL
+
+__all__ = ["precision", "iloss", "discernibility", "average_class_size",
+           "non_uniform_entropy", "kl_divergence", "info_gain", "released_levels"]
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+
+def _qids(qids) -> list[str]:
+    qids = [qids] if isinstance(qids, str) else list(qids)
+    if not qids:
+        raise ValueError("qids: at least one column is needed")
+    if len(set(qids)) != len(qids):
+        raise ValueError(f"qids: a column is given twice: {qids}")
+    return qids
+
+
+def _check_frames(original, released, qids):
+    for name, df in (("original", original), ("released", released)):
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"{name} must be a pandas DataFrame, got {type(df).__name__}")
+        missing = [q for q in qids if q not in df.columns]
+        if missing:
+            raise ValueError(f"{name}: column(s) not in the data: {missing}")
+    if len(original) == 0:
+        raise ValueError("the original table is empty (0 rows)")
+
+
+def _factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes (host int64), distinct labels as str)``."""
+    codes, uniq = pd.factorize(column, use_na_sentinel=False)
+    return codes.astype(np.int64), np.array([str(u) for u in uniq], dtype=object)
+
+
+def _star_rows(released: pd.DataFrame, qids, backend: Backend):
+    """Device bool mask of the released rows whose QIDs are all ``'*'`` (suppressed)."""
+    xp = backend.xp
+    mask = None
+    for q in qids:
+        codes, uniq = _factorize(released[q])
+        star = backend.asarray(uniq == SUPPRESSED_LABEL)
+        m = star[backend.asarray(codes)] if len(uniq) else xp.zeros(0, dtype=bool)
+        mask = m if mask is None else (mask & m)
+    return mask
+
+
+def released_levels(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
+                    qids: Sequence[str]) -> dict[str, int]:
+    """The generalization level of each QID of a full-domain release: the lowest level whose
+    labels contain every label shown in non-suppressed rows (all ``'*'`` rows excluded); a QID
+    shown only as ``'*'`` is at its top level."""
+    qids = _qids(qids)
+    cpu = get_backend("cpu")
+    star = (cpu.to_host(_star_rows(released, qids, cpu)) if len(released)
+            else np.zeros(0, dtype=bool))
+    out = {}
+    for q in qids:
+        h = hierarchies[q]
+        codes, uniq = _factorize(released[q])
+        shown = set(uniq[np.unique(codes[~star])].tolist()) if (~star).any() else set()
+        for level in range(h.height + 1):
+            if shown <= set(h.labels(level).tolist()):
+                out[q] = level
+                break
+        else:
+            raise ValueError(f"{q!r}: the released labels {sorted(shown)[:5]} are not all on one "
+                             f"level of its hierarchy")
+    return out
+
+
+def _gen_codes(released, hierarchies, qids, levels, backend):
+    """Per QID the device codes of the released labels at their level (``-1`` where the row is
+    suppressed), and the suppressed mask."""
+    star = _star_rows(released, qids, backend)
+    out = []
+    for q in qids:
+        h, level = hierarchies[q], levels[q]
+        codes, uniq = _factorize(released[q])
+        index = {lab: i for i, lab in enumerate(h.labels(level).tolist())}
+        lut = np.array([index.get(u, -1) for u in uniq.tolist()], dtype=np.int64)
+        gen = backend.asarray(lut)[backend.asarray(codes)] if len(uniq) else \
+            backend.xp.zeros(0, dtype=np.int64)
+        if len(released) and bool(backend.scalar(backend.xp.any((gen < 0) & ~star))):
+            raise ValueError(f"{q!r}: released labels that are not on level {level} of its "
+                             "hierarchy (and not a suppressed '*' row)")
+        gen = backend.xp.where(star, -1, gen)
+        out.append(gen)
+    return out, star
+
+
+def _levels(released, hierarchies, qids, levels):
+    if levels is None:
+        return released_levels(released, hierarchies, qids)
+    levels = dict(levels)
+    missing = [q for q in qids if q not in levels]
+    if missing:
+        raise ValueError(f"levels: no level for {missing}")
+    return {q: int(levels[q]) for q in qids}
+
+
+def _compress(xp, key):
+    """Dense ids ``0..m-1`` of ``key`` and ``m``."""
+    uniq, inv = xp.unique(key, return_inverse=True)
+    return inv.reshape(-1).astype(xp.int64), int(uniq.shape[0])
+
+
+def _tuple_ids(xp, codes: list, cards: list[int]):
+    """Dense ids of the row tuples of several code columns (re-compressed after every column,
+    so the mixed-radix key never overflows)."""
+    key, space = codes[0].astype(xp.int64), int(cards[0])
+    key, space = _compress(xp, key)
+    for c, card in zip(codes[1:], cards[1:]):
+        key, space = _compress(xp, key * int(card) + c.astype(xp.int64))
+    return key, space
+
+
+def _backend(backend) -> Backend:
+    return get_backend(backend)
+
+
+# --------------------------------------------------------------------------------------------
+# hierarchy-based metrics
+# --------------------------------------------------------------------------------------------
+
+def precision(original: pd.DataFrame, released: pd.DataFrame,
+              hierarchies: Mapping[str, Hierarchy], qids: Sequence[str], *,
+              levels: Mapping[str, int] | None = None, backend: Backend | str = "cpu") -> float:
+    r"""Sweeney's precision Prec of a full-domain release (Sweeney 2002, "Achieving
+    k-anonymity privacy protection using generalization and suppression", IJUFKS 10(5)).
+
+    .. math:: \mathrm{Prec} = 1 - \frac{1}{q N} \sum_{i=1}^{q} \sum_{r}
+              \frac{\mathrm{level}_i(r)}{\mathrm{height}_i}
+
+    ``level_i(r)`` is the level of QID ``i`` in the release (:func:`released_levels`, or
+    ``levels``) for kept records and the top level for suppressed records (all QIDs ``'*'``, or
+    missing from a ``drop`` release: ``N = len(original)``).  A QID whose hierarchy has height 0
+    costs 0 on kept records and 1 on suppressed ones.  This is exactly
+    ``1 - `` ARX's precision loss (``Metric.createPrecisionMetric()``, the engine's
+    ``metric='precision'``).
+
+    Returns
+    -------
+    float in [0, 1] (1: nothing generalized).
+    """
+    qids = _qids(qids)
+    _check_frames(original, released, qids)
+    be = _backend(backend)
+    xp = be.xp
+    lv = _levels(released, hierarchies, qids, levels)
+    n = len(original)
+    star = _star_rows(released, qids, be)
+    n_sup = be.scalar(xp.sum(star.astype(xp.int64))) + (n - len(released))
+    kept = n - n_sup
+    h = np.array([hierarchies[q].height for q in qids], dtype=np.float64)
+    share = np.where(h == 0, 0.0, np.array([lv[q] for q in qids]) / np.where(h == 0, 1.0, h))
+    share = be.asarray(share)
+    loss = xp.sum(share * kept + n_sup) / (len(qids) * n)
+    return 1.0 - float(be.scalar(loss))
+
+
+def iloss(original: pd.DataFrame, released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
+          qids: Sequence[str], weights: Mapping[str, float] | Sequence[float] | None = None, *,
+          levels: Mapping[str, int] | None = None, backend: Backend | str = "cpu") -> float:
+    r"""Information loss ILoss (Xiao & Tao 2006, "Personalized privacy preservation", SIGMOD),
+    the loss metric LM of Iyengar (2002, "Transforming data to satisfy privacy constraints",
+    KDD).
+
+    .. math:: \mathrm{ILoss} = \frac{1}{N} \sum_r \sum_i w_i
+              \frac{|\mathrm{leaves}(v_i(r))| - 1}{|D_i| - 1}
+
+    with ``v_i(r)`` the released value of QID ``i`` in record ``r``, ``leaves(v)`` the leaves of
+    its hierarchy under ``v`` and ``D_i`` all its leaves (a one-leaf domain loses 0).  Suppressed
+    records (all QIDs ``'*'``, or dropped) cost 1 per attribute.  ``weights`` (mapping or
+    sequence in ``qids`` order) default to ``1/q`` each, so the result lies in [0, 1].
+    """
+    qids = _qids(qids)
+    _check_frames(original, released, qids)
+    be = _backend(backend)
+    xp = be.xp
+    lv = _levels(released, hierarchies, qids, levels)
+    n = len(original)
+    if weights is None:
+        w = np.full(len(qids), 1.0 / len(qids))
+    elif isinstance(weights, Mapping):
+        w = np.array([float(weights[q]) for q in qids])
+    else:
+        w = np.asarray(weights, dtype=np.float64).reshape(-1)
+        if len(w) != len(qids):
+            raise ValueError(f"weights: {len(w)} values for {len(qids)} QIDs")
+    gen, star = _gen_codes(released, hierarchies, qids, lv, be)
+    n_dropped = n - len(released)
+    total = 0.0
+    for j, q in enumerate(qids):  # a loop over attributes only
+        h = hierarchies[q]
+        dom = len(h.leaves)
+        cost = (h.label_row_counts(lv[q]) - 1.0) / (dom - 1.0) if dom > 1 else \
+            np.zeros(len(h.labels(lv[q])))
+        cost = be.asarray(np.append(cost, 1.0 if dom > 1 else 0.0))  # last: suppressed
+        idx = xp.where(gen[j] < 0, len(cost) - 1, gen[j])
+        s = be.scalar(xp.sum(cost[idx])) if len(released) else 0.0
+        total += w[j] * (s + (n_dropped if dom > 1 else 0.0))
+    return float(total / n)
+
+
+# --------------------------------------------------------------------------------------------
+# class-size metrics
+# --------------------------------------------------------------------------------------------
+
+def discernibility(class_sizes, suppressed: int, n: int, *,
+                   backend: Backend | str = "cpu") -> float:
+    r"""Discernibility metric DM (Bayardo & Agrawal 2005, "Data privacy through optimal
+    k-anonymization", ICDE).
+
+    .. math:: \mathrm{DM} = \sum_{E\ \mathrm{kept}} |E|^2 + |\mathrm{suppressed}| \cdot N
+
+    ``class_sizes`` are the sizes of the kept equivalence classes (host or device array),
+    ``suppressed`` the number of suppressed records, ``n`` the number of input records.  Equal
+    to ARX's ``createDiscernabilityMetric()`` (the engine's ``metric='discernibility'``).
+
+    Examples
+    --------
+    >>> discernibility([2, 3], 0, 5)
+    13.0
+    """
+    be = _backend(backend)
+    xp = be.xp
+    sizes = be.asarray(class_sizes).astype(xp.int64)
+    return float(be.scalar(xp.sum(sizes * sizes))) + float(suppressed) * float(n)
+
+
+def average_class_size(class_sizes, k: int, *, backend: Backend | str = "cpu") -> float:
+    r"""Normalized average equivalence-class size C_AVG (LeFevre, DeWitt & Ramakrishnan 2006,
+    "Mondrian multidimensional k-anonymity", ICDE).
+
+    .. math:: C_{AVG} = \frac{N_{released} / \#\mathrm{classes}}{k}
+
+    ``class_sizes`` are the sizes of the released (kept) classes; ``N_released`` their sum.
+    """
+    if k <= 0:
+        raise ValueError(f"k must be positive, got {k!r}")
+    be = _backend(backend)
+    xp = be.xp
+    sizes = be.asarray(class_sizes).astype(xp.int64)
+    if int(sizes.shape[0]) == 0:
+        raise ValueError("no classes")
+    return float(be.scalar(xp.sum(sizes))) / int(sizes.shape[0]) / k
+
+
+# --------------------------------------------------------------------------------------------
+# distribution metrics (rows paired by position)
+# --------------------------------------------------------------------------------------------
+
+def _aligned(original, released, qids):
+    _check_frames(original, released, qids)
+    if len(original) != len(released):
+        raise ValueError(f"original ({len(original)} rows) and released ({len(released)} rows) "
+                         "must be paired row by row (a 'mark' release in input order)")
+
+
+def non_uniform_entropy(original: pd.DataFrame, released: pd.DataFrame, qids: Sequence[str], *,
+                        backend: Backend | str = "cpu") -> float:
+    r"""Non-uniform entropy (de Waal & Willenborg 1999, "Information loss through global
+    recoding and local suppression", Netherlands Official Statistics; Gionis & Tassa 2008,
+    "k-Anonymization with minimal loss of information", TKDE), in bits.
+
+    .. math:: \mathrm{NUE} = \sum_r \sum_i -\log_2 P\big(X_i = x_i(r) \mid
+              Y_i = y_i(r)\big)
+
+    ``x_i(r)`` is the original and ``y_i(r)`` the released value of QID ``i`` of record ``r``
+    (rows paired by position); ``P(x | y)`` is the share of records released as ``y`` whose
+    original value is ``x``.  Suppressed ``'*'`` values are generalized values like any other.
+    0 when nothing is generalized.
+    """
+    qids = _qids(qids)
+    _aligned(original, released, qids)
+    be = _backend(backend)
+    xp = be.xp
+    total = 0.0
+    for q in qids:
+        o, ou = _factorize(original[q])
+        g, gu = _factorize(released[q])
+        o, g = be.asarray(o), be.asarray(g)
+        key = g * len(ou) + o
+        joint, _ = _compress(xp, key)
+        joint_count = xp.bincount(joint)[joint]
+        gen_count = xp.bincount(g)[g]
+        total += float(be.scalar(-xp.sum(xp.log2(joint_count / gen_count))))
+    return total + 0.0
+
+
+def kl_divergence(original: pd.DataFrame, released: pd.DataFrame, qids: Sequence[str], *,
+                  backend: Backend | str = "cpu") -> float:
+    r"""KL divergence between the original distribution of QID tuples and the one the release
+    implies (Kifer & Gehrke 2006, "Injecting utility into anonymized datasets", SIGMOD), in
+    nats.
+
+    .. math:: \mathrm{KL}(P \| Q) = \sum_t P(t) \ln \frac{P(t)}{Q(t)}, \qquad
+              Q(t) = \sum_{E \ni t} \frac{|E|}{N} \frac{1}{d_E}
+
+    ``P`` is the empirical distribution of the original QID tuples ``t``; each released class
+    ``E`` (distinct released QID tuple, suppressed ``'*'`` rows forming one class) spreads its
+    mass ``|E|/N`` *uniformly over the d_E distinct original tuples of its records* (rows paired
+    by position) -- not over every leaf cell its generalized tuple covers in the hierarchies, so
+    no hierarchies are needed and the result does not depend on the size of the domains.  0 when
+    nothing is generalized.
+    """
+    qids = _qids(qids)
+    _aligned(original, released, qids)
+    be = _backend(backend)
+    xp = be.xp
+    n = len(original)
+    oc, occ, gc, gcc = [], [], [], []
+    for q in qids:
+        o, ou = _factorize(original[q])
+        g, gu = _factorize(released[q])
+        oc.append(be.asarray(o)); occ.append(len(ou))
+        gc.append(be.asarray(g)); gcc.append(len(gu))
+    t, nt = _tuple_ids(xp, oc, occ)
+    e, ne = _tuple_ids(xp, gc, gcc)
+    p = xp.bincount(t, minlength=nt) / n
+    size = xp.bincount(e, minlength=ne)
+    uniq_pair = xp.unique(e * nt + t)
+    pe, pt = uniq_pair // nt, uniq_pair % nt
+    d = xp.bincount(pe, minlength=ne)  # distinct original tuples per class
+    mass = size[pe] / (n * d[pe])
+    qt = xp.bincount(pt, weights=mass, minlength=nt)
+    return float(be.scalar(xp.sum(p * xp.log(p / qt))))
+
+
+# --------------------------------------------------------------------------------------------
+# InfoGain
+# --------------------------------------------------------------------------------------------
+
+def _entropy_rows(xp, counts, totals):
+    """Per row of ``counts`` (groups x classes) the entropy in bits of ``counts / totals``."""
+    p = counts / xp.where(totals == 0, 1, totals)[:, None]
+    return -xp.sum(xp.where(counts > 0, p * xp.log2(xp.where(counts > 0, p, 1.0)), 0.0), axis=1)
+
+
+def info_gain(data: pd.DataFrame, hierarchy: Hierarchy, column: str, level: int,
+              class_attribute: str, *, backend: Backend | str = "cpu") -> float:
+    r"""InfoGain of specializing ``column`` from ``level`` to ``level - 1`` (Fung, Wang & Yu
+    2005, "Top-down specialization for information and privacy preservation", ICDE), in bits.
+
+    .. math:: \mathrm{InfoGain} = \sum_{v} \Big( I(R_v) - \sum_{c \in \mathrm{child}(v)}
+              \frac{|R_c|}{|R_v|} I(R_c) \Big)
+
+    summed over the values ``v`` of ``level`` present in ``data``; ``R_v`` are the records whose
+    value generalizes to ``v``, ``child(v)`` the values of ``level - 1`` under ``v`` and
+    ``I(R)`` the entropy of ``class_attribute`` over ``R``.
+    """
+    if not 1 <= int(level) <= hierarchy.height:
+        raise ValueError(f"level must be in 1..{hierarchy.height}, got {level!r}")
+    level = int(level)
+    be = _backend(backend)
+    xp = be.xp
+    leaf = be.asarray(hierarchy.leaf_codes(data[column], attribute=column).astype(np.int64))
+    cls, cu = _factorize(data[class_attribute])
+    cls = be.asarray(cls)
+    nc = len(cu)
+    nv, nch = len(hierarchy.labels(level)), len(hierarchy.labels(level - 1))
+    v = be.asarray(hierarchy.codes(level).astype(np.int64))[leaf]
+    c = be.asarray(hierarchy.codes(level - 1).astype(np.int64))[leaf]
+    cnt_v = xp.bincount(v * nc + cls, minlength=nv * nc).reshape(nv, nc)
+    cnt_c = xp.bincount(c * nc + cls, minlength=nch * nc).reshape(nch, nc)
+    tot_v, tot_c = cnt_v.sum(axis=1), cnt_c.sum(axis=1)
+    parent = be.asarray(hierarchy.upmap(level - 1, level).astype(np.int64))
+    h_c = _entropy_rows(xp, cnt_c, tot_c) * tot_c / xp.where(tot_v == 0, 1, tot_v)[parent]
+    after = xp.bincount(parent, weights=h_c, minlength=nv)
+    gain = xp.where(tot_v > 0, _entropy_rows(xp, cnt_v, tot_v) - after, 0.0)
+    return float(be.scalar(xp.sum(gain)))
