@@ -22,7 +22,7 @@ from .hierarchy import Hierarchy, HierarchyError
 from .io import read_table, write_table
 from .metrics import METRICS
 from .models import (TCLOSENESS_DISTANCES, DistinctLDiversity, EntropyLDiversity,
-                     RecursiveCLDiversity, TCloseness)
+                     KAnonymityOnSubsets, LKCPrivacy, RecursiveCLDiversity, TCloseness)
 from .risk_cli import register as register_risk
 from .search import SEARCHES
 from .transform import SUPPRESSION_MODES
@@ -106,6 +106,29 @@ def _t_closeness(text: str) -> tuple[str, float]:
         raise argparse.ArgumentTypeError(usage)
 
 
+def _qid_set(text: str) -> list[str]:
+    """``COL,COL,...`` -> the list of column names."""
+    names = [c.strip() for c in text.split(",")]
+    if not text or not all(names):
+        raise argparse.ArgumentTypeError(
+            f"--qid-set expects comma-separated quasi-identifiers COL,COL,..., got {text!r}")
+    return names
+
+
+def _lkc(text: str) -> tuple[int, int, float]:
+    """``L,K,C`` -> (int L, int K, float C); C a fraction (0.5) or percentage (50%)."""
+    usage = f"--lkc expects L,K,C (e.g. 2,5,0.6 or 2,5,60%), got {text!r}"
+    parts = text.split(",")
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError(usage)
+    try:
+        c = parts[2].strip()
+        return (int(parts[0]), int(parts[1]),
+                float(c[:-1]) / 100 if c.endswith("%") else float(c))
+    except ValueError:
+        raise argparse.ArgumentTypeError(usage)
+
+
 def _sensitive_spec(text: str) -> tuple[str, str | None]:
     """``COL`` or ``COL=HIERARCHY.csv`` (the hierarchy of hierarchical t-closeness)."""
     name, sep, path = text.partition("=")
@@ -118,6 +141,16 @@ def _sensitive_spec(text: str) -> tuple[str, str | None]:
 def _privacy_models(args) -> list:
     """The models of ``--l-diversity`` and ``--t-closeness`` (on the first ``--sensitive``)."""
     models = []
+    qid_sets = getattr(args, "qid_set", None) or []
+    if qid_sets:
+        if args.k is None:
+            raise SchemaError("--qid-set needs --k (the k of k-anonymity on each QID set)")
+        models.append(KAnonymityOnSubsets(qid_sets, args.k))
+    for L, K, C in getattr(args, "lkc", None) or []:  # noqa: N806 - the literature's names
+        attribute = args.sensitive[0][0] if args.sensitive else None
+        if attribute is None and C < 1:
+            raise SchemaError("--lkc with C < 1 needs --sensitive COLUMN")
+        models.append(LKCPrivacy(L, K, C, attribute=attribute))
     for option, given in (("--l-diversity", args.l_diversity), ("--t-closeness", args.t_closeness)):
         if given and not args.sensitive:
             raise SchemaError(f"{option} needs --sensitive COLUMN")
@@ -191,7 +224,8 @@ def cmd_anonymize(args) -> int:
     anonymizer = Anonymizer(quasi_identifiers=hierarchies,
                             sensitive=[name for name, _ in args.sensitive],
                             insensitive=args.insensitive, identifying=args.identifying,
-                            others=args.others, k=args.k, models=models,
+                            others=args.others, models=models,
+                            k=None if args.qid_set else args.k,
                             suppression_limit=args.suppression, metric=args.metric,
                             search=args.search, backend=args.backend,
                             suppression=args.suppressed, seed=args.seed)
@@ -242,6 +276,14 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--t-closeness", type=_t_closeness, action="append", default=[],
                     metavar="equal:T|ordered:T|hierarchical:T",
                     help="t-closeness of the (first) sensitive attribute; repeatable")
+    an.add_argument("--qid-set", type=_qid_set, action="append", default=[],
+                    metavar="COL,COL,...",
+                    help="k-anonymity (with --k) over this set of quasi-identifiers; repeatable: "
+                    "with --qid-set, --k applies to each given set instead of all QIDs")
+    an.add_argument("--lkc", type=_lkc, action="append", default=[], metavar="L,K,C",
+                    help="LKC-privacy: every combination of at most L QID values is shared by "
+                    ">= K records, confidence of each value of the (first) sensitive attribute "
+                    "<= C; repeatable")
     an.add_argument("--k", type=int, default=None,
                     help="k-anonymity (optional when another model is given)")
     an.add_argument("--suppression", type=_fraction, default=0.0, metavar="S",

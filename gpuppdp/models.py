@@ -8,6 +8,7 @@ returns one verdict per class, on the device.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from collections.abc import Mapping
@@ -22,7 +23,7 @@ from .hierarchy import Hierarchy, HierarchyError, first_appearance_codes, format
 
 __all__ = ["PrivacyModel", "KAnonymity", "DistinctLDiversity", "EntropyLDiversity",
            "RecursiveCLDiversity", "TCloseness", "AlphaKAnonymity", "DeltaDisclosurePrivacy",
-           "BetaLikeness", "PrivacyLoss", "Classes"]
+           "BetaLikeness", "PrivacyLoss", "KAnonymityOnSubsets", "LKCPrivacy", "Classes"]
 
 
 @dataclass
@@ -864,3 +865,210 @@ class PrivacyLoss(_SensitiveModel):
     def __repr__(self) -> str:
         return (f"PrivacyLoss({self.sensitive_attribute!r}, epsilon={_plain(self.epsilon)}, "
                 f"alpha={_plain(self.alpha)})")
+
+
+# ---------------------------------------------------------------------------------------
+# models on groups of classes: k-anonymity over several QID subsets, LKC-privacy
+# ---------------------------------------------------------------------------------------
+def _subset_groups(classes: Classes, columns: Sequence[int]):
+    """Group id (device int64, 0..G-1) of every class of the batch: classes share a group iff
+    they belong to the same node and carry the same codes on ``columns`` (at the node's
+    levels).  Ranked column by column, so keys never exceed ``C * radix`` (no overflow)."""
+    xp = classes.xp
+    gid = classes.node.astype(xp.int64)
+    for j in columns:
+        col = classes.codes[:, j].astype(xp.int64)
+        radix = int(col.max()) + 1 if col.shape[0] else 1
+        _, gid = xp.unique(gid * radix + col, return_inverse=True)
+        gid = gid.reshape(-1).astype(xp.int64)
+    return gid
+
+
+class _GroupModel(PrivacyModel):
+    """A model judging groups of classes that share their values on subsets of the QIDs.
+
+    A class fails when one of its groups violates the model.  Suppressing failing classes
+    shrinks their groups, which can make other groups violate: the verdicts are therefore
+    iterated (peeled) until no further class fails, so that the released classes satisfy the
+    model among themselves.  (Classes suppressed by *other* models are not taken into account.)
+    """
+
+    min_class_size = None
+    _subsets_idx: list | None = None
+
+    def _resolve(self, encoded) -> list[list[int]]:
+        raise NotImplementedError
+
+    def bind(self, encoded):
+        self._subsets_idx = self._resolve(encoded)
+        self.backend = encoded.backend
+        return self
+
+    def _require_bound(self):
+        if self._subsets_idx is None:
+            raise RuntimeError(f"{self!r} is not bound to a table: call model.bind(encoded) "
+                               "first (the Anonymizer and the Evaluator do)")
+
+    def _group_fails(self, classes: Classes, gid, n_groups: int, alive):
+        """Per group: does it violate the model, counting only the ``alive`` classes?"""
+        raise NotImplementedError
+
+    def class_fails(self, classes: Classes):
+        self._require_bound()
+        xp = classes.xp
+        n = classes.n_classes
+        fails = xp.zeros(n, dtype=xp.bool_)
+        if n == 0:
+            return fails
+        groups = []
+        for cols in self._subsets_idx:
+            gid = _subset_groups(classes, cols)
+            groups.append((gid, int(gid.max()) + 1))
+        while True:
+            alive = ~fails
+            new = xp.zeros(n, dtype=xp.bool_)
+            for gid, n_groups in groups:
+                new |= self._group_fails(classes, gid, n_groups, alive)[gid]
+            new &= alive
+            if not bool(new.any()):
+                return fails
+            fails |= new
+
+
+class KAnonymityOnSubsets(_GroupModel):
+    """k-anonymity over several QID sets at once: for every given subset ``S`` of the
+    quasi-identifiers, the records sharing their (generalized) values on ``S`` number at least
+    ``k``.  A class fails when one of its ``S``-groups is smaller than ``k``.
+
+    Monotonic with generalization and with suppression: a group at a more general node is a
+    union of groups at the less general one, so the (unique) largest set of classes whose
+    groups are all large enough at a node stays valid at every generalization of it.
+    """
+
+    monotonic_with_generalization = True
+    monotonic_with_suppression = True
+
+    def __init__(self, subsets, k: int):
+        self.k = _check_int("k", k, 1)
+        if isinstance(subsets, str) or not isinstance(subsets, Sequence) or not subsets:
+            raise ValueError(f"subsets must be a non-empty list of lists of QID names, got "
+                             f"{subsets!r}")
+        out = []
+        for s in subsets:
+            if isinstance(s, str) or not isinstance(s, Sequence) or not s or \
+                    not all(isinstance(c, str) and c for c in s):
+                raise ValueError(f"every subset must be a non-empty list of QID names, got {s!r}")
+            if len(set(s)) != len(s):
+                raise ValueError(f"subset {list(s)!r} names a QID twice")
+            out.append([str(c) for c in s])
+        self.subsets = out
+
+    def _resolve(self, encoded):
+        names = list(encoded.qi_names)
+        unknown = sorted({c for s in self.subsets for c in s if c not in names})
+        if unknown:
+            raise ValueError(f"{self!r} names column(s) that are not quasi-identifiers: "
+                             f"{format_values(unknown)} (quasi-identifiers: "
+                             f"{format_values(names)})")
+        return [sorted(names.index(c) for c in s) for s in self.subsets]
+
+    def _group_fails(self, classes, gid, n_groups, alive):
+        xp = classes.xp
+        sizes = xp.bincount(gid, weights=xp.where(alive, classes.size, 0).astype(xp.float64),
+                            minlength=n_groups)
+        return sizes < self.k
+
+    def describe(self) -> dict:
+        return {"model": "k-anonymity-on-subsets", "k": self.k,
+                "subsets": [list(s) for s in self.subsets]}
+
+    def __repr__(self) -> str:
+        return f"KAnonymityOnSubsets({self.subsets!r}, k={self.k})"
+
+
+class LKCPrivacy(_GroupModel):
+    """LKC-privacy (Mohammed, Fung, Hung & Lee 2009): every combination of the (generalized)
+    values of at most ``L`` quasi-identifiers is shared by at least ``K`` records, and within
+    each such group the confidence ``count(s) / size`` of every listed sensitive value ``s``
+    (``sensitive_values``; all values when ``None``) is at most ``C``.  A class fails when it
+    belongs to a violating group.
+
+    ``attribute`` names the sensitive attribute; without one only the ``L``/``K`` part is
+    checked (``C`` must then be 1).  Monotonic with generalization (merged groups grow and
+    their confidences are weighted averages of their parts'), not with suppression --
+    except without the confidence bound (``C = 1``), where it is k-anonymity on every subset
+    of at most ``L`` QIDs (see :class:`KAnonymityOnSubsets`).
+    """
+
+    monotonic_with_generalization = True
+    monotonic_with_suppression = False
+
+    def __init__(self, L: int, K: int, C: float, sensitive_values=None,  # noqa: N803
+                 attribute: str | None = None):
+        self.L = _check_int("L", L, 1)
+        self.K = _check_int("K", K, 1)
+        self.C = _check_number("C", C, 0.0, 1.0)
+        if attribute is not None and (not isinstance(attribute, str) or not attribute):
+            raise ValueError(f"attribute must be a column name, got {attribute!r}")
+        if attribute is None and self.C < 1.0:
+            raise ValueError("LKC-privacy with C < 1 needs the sensitive attribute: "
+                             "LKCPrivacy(L, K, C, attribute=...)")
+        self.sensitive_attribute = attribute
+        if sensitive_values is not None:
+            if isinstance(sensitive_values, str) or not all(
+                    isinstance(v, str) for v in sensitive_values):
+                raise ValueError(f"sensitive_values must be a list of values (strings), got "
+                                 f"{sensitive_values!r}")
+            sensitive_values = list(sensitive_values)
+        self.sensitive_values = sensitive_values
+        if self.C >= 1.0:
+            self.monotonic_with_suppression = True
+
+    def _resolve(self, encoded):
+        q = len(encoded.qi_names)
+        if self.sensitive_attribute is not None:
+            if encoded.sens_name != self.sensitive_attribute or encoded.sens_codes is None:
+                raise ValueError(f"{self!r} refers to {self.sensitive_attribute!r}, but the "
+                                 f"encoded table carries {encoded.sens_name!r} as its sensitive "
+                                 "attribute")
+            labels = [str(v) for v in encoded.sens_labels]
+            wanted = labels if self.sensitive_values is None else self.sensitive_values
+            mask = np.array([v in wanted for v in labels], dtype=bool)
+            self._n_values = len(labels)
+            self._listed = encoded.backend.asarray(mask)
+        return [list(s) for size in range(1, min(self.L, q) + 1)
+                for s in itertools.combinations(range(q), size)]
+
+    def _group_fails(self, classes, gid, n_groups, alive):
+        xp = classes.xp
+        sizes = xp.bincount(gid, weights=xp.where(alive, classes.size, 0).astype(xp.float64),
+                            minlength=n_groups)
+        bad = sizes < self.K
+        if self.sensitive_attribute is None or self.C >= 1.0:
+            return bad
+        if classes.entry_class is None:
+            raise ValueError(f"{self!r} needs the per-class histograms of "
+                             f"{self.sensitive_attribute!r}, but the classes carry none")
+        cls = classes.entry_class.astype(xp.int64)
+        sens = classes.entry_sens.astype(xp.int64)
+        count = xp.where(alive[cls] & self._listed[sens], classes.entry_count, 0)
+        m = self._n_values
+        per = xp.bincount(gid[cls] * m + sens, weights=count.astype(xp.float64),
+                          minlength=n_groups * m).reshape(n_groups, m)
+        conf = per.max(axis=1) / xp.maximum(sizes, 1.0)
+        return bad | (conf > self.C)
+
+    def describe(self) -> dict:
+        out = {"model": "lkc-privacy", "L": self.L, "K": self.K, "C": _plain(self.C)}
+        if self.sensitive_attribute is not None:
+            out["attribute"] = self.sensitive_attribute
+        if self.sensitive_values is not None:
+            out["sensitive_values"] = list(self.sensitive_values)
+        return out
+
+    def __repr__(self) -> str:
+        extra = ("" if self.sensitive_attribute is None
+                 else f", attribute={self.sensitive_attribute!r}")
+        if self.sensitive_values is not None:
+            extra += f", sensitive_values={self.sensitive_values!r}"
+        return f"LKCPrivacy(L={self.L}, K={self.K}, C={_plain(self.C)}{extra})"
