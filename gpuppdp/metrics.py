@@ -108,15 +108,19 @@ class Loss(Metric):
                 _normalize_and_aggregate(kept, self._minimum, self._maximum))
 
 
+def generalization_shares(levels, heights) -> np.ndarray:
+    """``level / height`` per attribute (0 for an attribute of height 0), as Prec charges it."""
+    h = np.asarray(heights, dtype=np.float64)
+    return np.where(h == 0, 0.0, np.asarray(levels, dtype=np.float64) / np.where(h == 0, 1.0, h))
+
+
 class Precision(Metric):
     """ARX's precision metric (Prec, arithmetic mean over attributes)."""
 
     name = "precision"
 
     def _generalization_shares(self, levels):
-        h = self.heights.astype(np.float64)
-        safe = np.where(h == 0, 1.0, h)
-        return np.where(self.heights[None, :] == 0, 0.0, levels / safe[None, :])
+        return generalization_shares(levels, self.heights)
 
     def evaluate(self, classes, outlier, levels):
         xp = classes.xp

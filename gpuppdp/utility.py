@@ -28,6 +28,7 @@ import pandas as pd
 
 from .backend import Backend, get_backend
 from .hierarchy import Hierarchy
+from .metrics import generalization_shares
 from .transform import SUPPRESSED_LABEL
 
 __all__ = ["precision", "iloss", "discernibility", "average_class_size",
@@ -183,9 +184,8 @@ def precision(original: pd.DataFrame, released: pd.DataFrame,
     star = _star_rows(released, qids, be)
     n_sup = be.scalar(xp.sum(star.astype(xp.int64))) + (n - len(released))
     kept = n - n_sup
-    h = np.array([hierarchies[q].height for q in qids], dtype=np.float64)
-    share = np.where(h == 0, 0.0, np.array([lv[q] for q in qids]) / np.where(h == 0, 1.0, h))
-    share = be.asarray(share)
+    share = be.asarray(generalization_shares([lv[q] for q in qids],
+                                             [hierarchies[q].height for q in qids]))
     loss = xp.sum(share * kept + n_sup) / (len(qids) * n)
     return 1.0 - float(be.scalar(loss))
 
