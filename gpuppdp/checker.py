@@ -25,6 +25,7 @@ from .encoding import EncodedTable, smallest_int_dtype
 from .hierarchy import format_values
 from .models import (AlphaKAnonymity, BetaLikeness, Classes, DeltaDisclosurePrivacy,
                      EntropyLDiversity, PrivacyLoss, RecursiveCLDiversity, TCloseness)
+from .transform import suppressed_rows
 
 __all__ = ["check", "CHECK_KEYS"]
 
@@ -34,7 +35,6 @@ CHECK_KEYS = ("records", "suppressed_rows", "classes", "k", "distinct_l", "entro
               "beta_basic", "beta_enhanced", "distribution_loss_max", "entropy_loss_max")
 
 _SENSITIVE_KEYS = CHECK_KEYS[4:]
-_SUPPRESSED = "*"
 
 
 def _class_ids(data: pd.DataFrame, qids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -124,9 +124,7 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
                              f"row {int(np.flatnonzero(miss)[0])}")
     be = backend if isinstance(backend, Backend) else get_backend(backend)
 
-    suppressed = np.ones(len(data), dtype=bool)
-    for c in qids:
-        suppressed &= (data[c].astype(str) == _SUPPRESSED).to_numpy()
+    suppressed = suppressed_rows(data, qids)
     kept = data.loc[~suppressed, wanted].reset_index(drop=True)
     n_suppressed = int(suppressed.sum())
     if len(kept) == 0:

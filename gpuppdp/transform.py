@@ -16,7 +16,7 @@ import pandas as pd
 from .encoding import Role
 from .evaluate import Evaluator
 
-__all__ = ["Release", "release", "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
+__all__ = ["Release", "release", "suppressed_rows", "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
 
 SUPPRESSED_LABEL = "*"
 SUPPRESSION_MODES = ("mark", "drop")
@@ -35,6 +35,16 @@ class Release:
     @property
     def released_rows(self) -> int:
         return self.input_rows - self.suppressed_rows
+
+
+def suppressed_rows(data: pd.DataFrame, qids) -> np.ndarray:
+    """Host bool mask of the rows of a release whose QIDs are all ``*`` (suppressed); only the
+    distinct values of each column are compared."""
+    mask = np.ones(len(data), dtype=bool)
+    for q in qids:
+        codes, uniq = pd.factorize(data[q], use_na_sentinel=False)
+        mask &= np.array([str(u) == SUPPRESSED_LABEL for u in uniq], dtype=bool)[codes]
+    return mask
 
 
 def _labels(labels: np.ndarray, codes: np.ndarray, suppressed: np.ndarray) -> pd.Categorical:

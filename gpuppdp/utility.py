@@ -29,7 +29,7 @@ import pandas as pd
 from .backend import Backend, get_backend
 from .hierarchy import Hierarchy
 from .metrics import generalization_shares
-from .transform import SUPPRESSED_LABEL
+from .transform import suppressed_rows
 
 __all__ = ["precision", "iloss", "discernibility", "average_class_size",
            "non_uniform_entropy", "kl_divergence", "info_gain", "released_levels"]
@@ -65,27 +65,13 @@ def _factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), np.array([str(u) for u in uniq], dtype=object)
 
 
-def _star_rows(released: pd.DataFrame, qids, backend: Backend):
-    """Device bool mask of the released rows whose QIDs are all ``'*'`` (suppressed)."""
-    xp = backend.xp
-    mask = None
-    for q in qids:
-        codes, uniq = _factorize(released[q])
-        star = backend.asarray(uniq == SUPPRESSED_LABEL)
-        m = star[backend.asarray(codes)] if len(uniq) else xp.zeros(0, dtype=bool)
-        mask = m if mask is None else (mask & m)
-    return mask
-
-
 def released_levels(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
                     qids: Sequence[str]) -> dict[str, int]:
     """The generalization level of each QID of a full-domain release: the lowest level whose
     labels contain every label shown in non-suppressed rows (all ``'*'`` rows excluded); a QID
     shown only as ``'*'`` is at its top level."""
     qids = _qids(qids)
-    cpu = get_backend("cpu")
-    star = (cpu.to_host(_star_rows(released, qids, cpu)) if len(released)
-            else np.zeros(0, dtype=bool))
+    star = suppressed_rows(released, qids)
     out = {}
     for q in qids:
         h = hierarchies[q]
@@ -104,7 +90,7 @@ def released_levels(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]
 def _gen_codes(released, hierarchies, qids, levels, backend):
     """Per QID the device codes of the released labels at their level (``-1`` where the row is
     suppressed), and the suppressed mask."""
-    star = _star_rows(released, qids, backend)
+    star = backend.asarray(suppressed_rows(released, qids))
     out = []
     for q in qids:
         h, level = hierarchies[q], levels[q]
@@ -181,7 +167,7 @@ def precision(original: pd.DataFrame, released: pd.DataFrame,
     xp = be.xp
     lv = _levels(released, hierarchies, qids, levels)
     n = len(original)
-    star = _star_rows(released, qids, be)
+    star = be.asarray(suppressed_rows(released, qids))
     n_sup = be.scalar(xp.sum(star.astype(xp.int64))) + (n - len(released))
     kept = n - n_sup
     share = be.asarray(generalization_shares([lv[q] for q in qids],
