@@ -18,8 +18,8 @@ from . import kernels
 from .backend import Backend
 from .hierarchy import Hierarchy, format_values
 
-__all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "encode",
-           "smallest_int_dtype"]
+__all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
+           "encode", "smallest_int_dtype"]
 
 
 class SchemaError(ValueError):
@@ -146,12 +146,24 @@ class FrequencySet:
 
 
 @dataclass
+class SensitiveColumn:
+    """One sensitive attribute the privacy models refer to: ``codes`` (device, one per row) index
+    ``labels`` (host, first-appearance order); ``from_carried`` (device) maps the code carried
+    by the frequency set to this attribute's code (``None``: the carried code is this one)."""
+
+    codes: object
+    labels: np.ndarray
+    from_carried: object = None
+
+
+@dataclass
 class EncodedTable:
     """A table encoded once for the whole search.
 
-    ``qi_codes[j]`` are the leaf codes of QID ``j`` (smallest dtype) and ``sens_codes`` the codes
-    of the sensitive attribute the privacy models refer to (``None`` if none), with
-    ``sens_labels`` its values in code order (first appearance).
+    ``qi_codes[j]`` are the leaf codes of QID ``j`` (smallest dtype).  ``sensitive`` holds the
+    sensitive attributes the privacy models refer to; the frequency set carries one code per
+    row, ``sens_codes`` (``n_sens`` values): the attribute's own code with one attribute, the
+    code of the combination of their values with several (``None`` without any).
     """
 
     backend: Backend
@@ -159,9 +171,9 @@ class EncodedTable:
     hierarchies: list[Hierarchy]
     qi_codes: list
     n_rows: int
-    sens_name: str | None = None
     sens_codes: object = None
-    sens_labels: np.ndarray | None = None
+    n_sens: int = 1
+    sensitive: dict = field(default_factory=dict)
     roles: dict = field(default_factory=dict)
     _maps: tuple | None = None
     _level_sizes: np.ndarray | None = None
@@ -170,6 +182,13 @@ class EncodedTable:
     def code_dtype(self) -> np.dtype:
         """Smallest integer dtype holding every QID code of every level."""
         return smallest_int_dtype(max(len(h.leaves) for h in self.hierarchies))
+
+    def sensitive_column(self, name: str) -> SensitiveColumn:
+        """The encoded sensitive attribute ``name`` (a clear error if it was not encoded)."""
+        if name not in self.sensitive:
+            raise ValueError(f"a model refers to sensitive attribute {name!r}, which was not "
+                             f"encoded; the table carries {sorted(self.sensitive) or 'none'}")
+        return self.sensitive[name]
 
     @property
     def heights(self) -> np.ndarray:
@@ -196,9 +215,8 @@ class EncodedTable:
             self._level_sizes = sizes
         levels = np.asarray(levels, dtype=np.int64)
         q = levels.shape[1]
-        n_sens = len(self.sens_labels) if self.sens_labels is not None else 1
         radix = self._level_sizes[np.arange(q)[None, :], levels]
-        return np.concatenate([radix, np.full((len(levels), 1), n_sens)], axis=1)
+        return np.concatenate([radix, np.full((len(levels), 1), self.n_sens)], axis=1)
 
     def level_maps(self):
         """``(maps_flat (device, code_dtype), off[j][a][b] (host int64))`` for every QID and levels
@@ -237,12 +255,13 @@ class EncodedTable:
 
 
 def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
-           sensitive_attribute: str | None = None) -> EncodedTable:
+           sensitive_attributes: Sequence[str] | str | None = ()) -> EncodedTable:
     """Encode ``data`` under ``schema`` on ``backend``.
 
-    QIDs are taken in the table's column order (as ARX does).  Missing values in a QID or
-    sensitive column, and QID values absent from their hierarchy, raise errors that name the
-    column and list the values.
+    QIDs are taken in the table's column order (as ARX does).  ``sensitive_attributes`` are the
+    sensitive columns the privacy models refer to (each must have the sensitive role).  Missing
+    values in a QID or sensitive column, and QID values absent from their hierarchy, raise
+    errors that name the column and list the values.
     """
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
@@ -268,14 +287,42 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
         leaf = h.leaf_codes(data[c], attribute=c)
         qi_codes.append(backend.asarray(leaf.astype(smallest_int_dtype(len(h.leaves)))))
     enc = EncodedTable(backend, qi_names, hierarchies, qi_codes, len(data), roles=roles)
-    if sensitive_attribute is not None:
-        if roles.get(sensitive_attribute) is not Role.SENSITIVE:
-            raise SchemaError(
-                f"privacy models refer to {sensitive_attribute!r}, which is not a sensitive "
-                "attribute of the schema")
-        codes, uniq = pd.factorize(data[sensitive_attribute], use_na_sentinel=False)
-        labels = np.array([str(u) for u in uniq], dtype=object)
-        enc.sens_name = sensitive_attribute
-        enc.sens_labels = labels
-        enc.sens_codes = backend.asarray(codes.astype(smallest_int_dtype(len(labels))))
+    if sensitive_attributes is None:
+        sensitive_attributes = ()
+    names = [sensitive_attributes] if isinstance(sensitive_attributes, str) \
+        else list(dict.fromkeys(sensitive_attributes))
+    if names:
+        _encode_sensitive(enc, data, names, roles)
     return enc
+
+
+def _encode_sensitive(enc: EncodedTable, data: pd.DataFrame, names: list[str], roles) -> None:
+    """Dictionary-encode the sensitive attributes and the code the frequency set carries."""
+    backend = enc.backend
+    host_codes = []
+    for name in names:
+        if roles.get(name) is not Role.SENSITIVE:
+            raise SchemaError(f"privacy models refer to {name!r}, which is not a sensitive "
+                              "attribute of the schema")
+        codes, uniq = pd.factorize(data[name], use_na_sentinel=False)
+        labels = np.array([str(u) for u in uniq], dtype=object)
+        host_codes.append((codes.astype(np.int64), labels))
+    if len(names) == 1:
+        codes, labels = host_codes[0]
+        carried, n_carried, maps = codes, len(labels), [None]
+    else:
+        # the carried code numbers the combinations of the attributes' values that occur
+        # (pairwise factorization keeps the keys below rows x values)
+        carried = host_codes[0][0]
+        for codes, labels in host_codes[1:]:
+            carried, _ = pd.factorize(carried * len(labels) + codes)
+        n_carried = int(carried.max()) + 1
+        first = np.empty(n_carried, dtype=np.int64)
+        first[carried[::-1]] = np.arange(enc.n_rows - 1, -1, -1)
+        maps = [codes[first] for codes, _ in host_codes]
+    enc.sens_codes = backend.asarray(carried.astype(smallest_int_dtype(n_carried)))
+    enc.n_sens = int(n_carried)
+    for name, (codes, labels), m in zip(names, host_codes, maps):
+        enc.sensitive[name] = SensitiveColumn(
+            backend.asarray(codes.astype(smallest_int_dtype(len(labels)))), labels,
+            None if m is None else backend.asarray(m.astype(np.int64)))

@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from . import kernels
+from .kernels.grouping import segment_ids
 from .encoding import EncodedTable, FrequencySet
 from .lattice import Lattice
 from .metrics import Metric
@@ -102,6 +103,9 @@ class Evaluator:
         self.bottom = encoded.frequency_set()
         self.maps, self.map_off = encoded.level_maps()
         self.carries_sensitive = encoded.sens_codes is not None
+        self.sensitive_maps = {name: (col.from_carried, len(col.labels))
+                               for name, col in encoded.sensitive.items()
+                               if col.from_carried is not None}
 
     # -- one batch ---------------------------------------------------------------------
     def evaluate(self, levels: np.ndarray, source: FrequencySet,
@@ -126,19 +130,19 @@ class Evaluator:
 
     def _classes(self, fs: FrequencySet) -> Classes:
         be, xp = self.backend, self.backend.xp
-        n_nodes = fs.n_nodes
         if not self.carries_sensitive:
-            node = xp.repeat(xp.arange(n_nodes, dtype=xp.int64), xp.asarray(np.diff(fs.host_ptr)))
-            return Classes(xp, fs.count, node, fs.ptr, fs.host_ptr, fs.codes)
+            node = segment_ids(xp, fs.ptr, int(fs.host_ptr[-1]))
+            return Classes(xp, fs.count, node, fs.ptr, fs.host_ptr, fs.codes, levels=fs.levels)
         class_of_entry, rep, class_ptr = kernels.classes(be, fs.ptr, fs.codes, fs.first)
         host_class_ptr = be.to_host(class_ptr).astype(np.int64)
         n_classes = int(host_class_ptr[-1])
         size = xp.bincount(class_of_entry, weights=fs.count.astype(xp.float64),
                            minlength=n_classes).astype(xp.int64)
         distinct = xp.bincount(class_of_entry, minlength=n_classes).astype(xp.int64)
-        node = xp.repeat(xp.arange(n_nodes, dtype=xp.int64), be.asarray(np.diff(host_class_ptr)))
+        node = segment_ids(xp, class_ptr, n_classes)
         return Classes(xp, size, node, be.asarray(host_class_ptr), host_class_ptr,
-                       fs.codes[rep], distinct, class_of_entry, fs.sens, fs.count)
+                       fs.codes[rep], distinct, class_of_entry, fs.sens, fs.count,
+                       levels=fs.levels, sensitive_maps=self.sensitive_maps)
 
     def outliers(self, classes: Classes):
         """``(outlier, small)`` per class: failing any model, and below the minimal size
@@ -151,7 +155,7 @@ class Evaluator:
             small = None
             outlier = xp.zeros(classes.size.shape[0], dtype=xp.bool_)
         for model in self.models:
-            fails = model.class_fails(classes)
+            fails = model.class_fails(classes.for_attribute(model.sensitive_attribute))
             if fails is not None:
                 outlier |= fails
         return outlier, small
@@ -308,6 +312,16 @@ class LatticeOracle:
         for b, node_id in enumerate(todo):
             self._results[node_id] = stats.row(b)
             self._store(node_id, fs.node(b))
+
+    def evaluated(self) -> NodeStats:
+        """Results of the nodes evaluated so far by :meth:`evaluate` / :meth:`prefetch`, in
+        node-id order (:meth:`evaluate_all` returns its own)."""
+        rows = [self._results[i] for i in sorted(self._results)]
+        shape = {"levels": (len(rows), self.lattice.n_attributes)}
+        return NodeStats(**{name: (None if rows and rows[0][name] is None else
+                                   np.array([r[name] for r in rows]).reshape(
+                                       shape.get(name, (len(rows),))))
+                            for name in _NODE_STATS_FIELDS})
 
     def evaluate_all(self, progress: Callable[[int, int], None] | None = None) -> NodeStats:
         """Evaluate every node, level by level; rows in node-id order.

@@ -34,7 +34,10 @@ class Classes:
     class offsets per node (``host_ptr`` on the host); ``codes`` (C, q) QID codes at the node's
     levels; ``distinct`` (C,) number of distinct sensitive values (``None`` without a sensitive
     attribute); ``entry_class``/``entry_sens``/``entry_count`` the per-class sensitive
-    histograms as (class, value, count) triples.
+    histograms as (class, value, count) triples of the code the frequency set carries;
+    ``levels`` (B, q) host array of the nodes' generalization levels;
+    ``sensitive_maps`` maps each sensitive attribute to ``(carried code -> its code, number of
+    its values)`` when the carried code combines several attributes (see :meth:`for_attribute`).
     """
 
     xp: object
@@ -47,11 +50,38 @@ class Classes:
     entry_class: object = None
     entry_sens: object = None
     entry_count: object = None
+    levels: np.ndarray | None = None
+    sensitive_maps: dict = field(default_factory=dict)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n_classes(self) -> int:
         return int(self.host_ptr[-1])
+
+    def for_attribute(self, name: str | None) -> "Classes":
+        """These classes with the histograms of sensitive attribute ``name``: the carried
+        histograms re-aggregated per (class, value of ``name``) when the frequency set carries
+        combinations of several attributes (computed once per batch), else ``self``."""
+        if name is None or name not in self.sensitive_maps:
+            return self
+        hit = self._cache.get(("attribute", name))
+        if hit is None:
+            xp = self.xp
+            from_carried, n_values = self.sensitive_maps[name]
+            key = self.entry_class.astype(xp.int64) * n_values + \
+                from_carried[self.entry_sens.astype(xp.int64)]
+            order = xp.argsort(key)
+            key = key[order]
+            total = xp.cumsum(self.entry_count.astype(xp.int64)[order])
+            last = xp.flatnonzero(xp.concatenate([key[1:] != key[:-1],
+                                                  xp.ones(1, dtype=xp.bool_)]))
+            count = xp.diff(xp.concatenate([xp.zeros(1, dtype=xp.int64), total[last]]))
+            entry_class = key[last] // n_values
+            hit = Classes(xp, self.size, self.node, self.ptr, self.host_ptr, self.codes,
+                          xp.bincount(entry_class, minlength=self.size.shape[0]).astype(xp.int64),
+                          entry_class, key[last] % n_values, count, levels=self.levels)
+            self._cache[("attribute", name)] = hit
+        return hit
 
     def sensitive_histogram(self):
         """The per-class sensitive histograms as ARX walks them: entries sorted by (class,
@@ -211,15 +241,15 @@ class _SensitiveModel(PrivacyModel):
     def bind(self, encoded):
         if encoded is self._encoded:
             return self
-        if encoded.sens_name != self.sensitive_attribute or encoded.sens_codes is None:
-            raise ValueError(f"{self!r} refers to {self.sensitive_attribute!r}, but the encoded "
-                             f"table carries {encoded.sens_name!r} as its sensitive attribute")
+        column = encoded.sensitive_column(self.sensitive_attribute)
         if encoded.n_rows >= 2 ** 31:
             raise ValueError(f"{self!r}: tables of 2^31 rows or more are not supported "
                              f"({encoded.n_rows} rows)")
         self.backend = encoded.backend
         self.n_rows = int(encoded.n_rows)
-        self.n_values = len(encoded.sens_labels)
+        self.n_values = len(column.labels)
+        self.labels = column.labels
+        self._codes = column.codes
         self._bind(encoded)
         self._encoded = encoded
         return self
@@ -235,10 +265,10 @@ class _SensitiveModel(PrivacyModel):
             raise ValueError(f"{self!r} needs the per-class histograms of "
                              f"{self.sensitive_attribute!r}, but the classes carry none")
 
-    def _global_counts(self, encoded):
+    def _global_counts(self):
         """Device int64 (m,): count of each sensitive value over all rows of the table."""
         xp = self.backend.xp
-        return xp.bincount(encoded.sens_codes.astype(xp.int64),
+        return xp.bincount(self._codes.astype(xp.int64),
                            minlength=self.n_values).astype(xp.int64)
 
 
@@ -443,13 +473,13 @@ class TCloseness(_SensitiveModel):
     # -- binding -------------------------------------------------------------------------
     def _bind(self, encoded):
         xp = self.backend.xp
-        counts = self._global_counts(encoded)
+        counts = self._global_counts()
         self._counts = counts                                         # P_v
         self._q = counts.astype(xp.float64) / float(self.n_rows)      # q_v = P_v / R
         if self.distance == "ordered":
-            self._bind_ordered(encoded.sens_labels)
+            self._bind_ordered(self.labels)
         elif self.distance == "hierarchical":
-            self._bind_tree(encoded.sens_labels)
+            self._bind_tree(self.labels)
 
     def _bind_ordered(self, labels):
         labels = [str(v) for v in labels]
@@ -639,7 +669,7 @@ class _DistributionModel(_SensitiveModel):
 
     def _bind(self, encoded):
         xp = self.backend.xp
-        self._counts = self._global_counts(encoded)
+        self._counts = self._global_counts()
         self._p = self._counts.astype(xp.float64) / float(self.n_rows)
 
 
@@ -665,7 +695,7 @@ class AlphaKAnonymity(_SensitiveModel):
         self.value = value
 
     def _bind(self, encoded):
-        labels = [str(v) for v in encoded.sens_labels]
+        labels = [str(v) for v in self.labels]
         self._code = labels.index(self.value) if self.value in labels else -1
 
     def alphas(self, classes: Classes):
@@ -818,9 +848,9 @@ class PrivacyLoss(_SensitiveModel):
 
     def _bind(self, encoded):
         be = self.backend
-        labels = [str(v) for v in encoded.sens_labels]
+        labels = [str(v) for v in self.labels]
         if self.prior is None:
-            counts = be.to_host(self._global_counts(encoded)).astype(np.float64)
+            counts = be.to_host(self._global_counts()).astype(np.float64)
             q = counts / float(self.n_rows)
             rest = np.zeros(0)
         else:
@@ -1027,11 +1057,7 @@ class LKCPrivacy(_GroupModel):
     def _resolve(self, encoded):
         q = len(encoded.qi_names)
         if self.sensitive_attribute is not None:
-            if encoded.sens_name != self.sensitive_attribute or encoded.sens_codes is None:
-                raise ValueError(f"{self!r} refers to {self.sensitive_attribute!r}, but the "
-                                 f"encoded table carries {encoded.sens_name!r} as its sensitive "
-                                 "attribute")
-            labels = [str(v) for v in encoded.sens_labels]
+            labels = [str(v) for v in encoded.sensitive_column(self.sensitive_attribute).labels]
             wanted = labels if self.sensitive_values is None else self.sensitive_values
             mask = np.array([v in wanted for v in labels], dtype=bool)
             self._n_values = len(labels)

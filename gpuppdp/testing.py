@@ -343,6 +343,8 @@ class StrictNamespace:
             out = _wrap_callable(attr, where)  # xp.random.RandomState(0) -> wrapped generator
         elif isinstance(attr, type) or not callable(attr):
             out = attr  # dtypes, classes (iinfo, finfo, errstate), constants (nan, newaxis)
+        elif name == "repeat":
+            out = _strict_repeat(_wrap_callable(attr, where))
         else:
             out = _wrap_callable(attr, where)
         self._cache[name] = out
@@ -384,6 +386,19 @@ class StrictNamespace:
 
 
 strict_xp = StrictNamespace()
+
+
+def _strict_repeat(repeat):
+    """``repeat`` with CuPy's restriction: repeat counts are an int or a host list/tuple,
+    never a device array."""
+
+    @functools.wraps(repeat)
+    def wrapper(a, repeats, axis=None):
+        if isinstance(repeats, StrictArray):
+            raise ValueError("cupy.ndarray cannot be specified as `repeats` argument.")
+        return repeat(a, repeats, axis)
+
+    return wrapper
 
 
 def asnumpy(a, stream=None, order="C", out=None):

@@ -181,10 +181,12 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
 # Array (NumPy / CuPy) form
 # --------------------------------------------------------------------------------------
 def segment_ids(xp, ptr, total):
-    """``ptr`` (S+1 offsets, device) -> segment index of each of ``total`` rows."""
-    n_seg = ptr.shape[0] - 1
-    lens = ptr[1:] - ptr[:-1]
-    return xp.repeat(xp.arange(n_seg, dtype=xp.int64), lens)
+    """``ptr`` (S+1 offsets, device) -> segment index of each of ``total`` rows.
+
+    Counts the segment starts at each row and sums them up (CuPy's ``repeat`` takes no device
+    array of repeat counts)."""
+    starts = xp.bincount(ptr[1:-1].astype(xp.int64), minlength=total + 1)[:total]
+    return xp.cumsum(starts).astype(xp.int64)
 
 
 def group_sorted_xp(xp, seg, key_cols, first):
@@ -236,11 +238,10 @@ def rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start, nod
     """
     start = xp.asarray(node_src_start, dtype=xp.int64)
     lens = xp.asarray(node_src_stop, dtype=xp.int64) - start
-    b = xp.arange(lens.shape[0], dtype=xp.int64)
     total = int(lens.sum())
-    seg = xp.repeat(b, lens)
     row_ptr = xp.zeros(lens.shape[0] + 1, dtype=xp.int64)
     row_ptr[1:] = xp.cumsum(lens)
+    seg = segment_ids(xp, row_ptr, total)
     rows = xp.arange(total, dtype=xp.int64) - row_ptr[seg] + start[seg]
     map_off = xp.asarray(node_map_off, dtype=xp.int64)
     cols = [maps_flat[map_off[seg, j] + src_codes[rows, j]] for j in range(src_codes.shape[1])]

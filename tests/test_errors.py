@@ -262,9 +262,9 @@ def test_others_bad_value(hierarchies):
 
 
 def test_model_on_non_sensitive_column(hierarchies):
-    with pytest.raises(SchemaError, match=r"a model refers to 'id': declare it sensitive"):
+    with pytest.raises(SchemaError, match=r"models refer to 'id': declare them sensitive"):
         make(hierarchies, models=[DistinctLDiversity("id", 2)])
-    with pytest.raises(SchemaError, match=r"a model refers to 'age': declare it sensitive"):
+    with pytest.raises(SchemaError, match=r"models refer to 'age': declare them sensitive"):
         make(hierarchies, models=[DistinctLDiversity("age", 2)])
 
 

@@ -249,7 +249,7 @@ def test_t_closeness_li_disease_hierarchical(backend):
     classes = classes_of(enc, class_ids)
     model = TCloseness("disease", 0.5, "hierarchical", hierarchy=DISEASES).bind(enc)
     dist = backend.to_host(model.distances(classes))
-    labels = list(enc.sens_labels)
+    labels = list(enc.sensitive_column("disease").labels)
     q = data["disease"].value_counts().reindex(labels).to_numpy() / len(data)
     ground = [[lca_distance(DISEASES, a, b) for b in labels] for a in labels]
     for c in range(3):
@@ -389,7 +389,7 @@ def test_row_verdicts_equal_naive_checker(kind, seed):
     for m in models:
         m.bind(enc)
     evaluator = Evaluator(enc, models, make_metric("loss"), 0.0)
-    labels = list(enc.sens_labels)
+    labels = list(enc.sensitive_column("s").labels)
     q_counts = data["s"].value_counts().reindex(labels).to_numpy()
     min_size = max([m.min_class_size for m in models if m.min_class_size] or [0])
     lattice = Lattice(enc.heights)
@@ -661,7 +661,7 @@ def test_bind_errors():
     classes = classes_of(enc, pd.factorize(data["g"])[0])
     with pytest.raises(RuntimeError, match="not bound to a table"):
         TCloseness("disease", 0.2).class_fails(classes)
-    with pytest.raises(ValueError, match="refers to 'salary'"):
+    with pytest.raises(ValueError, match="refers to sensitive attribute 'salary'"):
         TCloseness("salary", 0.2).bind(enc)
     with pytest.raises(ValueError, match="orders 'disease' numerically.*'gastric ulcer'"):
         TCloseness("disease", 0.2, "ordered").bind(enc)

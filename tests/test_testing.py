@@ -271,7 +271,7 @@ def _cases():
                                               xp.zeros((2, 3)), xp.full(3, xp.nan),
                                               xp.empty_like(a).shape,
                                               xp.iinfo(xp.int32).max)),
-        ("repeat", lambda xp, a, b, w: xp.repeat(a[:3], b[:3])),
+        ("repeat", lambda xp, a, b, w: xp.repeat(a[:3], 2)),
         ("sort_method", lambda xp, a, b, w: xp.sort(a)[::-1].copy()),
         ("clip_astype", lambda xp, a, b, w: xp.clip(a, 2, 6).astype(xp.int8)),
         ("isin", lambda xp, a, b, w: xp.isin(a, b)),
@@ -399,3 +399,13 @@ def test_backend_fixture(backend):
             np.asarray(codes)
         with pytest.raises(TypeError):
             xp.concatenate([codes, np.zeros(1, dtype=np.int32)])
+
+
+def test_strict_repeat_refuses_device_counts():
+    """CuPy's ``repeat`` refuses a device array of counts; the stand-in does too."""
+    xp = strict_xp
+    a = xp.arange(3)
+    assert xp.repeat(a, 2).get().tolist() == [0, 0, 1, 1, 2, 2]
+    assert xp.repeat(a, [1, 0, 2]).get().tolist() == [0, 2, 2]
+    with pytest.raises(ValueError, match="cannot be specified as `repeats`"):
+        xp.repeat(a, xp.asarray(np.array([1, 0, 2])))

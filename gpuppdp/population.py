@@ -1,0 +1,188 @@
+"""Privacy models judged against a population table: k-map and delta-presence.
+
+The table being anonymized is a sample (ARX's *research subset*) of a population table given to
+the model.  For every lattice node, the population's frequency set is rolled up to the node's
+levels with the engine's own kernel, and each class of the sample is matched with the
+population records sharing its generalized QID values.
+
+* :class:`KMap` -- k-map (Sweeney 2002; El Emam & Dankar 2008): every released class matches at
+  least ``k`` population records.
+* :class:`DeltaPresence` -- delta-presence (Nergiz, Atzori & Clifton 2007): for every released
+  class ``E``, ``delta_min <= |sample & E| / |population & E| <= delta_max``.
+
+A population class holding no sample record is not released, so suppression cannot change it
+and it is not judged (as in ARX, where such classes add nothing to the suppressed count).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import kernels
+from .encoding import EncodedTable, smallest_int_dtype
+from .hierarchy import format_values
+from .kernels.grouping import segment_ids
+from .models import Classes, PrivacyModel, _check_int, _check_number, _plain
+
+__all__ = ["KMap", "DeltaPresence", "common_groups"]
+
+
+def common_groups(backend, node_a, codes_a, node_b, codes_b):
+    """Group the rows of two code tables by (node, codes): ``(group_a, group_b, n_groups)``,
+    equal group ids for rows of either table with the same node and the same codes."""
+    xp = backend.xp
+    n_a, n_b = codes_a.shape[0], codes_b.shape[0]
+    total = n_a + n_b
+    dtype = codes_a.dtype if codes_a.dtype.itemsize >= codes_b.dtype.itemsize else codes_b.dtype
+    node = xp.concatenate([node_a.astype(xp.int64), node_b.astype(xp.int64)])
+    codes = xp.concatenate([codes_a.astype(dtype), codes_b.astype(dtype)])
+    order = xp.argsort(node * total + xp.arange(total, dtype=xp.int64))
+    n_nodes = int(node.max()) + 1
+    ptr = xp.concatenate([xp.zeros(1, dtype=xp.int64),
+                          xp.cumsum(xp.bincount(node, minlength=n_nodes))])
+    group, _, class_ptr = kernels.classes(backend, ptr, codes[order],
+                                          xp.arange(total, dtype=xp.int64))
+    out = xp.empty(total, dtype=xp.int64)
+    out[order] = group
+    return out[:n_a], out[n_a:], int(backend.to_host(class_ptr)[-1])
+
+
+class _PopulationModel(PrivacyModel):
+    """A model comparing each class of the sample with the population (see module docstring).
+
+    ``population`` is a DataFrame holding (at least) the QID columns, with values from the same
+    hierarchies; it must contain the sample: no QID combination may occur more often in the
+    sample than in the population.
+    """
+
+    _encoded = None
+
+    def __init__(self, population):
+        if not isinstance(population, pd.DataFrame):
+            raise TypeError(f"population must be a pandas DataFrame, got "
+                            f"{type(population).__name__}")
+        if len(population) == 0:
+            raise ValueError("population: the table is empty (0 rows)")
+        self.population = population
+
+    def bind(self, encoded: EncodedTable) -> "_PopulationModel":
+        if encoded is self._encoded:
+            return self
+        missing = [c for c in encoded.qi_names if c not in self.population.columns]
+        if missing:
+            raise ValueError(f"{type(self).__name__}: the population lacks quasi-identifier "
+                             f"column(s) {format_values(missing)}")
+        be = encoded.backend
+        codes = []
+        for name, h in zip(encoded.qi_names, encoded.hierarchies):
+            if self.population[name].isna().any():
+                raise ValueError(f"population column {name!r} has missing values")
+            leaf = h.leaf_codes(self.population[name], attribute=f"population column {name!r}")
+            codes.append(be.asarray(leaf.astype(smallest_int_dtype(len(h.leaves)))))
+        population = EncodedTable(be, list(encoded.qi_names), list(encoded.hierarchies), codes,
+                                  len(self.population))
+        self._bottom = population.frequency_set()
+        self._check_contains(encoded)
+        self.backend = be
+        self._encoded = encoded
+        return self
+
+    def _check_contains(self, encoded: EncodedTable) -> None:
+        """Refuse a sample with more records of a QID combination than the population."""
+        be, xp = encoded.backend, encoded.backend.xp
+        sample = xp.stack([c.astype(encoded.code_dtype) for c in encoded.qi_codes], axis=1)
+        pop = self._bottom
+        group_s, group_p, n_groups = common_groups(
+            be, xp.zeros(encoded.n_rows, dtype=xp.int64), sample,
+            xp.zeros(pop.codes.shape[0], dtype=xp.int64), pop.codes)
+        in_sample = xp.bincount(group_s, minlength=n_groups)
+        in_population = xp.bincount(group_p, weights=pop.count.astype(xp.float64),
+                                    minlength=n_groups)
+        over = be.to_host(in_sample > in_population)
+        if over.any():
+            rows = be.to_host(over[be.to_host(group_s)])
+            first = int(np.flatnonzero(rows)[0])
+            values = {n: h.leaves[int(be.to_host(c[first]))]
+                      for n, h, c in zip(encoded.qi_names, encoded.hierarchies,
+                                         encoded.qi_codes)}
+            raise ValueError(
+                f"{type(self).__name__}: the table is not a sample of the population: "
+                f"{int(rows.sum())} record(s) have QID values that occur more often than in "
+                f"the population (first at row {first}: {values})")
+
+    def population_sizes(self, classes: Classes):
+        """Device int64 (C,): population records sharing each class's generalized QIDs."""
+        if self._encoded is None:
+            raise RuntimeError(f"{self!r} is not bound to a table: call model.bind(encoded) "
+                               "first (the Anonymizer and the Evaluator do)")
+        if classes.levels is None:
+            raise ValueError(f"{self!r} needs the classes' node levels")
+        be, xp, enc = self.backend, self.backend.xp, self._encoded
+        levels = np.asarray(classes.levels, dtype=np.int64)
+        n_nodes, q = levels.shape
+        maps, off = enc.level_maps()
+        pop = self._bottom
+        entries = pop.codes.shape[0]
+        codes, _, count, _, ptr = kernels.rollup(
+            be, pop.codes, pop.sens, pop.count, pop.first, np.zeros(n_nodes, dtype=np.int64),
+            np.full(n_nodes, entries, dtype=np.int64), off[np.arange(q)[None, :], 0, levels],
+            maps, enc.node_radix(levels))
+        node = segment_ids(xp, ptr, codes.shape[0])
+        group_c, group_p, n_groups = common_groups(be, classes.node, classes.codes, node, codes)
+        per_group = xp.bincount(group_p, weights=count.astype(xp.float64), minlength=n_groups)
+        return per_group[group_c].astype(xp.int64)
+
+
+class KMap(_PopulationModel):
+    """k-map (Sweeney 2002; El Emam & Dankar 2008): every released class matches at least
+    ``k`` records of the population.  Monotonic with generalization and with suppression
+    (merging classes only adds population records)."""
+
+    def __init__(self, k: int, *, population):
+        super().__init__(population)
+        self.k = _check_int("k", k, 1)
+
+    def class_fails(self, classes: Classes):
+        return self.population_sizes(classes) < self.k
+
+    def describe(self) -> dict:
+        return {"model": "k-map", "k": self.k, "population_rows": len(self.population)}
+
+    def __repr__(self) -> str:
+        return f"KMap(k={self.k}, population={len(self.population)} rows)"
+
+
+class DeltaPresence(_PopulationModel):
+    """delta-presence (Nergiz, Atzori & Clifton 2007): the probability that a population record
+    of a released class is in the sample, ``|sample & E| / |population & E|``, lies in
+    ``[delta_min, delta_max]``.  Monotonic with generalization (a merge of classes in the
+    interval stays in it), not with suppression (a suppressed class may fail once merged with
+    others and take their records with it)."""
+
+    monotonic_with_suppression = False
+
+    def __init__(self, delta_min: float, delta_max: float, *, population):
+        super().__init__(population)
+        self.delta_min = _check_number("delta_min", delta_min, 0.0, 1.0)
+        self.delta_max = _check_number("delta_max", delta_max, 0.0, 1.0)
+        if self.delta_min > self.delta_max:
+            raise ValueError(f"delta_min must be at most delta_max, got {delta_min!r} > "
+                             f"{delta_max!r}")
+
+    def deltas(self, classes: Classes):
+        """Device float64 (C,): each class's share of its population records in the sample."""
+        xp = classes.xp
+        return classes.size.astype(xp.float64) / self.population_sizes(classes).astype(xp.float64)
+
+    def class_fails(self, classes: Classes):
+        delta = self.deltas(classes)
+        return (delta < self.delta_min) | (delta > self.delta_max)
+
+    def describe(self) -> dict:
+        return {"model": "delta-presence", "delta_min": _plain(self.delta_min),
+                "delta_max": _plain(self.delta_max), "population_rows": len(self.population)}
+
+    def __repr__(self) -> str:
+        return (f"DeltaPresence(delta_min={_plain(self.delta_min)}, "
+                f"delta_max={_plain(self.delta_max)}, population={len(self.population)} rows)")
