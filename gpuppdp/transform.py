@@ -8,7 +8,7 @@ kept column carried through unchanged.  Identifying attributes never reach the o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -25,12 +25,15 @@ SUPPRESSION_MODES = ("mark", "drop")
 @dataclass
 class Release:
     """A released table and its accounting: ``released_rows + suppressed_rows == input_rows``
-    when suppressed rows are dropped; with ``mark`` they stay in the table with ``*`` QIDs."""
+    when suppressed rows are dropped; with ``mark`` they stay in the table with ``*`` QIDs.
+    ``source_rows`` (host int64, not for publication) is the input position of every released
+    row, undoing the row permutation for utility measures (:mod:`gpuppdp.utility`)."""
 
     data: pd.DataFrame
     input_rows: int
     suppressed_rows: int
     suppression: str
+    source_rows: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def released_rows(self) -> int:
@@ -90,4 +93,5 @@ def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: st
                                     shown_suppressed)
         else:
             columns[name] = data[name].take(order).reset_index(drop=True)
-    return Release(pd.DataFrame(columns), enc.n_rows, int(outlier.sum()), suppression)
+    return Release(pd.DataFrame(columns), enc.n_rows, int(outlier.sum()), suppression,
+                   order.astype(np.int64))
