@@ -8,6 +8,7 @@ import math
 
 from .backend import BACKEND_CHOICES
 from .checker import CHECK_KEYS, check, format_report
+from .cli_common import _lkc
 from .io import read_table
 
 __all__ = ["register", "run_check"]
@@ -26,6 +27,12 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="quasi-identifying column(s); repeatable")
     p.add_argument("--sensitive", default=None, metavar="COL",
                    help="the sensitive column (l-diversity, t-closeness, ... need it)")
+    p.add_argument("--lkc", default=None, type=_lkc, metavar="L,K,C",
+                   help="also measure LKC-privacy for combinations of at most L QIDs (C as "
+                   "0.5 or 50%%)")
+    p.add_argument("--population", default=None, metavar="FILE",
+                   help="population table (same QID columns and representation) for k-map "
+                   "and delta-presence")
     p.add_argument("--json", default=None, metavar="OUT.json",
                    help="also write the values as JSON (infinite values as the string \"inf\")")
     p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
@@ -48,8 +55,16 @@ def run_check(args: argparse.Namespace) -> int:
         raise ValueError("--qi needs at least one column name")
     columns = list(dict.fromkeys(qids + ([args.sensitive] if args.sensitive else [])))
     data = read_table(args.input, sep=args.sep, columns=columns)
+    lkc = None
+    if args.lkc is not None:
+        *lkc, column = args.lkc
+        if column is not None:
+            raise ValueError("check --lkc takes no @COLUMN: it uses --sensitive")
+    population = None
+    if args.population is not None:
+        population = read_table(args.population, sep=args.sep, columns=qids)
     result = check(data, quasi_identifiers=qids, sensitive=args.sensitive,
-                   backend=args.backend)
+                   backend=args.backend, lkc=lkc, population=population)
     print(format_report(result))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

@@ -14,6 +14,7 @@ privacy-loss model) is taken over the remaining rows.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Mapping, Sequence
 
@@ -21,10 +22,11 @@ import numpy as np
 import pandas as pd
 
 from .backend import Backend, get_backend
-from .encoding import EncodedTable, smallest_int_dtype
+from .encoding import EncodedTable, SensitiveColumn, smallest_int_dtype
 from .hierarchy import format_values
 from .models import (AlphaKAnonymity, BetaLikeness, Classes, DeltaDisclosurePrivacy,
-                     EntropyLDiversity, PrivacyLoss, RecursiveCLDiversity, TCloseness)
+                     EntropyLDiversity, LKCPrivacy, PrivacyLoss, RecursiveCLDiversity,
+                     TCloseness)
 from .transform import suppressed_rows
 
 __all__ = ["check", "CHECK_KEYS"]
@@ -32,9 +34,11 @@ __all__ = ["check", "CHECK_KEYS"]
 #: the scalar keys of :func:`check`'s result, in print order
 CHECK_KEYS = ("records", "suppressed_rows", "classes", "k", "distinct_l", "entropy_l",
               "recursive_c", "t_equal", "t_ordered", "alpha", "delta_disclosure",
-              "beta_basic", "beta_enhanced", "distribution_loss_max", "entropy_loss_max")
+              "beta_basic", "beta_enhanced", "distribution_loss_max", "entropy_loss_max",
+              "lkc_min_group", "lkc_max_confidence", "lkc_satisfied", "k_map",
+              "delta_presence_min", "delta_presence_max")
 
-_SENSITIVE_KEYS = CHECK_KEYS[4:]
+_SENSITIVE_KEYS = CHECK_KEYS[4:15]
 
 
 def _class_ids(data: pd.DataFrame, qids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -81,6 +85,7 @@ def _build_classes(backend: Backend, cls: np.ndarray, sens: np.ndarray | None, n
 
 def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: str | None = None,
           backend: str | Backend = "auto", prior: Mapping | None = None,
+          lkc: tuple | None = None, population: pd.DataFrame | None = None,
           per_class: bool = False) -> dict:
     """Privacy measures of ``data`` grouped by ``quasi_identifiers`` (values as they are).
 
@@ -94,8 +99,16 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     value in a class), ``delta_disclosure`` (largest ``|ln(p_E(v)/p(v))|``), ``beta_basic`` /
     ``beta_enhanced`` (smallest beta that holds), ``distribution_loss_max`` and
     ``entropy_loss_max`` (privacy-loss model against ``prior``, a mapping value ->
-    probability, by default the table's distribution).  With ``per_class=True`` the result
-    also holds ``per_class``: a DataFrame of every class (QID values, size, statistics).
+    probability, by default the table's distribution).
+
+    ``lkc=(L, K, C)`` adds LKC-privacy (Mohammed et al. 2009): ``lkc_min_group`` (fewest records
+    sharing the values of at most ``L`` QIDs), ``lkc_max_confidence`` (largest share of a
+    sensitive value among them; needs ``sensitive``) and ``lkc_satisfied``.  A ``population``
+    table holding the QID columns in the same representation as ``data`` (a superset of its
+    rows) adds ``k_map`` (fewest population records matching a class) and
+    ``delta_presence_min`` / ``_max`` (range of the classes' sample / population ratios).
+    Keys not asked for are ``None``.  With ``per_class=True`` the result also holds
+    ``per_class``: a DataFrame of every class (QID values, size, statistics).
     """
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
@@ -117,6 +130,18 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
                          f"{format_values([str(c) for c in data.columns], 12)}")
     if prior is not None and sensitive is None:
         raise ValueError("prior needs a sensitive attribute (sensitive=...)")
+    if lkc is not None:
+        if not isinstance(lkc, (tuple, list)) or len(lkc) != 3:
+            raise ValueError(f"lkc must be a tuple (L, K, C), got {lkc!r}")
+        LKCPrivacy(*lkc, attribute=sensitive or "-")  # validates L, K and C
+    if population is not None:
+        if not isinstance(population, pd.DataFrame):
+            raise TypeError(f"population must be a pandas DataFrame, got "
+                            f"{type(population).__name__}")
+        absent = [c for c in qids if c not in population.columns]
+        if absent:
+            raise ValueError(f"population lacks quasi-identifier column(s) "
+                             f"{format_values(absent)}")
     for c in wanted:
         miss = data[c].isna().to_numpy()
         if miss.any():
@@ -164,6 +189,17 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
                 name = {"distribution_loss_max": "distribution_loss",
                         "entropy_loss_max": "entropy_loss"}.get(key, key)
                 table[name] = values if values is not None else None
+    out.update(dict.fromkeys(CHECK_KEYS[15:]))
+    if lkc is not None:
+        out.update(_lkc_stats(be, kept, qids, sens_codes, labels, *lkc))
+    if population is not None:
+        pop_size = _population_sizes(kept, population, qids, cls)
+        ratio = size / pop_size
+        out.update(k_map=int(pop_size.min()), delta_presence_min=float(ratio.min()),
+                   delta_presence_max=float(ratio.max()))
+        if table is not None:
+            table["population"] = pop_size
+            table["delta_presence"] = ratio
     out = {key: out[key] for key in CHECK_KEYS}
     if per_class:
         out["per_class"] = table
@@ -174,9 +210,9 @@ def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: 
                      labels: np.ndarray, prior) -> dict:
     """Per-class host arrays of every sensitive statistic, from the models' own methods."""
     n = len(sens_codes)
-    enc = EncodedTable(be, [], [], [], n, sens_name=sensitive,
-                       sens_codes=be.asarray(sens_codes.astype(smallest_int_dtype(len(labels)))),
-                       sens_labels=labels)
+    codes = be.asarray(sens_codes.astype(smallest_int_dtype(len(labels))))
+    enc = EncodedTable(be, [], [], [], n, sens_codes=codes, n_sens=len(labels),
+                       sensitive={sensitive: SensitiveColumn(codes, labels)})
     host = be.to_host
 
     def bound(model):
@@ -202,6 +238,49 @@ def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: 
     stats["distribution_loss_max"] = host(dist)
     stats["entropy_loss_max"] = host(ent)
     return stats
+
+
+def _lkc_stats(be: Backend, kept: pd.DataFrame, qids: list[str], sens_codes, labels,
+               L: int, K: int, C: float) -> dict:  # noqa: N803 - the literature's names
+    """Smallest group and largest confidence over every combination of at most ``L`` QIDs."""
+    xp = be.xp
+    smallest, confidence = len(kept), None
+    for size in range(1, min(L, len(qids)) + 1):
+        for subset in itertools.combinations(qids, size):
+            groups = be.asarray(_class_ids(kept, subset)[0])
+            sizes = xp.bincount(groups)
+            smallest = min(smallest, int(be.to_host(sizes.min())))
+            if sens_codes is None:
+                continue
+            m = len(labels)
+            per = xp.bincount(groups * m + be.asarray(sens_codes.astype(np.int64)),
+                              minlength=sizes.shape[0] * m).reshape(-1, m)
+            worst = float(be.to_host((per.max(axis=1) / sizes).max()))
+            confidence = worst if confidence is None else max(confidence, worst)
+    satisfied = smallest >= K and (C >= 1 or (confidence is not None and confidence <= C))
+    return {"lkc_min_group": smallest, "lkc_max_confidence": confidence,
+            "lkc_satisfied": bool(satisfied)}
+
+
+def _population_sizes(kept: pd.DataFrame, population: pd.DataFrame, qids: list[str],
+                      cls: np.ndarray) -> np.ndarray:
+    """Population records sharing each class's QID values (a class absent from the
+    population, or larger in the sample than there, is an error)."""
+    both = pd.concat([kept[qids], population[qids]], ignore_index=True)
+    group, _ = _class_ids(both, qids)
+    n = len(kept)
+    n_groups = int(group.max()) + 1
+    in_sample = np.bincount(group[:n], minlength=n_groups)
+    in_population = np.bincount(group[n:], minlength=n_groups)
+    over = in_sample > in_population
+    if over.any():
+        rows = np.flatnonzero(over[group[:n]])
+        raise ValueError(f"the table is not a sample of the population: {len(rows)} record(s) "
+                         f"have QID values that occur more often than in the population "
+                         f"(first: {kept.loc[rows[0], qids].to_dict()})")
+    first = np.zeros(int(cls.max()) + 1, dtype=np.int64)
+    first[cls[::-1]] = np.arange(n - 1, -1, -1)
+    return in_population[group[:n][first]]
 
 
 def format_report(result: dict) -> str:

@@ -151,7 +151,8 @@ def test_every_key_equals_naive_checker(seed):
     want = naive_check(data, qids, "s")
     assert list(got) == list(CHECK_KEYS)
     assert (got["t_ordered"] is None) == (not numeric)
-    for key in CHECK_KEYS:
+    assert all(got[key] is None for key in CHECK_KEYS[15:])     # not asked for
+    for key in CHECK_KEYS[:15]:
         if isinstance(want[key], float) and math.isinf(want[key]):
             assert math.isinf(got[key]), key
         elif isinstance(want[key], (int, np.integer)) and key != "recursive_c":
@@ -281,3 +282,65 @@ def test_released_tables_pass_the_checker(seed):
     assert measured["records"] == len(data) - result.suppressed_records
     assert measured["k"] >= 3 and measured["alpha"] <= 0.7
     assert measured["classes"] == result.equivalence_classes
+
+
+def test_lkc_worked_example():
+    """Mohammed et al.'s patients at Non-Technical/Professional/Technical x M/F x 3 intervals:
+    every group of at most 2 QID values holds >= 2 records; (Professional, [30-60)) holds
+    Plastic twice in 3 records, the largest confidence."""
+    from tests.test_models_lkc import patients
+
+    data, hier = patients()
+    released = data.assign(Job=hier["Job"].generalize(data["Job"], 1),
+                           Age=hier["Age"].generalize(data["Age"], 1))
+    qids = ["Job", "Sex", "Age"]
+    got = check(released, quasi_identifiers=qids, sensitive="Surgery", lkc=(2, 2, 0.7),
+                backend="cpu")
+    assert got["lkc_min_group"] == 2
+    assert got["lkc_max_confidence"] == pytest.approx(2 / 3)
+    assert got["lkc_satisfied"] is True
+    assert check(released, quasi_identifiers=qids, sensitive="Surgery", lkc=(2, 2, 0.5),
+                 backend="cpu")["lkc_satisfied"] is False
+    assert check(released, quasi_identifiers=qids, sensitive="Surgery", lkc=(2, 3, 1.0),
+                 backend="cpu")["lkc_satisfied"] is False
+    # L = 3 includes the full triple: (Professional, M, [30-60)) is one record
+    assert check(released, quasi_identifiers=qids, lkc=(3, 1, 1.0),
+                 backend="cpu")["lkc_min_group"] == 1
+    with pytest.raises(ValueError, match="lkc must be a tuple"):
+        check(released, quasi_identifiers=qids, lkc=(2, 2))
+    with pytest.raises(ValueError, match="C must be"):
+        check(released, quasi_identifiers=qids, sensitive="Surgery", lkc=(2, 2, 1.5))
+
+
+def test_population_k_map_and_delta_presence(backend):
+    population = pd.DataFrame({"zip": list("AAAABBBCCD"), "age": list("xxyyxxxyyy")})
+    sample = population.iloc[[0, 1, 2, 4, 5, 7]].reset_index(drop=True)
+    got = check(sample, quasi_identifiers=["zip"], population=population, backend=backend,
+                per_class=True)
+    # classes A (3 of 4), B (2 of 3), C (1 of 2); D is not in the sample
+    assert got["k_map"] == 2
+    assert got["delta_presence_min"] == pytest.approx(0.5)
+    assert got["delta_presence_max"] == pytest.approx(0.75)
+    assert got["per_class"]["population"].tolist() == [4, 3, 2]
+    got = check(sample, quasi_identifiers=["zip", "age"], population=population,
+                backend=backend)
+    assert got["k_map"] == 2                               # (A, x) (A, y) (B, x) (C, y)
+    with pytest.raises(ValueError, match="not a sample of the population: 3 record"):
+        check(sample, quasi_identifiers=["zip"], population=population.iloc[2:])
+    with pytest.raises(ValueError, match="population lacks quasi-identifier"):
+        check(sample, quasi_identifiers=["zip"], population=population[["age"]])
+
+
+def test_cli_check_lkc_and_population(tmp_path, capsys):
+    population = pd.DataFrame({"zip": list("AAAABBBCCD"), "s": list("abababcabc")})
+    sample = population.iloc[[0, 1, 2, 4, 5, 7]]
+    sample.to_csv(tmp_path / "in.csv", sep=";", index=False)
+    population.to_csv(tmp_path / "pop.csv", sep=";", index=False)
+    out = tmp_path / "out.json"
+    assert run_cli(["check", str(tmp_path / "in.csv"), "--qi", "zip", "--sensitive", "s",
+                    "--lkc", "1,1,100%", "--population", str(tmp_path / "pop.csv"),
+                    "--json", str(out), "--backend", "cpu"]) == 0
+    values = json.loads(out.read_text())
+    assert values["k_map"] == 2 and values["lkc_satisfied"] is True
+    assert values["lkc_min_group"] == 1
+    assert "delta_presence_max" in capsys.readouterr().out
