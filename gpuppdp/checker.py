@@ -96,8 +96,8 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     (largest ``r1 / (r2 + ... + rm)``; ``inf`` when a class has one value), ``t_equal`` and
     ``t_ordered`` (largest EMD, equal / ordered ground distance; ``t_ordered`` is ``None``
     unless every sensitive value is a number), ``alpha`` (largest relative frequency of a
-    value in a class), ``delta_disclosure`` (largest ``|ln(p_E(v)/p(v))|``), ``beta_basic`` /
-    ``beta_enhanced`` (smallest beta that holds), ``distribution_loss_max`` and
+    value in a class), ``delta_disclosure`` (largest ``|log2(p_E(v)/p(v))|``, as ARX),
+    ``beta_basic`` / ``beta_enhanced`` (smallest beta that holds), ``distribution_loss_max`` and
     ``entropy_loss_max`` (privacy-loss model against ``prior``, a mapping value ->
     probability, by default the table's distribution).
 

@@ -727,13 +727,13 @@ class AlphaKAnonymity(_SensitiveModel):
 
 class DeltaDisclosurePrivacy(_DistributionModel):
     """delta-disclosure privacy (Brickell & Shmatikov 2008): for every class and every
-    sensitive value ``v`` present in it, ``|ln(p_E(v) / p(v))| < delta`` with ``p`` the whole
+    sensitive value ``v`` present in it, ``|log2(p_E(v) / p(v))| < delta`` with ``p`` the whole
     table's distribution.
 
-    Neither monotonic with generalization (a merged class can hold a value much rarer than in
-    the part that had it) nor with suppression, as in ARX.  ARX's ``DDisclosurePrivacy``
-    takes the logarithm to base 2; this model follows the paper (natural logarithm): ARX's
-    ``delta`` is this model's ``delta / ln 2``.
+    The logarithm is to base 2, computed as ``ln(x) / ln 2`` as ARX's ``DDisclosurePrivacy``
+    does, so verdicts match ARX's (the paper leaves the base open; a natural-log ``delta``
+    is ``delta / ln 2`` here).  Neither monotonic with generalization (a merged class can hold
+    a value much rarer than in the part that had it) nor with suppression, as in ARX.
     """
 
     monotonic_with_generalization = False
@@ -747,11 +747,12 @@ class DeltaDisclosurePrivacy(_DistributionModel):
             raise ValueError(f"delta must be a finite number > 0, got {delta!r}")
 
     def deltas(self, classes: Classes):
-        """Per class ``max_v |ln(p_E(v) / p(v))|`` over the values present (device float64)."""
+        """Per class ``max_v |log2(p_E(v) / p(v))|`` over the values present (device float64)."""
         self._require_bound(classes)
         xp = classes.xp
         cls, sens, share = _entry_shares(classes)
-        return _segment_max(xp, cls, xp.abs(xp.log(share / self._p[sens])), classes.n_classes)
+        return _segment_max(xp, cls, xp.abs(xp.log(share / self._p[sens]) / math.log(2)),
+                            classes.n_classes)
 
     def class_fails(self, classes: Classes):
         return ~(self.deltas(classes) < self.delta)

@@ -107,7 +107,7 @@ def naive_check(data, qids, sensitive):
             diff = (full - p).reindex(numeric).cumsum().abs().sum()
             stats["t_ordered"].append(diff / max(len(labels) - 1, 1))
         stats["alpha"].append(pe.max())
-        stats["delta_disclosure"].append(max(abs(math.log(pe[v] / p[v])) for v in pe.index))
+        stats["delta_disclosure"].append(max(abs(math.log2(pe[v] / p[v])) for v in pe.index))
         gains = [(pe[v] - p[v]) / p[v] for v in pe.index if pe[v] > p[v]]
         stats["beta_basic"].append(max(gains, default=0.0))
         enhanced = [math.inf if (pe[v] - p[v]) / p[v] > -math.log(p[v]) else

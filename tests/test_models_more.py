@@ -58,11 +58,11 @@ def test_worked_examples(backend):
     assert not host(absent, absent.class_fails(classes)).any()
 
     dd = DeltaDisclosurePrivacy("s", 1.0).bind(enc)
-    want = [abs(math.log(0.75 / p[0])), abs(math.log(0.75 / p[0])),
-            max(abs(math.log(0.25 / p[0])), abs(math.log(0.25 / p[1])),
-                abs(math.log(0.5 / p[2])))]
+    want = [abs(math.log2(0.75 / p[0])), abs(math.log2(0.75 / p[0])),
+            max(abs(math.log2(0.25 / p[0])), abs(math.log2(0.25 / p[1])),
+                abs(math.log2(0.5 / p[2])))]
     np.testing.assert_allclose(host(dd, dd.deltas(classes)), want, rtol=1e-12)
-    assert want[2] == pytest.approx(math.log(3))       # c: 1/2 against 1/6
+    assert want[2] == pytest.approx(math.log2(3))      # c: 1/2 against 1/6
     assert host(dd, dd.class_fails(classes)).tolist() == [False, False, True]
 
     basic = BetaLikeness("s", 1.5).bind(enc)
@@ -175,7 +175,7 @@ def naive_fails(kind, params, sens: pd.Series, table: pd.Series):
         share = float(pe.get("40", 0.0))
         return share > params[0], abs(share - params[0])
     if kind == "delta":
-        stat = max(abs(math.log(pe[v] / p[v])) for v in pe.index)
+        stat = max(abs(math.log2(pe[v] / p[v])) for v in pe.index)
         return not stat < params[0], abs(stat - params[0])
     if kind.startswith("beta"):
         beta = params[0]
@@ -288,7 +288,7 @@ def test_statistics_equal_on_every_backend(backend, kind):
 
 # A chain (a, b, c -> ab, c -> *) where delta-disclosure holds at the bottom and the top but
 # not at level 1: class a holds x once in 10 (p(x) = 0.2), b has no x, so ab holds x once in 20
-# (|ln(0.05 / 0.2)| = 1.39 >= 1).  The model is not monotonic with generalization.
+# (|log2(0.05 / 0.2)| = 2 >= 1.5).  The model is not monotonic with generalization.
 CHAIN = [["a", "b", "c"], ["ab", "ab", "c"], ["*", "*", "*"]]
 CHAIN_ROWS = ([("a", "x")] + [("a", "y")] * 9 + [("b", "y")] * 10 + [("c", "x")] * 7
               + [("c", "y")] * 13)
@@ -297,7 +297,7 @@ CHAIN_ROWS = ([("a", "x")] + [("a", "y")] * 9 + [("b", "y")] * 10 + [("c", "x")]
 def _chain_fit(search, limit):
     from gpuppdp.hierarchy import Hierarchy
     return Anonymizer(quasi_identifiers={"q": Hierarchy(CHAIN, name="q")}, sensitive=["s"],
-                      models=[DeltaDisclosurePrivacy("s", 1.0)], suppression_limit=limit,
+                      models=[DeltaDisclosurePrivacy("s", 1.5)], suppression_limit=limit,
                       search=search, backend="cpu").fit(pd.DataFrame(CHAIN_ROWS,
                                                                      columns=["q", "s"]))
 
@@ -307,7 +307,7 @@ def test_delta_disclosure_not_monotonic_with_generalization():
     from gpuppdp.hierarchy import Hierarchy
     enc = encode(data, Schema({"q": Hierarchy(CHAIN, name="q")}, sensitive=["s"]),
                  cpu_backend(), "s")
-    evaluator = Evaluator(enc, [DeltaDisclosurePrivacy("s", 1.0)], make_metric("loss"), 0.0)
+    evaluator = Evaluator(enc, [DeltaDisclosurePrivacy("s", 1.5)], make_metric("loss"), 0.0)
     stats, _ = evaluator.evaluate(np.array([[0], [1], [2]]), evaluator.bottom,
                                   np.zeros(3, dtype=np.int64))
     assert stats.anonymous.tolist() == [True, False, True]
