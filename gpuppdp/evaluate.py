@@ -146,7 +146,9 @@ class Evaluator:
 
     def outliers(self, classes: Classes):
         """``(outlier, small)`` per class: failing any model, and below the minimal size
-        (``small`` is ``None`` when no model sets a minimal size)."""
+        (``small`` is ``None`` when no model sets a minimal size).  Models that judge the
+        released classes together (LKC, k on QID subsets) see the classes the others
+        suppress."""
         xp = classes.xp
         if self.min_class_size is not None:
             small = classes.size < self.min_class_size
@@ -154,10 +156,24 @@ class Evaluator:
         else:
             small = None
             outlier = xp.zeros(classes.size.shape[0], dtype=xp.bool_)
+        grouped = []
         for model in self.models:
+            if model.judges_released_classes:
+                grouped.append(model)
+                continue
             fails = model.class_fails(classes.for_attribute(model.sensitive_attribute))
             if fails is not None:
                 outlier |= fails
+        # models judging the released classes together: to a common fixed point
+        changed = bool(grouped)
+        while changed:
+            changed = False
+            for model in grouped:
+                fails = model.class_fails(classes.for_attribute(model.sensitive_attribute),
+                                          outlier)
+                if bool((fails & ~outlier).any()):
+                    outlier |= fails
+                    changed = len(grouped) > 1
         return outlier, small
 
     def _judge(self, classes: Classes, levels: np.ndarray, entries: np.ndarray) -> NodeStats:

@@ -125,12 +125,17 @@ class PrivacyModel:
         The attribute whose per-class histograms the model needs.
     monotonic_with_generalization, monotonic_with_suppression : bool
         Soundness flags used by the pruning search (Kohlmayer et al. 2012, Flash).
+    judges_released_classes : bool
+        See the attribute's comment.
     """
 
     min_class_size: int | None = None
     sensitive_attribute: str | None = None
     monotonic_with_generalization: bool = True
     monotonic_with_suppression: bool = True
+    #: True for models whose verdict on a class depends on which other classes are released:
+    #: their ``class_fails(classes, suppressed)`` takes the classes suppressed so far
+    judges_released_classes: bool = False
 
     def bind(self, encoded) -> "PrivacyModel":
         """Precompute what the model needs from the encoded table (the sensitive attribute's
@@ -921,10 +926,13 @@ class _GroupModel(PrivacyModel):
     A class fails when one of its groups violates the model.  Suppressing failing classes
     shrinks their groups, which can make other groups violate: the verdicts are therefore
     iterated (peeled) until no further class fails, so that the released classes satisfy the
-    model among themselves.  (Classes suppressed by *other* models are not taken into account.)
+    model among themselves.  ``suppressed`` marks the classes other models suppress: they
+    count as gone from the start (the :class:`~gpuppdp.evaluate.Evaluator` iterates all such
+    models to a common fixed point).
     """
 
     min_class_size = None
+    judges_released_classes = True
     _subsets_idx: list | None = None
 
     def _resolve(self, encoded) -> list[list[int]]:
@@ -944,11 +952,11 @@ class _GroupModel(PrivacyModel):
         """Per group: does it violate the model, counting only the ``alive`` classes?"""
         raise NotImplementedError
 
-    def class_fails(self, classes: Classes):
+    def class_fails(self, classes: Classes, suppressed=None):
         self._require_bound()
         xp = classes.xp
         n = classes.n_classes
-        fails = xp.zeros(n, dtype=xp.bool_)
+        fails = xp.zeros(n, dtype=xp.bool_) if suppressed is None else suppressed.copy()
         if n == 0:
             return fails
         groups = []
