@@ -19,8 +19,8 @@ import pandas as pd
 
 from .backend import Backend, get_backend
 from .encoding import EncodedTable, Schema, SchemaError, encode
-from .evaluate import Evaluator, LatticeOracle
-from .hierarchy import Hierarchy
+from .evaluate import Evaluator, LatticeOracle, NodeStats
+from .hierarchy import Hierarchy, format_values
 from .lattice import Lattice
 from .metrics import Metric, make_metric
 from .models import KAnonymity, PrivacyModel
@@ -51,7 +51,8 @@ class AnonymizationResult:
 
     ``transformation`` maps each QID (in table order) to its level; ``node`` holds the optimum's
     statistics (classes, suppressed, smallest class, AECS, loss); ``release`` the released table;
-    ``timings`` seconds per step (``search`` excludes encoding and release).
+    ``timings`` seconds per step (``search`` excludes encoding and release);
+    ``evaluated_nodes`` the results of the nodes the search evaluated, in node-id order.
     """
 
     transformation: dict[str, int]
@@ -66,6 +67,8 @@ class AnonymizationResult:
     suppression_limit: float
     _evaluator: Evaluator = field(repr=False)
     _anonymizer: "Anonymizer" = field(repr=False)
+    evaluated_nodes: NodeStats | None = field(default=None, repr=False)
+    _data: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def released(self) -> pd.DataFrame:
@@ -105,6 +108,17 @@ class AnonymizationResult:
             "timings": dict(self.timings),
             "backend": self._evaluator.backend.name,
         }
+
+    def report(self, path, *, json_path=None, **options):
+        """Write the HTML report of this anonymization to ``path`` and its figures as JSON to
+        ``json_path`` (default: ``path`` with suffix ``.json``); ``options`` go to
+        :func:`gpuppdp.report.build_report`.  Returns the two paths."""
+        from .report import write_report  # report.py imports this module
+
+        if self._data is None:
+            raise ValueError("this result does not hold its input table; call "
+                             "gpuppdp.report.write_report(result, data, path)")
+        return write_report(self, self._data, path, json_path=json_path, **options)
 
     def apply(self, data: pd.DataFrame, *, seed=None) -> Release:
         """Apply the chosen generalization to new data of the same schema; classes of the new
@@ -162,15 +176,13 @@ class Anonymizer:
         for m in self.models:
             if not isinstance(m, PrivacyModel):
                 raise TypeError(f"models must be PrivacyModel instances, got {m!r}")
-        sens = {m.sensitive_attribute for m in self.models if m.sensitive_attribute}
-        if len(sens) > 1:
-            raise ValueError(f"models refer to several sensitive attributes {sorted(sens)}; "
-                             "one is supported")
-        self.sensitive_attribute = sens.pop() if sens else None
-        if self.sensitive_attribute is not None and \
-                self.sensitive_attribute not in self.schema.sensitive:
-            raise SchemaError(f"a model refers to {self.sensitive_attribute!r}: declare it "
+        referred = {m.sensitive_attribute for m in self.models if m.sensitive_attribute}
+        undeclared = sorted(referred - set(self.schema.sensitive))
+        if undeclared:
+            raise SchemaError(f"models refer to {format_values(undeclared)}: declare them "
                               "sensitive (sensitive=[...])")
+        #: the sensitive attributes the models refer to, in the schema's order
+        self.sensitive_attributes = [c for c in self.schema.sensitive if c in referred]
         if isinstance(suppression_limit, bool) or not isinstance(suppression_limit, (int, float)) \
                 or not 0.0 <= float(suppression_limit) <= 1.0 or math.isnan(suppression_limit):
             raise ValueError(f"suppression_limit must be a number in [0, 1], got "
@@ -188,7 +200,7 @@ class Anonymizer:
         self.seed = seed
 
     def _encode(self, data: pd.DataFrame) -> EncodedTable:
-        return encode(data, self.schema, self.backend, self.sensitive_attribute)
+        return encode(data, self.schema, self.backend, self.sensitive_attributes)
 
     def _evaluator_for(self, data: pd.DataFrame) -> Evaluator:
         enc = self._encode(data)
@@ -227,4 +239,5 @@ class Anonymizer:
             timings={"encode": t1 - t0, "search": t2 - t1, "release": t3 - t2,
                      "total": t3 - t0},
             lattice_size=lattice.size, models=[m.describe() for m in self.models],
-            suppression_limit=self.suppression_limit, _evaluator=evaluator, _anonymizer=self)
+            suppression_limit=self.suppression_limit, _evaluator=evaluator, _anonymizer=self,
+            evaluated_nodes=found.details.get("all_stats") or oracle.evaluated(), _data=data)

@@ -323,7 +323,8 @@ def format_summary(result: AnonymizationResult) -> str:
     return "\n".join(lines)
 
 
-def add_run_options(p: argparse.ArgumentParser) -> None:
+def add_run_options(p: argparse.ArgumentParser,
+                    json_help: str = "write the summary as JSON") -> None:
     """Metric, search, backend, seed, --json and --quiet."""
     p.add_argument("--metric", choices=sorted(METRICS), default="loss")
     p.add_argument("--search", choices=SEARCHES, default="flash",
@@ -331,5 +332,5 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the release's row permutation (default: OS entropy)")
-    p.add_argument("--json", metavar="SUMMARY.json", help="write the summary as JSON")
+    p.add_argument("--json", metavar="OUT.json", help=json_help)
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -336,6 +336,10 @@ def test_error_l_diversity_without_sensitive(capsys, tmp_path, table):
      "expected a fraction like 0.05 or 5%, got 'lots'"),
     (["--qi", "age=h.csv", "--l-diversity", "entropy:two"], "--l-diversity expects distinct:L"),
     (["--qi", "age=h.csv", "--metric", "entropy"], "invalid choice: 'entropy'"),
+    (["--qi", "age=h.csv", "--alpha-k", "0.5"], "--alpha-k expects ALPHA,K"),
+    (["--qi", "age=h.csv", "--beta-likeness", "strong:2"],
+     "--beta-likeness expects basic:B or enhanced:B"),
+    (["--qi", "age=h.csv", "--lkc", "2,5"], "--lkc expects L,K,C"),
 ])
 def test_argparse_errors_exit_2(capsys, tmp_path, argv_tail, fragment):
     with pytest.raises(SystemExit) as info:
@@ -383,3 +387,63 @@ def test_error_hierarchy_not_utf8(capsys, tmp_path, table):
                                  "--others", "insensitive", "--k", "2", "--quiet",
                                  "--output", str(tmp_path / "o.csv")])
     assert_one_error_line(rc, stderr, f"hierarchy file {h} is not utf-8 text")
+
+
+# -- the other privacy models ------------------------------------------------------------------
+TWO_SENSITIVE = ["--insensitive", "id", "--sensitive", "occupation", "--sensitive",
+                 "salary-class", "--identifying", "name"]
+
+
+def test_anonymize_every_model_option(capsys, tmp_path, table):
+    """Each model option reaches the search (as the --json summary shows) and holds in the
+    release; models may refer to different sensitive attributes with @COLUMN."""
+    path = write_csv(table, tmp_path / "in.csv", ";")
+    out, summary, _ = anonymize(
+        capsys, tmp_path, path, "--l-diversity", "distinct:2", "--alpha-k", "0.9,2",
+        "--delta-disclosure", "5", "--beta-likeness", "enhanced:20",
+        "--privacy-loss", "0.9,3.5@salary-class", "--l-diversity", "distinct:2@salary-class",
+        "--lkc", "1,3,95%", roles=TWO_SENSITIVE)
+    assert [m["model"] for m in summary["models"]] == [
+        "k-anonymity", "lkc-privacy", "distinct-l-diversity", "distinct-l-diversity",
+        "alpha-k-anonymity", "delta-disclosure", "enhanced-beta-likeness", "privacy-loss"]
+    assert summary["models"][3]["attribute"] == "salary-class"
+    assert summary["models"][7]["attribute"] == "salary-class"
+    kept = out[~suppressed(out)]
+    for column in ("occupation", "salary-class"):
+        assert kept.groupby(QIDS)[column].nunique().min() >= 2
+    share = kept.groupby(QIDS)["occupation"].value_counts(normalize=True)
+    assert share.max() <= 0.9
+    assert_k_anonymous(out, summary)
+
+
+def test_anonymize_population_models(capsys, tmp_path, table):
+    population = table
+    sample = table.sample(frac=0.3, random_state=0)
+    pop_path = write_csv(population, tmp_path / "population.csv", ";")
+    path = write_csv(sample, tmp_path / "in.csv", ";")
+    out, summary, _ = anonymize(capsys, tmp_path, path, "--population", str(pop_path),
+                                "--k-map", "10", "--delta-presence", "0,0.5", k=1)
+    assert [m["model"] for m in summary["models"]] == ["k-anonymity", "k-map",
+                                                       "delta-presence"]
+    levels = summary["transformation"]
+    hierarchies, _ = datasets.adult()[1], None
+    gen_pop = pd.DataFrame({c: hierarchies[c].generalize(population[c], levels[c])
+                            for c in QIDS})
+    pop_sizes = gen_pop.value_counts()
+    kept = out[~suppressed(out)]
+    for key, size in kept.groupby(QIDS).size().items():
+        assert pop_sizes[key] >= 10
+        assert size / pop_sizes[key] <= 0.5
+
+
+@pytest.mark.parametrize("argv_tail,fragment", [
+    (["--k-map", "3"], "--k-map needs --population FILE"),
+    (["--alpha-k", "0.5,2"], "--alpha-k needs --sensitive COLUMN"),
+    (["--privacy-loss", "0.5,1@nope", "--sensitive", "occupation"],
+     "--privacy-loss refers to 'nope', which is not given with --sensitive"),
+])
+def test_model_option_errors(capsys, tmp_path, table, argv_tail, fragment):
+    path = write_csv(table[QIDS + ["occupation"]], tmp_path / "in.csv", ";")
+    rc, _, stderr = run(capsys, ["anonymize", str(path), *qi_args(), "--others", "insensitive",
+                                 "--k", "2", "--output", str(tmp_path / "o.csv"), *argv_tail])
+    assert_one_error_line(rc, stderr, fragment)

@@ -1,0 +1,723 @@
+"""The anonymization report: one self-contained HTML file with plots, and a JSON twin.
+
+:func:`build_report` computes the figures of an :class:`~gpuppdp.anonymizer.AnonymizationResult`
+and its input table as plain JSON values; :func:`render_html` draws that dict (hand-written
+inline SVG, inline CSS: no script, nothing fetched from elsewhere); :func:`write_report`
+writes both files.  The HTML is rendered from the JSON dict alone, so both hold the same
+figures.
+
+Sections: summary; class-size distribution of the release; records by risk level and the risk
+summary before and after; per-class privacy losses and the sensitive distribution of the worst
+class (with a sensitive attribute); distinction and separation of the QID subsets; the lattice
+nodes the search evaluated.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .anonymizer import AnonymizationResult
+from .checker import check
+from .risk import RISK_THRESHOLDS, attribute_risks, class_sizes, sample_risk_summary
+from .transform import suppressed_rows
+
+__all__ = ["build_report", "render_html", "write_report", "SECTION_TITLES"]
+
+#: section key -> heading, in page order
+SECTION_TITLES = {
+    "summary": "1. Summary",
+    "class_sizes": "2. Class-size distribution",
+    "risk": "3. Records by risk level",
+    "privacy_losses": "4. Privacy loss per class",
+    "worst_class": "5. Sensitive distribution of the worst class",
+    "attribute_risks": "6. Distinction and separation of QID subsets",
+    "lattice": "7. Generalization lattice",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# figures
+# --------------------------------------------------------------------------------------------
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _jsonable(value):
+    """Plain JSON values: numpy scalars unwrapped, NaN -> None, infinities -> "inf"/"-inf"."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def _size_bins(sizes: np.ndarray) -> list[dict]:
+    """Histogram of class sizes: one bin per size when the sizes span at most 30 values,
+    otherwise 20 geometric bins; classes and records per bin."""
+    lo, hi = int(sizes.min()), int(sizes.max())
+    if hi - lo < 30:
+        edges = np.arange(lo, hi + 2)
+    else:
+        edges = np.unique(np.round(np.geomspace(lo, hi + 1, 21)).astype(np.int64))
+    classes, _ = np.histogram(sizes, bins=edges)
+    records, _ = np.histogram(sizes, bins=edges, weights=sizes)
+    return [{"label": str(a) if b - a == 1 else f"{a}\u2013{b - 1}", "low": int(a),
+             "high": int(b - 1), "classes": int(c), "records": int(r)}
+            for a, b, c, r in zip(edges[:-1], edges[1:], classes, records)]
+
+
+def _risk_levels(thresholds) -> list[dict]:
+    """Buckets of prosecutor risk ``1/|E|`` between the thresholds: ``(low, high]``."""
+    ts = sorted({float(t) for t in thresholds}, reverse=True)
+    bounds = [1.0] + ts + [0.0]
+    out = []
+    for high, low in zip(bounds[:-1], bounds[1:]):
+        if low == 0.0:
+            label = f"\u2264 {high:.0%}"
+        elif high == 1.0:
+            label = f"> {low:.0%}"
+        else:
+            label = f"{low:.0%}\u2013{high:.0%}"
+        out.append({"label": label, "low": low, "high": high})
+    return out
+
+
+def _records_by_risk(sizes: np.ndarray | None, levels: list[dict]) -> list[int | None]:
+    if sizes is None:
+        return [None] * len(levels)
+    risk = 1.0 / sizes
+    return [int(sizes[(risk > lv["low"]) & (risk <= lv["high"])].sum()) for lv in levels]
+
+
+def _sensitive_column(result: AnonymizationResult, sensitive) -> str | None:
+    declared = list(result._anonymizer.schema.sensitive)
+    if sensitive is not None:
+        if sensitive not in declared:
+            raise ValueError(f"sensitive: {sensitive!r} is not a sensitive attribute of this "
+                             f"anonymization (declared: {declared or 'none'})")
+        return sensitive
+    referred = {m.sensitive_attribute for m in result._anonymizer.models}
+    return next((c for c in declared if c in referred), declared[0] if declared else None)
+
+
+def _privacy_losses(kept: pd.DataFrame, qids, sensitive, backend, max_classes: int,
+                    max_values: int) -> tuple[dict, dict]:
+    """Per-class distribution and entropy losses (largest first) and the sensitive
+    distribution of the class with the largest distribution loss against the overall one."""
+    table = check(kept, quasi_identifiers=qids, sensitive=sensitive, backend=backend,
+                  per_class=True)["per_class"]
+    table = table.sort_values(["distribution_loss", "entropy_loss"], ascending=False,
+                              kind="stable").reset_index(drop=True)
+    shown = table.head(max_classes)
+    labels = shown[qids].astype(str).agg(", ".join, axis=1)
+    losses = {
+        "sensitive": sensitive, "classes": int(len(table)), "shown": int(len(shown)),
+        "distribution_loss_max": float(table["distribution_loss"].iloc[0]),
+        "entropy_loss_max": float(table["entropy_loss"].max()),
+        "rows": [{"rank": i + 1, "label": lab, "size": int(s), "distribution_loss": float(d),
+                  "entropy_loss": float(e)}
+                 for i, (lab, s, d, e) in enumerate(zip(labels, shown["size"],
+                                                        shown["distribution_loss"],
+                                                        shown["entropy_loss"]))],
+    }
+    worst = table.iloc[0]
+    in_worst = kept[qids].eq(worst[qids]).all(axis=1).to_numpy()
+    overall = kept[sensitive].astype(str).value_counts()
+    in_class = kept.loc[in_worst, sensitive].astype(str).value_counts()
+    shares = pd.DataFrame({"overall": overall, "class": in_class}).fillna(0)
+    shares["overall_share"] = shares["overall"] / len(kept)
+    shares["class_share"] = shares["class"] / int(in_worst.sum())
+    ranked = shares.assign(key=shares[["overall_share", "class_share"]].max(axis=1)) \
+        .sort_values("key", ascending=False, kind="stable")
+    top = ranked.head(max_values).sort_values("overall_share", ascending=False, kind="stable")
+    rest = ranked.iloc[max_values:]
+    worst_class = {
+        "sensitive": sensitive, "label": labels.iloc[0],
+        "quasi_identifiers": {q: str(worst[q]) for q in qids}, "size": int(worst["size"]),
+        "distribution_loss": float(worst["distribution_loss"]),
+        "entropy_loss": float(worst["entropy_loss"]),
+        "values": [{"value": v, "class_count": int(c), "overall_count": int(o),
+                    "class_share": float(cs), "overall_share": float(os_)}
+                   for v, c, o, cs, os_ in zip(top.index, top["class"], top["overall"],
+                                               top["class_share"], top["overall_share"])],
+        "other_values": {"values": int(len(rest)),
+                         "class_share": float(rest["class_share"].sum()),
+                         "overall_share": float(rest["overall_share"].sum())},
+    }
+    return losses, worst_class
+
+
+def _attribute_risks(data: pd.DataFrame, qids, backend, max_subsets: int) -> dict:
+    """Distinction/separation of the QID subsets, most distinguishing first; subsets up to the
+    largest size whose count stays within ``max_subsets`` (at least the single QIDs)."""
+    q = len(qids)
+    counts = np.cumsum([math.comb(q, s) for s in range(1, q + 1)])
+    max_size = max(1, int(np.searchsorted(counts, max_subsets, side="right")))
+    rows = attribute_risks(data, qids, backend, max_size=max_size, sort="distinction")
+    return {"quasi_identifiers": list(qids), "subsets_total": int(counts[-1]),
+            "max_size": max_size, "computed": len(rows),
+            "rows": [{"attributes": list(r.attributes), "distinction": r.distinction,
+                      "separation": r.separation} for r in rows[:max_subsets]]}
+
+
+def _lattice(result: AnonymizationResult, qids, max_nodes: int) -> dict:
+    """The evaluated nodes (all, or ``max_nodes`` evenly spread over node ids, optimum kept)."""
+    opt_levels = [result.transformation[q] for q in qids]
+    out = {"lattice_size": result.lattice_size, "nodes_checked": result.nodes_evaluated,
+           "search": result.search.strategy, "metric": result.metric,
+           "quasi_identifiers": list(qids), "max_height": None, "evaluated": 0, "drawn": 0,
+           "nodes": None,
+           "optimum": {"levels": opt_levels, "height": int(result.node["height"]),
+                       "information_loss": result.information_loss}}
+    nodes = result.evaluated_nodes
+    if nodes is None or len(nodes) == 0:
+        return out
+    n = len(nodes)
+    pick = np.arange(n)
+    if n > max_nodes:
+        opt = int(np.flatnonzero((nodes.levels == np.asarray(opt_levels)).all(axis=1))[0])
+        pick = np.unique(np.append(np.linspace(0, n - 1, max_nodes - 1).astype(np.int64), opt))
+    heights = result._anonymizer.schema.quasi_identifiers
+    out.update(max_height=int(sum(heights[q].height for q in qids)), evaluated=n,
+               drawn=int(len(pick)),
+               nodes={"levels": nodes.levels[pick], "height": nodes.height[pick],
+                      "anonymous": nodes.anonymous[pick].astype(bool),
+                      "information_loss": nodes.information_loss[pick],
+                      "lower_bound": nodes.lower_bound[pick]})
+    return out
+
+
+def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive: str | None = None,
+                 max_classes: int = 50, max_values: int = 30, max_subsets: int = 255,
+                 max_nodes: int = 3000) -> dict:
+    """The report's figures as a JSON-ready dict (the JSON twin of the HTML).
+
+    Parameters
+    ----------
+    result : AnonymizationResult
+    data : the input table ``result`` was fitted on (for the "before" figures)
+    sensitive : the sensitive attribute of sections 4-5 (default: the first one a model refers
+        to, else the first declared); none declared: those sections are empty
+    max_classes : classes shown in the per-class loss plot (largest distribution loss first)
+    max_values : sensitive values shown for the worst class (the rest summed as "other")
+    max_subsets : QID subsets in the distinction/separation table
+    max_nodes : lattice nodes drawn
+    """
+    if not isinstance(result, AnonymizationResult):
+        raise TypeError(f"result must be an AnonymizationResult, got {type(result).__name__}")
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    max_classes = _positive_int("max_classes", max_classes)
+    max_values = _positive_int("max_values", max_values)
+    max_subsets = _positive_int("max_subsets", max_subsets)
+    max_nodes = _positive_int("max_nodes", max_nodes)
+    qids = list(result.transformation)
+    missing = [q for q in qids if q not in data.columns]
+    if missing or len(data) != result.release.input_rows:
+        raise ValueError(f"data must be the table the result was fitted on "
+                         f"({result.release.input_rows} rows with columns {qids}); got "
+                         f"{len(data)} rows" + (f" without {missing}" if missing else ""))
+    sens = _sensitive_column(result, sensitive)
+    backend = result._evaluator.backend
+    released = result.released
+    kept = released.loc[~suppressed_rows(released, qids)].reset_index(drop=True)
+
+    summary = result.summary()
+    hierarchies = result._anonymizer.schema.quasi_identifiers
+    summary.update(
+        quasi_identifiers=[{"name": q, "level": result.transformation[q],
+                            "max_level": int(hierarchies[q].height)} for q in qids],
+        sensitive=sens, suppression=result.release.suppression,
+        released_table_rows=int(len(released)))
+
+    before = backend.to_host(class_sizes(data, qids, backend)).astype(np.int64)
+    after = backend.to_host(class_sizes(kept, qids, backend)).astype(np.int64) \
+        if len(kept) else None
+    levels = _risk_levels(RISK_THRESHOLDS)
+    for lv, b, a in zip(levels, _records_by_risk(before, levels),
+                        _records_by_risk(after, levels)):
+        lv.update(input_records=b, release_records=a)
+    risk = {"thresholds": list(RISK_THRESHOLDS), "levels": levels,
+            "input": sample_risk_summary(before, backend).to_dict(),
+            "release": None if after is None else sample_risk_summary(after, backend).to_dict()}
+
+    class_size = None
+    if after is not None:
+        class_size = {"classes": int(len(after)), "records": int(after.sum()),
+                      "smallest": int(after.min()), "largest": int(after.max()),
+                      "mean": float(after.mean()), "bins": _size_bins(after)}
+
+    losses = worst = None
+    if sens is not None and len(kept):
+        losses, worst = _privacy_losses(kept, qids, sens, backend, max_classes, max_values)
+
+    report = {
+        "title": "Anonymization report",
+        "generator": f"gpuppdp {__version__}",
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "summary": summary, "class_sizes": class_size, "risk": risk,
+        "privacy_losses": losses, "worst_class": worst,
+        "attribute_risks": _attribute_risks(data, qids, backend, max_subsets),
+        "lattice": _lattice(result, qids, max_nodes),
+    }
+    return _jsonable(report)
+
+
+# --------------------------------------------------------------------------------------------
+# SVG plots
+# --------------------------------------------------------------------------------------------
+
+_COLORS = ("#3b6ea8", "#e08a2c", "#4c9a54", "#b8433d")
+_FONT = 'font-family="sans-serif" font-size="11"'
+
+
+def _e(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _num(value, digits: int = 4) -> str:
+    """A number for people: ``-`` for None, ints with thousands separators, floats to
+    ``digits`` significant digits."""
+    if value is None:
+        return "-"
+    if isinstance(value, (str, bool)):
+        return "\u221e" if value == "inf" else str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.{digits}g}"
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{100 * value:.3g} %"
+
+
+def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    """About ``n`` round tick values covering ``[lo, hi]``."""
+    span = hi - lo
+    if span <= 0:
+        span = abs(hi) or 1.0
+        lo, hi = lo - span / 2, hi + span / 2
+    raw = span / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = mag * next(s for s in (1, 2, 2.5, 5, 10) if s * mag >= raw)
+    first = math.floor(lo / step) * step
+    count = int(math.ceil((hi - first) / step - 1e-9)) + 1
+    return [first + i * step for i in range(count)]
+
+
+def _svg_open(width: int, height: int, title: str) -> list[str]:
+    return [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+            f'role="img" aria-label="{_e(title)}" {_FONT}>',
+            f"<title>{_e(title)}</title>",
+            f'<text x="{width / 2:.1f}" y="18" text-anchor="middle" font-size="14" '
+            f'font-weight="bold">{_e(title)}</text>']
+
+
+def _axes(parts: list[str], box, yticks, ytop: float, ybottom: float, ylabel: str,
+          yfmt) -> Callable[[float], float]:
+    """Draw both axes, the y grid and the y title; return the value -> y pixel map."""
+    left, top, right, bottom = box
+
+    def y_of(v: float) -> float:
+        return bottom - (v - ybottom) / (ytop - ybottom) * (bottom - top)
+
+    for t in yticks:
+        y = y_of(t)
+        parts.append(f'<line x1="{left}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}" '
+                     f'stroke="#e3e3e3"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
+                     f"{_e(yfmt(t))}</text>")
+    parts.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{bottom}" stroke="#444"/>')
+    parts.append(f'<line x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}" stroke="#444"/>')
+    mid = (top + bottom) / 2
+    parts.append(f'<text x="16" y="{mid:.1f}" text-anchor="middle" '
+                 f'transform="rotate(-90 16 {mid:.1f})">{_e(ylabel)}</text>')
+    return y_of
+
+
+def _legend(parts: list[str], entries, x: float, y: float) -> None:
+    """``entries``: ``(name, marker)``, the marker an SVG element with ``{x}``/``{y}`` where
+    its centre goes."""
+    for i, (name, marker) in enumerate(entries):
+        yy = y + 16 * i
+        parts.append(marker.format(x=f"{x + 5:.1f}", y=f"{yy - 4:.1f}"))
+        parts.append(f'<text x="{x + 16:.1f}" y="{yy:.1f}">{_e(name)}</text>')
+
+
+def _bar_chart(title: str, labels, series, *, xlabel: str, ylabel: str, tips=None,
+               percent: bool = False, width: int = 780, height: int = 340) -> str:
+    """Grouped vertical bars; ``series`` is a list of ``(name, values)`` (None = no bar),
+    ``tips`` optional hover text per category."""
+    labels = [str(lab) for lab in labels]
+    longest = min(max((len(lab) for lab in labels), default=0), 22)
+    rotate = len(labels) > 12 or longest > 10
+    left, top, right = 72, 34 + (16 * len(series) if len(series) > 1 else 0), width - 16
+    margin = 44 + (int(longest * 4.8) if rotate else 0)  # room for labels at 45 degrees
+    height += margin - 44
+    bottom = height - margin
+    values = [v for _, vals in series for v in vals if v is not None]
+    vmax = max(values, default=0.0) or 1.0
+    yticks = [t for t in _ticks(0.0, vmax) if t >= 0]
+    ytop = max(yticks[-1], vmax)
+    parts = _svg_open(width, height, title)
+    yfmt = (lambda t: f"{100 * t:.3g} %") if percent else (lambda t: f"{t:.4g}")
+    y_of = _axes(parts, (left, top, right, bottom), yticks, ytop, 0.0, ylabel, yfmt)
+    group = (right - left) / max(len(labels), 1)
+    bar = group * 0.8 / len(series)
+    for i, lab in enumerate(labels):
+        x0 = left + group * i + group * 0.1
+        for s, (name, vals) in enumerate(series):
+            v = vals[i]
+            if not v:  # None or 0: no bar
+                continue
+            y = y_of(v)
+            tip = f"{lab}: {name} {yfmt(v) if percent else _num(v)}"
+            if tips is not None:
+                tip += f"\n{tips[i]}"
+            parts.append(f'<rect x="{x0 + bar * s:.1f}" y="{y:.1f}" width="{max(bar - 1, 1):.1f}"'
+                         f' height="{max(bottom - y, 0):.1f}" fill="{_COLORS[s]}">'
+                         f"<title>{_e(tip)}</title></rect>")
+        cx = left + group * (i + 0.5)
+        text = lab if len(lab) <= 22 else lab[:21] + "\u2026"
+        if rotate:
+            parts.append(f'<text x="{cx:.1f}" y="{bottom + 12}" text-anchor="end" '
+                         f'transform="rotate(-45 {cx:.1f} {bottom + 12})">{_e(text)}</text>')
+        else:
+            parts.append(f'<text x="{cx:.1f}" y="{bottom + 15}" text-anchor="middle">'
+                         f"{_e(text)}</text>")
+    parts.append(f'<text x="{(left + right) / 2:.1f}" y="{height - 6}" text-anchor="middle">'
+                 f"{_e(xlabel)}</text>")
+    if len(series) > 1:
+        _legend(parts, [(name, f'<rect x="{{x}}" y="{{y}}" width="11" height="11" '
+                               f'transform="translate(-5.5 -5.5)" fill="{_COLORS[s]}"/>')
+                        for s, (name, _) in enumerate(series)], right - 200, 36)
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _lattice_plot(lat: dict, width: int = 780, height: int = 420) -> str:
+    """Evaluated nodes: x = generalization height (spread within a height), y = information
+    loss (the metric's lower bound for nodes that are not anonymous); the optimum ringed."""
+    nodes = lat["nodes"]
+    height_of = np.asarray(nodes["height"], dtype=np.float64)
+    anonymous = np.asarray(nodes["anonymous"], dtype=bool)
+    loss = np.array([np.nan if v is None else v for v in nodes["information_loss"]],
+                    dtype=np.float64)
+    bound = np.array([np.nan if v is None else v for v in nodes["lower_bound"]],
+                     dtype=np.float64)
+    y_val = np.where(anonymous, loss, bound)
+    finite = np.isfinite(y_val)
+    # spread the nodes of one height evenly over +-0.3 around it, in node-id order
+    order = np.argsort(height_of, kind="stable")
+    hs = height_of[order]
+    start = np.searchsorted(hs, hs, side="left")
+    count = np.searchsorted(hs, hs, side="right") - start
+    offset = np.empty_like(height_of)
+    offset[order] = np.where(count > 1, (np.arange(len(hs)) - start) / np.maximum(count - 1, 1)
+                             - 0.5, 0.0) * 0.6
+    left, top, right, bottom = 72, 84, width - 16, height - 44
+    lo = float(np.nanmin(y_val[finite])) if finite.any() else 0.0
+    hi = float(np.nanmax(y_val[finite])) if finite.any() else 1.0
+    yticks = _ticks(min(lo, 0.0), hi)
+    ytop, ybottom = max(yticks[-1], hi), min(yticks[0], lo)
+    title = (f"Nodes checked by the search ({lat['drawn']} drawn; "
+             f"lattice of {lat['lattice_size']})")
+    parts = _svg_open(width, height, title)
+    ylabel = f"information loss ({lat['metric']})"
+    y_of = _axes(parts, (left, top, right, bottom), yticks, ytop, ybottom, ylabel,
+                 lambda t: f"{t:.4g}")
+    xmax = max(int(lat["max_height"]), 1)
+
+    def x_of(h):
+        return left + 20 + (h + 0.5) / (xmax + 1) * (right - left - 40)
+
+    for h in range(xmax + 1):
+        if xmax <= 40 or h % math.ceil(xmax / 40) == 0:
+            parts.append(f'<text x="{x_of(h):.1f}" y="{bottom + 15}" text-anchor="middle">'
+                         f"{h}</text>")
+    parts.append(f'<text x="{(left + right) / 2:.1f}" y="{height - 6}" text-anchor="middle">'
+                 "generalization height (sum of levels)</text>")
+    qids = lat["quasi_identifiers"]
+    levels_of = np.asarray(nodes["levels"], dtype=np.int64).reshape(len(height_of), len(qids))
+    for i in np.flatnonzero(finite):
+        x, y = x_of(height_of[i] + offset[i]), y_of(y_val[i])
+        levels = ", ".join(f"{q}={v}" for q, v in zip(qids, levels_of[i]))
+        what = (f"anonymous, loss {y_val[i]:.6g}" if anonymous[i]
+                else f"not anonymous, lower bound {y_val[i]:.6g}")
+        style = ('fill="#4c9a54" fill-opacity="0.75"' if anonymous[i]
+                 else 'fill="none" stroke="#b8433d" stroke-width="1.2"')
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.6" {style}>'
+                     f"<title>{_e(levels)}: {_e(what)}</title></circle>")
+    opt = lat["optimum"]
+    if opt["information_loss"] is not None:
+        at = np.flatnonzero((levels_of == np.asarray(opt["levels"])).all(axis=1))
+        ox = x_of(opt["height"] + (offset[at[0]] if len(at) else 0.0))
+        oy = y_of(opt["information_loss"])
+        parts.append(f'<circle cx="{ox:.1f}" cy="{oy:.1f}" r="8" fill="none" stroke="#1d3f73" '
+                     'stroke-width="2.5"><title>optimum</title></circle>')
+        parts.append(f'<text x="{ox + 11:.1f}" y="{oy - 8:.1f}" font-weight="bold" '
+                     'fill="#1d3f73" stroke="#fff" stroke-width="3" paint-order="stroke">'
+                     "optimum</text>")
+    _legend(parts, [("anonymous", '<circle cx="{x}" cy="{y}" r="4" fill="#4c9a54"/>'),
+                    ("not anonymous (at lower bound)",
+                     '<circle cx="{x}" cy="{y}" r="4" fill="none" stroke="#b8433d"/>'),
+                    ("optimum", '<circle cx="{x}" cy="{y}" r="6" fill="none" stroke="#1d3f73" '
+                                'stroke-width="2"/>')], right - 210, 34)
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# HTML
+# --------------------------------------------------------------------------------------------
+
+_CSS = """
+body { font-family: system-ui, sans-serif; color: #222; margin: 0; background: #fafafa; }
+main { max-width: 860px; margin: 0 auto; padding: 1em 1.5em 3em; background: #fff; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+.meta, .caption { color: #555; font-size: 0.9em; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f0f3f7; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.bar { display: inline-block; height: 0.7em; background: #3b6ea8; margin-right: 0.4em; }
+svg { display: block; margin: 0.5em 0; max-width: 100%; height: auto; }
+details { margin: 0.5em 0; }
+"""
+
+
+def _table(header, rows, numeric=()) -> str:
+    """An HTML table; cells are escaped, columns in ``numeric`` right-aligned."""
+    out = ["<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in header)
+           + "</tr></thead><tbody>"]
+    for row in rows:
+        out.append("<tr>" + "".join(
+            f'<td class="n">{_e(c)}</td>' if j in numeric else f"<td>{_e(c)}</td>"
+            for j, c in enumerate(row)) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _model_text(model: dict) -> str:
+    params = ", ".join(f"{k}={v if isinstance(v, (str, int, float)) else json.dumps(v)}"
+                       for k, v in model.items() if k != "model")
+    return f"{model.get('model', '?')} ({params})" if params else str(model.get("model", "?"))
+
+
+def _summary_html(s: dict) -> str:
+    n = s["input_rows"]
+    rows = [
+        ("Input rows", _num(n)),
+        ("Released rows (not suppressed)", _num(s["released_rows"])),
+        ("Suppressed records", f"{_num(s['suppressed_records'])} "
+                               f"({_pct(s['suppressed_records'] / n)}; limit "
+                               f"{_pct(s['suppression_limit'])}, {s['suppression']})"),
+        ("Rows in the released table", _num(s["released_table_rows"])),
+        ("Equivalence classes", f"{_num(s['equivalence_classes'])} (smallest "
+                                f"{_num(s['smallest_class'])}, average "
+                                f"{_num(s['average_class_size'])})"),
+        ("Information loss", f"{s['information_loss']:.10g} ({s['metric']})"),
+        ("Generalization height", _num(s["generalization_height"])),
+        ("Search", f"{s['search']}: {_num(s['nodes_evaluated'])} nodes checked of "
+                   f"{_num(s['lattice_size'])}"),
+        ("Backend", s["backend"]),
+        ("Timings", ", ".join(f"{k} {v:.3f} s" for k, v in s["timings"].items())),
+        ("Sensitive attribute", s["sensitive"] or "none"),
+    ]
+    models = "".join(f"<li>{_e(_model_text(m))}</li>" for m in s["models"])
+    return "\n".join([
+        _table(("Figure", "Value"), rows),
+        "<h3>Transformation</h3>",
+        _table(("Quasi-identifier", "Level", "Highest level"),
+               [(q["name"], q["level"], q["max_level"]) for q in s["quasi_identifiers"]],
+               numeric=(1, 2)),
+        "<h3>Privacy models</h3>", f"<ul>{models}</ul>"])
+
+
+def _class_sizes_html(cs: dict | None) -> str:
+    if cs is None:
+        return "<p>Every record is suppressed: the release has no classes.</p>"
+    bins = cs["bins"]
+    svg = _bar_chart("Released classes by size", [b["label"] for b in bins],
+                     [("classes", [b["classes"] for b in bins])],
+                     xlabel="class size (records)", ylabel="classes",
+                     tips=[f"{b['records']} records" for b in bins])
+    return (f'<p class="caption">{_num(cs["classes"])} classes of the released (not suppressed) '
+            f"records: {_num(cs['records'])} records, sizes {_num(cs['smallest'])} to "
+            f"{_num(cs['largest'])}, mean {_num(cs['mean'])}.</p>\n{svg}")
+
+
+_RISK_ROWS = (("records", "Records"), ("equivalence_classes", "Classes"),
+              ("sample_uniques", "Sample uniques"),
+              ("sample_uniques_fraction", "Sample uniques (share)"),
+              ("prosecutor_highest_risk", "Prosecutor risk, highest"),
+              ("prosecutor_lowest_risk", "Prosecutor risk, lowest"),
+              ("prosecutor_average_risk", "Prosecutor risk, average"),
+              ("marketer_risk", "Marketer risk"))
+
+
+def _risk_html(risk: dict) -> str:
+    levels = risk["levels"]
+    n_in = risk["input"]["records"]
+    n_out = risk["release"]["records"] if risk["release"] else None
+    series = [("input", [lv["input_records"] / n_in for lv in levels])]
+    if n_out:
+        series.append(("release", [lv["release_records"] / n_out for lv in levels]))
+    svg = _bar_chart("Records by prosecutor risk 1/|class|", [lv["label"] for lv in levels],
+                     series, xlabel="prosecutor risk of the record", ylabel="share of records",
+                     percent=True)
+    after = risk["release"] or {}
+    rows = [(label, _num(risk["input"][key]), _num(after.get(key))) for key, label in _RISK_ROWS]
+    rows += [(f"Records at risk > {t}", _pct(v), _pct(after.get("records_at_risk", {}).get(t)))
+             for t, v in risk["input"]["records_at_risk"].items()]
+    return "\n".join([
+        '<p class="caption">Share of records per risk level, in the input (QIDs as they are) '
+        "and in the release (suppressed records left out); journalist risk equals prosecutor "
+        "risk without a population table.</p>", svg,
+        _table(("Risk summary", "Input", "Release"), rows, numeric=(1, 2))])
+
+
+def _losses_html(pl: dict | None, summary: dict) -> str:
+    if pl is None:
+        return ("<p>No sensitive attribute: there are no privacy losses to show.</p>"
+                if summary["sensitive"] is None else "<p>Every record is suppressed.</p>")
+    rows = pl["rows"]
+    svg = _bar_chart(f"Privacy loss per class ({pl['shown']} of {pl['classes']}, largest first)",
+                     [f"#{r['rank']}" for r in rows],
+                     [("distribution loss", [r["distribution_loss"] for r in rows]),
+                      ("entropy loss", [r["entropy_loss"] for r in rows])],
+                     xlabel="class (rank by distribution loss)", ylabel="privacy loss",
+                     tips=[f"{r['label']} ({r['size']} records)" for r in rows])
+    table = _table(("Rank", "Class (quasi-identifiers)", "Size", "Distribution loss",
+                    "Entropy loss"),
+                   [(r["rank"], r["label"], r["size"], _num(r["distribution_loss"]),
+                     _num(r["entropy_loss"])) for r in rows], numeric=(0, 2, 3, 4))
+    return "\n".join([
+        f'<p class="caption">Privacy loss of each released class about '
+        f"<b>{_e(pl['sensitive'])}</b> against its distribution over the released records: "
+        "distribution loss (Euclidean distance of the distributions) and entropy loss "
+        "(absolute difference of the entropies, bits). Largest: distribution "
+        f"{_num(pl['distribution_loss_max'])}, entropy {_num(pl['entropy_loss_max'])}.</p>",
+        svg, f"<details><summary>The {pl['shown']} classes</summary>{table}</details>"])
+
+
+def _worst_html(w: dict | None) -> str:
+    if w is None:
+        return "<p>No sensitive attribute (or no released record): nothing to compare.</p>"
+    vals = w["values"]
+    svg = _bar_chart(f"{w['sensitive']}: worst class against all released records",
+                     [v["value"] for v in vals],
+                     [("worst class", [v["class_share"] for v in vals]),
+                      ("overall", [v["overall_share"] for v in vals])],
+                     xlabel=str(w["sensitive"]), ylabel="share of records", percent=True)
+    other = w["other_values"]
+    note = (f" {other['values']} further values are left out (class {_pct(other['class_share'])},"
+            f" overall {_pct(other['overall_share'])}).") if other["values"] else ""
+    return (f'<p class="caption">The class with the largest distribution loss '
+            f"({_num(w['distribution_loss'])}; entropy loss {_num(w['entropy_loss'])}): "
+            f"<b>{_e(w['label'])}</b>, {w['size']} records.{_e(note)}</p>\n{svg}")
+
+
+def _attribute_risks_html(ar: dict) -> str:
+    rows = ar["rows"]
+    top = max((r["distinction"] for r in rows), default=1.0) or 1.0
+    body = ["<table><thead><tr><th>Quasi-identifiers</th><th>Distinction</th>"
+            "<th>Separation</th></tr></thead><tbody>"]
+    for r in rows:
+        bar = f'<span class="bar" style="width:{80 * r["distinction"] / top:.0f}px"></span>'
+        body.append(f"<tr><td>{_e(', '.join(r['attributes']))}</td>"
+                    f'<td class="n">{bar}{r["distinction"]:.6f}</td>'
+                    f'<td class="n">{r["separation"]:.6f}</td></tr>')
+    body.append("</tbody></table>")
+    cap = "" if ar["max_size"] == len(ar["quasi_identifiers"]) else \
+        (f" Subsets of at most {ar['max_size']} attributes ({ar['computed']} of "
+         f"{ar['subsets_total']}).")
+    shown = "" if len(rows) == ar["computed"] else f" The first {len(rows)} are shown."
+    return (f'<p class="caption">Distinction (distinct value combinations / records) and '
+            "separation (share of record pairs that differ) of the input's quasi-identifier "
+            f"subsets, most distinguishing first.{_e(cap + shown)}</p>\n" + "\n".join(body))
+
+
+def _lattice_html(lat: dict) -> str:
+    if lat["nodes"] is None:
+        return "<p>The result holds no node data of the search.</p>"
+    sampled = "" if lat["drawn"] == lat["evaluated"] else \
+        f" {lat['drawn']} of them are drawn, evenly spread over node ids."
+    optimum = ", ".join(f"{q}={v}" for q, v in zip(lat["quasi_identifiers"],
+                                                    lat["optimum"]["levels"]))
+    return (f'<p class="caption">Nodes checked by the search ({_e(lat["search"])}): '
+            f"{_num(lat['evaluated'])} evaluated of {_num(lat['lattice_size'])} in the lattice "
+            f"({_num(lat['nodes_checked'])} counted as checked); nodes the search did not "
+            "evaluate are not drawn. A node's information loss is known only when it is "
+            "anonymous; the others are placed at the metric's lower bound. Optimum: "
+            f"{_e(optimum)}.{_e(sampled)}</p>\n{_lattice_plot(lat)}")
+
+
+def render_html(report: dict) -> str:
+    """The report of :func:`build_report`'s dict as one self-contained HTML page."""
+    s = report["summary"]
+    bodies = {
+        "summary": _summary_html(s),
+        "class_sizes": _class_sizes_html(report["class_sizes"]),
+        "risk": _risk_html(report["risk"]),
+        "privacy_losses": _losses_html(report["privacy_losses"], s),
+        "worst_class": _worst_html(report["worst_class"]),
+        "attribute_risks": _attribute_risks_html(report["attribute_risks"]),
+        "lattice": _lattice_html(report["lattice"]),
+    }
+    sections = [f'<section id="{key}">\n<h2>{_e(title)}</h2>\n{bodies[key]}\n</section>'
+                for key, title in SECTION_TITLES.items()]
+    qids = ", ".join(q["name"] for q in s["quasi_identifiers"])
+    return "\n".join([
+        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        f"<title>{_e(report['title'])}</title>", f"<style>{_CSS}</style>", "</head>",
+        "<body><main>", f"<h1>{_e(report['title'])}</h1>",
+        f'<p class="meta">{_e(report["generator"])}, {_e(report["created"])}; quasi-identifiers: '
+        f"{_e(qids)}</p>", *sections, "</main></body>", "</html>", ""])
+
+
+def _path(value, name: str) -> Path:
+    if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a file path (str or os.PathLike), got "
+                        f"{type(value).__name__}")
+    if str(value) == "":
+        raise ValueError(f"{name} must be a file path, got an empty string")
+    return Path(value)
+
+
+def write_report(result: AnonymizationResult, data: pd.DataFrame, path, *, json_path=None,
+                 **options) -> tuple[Path, Path]:
+    """Write the HTML report to ``path`` and its JSON twin to ``json_path`` (default: ``path``
+    with the suffix ``.json``); ``options`` go to :func:`build_report`.  Returns both paths."""
+    html_path = _path(path, "path")
+    json_file = html_path.with_suffix(".json") if json_path is None else \
+        _path(json_path, "json_path")
+    if json_file.resolve() == html_path.resolve():
+        raise ValueError(f"json_path must differ from the HTML path {str(html_path)!r}")
+    report = build_report(result, data, **options)
+    page = render_html(report)
+    html_path.write_text(page, encoding="utf-8")
+    with open(json_file, "w", encoding="utf-8") as fh:
+        json.dump(report, fh, indent=1, allow_nan=False)
+        fh.write("\n")
+    return html_path, json_file

@@ -1,0 +1,65 @@
+"""The ``gpuppdp report`` subcommand: anonymize a table and write the HTML report.
+
+::
+
+    gpuppdp report INPUT --qi COL=HIERARCHY.csv ... [--k K] [--sensitive COL]
+        [--l-diversity ...] [--t-closeness ...] [the other options of anonymize]
+        --html OUT.html [--json OUT.json] [--output RELEASED.csv]
+
+The main CLI calls :func:`register`; bad input raises ``ValueError`` and friends (one
+``gpuppdp: error: ...`` line, exit status 2, printed by the main CLI).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .cli_common import (ProgressBar, add_anonymization_options, add_run_options,
+                         anonymizer_from_args, format_summary)
+from .io import write_table
+
+__all__ = ["register", "run_report"]
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add the ``report`` subcommand to an ``argparse`` subparsers object."""
+    p = subparsers.add_parser(
+        "report", help="anonymize a table and write an HTML report with plots (and JSON)",
+        description="Run the anonymization of INPUT as 'anonymize' does and write one "
+                    "self-contained HTML report (summary, class sizes, risk before and "
+                    "after, per-class privacy losses, distinction/separation of the QID "
+                    "subsets, the lattice nodes checked) and its figures as JSON (--json, "
+                    "default: the HTML path with the suffix .json).")
+    add_anonymization_options(p)
+    p.add_argument("--html", required=True, metavar="OUT.html", help="the HTML report")
+    p.add_argument("--output", default=None, metavar="RELEASED.csv",
+                   help="also write the released table (.csv or .parquet)")
+    p.add_argument("--top-classes", type=int, default=50, metavar="N",
+                   help="classes in the per-class privacy-loss plot (default 50)")
+    p.add_argument("--max-subsets", type=int, default=255, metavar="N",
+                   help="QID subsets in the distinction/separation table (default 255)")
+    add_run_options(p, json_help="the report's figures as JSON (default: the HTML path with "
+                    "the suffix .json)")
+    p.set_defaults(func=run_report)
+    return p
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """Run ``report``; returns the exit status (0)."""
+    for option, value in (("--top-classes", args.top_classes),
+                          ("--max-subsets", args.max_subsets)):
+        if value < 1:
+            raise ValueError(f"{option} must be at least 1, got {value}")
+    data, anonymizer = anonymizer_from_args(args)
+    result = anonymizer.fit(data, progress=ProgressBar("search", not args.quiet))
+    print(format_summary(result))
+    if args.output:
+        write_table(result.released, args.output)
+        print(f"released table     {args.output} ({len(result.released)} rows)")
+    html_path, json_path = result.report(
+        args.html, json_path=args.json,
+        sensitive=args.sensitive[0][0] if args.sensitive else None,
+        max_classes=args.top_classes, max_subsets=args.max_subsets)
+    print(f"report             {html_path}")
+    print(f"report data        {json_path}")
+    return 0
