@@ -206,13 +206,19 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     return out
 
 
+def sensitive_table(be: Backend, sensitive: str, sens_codes: np.ndarray, labels: np.ndarray
+                    ) -> EncodedTable:
+    """A table of one sensitive column (host codes into ``labels``) to bind the sensitive
+    models to, for measuring classes formed outside the lattice search."""
+    codes = be.asarray(sens_codes.astype(smallest_int_dtype(len(labels))))
+    return EncodedTable(be, [], [], [], len(sens_codes), sens_codes=codes, n_sens=len(labels),
+                        sensitive={sensitive: SensitiveColumn(codes, labels)})
+
+
 def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: np.ndarray,
                      labels: np.ndarray, prior) -> dict:
     """Per-class host arrays of every sensitive statistic, from the models' own methods."""
-    n = len(sens_codes)
-    codes = be.asarray(sens_codes.astype(smallest_int_dtype(len(labels))))
-    enc = EncodedTable(be, [], [], [], n, sens_codes=codes, n_sens=len(labels),
-                       sensitive={sensitive: SensitiveColumn(codes, labels)})
+    enc = sensitive_table(be, sensitive, sens_codes, labels)
     host = be.to_host
 
     def bound(model):

@@ -105,6 +105,13 @@ class Classes:
             self._cache["histogram"] = hit
         return hit
 
+    def entropy_bits(self):
+        """Shannon entropy in bits of each class's sensitive histogram (device float64)."""
+        xp = self.xp
+        cls = self.entry_class.astype(xp.int64)
+        share = self.entry_count.astype(xp.float64) / self.size.astype(xp.float64)[cls]
+        return -xp.bincount(cls, weights=share * xp.log2(share), minlength=self.n_classes)
+
     def per_node(self, values):
         """Exact per-node totals of a per-class array (integer cumsum, no float rounding)."""
         xp = self.xp
@@ -884,8 +891,7 @@ class PrivacyLoss(_SensitiveModel):
         # |p_E - q|^2 = sum_all q^2 + sum_{v in E} (p_E^2 - 2 p_E q)
         sq = self._q_sq + _segment_sum(xp, cls, share * share - 2.0 * share * q, n_classes)
         dist = xp.sqrt(xp.maximum(sq, 0.0))
-        h = -_segment_sum(xp, cls, share * xp.log2(share), n_classes)
-        return dist, xp.abs(self._h_prior - h)
+        return dist, xp.abs(self._h_prior - classes.entropy_bits())
 
     def class_fails(self, classes: Classes):
         dist, ent = self.losses(classes)

@@ -35,10 +35,10 @@ import numpy as np
 import pandas as pd
 
 from .backend import Backend, get_backend
-from .checker import _build_classes, _class_ids, _sensitive_stats
+from .checker import _build_classes, _class_ids, sensitive_table
 from .hierarchy import Hierarchy
 from .metrics import generalization_shares
-from .models import _segment_sum
+from .models import PrivacyLoss, _segment_sum
 from .transform import Release, suppressed_rows
 
 __all__ = ["precision", "iloss", "discernibility", "average_class_size",
@@ -460,8 +460,7 @@ def _histograms(classes):
     share = count.astype(xp.float64) / classes.size.astype(xp.float64)[cls]
     n = classes.n_classes
     sq = _segment_sum(xp, cls, share * share, n)
-    bits = -_segment_sum(xp, cls, share * xp.log2(share), n)
-    return cls, sens, share, start, sq, bits
+    return cls, sens, share, start, sq, classes.entropy_bits()
 
 
 def _pair_distances(be, orig, rel, rel_distinct, pair_o, pair_e, m: int):
@@ -568,9 +567,8 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     o_host, _ = _class_ids(original, qids)
     rel = _build_classes(be, e_host, rel_sens, m)
     orig = _build_classes(be, o_host, orig_sens, m)
-    stats = _sensitive_stats(be, rel, sensitive, rel_sens, labels[:n_rel_values], prior)
-    dist_priv = be.asarray(stats["distribution_loss_max"])
-    ent_priv = be.asarray(stats["entropy_loss_max"])
+    dist_priv, ent_priv = PrivacyLoss(sensitive, 1.0, 1.0, prior=prior).bind(
+        sensitive_table(be, sensitive, rel_sens, labels[:n_rel_values])).losses(rel)
 
     e = be.asarray(e_host)
     o = be.asarray(o_host[src])
