@@ -7,8 +7,9 @@ ARX's risk models do (``RiskModelSampleSummary``, ``RiskModelPopulationUniquenes
 * :func:`sample_risk_summary` -- prosecutor / journalist / marketer risk, sample uniques and the
   share of records above risk thresholds (El Emam; journalist = prosecutor and marketer =
   #classes / #records when no population table is given);
-* :func:`population_uniqueness` -- the share of population uniques estimated with Pitman's and
-  Zayatz's models and Dankar et al.'s (2012) decision rule among them;
+* :func:`population_uniqueness` -- the share of population uniques estimated with Pitman's
+  (Hoshino 2001), Zayatz's (1991) and the SNB model (Chen & Keller-McNulty 1998) and Dankar
+  et al.'s (2012) decision rule among them;
 * :func:`attribute_risks` -- alpha-distinction and separation of every non-empty QID subset;
 * :func:`risk_report` -- all of the above in one JSON-ready dict.
 
@@ -29,7 +30,8 @@ from .backend import Backend, get_backend
 
 __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_columns",
            "class_sizes", "class_sizes_encoded", "sample_risk_summary",
-           "population_uniqueness", "pitman_uniques", "zayatz_uniques", "attribute_risks",
+           "population_uniqueness", "pitman_uniques", "zayatz_uniques", "snb_uniques",
+           "attribute_risks",
            "attribute_risks_encoded", "risk_report"]
 
 #: Thresholds of ``records_at_risk`` (ARX's summary): share of records whose prosecutor risk
@@ -331,31 +333,156 @@ def pitman_uniques(hist: np.ndarray, population_size: float, *, max_iter: int = 
     return val if 0.0 <= val <= N else float("nan")
 
 
-def population_uniqueness(sizes, population_size, backend: Backend | str = "cpu") -> dict:
-    """Share of population uniques by Pitman's and Zayatz's models and Dankar et al.'s rule.
+#: Starts ``(alpha, beta)`` of the SNB solver: a deterministic 8 x 8 grid over ``(0, 1)^2``
+#: in place of ARX's random restarts from the same square.
+_SNB_STARTS = np.stack(np.meshgrid((np.arange(8) + 0.5) / 8, (np.arange(8) + 0.5) / 8,
+                                   indexing="ij"), -1).reshape(-1, 2)
+_SNB_STEPS = 0.5 ** np.arange(31)  # step lengths tried by the line search
 
-    Dankar et al. (2012): with a sampling fraction of at most 10 %, Pitman's estimate (Zayatz's
-    when Pitman's has no solution); above 10 %, the smaller of Zayatz's and the SNB estimate --
-    SNB is not implemented here, so that branch gives Zayatz's (what ARX gives whenever its SNB
-    solver fails).  ``snb`` is ``None``.  Without sample uniques every estimate is 0.
+
+def _snb_classes(hist: np.ndarray, f: float, variant: str) -> float:
+    """Number ``K`` of non-empty population classes: Haas et al.'s (1995) second Shlosser
+    estimator ``d + c1 * A/B * (C/D)**2`` with ``A = sum_i i q^2 (1-q^2)^(i-1) f_i``,
+    ``B = sum_i (1-q)^i ((1+q)^i - 1) f_i``, ``C = sum_i (1-q)^i f_i`` and
+    ``D = sum_i i q (1-q)^(i-1) f_i`` (``f_i`` classes of size ``i``, ``q`` the sampling
+    fraction).  ARX (``ModelSNB.estimateNonEmptyEquivalenceClasses``) computes ``B`` as
+    ``sum_i ((1-q)^i (1+q)^i f_i - 1)`` over the class sizes present, which ``"arx"`` keeps."""
+    i = np.flatnonzero(hist)
+    i = i[i > 0]
+    fi = hist[i]
+    i = i.astype(np.float64)
+    classes = fi.sum()
+    a = (i * f * f * (1.0 - f * f) ** (i - 1.0) * fi).sum()
+    c = ((1.0 - f) ** i * fi).sum()
+    if variant == "arx":
+        b = ((1.0 - f) ** i * fi * (1.0 + f) ** i).sum() - len(i)
+    else:
+        b = ((1.0 - f) ** i * ((1.0 + f) ** i - 1.0) * fi).sum()
+    d = (i * f * (1.0 - f) ** (i - 1.0) * fi).sum()
+    return float(classes + hist[1] * (a / b) * (c / d) ** 2)
+
+
+def _snb_system(a, b, q, k, f, s, jacobian=False):
+    """Left-hand sides of the SNB equations at ``(alpha, beta) = (a, b)`` (``q = 1 - b``),
+    and with ``jacobian`` their derivatives by ``a`` and ``b``."""
+    d = (1.0 - f) * q
+    e = 1.0 - d
+    h = 1.0 + a * d / e
+    g1 = k * f * (b / e) ** a
+    m = 2.0 - (1.0 - a) * d
+    g2 = k * f * f / 2.0 * b ** a * e ** (s * (a + 2.0))
+    lhs = (g1 * h, g2 * a * q * m)
+    if not jacobian:
+        return lhs
+    return lhs, (g1 * (np.log(b / e) * h + d / e),
+                 g1 * a * ((1.0 / b - (1.0 - f) / e) * h - (1.0 - f) / (e * e)),
+                 g2 * q * (m + a * m * (np.log(b) + s * np.log(e)) + a * d),
+                 g2 * a * (-m + q * (a * m / b + (1.0 - a) * (1.0 - f)
+                                     + s * (a + 2.0) * (1.0 - f) * m / e)))
+
+
+def snb_uniques(hist: np.ndarray, population_size: float, *, variant: str = "arx",
+                max_iter: int = 200, tol: float = 1e-6) -> float:
+    """The SNB model (Chen & Keller-McNulty 1998): the number of population uniques, or NaN
+    when its equations have no solution.
+
+    Population class sizes are ``1 + NegBin(alpha, beta)`` over ``K`` non-empty classes
+    (:func:`_snb_classes`), sampled with fraction ``f = n/N``.  With ``d = (1-f)(1-beta)``
+    the expected numbers of sample classes of size 1 and 2 are matched to ``c1``, ``c2``::
+
+        K f (beta/(1-d))**alpha (1 + alpha d/(1-d))                              = c1
+        K f^2/2 alpha (1-beta) beta**alpha (2 - (1-alpha) d) (1-d)**(s (alpha+2)) = c2
+
+    and the estimate is ``K beta**alpha``.  ``variant="chen"`` is the paper's model
+    (``s = -1``); ``"arx"`` (the default) reproduces ARX's ``ModelSNB``, which multiplies by
+    ``(1-d)**(alpha+2)`` (``s = +1``) and uses its form of ``K``: on the adult data with the
+    US population it has no solution, as in ARX.
+
+    The equations are solved to ARX's accuracy (``|lhs - c| <= tol``) by a damped Newton
+    method in ``(log alpha, logit beta)``, which keeps ``alpha > 0`` and ``0 < beta < 1``, from
+    the starts ``_SNB_STARTS`` all at once (``max_iter`` steps); the first start in that order
+    that converges gives the estimate.  ARX runs plain Newton steps from random starts in the
+    same square and takes the first that converges, so where the equations have several
+    admissible roots ARX may report any of them.
+    """
+    if variant not in ("arx", "chen"):
+        raise ValueError(f"variant must be 'arx' or 'chen', got {variant!r}")
+    hist = np.asarray(hist, dtype=np.float64)
+    sizes = np.arange(len(hist), dtype=np.float64)
+    n = float((sizes * hist).sum())
+    c1 = float(hist[1]) if len(hist) > 1 else 0.0
+    c2 = float(hist[2]) if len(hist) > 2 else 0.0
+    if c1 == 0:
+        return 0.0
+    f = n / float(population_size)
+    s = 1.0 if variant == "arx" else -1.0
+    w1, w2 = 1.0 / c1, 1.0 / max(c2, 1.0)  # residual weights of the line search
+
+    def params(u, v):
+        return np.exp(u), 1.0 / (1.0 + np.exp(-v)), 1.0 / (1.0 + np.exp(v))
+
+    with np.errstate(all="ignore"):
+        k = _snb_classes(hist, f, variant)
+        u, v = np.log(_SNB_STARTS[:, 0]), np.log(_SNB_STARTS[:, 1] / (1.0 - _SNB_STARTS[:, 1]))
+        alive = np.ones(len(u), dtype=bool)
+        done = np.zeros(len(u), dtype=bool)
+        for _ in range(max_iter):
+            a, b, q = params(u, v)
+            (l1, l2), (j11, j12, j21, j22) = _snb_system(a, b, q, k, f, s, jacobian=True)
+            r1, r2 = l1 - c1, l2 - c2
+            done |= alive & (np.abs(r1) <= tol) & (np.abs(r2) <= tol)
+            alive &= ~done & np.isfinite(r1) & np.isfinite(r2)
+            if not alive.any():
+                break
+            j11, j21 = j11 * a, j21 * a  # chain rule: d/du = a d/da, d/dv = b q d/db
+            j12, j22 = j12 * b * q, j22 * b * q
+            det = j11 * j22 - j12 * j21
+            du, dv = (r1 * j22 - r2 * j12) / det, (j11 * r2 - j21 * r1) / det
+            # backtracking: the longest step of _SNB_STEPS that lowers the weighted residual
+            ut, vt = u[:, None] - _SNB_STEPS * du[:, None], v[:, None] - _SNB_STEPS * dv[:, None]
+            t1, t2 = _snb_system(*params(ut, vt), k, f, s)
+            phi = (w1 * r1) ** 2 + (w2 * r2) ** 2
+            phit = (w1 * (t1 - c1)) ** 2 + (w2 * (t2 - c2)) ** 2
+            better = phit < (1.0 - 1e-4 * _SNB_STEPS) * phi[:, None]
+            step = better.argmax(axis=1)
+            alive &= better.any(axis=1)
+            rows = np.flatnonzero(alive)
+            u[rows], v[rows] = ut[rows, step[rows]], vt[rows, step[rows]]
+        a, b, _ = params(u, v)
+        est = k * b ** a
+    ok = np.flatnonzero(done & np.isfinite(est))
+    return float(est[ok[0]]) if len(ok) else float("nan")
+
+
+def population_uniqueness(sizes, population_size, backend: Backend | str = "cpu") -> dict:
+    """Share of population uniques by Pitman's, Zayatz's and the SNB model and Dankar et al.'s
+    (2012) decision rule, as ARX's ``RiskModelPopulationUniqueness`` computes them.
+
+    Dankar's rule: with a sampling fraction ``n/N`` of at most 10 %, Pitman's estimate
+    (``dankar_choice`` ``"pitman"``), or Zayatz's when Pitman's has no solution; above 10 %,
+    Zayatz's when the SNB estimate (ARX's variant, :func:`snb_uniques`) fails or exceeds it,
+    else SNB's (``"snb"``).  A failed model's share is ``None`` (ARX shows 0) and a failed
+    chosen estimate gives ``dankar`` 0.  Without sample uniques every estimate is 0 and
+    ``dankar_choice`` is ``"none"``.
     """
     backend = get_backend(backend)
     hist = _size_histogram(sizes, backend)
     n = int((np.arange(len(hist)) * hist).sum())
     N = _check_population(n, population_size)
     c1 = int(hist[1]) if len(hist) > 1 else 0
-    out = {"pitman": 0.0, "zayatz": 0.0, "dankar": 0.0, "dankar_choice": "none", "snb": None}
+    out = {"pitman": 0.0, "zayatz": 0.0, "dankar": 0.0, "dankar_choice": "none", "snb": 0.0}
     if c1 == 0:
         return out
-    pitman = pitman_uniques(hist, N)
-    zayatz = zayatz_uniques(hist, N)
-    valid = lambda v: math.isfinite(v) and v != 0.0  # noqa: E731
-    out["pitman"] = pitman / N if valid(pitman) else None
-    out["zayatz"] = zayatz / N if valid(zayatz) else None
-    if n / N <= 0.1 and valid(pitman):
-        out["dankar"], out["dankar_choice"] = pitman / N, "pitman"
-    else:
-        out["dankar"], out["dankar_choice"] = (zayatz / N if valid(zayatz) else 0.0), "zayatz"
+    est = {"pitman": pitman_uniques(hist, N), "zayatz": zayatz_uniques(hist, N),
+           "snb": snb_uniques(hist, N)}
+    valid = {m: math.isfinite(v) and v != 0.0 for m, v in est.items()}
+    for m, v in est.items():
+        out[m] = v / N if valid[m] else None
+    if n / N <= 0.1:
+        choice = "pitman" if valid["pitman"] else "zayatz"
+    else:  # ARX: Zayatz unless SNB is valid and not above it (a NaN Zayatz loses too)
+        choice = "snb" if valid["snb"] and not est["zayatz"] < est["snb"] else "zayatz"
+    out["dankar"], out["dankar_choice"] = out[choice] or 0.0, choice
     return out
 
 
@@ -419,7 +546,6 @@ def attribute_risks_encoded(codes, cards, names, backend: Backend, *,
                             max_size: int | None = None) -> list[AttributeRisk]:
     """:func:`attribute_risks` on dictionary codes (``codes[j]`` device ints in
     ``0..cards[j]-1``), unsorted (bitmask order)."""
-    xp = backend.xp
     qids = list(names)
     q = len(qids)
     max_size = q if max_size is None else int(max_size)
@@ -431,11 +557,25 @@ def attribute_risks_encoded(codes, cards, names, backend: Backend, *,
     order = sorted(range(q), key=lambda j: -cards[j])
     rad = [int(cards[j]) for j in order]
     cur = [codes[j] for j in order]
+    if backend.kernels == "cpu":
+        masks, groups, sumsq = _subset_stats_cpu(backend, cur, rad, max_size)
+    else:
+        masks, groups, sumsq = _subset_stats_xp(backend, cur, rad, max_size)
+    dist = groups / n
+    sep = 1.0 - (sumsq - n) / (float(n) * (n - 1)) if n > 1 else np.zeros_like(sumsq)
+    bit = [1 << b for b in sorted(range(q), key=order.__getitem__)]  # bit of qids[j]
+    return [AttributeRisk(tuple(qids[j] for j in range(q) if s & bit[j]), d, p)
+            for s, d, p in zip(masks.tolist(), dist.tolist(), sep.tolist())]
+
+
+def _frequency_sets(backend: Backend, cur, rad):
+    """For ``b = 0..q-1``: the distinct rows of the columns ``cur[b:]`` (each column's codes
+    at one member row) and their multiplicities, each from the previous one; yields
+    ``(b, codes, weights)``, ``codes[b:]`` the columns (device arrays, int32 where that
+    cannot overflow) and ``weights`` the row counts (int64, or integral float64)."""
+    xp = backend.xp
     weights = None
-    n_sub = 1 << q
-    g_host = np.zeros(n_sub, dtype=np.int64)
-    stats = []  # (mask, groups, sum of squared sizes) as device scalars, fetched once
-    for b in range(q):
+    for b in range(len(cur)):
         key, space = _combined_key(backend, cur[b:], rad[b:])
         ids, wts = _group(backend, key, space, weights)
         f = int(wts.shape[0])
@@ -443,7 +583,36 @@ def attribute_risks_encoded(codes, cards, names, backend: Backend, *,
         first[ids] = xp.arange(int(ids.shape[0]), dtype=xp.int64)  # any member will do
         idt = xp.int32 if f * max(rad) < 2**31 else xp.int64
         cur = [None] * b + [c[first].astype(idt) for c in cur[b:]]
-        weights = wts.astype(xp.float64)
+        weights = wts
+        yield b, cur, weights
+
+
+def _subset_stats_cpu(backend: Backend, cur, rad, max_size: int):
+    """Masks (bit b = QID ``cur[b]``), groups and sums of squared class sizes of every
+    subset of at most ``max_size`` QIDs, in :func:`_subset_stats_xp`'s order, by the Numba
+    kernel :func:`kernels.subset_stats` (the same grouping in compiled loops)."""
+    from . import kernels
+
+    q = len(cur)
+    groups, sumsq = kernels.subset_stats(backend, np.stack([np.asarray(c) for c in cur]), rad,
+                                         max_size)
+    # _subset_stats_xp's order: by lowest bit b, then by the bits above it
+    masks = np.concatenate([(1 << b) | (np.arange(1 << (q - 1 - b), dtype=np.int64) << (b + 1))
+                            for b in range(q)])
+    masks = masks[groups[masks] >= 0]
+    return masks, groups[masks].astype(np.float64), sumsq[masks].astype(np.float64)
+
+
+def _subset_stats_xp(backend: Backend, cur, rad, max_size: int):
+    """:func:`_subset_stats_cpu` in array passes on ``backend.xp`` (the GPU form)."""
+    xp = backend.xp
+    q = len(cur)
+    n_sub = 1 << q
+    g_host = np.zeros(n_sub, dtype=np.int64)
+    stats = []  # (mask, groups, sum of squared sizes) as device scalars, fetched once
+    for b, cur, weights in _frequency_sets(backend, cur, rad):
+        idt = cur[b].dtype
+        weights = weights.astype(xp.float64)
         sub_ids: dict[int, object] = {}
         for t in range(1 << (q - 1 - b)):
             s = (1 << b) | (t << (b + 1))
@@ -473,11 +642,7 @@ def attribute_risks_encoded(codes, cards, names, backend: Backend, *,
         sumsq = backend.to_host(xp.stack([ss for _, _, ss in stats])).astype(np.float64)
     else:
         groups = sumsq = np.zeros(0)
-    dist = groups / n
-    sep = 1.0 - (sumsq - n) / (float(n) * (n - 1)) if n > 1 else np.zeros_like(sumsq)
-    pos = {j: b for b, j in enumerate(order)}
-    return [AttributeRisk(tuple(qids[j] for j in range(q) if s >> pos[j] & 1), float(d),
-                          float(p)) for s, d, p in zip(masks, dist, sep)]
+    return masks, groups, sumsq
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         "risk",
         help="re-identification risk of a table (raw or released) given its quasi-identifiers",
         description="Prosecutor/journalist/marketer risk, sample uniques, records at risk, "
-                    "population uniqueness (Pitman, Zayatz, Dankar's rule; needs "
+                    "population uniqueness (Pitman, Zayatz, SNB, Dankar's rule; needs "
                     "--population-size) and the distinction/separation of every QID subset, "
                     "computed from the equivalence classes of the --qi columns.")
     p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
@@ -90,7 +90,8 @@ def format_report(rep: dict, top: int = 10) -> str:
     if pu is not None:
         lines.append(
             f"population uniques (population {rep['population_size']}): "
-            f"Pitman {_pct(pu['pitman'])}, Zayatz {_pct(pu['zayatz'])}, SNB n/a; "
+            f"Pitman {_pct(pu['pitman'])}, Zayatz {_pct(pu['zayatz'])}, "
+            f"SNB {_pct(pu['snb'])}; "
             f"Dankar's rule ({pu['dankar_choice']}): {_pct(pu['dankar'])}")
     attrs = rep.get("attribute_risks")
     if attrs and top > 0:

@@ -89,3 +89,19 @@ def ordered_sums(backend, values, ptr, init=0.0, abs_prefix=False):
     histograms.ordered_sums_cuda(values.astype(xp.float64, copy=False),
                                  ptr.astype(xp.int64, copy=False), init, abs_prefix, out)
     return out
+
+
+from . import subsets  # noqa: E402  (distinction/separation of QID subsets)
+
+
+def subset_stats(backend, codes, radix, max_size):
+    """Groups and sums of squared class sizes of every subset of at most ``max_size``
+    columns of a table (for distinction and separation; see :mod:`.subsets`): host int64
+    arrays ``(groups, sumsq)`` indexed by mask (bit ``b`` = ``codes[b]``; -1 where not
+    measured).  Host arrays in: ``codes`` (q, n) codes and ``radix`` (q,) their
+    cardinalities.  Numba CPU form only (``kernels == "cpu"``); the array backends group with
+    ``xp`` in :func:`gpuppdp.risk.attribute_risks_encoded`."""
+    if backend.kernels != "cpu":
+        raise ValueError(f"subset_stats has a CPU form only, not {backend.kernels!r}")
+    return subsets.all_subsets_njit(np.ascontiguousarray(codes, dtype=np.int32),
+                                    np.asarray(radix, dtype=np.int64), int(max_size))

@@ -63,7 +63,7 @@ def test_population_uniqueness_matches_arx(adult_report, reference):
     assert got["zayatz"] == pytest.approx(ref["zayatz"], rel=1e-12)
     assert got["dankar_choice"] == ref["dankar_choice"] == "pitman"
     assert got["dankar"] == got["pitman"]
-    assert got["snb"] is None  # not implemented (ARX reports 0 / not available here)
+    assert got["snb"] is None  # ARX's SNB equations have no solution here (ARX reports 0)
 
 
 def test_attribute_risks_match_arx(adult_report, reference):

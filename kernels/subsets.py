@@ -1,0 +1,365 @@
+"""Distinct combinations and sum of squared class sizes of many QID subsets (risk analysis).
+
+:func:`gpuppdp.risk.attribute_risks_encoded` needs, for every subset ``S`` of the QIDs, the
+number of distinct value combinations of ``S`` and the sum of the squared class sizes (for
+separation).  A subset is grouped from its parent ``P = S - {h}`` (``h`` its highest bit):
+the key of an entry is ``id_P * radix_h + code_h`` and the entry's dense id under that key is
+its id for ``S``'s children.  Numba CPU form only (the array backends keep the ``xp`` form in
+:mod:`gpuppdp.risk`); both give the same numbers.
+
+* :func:`suffix_sets_njit` -- one backward sweep over the rows builds the frequency sets of
+  the column suffixes ``b..q-1``, each sorted lexicographically (which keeps the keys of a
+  subset clustered: fewer cache misses below);
+* :func:`subtrees_njit` -- the subsets with lowest bit ``b`` run on suffix set ``b``, split
+  into subtrees by their second-lowest bit and visited depth-first (the parent's ids are the
+  last ones computed one level up, so a thread needs one id row per depth); the subtrees are
+  spread over the threads by estimated work (``prange`` over one chunk per thread, a single
+  parallel region per call);
+* per subset one pass over the set (:func:`_one_subset_dense`: counting over the whole key
+  space when it is at most a few times the set -- no branch per entry; else
+  :func:`_one_subset`: a directly addressed slot table or an open-addressing hash table,
+  cleared slot by slot after use).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, inline="always")
+def _hash(k, mask):
+    h = np.uint64(k) * np.uint64(0x9E3779B97F4A7C15)
+    return np.int64((h >> np.uint64(29)) & np.uint64(mask))
+
+
+@njit(cache=True)
+def _one_subset_dense(codes_col, radix, weights, pid, use_parent, space, out_ids, store, cnt):
+    """:func:`_one_subset` by counting over the whole key space ``cnt[:space]`` (all zero,
+    left zero): no branch per entry, a linear scan of the space instead."""
+    f = codes_col.shape[0]
+    for i in range(f):
+        k = np.int64(codes_col[i])
+        if use_parent:
+            k += np.int64(pid[i]) * radix
+        cnt[k] += weights[i]
+        if store:
+            out_ids[i] = k
+    g = 0
+    ss = np.int64(0)
+    if store:
+        for k in range(space):
+            a = np.int64(cnt[k])
+            ss += a * a
+            cnt[k] = g
+            g += a != 0
+        for i in range(f):
+            out_ids[i] = cnt[out_ids[i]]
+        cnt[:space] = 0
+    else:
+        for k in range(space):
+            a = np.int64(cnt[k])
+            ss += a * a
+            g += a != 0
+            cnt[k] = 0
+    return g, ss
+
+
+@njit(cache=True)
+def _one_subset(codes_col, radix, weights, pid, use_parent, space, out_ids, store, slot, hkeys,
+                hvals, acc, used):
+    """Group the entries by ``pid * radix + code`` (keys below ``space``); returns
+    ``(groups, sum of squared weighted sizes)``."""
+    f = codes_col.shape[0]
+    g = 0
+    if space <= slot.shape[0]:
+        for i in range(f):
+            k = np.int64(codes_col[i])
+            if use_parent:
+                k += np.int64(pid[i]) * radix
+            s = slot[k]
+            if s < 0:
+                s = g
+                slot[k] = g
+                used[g] = k
+                acc[g] = 0
+                g += 1
+            acc[s] += weights[i]
+            if store:
+                out_ids[i] = s
+        ss = np.int64(0)
+        for j in range(g):
+            ss += acc[j] * acc[j]
+            slot[used[j]] = -1
+        return g, ss
+    mask = hkeys.shape[0] - 1
+    for i in range(f):
+        k = np.int64(codes_col[i])
+        if use_parent:
+            k += np.int64(pid[i]) * radix
+        h = _hash(k, mask)
+        while True:
+            hk = hkeys[h]
+            if hk == k:
+                s = hvals[h]
+                break
+            if hk < 0:
+                hkeys[h] = k
+                s = g
+                hvals[h] = g
+                used[g] = h
+                acc[g] = 0
+                g += 1
+                break
+            h = (h + 1) & mask
+        acc[s] += weights[i]
+        if store:
+            out_ids[i] = s
+    ss = np.int64(0)
+    for j in range(g):
+        ss += acc[j] * acc[j]
+        hkeys[used[j]] = -1
+    return g, ss
+
+
+@njit(cache=True)
+def suffix_sets_njit(codes, radix, max_space):
+    """Frequency sets of the column suffixes ``codes[b:]`` (b = 0..q-1) of a table, each in
+    lexicographic order of its columns (``codes[b]`` most significant).
+
+    ``codes`` (q, n) int32, ``radix`` (q,) int64.  One backward sweep over the rows: the rank
+    of a row in suffix ``b`` is the rank of ``codes[b] * g + rank in suffix b + 1`` (``g``
+    entries there), by counting over that key space when it has at most ``max_space``
+    values, by sorting otherwise.  Returns ``(ptr, rep, count)``: the entries of suffix ``b``
+    are ``ptr[b]:ptr[b+1]``, in order, each with one member row ``rep`` and its number of
+    rows ``count``."""
+    q, n = codes.shape
+    ids = np.zeros(n, dtype=np.int64)
+    key = np.empty(n, dtype=np.int64)
+    counts_b = np.empty(n, dtype=np.int64)
+    reps = []
+    counts = []
+    g = 1
+    for b in range(q - 1, -1, -1):
+        space = np.int64(radix[b]) * g
+        for i in range(n):
+            key[i] = np.int64(codes[b, i]) * g + ids[i]
+        new_g = 0
+        if space <= max_space:
+            cnt = np.zeros(space, dtype=np.int64)
+            for i in range(n):
+                cnt[key[i]] += 1
+            for k in range(space):
+                c = cnt[k]
+                if c != 0:
+                    counts_b[new_g] = c
+                    cnt[k] = new_g
+                    new_g += 1
+            for i in range(n):
+                ids[i] = cnt[key[i]]
+        else:
+            uniq = np.unique(key)
+            new_g = uniq.shape[0]
+            counts_b[:new_g] = 0
+            for i in range(n):
+                r = np.searchsorted(uniq, key[i])
+                ids[i] = r
+                counts_b[r] += 1
+        rep = np.empty(new_g, dtype=np.int64)
+        for i in range(n):
+            rep[ids[i]] = i
+        reps.append(rep)
+        counts.append(counts_b[:new_g].copy())
+        g = new_g
+    total = 0
+    for r in reps:
+        total += r.shape[0]
+    ptr = np.zeros(q + 1, dtype=np.int64)
+    rep_all = np.empty(total, dtype=np.int64)
+    count_all = np.empty(total, dtype=np.int64)
+    pos = 0
+    for b in range(q):
+        r = reps[q - 1 - b]
+        c = counts[q - 1 - b]
+        rep_all[pos:pos + r.shape[0]] = r
+        count_all[pos:pos + r.shape[0]] = c
+        pos += r.shape[0]
+        ptr[b + 1] = pos
+    return ptr, rep_all, count_all
+
+
+@njit(cache=True)
+def gather_sets_njit(codes, ptr, rep):
+    """The codes of every frequency set's entries side by side: column ``j`` of set ``b``
+    (``j >= b``) at ``out[j, ptr[b]:ptr[b+1]]``."""
+    q = codes.shape[0]
+    out = np.zeros((q, ptr[q]), dtype=codes.dtype)
+    for b in range(q):
+        for j in range(b, q):
+            for e in range(ptr[b], ptr[b + 1]):
+                out[j, e] = codes[j, rep[e]]
+    return out
+
+
+@njit(cache=True)
+def _grow_slots(slot, space):
+    if slot.shape[0] >= space:
+        return slot
+    return np.full(space, -1, dtype=np.int32)
+
+
+@njit(cache=True, parallel=True)
+def subtrees_njit(codes, radix, ptr, weights, max_size, task_b, task_h, chunk_ptr, chunk_tasks,
+                  count_ratio, dense_limit, groups, sumsq):
+    """Groups and sums of squared sizes of the subsets of one subtree per task.
+
+    Set ``b`` (entries ``ptr[b]:ptr[b+1]`` of ``codes`` (q, E) and ``weights`` (E,)) holds
+    the distinct rows of the columns ``b..q-1``.  Task ``t`` with ``task_h[t] == task_b[t]``
+    measures the subset ``{b}``; otherwise every subset of at most ``max_size`` columns that
+    has lowest bit ``b`` and second-lowest bit ``h``, in depth-first pre-order, each grouped
+    from its parent without the highest bit (whose ids are the last ones computed one level
+    up).  The tasks ``chunk_tasks[chunk_ptr[c]:chunk_ptr[c+1]]`` run on one thread, with
+    scratch of their own.  Writes ``groups[mask]`` and ``sumsq[mask]``."""
+    q = codes.shape[0]
+    fmax = 1
+    for b in range(q):
+        fmax = max(fmax, ptr[b + 1] - ptr[b])
+    n_chunks = chunk_ptr.shape[0] - 1
+    for c in prange(n_chunks):
+        _run_chunk(codes, radix, ptr, weights, max_size, task_b, task_h,
+                   chunk_tasks[chunk_ptr[c]:chunk_ptr[c + 1]], count_ratio, dense_limit, fmax,
+                   groups, sumsq)
+
+
+@njit(cache=True)
+def _run_chunk(codes, radix, ptr, weights, max_size, task_b, task_h, tasks, count_ratio,
+               dense_limit, fmax, groups, sumsq):
+    """The tasks of one thread, in turn, with scratch of their own (a plain function: the
+    scratch arrays are reallocated as they grow, which a ``prange`` body does not allow)."""
+    q = codes.shape[0]
+    hcap = 16
+    while hcap < 2 * fmax:
+        hcap *= 2
+    ids = np.empty((q + 1, fmax), dtype=np.int32)
+    gs = np.zeros(q + 1, dtype=np.int64)
+    hbs = np.zeros(q + 1, dtype=np.int64)
+    acc = np.empty(fmax, dtype=np.int64)
+    used = np.empty(fmax, dtype=np.int64)
+    cnt = np.zeros(count_ratio * fmax + 1024, dtype=weights.dtype)
+    slot = np.full(0, -1, dtype=np.int32)
+    hkeys = np.full(0, -1, dtype=np.int64)
+    hvals = np.zeros(0, dtype=np.int32)
+    for t in tasks:
+        b = task_b[t]
+        h = task_h[t]
+        lo = ptr[b]
+        hi = ptr[b + 1]
+        f = hi - lo
+        w = weights[lo:hi]
+        count_cap = min(cnt.shape[0], count_ratio * f + 1024)
+        if h == b:  # {b} itself: its codes are the keys
+            space = np.int64(radix[b])
+            if space <= cnt.shape[0]:
+                g, ss = _one_subset_dense(codes[b, lo:hi], space, w, ids[0, :f], False,
+                                          space, ids[0, :f], False, cnt)
+            else:
+                slot = _grow_slots(slot, space)
+                g, ss = _one_subset(codes[b, lo:hi], space, w, ids[0, :f], False, space,
+                                    ids[0, :f], False, slot, hkeys, hvals, acc, used)
+            groups[1 << b] = g
+            sumsq[1 << b] = ss
+            continue
+        ids[1, :f] = codes[b, lo:hi]
+        gs[1] = radix[b]
+        d = 2
+        hb = h
+        s = (1 << b) | (1 << h)
+        while True:
+            space = gs[d - 1] * np.int64(radix[hb])
+            store = hb < q - 1 and d < max_size
+            if space <= count_cap:
+                g, ss = _one_subset_dense(codes[hb, lo:hi], np.int64(radix[hb]), w,
+                                          ids[d - 1, :f], True, space, ids[d, :f], store,
+                                          cnt)
+            else:
+                if space <= dense_limit:
+                    slot = _grow_slots(slot, space)
+                    table = slot
+                else:
+                    table = slot[:0]
+                    if hkeys.shape[0] < hcap:
+                        hkeys = np.full(hcap, -1, dtype=np.int64)
+                        hvals = np.zeros(hcap, dtype=np.int32)
+                g, ss = _one_subset(codes[hb, lo:hi], np.int64(radix[hb]), w,
+                                    ids[d - 1, :f], True, space, ids[d, :f], store,
+                                    table, hkeys, hvals, acc, used)
+            groups[s] = g
+            sumsq[s] = ss
+            gs[d] = g
+            hbs[d] = hb
+            if store:  # first child: the next bit up
+                hb += 1
+                s |= 1 << hb
+                d += 1
+                continue
+            # next sibling, or the parent's next sibling, ... up to the subtree's root
+            while d > 2 and hb + 1 >= q:
+                s ^= 1 << hb
+                d -= 1
+                hb = hbs[d]
+            if d == 2:
+                break
+            s ^= (1 << hb) | (1 << (hb + 1))
+            hb += 1
+
+
+def all_subsets_njit(codes, radix, max_size, threads=None, count_ratio=4,
+                     dense_limit=1 << 22):
+    """Groups and sums of squared class sizes of every subset of at most ``max_size``
+    columns of a table: ``(groups, sumsq)`` indexed by mask (bit ``b`` = column ``b``;
+    -1 where not measured).
+
+    The subsets whose lowest bit is ``b`` are grouped on the frequency set of the columns
+    ``b..q-1`` (:func:`suffix_sets_njit`; place the widest columns first, so they appear in
+    the fewest sets), in subtrees by their second-lowest bit spread over ``threads`` threads
+    (default: Numba's), each subset from its parent without the highest bit
+    (:func:`subtrees_njit`).  Key spaces up to ``count_ratio`` times the set are counted
+    densely, up to ``dense_limit`` addressed through a slot table, wider ones hashed.
+    """
+    from numba import get_num_threads
+
+    q, n = codes.shape
+    if q > 30:
+        raise ValueError(f"at most 30 columns, got {q}")
+    ptr, rep, count = suffix_sets_njit(codes, radix, max(dense_limit, 4 * n))
+    sets = gather_sets_njit(codes, ptr, rep)
+    weights = count.astype(np.int32 if n < 2**31 else np.int64)  # class sizes fit
+    sizes = np.diff(ptr)
+    tasks_b, tasks_h, work = [], [], []
+    for b in range(q):
+        tasks_b.append(b)
+        tasks_h.append(b)
+        work.append(int(sizes[b]))
+        if max_size >= 2:
+            for h in range(b + 1, q):
+                tasks_b.append(b)
+                tasks_h.append(h)
+                work.append(int(sizes[b]) << (q - 1 - h))  # subtree size times the set
+    threads = get_num_threads() if threads is None else int(threads)
+    # one thread for little work: a parallel region costs more than it saves there (and far
+    # more when the machine is loaded)
+    chunks = max(1, min(threads, len(work), sum(work) // 200_000))
+    load = [0] * chunks
+    members = [[] for _ in range(chunks)]
+    for t in sorted(range(len(work)), key=lambda t: -work[t]):  # largest first, least loaded
+        c = load.index(min(load))
+        members[c].append(t)
+        load[c] += work[t]
+    chunk_ptr = np.cumsum([0] + [len(m) for m in members]).astype(np.int64)
+    chunk_tasks = np.array([t for m in members for t in m], dtype=np.int64)
+    groups = np.full(1 << q, -1, dtype=np.int64)
+    sumsq = np.full(1 << q, -1, dtype=np.int64)
+    subtrees_njit(sets, radix, ptr, weights, int(max_size), np.array(tasks_b, dtype=np.int64),
+                  np.array(tasks_h, dtype=np.int64), chunk_ptr, chunk_tasks, int(count_ratio),
+                  int(dense_limit), groups, sumsq)
+    return groups, sumsq
