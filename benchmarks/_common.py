@@ -211,3 +211,55 @@ def load_arx_reference() -> dict:
 
 def arx_key(n_qids: int, k: int, suppression: float, metric: str) -> str:
     return f"q{n_qids}-k{k}-s{suppression:g}-{metric}"
+
+
+def load_arx_cases() -> list[dict]:
+    """The cases of ``tests/data/arx_adult.json`` (ARX 3.9.2 runs on Adult: settings,
+    expected optimum, ``arx.anonymize_ms_median`` and ``arx.nodes_checked``)."""
+    path = os.path.join(os.path.dirname(HERE), "tests", "data", "arx_adult.json")
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)["cases"]
+
+
+def arx_case_models(case: dict) -> list:
+    """The gpuppdp privacy models of one ``arx_adult.json`` case (its ``"models"`` list)."""
+    from gpuppdp import datasets
+    from gpuppdp.models import (DistinctLDiversity, EntropyLDiversity, KAnonymity,
+                                RecursiveCLDiversity, TCloseness)
+
+    out = []
+    for m in case["models"]:
+        kind = m["model"]
+        if kind == "k-anonymity":
+            out.append(KAnonymity(m["k"]))
+        elif kind == "distinct-l-diversity":
+            out.append(DistinctLDiversity(m["attribute"], m["l"]))
+        elif kind == "entropy-l-diversity":
+            if m.get("log", "shannon") != "shannon":
+                raise ValueError(f"unsupported entropy log {m['log']!r}")
+            out.append(EntropyLDiversity(m["attribute"], m["l"]))
+        elif kind == "recursive-cl-diversity":
+            out.append(RecursiveCLDiversity(m["attribute"], m["c"], m["l"]))
+        elif kind == "t-closeness":
+            hierarchy = (datasets.adult_path(m["hierarchy"]) if m["distance"] == "hierarchical"
+                         else None)
+            out.append(TCloseness(m["attribute"], m["t"], m["distance"], hierarchy=hierarchy))
+        else:
+            raise ValueError(f"unsupported model {m}")
+    return out
+
+
+def arx_case_anonymizer(case: dict, backend, search: str = "flash", models=None):
+    """``(Anonymizer, data)`` for one ``arx_adult.json`` case on Adult (``models`` replaces
+    the case's models when given)."""
+    from gpuppdp import Anonymizer, datasets
+
+    data, hierarchies = datasets.adult()
+    anon = Anonymizer(
+        quasi_identifiers={c: hierarchies[c] for c in case["quasi_identifiers"]},
+        sensitive=[case["sensitive"]] if case.get("sensitive") else [],
+        insensitive=case.get("insensitive", []),
+        models=arx_case_models(case) if models is None else models,
+        suppression_limit=case["suppression_limit"], metric=case["metric"], search=search,
+        backend=backend, seed=0)
+    return anon, data
