@@ -29,7 +29,7 @@ import pandas as pd
 from .backend import Backend, get_backend
 
 __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_columns",
-           "class_sizes", "class_sizes_encoded", "sample_risk_summary",
+           "class_sizes", "class_sizes_encoded", "sample_risk_summary", "population_class_sizes",
            "population_uniqueness", "pitman_uniques", "zayatz_uniques", "snb_uniques",
            "attribute_risks",
            "attribute_risks_encoded", "risk_report"]
@@ -143,11 +143,16 @@ def _group(backend: Backend, key, space: int, weights=None):
     return ids, xp.bincount(ids, weights=weights, minlength=int(uniq.shape[0]))
 
 
-def class_sizes_encoded(codes, cards, backend: Backend):
-    """Class sizes (device int64) of dictionary codes, as from :func:`encode_columns`."""
+def _classes_encoded(codes, cards, backend: Backend):
+    """``(ids, sizes)``: each row's dense class id and the class sizes (device int64)."""
     order = sorted(range(len(cards)), key=lambda j: -int(cards[j]))  # small radices last
     key, space = _combined_key(backend, [codes[j] for j in order], [cards[j] for j in order])
-    return _group(backend, key, space)[1]
+    return _group(backend, key, space)
+
+
+def class_sizes_encoded(codes, cards, backend: Backend):
+    """Class sizes (device int64) of dictionary codes, as from :func:`encode_columns`."""
+    return _classes_encoded(codes, cards, backend)[1]
 
 
 def class_sizes(data: pd.DataFrame, quasi_identifiers: Sequence[str],
@@ -164,7 +169,8 @@ def class_sizes(data: pd.DataFrame, quasi_identifiers: Sequence[str],
 
 @dataclass
 class SampleRiskSummary:
-    """ARX's sample risk summary (prosecutor = journalist without a population table)."""
+    """ARX's sample risk summary (prosecutor = journalist without a population table;
+    ``journalist_records_at_risk`` only with one)."""
 
     records: int
     equivalence_classes: int
@@ -178,6 +184,7 @@ class SampleRiskSummary:
     journalist_average_risk: float
     marketer_risk: float
     records_at_risk: dict
+    journalist_records_at_risk: dict | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -188,11 +195,17 @@ def _threshold_key(t: float) -> str:
 
 
 def sample_risk_summary(sizes, backend: Backend | str = "cpu",
-                        thresholds: Sequence[float] = RISK_THRESHOLDS) -> SampleRiskSummary:
+                        thresholds: Sequence[float] = RISK_THRESHOLDS, *,
+                        population_sizes=None) -> SampleRiskSummary:
     """Risk summary from the class sizes (a device or host array of positive ints).
 
     ``records_at_risk[f"{t:.2f}"]`` is the share of records whose risk ``1/|E|`` exceeds ``t``
-    (strictly, as ARX counts: 0.50 gives the sample uniques).
+    (strictly, as ARX counts: 0.50 gives the sample uniques).  ``population_sizes`` (per
+    class, the records of a population table sharing its QID values; see
+    :func:`population_class_sizes`) gives the journalist and marketer risks as ARX's
+    ``RiskModelSampleSummary`` computes them against a population (El Emam 2013): journalist
+    highest ``1/min F``, lowest ``1/max F``, average ``max(#classes / sum F, sum(f/F) / n)``,
+    records at risk ``1/F > t``; marketer ``sum(f/F) / n``.
     """
     backend = get_backend(backend)
     xp = backend.xp
@@ -214,8 +227,51 @@ def sample_risk_summary(sizes, backend: Backend | str = "cpu",
         raise ValueError(f"sizes: class sizes must be positive, got a class of size {smin}")
     at_risk = {_threshold_key(t): int(v) / n for t, v in zip(ts, host[4:])}
     hi, lo, avg = 1.0 / smin, 1.0 / smax, n_classes / n
-    return SampleRiskSummary(n, n_classes, uniques, uniques / n, hi, lo, avg, hi, lo, avg,
-                             n_classes / n, at_risk)
+    if population_sizes is None:
+        return SampleRiskSummary(n, n_classes, uniques, uniques / n, hi, lo, avg, hi, lo, avg,
+                                 n_classes / n, at_risk)
+    big = backend.asarray(population_sizes).astype(xp.int64).reshape(-1)
+    if big.shape[0] != n_classes or bool(backend.scalar(xp.any(big < sizes))):
+        raise ValueError("population_sizes must give, for every class, at least its size")
+    j_risk = 1.0 / big.astype(xp.float64)
+    parts = [big.sum(), big.min(), big.max(), (sizes.astype(xp.float64) * j_risk).sum()]
+    parts += [xp.where(j_risk > t, sizes, 0).sum() for t in ts]
+    host = backend.to_host(xp.stack([p.astype(xp.float64) for p in parts]))
+    total, fmin, fmax, marketer = host[0], host[1], host[2], host[3] / n
+    j_at_risk = {_threshold_key(t): float(v) / n for t, v in zip(ts, host[4:])}
+    return SampleRiskSummary(n, n_classes, uniques, uniques / n, hi, lo, avg, 1.0 / fmin,
+                             1.0 / fmax, max(n_classes / total, marketer), marketer, at_risk,
+                             j_at_risk)
+
+
+def population_class_sizes(data: pd.DataFrame, population: pd.DataFrame,
+                           quasi_identifiers: Sequence[str], backend: Backend | str = "cpu"):
+    """``(sizes, population_sizes)`` per class of ``data`` (device int64): its size and the
+    records of ``population`` (a table containing ``data``'s records, values in the same
+    representation) sharing its QID values."""
+    backend = get_backend(backend)
+    qids = _check_qids(data, quasi_identifiers)
+    if not isinstance(population, pd.DataFrame):
+        raise TypeError(f"population must be a pandas DataFrame, got "
+                        f"{type(population).__name__}")
+    absent = [q for q in qids if q not in population.columns]
+    if absent:
+        raise ValueError(f"population lacks quasi-identifier column(s) "
+                         f"{', '.join(map(repr, absent))}")
+    xp = backend.xp
+    n = len(data)
+    codes, cards = encode_columns(pd.concat([data[qids], population[qids]], ignore_index=True),
+                                  qids, backend)
+    ids, _ = _classes_encoded(codes, cards, backend)
+    g = int(backend.scalar(ids.max())) + 1
+    sizes = xp.bincount(ids[:n], minlength=g)
+    big = xp.bincount(ids[n:], minlength=g)
+    over = int(backend.scalar((xp.where(sizes > big, sizes, 0)).sum()))
+    if over:
+        raise ValueError(f"the table is not a sample of the population: {over} record(s) have "
+                         "QID values that occur more often than in the population")
+    present = sizes > 0
+    return sizes[present].astype(xp.int64), big[present].astype(xp.int64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -651,13 +707,18 @@ def _subset_stats_xp(backend: Backend, cur, rad, max_size: int):
 
 def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
                 population_size=None, backend: Backend | str = "cpu", *,
-                attributes: bool = True) -> dict:
+                attributes: bool = True, population: pd.DataFrame | None = None) -> dict:
     """Sample summary, population uniqueness (when ``population_size`` is given) and
-    attribute risks, in the layout of ``arx_adult_risk.json``."""
+    attribute risks, in the layout of ``arx_adult_risk.json``; journalist and marketer
+    risks against a ``population`` table when one is given."""
     backend = get_backend(backend)
     qids = _check_qids(data, quasi_identifiers)
-    sizes = class_sizes(data, qids, backend)
-    summary = sample_risk_summary(sizes, backend)
+    if population is None:
+        sizes = class_sizes(data, qids, backend)
+        summary = sample_risk_summary(sizes, backend)
+    else:
+        sizes, big = population_class_sizes(data, population, qids, backend)
+        summary = sample_risk_summary(sizes, backend, population_sizes=big)
     rep = {"quasi_identifiers": qids}
     rep.update(summary.to_dict())
     rep["population_size"] = None

@@ -37,6 +37,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--population-size", type=float, default=None, metavar="N",
                    help="size of the population the table was sampled from (enables the "
                         "population uniqueness estimates)")
+    p.add_argument("--population", default=None, metavar="FILE",
+                   help="population table containing INPUT's records (same QID columns and "
+                        "representation): journalist and marketer risk against it")
     p.add_argument("--json", default=None, metavar="OUT.json",
                    help="also write the full report (every QID subset) as JSON")
     p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
@@ -79,9 +82,13 @@ def format_report(rep: dict, top: int = 10) -> str:
         f"quasi-identifiers: {', '.join(rep['quasi_identifiers'])}",
         f"records: {rep['records']}   equivalence classes: {rep['equivalence_classes']}   "
         f"sample uniques: {rep['sample_uniques']} ({_pct(rep['sample_uniques_fraction'])})",
-        "prosecutor risk (= journalist without a population table): "
+        "prosecutor risk: "
         f"highest {rep['prosecutor_highest_risk']:.4g}, lowest "
         f"{rep['prosecutor_lowest_risk']:.4g}, average {rep['prosecutor_average_risk']:.4g}",
+        "journalist risk" + (" (= prosecutor without a population table)"
+                             if rep.get("journalist_records_at_risk") is None else "") + ": "
+        f"highest {rep['journalist_highest_risk']:.4g}, lowest "
+        f"{rep['journalist_lowest_risk']:.4g}, average {rep['journalist_average_risk']:.4g}",
         f"marketer risk: {rep['marketer_risk']:.4g}",
         "records at risk (risk > threshold): " + ", ".join(
             f"{t}: {_pct(v)}" for t, v in rep["records_at_risk"].items()),
@@ -112,8 +119,10 @@ def run_risk(args: argparse.Namespace) -> int:
     if args.top < 0:
         raise ValueError(f"--top must be at least 0, got {args.top}")
     data = read_table(args.input, columns=qids, sep=args.sep)
+    table = None if args.population is None else read_table(args.population, columns=qids,
+                                                            sep=args.sep)
     rep = risk_report(data, qids, population_size=population,
-                      backend=get_backend(args.backend))
+                      backend=get_backend(args.backend), population=table)
     print(format_report(rep, args.top))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

@@ -284,3 +284,49 @@ def test_class_sizes_with_wide_keys(backend, monkeypatch, dense_min):
     for k, (d, s) in _naive(data, qids[:4]).items():
         assert risks[k][0] == pytest.approx(d, abs=1e-12)
         assert risks[k][1] == pytest.approx(s, abs=1e-12)
+
+
+# ------------------------------------------------------------- journalist against a population
+
+def naive_journalist(sample, population, qids, threshold=0.2):
+    """El Emam's / ARX's journalist and marketer risk, class by class (pandas)."""
+    f = sample.groupby(qids).size()
+    big = population.groupby(qids).size().reindex(f.index)
+    n = f.sum()
+    return {"journalist_highest_risk": 1 / big.min(), "journalist_lowest_risk": 1 / big.max(),
+            "journalist_average_risk": max(len(f) / big.sum(), (f / big).sum() / n),
+            "marketer_risk": (f / big).sum() / n,
+            "at_risk": f[1 / big > threshold].sum() / n}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_journalist_risk_against_a_population(backend, seed):
+    rng = np.random.default_rng(seed)
+    population = pd.DataFrame({"a": rng.choice(list("xyz"), 300), "b": rng.integers(0, 6, 300)})
+    sample = population[rng.random(300) < 0.3].reset_index(drop=True)
+    rep = risk_report(sample, ["a", "b"], backend=backend, population=population,
+                      attributes=False)
+    want = naive_journalist(sample, population, ["a", "b"])
+    for key in ("journalist_highest_risk", "journalist_lowest_risk", "journalist_average_risk",
+                "marketer_risk"):
+        assert rep[key] == pytest.approx(want[key], rel=1e-12), key
+    assert rep["journalist_records_at_risk"]["0.20"] == pytest.approx(want["at_risk"])
+    # prosecutor risk is the sample's own
+    assert rep["prosecutor_highest_risk"] == 1 / sample.groupby(["a", "b"]).size().min()
+    # without a population, journalist = prosecutor
+    plain = risk_report(sample, ["a", "b"], backend=backend, attributes=False)
+    assert plain["journalist_records_at_risk"] is None
+    assert plain["journalist_average_risk"] == plain["prosecutor_average_risk"]
+
+
+def test_population_must_contain_the_sample(tmp_path, capsys):
+    population = pd.DataFrame({"a": list("xxyz")})
+    with pytest.raises(ValueError, match="not a sample of the population: 3 record"):
+        risk_report(pd.DataFrame({"a": list("xxx")}), ["a"], population=population)
+    with pytest.raises(ValueError, match="population lacks quasi-identifier column"):
+        risk_report(pd.DataFrame({"a": list("xx")}), ["a"], population=population[[]])
+    population.to_csv(tmp_path / "p.csv", index=False)
+    pd.DataFrame({"a": list("xy")}).to_csv(tmp_path / "s.csv", index=False)
+    assert run(["risk", str(tmp_path / "s.csv"), "--qi", "a", "--population",
+                str(tmp_path / "p.csv"), "--sep", ","]) == 0
+    assert "journalist risk: highest 1, lowest 0.5" in capsys.readouterr().out
