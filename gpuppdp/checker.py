@@ -27,7 +27,7 @@ from .hierarchy import format_values
 from .models import (AlphaKAnonymity, BetaLikeness, Classes, DeltaDisclosurePrivacy,
                      EntropyLDiversity, LKCPrivacy, PrivacyLoss, RecursiveCLDiversity,
                      TCloseness)
-from .transform import suppressed_rows
+from .transform import factorize_qids
 
 __all__ = ["check", "CHECK_KEYS"]
 
@@ -43,21 +43,26 @@ _SENSITIVE_KEYS = CHECK_KEYS[4:15]
 
 def _class_ids(data: pd.DataFrame, qids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Per row its class (0..C-1 in order of first appearance) and each class's first row."""
-    key = np.zeros(len(data), dtype=np.int64)
+    codes, cards, _ = factorize_qids(data, qids)
+    return _combine(codes, cards)
+
+
+def _combine(codes: list, cards: list) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_class_ids` of host code columns (``cards`` values each)."""
+    n = len(codes[0])
+    key = np.zeros(n, dtype=np.int64)
     bound = 1
-    for c in qids:
-        codes, uniq = pd.factorize(data[c], use_na_sentinel=False)
-        n = max(len(uniq), 1)
-        if bound * n >= 2 ** 62:                     # keep the mixed-radix key in int64
+    for col, card in zip(codes, cards):
+        if bound * card >= 2 ** 62:                  # keep the mixed-radix key in int64
             key, first = pd.factorize(key)
             bound = max(len(first), 1)
-        key = key * n + codes.astype(np.int64)
-        bound *= n
+        key = key * card + col
+        bound *= card
     cls, _ = pd.factorize(key)
     cls = cls.astype(np.int64)
-    n_classes = int(cls.max()) + 1 if len(cls) else 0
-    first = np.full(n_classes, len(cls), dtype=np.int64)
-    np.minimum.at(first, cls, np.arange(len(cls), dtype=np.int64))
+    n_classes = int(cls.max()) + 1 if n else 0
+    first = np.full(n_classes, n, dtype=np.int64)
+    np.minimum.at(first, cls, np.arange(n, dtype=np.int64))
     return cls, first
 
 
@@ -149,14 +154,18 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
                              f"row {int(np.flatnonzero(miss)[0])}")
     be = backend if isinstance(backend, Backend) else get_backend(backend)
 
-    suppressed = suppressed_rows(data, qids)
-    kept = data.loc[~suppressed, wanted].reset_index(drop=True)
+    codes, cards, suppressed = factorize_qids(data, qids)
     n_suppressed = int(suppressed.sum())
-    if len(kept) == 0:
+    if n_suppressed == len(data):
         raise ValueError(f"no rows to measure: the table has {len(data)} row(s), "
                          f"{n_suppressed} of them suppressed (all quasi-identifiers '*')")
+    kept = data[wanted]
+    if n_suppressed:
+        rows = np.flatnonzero(~suppressed)
+        codes = [c[rows] for c in codes]
+        kept = kept.iloc[rows].reset_index(drop=True)
 
-    cls, first = _class_ids(kept, qids)
+    cls, first = _combine(codes, cards)
     out: dict = {"records": int(len(kept)), "suppressed_rows": n_suppressed}
     sens_codes = labels = None
     if sensitive is not None:

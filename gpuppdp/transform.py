@@ -40,14 +40,23 @@ class Release:
         return self.input_rows - self.suppressed_rows
 
 
-def suppressed_rows(data: pd.DataFrame, qids) -> np.ndarray:
-    """Host bool mask of the rows of a release whose QIDs are all ``*`` (suppressed); only the
-    distinct values of each column are compared."""
+def factorize_qids(data: pd.DataFrame, qids) -> tuple[list, list, np.ndarray]:
+    """``(codes, cards, suppressed)``: each QID column dictionary-encoded once (host int64
+    codes, number of distinct values) and the host bool mask of the rows whose QIDs are all
+    ``*``; only the distinct values of each column are compared with ``*``."""
+    codes, cards = [], []
     mask = np.ones(len(data), dtype=bool)
     for q in qids:
-        codes, uniq = pd.factorize(data[q], use_na_sentinel=False)
-        mask &= np.array([str(u) == SUPPRESSED_LABEL for u in uniq], dtype=bool)[codes]
-    return mask
+        col, uniq = pd.factorize(data[q], use_na_sentinel=False)
+        codes.append(col.astype(np.int64, copy=False))
+        cards.append(max(len(uniq), 1))
+        mask &= np.array([str(u) == SUPPRESSED_LABEL for u in uniq], dtype=bool)[col]
+    return codes, cards, mask
+
+
+def suppressed_rows(data: pd.DataFrame, qids) -> np.ndarray:
+    """Host bool mask of the rows of a release whose QIDs are all ``*`` (suppressed)."""
+    return factorize_qids(data, qids)[2]
 
 
 def _labels(labels: np.ndarray, codes: np.ndarray, suppressed: np.ndarray) -> pd.Categorical:
