@@ -27,6 +27,7 @@ from .hierarchy import format_values
 from .models import (AlphaKAnonymity, BetaLikeness, Classes, DeltaDisclosurePrivacy,
                      EntropyLDiversity, LKCPrivacy, PrivacyLoss, RecursiveCLDiversity,
                      TCloseness)
+from .risk import population_groups
 from .transform import factorize_qids
 
 __all__ = ["check", "CHECK_KEYS"]
@@ -139,14 +140,6 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
         if not isinstance(lkc, (tuple, list)) or len(lkc) != 3:
             raise ValueError(f"lkc must be a tuple (L, K, C), got {lkc!r}")
         LKCPrivacy(*lkc, attribute=sensitive or "-")  # validates L, K and C
-    if population is not None:
-        if not isinstance(population, pd.DataFrame):
-            raise TypeError(f"population must be a pandas DataFrame, got "
-                            f"{type(population).__name__}")
-        absent = [c for c in qids if c not in population.columns]
-        if absent:
-            raise ValueError(f"population lacks quasi-identifier column(s) "
-                             f"{format_values(absent)}")
     for c in wanted:
         miss = data[c].isna().to_numpy()
         if miss.any():
@@ -202,7 +195,8 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     if lkc is not None:
         out.update(_lkc_stats(be, kept, qids, sens_codes, labels, *lkc))
     if population is not None:
-        pop_size = _population_sizes(kept, population, qids, cls)
+        group, _, in_population = population_groups(kept, population, qids, be)
+        pop_size = be.to_host(in_population[group[be.asarray(first)]])
         ratio = size / pop_size
         out.update(k_map=int(pop_size.min()), delta_presence_min=float(ratio.min()),
                    delta_presence_max=float(ratio.max()))
@@ -275,27 +269,6 @@ def _lkc_stats(be: Backend, kept: pd.DataFrame, qids: list[str], sens_codes, lab
     satisfied = smallest >= K and (C >= 1 or (confidence is not None and confidence <= C))
     return {"lkc_min_group": smallest, "lkc_max_confidence": confidence,
             "lkc_satisfied": bool(satisfied)}
-
-
-def _population_sizes(kept: pd.DataFrame, population: pd.DataFrame, qids: list[str],
-                      cls: np.ndarray) -> np.ndarray:
-    """Population records sharing each class's QID values (a class absent from the
-    population, or larger in the sample than there, is an error)."""
-    both = pd.concat([kept[qids], population[qids]], ignore_index=True)
-    group, _ = _class_ids(both, qids)
-    n = len(kept)
-    n_groups = int(group.max()) + 1
-    in_sample = np.bincount(group[:n], minlength=n_groups)
-    in_population = np.bincount(group[n:], minlength=n_groups)
-    over = in_sample > in_population
-    if over.any():
-        rows = np.flatnonzero(over[group[:n]])
-        raise ValueError(f"the table is not a sample of the population: {len(rows)} record(s) "
-                         f"have QID values that occur more often than in the population "
-                         f"(first: {kept.loc[rows[0], qids].to_dict()})")
-    first = np.zeros(int(cls.max()) + 1, dtype=np.int64)
-    first[cls[::-1]] = np.arange(n - 1, -1, -1)
-    return in_population[group[:n][first]]
 
 
 def format_report(result: dict) -> str:

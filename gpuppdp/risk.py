@@ -30,6 +30,7 @@ from .backend import Backend, get_backend
 
 __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_columns",
            "class_sizes", "class_sizes_encoded", "sample_risk_summary", "population_class_sizes",
+           "population_groups",
            "population_uniqueness", "pitman_uniques", "zayatz_uniques", "snb_uniques",
            "attribute_risks",
            "attribute_risks_encoded", "risk_report"]
@@ -244,11 +245,13 @@ def sample_risk_summary(sizes, backend: Backend | str = "cpu",
                              j_at_risk)
 
 
-def population_class_sizes(data: pd.DataFrame, population: pd.DataFrame,
-                           quasi_identifiers: Sequence[str], backend: Backend | str = "cpu"):
-    """``(sizes, population_sizes)`` per class of ``data`` (device int64): its size and the
-    records of ``population`` (a table containing ``data``'s records, values in the same
-    representation) sharing its QID values."""
+def population_groups(data: pd.DataFrame, population: pd.DataFrame,
+                      quasi_identifiers: Sequence[str], backend: Backend | str = "cpu"):
+    """``(group, sizes, population_sizes)``: the group of every row of ``data`` (rows of
+    ``data`` and of ``population`` with the same QID values share one) and per group its
+    records in each table (device int64).  ``population`` must contain ``data``'s records,
+    values in the same representation: a QID combination more frequent in ``data`` is an
+    error."""
     backend = get_backend(backend)
     qids = _check_qids(data, quasi_identifiers)
     if not isinstance(population, pd.DataFrame):
@@ -264,14 +267,22 @@ def population_class_sizes(data: pd.DataFrame, population: pd.DataFrame,
                                   qids, backend)
     ids, _ = _classes_encoded(codes, cards, backend)
     g = int(backend.scalar(ids.max())) + 1
-    sizes = xp.bincount(ids[:n], minlength=g)
-    big = xp.bincount(ids[n:], minlength=g)
+    sizes = xp.bincount(ids[:n], minlength=g).astype(xp.int64)
+    big = xp.bincount(ids[n:], minlength=g).astype(xp.int64)
     over = int(backend.scalar((xp.where(sizes > big, sizes, 0)).sum()))
     if over:
         raise ValueError(f"the table is not a sample of the population: {over} record(s) have "
                          "QID values that occur more often than in the population")
+    return ids[:n], sizes, big
+
+
+def population_class_sizes(data: pd.DataFrame, population: pd.DataFrame,
+                           quasi_identifiers: Sequence[str], backend: Backend | str = "cpu"):
+    """``(sizes, population_sizes)`` per class of ``data`` (device int64): its size and the
+    records of ``population`` sharing its QID values (see :func:`population_groups`)."""
+    _, sizes, big = population_groups(data, population, quasi_identifiers, backend)
     present = sizes > 0
-    return sizes[present].astype(xp.int64), big[present].astype(xp.int64)
+    return sizes[present], big[present]
 
 
 # --------------------------------------------------------------------------------------------
