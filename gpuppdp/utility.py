@@ -39,6 +39,7 @@ from .checker import _build_classes, _class_ids, sensitive_table
 from .hierarchy import Hierarchy
 from .metrics import generalization_shares
 from .models import PrivacyLoss, _segment_sum
+from .risk import _classes_encoded, encode_columns
 from .transform import Release, suppressed_rows
 
 __all__ = ["precision", "iloss", "discernibility", "average_class_size",
@@ -126,22 +127,6 @@ def _levels(released, hierarchies, qids, levels):
     if missing:
         raise ValueError(f"levels: no level for {missing}")
     return {q: int(levels[q]) for q in qids}
-
-
-def _compress(xp, key):
-    """Dense ids ``0..m-1`` of ``key`` and ``m``."""
-    uniq, inv = xp.unique(key, return_inverse=True)
-    return inv.reshape(-1).astype(xp.int64), int(uniq.shape[0])
-
-
-def _tuple_ids(xp, codes: list, cards: list[int]):
-    """Dense ids of the row tuples of several code columns (re-compressed after every column,
-    so the mixed-radix key never overflows)."""
-    key, space = codes[0].astype(xp.int64), int(cards[0])
-    key, space = _compress(xp, key)
-    for c, card in zip(codes[1:], cards[1:]):
-        key, space = _compress(xp, key * int(card) + c.astype(xp.int64))
-    return key, space
 
 
 def _backend(backend) -> Backend:
@@ -331,9 +316,8 @@ def non_uniform_entropy(original: pd.DataFrame, released: pd.DataFrame | Release
         o, ou = _factorize(original[q])
         g, gu = _factorize(released[q])
         o, g = be.asarray(o), be.asarray(g)
-        key = g * len(ou) + o
-        joint, _ = _compress(xp, key)
-        joint_count = xp.bincount(joint)[joint]
+        joint, joint_sizes = _classes_encoded([g, o], [len(gu), len(ou)], be)
+        joint_count = joint_sizes[joint]
         gen_count = xp.bincount(g)[g]
         total += float(be.scalar(-xp.sum(xp.log2(joint_count / gen_count))))
     return total + 0.0
@@ -360,16 +344,10 @@ def kl_divergence(original: pd.DataFrame, released: pd.DataFrame | Release,
     be = _backend(backend)
     xp = be.xp
     n = len(original)
-    oc, occ, gc, gcc = [], [], [], []
-    for q in qids:
-        o, ou = _factorize(original[q])
-        g, gu = _factorize(released[q])
-        oc.append(be.asarray(o)); occ.append(len(ou))
-        gc.append(be.asarray(g)); gcc.append(len(gu))
-    t, nt = _tuple_ids(xp, oc, occ)
-    e, ne = _tuple_ids(xp, gc, gcc)
-    p = xp.bincount(t, minlength=nt) / n
-    size = xp.bincount(e, minlength=ne)
+    t, t_size = _classes_encoded(*encode_columns(original, qids, be), be)
+    e, size = _classes_encoded(*encode_columns(released, qids, be), be)
+    nt, ne = int(t_size.shape[0]), int(size.shape[0])
+    p = t_size / n
     uniq_pair = xp.unique(e * nt + t)
     pe, pt = uniq_pair // nt, uniq_pair % nt
     d = xp.bincount(pe, minlength=ne)  # distinct original tuples per class
