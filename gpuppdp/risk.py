@@ -272,7 +272,9 @@ def population_groups(data: pd.DataFrame, population: pd.DataFrame,
     over = int(backend.scalar((xp.where(sizes > big, sizes, 0)).sum()))
     if over:
         raise ValueError(f"the table is not a sample of the population: {over} record(s) have "
-                         "QID values that occur more often than in the population")
+                         "QID values that occur more often than in the population (both must "
+                         "show the QIDs alike: for a released table, generalize the population "
+                         "to the release's levels first)")
     return ids[:n], sizes, big
 
 
