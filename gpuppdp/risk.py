@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .backend import Backend, get_backend
+from .transform import suppressed_rows
 
 __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_columns",
            "class_sizes", "class_sizes_encoded", "sample_risk_summary", "population_class_sizes",
@@ -723,16 +724,26 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
                 attributes: bool = True, population: pd.DataFrame | None = None) -> dict:
     """Sample summary, population uniqueness (when ``population_size`` is given) and
     attribute risks, in the layout of ``arx_adult_risk.json``; journalist and marketer
-    risks against a ``population`` table when one is given."""
+    risks against a ``population`` table when one is given.
+
+    Rows whose QIDs are all ``'*'`` (suppressed in a release) are left out of every figure,
+    as ARX's risk models skip suppressed records; ``suppressed_rows`` counts them."""
     backend = get_backend(backend)
     qids = _check_qids(data, quasi_identifiers)
+    suppressed = suppressed_rows(data, qids)
+    n_suppressed = int(suppressed.sum())
+    if n_suppressed:
+        if n_suppressed == len(data):
+            raise ValueError(f"no rows to measure: all {len(data)} rows are suppressed (all "
+                             "quasi-identifiers '*')")
+        data = data.loc[~suppressed]
     if population is None:
         sizes = class_sizes(data, qids, backend)
         summary = sample_risk_summary(sizes, backend)
     else:
         sizes, big = population_class_sizes(data, population, qids, backend)
         summary = sample_risk_summary(sizes, backend, population_sizes=big)
-    rep = {"quasi_identifiers": qids}
+    rep = {"quasi_identifiers": qids, "suppressed_rows": n_suppressed}
     rep.update(summary.to_dict())
     rep["population_size"] = None
     rep["population_uniqueness"] = None

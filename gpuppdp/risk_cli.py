@@ -93,6 +93,9 @@ def format_report(rep: dict, top: int = 10) -> str:
         "records at risk (risk > threshold): " + ", ".join(
             f"{t}: {_pct(v)}" for t, v in rep["records_at_risk"].items()),
     ]
+    if rep.get("suppressed_rows"):
+        lines.insert(1, f"suppressed rows (all quasi-identifiers '*', left out): "
+                        f"{rep['suppressed_rows']}")
     pu = rep.get("population_uniqueness")
     if pu is not None:
         lines.append(

@@ -330,3 +330,17 @@ def test_population_must_contain_the_sample(tmp_path, capsys):
     assert run(["risk", str(tmp_path / "s.csv"), "--qi", "a", "--population",
                 str(tmp_path / "p.csv"), "--sep", ","]) == 0
     assert "journalist risk: highest 1, lowest 0.5" in capsys.readouterr().out
+
+
+def test_suppressed_rows_are_left_out(backend):
+    """A release's all-'*' rows are not a class of their own (ARX skips suppressed records)."""
+    release = pd.DataFrame({"a": ["x", "x", "y", "y", "y", "*", "*"],
+                            "b": ["1", "1", "2", "2", "2", "*", "*"]})
+    rep = risk_report(release, ["a", "b"], backend=backend)
+    assert rep["suppressed_rows"] == 2
+    assert (rep["records"], rep["equivalence_classes"]) == (5, 2)
+    assert rep["prosecutor_highest_risk"] == 0.5
+    assert rep["attribute_risks"]["a"]["distinction"] == pytest.approx(2 / 5)
+    assert risk_report(release.iloc[:5], ["a", "b"], backend=backend)["suppressed_rows"] == 0
+    with pytest.raises(ValueError, match="all 2 rows are suppressed"):
+        risk_report(release.iloc[5:], ["a", "b"])
