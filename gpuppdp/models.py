@@ -912,18 +912,40 @@ class PrivacyLoss(_SensitiveModel):
 # ---------------------------------------------------------------------------------------
 # models on groups of classes: k-anonymity over several QID subsets, LKC-privacy
 # ---------------------------------------------------------------------------------------
-def _subset_groups(classes: Classes, columns: Sequence[int]):
-    """Group id (device int64, 0..G-1) of every class of the batch: classes share a group iff
-    they belong to the same node and carry the same codes on ``columns`` (at the node's
-    levels).  Ranked column by column, so keys never exceed ``C * radix`` (no overflow)."""
+def _subset_groups(classes: Classes, subsets: Sequence[Sequence[int]]):
+    """``(gid, n_groups)``: ``gid`` (S, C) device int64, the group of every class of the batch
+    for every subset of QID columns, numbered across all subsets (0..n_groups-1).  Classes
+    share a group iff they belong to the same node and carry the same codes on the subset's
+    columns (at the node's levels).  A subset is ranked from its prefix (cached), one column
+    at a time, so keys never exceed ``C * radix`` (no overflow)."""
     xp = classes.xp
-    gid = classes.node.astype(xp.int64)
-    for j in columns:
-        col = classes.codes[:, j].astype(xp.int64)
-        radix = int(col.max()) + 1 if col.shape[0] else 1
-        _, gid = xp.unique(gid * radix + col, return_inverse=True)
-        gid = gid.reshape(-1).astype(xp.int64)
-    return gid
+    ranked: dict[tuple, tuple] = {(): (classes.node.astype(xp.int64), 0)}
+
+    def rank(cols: tuple):
+        hit = ranked.get(cols)
+        if hit is None:
+            parent, _ = rank(cols[:-1])
+            col = classes.codes[:, cols[-1]].astype(xp.int64)
+            radix = int(col.max()) + 1
+            uniq, gid = xp.unique(parent * radix + col, return_inverse=True)
+            hit = ranked[cols] = (gid.reshape(-1).astype(xp.int64), int(uniq.shape[0]))
+        return hit
+
+    out, offset = [], 0
+    for cols in subsets:
+        gid, n_groups = rank(tuple(cols))
+        out.append(gid + offset)
+        offset += n_groups
+    return xp.stack(out), offset
+
+
+def _group_sizes(classes: Classes, gid, n_groups: int, alive):
+    """Records of the ``alive`` classes per group (``gid`` (S, C), see
+    :func:`_subset_groups`), float64."""
+    xp = classes.xp
+    weights = xp.where(alive, classes.size, 0).astype(xp.float64)
+    return xp.bincount(gid.ravel(), weights=xp.broadcast_to(weights, gid.shape).ravel(),
+                       minlength=n_groups)
 
 
 class _GroupModel(PrivacyModel):
@@ -954,8 +976,12 @@ class _GroupModel(PrivacyModel):
             raise RuntimeError(f"{self!r} is not bound to a table: call model.bind(encoded) "
                                "first (the Anonymizer and the Evaluator do)")
 
+    #: subsets are judged in chunks of at most this many (subset, class or entry) pairs
+    chunk_pairs = 8_000_000
+
     def _group_fails(self, classes: Classes, gid, n_groups: int, alive):
-        """Per group: does it violate the model, counting only the ``alive`` classes?"""
+        """Per group: does it violate the model, counting only the ``alive`` classes?
+        ``gid`` (S, C) holds every class's group for each of S subsets."""
         raise NotImplementedError
 
     def class_fails(self, classes: Classes, suppressed=None):
@@ -965,15 +991,15 @@ class _GroupModel(PrivacyModel):
         fails = xp.zeros(n, dtype=xp.bool_) if suppressed is None else suppressed.copy()
         if n == 0:
             return fails
-        groups = []
-        for cols in self._subsets_idx:
-            gid = _subset_groups(classes, cols)
-            groups.append((gid, int(gid.max()) + 1))
+        width = max(n, 0 if classes.entry_class is None else int(classes.entry_class.shape[0]))
+        step = max(1, self.chunk_pairs // width)
+        chunks = [_subset_groups(classes, self._subsets_idx[i:i + step])
+                  for i in range(0, len(self._subsets_idx), step)]
         while True:
             alive = ~fails
             new = xp.zeros(n, dtype=xp.bool_)
-            for gid, n_groups in groups:
-                new |= self._group_fails(classes, gid, n_groups, alive)[gid]
+            for gid, n_groups in chunks:
+                new |= self._group_fails(classes, gid, n_groups, alive)[gid].any(axis=0)
             new &= alive
             if not bool(new.any()):
                 return fails
@@ -1018,10 +1044,7 @@ class KAnonymityOnSubsets(_GroupModel):
         return [sorted(names.index(c) for c in s) for s in self.subsets]
 
     def _group_fails(self, classes, gid, n_groups, alive):
-        xp = classes.xp
-        sizes = xp.bincount(gid, weights=xp.where(alive, classes.size, 0).astype(xp.float64),
-                            minlength=n_groups)
-        return sizes < self.k
+        return _group_sizes(classes, gid, n_groups, alive) < self.k
 
     def describe(self) -> dict:
         return {"model": "k-anonymity-on-subsets", "k": self.k,
@@ -1082,8 +1105,7 @@ class LKCPrivacy(_GroupModel):
 
     def _group_fails(self, classes, gid, n_groups, alive):
         xp = classes.xp
-        sizes = xp.bincount(gid, weights=xp.where(alive, classes.size, 0).astype(xp.float64),
-                            minlength=n_groups)
+        sizes = _group_sizes(classes, gid, n_groups, alive)
         bad = sizes < self.K
         if self.sensitive_attribute is None or self.C >= 1.0:
             return bad
@@ -1094,7 +1116,9 @@ class LKCPrivacy(_GroupModel):
         sens = classes.entry_sens.astype(xp.int64)
         count = xp.where(alive[cls] & self._listed[sens], classes.entry_count, 0)
         m = self._n_values
-        per = xp.bincount(gid[cls] * m + sens, weights=count.astype(xp.float64),
+        keys = gid[:, cls] * m + sens[None, :]
+        weights = xp.broadcast_to(count.astype(xp.float64), keys.shape)
+        per = xp.bincount(keys.ravel(), weights=weights.ravel(),
                           minlength=n_groups * m).reshape(n_groups, m)
         conf = per.max(axis=1) / xp.maximum(sizes, 1.0)
         return bad | (conf > self.C)
