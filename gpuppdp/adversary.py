@@ -15,7 +15,8 @@
 
 Values are compared as strings (as released labels are); original QID values are mapped to
 the release's level through their :class:`~gpuppdp.hierarchy.Hierarchy` when hierarchies are
-given.  Everything is pandas merges and group-bys on the host, no loop over rows or classes.
+given.  Records are grouped on the backend's arrays (``backend="cpu"`` or ``"gpu"``); a prior
+table is joined with pandas on the host; no loop over rows or classes.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .backend import Backend, get_backend
 from .hierarchy import Hierarchy
+from .risk import _classes_encoded, encode_columns
 from .transform import suppressed_rows
 from .utility import released_levels
 
@@ -97,12 +100,19 @@ def _levels(released, qids, hierarchies, levels) -> dict | None:
 # posterior beliefs
 # --------------------------------------------------------------------------------------------
 
-def _class_counts(released, qids, sensitive) -> pd.DataFrame:
-    """``n(q*, s)`` for every class and value it holds, with the class size."""
+def _class_counts(released, qids, sensitive, backend: Backend) -> pd.DataFrame:
+    """``n(q*, s)`` for every class and value it holds, with the class size, sorted by the
+    labels (grouped on ``backend``)."""
+    xp = backend.xp
     labels = pd.DataFrame({c: _as_str(released[c]) for c in [*qids, sensitive]})
-    counts = labels.groupby([*qids, sensitive], sort=True).size().rename("count").reset_index()
-    counts["class_size"] = counts.groupby(qids)["count"].transform("sum")
-    return counts
+    codes, cards = encode_columns(labels, [*qids, sensitive], backend)
+    cls, sizes = _classes_encoded(codes[:-1], cards[:-1], backend)
+    pair = cls * cards[-1] + codes[-1].astype(xp.int64)
+    uniq, first, count = xp.unique(pair, return_index=True, return_counts=True)
+    counts = labels.iloc[backend.to_host(first)].reset_index(drop=True)
+    counts["count"] = backend.to_host(count).astype(np.int64)
+    counts["class_size"] = backend.to_host(sizes[uniq // cards[-1]]).astype(np.int64)
+    return counts.sort_values([*qids, sensitive], ignore_index=True)
 
 
 def _mapping_prior(prior: Mapping, observed: np.ndarray, sensitive: str) -> dict:
@@ -152,7 +162,8 @@ def _table_beliefs(counts, prior: pd.DataFrame, qids, sensitive, hierarchies, le
 
 def posterior_beliefs(released: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive: str,
                       prior=None, *, hierarchies: Mapping[str, Hierarchy] | None = None,
-                      levels: Mapping[str, int] | None = None) -> pd.DataFrame:
+                      levels: Mapping[str, int] | None = None,
+                      backend: Backend | str = "cpu") -> pd.DataFrame:
     """The Bayes-optimal adversary's belief in each sensitive value of each released class
     (Machanavajjhala et al. 2007, Section 3.1, Theorem 3.1; formula in the module docstring).
 
@@ -172,7 +183,7 @@ def posterior_beliefs(released: pd.DataFrame, quasi_identifiers: Sequence[str], 
     ``prior`` ``f(s|q)``, ``posterior`` ``beta``, ``gain = posterior - prior`` and ``ratio =
     posterior / prior``.  Rows whose QIDs are all ``'*'`` (suppressed) form a class of their
     own: their sensitive values are released too.  A target whose prior gives every value of its
-    class probability 0 has posterior NaN.
+    class probability 0 has posterior NaN.  ``backend`` groups the records (NumPy or CuPy).
     """
     qids = _check_qids(quasi_identifiers)
     if not isinstance(sensitive, str):
@@ -180,7 +191,7 @@ def posterior_beliefs(released: pd.DataFrame, quasi_identifiers: Sequence[str], 
     if sensitive in qids:
         raise ValueError(f"sensitive: {sensitive!r} is also a quasi-identifier")
     _check_frame("released", released, [*qids, sensitive])
-    counts = _class_counts(released, qids, sensitive)
+    counts = _class_counts(released, qids, sensitive, get_backend(backend))
     if prior is None or isinstance(prior, Mapping):
         if prior is None:
             total = counts.groupby(sensitive)["count"].sum()
@@ -228,7 +239,8 @@ def largest_gain(beliefs: pd.DataFrame) -> dict:
 def linkage_check(released: pd.DataFrame, external: pd.DataFrame,
                   quasi_identifiers: Sequence[str], k: int = 2, *,
                   hierarchies: Mapping[str, Hierarchy] | None = None,
-                  levels: Mapping[str, int] | None = None) -> dict:
+                  levels: Mapping[str, int] | None = None,
+                  backend: Backend | str = "cpu") -> dict:
     """Link an identified ``external`` table (original values) to the release on the QIDs.
 
     An external record's candidates are the released records whose QID labels equal its
@@ -242,7 +254,8 @@ def linkage_check(released: pd.DataFrame, external: pd.DataFrame,
 
     Returns ``external_records``, ``k``, ``linked_0`` (no candidate), ``linked_1`` (exactly
     one: re-identified), ``linked_below_k`` (``1 <= candidates < k``) and ``candidates``
-    (int64 array, one entry per external row, in its order).
+    (host int64 array, one entry per external row, in its order).  The join is a grouping of
+    both tables' rows together on ``backend`` (NumPy or CuPy).
     """
     qids = _check_qids(quasi_identifiers)
     if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
@@ -250,12 +263,20 @@ def linkage_check(released: pd.DataFrame, external: pd.DataFrame,
     _check_frame("released", released, qids, empty_ok=True)
     _check_frame("external", external, qids)
     lv = _levels(released, qids, hierarchies, levels)
+    be = get_backend(backend)
+    xp = be.xp
     shown = released.loc[~suppressed_rows(released, qids), qids]
-    classes = pd.DataFrame({q: _as_str(shown[q]) for q in qids}, index=shown.index)
-    sizes = classes.groupby(qids, sort=False).size().rename("candidates").reset_index()
-    keys = _generalized(external, qids, hierarchies, lv)
-    cand = keys.merge(sizes, on=qids, how="left")["candidates"]
-    cand = cand.fillna(0).to_numpy(dtype=np.int64)
-    return {"external_records": int(len(cand)), "k": int(k),
-            "linked_0": int((cand == 0).sum()), "linked_1": int((cand == 1).sum()),
-            "linked_below_k": int(((cand >= 1) & (cand < k)).sum()), "candidates": cand}
+    classes = pd.DataFrame({q: _as_str(shown[q]) for q in qids})
+    keys = _generalized(external, qids, hierarchies, lv).reset_index(drop=True)
+    # released rows and external records grouped together: a record's candidates are the
+    # released rows in its group
+    group, _ = _classes_encoded(*encode_columns(pd.concat([classes, keys], ignore_index=True),
+                                                qids, be), be)
+    n_shown = len(classes)
+    in_release = xp.bincount(group[:n_shown], minlength=int(be.scalar(group.max())) + 1)
+    cand = in_release[group[n_shown:]]
+    counts = be.to_host(xp.stack([(cand == 0).sum(), (cand == 1).sum(),
+                                  ((cand >= 1) & (cand < k)).sum()]))
+    return {"external_records": int(cand.shape[0]), "k": int(k), "linked_0": int(counts[0]),
+            "linked_1": int(counts[1]), "linked_below_k": int(counts[2]),
+            "candidates": be.to_host(cand).astype(np.int64)}

@@ -256,3 +256,24 @@ def test_bad_input_is_rejected(inpatient):
         posterior_beliefs(released, QIDS, "condition", prior=[0.2, 0.8])
     with pytest.raises(ValueError, match="empty"):
         posterior_beliefs(released.iloc[:0], QIDS, "condition")
+
+
+# ------------------------------------------------------------------------ backends
+
+def test_every_backend_gives_the_same_view(inpatient, backend):
+    original, released, hierarchies = inpatient
+    released = released.copy()
+    released.loc[[0, 5], QIDS] = "*"
+    cpu = posterior_beliefs(released, QIDS, "condition", backend="cpu")
+    got = posterior_beliefs(released, QIDS, "condition", backend=backend)
+    pd.testing.assert_frame_equal(got, cpu)
+    prior = {"Heart Disease": 0.2, "Viral Infection": 0.3, "Cancer": 0.5}
+    pd.testing.assert_frame_equal(
+        posterior_beliefs(released, QIDS, "condition", prior, backend=backend),
+        posterior_beliefs(released, QIDS, "condition", prior, backend="cpu"))
+    link = linkage_check(released, original, QIDS, k=3, hierarchies=hierarchies,
+                         levels={"zip": 1, "age": 1, "nationality": 1}, backend=backend)
+    want = linkage_check(released, original, QIDS, k=3, hierarchies=hierarchies,
+                         levels={"zip": 1, "age": 1, "nationality": 1}, backend="cpu")
+    np.testing.assert_array_equal(link.pop("candidates"), want.pop("candidates"))
+    assert link == want
