@@ -30,7 +30,7 @@ import pandas as pd
 
 from .backend import Backend, get_backend
 from .hierarchy import Hierarchy
-from .risk import _classes_encoded, encode_columns
+from .risk import _classes_encoded, encode_columns, qid_list
 from .transform import suppressed_rows
 from .utility import released_levels
 
@@ -47,16 +47,6 @@ def _check_frame(name: str, data, columns: Sequence[str], *, empty_ok: bool = Fa
         raise ValueError(f"{name}: column(s) not in the data: {', '.join(map(repr, missing))}")
     if not empty_ok and len(data) == 0:
         raise ValueError(f"{name}: the table is empty (0 rows)")
-
-
-def _check_qids(quasi_identifiers) -> list[str]:
-    qids = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers)
-    if not qids:
-        raise ValueError("quasi_identifiers: at least one column is needed, got none")
-    dup = sorted({q for q in qids if qids.count(q) > 1})
-    if dup:
-        raise ValueError(f"quasi_identifiers: column(s) given twice: {', '.join(map(repr, dup))}")
-    return qids
 
 
 def _as_str(column: pd.Series) -> np.ndarray:
@@ -185,7 +175,7 @@ def posterior_beliefs(released: pd.DataFrame, quasi_identifiers: Sequence[str], 
     own: their sensitive values are released too.  A target whose prior gives every value of its
     class probability 0 has posterior NaN.  ``backend`` groups the records (NumPy or CuPy).
     """
-    qids = _check_qids(quasi_identifiers)
+    qids = qid_list(quasi_identifiers)
     if not isinstance(sensitive, str):
         raise TypeError(f"sensitive must be one column name, got {sensitive!r}")
     if sensitive in qids:
@@ -257,7 +247,7 @@ def linkage_check(released: pd.DataFrame, external: pd.DataFrame,
     (host int64 array, one entry per external row, in its order).  The join is a grouping of
     both tables' rows together on ``backend`` (NumPy or CuPy).
     """
-    qids = _check_qids(quasi_identifiers)
+    qids = qid_list(quasi_identifiers)
     if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
     _check_frame("released", released, qids, empty_ok=True)

@@ -49,17 +49,21 @@ _DENSE_FACTOR = 4  # ... and counted with a dense bincount up to this times that
 # encoding and class sizes
 # --------------------------------------------------------------------------------------------
 
-def _check_qids(data, qids) -> list[str]:
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-    if isinstance(qids, str):
-        qids = [qids]
-    qids = list(qids)
+def qid_list(quasi_identifiers) -> list[str]:
+    """``quasi_identifiers`` as a list of distinct column names (one name may be a string)."""
+    qids = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers)
     if not qids:
         raise ValueError("quasi_identifiers: at least one column is needed, got none")
     dup = sorted({q for q in qids if qids.count(q) > 1})
     if dup:
         raise ValueError(f"quasi_identifiers: column(s) given twice: {', '.join(map(repr, dup))}")
+    return qids
+
+
+def _check_qids(data, qids) -> list[str]:
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    qids = qid_list(qids)
     missing = [q for q in qids if q not in data.columns]
     if missing:
         raise ValueError(f"quasi_identifiers: column(s) not in the data: "

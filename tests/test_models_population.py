@@ -21,7 +21,7 @@ from gpuppdp.encoding import Schema, encode
 from gpuppdp.evaluate import Evaluator
 from gpuppdp.lattice import Lattice
 from gpuppdp.metrics import make_metric
-from gpuppdp.models import DistinctLDiversity, EntropyLDiversity, KAnonymity, TCloseness
+from gpuppdp.models import DistinctLDiversity, EntropyLDiversity, TCloseness
 from gpuppdp.population import DeltaPresence, KMap
 from tests.test_models_ldiv_tclose import generalize, hierarchies_of, random_table
 
