@@ -22,6 +22,10 @@ class Lattice:
         self.strides = np.concatenate([[1], np.cumprod(self.radix)[:-1]]).astype(np.int64)
         self.size = int(np.prod(self.radix))
         self.max_height = int(self.max_levels.sum())
+        # (stride, radix, max level) per attribute as Python ints: successors() runs per
+        # checked node in the search, where NumPy scalar arithmetic would dominate
+        self._digits = [(int(s), int(r), int(m)) for s, r, m in
+                        zip(self.strides, self.radix, self.max_levels)]
 
     @property
     def n_attributes(self) -> int:
@@ -37,9 +41,9 @@ class Lattice:
 
     def successors(self, node_id: int) -> list[int]:
         """Direct generalizations, ascending attribute index."""
-        levels = self.levels_of([node_id])[0]
-        return [node_id + int(self.strides[i]) for i in range(self.n_attributes)
-                if levels[i] < self.max_levels[i]]
+        node_id = int(node_id)
+        return [node_id + stride for stride, radix, top in self._digits
+                if node_id // stride % radix < top]
 
     @property
     def top(self) -> int:
