@@ -8,7 +8,7 @@ figures.
 
 Sections: summary; class-size distribution of the release; records by risk level and the risk
 summary before and after; per-class privacy losses and the sensitive distribution of the worst
-class (with a sensitive attribute); distinction and separation of the QID subsets; the lattice
+class (for each sensitive attribute); distinction and separation of the QID subsets; the lattice
 nodes the search evaluated.
 """
 
@@ -108,15 +108,19 @@ def _records_by_risk(sizes: np.ndarray | None, levels: list[dict]) -> list[int |
     return [int(sizes[(risk > lv["low"]) & (risk <= lv["high"])].sum()) for lv in levels]
 
 
-def _sensitive_column(result: AnonymizationResult, sensitive) -> str | None:
+def _sensitive_columns(result: AnonymizationResult, sensitive) -> list[str]:
+    """The sensitive attributes of sections 4-5: those given, else those the models refer to
+    (in the schema's order), else the first declared one."""
     declared = list(result._anonymizer.schema.sensitive)
     if sensitive is not None:
-        if sensitive not in declared:
-            raise ValueError(f"sensitive: {sensitive!r} is not a sensitive attribute of this "
-                             f"anonymization (declared: {declared or 'none'})")
-        return sensitive
+        wanted = [sensitive] if isinstance(sensitive, str) else list(sensitive)
+        for name in wanted:
+            if name not in declared:
+                raise ValueError(f"sensitive: {name!r} is not a sensitive attribute of this "
+                                 f"anonymization (declared: {declared or 'none'})")
+        return wanted
     referred = {m.sensitive_attribute for m in result._anonymizer.models}
-    return next((c for c in declared if c in referred), declared[0] if declared else None)
+    return [c for c in declared if c in referred] or declared[:1]
 
 
 def _privacy_losses(kept: pd.DataFrame, qids, sensitive, backend, max_classes: int,
@@ -206,7 +210,7 @@ def _lattice(result: AnonymizationResult, qids, max_nodes: int) -> dict:
     return out
 
 
-def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive: str | None = None,
+def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=None,
                  max_classes: int = 50, max_values: int = 30, max_subsets: int = 255,
                  max_nodes: int = 3000) -> dict:
     """The report's figures as a JSON-ready dict (the JSON twin of the HTML).
@@ -215,8 +219,8 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive: 
     ----------
     result : AnonymizationResult
     data : the input table ``result`` was fitted on (for the "before" figures)
-    sensitive : the sensitive attribute of sections 4-5 (default: the first one a model refers
-        to, else the first declared); none declared: those sections are empty
+    sensitive : the sensitive attribute(s) of sections 4-5, one part each (default: those the
+        models refer to, else the first declared); none declared: those sections are empty
     max_classes : classes shown in the per-class loss plot (largest distribution loss first)
     max_values : sensitive values shown for the worst class (the rest summed as "other")
     max_subsets : QID subsets in the distinction/separation table
@@ -236,7 +240,7 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive: 
         raise ValueError(f"data must be the table the result was fitted on "
                          f"({result.release.input_rows} rows with columns {qids}); got "
                          f"{len(data)} rows" + (f" without {missing}" if missing else ""))
-    sens = _sensitive_column(result, sensitive)
+    sens = _sensitive_columns(result, sensitive)
     backend = result._evaluator.backend
     released = result.released
     kept = released.loc[~suppressed_rows(released, qids)].reset_index(drop=True)
@@ -267,8 +271,10 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive: 
                       "mean": float(after.mean()), "bins": _size_bins(after)}
 
     losses = worst = None
-    if sens is not None and len(kept):
-        losses, worst = _privacy_losses(kept, qids, sens, backend, max_classes, max_values)
+    if sens and len(kept):
+        losses, worst = (list(x) for x in zip(*[
+            _privacy_losses(kept, qids, name, backend, max_classes, max_values)
+            for name in sens]))
 
     report = {
         "title": "Anonymization report",
@@ -542,7 +548,7 @@ def _summary_html(s: dict) -> str:
                    f"{_num(s['lattice_size'])}"),
         ("Backend", s["backend"]),
         ("Timings", ", ".join(f"{k} {v:.3f} s" for k, v in s["timings"].items())),
-        ("Sensitive attribute", s["sensitive"] or "none"),
+        ("Sensitive attributes", ", ".join(s["sensitive"]) or "none"),
     ]
     models = "".join(f"<li>{_e(_model_text(m))}</li>" for m in s["models"])
     return "\n".join([
@@ -597,10 +603,14 @@ def _risk_html(risk: dict) -> str:
         _table(("Risk summary", "Input", "Release"), rows, numeric=(1, 2))])
 
 
-def _losses_html(pl: dict | None, summary: dict) -> str:
-    if pl is None:
+def _losses_html(parts: list | None, summary: dict) -> str:
+    if parts is None:
         return ("<p>No sensitive attribute: there are no privacy losses to show.</p>"
-                if summary["sensitive"] is None else "<p>Every record is suppressed.</p>")
+                if not summary["sensitive"] else "<p>Every record is suppressed.</p>")
+    return "\n".join(_attribute_losses_html(pl) for pl in parts)
+
+
+def _attribute_losses_html(pl: dict) -> str:
     rows = pl["rows"]
     svg = _bar_chart(f"Privacy loss per class ({pl['shown']} of {pl['classes']}, largest first)",
                      [f"#{r['rank']}" for r in rows],
@@ -621,9 +631,13 @@ def _losses_html(pl: dict | None, summary: dict) -> str:
         svg, f"<details><summary>The {pl['shown']} classes</summary>{table}</details>"])
 
 
-def _worst_html(w: dict | None) -> str:
-    if w is None:
+def _worst_html(parts: list | None) -> str:
+    if parts is None:
         return "<p>No sensitive attribute (or no released record): nothing to compare.</p>"
+    return "\n".join(_attribute_worst_html(w) for w in parts)
+
+
+def _attribute_worst_html(w: dict) -> str:
     vals = w["values"]
     svg = _bar_chart(f"{w['sensitive']}: worst class against all released records",
                      [v["value"] for v in vals],

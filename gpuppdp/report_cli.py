@@ -57,9 +57,8 @@ def run_report(args: argparse.Namespace) -> int:
         write_table(result.released, args.output)
         print(f"released table     {args.output} ({len(result.released)} rows)")
     html_path, json_path = result.report(
-        args.html, json_path=args.json,
-        sensitive=args.sensitive[0][0] if args.sensitive else None,
-        max_classes=args.top_classes, max_subsets=args.max_subsets)
+        args.html, json_path=args.json, max_classes=args.top_classes,
+        max_subsets=args.max_subsets)
     print(f"report             {html_path}")
     print(f"report data        {json_path}")
     return 0

@@ -88,13 +88,13 @@ def test_json_twin_agrees_with_result(written, result, adult):
     assert sum(lv["release_records"] for lv in risk["levels"]) == result.release.released_rows
     measured = check(result.released, quasi_identifiers=QIDS, sensitive="occupation",
                      backend="cpu")
-    pl = rep["privacy_losses"]
+    (pl,) = rep["privacy_losses"]
     assert pl["classes"] == result.equivalence_classes == pl["shown"]
     assert pl["distribution_loss_max"] == pytest.approx(measured["distribution_loss_max"])
     assert pl["entropy_loss_max"] == pytest.approx(measured["entropy_loss_max"])
     losses = [r["distribution_loss"] for r in pl["rows"]]
     assert losses == sorted(losses, reverse=True)
-    worst = rep["worst_class"]
+    (worst,) = rep["worst_class"]
     assert worst["distribution_loss"] == pl["rows"][0]["distribution_loss"]
     assert sum(v["class_count"] for v in worst["values"]) == worst["size"]
     assert sum(v["overall_share"] for v in worst["values"]) == pytest.approx(1.0)
@@ -227,3 +227,26 @@ def test_cli_end_to_end(adult, result, tmp_path, capsys):
         main(argv[:-4])  # no --html
     assert exc.value.code == 2
     assert "--html" in capsys.readouterr().err
+
+
+def test_one_part_per_sensitive_attribute(adult):
+    """Models on two sensitive attributes: sections 4 and 5 show one plot for each, and their
+    figures are the checker's for that attribute."""
+    table, hierarchies = adult
+    result = Anonymizer(quasi_identifiers=hierarchies, sensitive=["occupation", "salary-class"],
+                        others="insensitive", k=5,
+                        models=[DistinctLDiversity("occupation", 3),
+                                DistinctLDiversity("salary-class", 2)],
+                        suppression_limit=0.05, backend="cpu", seed=0).fit(table)
+    rep = build_report(result, table)
+    assert rep["summary"]["sensitive"] == ["occupation", "salary-class"]
+    assert [p["sensitive"] for p in rep["privacy_losses"]] == ["occupation", "salary-class"]
+    assert [w["sensitive"] for w in rep["worst_class"]] == ["occupation", "salary-class"]
+    for part in rep["privacy_losses"]:
+        measured = check(result.released, quasi_identifiers=QIDS, sensitive=part["sensitive"],
+                         backend="cpu")
+        assert part["distribution_loss_max"] == pytest.approx(measured["distribution_loss_max"])
+    parts = sections(render_html(rep))
+    assert parts["privacy_losses"].count("<svg") == parts["worst_class"].count("<svg") == 2
+    only = build_report(result, table, sensitive="salary-class")
+    assert [p["sensitive"] for p in only["privacy_losses"]] == ["salary-class"]
