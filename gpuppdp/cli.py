@@ -6,22 +6,20 @@ Errors exit with status 2 and one line on stderr (no traceback).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
 import time
 
 from . import datasets
-from .anonymizer import AnonymizationResult, Anonymizer, NoSolutionError
+from .anonymizer import Anonymizer, NoSolutionError
 from .backend import BackendError
 from .check_cli import register as register_check
 from .cli_common import (ProgressBar, add_anonymization_options, add_run_options,
-                         anonymizer_from_args, format_summary)
+                         anonymizer_from_args, print_result)
 from .dp.cli import register as register_dp_histogram
 from .encoding import SchemaError
 from .hierarchy import HierarchyError
-from .io import write_table
 from .report_cli import register as register_report
 from .risk_cli import register as register_risk
 
@@ -29,17 +27,6 @@ __all__ = ["main"]
 
 USER_ERRORS = (ValueError, TypeError, KeyError, FileNotFoundError, SchemaError, HierarchyError,
                NoSolutionError, BackendError, OSError)
-
-
-def _finish(result: AnonymizationResult, output: str | None, json_path: str | None) -> None:
-    print(format_summary(result))
-    if output:
-        write_table(result.released, output)
-        print(f"released table     {output} ({len(result.released)} rows)")
-    if json_path:
-        with open(json_path, "w", encoding="utf-8") as fh:
-            json.dump(result.summary(), fh, indent=2)
-        print(f"summary            {json_path}")
 
 
 def cmd_demo(args) -> int:
@@ -50,7 +37,7 @@ def cmd_demo(args) -> int:
                             metric="loss", search=args.search, backend=args.backend,
                             seed=args.seed)
     result = anonymizer.fit(data, progress=ProgressBar("search", not args.quiet))
-    _finish(result, args.output, args.json)
+    print_result(result, args.output, args.json)
     return 0
 
 
@@ -59,7 +46,7 @@ def cmd_anonymize(args) -> int:
     data, anonymizer = anonymizer_from_args(args)
     logging.getLogger("gpuppdp").debug("loaded in %.3f s", time.perf_counter() - t0)
     result = anonymizer.fit(data, progress=ProgressBar("search", not args.quiet))
-    _finish(result, args.output, args.json)
+    print_result(result, args.output, args.json)
     return 0
 
 

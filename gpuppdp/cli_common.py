@@ -5,13 +5,14 @@ result summary."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from .anonymizer import AnonymizationResult, Anonymizer
 from .backend import BACKEND_CHOICES
 from .encoding import SchemaError
 from .hierarchy import Hierarchy
-from .io import read_table
+from .io import read_table, write_table
 from .metrics import METRICS
 from .models import (TCLOSENESS_DISTANCES, AlphaKAnonymity, BetaLikeness,
                      DeltaDisclosurePrivacy, DistinctLDiversity, EntropyLDiversity,
@@ -22,7 +23,7 @@ from .search import SEARCHES
 from .transform import SUPPRESSION_MODES
 
 __all__ = ["ProgressBar", "add_anonymization_options", "add_run_options",
-           "anonymizer_from_args", "format_summary"]
+           "anonymizer_from_args", "format_summary", "print_result"]
 
 
 class ProgressBar:
@@ -321,6 +322,20 @@ def format_summary(result: AnonymizationResult) -> str:
         f"(total {s['timings']['total']:.3f} s)",
     ]
     return "\n".join(lines)
+
+
+def print_result(result: AnonymizationResult, output: str | None,
+                 json_path: str | None = None) -> None:
+    """Print the summary; write the released table to ``output`` and the summary as JSON to
+    ``json_path`` when given."""
+    print(format_summary(result))
+    if output:
+        write_table(result.released, output)
+        print(f"released table     {output} ({len(result.released)} rows)")
+    if json_path:
+        with open(json_path, "w", encoding="utf-8") as fh:
+            json.dump(result.summary(), fh, indent=2)
+        print(f"summary            {json_path}")
 
 
 def add_run_options(p: argparse.ArgumentParser,

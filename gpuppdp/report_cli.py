@@ -15,8 +15,7 @@ from __future__ import annotations
 import argparse
 
 from .cli_common import (ProgressBar, add_anonymization_options, add_run_options,
-                         anonymizer_from_args, format_summary)
-from .io import write_table
+                         anonymizer_from_args, print_result)
 
 __all__ = ["register", "run_report"]
 
@@ -52,10 +51,7 @@ def run_report(args: argparse.Namespace) -> int:
             raise ValueError(f"{option} must be at least 1, got {value}")
     data, anonymizer = anonymizer_from_args(args)
     result = anonymizer.fit(data, progress=ProgressBar("search", not args.quiet))
-    print(format_summary(result))
-    if args.output:
-        write_table(result.released, args.output)
-        print(f"released table     {args.output} ({len(result.released)} rows)")
+    print_result(result, args.output)
     html_path, json_path = result.report(
         args.html, json_path=args.json, max_classes=args.top_classes,
         max_subsets=args.max_subsets)
