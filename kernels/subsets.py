@@ -65,6 +65,17 @@ def _one_subset_dense(codes_col, radix, weights, pid, use_parent, space, out_ids
     return g, ss
 
 
+@njit(cache=True, inline="always")
+def _sum_squares_and_clear(acc, used, g, table):
+    """Sum of the squared sizes of the ``g`` groups; frees their ``table`` entries (slot or
+    hash position ``used[j]``) for the next subset."""
+    ss = np.int64(0)
+    for j in range(g):
+        ss += acc[j] * acc[j]
+        table[used[j]] = -1
+    return ss
+
+
 @njit(cache=True)
 def _one_subset(codes_col, radix, weights, pid, use_parent, space, out_ids, store, slot, hkeys,
                 hvals, acc, used):
@@ -87,11 +98,7 @@ def _one_subset(codes_col, radix, weights, pid, use_parent, space, out_ids, stor
             acc[s] += weights[i]
             if store:
                 out_ids[i] = s
-        ss = np.int64(0)
-        for j in range(g):
-            ss += acc[j] * acc[j]
-            slot[used[j]] = -1
-        return g, ss
+        return g, _sum_squares_and_clear(acc, used, g, slot)
     mask = hkeys.shape[0] - 1
     for i in range(f):
         k = np.int64(codes_col[i])
@@ -115,11 +122,7 @@ def _one_subset(codes_col, radix, weights, pid, use_parent, space, out_ids, stor
         acc[s] += weights[i]
         if store:
             out_ids[i] = s
-    ss = np.int64(0)
-    for j in range(g):
-        ss += acc[j] * acc[j]
-        hkeys[used[j]] = -1
-    return g, ss
+    return g, _sum_squares_and_clear(acc, used, g, hkeys)
 
 
 @njit(cache=True)
