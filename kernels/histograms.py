@@ -42,8 +42,9 @@ def ordered_sums_reference(values, ptr, init=0.0, abs_prefix=False):
     return out
 
 
-@njit(cache=True)
-def _segment(s, values, ptr, init, abs_prefix, out):
+def _segment_sum(s, values, ptr, init, abs_prefix, out):
+    """Segment ``s``, left to right; compiled for the CPU (``_segment``) and as a CUDA device
+    function (``_segment_device``), so both forms run the same operations in the same order."""
     acc = init
     run = 0.0
     for i in range(ptr[s], ptr[s + 1]):
@@ -53,6 +54,10 @@ def _segment(s, values, ptr, init, abs_prefix, out):
         else:
             acc += values[i]
     out[s] = acc
+
+
+_segment = njit(cache=True)(_segment_sum)
+_segment_device = cuda.jit(device=True)(_segment_sum)
 
 
 @njit(cache=True)
@@ -82,15 +87,7 @@ def ordered_sums_njit(values, ptr, init=0.0, abs_prefix=False):
 def _kernel(values, ptr, init, abs_prefix, out):
     s = cuda.grid(1)
     if s < out.shape[0]:
-        acc = init
-        run = 0.0
-        for i in range(ptr[s], ptr[s + 1]):
-            if abs_prefix:
-                run += values[i]
-                acc += abs(run)
-            else:
-                acc += values[i]
-        out[s] = acc
+        _segment_device(s, values, ptr, init, abs_prefix, out)
 
 
 def ordered_sums_cuda(values, ptr, init, abs_prefix, out):
