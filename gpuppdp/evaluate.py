@@ -222,11 +222,9 @@ class Evaluator:
             row_class = order[xp.searchsorted(class_key[order], row_key)]
         else:
             # classes are distinct and come first, so class c is group c and rows find theirs
-            both = xp.concatenate([classes.codes, row_codes])
-            total = both.shape[0]
-            group, _, _ = kernels.classes(be, be.asarray(np.array([0, total])), both,
-                                          xp.arange(total, dtype=xp.int64))
-            row_class = group[classes.codes.shape[0]:]
+            _, row_class, _ = kernels.common_groups(
+                be, xp.zeros(classes.codes.shape[0], dtype=xp.int64), classes.codes,
+                xp.zeros(self.encoded.n_rows, dtype=xp.int64), row_codes)
         return outlier[row_class], row_codes
 
     def _smallest_kept(self, classes: Classes, outlier, n_nodes: int) -> np.ndarray:

@@ -25,27 +25,7 @@ from .hierarchy import format_values
 from .kernels.grouping import segment_ids
 from .models import Classes, PrivacyModel, _check_int, _check_number, _plain
 
-__all__ = ["KMap", "DeltaPresence", "common_groups"]
-
-
-def common_groups(backend, node_a, codes_a, node_b, codes_b):
-    """Group the rows of two code tables by (node, codes): ``(group_a, group_b, n_groups)``,
-    equal group ids for rows of either table with the same node and the same codes."""
-    xp = backend.xp
-    n_a, n_b = codes_a.shape[0], codes_b.shape[0]
-    total = n_a + n_b
-    dtype = codes_a.dtype if codes_a.dtype.itemsize >= codes_b.dtype.itemsize else codes_b.dtype
-    node = xp.concatenate([node_a.astype(xp.int64), node_b.astype(xp.int64)])
-    codes = xp.concatenate([codes_a.astype(dtype), codes_b.astype(dtype)])
-    order = xp.argsort(node * total + xp.arange(total, dtype=xp.int64))
-    n_nodes = int(node.max()) + 1
-    ptr = xp.concatenate([xp.zeros(1, dtype=xp.int64),
-                          xp.cumsum(xp.bincount(node, minlength=n_nodes))])
-    group, _, class_ptr = kernels.classes(backend, ptr, codes[order],
-                                          xp.arange(total, dtype=xp.int64))
-    out = xp.empty(total, dtype=xp.int64)
-    out[order] = group
-    return out[:n_a], out[n_a:], int(backend.to_host(class_ptr)[-1])
+__all__ = ["KMap", "DeltaPresence"]
 
 
 class _PopulationModel(PrivacyModel):
@@ -93,7 +73,7 @@ class _PopulationModel(PrivacyModel):
         be, xp = encoded.backend, encoded.backend.xp
         sample = xp.stack([c.astype(encoded.code_dtype) for c in encoded.qi_codes], axis=1)
         pop = self._bottom
-        group_s, group_p, n_groups = common_groups(
+        group_s, group_p, n_groups = kernels.common_groups(
             be, xp.zeros(encoded.n_rows, dtype=xp.int64), sample,
             xp.zeros(pop.codes.shape[0], dtype=xp.int64), pop.codes)
         in_sample = xp.bincount(group_s, minlength=n_groups)
@@ -129,7 +109,7 @@ class _PopulationModel(PrivacyModel):
             np.full(n_nodes, entries, dtype=np.int64), off[np.arange(q)[None, :], 0, levels],
             maps, enc.node_radix(levels))
         node = segment_ids(xp, ptr, codes.shape[0])
-        group_c, group_p, n_groups = common_groups(be, classes.node, classes.codes, node, codes)
+        group_c, group_p, n_groups = kernels.common_groups(be, classes.node, classes.codes, node, codes)
         per_group = xp.bincount(group_p, weights=count.astype(xp.float64), minlength=n_groups)
         return per_group[group_c].astype(xp.int64)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import grouping, segsum
 
-__all__ = ["rollup", "classes", "loss_sums", "segment_min"]
+__all__ = ["rollup", "classes", "common_groups", "loss_sums", "segment_min"]
 
 
 def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
@@ -37,6 +37,26 @@ def classes(backend, ptr, codes, first):
     if backend.kernels == "cpu":
         return grouping.classes_njit(ptr, codes, first)
     return grouping.classes_xp(backend.xp, ptr, codes, first)
+
+
+def common_groups(backend, node_a, codes_a, node_b, codes_b):
+    """Group the rows of two code tables by (node, codes): ``(group_a, group_b, n_groups)``,
+    equal group ids for rows of either table with the same node and the same codes; groups
+    are numbered node by node, in order of first appearance with table ``a`` first."""
+    xp = backend.xp
+    n_a, n_b = codes_a.shape[0], codes_b.shape[0]
+    total = n_a + n_b
+    dtype = codes_a.dtype if codes_a.dtype.itemsize >= codes_b.dtype.itemsize else codes_b.dtype
+    node = xp.concatenate([node_a.astype(xp.int64), node_b.astype(xp.int64)])
+    codes = xp.concatenate([codes_a.astype(dtype), codes_b.astype(dtype)])
+    order = xp.argsort(node * total + xp.arange(total, dtype=xp.int64))
+    n_nodes = int(node.max()) + 1
+    ptr = xp.concatenate([xp.zeros(1, dtype=xp.int64),
+                          xp.cumsum(xp.bincount(node, minlength=n_nodes))])
+    group, _, class_ptr = classes(backend, ptr, codes[order], xp.arange(total, dtype=xp.int64))
+    out = xp.empty(total, dtype=xp.int64)
+    out[order] = group
+    return out[:n_a], out[n_a:], int(backend.to_host(class_ptr)[-1])
 
 
 def loss_sums(backend, size, codes, outlier, ptr, off, share):
