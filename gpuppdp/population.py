@@ -92,12 +92,20 @@ class _PopulationModel(PrivacyModel):
                 f"the population (first at row {first}: {values})")
 
     def population_sizes(self, classes: Classes):
-        """Device int64 (C,): population records sharing each class's generalized QIDs."""
+        """Device int64 (C,): population records sharing each class's generalized QIDs
+        (computed once per batch for models given the same population table)."""
         if self._encoded is None:
             raise RuntimeError(f"{self!r} is not bound to a table: call model.bind(encoded) "
                                "first (the Anonymizer and the Evaluator do)")
         if classes.levels is None:
             raise ValueError(f"{self!r} needs the classes' node levels")
+        key = ("population", id(self.population))
+        hit = classes._cache.get(key)
+        if hit is None:
+            hit = classes._cache[key] = self._population_sizes(classes)
+        return hit
+
+    def _population_sizes(self, classes: Classes):
         be, xp, enc = self.backend, self.backend.xp, self._encoded
         levels = np.asarray(classes.levels, dtype=np.int64)
         n_nodes, q = levels.shape
@@ -109,7 +117,8 @@ class _PopulationModel(PrivacyModel):
             np.full(n_nodes, entries, dtype=np.int64), off[np.arange(q)[None, :], 0, levels],
             maps, enc.node_radix(levels))
         node = segment_ids(xp, ptr, codes.shape[0])
-        group_c, group_p, n_groups = kernels.common_groups(be, classes.node, classes.codes, node, codes)
+        group_c, group_p, n_groups = kernels.common_groups(be, classes.node, classes.codes,
+                                                           node, codes)
         per_group = xp.bincount(group_p, weights=count.astype(xp.float64), minlength=n_groups)
         return per_group[group_c].astype(xp.int64)
 
