@@ -193,7 +193,7 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
                 table[name] = values if values is not None else None
     out.update(dict.fromkeys(CHECK_KEYS[15:]))
     if lkc is not None:
-        out.update(_lkc_stats(be, kept, qids, sens_codes, labels, *lkc))
+        out.update(_lkc_stats(be, codes, cards, sens_codes, labels, *lkc))
     if population is not None:
         group, _, in_population = population_groups(kept, population, qids, be)
         pop_size = be.to_host(in_population[group[be.asarray(first)]])
@@ -249,14 +249,16 @@ def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: 
     return stats
 
 
-def _lkc_stats(be: Backend, kept: pd.DataFrame, qids: list[str], sens_codes, labels,
+def _lkc_stats(be: Backend, codes: list, cards: list, sens_codes, labels,
                L: int, K: int, C: float) -> dict:  # noqa: N803 - the literature's names
-    """Smallest group and largest confidence over every combination of at most ``L`` QIDs."""
+    """Smallest group and largest confidence over every combination of at most ``L`` QIDs
+    (``codes``/``cards``: the measured rows' QID codes, as :func:`_combine` takes them)."""
     xp = be.xp
-    smallest, confidence = len(kept), None
-    for size in range(1, min(L, len(qids)) + 1):
-        for subset in itertools.combinations(qids, size):
-            groups = be.asarray(_class_ids(kept, subset)[0])
+    smallest, confidence = len(codes[0]), None
+    for size in range(1, min(L, len(codes)) + 1):
+        for subset in itertools.combinations(range(len(codes)), size):
+            groups = be.asarray(_combine([codes[j] for j in subset],
+                                         [cards[j] for j in subset])[0])
             sizes = xp.bincount(groups)
             smallest = min(smallest, int(be.to_host(sizes.min())))
             if sens_codes is None:
