@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-from ._checks import check_epsilon
+from ..validation import check_epsilon
 
 __all__ = ["BudgetAccountant", "BudgetError", "Spend"]
 

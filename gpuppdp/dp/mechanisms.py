@@ -61,7 +61,7 @@ import numbers
 
 import numpy as np
 
-from ._checks import check_epsilon, check_positive, check_probability
+from ..validation import check_epsilon, check_positive, check_probability
 from .randomness import RandomSource, default_source
 
 __all__ = ["discrete_laplace_noise", "LaplaceMechanism", "GeometricMechanism",

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ..hierarchy import Hierarchy, format_values
-from ._checks import check_epsilon, check_probability
+from ..validation import check_epsilon, check_probability
 from .accountant import BudgetAccountant
 from .mechanisms import GeometricMechanism, LaplaceMechanism
 from .randomness import RandomSource, default_source

@@ -1,0 +1,101 @@
+"""Parameter validation for the whole public API: fail on entry and name the parameter.
+
+Every public function and class checks its arguments with these helpers, so one kind of
+mistake gets one kind of message: the parameter's name, what was expected and what was given
+(as scikit-learn's ``_param_validation`` and diffprivlib's ``_check_all`` do).  Column lists
+are always called ``quasi_identifiers`` in messages, the one name the API uses for them.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = ["check_columns", "check_epsilon", "check_frame", "check_int", "check_number",
+           "check_positive", "check_probability", "column_list", "plain_number"]
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_positive(value, name: str) -> float:
+    """``value`` as a float; ``ValueError`` unless it is a finite real number ``> 0``."""
+    if not _is_real(value):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r} "
+                         f"({type(value).__name__})")
+    value = float(value)
+    if not math.isfinite(value) or value <= 0.0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return value
+
+
+def check_epsilon(epsilon, name: str = "epsilon") -> float:
+    """A privacy parameter ε: finite and strictly positive (ε = 0, NaN, ±inf are refused)."""
+    return check_positive(epsilon, name)
+
+
+def check_probability(value, name: str, *, low: float, high: float) -> float:
+    """``value`` as a float in the open interval ``(low, high)``."""
+    if not _is_real(value) or not low < float(value) < high:
+        raise ValueError(f"{name} must be a number in the open interval ({low:g}, {high:g}), "
+                         f"got {value!r}")
+    return float(value)
+
+
+def check_int(name: str, value, minimum: int) -> int:
+    """``value`` as an int ``>= minimum``; integral floats (``5.0``) are accepted, bools not."""
+    integral = isinstance(value, (numbers.Integral, np.integer)) or (
+        isinstance(value, (float, np.floating)) and float(value).is_integer())
+    if isinstance(value, bool) or not integral or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_number(name: str, value, minimum: float, maximum: float = math.inf) -> float:
+    """``value`` as a finite float in ``[minimum, maximum]``."""
+    if not _is_real(value) or not math.isfinite(float(value)) \
+            or not minimum <= float(value) <= maximum:
+        bounds = f">= {minimum}" if maximum == math.inf else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")
+    return float(value)
+
+
+def plain_number(value: float):
+    """``3.0 -> 3`` for JSON summaries, other floats unchanged."""
+    return int(value) if float(value).is_integer() else value
+
+
+def column_list(columns, name: str = "quasi_identifiers") -> list[str]:
+    """``columns`` as a list of distinct column names (one name may be a plain string)."""
+    cols = [columns] if isinstance(columns, str) else list(columns)
+    if not cols:
+        raise ValueError(f"{name}: at least one column is needed, got none")
+    dup = sorted({c for c in cols if cols.count(c) > 1})
+    if dup:
+        raise ValueError(f"{name}: column(s) given twice: {', '.join(map(repr, dup))}")
+    return cols
+
+
+def check_frame(data, name: str = "data"):
+    """``data`` itself; ``TypeError`` unless it is a pandas DataFrame."""
+    import pandas as pd
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"{name} must be a pandas DataFrame, got {type(data).__name__}")
+    return data
+
+
+def check_columns(data, columns, name: str = "quasi_identifiers",
+                  frame: str = "data") -> list[str]:
+    """:func:`column_list` of ``columns``, each of which must be a column of ``data``."""
+    check_frame(data, frame)
+    cols = column_list(columns, name)
+    missing = [c for c in cols if c not in data.columns]
+    if missing:
+        have = list(data.columns)
+        raise ValueError(f"{name}: column(s) not in {frame}: {', '.join(map(repr, missing))}; "
+                         f"{frame} has {', '.join(map(repr, have[:12]))}"
+                         f"{', ...' if len(have) > 12 else ''}")
+    return cols
