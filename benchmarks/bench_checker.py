@@ -1,4 +1,4 @@
-"""The privacy checker (``gpuppdp.checker.check``) against pycanon on Adult scaled to N rows.
+"""The privacy checker (``gpuppdp.analysis.checker.check``) against pycanon on Adult scaled to N rows.
 
 The table: Adult repeated to ``--rows`` N rows with the perturbation of ``bench_scale.py``
 (age jitter +-2, 1 % value swaps, ``--seed``), QIDs ``age, sex, race, marital-status,
@@ -65,13 +65,11 @@ import time
 
 import numpy as np
 import pandas as pd
-
 from _common import (add_common_args, fmt_seconds, machine_info, maxrss_bytes, print_machine,
-                     print_table, resolve_backend, summarize, synchronizer, timed_runs,
-                     write_json)
+                     print_table, resolve_backend, summarize, synchronizer, timed_runs, write_json)
 from bench_scale import scaled_adult
 
-from gpuppdp.checker import check
+from gpuppdp.analysis.checker import check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVER = os.path.join(HERE, "_pycanon_driver.py")

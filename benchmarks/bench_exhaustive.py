@@ -32,14 +32,13 @@ import sys
 import time
 
 import numpy as np
-
 from _common import (add_common_args, adult_qids, arx_key, fmt_seconds, load_arx_reference,
                      machine_info, print_machine, print_table, resolve_backend, summarize,
                      synchronizer, timed_runs, write_json)
 
 from gpuppdp import Anonymizer
-from gpuppdp.evaluate import LatticeOracle
-from gpuppdp.lattice import Lattice
+from gpuppdp.engine.evaluate import LatticeOracle
+from gpuppdp.engine.lattice import Lattice
 
 
 def touched_entries(lattice: Lattice, entries: np.ndarray, bottom_entries: int) -> np.ndarray:

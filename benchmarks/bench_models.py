@@ -37,8 +37,8 @@ from _common import (add_common_args, arx_case_anonymizer, fmt_seconds, load_arx
                      synchronizer, timed_runs, write_json)
 
 from gpuppdp.anonymizer import NoSolutionError
-from gpuppdp.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy,
-                            KAnonymity, KAnonymityOnSubsets, LKCPrivacy, PrivacyLoss)
+from gpuppdp.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, KAnonymity,
+                            KAnonymityOnSubsets, LKCPrivacy, PrivacyLoss)
 
 SENS = "occupation"
 

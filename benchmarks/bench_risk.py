@@ -29,8 +29,8 @@ from _common import (add_common_args, adult_qids, fmt_seconds, machine_info, max
                      print_machine, print_table, resolve_backend, summarize, synchronizer,
                      timed_runs, write_json)
 
-from gpuppdp.risk import (attribute_risks, attribute_risks_encoded, class_sizes_encoded,
-                          encode_columns, population_uniqueness, sample_risk_summary)
+from gpuppdp.analysis.risk import (attribute_risks, attribute_risks_encoded, class_sizes_encoded,
+                                   encode_columns, population_uniqueness, sample_risk_summary)
 
 ARX_ATTRIBUTE_SECONDS = 2.0  # ARX 3.9.2, 9-QID Adult, all subsets (reported by the project)
 US_POPULATION = 317_238_626

@@ -37,7 +37,6 @@ import time
 
 import numpy as np
 import pandas as pd
-
 from _common import (add_common_args, fmt_bytes, fmt_seconds, machine_info, maxrss_bytes,
                      print_machine, print_table, resolve_backend, summarize, synchronizer,
                      write_json)

@@ -6,9 +6,9 @@ plug-ins, utility metrics, on NumPy (CPU) or CuPy (GPU) with one code path.
 
 from .anonymizer import AnonymizationResult, Anonymizer, NoSolutionError
 from .backend import Backend, BackendError, get_backend
-from .encoding import Schema, SchemaError
+from .engine.encoding import Schema, SchemaError
+from .engine.metrics import Discernibility, Loss, Precision
 from .hierarchy import Hierarchy, HierarchyError, UnknownValuesError
-from .metrics import Discernibility, Loss, Precision
 from .models import DistinctLDiversity, KAnonymity, PrivacyModel
 
 __version__ = "0.1.0"

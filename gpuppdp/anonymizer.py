@@ -18,14 +18,14 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from .backend import Backend, get_backend
-from .encoding import EncodedTable, Schema, SchemaError, encode
-from .evaluate import Evaluator, LatticeOracle, NodeStats
+from .engine.encoding import EncodedTable, Schema, SchemaError, encode
+from .engine.evaluate import Evaluator, LatticeOracle, NodeStats
+from .engine.lattice import Lattice
+from .engine.metrics import Metric, make_metric
+from .engine.search import SEARCHES, SearchResult, make_search
+from .engine.transform import SUPPRESSION_MODES, Release, release
 from .hierarchy import Hierarchy, format_values
-from .lattice import Lattice
-from .metrics import Metric, make_metric
 from .models import KAnonymity, PrivacyModel
-from .search import SEARCHES, SearchResult, make_search
-from .transform import SUPPRESSION_MODES, Release, release
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError"]
 

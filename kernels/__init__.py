@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import grouping, segsum
+from . import grouping, histograms, segsum, subsets
 
 __all__ = ["rollup", "classes", "common_groups", "loss_sums", "segment_min"]
 
@@ -88,7 +88,6 @@ def segment_min(backend, values, ptr, host_ptr):
     return xp.sort(seg * big + values)[ptr[:-1]] - xp.arange(n_seg, dtype=xp.int64) * big
 
 
-from . import histograms  # noqa: E402  (the privacy models' kernels)
 
 
 def ordered_sums(backend, values, ptr, init=0.0, abs_prefix=False):
@@ -111,7 +110,6 @@ def ordered_sums(backend, values, ptr, init=0.0, abs_prefix=False):
     return out
 
 
-from . import subsets  # noqa: E402  (distinction/separation of QID subsets)
 
 
 def subset_stats(backend, codes, radix, max_size):
@@ -120,7 +118,7 @@ def subset_stats(backend, codes, radix, max_size):
     arrays ``(groups, sumsq)`` indexed by mask (bit ``b`` = ``codes[b]``; -1 where not
     measured).  Host arrays in: ``codes`` (q, n) codes and ``radix`` (q,) their
     cardinalities.  Numba CPU form only (``kernels == "cpu"``); the array backends group with
-    ``xp`` in :func:`gpuppdp.risk.attribute_risks_encoded`."""
+    ``xp`` in :func:`gpuppdp.analysis.risk.attribute_risks_encoded`."""
     if backend.kernels != "cpu":
         raise ValueError(f"subset_stats has a CPU form only, not {backend.kernels!r}")
     return subsets.all_subsets_njit(np.ascontiguousarray(codes, dtype=np.int32),

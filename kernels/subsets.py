@@ -1,11 +1,11 @@
 """Distinct combinations and sum of squared class sizes of many QID subsets (risk analysis).
 
-:func:`gpuppdp.risk.attribute_risks_encoded` needs, for every subset ``S`` of the QIDs, the
+:func:`gpuppdp.analysis.risk.attribute_risks_encoded` needs, for every subset ``S`` of the QIDs, the
 number of distinct value combinations of ``S`` and the sum of the squared class sizes (for
 separation).  A subset is grouped from its parent ``P = S - {h}`` (``h`` its highest bit):
 the key of an entry is ``id_P * radix_h + code_h`` and the entry's dense id under that key is
 its id for ``S``'s children.  Numba CPU form only (the array backends keep the ``xp`` form in
-:mod:`gpuppdp.risk`); both give the same numbers.
+:mod:`gpuppdp.analysis.risk`); both give the same numbers.
 
 * :func:`suffix_sets_njit` -- one backward sweep over the rows builds the frequency sets of
   the column suffixes ``b..q-1``, each sorted lexicographically (which keeps the keys of a

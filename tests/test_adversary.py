@@ -1,10 +1,11 @@
-"""The adversary's view (gpuppdp.adversary): posterior beliefs and linkage."""
+"""The adversary's view (gpuppdp.analysis.adversary): posterior beliefs and linkage."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from gpuppdp.adversary import largest_gain, linkage_check, max_posterior, posterior_beliefs
+from gpuppdp.analysis.adversary import (largest_gain, linkage_check, max_posterior,
+                                        posterior_beliefs)
 from gpuppdp.hierarchy import Hierarchy, UnknownValuesError
 
 QIDS = ["zip", "age", "nationality"]

@@ -12,12 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuppdp.builders import (
-    date_hierarchy,
-    interval_hierarchy,
-    levels_hierarchy,
-    masking_hierarchy,
-)
+from gpuppdp.builders import (date_hierarchy, interval_hierarchy, levels_hierarchy,
+                              masking_hierarchy)
 from gpuppdp.hierarchy import Hierarchy
 
 

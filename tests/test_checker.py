@@ -1,4 +1,4 @@
-"""The privacy checker (:func:`gpuppdp.checker.check`) and ``gpuppdp check``.
+"""The privacy checker (:func:`gpuppdp.analysis.checker.check`) and ``gpuppdp check``.
 
 * worked examples: the entropy l of Machanavajjhala et al.'s 3-anonymous patient table, the
   privacy-loss examples (a 12-record table against (7, 3, 2)/12, and a 4-anonymous inpatient
@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gpuppdp.analysis.checker import CHECK_KEYS, check, format_report
 from gpuppdp.backend import cpu_backend
-from gpuppdp.check_cli import register
-from gpuppdp.checker import CHECK_KEYS, check, format_report
+from gpuppdp.cli.check import register
 from tests.test_models_ldiv_tclose import patient_table
 
 

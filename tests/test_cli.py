@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from gpuppdp import datasets
-from gpuppdp.cli import main
+from gpuppdp.cli.main import main
 
 QIDS = ["sex", "age", "race", "education"]
 ROWS = 600

@@ -5,7 +5,7 @@ import argparse
 import pandas as pd
 import pytest
 
-from gpuppdp.dp.cli import register
+from gpuppdp.cli.dp import register
 
 
 def run(argv):

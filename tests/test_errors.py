@@ -11,18 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuppdp import (
-    Anonymizer,
-    BackendError,
-    DistinctLDiversity,
-    Hierarchy,
-    HierarchyError,
-    KAnonymity,
-    NoSolutionError,
-    SchemaError,
-    UnknownValuesError,
-    get_backend,
-)
+from gpuppdp import (Anonymizer, BackendError, DistinctLDiversity, Hierarchy, HierarchyError,
+                     KAnonymity, NoSolutionError, SchemaError, UnknownValuesError, get_backend)
 from gpuppdp.io import read_table
 
 
@@ -377,6 +367,7 @@ def test_no_solution_homogeneous_table(hierarchies, table):
 def test_loss_with_a_single_valued_hierarchy_is_defined():
     """A one-leaf domain cannot lose information: its term is 0, not a division by zero."""
     import pandas as pd
+
     from gpuppdp import Anonymizer, Hierarchy
     H = {"a": Hierarchy([["v0"], ["*"]]), "b": Hierarchy([["v0", "v1"], ["*", "*"]])}
     df = pd.DataFrame({"a": ["v0"] * 4, "b": ["v0", "v1", "v0", "v1"]})

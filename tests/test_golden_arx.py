@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from gpuppdp.testing import ENGINE_BACKEND
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.backend import cpu_backend
-from gpuppdp.encoding import Schema, encode
-from gpuppdp.evaluate import Evaluator, LatticeOracle
-from gpuppdp.lattice import Lattice
-from gpuppdp.metrics import make_metric
+from gpuppdp.engine.encoding import Schema, encode
+from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
+from gpuppdp.engine.lattice import Lattice
+from gpuppdp.engine.metrics import make_metric
 from gpuppdp.models import (DistinctLDiversity, EntropyLDiversity, KAnonymity,
                             RecursiveCLDiversity, TCloseness)
+from gpuppdp.testing import ENGINE_BACKEND
 
 REFERENCE = Path(__file__).parent / "data" / "arx_adult.json"
 SUPPORTED_MODELS = {"k-anonymity", "distinct-l-diversity", "entropy-l-diversity",

@@ -29,15 +29,17 @@ from scipy.optimize import linprog
 from gpuppdp import Anonymizer, datasets, kernels
 from gpuppdp.anonymizer import NoSolutionError
 from gpuppdp.backend import cpu_backend
-from gpuppdp.cli import main
-from gpuppdp.encoding import Schema, encode
-from gpuppdp.evaluate import Evaluator
+from gpuppdp.cli.main import main
+from gpuppdp.engine.classes import Classes
+from gpuppdp.engine.encoding import Schema, encode
+from gpuppdp.engine.evaluate import Evaluator
+from gpuppdp.engine.lattice import Lattice
+from gpuppdp.engine.metrics import make_metric
 from gpuppdp.hierarchy import Hierarchy
 from gpuppdp.kernels import histograms
-from gpuppdp.lattice import Lattice
-from gpuppdp.metrics import make_metric
-from gpuppdp.models import (Classes, DistinctLDiversity, EntropyLDiversity, KAnonymity,
-                            RecursiveCLDiversity, TCloseness, _log_table)
+from gpuppdp.models import (DistinctLDiversity, EntropyLDiversity, KAnonymity,
+                            RecursiveCLDiversity, TCloseness)
+from gpuppdp.models.base import log_table
 from gpuppdp.testing import assert_backend_equal
 
 SEEDS = list(range(10))
@@ -99,7 +101,7 @@ def test_dispatch_ordered_sums(backend, seed, abs_prefix):
 
 
 def test_log_table_is_python_math_log():
-    table = _log_table(200_000)
+    table = log_table(200_000)
     ks = np.concatenate([np.arange(1, 2000), np.random.default_rng(0).integers(1, 200_001, 3000)])
     assert all(table[k] == math.log(int(k)) for k in ks)
     assert table[0] == 0.0
@@ -622,7 +624,7 @@ def test_class_verdicts_equal_on_every_backend(backend, kind):
 
 def test_hierarchical_chunks_and_integer_path(monkeypatch):
     """Many classes are evaluated in chunks of dense matrices: same distances."""
-    import gpuppdp.models as models_module
+    import gpuppdp.models.tcloseness as models_module
 
     data, levels = random_table(5)
     enc = encode(data, Schema(hierarchies_of(levels), sensitive=["s"]), cpu_backend(), "s")

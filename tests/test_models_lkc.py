@@ -22,12 +22,12 @@ import pytest
 from gpuppdp import Anonymizer
 from gpuppdp.anonymizer import NoSolutionError
 from gpuppdp.backend import cpu_backend
-from gpuppdp.cli import main
-from gpuppdp.encoding import Schema, encode
-from gpuppdp.evaluate import Evaluator
+from gpuppdp.cli.main import main
+from gpuppdp.engine.encoding import Schema, encode
+from gpuppdp.engine.evaluate import Evaluator
+from gpuppdp.engine.lattice import Lattice
+from gpuppdp.engine.metrics import make_metric
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.lattice import Lattice
-from gpuppdp.metrics import make_metric
 from gpuppdp.models import KAnonymity, KAnonymityOnSubsets, LKCPrivacy
 from tests.test_models_ldiv_tclose import generalize, hierarchies_of, random_table, same_optimum
 

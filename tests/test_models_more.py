@@ -20,10 +20,10 @@ import pytest
 from gpuppdp import Anonymizer
 from gpuppdp.anonymizer import NoSolutionError
 from gpuppdp.backend import cpu_backend
-from gpuppdp.encoding import Schema, encode
-from gpuppdp.evaluate import Evaluator
-from gpuppdp.lattice import Lattice
-from gpuppdp.metrics import make_metric
+from gpuppdp.engine.encoding import Schema, encode
+from gpuppdp.engine.evaluate import Evaluator
+from gpuppdp.engine.lattice import Lattice
+from gpuppdp.engine.metrics import make_metric
 from gpuppdp.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, KAnonymity,
                             PrivacyLoss)
 from gpuppdp.testing import assert_backend_equal
@@ -235,7 +235,7 @@ def _fit(data, levels, models, limit, metric, search):
 
 
 # Models that are not monotonic with generalization (delta-disclosure, privacy loss) make Flash
-# give up predictive tagging even without suppression (gpuppdp.search.make_search).
+# give up predictive tagging even without suppression (gpuppdp.engine.search.make_search).
 SEARCH_CASES = [(k, lim) for k in KINDS for lim in (0.0, 0.1, 0.3)]
 
 

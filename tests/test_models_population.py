@@ -17,14 +17,13 @@ import pytest
 from gpuppdp import Anonymizer
 from gpuppdp.anonymizer import NoSolutionError
 from gpuppdp.backend import cpu_backend
-from gpuppdp.encoding import Schema, encode
-from gpuppdp.evaluate import Evaluator
-from gpuppdp.lattice import Lattice
-from gpuppdp.metrics import make_metric
+from gpuppdp.engine.encoding import Schema, encode
+from gpuppdp.engine.evaluate import Evaluator
+from gpuppdp.engine.lattice import Lattice
+from gpuppdp.engine.metrics import make_metric
 from gpuppdp.models import DistinctLDiversity, EntropyLDiversity, TCloseness
-from gpuppdp.population import DeltaPresence, KMap
-from tests.test_models_ldiv_tclose import (generalize, hierarchies_of, random_table,
-                                           same_optimum)
+from gpuppdp.models.population import DeltaPresence, KMap
+from tests.test_models_ldiv_tclose import generalize, hierarchies_of, random_table, same_optimum
 
 
 def population_and_sample(seed):

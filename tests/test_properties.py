@@ -21,16 +21,16 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuppdp.testing import ENGINE_BACKEND
 from gpuppdp import Anonymizer
 from gpuppdp.anonymizer import NoSolutionError
 from gpuppdp.backend import cpu_backend
-from gpuppdp.encoding import Schema, encode
-from gpuppdp.evaluate import Evaluator, LatticeOracle
+from gpuppdp.engine.encoding import Schema, encode
+from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
+from gpuppdp.engine.lattice import Lattice
+from gpuppdp.engine.metrics import make_metric
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.lattice import Lattice
-from gpuppdp.metrics import make_metric
 from gpuppdp.models import DistinctLDiversity, KAnonymity
+from gpuppdp.testing import ENGINE_BACKEND
 
 METRICS = ("loss", "precision", "discernibility")
 LIMITS = (0.0, 0.05, 0.1, 0.2, 0.5, 1.0)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer, DistinctLDiversity, UnknownValuesError, datasets
-from gpuppdp.transform import SUPPRESSED_LABEL
+from gpuppdp.engine.transform import SUPPRESSED_LABEL
 
 QIDS = ["age", "sex", "race", "education", "marital-status"]
 K = 5
@@ -285,8 +285,9 @@ def test_l_diverse_release(adult):
 def test_release_with_a_key_space_beyond_int64():
     """Eight QIDs of 300 values each (300**8 > 2**62): rows find their classes by hashing."""
     import numpy as np
+
     from gpuppdp import Anonymizer, Hierarchy
-    from gpuppdp.transform import release
+    from gpuppdp.engine.transform import release
     rng = np.random.default_rng(7)
     n, q = 400, 8
     values = [f"v{i}" for i in range(300)]

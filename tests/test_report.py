@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer, DistinctLDiversity, datasets
-from gpuppdp.checker import check
-from gpuppdp.lattice import Lattice
-from gpuppdp.cli import main
+from gpuppdp.analysis.checker import check
+from gpuppdp.cli.main import main
+from gpuppdp.engine.lattice import Lattice
 from gpuppdp.report import SECTION_TITLES, build_report, render_html, write_report
 from gpuppdp.testing import strict_backend
 

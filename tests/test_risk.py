@@ -1,4 +1,4 @@
-"""Re-identification risk (gpuppdp.risk) and the ``risk`` subcommand."""
+"""Re-identification risk (gpuppdp.analysis.risk) and the ``risk`` subcommand."""
 
 import argparse
 import itertools
@@ -11,10 +11,11 @@ import pandas as pd
 import pytest
 
 from gpuppdp import datasets
+from gpuppdp.analysis.risk import (attribute_risks, class_sizes, pitman_uniques,
+                                   population_uniqueness, risk_report, sample_risk_summary,
+                                   zayatz_uniques)
 from gpuppdp.backend import cpu_backend
-from gpuppdp.risk import (attribute_risks, class_sizes, pitman_uniques, population_uniqueness,
-                          risk_report, sample_risk_summary, zayatz_uniques)
-from gpuppdp.risk_cli import register
+from gpuppdp.cli.risk import register
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "data", "arx_adult_risk.json")
@@ -268,7 +269,7 @@ def test_cli_errors(tmp_path, argv, match):
 @pytest.mark.parametrize("dense_min", [1, 1 << 16])
 def test_class_sizes_with_wide_keys(backend, monkeypatch, dense_min):
     """Key spaces far beyond int32 / the dense limit: compressed ids and the sort fallback."""
-    import gpuppdp.risk as risk_module
+    import gpuppdp.analysis.risk as risk_module
 
     monkeypatch.setattr(risk_module, "_DENSE_MIN", dense_min)
     rng = np.random.default_rng(7)

@@ -1,12 +1,12 @@
-"""The SNB population-uniqueness model and Dankar's rule (gpuppdp.risk)."""
+"""The SNB population-uniqueness model and Dankar's rule (gpuppdp.analysis.risk)."""
 
 import math
 
 import numpy as np
 import pytest
 
-import gpuppdp.risk as risk
-from gpuppdp.risk import population_uniqueness, snb_uniques, zayatz_uniques
+import gpuppdp.analysis.risk as risk
+from gpuppdp.analysis.risk import population_uniqueness, snb_uniques, zayatz_uniques
 
 optimize = pytest.importorskip("scipy.optimize")
 stats = pytest.importorskip("scipy.stats")

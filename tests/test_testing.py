@@ -9,13 +9,7 @@ import numpy as np
 import pytest
 
 from gpuppdp.backend import Backend, cpu_backend
-from gpuppdp.testing import (
-    StrictArray,
-    assert_backend_equal,
-    asnumpy,
-    strict_backend,
-    strict_xp,
-)
+from gpuppdp.testing import StrictArray, asnumpy, assert_backend_equal, strict_backend, strict_xp
 
 IMPLICIT = "Implicit conversion to a NumPy array is not allowed"
 

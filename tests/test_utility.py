@@ -1,4 +1,4 @@
-"""Utility metrics (gpuppdp.utility): worked examples, naive references, backends, engine."""
+"""Utility metrics (gpuppdp.analysis.utility): worked examples, naive references, backends, engine."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuppdp import utility
+from gpuppdp.analysis import utility
 from gpuppdp.backend import cpu_backend
 from gpuppdp.hierarchy import Hierarchy
 
@@ -285,7 +285,7 @@ def _fit(adult, metric):
 
 
 def test_engine_discernibility_and_precision(adult):
-    from gpuppdp.risk import class_sizes
+    from gpuppdp.analysis.risk import class_sizes
     data, hier, qids = adult
     res = _fit(adult, "discernibility")
     rel = res.released

@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuppdp import Anonymizer, datasets, utility
+from gpuppdp import Anonymizer, datasets
+from gpuppdp.analysis import utility
+from gpuppdp.analysis.checker import check
 from gpuppdp.backend import cpu_backend
-from gpuppdp.checker import check
 
 QIDS = ["zip", "age", "nationality"]
 LOSSES = list(utility.LOSS_NAMES)

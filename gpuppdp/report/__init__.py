@@ -25,11 +25,11 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from . import __version__
-from .anonymizer import AnonymizationResult
-from .checker import check
-from .risk import RISK_THRESHOLDS, attribute_risks, class_sizes, sample_risk_summary
-from .transform import suppressed_rows
+from .. import __version__
+from ..analysis.checker import check
+from ..analysis.risk import RISK_THRESHOLDS, attribute_risks, class_sizes, sample_risk_summary
+from ..anonymizer import AnonymizationResult
+from ..engine.transform import suppressed_rows
 
 __all__ = ["build_report", "render_html", "write_report", "SECTION_TITLES"]
 

@@ -19,11 +19,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import kernels
-from .encoding import EncodedTable, smallest_int_dtype
-from .hierarchy import format_values
-from .kernels.grouping import segment_ids
-from .models import Classes, PrivacyModel, _check_int, _check_number, _plain
+from .. import kernels
+from ..engine.classes import Classes
+from ..engine.encoding import EncodedTable, smallest_int_dtype
+from ..hierarchy import format_values
+from ..kernels.grouping import segment_ids
+from ..validation import check_int, check_number, plain_number
+from .base import PrivacyModel
 
 __all__ = ["KMap", "DeltaPresence"]
 
@@ -130,7 +132,7 @@ class KMap(_PopulationModel):
 
     def __init__(self, k: int, *, population):
         super().__init__(population)
-        self.k = _check_int("k", k, 1)
+        self.k = check_int("k", k, 1)
 
     def class_fails(self, classes: Classes):
         return self.population_sizes(classes) < self.k
@@ -153,8 +155,8 @@ class DeltaPresence(_PopulationModel):
 
     def __init__(self, delta_min: float, delta_max: float, *, population):
         super().__init__(population)
-        self.delta_min = _check_number("delta_min", delta_min, 0.0, 1.0)
-        self.delta_max = _check_number("delta_max", delta_max, 0.0, 1.0)
+        self.delta_min = check_number("delta_min", delta_min, 0.0, 1.0)
+        self.delta_max = check_number("delta_max", delta_max, 0.0, 1.0)
         if self.delta_min > self.delta_max:
             raise ValueError(f"delta_min must be at most delta_max, got {delta_min!r} > "
                              f"{delta_max!r}")
@@ -169,9 +171,9 @@ class DeltaPresence(_PopulationModel):
         return (delta < self.delta_min) | (delta > self.delta_max)
 
     def describe(self) -> dict:
-        return {"model": "delta-presence", "delta_min": _plain(self.delta_min),
-                "delta_max": _plain(self.delta_max), "population_rows": len(self.population)}
+        return {"model": "delta-presence", "delta_min": plain_number(self.delta_min),
+                "delta_max": plain_number(self.delta_max), "population_rows": len(self.population)}
 
     def __repr__(self) -> str:
-        return (f"DeltaPresence(delta_min={_plain(self.delta_min)}, "
-                f"delta_max={_plain(self.delta_max)}, population={len(self.population)} rows)")
+        return (f"DeltaPresence(delta_min={plain_number(self.delta_min)}, "
+                f"delta_max={plain_number(self.delta_max)}, population={len(self.population)} rows)")

@@ -1,4 +1,4 @@
-"""``gpuppdp check``: measure the privacy of a table (see :mod:`gpuppdp.checker`)."""
+"""``gpuppdp check``: measure the privacy of a table (see :mod:`gpuppdp.analysis.checker`)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import argparse
 import json
 import math
 
-from .backend import BACKEND_CHOICES
-from .checker import CHECK_KEYS, check, format_report
-from .cli_common import _lkc
-from .io import read_table
+from ..analysis.checker import CHECK_KEYS, check, format_report
+from ..backend import BACKEND_CHOICES
+from ..io import read_table
+from .common import _lkc
 
 __all__ = ["register", "run_check"]
 

@@ -14,9 +14,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from . import kernels
-from .backend import Backend
-from .hierarchy import Hierarchy, format_values
+from .. import kernels
+from ..backend import Backend
+from ..hierarchy import Hierarchy, format_values
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
            "encode", "smallest_int_dtype"]

@@ -15,9 +15,9 @@ import argparse
 import json
 import math
 
-from .backend import BACKEND_CHOICES, get_backend
-from .io import read_table
-from .risk import risk_report
+from ..analysis.risk import risk_report
+from ..backend import BACKEND_CHOICES, get_backend
+from ..io import read_table
 
 __all__ = ["register", "run_risk", "format_report"]
 
@@ -77,7 +77,7 @@ def _pct(x) -> str:
 
 
 def format_report(rep: dict, top: int = 10) -> str:
-    """A readable summary of :func:`gpuppdp.risk.risk_report`'s dict."""
+    """A readable summary of :func:`gpuppdp.analysis.risk.risk_report`'s dict."""
     lines = [
         f"quasi-identifiers: {', '.join(rep['quasi_identifiers'])}",
         f"records: {rep['records']}   equivalence classes: {rep['equivalence_classes']}   "

@@ -28,10 +28,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .backend import Backend, get_backend
-from .hierarchy import Hierarchy
+from ..backend import Backend, get_backend
+from ..engine.transform import suppressed_rows
+from ..hierarchy import Hierarchy
 from .risk import _classes_encoded, encode_columns, qid_list
-from .transform import suppressed_rows
 from .utility import released_levels
 
 __all__ = ["posterior_beliefs", "max_posterior", "largest_gain", "linkage_check"]
@@ -164,7 +164,7 @@ def posterior_beliefs(released: pd.DataFrame, quasi_identifiers: Sequence[str], 
     * a DataFrame with the QID columns (original values), ``sensitive`` and ``weight``: the
       joint distribution ``f(q, s)`` up to a constant (e.g. counts of a population table).
       ``f(s|q)`` and ``f(s|q*)`` follow by normalizing; ``q`` is mapped to its class ``q*``
-      through ``hierarchies`` at ``levels`` (default: :func:`gpuppdp.utility.released_levels`)
+      through ``hierarchies`` at ``levels`` (default: :func:`gpuppdp.analysis.utility.released_levels`)
       or, without hierarchies, by equal values.
 
     One row per class and value it holds (``count = n(q*,s) > 0``; values absent from a class
@@ -235,7 +235,7 @@ def linkage_check(released: pd.DataFrame, external: pd.DataFrame,
 
     An external record's candidates are the released records whose QID labels equal its
     values -- mapped to the release's ``levels`` through ``hierarchies`` when given (levels
-    default to :func:`gpuppdp.utility.released_levels`; a value not in its hierarchy raises
+    default to :func:`gpuppdp.analysis.utility.released_levels`; a value not in its hierarchy raises
     ``UnknownValuesError`` naming the column and values), else compared as strings (an
     unknown value then simply links to nothing).  Suppressed released records (``'*'`` in
     every QID) are nobody's candidate: they show no QID value to link on (ARX's risk models

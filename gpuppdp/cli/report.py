@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 
-from .cli_common import (ProgressBar, add_anonymization_options, add_run_options,
-                         anonymizer_from_args, print_result)
+from .common import (ProgressBar, add_anonymization_options, add_run_options, anonymizer_from_args,
+                     print_result)
 
 __all__ = ["register", "run_report"]
 

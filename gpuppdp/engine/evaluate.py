@@ -17,12 +17,13 @@ from typing import Callable, Sequence
 import numpy as np
 from numba import njit
 
-from . import kernels
-from .kernels.grouping import segment_ids
+from .. import kernels
+from ..kernels.grouping import segment_ids
+from ..models import PrivacyModel
+from .classes import Classes
 from .encoding import EncodedTable, FrequencySet
 from .lattice import Lattice
 from .metrics import Metric
-from .models import Classes, PrivacyModel
 
 __all__ = ["NodeStats", "Evaluator", "LatticeOracle"]
 

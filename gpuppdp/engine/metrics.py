@@ -21,8 +21,8 @@ import math
 import numpy as np
 from numba import njit
 
-from . import kernels
-from .models import Classes
+from .. import kernels
+from .classes import Classes
 
 __all__ = ["Metric", "Loss", "Precision", "Discernibility", "METRICS", "make_metric"]
 

@@ -8,19 +8,18 @@ import argparse
 import json
 import sys
 
-from .anonymizer import AnonymizationResult, Anonymizer
-from .backend import BACKEND_CHOICES
-from .encoding import SchemaError
-from .hierarchy import Hierarchy
-from .io import read_table, write_table
-from .metrics import METRICS
-from .models import (TCLOSENESS_DISTANCES, AlphaKAnonymity, BetaLikeness,
-                     DeltaDisclosurePrivacy, DistinctLDiversity, EntropyLDiversity,
-                     KAnonymityOnSubsets, LKCPrivacy, PrivacyLoss, RecursiveCLDiversity,
-                     TCloseness)
-from .population import DeltaPresence, KMap
-from .search import SEARCHES
-from .transform import SUPPRESSION_MODES
+from ..anonymizer import AnonymizationResult, Anonymizer
+from ..backend import BACKEND_CHOICES
+from ..engine.encoding import SchemaError
+from ..engine.metrics import METRICS
+from ..engine.search import SEARCHES
+from ..engine.transform import SUPPRESSION_MODES
+from ..hierarchy import Hierarchy
+from ..io import read_table, write_table
+from ..models import (TCLOSENESS_DISTANCES, AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy,
+                      DistinctLDiversity, EntropyLDiversity, KAnonymityOnSubsets, LKCPrivacy,
+                      PrivacyLoss, RecursiveCLDiversity, TCloseness)
+from ..models.population import DeltaPresence, KMap
 
 __all__ = ["ProgressBar", "add_anonymization_options", "add_run_options",
            "anonymizer_from_args", "format_summary", "print_result"]

@@ -26,8 +26,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .backend import Backend, get_backend
-from .transform import suppressed_rows
+from ..backend import Backend, get_backend
+from ..engine.transform import suppressed_rows
 
 __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_columns",
            "class_sizes", "class_sizes_encoded", "sample_risk_summary", "population_class_sizes",
@@ -665,7 +665,7 @@ def _subset_stats_cpu(backend: Backend, cur, rad, max_size: int):
     """Masks (bit b = QID ``cur[b]``), groups and sums of squared class sizes of every
     subset of at most ``max_size`` QIDs, in :func:`_subset_stats_xp`'s order, by the Numba
     kernel :func:`kernels.subset_stats` (the same grouping in compiled loops)."""
-    from . import kernels
+    from .. import kernels
 
     q = len(cur)
     groups, sumsq = kernels.subset_stats(backend, np.stack([np.asarray(c) for c in cur]), rad,

@@ -11,17 +11,17 @@ import os
 import sys
 import time
 
-from . import datasets
-from .anonymizer import Anonymizer, NoSolutionError
-from .backend import BackendError
-from .check_cli import register as register_check
-from .cli_common import (ProgressBar, add_anonymization_options, add_run_options,
-                         anonymizer_from_args, print_result)
-from .dp.cli import register as register_dp_histogram
-from .encoding import SchemaError
-from .hierarchy import HierarchyError
-from .report_cli import register as register_report
-from .risk_cli import register as register_risk
+from .. import datasets
+from ..anonymizer import Anonymizer, NoSolutionError
+from ..backend import BackendError
+from ..engine.encoding import SchemaError
+from ..hierarchy import HierarchyError
+from .check import register as register_check
+from .common import (ProgressBar, add_anonymization_options, add_run_options, anonymizer_from_args,
+                     print_result)
+from .dp import register as register_dp_histogram
+from .report import register as register_report
+from .risk import register as register_risk
 
 __all__ = ["main"]
 

@@ -1,7 +1,7 @@
 """Measure the privacy of any table (raw or released) in one vectorized pass.
 
 :func:`check` groups the rows by their quasi-identifier values as they are (no hierarchies:
-every column is factorized), builds the :class:`~gpuppdp.models.Classes` of that single
+every column is factorized), builds the :class:`~gpuppdp.engine.classes.Classes` of that single
 "node" on the backend, and asks the privacy models for their per-class statistics -- the
 same code the anonymization search uses, so each formula lives in one place
 (:mod:`gpuppdp.models`).
@@ -21,14 +21,14 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .backend import Backend, get_backend
-from .encoding import EncodedTable, SensitiveColumn, smallest_int_dtype
-from .hierarchy import format_values
-from .models import (AlphaKAnonymity, BetaLikeness, Classes, DeltaDisclosurePrivacy,
-                     EntropyLDiversity, LKCPrivacy, PrivacyLoss, RecursiveCLDiversity,
-                     TCloseness)
+from ..backend import Backend, get_backend
+from ..engine.classes import Classes
+from ..engine.encoding import EncodedTable, SensitiveColumn, smallest_int_dtype
+from ..engine.transform import factorize_qids
+from ..hierarchy import format_values
+from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, EntropyLDiversity,
+                      LKCPrivacy, PrivacyLoss, RecursiveCLDiversity, TCloseness)
 from .risk import population_groups
-from .transform import factorize_qids
 
 __all__ = ["check", "CHECK_KEYS"]
 

@@ -19,10 +19,10 @@ import sys
 import warnings
 
 from ..backend import BACKEND_CHOICES
+from ..dp.randomness import RandomSource
+from ..dp.releases import MECHANISMS, dp_histogram
 from ..hierarchy import Hierarchy
 from ..io import read_table, sniff_delimiter, write_table
-from .randomness import RandomSource
-from .releases import MECHANISMS, dp_histogram
 
 __all__ = ["register", "run_dp_histogram"]
 

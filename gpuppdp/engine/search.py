@@ -1,6 +1,6 @@
 """Lattice searches for the optimal full-domain generalization.
 
-The searches only walk the lattice: they ask a :class:`~gpuppdp.evaluate.LatticeOracle` about
+The searches only walk the lattice: they ask a :class:`~gpuppdp.engine.evaluate.LatticeOracle` about
 nodes and never touch data arrays.
 
 * :class:`ExhaustiveSearch` evaluates every node (level by level, in large batches) and picks
@@ -398,7 +398,7 @@ SEARCHES = ("flash", "exhaustive")
 
 
 def make_search(name: str, evaluator) -> "FlashSearch | ExhaustiveSearch":
-    """Build a search for an :class:`~gpuppdp.evaluate.Evaluator`'s models and metric."""
+    """Build a search for an :class:`~gpuppdp.engine.evaluate.Evaluator`'s models and metric."""
     if name == "exhaustive":
         return ExhaustiveSearch()
     if name != "flash":

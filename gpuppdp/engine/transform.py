@@ -27,7 +27,7 @@ class Release:
     """A released table and its accounting: ``released_rows + suppressed_rows == input_rows``
     when suppressed rows are dropped; with ``mark`` they stay in the table with ``*`` QIDs.
     ``source_rows`` (host int64, not for publication) is the input position of every released
-    row, undoing the row permutation for utility measures (:mod:`gpuppdp.utility`)."""
+    row, undoing the row permutation for utility measures (:mod:`gpuppdp.analysis.utility`)."""
 
     data: pd.DataFrame
     input_rows: int

@@ -1,6 +1,6 @@
 """Utility (information-loss) metrics of a released table.
 
-Functions on DataFrames, like :mod:`gpuppdp.risk`: columns are dictionary-encoded on the host
+Functions on DataFrames, like :mod:`gpuppdp.analysis.risk`: columns are dictionary-encoded on the host
 (``pandas.factorize``; only the *distinct* labels are looked up in the hierarchies), and every
 pass over rows or classes runs vectorized on ``backend.xp`` (NumPy or CuPy).
 
@@ -18,10 +18,10 @@ pass over rows or classes runs vectorized on ``backend.xp`` (NumPy or CuPy).
   scikit-learn: ``pip install "gpuppdp[ml]"``).
 
 A *suppressed* record is one whose quasi-identifiers are all ``'*'`` (the ``mark`` mode of
-:func:`gpuppdp.transform.release`); in the ``drop`` mode the suppressed records are the
+:func:`gpuppdp.engine.transform.release`); in the ``drop`` mode the suppressed records are the
 ``len(original) - len(released)`` missing rows.  The functions that pair original and
 released records (:func:`non_uniform_entropy`, :func:`kl_divergence`,
-:func:`privacy_utility_losses`) take the :class:`~gpuppdp.transform.Release` itself (e.g.
+:func:`privacy_utility_losses`) take the :class:`~gpuppdp.engine.transform.Release` itself (e.g.
 ``result.release`` of :class:`gpuppdp.Anonymizer`), whose ``source_rows`` undo its row
 permutation; given a DataFrame they pair rows by *position* (a release in input order).
 """
@@ -34,13 +34,14 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .backend import Backend, get_backend
+from ..backend import Backend, get_backend
+from ..engine.classes import segment_sum
+from ..engine.metrics import generalization_shares
+from ..engine.transform import Release, suppressed_rows
+from ..hierarchy import Hierarchy
+from ..models import PrivacyLoss
 from .checker import _build_classes, _class_ids, sensitive_table
-from .hierarchy import Hierarchy
-from .metrics import generalization_shares
-from .models import PrivacyLoss, _segment_sum
 from .risk import _classes_encoded, encode_columns
-from .transform import Release, suppressed_rows
 
 __all__ = ["precision", "iloss", "discernibility", "average_class_size",
            "non_uniform_entropy", "kl_divergence", "info_gain", "released_levels",
@@ -266,7 +267,7 @@ def average_class_size(class_sizes, k: int, *, backend: Backend | str = "cpu") -
 
 def _source_rows(original, released) -> tuple[pd.DataFrame, np.ndarray]:
     """``(released table, input position of each released row)``: a
-    :class:`~gpuppdp.transform.Release`'s ``source_rows``, else positions ``0..n-1``."""
+    :class:`~gpuppdp.engine.transform.Release`'s ``source_rows``, else positions ``0..n-1``."""
     if isinstance(released, Release):
         if released.input_rows != len(original):
             raise ValueError(f"the release was made from {released.input_rows} rows, the "
@@ -437,7 +438,7 @@ def _histograms(classes):
     cls, sens, count, start = classes.sensitive_histogram()
     share = count.astype(xp.float64) / classes.size.astype(xp.float64)[cls]
     n = classes.n_classes
-    sq = _segment_sum(xp, cls, share * share, n)
+    sq = segment_sum(xp, cls, share * share, n)
     return cls, sens, share, start, sq, classes.entropy_bits()
 
 
@@ -462,8 +463,8 @@ def _pair_distances(be, orig, rel, rel_distinct, pair_o, pair_e, m: int):
     at = xp.minimum(xp.searchsorted(e_key, want), e_key.shape[0] - 1)
     found = e_key[at] == want
     q = xp.where(found, e_share[at], 0.0)
-    on_orig = _segment_sum(xp, pid, (p - q) ** 2, n_pairs)  # values of the original class
-    q_seen = _segment_sum(xp, pid, q * q, n_pairs)
+    on_orig = segment_sum(xp, pid, (p - q) ** 2, n_pairs)  # values of the original class
+    q_seen = segment_sum(xp, pid, q * q, n_pairs)
     n_seen = xp.bincount(pid[found], minlength=n_pairs)
     # values only the released class holds (none: exactly 0, not a rounding residue)
     rest = xp.where(n_seen == rel_distinct[pair_e], 0.0,
@@ -481,7 +482,7 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     the distribution of the ``sensitive`` attribute.
 
     *Privacy losses* (the (epsilon, alpha) privacy-loss model, computed by
-    :class:`gpuppdp.models.PrivacyLoss` as :func:`gpuppdp.checker.check` does): a released class
+    :class:`gpuppdp.models.PrivacyLoss` as :func:`gpuppdp.analysis.checker.check` does): a released class
     ``E`` loses ``||p_E - q||_2`` (distribution) and ``|H(q) - H(p_E)|`` (entropy, bits)
     against the ``prior`` ``q`` (by default the distribution over the released rows); a record
     loses what its class loses.
@@ -504,10 +505,10 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     stronger reading: every class, not just the average, stays within the bound); each given
     threshold gets a flag in ``satisfied``.
 
-    Rows paired as in :func:`non_uniform_entropy` (a :class:`~gpuppdp.transform.Release`'s
+    Rows paired as in :func:`non_uniform_entropy` (a :class:`~gpuppdp.engine.transform.Release`'s
     ``source_rows``, else by position; the rows of a ``drop`` release are paired through its
     ``source_rows``); released rows whose QIDs are all ``'*'`` are left out, as in
-    :func:`gpuppdp.checker.check`.  Original classes are taken over the whole original table.
+    :func:`gpuppdp.analysis.checker.check`.  Original classes are taken over the whole original table.
     """
     qids = _qids(quasi_identifiers)
     if sensitive in qids:
@@ -564,8 +565,8 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
                   "distribution_utility_loss": dist_util, "entropy_utility_loss": ent_util}
     size = rel.size.astype(xp.float64)
     per_class = {"distribution_privacy_loss": dist_priv, "entropy_privacy_loss": ent_priv,
-                 "distribution_utility_loss": _segment_sum(xp, e, dist_util, n_e) / size,
-                 "entropy_utility_loss": _segment_sum(xp, e, ent_util, n_e) / size}
+                 "distribution_utility_loss": segment_sum(xp, e, dist_util, n_e) / size,
+                 "entropy_utility_loss": segment_sum(xp, e, ent_util, n_e) / size}
 
     individual = pd.DataFrame(index=released.index)
     cls_col = np.full(len(released), -1, dtype=np.int64)

@@ -1,0 +1,255 @@
+"""Models on the relative frequencies of sensitive values in a class: (alpha, k)-anonymity,
+delta-disclosure privacy, beta-likeness and the (epsilon, alpha) privacy-loss model.
+Each exposes its per-class statistic (one formula, shared with the checker).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..engine.classes import Classes, entry_shares, segment_max, segment_sum
+from ..hierarchy import format_values
+from ..validation import check_int, check_number, plain_number
+from .base import SensitiveModel
+
+__all__ = ["AlphaKAnonymity", "DeltaDisclosurePrivacy", "BetaLikeness", "PrivacyLoss"]
+
+
+class _DistributionModel(SensitiveModel):
+    """A sensitive-attribute model that compares classes with the table's distribution
+    ``p`` (over all rows of the input, before generalization and suppression)."""
+
+    def _bind(self, encoded):
+        xp = self.backend.xp
+        self._counts = self._global_counts()
+        self._p = self._counts.astype(xp.float64) / float(self.n_rows)
+
+
+class AlphaKAnonymity(SensitiveModel):
+    """(alpha, k)-anonymity (Wong, Li, Fu & Wang 2006): every class holds at least ``k``
+    records and the relative frequency of every sensitive value in it -- or, with ``value``,
+    of that one sensitive value -- is at most ``alpha``.
+
+    Monotonic with generalization (a merged class's frequencies are weighted averages of its
+    parts', so never above their largest), not with suppression.
+    """
+
+    monotonic_with_generalization = True
+    monotonic_with_suppression = False
+
+    def __init__(self, attribute: str, alpha: float, k: int = 1, value: str | None = None):
+        super().__init__(attribute)
+        self.alpha = check_number("alpha", alpha, 0.0, 1.0)
+        self.k = check_int("k", k, 1)
+        self.min_class_size = self.k
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"value must be a sensitive value (a string), got {value!r}")
+        self.value = value
+
+    def _bind(self, encoded):
+        labels = [str(v) for v in self.labels]
+        self._code = labels.index(self.value) if self.value in labels else -1
+
+    def alphas(self, classes: Classes):
+        """Per class the largest relative frequency of a sensitive value (of ``value`` when
+        given; 0 where it is absent) -- device float64."""
+        self._require_bound(classes)
+        xp = classes.xp
+        cls, sens, share = entry_shares(classes)
+        if self.value is None:
+            return segment_max(xp, cls, share, classes.n_classes)
+        return segment_sum(xp, cls, xp.where(sens == self._code, share, 0.0),
+                            classes.n_classes)
+
+    def class_fails(self, classes: Classes):
+        return self.alphas(classes) > self.alpha
+
+    def describe(self) -> dict:
+        out = {"model": "alpha-k-anonymity", "attribute": self.sensitive_attribute,
+               "alpha": plain_number(self.alpha), "k": self.k}
+        if self.value is not None:
+            out["value"] = self.value
+        return out
+
+    def __repr__(self) -> str:
+        extra = "" if self.value is None else f", value={self.value!r}"
+        return (f"AlphaKAnonymity({self.sensitive_attribute!r}, alpha={plain_number(self.alpha)}, "
+                f"k={self.k}{extra})")
+
+
+class DeltaDisclosurePrivacy(_DistributionModel):
+    """delta-disclosure privacy (Brickell & Shmatikov 2008): for every class and every
+    sensitive value ``v`` present in it, ``|log2(p_E(v) / p(v))| < delta`` with ``p`` the whole
+    table's distribution.
+
+    The logarithm is to base 2, computed as ``ln(x) / ln 2`` as ARX's ``DDisclosurePrivacy``
+    does, so verdicts match ARX's (the paper leaves the base open; a natural-log ``delta``
+    is ``delta / ln 2`` here).  Neither monotonic with generalization (a merged class can hold
+    a value much rarer than in the part that had it) nor with suppression, as in ARX.
+    """
+
+    monotonic_with_generalization = False
+    monotonic_with_suppression = False
+    min_class_size = None
+
+    def __init__(self, attribute: str, delta: float):
+        super().__init__(attribute)
+        self.delta = check_number("delta", delta, 0.0)
+        if self.delta <= 0:
+            raise ValueError(f"delta must be a finite number > 0, got {delta!r}")
+
+    def deltas(self, classes: Classes):
+        """Per class ``max_v |log2(p_E(v) / p(v))|`` over the values present (device float64)."""
+        self._require_bound(classes)
+        xp = classes.xp
+        cls, sens, share = entry_shares(classes)
+        return segment_max(xp, cls, xp.abs(xp.log(share / self._p[sens]) / math.log(2)),
+                            classes.n_classes)
+
+    def class_fails(self, classes: Classes):
+        return ~(self.deltas(classes) < self.delta)
+
+    def describe(self) -> dict:
+        return {"model": "delta-disclosure", "attribute": self.sensitive_attribute,
+                "delta": plain_number(self.delta)}
+
+    def __repr__(self) -> str:
+        return f"DeltaDisclosurePrivacy({self.sensitive_attribute!r}, delta={plain_number(self.delta)})"
+
+
+class BetaLikeness(_DistributionModel):
+    """beta-likeness (Cao & Karras 2012): for every class and every sensitive value with
+    ``p_E(v) > p(v)``, the relative gain ``(p_E(v) - p(v)) / p(v)`` is at most ``beta``
+    (basic), or at most ``min(beta, -ln p(v))`` (``enhanced=True``).
+
+    Monotonic with generalization (a merged class's ``p_E(v)`` is at most its parts' largest,
+    and the bound depends on ``v`` only), not with suppression.
+    """
+
+    monotonic_with_generalization = True
+    monotonic_with_suppression = False
+    min_class_size = None
+
+    def __init__(self, attribute: str, beta: float, enhanced: bool = False):
+        super().__init__(attribute)
+        self.beta = check_number("beta", beta, 0.0)
+        if self.beta <= 0:
+            raise ValueError(f"beta must be a finite number > 0, got {beta!r}")
+        self.enhanced = bool(enhanced)
+
+    def betas(self, classes: Classes):
+        """Per class the smallest ``beta`` the class satisfies (device float64; 0 when no
+        value is over-represented; enhanced: ``inf`` when some gain exceeds ``-ln p(v)``)."""
+        self._require_bound(classes)
+        xp = classes.xp
+        cls, sens, share = entry_shares(classes)
+        p = self._p[sens]
+        gain = (share - p) / p
+        gain = xp.where(share > p, gain, 0.0)
+        if self.enhanced:
+            gain = xp.where(gain > -xp.log(p), xp.inf, gain)
+        return segment_max(xp, cls, gain, classes.n_classes)
+
+    def class_fails(self, classes: Classes):
+        return self.betas(classes) > self.beta
+
+    def describe(self) -> dict:
+        return {"model": "enhanced-beta-likeness" if self.enhanced else "basic-beta-likeness",
+                "attribute": self.sensitive_attribute, "beta": plain_number(self.beta)}
+
+    def __repr__(self) -> str:
+        return (f"BetaLikeness({self.sensitive_attribute!r}, beta={plain_number(self.beta)}, "
+                f"enhanced={self.enhanced})")
+
+
+def _check_prior(prior) -> dict:
+    if not isinstance(prior, Mapping) or not prior:
+        raise ValueError(f"prior must be a non-empty mapping sensitive value -> probability, "
+                         f"got {prior!r}")
+    out = {}
+    for v, pr in prior.items():
+        if isinstance(pr, bool) or not isinstance(pr, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(pr)) or not 0.0 <= float(pr) <= 1.0:
+            raise ValueError(f"prior[{v!r}] must be a probability in [0, 1], got {pr!r}")
+        out[str(v)] = float(pr)
+    total = math.fsum(out.values())
+    if abs(total - 1.0) > 1e-6:
+        raise ValueError(f"prior probabilities must sum to 1, they sum to {total!r}")
+    return out
+
+
+class PrivacyLoss(SensitiveModel):
+    """The (epsilon, alpha) privacy-loss model: per class the distribution loss is the
+    Euclidean distance between the prior distribution of the sensitive attribute (the table's
+    distribution, or ``prior``: a mapping value -> probability covering every value of the
+    data) and the class's distribution, the entropy loss ``|H(prior) - H(class)|`` in bits.
+    A class fails when its distribution loss exceeds ``epsilon`` or its entropy loss
+    exceeds ``alpha``.
+
+    Not monotonic (entropy loss can grow when classes merge): both flags ``False``.
+    """
+
+    monotonic_with_generalization = False
+    monotonic_with_suppression = False
+    min_class_size = None
+
+    def __init__(self, attribute: str, epsilon: float, alpha: float, prior=None):
+        super().__init__(attribute)
+        self.epsilon = check_number("epsilon", epsilon, 0.0)
+        self.alpha = check_number("alpha", alpha, 0.0)
+        self.prior = None if prior is None else _check_prior(prior)
+
+    def _bind(self, encoded):
+        be = self.backend
+        labels = [str(v) for v in self.labels]
+        if self.prior is None:
+            counts = be.to_host(self._global_counts()).astype(np.float64)
+            q = counts / float(self.n_rows)
+            rest = np.zeros(0)
+        else:
+            missing = [v for v in labels if v not in self.prior or self.prior[v] <= 0]
+            if missing:
+                raise ValueError(f"prior gives no (or zero) probability to value(s) of "
+                                 f"{self.sensitive_attribute!r} in the data: "
+                                 f"{format_values(missing)}")
+            q = np.array([self.prior[v] for v in labels], dtype=np.float64)
+            present = set(labels)
+            rest = np.array([pr for v, pr in self.prior.items() if v not in present])
+        everything = np.concatenate([q, rest])
+        nz = everything[everything > 0]
+        self._h_prior = float(-(nz * np.log2(nz)).sum())
+        self._q_sq = float((everything ** 2).sum())     # sum of q^2 over the whole prior
+        self._q = be.asarray(q)
+
+    def losses(self, classes: Classes):
+        """``(distribution_loss, entropy_loss)`` per class (device float64 each)."""
+        self._require_bound(classes)
+        xp = classes.xp
+        cls, sens, share = entry_shares(classes)
+        q = self._q[sens]
+        n_classes = classes.n_classes
+        # |p_E - q|^2 = sum_all q^2 + sum_{v in E} (p_E^2 - 2 p_E q)
+        sq = self._q_sq + segment_sum(xp, cls, share * share - 2.0 * share * q, n_classes)
+        dist = xp.sqrt(xp.maximum(sq, 0.0))
+        return dist, xp.abs(self._h_prior - classes.entropy_bits())
+
+    def class_fails(self, classes: Classes):
+        dist, ent = self.losses(classes)
+        return (dist > self.epsilon) | (ent > self.alpha)
+
+    def describe(self) -> dict:
+        out = {"model": "privacy-loss", "attribute": self.sensitive_attribute,
+               "epsilon": plain_number(self.epsilon), "alpha": plain_number(self.alpha)}
+        if self.prior is not None:
+            out["prior"] = dict(self.prior)
+        return out
+
+    def __repr__(self) -> str:
+        return (f"PrivacyLoss({self.sensitive_attribute!r}, epsilon={plain_number(self.epsilon)}, "
+                f"alpha={plain_number(self.alpha)})")
+
+
+# ---------------------------------------------------------------------------------------
