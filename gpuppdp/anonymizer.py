@@ -26,6 +26,7 @@ from .engine.search import SEARCHES, SearchResult, make_search
 from .engine.transform import SUPPRESSION_MODES, Release, release
 from .hierarchy import Hierarchy, format_values
 from .models import KAnonymity, PrivacyModel
+from .report import write_report
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError"]
 
@@ -113,8 +114,6 @@ class AnonymizationResult:
         """Write the HTML report of this anonymization to ``path`` and its figures as JSON to
         ``json_path`` (default: ``path`` with suffix ``.json``); ``options`` go to
         :func:`gpuppdp.report.build_report`.  Returns the two paths."""
-        from .report import write_report  # report.py imports this module
-
         if self._data is None:
             raise ValueError("this result does not hold its input table; call "
                              "gpuppdp.report.write_report(result, data, path)")

@@ -20,7 +20,7 @@ import math
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import pandas as pd
@@ -28,8 +28,11 @@ import pandas as pd
 from .. import __version__
 from ..analysis.checker import check
 from ..analysis.risk import RISK_THRESHOLDS, attribute_risks, class_sizes, sample_risk_summary
-from ..anonymizer import AnonymizationResult
 from ..engine.transform import suppressed_rows
+from ..validation import check_frame, check_int
+
+if TYPE_CHECKING:  # the anonymizer imports this module
+    from ..anonymizer import AnonymizationResult
 
 __all__ = ["build_report", "render_html", "write_report", "SECTION_TITLES"]
 
@@ -48,12 +51,6 @@ SECTION_TITLES = {
 # --------------------------------------------------------------------------------------------
 # figures
 # --------------------------------------------------------------------------------------------
-
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
 
 def _jsonable(value):
     """Plain JSON values: numpy scalars unwrapped, NaN -> None, infinities -> "inf"/"-inf"."""
@@ -226,14 +223,13 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
     max_subsets : QID subsets in the distinction/separation table
     max_nodes : lattice nodes drawn
     """
-    if not isinstance(result, AnonymizationResult):
+    if not all(hasattr(result, a) for a in ("release", "transformation", "search")):
         raise TypeError(f"result must be an AnonymizationResult, got {type(result).__name__}")
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-    max_classes = _positive_int("max_classes", max_classes)
-    max_values = _positive_int("max_values", max_values)
-    max_subsets = _positive_int("max_subsets", max_subsets)
-    max_nodes = _positive_int("max_nodes", max_nodes)
+    check_frame(data)
+    max_classes = check_int("max_classes", max_classes, 1)
+    max_values = check_int("max_values", max_values, 1)
+    max_subsets = check_int("max_subsets", max_subsets, 1)
+    max_nodes = check_int("max_nodes", max_nodes, 1)
     qids = list(result.transformation)
     missing = [q for q in qids if q not in data.columns]
     if missing or len(data) != result.release.input_rows:
