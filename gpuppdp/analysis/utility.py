@@ -36,7 +36,8 @@ import pandas as pd
 
 from ..backend import Backend, get_backend
 from ..engine.classes import segment_sum
-from ..engine.metrics import generalization_shares
+from ..engine.metrics import discernibility as dm_metric
+from ..engine.metrics import generalization_shares, precision_loss
 from ..engine.transform import Release, suppressed_rows
 from ..hierarchy import Hierarchy
 from ..models import PrivacyLoss
@@ -166,11 +167,8 @@ def precision(original: pd.DataFrame, released: pd.DataFrame,
     n = len(original)
     star = be.asarray(suppressed_rows(released, qids))
     n_sup = be.scalar(xp.sum(star.astype(xp.int64))) + (n - len(released))
-    kept = n - n_sup
-    share = be.asarray(generalization_shares([lv[q] for q in qids],
-                                             [hierarchies[q].height for q in qids]))
-    loss = xp.sum(share * kept + n_sup) / (len(qids) * n)
-    return 1.0 - float(be.scalar(loss))
+    share = generalization_shares([lv[q] for q in qids], [hierarchies[q].height for q in qids])
+    return 1.0 - float(precision_loss(share, float(n_sup), n)[0])
 
 
 def iloss(original: pd.DataFrame, released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
@@ -240,7 +238,7 @@ def discernibility(class_sizes, suppressed: int, n: int, *,
     be = _backend(backend)
     xp = be.xp
     sizes = be.asarray(class_sizes).astype(xp.int64)
-    return float(be.scalar(xp.sum(sizes * sizes))) + float(suppressed) * float(n)
+    return float(dm_metric(be.scalar(xp.sum(sizes * sizes)), suppressed, n))
 
 
 def average_class_size(class_sizes, k: int, *, backend: Backend | str = "cpu") -> float:

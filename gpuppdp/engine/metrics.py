@@ -24,7 +24,8 @@ from numba import njit
 from .. import kernels
 from .classes import Classes
 
-__all__ = ["Metric", "Loss", "Precision", "Discernibility", "METRICS", "make_metric"]
+__all__ = ["Metric", "Loss", "Precision", "Discernibility", "METRICS", "make_metric",
+           "precision_loss", "discernibility", "generalization_shares"]
 
 
 class Metric:
@@ -114,6 +115,29 @@ def generalization_shares(levels, heights) -> np.ndarray:
     return np.where(h == 0, 0.0, np.asarray(levels, dtype=np.float64) / np.where(h == 0, 1.0, h))
 
 
+def precision_loss(shares, suppressed, n_rows: int) -> np.ndarray:
+    """ARX's precision loss (Sweeney's Prec, arithmetic mean over the ``q`` attributes) of
+    ``B`` nodes: ``shares`` (B, q) ``level / height`` per attribute, ``suppressed`` (B,)
+    suppressed records (charged the top level), in ARX's order of float operations."""
+    shares = np.atleast_2d(np.asarray(shares, dtype=np.float64))
+    sup = np.asarray(suppressed, dtype=np.float64).reshape(-1)
+    kept = n_rows - sup
+    q = shares.shape[1]
+    il = np.zeros(shares.shape[0])
+    for i in range(q):
+        v = ((kept * shares[:, i]) * 1.0 + sup * 1.0) / n_rows
+        il += (v / q) * 1.0
+    return il
+
+
+def discernibility(kept_sq_sum, suppressed, n_rows: int) -> np.ndarray:
+    """The discernibility metric DM (Bayardo & Agrawal 2005; ARX's
+    ``createDiscernabilityMetric()``): ``sum |E|^2`` over kept classes plus ``N`` per
+    suppressed record, from per-node ``kept_sq_sum`` and ``suppressed`` (host arrays)."""
+    return (np.asarray(kept_sq_sum, dtype=np.int64) +
+            np.int64(n_rows) * np.asarray(suppressed, dtype=np.int64)).astype(np.float64)
+
+
 class Precision(Metric):
     """ARX's precision metric (Prec, arithmetic mean over attributes)."""
 
@@ -124,17 +148,10 @@ class Precision(Metric):
 
     def evaluate(self, classes, outlier, levels):
         xp = classes.xp
-        n_nodes = levels.shape[0]
         sup = self.backend.to_host(
             classes.per_node(xp.where(outlier, classes.size, 0))).astype(np.float64)
-        kept = self.n_rows - sup
-        share = self._generalization_shares(levels)
-        q = levels.shape[1]
-        il = np.zeros(n_nodes)
-        for i in range(q):
-            v = ((kept * share[:, i]) * 1.0 + sup * 1.0) / self.n_rows
-            il += (v / q) * 1.0
-        return il, self.data_independent_bound(levels)
+        return (precision_loss(self._generalization_shares(levels), sup, self.n_rows),
+                self.data_independent_bound(levels))
 
     def data_independent_bound(self, levels):
         levels = np.atleast_2d(levels)
@@ -158,8 +175,8 @@ class Discernibility(Metric):
         kept_sq = classes.per_node(xp.where(outlier, 0, sq))
         all_sq = classes.per_node(sq)
         sup = classes.per_node(xp.where(outlier, size, 0))
-        il = self.backend.to_host(kept_sq + self.n_rows * sup)
-        return il.astype(np.float64), self.backend.to_host(all_sq).astype(np.float64)
+        il = discernibility(self.backend.to_host(kept_sq), self.backend.to_host(sup), self.n_rows)
+        return il, self.backend.to_host(all_sq).astype(np.float64)
 
 
 METRICS = {"loss": Loss, "precision": Precision, "discernibility": Discernibility}
