@@ -95,7 +95,8 @@ def check_columns(data, columns, name: str = "quasi_identifiers",
     missing = [c for c in cols if c not in data.columns]
     if missing:
         have = list(data.columns)
-        raise ValueError(f"{name}: column(s) not in {frame}: {', '.join(map(repr, missing))}; "
-                         f"{frame} has {', '.join(map(repr, have[:12]))}"
+        raise ValueError(f"{name}: column(s) not in the {frame}: "
+                         f"{', '.join(map(repr, missing))}; the {frame} has "
+                         f"{', '.join(map(repr, have[:12]))}"
                          f"{', ...' if len(have) > 12 else ''}")
     return cols

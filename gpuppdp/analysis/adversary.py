@@ -31,7 +31,8 @@ import pandas as pd
 from ..backend import Backend, get_backend
 from ..engine.transform import suppressed_rows
 from ..hierarchy import Hierarchy
-from .risk import _classes_encoded, encode_columns, qid_list
+from ..validation import column_list
+from .risk import _classes_encoded, encode_columns
 from .utility import released_levels
 
 __all__ = ["posterior_beliefs", "max_posterior", "largest_gain", "linkage_check"]
@@ -175,7 +176,7 @@ def posterior_beliefs(released: pd.DataFrame, quasi_identifiers: Sequence[str], 
     own: their sensitive values are released too.  A target whose prior gives every value of its
     class probability 0 has posterior NaN.  ``backend`` groups the records (NumPy or CuPy).
     """
-    qids = qid_list(quasi_identifiers)
+    qids = column_list(quasi_identifiers)
     if not isinstance(sensitive, str):
         raise TypeError(f"sensitive must be one column name, got {sensitive!r}")
     if sensitive in qids:
@@ -247,7 +248,7 @@ def linkage_check(released: pd.DataFrame, external: pd.DataFrame,
     (host int64 array, one entry per external row, in its order).  The join is a grouping of
     both tables' rows together on ``backend`` (NumPy or CuPy).
     """
-    qids = qid_list(quasi_identifiers)
+    qids = column_list(quasi_identifiers)
     if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
     _check_frame("released", released, qids, empty_ok=True)

@@ -23,11 +23,12 @@ import pandas as pd
 
 from ..backend import Backend, get_backend
 from ..engine.classes import Classes
+from ..engine.codes import encode_column
 from ..engine.encoding import EncodedTable, SensitiveColumn, smallest_int_dtype
 from ..engine.transform import factorize_qids
-from ..hierarchy import format_values
 from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, EntropyLDiversity,
                       LKCPrivacy, PrivacyLoss, RecursiveCLDiversity, TCloseness)
+from ..validation import check_columns
 from .risk import population_groups
 
 __all__ = ["check", "CHECK_KEYS"]
@@ -116,24 +117,13 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     Keys not asked for are ``None``.  With ``per_class=True`` the result also holds
     ``per_class``: a DataFrame of every class (QID values, size, statistics).
     """
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-    if isinstance(quasi_identifiers, str):
-        raise TypeError(f"quasi_identifiers must be a list of column names, got the string "
-                        f"{quasi_identifiers!r}")
-    qids = list(quasi_identifiers)
-    if not qids:
-        raise ValueError("quasi_identifiers: at least one column is needed")
-    if len(set(qids)) != len(qids):
-        raise ValueError(f"quasi_identifiers lists a column twice: {qids}")
+    qids = check_columns(data, quasi_identifiers)
     if sensitive is not None and sensitive in qids:
         raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
                          "sensitive attribute")
+    if sensitive is not None:
+        check_columns(data, [sensitive], "sensitive")
     wanted = qids + ([sensitive] if sensitive is not None else [])
-    missing = [c for c in wanted if c not in data.columns]
-    if missing:
-        raise ValueError(f"column(s) not in the data: {format_values(missing)}; the data has "
-                         f"{format_values([str(c) for c in data.columns], 12)}")
     if prior is not None and sensitive is None:
         raise ValueError("prior needs a sensitive attribute (sensitive=...)")
     if lkc is not None:
@@ -162,8 +152,8 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     out: dict = {"records": int(len(kept)), "suppressed_rows": n_suppressed}
     sens_codes = labels = None
     if sensitive is not None:
-        sens_codes, uniq = pd.factorize(kept[sensitive], use_na_sentinel=False)
-        labels = np.array([str(u) for u in uniq], dtype=object)
+        sens_codes, labels = encode_column(kept[sensitive], as_str=True)
+        sens_codes = sens_codes.astype(np.int64)
     classes = _build_classes(be, cls, sens_codes, 0 if labels is None else len(labels))
     size = be.to_host(classes.size)
     out["classes"] = int(classes.n_classes)

@@ -41,6 +41,7 @@ from ..engine.metrics import generalization_shares, precision_loss
 from ..engine.transform import Release, suppressed_rows
 from ..hierarchy import Hierarchy
 from ..models import PrivacyLoss
+from ..validation import check_columns, column_list
 from .checker import _build_classes, _class_ids, sensitive_table
 from .risk import _classes_encoded, encode_columns
 
@@ -53,22 +54,9 @@ __all__ = ["precision", "iloss", "discernibility", "average_class_size",
 # helpers
 # --------------------------------------------------------------------------------------------
 
-def _qids(qids) -> list[str]:
-    qids = [qids] if isinstance(qids, str) else list(qids)
-    if not qids:
-        raise ValueError("qids: at least one column is needed")
-    if len(set(qids)) != len(qids):
-        raise ValueError(f"qids: a column is given twice: {qids}")
-    return qids
-
-
-def _check_frames(original, released, qids):
-    for name, df in (("original", original), ("released", released)):
-        if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"{name} must be a pandas DataFrame, got {type(df).__name__}")
-        missing = [q for q in qids if q not in df.columns]
-        if missing:
-            raise ValueError(f"{name}: column(s) not in the data: {missing}")
+def _check_frames(original, released, columns, name: str = "quasi_identifiers"):
+    for frame, df in (("original", original), ("released", released)):
+        check_columns(df, columns, name, frame)
     if len(original) == 0:
         raise ValueError("the original table is empty (0 rows)")
 
@@ -80,11 +68,11 @@ def _factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def released_levels(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
-                    qids: Sequence[str]) -> dict[str, int]:
+                    quasi_identifiers: Sequence[str]) -> dict[str, int]:
     """The generalization level of each QID of a full-domain release: the lowest level whose
     labels contain every label shown in non-suppressed rows (all ``'*'`` rows excluded); a QID
     shown only as ``'*'`` is at its top level."""
-    qids = _qids(qids)
+    qids = column_list(quasi_identifiers)
     star = suppressed_rows(released, qids)
     out = {}
     for q in qids:
@@ -140,7 +128,7 @@ def _backend(backend) -> Backend:
 # --------------------------------------------------------------------------------------------
 
 def precision(original: pd.DataFrame, released: pd.DataFrame,
-              hierarchies: Mapping[str, Hierarchy], qids: Sequence[str], *,
+              hierarchies: Mapping[str, Hierarchy], quasi_identifiers: Sequence[str], *,
               levels: Mapping[str, int] | None = None, backend: Backend | str = "cpu") -> float:
     r"""Sweeney's precision Prec of a full-domain release (Sweeney 2002, "Achieving
     k-anonymity privacy protection using generalization and suppression", IJUFKS 10(5)).
@@ -159,7 +147,7 @@ def precision(original: pd.DataFrame, released: pd.DataFrame,
     -------
     float in [0, 1] (1: nothing generalized).
     """
-    qids = _qids(qids)
+    qids = column_list(quasi_identifiers)
     _check_frames(original, released, qids)
     be = _backend(backend)
     xp = be.xp
@@ -172,7 +160,8 @@ def precision(original: pd.DataFrame, released: pd.DataFrame,
 
 
 def iloss(original: pd.DataFrame, released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
-          qids: Sequence[str], weights: Mapping[str, float] | Sequence[float] | None = None, *,
+          quasi_identifiers: Sequence[str],
+          weights: Mapping[str, float] | Sequence[float] | None = None, *,
           levels: Mapping[str, int] | None = None, backend: Backend | str = "cpu") -> float:
     r"""Information loss ILoss (Xiao & Tao 2006, "Personalized privacy preservation", SIGMOD),
     the loss metric LM of Iyengar (2002, "Transforming data to satisfy privacy constraints",
@@ -184,9 +173,9 @@ def iloss(original: pd.DataFrame, released: pd.DataFrame, hierarchies: Mapping[s
     with ``v_i(r)`` the released value of QID ``i`` in record ``r``, ``leaves(v)`` the leaves of
     its hierarchy under ``v`` and ``D_i`` all its leaves (a one-leaf domain loses 0).  Suppressed
     records (all QIDs ``'*'``, or dropped) cost 1 per attribute.  ``weights`` (mapping or
-    sequence in ``qids`` order) default to ``1/q`` each, so the result lies in [0, 1].
+    sequence in ``quasi_identifiers`` order) default to ``1/q`` each, so the result lies in [0, 1].
     """
-    qids = _qids(qids)
+    qids = column_list(quasi_identifiers)
     _check_frames(original, released, qids)
     be = _backend(backend)
     xp = be.xp
@@ -293,7 +282,8 @@ def _aligned(original, released, qids) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def non_uniform_entropy(original: pd.DataFrame, released: pd.DataFrame | Release,
-                        qids: Sequence[str], *, backend: Backend | str = "cpu") -> float:
+                        quasi_identifiers: Sequence[str], *,
+                        backend: Backend | str = "cpu") -> float:
     r"""Non-uniform entropy (de Waal & Willenborg 1999, "Information loss through global
     recoding and local suppression", Netherlands Official Statistics; Gionis & Tassa 2008,
     "k-Anonymization with minimal loss of information", TKDE), in bits.
@@ -306,7 +296,7 @@ def non_uniform_entropy(original: pd.DataFrame, released: pd.DataFrame | Release
     of records released as ``y`` whose original value is ``x``.  Suppressed ``'*'`` values are
     generalized values like any other.  0 when nothing is generalized.
     """
-    qids = _qids(qids)
+    qids = column_list(quasi_identifiers)
     original, released = _aligned(original, released, qids)
     be = _backend(backend)
     xp = be.xp
@@ -323,7 +313,8 @@ def non_uniform_entropy(original: pd.DataFrame, released: pd.DataFrame | Release
 
 
 def kl_divergence(original: pd.DataFrame, released: pd.DataFrame | Release,
-                  qids: Sequence[str], *, backend: Backend | str = "cpu") -> float:
+                  quasi_identifiers: Sequence[str], *,
+                  backend: Backend | str = "cpu") -> float:
     r"""KL divergence between the original distribution of QID tuples and the one the release
     implies (Kifer & Gehrke 2006, "Injecting utility into anonymized datasets", SIGMOD), in
     nats.
@@ -338,7 +329,7 @@ def kl_divergence(original: pd.DataFrame, released: pd.DataFrame | Release,
     in the hierarchies, so no hierarchies are needed and the result does not depend on the size
     of the domains.  0 when nothing is generalized.
     """
-    qids = _qids(qids)
+    qids = column_list(quasi_identifiers)
     original, released = _aligned(original, released, qids)
     be = _backend(backend)
     xp = be.xp
@@ -508,7 +499,7 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     ``source_rows``); released rows whose QIDs are all ``'*'`` are left out, as in
     :func:`gpuppdp.analysis.checker.check`.  Original classes are taken over the whole original table.
     """
-    qids = _qids(quasi_identifiers)
+    qids = column_list(quasi_identifiers)
     if sensitive in qids:
         raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
                          "sensitive attribute")
@@ -617,11 +608,11 @@ def ml_utility_loss(original: pd.DataFrame, released: pd.DataFrame | Release, *,
     except ImportError as exc:
         raise ImportError('ml_utility_loss needs scikit-learn: pip install "gpuppdp[ml]" '
                           '(or pip install scikit-learn)') from exc
-    features = _qids(features)
+    features = column_list(features, "features")
     if target in features:
         raise ValueError(f"column {target!r} is given as a feature and as the target")
     released, src = _source_rows(original, released)
-    _check_frames(original, released, features + [target])
+    _check_frames(original, released, features + [target], "features")
     if not np.array_equal(src, np.arange(len(original))):
         order = np.argsort(src, kind="stable")
         released = released.iloc[order].reset_index(drop=True)
