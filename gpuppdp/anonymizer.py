@@ -25,7 +25,7 @@ from .engine.metrics import Metric, make_metric
 from .engine.search import SEARCHES, SearchResult, make_search
 from .engine.transform import SUPPRESSION_MODES, Release, release
 from .hierarchy import Hierarchy, format_values
-from .models import KAnonymity, PrivacyModel
+from .models import KAnonymity, PrivacyModel, Requirement
 from .report import write_report
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError"]
@@ -175,7 +175,8 @@ class Anonymizer:
         for m in self.models:
             if not isinstance(m, PrivacyModel):
                 raise TypeError(f"models must be PrivacyModel instances, got {m!r}")
-        referred = {m.sensitive_attribute for m in self.models if m.sensitive_attribute}
+        referred = {m.sensitive_attribute for m in self.models
+                    if Requirement.SENSITIVE_HISTOGRAM in m.requires}
         undeclared = sorted(referred - set(self.schema.sensitive))
         if undeclared:
             raise SchemaError(f"models refer to {format_values(undeclared)}: declare them "

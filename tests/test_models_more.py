@@ -312,3 +312,24 @@ def test_delta_disclosure_not_monotonic_with_generalization():
 
 def test_flash_without_suppression_respects_generalization_flag():
     assert _chain_fit("flash", 0.0).transformation == {"q": 0}
+
+
+def test_models_declare_requirements():
+    """Each model says what it needs: the evaluator and the encoder act on these flags."""
+    import pandas as pd
+
+    from gpuppdp.builders import levels_hierarchy
+    from gpuppdp.models import (DeltaPresence, DistinctLDiversity, KAnonymity,
+                                KAnonymityOnSubsets, LKCPrivacy, Requirement, TCloseness)
+    R = Requirement
+    assert KAnonymity(2).requires == R.COUNTS
+    assert DistinctLDiversity("s", 2).requires == R.COUNTS | R.SENSITIVE_HISTOGRAM
+    assert TCloseness("s", 0.2).requires == R.COUNTS | R.SENSITIVE_HISTOGRAM
+    h = levels_hierarchy([["a", "b"], ["*", "*"]])
+    assert R.SENSITIVE_HIERARCHY in TCloseness("s", 0.2, distance="hierarchical",
+                                               hierarchy=h).requires
+    assert KAnonymityOnSubsets([["x"]], 2).requires == R.COUNTS | R.RELEASED_CLASSES
+    assert R.SENSITIVE_HISTOGRAM in LKCPrivacy(2, 2, 0.5, attribute="s").requires
+    assert R.SENSITIVE_HISTOGRAM not in LKCPrivacy(2, 2, 1.0).requires
+    pop = pd.DataFrame({"x": ["1"]})
+    assert DeltaPresence(0.0, 1.0, population=pop).requires == R.COUNTS | R.POPULATION

@@ -19,7 +19,7 @@ from numba import njit
 
 from .. import kernels
 from ..kernels.grouping import segment_ids
-from ..models import PrivacyModel
+from ..models import PrivacyModel, Requirement
 from .classes import Classes
 from .encoding import EncodedTable, FrequencySet
 from .lattice import Lattice
@@ -159,7 +159,7 @@ class Evaluator:
             outlier = xp.zeros(classes.size.shape[0], dtype=xp.bool_)
         grouped = []
         for model in self.models:
-            if model.judges_released_classes:
+            if Requirement.RELEASED_CLASSES in model.requires:
                 grouped.append(model)
                 continue
             fails = model.class_fails(classes.for_attribute(model.sensitive_attribute))

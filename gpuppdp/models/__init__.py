@@ -7,7 +7,7 @@ returns one verdict per class, on the device, from the
 :class:`~gpuppdp.engine.classes.Classes` the evaluator hands it.
 """
 
-from .base import PrivacyModel, SensitiveModel
+from .base import PrivacyModel, Requirement, SensitiveModel
 from .distribution import AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, PrivacyLoss
 from .groups import KAnonymityOnSubsets, LKCPrivacy
 from .kanonymity import KAnonymity
@@ -15,7 +15,7 @@ from .ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDivers
 from .population import DeltaPresence, KMap
 from .tcloseness import TCLOSENESS_DISTANCES, TCloseness
 
-__all__ = ["PrivacyModel", "SensitiveModel", "KAnonymity", "DistinctLDiversity",
+__all__ = ["PrivacyModel", "Requirement", "SensitiveModel", "KAnonymity", "DistinctLDiversity",
            "EntropyLDiversity", "RecursiveCLDiversity", "TCloseness", "TCLOSENESS_DISTANCES",
            "AlphaKAnonymity", "DeltaDisclosurePrivacy", "BetaLikeness", "PrivacyLoss",
            "KAnonymityOnSubsets", "LKCPrivacy", "KMap", "DeltaPresence"]

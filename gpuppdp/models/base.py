@@ -4,6 +4,7 @@ the histogram of one sensitive attribute per class.
 
 from __future__ import annotations
 
+import enum
 import math
 
 import numpy as np
@@ -11,7 +12,25 @@ from numba import njit
 
 from ..engine.classes import Classes
 
-__all__ = ["PrivacyModel", "SensitiveModel", "LOG_TABLE_MAX", "log_table"]
+__all__ = ["Requirement", "PrivacyModel", "SensitiveModel", "LOG_TABLE_MAX", "log_table"]
+
+
+class Requirement(enum.Flag):
+    """What a model needs to judge a class (ARX's ``PrivacyCriterion.getRequirements()``).
+
+    ``COUNTS``: the class sizes only; ``SENSITIVE_HISTOGRAM``: each class's histogram of the
+    model's ``sensitive_attribute`` (the encoder carries a sensitive attribute only when some
+    model asks for it); ``SENSITIVE_HIERARCHY``: that attribute's generalization hierarchy;
+    ``POPULATION``: a population table the input is a sample of; ``RELEASED_CLASSES``: the
+    verdict on a class depends on which other classes are released (the evaluator iterates
+    such models to a common fixed point, passing the classes suppressed so far).
+    """
+
+    COUNTS = enum.auto()
+    SENSITIVE_HISTOGRAM = enum.auto()
+    SENSITIVE_HIERARCHY = enum.auto()
+    POPULATION = enum.auto()
+    RELEASED_CLASSES = enum.auto()
 
 
 class PrivacyModel:
@@ -25,17 +44,24 @@ class PrivacyModel:
         The attribute whose per-class histograms the model needs.
     monotonic_with_generalization, monotonic_with_suppression : bool
         Soundness flags used by the pruning search (Kohlmayer et al. 2012, Flash).
-    judges_released_classes : bool
-        See the attribute's comment.
+    requires : Requirement
+        What the model needs from the table and the evaluator.
     """
 
     min_class_size: int | None = None
     sensitive_attribute: str | None = None
     monotonic_with_generalization: bool = True
     monotonic_with_suppression: bool = True
-    #: True for models whose verdict on a class depends on which other classes are released:
-    #: their ``class_fails(classes, suppressed)`` takes the classes suppressed so far
-    judges_released_classes: bool = False
+
+    @property
+    def requires(self) -> Requirement:
+        """:class:`Requirement` flags; a model with a ``sensitive_attribute`` needs its
+        histograms.  Models with ``RELEASED_CLASSES`` take ``class_fails(classes,
+        suppressed)``."""
+        need = Requirement.COUNTS
+        if self.sensitive_attribute is not None:
+            need |= Requirement.SENSITIVE_HISTOGRAM
+        return need
 
     def bind(self, encoded) -> "PrivacyModel":
         """Precompute what the model needs from the encoded table (the sensitive attribute's

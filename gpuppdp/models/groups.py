@@ -12,7 +12,7 @@ import numpy as np
 from ..engine.classes import Classes
 from ..hierarchy import format_values
 from ..validation import check_int, check_number, plain_number
-from .base import PrivacyModel
+from .base import PrivacyModel, Requirement
 
 __all__ = ["KAnonymityOnSubsets", "LKCPrivacy"]
 
@@ -67,7 +67,9 @@ class _GroupModel(PrivacyModel):
     """
 
     min_class_size = None
-    judges_released_classes = True
+    @property
+    def requires(self) -> Requirement:
+        return super().requires | Requirement.RELEASED_CLASSES
     _subsets_idx: list | None = None
 
     def _resolve(self, encoded) -> list[list[int]]:

@@ -25,7 +25,7 @@ from ..engine.encoding import EncodedTable, smallest_int_dtype
 from ..hierarchy import format_values
 from ..kernels.grouping import segment_ids
 from ..validation import check_int, check_number, plain_number
-from .base import PrivacyModel
+from .base import PrivacyModel, Requirement
 
 __all__ = ["KMap", "DeltaPresence"]
 
@@ -39,6 +39,10 @@ class _PopulationModel(PrivacyModel):
     """
 
     _encoded = None
+
+    @property
+    def requires(self) -> Requirement:
+        return super().requires | Requirement.POPULATION
 
     def __init__(self, population):
         if not isinstance(population, pd.DataFrame):

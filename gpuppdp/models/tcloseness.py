@@ -11,9 +11,10 @@ import numpy as np
 
 from .. import kernels
 from ..engine.classes import Classes
+from ..engine.codes import encode_column
 from ..hierarchy import Hierarchy, HierarchyError, first_appearance_codes, format_values
 from ..validation import check_number, plain_number
-from .base import SensitiveModel
+from .base import SensitiveModel, Requirement
 
 __all__ = ["TCloseness", "TCLOSENESS_DISTANCES"]
 
@@ -50,6 +51,11 @@ class TCloseness(SensitiveModel):
     monotonic_with_generalization = True
     monotonic_with_suppression = False
     min_class_size = None
+
+    @property
+    def requires(self) -> Requirement:
+        need = super().requires
+        return need | Requirement.SENSITIVE_HIERARCHY if self.hierarchy is not None else need
 
     def __init__(self, attribute: str, t: float, distance: str = "equal", hierarchy=None,
                  order: Sequence[str] | None = None):
@@ -129,7 +135,8 @@ class TCloseness(SensitiveModel):
         order, each with its children (leaves at ``L = 1``, nodes of ``L - 1`` above)."""
         be = self.backend
         h = self.hierarchy
-        leaf = h.leaf_codes(np.asarray(labels, dtype=object), attribute=self.sensitive_attribute)
+        leaf, _ = encode_column(np.asarray(labels, dtype=object), domain=h.leaves,
+                                name=self.sensitive_attribute)
         self._height = h.height
         levels = []     # per level: (weight L/H, [device indices of each node's children])
         child_node = np.arange(len(labels))       # node of each code at the level below
