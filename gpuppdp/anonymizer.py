@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from .engine.transform import SUPPRESSION_MODES, Release, release
 from .hierarchy import Hierarchy, format_values
 from .models import KAnonymity, PrivacyModel, Requirement
 from .report import write_report
+from .validation import check_number
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError"]
 
@@ -183,11 +183,7 @@ class Anonymizer:
                               "sensitive (sensitive=[...])")
         #: the sensitive attributes the models refer to, in the schema's order
         self.sensitive_attributes = [c for c in self.schema.sensitive if c in referred]
-        if isinstance(suppression_limit, bool) or not isinstance(suppression_limit, (int, float)) \
-                or not 0.0 <= float(suppression_limit) <= 1.0 or math.isnan(suppression_limit):
-            raise ValueError(f"suppression_limit must be a number in [0, 1], got "
-                             f"{suppression_limit!r}")
-        self.suppression_limit = float(suppression_limit)
+        self.suppression_limit = check_number("suppression_limit", suppression_limit, 0.0, 1.0)
         self.metric = make_metric(metric)
         if search not in SEARCHES:
             raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")

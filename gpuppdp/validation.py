@@ -14,7 +14,8 @@ import numbers
 import numpy as np
 
 __all__ = ["check_columns", "check_epsilon", "check_frame", "check_int", "check_number",
-           "check_positive", "check_probability", "column_list", "plain_number"]
+           "check_name", "check_positive", "check_probability", "column_list",
+           "plain_number"]
 
 
 def _is_real(value) -> bool:
@@ -58,7 +59,7 @@ def check_number(name: str, value, minimum: float, maximum: float = math.inf) ->
     """``value`` as a finite float in ``[minimum, maximum]``."""
     if not _is_real(value) or not math.isfinite(float(value)) \
             or not minimum <= float(value) <= maximum:
-        bounds = f">= {minimum}" if maximum == math.inf else f"in [{minimum}, {maximum}]"
+        bounds = f">= {minimum:g}" if maximum == math.inf else f"in [{minimum:g}, {maximum:g}]"
         raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")
     return float(value)
 
@@ -66,6 +67,13 @@ def check_number(name: str, value, minimum: float, maximum: float = math.inf) ->
 def plain_number(value: float):
     """``3.0 -> 3`` for JSON summaries, other floats unchanged."""
     return int(value) if float(value).is_integer() else value
+
+
+def check_name(name: str, value) -> str:
+    """``value`` itself; ``ValueError`` unless it is a non-empty string (a column name)."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a column name, got {value!r}")
+    return value
 
 
 def column_list(columns, name: str = "quasi_identifiers") -> list[str]:

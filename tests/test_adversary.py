@@ -224,7 +224,7 @@ def test_unknown_external_values_are_named(inpatient):
 @pytest.mark.parametrize("k", [0, -1, 2.5, True, "3"])
 def test_bad_k(inpatient, k):
     original, released, _ = inpatient
-    with pytest.raises(ValueError, match="k must be a positive integer"):
+    with pytest.raises(ValueError, match="k must be an integer >= 1"):
         linkage_check(released, original, QIDS, k=k)
 
 

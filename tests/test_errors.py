@@ -150,7 +150,7 @@ def test_bad_l(hierarchies):
 # -- suppression limit ----------------------------------------------------------------------------
 @pytest.mark.parametrize("limit", [-0.01, 1.5, math.nan, "0.1", None, True])
 def test_bad_suppression_limit(hierarchies, limit):
-    with pytest.raises(ValueError, match=r"suppression_limit must be a number in \[0, 1\], got "
+    with pytest.raises(ValueError, match=r"suppression_limit must be a finite number in \[0, 1\], got "
                                          + re.escape(repr(limit))):
         make(hierarchies, suppression_limit=limit)
 

@@ -644,7 +644,7 @@ def test_hierarchical_chunks_and_integer_path(monkeypatch):
 # errors and descriptions
 # ---------------------------------------------------------------------------------------
 def test_argument_checks():
-    with pytest.raises(ValueError, match="l must be a finite number >= 1.0"):
+    with pytest.raises(ValueError, match="l must be a finite number >= 1"):
         EntropyLDiversity("s", 0.5)
     with pytest.raises(ValueError, match="l must be a finite number"):
         EntropyLDiversity("s", float("nan"))
@@ -652,7 +652,7 @@ def test_argument_checks():
         RecursiveCLDiversity("s", 0, 2)
     with pytest.raises(ValueError, match="l must be an integer >= 1"):
         RecursiveCLDiversity("s", 2, 1.5)
-    with pytest.raises(ValueError, match=r"t must be a finite number in \[0.0, 1.0\]"):
+    with pytest.raises(ValueError, match=r"t must be a finite number in \[0, 1\]"):
         TCloseness("s", 1.5)
     with pytest.raises(ValueError, match="distance must be one of"):
         TCloseness("s", 0.2, "manhattan")

@@ -22,7 +22,6 @@ table is joined with pandas on the host; no loop over rows or classes.
 from __future__ import annotations
 
 import math
-from numbers import Integral
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -31,7 +30,7 @@ import pandas as pd
 from ..backend import Backend, get_backend
 from ..engine.transform import suppressed_rows
 from ..hierarchy import Hierarchy
-from ..validation import column_list
+from ..validation import check_int, column_list
 from .risk import _classes_encoded, encode_columns
 from .utility import released_levels
 
@@ -249,8 +248,7 @@ def linkage_check(released: pd.DataFrame, external: pd.DataFrame,
     both tables' rows together on ``backend`` (NumPy or CuPy).
     """
     qids = column_list(quasi_identifiers)
-    if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+    k = check_int("k", k, 1)
     _check_frame("released", released, qids, empty_ok=True)
     _check_frame("external", external, qids)
     lv = _levels(released, qids, hierarchies, levels)

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from ..engine.classes import Classes
+from ..validation import check_name
 
 __all__ = ["Requirement", "PrivacyModel", "SensitiveModel", "LOG_TABLE_MAX", "log_table"]
 
@@ -105,9 +106,7 @@ class SensitiveModel(PrivacyModel):
     _encoded = None
 
     def __init__(self, attribute: str):
-        if not isinstance(attribute, str) or not attribute:
-            raise ValueError(f"attribute must be a column name, got {attribute!r}")
-        self.sensitive_attribute = attribute
+        self.sensitive_attribute = check_name("attribute", attribute)
 
     def bind(self, encoded):
         if encoded is self._encoded:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..engine.classes import Classes, entry_shares, segment_max, segment_sum
 from ..hierarchy import format_values
-from ..validation import check_int, check_number, plain_number
+from ..validation import check_int, check_number, check_positive, plain_number
 from .base import SensitiveModel
 
 __all__ = ["AlphaKAnonymity", "DeltaDisclosurePrivacy", "BetaLikeness", "PrivacyLoss"]
@@ -97,9 +97,7 @@ class DeltaDisclosurePrivacy(_DistributionModel):
 
     def __init__(self, attribute: str, delta: float):
         super().__init__(attribute)
-        self.delta = check_number("delta", delta, 0.0)
-        if self.delta <= 0:
-            raise ValueError(f"delta must be a finite number > 0, got {delta!r}")
+        self.delta = check_positive(delta, "delta")
 
     def deltas(self, classes: Classes):
         """Per class ``max_v |log2(p_E(v) / p(v))|`` over the values present (device float64)."""
@@ -135,9 +133,7 @@ class BetaLikeness(_DistributionModel):
 
     def __init__(self, attribute: str, beta: float, enhanced: bool = False):
         super().__init__(attribute)
-        self.beta = check_number("beta", beta, 0.0)
-        if self.beta <= 0:
-            raise ValueError(f"beta must be a finite number > 0, got {beta!r}")
+        self.beta = check_positive(beta, "beta")
         self.enhanced = bool(enhanced)
 
     def betas(self, classes: Classes):

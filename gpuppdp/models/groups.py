@@ -11,7 +11,7 @@ import numpy as np
 
 from ..engine.classes import Classes
 from ..hierarchy import format_values
-from ..validation import check_int, check_number, plain_number
+from ..validation import check_int, check_name, check_number, plain_number
 from .base import PrivacyModel, Requirement
 
 __all__ = ["KAnonymityOnSubsets", "LKCPrivacy"]
@@ -185,8 +185,8 @@ class LKCPrivacy(_GroupModel):
         self.L = check_int("L", L, 1)
         self.K = check_int("K", K, 1)
         self.C = check_number("C", C, 0.0, 1.0)
-        if attribute is not None and (not isinstance(attribute, str) or not attribute):
-            raise ValueError(f"attribute must be a column name, got {attribute!r}")
+        if attribute is not None:
+            check_name("attribute", attribute)
         if attribute is None and self.C < 1.0:
             raise ValueError("LKC-privacy with C < 1 needs the sensitive attribute: "
                              "LKCPrivacy(L, K, C, attribute=...)")

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import kernels
 from ..engine.classes import Classes
-from ..validation import check_int, check_number, plain_number
+from ..validation import check_int, check_name, check_number, check_positive, plain_number
 from .base import LOG_TABLE_MAX, PrivacyModel, SensitiveModel, log_table
 
 __all__ = ["DistinctLDiversity", "EntropyLDiversity", "RecursiveCLDiversity"]
@@ -22,9 +22,7 @@ class DistinctLDiversity(PrivacyModel):
     (Machanavajjhala et al. 2007)."""
 
     def __init__(self, attribute: str, l: int):  # noqa: E741 - the literature's name
-        if not isinstance(attribute, str) or not attribute:
-            raise ValueError(f"attribute must be a column name, got {attribute!r}")
-        self.sensitive_attribute = attribute
+        self.sensitive_attribute = check_name("attribute", attribute)
         self.l = check_int("l", l, 1)
         self.min_class_size = math.ceil(self.l)
 
@@ -123,9 +121,7 @@ class RecursiveCLDiversity(SensitiveModel):
 
     def __init__(self, attribute: str, c: float, l: int):  # noqa: E741
         super().__init__(attribute)
-        self.c = check_number("c", c, 0.0)
-        if self.c <= 0:
-            raise ValueError(f"c must be a finite number > 0, got {c!r}")
+        self.c = check_positive(c, "c")
         self.l = check_int("l", l, 1)
         self.min_class_size = self.l
 
