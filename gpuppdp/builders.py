@@ -261,10 +261,9 @@ def interval_hierarchy(values: Iterable[Any], widths: Sequence[Any] | Any, *,
         integer ``k`` (values below ``start`` are allowed). The default, 0, puts the bounds on
         multiples of each width (``[20, 25)``, ``[20, 30)``, ``[0, 20)``), so the labels do
         not depend on which values happen to be present.
-    top : str, default "*"
-        Label of the top level.
-    name : str, optional
-        Name of the hierarchy, used in error messages.
+    top, name : str
+        Label of the top level (default ``"*"``) and name of the hierarchy (for error
+        messages), as in :func:`levels_hierarchy`.
 
     Returns
     -------
@@ -381,7 +380,7 @@ def masking_hierarchy(values: Iterable[Any], *, char: str = "*", direction: str 
     direction : {"right", "left"}, default "right"
         ``"right"`` masks from the end (``4767*``), ``"left"`` from the start (``*7677``).
     name : str, optional
-        Name of the hierarchy, used in error messages.
+        As in :func:`levels_hierarchy`.
 
     Returns
     -------
@@ -485,10 +484,8 @@ def date_hierarchy(values: Iterable[Any], *,
         ``strftime`` format of the date strings (e.g. ``"%d/%m/%Y"``), passed to
         ``pandas.to_datetime``; by default pandas infers one format from the first string.
         ``"mixed"`` parses each string on its own.
-    top : str, default "*"
-        Label of the top level.
-    name : str, optional
-        Name of the hierarchy, used in error messages.
+    top, name : str
+        As in :func:`interval_hierarchy`.
 
     Returns
     -------
