@@ -13,8 +13,9 @@ ARX's risk models do (``RiskModelSampleSummary``, ``RiskModelPopulationUniquenes
 * :func:`attribute_risks` -- alpha-distinction and separation of every non-empty QID subset;
 * :func:`risk_report` -- all of the above in one JSON-ready dict.
 
-Columns are dictionary-encoded on the host (``pandas.factorize``; a missing value counts as a
-value of its own, as ``'*'`` does) and every array pass runs on ``backend.xp``.
+Columns are dictionary-encoded on the host (:func:`gpuppdp.engine.codes.encode_column`; a
+missing value counts as a value of its own, as ``'*'`` does) and every array pass runs on
+``backend.xp``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ import numpy as np
 import pandas as pd
 
 from ..backend import Backend, get_backend
+from ..engine.codes import encode_columns as encode_host
 from ..engine.transform import suppressed_rows
+from ..validation import check_columns
 
 __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_columns",
            "class_sizes", "class_sizes_encoded", "sample_risk_summary", "population_class_sizes",
@@ -49,42 +52,20 @@ _DENSE_FACTOR = 4  # ... and counted with a dense bincount up to this times that
 # encoding and class sizes
 # --------------------------------------------------------------------------------------------
 
-def qid_list(quasi_identifiers) -> list[str]:
-    """``quasi_identifiers`` as a list of distinct column names (one name may be a string)."""
-    qids = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers)
-    if not qids:
-        raise ValueError("quasi_identifiers: at least one column is needed, got none")
-    dup = sorted({q for q in qids if qids.count(q) > 1})
-    if dup:
-        raise ValueError(f"quasi_identifiers: column(s) given twice: {', '.join(map(repr, dup))}")
-    return qids
-
-
 def _check_qids(data, qids) -> list[str]:
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-    qids = qid_list(qids)
-    missing = [q for q in qids if q not in data.columns]
-    if missing:
-        raise ValueError(f"quasi_identifiers: column(s) not in the data: "
-                         f"{', '.join(map(repr, missing))}; the data has "
-                         f"{', '.join(map(repr, list(data.columns)[:12]))}"
-                         f"{', ...' if len(data.columns) > 12 else ''}")
+    qids = check_columns(data, qids)
     if len(data) == 0:
         raise ValueError("the table is empty (0 rows)")
     return qids
 
 
 def encode_columns(data: pd.DataFrame, qids: Sequence[str], backend: Backend):
-    """Dictionary-encode the ``qids`` columns: ``(codes, cards)`` with ``codes[j]`` an int32
-    device array (0..cards[j]-1, every code present) and ``cards[j]`` a host int."""
-    qids = _check_qids(data, qids)
-    codes, cards = [], []
-    for q in qids:
-        c, uniq = pd.factorize(data[q], use_na_sentinel=False)
-        codes.append(backend.asarray(c.astype(np.int32)))
-        cards.append(max(len(uniq), 1))
-    return codes, cards
+    """The ``qids`` columns encoded by :func:`gpuppdp.engine.codes.encode_columns`:
+    ``(codes, cards)`` with ``codes[j]`` an int32 device array (0..cards[j]-1, every code
+    present) and ``cards[j]`` a host int."""
+    codes, labels = encode_host(data, _check_qids(data, qids))
+    return ([backend.asarray(c.astype(np.int32)) for c in codes],
+            [max(len(lab), 1) for lab in labels])
 
 
 def _compress(xp, key):

@@ -1,8 +1,9 @@
 """Utility (information-loss) metrics of a released table.
 
 Functions on DataFrames, like :mod:`gpuppdp.analysis.risk`: columns are dictionary-encoded on the host
-(``pandas.factorize``; only the *distinct* labels are looked up in the hierarchies), and every
-pass over rows or classes runs vectorized on ``backend.xp`` (NumPy or CuPy).
+(:func:`gpuppdp.engine.codes.encode_column`; only the *distinct* labels are looked up in the
+hierarchies), and every pass over rows or classes runs vectorized on ``backend.xp`` (NumPy or
+CuPy).
 
 * :func:`precision` -- Sweeney's Prec (Sweeney 2002);
 * :func:`iloss` -- Iyengar's LM / Xiao & Tao's ILoss, normalized per attribute;
@@ -36,6 +37,7 @@ import pandas as pd
 
 from ..backend import Backend, get_backend
 from ..engine.classes import segment_sum
+from ..engine.codes import encode_column
 from ..engine.metrics import discernibility as dm_metric
 from ..engine.metrics import generalization_shares, precision_loss
 from ..engine.transform import Release, suppressed_rows
@@ -61,12 +63,6 @@ def _check_frames(original, released, columns, name: str = "quasi_identifiers"):
         raise ValueError("the original table is empty (0 rows)")
 
 
-def _factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes (host int64), distinct labels as str)``."""
-    codes, uniq = pd.factorize(column, use_na_sentinel=False)
-    return codes.astype(np.int64), np.array([str(u) for u in uniq], dtype=object)
-
-
 def released_levels(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
                     quasi_identifiers: Sequence[str]) -> dict[str, int]:
     """The generalization level of each QID of a full-domain release: the lowest level whose
@@ -77,7 +73,7 @@ def released_levels(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]
     out = {}
     for q in qids:
         h = hierarchies[q]
-        codes, uniq = _factorize(released[q])
+        codes, uniq = encode_column(released[q], as_str=True)
         shown = set(uniq[np.unique(codes[~star])].tolist()) if (~star).any() else set()
         for level in range(h.height + 1):
             if shown <= set(h.labels(level).tolist()):
@@ -96,11 +92,8 @@ def _gen_codes(released, hierarchies, qids, levels, backend):
     out = []
     for q in qids:
         h, level = hierarchies[q], levels[q]
-        codes, uniq = _factorize(released[q])
-        index = {lab: i for i, lab in enumerate(h.labels(level).tolist())}
-        lut = np.array([index.get(u, -1) for u in uniq.tolist()], dtype=np.int64)
-        gen = backend.asarray(lut)[backend.asarray(codes)] if len(uniq) else \
-            backend.xp.zeros(0, dtype=np.int64)
+        codes, _ = encode_column(released[q], domain=h.labels(level), unknown="missing")
+        gen = backend.asarray(codes.astype(np.int64))
         if len(released) and bool(backend.scalar(backend.xp.any((gen < 0) & ~star))):
             raise ValueError(f"{q!r}: released labels that are not on level {level} of its "
                              "hierarchy (and not a suppressed '*' row)")
@@ -127,6 +120,14 @@ def _backend(backend) -> Backend:
 # hierarchy-based metrics
 # --------------------------------------------------------------------------------------------
 
+def _hierarchy_metric_inputs(original, released, hierarchies, quasi_identifiers, levels,
+                             backend):
+    """``(qids, backend, level of each QID)`` of a hierarchy-based metric's arguments."""
+    qids = column_list(quasi_identifiers)
+    _check_frames(original, released, qids)
+    return qids, _backend(backend), _levels(released, hierarchies, qids, levels)
+
+
 def precision(original: pd.DataFrame, released: pd.DataFrame,
               hierarchies: Mapping[str, Hierarchy], quasi_identifiers: Sequence[str], *,
               levels: Mapping[str, int] | None = None, backend: Backend | str = "cpu") -> float:
@@ -147,12 +148,9 @@ def precision(original: pd.DataFrame, released: pd.DataFrame,
     -------
     float in [0, 1] (1: nothing generalized).
     """
-    qids = column_list(quasi_identifiers)
-    _check_frames(original, released, qids)
-    be = _backend(backend)
-    xp = be.xp
-    lv = _levels(released, hierarchies, qids, levels)
-    n = len(original)
+    qids, be, lv = _hierarchy_metric_inputs(original, released, hierarchies, quasi_identifiers,
+                                            levels, backend)
+    xp, n = be.xp, len(original)
     star = be.asarray(suppressed_rows(released, qids))
     n_sup = be.scalar(xp.sum(star.astype(xp.int64))) + (n - len(released))
     share = generalization_shares([lv[q] for q in qids], [hierarchies[q].height for q in qids])
@@ -175,12 +173,9 @@ def iloss(original: pd.DataFrame, released: pd.DataFrame, hierarchies: Mapping[s
     records (all QIDs ``'*'``, or dropped) cost 1 per attribute.  ``weights`` (mapping or
     sequence in ``quasi_identifiers`` order) default to ``1/q`` each, so the result lies in [0, 1].
     """
-    qids = column_list(quasi_identifiers)
-    _check_frames(original, released, qids)
-    be = _backend(backend)
-    xp = be.xp
-    lv = _levels(released, hierarchies, qids, levels)
-    n = len(original)
+    qids, be, lv = _hierarchy_metric_inputs(original, released, hierarchies, quasi_identifiers,
+                                            levels, backend)
+    xp, n = be.xp, len(original)
     if weights is None:
         w = np.full(len(qids), 1.0 / len(qids))
     elif isinstance(weights, Mapping):
@@ -302,9 +297,9 @@ def non_uniform_entropy(original: pd.DataFrame, released: pd.DataFrame | Release
     xp = be.xp
     total = 0.0
     for q in qids:
-        o, ou = _factorize(original[q])
-        g, gu = _factorize(released[q])
-        o, g = be.asarray(o), be.asarray(g)
+        o, ou = encode_column(original[q])
+        g, gu = encode_column(released[q])
+        o, g = be.asarray(o.astype(np.int64)), be.asarray(g.astype(np.int64))
         joint, joint_sizes = _classes_encoded([g, o], [len(gu), len(ou)], be)
         joint_count = joint_sizes[joint]
         gen_count = xp.bincount(g)[g]
@@ -373,9 +368,10 @@ def info_gain(data: pd.DataFrame, hierarchy: Hierarchy, column: str, level: int,
     level = int(level)
     be = _backend(backend)
     xp = be.xp
-    leaf = be.asarray(hierarchy.leaf_codes(data[column], attribute=column).astype(np.int64))
-    cls, cu = _factorize(data[class_attribute])
-    cls = be.asarray(cls)
+    leaf = be.asarray(encode_column(data[column], domain=hierarchy.leaves,
+                                    name=column)[0].astype(np.int64))
+    cls, cu = encode_column(data[class_attribute])
+    cls = be.asarray(cls.astype(np.int64))
     nc = len(cu)
     nv, nch = len(hierarchy.labels(level)), len(hierarchy.labels(level - 1))
     v = be.asarray(hierarchy.codes(level).astype(np.int64))[leaf]
@@ -519,9 +515,9 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
         raise ValueError(f"no rows to measure: all {len(released)} released rows are "
                          "suppressed (all quasi-identifiers '*')")
     # one code space for the sensitive values; those of the release come first
-    codes, uniq = pd.factorize(pd.concat([kept[sensitive], original[sensitive]],
-                                         ignore_index=True), use_na_sentinel=False)
-    labels = np.array([str(u) for u in uniq], dtype=object)
+    codes, labels = encode_column(pd.concat([kept[sensitive], original[sensitive]],
+                                            ignore_index=True), as_str=True)
+    codes = codes.astype(np.int64)
     rel_sens, orig_sens = codes[:len(kept)], codes[len(kept):]
     bad = np.flatnonzero(orig_sens[src] != rel_sens)
     if len(bad):
@@ -622,8 +618,8 @@ def ml_utility_loss(original: pd.DataFrame, released: pd.DataFrame | Release, *,
     folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state)
 
     def accuracy(table: pd.DataFrame) -> float:
-        x = np.column_stack([_factorize(table[c])[0] for c in features])
-        y = _factorize(table[target])[0]
+        x = np.column_stack([encode_column(table[c])[0].astype(np.int64) for c in features])
+        y = encode_column(table[target])[0].astype(np.int64)
         return float(np.mean(cross_val_score(classifier, x, y, cv=folds, scoring="accuracy")))
 
     acc_o, acc_r = accuracy(original), accuracy(released)

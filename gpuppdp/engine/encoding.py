@@ -17,6 +17,7 @@ import pandas as pd
 from .. import kernels
 from ..backend import Backend
 from ..hierarchy import Hierarchy, format_values
+from .codes import encode_column, smallest_int_dtype
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
            "encode", "smallest_int_dtype"]
@@ -33,14 +34,6 @@ class Role(str, Enum):
     QUASI_IDENTIFYING = "quasi-identifying"
     SENSITIVE = "sensitive"
     INSENSITIVE = "insensitive"
-
-
-def smallest_int_dtype(n_values: int) -> np.dtype:
-    """Smallest signed integer dtype holding codes ``0..n_values-1``."""
-    for dt in (np.int8, np.int16, np.int32):
-        if n_values <= np.iinfo(dt).max + 1:
-            return np.dtype(dt)
-    return np.dtype(np.int64)
 
 
 @dataclass
@@ -284,8 +277,7 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
     hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
     qi_codes = []
     for c, h in zip(qi_names, hierarchies):
-        leaf = h.leaf_codes(data[c], attribute=c)
-        qi_codes.append(backend.asarray(leaf.astype(smallest_int_dtype(len(h.leaves)))))
+        qi_codes.append(backend.asarray(encode_column(data[c], domain=h.leaves, name=c)[0]))
     enc = EncodedTable(backend, qi_names, hierarchies, qi_codes, len(data), roles=roles)
     if sensitive_attributes is None:
         sensitive_attributes = ()
@@ -304,8 +296,7 @@ def _encode_sensitive(enc: EncodedTable, data: pd.DataFrame, names: list[str], r
         if roles.get(name) is not Role.SENSITIVE:
             raise SchemaError(f"privacy models refer to {name!r}, which is not a sensitive "
                               "attribute of the schema")
-        codes, uniq = pd.factorize(data[name], use_na_sentinel=False)
-        labels = np.array([str(u) for u in uniq], dtype=object)
+        codes, labels = encode_column(data[name], as_str=True)
         host_codes.append((codes.astype(np.int64), labels))
     if len(names) == 1:
         codes, labels = host_codes[0]
@@ -315,7 +306,7 @@ def _encode_sensitive(enc: EncodedTable, data: pd.DataFrame, names: list[str], r
         # (pairwise factorization keeps the keys below rows x values)
         carried = host_codes[0][0]
         for codes, labels in host_codes[1:]:
-            carried, _ = pd.factorize(carried * len(labels) + codes)
+            carried = encode_column(carried * len(labels) + codes)[0].astype(np.int64)
         n_carried = int(carried.max()) + 1
         first = np.empty(n_carried, dtype=np.int64)
         first[carried[::-1]] = np.arange(enc.n_rows - 1, -1, -1)

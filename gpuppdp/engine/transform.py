@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .codes import encode_column
 from .encoding import Role
 from .evaluate import Evaluator
 
@@ -41,16 +42,17 @@ class Release:
 
 
 def factorize_qids(data: pd.DataFrame, qids) -> tuple[list, list, np.ndarray]:
-    """``(codes, cards, suppressed)``: each QID column dictionary-encoded once (host int64
-    codes, number of distinct values) and the host bool mask of the rows whose QIDs are all
-    ``*``; only the distinct values of each column are compared with ``*``."""
+    """``(codes, cards, suppressed)``: each QID column encoded once by
+    :func:`~gpuppdp.engine.codes.encode_column` (host int64 codes in order of first appearance,
+    number of distinct values) and the host bool mask of the rows whose QIDs are all ``*``;
+    only the distinct values of each column are compared with ``*``."""
     codes, cards = [], []
     mask = np.ones(len(data), dtype=bool)
     for q in qids:
-        col, uniq = pd.factorize(data[q], use_na_sentinel=False)
-        codes.append(col.astype(np.int64, copy=False))
-        cards.append(max(len(uniq), 1))
-        mask &= np.array([str(u) == SUPPRESSED_LABEL for u in uniq], dtype=bool)[col]
+        col, labels = encode_column(data[q], as_str=True)
+        codes.append(col.astype(np.int64))
+        cards.append(max(len(labels), 1))
+        mask &= (labels == SUPPRESSED_LABEL)[col]
     return codes, cards, mask
 
 

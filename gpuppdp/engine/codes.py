@@ -1,0 +1,186 @@
+"""The one encoder from table columns to integer codes.
+
+Every part of the package that turns a column into codes -- the anonymizer's QID leaf codes and
+sensitive attributes, the checker, the risk, utility and adversary measures -- calls
+:func:`encode_column` (or :func:`encode_columns`), so "which code does a value get" is decided
+here only:
+
+* a pandas Series / Index / NumPy array / list is dictionary-encoded like
+  ``pandas.factorize(values, use_na_sentinel=False)``: codes ``0..g-1`` in order of first
+  appearance (or of the sorted values with ``sort=True``), a missing value being a value of its
+  own;
+* a pandas categorical is read from its codes (no re-factorization): only the categories that
+  occur get a code, a missing value (code ``-1``) gets one too, in the same order as above;
+* a pyarrow ``DictionaryArray`` (or a ``ChunkedArray`` of them, whose chunks' dictionaries are
+  unified first, or a pandas column of such an ``ArrowDtype``) is read from its indices and
+  dictionary the same way; any other pyarrow array is dictionary-encoded by Arrow;
+* with a ``domain`` (e.g. a hierarchy's leaves) the code of a value is its position in the
+  domain, values compared as strings; values outside the domain raise
+  :class:`~gpuppdp.hierarchy.UnknownValuesError` (naming the column and listing the values), or
+  get code ``-1`` with ``unknown="missing"``.
+
+Codes are returned in the smallest signed integer dtype that holds them
+(:func:`smallest_int_dtype`); only the distinct values are ever compared or turned into strings.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..hierarchy import UnknownValuesError
+
+__all__ = ["encode_column", "encode_columns", "smallest_int_dtype"]
+
+
+def smallest_int_dtype(n_values: int) -> np.dtype:
+    """Smallest signed integer dtype holding codes ``0..n_values-1``."""
+    for dt in (np.int8, np.int16, np.int32):
+        if n_values <= np.iinfo(dt).max + 1:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
+
+
+def _object_array(items: list) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _label_array(uniq) -> np.ndarray:
+    """pandas' distinct values as a host array: NumPy arrays and numbers stay as they are,
+    anything else becomes an object array of the values as iterating pandas' uniques gives
+    them (so ``str`` of a label is ``str`` of pandas' value)."""
+    if isinstance(uniq, np.ndarray):
+        return uniq
+    if isinstance(uniq.dtype, np.dtype) and uniq.dtype.kind in "biuf":
+        return uniq.to_numpy()
+    return _object_array(uniq.tolist())
+
+
+def _from_codes(codes: np.ndarray, categories: pd.Index, na_label, sort: bool):
+    """Encode from dictionary codes (``-1``: missing): only the codes that occur, in order of
+    first appearance (``sort``: category order, missing last)."""
+    k = len(categories)
+    present = pd.unique(codes).astype(np.int64)    # distinct codes, in order of appearance
+    present[present < 0] = k                       # the missing value is slot k
+    if sort:
+        present.sort()
+    remap = np.full(k + 1, -1, dtype=smallest_int_dtype(len(present)))
+    remap[present] = np.arange(len(present))
+    out = remap[codes]                             # code -1 reads slot k
+    na_at = np.flatnonzero(present == k)
+    if not len(na_at) and isinstance(categories.dtype, np.dtype) \
+            and categories.dtype.kind in "biuf":
+        return out, categories.to_numpy()[present]
+    labels = categories.take(present[present < k]).tolist()
+    if len(na_at):
+        labels.insert(int(na_at[0]), na_label)
+    return out, _object_array(labels)
+
+
+def _arrow(values):
+    """``(codes, labels)`` of a pyarrow Array or ChunkedArray."""
+    import pyarrow as pa  # noqa: PLC0415 - only for Arrow input
+
+    chunked = values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
+    if not pa.types.is_dictionary(chunked.type):
+        chunked = chunked.dictionary_encode()      # first-appearance order, as pandas
+    chunked = chunked.unify_dictionaries()
+    if chunked.num_chunks:
+        dictionary = chunked.chunk(0).dictionary
+        indices = [ch.indices.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False)
+                   if ch.null_count else ch.indices.to_numpy().astype(np.int64, copy=False)
+                   for ch in chunked.chunks]
+        codes = np.concatenate(indices) if indices else np.zeros(0, dtype=np.int64)
+    else:
+        dictionary = pa.array([], type=chunked.type.value_type)
+        codes = np.zeros(0, dtype=np.int64)
+    if dictionary.null_count:                      # a null inside the dictionary
+        null_at = np.flatnonzero(dictionary.is_null().to_numpy(zero_copy_only=False))
+        codes = np.where(np.isin(codes, null_at), -1, codes)
+    categories = pd.Index(dictionary.to_pandas())
+    return codes, categories
+
+
+def _factorized(values, sort: bool):
+    """``(codes, labels)`` of ``values`` without a domain (see the module docstring)."""
+    if isinstance(values, pd.Categorical) or isinstance(
+            getattr(values, "dtype", None), pd.CategoricalDtype):
+        cat = values if isinstance(values, pd.Categorical) else values.array
+        return _from_codes(cat.codes, cat.categories, np.nan, sort)
+    dtype = getattr(values, "dtype", None)
+    if isinstance(dtype, pd.ArrowDtype) and str(dtype.pyarrow_dtype).startswith("dictionary"):
+        values = values.array.__arrow_array__()
+    if type(values).__module__.partition(".")[0] == "pyarrow":
+        codes, categories = _arrow(values)
+        if sort:                                   # by value, not dictionary order
+            perm = categories.argsort(kind="stable")
+            rank = np.empty(len(perm) + 1, dtype=np.int64)
+            rank[perm], rank[-1] = np.arange(len(perm)), -1
+            codes, categories = rank[codes], categories.take(perm)
+        return _from_codes(codes, categories, pd.NA, sort)
+    if not isinstance(values, (pd.Series, pd.Index)):
+        values = np.asarray(values).reshape(-1)
+    codes, uniq = pd.factorize(values, sort=sort, use_na_sentinel=False)
+    return codes, _label_array(uniq)
+
+
+def encode_column(values, *, domain: Sequence | None = None, name: str | None = None,
+                  sort: bool = False, as_str: bool = False, unknown: str = "error"
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Encode one column: ``(codes, labels)`` with ``labels[codes[i]]`` the value of row ``i``.
+
+    Parameters
+    ----------
+    values : pandas Series / Index / Categorical, pyarrow Array / ChunkedArray, NumPy array
+        or list.
+    domain : sequence, optional
+        The known values (e.g. ``hierarchy.leaves``): ``codes`` are positions in it (values
+        compared as strings), ``labels`` is the domain itself.
+    name : str, optional
+        The column's name, for the error about values outside ``domain``.
+    sort : bool
+        Without a domain: codes in sorted order of the values (category order for a
+        categorical) instead of order of first appearance.
+    as_str : bool
+        Without a domain: ``labels`` as an object array of ``str`` of the values.
+    unknown : {"error", "missing"}
+        With a domain: values outside it raise
+        :class:`~gpuppdp.hierarchy.UnknownValuesError`, or get code ``-1``.
+
+    ``codes`` have the smallest signed integer dtype holding ``0..len(labels)-1``.
+    """
+    if unknown not in ("error", "missing"):
+        raise ValueError(f"unknown must be 'error' or 'missing', got {unknown!r}")
+    codes, labels = _factorized(values, sort and domain is None)
+    if domain is None:
+        if as_str:
+            labels = _object_array([str(u) for u in labels])
+        return codes.astype(smallest_int_dtype(len(labels))), labels
+    domain = np.asarray(domain, dtype=object).reshape(-1)
+    index = {str(v): i for i, v in enumerate(domain.tolist())}
+    names = [str(u) for u in labels]               # only the distinct values become strings
+    lut = np.array([index.get(u, -1) for u in names], dtype=np.int64)
+    missing = lut < 0
+    if missing.any() and unknown == "error":
+        bad_rows = int(np.isin(codes, np.flatnonzero(missing)).sum())
+        raise UnknownValuesError(name if name is not None else "values",
+                                 sorted(u for u, m in zip(names, missing) if m), bad_rows)
+    return lut[codes].astype(smallest_int_dtype(len(domain))), domain
+
+
+def encode_columns(data: pd.DataFrame, columns: Sequence[str], *,
+                   domains: dict | None = None, **options) -> tuple[list, list]:
+    """:func:`encode_column` of each of ``data[columns]``: ``(codes, labels)``, two lists in
+    the order of ``columns``; ``domains`` maps column names to their domains (the others have
+    none), ``options`` go to every :func:`encode_column` call."""
+    domains = domains or {}
+    codes, labels = [], []
+    for c in columns:
+        col_codes, col_labels = encode_column(data[c], domain=domains.get(c), name=c, **options)
+        codes.append(col_codes)
+        labels.append(col_labels)
+    return codes, labels

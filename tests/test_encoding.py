@@ -1,0 +1,161 @@
+"""The one encoder (gpuppdp.engine.codes) against a naive Python reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuppdp.engine import codes as codes_module
+from gpuppdp.engine.codes import encode_column, encode_columns, smallest_int_dtype
+from gpuppdp.hierarchy import UnknownValuesError
+
+_NA = object()
+
+
+def _is_na(v) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and v != v)
+
+
+def reference(values, sort: bool = False, key=None):
+    """Codes in order of first appearance (or sorted, by ``key``), every missing value one
+    value of its own (last when sorted); labels as str (``None`` for the missing value)."""
+    keys = [_NA if _is_na(v) else v for v in values]
+    distinct = list(dict.fromkeys(keys))
+    if sort:
+        distinct = sorted((k for k in distinct if k is not _NA), key=key) + \
+            ([_NA] if _NA in distinct else [])
+    index = {k: i for i, k in enumerate(distinct)}
+    return [index[k] for k in keys], [None if k is _NA else str(k) for k in distinct]
+
+
+def check(values, expected_values, sort: bool = False, key=None):
+    codes, labels = encode_column(values, sort=sort, as_str=True)
+    ref_codes, ref_labels = reference(expected_values, sort, key)
+    assert codes.tolist() == ref_codes
+    assert codes.dtype == smallest_int_dtype(len(ref_labels))
+    assert len(labels) == len(ref_labels)
+    for got, want in zip(labels, ref_labels):
+        if want is None:
+            assert got in ("nan", "None", "<NA>")
+        else:
+            assert got == want
+
+
+@pytest.mark.parametrize("sort", [False, True])
+def test_object_column(sort):
+    values = ["b", "a", None, "b", "c", np.nan, "a"]
+    check(pd.Series(values, dtype=object), values, sort)
+    check(np.array(["x", "y", "x"], dtype=object), ["x", "y", "x"], sort)
+    check(["q", "p", "q"], ["q", "p", "q"], sort)
+
+
+@pytest.mark.parametrize("sort", [False, True])
+def test_numeric_column(sort):
+    check(pd.Series([39, 40, 38, 39, 40]), [39, 40, 38, 39, 40], sort)
+    check(pd.Series([1.5, np.nan, 0.5, 1.5]), [1.5, np.nan, 0.5, 1.5], sort)
+    codes, labels = encode_column(pd.Series([3, 1, 3]))
+    assert labels.dtype.kind == "i" and labels.tolist() == [3, 1]
+
+
+@pytest.mark.parametrize("sort", [False, True])
+def test_categorical_with_unused_categories_and_nan(sort):
+    values = ["b", None, "a", "b", None, "d"]
+    cat = pd.Categorical(values, categories=["z", "a", "b", "c", "d"])
+    check(pd.Series(cat), values, sort)
+    check(cat, values, sort)
+    # numbers: labels stay numbers unless a missing value is among them
+    check(pd.Series(pd.Categorical([3, 1, 3], categories=[1, 2, 3, 4])), [3, 1, 3], sort)
+    check(pd.Series(pd.Categorical([3, None, 1], categories=[1, 2, 3])), [3, None, 1], sort)
+
+
+def test_categorical_same_as_pandas_factorize():
+    for values in (["b", None, "a", "b"], [2, 2, 1], [None, None], []):
+        s = pd.Series(pd.Categorical(values, categories=["a", "b", "c", 1, 2]))
+        want_codes, want_uniq = pd.factorize(s, use_na_sentinel=False)
+        got_codes, got_labels = encode_column(s, as_str=True)
+        assert got_codes.tolist() == want_codes.tolist()
+        assert got_labels.tolist() == [str(u) for u in want_uniq]
+
+
+def test_categorical_and_dictionary_arrays_are_not_refactorized(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("re-factorized")
+
+    monkeypatch.setattr(codes_module.pd, "factorize", refuse)
+    cat = pd.Series(pd.Categorical(["b", "a", "b"], categories=["a", "b", "c"]))
+    assert encode_column(cat)[0].tolist() == [0, 1, 0]
+    arr = pa.array(["b", "a", "b"]).dictionary_encode()
+    assert encode_column(arr)[0].tolist() == [0, 1, 0]
+
+
+@pytest.mark.parametrize("sort", [False, True])
+def test_arrow_dictionary_chunks_with_different_dictionaries(sort):
+    first = pa.DictionaryArray.from_arrays(pa.array([1, 0, None, 1], type=pa.int32()),
+                                           pa.array(["x", "y"]))
+    second = pa.DictionaryArray.from_arrays(pa.array([0, 2, 1, 0], type=pa.int32()),
+                                            pa.array(["z", "y", "w"]))
+    chunked = pa.chunked_array([first, second])
+    values = chunked.to_pylist()
+    check(chunked, values, sort)
+    check(first, first.to_pylist(), sort)
+    # a pandas column of that Arrow dictionary type reads the same
+    series = pd.Series(pd.arrays.ArrowExtensionArray(chunked))
+    check(series, values, sort)
+
+
+def test_arrow_plain_array():
+    values = [5, 3, None, 5, 7]
+    check(pa.array(values), values)
+    check(pa.chunked_array([pa.array(["a", "b"]), pa.array(["c", "a"])]), ["a", "b", "c", "a"])
+
+
+def test_domain_codes_are_positions():
+    domain = np.array(["38", "39", "40", "41"], dtype=object)
+    values = [39, 40, 38, 39]
+    codes, labels = encode_column(pd.Series(values), domain=domain)
+    assert codes.tolist() == [list(domain).index(str(v)) for v in values]
+    assert codes.dtype == np.int8 and labels.tolist() == domain.tolist()
+    cat = pd.Series(pd.Categorical(["41", "38"], categories=["38", "41", "99"]))
+    assert encode_column(cat, domain=domain)[0].tolist() == [3, 0]   # unused '99' is fine
+
+
+def test_domain_unknown_values():
+    domain = ["a", "b"]
+    values = pd.Series(["a", "zz", "b", "q", "zz"])
+    with pytest.raises(UnknownValuesError) as info:
+        encode_column(values, domain=domain, name="col")
+    err = info.value
+    assert err.attribute == "col" and err.values == ["q", "zz"] and err.count_rows == 3
+    assert "column 'col': 2 value(s) not in its hierarchy (3 row(s)): 'q', 'zz'" in str(err)
+    codes, _ = encode_column(values, domain=domain, unknown="missing")
+    assert codes.tolist() == [0, -1, 1, -1, -1]
+    with pytest.raises(ValueError, match="unknown must be"):
+        encode_column(values, domain=domain, unknown="skip")
+
+
+def test_smallest_dtype_and_encode_columns():
+    values = pd.Series(np.arange(300) % 200)
+    codes, labels = encode_column(values)
+    assert codes.dtype == np.int16 and len(labels) == 200
+    df = pd.DataFrame({"a": ["x", "y", "x"], "b": [1, 1, 2]})
+    codes, labels = encode_columns(df, ["b", "a"], domains={"a": ["y", "x"]})
+    assert [c.tolist() for c in codes] == [[0, 0, 1], [1, 0, 1]]
+    assert labels[0].tolist() == [1, 2] and labels[1].tolist() == ["y", "x"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "c", "d"])), max_size=30),
+       st.booleans(), st.booleans())
+def test_against_reference(values, categorical, sort):
+    series = pd.Series(values, dtype=object)
+    key = None
+    if categorical:   # sorted means in category order, as pandas sorts categoricals
+        categories = ["e", "d", "c", "b", "a"]
+        series = series.astype(pd.CategoricalDtype(categories))
+        key = categories.index
+    check(series, values, sort, key)
+    check(pa.array(values, type=pa.string()).dictionary_encode(), values, sort)
