@@ -132,12 +132,15 @@ class Hierarchy:
     @classmethod
     def from_csv(cls, path: str | os.PathLike, *, sep: str = ";",
                  name: str | None = None, encoding: str = "utf-8") -> "Hierarchy":
-        """Load an ARX hierarchy file: one row per leaf, ``leaf;level1;...;*``, no header."""
+        """Load an ARX hierarchy file: one row per leaf, ``leaf;level1;...;*``, no header
+        (a byte-order mark at its start is not part of the first leaf)."""
         path = os.fspath(path)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"hierarchy file not found: {path}")
         try:
             with open(path, newline="", encoding=encoding) as fh:
+                if fh.read(1) != "\ufeff":
+                    fh.seek(0)
                 rows = [r for r in csv.reader(fh, delimiter=sep)
                         if r and any(c.strip() for c in r)]
         except UnicodeDecodeError as exc:

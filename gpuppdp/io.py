@@ -1,16 +1,27 @@
-"""Reading tables: CSV (delimiter detected or given) and Parquet."""
+"""Reading tables (CSV, delimiter detected or given, and Parquet) and writing a run's outputs
+safely: :class:`OutputPlan` checks every output path before any work, :class:`AtomicOutputs`
+writes temporary files next to them and renames them into place together."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import json
 import os
-from typing import Sequence
+import re
+import secrets
+import signal
+import stat
+import threading
+from collections import Counter
+from typing import Iterable, NamedTuple, Sequence
 
 import pandas as pd
 
 from .hierarchy import format_values
 
-__all__ = ["read_table", "write_table", "sniff_delimiter"]
+__all__ = ["read_table", "write_table", "sniff_delimiter", "TABLE_SUFFIXES", "TEMP_MARK",
+           "OutputError", "OutputPlan", "AtomicOutputs", "interrupts_deferred"]
 
 _PARQUET = (".parquet", ".pq")
 _SNIFF_BYTES = 64 * 1024
@@ -18,7 +29,7 @@ _SNIFF_BYTES = 64 * 1024
 
 def sniff_delimiter(path: str, candidates: str = ";,\t|", default: str | None = None) -> str:
     """The delimiter of a CSV file among ``candidates``; ``default`` (or an error) if unclear."""
-    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
         sample = fh.read(_SNIFF_BYTES)
     try:
         return csv.Sniffer().sniff(sample, delimiters=candidates).delimiter
@@ -52,12 +63,16 @@ def _read(path: str, sep: str | None, columns: Sequence[str] | None) -> pd.DataF
     parquet = path.lower().endswith(_PARQUET)
     if not parquet and sep is None:
         sep = sniff_delimiter(path)
+    if parquet:
+        import pyarrow.parquet as pq  # noqa: PLC0415 - only for Parquet input
+        available = list(pq.read_schema(path).names)
+    else:
+        available = _csv_header(path, sep)
+    repeated = [name for name, count in Counter(available).items() if count > 1]
+    if repeated:
+        raise ValueError(f"{path}: column name(s) {format_values(repeated)} appear more than "
+                         "once; give every column its own name")
     if columns is not None:
-        if parquet:
-            import pyarrow.parquet as pq  # noqa: PLC0415 - only for Parquet input
-            available = list(pq.read_schema(path).names)
-        else:
-            available = list(pd.read_csv(path, sep=sep, nrows=0).columns)
         missing = [c for c in columns if c not in available]
         if missing:
             raise ValueError(f"column(s) {format_values(missing)} not in {path}; its columns "
@@ -69,6 +84,17 @@ def _read(path: str, sep: str | None, columns: Sequence[str] | None) -> pd.DataF
                        usecols=columns)
 
 
+def _csv_header(path: str, sep: str) -> list[str]:
+    """The column names of a CSV file as written, byte-order mark removed (pandas renames a
+    repeated name ``a`` to ``a.1``, so repeated names are only visible here)."""
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        if len(sep) == 1:
+            rows = csv.reader(fh, delimiter=sep)
+        else:  # pandas reads a longer separator as a regular expression
+            rows = (re.split(sep, line.rstrip("\r\n")) for line in fh)
+        return next((row for row in rows if any(row)), [])
+
+
 def write_table(df: pd.DataFrame, path: str | os.PathLike, *, sep: str = ";") -> None:
     """Write CSV (``sep``-separated) or Parquet, chosen by the file extension."""
     path = os.fspath(path)
@@ -76,3 +102,230 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike, *, sep: str = ";") ->
         df.to_parquet(path, index=False)
     else:
         df.to_csv(path, sep=sep, index=False)
+
+
+# -- outputs ------------------------------------------------------------------------------------
+TABLE_SUFFIXES = (".csv", ".txt", ".parquet", ".pq")
+"""File name endings of a released table: the ending chooses the format (see
+:func:`write_table`)."""
+
+TEMP_MARK = ".gpuppdp-tmp-"
+"""In the name of every temporary output file (``.NAME.gpuppdp-tmp-XXXXXXXX.SUFFIX``, in the
+output's folder)."""
+
+
+class OutputError(ValueError):
+    """An output path that cannot or must not be written (an input, a missing folder, ...)."""
+
+
+class _Output(NamedTuple):
+    option: str   # the command-line option naming it, for messages
+    path: str     # as given
+    target: str   # the file replaced: ``path`` with symbolic links resolved
+    stream: bool  # an existing device or pipe (/dev/null): written directly, nothing replaced
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist (yet): compare the resolved paths
+        return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+class OutputPlan:
+    """The files one run writes, checked before any work and replaced together.
+
+    ``inputs`` are every file the run reads (table, hierarchies, population): no output may
+    be one of them.  :meth:`add` checks an output at once and raises :class:`OutputError` when
+    its folder is missing or not writable, it is a folder or a read-only file, its name does
+    not end in one of ``suffixes`` (where the ending chooses the format), or it is the same
+    file as an input or as an output added before (symbolic and hard links resolved).  Then::
+
+        plan = OutputPlan([args.input]).add("--output", args.output, TABLE_SUFFIXES)
+        ...                                   # the work
+        with plan.writing() as out:           # temporary files; all renamed on success
+            out.write_table("--output", released)
+
+    Outputs that are existing devices or pipes (``/dev/null``, ``/dev/stdout``) are written
+    directly: nothing can be renamed onto them.
+    """
+
+    def __init__(self, inputs: Iterable[str | os.PathLike | None] = ()):
+        self._inputs = [os.fspath(p) for p in inputs if p is not None]
+        self._outputs: dict[str, _Output] = {}
+
+    def add(self, option: str, path: str | os.PathLike | None,
+            suffixes: Sequence[str] | None = None) -> "OutputPlan":
+        """Plan the file of ``option`` (nothing when ``path`` is None); returns the plan."""
+        if path is None:
+            return self
+        if option in self._outputs:
+            raise ValueError(f"{option} is already planned")
+        self._outputs[option] = self._checked(option, os.fspath(path), suffixes)
+        return self
+
+    def _checked(self, option: str, path: str, suffixes: Sequence[str] | None) -> _Output:
+        named = f"{option} {path}"
+        if not path:
+            raise OutputError(f"{option} needs a file name")
+        target = os.path.realpath(path)
+        try:
+            mode = os.stat(target).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and stat.S_ISDIR(mode):
+            raise OutputError(f"{named} is a folder, not a file")
+        stream = mode is not None and not stat.S_ISREG(mode)
+        if not stream:
+            folder = os.path.dirname(target)
+            if not os.path.isdir(folder):
+                raise OutputError(f"{named}: the folder {folder} does not exist")
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise OutputError(f"{named}: the folder {folder} is not writable")
+            if mode is not None and not os.access(target, os.W_OK):
+                raise OutputError(f"{named} is read-only; refusing to replace it")
+            if suffixes is not None and os.path.splitext(path)[1].lower() not in suffixes:
+                raise OutputError(f"{named}: the name must end in {' or '.join(suffixes)} "
+                                  "(the ending chooses the format)")
+        for source in self._inputs:
+            if _same_file(target, source):
+                raise OutputError(f"{named} is an input of this run ({source}); write the "
+                                  "output to another file")
+        for other in self._outputs.values():
+            if not (stream and other.stream) and _same_file(target, other.target):
+                raise OutputError(f"{named} and {other.option} {other.path} are the same file")
+        return _Output(option, path, target, stream)
+
+    def __contains__(self, option: str) -> bool:
+        return option in self._outputs
+
+    def path(self, option: str) -> str:
+        """The path of ``option``'s output as given."""
+        return self._outputs[option].path
+
+    def writing(self) -> "AtomicOutputs":
+        """The temporary files of this plan (a context manager, see :class:`AtomicOutputs`)."""
+        return AtomicOutputs(self._outputs.values())
+
+
+class AtomicOutputs:
+    """Temporary files next to a plan's outputs, renamed into place together.
+
+    Leaving the ``with`` block normally calls :meth:`commit`: every planned output must have
+    been written; then each temporary file replaces its output (:func:`os.replace`, atomic
+    within a folder), with interrupts held until all are renamed.  Leaving it by an exception
+    (``KeyboardInterrupt`` included) calls :meth:`discard`: the temporary files are removed and
+    every previous output is left as it was.  Should a rename fail (a full or vanished folder),
+    the outputs renamed before it are new, the others keep their previous files, and an
+    :class:`OutputError` says which is which.
+    """
+
+    def __init__(self, outputs: Iterable[_Output]):
+        self._outputs = {out.option: out for out in outputs}
+        self._temps: dict[str, str] = {}
+
+    def __enter__(self) -> "AtomicOutputs":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is not None:
+            self.discard()
+            return False
+        try:
+            self.commit()
+        except BaseException:
+            self.discard()
+            raise
+        return False
+
+    def path(self, option: str) -> str:
+        """Where to write ``option``'s output now: a new empty temporary file in its folder
+        whose name ends like the output's (an existing device or pipe: the output itself)."""
+        out = self._outputs[option]
+        if out.stream:
+            return out.path
+        if option not in self._temps:
+            folder, name = os.path.split(out.target)
+            stem = os.path.splitext(name)[0][:180]
+            suffix = os.path.splitext(out.path)[1]  # the format is chosen by the given name
+            with interrupts_deferred():
+                while True:
+                    temp = os.path.join(folder,
+                                        f".{stem}{TEMP_MARK}{secrets.token_hex(4)}{suffix}")
+                    try:
+                        os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                    except FileExistsError:
+                        continue
+                    self._temps[option] = temp
+                    break
+        return self._temps[option]
+
+    def write_table(self, option: str, df: pd.DataFrame, *, sep: str = ";") -> bool:
+        """:func:`write_table` to ``option``'s output; False (nothing written) if unplanned."""
+        if option not in self._outputs:
+            return False
+        write_table(df, self.path(option), sep=sep)
+        return True
+
+    def write_json(self, option: str, value, *, indent: int = 2) -> bool:
+        """``value`` as JSON to ``option``'s output; False (nothing written) if unplanned."""
+        if option not in self._outputs:
+            return False
+        with open(self.path(option), "w", encoding="utf-8") as fh:
+            json.dump(value, fh, indent=indent)
+            fh.write("\n")
+        return True
+
+    def commit(self) -> None:
+        """Rename every temporary file onto its output (see the class)."""
+        unwritten = [o for o, out in self._outputs.items()
+                     if not out.stream and o not in self._temps]
+        if unwritten:
+            raise RuntimeError(f"output(s) {', '.join(unwritten)} planned but never written")
+        replaced = []
+        with interrupts_deferred():
+            for option, temp in list(self._temps.items()):
+                out = self._outputs[option]
+                try:
+                    with contextlib.suppress(FileNotFoundError):  # keep the old file's mode
+                        os.chmod(temp, stat.S_IMODE(os.stat(out.target).st_mode))
+                    os.replace(temp, out.target)
+                except OSError as exc:
+                    self.discard()
+                    done = (f"{', '.join(replaced)} replaced; " if replaced else "")
+                    raise OutputError(f"could not write {option} {out.path}: "
+                                      f"{exc.strerror or exc}; {done}no other output changed") \
+                        from None
+                del self._temps[option]
+                replaced.append(f"{option} {out.path}")
+
+    def discard(self) -> None:
+        """Remove the temporary files not renamed yet."""
+        with interrupts_deferred(reraise=False):
+            for temp in self._temps.values():
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temp)
+            self._temps.clear()
+
+
+@contextlib.contextmanager
+def interrupts_deferred(reraise: bool = True):
+    """Hold SIGINT (Ctrl-C) in the block; when one came, pass it on to the previous handler
+    (``KeyboardInterrupt`` by default) after the block, unless ``reraise`` is False.  Does
+    nothing outside the main thread, where signals are not delivered."""
+    received = []
+    installed, previous = False, None
+    if threading.current_thread() is threading.main_thread():
+        with contextlib.suppress(ValueError):  # a thread of another interpreter
+            previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(frame))
+            installed = True
+    try:
+        yield
+    finally:
+        if installed:  # None: a handler not set from Python, restored as the default
+            signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+    if received and reraise and previous is not signal.SIG_IGN:
+        if callable(previous):
+            previous(signal.SIGINT, received[0])
+        else:  # SIG_DFL or a handler not set from Python
+            raise KeyboardInterrupt

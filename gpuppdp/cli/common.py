@@ -5,7 +5,6 @@ result summary."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ..anonymizer import AnonymizationResult, Anonymizer
@@ -15,14 +14,15 @@ from ..engine.metrics import METRICS
 from ..engine.search import SEARCHES
 from ..engine.transform import SUPPRESSION_MODES
 from ..hierarchy import Hierarchy
-from ..io import read_table, write_table
+from ..io import TABLE_SUFFIXES, OutputPlan, read_table
 from ..models import (TCLOSENESS_DISTANCES, AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy,
                       DistinctLDiversity, EntropyLDiversity, KAnonymityOnSubsets, LKCPrivacy,
                       PrivacyLoss, RecursiveCLDiversity, TCloseness)
 from ..models.population import DeltaPresence, KMap
 
-__all__ = ["ProgressBar", "add_anonymization_options", "add_run_options",
-           "anonymizer_from_args", "format_summary", "print_result"]
+__all__ = ["ProgressBar", "add_anonymization_options", "add_run_options", "table_subcommand",
+           "read_measured", "anonymizer_from_args", "release_plan", "format_summary",
+           "print_release"]
 
 
 class ProgressBar:
@@ -323,18 +323,47 @@ def format_summary(result: AnonymizationResult) -> str:
     return "\n".join(lines)
 
 
-def print_result(result: AnonymizationResult, output: str | None,
-                 json_path: str | None = None) -> None:
-    """Print the summary; write the released table to ``output`` and the summary as JSON to
-    ``json_path`` when given."""
-    print(format_summary(result))
-    if output:
-        write_table(result.released, output)
-        print(f"released table     {output} ({len(result.released)} rows)")
-    if json_path:
-        with open(json_path, "w", encoding="utf-8") as fh:
-            json.dump(result.summary(), fh, indent=2)
-        print(f"summary            {json_path}")
+def release_plan(args, inputs=None) -> OutputPlan:
+    """The checked outputs of an anonymization: the released table (``--output``, when
+    given); ``inputs`` default to every file the options name (table, hierarchies,
+    population)."""
+    if inputs is None:
+        inputs = [args.input, *(path for _, path in args.qi),
+                  *(path for _, path in args.sensitive if path), args.population]
+    return OutputPlan(inputs).add("--output", args.output, TABLE_SUFFIXES)
+
+
+def print_release(result: AnonymizationResult, plan: OutputPlan) -> None:
+    """The line naming the released table, once written."""
+    if "--output" in plan:
+        print(f"released table     {plan.path('--output')} ({len(result.released)} rows)")
+
+
+def table_subcommand(subparsers, name: str, run, *, population: str | None = None,
+                     json: str | None = None, **texts) -> argparse.ArgumentParser:
+    """A subcommand reading one table: INPUT and --sep, with ``population`` (its help) a
+    --population FILE and with ``json`` a --json OUT.json option; ``texts`` are ``help`` and
+    ``description``.  See :func:`read_measured`."""
+    p = subparsers.add_parser(name, **texts)
+    p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
+    p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
+    if population is not None:
+        p.add_argument("--population", default=None, metavar="FILE", help=population)
+    if json is not None:
+        p.add_argument("--json", default=None, metavar="OUT.json", help=json)
+    p.set_defaults(func=run)
+    return p
+
+
+def read_measured(args, columns: list[str], population_columns: list[str]) -> tuple:
+    """``(plan, data, population)`` of a :func:`table_subcommand` with --population and
+    --json: the checked plan of --json (before anything is read), INPUT's ``columns`` and
+    --population's ``population_columns`` (None without --population)."""
+    plan = OutputPlan([args.input, args.population]).add("--json", args.json)
+    data = read_table(args.input, sep=args.sep, columns=columns)
+    population = None if args.population is None else \
+        read_table(args.population, sep=args.sep, columns=population_columns)
+    return plan, data, population
 
 
 def add_run_options(p: argparse.ArgumentParser,

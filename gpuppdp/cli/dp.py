@@ -22,20 +22,20 @@ from ..backend import BACKEND_CHOICES
 from ..dp.randomness import RandomSource
 from ..dp.releases import MECHANISMS, dp_histogram
 from ..hierarchy import Hierarchy
-from ..io import read_table, sniff_delimiter, write_table
+from ..io import TABLE_SUFFIXES, OutputPlan, read_table, sniff_delimiter
+from .common import table_subcommand
 
 __all__ = ["register", "run_dp_histogram"]
 
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``dp-histogram`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
-        "dp-histogram",
+    p = table_subcommand(
+        subparsers, "dp-histogram", run_dp_histogram,
         help="release a differentially private contingency table (noisy counts)",
         description="Count the rows of INPUT per combination of the --by columns (optionally "
                     "generalized with --hierarchy/--level), add noise for epsilon-differential "
                     "privacy (add/remove-one neighbours) and write every cell to --output.")
-    p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
     p.add_argument("--by", required=True, metavar="COL[,COL]",
                    help="comma-separated grouping columns")
     p.add_argument("--epsilon", required=True, type=float, metavar="E",
@@ -45,7 +45,6 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--hierarchy", action="append", default=[], metavar="COL=FILE.csv",
                    help="ARX-style hierarchy file of a column (fixes its public domain); "
                         "repeatable")
-    p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
     p.add_argument("--seed", type=int, default=None, metavar="N",
                    help="reproducible noise for testing: NOT private")
     p.add_argument("--mechanism", choices=MECHANISMS, default="geometric",
@@ -56,7 +55,6 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="where to write the table (CSV, or Parquet by suffix)")
     p.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
                    help="where counts and noise are computed (default: GPU when usable)")
-    p.set_defaults(func=run_dp_histogram)
     return p
 
 
@@ -81,8 +79,11 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
             levels[col] = int(text)
         except ValueError:
             raise ValueError(f"--level {col}={text}: the level must be an integer") from None
+    hierarchy_files = _pairs(args.hierarchy, "--hierarchy")
+    plan = OutputPlan([args.input, *hierarchy_files.values()]).add("--output", args.output,
+                                                                    TABLE_SUFFIXES)
     hierarchies = {}
-    for col, path in _pairs(args.hierarchy, "--hierarchy").items():
+    for col, path in hierarchy_files.items():
         if not os.path.isfile(path):
             raise FileNotFoundError(f"hierarchy file of {col!r} not found: {path}")
         hierarchies[col] = Hierarchy.from_csv(path, sep=sniff_delimiter(path, default=";"),
@@ -99,7 +100,8 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
                              random=source)
     for w in caught:  # one line each, in the main CLI's style
         print(f"gpuppdp: warning: {w.message}", file=sys.stderr)
-    write_table(table, args.output, sep=",")
+    with plan.writing() as out:
+        out.write_table("--output", table, sep=",")
     dp = table.attrs["dp"]
     q = dp["queries"]["count"]
     where = ", ".join(f"{c} (level {levels.get(c, 0)})" for c in by)

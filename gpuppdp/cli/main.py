@@ -1,93 +1,99 @@
-"""Command line: ``gpuppdp demo``, ``gpuppdp anonymize``.
+"""The ``gpuppdp`` command line: :func:`main` (the console script ``gpuppdp.cli:main``).
 
-Errors exit with status 2 and one line on stderr (no traceback).
+Errors exit with status 2 and one line on stderr (no traceback); an interrupt (Ctrl-C,
+SIGINT) at any moment exits with status 130 and the one line ``gpuppdp: interrupted``, leaving
+no partial output (see :class:`gpuppdp.io.AtomicOutputs`).  This module imports only the
+standard library, so that :func:`main` installs its interrupt handler before the subcommands
+load NumPy and pandas (a second or so).
 """
 
 from __future__ import annotations
 
-import argparse
-import logging
-import os
+import signal
 import sys
-import time
 
-from .. import datasets
-from ..anonymizer import Anonymizer, NoSolutionError
-from ..backend import BackendError
-from ..engine.encoding import SchemaError
-from ..hierarchy import HierarchyError
-from .check import register as register_check
-from .common import (ProgressBar, add_anonymization_options, add_run_options, anonymizer_from_args,
-                     print_result)
-from .dp import register as register_dp_histogram
-from .report import register as register_report
-from .risk import register as register_risk
+__all__ = ["main", "build_parser", "INTERRUPTED"]
 
-__all__ = ["main"]
-
-USER_ERRORS = (ValueError, TypeError, KeyError, FileNotFoundError, SchemaError, HierarchyError,
-               NoSolutionError, BackendError, OSError)
+INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
-def cmd_demo(args) -> int:
-    data, hierarchies = datasets.adult()
-    print(f"Adult extract: {len(data)} rows, quasi-identifiers {', '.join(data.columns)}; "
-          "k=5, suppression limit 5 %, loss metric")
-    anonymizer = Anonymizer(quasi_identifiers=hierarchies, k=5, suppression_limit=0.05,
-                            metric="loss", search=args.search, backend=args.backend,
-                            seed=args.seed)
-    result = anonymizer.fit(data, progress=ProgressBar("search", not args.quiet))
-    print_result(result, args.output, args.json)
-    return 0
+class _Interrupts:
+    """SIGINT handler: the first raises ``KeyboardInterrupt``; later ones are ignored while the
+    first is handled (temporary files removed, the line printed)."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, signum, frame):
+        self.count += 1
+        if self.count == 1:
+            raise KeyboardInterrupt
 
 
-def cmd_anonymize(args) -> int:
-    t0 = time.perf_counter()
-    data, anonymizer = anonymizer_from_args(args)
-    logging.getLogger("gpuppdp").debug("loaded in %.3f s", time.perf_counter() - t0)
-    result = anonymizer.fit(data, progress=ProgressBar("search", not args.quiet))
-    print_result(result, args.output, args.json)
-    return 0
+def _install_handler():
+    """Install :class:`_Interrupts`; returns the previous handler, or None where SIGINT is
+    ignored (as a parent may ask) or cannot be handled here (not the main thread)."""
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is signal.SIG_IGN:
+            return None
+        signal.signal(signal.SIGINT, _Interrupts())
+    except ValueError:  # not the main thread
+        return None
+    return signal.SIG_DFL if previous is None else previous
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser():
+    """The ``argparse`` parser of every subcommand."""
+    import argparse
+
+    from . import anonymize, check, dp, report, risk
+
     parser = argparse.ArgumentParser(
         prog="gpuppdp", description="GPU-accelerated privacy-preserving data publishing")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    demo = sub.add_parser("demo", help="k=5, 5%% suppression on the bundled Adult extract")
-    demo.add_argument("--output", default="adult_k5.released.csv",
-                      help="released CSV (default: %(default)s)")
-    add_run_options(demo)
-    demo.set_defaults(func=cmd_demo, search="flash")
-
-    an = sub.add_parser("anonymize", help="optimal generalization of a CSV/Parquet table")
-    add_anonymization_options(an)
-    an.add_argument("--output", required=True, help="released table (.csv or .parquet)")
-    add_run_options(an)
-    an.set_defaults(func=cmd_anonymize)
-
-    register_check(sub)
-    register_risk(sub)
-    register_report(sub)
-    register_dp_histogram(sub)
+    for module in (anonymize, check, risk, report, dp):
+        module.register(sub)
     return parser
 
 
-def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("GPUPPDP_LOG", "WARNING"),
-                        format="%(message)s")
+def _run(argv) -> int:
+    import logging
+    import os
+
+    from ..anonymizer import NoSolutionError
+    from ..backend import BackendError
+    from ..engine.encoding import SchemaError
+    from ..hierarchy import HierarchyError
+
+    user_errors = (ValueError, TypeError, KeyError, FileNotFoundError, SchemaError,
+                   HierarchyError, NoSolutionError, BackendError, OSError)
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=os.environ.get("GPUPPDP_LOG", "WARNING"), format="%(message)s")
     try:
         return args.func(args)
-    except USER_ERRORS as exc:
+    except user_errors as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"gpuppdp: error: {message}", file=sys.stderr)
         return 2
+
+
+def main(argv=None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status.
+
+    Called without ``argv`` (the console script, which exits next) Ctrl-C stays ignored after
+    the run, so that none can interrupt the interpreter's shutdown with a traceback; with
+    ``argv`` the previous SIGINT handler is restored.
+    """
+    previous = _install_handler()
+    try:
+        return _run(argv)
     except KeyboardInterrupt:
         print("gpuppdp: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN if argv is None else previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,9 +13,10 @@ The main CLI calls :func:`register`; bad input raises ``ValueError`` and friends
 from __future__ import annotations
 
 import argparse
+import os
 
 from .common import (ProgressBar, add_anonymization_options, add_run_options, anonymizer_from_args,
-                     print_result)
+                     format_summary, print_release, release_plan)
 
 __all__ = ["register", "run_report"]
 
@@ -49,12 +50,16 @@ def run_report(args: argparse.Namespace) -> int:
                           ("--max-subsets", args.max_subsets)):
         if value < 1:
             raise ValueError(f"{option} must be at least 1, got {value}")
+    json_path = args.json if args.json is not None else os.path.splitext(args.html)[0] + ".json"
+    plan = release_plan(args).add("--html", args.html).add("--json", json_path)
     data, anonymizer = anonymizer_from_args(args)
     result = anonymizer.fit(data, progress=ProgressBar("search", not args.quiet))
-    print_result(result, args.output)
-    html_path, json_path = result.report(
-        args.html, json_path=args.json, max_classes=args.top_classes,
-        max_subsets=args.max_subsets)
-    print(f"report             {html_path}")
+    print(format_summary(result))
+    with plan.writing() as out:
+        out.write_table("--output", result.released)
+        result.report(out.path("--html"), json_path=out.path("--json"),
+                      max_classes=args.top_classes, max_subsets=args.max_subsets)
+    print_release(result, plan)
+    print(f"report             {args.html}")
     print(f"report data        {json_path}")
     return 0

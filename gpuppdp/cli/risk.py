@@ -12,43 +12,37 @@ The main CLI calls :func:`register`; bad input raises ``ValueError`` / ``FileNot
 from __future__ import annotations
 
 import argparse
-import json
 import math
 
 from ..analysis.risk import risk_report
 from ..backend import BACKEND_CHOICES, get_backend
-from ..io import read_table
+from .common import read_measured, table_subcommand
 
 __all__ = ["register", "run_risk", "format_report"]
 
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``risk`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
-        "risk",
+    p = table_subcommand(
+        subparsers, "risk", run_risk,
+        population="population table containing INPUT's records (same QID columns and "
+                   "representation): journalist and marketer risk against it",
+        json="also write the full report (every QID subset) as JSON",
         help="re-identification risk of a table (raw or released) given its quasi-identifiers",
         description="Prosecutor/journalist/marketer risk, sample uniques, records at risk, "
                     "population uniqueness (Pitman, Zayatz, SNB, Dankar's rule; needs "
                     "--population-size) and the distinction/separation of every QID subset, "
                     "computed from the equivalence classes of the --qi columns.")
-    p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
     p.add_argument("--qi", required=True, nargs="+", action="extend", metavar="COL",
                    help="quasi-identifying columns (space- or comma-separated; repeatable)")
     p.add_argument("--population-size", type=float, default=None, metavar="N",
                    help="size of the population the table was sampled from (enables the "
                         "population uniqueness estimates)")
-    p.add_argument("--population", default=None, metavar="FILE",
-                   help="population table containing INPUT's records (same QID columns and "
-                        "representation): journalist and marketer risk against it")
-    p.add_argument("--json", default=None, metavar="OUT.json",
-                   help="also write the full report (every QID subset) as JSON")
-    p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
     p.add_argument("--top", type=int, default=10, metavar="K",
                    help="QID subsets shown in the summary (most distinguishing first; "
                         "default 10, 0: none)")
     p.add_argument("--backend", choices=BACKEND_CHOICES, default="cpu",
                    help="where the arrays are computed (default cpu)")
-    p.set_defaults(func=run_risk)
     return p
 
 
@@ -121,14 +115,12 @@ def run_risk(args: argparse.Namespace) -> int:
     population = _population(args.population_size)
     if args.top < 0:
         raise ValueError(f"--top must be at least 0, got {args.top}")
-    data = read_table(args.input, columns=qids, sep=args.sep)
-    table = None if args.population is None else read_table(args.population, columns=qids,
-                                                            sep=args.sep)
+    plan, data, table = read_measured(args, qids, qids)
     rep = risk_report(data, qids, population_size=population,
                       backend=get_backend(args.backend), population=table)
     print(format_report(rep, args.top))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(rep, fh, indent=1)
+    with plan.writing() as out:
+        out.write_json("--json", rep, indent=1)
+    if "--json" in plan:
         print(f"report written to {args.json}")
     return 0

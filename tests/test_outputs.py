@@ -1,0 +1,374 @@
+"""Nothing lost, nothing leaked: every output is checked before any work (never an input, never
+twice, its folder there and writable, its ending the format), written to a temporary file and
+renamed into place only when all of a run's outputs are complete; interrupts end with one line
+and status 130; malformed inputs (repeated column names) are refused, byte-order marks
+ignored."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpuppdp import Hierarchy, datasets
+from gpuppdp.cli.main import main
+from gpuppdp.io import (
+    TABLE_SUFFIXES,
+    TEMP_MARK,
+    OutputError,
+    OutputPlan,
+    interrupts_deferred,
+    read_table,
+)
+
+SCRIPT = Path(sys.executable).parent / "gpuppdp"
+ENV = {**os.environ, "PYTHONWARNINGS": "ignore"}
+QI = ["--qi", f"sex={datasets.adult_path('adult_hierarchy_sex.csv')}",
+      "--qi", f"race={datasets.adult_path('adult_hierarchy_race.csv')}"]
+OLD = "previous contents\n"
+
+
+@pytest.fixture
+def table(tmp_path) -> Path:
+    data, _ = datasets.adult()
+    path = tmp_path / "data.csv"
+    data.loc[:199, ["sex", "race", "age"]].to_csv(path, sep=";", index=False)
+    return path
+
+
+def cli(capsys, *argv) -> tuple[int, str, str]:
+    rc = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err
+
+
+def anonymize(capsys, table, *outputs):
+    return cli(capsys, "anonymize", table, *QI, "--others", "insensitive", "--k", "2",
+               "--quiet", "--seed", "1", *outputs)
+
+
+def refused(rc, out, err, *fragments) -> str:
+    """One error line, status 2, and no work done (the search prints its summary first)."""
+    assert rc == 2, err
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpuppdp: error: "), err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def temporaries(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob("*") if TEMP_MARK in p.name)
+
+
+# -- an input is never an output -----------------------------------------------------------------
+@pytest.mark.parametrize("option", ["--output", "--json"])
+def test_output_is_the_input(capsys, table, option):
+    before = table.read_bytes()
+    other = "--json" if option == "--output" else "--output"
+    rc, out, err = anonymize(capsys, table, option, table, other,
+                             table.with_name("other" + (".json" if other == "--json" else ".csv")))
+    refused(rc, out, err, f"{option} {table} is an input of this run")
+    assert table.read_bytes() == before
+    assert temporaries(table.parent) == []
+
+
+def test_output_is_the_input_through_a_symlink_or_hard_link(capsys, table):
+    before = table.read_bytes()
+    (table.parent / "link.csv").symlink_to(table)
+    os.link(table, table.parent / "hard.csv")
+    for name in ("link.csv", "hard.csv"):
+        rc, out, err = anonymize(capsys, table, "--output", table.parent / name)
+        refused(rc, out, err, "is an input of this run")
+    # and the input named through a link, the output by its real name
+    rc, out, err = anonymize(capsys, table.parent / "link.csv", "--output", table)
+    refused(rc, out, err, "is an input of this run")
+    assert table.read_bytes() == before
+
+
+def test_output_is_a_hierarchy(capsys, table, tmp_path):
+    hierarchy = tmp_path / "sex.csv"
+    hierarchy.write_text("Male;*\nFemale;*\n")
+    rc, out, err = cli(capsys, "anonymize", table, "--qi", f"sex={hierarchy}",
+                       "--others", "insensitive", "--k", "2", "--output", tmp_path / "o.csv",
+                       "--json", hierarchy)
+    refused(rc, out, err, f"--json {hierarchy} is an input")
+    assert hierarchy.read_text() == "Male;*\nFemale;*\n"
+
+
+def test_report_html_is_the_input(capsys, table):
+    before = table.read_bytes()
+    rc, out, err = cli(capsys, "report", table, *QI, "--others", "insensitive", "--k", "2",
+                       "--quiet", "--html", table)
+    refused(rc, out, err, f"--html {table} is an input")
+    assert table.read_bytes() == before
+
+
+def test_demo_output_is_a_bundled_file(capsys):
+    rc, out, err = cli(capsys, "demo", "--quiet", "--output", datasets.adult_path())
+    refused(rc, out, err, "is an input of this run")
+
+
+def test_check_risk_dp_histogram_refuse_their_inputs(capsys, table, tmp_path):
+    before = table.read_bytes()
+    population = tmp_path / "population.csv"
+    population.write_bytes(before)
+    for argv in (["check", table, "--qi", "sex", "--json", table],
+                 ["risk", table, "--qi", "sex", "--population", population, "--json",
+                  population],
+                 ["dp-histogram", table, "--by", "sex", "--epsilon", "1", "--output", table]):
+        rc, out, err = cli(capsys, *argv)
+        refused(rc, out, err, "is an input of this run")
+    assert table.read_bytes() == before == population.read_bytes()
+
+
+# -- checked before any work ----------------------------------------------------------------
+@pytest.mark.parametrize("command", ["anonymize", "report"])
+def test_missing_folder_refused_before_any_work(capsys, table, tmp_path, command):
+    old_csv, old_html = tmp_path / "old.csv", tmp_path / "old.html"
+    old_csv.write_text(OLD)
+    old_html.write_text(OLD)
+    missing = tmp_path / "missing" / "summary.json"
+    argv = [command, table, *QI, "--others", "insensitive", "--k", "2", "--quiet",
+            "--output", old_csv, "--json", missing]
+    if command == "report":
+        argv += ["--html", old_html]
+    rc, out, err = cli(capsys, *argv)
+    refused(rc, out, err, f"--json {missing}: the folder {missing.parent} does not exist")
+    assert old_csv.read_text() == OLD and old_html.read_text() == OLD
+    # and a missing folder of --html
+    if command == "report":
+        html = tmp_path / "nowhere" / "r.html"
+        rc, out, err = cli(capsys, *argv[:-4], "--output", old_csv, "--html", html)
+        refused(rc, out, err, f"--html {html}: the folder")
+        assert old_csv.read_text() == OLD
+    assert temporaries(tmp_path) == []
+
+
+def test_other_bad_outputs(capsys, table, tmp_path):
+    out = tmp_path / "o.csv"
+    cases = [(["--output", tmp_path], "is a folder"),
+             (["--output", tmp_path / "o.json"], "the name must end in .csv or .txt or "
+                                                 ".parquet or .pq"),
+             (["--output", out, "--json", out], f"--json {out} and --output {out} are the "
+                                                "same file"),
+             (["--output", ""], "--output needs a file name")]
+    for outputs, fragment in cases:
+        refused(*anonymize(capsys, table, *outputs), fragment)
+    assert not out.exists()
+    report = tmp_path / "r.html"
+    rc, stdout, err = cli(capsys, "report", table, *QI, "--others", "insensitive", "--k", "2",
+                          "--html", report, "--output", report.with_suffix(".json").with_name(
+                              "r.csv"), "--json", report)
+    refused(rc, stdout, err, "are the same file")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_folder_not_writable(capsys, table, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    refused(*anonymize(capsys, table, "--output", locked / "o.csv"), "is not writable")
+    read_only = tmp_path / "read-only.csv"
+    read_only.write_text(OLD)
+    read_only.chmod(0o444)
+    refused(*anonymize(capsys, table, "--output", read_only), "is read-only")
+    assert read_only.read_text() == OLD
+
+
+def test_outputs_replace_old_files_with_their_mode(capsys, table, tmp_path):
+    out, js = tmp_path / "o.csv", tmp_path / "link.json"
+    out.write_text(OLD)
+    out.chmod(0o640)
+    real_json = tmp_path / "real.json"
+    real_json.write_text(OLD)
+    js.symlink_to(real_json)
+    rc, stdout, err = anonymize(capsys, table, "--output", out, "--json", js)
+    assert rc == 0, err
+    assert f"released table     {out} (200 rows)" in stdout
+    assert len(pd.read_csv(out, sep=";")) == 200
+    assert out.stat().st_mode & 0o777 == 0o640
+    assert js.is_symlink() and json.loads(real_json.read_text())["input_rows"] == 200
+    assert temporaries(tmp_path) == []
+
+
+def test_device_output_is_written_directly(capsys, table):
+    rc, _, err = anonymize(capsys, table, "--output", os.devnull, "--json", os.devnull)
+    assert rc == 0, err
+
+
+# -- all outputs or none -------------------------------------------------------------------
+def plan_two(tmp_path) -> tuple[OutputPlan, Path, Path]:
+    a, b = tmp_path / "a.csv", tmp_path / "b.json"
+    a.write_text(OLD)
+    b.write_text(OLD)
+    return OutputPlan([]).add("A", a, TABLE_SUFFIXES).add("B", b), a, b
+
+
+def test_error_while_writing_keeps_every_old_file(tmp_path):
+    plan, a, b = plan_two(tmp_path)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        with plan.writing() as out:
+            out.write_table("A", pd.DataFrame({"x": [1]}))
+            Path(out.path("B")).write_text("half")
+            assert len(temporaries(tmp_path)) == 2
+            raise RuntimeError("disk on fire")
+    assert a.read_text() == OLD and b.read_text() == OLD
+    assert temporaries(tmp_path) == []
+
+
+def test_interrupt_while_writing_keeps_every_old_file(tmp_path):
+    plan, a, b = plan_two(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        with plan.writing() as out:
+            out.write_json("B", {"new": 1})
+            raise KeyboardInterrupt
+    assert a.read_text() == OLD and b.read_text() == OLD
+    assert temporaries(tmp_path) == []
+
+
+def test_unwritten_output_replaces_nothing(tmp_path):
+    plan, a, b = plan_two(tmp_path)
+    with pytest.raises(RuntimeError, match="B planned but never written"):
+        with plan.writing() as out:
+            out.write_table("A", pd.DataFrame({"x": [1]}))
+    assert a.read_text() == OLD and temporaries(tmp_path) == []
+
+
+def test_failed_rename_names_what_was_replaced(tmp_path, monkeypatch):
+    plan, a, b = plan_two(tmp_path)
+    real_replace = os.replace
+
+    def replace(src, dst):
+        if str(dst).endswith(".json"):
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OutputError, match=rf"could not write B {re.escape(str(b))}: No space "
+                                          rf"left on device; A {re.escape(str(a))} replaced; "
+                                          "no other output changed"):
+        with plan.writing() as out:
+            out.write_table("A", pd.DataFrame({"x": [1]}))
+            out.write_json("B", {"new": 1})
+    assert a.read_text() == "x\n1\n" and b.read_text() == OLD
+    assert temporaries(tmp_path) == []
+
+
+def test_interrupts_deferred_passes_the_interrupt_on_after_the_block():
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)  # (a signal is handled between bytecodes)
+            done.append(1)
+    assert done == [1]
+    with interrupts_deferred(reraise=False):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+# -- inputs ---------------------------------------------------------------------------------
+def test_repeated_column_names_refused(capsys, tmp_path):
+    path = tmp_path / "dup.csv"
+    path.write_text("sex;citizenship;race;citizenship\nMale;a;White;b\n")
+    with pytest.raises(ValueError, match=r"column name\(s\) 'citizenship' appear more than "
+                                         "once"):
+        read_table(path)
+    parquet = tmp_path / "dup.parquet"
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table([pa.array(["a"]), pa.array(["b"])], names=["x", "x"]), parquet)
+    with pytest.raises(ValueError, match="'x' appear more than once"):
+        read_table(parquet, columns=["x"])
+    rc, out, err = anonymize(capsys, path, "--output", tmp_path / "o.csv")
+    refused(rc, out, err, "'citizenship' appear more than once")
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_byte_order_marks_ignored(capsys, tmp_path):
+    hierarchy = tmp_path / "sex.csv"
+    hierarchy.write_bytes("\ufeffMale;*\nFemale;*\n".encode())
+    assert Hierarchy.from_csv(hierarchy).leaves.tolist() == ["Male", "Female"]
+    data = tmp_path / "data.csv"
+    data.write_bytes("\ufeffsex;age\nMale;30\nFemale;31\nMale;32\nFemale;33\n".encode())
+    assert list(read_table(data).columns) == ["sex", "age"]
+    out = tmp_path / "o.csv"
+    rc, _, err = cli(capsys, "anonymize", data, "--qi", f"sex={hierarchy}", "--insensitive",
+                     "age", "--k", "2", "--quiet", "--output", out)
+    assert rc == 0, err
+    assert pd.read_csv(out, sep=";")["sex"].tolist().count("Male") == 2
+
+
+# -- interrupts: the console script ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def big_table(tmp_path_factory) -> Path:
+    """20 copies of the Adult extract (600,000 rows): writing the release takes a moment."""
+    path = tmp_path_factory.mktemp("big") / "big.csv"
+    data = pd.read_csv(datasets.adult_path(), sep=";", dtype=str)
+    pd.concat([data] * 20, ignore_index=True).to_csv(path, sep=";", index=False)
+    return path
+
+
+def assert_interrupted(proc, stderr: str, ignore=None) -> None:
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    lines = [line for line in stderr.splitlines() if not (ignore and ignore(line))]
+    assert lines == ["gpuppdp: interrupted"], stderr
+
+
+def test_sigint_while_the_release_is_written(big_table, tmp_path):
+    out = tmp_path / "released.csv"
+    out.write_text(OLD)
+    proc = subprocess.Popen([str(SCRIPT), "anonymize", str(big_table), *QI, "--others",
+                             "insensitive", "--k", "5", "--quiet", "--seed", "1",
+                             "--output", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        while proc.poll() is None and not temporaries(tmp_path):
+            time.sleep(0.002)
+        writing = proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert temporaries(tmp_path) == []
+    assert "Traceback" not in stderr
+    if not writing:  # finished before the temporary file was seen: nothing to replay
+        assert proc.returncode == 0 and len(pd.read_csv(out, sep=";")) == 603240
+        return
+    assert_interrupted(proc, stderr)
+    text = out.read_text()
+    assert text == OLD or len(text.splitlines()) == 603241  # the old file, or a complete one
+
+
+def test_sigint_while_starting_up(tmp_path, table):
+    """Ctrl-C while the subcommands import NumPy and pandas (the first second): one line,
+    status 130 (``-X importtime`` shows when NumPy is being imported)."""
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", str(SCRIPT), "anonymize",
+                             str(table), *QI, "--others", "insensitive", "--k", "2",
+                             "--output", str(tmp_path / "o.csv")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if re.search(r"\|\s+numpy", line):
+                break
+        proc.send_signal(signal.SIGINT)
+        out, rest = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    stderr = "".join(seen) + rest
+    assert_interrupted(proc, stderr, ignore=lambda line: line.startswith("import time:"))
+    assert out == ""
+    assert not (tmp_path / "o.csv").exists() and temporaries(tmp_path) == []
