@@ -23,10 +23,10 @@ from .engine.lattice import Lattice
 from .engine.metrics import Metric, make_metric
 from .engine.search import SEARCHES, SearchResult, make_search
 from .engine.transform import SUPPRESSION_MODES, Release, release
-from .hierarchy import Hierarchy, format_values
+from .hierarchy import Hierarchy
 from .models import KAnonymity, PrivacyModel, Requirement
 from .report import write_report
-from .validation import check_number
+from .validation import check_number, format_values
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError"]
 

@@ -30,7 +30,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .hierarchy import Hierarchy, format_values
+from .hierarchy import Hierarchy
+from .validation import format_values
 
 __all__ = [
     "levels_hierarchy",

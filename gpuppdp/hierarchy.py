@@ -17,42 +17,15 @@ import os
 from typing import Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 
-__all__ = ["Hierarchy", "HierarchyError", "UnknownValuesError", "format_values",
-           "first_appearance_codes"]
+from .engine.codes import UnknownValuesError, encode_column
+from .validation import format_values
+
+__all__ = ["Hierarchy", "HierarchyError", "UnknownValuesError"]
 
 
 class HierarchyError(ValueError):
     """A hierarchy is malformed."""
-
-
-class UnknownValuesError(ValueError):
-    """Data values that are not leaves of their hierarchy."""
-
-    def __init__(self, attribute: str, values: Sequence[str], count_rows: int):
-        self.attribute = attribute
-        self.values = list(values)
-        self.count_rows = count_rows
-        super().__init__(
-            f"column {attribute!r}: {len(self.values)} value(s) not in its hierarchy "
-            f"({count_rows} row(s)): {format_values(self.values)}")
-
-
-def format_values(values: Sequence, first: int = 5) -> str:
-    """``'a', 'b', 'c' and 7 more`` -- the first few values of a list, for error messages."""
-    shown = ", ".join(repr(v) for v in list(values)[:first])
-    rest = len(values) - first
-    return shown + (f" and {rest} more" if rest > 0 else "")
-
-
-def first_appearance_codes(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Dictionary-encode ``labels`` with codes in order of first appearance."""
-    uniq, first_idx, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    order = np.argsort(first_idx, kind="stable")
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[order] = np.arange(len(uniq))
-    return uniq[order], rank[inverse.reshape(-1)].astype(np.int32)
 
 
 class Hierarchy:
@@ -91,7 +64,8 @@ class Hierarchy:
         self._labels: list[np.ndarray] = []
         self._codes: list[np.ndarray] = []
         for level in levels:
-            labels, codes = first_appearance_codes(level)
+            codes, labels = encode_column(level)
+            codes = codes.astype(np.int32)
             self._labels.append(labels)
             self._codes.append(codes)
         for lv in range(1, len(levels)):
@@ -198,18 +172,10 @@ class Hierarchy:
         return np.bincount(self._codes[level], minlength=len(self._labels[level]))
 
     def leaf_codes(self, values: Sequence, *, attribute: str | None = None) -> np.ndarray:
-        """Encode data values (compared as strings) to leaf codes; unknown values raise."""
-        if not isinstance(values, pd.Series):
-            values = np.asarray(values).reshape(-1)
-        inverse, uniq = pd.factorize(values, use_na_sentinel=False)
-        names = [str(u) for u in uniq]  # only the distinct values become strings
-        mapped = np.array([self._leaf_index.get(u, -1) for u in names], dtype=np.int64)
-        missing = mapped < 0
-        if missing.any():
-            bad_rows = int(np.isin(inverse, np.flatnonzero(missing)).sum())
-            raise UnknownValuesError(attribute or self.name,
-                                     sorted(n for n, m in zip(names, missing) if m), bad_rows)
-        return mapped[inverse].astype(np.int32)
+        """Encode data values (compared as strings) to leaf codes (int32); values that are not
+        leaves raise :class:`UnknownValuesError` naming them."""
+        codes, _ = encode_column(values, domain=self.leaves, name=attribute or self.name)
+        return codes.astype(np.int32)
 
     def generalize(self, values: Sequence, level: int, *, attribute: str | None = None) -> np.ndarray:
         """Labels of ``values`` at ``level`` (object array of str)."""

@@ -18,7 +18,7 @@ from typing import Iterable, NamedTuple, Sequence
 
 import pandas as pd
 
-from .hierarchy import format_values
+from .validation import format_values
 
 __all__ = ["read_table", "write_table", "sniff_delimiter", "TABLE_SUFFIXES", "TEMP_MARK",
            "OutputError", "OutputPlan", "AtomicOutputs", "interrupts_deferred"]

@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Sequence
 
 import numpy as np
 
 __all__ = ["check_columns", "check_epsilon", "check_frame", "check_int", "check_number",
-           "check_name", "check_positive", "check_probability", "column_list",
+           "check_name", "format_values", "check_positive", "check_probability", "column_list",
            "plain_number"]
+
+
+def format_values(values: Sequence, first: int = 5) -> str:
+    """``'a', 'b', 'c' and 7 more`` -- the first few values of a list, for error messages."""
+    shown = ", ".join(repr(v) for v in list(values)[:first])
+    rest = len(values) - first
+    return shown + (f" and {rest} more" if rest > 0 else "")
 
 
 def _is_real(value) -> bool:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..backend import Backend, get_backend
+from ..engine.codes import encode_column
 from ..engine.transform import suppressed_rows
 from ..hierarchy import Hierarchy
 from ..validation import check_int, column_list
@@ -51,8 +52,8 @@ def _check_frame(name: str, data, columns: Sequence[str], *, empty_ok: bool = Fa
 
 def _as_str(column: pd.Series) -> np.ndarray:
     """The column's values as strings (object array), converting only the distinct values."""
-    codes, uniq = pd.factorize(column, use_na_sentinel=False)
-    return np.array([str(u) for u in uniq], dtype=object)[codes]
+    codes, labels = encode_column(column, as_str=True)
+    return labels[codes]
 
 
 def _generalized(data: pd.DataFrame, qids, hierarchies, levels) -> pd.DataFrame:
@@ -64,7 +65,7 @@ def _generalized(data: pd.DataFrame, qids, hierarchies, levels) -> pd.DataFrame:
     out = {}
     for q in qids:
         h = hierarchies[q]
-        leaf = h.leaf_codes(data[q], attribute=q)
+        leaf, _ = encode_column(data[q], domain=h.leaves, name=q)
         out[q] = h.labels(levels[q])[h.codes(levels[q])[leaf]]
     return pd.DataFrame(out, index=data.index)
 

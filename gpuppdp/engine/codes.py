@@ -16,7 +16,7 @@ here only:
   dictionary the same way; any other pyarrow array is dictionary-encoded by Arrow;
 * with a ``domain`` (e.g. a hierarchy's leaves) the code of a value is its position in the
   domain, values compared as strings; values outside the domain raise
-  :class:`~gpuppdp.hierarchy.UnknownValuesError` (naming the column and listing the values), or
+  :class:`UnknownValuesError` (naming the column and listing the values), or
   get code ``-1`` with ``unknown="missing"``.
 
 Codes are returned in the smallest signed integer dtype that holds them
@@ -30,9 +30,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..hierarchy import UnknownValuesError
+from ..validation import format_values
 
-__all__ = ["encode_column", "encode_columns", "smallest_int_dtype"]
+__all__ = ["UnknownValuesError", "encode_column", "encode_columns", "smallest_int_dtype"]
 
 
 def smallest_int_dtype(n_values: int) -> np.dtype:
@@ -128,6 +128,18 @@ def _factorized(values, sort: bool):
     return codes, _label_array(uniq)
 
 
+class UnknownValuesError(ValueError):
+    """Data values that are not leaves of their hierarchy."""
+
+    def __init__(self, attribute: str, values: Sequence[str], count_rows: int):
+        self.attribute = attribute
+        self.values = list(values)
+        self.count_rows = count_rows
+        super().__init__(
+            f"column {attribute!r}: {len(self.values)} value(s) not in its hierarchy "
+            f"({count_rows} row(s)): {format_values(self.values)}")
+
+
 def encode_column(values, *, domain: Sequence | None = None, name: str | None = None,
                   sort: bool = False, as_str: bool = False, unknown: str = "error"
                   ) -> tuple[np.ndarray, np.ndarray]:
@@ -149,7 +161,7 @@ def encode_column(values, *, domain: Sequence | None = None, name: str | None = 
         Without a domain: ``labels`` as an object array of ``str`` of the values.
     unknown : {"error", "missing"}
         With a domain: values outside it raise
-        :class:`~gpuppdp.hierarchy.UnknownValuesError`, or get code ``-1``.
+        :class:`UnknownValuesError`, or get code ``-1``.
 
     ``codes`` have the smallest signed integer dtype holding ``0..len(labels)-1``.
     """

@@ -16,7 +16,8 @@ import pandas as pd
 
 from .. import kernels
 from ..backend import Backend
-from ..hierarchy import Hierarchy, format_values
+from ..hierarchy import Hierarchy
+from ..validation import format_values
 from .codes import encode_column, smallest_int_dtype
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",

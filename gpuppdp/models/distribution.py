@@ -11,8 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..engine.classes import Classes, entry_shares, segment_max, segment_sum
-from ..hierarchy import format_values
-from ..validation import check_int, check_number, check_positive, plain_number
+from ..validation import check_int, check_number, check_positive, format_values, plain_number
 from .base import SensitiveModel
 
 __all__ = ["AlphaKAnonymity", "DeltaDisclosurePrivacy", "BetaLikeness", "PrivacyLoss"]

@@ -10,8 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from ..engine.classes import Classes
-from ..hierarchy import format_values
-from ..validation import check_int, check_name, check_number, plain_number
+from ..validation import check_int, check_name, check_number, format_values, plain_number
 from .base import PrivacyModel, Requirement
 
 __all__ = ["KAnonymityOnSubsets", "LKCPrivacy"]

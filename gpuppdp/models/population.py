@@ -21,10 +21,10 @@ import pandas as pd
 
 from .. import kernels
 from ..engine.classes import Classes
-from ..engine.encoding import EncodedTable, smallest_int_dtype
-from ..hierarchy import format_values
+from ..engine.codes import encode_column
+from ..engine.encoding import EncodedTable
 from ..kernels.grouping import segment_ids
-from ..validation import check_int, check_number, plain_number
+from ..validation import check_int, check_number, format_values, plain_number
 from .base import PrivacyModel, Requirement
 
 __all__ = ["KMap", "DeltaPresence"]
@@ -64,8 +64,9 @@ class _PopulationModel(PrivacyModel):
         for name, h in zip(encoded.qi_names, encoded.hierarchies):
             if self.population[name].isna().any():
                 raise ValueError(f"population column {name!r} has missing values")
-            leaf = h.leaf_codes(self.population[name], attribute=f"population column {name!r}")
-            codes.append(be.asarray(leaf.astype(smallest_int_dtype(len(h.leaves)))))
+            leaf, _ = encode_column(self.population[name], domain=h.leaves,
+                                    name=f"population column {name!r}")
+            codes.append(be.asarray(leaf))
         population = EncodedTable(be, list(encoded.qi_names), list(encoded.hierarchies), codes,
                                   len(self.population))
         self._bottom = population.frequency_set()

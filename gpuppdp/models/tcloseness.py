@@ -12,9 +12,9 @@ import numpy as np
 from .. import kernels
 from ..engine.classes import Classes
 from ..engine.codes import encode_column
-from ..hierarchy import Hierarchy, HierarchyError, first_appearance_codes, format_values
-from ..validation import check_number, plain_number
-from .base import SensitiveModel, Requirement
+from ..hierarchy import Hierarchy, HierarchyError
+from ..validation import check_number, format_values, plain_number
+from .base import Requirement, SensitiveModel
 
 __all__ = ["TCloseness", "TCLOSENESS_DISTANCES"]
 
@@ -141,7 +141,7 @@ class TCloseness(SensitiveModel):
         levels = []     # per level: (weight L/H, [device indices of each node's children])
         child_node = np.arange(len(labels))       # node of each code at the level below
         for level in range(1, h.height + 1):
-            _, node = first_appearance_codes(h.codes(level)[leaf])
+            node = encode_column(h.codes(level)[leaf])[0].astype(np.int32)
             parent = np.empty(int(child_node.max()) + 1, dtype=np.int64)
             parent[child_node] = node
             children = [be.asarray(np.flatnonzero(parent == k).astype(np.int64))
