@@ -4,10 +4,17 @@ For each size ``n`` it times, best of ``--repeat`` runs after one warm-up:
 
 * ``write bound``  -- ``out.fill(1.0)`` on a float64 array: writing the output once, the
   floor any sampler producing ``n`` float64 values has to pay;
+* ``keystream``    -- ``2 n`` ChaCha20 keystream words (:meth:`RandomSource.random_words`);
 * ``random bits``  -- the raw 63-bit draws (:meth:`RandomSource.random_bits`);
-* ``discrete noise`` -- :func:`discrete_laplace_noise` (int64);
-* ``geometric``    -- :class:`GeometricMechanism` release of an int64 array;
-* ``laplace``      -- :class:`LaplaceMechanism` release of a float64 array (grid sampler).
+* ``discrete noise`` -- :func:`discrete_laplace_noise` (int64, scale 1);
+* ``geometric``    -- :class:`GeometricMechanism` release of an int64 array (ε = 1);
+* ``laplace``      -- :class:`LaplaceMechanism` release of a float64 array (ε = 1, Δ = 1:
+  the fused kernel -- keystream, exact trials, grid rounding, addition -- plus the host-side
+  range check);
+* ``laplace kernel`` -- the fused kernel alone (:func:`gpuppdp.kernels.dp_noise.noise_grid`).
+
+Then one row for ``--fused-size`` values (default 10**8 float64): the ``laplace`` release at
+that size, timed ``--fused-repeat`` times (best kept) after a warm-up on a small array.
 
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_dp.json``).
 It never asserts times.
@@ -15,7 +22,8 @@ It never asserts times.
 Example::
 
     python benchmarks/bench_dp.py --sizes 1e6,1e7 --backend cpu
-    python benchmarks/bench_dp.py --sizes 1e7,1e8 --backend gpu
+    python benchmarks/bench_dp.py --sizes 1e7 --fused-size 1e8 --backend gpu
+    python benchmarks/bench_dp.py --sizes 1e6 --cases laplace --fused-size 0
 """
 
 from __future__ import annotations
@@ -30,8 +38,11 @@ import time
 import numpy as np
 
 from gpuppdp.backend import get_backend
-from gpuppdp.dp import (GeometricMechanism, LaplaceMechanism, RandomSource,
-                        discrete_laplace_noise)
+from gpuppdp.dp import GeometricMechanism, LaplaceMechanism, RandomSource, discrete_laplace_noise
+from gpuppdp.kernels import dp_noise
+
+CASES = ("write bound", "keystream", "random bits", "discrete noise", "geometric", "laplace",
+         "laplace kernel")
 
 
 def _sizes(text: str) -> list[int]:
@@ -67,65 +78,124 @@ def _machine(backend) -> dict:
     return info
 
 
-def _bench_size(backend, src: RandomSource, n: int, repeat: int) -> list[dict]:
-    """Time every case at size ``n``; print one line per case."""
+def _sync_of(backend):
+    def sync(a):
+        backend.to_host(a.reshape(-1)[-1:])  # a device-to-host copy waits for the device
+    return sync
+
+
+def _row(n, name, seconds, bound):
+    print(f"{n:>12} {name:<15} {seconds:>9.4f} {n / seconds / 1e6:>11.1f} "
+          f"{seconds / bound:>14.1f}")
+    return {"n": n, "case": name, "seconds": seconds, "samples_per_s": n / seconds,
+            "ratio_to_write_bound": seconds / bound,
+            "write_bandwidth_GBps": 8 * n / bound / 1e9}
+
+
+def _laplace_kernel(backend, src: RandomSource, laplace: LaplaceMechanism, x):
+    key, n0, n1, base = src._reserve(dp_noise.noise_blocks(x.shape[0],
+                                                           laplace.sampler.tables[0].shape[0]))
+    return dp_noise.noise_grid(backend, x, key, n0, n1, base, laplace.sampler.tables,
+                               laplace.granularity)
+
+
+def _bench_size(backend, src: RandomSource, n: int, repeat: int, cases) -> list[dict]:
+    """Time the selected cases at size ``n``; print one line per case."""
     xp = backend.xp
     laplace = LaplaceMechanism(epsilon=1.0, sensitivity=1.0)
     geometric = GeometricMechanism(epsilon=1.0)
     out = xp.empty(n, dtype=xp.float64)
-    x_float = xp.zeros(n, dtype=xp.float64)
-    x_int = xp.zeros(n, dtype=xp.int64)
-
-    def sync(a):
-        backend.to_host(a.reshape(-1)[-1:])  # a device-to-host copy waits for the device
+    sync = _sync_of(backend)
 
     def write():
         out.fill(1.0)
         return out
 
-    cases = {
-        "write bound": write,
+    x_float = xp.zeros(n, dtype=xp.float64) if {"laplace", "laplace kernel"} & set(cases) \
+        else None
+    x_int = xp.zeros(n, dtype=xp.int64) if "geometric" in cases else None
+    run = {
+        "keystream": lambda: src.random_words(2 * n),
         "random bits": lambda: src.random_bits(n),
         "discrete noise": lambda: discrete_laplace_noise(n, scale=1.0, random=src),
         "geometric": lambda: geometric.release(x_int, random=src),
         "laplace": lambda: laplace.release(x_float, random=src),
+        "laplace kernel": lambda: _laplace_kernel(backend, src, laplace, x_float),
     }
-    rows = []
     bound = _best(write, sync, repeat)
-    for name, fn in cases.items():
-        seconds = bound if fn is write else _best(fn, sync, repeat)
-        rows.append({"n": n, "case": name, "seconds": seconds, "samples_per_s": n / seconds,
-                     "ratio_to_write_bound": seconds / bound,
-                     "write_bandwidth_GBps": 8 * n / bound / 1e9})
-        print(f"{n:>12} {name:<15} {seconds:>9.4f} {n / seconds / 1e6:>11.1f} "
-              f"{seconds / bound:>14.1f}")
+    rows = [_row(n, "write bound", bound, bound)] if "write bound" in cases else []
+    for name in cases:
+        if name != "write bound":
+            rows.append(_row(n, name, _best(run[name], sync, repeat), bound))
     return rows
+
+
+def _bench_fused(backend, src: RandomSource, n: int, repeat: int) -> list[dict]:
+    """The Laplace release (fused kernel) of ``n`` float64 values, warmed up on a small
+    array; and the write bound at that size."""
+    xp = backend.xp
+    laplace = LaplaceMechanism(epsilon=1.0, sensitivity=1.0)
+    sync = _sync_of(backend)
+    sync(laplace.release(xp.zeros(100_000, dtype=xp.float64), random=src))  # compile, start
+    x = xp.zeros(n, dtype=xp.float64)
+    out = xp.empty(n, dtype=xp.float64)
+
+    def write():
+        out.fill(1.0)
+        return out
+
+    bound = _best(write, sync, 1)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        sync(laplace.release(x, random=src))
+        times.append(time.perf_counter() - t0)
+    return [_row(n, "write bound", bound, bound), _row(n, "laplace (fused)", min(times), bound)]
+
+
+def _cases(text: str) -> list[str]:
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    bad = [c for c in names if c not in CASES]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"--cases takes names among {', '.join(CASES)}; "
+                                         f"got {text!r}")
+    return names
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=_sizes, default=[10**6, 10**7],
                    help="comma-separated array sizes (default 1e6,1e7)")
+    p.add_argument("--cases", type=_cases, default=list(CASES),
+                   help=f"comma-separated cases (default all: {', '.join(CASES)})")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per case (best kept)")
+    p.add_argument("--fused-size", type=lambda t: int(float(t)), default=10**8,
+                   help="size of the fused Laplace row (default 1e8; 0 skips it)")
+    p.add_argument("--fused-repeat", type=int, default=1,
+                   help="timed runs of the fused row (best kept; default 1)")
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu"))
     p.add_argument("--json", default=os.path.join("benchmarks", "out", "bench_dp.json"),
                    help="where to write the results")
     args = p.parse_args(argv)
 
-    if args.repeat < 1:
-        p.error(f"--repeat must be >= 1, got {args.repeat}")
+    if args.repeat < 1 or args.fused_repeat < 1:
+        p.error("--repeat and --fused-repeat must be >= 1")
+    if args.fused_size < 0:
+        p.error(f"--fused-size must be >= 0, got {args.fused_size}")
     backend = get_backend(args.backend)
     src = RandomSource(backend)
-    print(f"backend: {backend.name} ({src.streams} random stream(s)); "
+    print(f"backend: {backend.name} (randomness: {src.generator}); "
           f"cpu_count={os.cpu_count()}; best of {args.repeat}")
     print(f"{'n':>12} {'case':<15} {'seconds':>9} {'Msamples/s':>11} {'x write bound':>14}")
     rows = []
     for n in args.sizes:
-        rows += _bench_size(backend, src, n, args.repeat)
+        rows += _bench_size(backend, src, n, args.repeat, args.cases)
+    if args.fused_size:
+        rows += _bench_fused(backend, src, args.fused_size, args.fused_repeat)
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as fh:
         json.dump({"command": " ".join([os.path.basename(sys.executable)] + sys.argv),
-                   "machine": _machine(backend), "streams": src.streams,
+                   "machine": _machine(backend), "randomness": src.generator,
                    "repeat": args.repeat, "results": rows}, fh, indent=2)
     print(f"wrote {args.json}")
     return 0

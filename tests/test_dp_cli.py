@@ -29,7 +29,7 @@ def test_dp_histogram_writes_every_cell_and_reports_the_error(files, capsys):
     out = tmp / "out.csv"
     status = run(["dp-histogram", str(data), "--by", "age,sex", "--epsilon", "1",
                   "--hierarchy", f"age={hier}", "--level", "age=1", "--seed", "3",
-                  "--output", str(out)])
+                  "--public-domain", "--output", str(out)])
     assert status == 0
     table = pd.read_csv(out)
     assert list(table.columns) == ["age", "sex", "count"]
@@ -37,17 +37,19 @@ def test_dp_histogram_writes_every_cell_and_reports_the_error(files, capsys):
     assert (table["count"] >= 0).all()
     captured = capsys.readouterr()
     text = captured.out
-    assert "epsilon spent: 1 (add-remove neighbours, sensitivity 1)" in text
+    assert "epsilon spent: 1 (add-remove neighbours, sensitivity 1); delta " in text
+    delta = float(text.split("; delta ")[1].split()[0])
+    assert 0 < delta < 1e-150
     assert "noise: geometric, scale 1 " in text
     assert "expected |error| per cell 0.8509" in text
     warned = captured.err.splitlines()
     assert any(w.startswith("gpuppdp: warning: noise drawn from an explicit seed") and
                "NOT differentially private" in w for w in warned)
-    assert any("'sex' are taken from the data" in w for w in warned)
     # reproducible with the same seed
     again = tmp / "again.csv"
     run(["dp-histogram", str(data), "--by", "age,sex", "--epsilon", "1", "--hierarchy",
-         f"age={hier}", "--level", "age=1", "--seed", "3", "--output", str(again)])
+         f"age={hier}", "--level", "age=1", "--seed", "3", "--public-domain",
+         "--output", str(again)])
     assert again.read_text() == out.read_text()
 
 
@@ -56,7 +58,7 @@ def test_laplace_parquet_and_explicit_separator(files, capsys):
     pq = tmp / "people.parquet"
     pd.read_csv(data, sep=";", dtype=str).to_parquet(pq)
     out = tmp / "out.parquet"
-    assert run(["dp-histogram", str(pq), "--by", "sex", "--epsilon", "0.5",
+    assert run(["dp-histogram", str(pq), "--by", "sex", "--epsilon", "0.5", "--public-domain",
                 "--mechanism", "laplace", "--no-clamp", "--output", str(out)]) == 0
     table = pd.read_parquet(out)
     assert table["sex"].tolist() == ["f", "m"]
@@ -64,7 +66,7 @@ def test_laplace_parquet_and_explicit_separator(files, capsys):
     assert "noise: laplace, scale 2.0" in text and "post-processing: rounded" in text
     csv_out = tmp / "out.csv"
     run(["dp-histogram", str(data), "--sep", ";", "--by", "sex", "--epsilon", "1",
-         "--output", str(csv_out)])
+         "--public-domain", "--output", str(csv_out)])
     assert pd.read_csv(csv_out)["sex"].tolist() == ["f", "m"]
 
 
@@ -109,3 +111,61 @@ def test_through_the_main_cli(files, capsys):
     assert status == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("gpuppdp: error: column(s) 'nope' not in")
+
+
+def test_domains_must_be_public_and_identifying_columns_are_refused(files):
+    tmp, data, hier = files
+    base = ["dp-histogram", str(data), "--epsilon", "1", "--output", str(tmp / "o.csv")]
+    with pytest.raises(ValueError, match=r"'sex' have no public domain.*public_domain"):
+        run(base + ["--by", "age,sex", "--hierarchy", f"age={hier}"])
+    assert not (tmp / "o.csv").exists()
+    with pytest.raises(ValueError, match="'zip' is declared identifying"):
+        run(base + ["--by", "sex,zip", "--public-domain", "--identifying", "name,zip"])
+    with pytest.raises(ValueError, match="'zip' is declared identifying"):
+        run(base + ["--by", "zip", "--identifying", "name", "--identifying", "zip"])
+    assert run(base + ["--by", "sex", "--public-domain", "--identifying", "zip"]) == 0
+
+
+def _ledger(path):
+    import json
+    return json.loads(path.read_text())
+
+
+def test_budget_file_is_enforced_across_runs(files, capsys):
+    """Each run charges the ledger; one that would overspend is refused (exit status 2, one
+    line) and leaves the ledger and the output as they were."""
+    from gpuppdp.cli import main
+
+    tmp, data, hier = files
+    ledger = tmp / "ledger.json"
+    out = tmp / "o.csv"
+
+    def release(eps, *extra):
+        return main(["dp-histogram", str(data), "--by", "age", "--hierarchy", f"age={hier}",
+                     "--epsilon", str(eps), "--budget-file", str(ledger), *extra,
+                     "--output", str(out)])
+
+    assert release(0.4) == 2  # a new ledger needs its total budget
+    assert "give the total budget" in capsys.readouterr().err and not ledger.exists()
+    assert release(0.4, "--budget", "1") == 0
+    assert "epsilon 0.4 of 1 spent, 0.6 remaining" in capsys.readouterr().out
+    assert release(0.5) == 0  # the ledger keeps its budget
+    capsys.readouterr()
+    first = _ledger(ledger)
+    assert first["epsilon"] == 1 and [e["epsilon"] for e in first["ledger"]] == [0.4, 0.5]
+    assert all(0 < e["delta"] < 1e-150 for e in first["ledger"])
+    written = out.read_bytes()
+    assert release(0.2) == 2  # 0.9 spent: 0.2 would overspend
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gpuppdp: error: cannot spend epsilon=0.2")
+    assert "0.1 remaining" in err[0]
+    assert _ledger(ledger) == first and out.read_bytes() == written
+    assert release(0.1, "--budget", "2") == 2  # a ledger's budget never changes
+    assert "cannot change" in capsys.readouterr().err
+    assert release(0.1) == 0 and len(_ledger(ledger)["ledger"]) == 3
+    assert [p.name for p in tmp.iterdir() if p.name.endswith(".tmp")] == []  # no leftovers
+    with pytest.raises(ValueError, match="--budget needs --budget-file"):
+        run(["dp-histogram", str(data), "--by", "age", "--hierarchy", f"age={hier}",
+             "--epsilon", "1", "--budget", "1", "--output", str(out)])
+    ledger.write_text("{not json")
+    assert release(0.1) == 2 and "not valid JSON" in capsys.readouterr().err

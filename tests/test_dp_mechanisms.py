@@ -11,9 +11,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gpuppdp.dp import (GeometricMechanism, LaplaceMechanism, RandomizedResponse, RandomSource,
-                        SeededNoiseWarning, default_source, discrete_laplace_noise)
-from gpuppdp.dp import randomness
+from gpuppdp.dp import (
+    GeometricMechanism,
+    LaplaceMechanism,
+    RandomizedResponse,
+    RandomSource,
+    SeededNoiseWarning,
+    default_source,
+    discrete_laplace_noise,
+    randomness,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::gpuppdp.dp.SeededNoiseWarning")
 
@@ -246,8 +253,8 @@ def test_os_entropy_by_default(backend, recwarn):
     assert not a.seeded
     assert not any(issubclass(w.category, SeededNoiseWarning) for w in recwarn)
     assert not np.array_equal(host(backend, a.random_bits(8)), host(backend, b.random_bits(8)))
-    # 128 bits of seed: one PCG64 on NumPy, XOR of four 32-bit-seeded streams elsewhere
-    assert a.streams == (1 if backend.name == "numpy" else 4)
+    # one ChaCha20 keystream, keyed with 256 OS bits, on every backend
+    assert a.generator == "chacha20" and a.key_fingerprint != b.key_fingerprint
 
 
 def test_random_bits_are_uniform_63_bit(backend):

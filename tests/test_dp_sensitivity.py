@@ -2,9 +2,15 @@
 
 import pytest
 
-from gpuppdp.dp import (Neighbouring, count_sensitivity, counting_queries_sensitivity,
-                        grouped_sum_sensitivity, histogram_sensitivity, mean_sensitivity,
-                        sum_sensitivity)
+from gpuppdp.dp import (
+    Neighbouring,
+    count_sensitivity,
+    counting_queries_sensitivity,
+    grouped_sum_sensitivity,
+    histogram_sensitivity,
+    mean_sensitivity,
+    sum_sensitivity,
+)
 
 
 def test_sold_real_estates_sum_query():

@@ -3,9 +3,16 @@
 ::
 
     gpuppdp dp-histogram INPUT --by COL[,COL] --epsilon E [--level COL=LEVEL ...]
-        [--hierarchy COL=FILE.csv ...] [--sep SEP] [--seed N]
+        [--hierarchy COL=FILE.csv ...] [--public-domain] [--identifying COL[,COL] ...]
+        [--budget-file LEDGER.json [--budget EPS]] [--sep SEP] [--seed N]
         [--mechanism geometric|laplace] [--no-clamp] [--backend auto|cpu|gpu]
         --output OUT.csv
+
+A --by column needs a public domain: a --hierarchy, or --public-domain to declare that its set
+of values (read from INPUT) is public; columns declared --identifying are refused.  With
+--budget-file the release is charged to a JSON ledger shared by every run (created with
+--budget EPS); a release that would overspend it is refused, and the ledger is updated
+(atomically, under a file lock) once the noisy table is computed, before it is written.
 
 The main CLI calls :func:`register`; bad input raises ``ValueError`` / ``FileNotFoundError``
 (one ``gpuppdp: error: ...`` line, exit status 2, printed by the main CLI).
@@ -14,11 +21,13 @@ The main CLI calls :func:`register`; bad input raises ``ValueError`` / ``FileNot
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import warnings
 
 from ..backend import BACKEND_CHOICES
+from ..dp.accountant import BudgetAccountant
 from ..dp.randomness import RandomSource
 from ..dp.releases import MECHANISMS, dp_histogram
 from ..hierarchy import Hierarchy
@@ -45,6 +54,18 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--hierarchy", action="append", default=[], metavar="COL=FILE.csv",
                    help="ARX-style hierarchy file of a column (fixes its public domain); "
                         "repeatable")
+    p.add_argument("--public-domain", action="store_true",
+                   help="declare public the sets of values of the --by columns without "
+                        "--hierarchy (read from INPUT); without it such columns are refused")
+    p.add_argument("--identifying", action="append", default=[], metavar="COL[,COL]",
+                   help="columns that identify people (names, IDs): refused in --by; "
+                        "repeatable")
+    p.add_argument("--budget-file", default=None, metavar="LEDGER.json",
+                   help="JSON ledger of the privacy budget shared by every run: the release "
+                        "is refused if it would overspend it, and recorded in it")
+    p.add_argument("--budget", type=float, default=None, metavar="EPS",
+                   help="total epsilon of a new --budget-file (an existing ledger keeps its "
+                        "own)")
     p.add_argument("--seed", type=int, default=None, metavar="N",
                    help="reproducible noise for testing: NOT private")
     p.add_argument("--mechanism", choices=MECHANISMS, default="geometric",
@@ -91,13 +112,27 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     for col in list(levels) + list(hierarchies):
         if col not in by:
             raise ValueError(f"--level/--hierarchy given for {col!r}, which is not in --by")
+    identifying = {c.strip() for item in args.identifying for c in item.split(",") if c.strip()}
+    for col in by:
+        if col in identifying:
+            raise ValueError(f"column {col!r} is declared identifying (--identifying): a "
+                             "table by it would publish who is in the data; drop it from --by")
+    if args.budget is not None and args.budget_file is None:
+        raise ValueError("--budget needs --budget-file (the ledger it starts)")
+    if args.budget_file is not None and os.path.realpath(args.budget_file) in {
+            os.path.realpath(args.input), os.path.realpath(args.output)}:
+        raise ValueError(f"--budget-file {args.budget_file} is the input or the output")
     data = read_table(args.input, columns=by, sep=args.sep)
-    with warnings.catch_warnings(record=True) as caught:
+    ledger = (BudgetAccountant.open_ledger(args.budget_file, epsilon=args.budget)
+              if args.budget_file is not None else contextlib.nullcontext())
+    with ledger as accountant, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         source = RandomSource(args.backend, seed=args.seed)
+        # charged before any noise is drawn; the ledger is saved when this block succeeds
         table = dp_histogram(data, by, epsilon=args.epsilon, hierarchies=hierarchies,
-                             levels=levels, mechanism=args.mechanism, clamp=not args.no_clamp,
-                             random=source)
+                             levels=levels, public_domain=args.public_domain,
+                             mechanism=args.mechanism, clamp=not args.no_clamp,
+                             random=source, accountant=accountant)
     for w in caught:  # one line each, in the main CLI's style
         print(f"gpuppdp: warning: {w.message}", file=sys.stderr)
     with plan.writing() as out:
@@ -107,7 +142,10 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     where = ", ".join(f"{c} (level {levels.get(c, 0)})" for c in by)
     print(f"dp-histogram: {dp['cells']} cells over {where} written to {args.output}")
     print(f"epsilon spent: {dp['epsilon']:g} ({dp['neighbouring']} neighbours, "
-          f"sensitivity {q['sensitivity']:g})")
+          f"sensitivity {q['sensitivity']:g}); delta {dp['delta']:.3g}")
+    if accountant is not None:
+        print(f"budget {args.budget_file}: epsilon {accountant.spent:g} of "
+              f"{accountant.total:g} spent, {accountant.remaining:g} remaining")
     print(f"noise: {q['mechanism']}, scale {q['scale']:.6g} (sensitivity/epsilon); "
           f"expected |error| per cell {q['expected_abs_error']:.4g}, std {q['std']:.4g}")
     if dp["post_processing"]:

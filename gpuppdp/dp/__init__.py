@@ -6,16 +6,19 @@ hierarchies (:mod:`gpuppdp.hierarchy`) with the rest of the engine.
 * :mod:`~gpuppdp.dp.mechanisms` -- :class:`LaplaceMechanism` (real values, on a ``2**k``
   grid so that it resists Mironov's floating-point attack), :class:`GeometricMechanism`
   (integer counts), :class:`RandomizedResponse` (Warner's protocol), all vectorized on the
-  backend.
-* :mod:`~gpuppdp.dp.randomness` -- :class:`RandomSource`: OS entropy by default, a seed only
-  on request (with a :class:`SeededNoiseWarning`).
+  backend, each with the (ε, δ) it guarantees.
+* :mod:`~gpuppdp.dp.randomness` -- :class:`RandomSource`: a ChaCha20 keystream keyed with
+  256 bits of OS entropy, fork-safe, the same bits on CPU and GPU; a seed only on request
+  (with a :class:`SeededNoiseWarning`).
 * :mod:`~gpuppdp.dp.sensitivity` -- sensitivities from declared bounds, with the
   neighbouring relation explicit (:class:`Neighbouring`).
 * :mod:`~gpuppdp.dp.accountant` -- :class:`BudgetAccountant`: sequential and parallel
-  composition, :class:`BudgetError`.
+  composition (aware of the neighbouring relation), δ, a locked JSON ledger across runs,
+  :class:`BudgetError`.
 * :mod:`~gpuppdp.dp.releases` -- :func:`dp_histogram` (noisy contingency tables at any
-  generalization level), :func:`dp_class_counts`, :func:`dp_group_stats`.
-* :mod:`~gpuppdp.dp.cli` -- the ``gpuppdp dp-histogram`` subcommand.
+  generalization level, over public domains), :func:`dp_class_counts`,
+  :func:`dp_group_stats`.
+* :mod:`~gpuppdp.cli.dp` -- the ``gpuppdp dp-histogram`` subcommand.
 
 References
 ----------
@@ -23,20 +26,42 @@ References
    Found. Trends Theor. Comput. Sci. 9(3-4), 2014.
 """
 
-from .accountant import BudgetAccountant, BudgetError, Spend
-from .mechanisms import (GeometricMechanism, LaplaceMechanism, RandomizedResponse,
-                         discrete_laplace_noise)
+from .accountant import BudgetAccountant, BudgetError, ParallelGroup, Spend
+from .mechanisms import (
+    DiscreteLaplaceSampler,
+    GeometricMechanism,
+    LaplaceMechanism,
+    NoiseRangeError,
+    RandomizedResponse,
+    discrete_laplace_noise,
+)
 from .randomness import RandomSource, SeededNoiseWarning, default_source
-from .releases import DataDomainWarning, dp_class_counts, dp_group_stats, dp_histogram
-from .sensitivity import (Neighbouring, count_sensitivity, counting_queries_sensitivity,
-                          grouped_sum_sensitivity, histogram_sensitivity, mean_sensitivity,
-                          sum_sensitivity)
+from .releases import (
+    OTHER,
+    DataDomainError,
+    DataDomainWarning,
+    OutOfDomainError,
+    dp_class_counts,
+    dp_group_stats,
+    dp_histogram,
+)
+from .sensitivity import (
+    Neighbouring,
+    count_sensitivity,
+    counting_queries_sensitivity,
+    grouped_sum_sensitivity,
+    histogram_sensitivity,
+    mean_sensitivity,
+    sum_sensitivity,
+)
 
 __all__ = [
-    "BudgetAccountant", "BudgetError", "Spend",
-    "GeometricMechanism", "LaplaceMechanism", "RandomizedResponse", "discrete_laplace_noise",
+    "BudgetAccountant", "BudgetError", "ParallelGroup", "Spend",
+    "DiscreteLaplaceSampler", "GeometricMechanism", "LaplaceMechanism", "NoiseRangeError",
+    "RandomizedResponse", "discrete_laplace_noise",
     "RandomSource", "SeededNoiseWarning", "default_source",
-    "DataDomainWarning", "dp_class_counts", "dp_group_stats", "dp_histogram",
+    "OTHER", "DataDomainError", "DataDomainWarning", "OutOfDomainError", "dp_class_counts",
+    "dp_group_stats", "dp_histogram",
     "Neighbouring", "count_sensitivity", "counting_queries_sensitivity",
     "grouped_sum_sensitivity", "histogram_sensitivity", "mean_sensitivity", "sum_sensitivity",
 ]

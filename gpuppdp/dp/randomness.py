@@ -1,29 +1,40 @@
-"""Where the noise comes from: OS-seeded generators on the active backend.
+"""Where the noise comes from: a ChaCha20 keystream keyed with 256 bits of OS entropy.
 
 A differentially private release is only as private as its randomness is unpredictable.  A
-:class:`RandomSource` therefore seeds its generators from the operating system's entropy pool
-(:mod:`secrets`) unless the caller explicitly asks for a seed, and a seed always raises a
-:class:`SeededNoiseWarning`: anyone who knows (or guesses) the seed can subtract the noise.
+:class:`RandomSource` is a cryptographically secure, counter-based generator: the ChaCha20
+block function of RFC 8439 (:func:`gpuppdp.kernels.dp_noise.chacha20_block`) keyed with 256
+bits from :func:`secrets.token_bytes`, block ``i`` of the keystream being the block function of
+``(key, counter = i, nonce)``.  The same kernel source runs on the CPU (Numba ``@njit``) and on
+the GPU (Numba ``@cuda.jit``): for one key, nonce and counter both produce the same bits, and
+the noise kernels turn them into the same noise.  Predicting any part of the keystream without
+the key means breaking ChaCha20; the key never leaves the process.
 
-The random numbers are drawn on the device with the backend's own generator
-(``xp.random.default_rng``: PCG64 on NumPy, cuRAND XORWOW on CuPy), using only
-``Generator.integers`` so that both backends produce the same kind of raw material: 63
-uniformly random bits per value, which the mechanisms turn into noise themselves.
+* **Fork safety.**  A forked child must not replay its parent's noise: every source that was
+  not explicitly seeded draws a fresh key the first time it is used in a new process (a
+  :func:`os.register_at_fork` hook plus a process-id check on every draw).
+* **Thread safety.**  Each draw reserves its range of keystream blocks under a lock, so two
+  threads never use the same blocks.
+* **Seeds**, for tests and experiments only: the key is derived from the seed (SHA-512), and a
+  :class:`SeededNoiseWarning` says that anyone who knows the seed can subtract the noise.  A
+  seeded source is deterministic, also across a fork.
 
-CuPy's cuRAND generators take only a 32-bit seed (``SeedSequence.generate_state(1,
-uint32)``), which an attacker could enumerate.  On any backend other than NumPy the source
-therefore XORs the outputs of several independently seeded generators, so that at least 128
-bits of OS entropy determine the stream.  These generators are fast statistical PRNGs, not
-cryptographic ones: the guarantee assumes the attacker cannot observe the generator's raw
-output, which a release never exposes.
+References
+----------
+.. [1] Y. Nir and A. Langley, "ChaCha20 and Poly1305 for IETF Protocols", RFC 8439, 2018.
+.. [2] I. Mironov, "On significance of the least significant bits for differential
+   privacy", ACM CCS 2012 (implementation details of the randomness matter).
+.. [3] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy",
+   Foundations and Trends in Theoretical Computer Science 9(3-4), 2014, section 3.3 (the
+   analysis assumes truly random noise).
 """
 
 from __future__ import annotations
 
-import math
+import hashlib
 import numbers
 import os
 import secrets
+import threading
 import warnings
 
 import numpy as np
@@ -32,9 +43,25 @@ from ..backend import Backend, get_backend
 
 __all__ = ["RandomSource", "SeededNoiseWarning", "default_source"]
 
-_ENTROPY_BITS = 128
-_SEED_BITS = {"numpy": 128}  # seed bits one generator absorbs; anything else counts as cuRAND
-_CURAND_SEED_BITS = 32
+_KEY_BYTES = 32
+_NONCE_BYTES = 8
+
+# bumped in every forked child: a source keyed before the fork re-keys on its next draw
+_fork_generation = 0
+
+
+def _after_fork_in_child() -> None:  # pragma: no cover - runs in forked children
+    global _fork_generation
+    _fork_generation += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _kernels():
+    from ..kernels import dp_noise  # noqa: PLC0415 - Numba compiles on first use only
+    return dp_noise
 
 
 class SeededNoiseWarning(UserWarning):
@@ -42,65 +69,110 @@ class SeededNoiseWarning(UserWarning):
 
 
 class RandomSource:
-    """A source of uniformly random bits on one backend, OS-seeded by default.
+    """A cryptographically secure source of random bits on one backend.
 
     Parameters
     ----------
     backend : {"auto", "cpu", "gpu"} or Backend, default "auto"
         Where the random numbers are drawn and the noise is computed.
     seed : int, optional
-        Only for reproducible experiments and tests: makes the noise a deterministic
-        function of ``seed``, which voids the privacy guarantee.  Emits a
-        :class:`SeededNoiseWarning`.  Without it, each generator is seeded with
-        128 bits from :func:`secrets.randbits`.
+        Only for reproducible experiments and tests: the key is derived from ``seed``, which
+        voids the privacy guarantee.  Emits a :class:`SeededNoiseWarning`.  Without it the key
+        is 256 bits from :func:`secrets.token_bytes`.
 
     Attributes
     ----------
     backend : Backend
     seeded : bool
         True when the noise is reproducible from a seed (and therefore not private).
+    generator : str
+        ``"chacha20"``.
     streams : int
-        Number of independently seeded generators whose outputs are XOR-ed.
+        1 (one keystream; kept for compatibility with the former XOR-of-streams design).
 
     Notes
     -----
-    The number of streams is ``ceil(128 / b)`` where ``b`` is the number of seed bits one
-    generator of the backend absorbs: 128 for NumPy's PCG64 (seeded through
-    :class:`numpy.random.SeedSequence`), 32 for CuPy's cuRAND generators.  XOR of
-    independent uniform words is uniform, so extra streams cost throughput, not quality.
+    The keystream is addressed by a 64-bit block counter (words 12-13 of the ChaCha20 state)
+    and a 64-bit nonce drawn with the key (words 14-15; bit 31 of word 15 is reserved for
+    the extension stream of :mod:`gpuppdp.kernels.dp_noise`).  Each draw reserves fresh
+    blocks; a key is used for at most ``2**54`` blocks and then replaced.
 
     References
     ----------
-    .. [1] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy",
-       Foundations and Trends in Theoretical Computer Science 9(3-4), 2014, section 3.3
-       (the analysis assumes truly random noise).
-    .. [2] I. Mironov, "On significance of the least significant bits for differential
-       privacy", ACM CCS 2012 (implementation details of the randomness matter).
+    .. [1] RFC 8439, section 2.3 (the block function).
+    .. [2] Mironov, ACM CCS 2012.
 
     Examples
     --------
-    >>> src = RandomSource("cpu")           # private: seeded from the OS
+    >>> src = RandomSource("cpu")           # private: keyed from the OS
     >>> src.random_bits(3).shape
     (3,)
     """
 
+    generator = "chacha20"
+    streams = 1
+
     def __init__(self, backend: str | Backend = "auto", *, seed: int | None = None):
         self.backend = get_backend(backend)
-        bits = _SEED_BITS.get(self.backend.name, _CURAND_SEED_BITS)
-        self.streams = math.ceil(_ENTROPY_BITS / bits)
         self.seeded = seed is not None
-        if seed is None:
-            seeds = [np.random.SeedSequence(secrets.randbits(_ENTROPY_BITS))
-                     for _ in range(self.streams)]
-        else:
+        if seed is not None:
             if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
                 raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
             warnings.warn(
                 "noise drawn from an explicit seed is reproducible by anyone who knows the "
                 "seed, so the release is NOT differentially private; use seeds only for "
                 "tests and experiments", SeededNoiseWarning, stacklevel=2)
-            seeds = np.random.SeedSequence(int(seed)).spawn(self.streams)
-        self._generators = [self.backend.xp.random.default_rng(s) for s in seeds]
+        self._seed = None if seed is None else int(seed)
+        self._lock = threading.Lock()
+        self._epoch = 0
+        self._rekey()
+
+    # -- keys and counters ------------------------------------------------------------------
+    def _rekey(self) -> None:
+        if self.seeded:
+            material = hashlib.sha512(
+                b"gpuppdp.dp.RandomSource seed v1\0%d\0%d" % (self._seed, self._epoch)).digest()
+        else:
+            material = secrets.token_bytes(_KEY_BYTES + _NONCE_BYTES)
+        self._key = np.frombuffer(material[:_KEY_BYTES], dtype="<u4").astype(np.uint32)
+        nonce = int.from_bytes(material[_KEY_BYTES:_KEY_BYTES + _NONCE_BYTES], "little")
+        self._nonce = (nonce & 0xFFFFFFFF, (nonce >> 32) & 0x7FFFFFFF)  # bit 31: extension
+        self._next_block = 0
+        self._pid = os.getpid()
+        self._generation = _fork_generation
+
+    def _reserve(self, blocks: int):
+        """Reserve ``blocks`` keystream blocks: ``(key, n0, n1, first block)``."""
+        limit = _kernels().MAX_BLOCK
+        if blocks > limit:
+            raise ValueError(f"a single draw of {blocks} keystream blocks is too large")
+        with self._lock:
+            if self._pid != os.getpid() or self._generation != _fork_generation:
+                if self.seeded:  # deterministic by request: the child continues the stream
+                    self._pid, self._generation = os.getpid(), _fork_generation
+                else:
+                    self._rekey()  # a forked child never reuses its parent's key
+            if self._next_block + blocks > limit:
+                self._epoch += 1
+                self._rekey()
+            base = self._next_block
+            self._next_block += blocks
+            return self._key, self._nonce[0], self._nonce[1], base
+
+    @property
+    def key_fingerprint(self) -> str:
+        """A short SHA-256 fingerprint of the current key (to tell keys apart in tests; the
+        key itself is never exposed)."""
+        with self._lock:
+            return hashlib.sha256(self._key.tobytes()).hexdigest()[:16]
+
+    # -- draws ----------------------------------------------------------------------------------
+    def random_words(self, n: int):
+        """``n`` keystream words: a ``uint32`` array on :attr:`backend`."""
+        k = _kernels()
+        n = int(n)
+        key, n0, n1, base = self._reserve(k.keystream_blocks(n))
+        return k.keystream(self.backend, key, n0, n1, base, n)
 
     def random_bits(self, shape) -> object:
         """An ``int64`` array of ``shape`` whose values are 63 independent uniform bits.
@@ -115,33 +187,56 @@ class RandomSource:
         """
         xp = self.backend.xp
         shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
-        bits = self._generators[0].integers(0, 2**63, size=shape, dtype=xp.int64)
-        for gen in self._generators[1:]:
-            bits ^= gen.integers(0, 2**63, size=shape, dtype=xp.int64)
-        return bits
+        n = int(np.prod(shape, dtype=np.int64))
+        words = self.random_words(2 * n).astype(xp.int64)
+        bits = (words[0::2] << 31) | (words[1::2] >> 1)
+        return bits.reshape(shape)
 
     def bernoulli(self, p: float, shape) -> object:
-        """A boolean array of ``shape``, each value True with probability ``p``.
+        """A boolean array of ``shape``, each value True with probability ``p`` exactly.
 
-        ``p`` is used to 53 bits: the comparison is on integers, so the probability is
-        exactly ``round(p * 2**53) / 2**53``.
+        ``p`` (a float in ``[0, 1]``) is compared with a uniform read from the keystream as far
+        as needed (:mod:`gpuppdp.kernels.dp_noise`): the probability is the float ``p`` itself,
+        without rounding, however small.
         """
-        if not 0.0 <= p <= 1.0:
+        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
             raise ValueError(f"p must be in [0, 1], got {p!r}")
-        return (self.random_bits(shape) >> 10) < round(p * 2**53)
+        return self.bernoulli_table(_kernels().bernoulli_tables([float(p)]), shape)
+
+    def bernoulli_table(self, tables, shape) -> object:
+        """Trials of row 0 of prepared :func:`~gpuppdp.kernels.dp_noise.bernoulli_tables`."""
+        k = _kernels()
+        shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+        n = int(np.prod(shape, dtype=np.int64))
+        key, n0, n1, base = self._reserve(k.bernoulli_blocks(n))
+        out = k.bernoulli(self.backend, key, n0, n1, base, n, tables)
+        return out.astype(self.backend.xp.bool_).reshape(shape)
+
+    def discrete_noise(self, values, n: int, tables):
+        """``values + Z`` (``int64``, 1-D, on :attr:`backend`) with ``Z`` drawn by the fused
+        noise kernel from the sampler ``tables``; ``values`` None for the noise alone."""
+        k = _kernels()
+        key, n0, n1, base = self._reserve(k.noise_blocks(n, tables[0].shape[0]))
+        return k.noise_int(self.backend, values, n, key, n0, n1, base, tables)
+
+    def grid_noise(self, values, tables, granularity: float):
+        """``(round(values / g) + Z) * g`` (``float64``, 1-D, on :attr:`backend`)."""
+        k = _kernels()
+        key, n0, n1, base = self._reserve(k.noise_blocks(values.shape[0], tables[0].shape[0]))
+        return k.noise_grid(self.backend, values, key, n0, n1, base, tables, granularity)
 
     def __repr__(self) -> str:  # pragma: no cover - cosmetic
         kind = "seeded, NOT private" if self.seeded else "OS entropy"
-        return f"RandomSource({self.backend.name!r}, {kind}, streams={self.streams})"
+        return f"RandomSource({self.backend.name!r}, chacha20, {kind})"
 
 
 _DEFAULT: dict[str, tuple[int, RandomSource]] = {}
 
 
 def default_source(backend: str | Backend = "auto") -> RandomSource:
-    """The shared OS-seeded :class:`RandomSource` of ``backend`` (created on first use).
+    """The shared OS-keyed :class:`RandomSource` of ``backend`` (created on first use).
 
-    Re-created after a ``fork``: a child process must never replay its parent's noise.
+    Re-created after a ``fork`` (each source also re-keys itself in a new process).
     """
     backend = get_backend(backend)
     pid, source = _DEFAULT.get(backend.name, (None, None))

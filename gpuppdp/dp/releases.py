@@ -5,14 +5,23 @@ one gather per column to the requested generalization level
 (``Hierarchy.codes(level)[leaf_codes]``); the cell of a row is the mixed-radix combination of
 its codes, and counts/sums per cell are one ``xp.bincount`` on the device.  Only the noisy
 table (one value per cell) comes back to the host, as a :class:`pandas.DataFrame` with the
-labels.  What was spent and how noisy the result is are recorded in
+labels.  What was spent (ε and δ) and how noisy the result is are recorded in
 ``result.attrs["dp"]``.
 
-The cells of a table are *every* combination of the columns' labels at the chosen levels,
-including empty ones: publishing only the non-empty cells would reveal which combinations
-occur.  The labels come from the hierarchies, which are public; a column given without a
-hierarchy is dictionary-encoded from the data, and a :class:`DataDomainWarning` says that
-its set of values is then not protected.
+**The domain must be public.**  The cells of a table are *every* combination of the columns'
+labels at the chosen levels, including empty ones: publishing only the non-empty cells would
+reveal which combinations occur.  So the labels must not come from the data: each grouping
+column needs a hierarchy (``hierarchies``, e.g. ``Hierarchy.flat(values)``) or an explicit
+list of values (``domains``).  A column without one is refused (:class:`DataDomainError`)
+unless the caller states that its set of values is public (``public_domain=True`` or a list
+of such columns); the release then records ``domain_from_data``.  Otherwise adding one
+person with a new value would add an output row with probability 1, which no amount of noise
+hides.
+
+**Values outside the domain** are refused with an error that names neither the values nor
+how many rows hold them (:class:`OutOfDomainError`), or, with ``unknown="other"``, counted in
+an extra ``"(other)"`` cell per column that is always released (its presence does not
+depend on the data).
 
 Post-processing (rounding, clamping at 0, dividing a noisy sum by a noisy count) uses only
 the noisy values and public parameters, so it keeps the guarantee (Dwork & Roth 2014,
@@ -22,7 +31,7 @@ References
 ----------
 .. [1] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy",
    Found. Trends Theor. Comput. Sci. 9(3-4), 2014: Proposition 2.1 (post-processing),
-   Example 3.2 (histogram queries), Theorem 3.14 (composition).
+   Example 3.2 (histogram queries), Theorem 3.16 (composition).
 .. [2] F. McSherry, "Privacy integrated queries", SIGMOD 2009 (parallel composition over
    disjoint cells).
 """
@@ -30,30 +39,41 @@ References
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..hierarchy import Hierarchy, format_values
-from ..validation import check_epsilon, check_probability
+from ..hierarchy import Hierarchy
+from ..validation import check_epsilon, check_probability, format_values
 from .accountant import BudgetAccountant
 from .mechanisms import GeometricMechanism, LaplaceMechanism
 from .randomness import RandomSource, default_source
 from .sensitivity import Neighbouring, grouped_sum_sensitivity, histogram_sensitivity
 
-__all__ = ["DataDomainWarning", "dp_histogram", "dp_class_counts", "dp_group_stats",
-           "MECHANISMS", "DEFAULT_MAX_CELLS"]
+__all__ = ["DataDomainError", "DataDomainWarning", "OutOfDomainError", "dp_histogram",
+           "dp_class_counts", "dp_group_stats", "MECHANISMS", "DEFAULT_MAX_CELLS", "OTHER",
+           "UNKNOWN_CHOICES"]
 
 MECHANISMS = ("geometric", "laplace")
+UNKNOWN_CHOICES = ("error", "other")
 DEFAULT_MAX_CELLS = 10**7
+OTHER = "(other)"  # the label of the cell of out-of-domain values (unknown="other")
 _MAX_KEY = 2**62  # mixed-radix cell keys are int64
 
 
+class DataDomainError(ValueError):
+    """A grouping column's set of values would be read from the data (not protected)."""
+
+
+class OutOfDomainError(ValueError):
+    """A column holds values outside its public domain (the message names none of them)."""
+
+
 class DataDomainWarning(UserWarning):
-    """A column's set of values was read from the data, so its presence is not protected."""
+    """Kept for compatibility: data-derived domains are now refused (:class:`DataDomainError`)
+    unless declared public."""
 
 
 @dataclass
@@ -63,7 +83,7 @@ class _Cells:
     columns: list[str]
     labels: list[np.ndarray]
     key: object  # int64 array on the backend, one cell index per row
-    from_data: list[str]  # columns whose labels were read from the data (no hierarchy)
+    from_data: list[str]  # columns whose labels were read from the data (declared public)
 
     @property
     def radices(self) -> tuple[int, ...]:
@@ -91,75 +111,147 @@ def _columns(data, by) -> list[str]:
     return cols
 
 
-def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, source: RandomSource,
-            max_cells: int, *, public_values: bool = False) -> _Cells:
-    """Cell keys on the device: gather each column to its level, combine mixed-radix.
+def _public_columns(public_domain, cols: list[str]) -> set[str]:
+    """The columns whose data-derived set of values the caller declares public."""
+    if public_domain is True:
+        return set(cols)
+    if public_domain is False or public_domain is None:
+        return set()
+    names = [public_domain] if isinstance(public_domain, str) else list(public_domain)
+    stray = [c for c in names if c not in cols]
+    if stray:
+        raise ValueError(f"public_domain names {format_values(stray)}, which are not among the "
+                         f"grouping columns {cols}")
+    return set(names)
 
-    ``public_values``: the columns' values are already published (a released table), so
-    reading them from the data warrants no :class:`DataDomainWarning`.
+
+def _match(values: pd.Series, labels: Sequence) -> np.ndarray:
+    """Index of each value in ``labels`` (compared as strings, as hierarchies compare), -1
+    where absent (missing values included)."""
+    index = pd.Index([str(v) for v in labels])
+    inverse, uniq = pd.factorize(values, use_na_sentinel=False)
+    names = [None if pd.isna(u) else str(u) for u in uniq]
+    mapped = index.get_indexer(pd.Index(names, dtype=object))
+    return mapped[inverse].astype(np.int64)
+
+
+def _domain_list(col: str, values) -> np.ndarray:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"domains[{col!r}] must be a list of values, got {values!r}")
+    labels = np.asarray(list(values), dtype=object)
+    if len(labels) == 0:
+        raise ValueError(f"domains[{col!r}] is empty")
+    as_text = [str(v) for v in labels]
+    if len(set(as_text)) != len(as_text):
+        raise ValueError(f"domains[{col!r}] lists a value twice")
+    return labels
+
+
+def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, public_domain,
+            unknown: str, source: RandomSource, max_cells: int, *,
+            values_are: str = "leaves") -> _Cells:
+    """Cell keys on the device: each column's codes in its public domain, mixed-radix.
+
+    ``values_are``: ``"leaves"`` (data values, generalized through the hierarchies to the
+    levels) or ``"labels"`` (a released table: values are already labels of the levels).
     """
     hierarchies = dict(hierarchies or {})
     levels = dict(levels or {})
+    domains = dict(domains or {})
+    if unknown not in UNKNOWN_CHOICES:
+        raise ValueError(f"unknown must be one of {UNKNOWN_CHOICES}, got {unknown!r}")
     for name, h in hierarchies.items():
         if not isinstance(h, Hierarchy):
             raise ValueError(f"hierarchies[{name!r}] must be a Hierarchy, got {type(h).__name__}")
-    unknown = [c for c in levels if c not in cols]
-    if unknown:
-        raise ValueError(f"levels given for {format_values(unknown)}, which are not among the "
-                         f"grouping columns {cols}")
-    backend = source.backend
-    labels, codes, from_data = [], [], []
+    for what, mapping in (("levels", levels), ("domains", domains)):
+        stray = [c for c in mapping if c not in cols]
+        if stray:
+            raise ValueError(f"{what} given for {format_values(stray)}, which are not among "
+                             f"the grouping columns {cols}")
+    public = _public_columns(public_domain, cols)
+    labels, codes, from_data, undeclared = [], [], [], []
     for col in cols:
         level = levels.get(col, 0)
         h = hierarchies.get(col)
         if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
             raise ValueError(f"level of {col!r} must be an integer, got {level!r}")
-        if h is None:
-            if level != 0:
-                raise ValueError(f"level {level} of {col!r} needs a hierarchy for {col!r}")
-            values = data[col]
+        if h is not None and col in domains:
+            raise ValueError(f"give either a hierarchy or a domain for {col!r}, not both")
+        if h is None and level != 0:
+            raise ValueError(f"level {level} of {col!r} needs a hierarchy for {col!r}")
+        values = data[col]
+        if h is not None:
+            if not 0 <= level <= h.height:
+                raise ValueError(f"level of {col!r} must be in 0..{h.height} (its hierarchy's "
+                                 f"height), got {level}")
+            col_labels = np.asarray(h.labels(level), dtype=object)
+            if values_are == "leaves":
+                leaf = _match(values, h.leaves)
+                col_codes = np.where(leaf >= 0, h.codes(level).astype(np.int64)[leaf], -1)
+            else:
+                col_codes = _match(values, col_labels)
+        elif col in domains:
+            col_labels = _domain_list(col, domains[col])
+            col_codes = _match(values, col_labels)
+        elif col in public:
             if values.isna().any():
-                raise ValueError(f"column {col!r} has {int(values.isna().sum())} missing "
-                                 "value(s); fill or drop them first")
+                raise ValueError(f"column {col!r} has missing values; fill or drop them first")
             try:
                 col_codes, col_labels = pd.factorize(values, sort=True)
             except TypeError:  # mixed types do not sort: compare as strings
                 col_codes, col_labels = pd.factorize(values.astype(str), sort=True)
-            codes.append(backend.asarray(col_codes.astype(np.int64)))
-            labels.append(np.asarray(col_labels, dtype=object))
+            col_codes = col_codes.astype(np.int64)
+            col_labels = np.asarray(col_labels, dtype=object)
             from_data.append(col)
         else:
-            if not 0 <= level <= h.height:
-                raise ValueError(f"level of {col!r} must be in 0..{h.height} (its hierarchy's "
-                                 f"height), got {level}")
-            leaf = backend.asarray(h.leaf_codes(data[col].to_numpy(), attribute=col))
-            codes.append(backend.asarray(h.codes(level).astype(np.int64))[leaf])
-            labels.append(h.labels(level))
+            undeclared.append(col)
+            continue
+        if col not in from_data:
+            if unknown == "other":  # always present: the table's shape is data-independent
+                if OTHER in {str(v) for v in col_labels}:
+                    raise ValueError(f"the domain of {col!r} already has a value {OTHER!r}")
+                col_codes = np.where(col_codes >= 0, col_codes, len(col_labels))
+                col_labels = np.append(col_labels, np.array([OTHER], dtype=object))
+            elif (col_codes < 0).any():
+                raise OutOfDomainError(
+                    f"column {col!r} has values outside its public domain (not shown: naming "
+                    "or counting them would disclose the data); clean the column, extend the "
+                    "domain, or pass unknown='other' to count them in an "
+                    f"{OTHER!r} cell")
+        labels.append(col_labels)
+        codes.append(col_codes)
+    if undeclared:
+        raise DataDomainError(
+            f"column(s) {format_values(undeclared)} have no public domain: their set of values "
+            "would be read from the data, which differential privacy does not protect (one "
+            "person with a new value adds a row); give a hierarchy (hierarchies=...), the "
+            "list of values (domains=...), or declare the values public (public_domain=True)")
     cells = math.prod(len(lab) for lab in labels)
     if cells > min(max_cells, _MAX_KEY):
         raise ValueError(
             f"the table over {cols} has {cells} cells, more than "
             f"{'max_cells=' + str(max_cells) if max_cells < _MAX_KEY else 'a 63-bit key holds'};"
             " generalize some columns (higher levels) or raise max_cells")
-    if from_data and not public_values:
-        warnings.warn(
-            f"the values of column(s) {format_values(from_data)} are taken from the data: "
-            "which values occur is NOT protected by differential privacy; pass a hierarchy "
-            "(e.g. Hierarchy.flat(public_domain)) to fix the domain in advance",
-            DataDomainWarning, stacklevel=3)
-    key = backend.asarray(np.zeros(len(data), dtype=np.int64))
+    backend = source.backend
+    key = np.zeros(len(data), dtype=np.int64)
     for col_codes, col_labels in zip(codes, labels):
         key *= len(col_labels)
         key += col_codes
-    return _Cells(cols, labels, key, from_data)
+    return _Cells(cols, labels, backend.asarray(key), from_data)
 
 
-def _mechanism(name: str, epsilon: float, sensitivity: float):
+def _mechanism(name: str, epsilon: float, sensitivity: float, coordinates: int):
     if name == "geometric":
         return GeometricMechanism(epsilon=epsilon, sensitivity=sensitivity)
     if name == "laplace":
-        return LaplaceMechanism(epsilon=epsilon, sensitivity=sensitivity)
+        return LaplaceMechanism(epsilon=epsilon, sensitivity=sensitivity,
+                                coordinates=coordinates)
     raise ValueError(f"mechanism must be one of {MECHANISMS}, got {name!r}")
+
+
+def _changed_cells(neighbouring: Neighbouring) -> int:
+    """Cells of a partition one neighbour changes: 1 (add/remove), 2 (replace)."""
+    return 1 if neighbouring is Neighbouring.ADD_REMOVE else 2
 
 
 def _noisy_counts(counts, mech, source: RandomSource, *, clamp: bool, rounding: bool):
@@ -179,23 +271,27 @@ def _noisy_counts(counts, mech, source: RandomSource, *, clamp: bool, rounding: 
     return source.backend.to_host(noisy), post
 
 
-def _spend(accountant: BudgetAccountant | None, epsilon: float, label: str) -> None:
+def _spend(accountant: BudgetAccountant | None, epsilon: float, delta: float,
+           label: str) -> None:
     if accountant is not None:
         if not isinstance(accountant, BudgetAccountant):
             raise ValueError(f"accountant must be a BudgetAccountant, got "
                              f"{type(accountant).__name__}")
-        accountant.spend(epsilon, label=label)
+        accountant.spend(epsilon, delta=delta, label=label)
 
 
-def _record(frame: pd.DataFrame, *, epsilon, neighbouring, queries, post, source, cells,
-            from_data) -> pd.DataFrame:
+def _record(frame: pd.DataFrame, *, epsilon, delta, neighbouring, queries, post, source, cells,
+            from_data, unknown) -> pd.DataFrame:
     frame.attrs["dp"] = {
         "epsilon": epsilon,
+        "delta": delta,
         "neighbouring": neighbouring.value,
         "queries": queries,
         "post_processing": post,
         "cells": cells,
         "domain_from_data": from_data,
+        "unknown": unknown,
+        "randomness": "chacha20 (seeded: NOT private)" if source.seeded else "chacha20",
         "seeded": source.seeded,
         "backend": source.backend.name,
     }
@@ -203,7 +299,8 @@ def _record(frame: pd.DataFrame, *, epsilon, neighbouring, queries, post, source
 
 
 def _check_max_cells(max_cells) -> int:
-    if isinstance(max_cells, bool) or not isinstance(max_cells, (int, np.integer)) or max_cells < 1:
+    if (isinstance(max_cells, bool) or not isinstance(max_cells, (int, np.integer))
+            or max_cells < 1):
         raise ValueError(f"max_cells must be a positive integer, got {max_cells!r}")
     return int(max_cells)
 
@@ -211,6 +308,9 @@ def _check_max_cells(max_cells) -> int:
 def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
                  hierarchies: Mapping[str, Hierarchy] | None = None,
                  levels: Mapping[str, int] | None = None,
+                 domains: Mapping[str, Sequence] | None = None,
+                 public_domain: bool | str | Sequence[str] = False,
+                 unknown: str = "error",
                  mechanism: str = "geometric",
                  neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
                  clamp: bool = True, rounding: bool = True,
@@ -229,9 +329,19 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
     epsilon : float
         Privacy parameter of the whole table (parallel composition over its disjoint cells).
     hierarchies : mapping column -> Hierarchy, optional
-        Fix each column's domain and allow generalization; extra entries are ignored.
+        Fix each column's public domain and allow generalization; extra entries are ignored.
     levels : mapping column -> int, optional
         Generalization level per column (0 = original values, the default).
+    domains : mapping column -> list of values, optional
+        The public set of values of a column without a hierarchy.
+    public_domain : bool, str or sequence of str, default False
+        Declare that the set of values of these columns (True: every column without a
+        hierarchy or domain) is public, so that it may be read from the data.  Without a
+        hierarchy, a domain or this declaration a column is refused
+        (:class:`DataDomainError`).
+    unknown : {"error", "other"}
+        Values outside a column's domain: refused without being named
+        (:class:`OutOfDomainError`), or counted in an ``"(other)"`` cell, released always.
     mechanism : {"geometric", "laplace"}
         Integer two-sided geometric noise (default) or grid Laplace noise.
     neighbouring : {"add-remove", "replace"}
@@ -243,15 +353,15 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
     max_cells : int
         Refuse tables with more cells than this (every cell is released).
     random : RandomSource, optional
-        Backend and randomness; default :func:`default_source` (OS entropy).
+        Backend and randomness; default :func:`default_source` (OS entropy, ChaCha20).
     accountant : BudgetAccountant, optional
-        Charged ``epsilon`` before any noise is drawn.
+        Charged ``(epsilon, delta)`` before any noise is drawn.
 
     Returns
     -------
     DataFrame
         One row per cell (all label combinations, row-major in label order) with the ``by``
-        columns and ``count``; ``attrs["dp"]`` records ε, the mechanism, its scale and
+        columns and ``count``; ``attrs["dp"]`` records ε, δ, the mechanism, its scale and
         expected absolute error per cell, the post-processing.
 
     References
@@ -267,72 +377,100 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
     >>> df = pd.DataFrame({"sex": ["f", "m", "m"]})
     >>> table = dp_histogram(df, "sex", epsilon=1.0, hierarchies={"sex": h},
     ...                      random=RandomSource("cpu"))
-    >>> table["sex"].tolist(), table.attrs["dp"]["epsilon"]
-    (['f', 'm'], 1.0)
+    >>> table["sex"].tolist(), table.attrs["dp"]["epsilon"], table.attrs["dp"]["delta"] < 1e-150
+    (['f', 'm'], 1.0, True)
     """
     epsilon = check_epsilon(epsilon)
     neighbouring = Neighbouring.parse(neighbouring)
-    mech = _mechanism(mechanism, epsilon, histogram_sensitivity(neighbouring=neighbouring))
+    mech = _mechanism(mechanism, epsilon, histogram_sensitivity(neighbouring=neighbouring),
+                      _changed_cells(neighbouring))
     cols = _columns(data, by)
     source = random if random is not None else default_source()
-    cells = _encode(data, cols, hierarchies, levels, source, _check_max_cells(max_cells))
+    cells = _encode(data, cols, hierarchies, levels, domains, public_domain, unknown, source,
+                    _check_max_cells(max_cells))
     xp = source.backend.xp
     n_cells = math.prod(cells.radices)
     counts = xp.bincount(cells.key, minlength=n_cells).astype(xp.int64)
-    _spend(accountant, epsilon, f"dp_histogram by {cols}")
+    _spend(accountant, epsilon, mech.delta, f"dp_histogram by {cols}")
     noisy, post = _noisy_counts(counts, mech, source, clamp=clamp, rounding=rounding)
     frame = cells.frame(np.arange(n_cells))
     frame["count"] = noisy
-    return _record(frame, epsilon=epsilon, neighbouring=neighbouring,
+    return _record(frame, epsilon=epsilon, delta=mech.delta, neighbouring=neighbouring,
                    queries={"count": mech.info()}, post=post, source=source, cells=n_cells,
-                   from_data=cells.from_data)
+                   from_data=cells.from_data, unknown=unknown)
 
 
 def dp_class_counts(released: pd.DataFrame, qids: Sequence[str], *, epsilon: float,
+                    hierarchies: Mapping[str, Hierarchy] | None = None,
+                    levels: Mapping[str, int] | None = None,
+                    domains: Mapping[str, Sequence] | None = None,
+                    public_domain: bool | str | Sequence[str] = False,
+                    unknown: str = "error",
                     mechanism: str = "geometric",
                     neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
                     clamp: bool = True, rounding: bool = True,
+                    max_cells: int = DEFAULT_MAX_CELLS,
                     random: RandomSource | None = None,
                     accountant: BudgetAccountant | None = None) -> pd.DataFrame:
     """Noisy size of every equivalence class of a released (generalized) table.
 
-    The classes are the distinct combinations of ``qids`` values in ``released`` -- a table
-    that is already published, so the list of classes is public; the guarantee covers the
-    counts given that list (each row is in exactly one class: parallel composition,
-    histogram sensitivity).  Use :func:`dp_histogram` with hierarchies and levels when the
-    class list itself must not depend on the data.
+    The list of classes must not come from the data.  With ``hierarchies`` (and the
+    ``levels`` the table was generalized to) or ``domains`` for every quasi-identifier, the
+    classes are *all* combinations of the levels' labels, empty ones included: a neighbouring
+    table gives the same rows.  Only when the caller declares the class list public
+    (``public_domain=True``, e.g. the released table itself is published) are the classes
+    the distinct combinations found in ``released``; a column with neither is refused
+    (:class:`DataDomainError`).  Each row is in exactly one class: parallel composition,
+    histogram sensitivity.
 
     Parameters
     ----------
     released : DataFrame
-        The released table (generalized values, suppressed cells included as they appear).
+        The released table (generalized values).  Suppressed values (``"*"`` below the top
+        level) are outside the levels' labels: list them in ``domains`` or pass
+        ``unknown="other"``.
     qids : sequence of str
         Its quasi-identifier columns.
-    epsilon, mechanism, neighbouring, clamp, rounding, random, accountant
+    hierarchies, levels, domains, public_domain, unknown
+        As in :func:`dp_histogram`; the values of ``released`` are labels of the given
+        levels (not leaves).
+    epsilon, mechanism, neighbouring, clamp, rounding, max_cells, random, accountant
         As in :func:`dp_histogram`.
 
     Returns
     -------
     DataFrame
-        One row per class (sorted by the classes' label codes) with the ``qids`` columns and
-        ``count``; ``attrs["dp"]`` as in :func:`dp_histogram`.
+        One row per class with the ``qids`` columns and ``count``; ``attrs["dp"]`` as in
+        :func:`dp_histogram`.
     """
     epsilon = check_epsilon(epsilon)
     neighbouring = Neighbouring.parse(neighbouring)
-    mech = _mechanism(mechanism, epsilon, histogram_sensitivity(neighbouring=neighbouring))
+    mech = _mechanism(mechanism, epsilon, histogram_sensitivity(neighbouring=neighbouring),
+                      _changed_cells(neighbouring))
     cols = _columns(released, qids)
     source = random if random is not None else default_source()
-    cells = _encode(released, cols, None, None, source, _MAX_KEY, public_values=True)
+    fixed = set(hierarchies or {}) | set(domains or {})
+    class_list_public = _public_columns(public_domain, cols) >= set(cols) and not (
+        fixed & set(cols))
+    # a declared-public class list releases the classes found, not every combination
+    cells = _encode(released, cols, hierarchies, levels, domains, public_domain, unknown,
+                    source, _MAX_KEY if class_list_public else _check_max_cells(max_cells),
+                    values_are="labels")
     xp = source.backend.xp
-    classes, inverse = xp.unique(cells.key, return_inverse=True)
-    counts = xp.bincount(inverse.reshape(-1), minlength=classes.shape[0]).astype(xp.int64)
-    _spend(accountant, epsilon, f"dp_class_counts over {cols}")
+    if class_list_public:
+        classes, inverse = xp.unique(cells.key, return_inverse=True)
+        counts = xp.bincount(inverse.reshape(-1), minlength=classes.shape[0]).astype(xp.int64)
+        rows = source.backend.to_host(classes)
+    else:
+        rows = np.arange(math.prod(cells.radices))
+        counts = xp.bincount(cells.key, minlength=len(rows)).astype(xp.int64)
+    _spend(accountant, epsilon, mech.delta, f"dp_class_counts over {cols}")
     noisy, post = _noisy_counts(counts, mech, source, clamp=clamp, rounding=rounding)
-    frame = cells.frame(source.backend.to_host(classes))
+    frame = cells.frame(rows)
     frame["count"] = noisy
-    return _record(frame, epsilon=epsilon, neighbouring=neighbouring,
+    return _record(frame, epsilon=epsilon, delta=mech.delta, neighbouring=neighbouring,
                    queries={"count": mech.info()}, post=post, source=source,
-                   cells=len(frame), from_data=[])
+                   cells=len(frame), from_data=cells.from_data, unknown=unknown)
 
 
 def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
@@ -340,6 +478,9 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
                    count_share: float = 0.5,
                    hierarchies: Mapping[str, Hierarchy] | None = None,
                    levels: Mapping[str, int] | None = None,
+                   domains: Mapping[str, Sequence] | None = None,
+                   public_domain: bool | str | Sequence[str] = False,
+                   unknown: str = "error",
                    neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
                    max_cells: int = DEFAULT_MAX_CELLS,
                    random: RandomSource | None = None,
@@ -350,11 +491,12 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     sensitivity (:func:`~gpuppdp.dp.sensitivity.grouped_sum_sensitivity`).  A sum gets grid
     Laplace noise.  A mean is post-processed from a noisy count (geometric, ``count_share·ε``)
     and a noisy sum (Laplace, the rest of ε): ``clip(sum / max(count, 1), lower, upper)``;
-    the two compose sequentially to ``ε``.
+    the two compose sequentially to ``ε`` (and their δ add up).
 
     Parameters
     ----------
-    data, by, hierarchies, levels, neighbouring, max_cells, random, accountant
+    data, by, hierarchies, levels, domains, public_domain, unknown, neighbouring, max_cells,
+    random, accountant
         As in :func:`dp_histogram`.
     value : str
         The numeric column (no missing values).
@@ -370,11 +512,12 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     -------
     DataFrame
         The ``by`` columns and ``sum`` (statistic "sum") or ``count``, ``sum``, ``mean``
-        (statistic "mean"); ``attrs["dp"]`` records ε and each query's mechanism and error.
+        (statistic "mean"); ``attrs["dp"]`` records ε, δ and each query's mechanism and
+        error.
 
     References
     ----------
-    .. [1] Dwork and Roth 2014, Theorem 3.14 and Proposition 2.1.
+    .. [1] Dwork and Roth 2014, Theorem 3.16 and Proposition 2.1.
     """
     epsilon = check_epsilon(epsilon)
     neighbouring = Neighbouring.parse(neighbouring)
@@ -383,30 +526,34 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     sum_sens = grouped_sum_sensitivity(lower=lower, upper=upper, neighbouring=neighbouring)
     if sum_sens == 0:
         raise ValueError("lower and upper are both 0: the sum is constant, nothing to release")
+    changed = _changed_cells(neighbouring)
     if statistic == "mean":
         share = check_probability(count_share, "count_share", low=0.0, high=1.0)
         count_mech = GeometricMechanism(
             epsilon=share * epsilon, sensitivity=histogram_sensitivity(neighbouring=neighbouring))
-        sum_mech = LaplaceMechanism(epsilon=(1.0 - share) * epsilon, sensitivity=sum_sens)
+        sum_mech = LaplaceMechanism(epsilon=(1.0 - share) * epsilon, sensitivity=sum_sens,
+                                    coordinates=changed)
+        delta = count_mech.delta + sum_mech.delta
     else:
-        sum_mech = LaplaceMechanism(epsilon=epsilon, sensitivity=sum_sens)
+        sum_mech = LaplaceMechanism(epsilon=epsilon, sensitivity=sum_sens, coordinates=changed)
+        delta = sum_mech.delta
     cols = _columns(data, by)
     if value not in data.columns:
         raise ValueError(f"value column {value!r} not in the data")
     try:
         values = pd.to_numeric(data[value], errors="raise").to_numpy(dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"value column {value!r} must be numeric: {exc}") from None
+    except (TypeError, ValueError):
+        raise ValueError(f"value column {value!r} must be numeric") from None
     if np.isnan(values).any():
-        raise ValueError(f"value column {value!r} has {int(np.isnan(values).sum())} missing "
-                         "value(s); fill or drop them first")
+        raise ValueError(f"value column {value!r} has missing values; fill or drop them first")
     source = random if random is not None else default_source()
-    cells = _encode(data, cols, hierarchies, levels, source, _check_max_cells(max_cells))
+    cells = _encode(data, cols, hierarchies, levels, domains, public_domain, unknown, source,
+                    _check_max_cells(max_cells))
     backend, xp = source.backend, source.backend.xp
     n_cells = math.prod(cells.radices)
     clipped = xp.clip(backend.asarray(values), float(lower), float(upper))
     sums = xp.bincount(cells.key, weights=clipped, minlength=n_cells)
-    _spend(accountant, epsilon, f"dp_group_stats {statistic} of {value!r} by {cols}")
+    _spend(accountant, epsilon, delta, f"dp_group_stats {statistic} of {value!r} by {cols}")
     noisy_sum = sum_mech.release(sums, random=source)
     frame = cells.frame(np.arange(n_cells))
     if statistic == "sum":
@@ -421,6 +568,6 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
         frame["mean"] = backend.to_host(mean)
         queries = {"count": count_mech.info(), "sum": sum_mech.info()}
         post = ["count clamped at 0", "mean = clip(sum / max(count, 1), lower, upper)"]
-    return _record(frame, epsilon=epsilon, neighbouring=neighbouring, queries=queries,
-                   post=post, source=source, cells=n_cells,
-                   from_data=cells.from_data)
+    return _record(frame, epsilon=epsilon, delta=delta, neighbouring=neighbouring,
+                   queries=queries, post=post, source=source, cells=n_cells,
+                   from_data=cells.from_data, unknown=unknown)

@@ -1,0 +1,698 @@
+"""ChaCha20 keystream, exact Bernoulli trials and the fused DP noise sampler, CPU and CUDA.
+
+Every device-side function here is written once, as a Numba ``@njit`` function: the CPU
+kernels call it compiled for the host, and the ``@cuda.jit`` kernels call the *same* Python
+source compiled again with ``cuda.jit(device=True)`` (each function's code object re-bound to
+a namespace in which its callees are their CUDA forms; see ``_cuda_namespace``).  All
+arithmetic is on integers (``uint32``/``int64``), plus exact float64
+operations (multiplication by a power of two, ``floor``, comparison), so the CPU and the GPU
+forms produce the same bits for the same key, nonce and counter.
+
+The keystream
+-------------
+:func:`chacha20_block` is the ChaCha20 block function of RFC 8439, section 2.3 (20 rounds,
+state ``constants | key (8 words) | w12 w13 w14 w15``).  The callers use words 12-13 as a
+64-bit block counter and 14-15 as a 64-bit nonce (the original layout of Bernstein's ChaCha;
+RFC 8439 reads the same four words as a 32-bit counter and a 96-bit nonce, the block function
+is identical).  Bit 31 of word 15 selects the stream: 0 for the main stream, 1 for the
+*extension* stream that breaks the rare ties of the Bernoulli trials (below).
+
+Exact Bernoulli trials
+----------------------
+A trial with probability ``p`` (a float64 in ``[0, 1/2]``) is ``u < p`` for a uniform ``u`` in
+``[0, 1)`` whose binary expansion is read from the keystream only as far as needed: the first
+16 bits (half a keystream word) decide unless they equal the first 16 bits of ``p``
+(probability ``2**-16``); a tie is settled by comparing further 32-bit words of ``u`` (three
+extension blocks, 1536 bits) with the binary expansion of ``p`` (at most 1074 bits after the
+point, so the comparison always terminates).  ``P[u < p] = p`` exactly.  Probabilities above
+1/2 are handled by the complement (``invert``).  The trial's expansion tables are built on the
+host by :func:`bernoulli_tables`.
+
+The fused noise kernel
+----------------------
+Two-sided geometric (discrete Laplace) noise ``Z`` with ``P[Z = z] ∝ a**|z|`` is drawn as
+
+* a sign bit ``s`` (trial 0: one bit of the chunk),
+* ``nonzero`` (trial 1): ``P[Z != 0] = 2a / (1 + a)``,
+* ``G = sum_j b_j 2**j`` with independent bits ``P[b_j = 1] = a**(2**j) / (1 + a**(2**j))``
+  (trials ``2 .. J+1``; the binary digits of a geometric variable are independent),
+
+and ``Z = ±(1 + G)`` if nonzero, else 0.  Element ``i`` of a call belongs to group
+``i // 16``; the group's trials ``2r`` and ``2r + 1`` use the low and high halves of word
+``i % 16`` of the keystream block ``base + group * rows + r``.  The kernels then add the noise
+to integer values (:func:`noise_int`) or round real values to the grid ``g·ℤ`` (round half
+to even, in units of ``g``), add and scale back (:func:`noise_grid`): keystream, the trials
+(the inverse CDF), grid rounding and the addition in one pass, one thread per group.
+
+Forms: ``_*_serial`` / ``_*_parallel`` (Numba CPU, parallel over groups for large inputs) and
+``_*_cuda`` (CUDA kernels, one thread per group or block; CuPy arrays, or host arrays under
+Numba's simulator).  The dispatchers (:func:`keystream`, :func:`bernoulli`,
+:func:`noise_int`, :func:`noise_grid`) take a :class:`gpuppdp.backend.Backend` and pick the
+form; on the simulator tier (``kernels == "cudasim"``) the first 16 inputs of up to 64 values
+of each kernel run the CUDA form itself, the others the CPU twin, which gives the same bits.
+The ``*_forms`` functions run one named form on host arrays (for the tests and benchmarks).
+
+References
+----------
+.. [RFC8439] Y. Nir and A. Langley, "ChaCha20 and Poly1305 for IETF Protocols", RFC 8439,
+   2018, section 2.3 (block function), test vectors 2.3.2 and 2.4.2.
+.. [GRS09] A. Ghosh, T. Roughgarden and M. Sundararajan, "Universally utility-maximizing
+   privacy mechanisms", STOC 2009 (the two-sided geometric distribution).
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from fractions import Fraction
+
+import numpy as np
+from numba import config, cuda, int64, njit, prange, uint32, uint64
+
+__all__ = ["chacha20_block", "bernoulli_tables", "keystream", "bernoulli", "noise_int",
+           "noise_grid", "GROUP", "FIRST_BITS", "EXT_BITS", "EXT_WORDS", "EXT_FLAG",
+           "MAX_BLOCK"]
+
+MASK32 = 0xFFFFFFFF
+GROUP = 16  # elements per group: one keystream word each per block row
+FIRST_BITS = 16  # bits of u compared first (half a keystream word per trial)
+EXT_BITS = 32  # bits per extension word
+EXT_BLOCKS = 3  # extension blocks read on a tie
+EXT_WORDS = 16 * EXT_BLOCKS  # 48 words: 16 + 48 * 32 = 1552 bits > 1074 + 53
+EXT_FLAG = 0x80000000  # bit 31 of word 15: the extension stream
+MAX_BLOCK = 2**54  # block counters stay below this: extension indices fit in int64
+_PARALLEL_GROUPS = 4096  # below this many groups the serial CPU form runs (no thread start-up)
+_SIM_MAX = 64  # under the simulator, inputs up to this size may run the CUDA form itself
+_SIM_LAUNCHES = 16  # ... for the first this many launches of each kernel in a process
+
+_C0, _C1, _C2, _C3 = 0x61707865, 0x3320646E, 0x79622D32, 0x6B206574  # "expand 32-byte k"
+
+
+# --- the device-agnostic functions (compiled for the CPU here, for CUDA by the kernels) -------
+
+@njit(cache=True, inline="always")
+def _rotl(v, c):
+    w = uint64(v)
+    return uint32((w << uint64(c)) | (w >> uint64(32 - c)))
+
+
+@njit(cache=True, inline="always")
+def _add32(a, b):
+    """``(a + b) mod 2**32`` without overflowing (also as plain Python under the simulator)."""
+    return uint32(uint64(a) + uint64(b))
+
+
+@njit(cache=True, inline="always")
+def _quarter_round(a, b, c, d):
+    """RFC 8439, section 2.1."""
+    a = _add32(a, b)
+    d = _rotl(d ^ a, 16)
+    c = _add32(c, d)
+    b = _rotl(b ^ c, 12)
+    a = _add32(a, b)
+    d = _rotl(d ^ a, 8)
+    c = _add32(c, d)
+    b = _rotl(b ^ c, 7)
+    return a, b, c, d
+
+
+@njit(cache=True)
+def chacha20_block(key, w12, w13, w14, w15, out):
+    """The ChaCha20 block function (RFC 8439, section 2.3): 16 keystream words into ``out``.
+
+    ``key`` holds 8 ``uint32`` words (the 256-bit key read little-endian); ``w12 .. w15`` are
+    the last four state words (counter and nonce); ``out`` is a ``uint32`` array of 16.
+    """
+    _block_into(key, w12, w13, w14, w15, out, 0)
+
+
+@njit(cache=True)
+def _block_into(key, w12, w13, w14, w15, out, off):
+    """:func:`chacha20_block` writing ``out[off : off + 16]``."""
+    x0 = uint32(_C0)
+    x1 = uint32(_C1)
+    x2 = uint32(_C2)
+    x3 = uint32(_C3)
+    x4 = uint32(key[0])
+    x5 = uint32(key[1])
+    x6 = uint32(key[2])
+    x7 = uint32(key[3])
+    x8 = uint32(key[4])
+    x9 = uint32(key[5])
+    x10 = uint32(key[6])
+    x11 = uint32(key[7])
+    x12 = uint32(w12)
+    x13 = uint32(w13)
+    x14 = uint32(w14)
+    x15 = uint32(w15)
+    for _ in range(10):  # 20 rounds: a column round and a diagonal round each
+        x0, x4, x8, x12 = _quarter_round(x0, x4, x8, x12)
+        x1, x5, x9, x13 = _quarter_round(x1, x5, x9, x13)
+        x2, x6, x10, x14 = _quarter_round(x2, x6, x10, x14)
+        x3, x7, x11, x15 = _quarter_round(x3, x7, x11, x15)
+        x0, x5, x10, x15 = _quarter_round(x0, x5, x10, x15)
+        x1, x6, x11, x12 = _quarter_round(x1, x6, x11, x12)
+        x2, x7, x8, x13 = _quarter_round(x2, x7, x8, x13)
+        x3, x4, x9, x14 = _quarter_round(x3, x4, x9, x14)
+    out[off + 0] = _add32(x0, uint32(_C0))
+    out[off + 1] = _add32(x1, uint32(_C1))
+    out[off + 2] = _add32(x2, uint32(_C2))
+    out[off + 3] = _add32(x3, uint32(_C3))
+    out[off + 4] = _add32(x4, uint32(key[0]))
+    out[off + 5] = _add32(x5, uint32(key[1]))
+    out[off + 6] = _add32(x6, uint32(key[2]))
+    out[off + 7] = _add32(x7, uint32(key[3]))
+    out[off + 8] = _add32(x8, uint32(key[4]))
+    out[off + 9] = _add32(x9, uint32(key[5]))
+    out[off + 10] = _add32(x10, uint32(key[6]))
+    out[off + 11] = _add32(x11, uint32(key[7]))
+    out[off + 12] = _add32(x12, uint32(w12))
+    out[off + 13] = _add32(x13, uint32(w13))
+    out[off + 14] = _add32(x14, uint32(w14))
+    out[off + 15] = _add32(x15, uint32(w15))
+
+
+@njit(cache=True)
+def _block_at(key, n0, n1, index, out, off):
+    """Keystream block number ``index`` (a 64-bit counter) of the stream with nonce (n0, n1)
+    into ``out[off : off + 16]``."""
+    _block_into(key, index & MASK32, (index >> 32) & MASK32, n0, n1, out, off)
+
+
+@njit(cache=True, inline="always")
+def first_compare(c, p_first):
+    """The first comparison of a trial: 1 if ``c < p_first``, 0 if greater, -1 on a tie.
+    (The kernels write the same three-way comparison out in their loops: a call per trial
+    costs more than the trial.)"""
+    if c < p_first:
+        return 1
+    if c > p_first:
+        return 0
+    return -1
+
+
+@njit(cache=True)
+def resolve_tie(ext, n_words, ptab, row):
+    """Settle a tied trial: compare the words ``ext[0:n_words]`` of ``u`` (after its first
+    chunk) with row ``row`` of the expansion table, most significant first; 1 iff ``u < p``.
+    Equal all the way means ``u >= p`` (``p``'s expansion has ended): 0."""
+    for w in range(n_words):
+        a = int64(ext[w])
+        b = int64(ptab[row, w])
+        if a < b:
+            return 1
+        if a > b:
+            return 0
+    return 0
+
+
+@njit(cache=True)
+def _tie(row, ptab, key, n0, n1, ext_index, ebuf):
+    """A tied trial (probability ``2**-16``): read three blocks of the extension stream at
+    ``ext_index`` (unique to the chunk) and settle it with :func:`resolve_tie`."""
+    for m in range(EXT_BLOCKS):
+        _block_at(key, n0, n1 | EXT_FLAG, ext_index * EXT_BLOCKS + m, ebuf, 16 * m)
+    return resolve_tie(ebuf, EXT_WORDS, ptab, row)
+
+
+@njit(cache=True)
+def noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z):
+    """Signed noise of the (up to 16) elements of group ``grp`` into ``z``."""
+    first = grp * GROUP
+    count = min(GROUP, n - first)
+    for e in range(GROUP):
+        z[e] = 0
+    for r in range(rows):
+        block = base + grp * rows + r
+        _block_at(key, n0, n1, block, buf, 0)
+        for e in range(count):
+            word = int64(buf[e])
+            for h in range(2):
+                k = 2 * r + h
+                if k < trials:
+                    c = (word >> (FIRST_BITS * h)) & 0xFFFF
+                    if k == 0:
+                        z[e] |= (c & 1) << 62  # the sign
+                    else:
+                        # the trial (written out here: a call per trial costs more than it)
+                        p = p_first[k]
+                        if c < p:
+                            bit = 1
+                        elif c > p:
+                            bit = 0
+                        else:
+                            bit = _tie(k, ptab, key, n0, n1, (block * 16 + e) * 2 + h, ebuf)
+                        bit ^= invert[k]
+                        if k == 1:
+                            z[e] |= bit << 61  # nonzero
+                        else:
+                            z[e] |= bit << (k - 2)  # bit k-2 of G
+    for e in range(count):
+        v = z[e]
+        mag = ((v & ((int64(1) << 60) - 1)) + 1) * ((v >> 61) & 1)
+        z[e] = -mag if (v >> 62) & 1 else mag
+
+
+@njit(cache=True, inline="always")
+def round_half_even(v):
+    """``v`` (a float64 with ``|v| < 2**52``) rounded to the nearest integer, ties to even."""
+    f = math.floor(v)
+    r = int64(f)
+    d = v - f
+    if d > 0.5 or (d == 0.5 and (r & 1) == 1):
+        r += 1
+    return r
+
+
+@njit(cache=True)
+def add_int_group(grp, n, x, out, z):
+    first = grp * GROUP
+    for e in range(min(GROUP, n - first)):
+        i = first + e
+        if x.shape[0] > 0:
+            out[i] = x[i] + z[e]
+        else:
+            out[i] = z[e]
+
+
+@njit(cache=True)
+def add_grid_group(grp, n, x, out, z, inv_g, g):
+    first = grp * GROUP
+    for e in range(min(GROUP, n - first)):
+        i = first + e
+        out[i] = float(round_half_even(x[i] * inv_g) + z[e]) * g
+
+
+@njit(cache=True)
+def words_group(b, n, key, n0, n1, base, buf, out):
+    """Keystream block ``base + b`` into ``out[16 b : 16 b + 16]`` (clipped to ``n``)."""
+    _block_at(key, n0, n1, base + b, buf, 0)
+    for w in range(min(16, n - 16 * b)):
+        out[16 * b + w] = buf[w]
+
+
+@njit(cache=True)
+def bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, out):
+    """Trials ``32 b .. 32 b + 31`` (row 0 of the tables): chunk ``j`` is half ``j % 2`` of
+    word ``j // 2`` of keystream block ``base + b``."""
+    block = base + b
+    _block_at(key, n0, n1, block, buf, 0)
+    for j in range(min(2 * GROUP, n - 2 * GROUP * b)):
+        w = j // 2
+        h = j % 2
+        c = (int64(buf[w]) >> (FIRST_BITS * h)) & 0xFFFF
+        p = p_first[0]
+        if c < p:
+            bit = 1
+        elif c > p:
+            bit = 0
+        else:
+            bit = _tie(0, ptab, key, n0, n1, (block * 16 + w) * 2 + h, ebuf)
+        out[2 * GROUP * b + j] = bit ^ invert[0]
+
+
+# --- CPU kernels --------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _noise_int_serial(x, out, key, n0, n1, base, rows, trials, p_first, ptab, invert):
+    n = out.shape[0]
+    buf = np.empty(16, np.uint32)
+    ebuf = np.empty(EXT_WORDS, np.uint32)
+    z = np.empty(GROUP, np.int64)
+    for grp in range((n + GROUP - 1) // GROUP):
+        noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
+        add_int_group(grp, n, x, out, z)
+
+
+@njit(cache=True, parallel=True)
+def _noise_int_parallel(x, out, key, n0, n1, base, rows, trials, p_first, ptab, invert):
+    n = out.shape[0]
+    for grp in prange((n + GROUP - 1) // GROUP):
+        buf = np.empty(16, np.uint32)
+        ebuf = np.empty(EXT_WORDS, np.uint32)
+        z = np.empty(GROUP, np.int64)
+        noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
+        add_int_group(grp, n, x, out, z)
+
+
+@njit(cache=True)
+def _noise_grid_serial(x, out, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab,
+                       invert):
+    n = out.shape[0]
+    buf = np.empty(16, np.uint32)
+    ebuf = np.empty(EXT_WORDS, np.uint32)
+    z = np.empty(GROUP, np.int64)
+    for grp in range((n + GROUP - 1) // GROUP):
+        noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
+        add_grid_group(grp, n, x, out, z, inv_g, g)
+
+
+@njit(cache=True, parallel=True)
+def _noise_grid_parallel(x, out, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab,
+                         invert):
+    n = out.shape[0]
+    for grp in prange((n + GROUP - 1) // GROUP):
+        buf = np.empty(16, np.uint32)
+        ebuf = np.empty(EXT_WORDS, np.uint32)
+        z = np.empty(GROUP, np.int64)
+        noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
+        add_grid_group(grp, n, x, out, z, inv_g, g)
+
+
+@njit(cache=True)
+def _words_serial(out, key, n0, n1, base):
+    n = out.shape[0]
+    buf = np.empty(16, np.uint32)
+    for b in range((n + 15) // 16):
+        words_group(b, n, key, n0, n1, base, buf, out)
+
+
+@njit(cache=True, parallel=True)
+def _words_parallel(out, key, n0, n1, base):
+    n = out.shape[0]
+    for b in prange((n + 15) // 16):
+        buf = np.empty(16, np.uint32)
+        words_group(b, n, key, n0, n1, base, buf, out)
+
+
+@njit(cache=True)
+def _bernoulli_serial(out, key, n0, n1, base, p_first, ptab, invert):
+    n = out.shape[0]
+    buf = np.empty(16, np.uint32)
+    ebuf = np.empty(EXT_WORDS, np.uint32)
+    for b in range((n + 2 * GROUP - 1) // (2 * GROUP)):
+        bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, out)
+
+
+@njit(cache=True, parallel=True)
+def _bernoulli_parallel(out, key, n0, n1, base, p_first, ptab, invert):
+    n = out.shape[0]
+    for b in prange((n + 2 * GROUP - 1) // (2 * GROUP)):
+        buf = np.empty(16, np.uint32)
+        ebuf = np.empty(EXT_WORDS, np.uint32)
+        bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, out)
+
+
+# --- CUDA kernels -----------------------------------------------------------------------------
+#
+# The same Python source as the device functions above, compiled again with
+# ``cuda.jit(device=True)``: each function's code object is re-bound to a namespace in which the
+# names of the other device functions refer to their CUDA forms (under Numba's simulator these
+# run as Python, on the simulator's arrays).  The kernels below are compiled in that namespace.
+
+_DEVICE_FUNCTIONS = ("_rotl", "_add32", "_quarter_round", "chacha20_block", "_block_into",
+                     "_block_at", "first_compare", "resolve_tie", "_tie", "noise_group",
+                     "round_half_even", "add_int_group", "add_grid_group", "words_group",
+                     "bernoulli_group")
+
+
+def _rebind(function, namespace):
+    return types.FunctionType(function.__code__, namespace, function.__name__,
+                              function.__defaults__, function.__closure__)
+
+
+def _cuda_namespace() -> dict:
+    namespace = dict(globals())
+    for name in _DEVICE_FUNCTIONS:
+        namespace[name] = cuda.jit(device=True)(_rebind(globals()[name].py_func, namespace))
+    return namespace
+
+
+_CUDA = _cuda_namespace()
+
+
+def _cuda_kernel(function):
+    """``@cuda.jit`` on ``function`` compiled in the CUDA namespace."""
+    return cuda.jit(_rebind(function, _CUDA))
+
+
+@_cuda_kernel
+def _noise_int_cuda(x, out, key, n0, n1, base, rows, trials, p_first, ptab, invert):
+    grp = cuda.grid(1)
+    n = out.shape[0]
+    if grp < (n + GROUP - 1) // GROUP:
+        buf = cuda.local.array(16, uint32)
+        ebuf = cuda.local.array(EXT_WORDS, uint32)
+        z = cuda.local.array(GROUP, int64)
+        noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
+        add_int_group(grp, n, x, out, z)
+
+
+@_cuda_kernel
+def _noise_grid_cuda(x, out, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab, invert):
+    grp = cuda.grid(1)
+    n = out.shape[0]
+    if grp < (n + GROUP - 1) // GROUP:
+        buf = cuda.local.array(16, uint32)
+        ebuf = cuda.local.array(EXT_WORDS, uint32)
+        z = cuda.local.array(GROUP, int64)
+        noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
+        add_grid_group(grp, n, x, out, z, inv_g, g)
+
+
+@_cuda_kernel
+def _words_cuda(out, key, n0, n1, base):
+    b = cuda.grid(1)
+    n = out.shape[0]
+    if b < (n + 15) // 16:
+        buf = cuda.local.array(16, uint32)
+        words_group(b, n, key, n0, n1, base, buf, out)
+
+
+@_cuda_kernel
+def _bernoulli_cuda(out, key, n0, n1, base, p_first, ptab, invert):
+    b = cuda.grid(1)
+    n = out.shape[0]
+    if b < (n + 2 * GROUP - 1) // (2 * GROUP):
+        buf = cuda.local.array(16, uint32)
+        ebuf = cuda.local.array(EXT_WORDS, uint32)
+        bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, out)
+
+
+# --- host side: tables, block counts, dispatch ---------------------------------------------
+
+def bernoulli_tables(probabilities, invert=None, *, first_bits: int = FIRST_BITS,
+                     ext_bits: int = EXT_BITS, ext_words: int = EXT_WORDS):
+    """Expansion tables of the trials with the given probabilities (floats in ``[0, 1]``).
+
+    Returns ``(p_first, ptab, invert)``: ``int64 (k,)`` first ``first_bits`` bits of each
+    ``p'``, ``uint32 (k, ext_words)`` its next bits in ``ext_bits``-bit words, ``int64 (k,)``
+    1 where the trial is run on ``p'`` and inverted.  Without ``invert``, ``p' = p`` for
+    ``p <= 1/2`` and ``p' = 1 - p`` (exact in float64) above; with ``invert`` (a sequence of
+    0/1), each ``p`` is taken as ``p'`` itself and must be ``<= 1/2``: the caller rounded the
+    smaller of the two probabilities.  ``p'`` must be fully represented
+    (``first_bits + ext_bits * ext_words`` bits cover any float64 in ``[0, 1/2]`` at the
+    default widths); the reduced widths exist for exhaustive tests.
+    """
+    probs = [float(p) for p in probabilities]
+    k = len(probs)
+    flags = None if invert is None else [int(f) for f in invert]
+    if flags is not None and (len(flags) != k or any(f not in (0, 1) for f in flags)
+                              or any(p > 0.5 for p in probs)):
+        raise ValueError("with invert, give one 0/1 flag per probability, each p <= 1/2")
+    total = first_bits + ext_bits * ext_words
+    p_first = np.zeros(k, dtype=np.int64)
+    if not 1 <= ext_bits <= 32 or not 1 <= first_bits <= FIRST_BITS:
+        raise ValueError("first_bits must be in 1..16 and ext_bits in 1..32")
+    ptab = np.zeros((k, max(ext_words, 1)), dtype=np.uint32)
+    invert = np.zeros(k, dtype=np.int64)
+    for row, p in enumerate(probs):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"a probability must be in [0, 1], got {p!r}")
+        if flags is not None:
+            invert[row] = flags[row]
+        elif p > 0.5:
+            p, invert[row] = 1.0 - p, 1  # exact for p in [1/2, 1] (Sterbenz)
+        scaled = Fraction(p) * 2**total
+        if scaled.denominator != 1:
+            raise ValueError(f"probability {p!r} has more than {total} bits after the point")
+        m = scaled.numerator
+        p_first[row] = m >> (total - first_bits)
+        for w in range(ext_words):
+            shift = total - first_bits - ext_bits * (w + 1)
+            ptab[row, w] = (m >> shift) & ((1 << ext_bits) - 1)
+    return p_first, ptab, invert
+
+
+def noise_rows(trials: int) -> int:
+    """Keystream block rows per group for ``trials`` trials (two per keystream word)."""
+    return (trials + 1) // 2
+
+
+def noise_blocks(n: int, trials: int) -> int:
+    """Keystream blocks one noise call over ``n`` elements uses."""
+    return -(-n // GROUP) * noise_rows(trials)
+
+
+def keystream_blocks(n_words: int) -> int:
+    return -(-n_words // 16)
+
+
+def bernoulli_blocks(n: int) -> int:
+    return -(-n // (2 * GROUP))
+
+
+_sim_launches: dict[str, int] = {}
+
+
+def _form(backend, n: int, kernel: str) -> str:
+    """``"cpu"``, ``"cuda"`` or ``"sim"`` (the CUDA form under Numba's simulator)."""
+    if backend.kernels == "cpu":
+        return "cpu"
+    if backend.kernels == "cuda":
+        return "cuda"
+    # the simulator tier: the first few small inputs of each kernel run the CUDA form itself
+    # (a check of the CUDA form; the simulator runs ChaCha20 in Python, slowly), the others
+    # the CPU twin, which gives the same bits
+    if config.ENABLE_CUDASIM and n <= _SIM_MAX and _sim_launches.get(kernel, 0) < _SIM_LAUNCHES:
+        _sim_launches[kernel] = _sim_launches.get(kernel, 0) + 1
+        return "sim"
+    return "cpu"
+
+
+def _launch(kernel, units: int, *args):
+    threads = min(128, units)
+    if units:
+        kernel[-(-units // threads), threads](*args)
+
+
+def _host_key(key):
+    return np.ascontiguousarray(key, dtype=np.uint32)
+
+
+def keystream(backend, key, n0: int, n1: int, base: int, n_words: int):
+    """``n_words`` keystream words (``uint32``, on the backend) from block ``base`` on."""
+    form = _form(backend, n_words, "keystream")
+    if form == "cuda":
+        out = backend.xp.empty(n_words, dtype=backend.xp.uint32)
+        _launch(_words_cuda, keystream_blocks(n_words), out, backend.asarray(key), n0, n1, base)
+        return out
+    out = np.empty(n_words, dtype=np.uint32)
+    if form == "sim":
+        _launch(_words_cuda, keystream_blocks(n_words), out, _host_key(key), n0, n1, base)
+    elif keystream_blocks(n_words) >= _PARALLEL_GROUPS:
+        _words_parallel(out, _host_key(key), n0, n1, base)
+    else:
+        _words_serial(out, _host_key(key), n0, n1, base)
+    return backend.asarray(out)
+
+
+def bernoulli(backend, key, n0: int, n1: int, base: int, n: int, tables):
+    """``n`` exact Bernoulli trials (row 0 of ``tables``): a ``uint8`` 0/1 array on the
+    backend."""
+    form = _form(backend, n, "bernoulli")
+    if form == "cuda":
+        xp = backend.xp
+        out = xp.empty(n, dtype=xp.uint8)
+        _launch(_bernoulli_cuda, bernoulli_blocks(n), out, backend.asarray(key), n0, n1, base,
+                *(backend.asarray(t) for t in tables))
+        return out
+    out = np.empty(n, dtype=np.uint8)
+    if form == "sim":
+        _launch(_bernoulli_cuda, bernoulli_blocks(n), out, _host_key(key), n0, n1, base, *tables)
+    elif bernoulli_blocks(n) >= _PARALLEL_GROUPS:
+        _bernoulli_parallel(out, _host_key(key), n0, n1, base, *tables)
+    else:
+        _bernoulli_serial(out, _host_key(key), n0, n1, base, *tables)
+    return backend.asarray(out)
+
+
+def noise_int(backend, x, n: int, key, n0: int, n1: int, base: int, tables):
+    """``x + Z`` (``int64``, on the backend) for ``n`` values; ``x`` an int64 backend array of
+    length ``n``, or None for the noise alone.  ``tables`` are the noise trials' tables
+    (row 0 unused: the sign)."""
+    trials = tables[0].shape[0]
+    rows = noise_rows(trials)
+    form = _form(backend, n, "noise_int")
+    if form == "cuda":
+        xp = backend.xp
+        out = xp.empty(n, dtype=xp.int64)
+        xin = x if x is not None else xp.empty(0, dtype=xp.int64)
+        _launch(_noise_int_cuda, -(-n // GROUP), xin, out, backend.asarray(key), n0, n1, base,
+                rows, trials, *(backend.asarray(t) for t in tables))
+        return out
+    xin = backend.to_host(x) if x is not None else np.empty(0, dtype=np.int64)
+    xin = np.ascontiguousarray(xin, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    args = (xin, out, _host_key(key), n0, n1, base, rows, trials, *tables)
+    if form == "sim":
+        _launch(_noise_int_cuda, -(-n // GROUP), *args)
+    elif -(-n // GROUP) >= _PARALLEL_GROUPS:
+        _noise_int_parallel(*args)
+    else:
+        _noise_int_serial(*args)
+    return backend.asarray(out)
+
+
+def noise_grid(backend, x, key, n0: int, n1: int, base: int, tables, granularity: float):
+    """``(round(x / g) + Z) * g`` (``float64``, on the backend) for a float64 backend array
+    ``x`` (1-D) whose values satisfy ``|x / g| < 2**52``; ``g`` a power of two."""
+    trials = tables[0].shape[0]
+    rows = noise_rows(trials)
+    n = x.shape[0]
+    inv_g = 1.0 / granularity
+    form = _form(backend, n, "noise_grid")
+    if form == "cuda":
+        out = backend.xp.empty(n, dtype=backend.xp.float64)
+        _launch(_noise_grid_cuda, -(-n // GROUP), x, out, inv_g, granularity,
+                backend.asarray(key), n0, n1, base, rows, trials,
+                *(backend.asarray(t) for t in tables))
+        return out
+    xin = np.ascontiguousarray(backend.to_host(x), dtype=np.float64)
+    out = np.empty(n, dtype=np.float64)
+    args = (xin, out, inv_g, granularity, _host_key(key), n0, n1, base, rows, trials, *tables)
+    if form == "sim":
+        _launch(_noise_grid_cuda, -(-n // GROUP), *args)
+    elif -(-n // GROUP) >= _PARALLEL_GROUPS:
+        _noise_grid_parallel(*args)
+    else:
+        _noise_grid_serial(*args)
+    return backend.asarray(out)
+
+
+def noise_int_forms(x, key, n0, n1, base, tables, form: str):
+    """Test hook: the noise kernel in one named form (``"serial"``, ``"parallel"`` or
+    ``"cuda"``, the last on host arrays under the simulator) on host arrays."""
+    trials = tables[0].shape[0]
+    out = np.empty(x.shape[0], dtype=np.int64)
+    args = (np.ascontiguousarray(x, dtype=np.int64), out, _host_key(key), n0, n1, base,
+            noise_rows(trials), trials, *tables)
+    {"serial": _noise_int_serial, "parallel": _noise_int_parallel}.get(
+        form, lambda *a: _launch(_noise_int_cuda, -(-x.shape[0] // GROUP), *a))(*args)
+    return out
+
+
+def noise_grid_forms(x, key, n0, n1, base, tables, granularity, form: str):
+    """Test hook: :func:`noise_grid` in one named form on host arrays."""
+    trials = tables[0].shape[0]
+    out = np.empty(x.shape[0], dtype=np.float64)
+    args = (np.ascontiguousarray(x, dtype=np.float64), out, 1.0 / granularity, granularity,
+            _host_key(key), n0, n1, base, noise_rows(trials), trials, *tables)
+    {"serial": _noise_grid_serial, "parallel": _noise_grid_parallel}.get(
+        form, lambda *a: _launch(_noise_grid_cuda, -(-x.shape[0] // GROUP), *a))(*args)
+    return out
+
+
+def keystream_forms(key, n0, n1, base, n_words, form: str):
+    """Test hook: keystream words in one named form on host arrays."""
+    out = np.empty(n_words, dtype=np.uint32)
+    if form == "serial":
+        _words_serial(out, _host_key(key), n0, n1, base)
+    elif form == "parallel":
+        _words_parallel(out, _host_key(key), n0, n1, base)
+    else:
+        _launch(_words_cuda, keystream_blocks(n_words), out, _host_key(key), n0, n1, base)
+    return out
+
+
+def bernoulli_forms(key, n0, n1, base, n, tables, form: str):
+    """Test hook: Bernoulli trials in one named form on host arrays."""
+    out = np.empty(n, dtype=np.uint8)
+    args = (out, _host_key(key), n0, n1, base, *tables)
+    if form == "serial":
+        _bernoulli_serial(*args)
+    elif form == "parallel":
+        _bernoulli_parallel(*args)
+    else:
+        _launch(_bernoulli_cuda, bernoulli_blocks(n), *args)
+    return out
