@@ -165,7 +165,7 @@ def test_delta_is_recorded_and_optionally_limited():
         capped.spend(0.1, delta=6e-10)
     assert capped.remaining_delta == pytest.approx(4e-10)
     for bad in (-1e-9, 1.5, math.nan):
-        with pytest.raises(ValueError, match="delta must be a number in"):
+        with pytest.raises(ValueError, match="delta must be a finite number in"):
             acc.spend(0.1, delta=bad)
 
 

@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Iterator
 
-from ..validation import check_epsilon
+from ..validation import check_epsilon, check_number
 from .sensitivity import Neighbouring
 
 try:  # POSIX: advisory locks between processes
@@ -52,8 +52,7 @@ try:  # POSIX: advisory locks between processes
 except ImportError:  # pragma: no cover - Windows: no inter-process lock
     fcntl = None
 
-__all__ = ["BudgetAccountant", "BudgetError", "Spend", "ParallelGroup", "check_delta",
-           "LEDGER_VERSION"]
+__all__ = ["BudgetAccountant", "BudgetError", "Spend", "ParallelGroup", "LEDGER_VERSION"]
 
 _RELATIVE_SLACK = 1e-9  # float round-off when many spends add up exactly to the budget
 LEDGER_VERSION = 1
@@ -61,15 +60,6 @@ LEDGER_VERSION = 1
 
 class BudgetError(ValueError):
     """A spend would exceed the privacy budget (or goes to a closed parallel group)."""
-
-
-def check_delta(delta, name: str = "delta") -> float:
-    """A privacy parameter δ: a finite number in ``[0, 1]``.  (The DP layer's own validator:
-    :mod:`gpuppdp.validation` has none for a closed interval that includes 0.)"""
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (
-            math.isfinite(float(delta)) and 0.0 <= float(delta) <= 1.0):
-        raise ValueError(f"{name} must be a number in [0, 1], got {delta!r}")
-    return float(delta)
 
 
 @dataclass(frozen=True)
@@ -121,8 +111,8 @@ class Spend:
                        label=str(item.get("label", "")), composition=composition,
                        parts=tuple(check_epsilon(p, "ledger part epsilon")
                                    for p in item.get("parts", [item["epsilon"]])),
-                       delta=check_delta(item.get("delta", 0.0), "ledger entry delta"),
-                       part_deltas=tuple(check_delta(d, "ledger part delta")
+                       delta=check_number("ledger entry delta", item.get("delta", 0.0), 0.0, 1.0),
+                       part_deltas=tuple(check_number("ledger part delta", d, 0.0, 1.0)
                                          for d in item.get("part_deltas", [])),
                        neighbouring=item.get("neighbouring"))
         except KeyError as exc:
@@ -163,7 +153,7 @@ class BudgetAccountant:
 
     def __init__(self, epsilon: float, delta: float | None = None):
         self.total = check_epsilon(epsilon, "budget epsilon")
-        self.total_delta = None if delta is None else check_delta(delta, "budget delta")
+        self.total_delta = None if delta is None else check_number("budget delta", delta, 0.0, 1.0)
         self._ledger: list[Spend] = []
         self._lock = threading.RLock()
 
@@ -219,7 +209,7 @@ class BudgetAccountant:
         """Raise :class:`BudgetError` if ``(epsilon, delta)`` cannot be spent now; return
         ``epsilon`` validated.  (Only a snapshot: :meth:`spend` checks again, atomically.)"""
         epsilon = check_epsilon(epsilon)
-        delta = check_delta(delta)
+        delta = check_number("delta", delta, 0.0, 1.0)
         with self._lock:
             self._refuse_if_over(epsilon, delta, label, self.spent, self.spent_delta,
                                  f"{epsilon:g}")
@@ -229,7 +219,7 @@ class BudgetAccountant:
         """Spend ``(epsilon, delta)`` (sequential composition) or raise :class:`BudgetError`;
         the check and the ledger entry are one atomic step."""
         epsilon = check_epsilon(epsilon)
-        delta = check_delta(delta)
+        delta = check_number("delta", delta, 0.0, 1.0)
         with self._lock:
             self._refuse_if_over(epsilon, delta, label, self.spent, self.spent_delta,
                                  f"{epsilon:g}")
@@ -329,7 +319,8 @@ class BudgetAccountant:
                     raise ValueError(
                         f"{path} holds a budget of epsilon={acc.total:g}, not {epsilon:g}: a "
                         "ledger's budget cannot change (omit the budget or use a new file)")
-                if delta is not None and check_delta(delta, "budget delta") != acc.total_delta:
+                if delta is not None and \
+                        check_number("budget delta", delta, 0.0, 1.0) != acc.total_delta:
                     raise ValueError(f"{path} holds a delta budget of {acc.total_delta}, "
                                      f"not {delta:g}: a ledger's budget cannot change")
             else:
@@ -422,7 +413,7 @@ class ParallelGroup:
         new cost on the ledger; :class:`BudgetError` if that would exceed the budget or if
         the group is closed."""
         epsilon = check_epsilon(epsilon)
-        delta = check_delta(delta)
+        delta = check_number("delta", delta, 0.0, 1.0)
         acc = self._accountant
         with acc._lock:
             if self.closed:

@@ -45,6 +45,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..engine.codes import encode_column
 from ..hierarchy import Hierarchy
 from ..validation import check_epsilon, check_probability, format_values
 from .accountant import BudgetAccountant
@@ -128,11 +129,7 @@ def _public_columns(public_domain, cols: list[str]) -> set[str]:
 def _match(values: pd.Series, labels: Sequence) -> np.ndarray:
     """Index of each value in ``labels`` (compared as strings, as hierarchies compare), -1
     where absent (missing values included)."""
-    index = pd.Index([str(v) for v in labels])
-    inverse, uniq = pd.factorize(values, use_na_sentinel=False)
-    names = [None if pd.isna(u) else str(u) for u in uniq]
-    mapped = index.get_indexer(pd.Index(names, dtype=object))
-    return mapped[inverse].astype(np.int64)
+    return encode_column(values, domain=labels, unknown="missing")[0].astype(np.int64)
 
 
 def _domain_list(col: str, values) -> np.ndarray:
