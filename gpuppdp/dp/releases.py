@@ -194,9 +194,9 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
             if values.isna().any():
                 raise ValueError(f"column {col!r} has missing values; fill or drop them first")
             try:
-                col_codes, col_labels = pd.factorize(values, sort=True)
+                col_codes, col_labels = encode_column(values, sort=True)
             except TypeError:  # mixed types do not sort: compare as strings
-                col_codes, col_labels = pd.factorize(values.astype(str), sort=True)
+                col_codes, col_labels = encode_column(values.astype(str), sort=True)
             col_codes = col_codes.astype(np.int64)
             col_labels = np.asarray(col_labels, dtype=object)
             from_data.append(col)
