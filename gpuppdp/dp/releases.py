@@ -47,7 +47,7 @@ import pandas as pd
 
 from ..engine.codes import encode_column
 from ..hierarchy import Hierarchy
-from ..validation import check_epsilon, check_probability, format_values
+from ..validation import check_epsilon, check_int, check_probability, format_values
 from .accountant import BudgetAccountant
 from .mechanisms import GeometricMechanism, LaplaceMechanism
 from .randomness import RandomSource, default_source
@@ -295,13 +295,6 @@ def _record(frame: pd.DataFrame, *, epsilon, delta, neighbouring, queries, post,
     return frame
 
 
-def _check_max_cells(max_cells) -> int:
-    if (isinstance(max_cells, bool) or not isinstance(max_cells, (int, np.integer))
-            or max_cells < 1):
-        raise ValueError(f"max_cells must be a positive integer, got {max_cells!r}")
-    return int(max_cells)
-
-
 def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
                  hierarchies: Mapping[str, Hierarchy] | None = None,
                  levels: Mapping[str, int] | None = None,
@@ -384,7 +377,7 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
     cols = _columns(data, by)
     source = random if random is not None else default_source()
     cells = _encode(data, cols, hierarchies, levels, domains, public_domain, unknown, source,
-                    _check_max_cells(max_cells))
+                    check_int("max_cells", max_cells, 1))
     xp = source.backend.xp
     n_cells = math.prod(cells.radices)
     counts = xp.bincount(cells.key, minlength=n_cells).astype(xp.int64)
@@ -397,7 +390,8 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
                    from_data=cells.from_data, unknown=unknown)
 
 
-def dp_class_counts(released: pd.DataFrame, qids: Sequence[str], *, epsilon: float,
+def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
+                    epsilon: float,
                     hierarchies: Mapping[str, Hierarchy] | None = None,
                     levels: Mapping[str, int] | None = None,
                     domains: Mapping[str, Sequence] | None = None,
@@ -426,7 +420,7 @@ def dp_class_counts(released: pd.DataFrame, qids: Sequence[str], *, epsilon: flo
         The released table (generalized values).  Suppressed values (``"*"`` below the top
         level) are outside the levels' labels: list them in ``domains`` or pass
         ``unknown="other"``.
-    qids : sequence of str
+    quasi_identifiers : sequence of str
         Its quasi-identifier columns.
     hierarchies, levels, domains, public_domain, unknown
         As in :func:`dp_histogram`; the values of ``released`` are labels of the given
@@ -437,22 +431,22 @@ def dp_class_counts(released: pd.DataFrame, qids: Sequence[str], *, epsilon: flo
     Returns
     -------
     DataFrame
-        One row per class with the ``qids`` columns and ``count``; ``attrs["dp"]`` as in
-        :func:`dp_histogram`.
+        One row per class with the ``quasi_identifiers`` columns and ``count``;
+        ``attrs["dp"]`` as in :func:`dp_histogram`.
     """
     epsilon = check_epsilon(epsilon)
     neighbouring = Neighbouring.parse(neighbouring)
     mech = _mechanism(mechanism, epsilon, histogram_sensitivity(neighbouring=neighbouring),
                       _changed_cells(neighbouring))
-    cols = _columns(released, qids)
+    cols = _columns(released, quasi_identifiers)
     source = random if random is not None else default_source()
     fixed = set(hierarchies or {}) | set(domains or {})
     class_list_public = _public_columns(public_domain, cols) >= set(cols) and not (
         fixed & set(cols))
     # a declared-public class list releases the classes found, not every combination
+    limit = _MAX_KEY if class_list_public else check_int("max_cells", max_cells, 1)
     cells = _encode(released, cols, hierarchies, levels, domains, public_domain, unknown,
-                    source, _MAX_KEY if class_list_public else _check_max_cells(max_cells),
-                    values_are="labels")
+                    source, limit, values_are="labels")
     xp = source.backend.xp
     if class_list_public:
         classes, inverse = xp.unique(cells.key, return_inverse=True)
@@ -545,7 +539,7 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
         raise ValueError(f"value column {value!r} has missing values; fill or drop them first")
     source = random if random is not None else default_source()
     cells = _encode(data, cols, hierarchies, levels, domains, public_domain, unknown, source,
-                    _check_max_cells(max_cells))
+                    check_int("max_cells", max_cells, 1))
     backend, xp = source.backend, source.backend.xp
     n_cells = math.prod(cells.radices)
     clipped = xp.clip(backend.asarray(values), float(lower), float(upper))
