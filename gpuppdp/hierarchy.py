@@ -28,6 +28,14 @@ class HierarchyError(ValueError):
     """A hierarchy is malformed."""
 
 
+def _check_lengths(name: str, lengths: Sequence[int], item: str, unit: str, first: int):
+    """``HierarchyError`` naming the first ``item`` whose length differs from the first's."""
+    for i, n in enumerate(lengths):
+        if n != lengths[0]:
+            raise HierarchyError(f"{name}: {item} {i + first} has {n} {unit}, {item} {first} "
+                                 f"has {lengths[0]}")
+
+
 class Hierarchy:
     """A validated generalization hierarchy.
 
@@ -51,11 +59,7 @@ class Hierarchy:
         levels = [np.asarray([str(v) for v in level], dtype=object) for level in levels]
         if not levels or len(levels[0]) == 0:
             raise HierarchyError(f"{self.name}: a hierarchy needs at least one leaf")
-        n = len(levels[0])
-        for lv, level in enumerate(levels):
-            if len(level) != n:
-                raise HierarchyError(
-                    f"{self.name}: level {lv} has {len(level)} labels, level 0 has {n}")
+        _check_lengths(self.name, [len(level) for level in levels], "level", "labels", 0)
         leaves = levels[0]
         uniq, counts = np.unique(leaves, return_counts=True)
         if (counts > 1).any():
@@ -97,10 +101,7 @@ class Hierarchy:
         if not rows:
             raise HierarchyError(f"{name or 'hierarchy'}: no rows")
         width = len(rows[0])
-        for i, r in enumerate(rows):
-            if len(r) != width:
-                raise HierarchyError(
-                    f"{name or 'hierarchy'}: row {i + 1} has {len(r)} columns, row 1 has {width}")
+        _check_lengths(name or "hierarchy", [len(r) for r in rows], "row", "columns", 1)
         return cls([[r[lv] for r in rows] for lv in range(width)], name=name)
 
     @classmethod
