@@ -1,4 +1,5 @@
-"""Bundled data: the Adult census extract with ARX's hierarchies (CC BY 4.0, see NOTICE.md)."""
+"""Bundled data: the Adult census extract with ARX's hierarchies (CC BY 4.0, see NOTICE.md),
+and the synthetic census of any size (:mod:`gpuppdp.census`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pandas as pd
 
 from .hierarchy import Hierarchy
 
-__all__ = ["adult", "adult_path", "ADULT_QUASI_IDENTIFIERS"]
+__all__ = ["adult", "adult_path", "census", "ADULT_QUASI_IDENTIFIERS"]
 
 ADULT_QUASI_IDENTIFIERS = ("sex", "age", "race", "marital-status", "education", "native-country",
                            "workclass", "occupation", "salary-class")
@@ -28,3 +29,13 @@ def adult() -> tuple[pd.DataFrame, dict[str, Hierarchy]]:
     hierarchies = {c: Hierarchy.from_csv(adult_path(f"adult_hierarchy_{c}.csv"), name=c)
                    for c in data.columns}
     return data, hierarchies
+
+
+def census(rows: int, seed: int = 0) -> tuple[pd.DataFrame, dict[str, Hierarchy]]:
+    """A synthetic US-census-like table of ``rows`` rows for ``seed`` and the hierarchy of each
+    quasi-identifier (:func:`gpuppdp.census.census_table` and
+    :func:`~gpuppdp.census.census_hierarchies`): in memory, equal to what
+    ``gpuppdp generate census --rows ROWS --seed SEED`` writes."""
+    from . import census as generator  # noqa: PLC0415 - the generator's tables on first use
+
+    return generator.census_table(rows, seed), generator.census_hierarchies()

@@ -1,6 +1,7 @@
 """``gpuppdp demo`` and ``gpuppdp anonymize``: optimal generalization of a table, the release
 written to --output and the summary to --json (both or neither, see
-:class:`gpuppdp.io.OutputPlan`)."""
+:class:`gpuppdp.io.OutputPlan`).  ``demo`` runs on the bundled Adult extract, or with
+``--census ROWS`` on a generated census of that many rows (:mod:`gpuppdp.census`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import time
 
 from .. import datasets
 from ..anonymizer import AnonymizationResult, Anonymizer
+from ..census import DEMO_QUASI_IDENTIFIERS
 from ..io import OutputPlan
 from .common import (ProgressBar, add_anonymization_options, add_run_options, anonymizer_from_args,
                      format_summary, print_release, release_plan)
+from .generate import whole_number
 
 __all__ = ["register", "cmd_demo", "cmd_anonymize"]
 
@@ -27,6 +30,11 @@ def _publish(result: AnonymizationResult, plan: OutputPlan) -> None:
 
 
 def cmd_demo(args) -> int:
+    if args.census is not None:
+        return _census_demo(args)
+    if args.census_seed is not None:
+        raise ValueError("--census-seed needs --census ROWS")
+    args.output = args.output or "adult_k5.released.csv"
     bundled = [datasets.adult_path()] + [datasets.adult_path(f"adult_hierarchy_{c}.csv")
                                          for c in datasets.ADULT_QUASI_IDENTIFIERS]
     plan = release_plan(args, bundled).add("--json", args.json)
@@ -36,6 +44,27 @@ def cmd_demo(args) -> int:
     anonymizer = Anonymizer(quasi_identifiers=hierarchies, k=5, suppression_limit=0.05,
                             metric="loss", search=args.search, backend=args.backend,
                             seed=args.seed)
+    _publish(anonymizer.fit(data, progress=ProgressBar("search", not args.quiet)), plan)
+    return 0
+
+
+def _census_demo(args) -> int:
+    """The demo's job on a generated census: QIDs zip, age, sex, race, marital, education;
+    person_id removed, the other columns kept (insensitive)."""
+    rows = whole_number("--census", args.census, maximum=10 ** 12)
+    seed = whole_number("--census-seed", args.census_seed or "0", 0)
+    args.output = args.output or "census_k5.released.csv"
+    plan = release_plan(args, []).add("--json", args.json)
+    t0 = time.perf_counter()
+    data, hierarchies = datasets.census(rows, seed)
+    print(f"Census: {rows} rows (seed {seed}, generated in {time.perf_counter() - t0:.2f} s), "
+          f"quasi-identifiers {', '.join(DEMO_QUASI_IDENTIFIERS)}; k=5, suppression limit 5 %, "
+          "loss metric")
+    others = [c for c in data.columns if c not in DEMO_QUASI_IDENTIFIERS and c != "person_id"]
+    anonymizer = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in DEMO_QUASI_IDENTIFIERS},
+                            identifying=["person_id"], insensitive=others, k=5,
+                            suppression_limit=0.05, metric="loss", search=args.search,
+                            backend=args.backend, seed=args.seed)
     _publish(anonymizer.fit(data, progress=ProgressBar("search", not args.quiet)), plan)
     return 0
 
@@ -51,9 +80,16 @@ def cmd_anonymize(args) -> int:
 
 def register(subparsers) -> None:
     """Add the ``demo`` and ``anonymize`` subcommands to an ``argparse`` subparsers object."""
-    demo = subparsers.add_parser("demo", help="k=5, 5%% suppression on the bundled Adult extract")
-    demo.add_argument("--output", default="adult_k5.released.csv",
-                      help="released CSV (default: %(default)s)")
+    demo = subparsers.add_parser("demo", help="k=5, 5%% suppression on the bundled Adult extract "
+                                 "(or on a generated census: --census ROWS)")
+    demo.add_argument("--output", default=None,
+                      help="released table, .csv or .parquet (default: adult_k5.released.csv, "
+                      "with --census census_k5.released.csv)")
+    demo.add_argument("--census", default=None, metavar="ROWS",
+                      help="run on a generated census of ROWS rows instead (QIDs zip, age, sex, "
+                      "race, marital, education; see `gpuppdp generate census`)")
+    demo.add_argument("--census-seed", default=None, metavar="S",
+                      help="seed of the --census table (default 0)")
     add_run_options(demo)
     demo.set_defaults(func=cmd_demo, search="flash")
 

@@ -47,12 +47,12 @@ def build_parser():
     """The ``argparse`` parser of every subcommand."""
     import argparse
 
-    from . import anonymize, check, dp, report, risk
+    from . import anonymize, check, dp, generate, report, risk
 
     parser = argparse.ArgumentParser(
         prog="gpuppdp", description="GPU-accelerated privacy-preserving data publishing")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (anonymize, check, risk, report, dp):
+    for module in (anonymize, check, risk, report, dp, generate):
         module.register(sub)
     return parser
 
