@@ -301,11 +301,32 @@ class _StrictProxy:
     def __getattr__(self, name):
         attr = getattr(self._obj, name)
         if callable(attr) and not isinstance(attr, type):
-            return _wrap_callable(attr, f"{self._where}.{name}")
+            wrapped = _wrap_callable(attr, f"{self._where}.{name}")
+            if name == "at" and self._obj is np.add:
+                return _strict_add_at(wrapped)
+            return wrapped
         return attr
 
     def __repr__(self):
         return f"<strict {self._obj!r}>"
+
+
+#: the dtypes CuPy's ``add.at`` (an atomic scatter-add) accepts: no int64
+_ADD_AT_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.uint32, np.uint64, np.float16,
+                                             np.float32, np.float64))
+
+
+def _strict_add_at(add_at):
+    """``add.at`` with CuPy's restriction on the dtype of the array added into."""
+
+    @functools.wraps(add_at)
+    def wrapper(a, indices, b=None):
+        if isinstance(a, StrictArray) and a.dtype not in _ADD_AT_DTYPES:
+            raise TypeError(f"cupy.add.at does not support {a.dtype} (CuPy's scatter_add "
+                            "supports int32, uint32, uint64, float16, float32, float64)")
+        return add_at(a, indices) if b is None else add_at(a, indices, b)
+
+    return wrapper
 
 
 class StrictNamespace:

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import grouping, histograms, segsum, subsets
+from . import groupby, grouping, histograms, segsum, subsets
 
-__all__ = ["rollup", "classes", "common_groups", "loss_sums", "segment_min"]
+__all__ = ["rollup", "classes", "common_groups", "loss_sums", "segment_min", "ordered_sums",
+           "subset_stats", "groupby"]
 
 
 def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
@@ -29,34 +30,30 @@ def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, n
                                     np.asarray(node_map_off, dtype=np.int64), maps_flat,
                                     node_radix)
     return grouping.rollup_xp(backend.xp, src_codes, src_sens, src_count, src_first,
-                              node_src_start, node_src_stop, node_map_off, maps_flat)
+                              node_src_start, node_src_stop, node_map_off, maps_flat,
+                              node_radix)
 
 
-def classes(backend, ptr, codes, first):
-    """Equivalence classes of rolled-up entries (see :func:`grouping.classes_xp`)."""
-    if backend.kernels == "cpu":
-        return grouping.classes_njit(ptr, codes, first)
-    return grouping.classes_xp(backend.xp, ptr, codes, first)
+def classes(backend, ptr, codes, radix):
+    """Equivalence classes of rolled-up entries ``codes`` (C, q), node ``b`` owning
+    ``ptr[b]:ptr[b+1]`` (entries in canonical order) and ``radix`` (B, q) or (q,) (host)
+    codes per QID: ``(class_of_entry, rep_entry, class_ptr)``, classes numbered node by node
+    in order of first appearance (see :func:`groupby.group`)."""
+    return groupby.group(backend.xp, codes, radix, ptr=ptr)
 
 
 def common_groups(backend, node_a, codes_a, node_b, codes_b):
     """Group the rows of two code tables by (node, codes): ``(group_a, group_b, n_groups)``,
     equal group ids for rows of either table with the same node and the same codes; groups
-    are numbered node by node, in order of first appearance with table ``a`` first."""
+    are numbered in order of first appearance, table ``a`` first."""
     xp = backend.xp
-    n_a, n_b = codes_a.shape[0], codes_b.shape[0]
-    total = n_a + n_b
+    n_a = codes_a.shape[0]
     dtype = codes_a.dtype if codes_a.dtype.itemsize >= codes_b.dtype.itemsize else codes_b.dtype
     node = xp.concatenate([node_a.astype(xp.int64), node_b.astype(xp.int64)])
     codes = xp.concatenate([codes_a.astype(dtype), codes_b.astype(dtype)])
-    order = xp.argsort(node * total + xp.arange(total, dtype=xp.int64))
-    n_nodes = int(node.max()) + 1
-    ptr = xp.concatenate([xp.zeros(1, dtype=xp.int64),
-                          xp.cumsum(xp.bincount(node, minlength=n_nodes))])
-    group, _, class_ptr = classes(backend, ptr, codes[order], xp.arange(total, dtype=xp.int64))
-    out = xp.empty(total, dtype=xp.int64)
-    out[order] = group
-    return out[:n_a], out[n_a:], int(backend.to_host(class_ptr)[-1])
+    cols = [node] + [codes[:, j] for j in range(codes.shape[1])]
+    group, rep, _ = groupby.group(xp, cols)
+    return group[:n_a], group[n_a:], int(rep.shape[0])
 
 
 def loss_sums(backend, size, codes, outlier, ptr, off, share):
@@ -83,11 +80,9 @@ def segment_min(backend, values, ptr, host_ptr):
         return np.minimum.reduceat(values, host_ptr[:-1])
     xp = backend.xp
     n_seg = host_ptr.shape[0] - 1
-    seg = grouping.segment_ids(xp, ptr, values.shape[0])
+    seg = groupby.segment_ids(xp, ptr, values.shape[0])
     big = int(values.max()) + 1
     return xp.sort(seg * big + values)[ptr[:-1]] - xp.arange(n_seg, dtype=xp.int64) * big
-
-
 
 
 def ordered_sums(backend, values, ptr, init=0.0, abs_prefix=False):
@@ -110,16 +105,14 @@ def ordered_sums(backend, values, ptr, init=0.0, abs_prefix=False):
     return out
 
 
-
-
 def subset_stats(backend, codes, radix, max_size):
     """Groups and sums of squared class sizes of every subset of at most ``max_size``
     columns of a table (for distinction and separation; see :mod:`.subsets`): host int64
     arrays ``(groups, sumsq)`` indexed by mask (bit ``b`` = ``codes[b]``; -1 where not
-    measured).  Host arrays in: ``codes`` (q, n) codes and ``radix`` (q,) their
-    cardinalities.  Numba CPU form only (``kernels == "cpu"``); the array backends group with
-    ``xp`` in :func:`gpuppdp.analysis.risk.attribute_risks_encoded`."""
-    if backend.kernels != "cpu":
-        raise ValueError(f"subset_stats has a CPU form only, not {backend.kernels!r}")
-    return subsets.all_subsets_njit(np.ascontiguousarray(codes, dtype=np.int32),
-                                    np.asarray(radix, dtype=np.int64), int(max_size))
+    measured).  ``codes``: q device columns of codes, ``radix`` (q,) their cardinalities."""
+    if backend.kernels == "cpu":
+        return subsets.all_subsets_njit(np.stack(codes).astype(np.int32, copy=False),
+                                        np.asarray(radix, dtype=np.int64), int(max_size))
+    groups, sumsq = subsets.all_subsets_xp(backend.xp, list(codes), [int(r) for r in radix],
+                                           int(max_size))
+    return backend.to_host(groups), backend.to_host(sumsq)

@@ -11,14 +11,16 @@ decimal and with it a tie between nodes.  All forms add strictly left to right, 
 every backend bit-identical to ARX.
 
 Three forms: :func:`loss_sums_reference` (plain NumPy, the oracle), :func:`loss_sums_njit`
-(Numba CPU, parallel over nodes, one pass per node) and :func:`loss_sums_cuda` (Numba CUDA, one thread per
-(node, QID); runs on CuPy arrays, or on NumPy arrays under Numba's CUDA simulator).
+(Numba CPU, parallel over nodes) and :func:`loss_sums_cuda` (Numba CUDA, one thread per
+(node, QID); runs on CuPy arrays, or on NumPy arrays under Numba's CUDA simulator).  The two
+compiled forms run one function, :func:`_loss_sums_node`.
 """
 
 from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from numba import cuda, njit, prange
 
@@ -39,33 +41,43 @@ def loss_sums_reference(size, codes, outlier, ptr, off, share):
     return charged, kept
 
 
-@njit(cache=True)
-def _loss_sums_node(b, size, codes, outlier, ptr, off, share, charged, kept):
-    """All QIDs of node ``b`` in one pass over its classes (each class row read once)."""
-    q = off.shape[1]
-    acc_c = np.zeros(q)
-    acc_k = np.zeros(q)
+def _loss_sums_node(b, j0, j1, size, codes, outlier, ptr, off, share, acc):
+    """QIDs ``j0..j1-1`` of node ``b``, its classes left to right, into the zeroed running
+    sums ``acc[0, j - j0]`` (charged) and ``acc[1, j - j0]`` (kept).  Compiled for the CPU
+    (``_node``: all QIDs of a node in one pass over its classes) and as a CUDA device function
+    (``_node_device``: one QID per thread), so both forms run the same operations in the same
+    order."""
     for c in range(ptr[b], ptr[b + 1]):
         sz = float(size[c])
         out = outlier[c]
-        for j in range(q):
+        for j in range(j0, j1):
             x = sz * share[off[b, j] + codes[c, j]]
-            acc_k[j] += x
-            acc_c[j] += sz if out else x
-    charged[b, :] = acc_c
-    kept[b, :] = acc_k
+            acc[1, j - j0] += x
+            acc[0, j - j0] += sz if out else x
+
+
+_node = njit(cache=True)(_loss_sums_node)
+_node_device = cuda.jit(device=True)(_loss_sums_node)
+
+
+@njit(cache=True)
+def _one_node(b, size, codes, outlier, ptr, off, share, charged, kept):
+    acc = np.zeros((2, off.shape[1]))
+    _node(b, 0, off.shape[1], size, codes, outlier, ptr, off, share, acc)
+    charged[b, :] = acc[0]
+    kept[b, :] = acc[1]
 
 
 @njit(cache=True)
 def _loss_sums_serial(size, codes, outlier, ptr, off, share, charged, kept):
     for b in range(off.shape[0]):
-        _loss_sums_node(b, size, codes, outlier, ptr, off, share, charged, kept)
+        _one_node(b, size, codes, outlier, ptr, off, share, charged, kept)
 
 
 @njit(cache=True, parallel=True)
 def _loss_sums_parallel(size, codes, outlier, ptr, off, share, charged, kept):
     for b in prange(off.shape[0]):
-        _loss_sums_node(b, size, codes, outlier, ptr, off, share, charged, kept)
+        _one_node(b, size, codes, outlier, ptr, off, share, charged, kept)
 
 
 def loss_sums_njit(size, codes, outlier, ptr, off, share):
@@ -84,19 +96,12 @@ def _loss_sums_kernel(size, codes, outlier, ptr, off, share, charged, kept):
     if t < off.shape[0] * q:
         b = t // q
         j = t - b * q
-        acc_c = 0.0
-        acc_k = 0.0
-        base = off[b, j]
-        for c in range(ptr[b], ptr[b + 1]):
-            sz = float(size[c])
-            x = sz * share[base + codes[c, j]]
-            acc_k += x
-            if outlier[c]:
-                acc_c += sz
-            else:
-                acc_c += x
-        charged[b, j] = acc_c
-        kept[b, j] = acc_k
+        acc = cuda.local.array((2, 1), numba.float64)
+        acc[0, 0] = 0.0
+        acc[1, 0] = 0.0
+        _node_device(b, j, j + 1, size, codes, outlier, ptr, off, share, acc)
+        charged[b, j] = acc[0, 0]
+        kept[b, j] = acc[1, 0]
 
 
 def loss_sums_cuda(size, codes, outlier, ptr, off, share, charged, kept):

@@ -1,11 +1,12 @@
 """Distinct combinations and sum of squared class sizes of many QID subsets (risk analysis).
 
-:func:`gpuppdp.analysis.risk.attribute_risks_encoded` needs, for every subset ``S`` of the QIDs, the
-number of distinct value combinations of ``S`` and the sum of the squared class sizes (for
-separation).  A subset is grouped from its parent ``P = S - {h}`` (``h`` its highest bit):
+:func:`gpuppdp.analysis.risk.attribute_risks_encoded` needs, for every subset ``S`` of the
+QIDs, the number of distinct value combinations of ``S`` and the sum of the squared class sizes
+(for separation).  A subset is grouped from its parent ``P = S - {h}`` (``h`` its highest bit):
 the key of an entry is ``id_P * radix_h + code_h`` and the entry's dense id under that key is
-its id for ``S``'s children.  Numba CPU form only (the array backends keep the ``xp`` form in
-:mod:`gpuppdp.analysis.risk`); both give the same numbers.
+its id for ``S``'s children.  Two forms give the same numbers: :func:`all_subsets_njit`
+(Numba CPU) and :func:`all_subsets_xp` (array passes, the GPU's form); both group with
+:mod:`.groupby`.  The Numba form:
 
 * :func:`suffix_sets_njit` -- one backward sweep over the rows builds the frequency sets of
   the column suffixes ``b..q-1``, each sorted lexicographically (which keeps the keys of a
@@ -25,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from .groupby import count_keys, group_xp, number_keys, rank_present
 
 
 @njit(cache=True, inline="always")
@@ -132,8 +135,8 @@ def suffix_sets_njit(codes, radix, max_space):
 
     ``codes`` (q, n) int32, ``radix`` (q,) int64.  One backward sweep over the rows: the rank
     of a row in suffix ``b`` is the rank of ``codes[b] * g + rank in suffix b + 1`` (``g``
-    entries there), by counting over that key space when it has at most ``max_space``
-    values, by sorting otherwise.  Returns ``(ptr, rep, count)``: the entries of suffix ``b``
+    entries there), by :func:`.groupby.number_keys` (counting over that key space when it has
+    at most ``max_space`` values).  Returns ``(ptr, rep, count)``: the entries of suffix ``b``
     are ``ptr[b]:ptr[b+1]``, in order, each with one member row ``rep`` and its number of
     rows ``count``."""
     q, n = codes.shape
@@ -147,27 +150,10 @@ def suffix_sets_njit(codes, radix, max_space):
         space = np.int64(radix[b]) * g
         for i in range(n):
             key[i] = np.int64(codes[b, i]) * g + ids[i]
-        new_g = 0
-        if space <= max_space:
-            cnt = np.zeros(space, dtype=np.int64)
-            for i in range(n):
-                cnt[key[i]] += 1
-            for k in range(space):
-                c = cnt[k]
-                if c != 0:
-                    counts_b[new_g] = c
-                    cnt[k] = new_g
-                    new_g += 1
-            for i in range(n):
-                ids[i] = cnt[key[i]]
-        else:
-            uniq = np.unique(key)
-            new_g = uniq.shape[0]
-            counts_b[:new_g] = 0
-            for i in range(n):
-                r = np.searchsorted(uniq, key[i])
-                ids[i] = r
-                counts_b[r] += 1
+        new_g = number_keys(key, space, ids, True, max_space)
+        counts_b[:new_g] = 0
+        for i in range(n):
+            counts_b[ids[i]] += 1
         rep = np.empty(new_g, dtype=np.int64)
         for i in range(n):
             rep[ids[i]] = i
@@ -365,4 +351,56 @@ def all_subsets_njit(codes, radix, max_size, threads=None, count_ratio=4,
     subtrees_njit(sets, radix, ptr, weights, int(max_size), np.array(tasks_b, dtype=np.int64),
                   np.array(tasks_h, dtype=np.int64), chunk_ptr, chunk_tasks, int(count_ratio),
                   int(dense_limit), groups, sumsq)
+    return groups, sumsq
+
+
+# --------------------------------------------------------------------------------------
+# Array (NumPy / CuPy) form
+# --------------------------------------------------------------------------------------
+def all_subsets_xp(xp, codes, radix, max_size):
+    """:func:`all_subsets_njit` in array passes (the GPU's form): ``(groups, sumsq)`` device
+    int64 arrays indexed by mask.  ``codes``: q device columns, ``radix`` their (host)
+    cardinalities.
+
+    For ``b = 0..q-1`` the frequency set of the columns ``b..q-1`` is grouped from the
+    previous one (:func:`.groupby.group_xp`, sorted order); each subset with lowest bit ``b``
+    is then counted over its key space (parent id times the radix of its highest bit) on that
+    set, its dense ids kept while it is a parent."""
+    q = len(codes)
+    cur = list(codes)
+    masks, counted = [], []  # masks (host); per mask (groups, sum of squares) on the device
+    weights = None
+    for b in range(q):
+        ids, rep, _ = group_xp(xp, cur[b:], radix[b:], order="sorted")
+        f = int(rep.shape[0])
+        weights = count_keys(xp, ids, f, weights).astype(xp.float64)
+        idt = xp.int32 if f * max(radix) < 2**31 else xp.int64
+        cur = [None] * b + [c[rep].astype(idt) for c in cur[b:]]
+        sub_ids, sub_groups = {}, {}
+        for t in range(1 << (q - 1 - b)):
+            s = (1 << b) | (t << (b + 1))
+            size = bin(s).count("1")
+            if size > max_size:
+                continue
+            h = s.bit_length() - 1  # parent: s without its highest bit
+            parent = s ^ (1 << h)
+            if parent == 0:
+                k, space = cur[h], radix[h]
+            else:
+                k, space = sub_ids[parent] * radix[h] + cur[h], sub_groups[parent] * radix[h]
+            w = count_keys(xp, k, space, weights)
+            present = w > 0
+            if h < q - 1 and size < max_size:  # a parent of subsets further down
+                if parent == 0:
+                    sub_ids[s], sub_groups[s] = k, space  # codes are dense already
+                else:
+                    sub_ids[s], sub_groups[s] = rank_present(xp, present, k, idt)
+            masks.append(s)
+            counted.append((xp.count_nonzero(present), (w * w).sum()))
+    groups = xp.full(1 << q, -1, dtype=xp.int64)
+    sumsq = xp.full(1 << q, -1, dtype=xp.int64)
+    if masks:
+        at = xp.asarray(np.array(masks, dtype=np.int64))
+        groups[at] = xp.stack([g for g, _ in counted]).astype(xp.int64)
+        sumsq[at] = xp.stack([ss for _, ss in counted]).astype(xp.int64)
     return groups, sumsq

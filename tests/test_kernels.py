@@ -1,7 +1,7 @@
 """The kernel forms agree with each other and with the plain-array references.
 
-* ``grouping.rollup_njit`` / ``rollup_xp`` and ``classes_njit`` / ``classes_xp``: identical
-  outputs in identical (canonical, first-appearance) order;
+* ``grouping.rollup_njit`` / ``rollup_xp`` and the classes (``groupby.group_njit`` /
+  ``group_xp`` by node): identical outputs in identical (canonical, first-appearance) order;
 * ``segsum.loss_sums_njit`` and ``loss_sums_cuda`` (Numba's CUDA simulator in this tier) are
   bit-identical to ``loss_sums_reference`` (sequential sums, ARX's order);
 * the dispatchers in :mod:`gpuppdp.kernels` give the same results on every backend, the
@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer, datasets, kernels
-from gpuppdp.kernels import grouping, segsum
+from gpuppdp.kernels import groupby, grouping, segsum
 from gpuppdp.models import DistinctLDiversity
 from gpuppdp.testing import StrictArray, assert_backend_equal, strict_backend
 
@@ -135,9 +135,10 @@ def _assert_outputs_equal(got, want, names):
 
 ROLLUP_NAMES = ("codes", "sens", "count", "first", "ptr")
 
-# The CPU form keys entries by a mixed-radix code: directly addressed when the key space is
-# small, hashed by key when it is large, hashed on the columns when it overflows int64.
-# Radices larger than needed must not change the result.
+# Both forms key entries by a mixed-radix code: directly addressed (CPU) when the key space is
+# small, hashed (CPU) or sorted (array form) when it is large; past int64 the CPU form packs
+# column by column and the array form sorts the columns (lexsort).  Radices larger than
+# needed must not change the result.
 RADIX_REGIMES = {"exact": lambda r: r, "wide": lambda r: r * 1000,
                  "huge": lambda r: np.full_like(r, 2 ** 40)}
 
@@ -154,10 +155,11 @@ def test_rollup_forms_agree(seed):
     fs, maps, start, stop, map_off, radix = _rollup_inputs(seed)
     args = _args(fs, start, stop, map_off, maps)
     want = naive_rollup(fs, start, stop, map_off, maps)
-    _assert_outputs_equal(grouping.rollup_xp(np, *args), want, ROLLUP_NAMES)
     for regime, widen in RADIX_REGIMES.items():
+        names = [f"{n} ({regime})" for n in ROLLUP_NAMES]
+        _assert_outputs_equal(grouping.rollup_xp(np, *args, widen(radix)), want, names)
         got_njit = grouping.rollup_njit(*args, widen(radix))
-        _assert_outputs_equal(got_njit, want, [f"{n} ({regime})" for n in ROLLUP_NAMES])
+        _assert_outputs_equal(got_njit, want, names)
         for arr, dt in zip(got_njit, (np.int32, np.int32, np.int64, np.int64, np.int64)):
             assert np.asarray(arr).dtype == dt
     # totals are preserved per node
@@ -177,7 +179,7 @@ def test_rollup_of_raw_rows_builds_the_frequency_set():
     args = (codes, sens, np.ones(n, np.int64), np.arange(n, dtype=np.int64), np.array([0]),
             np.array([n]), np.zeros((1, q), np.int64), maps)
     radix = np.array([[3, 3, 3, 2]], np.int64)
-    for got in (grouping.rollup_njit(*args, radix), grouping.rollup_xp(np, *args)):
+    for got in (grouping.rollup_njit(*args, radix), grouping.rollup_xp(np, *args, radix)):
         out_codes, out_sens, count, first, ptr = (np.asarray(a) for a in got)
         table = pd.DataFrame(codes).assign(s=sens)
         expected_first = np.flatnonzero(~table.duplicated().to_numpy())
@@ -196,9 +198,11 @@ def test_rollup_forms_agree_on_large_batches(regime):
     maps, offs = random_maps(rng, fs["domains"], n_maps=4)
     start, stop, map_off, radix = random_batch(rng, fs, offs, n_nodes=40)
     args = _args(fs, start, stop, map_off, maps)
-    want = grouping.rollup_xp(np, *args)
+    want = grouping.rollup_xp(np, *args, radix)
     _assert_outputs_equal(want, naive_rollup(fs, start, stop, map_off, maps), ROLLUP_NAMES)
     _assert_outputs_equal(grouping.rollup_njit(*args, RADIX_REGIMES[regime](radix)), want,
+                          ROLLUP_NAMES)
+    _assert_outputs_equal(grouping.rollup_xp(np, *args, RADIX_REGIMES[regime](radix)), want,
                           ROLLUP_NAMES)
 
 
@@ -226,7 +230,7 @@ def test_rollup_and_classes_small_code_dtypes(dtype, domain):
     stop = np.full(len(combos), n, np.int64)
     args = _args(fs, start, stop, map_off, maps)
     want = naive_rollup(fs, start, stop, map_off, maps)
-    got_xp = grouping.rollup_xp(np, *args)
+    got_xp = grouping.rollup_xp(np, *args, radix)
     _assert_outputs_equal(got_xp, want, ROLLUP_NAMES)
     assert np.asarray(got_xp[0]).dtype == dtype
     for regime, widen in RADIX_REGIMES.items():
@@ -236,11 +240,11 @@ def test_rollup_and_classes_small_code_dtypes(dtype, domain):
         assert np.asarray(got[1]).dtype == sens.dtype
     assert int(np.asarray(want[0]).max()) == domain - 1
     # classes of the rolled-up entries, codes still in ``dtype``
-    out_codes, _, _, out_first, ptr = got_xp
+    out_codes, _, _, _, ptr = got_xp
     want_classes = naive_classes(ptr, out_codes)
     names = ("class_of_entry", "rep", "class_ptr")
-    _assert_outputs_equal(grouping.classes_njit(ptr, out_codes, out_first), want_classes, names)
-    _assert_outputs_equal(grouping.classes_xp(np, ptr, out_codes, out_first), want_classes,
+    _assert_outputs_equal(groupby.group_njit(out_codes, radix[:, :-1], ptr), want_classes, names)
+    _assert_outputs_equal(groupby.group_xp(np, out_codes, radix[:, :-1], ptr), want_classes,
                           names)
 
 
@@ -259,17 +263,17 @@ def test_rollup_empty_batch_ranges():
     assert list(want[4][:3]) == [0, 0, 0]
     assert want[4][3] == want[4][4] > 0
     _assert_outputs_equal(grouping.rollup_njit(*args, radix), want, ROLLUP_NAMES)
-    _assert_outputs_equal(grouping.rollup_xp(np, *args), want, ROLLUP_NAMES)
+    _assert_outputs_equal(grouping.rollup_xp(np, *args, radix), want, ROLLUP_NAMES)
 
 
 # ---------------------------------------------------------------------------------------
 # classes
 # ---------------------------------------------------------------------------------------
 def _classes_inputs(seed):
-    fs, maps, start, stop, map_off, _ = _rollup_inputs(seed)
+    fs, maps, start, stop, map_off, radix = _rollup_inputs(seed)
     codes, sens, count, first, ptr = grouping.rollup_xp(
-        np, *_args(fs, start, stop, map_off, maps))
-    return ptr, codes, first
+        np, *_args(fs, start, stop, map_off, maps), radix)
+    return ptr, codes, radix[:, :-1]
 
 
 def naive_classes(ptr, codes):
@@ -289,11 +293,11 @@ def naive_classes(ptr, codes):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_classes_forms_agree(seed):
-    ptr, codes, first = _classes_inputs(seed)
+    ptr, codes, radix = _classes_inputs(seed)
     want = naive_classes(ptr, codes)
     names = ("class_of_entry", "rep", "class_ptr")
-    _assert_outputs_equal(grouping.classes_njit(ptr, codes, first), want, names)
-    _assert_outputs_equal(grouping.classes_xp(np, ptr, codes, first), want, names)
+    _assert_outputs_equal(groupby.group_njit(codes, radix, ptr), want, names)
+    _assert_outputs_equal(groupby.group_xp(np, codes, radix, ptr), want, names)
 
 
 # ---------------------------------------------------------------------------------------
@@ -369,10 +373,9 @@ def test_dispatch_rollup(backend, seed):
 
 @pytest.mark.parametrize("seed", SEEDS[:6])
 def test_dispatch_classes(backend, seed):
-    ptr, codes, first = _classes_inputs(seed)
+    ptr, codes, radix = _classes_inputs(seed)
     want = naive_classes(ptr, codes)
-    got = kernels.classes(backend, backend.asarray(ptr), backend.asarray(codes),
-                          backend.asarray(first))
+    got = kernels.classes(backend, backend.asarray(ptr), backend.asarray(codes), radix)
     for g, w, name in zip(got, want, ("class_of_entry", "rep", "class_ptr")):
         assert_backend_equal(backend, g, w, err_msg=name)
 

@@ -268,10 +268,11 @@ def test_cli_errors(tmp_path, argv, match):
 
 @pytest.mark.parametrize("dense_min", [1, 1 << 16])
 def test_class_sizes_with_wide_keys(backend, monkeypatch, dense_min):
-    """Key spaces far beyond int32 / the dense limit: compressed ids and the sort fallback."""
-    import gpuppdp.analysis.risk as risk_module
+    """Key spaces far beyond int32 / the dense limit: the sort (array form) and hash (Numba)
+    paths of the group-by."""
+    from gpuppdp.kernels import groupby
 
-    monkeypatch.setattr(risk_module, "_DENSE_MIN", dense_min)
+    monkeypatch.setattr(groupby, "XP_DENSE_FLOOR", dense_min)
     rng = np.random.default_rng(7)
     n = 300
     data = pd.DataFrame({f"c{j}": rng.integers(0, 250, n).astype(str) for j in range(6)})

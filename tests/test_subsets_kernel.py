@@ -1,6 +1,6 @@
 """The subset-grouping kernel (kernels/subsets.py) on each of its three paths -- dense
 counting, the slot table, the hash table -- against pandas, for every subset of small random
-tables."""
+tables; its array form against its Numba form."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gpuppdp import kernels
 from gpuppdp.kernels import subsets
+from gpuppdp.testing import strict_backend
 
 
 def naive(codes: np.ndarray, max_size: int):
@@ -47,3 +49,24 @@ def test_every_path_equals_pandas(path, seed, threads):
     want_groups, want_sumsq = naive(codes, max_size)
     np.testing.assert_array_equal(groups, want_groups)
     np.testing.assert_array_equal(sumsq, want_sumsq)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_array_form_equals_numba_form(seed):
+    """The array form (the GPU's, here on NumPy and on the strict CuPy stand-in) gives the
+    Numba form's numbers on the same inputs."""
+    rng = np.random.default_rng(50 + seed)
+    q = int(rng.integers(1, 7))
+    n = int(rng.integers(1, 1500))
+    radix = rng.integers(1, 300, size=q).astype(np.int64)
+    codes = np.stack([rng.integers(0, r, size=n) for r in radix]).astype(np.int32)
+    max_size = int(rng.integers(1, q + 1))
+    want = subsets.all_subsets_njit(codes, radix, max_size)
+    np.testing.assert_array_equal(want[0], naive(codes, max_size)[0])
+    got = subsets.all_subsets_xp(np, list(codes), radix.tolist(), max_size)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    be = strict_backend()
+    got = kernels.subset_stats(be, [be.asarray(c) for c in codes], radix, max_size)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

@@ -26,6 +26,7 @@ from ..engine.classes import Classes
 from ..engine.codes import encode_column
 from ..engine.encoding import EncodedTable, SensitiveColumn, smallest_int_dtype
 from ..engine.transform import factorize_qids
+from ..kernels import groupby
 from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, EntropyLDiversity,
                       LKCPrivacy, PrivacyLoss, RecursiveCLDiversity, TCloseness)
 from ..validation import check_columns
@@ -51,20 +52,7 @@ def _class_ids(data: pd.DataFrame, qids: Sequence[str]) -> tuple[np.ndarray, np.
 
 def _combine(codes: list, cards: list) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_class_ids` of host code columns (``cards`` values each)."""
-    n = len(codes[0])
-    key = np.zeros(n, dtype=np.int64)
-    bound = 1
-    for col, card in zip(codes, cards):
-        if bound * card >= 2 ** 62:                  # keep the mixed-radix key in int64
-            key, first = pd.factorize(key)
-            bound = max(len(first), 1)
-        key = key * card + col
-        bound *= card
-    cls, _ = pd.factorize(key)
-    cls = cls.astype(np.int64)
-    n_classes = int(cls.max()) + 1 if n else 0
-    first = np.full(n_classes, n, dtype=np.int64)
-    np.minimum.at(first, cls, np.arange(n, dtype=np.int64))
+    cls, first, _ = groupby.group(np, codes, cards)
     return cls, first
 
 
@@ -80,11 +68,12 @@ def _build_classes(backend: Backend, cls: np.ndarray, sens: np.ndarray | None, n
     codes = xp.zeros((n_classes, 1), dtype=xp.int32)
     if sens is None:
         return Classes(xp, size, node, be.asarray(host_ptr), host_ptr, codes)
-    m = max(n_values, 1)
-    pair = d_cls * m + be.asarray(sens.astype(np.int64))
-    uniq, count = xp.unique(pair, return_counts=True)
-    entry_class = uniq // m
-    entry_sens = (uniq % m).astype(xp.int32)
+    d_sens = be.asarray(sens.astype(np.int64))
+    entry, rep, _ = groupby.group(xp, [d_cls, d_sens], [n_classes, max(n_values, 1)],
+                                  order="sorted")  # (class, value) pairs
+    count = xp.bincount(entry, minlength=int(rep.shape[0]))
+    entry_class = d_cls[rep]
+    entry_sens = d_sens[rep].astype(xp.int32)
     distinct = xp.bincount(entry_class, minlength=n_classes).astype(xp.int64)
     return Classes(xp, size, node, be.asarray(host_ptr), host_ptr, codes, distinct,
                    entry_class, entry_sens, count.astype(xp.int64))

@@ -27,9 +27,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .. import kernels
 from ..backend import Backend, get_backend
 from ..engine.codes import encode_columns as encode_host
 from ..engine.transform import suppressed_rows
+from ..kernels import groupby
 from ..validation import check_columns
 
 __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_columns",
@@ -43,9 +45,6 @@ __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_colu
 #: ``1/|E|`` is strictly greater than the threshold.
 RISK_THRESHOLDS = (0.5, 0.2, 0.1, 0.05)
 
-_KEY_LIMIT = 1 << 62  # mixed-radix keys stay below this (int64)
-_DENSE_MIN = 1 << 16  # keys are compressed once their space passes max(this, n) ...
-_DENSE_FACTOR = 4  # ... and counted with a dense bincount up to this times that
 
 
 # --------------------------------------------------------------------------------------------
@@ -68,73 +67,14 @@ def encode_columns(data: pd.DataFrame, qids: Sequence[str], backend: Backend):
             [max(len(lab), 1) for lab in labels])
 
 
-def _compress(xp, key):
-    """Dense ids ``0..g-1`` of ``key`` (device int64) and ``g`` (host int)."""
-    uniq, inv = xp.unique(key, return_inverse=True)
-    return inv.reshape(-1).astype(xp.int64), int(uniq.shape[0])
-
-
-def _dense_limit(n: int) -> int:
-    return max(_DENSE_MIN, n)
-
-
-def _dense_ids(xp, key, space: int):
-    """Dense ids of ``key`` (values in ``0..space-1``) by a bincount over the key space:
-    ``(ids, present bool (space,), g)``; ids keep ``key``'s dtype."""
-    present = xp.bincount(key, minlength=space) > 0
-    remap = xp.cumsum(present, dtype=key.dtype)
-    g = int(remap[-1])
-    remap -= 1
-    return remap[key], present, g
-
-
-def _combined_key(backend: Backend, codes, cards):
-    """A mixed-radix integer key of the columns and the size of its key space (host int).
-
-    Whenever the next column would push the key space past what a dense bincount handles,
-    the key so far is first replaced by dense class ids (or sorted unique ids); keys are int32
-    whenever that cannot overflow."""
-    xp = backend.xp
-    n = int(codes[0].shape[0])
-    limit = _dense_limit(n)
-    kdt = xp.int32 if max(limit, n) * max(int(r) for r in cards) < 2**31 else xp.int64
-    key = codes[0].astype(kdt)
-    space = int(cards[0])
-    for c, r in zip(codes[1:], cards[1:]):
-        if space * r > limit:
-            if space <= limit:
-                key, _, space = _dense_ids(xp, key, space)
-            else:
-                key, space = _compress(xp, key)
-                key = key.astype(kdt)
-        key *= r
-        key += c.astype(kdt, copy=False)
-        space *= int(r)
-    return key, space
-
-
-def _group(backend: Backend, key, space: int, weights=None):
-    """``(ids, sizes)``: dense class id of every entry and each class's (weighted) size."""
-    xp = backend.xp
-    n = int(key.shape[0])
-    if space <= _DENSE_FACTOR * _dense_limit(n):
-        ids, present, g = _dense_ids(xp, key, space)
-        ids = ids.astype(xp.int64, copy=False)
-        if weights is None:
-            return ids, xp.bincount(ids, minlength=g).astype(xp.int64)
-        return ids, xp.bincount(ids, weights=weights, minlength=g)
-    uniq, inv, counts = xp.unique(key, return_inverse=True, return_counts=True)
-    ids = inv.reshape(-1).astype(xp.int64)
-    if weights is None:
-        return ids, counts.astype(xp.int64)
-    return ids, xp.bincount(ids, weights=weights, minlength=int(uniq.shape[0]))
-
-
 def _classes_encoded(codes, cards, backend: Backend):
-    """``(ids, sizes)``: each row's dense class id and the class sizes (device int64)."""
-    order = sorted(range(len(cards)), key=lambda j: -int(cards[j]))  # small radices last
-    key, space = _combined_key(backend, [codes[j] for j in order], [cards[j] for j in order])
-    return _group(backend, key, space)
+    """``(ids, sizes)``: each row's class id (classes in sorted order of the codes, widest
+    columns first) and the class sizes (device int64), by :func:`gpuppdp.kernels.groupby.group`."""
+    xp = backend.xp
+    order = sorted(range(len(cards)), key=lambda j: -int(cards[j]))
+    ids, rep, _ = groupby.group(xp, [codes[j] for j in order], [cards[j] for j in order],
+                                order="sorted")
+    return ids, xp.bincount(ids, minlength=int(rep.shape[0])).astype(xp.int64)
 
 
 def class_sizes_encoded(codes, cards, backend: Backend):
@@ -612,92 +552,17 @@ def attribute_risks_encoded(codes, cards, names, backend: Backend, *,
     order = sorted(range(q), key=lambda j: -cards[j])
     rad = [int(cards[j]) for j in order]
     cur = [codes[j] for j in order]
-    if backend.kernels == "cpu":
-        masks, groups, sumsq = _subset_stats_cpu(backend, cur, rad, max_size)
-    else:
-        masks, groups, sumsq = _subset_stats_xp(backend, cur, rad, max_size)
+    groups, sumsq = kernels.subset_stats(backend, cur, rad, max_size)
+    # by lowest bit b, then by the bits above it
+    masks = np.concatenate([(1 << b) | (np.arange(1 << (q - 1 - b), dtype=np.int64) << (b + 1))
+                            for b in range(q)])
+    masks = masks[groups[masks] >= 0]
+    groups, sumsq = groups[masks].astype(np.float64), sumsq[masks].astype(np.float64)
     dist = groups / n
     sep = 1.0 - (sumsq - n) / (float(n) * (n - 1)) if n > 1 else np.zeros_like(sumsq)
     bit = [1 << b for b in sorted(range(q), key=order.__getitem__)]  # bit of qids[j]
     return [AttributeRisk(tuple(qids[j] for j in range(q) if s & bit[j]), d, p)
             for s, d, p in zip(masks.tolist(), dist.tolist(), sep.tolist())]
-
-
-def _frequency_sets(backend: Backend, cur, rad):
-    """For ``b = 0..q-1``: the distinct rows of the columns ``cur[b:]`` (each column's codes
-    at one member row) and their multiplicities, each from the previous one; yields
-    ``(b, codes, weights)``, ``codes[b:]`` the columns (device arrays, int32 where that
-    cannot overflow) and ``weights`` the row counts (int64, or integral float64)."""
-    xp = backend.xp
-    weights = None
-    for b in range(len(cur)):
-        key, space = _combined_key(backend, cur[b:], rad[b:])
-        ids, wts = _group(backend, key, space, weights)
-        f = int(wts.shape[0])
-        first = xp.zeros(f, dtype=xp.int64)
-        first[ids] = xp.arange(int(ids.shape[0]), dtype=xp.int64)  # any member will do
-        idt = xp.int32 if f * max(rad) < 2**31 else xp.int64
-        cur = [None] * b + [c[first].astype(idt) for c in cur[b:]]
-        weights = wts
-        yield b, cur, weights
-
-
-def _subset_stats_cpu(backend: Backend, cur, rad, max_size: int):
-    """Masks (bit b = QID ``cur[b]``), groups and sums of squared class sizes of every
-    subset of at most ``max_size`` QIDs, in :func:`_subset_stats_xp`'s order, by the Numba
-    kernel :func:`kernels.subset_stats` (the same grouping in compiled loops)."""
-    from .. import kernels
-
-    q = len(cur)
-    groups, sumsq = kernels.subset_stats(backend, np.stack([np.asarray(c) for c in cur]), rad,
-                                         max_size)
-    # _subset_stats_xp's order: by lowest bit b, then by the bits above it
-    masks = np.concatenate([(1 << b) | (np.arange(1 << (q - 1 - b), dtype=np.int64) << (b + 1))
-                            for b in range(q)])
-    masks = masks[groups[masks] >= 0]
-    return masks, groups[masks].astype(np.float64), sumsq[masks].astype(np.float64)
-
-
-def _subset_stats_xp(backend: Backend, cur, rad, max_size: int):
-    """:func:`_subset_stats_cpu` in array passes on ``backend.xp`` (the GPU form)."""
-    xp = backend.xp
-    q = len(cur)
-    n_sub = 1 << q
-    g_host = np.zeros(n_sub, dtype=np.int64)
-    stats = []  # (mask, groups, sum of squared sizes) as device scalars, fetched once
-    for b, cur, weights in _frequency_sets(backend, cur, rad):
-        idt = cur[b].dtype
-        weights = weights.astype(xp.float64)
-        sub_ids: dict[int, object] = {}
-        for t in range(1 << (q - 1 - b)):
-            s = (1 << b) | (t << (b + 1))
-            size = bin(s).count("1")
-            if size > max_size:
-                continue
-            h = s.bit_length() - 1  # parent: s without its highest bit
-            parent = s ^ (1 << h)
-            as_parent = h < q - 1 and size < max_size
-            if parent == 0:
-                k, sp = cur[h], rad[h]
-            else:
-                k, sp = sub_ids[parent] * rad[h] + cur[h], int(g_host[parent]) * rad[h]
-            w = xp.bincount(k, weights=weights, minlength=sp)
-            present = w > 0
-            if as_parent:
-                if parent == 0:
-                    sub_ids[s], g_host[s] = k, sp  # codes are dense already
-                else:
-                    remap = xp.cumsum(present, dtype=idt) - 1
-                    sub_ids[s] = remap[k]
-                    g_host[s] = int(remap[-1]) + 1
-            stats.append((s, xp.count_nonzero(present), (w * w).sum()))
-    masks = np.array([s for s, _, _ in stats], dtype=np.int64)
-    if stats:
-        groups = backend.to_host(xp.stack([g for _, g, _ in stats])).astype(np.float64)
-        sumsq = backend.to_host(xp.stack([ss for _, _, ss in stats])).astype(np.float64)
-    else:
-        groups = sumsq = np.zeros(0)
-    return masks, groups, sumsq
 
 
 # --------------------------------------------------------------------------------------------

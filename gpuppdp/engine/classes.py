@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..kernels import groupby
+
 __all__ = ["Classes", "entry_shares", "segment_max", "segment_sum"]
 
 
@@ -52,18 +54,16 @@ class Classes:
         if hit is None:
             xp = self.xp
             from_carried, n_values = self.sensitive_maps[name]
-            key = self.entry_class.astype(xp.int64) * n_values + \
-                from_carried[self.entry_sens.astype(xp.int64)]
-            order = xp.argsort(key)
-            key = key[order]
-            total = xp.cumsum(self.entry_count.astype(xp.int64)[order])
-            last = xp.flatnonzero(xp.concatenate([key[1:] != key[:-1],
-                                                  xp.ones(1, dtype=xp.bool_)]))
-            count = xp.diff(xp.concatenate([xp.zeros(1, dtype=xp.int64), total[last]]))
-            entry_class = key[last] // n_values
+            cls = self.entry_class.astype(xp.int64)
+            value = from_carried[self.entry_sens.astype(xp.int64)].astype(xp.int64)
+            entry, rep, _ = groupby.group(xp, [cls, value], [self.size.shape[0], n_values],
+                                          order="sorted")
+            count = xp.bincount(entry, weights=self.entry_count.astype(xp.float64),
+                                minlength=int(rep.shape[0])).astype(xp.int64)  # exact (< 2**53)
+            entry_class = cls[rep]
             hit = Classes(xp, self.size, self.node, self.ptr, self.host_ptr, self.codes,
                           xp.bincount(entry_class, minlength=self.size.shape[0]).astype(xp.int64),
-                          entry_class, key[last] % n_values, count, levels=self.levels)
+                          entry_class, value[rep], count, levels=self.levels)
             self._cache[("attribute", name)] = hit
         return hit
 

@@ -18,7 +18,8 @@ import numpy as np
 from numba import njit
 
 from .. import kernels
-from ..kernels.grouping import segment_ids
+from ..kernels import groupby
+from ..kernels.groupby import segment_ids
 from ..models import PrivacyModel, Requirement
 from .classes import Classes
 from .encoding import EncodedTable, FrequencySet
@@ -134,7 +135,8 @@ class Evaluator:
         if not self.carries_sensitive:
             node = segment_ids(xp, fs.ptr, int(fs.host_ptr[-1]))
             return Classes(xp, fs.count, node, fs.ptr, fs.host_ptr, fs.codes, levels=fs.levels)
-        class_of_entry, rep, class_ptr = kernels.classes(be, fs.ptr, fs.codes, fs.first)
+        class_of_entry, rep, class_ptr = kernels.classes(
+            be, fs.ptr, fs.codes, self.encoded.node_radix(fs.levels)[:, :-1])
         host_class_ptr = be.to_host(class_ptr).astype(np.int64)
         n_classes = int(host_class_ptr[-1])
         size = xp.bincount(class_of_entry, weights=fs.count.astype(xp.float64),
@@ -202,7 +204,7 @@ class Evaluator:
     def row_outliers(self, levels: np.ndarray):
         """Per input row (device bool): is the row in a class that fails a privacy model at
         node ``levels``?  Also returns the rows' QID codes at that node, ``(N, q)``."""
-        be, xp = self.backend, self.backend.xp
+        xp = self.backend.xp
         levels = np.asarray(levels, dtype=np.int64).reshape(1, -1)
         _, fs = self.evaluate(levels, self.bottom, np.array([0]))
         classes = self._classes(fs)
@@ -210,22 +212,10 @@ class Evaluator:
         columns = [self.maps[int(self.map_off[j, 0, levels[0, j]]) + codes.astype(xp.int64)]
                    for j, codes in enumerate(self.encoded.qi_codes)]
         row_codes = xp.stack(columns, axis=1)
-        radix = self.encoded.node_radix(levels)[0, :-1]
-        if np.log2(np.maximum(radix, 1)).sum() < 62:
-            # class keys are distinct mixed-radix numbers: find each row's by binary search
-            strides = np.concatenate([[1], np.cumprod(radix[:-1])]).tolist()
-            row_key = xp.zeros(self.encoded.n_rows, dtype=xp.int64)
-            class_key = xp.zeros(classes.codes.shape[0], dtype=xp.int64)
-            for j, stride in enumerate(strides):
-                row_key += columns[j].astype(xp.int64) * stride
-                class_key += classes.codes[:, j].astype(xp.int64) * stride
-            order = xp.argsort(class_key)
-            row_class = order[xp.searchsorted(class_key[order], row_key)]
-        else:
-            # classes are distinct and come first, so class c is group c and rows find theirs
-            _, row_class, _ = kernels.common_groups(
-                be, xp.zeros(classes.codes.shape[0], dtype=xp.int64), classes.codes,
-                xp.zeros(self.encoded.n_rows, dtype=xp.int64), row_codes)
+        # classes are distinct and come first: class c is group c, and rows find theirs
+        codes = xp.concatenate([classes.codes, row_codes.astype(classes.codes.dtype)])
+        group, _, _ = groupby.group(xp, codes, self.encoded.node_radix(levels)[0, :-1])
+        row_class = group[classes.codes.shape[0]:]
         return outlier[row_class], row_codes
 
     def _smallest_kept(self, classes: Classes, outlier, n_nodes: int) -> np.ndarray:

@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from ..engine.classes import Classes
+from ..kernels import groupby
 from ..validation import check_int, check_name, check_number, format_values, plain_number
 from .base import PrivacyModel, Requirement
 
@@ -22,19 +23,20 @@ def _subset_groups(classes: Classes, subsets: Sequence[Sequence[int]]):
     """``(gid, n_groups)``: ``gid`` (S, C) device int64, the group of every class of the batch
     for every subset of QID columns, numbered across all subsets (0..n_groups-1).  Classes
     share a group iff they belong to the same node and carry the same codes on the subset's
-    columns (at the node's levels).  A subset is ranked from its prefix (cached), one column
-    at a time, so keys never exceed ``C * radix`` (no overflow)."""
+    columns (at the node's levels).  A subset is grouped from its prefix (cached) and one more
+    column (:func:`gpuppdp.kernels.groupby.group`), so keys never exceed ``C * radix``."""
     xp = classes.xp
-    ranked: dict[tuple, tuple] = {(): (classes.node.astype(xp.int64), 0)}
+    ranked: dict[tuple, tuple] = {(): (classes.node.astype(xp.int64),
+                                       int(classes.host_ptr.shape[0]) - 1)}
 
     def rank(cols: tuple):
         hit = ranked.get(cols)
         if hit is None:
-            parent, _ = rank(cols[:-1])
-            col = classes.codes[:, cols[-1]].astype(xp.int64)
-            radix = int(col.max()) + 1
-            uniq, gid = xp.unique(parent * radix + col, return_inverse=True)
-            hit = ranked[cols] = (gid.reshape(-1).astype(xp.int64), int(uniq.shape[0]))
+            parent, n_parent = rank(cols[:-1])
+            col = classes.codes[:, cols[-1]]
+            gid, rep, _ = groupby.group(xp, [parent, col], [n_parent, int(col.max()) + 1],
+                                        order="sorted")
+            hit = ranked[cols] = (gid, int(rep.shape[0]))
         return hit
 
     out, offset = [], 0

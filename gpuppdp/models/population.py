@@ -23,7 +23,7 @@ from .. import kernels
 from ..engine.classes import Classes
 from ..engine.codes import encode_column
 from ..engine.encoding import EncodedTable
-from ..kernels.grouping import segment_ids
+from ..kernels.groupby import segment_ids
 from ..validation import check_int, check_number, format_values, plain_number
 from .base import PrivacyModel, Requirement
 

@@ -1,0 +1,340 @@
+"""One group-by: number the distinct key tuples of the rows of a table, within segments.
+
+A key is a tuple of non-negative integer codes, column ``j`` below ``radix[j]``.  Groups are
+numbered in order of first appearance (``order="first"``: the canonical order of frequency
+sets and equivalence classes, as ARX's hash groupify numbers them) or in sorted order
+(``order="sorted"``: lexicographic, first column most significant, as ``numpy.unique`` of the
+packed key numbers them).  With segments (``ptr``: rows ``ptr[s]:ptr[s+1]``) no group spans
+two of them and groups are numbered segment by segment.
+
+The path is picked by the size of the key space (the product of the radices):
+
+* dense -- a space at most a few times the rows is counted over (in Numba a directly
+  addressed table; in the array form, for sorted numbering, ``bincount``);
+* sort (array form) -- the mixed-radix key packed in one int64 when the space fits
+  (``argsort``), ``lexsort`` over the columns otherwise;
+* hash (Numba form) -- open addressing on the packed key (multiplicative hashing, Knuth,
+  TAOCP vol. 3, 6.4); a key that would overflow int64 is packed column by column, the prefix
+  replaced by its group ids first (:func:`extend_key`).
+
+Two forms give the same ``ids`` and ``group_ptr`` (and, numbered by first appearance, the
+same ``rep``): :func:`group_xp` (array form: the NumPy reference, and the GPU's on CuPy) and
+:func:`group_njit` (Numba CPU, parallel over segments).  The Numba primitives
+(:func:`space_of`, :func:`extend_key`, :func:`number_keys`) are also the roll-up's
+(:mod:`.grouping`) and the subset kernel's (:mod:`.subsets`).  :func:`group` picks the form
+for the array namespace.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["group", "group_xp", "group_njit", "segment_ids", "count_keys", "rank_present",
+           "key_space", "space_of", "number_keys", "extend_key"]
+
+DENSE_RATIO = 4              # key spaces up to this times the rows (plus a floor) are dense
+NJIT_DENSE_FLOOR = 1 << 10   # ... a directly addressed table in Numba
+XP_DENSE_FLOOR = 1 << 16     # ... a bincount in the array form
+SORTED_DENSE_RATIO = 16      # ... in Numba numbering in sorted order (plus XP_DENSE_FLOOR)
+KEY_LIMIT = 1 << 62          # packed keys stay below this
+_HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
+
+
+def key_space(radix) -> int | None:
+    """Product of the radices (each at least 1), ``None`` when it reaches ``KEY_LIMIT``."""
+    space = 1
+    for r in radix:
+        space *= max(int(r), 1)
+        if space >= KEY_LIMIT:
+            return None
+    return space
+
+
+# --------------------------------------------------------------------------------------
+# Numba CPU form
+# --------------------------------------------------------------------------------------
+@njit(cache=True)
+def space_of(radix):
+    """:func:`key_space` in Numba: the product of ``radix`` (each at least 1), -1 when it
+    reaches ``KEY_LIMIT``."""
+    space = np.int64(1)
+    for r in radix:
+        r = max(np.int64(r), 1)
+        if space > (KEY_LIMIT - 1) // r:
+            return np.int64(-1)
+        space *= r
+    return space
+
+
+@njit(cache=True)
+def number_keys(keys, space, ids, sorted_order, dense_max=-1):
+    """Group ids of int64 ``keys`` (below ``space``; -1: unbounded) into ``ids``, in order of
+    first appearance or, ``sorted_order``, of the keys; returns the number of groups.
+
+    A space of at most ``dense_max`` keys is addressed directly (default
+    ``DENSE_RATIO * n + NJIT_DENSE_FLOOR``; numbered sorted, where a scan of the space beats
+    sorting the groups for longer, ``SORTED_DENSE_RATIO * n + XP_DENSE_FLOOR``), a larger one
+    hashed (open addressing, linear probing, a power of two and at least ``2 n`` slots)."""
+    n = keys.shape[0]
+    if dense_max < 0:
+        dense_max = (SORTED_DENSE_RATIO * n + XP_DENSE_FLOOR if sorted_order
+                     else DENSE_RATIO * n + NJIT_DENSE_FLOOR)
+    dense = 0 <= space <= dense_max
+    seen = np.empty(0 if dense else n, np.int64)  # hashed: the key of each group
+    g = 0
+    if dense and sorted_order:  # mark the keys present, number them in a scan of the space
+        table = np.full(space, -1, np.int64)
+        for i in range(n):
+            table[keys[i]] = 0
+        for k in range(space):
+            if table[k] == 0:
+                table[k] = g
+                g += 1
+        for i in range(n):
+            ids[i] = table[keys[i]]
+        return g
+    if dense:
+        table = np.full(space, -1, np.int64)
+        for i in range(n):
+            k = keys[i]
+            s = table[k]
+            if s < 0:
+                s = g
+                table[k] = g
+                g += 1
+            ids[i] = s
+    else:
+        cap = 16
+        while cap < 2 * n:
+            cap *= 2
+        table = np.full(cap, -1, np.int64)
+        mask = np.uint64(cap - 1)
+        for i in range(n):
+            k = keys[i]
+            slot = ((np.uint64(k) * _HASH_MUL) >> np.uint64(20)) & mask
+            while True:
+                s = table[slot]
+                if s < 0:
+                    s = g
+                    table[slot] = g
+                    seen[g] = k
+                    g += 1
+                    break
+                if seen[s] == k:
+                    break
+                slot = (slot + np.uint64(1)) & mask
+            ids[i] = s
+    if sorted_order and g > 1:  # hashed: rank the groups by their keys
+        rank = np.empty(g, np.int64)
+        order = np.argsort(seen[:g])
+        for r in range(g):
+            rank[order[r]] = r
+        for i in range(n):
+            ids[i] = rank[ids[i]]
+    return g
+
+
+@njit(cache=True)
+def extend_key(keys, space, col, radix, scratch, sorted_order):
+    """``keys = keys * radix + col`` (mixed radix, ``keys`` below ``space``); returns the new
+    space.  When that would reach ``KEY_LIMIT`` the keys are first replaced by their group ids
+    (numbered as ``sorted_order`` says, through ``scratch``)."""
+    r = max(np.int64(radix), 1)
+    if space > (KEY_LIMIT - 1) // r:
+        space = number_keys(keys, space, scratch, sorted_order)
+        keys[:] = scratch
+    for i in range(keys.shape[0]):
+        keys[i] = keys[i] * r + col[i]
+    return space * r
+
+
+@njit(cache=True)
+def _group_segment(s, cols, radix, ptr, sorted_order, keys, ids, rep, n_groups):
+    """Segment ``s``: ids local to it, ``rep[ptr[s] + g]`` the first row of its group ``g``."""
+    start = ptr[s]
+    stop = ptr[s + 1]
+    r = radix[s] if radix.shape[0] > 1 else radix[0]  # per segment, or one row for all
+    k = keys[start:stop]
+    local = ids[start:stop]
+    k[:] = 0
+    space = np.int64(1)
+    for j in range(cols.shape[1]):
+        space = extend_key(k, space, cols[start:stop, j], r[j], local, sorted_order)
+    g = number_keys(k, space, local, sorted_order)
+    first = rep[start:start + g]
+    for i in range(stop - start - 1, -1, -1):  # the last write is a group's first row
+        first[local[i]] = start + i
+    n_groups[s] = g
+
+
+@njit(cache=True, parallel=True)
+def _group_segments(cols, radix, ptr, sorted_order, keys, ids, rep, n_groups):
+    for s in prange(ptr.shape[0] - 1):
+        _group_segment(s, cols, radix, ptr, sorted_order, keys, ids, rep, n_groups)
+
+
+@njit(cache=True, parallel=True)
+def _to_global(ptr, group_ptr, ids, rep, out_rep):
+    for s in prange(ptr.shape[0] - 1):
+        off = group_ptr[s]
+        for i in range(ptr[s], ptr[s + 1]):
+            ids[i] += off
+        for g in range(group_ptr[s + 1] - off):
+            out_rep[off + g] = rep[ptr[s] + g]
+
+
+@njit(cache=True)
+def _group_all(cols, radix, ptr, sorted_order):
+    n = cols.shape[0]
+    n_seg = ptr.shape[0] - 1
+    keys = np.empty(n, np.int64)
+    ids = np.empty(n, np.int64)
+    rep = np.empty(n, np.int64)
+    n_groups = np.empty(n_seg, np.int64)
+    if n_seg == 1:  # no thread-pool start-up
+        _group_segment(0, cols, radix, ptr, sorted_order, keys, ids, rep, n_groups)
+    else:
+        _group_segments(cols, radix, ptr, sorted_order, keys, ids, rep, n_groups)
+    group_ptr = np.zeros(n_seg + 1, np.int64)
+    group_ptr[1:] = np.cumsum(n_groups)
+    if n_seg == 1:
+        return ids, rep[:group_ptr[1]], group_ptr
+    out_rep = np.empty(group_ptr[-1], np.int64)
+    _to_global(ptr, group_ptr, ids, rep, out_rep)
+    return ids, out_rep, group_ptr
+
+
+def group_njit(cols, radix, ptr=None, order="first"):
+    """Numba form of :func:`group_xp` on host arrays: ``cols`` (n, k), ``radix`` (k,) or per
+    segment (S, k), ``ptr`` (S+1,) or ``None`` (one segment)."""
+    cols = np.ascontiguousarray(cols)
+    ptr = np.array([0, cols.shape[0]], np.int64) if ptr is None \
+        else np.asarray(ptr, dtype=np.int64)
+    radix = np.asarray(radix, dtype=np.int64).reshape(-1, cols.shape[1])
+    return _group_all(cols, radix, ptr, _sorted(order))
+
+
+# --------------------------------------------------------------------------------------
+# Array (NumPy / CuPy) form
+# --------------------------------------------------------------------------------------
+def segment_ids(xp, ptr, total):
+    """``ptr`` (S+1 offsets, device) -> segment index of each of ``total`` rows.
+
+    Counts the segment starts at each row and sums them up (CuPy's ``repeat`` takes no device
+    array of repeat counts)."""
+    starts = xp.bincount(ptr[1:-1].astype(xp.int64), minlength=total + 1)[:total]
+    return xp.cumsum(starts).astype(xp.int64)
+
+
+def count_keys(xp, key, space: int, weights=None):
+    """Dense counting: rows (or their summed ``weights``) per key value ``0..space-1``."""
+    return xp.bincount(key, weights=weights, minlength=space)
+
+
+def rank_present(xp, present, key, dtype=None):
+    """Dense ids, in key order, of the values ``present`` marks (a bool array over the key
+    space): ``(ids of key, number of groups)``; ids in ``dtype`` (default int64)."""
+    remap = xp.cumsum(present, dtype=xp.int64 if dtype is None else dtype)
+    g = int(remap[-1])
+    remap -= 1
+    return remap[key], g
+
+
+def _pack(xp, cols, radix):
+    key = cols[0].astype(xp.int64)
+    for c, r in zip(cols[1:], radix[1:]):
+        key *= r
+        key += c.astype(xp.int64)
+    return key
+
+
+def group_xp(xp, cols, radix, ptr=None, order="first"):
+    """Group the rows of ``cols`` (columns of codes below ``radix``) within the segments
+    ``ptr`` (device, S+1 offsets; ``None``: one segment): ``(ids, rep, group_ptr)``.
+
+    ``ids`` (n,) int64 is each row's group, numbered segment by segment, in order of first
+    appearance (``order="first"``) or of the keys (``"sorted"``); ``rep`` (G,) int64 a row of
+    each group (its first row, except on the dense path of ``"sorted"``, where any row);
+    ``group_ptr`` (S+1,) int64 the groups' offsets per segment.  ``cols``: a sequence of 1-D
+    device arrays or a 2-D (n, k) one; ``radix``: (k,) or per segment (S, k), host.
+    """
+    sorted_order = _sorted(order)
+    cols = _columns(cols)
+    n = int(cols[0].shape[0])
+    radix = [int(r) for r in np.asarray(radix, dtype=np.int64).reshape(-1, len(cols)).max(axis=0)]
+    n_seg = 1 if ptr is None else int(ptr.shape[0]) - 1
+    if n == 0:
+        empty = xp.zeros(0, dtype=xp.int64)
+        return empty, empty, xp.zeros(n_seg + 1, dtype=xp.int64)
+    if ptr is not None:
+        seg = segment_ids(xp, ptr, n)
+        cols, radix = [seg] + cols, [n_seg] + radix
+    space = key_space(radix)
+    if sorted_order and space is not None and space <= DENSE_RATIO * max(n, XP_DENSE_FLOOR):
+        key = _pack(xp, cols, radix)
+        ids, g = rank_present(xp, count_keys(xp, key, space) > 0, key)
+        rep = xp.empty(g, dtype=xp.int64)
+        rep[ids] = xp.arange(n, dtype=xp.int64)
+    else:
+        if space is not None:
+            key = _pack(xp, cols, radix)
+            perm = xp.argsort(key, kind="stable")
+            s = key[perm]
+            step = s[1:] != s[:-1]
+        else:
+            perm = xp.lexsort(xp.stack([c.astype(xp.int64) for c in cols[::-1]]))
+            step = xp.zeros(n - 1, dtype=xp.bool_)
+            for c in cols:
+                s = c[perm]
+                step |= s[1:] != s[:-1]
+        boundary = xp.concatenate([xp.ones(1, dtype=xp.bool_), step])
+        rep = perm[xp.flatnonzero(boundary)]  # the first row of each group (stable sort)
+        ids = xp.empty(n, dtype=xp.int64)
+        ids[perm] = xp.cumsum(boundary.astype(xp.int64)) - 1
+        if not sorted_order:
+            by_first = xp.argsort(rep)
+            rank = xp.empty(rep.shape[0], dtype=xp.int64)
+            rank[by_first] = xp.arange(rep.shape[0], dtype=xp.int64)
+            ids, rep = rank[ids], rep[by_first]
+    if ptr is None:
+        group_ptr = xp.asarray(np.array([0, rep.shape[0]], dtype=np.int64))
+    else:
+        group_ptr = xp.zeros(n_seg + 1, dtype=xp.int64)
+        group_ptr[1:] = xp.cumsum(xp.bincount(cols[0][rep], minlength=n_seg))
+    return ids, rep, group_ptr
+
+
+# --------------------------------------------------------------------------------------
+# dispatch
+# --------------------------------------------------------------------------------------
+def group(xp, cols, radix=None, *, ptr=None, order="first"):
+    """:func:`group_xp`'s contract on the form for ``xp``: :func:`group_njit` on NumPy
+    arrays, :func:`group_xp` otherwise (CuPy, the strict stand-in).  ``radix=None``: one
+    more than each column's largest code (a device-to-host transfer)."""
+    if radix is None:
+        radix = _radix_of(xp, _columns(cols))
+    if xp is np:
+        if not isinstance(cols, np.ndarray):
+            cols = np.stack([np.asarray(c) for c in cols], axis=1)
+        return group_njit(cols, radix, ptr, order)
+    return group_xp(xp, cols, radix, ptr, order)
+
+
+def _columns(cols):
+    if hasattr(cols, "ndim") and cols.ndim == 2:
+        return [cols[:, j] for j in range(cols.shape[1])]
+    return list(cols)
+
+
+def _radix_of(xp, cols):
+    if int(cols[0].shape[0]) == 0:
+        return [1] * len(cols)
+    top = xp.stack([c.max().astype(xp.int64) for c in cols])
+    return [int(v) + 1 for v in (top if xp is np else top.get()).tolist()]
+
+
+def _sorted(order) -> bool:
+    if order not in ("first", "sorted"):
+        raise ValueError(f"order must be 'first' or 'sorted', got {order!r}")
+    return order == "sorted"
