@@ -168,7 +168,8 @@ class Hierarchy:
         return out
 
     def label_row_counts(self, level: int) -> np.ndarray:
-        """Number of hierarchy rows under each label of ``level`` (ARX's domain-share numerator)."""
+        """Number of hierarchy rows under each label of ``level`` (ARX's domain-share
+        numerator)."""
         level = self._level(level)
         return np.bincount(self._codes[level], minlength=len(self._labels[level]))
 
@@ -178,10 +179,12 @@ class Hierarchy:
         codes, _ = encode_column(values, domain=self.leaves, name=attribute or self.name)
         return codes.astype(np.int32)
 
-    def generalize(self, values: Sequence, level: int, *, attribute: str | None = None) -> np.ndarray:
+    def generalize(self, values: Sequence, level: int, *,
+                   attribute: str | None = None) -> np.ndarray:
         """Labels of ``values`` at ``level`` (object array of str)."""
         level = self._level(level)
-        return self._labels[level][self._codes[level][self.leaf_codes(values, attribute=attribute)]]
+        leaf = self.leaf_codes(values, attribute=attribute)
+        return self._labels[level][self._codes[level][leaf]]
 
     def __repr__(self) -> str:  # pragma: no cover - cosmetic
         return f"Hierarchy({self.name!r}, leaves={len(self.leaves)}, height={self.height})"

@@ -31,6 +31,7 @@ from ..backend import Backend, get_backend
 from ..engine.codes import encode_column
 from ..engine.transform import suppressed_rows
 from ..hierarchy import Hierarchy
+from ..kernels import groupby
 from ..validation import check_int, column_list
 from .risk import _classes_encoded, encode_columns
 from .utility import released_levels
@@ -98,11 +99,11 @@ def _class_counts(released, qids, sensitive, backend: Backend) -> pd.DataFrame:
     labels = pd.DataFrame({c: _as_str(released[c]) for c in [*qids, sensitive]})
     codes, cards = encode_columns(labels, [*qids, sensitive], backend)
     cls, sizes = _classes_encoded(codes[:-1], cards[:-1], backend)
-    pair = cls * cards[-1] + codes[-1].astype(xp.int64)
-    uniq, first, count = xp.unique(pair, return_index=True, return_counts=True)
+    pair, first, _ = groupby.group(xp, [cls, codes[-1].astype(xp.int64)],
+                                   [int(sizes.shape[0]), cards[-1]])
     counts = labels.iloc[backend.to_host(first)].reset_index(drop=True)
-    counts["count"] = backend.to_host(count).astype(np.int64)
-    counts["class_size"] = backend.to_host(sizes[uniq // cards[-1]]).astype(np.int64)
+    counts["count"] = backend.to_host(xp.bincount(pair)).astype(np.int64)
+    counts["class_size"] = backend.to_host(sizes[cls[first]]).astype(np.int64)
     return counts.sort_values([*qids, sensitive], ignore_index=True)
 
 
@@ -165,8 +166,8 @@ def posterior_beliefs(released: pd.DataFrame, quasi_identifiers: Sequence[str], 
     * a DataFrame with the QID columns (original values), ``sensitive`` and ``weight``: the
       joint distribution ``f(q, s)`` up to a constant (e.g. counts of a population table).
       ``f(s|q)`` and ``f(s|q*)`` follow by normalizing; ``q`` is mapped to its class ``q*``
-      through ``hierarchies`` at ``levels`` (default: :func:`gpuppdp.analysis.utility.released_levels`)
-      or, without hierarchies, by equal values.
+      through ``hierarchies`` at ``levels`` (default:
+      :func:`gpuppdp.analysis.utility.released_levels`) or, without hierarchies, by equal values.
 
     One row per class and value it holds (``count = n(q*,s) > 0``; values absent from a class
     have posterior 0): the class's QID labels (with a table prior also the target's values as
@@ -236,8 +237,8 @@ def linkage_check(released: pd.DataFrame, external: pd.DataFrame,
 
     An external record's candidates are the released records whose QID labels equal its
     values -- mapped to the release's ``levels`` through ``hierarchies`` when given (levels
-    default to :func:`gpuppdp.analysis.utility.released_levels`; a value not in its hierarchy raises
-    ``UnknownValuesError`` naming the column and values), else compared as strings (an
+    default to :func:`gpuppdp.analysis.utility.released_levels`; a value not in its hierarchy
+    raises ``UnknownValuesError`` naming the column and values), else compared as strings (an
     unknown value then simply links to nothing).  Suppressed released records (``'*'`` in
     every QID) are nobody's candidate: they show no QID value to link on (ARX's risk models
     leave them out too), which is the conservative choice -- counting them as everybody's

@@ -1,9 +1,9 @@
 """Utility (information-loss) metrics of a released table.
 
-Functions on DataFrames, like :mod:`gpuppdp.analysis.risk`: columns are dictionary-encoded on the host
-(:func:`gpuppdp.engine.codes.encode_column`; only the *distinct* labels are looked up in the
-hierarchies), and every pass over rows or classes runs vectorized on ``backend.xp`` (NumPy or
-CuPy).
+Functions on DataFrames, like :mod:`gpuppdp.analysis.risk`: columns are dictionary-encoded on
+the host (:func:`gpuppdp.engine.codes.encode_column`; only the *distinct* labels are looked up
+in the hierarchies), and every pass over rows or classes runs vectorized on ``backend.xp``
+(NumPy or CuPy).
 
 * :func:`precision` -- Sweeney's Prec (Sweeney 2002);
 * :func:`iloss` -- Iyengar's LM / Xiao & Tao's ILoss, normalized per attribute;
@@ -42,6 +42,7 @@ from ..engine.metrics import discernibility as dm_metric
 from ..engine.metrics import generalization_shares, precision_loss
 from ..engine.transform import Release, suppressed_rows
 from ..hierarchy import Hierarchy
+from ..kernels import groupby
 from ..models import PrivacyLoss
 from ..validation import check_columns, column_list
 from .checker import _build_classes, _class_ids, sensitive_table
@@ -333,8 +334,8 @@ def kl_divergence(original: pd.DataFrame, released: pd.DataFrame | Release,
     e, size = _classes_encoded(*encode_columns(released, qids, be), be)
     nt, ne = int(t_size.shape[0]), int(size.shape[0])
     p = t_size / n
-    uniq_pair = xp.unique(e * nt + t)
-    pe, pt = uniq_pair // nt, uniq_pair % nt
+    _, rep, _ = groupby.group(xp, [e, t], [ne, nt], order="sorted")  # distinct (class, tuple)
+    pe, pt = e[rep], t[rep]
     d = xp.bincount(pe, minlength=ne)  # distinct original tuples per class
     mass = size[pe] / (n * d[pe])
     qt = xp.bincount(pt, weights=mass, minlength=nt)
@@ -467,10 +468,10 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     the distribution of the ``sensitive`` attribute.
 
     *Privacy losses* (the (epsilon, alpha) privacy-loss model, computed by
-    :class:`gpuppdp.models.PrivacyLoss` as :func:`gpuppdp.analysis.checker.check` does): a released class
-    ``E`` loses ``||p_E - q||_2`` (distribution) and ``|H(q) - H(p_E)|`` (entropy, bits)
-    against the ``prior`` ``q`` (by default the distribution over the released rows); a record
-    loses what its class loses.
+    :class:`gpuppdp.models.PrivacyLoss` as :func:`gpuppdp.analysis.checker.check` does): a
+    released class ``E`` loses ``||p_E - q||_2`` (distribution) and ``|H(q) - H(p_E)|``
+    (entropy, bits) against the ``prior`` ``q`` (by default the distribution over the released
+    rows); a record loses what its class loses.
 
     *Utility losses*: a record ``r`` of released class ``E(r)`` and original class ``O(r)``
     (the original records with the same *ungeneralized* QID values) loses
@@ -493,7 +494,8 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     Rows paired as in :func:`non_uniform_entropy` (a :class:`~gpuppdp.engine.transform.Release`'s
     ``source_rows``, else by position; the rows of a ``drop`` release are paired through its
     ``source_rows``); released rows whose QIDs are all ``'*'`` are left out, as in
-    :func:`gpuppdp.analysis.checker.check`.  Original classes are taken over the whole original table.
+    :func:`gpuppdp.analysis.checker.check`.  Original classes are taken over the whole original
+    table.
     """
     qids = column_list(quasi_identifiers)
     if sensitive in qids:
@@ -537,13 +539,11 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     e = be.asarray(e_host)
     o = be.asarray(o_host[src])
     n_e = rel.n_classes
-    pair_key, pair = xp.unique(o * n_e + e, return_inverse=True)
-    pair = pair.reshape(-1)
+    pair, rep, _ = groupby.group(xp, [o, e], [orig.n_classes, n_e], order="sorted")
     rel_hist, orig_hist = _histograms(rel), _histograms(orig)
     *_, rel_bits = rel_hist
     *_, orig_bits = orig_hist
-    dist_util = _pair_distances(be, orig_hist, rel_hist, rel.distinct, pair_key // n_e,
-                                pair_key % n_e, m)[pair]
+    dist_util = _pair_distances(be, orig_hist, rel_hist, rel.distinct, o[rep], e[rep], m)[pair]
     ent_util = xp.abs(orig_bits[o] - rel_bits[e])
 
     per_record = {"distribution_privacy_loss": dist_priv[e], "entropy_privacy_loss": ent_priv[e],

@@ -47,6 +47,7 @@ import pandas as pd
 
 from ..engine.codes import encode_column
 from ..hierarchy import Hierarchy
+from ..kernels import groupby
 from ..validation import check_epsilon, check_int, check_probability, format_values
 from .accountant import BudgetAccountant
 from .mechanisms import GeometricMechanism, LaplaceMechanism
@@ -449,9 +450,9 @@ def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
                     source, limit, values_are="labels")
     xp = source.backend.xp
     if class_list_public:
-        classes, inverse = xp.unique(cells.key, return_inverse=True)
-        counts = xp.bincount(inverse.reshape(-1), minlength=classes.shape[0]).astype(xp.int64)
-        rows = source.backend.to_host(classes)
+        inverse, rep, _ = groupby.group(xp, [cells.key], order="sorted")
+        counts = xp.bincount(inverse, minlength=rep.shape[0]).astype(xp.int64)
+        rows = source.backend.to_host(cells.key[rep])
     else:
         rows = np.arange(math.prod(cells.radices))
         counts = xp.bincount(cells.key, minlength=len(rows)).astype(xp.int64)

@@ -274,7 +274,8 @@ class LatticeOracle:
     def _store(self, node_id: int, fs: FrequencySet) -> None:
         if not self._free:
             n = len(self._slot_size)
-            self._slot_levels = np.concatenate([self._slot_levels, np.zeros_like(self._slot_levels)])
+            self._slot_levels = np.concatenate([self._slot_levels,
+                                                np.zeros_like(self._slot_levels)])
             self._slot_size = np.concatenate(
                 [self._slot_size, np.full(n, np.iinfo(np.int64).max, dtype=np.int64)])
             self._free = list(range(2 * n - 1, n - 1, -1))

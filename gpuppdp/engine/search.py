@@ -1,7 +1,7 @@
 """Lattice searches for the optimal full-domain generalization.
 
-The searches only walk the lattice: they ask a :class:`~gpuppdp.engine.evaluate.LatticeOracle` about
-nodes and never touch data arrays.
+The searches only walk the lattice: they ask a
+:class:`~gpuppdp.engine.evaluate.LatticeOracle` about nodes and never touch data arrays.
 
 * :class:`ExhaustiveSearch` evaluates every node (level by level, in large batches) and picks
   the anonymous node of smallest information loss; ties go to the lower generalization height,

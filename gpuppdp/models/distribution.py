@@ -114,7 +114,8 @@ class DeltaDisclosurePrivacy(_DistributionModel):
                 "delta": plain_number(self.delta)}
 
     def __repr__(self) -> str:
-        return f"DeltaDisclosurePrivacy({self.sensitive_attribute!r}, delta={plain_number(self.delta)})"
+        return (f"DeltaDisclosurePrivacy({self.sensitive_attribute!r}, "
+                f"delta={plain_number(self.delta)})")
 
 
 class BetaLikeness(_DistributionModel):

@@ -181,4 +181,5 @@ class DeltaPresence(_PopulationModel):
 
     def __repr__(self) -> str:
         return (f"DeltaPresence(delta_min={plain_number(self.delta_min)}, "
-                f"delta_max={plain_number(self.delta_max)}, population={len(self.population)} rows)")
+                f"delta_max={plain_number(self.delta_max)}, "
+                f"population={len(self.population)} rows)")
