@@ -343,3 +343,31 @@ def test_node_stats_match_the_naive_checker(spec, limit, metric, pick):
     np.testing.assert_array_equal(sizes, naive_sizes)  # same classes, same canonical order
     assert int(np.asarray(fs.count).sum()) == n
     assert len(np.asarray(fs.count)) == stats.entries[node_id]
+
+
+def test_a_full_cache_never_loses_the_bottom_node():
+    """A frequency-set cache smaller than a node's frequency set drops everything but the
+    bottom, from which every node can still be rolled up: the search gives the same optimum,
+    loss and node count as with an ample cache (a KeyError once the bottom was dropped)."""
+    from gpuppdp import datasets
+    from gpuppdp.backend import cpu_backend
+    from gpuppdp.engine.encoding import Schema, encode
+    from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
+    from gpuppdp.engine.lattice import Lattice
+    from gpuppdp.engine.metrics import make_metric
+    from gpuppdp.engine.search import make_search
+    from gpuppdp.models import KAnonymity
+
+    data, hierarchies = datasets.adult()
+    qids = ["sex", "age", "race", "marital-status", "education"]
+    enc = encode(data.head(4000)[qids], Schema({c: hierarchies[c] for c in qids}), cpu_backend())
+    runs = []
+    for cache in (1, 20_000_000):
+        evaluator = Evaluator(enc, [KAnonymity(5)], make_metric("loss"), 0.05)
+        oracle = LatticeOracle(evaluator, Lattice(enc.heights), cache_entries=cache)
+        found = make_search("flash", evaluator).run(oracle)
+        runs.append((found.optimum, found.optimum_stats["information_loss"],
+                     found.nodes_evaluated))
+        if cache == 1:
+            assert len(oracle._fs) <= 2  # the bottom and the node just stored
+    assert runs[0] == runs[1]

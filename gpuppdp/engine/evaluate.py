@@ -248,7 +248,8 @@ class LatticeOracle:
     """Answers "evaluate node g" for a search, rolling up from the best cached ancestor.
 
     Caches frequency sets of evaluated nodes (up to ``cache_entries`` entries in all, oldest
-    dropped first) and results of every node.  :meth:`evaluate_all` evaluates the whole lattice
+    dropped first, the bottom node never: every node can be rolled up from it) and results of
+    every node.  :meth:`evaluate_all` evaluates the whole lattice
     level by level in batches of at most ``batch_entries`` source entries.
     """
 
@@ -268,8 +269,8 @@ class LatticeOracle:
         self._free: list[int] = list(range(63, -1, -1))
         self._results: dict[int, dict] = {}
         self.evaluations = 0
-        bottom_id = lattice.node_id(np.zeros(lattice.n_attributes, dtype=np.int64))
-        self._store(bottom_id, evaluator.bottom)
+        self._bottom = lattice.node_id(np.zeros(lattice.n_attributes, dtype=np.int64))
+        self._store(self._bottom, evaluator.bottom)
 
     def _store(self, node_id: int, fs: FrequencySet) -> None:
         if not self._free:
@@ -286,6 +287,8 @@ class LatticeOracle:
         self._fs[node_id] = fs
         self._fs_entries += int(fs.host_ptr[-1])
         while self._fs_entries > self.cache_entries and len(self._fs) > 1:
+            if next(iter(self._fs)) == self._bottom:
+                self._fs.move_to_end(self._bottom)
             old_id, old = self._fs.popitem(last=False)
             self._fs_entries -= int(old.host_ptr[-1])
             old_slot = self._slot.pop(old_id)
