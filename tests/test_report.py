@@ -175,7 +175,7 @@ def test_bad_arguments(result, adult, tmp_path):
         result.report(123)
     with pytest.raises(TypeError, match="json_path must be a file path"):
         result.report(tmp_path / "r.html", json_path=4.5)
-    with pytest.raises(ValueError, match="json_path must differ"):
+    with pytest.raises(ValueError, match="json_path .* and path .* are the same file"):
         result.report(tmp_path / "r.html", json_path=tmp_path / "r.html")
     _, twin = result.report(tmp_path / "t.html", json_path=str(tmp_path / "t.data"))
     assert json.loads(twin.read_text("utf-8"))["summary"]["input_rows"] == ROWS
@@ -250,3 +250,16 @@ def test_one_part_per_sensitive_attribute(adult):
     assert parts["privacy_losses"].count("<svg") == parts["worst_class"].count("<svg") == 2
     only = build_report(result, table, sensitive="salary-class")
     assert [p["sensitive"] for p in only["privacy_losses"]] == ["salary-class"]
+
+
+def test_write_report_checks_before_work_and_keeps_old_files(result, tmp_path):
+    """A report path in a missing folder is refused before the report is built, and the HTML
+    file already there is kept (both files are replaced together or not at all)."""
+    from gpuppdp.io import OutputError
+
+    old = tmp_path / "r.html"
+    old.write_text("previous")
+    with pytest.raises(OutputError, match="does not exist"):
+        result.report(old, json_path=tmp_path / "missing" / "r.json")
+    assert old.read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]

@@ -29,6 +29,7 @@ from .. import __version__
 from ..analysis.checker import check
 from ..analysis.risk import RISK_THRESHOLDS, attribute_risks, class_sizes, sample_risk_summary
 from ..engine.transform import suppressed_rows
+from ..io import OutputPlan
 from ..validation import check_frame, check_int
 
 if TYPE_CHECKING:  # the anonymizer imports this module
@@ -718,16 +719,15 @@ def _path(value, name: str) -> Path:
 def write_report(result: AnonymizationResult, data: pd.DataFrame, path, *, json_path=None,
                  **options) -> tuple[Path, Path]:
     """Write the HTML report to ``path`` and its JSON twin to ``json_path`` (default: ``path``
-    with the suffix ``.json``); ``options`` go to :func:`build_report`.  Returns both paths."""
+    with the suffix ``.json``), checked before any work and replaced together (see
+    :class:`gpuppdp.io.OutputPlan`); ``options`` go to :func:`build_report`.  Returns both
+    paths."""
     html_path = _path(path, "path")
     json_file = html_path.with_suffix(".json") if json_path is None else \
         _path(json_path, "json_path")
-    if json_file.resolve() == html_path.resolve():
-        raise ValueError(f"json_path must differ from the HTML path {str(html_path)!r}")
+    plan = OutputPlan().add("path", html_path).add("json_path", json_file)  # checked first
     report = build_report(result, data, **options)
-    page = render_html(report)
-    html_path.write_text(page, encoding="utf-8")
-    with open(json_file, "w", encoding="utf-8") as fh:
-        json.dump(report, fh, indent=1, allow_nan=False)
-        fh.write("\n")
+    with plan.writing() as out:  # both files replaced together, or neither
+        Path(out.path("path")).write_text(render_html(report), encoding="utf-8")
+        out.write_json("json_path", report, indent=1)
     return html_path, json_file
