@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import TYPE_CHECKING
 
-from .. import datasets
-from ..anonymizer import AnonymizationResult, Anonymizer
-from ..census import DEMO_QUASI_IDENTIFIERS
-from ..io import OutputPlan
 from .common import (ProgressBar, add_anonymization_options, add_run_options, anonymizer_from_args,
                      format_summary, print_release, release_plan)
 from .generate import whole_number
+
+if TYPE_CHECKING:  # registering imports only the standard library; the runs load the library
+    from ..anonymizer import AnonymizationResult
+    from ..io import OutputPlan
 
 __all__ = ["register", "cmd_demo", "cmd_anonymize"]
 
@@ -30,6 +31,9 @@ def _publish(result: AnonymizationResult, plan: OutputPlan) -> None:
 
 
 def cmd_demo(args) -> int:
+    from .. import datasets
+    from ..anonymizer import Anonymizer
+
     if args.census is not None:
         return _census_demo(args)
     if args.census_seed is not None:
@@ -51,6 +55,10 @@ def cmd_demo(args) -> int:
 def _census_demo(args) -> int:
     """The demo's job on a generated census: QIDs zip, age, sex, race, marital, education;
     person_id removed, the other columns kept (insensitive)."""
+    from .. import datasets
+    from ..anonymizer import Anonymizer
+    from ..census import DEMO_QUASI_IDENTIFIERS
+
     rows = whole_number("--census", args.census, maximum=10 ** 12)
     seed = whole_number("--census-seed", args.census_seed or "0", 0)
     args.output = args.output or "census_k5.released.csv"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from ..analysis.checker import CHECK_KEYS, check, format_report
-from ..backend import BACKEND_CHOICES
+from .choices import BACKENDS
 from .common import _lkc, read_measured, table_subcommand
 
 __all__ = ["register", "run_check"]
@@ -30,7 +29,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--lkc", default=None, type=_lkc, metavar="L,K,C",
                    help="also measure LKC-privacy for combinations of at most L QIDs (C as "
                    "0.5 or 50%%)")
-    p.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
+    p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="where the classes are measured (default: GPU when usable)")
     return p
 
@@ -43,6 +42,8 @@ def _json_value(value):
 
 def run_check(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit status (0)."""
+    from ..analysis.checker import CHECK_KEYS, check, format_report
+
     qids = [c for c in args.qi if c]
     if not qids:
         raise ValueError("--qi needs at least one column name")

@@ -1,24 +1,21 @@
 """What the subcommands share: argparse value types, the anonymization options (input, roles,
 privacy models, suppression) and the Anonymizer they configure, the progress bar and the
-result summary."""
+result summary.
+
+Registering the options imports only the standard library (the choices come from
+:mod:`.choices`); the functions that run a subcommand import the library when called."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from ..anonymizer import AnonymizationResult, Anonymizer
-from ..backend import BACKEND_CHOICES
-from ..engine.encoding import SchemaError
-from ..engine.metrics import METRICS
-from ..engine.search import SEARCHES
-from ..engine.transform import SUPPRESSION_MODES
-from ..hierarchy import Hierarchy
-from ..io import TABLE_SUFFIXES, OutputPlan, read_table
-from ..models import (TCLOSENESS_DISTANCES, AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy,
-                      DistinctLDiversity, EntropyLDiversity, KAnonymityOnSubsets, LKCPrivacy,
-                      PrivacyLoss, RecursiveCLDiversity, TCloseness)
-from ..models.population import DeltaPresence, KMap
+from .choices import BACKENDS, METRICS, OTHERS, SEARCHES, SUPPRESSION_MODES, TCLOSENESS_DISTANCES
+
+if TYPE_CHECKING:  # the parser needs only the standard library; the library loads in the runs
+    from ..anonymizer import AnonymizationResult
+    from ..io import OutputPlan
 
 __all__ = ["ProgressBar", "add_anonymization_options", "add_run_options", "table_subcommand",
            "read_measured", "anonymizer_from_args", "release_plan", "format_summary",
@@ -180,7 +177,7 @@ def add_anonymization_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--insensitive", action="append", default=[], metavar="COL")
     p.add_argument("--identifying", action="append", default=[], metavar="COL",
                    help="removed from the release")
-    p.add_argument("--others", choices=("error", "insensitive", "drop"), default="error",
+    p.add_argument("--others", choices=OTHERS, default="error",
                    help="role of columns given none (default: error)")
     models = p.add_argument_group("privacy models (combinable, each repeatable)")
     models.add_argument("--k", type=int, default=None,
@@ -224,6 +221,14 @@ def add_anonymization_options(p: argparse.ArgumentParser) -> None:
 def _privacy_models(args) -> list:
     """The privacy models of the command line (``--k`` without ``--qid-set`` is left to the
     Anonymizer)."""
+    from ..engine.encoding import SchemaError
+    from ..hierarchy import Hierarchy
+    from ..io import read_table
+    from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy,
+                          DistinctLDiversity, EntropyLDiversity, KAnonymityOnSubsets, LKCPrivacy,
+                          PrivacyLoss, RecursiveCLDiversity, TCloseness)
+    from ..models.population import DeltaPresence, KMap
+
     sensitive = dict(args.sensitive)
     population = None
 
@@ -292,6 +297,10 @@ def _privacy_models(args) -> list:
 
 def anonymizer_from_args(args) -> tuple:
     """``(data, Anonymizer)`` configured by :func:`add_anonymization_options`' options."""
+    from ..anonymizer import Anonymizer
+    from ..hierarchy import Hierarchy
+    from ..io import read_table
+
     data = read_table(args.input, sep=args.sep)
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
                    for name, path in args.qi}
@@ -327,6 +336,8 @@ def release_plan(args, inputs=None) -> OutputPlan:
     """The checked outputs of an anonymization: the released table (``--output``, when
     given); ``inputs`` default to every file the options name (table, hierarchies,
     population)."""
+    from ..io import TABLE_SUFFIXES, OutputPlan
+
     if inputs is None:
         inputs = [args.input, *(path for _, path in args.qi),
                   *(path for _, path in args.sensitive if path), args.population]
@@ -359,6 +370,8 @@ def read_measured(args, columns: list[str], population_columns: list[str]) -> tu
     """``(plan, data, population)`` of a :func:`table_subcommand` with --population and
     --json: the checked plan of --json (before anything is read), INPUT's ``columns`` and
     --population's ``population_columns`` (None without --population)."""
+    from ..io import OutputPlan, read_table
+
     plan = OutputPlan([args.input, args.population]).add("--json", args.json)
     data = read_table(args.input, sep=args.sep, columns=columns)
     population = None if args.population is None else \
@@ -369,10 +382,10 @@ def read_measured(args, columns: list[str], population_columns: list[str]) -> tu
 def add_run_options(p: argparse.ArgumentParser,
                     json_help: str = "write the summary as JSON") -> None:
     """Metric, search, backend, seed, --json and --quiet."""
-    p.add_argument("--metric", choices=sorted(METRICS), default="loss")
+    p.add_argument("--metric", choices=METRICS, default="loss")
     p.add_argument("--search", choices=SEARCHES, default="flash",
                    help="flash: ARX's algorithm and tie-break (default); exhaustive: every node")
-    p.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the release's row permutation (default: OS entropy)")
     p.add_argument("--json", metavar="OUT.json", help=json_help)

@@ -26,12 +26,7 @@ import os
 import sys
 import warnings
 
-from ..backend import BACKEND_CHOICES
-from ..dp.accountant import BudgetAccountant
-from ..dp.randomness import RandomSource
-from ..dp.releases import MECHANISMS, dp_histogram
-from ..hierarchy import Hierarchy
-from ..io import TABLE_SUFFIXES, OutputPlan, read_table, sniff_delimiter
+from .choices import BACKENDS, MECHANISMS
 from .common import table_subcommand
 
 __all__ = ["register", "run_dp_histogram"]
@@ -74,7 +69,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="keep negative noisy counts instead of clamping them at 0")
     p.add_argument("--output", required=True, metavar="OUT.csv",
                    help="where to write the table (CSV, or Parquet by suffix)")
-    p.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
+    p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="where counts and noise are computed (default: GPU when usable)")
     return p
 
@@ -91,6 +86,12 @@ def _pairs(items: list[str], option: str) -> dict[str, str]:
 
 def run_dp_histogram(args: argparse.Namespace) -> int:
     """Run ``dp-histogram``; returns the exit status (0)."""
+    from ..dp.accountant import BudgetAccountant
+    from ..dp.randomness import RandomSource
+    from ..dp.releases import dp_histogram
+    from ..hierarchy import Hierarchy
+    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, sniff_delimiter
+
     by = [c.strip() for c in args.by.split(",") if c.strip()]
     if not by:
         raise ValueError("--by needs at least one column name")

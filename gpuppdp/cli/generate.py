@@ -8,7 +8,7 @@ import os
 import time
 from decimal import Decimal, InvalidOperation
 
-from .. import census
+from .choices import CENSUS_ROW_GROUP_ROWS
 
 __all__ = ["register", "cmd_generate_census", "whole_number"]
 
@@ -32,6 +32,8 @@ def whole_number(option: str, text: str, minimum: int = 1, maximum: int = 2 ** 6
 
 
 def cmd_generate_census(args) -> int:
+    from .. import census
+
     rows = whole_number("--rows", args.rows, maximum=_MAX_ROWS)
     seed = whole_number("--seed", args.seed, 0)
     row_group_rows = whole_number("--row-group-rows", args.row_group_rows, maximum=_MAX_ROWS)
@@ -71,6 +73,6 @@ def register(subparsers) -> None:
                         "the smaller table of the same seed")
     p.add_argument("--output", required=True, metavar="DIR",
                    help="folder of the files (created if missing); existing files are replaced")
-    p.add_argument("--row-group-rows", default=str(census.ROW_GROUP_ROWS), metavar="N",
+    p.add_argument("--row-group-rows", default=str(CENSUS_ROW_GROUP_ROWS), metavar="N",
                    help="rows per Parquet row group (default %(default)s)")
     p.set_defaults(func=cmd_generate_census)

@@ -4,7 +4,9 @@ Errors exit with status 2 and one line on stderr (no traceback); an interrupt (C
 SIGINT) at any moment exits with status 130 and the one line ``gpuppdp: interrupted``, leaving
 no partial output (see :class:`gpuppdp.io.AtomicOutputs`).  This module imports only the
 standard library, so that :func:`main` installs its interrupt handler before the subcommands
-load NumPy and pandas (a second or so).
+load NumPy and pandas (a second or so); building the parser imports only the standard library
+too (the subcommand modules load the library in their run functions), so ``gpuppdp --help``
+and ``gpuppdp --version`` start quickly.
 """
 
 from __future__ import annotations
@@ -47,10 +49,12 @@ def build_parser():
     """The ``argparse`` parser of every subcommand."""
     import argparse
 
+    from .. import __version__
     from . import anonymize, check, dp, generate, report, risk
 
     parser = argparse.ArgumentParser(
         prog="gpuppdp", description="GPU-accelerated privacy-preserving data publishing")
+    parser.add_argument("--version", action="version", version=f"gpuppdp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (anonymize, check, risk, report, dp, generate):
         module.register(sub)
@@ -61,6 +65,8 @@ def _run(argv) -> int:
     import logging
     import os
 
+    args = build_parser().parse_args(argv)  # --help, --version and usage errors exit here
+
     from ..anonymizer import NoSolutionError
     from ..backend import BackendError
     from ..engine.encoding import SchemaError
@@ -68,7 +74,6 @@ def _run(argv) -> int:
 
     user_errors = (ValueError, TypeError, KeyError, FileNotFoundError, SchemaError,
                    HierarchyError, NoSolutionError, BackendError, OSError)
-    args = build_parser().parse_args(argv)
     logging.basicConfig(level=os.environ.get("GPUPPDP_LOG", "WARNING"), format="%(message)s")
     try:
         return args.func(args)

@@ -14,8 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from ..analysis.risk import risk_report
-from ..backend import BACKEND_CHOICES, get_backend
+from .choices import BACKENDS
 from .common import read_measured, table_subcommand
 
 __all__ = ["register", "run_risk", "format_report"]
@@ -41,7 +40,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=10, metavar="K",
                    help="QID subsets shown in the summary (most distinguishing first; "
                         "default 10, 0: none)")
-    p.add_argument("--backend", choices=BACKEND_CHOICES, default="cpu",
+    p.add_argument("--backend", choices=BACKENDS, default="cpu",
                    help="where the arrays are computed (default cpu)")
     return p
 
@@ -111,6 +110,9 @@ def format_report(rep: dict, top: int = 10) -> str:
 
 def run_risk(args: argparse.Namespace) -> int:
     """Run ``risk``; returns the exit status (0)."""
+    from ..analysis.risk import risk_report
+    from ..backend import get_backend
+
     qids = _qids(args.qi)
     population = _population(args.population_size)
     if args.top < 0:

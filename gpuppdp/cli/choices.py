@@ -1,0 +1,20 @@
+"""The fixed choices of the command line's options, as plain tuples, so that building the
+parser (``gpuppdp --help``) imports only the standard library: no NumPy, pandas or Numba.
+
+Each constant is a copy of the library's own (named beside it); ``tests/test_cli_startup.py``
+checks that they are equal, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BACKENDS", "METRICS", "SEARCHES", "SUPPRESSION_MODES", "TCLOSENESS_DISTANCES",
+           "MECHANISMS", "OTHERS", "CENSUS_ROW_GROUP_ROWS"]
+
+BACKENDS = ("auto", "cpu", "gpu")  # gpuppdp.backend.BACKEND_CHOICES
+METRICS = ("discernibility", "loss", "precision")  # sorted(gpuppdp.engine.metrics.METRICS)
+SEARCHES = ("flash", "exhaustive")  # gpuppdp.engine.search.SEARCHES
+SUPPRESSION_MODES = ("mark", "drop")  # gpuppdp.engine.transform.SUPPRESSION_MODES
+TCLOSENESS_DISTANCES = ("equal", "ordered", "hierarchical")  # gpuppdp.models.TCLOSENESS_DISTANCES
+MECHANISMS = ("geometric", "laplace")  # gpuppdp.dp.releases.MECHANISMS
+OTHERS = ("error", "insensitive", "drop")  # the roles of gpuppdp.engine.encoding.Schema's others
+CENSUS_ROW_GROUP_ROWS = 1 << 20  # gpuppdp.census.ROW_GROUP_ROWS
