@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
@@ -87,6 +88,17 @@ class AnonymizationResult:
     def nodes_evaluated(self) -> int:
         return self.search.nodes_evaluated
 
+    @property
+    def heuristic(self) -> dict:
+        """``{"heuristic": False}`` for an optimal search; for a heuristic one also its time
+        limit, the best lower bound of the nodes it left unexplored, the gap of the loss to
+        it (absolute and relative), why it stopped and, when ``flash`` was switched, why."""
+        d = self.search.details
+        if not d.get("heuristic"):
+            return {"heuristic": False}
+        keys = ("time_limit", "stopped", "best_lower_bound", "gap", "relative_gap", "note")
+        return {"heuristic": True, **{k: d[k] for k in keys if k in d}}
+
     def summary(self) -> dict:
         """Machine-readable summary (key names as in ARX's reference results)."""
         return {
@@ -103,6 +115,7 @@ class AnonymizationResult:
             "nodes_evaluated": self.nodes_evaluated,
             "lattice_size": self.lattice_size,
             "search": self.search.strategy,
+            **self.heuristic,
             "models": self.models,
             "suppression_limit": self.suppression_limit,
             "seconds": self.search.seconds,
@@ -145,9 +158,15 @@ class Anonymizer:
     suppression_limit : float in [0, 1]
         Largest share of records that may be suppressed.
     metric : {"loss", "precision", "discernibility"} or Metric
-    search : {"flash", "exhaustive"}
+    search : {"flash", "exhaustive", "lightning", "beam"}
         ``flash`` is ARX's algorithm (same optimum, same tie-break as ARX); ``exhaustive``
-        evaluates every node in batches (ties: lower height, then smaller node id).
+        evaluates every node in batches (ties: lower height, then smaller node id);
+        ``lightning`` (ARX's best-first heuristic) and ``beam`` (batched top-down beam search)
+        are heuristics for lattices too large to walk, run for ``time_limit`` seconds (see
+        :mod:`gpuppdp.engine.heuristic`).  ``flash`` on a lattice of more than
+        ``OPTIMAL_SEARCH_LIMIT`` (10**7) nodes switches to the heuristic, with a warning.
+    time_limit : float, optional
+        Seconds a heuristic search may run (default 30).
     backend : {"auto", "cpu", "gpu"} or Backend
     suppression : {"mark", "drop"}
         How suppressed records appear in the release (``*`` in the QIDs, or removed).
@@ -159,7 +178,8 @@ class Anonymizer:
                  insensitive=(), identifying=(), others: str = "error", k: int | None = None,
                  models: Sequence[PrivacyModel] = (), suppression_limit: float = 0.0,
                  metric: str | Metric = "loss", search: str = "flash",
-                 backend: str | Backend = "auto", suppression: str = "mark", seed=None):
+                 backend: str | Backend = "auto", suppression: str = "mark", seed=None,
+                 time_limit: float | None = None):
         if not isinstance(quasi_identifiers, Mapping) or not quasi_identifiers:
             raise SchemaError("quasi_identifiers must be a non-empty mapping column -> hierarchy")
         hierarchies = {n: _hierarchy(n, h) for n, h in quasi_identifiers.items()}
@@ -188,6 +208,8 @@ class Anonymizer:
         if search not in SEARCHES:
             raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
         self.search = search
+        self.time_limit = None if time_limit is None else check_number(
+            "time_limit", time_limit, 0.001)
         if suppression not in SUPPRESSION_MODES:
             raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got "
                              f"{suppression!r}")
@@ -218,7 +240,11 @@ class Anonymizer:
         lattice = Lattice(enc.heights)
         oracle = LatticeOracle(evaluator, lattice)
         t1 = time.perf_counter()
-        found = make_search(self.search, evaluator).run(oracle, progress)
+        search = make_search(self.search, evaluator, lattice_size=lattice.size,
+                             time_limit=self.time_limit)
+        if getattr(search, "note", None):
+            warnings.warn(search.note, stacklevel=2)
+        found = search.run(oracle, progress)
         t2 = time.perf_counter()
         if found.optimum is None:
             raise NoSolutionError(

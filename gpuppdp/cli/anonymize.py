@@ -47,7 +47,7 @@ def cmd_demo(args) -> int:
           "k=5, suppression limit 5 %, loss metric")
     anonymizer = Anonymizer(quasi_identifiers=hierarchies, k=5, suppression_limit=0.05,
                             metric="loss", search=args.search, backend=args.backend,
-                            seed=args.seed)
+                            seed=args.seed, time_limit=args.time_limit)
     _publish(anonymizer.fit(data, progress=ProgressBar("search", not args.quiet)), plan)
     return 0
 
@@ -72,7 +72,7 @@ def _census_demo(args) -> int:
     anonymizer = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in DEMO_QUASI_IDENTIFIERS},
                             identifying=["person_id"], insensitive=others, k=5,
                             suppression_limit=0.05, metric="loss", search=args.search,
-                            backend=args.backend, seed=args.seed)
+                            backend=args.backend, seed=args.seed, time_limit=args.time_limit)
     _publish(anonymizer.fit(data, progress=ProgressBar("search", not args.quiet)), plan)
     return 0
 

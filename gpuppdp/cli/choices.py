@@ -12,7 +12,7 @@ __all__ = ["BACKENDS", "METRICS", "SEARCHES", "SUPPRESSION_MODES", "TCLOSENESS_D
 
 BACKENDS = ("auto", "cpu", "gpu")  # gpuppdp.backend.BACKEND_CHOICES
 METRICS = ("discernibility", "loss", "precision")  # sorted(gpuppdp.engine.metrics.METRICS)
-SEARCHES = ("flash", "exhaustive")  # gpuppdp.engine.search.SEARCHES
+SEARCHES = ("flash", "exhaustive", "lightning", "beam")  # gpuppdp.engine.search.SEARCHES
 SUPPRESSION_MODES = ("mark", "drop")  # gpuppdp.engine.transform.SUPPRESSION_MODES
 TCLOSENESS_DISTANCES = ("equal", "ordered", "hierarchical")  # gpuppdp.models.TCLOSENESS_DISTANCES
 MECHANISMS = ("geometric", "laplace")  # gpuppdp.dp.releases.MECHANISMS

@@ -8,6 +8,7 @@ Registering the options imports only the standard library (the choices come from
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import TYPE_CHECKING
 
@@ -51,6 +52,16 @@ def _fraction(text: str) -> float:
         return float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a fraction like 0.05 or 5%, got {text!r}")
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected positive seconds, got {text!r}")
+    return value
 
 
 def _qi_spec(text: str) -> tuple[str, str]:
@@ -311,7 +322,8 @@ def anonymizer_from_args(args) -> tuple:
                             k=None if args.qid_set else args.k,
                             suppression_limit=args.suppression, metric=args.metric,
                             search=args.search, backend=args.backend,
-                            suppression=args.suppressed, seed=args.seed)
+                            suppression=args.suppressed, seed=args.seed,
+                            time_limit=args.time_limit)
     return data, anonymizer
 
 
@@ -329,6 +341,14 @@ def format_summary(result: AnonymizationResult) -> str:
         f"search time        {s['seconds']:.3f} s on {s['backend']} "
         f"(total {s['timings']['total']:.3f} s)",
     ]
+    if s["heuristic"]:
+        proven = s["stopped"] == "exhausted" and s.get("gap") == 0
+        lines.append(f"heuristic result   {s['search']}, " + (
+            "optimal: the search ran to the end" if proven else
+            f"not proven optimal (stopped: {s['stopped']}): loss {s['gap']:.6g} above the "
+            f"best lower bound {s['best_lower_bound']:.6g}"))
+        if s.get("note"):
+            lines.append(f"                   {s['note']}")
     return "\n".join(lines)
 
 
@@ -384,7 +404,11 @@ def add_run_options(p: argparse.ArgumentParser,
     """Metric, search, backend, seed, --json and --quiet."""
     p.add_argument("--metric", choices=METRICS, default="loss")
     p.add_argument("--search", choices=SEARCHES, default="flash",
-                   help="flash: ARX's algorithm and tie-break (default); exhaustive: every node")
+                   help="flash: ARX's algorithm and tie-break (default; lattices over 10**7 "
+                   "nodes switch to beam); exhaustive: every node; lightning (ARX's best-first) "
+                   "and beam (batched top-down beam search): heuristics with a time limit")
+    p.add_argument("--time-limit", type=_positive_seconds, default=None, metavar="SECONDS",
+                   help="time budget of a heuristic search (default 30)")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the release's row permutation (default: OS entropy)")

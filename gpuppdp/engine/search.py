@@ -394,11 +394,27 @@ class _JavaPriorityQueue:
         return result
 
 
-SEARCHES = ("flash", "exhaustive")
+SEARCHES = ("flash", "exhaustive", "lightning", "beam")
 
 
-def make_search(name: str, evaluator) -> "FlashSearch | ExhaustiveSearch":
-    """Build a search for an :class:`~gpuppdp.engine.evaluate.Evaluator`'s models and metric."""
+def make_search(name: str, evaluator, *, lattice_size: int | None = None,
+                time_limit: float | None = None, max_evaluations: int | None = None):
+    """Build a search for an :class:`~gpuppdp.engine.evaluate.Evaluator`'s models and metric.
+
+    ``lightning`` and ``beam`` are the heuristics of :mod:`.heuristic` (budget: ``time_limit``
+    seconds and/or ``max_evaluations`` nodes); ``flash`` on a lattice of more than
+    :data:`~.heuristic.OPTIMAL_SEARCH_LIMIT` nodes becomes :data:`~.heuristic.AUTO_HEURISTIC`."""
+    from . import heuristic
+    if name == "flash" and lattice_size is not None and \
+            lattice_size > heuristic.OPTIMAL_SEARCH_LIMIT:
+        note = (f"lattice of {lattice_size} nodes > OPTIMAL_SEARCH_LIMIT "
+                f"({heuristic.OPTIMAL_SEARCH_LIMIT}): heuristic search instead of flash")
+        return heuristic.make_heuristic(heuristic.AUTO_HEURISTIC, evaluator,
+                                        time_limit=time_limit, max_evaluations=max_evaluations,
+                                        note=note)
+    if name in heuristic.HEURISTICS:
+        return heuristic.make_heuristic(name, evaluator, time_limit=time_limit,
+                                        max_evaluations=max_evaluations)
     if name == "exhaustive":
         return ExhaustiveSearch()
     if name != "flash":
