@@ -7,14 +7,18 @@ Array code in gpuppdp is written once against the namespace a :class:`Backend` h
 conversion, and the test suite runs the same code on a strict stand-in that refuses it too.
 
 CuPy is imported lazily, only when asked for (``"gpu"``) or probed (``"auto"``).  The probe
-survives "CuPy installed, no driver" and "no NVRTC" by compiling and running a tiny kernel;
-``"auto"`` falls back to the CPU with one log line, ``"gpu"`` raises :class:`BackendError`.
+runs one tiny CuPy kernel (driver, device, NVRTC) and one tiny Numba ``@cuda.jit`` kernel on a
+CuPy array (numba-cuda, NVVM; skipped under Numba's CUDA simulator), so "CuPy installed, no
+driver", "no NVRTC", "no NVVM / numba-cuda" and "out of device memory" are all caught before
+any work starts: ``"auto"`` falls back to the CPU with one log line saying why, ``"gpu"`` raises
+:class:`BackendError` with one line saying why.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -82,23 +86,97 @@ def cpu_backend() -> Backend:
     return Backend("numpy", np, "cpu", np.asarray, lambda a: a)
 
 
+#: what to install when the probe finds the GPU stack incomplete
+_INSTALL_HINT = "pip install 'gpuppdp[gpu]' (CUDA 12) or 'gpuppdp[gpu-cuda13]'"
+
+
+def _one_line(exc: BaseException) -> str:
+    """``Type: message`` on one line (CUDA errors often carry multi-line messages)."""
+    text = " ".join(str(exc).split())
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _classify(exc: BaseException, stage: str) -> str:
+    """One line saying why *stage* (``"CuPy"`` or ``"Numba CUDA"``) could not run a kernel:
+    out of device memory, no NVRTC, no NVVM / numba-cuda, no driver or device, or other."""
+    names = " ".join(t.__name__ for t in type(exc).__mro__).lower()
+    text = f"{names} {exc}".lower()
+    detail = _one_line(exc)
+    if "outofmemory" in names or "out of memory" in text or "out_of_memory" in text:
+        return f"{stage}: out of device memory ({detail})"
+    if "nvvm" in text or "libdevice" in text:
+        return (f"{stage}: NVVM not found; the kernels need numba-cuda with the CUDA "
+                f"toolkit wheels, {_INSTALL_HINT} ({detail})")
+    if "nvrtc" in text or "compileexception" in names:
+        return f"{stage}: NVRTC (the CUDA runtime compiler) is not usable ({detail})"
+    if ("driver" in text or "no cuda" in text or "nodevice" in text or "no device" in text
+            or "cudaerror" in text or "cuda_error" in text or "cudadrivererror" in names
+            or "cudasupporterror" in names):
+        return f"{stage}: no usable CUDA driver or device ({detail})"
+    return f"{stage} cannot run a kernel ({detail})"
+
+
+def _under_cudasim() -> bool:
+    """Numba's CUDA simulator is on: ``numba.cuda`` kernels run on the host, no launch to probe."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+        return True
+    numba = sys.modules.get("numba")
+    config = getattr(numba, "config", None) if numba is not None else None
+    return bool(getattr(config, "ENABLE_CUDASIM", 0))
+
+
+def _probe_numba_cuda(cupy) -> None:
+    """Launch one tiny ``@cuda.jit`` kernel on a CuPy array, as :mod:`gpuppdp.kernels` does
+    (this needs numba-cuda and NVVM, which CuPy alone does not check); raise with the reason."""
+    try:
+        from numba import cuda  # noqa: PLC0415 - lazy on purpose
+        if not hasattr(cuda, "jit"):
+            raise ImportError("numba.cuda has no jit (numba-cuda not installed)")
+    except Exception as exc:
+        raise BackendError(
+            f"Numba CUDA is not importable ({_one_line(exc)}); {_INSTALL_HINT}") from exc
+    try:
+        @cuda.jit
+        def _plus_one(a):  # pragma: no cover - runs on the device
+            i = cuda.grid(1)
+            if i < a.shape[0]:
+                a[i] += 1
+
+        probe = cupy.arange(8, dtype=cupy.int32)
+        _plus_one[1, 8](probe)
+        cupy.cuda.Device().synchronize()
+        value = int(probe.sum().get())
+    except Exception as exc:  # NVVM missing, no driver, out of memory, ...
+        raise BackendError(_classify(exc, "Numba CUDA")) from exc
+    if value != 36:
+        raise BackendError(f"Numba CUDA smoke test returned {value}, expected 36")
+
+
 def _probe_cupy():
-    """Import CuPy and run a tiny compiled kernel; return the module or raise with the reason."""
+    """Import CuPy, run one tiny CuPy kernel and one tiny Numba CUDA kernel on a CuPy array;
+    return the CuPy module or raise :class:`BackendError` with the reason, on one line."""
     try:
         import cupy  # noqa: PLC0415 - lazy on purpose
     except Exception as exc:  # ImportError, or a broken CUDA install raising at import
-        raise BackendError(f"CuPy is not importable ({type(exc).__name__}: {exc})") from exc
+        raise BackendError(
+            f"CuPy is not importable ({_one_line(exc)}); {_INSTALL_HINT}") from exc
     try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            raise BackendError("CuPy found no CUDA device")
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # no driver (CUDARuntimeError: cudaErrorInsufficientDriver, ...)
+        raise BackendError(_classify(exc, "CuPy")) from exc
+    if count < 1:
+        raise BackendError("CuPy: no CUDA device found")
+    try:
         probe = cupy.arange(8, dtype=cupy.int32)
         value = int((probe * 3 + 1).sum().get())  # elementwise + reduction: exercises NVRTC
-    except BackendError:
-        raise
-    except Exception as exc:  # no driver, no NVRTC, no device
-        raise BackendError(f"CuPy cannot run a kernel ({type(exc).__name__}: {exc})") from exc
+    except Exception as exc:  # no NVRTC, out of memory, device unusable
+        raise BackendError(_classify(exc, "CuPy")) from exc
     if value != 92:
         raise BackendError(f"CuPy smoke test returned {value}, expected 92")
+    if not _under_cudasim():
+        _probe_numba_cuda(cupy)
     return cupy
 
 

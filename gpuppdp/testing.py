@@ -8,6 +8,13 @@ GPU.  :func:`strict_backend` hands out a :class:`~gpuppdp.backend.Backend` whose
 implicit host/device crossing raises ``TypeError`` the way CuPy does, and reductions return 0-d
 arrays rather than NumPy scalars, as CuPy's do.
 
+When CuPy itself is importable (it imports without a GPU: ``pip install cupy-cuda12x``), the
+stand-in is also honest about CuPy's interface: it exposes only names CuPy has (``xp.foo`` and
+``array.foo`` raise ``AttributeError`` naming ``foo`` when CuPy lacks it) and checks each call
+against the CuPy function's signature.  Whether or not CuPy is installed, the restrictions of
+CuPy's routines that the package meets are reproduced (see ``_RESTRICTED``), each citing the
+CuPy source it is read from.
+
 Cross-backend test helpers (:func:`assert_backend_equal`) follow the model of CuPy's own
 ``cupy/testing/_loops.py``: run one code path, bring the result back explicitly, compare with
 NumPy through :mod:`numpy.testing`.
@@ -16,8 +23,10 @@ NumPy through :mod:`numpy.testing`.
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 import os
+import re
 import types
 from typing import Any
 
@@ -43,6 +52,68 @@ _IMPLICIT_MSG = ("Implicit conversion to a NumPy array is not allowed. "
                  "Please use `.get()` to construct a NumPy array explicitly.")
 
 
+#: set ``GPUPPDP_STRICT_CUPY=0`` to turn the checks against CuPy's own namespace off
+_CHECK_CUPY = os.environ.get("GPUPPDP_STRICT_CUPY", "1") != "0"
+
+
+@functools.lru_cache(maxsize=1)
+def cupy_reference():
+    """The ``cupy`` module the stand-in checks names and signatures against, or ``None``
+    (CuPy not installed, or ``GPUPPDP_STRICT_CUPY=0``).  Importing CuPy needs no GPU."""
+    if not _CHECK_CUPY:
+        return None
+    try:
+        import cupy  # noqa: PLC0415 - optional, lazy
+    except Exception:  # not installed, or a broken install: no namespace check
+        return None
+    return cupy
+
+
+_DOC_SIGNATURE = re.compile(r"^(?:[\w.]+\.)?(\w+)\((.*)\)(?:\s*->.*)?$")
+
+
+def _signature_from_doc(fn, name):
+    """The signature Cython embeds as the first docstring line (``embedsignature``), e.g.
+    ``_ndarray_base.astype(self, dtype, order='K', ...) -> _ndarray_base``; else None."""
+    doc = (getattr(fn, "__doc__", None) or "").strip()
+    m = _DOC_SIGNATURE.match(doc.splitlines()[0]) if doc else None
+    if m is None or m.group(1) != name:
+        return None
+    namespace: dict[str, Any] = {}
+    try:
+        exec(f"def _f({m.group(2)}): pass", {}, namespace)  # noqa: S102 - CuPy's own docstring
+        return inspect.signature(namespace["_f"])
+    except Exception:  # Cython-typed parameters, defaults naming CuPy internals, ...: skip
+        return None
+
+
+def _cupy_signature(ref, name, method=False):
+    """The signature of CuPy's ``ref.name`` (``inspect.signature``, else the one Cython embeds
+    in the docstring), without ``self`` for a *method*; None when neither is available
+    (ufuncs, classes, Cython functions without an embedded signature: not checked)."""
+    fn = getattr(ref, name, None)
+    if fn is None or isinstance(fn, type) or not callable(fn):
+        return None
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = _signature_from_doc(fn, name)
+    if sig is None:
+        return None
+    params = list(sig.parameters.values())
+    if method:
+        if not params or params[0].name != "self":
+            return None
+        params = params[1:]
+    return sig.replace(parameters=params, return_annotation=inspect.Signature.empty)
+
+
+@functools.lru_cache(maxsize=None)
+def _ndarray_method_signature(name):
+    ref = cupy_reference()
+    return None if ref is None else _cupy_signature(ref.ndarray, name, method=True)
+
+
 def _host_error(where: str) -> TypeError:
     return TypeError(
         f"Unsupported type <class 'numpy.ndarray'> in {where}: a host numpy.ndarray met "
@@ -61,6 +132,9 @@ def _rebuild(like, items):
 
 def _unwrap(obj, where: str):
     """StrictArray -> its ndarray (recursively in lists/tuples); a raw ndarray -> TypeError."""
+    # cupy/_core/_routines_manipulation.pyx concatenate_method: "Only cupy arrays can be
+    # concatenated"; cupy/_core/_kernel.pyx _preprocess_arg -> _scalar.pyx CScalar:
+    # "Unsupported type <class 'numpy.ndarray'>" for a host array passed to a kernel
     if isinstance(obj, StrictArray):
         return obj._a
     if isinstance(obj, np.ndarray):
@@ -89,15 +163,23 @@ def _wrap(obj):
     if isinstance(obj, (tuple, list)):
         return _rebuild(obj, [_wrap(o) for o in obj])
     if isinstance(obj, (np.random.Generator, np.random.RandomState)):
-        return _StrictProxy(obj, type(obj).__name__)
+        ref = cupy_reference()
+        name = type(obj).__name__
+        return _StrictProxy(obj, name, getattr(ref.random, name, None) if ref else None)
     return obj
 
 
-def _wrap_callable(fn, where: str):
-    """Wrap *fn* so StrictArray arguments are unwrapped, raw ndarrays refused, results wrapped."""
+def _wrap_callable(fn, where: str, signature=None):
+    """Wrap *fn* so StrictArray arguments are unwrapped, raw ndarrays refused, results wrapped;
+    with *signature* (CuPy's), arguments CuPy's function would not accept raise TypeError."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        if signature is not None:
+            try:
+                signature.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise TypeError(f"{where}{signature}: {exc} (CuPy's signature)") from None
         args = tuple(_unwrap(a, where) for a in args)
         kwargs = {k: _unwrap(v, where) for k, v in kwargs.items()}
         return _wrap(fn(*args, **kwargs))
@@ -126,6 +208,7 @@ class StrictArray:
 
     # --- refusing implicit conversion -------------------------------------------------
     def __array__(self, dtype=None, copy=None):
+        # cupy/_core/core.pyx _ndarray_base.__array__: implicit conversion raises TypeError
         raise TypeError(_IMPLICIT_MSG)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -198,9 +281,16 @@ class StrictArray:
         # would use them and the conversion would stop being refused.
         if name.startswith("_"):
             raise AttributeError(name)
+        ref = cupy_reference()
+        if ref is not None and not hasattr(ref.ndarray, name):
+            raise AttributeError(f"'cupy.ndarray' object has no attribute {name!r} "
+                                 "(the strict stand-in exposes only CuPy's attributes)")
         attr = getattr(self._a, name)
         if callable(attr):
-            return _wrap_callable(attr, f"StrictArray.{name}")
+            out = _wrap_callable(attr, f"cupy.ndarray.{name}", _ndarray_method_signature(name))
+            if name in ("sort", "argsort"):
+                out = _check_method_sort(out, f"cupy.ndarray.{name}")
+            return out
         return _wrap(attr)
 
     def __setattr__(self, name, value):
@@ -289,16 +379,20 @@ class _StrictProxy:
     """Wraps a ufunc or a random ``Generator``: calls and methods (``reduceat``, ``at``,
     ``integers``, ...) unwrap StrictArray arguments, refuse raw ndarrays, wrap results."""
 
-    __slots__ = ("_obj", "_where")
+    __slots__ = ("_obj", "_where", "_ref")
 
-    def __init__(self, obj, where):
+    def __init__(self, obj, where, ref=None):
         object.__setattr__(self, "_obj", obj)
         object.__setattr__(self, "_where", where)
+        object.__setattr__(self, "_ref", ref)  # CuPy's counterpart (a ufunc, a class), if known
 
     def __call__(self, *args, **kwargs):
         return _wrap_callable(self._obj, self._where)(*args, **kwargs)
 
     def __getattr__(self, name):
+        if self._ref is not None and not name.startswith("_") and not hasattr(self._ref, name):
+            raise AttributeError(f"CuPy's {self._where} has no attribute {name!r} (the strict "
+                                 "stand-in exposes only what CuPy has)")
         attr = getattr(self._obj, name)
         if callable(attr) and not isinstance(attr, type):
             wrapped = _wrap_callable(attr, f"{self._where}.{name}")
@@ -311,7 +405,8 @@ class _StrictProxy:
         return f"<strict {self._obj!r}>"
 
 
-#: the dtypes CuPy's ``add.at`` (an atomic scatter-add) accepts: no int64
+#: the dtypes CuPy's ``add.at`` (an atomic scatter-add) accepts: no int64 before CuPy 14.1
+#: (cupy/_core/_routines_indexing.pyx _scatter_op_single, v13.6.0 and v14.0.0)
 _ADD_AT_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.uint32, np.uint64, np.float16,
                                              np.float32, np.float64))
 
@@ -341,33 +436,51 @@ class StrictNamespace:
 
     ndarray = StrictArray
 
-    def __init__(self, module: types.ModuleType = np, name: str = "strict_xp"):
+    def __init__(self, module: types.ModuleType = np, name: str = "strict_xp",
+                 cupy_path: str = ""):
         self._module = module
         self._cache: dict[str, Any] = {}
+        self._cupy_path = cupy_path  # "" for cupy itself, "random" for cupy.random, ...
         self.__name__ = name
 
+    def _cupy_module(self):
+        """The CuPy module this namespace stands for (None: CuPy not importable)."""
+        ref = cupy_reference()
+        for part in filter(None, self._cupy_path.split(".")):
+            if ref is None:
+                break
+            ref = getattr(ref, part, None)
+        return ref
+
     def __getattr__(self, name):
-        if name.startswith("__") or name in ("_module", "_cache"):
+        if name.startswith("__") or name in ("_module", "_cache", "_cupy_path"):
             raise AttributeError(name)
         try:
             return self._cache[name]
         except KeyError:
             pass
+        ref = self._cupy_module()
+        if ref is not None and not hasattr(ref, name):
+            cupy_name = ".".join(filter(None, ("cupy", self._cupy_path)))
+            raise AttributeError(f"module {cupy_name!r} has no attribute {name!r} (the strict "
+                                 "stand-in exposes only the names CuPy has)")
         attr = getattr(self._module, name)
         where = f"{self.__name__}.{name}"
+        signature = _cupy_signature(ref, name) if ref is not None else None
         if isinstance(attr, types.ModuleType):
-            out = StrictNamespace(attr, where)
+            out = StrictNamespace(attr, where,
+                                  ".".join(filter(None, (self._cupy_path, name))))
         elif isinstance(attr, np.ufunc):
-            out = _StrictProxy(attr, where)
+            out = _StrictProxy(attr, where, getattr(ref, name, None) if ref is not None else None)
         elif isinstance(attr, type) and issubclass(
                 attr, (np.random.Generator, np.random.RandomState)):
             out = _wrap_callable(attr, where)  # xp.random.RandomState(0) -> wrapped generator
         elif isinstance(attr, type) or not callable(attr):
             out = attr  # dtypes, classes (iinfo, finfo, errstate), constants (nan, newaxis)
-        elif name == "repeat":
-            out = _strict_repeat(_wrap_callable(attr, where))
+        elif not self._cupy_path and name in _RESTRICTED:
+            out = _RESTRICTED[name](_wrap_callable(attr, where, signature))
         else:
-            out = _wrap_callable(attr, where)
+            out = _wrap_callable(attr, where, signature)
         self._cache[name] = out
         return out
 
@@ -377,9 +490,9 @@ class StrictNamespace:
         if isinstance(a, StrictArray):
             if dtype is None or np.dtype(dtype) == a.dtype:
                 return a
-            return StrictArray(a._a.astype(dtype))
-        return StrictArray(np.array(_unwrap_host_ok(a), dtype=dtype, order=order or "K",
-                                    copy=True))
+            return StrictArray(_check_dtype(a._a.astype(dtype)))
+        return StrictArray(_check_dtype(np.array(_unwrap_host_ok(a), dtype=dtype,
+                                                 order=order or "K", copy=True)))
 
     asanyarray = asarray
 
@@ -387,10 +500,10 @@ class StrictNamespace:
         """Like ``cupy.array``: host data is always copied to the device; a device array is
         copied unless ``copy=False`` and no conversion is needed."""
         if isinstance(obj, StrictArray):
-            return StrictArray(np.array(obj._a, dtype=dtype, copy=copy, order=order,
-                                        ndmin=ndmin))
-        return StrictArray(np.array(_unwrap_host_ok(obj), dtype=dtype, copy=True, order=order,
-                                    ndmin=ndmin))
+            return StrictArray(_check_dtype(np.array(obj._a, dtype=dtype, copy=copy,
+                                                     order=order, ndmin=ndmin)))
+        return StrictArray(_check_dtype(np.array(_unwrap_host_ok(obj), dtype=dtype, copy=True,
+                                                 order=order, ndmin=ndmin)))
 
     def asnumpy(self, a, stream=None, order="C", out=None):
         return asnumpy(a, stream=stream, order=order, out=out)
@@ -409,17 +522,166 @@ class StrictNamespace:
 strict_xp = StrictNamespace()
 
 
+# --- CuPy's restrictions, read from CuPy's source (tags v13.6.0 .. v14.2.0; the gpu extra
+# --- allows cupy>=13, so a restriction lifted in a later 14.x is kept, with a note) ----------
+#: dtype characters CuPy arrays can hold (plus structured/void); others raise ValueError
+_CUPY_TYPE_CHARS = "?bhilqBHILQefdFD"  # cupy/_core/_dtype.pyx: all_type_chars
+
+
+def _check_dtype(a: np.ndarray) -> np.ndarray:
+    """CuPy refuses object, string, datetime arrays (``ValueError: Unsupported dtype``)."""
+    # cupy/_core/_dtype.pyx check_supported_dtype: only all_type_chars and plain void dtypes
+    if a.dtype.char not in _CUPY_TYPE_CHARS and a.dtype.kind != "V":
+        raise ValueError(f"Unsupported dtype {a.dtype} (CuPy arrays cannot hold it)")
+    return a
+
+
+def _check_sort_kind(fn, where, kind_pos=2):
+    """``sort``/``argsort``: CuPy's sort is always stable and accepts only ``kind=None`` or
+    ``"stable"`` (*kind_pos*: its position, 2 in ``xp.sort(a, axis, kind)``, 1 in
+    ``a.sort(axis, kind)``)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        kind = kwargs.get("kind", args[kind_pos] if len(args) > kind_pos else None)
+        # cupy/_core/core.pyx ndarray._check_kind_sort: kind can only be None or 'stable'
+        if kind is not None and kind != "stable":
+            raise ValueError(f"{where}: kind can only be None or 'stable' (CuPy), got {kind!r}")
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _check_method_sort(fn, where):
+    """``a.sort()``/``a.argsort()``: CuPy 13 takes only ``axis``; CuPy 14 adds ``kind``
+    (None or "stable").  Both: pass no ``kind`` to the method, use ``xp.argsort(a, kind=)``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        # cupy/_core/core.pyx v13.6.0: cpdef sort(self, int axis=-1), argsort(self, axis=-1)
+        if len(args) > 1 or set(kwargs) - {"axis"}:
+            raise TypeError(f"{where}: CuPy 13 accepts only `axis` (no kind/order); "
+                            "xp.sort/xp.argsort take kind=None or 'stable'")
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _strict_sort(fn):
+    return _check_sort_kind(fn, "cupy.sort")
+
+
+def _strict_argsort(fn):
+    return _check_sort_kind(fn, "cupy.argsort")
+
+
 def _strict_repeat(repeat):
     """``repeat`` with CuPy's restriction: repeat counts are an int or a host list/tuple,
     never a device array."""
 
     @functools.wraps(repeat)
     def wrapper(a, repeats, axis=None):
+        # cupy/_core/_routines_manipulation.pyx _repeat (v13.6, v14.0; accepted from v14.1)
         if isinstance(repeats, StrictArray):
             raise ValueError("cupy.ndarray cannot be specified as `repeats` argument.")
         return repeat(a, repeats, axis)
 
     return wrapper
+
+
+def _strict_lexsort(lexsort):
+    """``lexsort`` with CuPy's restrictions: the keys are one 2-D device array ``(k, N)``."""
+
+    @functools.wraps(lexsort)
+    def wrapper(keys, *args, **kwargs):
+        # cupy/_sorting/sort.py lexsort: reads keys.ndim, so a tuple/list of arrays fails
+        if not isinstance(keys, StrictArray):
+            raise AttributeError(
+                f"cupy.lexsort needs its keys as one 2-D cupy.ndarray (k, N), got "
+                f"{type(keys).__name__}: stack them first ('{type(keys).__name__}' object "
+                "has no attribute 'ndim')")
+        # cupy/_sorting/sort.py lexsort: keys.ndim > 2 -> NotImplementedError
+        if keys.ndim > 2:
+            raise NotImplementedError("Keys with the rank of three or more is not supported "
+                                      "in lexsort")
+        # cupy/_sorting/sort.py lexsort: 1-D keys return cupy.array(0), not an argsort
+        if keys.ndim == 1:
+            raise ValueError("cupy.lexsort of a 1-D key returns array(0), not NumPy's "
+                             "ordering: pass a 2-D (1, N) array")
+        if args or kwargs:  # cupy/_sorting/sort.py lexsort(keys): no axis parameter
+            raise TypeError("cupy.lexsort takes only keys (no axis)")
+        return lexsort(keys)
+
+    return wrapper
+
+
+def _strict_searchsorted(searchsorted):
+    """``searchsorted`` with CuPy's restrictions on ``a``, ``v`` and ``sorter``."""
+
+    @functools.wraps(searchsorted)
+    def wrapper(a, v, side="left", sorter=None):
+        # cupy/_sorting/search.py _searchsorted: a must be a cupy.ndarray of rank 1
+        if not isinstance(a, StrictArray):
+            raise NotImplementedError("Only int or ndarray are supported for a")
+        if a.ndim != 1:
+            raise ValueError("object too deep for desired array" if a.ndim > 1
+                             else "object of too small depth for desired array")
+        # cupy/_sorting/search.py _searchsorted: v must be a cupy.ndarray (v13.6.0; Python
+        # scalars are accepted from v14.0)
+        if not isinstance(v, StrictArray):
+            raise NotImplementedError("Only int or ndarray are supported for v (CuPy 13: "
+                                      "no Python scalars, no lists)")
+        # cupy/_sorting/search.py _searchsorted: sorter must be an integer device array
+        if sorter is not None and (not isinstance(sorter, StrictArray)
+                                   or sorter.dtype.kind not in "iu"):
+            raise TypeError("sorter must be of integer type")
+        out = searchsorted(a, v, side, sorter)
+        # cupy/_sorting/search.py _searchsorted: the result is always int64
+        return out.astype(np.int64) if isinstance(out, StrictArray) else out
+
+    return wrapper
+
+
+def _strict_bincount(bincount):
+    """``bincount`` with CuPy's restrictions (of every CuPy the gpu extra allows)."""
+
+    @functools.wraps(bincount)
+    def wrapper(x, weights=None, minlength=None):
+        if not isinstance(x, StrictArray):  # x.ndim is read first: a list fails
+            raise AttributeError(f"cupy.bincount needs a cupy.ndarray, got {type(x).__name__}")
+        # cupy/_statistics/histogram.py bincount: x must be 1-D, not float, non-negative
+        if x.ndim != 1:
+            raise ValueError("object too deep for desired array" if x.ndim > 1
+                             else "object of too small depth for desired array")
+        if x.dtype.kind == "f":
+            raise TypeError("x must be int array")
+        if x.size and bool((x._a < 0).any()):
+            raise ValueError("The first argument of bincount must be non-negative")
+        # cupy/_statistics/histogram.py bincount: weights must have x's shape (no broadcast)
+        if isinstance(weights, np.ndarray):  # the kernel launch refuses host arrays
+            raise _host_error("cupy.bincount")
+        if weights is not None and (not isinstance(weights, StrictArray)
+                                    or weights.shape != x.shape):
+            raise ValueError("The weights and list don't have the same length.")
+        # cupy/_statistics/histogram.py bincount: size = int(cupy.max(x)) + 1, so an empty x
+        # raises ValueError (zero-size reduction) up to v14.1.1; v14.2.0 returns intp zeros
+        if x.size == 0:
+            raise ValueError("cupy.bincount of an empty array fails before CuPy 14.2 "
+                             "(zero-size array to reduction operation cupy_max)")
+        return bincount(x, weights=weights, minlength=0 if minlength is None else minlength)
+
+    return wrapper
+
+
+#: CuPy routines with restrictions NumPy does not have: name -> wrapper factory
+_RESTRICTED = {
+    "repeat": _strict_repeat,
+    "lexsort": _strict_lexsort,
+    "sort": _strict_sort,
+    "argsort": _strict_argsort,
+    "searchsorted": _strict_searchsorted,
+    "bincount": _strict_bincount,
+}
 
 
 def asnumpy(a, stream=None, order="C", out=None):
@@ -436,7 +698,7 @@ def asnumpy(a, stream=None, order="C", out=None):
 def _to_device(a) -> StrictArray:
     if isinstance(a, StrictArray):
         return a
-    return StrictArray(np.array(a, copy=True))
+    return StrictArray(_check_dtype(np.array(a, copy=True)))
 
 
 def strict_backend() -> Backend:

@@ -223,7 +223,10 @@ def segment_ids(xp, ptr, total):
 
     Counts the segment starts at each row and sums them up (CuPy's ``repeat`` takes no device
     array of repeat counts)."""
-    starts = xp.bincount(ptr[1:-1].astype(xp.int64), minlength=total + 1)[:total]
+    inner = ptr[1:-1].astype(xp.int64)
+    if inner.shape[0] == 0:  # one segment; CuPy < 14.2's bincount fails on an empty array
+        return xp.zeros(total, dtype=xp.int64)
+    starts = xp.bincount(inner, minlength=total + 1)[:total]
     return xp.cumsum(starts).astype(xp.int64)
 
 

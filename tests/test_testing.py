@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 
 from gpuppdp.backend import Backend, cpu_backend
-from gpuppdp.testing import StrictArray, asnumpy, assert_backend_equal, strict_backend, strict_xp
+from gpuppdp.testing import (
+    StrictArray,
+    StrictNamespace,
+    asnumpy,
+    assert_backend_equal,
+    cupy_reference,
+    strict_backend,
+    strict_xp,
+)
 
 IMPLICIT = "Implicit conversion to a NumPy array is not allowed"
 
@@ -147,7 +155,10 @@ def test_get_set_item_tolist(x):
     assert x.get(out=out) is out
     assert out.tolist() == [3, 1, 2, 1, 5] == x.tolist()
     x.set(np.array([0, 0, 0, 0, 9], dtype=np.int64))
-    assert x.item(4) == 9
+    assert x[4].item() == 9
+    if cupy_reference() is not None:
+        with pytest.raises(TypeError, match="cupy.ndarray.item"):
+            x.item(4)  # cupy.ndarray.item(self): no index argument
     with pytest.raises(TypeError):
         x.set([1, 2, 3, 4, 5])
 
@@ -229,14 +240,13 @@ def _cases():
     """(name, fn(xp, a, b, w)) pairs run on NumPy and on the stand-in (cupy/testing style)."""
     return [
         ("argsort", lambda xp, a, b, w: xp.argsort(a, kind="stable")),
-        ("argsort_method", lambda xp, a, b, w: a.argsort(kind="stable")),
+        ("argsort_method", lambda xp, a, b, w: a.argsort()),
         ("cumsum", lambda xp, a, b, w: xp.cumsum(a)),
         ("cumsum_method", lambda xp, a, b, w: a.cumsum()),
         ("bincount", lambda xp, a, b, w: xp.bincount(a, weights=w, minlength=12)),
         ("unique_inverse", lambda xp, a, b, w: xp.unique(a, return_inverse=True,
                                                          return_counts=True)),
         ("unique_all", lambda xp, a, b, w: tuple(xp.unique_all(a))),
-        ("lexsort", lambda xp, a, b, w: xp.lexsort((b, a))),
         ("lexsort_2d", lambda xp, a, b, w: xp.lexsort(xp.stack([b, a]))),
         ("take", lambda xp, a, b, w: xp.take(a, b[:4])),
         ("take_method", lambda xp, a, b, w: a.take(b)),
@@ -329,12 +339,13 @@ def test_random_generator_returns_strict_arrays():
     r = rng.integers(0, 10, size=6)
     assert isinstance(r, StrictArray)
     np.testing.assert_array_equal(r.get(), ref.integers(0, 10, size=6))
-    p = rng.permutation(strict_xp.arange(5))
-    assert isinstance(p, StrictArray)
-    np.testing.assert_array_equal(p.get(), ref.permutation(np.arange(5)))
     assert isinstance(rng.random(3), StrictArray)
+    rs, ref_rs = strict_xp.random.RandomState(0), np.random.RandomState(0)
+    p = rs.permutation(strict_xp.arange(5))  # cupy.random.Generator has no permutation
+    assert isinstance(p, StrictArray)
+    np.testing.assert_array_equal(p.get(), ref_rs.permutation(np.arange(5)))
     with pytest.raises(TypeError):
-        rng.permutation(np.arange(5))
+        rs.permutation(np.arange(5))
     assert isinstance(strict_xp.random.RandomState(1).rand(2), StrictArray)
     assert strict_xp.random is strict_xp.random
 
@@ -403,3 +414,144 @@ def test_strict_repeat_refuses_device_counts():
     assert xp.repeat(a, [1, 0, 2]).get().tolist() == [0, 2, 2]
     with pytest.raises(ValueError, match="cannot be specified as `repeats`"):
         xp.repeat(a, xp.asarray(np.array([1, 0, 2])))
+
+
+# --------------------------------------------------------------------------- CuPy's interface
+needs_cupy = pytest.mark.skipif(cupy_reference() is None,
+                                reason="CuPy not importable: no namespace/signature check")
+
+
+@needs_cupy
+def test_only_cupy_names_exposed():
+    """Names CuPy lacks raise AttributeError naming them (namespace, submodule, ndarray,
+    ufunc, random generator); names CuPy has pass."""
+    xp = StrictNamespace()  # fresh: no cached attributes
+    assert hasattr(np, "unique_all") and hasattr(np, "trapezoid")
+    for name in ("trapezoid", "cumulative_sum", "bitwise_count"):  # NumPy 2.x only
+        if not hasattr(cupy_reference(), name):
+            with pytest.raises(AttributeError, match=repr(name)):
+                getattr(xp, name)
+    with pytest.raises(AttributeError, match="'no_such_function'"):
+        xp.no_such_function
+    with pytest.raises(AttributeError, match="'permutation'"):
+        xp.random.default_rng(0).permutation(3)
+    with pytest.raises(AttributeError, match="'ptp'|'tofile'"):
+        a = xp.arange(3)
+        a.tofile if not hasattr(cupy_reference().ndarray, "tofile") else a.ptp
+    for name in ("bincount", "lexsort", "searchsorted", "cumsum", "concatenate", "stack",
+                 "where", "unique", "argsort", "flatnonzero", "count_nonzero", "outer",
+                 "broadcast_to", "ascontiguousarray", "rint", "clip", "int64", "bool_", "inf"):
+        getattr(xp, name)
+    assert xp.arange(3).tolist() == [0, 1, 2]
+
+
+@needs_cupy
+def test_cupy_signatures_checked():
+    xp = strict_xp
+    a = xp.arange(4)
+    with pytest.raises(TypeError, match="initial"):
+        xp.sum(a, initial=0)  # cupy.sum(a, axis, dtype, out, keepdims)
+    with pytest.raises(TypeError, match="sorted"):
+        xp.unique(a, sorted=True)  # cupy.unique has no `sorted` (NumPy 2.3)
+    with pytest.raises(TypeError, match="order"):
+        xp.argsort(a, order="x")  # cupy.argsort(a, axis, kind)
+    with pytest.raises(TypeError, match="like"):
+        xp.zeros(3, like=a)
+    with pytest.raises(TypeError, match="initial"):
+        a.max(initial=0)  # cupy.ndarray.max(self, axis, out, keepdims): embedded signature
+    assert a.astype(np.float32, copy=False).dtype == np.float32
+    u, inv, cnt = xp.unique(a % 2, return_inverse=True, return_counts=True)
+    assert u.tolist() == [0, 1] and cnt.tolist() == [2, 2]
+
+
+def test_lexsort_needs_one_2d_array():
+    """cupy/_sorting/sort.py: lexsort(keys) reads keys.ndim; 1-D keys give array(0)."""
+    xp = strict_xp
+    a = xp.asarray(np.array([2, 1, 2, 0]))
+    b = xp.asarray(np.array([0, 1, 1, 5]))
+    assert xp.lexsort(xp.stack([b, a])).tolist() == np.lexsort(
+        [np.array([0, 1, 1, 5]), np.array([2, 1, 2, 0])]).tolist()
+    with pytest.raises(AttributeError, match="2-D"):
+        xp.lexsort((b, a))
+    with pytest.raises(AttributeError, match="2-D"):
+        xp.lexsort([b, a])
+    with pytest.raises(ValueError, match="1-D"):
+        xp.lexsort(a)
+    with pytest.raises(NotImplementedError):
+        xp.lexsort(xp.zeros((2, 2, 2)))
+
+
+def test_sort_kind_only_stable():
+    """cupy/_core/core.pyx _check_kind_sort: kind can only be None or 'stable'."""
+    xp = strict_xp
+    a = xp.asarray(np.array([3, 1, 2]))
+    assert xp.argsort(a, kind="stable").tolist() == [1, 2, 0]
+    assert a.argsort().tolist() == [1, 2, 0] and a.argsort(axis=0).tolist() == [1, 2, 0]
+    assert xp.sort(a, -1, "stable").tolist() == [1, 2, 3]
+    for call in (lambda: xp.argsort(a, kind="quicksort"), lambda: xp.sort(a, -1, "heapsort")):
+        with pytest.raises(ValueError, match="kind can only be None or 'stable'"):
+            call()
+    # cupy/_core/core.pyx v13.6.0: the methods take only axis
+    for call in (lambda: a.argsort(kind="stable"), lambda: a.sort(-1, "stable")):
+        with pytest.raises(TypeError, match="only `axis`"):
+            call()
+
+
+def test_searchsorted_restrictions():
+    """cupy/_sorting/search.py _searchsorted: a 1-D device array; v a device array (CuPy 13);
+    integer sorter; int64 result."""
+    xp = strict_xp
+    a = xp.asarray(np.array([1, 3, 5], dtype=np.int32))
+    got = xp.searchsorted(a, xp.asarray(np.array([0, 3, 6], dtype=np.int32)), side="right")
+    assert got.tolist() == [0, 2, 3] and got.dtype == np.int64
+    with pytest.raises(NotImplementedError, match="v"):
+        xp.searchsorted(a, [1, 2])
+    with pytest.raises(NotImplementedError, match="v"):
+        xp.searchsorted(a, 4)  # CuPy 13: no Python scalar v
+    with pytest.raises(ValueError, match="too deep"):
+        xp.searchsorted(xp.zeros((2, 2)), a)
+    with pytest.raises(TypeError, match="sorter"):
+        xp.searchsorted(a, a, sorter=xp.asarray(np.array([0.0, 1.0, 2.0])))
+
+
+def test_bincount_restrictions():
+    """cupy/_statistics/histogram.py bincount: 1-D, not float, non-negative, weights of x's
+    shape; an empty x fails before CuPy 14.2."""
+    xp = strict_xp
+    x = xp.asarray(np.array([0, 2, 2], dtype=np.int32))
+    w = xp.asarray(np.array([0.5, 1.0, 2.0]))
+    assert xp.bincount(x).tolist() == [1, 0, 2]
+    assert xp.bincount(x, weights=w, minlength=4).tolist() == [0.5, 0.0, 3.0, 0.0]
+    with pytest.raises(TypeError, match="int array"):
+        xp.bincount(x.astype(np.float64))
+    with pytest.raises(ValueError, match="non-negative"):
+        xp.bincount(x - 1)
+    with pytest.raises(ValueError, match="too deep"):
+        xp.bincount(xp.zeros((2, 2), dtype=np.int32))
+    with pytest.raises(ValueError, match="same length"):
+        xp.bincount(x, weights=xp.asarray(np.array([1.0])))
+    with pytest.raises(ValueError, match="empty"):  # CuPy < 14.2: cupy.max of a 0-size x
+        xp.bincount(xp.zeros(0, dtype=np.int32), weights=xp.zeros(0), minlength=3)
+
+
+def test_unsupported_dtypes_refused():
+    """cupy/_core/_dtype.pyx check_supported_dtype: no object, string or datetime arrays."""
+    be = strict_backend()
+    for host in (np.array(["a", None], dtype=object), np.array(["ab"]),
+                 np.array(["2020-01-01"], dtype="datetime64[D]")):
+        with pytest.raises(ValueError, match="Unsupported dtype"):
+            be.asarray(host)
+        with pytest.raises(ValueError, match="Unsupported dtype"):
+            strict_xp.asarray(host)
+    assert strict_xp.asarray(np.array([1.5], dtype=np.float16)).dtype == np.float16
+
+
+def test_add_at_refuses_int64():
+    """cupy/_core/_routines_indexing.pyx (v13.6, v14.0): add.at has no int64 overload."""
+    xp = strict_xp
+    idx = xp.asarray(np.array([0, 0, 2]))
+    acc = xp.zeros(3, dtype=np.int32)
+    xp.add.at(acc, idx, 1)
+    assert acc.tolist() == [2, 0, 1]
+    with pytest.raises(TypeError, match="int64"):
+        xp.add.at(xp.zeros(3, dtype=np.int64), idx, 1)
