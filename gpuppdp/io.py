@@ -40,6 +40,15 @@ def sniff_delimiter(path: str, candidates: str = ";,\t|", default: str | None = 
             from None
 
 
+def table_delimiter(path: str | os.PathLike, sep: str | None = None) -> str:
+    """The delimiter a table written for input ``path`` uses: the input's own (``sep``, or
+    detected from a CSV file), ``;`` (ARX's) for Parquet input."""
+    path = os.fspath(path)
+    if sep is not None:
+        return sep
+    return ";" if path.lower().endswith(_PARQUET) else sniff_delimiter(path, default=";")
+
+
 def read_table(path: str | os.PathLike, *, sep: str | None = None,
                columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Read a CSV or Parquet file (optionally only ``columns``).

@@ -50,10 +50,11 @@ def write_csv(df: pd.DataFrame, path: Path, sep: str) -> Path:
     return path
 
 
-def read_out(path: Path) -> pd.DataFrame:
+def read_out(path: Path, sep: str = ";") -> pd.DataFrame:
+    """A released table; CSV releases use the input's delimiter (``sep``)."""
     if str(path).endswith(".parquet"):
         return pd.read_parquet(path)
-    return pd.read_csv(path, sep=";", dtype=str, keep_default_na=False)
+    return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
 
 
 def run(capsys, argv: list[str]) -> tuple[int, str, str]:
@@ -62,7 +63,8 @@ def run(capsys, argv: list[str]) -> tuple[int, str, str]:
     return rc, captured.out, captured.err
 
 
-def anonymize(capsys, tmp_path, input_path, *extra, roles=ROLES, k=K, out_name="out.csv"):
+def anonymize(capsys, tmp_path, input_path, *extra, roles=ROLES, k=K, out_name="out.csv",
+              out_sep=";"):
     out = tmp_path / out_name
     summary = tmp_path / "summary.json"
     rc, stdout, stderr = run(capsys, ["anonymize", str(input_path), *qi_args(), *roles,
@@ -72,7 +74,7 @@ def anonymize(capsys, tmp_path, input_path, *extra, roles=ROLES, k=K, out_name="
     assert rc == 0, stderr
     assert stderr == ""
     assert f"released table     {out}" in stdout
-    return read_out(out), json.loads(summary.read_text(encoding="utf-8")), stdout
+    return read_out(out, out_sep), json.loads(summary.read_text(encoding="utf-8")), stdout
 
 
 def suppressed(df: pd.DataFrame, qids=QIDS) -> pd.Series:
@@ -122,7 +124,9 @@ def test_demo_reproduces_arx(capsys, tmp_path):
 @pytest.mark.parametrize("sep", [";", ",", "\t"], ids=["semicolon", "comma", "tab"])
 def test_anonymize_csv_delimiter_detected(capsys, tmp_path, table, sep):
     path = write_csv(table, tmp_path / "in.csv", sep)
-    out, summary, stdout = anonymize(capsys, tmp_path, path)
+    out, summary, stdout = anonymize(capsys, tmp_path, path, out_sep=sep)
+    # the release keeps the input's delimiter
+    assert (tmp_path / "out.csv").read_text().splitlines()[0] == sep.join(out.columns)
     assert list(out.columns) == ["id", *QIDS, "occupation", "salary-class"]
     assert len(out) == ROWS == summary["input_rows"]
     assert summary["models"] == [{"model": "k-anonymity", "k": K}]
@@ -141,7 +145,7 @@ def test_anonymize_same_result_for_every_delimiter_and_sep_option(capsys, tmp_pa
         sub = tmp_path / str(i)
         sub.mkdir()
         path = write_csv(table, sub / "in.txt", sep)
-        out, summary, _ = anonymize(capsys, sub, path, *extra)
+        out, summary, _ = anonymize(capsys, sub, path, *extra, out_sep=sep)
         results.append((summary["transformation"], summary["suppressed_records"],
                         out.sort_values("id").reset_index(drop=True)))
     for transformation, n_suppressed, out in results[1:]:
@@ -374,7 +378,7 @@ def test_console_script(tmp_path, table):
     assert "Traceback" not in proc.stderr
     assert proc.stdout.startswith("optimum ")
     summary = json.loads(js.read_text(encoding="utf-8"))
-    released = read_out(out)
+    released = read_out(out, ",")
     assert len(released) == ROWS
     assert_k_anonymous(released, summary)
 

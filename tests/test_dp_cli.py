@@ -31,7 +31,8 @@ def test_dp_histogram_writes_every_cell_and_reports_the_error(files, capsys):
                   "--hierarchy", f"age={hier}", "--level", "age=1", "--seed", "3",
                   "--public-domain", "--output", str(out)])
     assert status == 0
-    table = pd.read_csv(out)
+    assert out.read_text().splitlines()[0] == "age;sex;count"  # the input's delimiter
+    table = pd.read_csv(out, sep=";")
     assert list(table.columns) == ["age", "sex", "count"]
     assert table["age"].tolist() == ["20-29", "20-29", "30-39", "30-39"]
     assert (table["count"] >= 0).all()
@@ -67,7 +68,7 @@ def test_laplace_parquet_and_explicit_separator(files, capsys):
     csv_out = tmp / "out.csv"
     run(["dp-histogram", str(data), "--sep", ";", "--by", "sex", "--epsilon", "1",
          "--public-domain", "--output", str(csv_out)])
-    assert pd.read_csv(csv_out)["sex"].tolist() == ["f", "m"]
+    assert pd.read_csv(csv_out, sep=";")["sex"].tolist() == ["f", "m"]
 
 
 @pytest.mark.parametrize("extra,error,match", [

@@ -20,10 +20,10 @@ if TYPE_CHECKING:  # registering imports only the standard library; the runs loa
 __all__ = ["register", "cmd_demo", "cmd_anonymize"]
 
 
-def _publish(result: AnonymizationResult, plan: OutputPlan) -> None:
+def _publish(result: AnonymizationResult, plan: OutputPlan, sep: str = ";") -> None:
     print(format_summary(result))
     with plan.writing() as out:
-        out.write_table("--output", result.released)
+        out.write_table("--output", result.released, sep=sep)
         out.write_json("--json", result.summary())
     print_release(result, plan)
     if "--json" in plan:
@@ -78,11 +78,14 @@ def _census_demo(args) -> int:
 
 
 def cmd_anonymize(args) -> int:
+    from ..io import table_delimiter
+
     plan = release_plan(args).add("--json", args.json)
     t0 = time.perf_counter()
     data, anonymizer = anonymizer_from_args(args)
     logging.getLogger("gpuppdp").debug("loaded in %.3f s", time.perf_counter() - t0)
-    _publish(anonymizer.fit(data, progress=ProgressBar("search", not args.quiet)), plan)
+    _publish(anonymizer.fit(data, progress=ProgressBar("search", not args.quiet)), plan,
+             table_delimiter(args.input, args.sep))
     return 0
 
 

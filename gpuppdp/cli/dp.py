@@ -90,7 +90,7 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     from ..dp.randomness import RandomSource
     from ..dp.releases import dp_histogram
     from ..hierarchy import Hierarchy
-    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, sniff_delimiter
+    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, sniff_delimiter, table_delimiter
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
     if not by:
@@ -137,7 +137,7 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     for w in caught:  # one line each, in the main CLI's style
         print(f"gpuppdp: warning: {w.message}", file=sys.stderr)
     with plan.writing() as out:
-        out.write_table("--output", table, sep=",")
+        out.write_table("--output", table, sep=table_delimiter(args.input, args.sep))
     dp = table.attrs["dp"]
     q = dp["queries"]["count"]
     where = ", ".join(f"{c} (level {levels.get(c, 0)})" for c in by)

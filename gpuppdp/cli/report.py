@@ -46,6 +46,8 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run_report(args: argparse.Namespace) -> int:
     """Run ``report``; returns the exit status (0)."""
+    from ..io import table_delimiter
+
     for option, value in (("--top-classes", args.top_classes),
                           ("--max-subsets", args.max_subsets)):
         if value < 1:
@@ -56,7 +58,7 @@ def run_report(args: argparse.Namespace) -> int:
     result = anonymizer.fit(data, progress=ProgressBar("search", not args.quiet))
     print(format_summary(result))
     with plan.writing() as out:
-        out.write_table("--output", result.released)
+        out.write_table("--output", result.released, sep=table_delimiter(args.input, args.sep))
         result.report(out.path("--html"), json_path=out.path("--json"),
                       max_classes=args.top_classes, max_subsets=args.max_subsets)
     print_release(result, plan)
