@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from numba import njit
 
 from .evaluate import LatticeOracle
+from .solution_space import Properties, level_nodes
 
 __all__ = ["SearchResult", "ExhaustiveSearch", "FlashSearch", "make_search", "SEARCHES"]
 
@@ -63,29 +63,20 @@ CHECKED, ANON, NOTANON, KANON, NOTKANON, VISITED, SUCC_PRUNED, INSUFF = (1 << i 
 FULL, PARTIAL, NONE = "full", "partial", "none"
 
 
-@njit(cache=True)
-def _mark_cone(flags, levels, g, prop, up):
-    """Set ``prop`` on every node above (``up``) or below ``g``, ``g`` included."""
-    for node in range(levels.shape[0]):
-        inside = True
-        for i in range(levels.shape[1]):
-            if (levels[node, i] < g[i]) if up else (levels[node, i] > g[i]):
-                inside = False
-                break
-        if inside:
-            flags[node] |= prop
-
-
 @dataclass
 class _Phase:
     prop: int                     # the property the binary phase searches for
-    skip: Callable[[int], bool]
-    check: Callable[[int], bool]
-    tag: Callable[[int], None] | None = None
+    skip: int                     # a node carrying any of these bits is skipped
+    check: int                    # a node carrying none of these bits is checked
+    # ``tag(search, g)``: a plain function, so that no reference cycle keeps a finished
+    # search (and its oracle's frequency sets) alive until the garbage collector runs
+    tag: Callable[["FlashSearch", int], None] | None = None
 
 
 class FlashSearch:
-    """ARX-compatible Flash.
+    """ARX-compatible Flash (Kohlmayer et al. 2012) on a sparse solution space
+    (:mod:`.solution_space`): nothing the size of the lattice is allocated; the levels are
+    enumerated one at a time and the strategy key is computed per node on demand.
 
     Parameters
     ----------
@@ -111,96 +102,102 @@ class FlashSearch:
         lat = oracle.lattice
         self.oracle = oracle
         self.lattice = lat
-        self.levels = lat.levels_of(np.arange(lat.size)).astype(np.int16)
-        self.height = self.levels.sum(axis=1).astype(np.int64)
-        self.flags = np.zeros(lat.size, dtype=np.int32)
+        self.props = Properties(lat.strides, lat.radix)
+        self.has = self.props.has
         self.il: dict[int, float] = {}
-        self.lb: dict[int, float] = {}
+        self.lb: dict[int, float] = {}     # of checked nodes
+        self.bounds: dict[int, float] = {}  # data-independent bounds computed so far
         self.anonymous: dict[int, bool] = {}
         self.checked = 0
         self.opt: int | None = None
         self.candidates: list[int] = []
-        self.key = self._strategy_ranks(oracle.evaluator.encoded.distinct_per_level()).__getitem__
+        self.keys: dict[int, tuple] = {}
+        # per attribute: stride, radix, g_i / max_i and d_i[g_i] / d_i[0] per level g_i
+        self.terms = [(stride, radix, [level / float(top) if top else 0.0
+                                       for level in range(radix)],
+                       [float(d[level]) / float(d[0]) for level in range(radix)])
+                      for (stride, radix, top), d in
+                      zip(lat._digits, oracle.evaluator.encoded.distinct_per_level())]
         self.pruning = not self.utility_full
-        predictive_anon = self.privacy == FULL
-        has = self.has
-
+        self.predictive_anon = self.privacy == FULL
         if self.privacy == FULL and self.utility_full:
-            skip = lambda g: has(g, ANON | NOTANON)  # noqa: E731
-            self.binary = _Phase(ANON, skip, lambda g: not skip(g),
-                                 lambda g: self._set(g, SUCC_PRUNED, up=True)
-                                 if has(g, ANON) else None)
+            self.binary = _Phase(ANON, ANON | NOTANON, ANON | NOTANON, _tag_pruned)
             self.linear = None
         elif self.privacy in (FULL, PARTIAL):
             prop, notprop = (ANON, NOTANON) if self.privacy == FULL else (KANON, NOTKANON)
-            bskip = lambda g: has(g, prop | notprop)  # noqa: E731
-            self.binary = _Phase(prop, bskip, lambda g: not bskip(g))
-            self.linear = _Phase(0, lambda g: has(g, notprop | VISITED),
-                                 lambda g: not has(g, CHECKED | notprop),
-                                 lambda g: self._set(g, VISITED))
+            self.binary = _Phase(prop, prop | notprop, prop | notprop)
+            self.linear = _Phase(0, notprop | VISITED, CHECKED | notprop, _tag_visited)
         else:
-            lskip = lambda g: has(g, ANON | NOTANON)  # noqa: E731
             self.binary = None
-            self.linear = _Phase(0, lskip, lambda g: not lskip(g))
-        self.predictive_anon = predictive_anon
+            self.linear = _Phase(0, ANON | NOTANON, ANON | NOTANON)
 
-    def _strategy_ranks(self, distinct) -> list[int]:
-        """Rank of every node under ARX's ``FLASHStrategy`` key ``(level/M, P, 1 - Dm)``
-        (equal keys share a rank), computed with ARX's floating-point operations in ARX's
-        order: ``P = (sum_i g_i / max_i) / n``, ``Dm = (sum_i d_i[g_i] / d_i[0]) / n`` with
-        ``d_i[L]`` the distinct labels of attribute ``i`` at level ``L`` among the data's values.
-        """
-        lat, g = self.lattice, self.levels.astype(np.int64)
-        n = lat.n_attributes
-        total = float(lat.max_height)
-        level = self.height / total if total else np.zeros(lat.size)
-        prec = np.zeros(lat.size)
-        dd = np.zeros(lat.size)
-        for i in range(n):
-            d = np.asarray(distinct[i], dtype=np.float64)
-            dd = dd + d[g[:, i]] / d[0]
-            if lat.max_levels[i]:
-                prec = prec + g[:, i] / float(lat.max_levels[i])
-        keys = (level, prec / n, 1.0 - dd / n)
-        order = np.lexsort(keys[::-1])
-        new = np.ones(lat.size, dtype=bool)
-        new[1:] = np.any([k[order][1:] != k[order][:-1] for k in keys], axis=0)
-        rank = np.empty(lat.size, dtype=np.int64)
-        rank[order] = np.cumsum(new)
-        return rank.tolist()
+    def _levels(self, g: int) -> list[int]:
+        return [g // stride % radix for stride, radix, _, _ in self.terms]
+
+    def key(self, g: int) -> tuple:
+        """ARX's ``FLASHStrategy`` key ``(level/M, P, 1 - Dm)`` of node ``g``, computed with
+        ARX's floating-point operations in ARX's order: ``P = (sum_i g_i / max_i) / n``,
+        ``Dm = (sum_i d_i[g_i] / d_i[0]) / n`` with ``d_i[L]`` the distinct labels of attribute
+        ``i`` at level ``L`` among the data's values (the terms are tabulated in ``terms``)."""
+        k = self.keys.get(g)
+        if k is None:
+            height, prec, dd = 0, 0.0, 0.0
+            for stride, radix, p, d in self.terms:
+                level = g // stride % radix
+                height += level
+                prec = prec + p[level]
+                dd = dd + d[level]
+            n, total = len(self.terms), float(self.lattice.max_height)
+            k = self.keys[g] = (height / total if total else 0.0, prec / n, 1.0 - dd / n)
+        return k
 
     # -- properties ----------------------------------------------------------------------
-    def has(self, g: int, props: int) -> bool:
-        return bool(self.flags[g] & props)
-
     def _set(self, g: int, prop: int, up: bool = False, down: bool = False) -> None:
-        if up or down:
-            if (self.flags[g] & prop) == prop:  # already inherited: its cone is marked
-                return
-        if up or down:
-            _mark_cone(self.flags, self.levels, self.levels[g], prop, up)
-        else:
-            self.flags[g] |= prop
+        self.props.set(g, prop, up=up, down=down)
 
     # -- ARX procedures ----------------------------------------------------------------------
     def _sorted(self, nodes: list[int]) -> list[int]:
         return sorted(nodes, key=self.key)  # Python's sort is stable, like Java's
 
-    def _skip(self, trigger, g: int) -> bool:
-        if trigger(g):
-            return True
-        if not self.pruning or self.opt is None:
-            return False
-        if self.has(g, INSUFF):
-            return True
+    def _lower_bound(self, g: int) -> float | None:
         lb = self.lb.get(g)
         if lb is None and self.bound is not None:
-            lb = float(self.bound(self.levels[g][None, :].astype(np.int64))[0])
-            self.lb[g] = lb
+            lb = self.bounds.get(g)
+            if lb is None:
+                lb = self.bounds[g] = float(self.bound(np.array([self._levels(g)]))[0])
+        return lb
+
+    def _skip(self, trigger: int, g: int) -> bool:
+        if not self.pruning or self.opt is None:
+            return self.has(g, trigger)
+        if self.has(g, trigger | INSUFF):
+            return True
+        lb = self._lower_bound(g)
         if lb is not None and self.il[self.opt] <= lb:
             self._set(g, INSUFF | SUCC_PRUNED, up=True)
             return True
         return False
+
+    def _unskipped(self, trigger: int, levels: np.ndarray) -> list[int]:
+        """``[g for g in nodes if not self._skip(trigger, g)]`` for one level's nodes (level
+        vectors ``levels``, ascending id), with the property tests and bounds vectorized."""
+        ids = levels @ self.lattice.strides
+        skip = self.props.has_many(ids, levels, trigger)
+        if not self.pruning or self.opt is None:
+            return ids[~skip].tolist()
+        skip |= self.props.has_many(ids, levels, INSUFF)
+        rest, best = ids[~skip].tolist(), self.il[self.opt]
+        bounds = (self.bound(levels[~skip]).tolist() if self.bound is not None
+                  else [None] * len(rest))
+        out = []
+        for g, bound in zip(rest, bounds):
+            lb = self.lb.get(g)
+            lb = bound if lb is None else lb
+            if lb is not None and best <= lb:
+                self._set(g, INSUFF | SUCC_PRUNED, up=True)
+            else:
+                out.append(g)
+        return out
 
     def _check(self, g: int) -> None:
         row = self.oracle.evaluate(g)
@@ -227,7 +224,7 @@ class FlashSearch:
             self.opt = g
             return
         il, best = self.il[g], self.il[self.opt]
-        if il < best or (il == best and self.height[g] < self.height[self.opt]):
+        if il < best or (il == best and sum(self._levels(g)) < sum(self._levels(self.opt))):
             self.opt = g
 
     def _prune(self, g: int) -> None:
@@ -258,11 +255,11 @@ class FlashSearch:
         self.candidates = kept
 
     def _check_and_tag(self, g: int, phase: _Phase) -> None:
-        if phase.check(g):
+        if not self.has(g, phase.check):
             self._check(g)
         self._track(g)
         if phase.tag is not None:
-            phase.tag(g)
+            phase.tag(self, g)
         self._prune(g)
 
     def _successors(self, g: int) -> list[int]:
@@ -312,7 +309,8 @@ class FlashSearch:
             self._check_and_tag(g, self.linear)
             # the successors will most likely be checked next: evaluate them as one batch
             self.oracle.prefetch([s for s in self._successors(g)
-                                  if not self._skip(self.linear.skip, s) and self.linear.check(s)])
+                                  if not self._skip(self.linear.skip, s)
+                                  and not self.has(s, self.linear.check)])
             for s in self._successors(g):
                 if not self._skip(self.linear.skip, s):
                     self._linear(s)
@@ -321,21 +319,21 @@ class FlashSearch:
     def run(self, oracle: LatticeOracle, progress: Callable | None = None) -> SearchResult:
         t0 = time.perf_counter()
         self._setup(oracle)
+        lat = self.lattice
         outer = self.binary or self.linear
-        order = np.lexsort((np.arange(self.lattice.size), self.height))
-        bounds = np.searchsorted(self.height[order], np.arange(self.lattice.max_height + 2))
-        for level in range(self.lattice.max_height + 1):
-            nodes = self._sorted(order[bounds[level]:bounds[level + 1]].tolist())
-            todo = [g for g in nodes if not self._skip(outer.skip, g)]
-            for g in todo:
+        done = 0
+        for height in range(lat.max_height + 1):
+            levels = level_nodes(lat.max_levels, height)
+            for g in self._sorted(self._unskipped(outer.skip, levels)):
                 if self.binary is not None:
                     self._binary(g)
                 else:
                     self._linear(g)
+            done += len(levels)
             if progress is not None:
-                progress(int(bounds[level + 1]), self.lattice.size)
+                progress(done, lat.size)
         if self.utility_full:  # ARX's computeUtilityForMonotonicMetrics: cannot change the optimum
-            for g in (0, self.lattice.top):
+            for g in (0, lat.top):
                 if not self.has(g, CHECKED):
                     self._check(g)
         seconds = time.perf_counter() - t0
@@ -345,6 +343,15 @@ class FlashSearch:
                             {"privacy_monotonicity": self.privacy,
                              "utility_monotonic": self.utility_full,
                              "evaluations": oracle.evaluations})
+
+
+def _tag_pruned(search: FlashSearch, g: int) -> None:
+    if search.has(g, ANON):
+        search._set(g, SUCC_PRUNED, up=True)
+
+
+def _tag_visited(search: FlashSearch, g: int) -> None:
+    search._set(g, VISITED)
 
 
 class _JavaPriorityQueue:
