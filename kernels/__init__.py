@@ -16,8 +16,19 @@ import numpy as np
 
 from . import groupby, grouping, histograms, segsum, subsets
 
-__all__ = ["rollup", "classes", "common_groups", "loss_sums", "segment_min", "ordered_sums",
-           "subset_stats", "groupby"]
+__all__ = ["compiled", "rollup", "classes", "common_groups", "loss_sums", "segment_min",
+           "ordered_sums", "subset_stats", "groupby"]
+
+
+def compiled() -> bool:
+    """Whether Numba's on-disk cache holds the search's hot kernels (the roll-up and the
+    group-by) for the current source: when it does not, the first search compiles them first
+    (seconds).  Reads Numba's cache index; ``True`` when that cannot be told."""
+    try:
+        return all(bool(d._cache._cache_file._load_index())
+                   for d in (grouping._rollup_njit_parallel, groupby._group_all))
+    except Exception:  # noqa: BLE001 - a private Numba interface: never fail because of it
+        return True
 
 
 def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,

@@ -9,8 +9,8 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from .common import (ProgressBar, add_anonymization_options, add_run_options, anonymizer_from_args,
-                     format_summary, print_release, release_plan)
+from .common import (add_anonymization_options, add_run_options, anonymizer_from_args,
+                     format_summary, print_release, release_plan, search_progress)
 from .generate import whole_number
 
 if TYPE_CHECKING:  # registering imports only the standard library; the runs load the library
@@ -48,7 +48,7 @@ def cmd_demo(args) -> int:
     anonymizer = Anonymizer(quasi_identifiers=hierarchies, k=5, suppression_limit=0.05,
                             metric="loss", search=args.search, backend=args.backend,
                             seed=args.seed, time_limit=args.time_limit)
-    _publish(anonymizer.fit(data, progress=ProgressBar("search", not args.quiet)), plan)
+    _publish(anonymizer.fit(data, progress=search_progress(args)), plan)
     return 0
 
 
@@ -73,7 +73,7 @@ def _census_demo(args) -> int:
                             identifying=["person_id"], insensitive=others, k=5,
                             suppression_limit=0.05, metric="loss", search=args.search,
                             backend=args.backend, seed=args.seed, time_limit=args.time_limit)
-    _publish(anonymizer.fit(data, progress=ProgressBar("search", not args.quiet)), plan)
+    _publish(anonymizer.fit(data, progress=search_progress(args)), plan)
     return 0
 
 
@@ -84,7 +84,7 @@ def cmd_anonymize(args) -> int:
     t0 = time.perf_counter()
     data, anonymizer = anonymizer_from_args(args)
     logging.getLogger("gpuppdp").debug("loaded in %.3f s", time.perf_counter() - t0)
-    _publish(anonymizer.fit(data, progress=ProgressBar("search", not args.quiet)), plan,
+    _publish(anonymizer.fit(data, progress=search_progress(args)), plan,
              table_delimiter(args.input, args.sep))
     return 0
 

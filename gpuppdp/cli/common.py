@@ -46,6 +46,17 @@ class ProgressBar:
         sys.stderr.flush()
 
 
+def search_progress(args) -> ProgressBar:
+    """The search's progress bar; says first when the kernels are about to be compiled."""
+    if not args.quiet:
+        from .. import kernels
+
+        if not kernels.compiled():
+            print("compiling kernels (first run only, about 10 s) ...", file=sys.stderr,
+                  flush=True)
+    return ProgressBar("search", not args.quiet)
+
+
 def _fraction(text: str) -> float:
     """``0.05`` or ``5%`` -> 0.05."""
     try:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import (ProgressBar, add_anonymization_options, add_run_options, anonymizer_from_args,
-                     format_summary, print_release, release_plan)
+from .common import (add_anonymization_options, add_run_options, anonymizer_from_args,
+                     format_summary, print_release, release_plan, search_progress)
 
 __all__ = ["register", "run_report"]
 
@@ -55,7 +55,7 @@ def run_report(args: argparse.Namespace) -> int:
     json_path = args.json if args.json is not None else os.path.splitext(args.html)[0] + ".json"
     plan = release_plan(args).add("--html", args.html).add("--json", json_path)
     data, anonymizer = anonymizer_from_args(args)
-    result = anonymizer.fit(data, progress=ProgressBar("search", not args.quiet))
+    result = anonymizer.fit(data, progress=search_progress(args))
     print(format_summary(result))
     with plan.writing() as out:
         out.write_table("--output", result.released, sep=table_delimiter(args.input, args.sep))
