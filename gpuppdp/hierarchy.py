@@ -78,7 +78,6 @@ class Hierarchy:
             raise HierarchyError(
                 f"{self.name}: the top level must have one value, it has "
                 f"{len(self._labels[-1])}: {format_values(self._labels[-1].tolist())}")
-        self._leaf_index = {leaf: i for i, leaf in enumerate(leaves.tolist())}
 
     def _check_function(self, lv: int) -> None:
         below, above = self._codes[lv - 1], self._codes[lv]

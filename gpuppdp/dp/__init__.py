@@ -39,7 +39,6 @@ from .randomness import RandomSource, SeededNoiseWarning, default_source
 from .releases import (
     OTHER,
     DataDomainError,
-    DataDomainWarning,
     OutOfDomainError,
     dp_class_counts,
     dp_group_stats,
@@ -60,7 +59,7 @@ __all__ = [
     "DiscreteLaplaceSampler", "GeometricMechanism", "LaplaceMechanism", "NoiseRangeError",
     "RandomizedResponse", "discrete_laplace_noise",
     "RandomSource", "SeededNoiseWarning", "default_source",
-    "OTHER", "DataDomainError", "DataDomainWarning", "OutOfDomainError", "dp_class_counts",
+    "OTHER", "DataDomainError", "OutOfDomainError", "dp_class_counts",
     "dp_group_stats", "dp_histogram",
     "Neighbouring", "count_sensitivity", "counting_queries_sensitivity",
     "grouped_sum_sensitivity", "histogram_sensitivity", "mean_sensitivity", "sum_sensitivity",

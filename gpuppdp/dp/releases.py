@@ -54,7 +54,7 @@ from .mechanisms import GeometricMechanism, LaplaceMechanism
 from .randomness import RandomSource, default_source
 from .sensitivity import Neighbouring, grouped_sum_sensitivity, histogram_sensitivity
 
-__all__ = ["DataDomainError", "DataDomainWarning", "OutOfDomainError", "dp_histogram",
+__all__ = ["DataDomainError", "OutOfDomainError", "dp_histogram",
            "dp_class_counts", "dp_group_stats", "MECHANISMS", "DEFAULT_MAX_CELLS", "OTHER",
            "UNKNOWN_CHOICES"]
 
@@ -71,11 +71,6 @@ class DataDomainError(ValueError):
 
 class OutOfDomainError(ValueError):
     """A column holds values outside its public domain (the message names none of them)."""
-
-
-class DataDomainWarning(UserWarning):
-    """Kept for compatibility: data-derived domains are now refused (:class:`DataDomainError`)
-    unless declared public."""
 
 
 @dataclass
