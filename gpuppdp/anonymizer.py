@@ -18,16 +18,16 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from .backend import Backend, get_backend
-from .engine.encoding import EncodedTable, Schema, SchemaError, encode
+from .engine.encoding import EncodedTable, Role, Schema, SchemaError, encode, encode_chunks
 from .engine.evaluate import Evaluator, LatticeOracle, NodeStats
 from .engine.lattice import Lattice
 from .engine.metrics import Metric, make_metric
 from .engine.search import SEARCHES, SearchResult, make_search
-from .engine.transform import SUPPRESSION_MODES, Release, release
+from .engine.transform import SUPPRESSION_MODES, Release, release, release_chunks
 from .hierarchy import Hierarchy
 from .models import KAnonymity, PrivacyModel, Requirement
 from .report import write_report
-from .validation import check_number, format_values
+from .validation import check_int, check_number, format_values
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError"]
 
@@ -74,6 +74,11 @@ class AnonymizationResult:
 
     @property
     def released(self) -> pd.DataFrame:
+        """The released table (for :meth:`Anonymizer.fit_file`, read it from
+        ``release.path``)."""
+        if self.release.data is None:
+            raise ValueError(f"the release was written to {self.release.path}; read it from "
+                             "there (gpuppdp.io.read_table)")
         return self.release.data
 
     @property
@@ -221,12 +226,45 @@ class Anonymizer:
         return encode(data, self.schema, self.backend, self.sensitive_attributes)
 
     def _evaluator_for(self, data: pd.DataFrame) -> Evaluator:
-        enc = self._encode(data)
+        return self._evaluator(self._encode(data))
+
+    def _evaluator(self, enc: EncodedTable) -> Evaluator:
         for m in self.models:
             if m.min_class_size is not None and m.min_class_size > enc.n_rows:
                 raise ValueError(f"{m!r} needs classes of {m.min_class_size} records but the "
                                  f"table has only {enc.n_rows} rows")
         return Evaluator(enc, self.models, self.metric, self.suppression_limit)
+
+    def _search(self, evaluator: Evaluator, progress) -> tuple:
+        """``(found, lattice, oracle, levels)``: the search's result and the optimum's levels;
+        :class:`NoSolutionError` when no node is anonymous."""
+        lattice = Lattice(evaluator.encoded.heights)
+        oracle = LatticeOracle(evaluator, lattice)
+        search = make_search(self.search, evaluator, lattice_size=lattice.size,
+                             time_limit=self.time_limit)
+        if getattr(search, "note", None):
+            warnings.warn(search.note, stacklevel=3)
+        found = search.run(oracle, progress)
+        if found.optimum is None:
+            raise NoSolutionError(
+                f"no transformation satisfies {[m.describe() for m in self.models]} with at most "
+                f"{self.suppression_limit:.2%} suppressed records ({evaluator.max_suppressed} "
+                f"of {evaluator.encoded.n_rows}); allow more suppression or relax the models")
+        return found, lattice, oracle, lattice.levels_of([found.optimum])[0]
+
+    def _result(self, evaluator: Evaluator, searched: tuple, rel: Release, times: list,
+                data: pd.DataFrame | None) -> AnonymizationResult:
+        found, lattice, oracle, levels = searched
+        t0, t1, t2, t3 = times
+        return AnonymizationResult(
+            transformation={n: int(v) for n, v in zip(evaluator.encoded.qi_names, levels)},
+            information_loss=float(found.optimum_stats["information_loss"]),
+            metric=self.metric.name, node=found.optimum_stats, search=found, release=rel,
+            timings={"encode": t1 - t0, "search": t2 - t1, "release": t3 - t2,
+                     "total": t3 - t0},
+            lattice_size=lattice.size, models=[m.describe() for m in self.models],
+            suppression_limit=self.suppression_limit, _evaluator=evaluator, _anonymizer=self,
+            evaluated_nodes=found.details.get("all_stats") or oracle.evaluated(), _data=data)
 
     def fit(self, data: pd.DataFrame, *, progress: Callable[[int, int], None] | None = None
             ) -> AnonymizationResult:
@@ -236,30 +274,60 @@ class Anonymizer:
         """
         t0 = time.perf_counter()
         evaluator = self._evaluator_for(data)
-        enc = evaluator.encoded
-        lattice = Lattice(enc.heights)
-        oracle = LatticeOracle(evaluator, lattice)
         t1 = time.perf_counter()
-        search = make_search(self.search, evaluator, lattice_size=lattice.size,
-                             time_limit=self.time_limit)
-        if getattr(search, "note", None):
-            warnings.warn(search.note, stacklevel=2)
-        found = search.run(oracle, progress)
+        searched = self._search(evaluator, progress)
         t2 = time.perf_counter()
-        if found.optimum is None:
-            raise NoSolutionError(
-                f"no transformation satisfies {[m.describe() for m in self.models]} with at most "
-                f"{self.suppression_limit:.2%} suppressed records ({evaluator.max_suppressed} "
-                f"of {enc.n_rows}); allow more suppression or relax the models")
-        levels = lattice.levels_of([found.optimum])[0]
-        rel = release(data, evaluator, levels, suppression=self.suppression, seed=self.seed)
-        t3 = time.perf_counter()
-        return AnonymizationResult(
-            transformation={n: int(v) for n, v in zip(enc.qi_names, levels)},
-            information_loss=float(found.optimum_stats["information_loss"]),
-            metric=self.metric.name, node=found.optimum_stats, search=found, release=rel,
-            timings={"encode": t1 - t0, "search": t2 - t1, "release": t3 - t2,
-                     "total": t3 - t0},
-            lattice_size=lattice.size, models=[m.describe() for m in self.models],
-            suppression_limit=self.suppression_limit, _evaluator=evaluator, _anonymizer=self,
-            evaluated_nodes=found.details.get("all_stats") or oracle.evaluated(), _data=data)
+        rel = release(data, evaluator, searched[3], suppression=self.suppression, seed=self.seed)
+        return self._result(evaluator, searched, rel, [t0, t1, t2, time.perf_counter()], data)
+
+    def fit_file(self, path: str | os.PathLike, output: str | os.PathLike, *,
+                 sep: str | None = None, output_sep: str | None = None,
+                 chunk_rows: int | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> AnonymizationResult:
+        """Anonymize a CSV or Parquet file of any size out of core and write the release to
+        ``output`` (``.csv`` or ``.parquet``).
+
+        The file is read twice, ``chunk_rows`` rows at a time (default
+        :data:`gpuppdp.io.CHUNK_ROWS`): first its QID and sensitive columns, encoded chunk by
+        chunk into the bottom frequency set (:func:`~gpuppdp.engine.encoding.encode_chunks`),
+        on which the search runs; then every kept column, generalized and written in a
+        uniformly random row order (:func:`~gpuppdp.engine.transform.release_chunks`, bucket
+        files in ``output``'s folder).  Memory holds a chunk and the frequency sets, whatever
+        the row count.  The optimum, loss and counts are those :meth:`fit` finds on the whole
+        table; the release goes to a temporary file renamed onto ``output`` at the end, so a
+        failed or interrupted run leaves no partial output.  A CSV release uses ``output_sep``
+        (default: the input's delimiter, ``;`` after Parquet).  The result's
+        ``release.path`` is ``output``; it holds no table in memory.
+        """
+        from .io import (  # noqa: PLC0415
+            CHUNK_ROWS,
+            TABLE_SUFFIXES,
+            OutputPlan,
+            TableWriter,
+            read_chunks,
+            table_columns,
+            table_delimiter,
+        )
+
+        chunk_rows = check_int("chunk_rows", CHUNK_ROWS if chunk_rows is None else chunk_rows, 1)
+        plan = OutputPlan([path]).add("output", output, TABLE_SUFFIXES)
+        t0 = time.perf_counter()
+        columns = table_columns(path, sep=sep)
+        roles = self.schema.resolve(columns)
+        encoded = [c for c in columns
+                   if roles[c] is Role.QUASI_IDENTIFYING or c in self.schema.sensitive]
+        enc = encode_chunks(read_chunks(path, sep=sep, columns=encoded, rows=chunk_rows),
+                            columns, self.schema, self.backend, self.sensitive_attributes)
+        evaluator = self._evaluator(enc)
+        t1 = time.perf_counter()
+        searched = self._search(evaluator, progress)
+        t2 = time.perf_counter()
+        kept = [c for c in columns if roles[c] not in (None, Role.IDENTIFYING)]
+        with plan.writing() as out, TableWriter(
+                out.path("output"), sep=output_sep or table_delimiter(path, sep)) as writer:
+            rel = release_chunks(read_chunks(path, sep=sep, columns=kept, rows=chunk_rows),
+                                 evaluator, searched[3], writer.write, chunk_rows=chunk_rows,
+                                 suppression=self.suppression, seed=self.seed,
+                                 spill_dir=os.path.dirname(os.path.abspath(output)))
+        rel.path = os.fspath(output)
+        return self._result(evaluator, searched, rel, [t0, t1, t2, time.perf_counter()], None)

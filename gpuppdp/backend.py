@@ -80,6 +80,14 @@ class Backend:
     def __repr__(self) -> str:  # pragma: no cover - cosmetic
         return f"Backend({self.name!r}, kernels={self.kernels!r})"
 
+    def __reduce__(self):
+        """Pickled by kind (Dask ships encoded tables to its workers): unpickling gives the
+        receiving process its own backend of that kind."""
+        spec = {"numpy": "cpu", "cupy": "gpu"}.get(self.name)
+        if spec is None:
+            raise TypeError(f"the {self.name!r} backend cannot be sent to another process")
+        return (get_backend, (spec,))
+
 
 def cpu_backend() -> Backend:
     """The NumPy backend (always available)."""

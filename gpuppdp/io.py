@@ -14,13 +14,14 @@ import signal
 import stat
 import threading
 from collections import Counter
-from typing import Iterable, NamedTuple, Sequence
+from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import pandas as pd
 
 from .validation import format_values
 
-__all__ = ["read_table", "write_table", "sniff_delimiter", "TABLE_SUFFIXES", "TEMP_MARK",
+__all__ = ["read_table", "read_chunks", "table_columns", "write_table", "TableWriter",
+           "CHUNK_ROWS", "sniff_delimiter", "TABLE_SUFFIXES", "TEMP_MARK",
            "OutputError", "OutputPlan", "AtomicOutputs", "interrupts_deferred"]
 
 _PARQUET = (".parquet", ".pq")
@@ -49,6 +50,13 @@ def table_delimiter(path: str | os.PathLike, sep: str | None = None) -> str:
     return ";" if path.lower().endswith(_PARQUET) else sniff_delimiter(path, default=";")
 
 
+CHUNK_ROWS = 1 << 20
+"""Rows per chunk when a table is read chunk by chunk (:func:`read_chunks`)."""
+
+_CSV_OPTIONS = dict(dtype=str, keep_default_na=False, na_values=[""])
+"""How every CSV is read: values as strings, only empty fields missing."""
+
+
 def read_table(path: str | os.PathLike, *, sep: str | None = None,
                columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Read a CSV or Parquet file (optionally only ``columns``).
@@ -69,7 +77,56 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None,
 
 
 def _read(path: str, sep: str | None, columns: Sequence[str] | None) -> pd.DataFrame:
-    parquet = path.lower().endswith(_PARQUET)
+    sep, columns = _columns_of(path, sep, columns)
+    if _is_parquet(path):
+        return pd.read_parquet(path, columns=columns)
+    return pd.read_csv(path, sep=sep, usecols=columns, **_CSV_OPTIONS)
+
+
+def _is_parquet(path: str) -> bool:
+    return path.lower().endswith(_PARQUET)
+
+
+def table_columns(path: str | os.PathLike, *, sep: str | None = None) -> list[str]:
+    """The column names of a CSV or Parquet file (checked as :func:`read_table` does)."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"input file not found: {path}")
+    return _columns_of(path, sep, None)[1]
+
+
+def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
+                columns: Sequence[str] | None = None,
+                rows: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
+    """Read a CSV or Parquet file as consecutive DataFrames of at most ``rows`` rows (only
+    ``columns``, in the file's order if not given), with the values :func:`read_table` gives;
+    memory holds one chunk, whatever the file's size."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"input file not found: {path}")
+    sep, columns = _columns_of(path, sep, columns)
+    try:
+        if _is_parquet(path):
+            import pyarrow.parquet as pq  # noqa: PLC0415 - only for Parquet input
+            with pq.ParquetFile(path) as source:
+                for batch in source.iter_batches(batch_size=rows, columns=columns):
+                    yield batch.to_pandas()
+        else:
+            with pd.read_csv(path, sep=sep, usecols=columns, chunksize=rows,
+                             **_CSV_OPTIONS) as reader:
+                for chunk in reader:
+                    yield chunk[columns].reset_index(drop=True)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text ({exc.reason})") from None
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path} is empty") from None
+
+
+def _columns_of(path: str, sep: str | None, columns: Sequence[str] | None
+                ) -> tuple[str | None, list[str]]:
+    """``(sep, columns)``: the CSV delimiter (detected unless given) and the columns to read
+    (all, in the file's order, when ``columns`` is None), checked against the file's."""
+    parquet = _is_parquet(path)
     if not parquet and sep is None:
         sep = sniff_delimiter(path)
     if parquet:
@@ -86,11 +143,8 @@ def _read(path: str, sep: str | None, columns: Sequence[str] | None) -> pd.DataF
         if missing:
             raise ValueError(f"column(s) {format_values(missing)} not in {path}; its columns "
                              f"are {format_values(available, first=10)}")
-        columns = list(columns)
-    if parquet:
-        return pd.read_parquet(path, columns=columns)
-    return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""],
-                       usecols=columns)
+        return sep, list(columns)
+    return sep, available
 
 
 def _csv_header(path: str, sep: str) -> list[str]:
@@ -111,6 +165,45 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike, *, sep: str = ";") ->
         df.to_parquet(path, index=False)
     else:
         df.to_csv(path, sep=sep, index=False)
+
+
+class TableWriter:
+    """Writes a table chunk by chunk to ``path``: Parquet (one row group per chunk, every chunk
+    cast to the first one's schema) or ``sep``-separated CSV, chosen by the file extension as
+    in :func:`write_table`.  A context manager; the file is complete when it closes."""
+
+    def __init__(self, path: str | os.PathLike, *, sep: str = ";"):
+        self.path, self.sep = os.fspath(path), sep
+        self.rows = 0
+        self._parquet = _is_parquet(self.path)
+        self._file = None
+        self._schema = None
+
+    def write(self, df: pd.DataFrame) -> None:
+        if self._parquet:
+            import pyarrow as pa  # noqa: PLC0415
+            import pyarrow.parquet as pq  # noqa: PLC0415
+            table = pa.Table.from_pandas(df, schema=self._schema, preserve_index=False)
+            if self._file is None:
+                self._schema = table.schema
+                self._file = pq.ParquetWriter(self.path, self._schema)
+            self._file.write_table(table)
+        else:
+            if self._file is None:
+                self._file = open(self.path, "w", encoding="utf-8", newline="")
+            df.to_csv(self._file, sep=self.sep, index=False, header=self.rows == 0)
+        self.rows += len(df)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> "TableWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 # -- outputs ------------------------------------------------------------------------------------

@@ -130,7 +130,9 @@ def test_domain_unknown_values():
         encode_column(values, domain=domain, name="col")
     err = info.value
     assert err.attribute == "col" and err.values == ["q", "zz"] and err.count_rows == 3
-    assert "column 'col': 2 value(s) not in its hierarchy (3 row(s)): 'q', 'zz'" in str(err)
+    assert err.first_row == 1
+    assert "column 'col': 2 value(s) not in its hierarchy (3 row(s), first at row 1): 'q', 'zz'" \
+        in str(err)
     codes, _ = encode_column(values, domain=domain, unknown="missing")
     assert codes.tolist() == [0, -1, 1, -1, -1]
     with pytest.raises(ValueError, match="unknown must be"):

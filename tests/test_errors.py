@@ -53,7 +53,7 @@ def test_unknown_values_listed_and_truncated(hierarchies, table):
     msg = str(info.value)
     assert "'age'" in msg
     assert "7 value(s) not in its hierarchy" in msg
-    assert "(7 row(s))" in msg
+    assert "(7 row(s), first at row 1)" in msg
     assert "'50', '51', '52', '53', '54' and 2 more" in msg
     assert "'55'" not in msg  # only the first five are shown
     assert info.value.attribute == "age"
@@ -64,7 +64,7 @@ def test_unknown_values_listed_and_truncated(hierarchies, table):
 def test_unknown_values_few_are_all_listed(hierarchies, table):
     bad = table.assign(sex=list("MFMFMXMY"))
     with pytest.raises(UnknownValuesError, match=r"column 'sex': 2 value\(s\) not in its "
-                                                  r"hierarchy \(2 row\(s\)\): 'X', 'Y'$"):
+                                                  r"hierarchy \(2 row\(s\), first at row 5\): 'X', 'Y'$"):
         make(hierarchies).fit(bad)
 
 

@@ -193,8 +193,9 @@ def sensitive_table(be: Backend, sensitive: str, sens_codes: np.ndarray, labels:
     """A table of one sensitive column (host codes into ``labels``) to bind the sensitive
     models to, for measuring classes formed outside the lattice search."""
     codes = be.asarray(sens_codes.astype(smallest_int_dtype(len(labels))))
+    counts = be.asarray(np.bincount(sens_codes, minlength=len(labels)).astype(np.int64))
     return EncodedTable(be, [], [], [], len(sens_codes), sens_codes=codes, n_sens=len(labels),
-                        sensitive={sensitive: SensitiveColumn(codes, labels)})
+                        sensitive={sensitive: SensitiveColumn(counts, labels)})
 
 
 def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: np.ndarray,

@@ -129,15 +129,24 @@ def _factorized(values, sort: bool):
 
 
 class UnknownValuesError(ValueError):
-    """Data values that are not leaves of their hierarchy."""
+    """Data values that are not leaves of their hierarchy; ``first_row`` is the first row
+    holding one (counted from 0, ``None`` if unknown)."""
 
-    def __init__(self, attribute: str, values: Sequence[str], count_rows: int):
+    def __init__(self, attribute: str, values: Sequence[str], count_rows: int,
+                 first_row: int | None = None):
         self.attribute = attribute
         self.values = list(values)
         self.count_rows = count_rows
+        self.first_row = first_row
+        where = "" if first_row is None else f", first at row {first_row}"
         super().__init__(
             f"column {attribute!r}: {len(self.values)} value(s) not in its hierarchy "
-            f"({count_rows} row(s)): {format_values(self.values)}")
+            f"({count_rows} row(s){where}): {format_values(self.values)}")
+
+    def at(self, row_offset: int) -> "UnknownValuesError":
+        """The same error for rows numbered from ``row_offset`` (a chunk of a larger table)."""
+        first = None if self.first_row is None else self.first_row + row_offset
+        return UnknownValuesError(self.attribute, self.values, self.count_rows, first)
 
 
 def encode_column(values, *, domain: Sequence | None = None, name: str | None = None,
@@ -178,9 +187,10 @@ def encode_column(values, *, domain: Sequence | None = None, name: str | None = 
     lut = np.array([index.get(u, -1) for u in names], dtype=np.int64)
     missing = lut < 0
     if missing.any() and unknown == "error":
-        bad_rows = int(np.isin(codes, np.flatnonzero(missing)).sum())
+        bad = np.isin(codes, np.flatnonzero(missing))
         raise UnknownValuesError(name if name is not None else "values",
-                                 sorted(u for u, m in zip(names, missing) if m), bad_rows)
+                                 sorted(u for u, m in zip(names, missing) if m),
+                                 int(bad.sum()), int(np.argmax(bad)))
     return lut[codes].astype(smallest_int_dtype(len(domain))), domain
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -17,11 +17,12 @@ import pandas as pd
 from .. import kernels
 from ..backend import Backend
 from ..hierarchy import Hierarchy
+from ..kernels import groupby
 from ..validation import format_values
-from .codes import encode_column, smallest_int_dtype
+from .codes import UnknownValuesError, encode_column, smallest_int_dtype
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
-           "encode", "smallest_int_dtype"]
+           "encode", "encode_chunks", "SensitiveEncoder", "smallest_int_dtype"]
 
 
 class SchemaError(ValueError):
@@ -141,11 +142,12 @@ class FrequencySet:
 
 @dataclass
 class SensitiveColumn:
-    """One sensitive attribute the privacy models refer to: ``codes`` (device, one per row) index
-    ``labels`` (host, first-appearance order); ``from_carried`` (device) maps the code carried
-    by the frequency set to this attribute's code (``None``: the carried code is this one)."""
+    """One sensitive attribute the privacy models refer to: ``counts`` (device int64) the number
+    of rows holding each of its ``labels`` (host, in order of first appearance in the table);
+    ``from_carried`` (device) maps the code carried by the frequency set to this attribute's
+    code (``None``: the carried code is this one)."""
 
-    codes: object
+    counts: object
     labels: np.ndarray
     from_carried: object = None
 
@@ -154,21 +156,24 @@ class SensitiveColumn:
 class EncodedTable:
     """A table encoded once for the whole search.
 
-    ``qi_codes[j]`` are the leaf codes of QID ``j`` (smallest dtype).  ``sensitive`` holds the
-    sensitive attributes the privacy models refer to; the frequency set carries one code per
-    row, ``sens_codes`` (``n_sens`` values): the attribute's own code with one attribute, the
-    code of the combination of their values with several (``None`` without any).
+    ``qi_codes[j]`` are the leaf codes of QID ``j`` per row (smallest dtype; ``None`` for a
+    table encoded chunk by chunk, see :func:`encode_chunks`, which keeps only its frequency
+    set).  ``sensitive`` holds the sensitive attributes the privacy models refer to; the
+    frequency set carries one code per row (``n_sens`` values): the attribute's own code with
+    one attribute, the code of the combination of their values with several; ``sens_codes``
+    are those codes per row (``None`` without sensitive attributes, or when chunked).
     """
 
     backend: Backend
     qi_names: list[str]
     hierarchies: list[Hierarchy]
-    qi_codes: list
+    qi_codes: list | None
     n_rows: int
     sens_codes: object = None
     n_sens: int = 1
     sensitive: dict = field(default_factory=dict)
     roles: dict = field(default_factory=dict)
+    _bottom: FrequencySet | None = None
     _maps: tuple | None = None
     _level_sizes: np.ndarray | None = None
 
@@ -176,6 +181,11 @@ class EncodedTable:
     def code_dtype(self) -> np.dtype:
         """Smallest integer dtype holding every QID code of every level."""
         return smallest_int_dtype(max(len(h.leaves) for h in self.hierarchies))
+
+    @property
+    def carries_sensitive(self) -> bool:
+        """Does the frequency set carry a sensitive code?"""
+        return bool(self.sensitive)
 
     def sensitive_column(self, name: str) -> SensitiveColumn:
         """The encoded sensitive attribute ``name`` (a clear error if it was not encoded)."""
@@ -190,9 +200,10 @@ class EncodedTable:
 
     def distinct_per_level(self) -> list[np.ndarray]:
         """``d[j][L]``: distinct labels of QID ``j`` at level ``L`` among the data's values."""
+        codes = self.backend.to_host(self.frequency_set().codes)
         out = []
-        for codes, h in zip(self.qi_codes, self.hierarchies):
-            present = np.flatnonzero(np.bincount(self.backend.to_host(codes).astype(np.int64),
+        for j, h in enumerate(self.hierarchies):
+            present = np.flatnonzero(np.bincount(codes[:, j].astype(np.int64),
                                                  minlength=len(h.leaves)))
             out.append(np.array([len(np.unique(h.codes(L)[present]))
                                  for L in range(h.height + 1)], dtype=np.int64))
@@ -230,22 +241,94 @@ class EncodedTable:
             self._maps = (self.backend.asarray(np.concatenate(parts).astype(self.code_dtype)), off)
         return self._maps
 
-    def frequency_set(self) -> FrequencySet:
-        """The bottom node's frequency set (one pass over the rows)."""
+    def generalize(self, levels, qi_codes: Sequence) -> object:
+        """Device (n, q): leaf codes ``qi_codes`` (one array per QID) at node ``levels``."""
         xp = self.backend.xp
-        q = len(self.qi_codes)
-        src = xp.stack([c.astype(self.code_dtype) for c in self.qi_codes], axis=1)
-        sens = (self.sens_codes.astype(xp.int32) if self.sens_codes is not None
-                else xp.zeros(self.n_rows, dtype=xp.int32))
         maps, off = self.level_maps()
-        node_off = off[np.arange(q), 0, 0][None, :]
+        return xp.stack([maps[int(off[j, 0, int(levels[j])]) + codes.astype(xp.int64)]
+                         for j, codes in enumerate(qi_codes)], axis=1)
+
+    def in_classes(self, levels, class_codes, row_codes) -> object:
+        """Device bool per row of ``row_codes`` (codes at node ``levels``): is it in one of the
+        distinct classes ``class_codes``?"""
+        xp = self.backend.xp
+        n_classes = int(class_codes.shape[0])
+        # the classes are distinct and come first: class c is group c
+        codes = xp.concatenate([class_codes, row_codes.astype(class_codes.dtype)])
+        radix = self.node_radix(np.asarray(levels).reshape(1, -1))[0, :-1]
+        group, _, _ = groupby.group(xp, codes, radix)
+        return group[n_classes:] < n_classes
+
+    def frequency_set(self) -> FrequencySet:
+        """The bottom node's frequency set (one pass over the rows, kept)."""
+        if self._bottom is None:
+            xp = self.backend.xp
+            self._bottom = self.bottom_of(
+                xp.stack([c.astype(self.code_dtype) for c in self.qi_codes], axis=1),
+                self.sens_codes, 0)
+        return self._bottom
+
+    def bottom_of(self, row_codes, sens_codes, first_row: int) -> FrequencySet:
+        """The bottom frequency set of rows ``first_row, first_row + 1, ...`` whose leaf codes
+        are ``row_codes`` (n, q) and carried sensitive codes ``sens_codes`` (``None``: none)."""
+        xp = self.backend.xp
+        n = int(row_codes.shape[0])
+        sens = (sens_codes.astype(xp.int32) if sens_codes is not None
+                else xp.zeros(n, dtype=xp.int32))
+        return self._merged(row_codes, sens, xp.ones(n, dtype=xp.int64),
+                            xp.arange(first_row, first_row + n, dtype=xp.int64))
+
+    def merge(self, sets: Sequence[FrequencySet]) -> FrequencySet:
+        """One bottom frequency set of the rows of ``sets`` (bottom sets of consecutive row
+        ranges, in row order): equal entries merged, counts summed, the first row kept."""
+        if len(sets) == 1:
+            return sets[0]
+        xp = self.backend.xp
+        return self._merged(*(xp.concatenate([getattr(fs, name) for fs in sets])
+                              for name in ("codes", "sens", "count", "first")))
+
+    def _merged(self, codes, sens, count, first) -> FrequencySet:
+        q = len(self.hierarchies)
+        maps, off = self.level_maps()
+        bottom = np.zeros((1, q), dtype=np.int64)
         codes, sens, count, first, ptr = kernels.rollup(
-            self.backend, src, sens, xp.ones(self.n_rows, dtype=xp.int64),
-            xp.arange(self.n_rows, dtype=xp.int64), np.array([0]), np.array([self.n_rows]),
-            node_off, maps, self.node_radix(np.zeros((1, q), dtype=np.int64)))
+            self.backend, codes, sens, count, first, np.array([0]), np.array([len(count)]),
+            off[np.arange(q), 0, 0][None, :], maps, self.node_radix(bottom))
         ptr = self.backend.asarray(ptr)
-        return FrequencySet(np.zeros((1, q), dtype=np.int64), codes, sens, count, first, ptr,
-                            self.backend.to_host(ptr))
+        return FrequencySet(bottom, codes, sens, count, first, ptr, self.backend.to_host(ptr))
+
+
+def _check_complete(data: pd.DataFrame, columns: Sequence[str], row_offset: int) -> None:
+    for c in columns:
+        if not data[c].hasnans:
+            continue
+        miss = data[c].isna().to_numpy()
+        if miss.any():
+            raise SchemaError(
+                f"column {c!r} has {int(miss.sum())} missing value(s) (NaN/None), first at "
+                f"row {row_offset + int(np.flatnonzero(miss)[0])}; fill or remove them, or add "
+                "a label for them to the hierarchy and encode them as that label")
+
+
+def leaf_codes(data: pd.DataFrame, qi_names, hierarchies, row_offset: int) -> list[np.ndarray]:
+    """Host leaf codes of every QID column of ``data`` (rows numbered from ``row_offset`` in
+    errors)."""
+    out = []
+    for c, h in zip(qi_names, hierarchies):
+        try:
+            out.append(encode_column(data[c], domain=h.leaves, name=c)[0])
+        except UnknownValuesError as exc:
+            raise exc.at(row_offset) from None
+    return out
+
+
+def _table_columns(data: pd.DataFrame, schema: Schema) -> dict:
+    if len(data) == 0:
+        raise SchemaError("the table is empty (0 rows)")
+    duplicated = data.columns[data.columns.duplicated()].unique().tolist()
+    if duplicated:
+        raise SchemaError(f"the table has duplicate column names: {format_values(duplicated)}")
+    return schema.resolve(list(data.columns))
 
 
 def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
@@ -259,62 +342,124 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
     """
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-    if len(data) == 0:
-        raise SchemaError("the table is empty (0 rows)")
-    duplicated = data.columns[data.columns.duplicated()].unique().tolist()
-    if duplicated:
-        raise SchemaError(f"the table has duplicate column names: {format_values(duplicated)}")
-    roles = schema.resolve(list(data.columns))
+    roles = _table_columns(data, schema)
     qi_names = [c for c in data.columns if roles[c] is Role.QUASI_IDENTIFYING]
-    for c in qi_names + list(schema.sensitive):
-        if not data[c].hasnans:
-            continue
-        miss = data[c].isna().to_numpy()
-        if miss.any():
-            raise SchemaError(
-                f"column {c!r} has {int(miss.sum())} missing value(s) (NaN/None), first at "
-                f"row {int(np.flatnonzero(miss)[0])}; fill or remove them, or add a label for "
-                "them to the hierarchy and encode them as that label")
+    _check_complete(data, qi_names + list(schema.sensitive), 0)
     hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
-    qi_codes = []
-    for c, h in zip(qi_names, hierarchies):
-        qi_codes.append(backend.asarray(encode_column(data[c], domain=h.leaves, name=c)[0]))
+    qi_codes = [backend.asarray(c) for c in leaf_codes(data, qi_names, hierarchies, 0)]
     enc = EncodedTable(backend, qi_names, hierarchies, qi_codes, len(data), roles=roles)
-    if sensitive_attributes is None:
-        sensitive_attributes = ()
-    names = [sensitive_attributes] if isinstance(sensitive_attributes, str) \
-        else list(dict.fromkeys(sensitive_attributes))
-    if names:
-        _encode_sensitive(enc, data, names, roles)
+    sensitive = SensitiveEncoder(_sensitive_names(sensitive_attributes), roles)
+    if sensitive.names:
+        carried = sensitive.encode(data)
+        enc.sens_codes = backend.asarray(carried.astype(smallest_int_dtype(sensitive.n_carried)))
+        sensitive.finish(enc)
     return enc
 
 
-def _encode_sensitive(enc: EncodedTable, data: pd.DataFrame, names: list[str], roles) -> None:
-    """Dictionary-encode the sensitive attributes and the code the frequency set carries."""
-    backend = enc.backend
-    host_codes = []
-    for name in names:
-        if roles.get(name) is not Role.SENSITIVE:
-            raise SchemaError(f"privacy models refer to {name!r}, which is not a sensitive "
-                              "attribute of the schema")
-        codes, labels = encode_column(data[name], as_str=True)
-        host_codes.append((codes.astype(np.int64), labels))
-    if len(names) == 1:
-        codes, labels = host_codes[0]
-        carried, n_carried, maps = codes, len(labels), [None]
-    else:
-        # the carried code numbers the combinations of the attributes' values that occur
-        # (pairwise factorization keeps the keys below rows x values)
-        carried = host_codes[0][0]
-        for codes, labels in host_codes[1:]:
-            carried = encode_column(carried * len(labels) + codes)[0].astype(np.int64)
-        n_carried = int(carried.max()) + 1
-        first = np.empty(n_carried, dtype=np.int64)
-        first[carried[::-1]] = np.arange(enc.n_rows - 1, -1, -1)
-        maps = [codes[first] for codes, _ in host_codes]
-    enc.sens_codes = backend.asarray(carried.astype(smallest_int_dtype(n_carried)))
-    enc.n_sens = int(n_carried)
-    for name, (codes, labels), m in zip(names, host_codes, maps):
-        enc.sensitive[name] = SensitiveColumn(
-            backend.asarray(codes.astype(smallest_int_dtype(len(labels)))), labels,
-            None if m is None else backend.asarray(m.astype(np.int64)))
+def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema: Schema,
+                  backend: Backend, sensitive_attributes: Sequence[str] | str | None = (),
+                  *, merge_entries: int = 1 << 22) -> EncodedTable:
+    """Encode a table given as consecutive row chunks (each a DataFrame holding at least its QID
+    and sensitive columns) into an :class:`EncodedTable` that keeps only the bottom frequency
+    set: each chunk is encoded and reduced to its own frequency set, and pending sets are
+    merged whenever they hold more than ``merge_entries`` entries and the merged set's size,
+    so memory is a chunk plus the frequency sets, whatever the row count.  ``columns`` are the
+    table's column names (roles are checked against them).  Same frequency set, codes, labels
+    and errors (rows numbered in the whole table) as :func:`encode` of the whole table.
+    """
+    roles = schema.resolve(list(columns))
+    qi_names = [c for c in columns if roles[c] is Role.QUASI_IDENTIFYING]
+    hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
+    enc = EncodedTable(backend, qi_names, hierarchies, None, 0, roles=roles)
+    sensitive = SensitiveEncoder(_sensitive_names(sensitive_attributes), roles)
+    xp = backend.xp
+    merged: list[FrequencySet] = []
+    pending: list[FrequencySet] = []
+    rows = 0
+    for chunk in chunks:
+        if len(chunk) == 0:
+            continue
+        _check_complete(chunk, qi_names + list(schema.sensitive), rows)
+        codes = leaf_codes(chunk, qi_names, hierarchies, rows)
+        carried = sensitive.encode(chunk) if sensitive.names else None
+        enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
+        pending.append(enc.bottom_of(
+            xp.stack([backend.asarray(c.astype(enc.code_dtype)) for c in codes], axis=1),
+            None if carried is None else backend.asarray(carried), rows))
+        rows += len(chunk)
+        entries = sum(len(fs.count) for fs in pending)
+        if entries > max(merge_entries, sum(len(fs.count) for fs in merged)):
+            merged = [enc.merge(merged + pending)]
+            pending = []
+    if rows == 0:
+        raise SchemaError("the table is empty (0 rows)")
+    enc.n_rows = rows
+    enc._bottom = enc.merge(merged + pending)
+    if sensitive.names:
+        sensitive.finish(enc)
+    return enc
+
+
+def _sensitive_names(sensitive_attributes) -> list[str]:
+    if sensitive_attributes is None:
+        return []
+    if isinstance(sensitive_attributes, str):
+        return [sensitive_attributes]
+    return list(dict.fromkeys(sensitive_attributes))
+
+
+class SensitiveEncoder:
+    """Dictionary-encodes the sensitive attributes the models refer to, chunk after chunk, and
+    the code the frequency set carries: each attribute's labels and (with several attributes)
+    the combinations of their values numbered in order of first appearance in the whole table,
+    whatever the chunking."""
+
+    def __init__(self, names: list[str], roles: dict):
+        for name in names:
+            if roles.get(name) is not Role.SENSITIVE:
+                raise SchemaError(f"privacy models refer to {name!r}, which is not a sensitive "
+                                  "attribute of the schema")
+        self.names = names
+        self._labels: list[dict] = [{} for _ in names]       # label -> code, insertion-ordered
+        self._counts = [np.zeros(0, dtype=np.int64) for _ in names]
+        self._combinations: dict = {}                          # tuple of codes -> carried code
+
+    @property
+    def n_carried(self) -> int:
+        if len(self.names) > 1:
+            return len(self._combinations)
+        return len(self._labels[0]) if self.names else 1
+
+    def encode(self, data: pd.DataFrame) -> np.ndarray:
+        """Host int64 carried code of every row of ``data``."""
+        codes = []
+        for i, name in enumerate(self.names):
+            local, labels = encode_column(data[name], as_str=True)
+            index = self._labels[i]
+            lut = np.array([index.setdefault(v, len(index)) for v in labels.tolist()],
+                           dtype=np.int64)
+            col = lut[local]
+            counts = np.bincount(col, minlength=len(index))
+            counts[:len(self._counts[i])] += self._counts[i]
+            self._counts[i] = counts
+            codes.append(col)
+        if len(codes) == 1:
+            return codes[0]
+        # the carried code numbers the combinations that occur (keys stay below rows x values)
+        group, rep, _ = groupby.group(np, codes, None)
+        seen = self._combinations
+        keys = zip(*(c[rep].tolist() for c in codes))
+        lut = np.array([seen.setdefault(key, len(seen)) for key in keys], dtype=np.int64)
+        return lut[group]
+
+    def finish(self, enc: EncodedTable) -> None:
+        """Record the attributes (labels, counts, maps from the carried code) on ``enc``."""
+        backend = enc.backend
+        enc.n_sens = self.n_carried
+        combos = np.array(list(self._combinations), dtype=np.int64).reshape(-1, len(self.names))
+        for i, name in enumerate(self.names):
+            labels = np.empty(len(self._labels[i]), dtype=object)
+            labels[:] = list(self._labels[i])
+            from_carried = None if len(self.names) == 1 else backend.asarray(combos[:, i])
+            enc.sensitive[name] = SensitiveColumn(backend.asarray(self._counts[i]), labels,
+                                                  from_carried)

@@ -18,7 +18,6 @@ import numpy as np
 from numba import njit
 
 from .. import kernels
-from ..kernels import groupby
 from ..kernels.groupby import segment_ids
 from ..models import PrivacyModel, Requirement
 from .classes import Classes
@@ -104,7 +103,7 @@ class Evaluator:
         self.min_class_size = max(sizes) if sizes else None
         self.bottom = encoded.frequency_set()
         self.maps, self.map_off = encoded.level_maps()
-        self.carries_sensitive = encoded.sens_codes is not None
+        self.carries_sensitive = encoded.carries_sensitive
         self.sensitive_maps = {name: (col.from_carried, len(col.labels))
                                for name, col in encoded.sensitive.items()
                                if col.from_carried is not None}
@@ -201,22 +200,22 @@ class Evaluator:
                          kept.astype(np.int64), smallest, aecs, il, lb,
                          entries.astype(np.int64), levels.sum(axis=1))
 
-    def row_outliers(self, levels: np.ndarray):
-        """Per input row (device bool): is the row in a class that fails a privacy model at
-        node ``levels``?  Also returns the rows' QID codes at that node, ``(N, q)``."""
-        xp = self.backend.xp
+    def suppressed_classes(self, levels) -> object:
+        """Device (F, q): the QID codes at node ``levels`` of the classes that fail a privacy
+        model, whose records a release suppresses."""
         levels = np.asarray(levels, dtype=np.int64).reshape(1, -1)
         _, fs = self.evaluate(levels, self.bottom, np.array([0]))
         classes = self._classes(fs)
         outlier, _ = self.outliers(classes)
-        columns = [self.maps[int(self.map_off[j, 0, levels[0, j]]) + codes.astype(xp.int64)]
-                   for j, codes in enumerate(self.encoded.qi_codes)]
-        row_codes = xp.stack(columns, axis=1)
-        # classes are distinct and come first: class c is group c, and rows find theirs
-        codes = xp.concatenate([classes.codes, row_codes.astype(classes.codes.dtype)])
-        group, _, _ = groupby.group(xp, codes, self.encoded.node_radix(levels)[0, :-1])
-        row_class = group[classes.codes.shape[0]:]
-        return outlier[row_class], row_codes
+        return classes.codes[outlier]
+
+    def row_outliers(self, levels: np.ndarray):
+        """Per input row (device bool): is the row in a class that fails a privacy model at
+        node ``levels``?  Also returns the rows' QID codes at that node, ``(N, q)``."""
+        levels = np.asarray(levels, dtype=np.int64).reshape(-1)
+        row_codes = self.encoded.generalize(levels, self.encoded.qi_codes)
+        outlier = self.encoded.in_classes(levels, self.suppressed_classes(levels), row_codes)
+        return outlier, row_codes
 
     def _smallest_kept(self, classes: Classes, outlier, n_nodes: int) -> np.ndarray:
         """Smallest released class per node (0 when everything is suppressed)."""

@@ -8,16 +8,22 @@ kept column carried through unchanged.  Identifying attributes never reach the o
 
 from __future__ import annotations
 
+import itertools
+import math
+import os
+import tempfile
 from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
 
 from .codes import encode_column
-from .encoding import Role
+from .encoding import Role, leaf_codes
 from .evaluate import Evaluator
 
-__all__ = ["Release", "release", "suppressed_rows", "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
+__all__ = ["Release", "release", "release_chunks", "suppressed_rows", "SUPPRESSED_LABEL",
+           "SUPPRESSION_MODES"]
 
 SUPPRESSED_LABEL = "*"
 SUPPRESSION_MODES = ("mark", "drop")
@@ -28,13 +34,17 @@ class Release:
     """A released table and its accounting: ``released_rows + suppressed_rows == input_rows``
     when suppressed rows are dropped; with ``mark`` they stay in the table with ``*`` QIDs.
     ``source_rows`` (host int64, not for publication) is the input position of every released
-    row, undoing the row permutation for utility measures (:mod:`gpuppdp.analysis.utility`)."""
+    row, undoing the row permutation for utility measures (:mod:`gpuppdp.analysis.utility`).
+    A release written chunk by chunk has ``path`` and neither ``data`` nor ``source_rows``."""
 
-    data: pd.DataFrame
+    data: pd.DataFrame | None
     input_rows: int
     suppressed_rows: int
     suppression: str
     source_rows: np.ndarray | None = field(default=None, repr=False, compare=False)
+    path: str | None = None
+    """The file the release was written to by :func:`release_chunks` (``data`` is then
+    ``None``)."""
 
     @property
     def released_rows(self) -> int:
@@ -61,12 +71,18 @@ def suppressed_rows(data: pd.DataFrame, qids) -> np.ndarray:
     return factorize_qids(data, qids)[2]
 
 
-def _labels(labels: np.ndarray, codes: np.ndarray, suppressed: np.ndarray) -> pd.Categorical:
-    """Generalized labels as a categorical column (no per-row strings), ``*`` if suppressed."""
+def _categories(labels) -> tuple[list, int]:
+    """The categories of a released QID column at one level: its labels and ``*`` (added
+    unless it is one of them), and the position of ``*``."""
     categories = list(labels)
     if SUPPRESSED_LABEL not in categories:
         categories.append(SUPPRESSED_LABEL)
-    star = categories.index(SUPPRESSED_LABEL)
+    return categories, categories.index(SUPPRESSED_LABEL)
+
+
+def _labels(labels: np.ndarray, codes: np.ndarray, suppressed: np.ndarray) -> pd.Categorical:
+    """Generalized labels as a categorical column (no per-row strings), ``*`` if suppressed."""
+    categories, star = _categories(labels)
     return pd.Categorical.from_codes(np.where(suppressed, star, codes), categories=categories)
 
 
@@ -106,3 +122,112 @@ def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: st
             columns[name] = data[name].take(order).reset_index(drop=True)
     return Release(pd.DataFrame(columns), enc.n_rows, int(outlier.sum()), suppression,
                    order.astype(np.int64))
+
+
+def release_chunks(chunks: Iterable[pd.DataFrame], evaluator: Evaluator, levels,
+                   write: Callable[[pd.DataFrame], None], *, chunk_rows: int,
+                   suppression: str = "mark", seed=None, spill_dir: str | None = None
+                   ) -> Release:
+    """:func:`release` of a table given as consecutive row chunks (the table ``evaluator`` was
+    built on, see :func:`~gpuppdp.engine.encoding.encode_chunks`), handing the released rows
+    to ``write`` in chunks of about ``chunk_rows`` rows, in a uniformly random order: each
+    generalized chunk is spread over ``ceil(rows / chunk_rows)`` bucket files (Arrow IPC, in a
+    temporary folder in ``spill_dir``) by independent uniform draws, then each bucket is
+    shuffled in memory and written (Rao 1961, Sandelius 1962: a uniform random permutation in
+    two passes).  Memory holds a chunk and a bucket, whatever the row count; the bucket files
+    are removed however the call ends.  A table of one chunk is shuffled in memory.
+    """
+    if suppression not in SUPPRESSION_MODES:
+        raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
+    enc, be = evaluator.encoded, evaluator.backend
+    levels = np.asarray(levels, dtype=np.int64)
+    failing = evaluator.suppressed_classes(levels)
+    categories, star = {}, {}
+    for j, name in enumerate(enc.qi_names):
+        categories[name], star[name] = _categories(enc.hierarchies[j].labels(int(levels[j])))
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    n_buckets = max(1, math.ceil(enc.n_rows / chunk_rows))
+    offset = suppressed = 0
+
+    def generalized(chunk: pd.DataFrame) -> pd.DataFrame:
+        """The chunk's released columns, QIDs as codes into their categories (``*`` for
+        suppressed rows), suppressed rows dropped when asked."""
+        nonlocal offset, suppressed
+        codes = [be.asarray(c) for c in leaf_codes(chunk, enc.qi_names, enc.hierarchies,
+                                                   offset)]
+        row_codes = enc.generalize(levels, codes)
+        outlier = be.to_host(enc.in_classes(levels, failing, row_codes)).astype(bool)
+        row_codes = be.to_host(row_codes)
+        offset += len(chunk)
+        suppressed += int(outlier.sum())
+        columns = {}
+        for name in chunk.columns:
+            role = enc.roles.get(name)
+            if role is None or role is Role.IDENTIFYING:
+                continue
+            if role is Role.QUASI_IDENTIFYING:
+                j = enc.qi_names.index(name)
+                columns[name] = np.where(outlier, star[name], row_codes[:, j]).astype(np.int32)
+            else:
+                columns[name] = chunk[name].reset_index(drop=True)
+        out = pd.DataFrame(columns)
+        return out[~outlier].reset_index(drop=True) if suppression == "drop" else out
+
+    def labelled(part: pd.DataFrame) -> pd.DataFrame:
+        for name, labels in categories.items():
+            if name in part.columns:
+                part[name] = pd.Categorical.from_codes(part[name].to_numpy(), labels)
+        return part
+
+    if n_buckets == 1:
+        parts = [generalized(chunk) for chunk in chunks]
+        whole = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+        write(labelled(whole.take(rng.permutation(len(whole))).reset_index(drop=True)))
+    else:
+        parts = map(generalized, chunks)
+        first = next(parts)
+        written = _bucket_shuffle(itertools.chain([first], parts), n_buckets, rng, spill_dir,
+                                  lambda part: write(labelled(part)))
+        if not written:  # every row dropped: the columns still go out
+            write(labelled(first.iloc[:0].copy()))
+    if offset != enc.n_rows:
+        raise RuntimeError(f"the table changed while it was read: {offset} rows now, "
+                           f"{enc.n_rows} when it was encoded")
+    return Release(None, enc.n_rows, suppressed, suppression)
+
+
+def _bucket_shuffle(parts: Iterable[pd.DataFrame], n_buckets: int, rng: np.random.Generator,
+                    spill_dir: str | None, write: Callable[[pd.DataFrame], None]) -> int:
+    """Hand the rows of ``parts`` to ``write`` in a uniformly random order, one shuffled bucket
+    at a time (see :func:`release_chunks`); returns the number of rows written."""
+    import pyarrow as pa  # noqa: PLC0415 - only for chunked releases
+    import pyarrow.ipc as ipc  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory(prefix=".gpuppdp-buckets-", dir=spill_dir) as folder:
+        paths = [os.path.join(folder, f"{b}.arrows") for b in range(n_buckets)]
+        writers = [None] * n_buckets
+        try:
+            for part in parts:
+                bucket = rng.integers(0, n_buckets, size=len(part))
+                order = np.argsort(bucket, kind="stable")
+                bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
+                table = pa.Table.from_pandas(part.take(order), preserve_index=False)
+                for b in np.flatnonzero(np.diff(bounds)):
+                    if writers[b] is None:
+                        writers[b] = ipc.new_stream(paths[b], table.schema)
+                    writers[b].write_table(table.slice(bounds[b], bounds[b + 1] - bounds[b]))
+        finally:
+            for w in writers:
+                if w is not None:
+                    w.close()
+        written = 0
+        for b in range(n_buckets):
+            if writers[b] is None:
+                continue
+            with ipc.open_stream(paths[b]) as reader:
+                table = reader.read_all()
+            os.unlink(paths[b])
+            table = table.take(rng.permutation(table.num_rows))
+            write(table.to_pandas())
+            written += table.num_rows
+    return written

@@ -119,7 +119,7 @@ class SensitiveModel(PrivacyModel):
         self.n_rows = int(encoded.n_rows)
         self.n_values = len(column.labels)
         self.labels = column.labels
-        self._codes = column.codes
+        self._value_counts = column.counts
         self._bind(encoded)
         self._encoded = encoded
         return self
@@ -137,6 +137,4 @@ class SensitiveModel(PrivacyModel):
 
     def _global_counts(self):
         """Device int64 (m,): count of each sensitive value over all rows of the table."""
-        xp = self.backend.xp
-        return xp.bincount(self._codes.astype(xp.int64),
-                           minlength=self.n_values).astype(xp.int64)
+        return self._value_counts

@@ -78,25 +78,27 @@ class _PopulationModel(PrivacyModel):
     def _check_contains(self, encoded: EncodedTable) -> None:
         """Refuse a sample with more records of a QID combination than the population."""
         be, xp = encoded.backend, encoded.backend.xp
-        sample = xp.stack([c.astype(encoded.code_dtype) for c in encoded.qi_codes], axis=1)
-        pop = self._bottom
+        sample, pop = encoded.frequency_set(), self._bottom
         group_s, group_p, n_groups = kernels.common_groups(
-            be, xp.zeros(encoded.n_rows, dtype=xp.int64), sample,
+            be, xp.zeros(sample.codes.shape[0], dtype=xp.int64), sample.codes,
             xp.zeros(pop.codes.shape[0], dtype=xp.int64), pop.codes)
-        in_sample = xp.bincount(group_s, minlength=n_groups)
+        in_sample = xp.bincount(group_s, weights=sample.count.astype(xp.float64),
+                                minlength=n_groups)
         in_population = xp.bincount(group_p, weights=pop.count.astype(xp.float64),
                                     minlength=n_groups)
         over = be.to_host(in_sample > in_population)
         if over.any():
-            rows = be.to_host(over[be.to_host(group_s)])
-            first = int(np.flatnonzero(rows)[0])
-            values = {n: h.leaves[int(be.to_host(c[first]))]
-                      for n, h, c in zip(encoded.qi_names, encoded.hierarchies,
-                                         encoded.qi_codes)}
+            entries = over[be.to_host(group_s)]
+            first_rows = be.to_host(sample.first)[entries]
+            at = int(np.argmin(first_rows))
+            codes = be.to_host(sample.codes)[entries][at]
+            values = {n: h.leaves[int(c)]
+                      for n, h, c in zip(encoded.qi_names, encoded.hierarchies, codes)}
+            records = int(be.to_host(sample.count)[entries].sum())
             raise ValueError(
                 f"{type(self).__name__}: the table is not a sample of the population: "
-                f"{int(rows.sum())} record(s) have QID values that occur more often than in "
-                f"the population (first at row {first}: {values})")
+                f"{records} record(s) have QID values that occur more often than in "
+                f"the population (first at row {int(first_rows[at])}: {values})")
 
     def population_sizes(self, classes: Classes):
         """Device int64 (C,): population records sharing each class's generalized QIDs
