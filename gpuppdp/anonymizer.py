@@ -47,6 +47,13 @@ def _hierarchy(name: str, value) -> Hierarchy:
                       f"{type(value).__name__}")
 
 
+def _spill_folder(output) -> str | None:
+    """Where a chunked release keeps its bucket files: the output's folder (the same disk),
+    or the system's temporary folder when the output is a device or pipe."""
+    path = os.path.realpath(output)
+    return os.path.dirname(path) if not os.path.exists(path) or os.path.isfile(path) else None
+
+
 @dataclass
 class AnonymizationResult:
     """What :meth:`Anonymizer.fit` found.
@@ -105,11 +112,34 @@ class AnonymizationResult:
         return {"heuristic": True, **{k: d[k] for k in keys if k in d}}
 
     def summary(self) -> dict:
-        """Machine-readable summary (key names as in ARX's reference results)."""
+        """Machine-readable summary (key names as in ARX's reference results).
+
+        Record counts: ``input_rows`` = ``released_records`` (not suppressed) +
+        ``suppressed_records``; ``rows_in_release`` is the number of rows of the released
+        table (``input_rows`` when suppressed records are marked with ``*``,
+        ``released_records`` when they are dropped), so ``rows_in_release ==
+        released_records + suppressed_records`` with ``mark``.  ``released_rows`` is the older
+        name of ``released_records``.  ``information_loss_relative`` is the loss as a share of
+        the metric's maximum (0: nothing generalized or suppressed, 1: every value at the top
+        of its hierarchy or suppressed), ``information_loss_scale`` says so in words.
+        """
+        n = self.release.input_rows
+        if self.metric == "discernibility":  # sum |E|^2 + n per suppressed record <= n^2
+            relative = self.information_loss / float(n * n) if n else 0.0
+            scale = (f"sum of squared class sizes plus {n} per suppressed record; maximum "
+                     f"{n * n} (every record in one class or suppressed)")
+        else:
+            relative = self.information_loss
+            scale = ("share of the maximum: 0 = no value generalized or suppressed, 1 = every "
+                     "value at the top of its hierarchy or suppressed")
         return {
             "transformation": dict(self.transformation),
             "information_loss": self.information_loss,
+            "information_loss_relative": relative,
+            "information_loss_scale": scale,
             "metric": self.metric,
+            "rows_in_release": self.release.rows_in_release,
+            "released_records": self.release.released_rows,
             "equivalence_classes": self.equivalence_classes,
             "suppressed_records": self.suppressed_records,
             "smallest_class": int(self.node["smallest_class"]),
@@ -328,6 +358,6 @@ class Anonymizer:
             rel = release_chunks(read_chunks(path, sep=sep, columns=kept, rows=chunk_rows),
                                  evaluator, searched[3], writer.write, chunk_rows=chunk_rows,
                                  suppression=self.suppression, seed=self.seed,
-                                 spill_dir=os.path.dirname(os.path.abspath(output)))
+                                 spill_dir=_spill_folder(output))
         rel.path = os.fspath(output)
         return self._result(evaluator, searched, rel, [t0, t1, t2, time.perf_counter()], None)

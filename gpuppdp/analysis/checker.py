@@ -32,7 +32,53 @@ from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, Ent
 from ..validation import check_columns
 from .risk import population_groups
 
-__all__ = ["check", "CHECK_KEYS"]
+__all__ = ["check", "CHECK_KEYS", "value_order", "ORDERS"]
+
+#: the named orders of :func:`value_order` (besides an explicit list of values)
+ORDERS = ("auto", "lexical", "numeric")
+
+
+def _java_string_key(value: str) -> bytes:
+    """Sort key of Java's ``String.compareTo`` (UTF-16 code units, shorter prefix first), the
+    order of ARX's string data type."""
+    return value.encode("utf-16-be", "surrogatepass")
+
+
+def _not_numbers(values) -> list[str]:
+    bad = []
+    for v in values:
+        try:
+            ok = math.isfinite(float(v))
+        except ValueError:
+            ok = False
+        if not ok:
+            bad.append(v)
+    return bad
+
+
+def value_order(values, order="auto", *, attribute: str = "the attribute") -> list[str] | None:
+    """The order of an attribute's ``values`` for ordered t-closeness, as ARX orders them.
+
+    ``order`` is ``"numeric"`` (every value must be a number; returns None: the model's own
+    numeric order), ``"lexical"`` (the values as strings in the order of ARX's string data
+    type, Java's ``String.compareTo``), ``"auto"`` (ARX's default: numeric when every value
+    is a number, lexical otherwise) or a list of every value in order (returned as strings).
+    """
+    distinct = list(dict.fromkeys(str(v) for v in values))
+    if not isinstance(order, str):
+        return [str(v) for v in order]
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)} or a list of values, got "
+                         f"{order!r}")
+    bad = _not_numbers(distinct) if order != "lexical" else []
+    if order == "numeric" and bad:
+        raise ValueError(f"{attribute} is to be ordered numerically, but some values are not "
+                         f"numbers: {', '.join(map(repr, bad[:5]))}"
+                         + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+                         + "; order them lexically or list them in order")
+    if order == "numeric" or (order == "auto" and not bad):
+        return None
+    return sorted(distinct, key=_java_string_key)
 
 #: the scalar keys of :func:`check`'s result, in print order
 CHECK_KEYS = ("records", "suppressed_rows", "classes", "k", "distinct_l", "entropy_l",
@@ -82,7 +128,7 @@ def _build_classes(backend: Backend, cls: np.ndarray, sens: np.ndarray | None, n
 def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: str | None = None,
           backend: str | Backend = "auto", prior: Mapping | None = None,
           lkc: tuple | None = None, population: pd.DataFrame | None = None,
-          per_class: bool = False) -> dict:
+          per_class: bool = False, order=None) -> dict:
     """Privacy measures of ``data`` grouped by ``quasi_identifiers`` (values as they are).
 
     Returns a dict with ``records`` (rows measured), ``suppressed_rows`` (rows whose QIDs are
@@ -99,12 +145,17 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
 
     ``lkc=(L, K, C)`` adds LKC-privacy (Mohammed et al. 2009): ``lkc_min_group`` (fewest records
     sharing the values of at most ``L`` QIDs), ``lkc_max_confidence`` (largest share of a
-    sensitive value among them; needs ``sensitive``) and ``lkc_satisfied``.  A ``population``
+    sensitive value among them; needs ``sensitive``) and ``lkc_satisfied``;
+    ``lkc=(L, K, C, values)`` bounds the confidence of the listed sensitive ``values`` only
+    (the set S of Mohammed et al.).  A ``population``
     table holding the QID columns in the same representation as ``data`` (a superset of its
     rows) adds ``k_map`` (fewest population records matching a class) and
     ``delta_presence_min`` / ``_max`` (range of the classes' sample / population ratios).
     Keys not asked for are ``None``.  With ``per_class=True`` the result also holds
-    ``per_class``: a DataFrame of every class (QID values, size, statistics).
+    ``per_class``: a DataFrame of every class (QID values, size, statistics).  ``order`` sets
+    the order of ``t_ordered`` (see :func:`value_order`: ``"auto"``, ``"lexical"``,
+    ``"numeric"`` or a list of every value); None (default) measures it only when every value
+    is a number.
     """
     qids = check_columns(data, quasi_identifiers)
     if sensitive is not None and sensitive in qids:
@@ -116,9 +167,12 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     if prior is not None and sensitive is None:
         raise ValueError("prior needs a sensitive attribute (sensitive=...)")
     if lkc is not None:
-        if not isinstance(lkc, (tuple, list)) or len(lkc) != 3:
-            raise ValueError(f"lkc must be a tuple (L, K, C), got {lkc!r}")
-        LKCPrivacy(*lkc, attribute=sensitive or "-")  # validates L, K and C
+        if not isinstance(lkc, (tuple, list)) or len(lkc) not in (3, 4):
+            raise ValueError(f"lkc must be a tuple (L, K, C) or (L, K, C, values), got {lkc!r}")
+        LKCPrivacy(*lkc, attribute=sensitive or "-")  # validates L, K, C and the values
+        if len(lkc) == 4 and sensitive is None:
+            raise ValueError("lkc with sensitive values needs the sensitive attribute "
+                             "(sensitive=...)")
     for c in wanted:
         miss = data[c].isna().to_numpy()
         if miss.any():
@@ -154,7 +208,9 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     if sensitive is None:
         out.update({k: None for k in _SENSITIVE_KEYS})
     else:
-        stats = _sensitive_stats(be, classes, sensitive, sens_codes, labels, prior)
+        ordering = None if order is None else value_order(labels, order, attribute=sensitive)
+        stats = _sensitive_stats(be, classes, sensitive, sens_codes, labels, prior, ordering,
+                                 order is not None)
         distinct = be.to_host(classes.distinct)
         out["distinct_l"] = int(distinct.min())
         for key, values in stats.items():
@@ -199,7 +255,7 @@ def sensitive_table(be: Backend, sensitive: str, sens_codes: np.ndarray, labels:
 
 
 def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: np.ndarray,
-                     labels: np.ndarray, prior) -> dict:
+                     labels: np.ndarray, prior, order=None, ordered_asked: bool = False) -> dict:
     """Per-class host arrays of every sensitive statistic, from the models' own methods."""
     enc = sensitive_table(be, sensitive, sens_codes, labels)
     host = be.to_host
@@ -212,8 +268,10 @@ def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: 
     stats["recursive_c"] = host(bound(RecursiveCLDiversity(sensitive, 1, 2)).ratios(classes))
     stats["t_equal"] = host(bound(TCloseness(sensitive, 1.0, "equal")).distances(classes))
     try:
-        ordered = bound(TCloseness(sensitive, 1.0, "ordered"))
+        ordered = bound(TCloseness(sensitive, 1.0, "ordered", order=order))
     except ValueError:                       # not every value is a number
+        if ordered_asked:
+            raise
         stats["t_ordered"] = None
     else:
         stats["t_ordered"] = host(ordered.distances(classes))
@@ -230,10 +288,15 @@ def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: 
 
 
 def _lkc_stats(be: Backend, codes: list, cards: list, sens_codes, labels,
-               L: int, K: int, C: float) -> dict:  # noqa: N803 - the literature's names
+               L: int, K: int, C: float, values=None) -> dict:  # noqa: N803 - the literature's
     """Smallest group and largest confidence over every combination of at most ``L`` QIDs
-    (``codes``/``cards``: the measured rows' QID codes, as :func:`_combine` takes them)."""
+    (``codes``/``cards``: the measured rows' QID codes, as :func:`_combine` takes them); the
+    confidence of the sensitive ``values`` only, when given (absent values count 0)."""
     xp = be.xp
+    listed = None
+    if values is not None and labels is not None:
+        wanted = {str(v) for v in values}
+        listed = np.flatnonzero([str(v) in wanted for v in labels])
     smallest, confidence = len(codes[0]), None
     for size in range(1, min(L, len(codes)) + 1):
         for subset in itertools.combinations(range(len(codes)), size):
@@ -246,6 +309,12 @@ def _lkc_stats(be: Backend, codes: list, cards: list, sens_codes, labels,
             m = len(labels)
             per = xp.bincount(groups * m + be.asarray(sens_codes.astype(np.int64)),
                               minlength=sizes.shape[0] * m).reshape(-1, m)
+            if listed is not None:
+                if not len(listed):
+                    worst = 0.0
+                    confidence = worst if confidence is None else max(confidence, worst)
+                    continue
+                per = per[:, be.asarray(listed)]
             worst = float(be.to_host((per.max(axis=1) / sizes).max()))
             confidence = worst if confidence is None else max(confidence, worst)
     satisfied = smallest >= K and (C >= 1 or (confidence is not None and confidence <= C))

@@ -571,15 +571,28 @@ def attribute_risks_encoded(codes, cards, names, backend: Backend, *,
 
 def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
                 population_size=None, backend: Backend | str = "cpu", *,
-                attributes: bool = True, population: pd.DataFrame | None = None) -> dict:
+                attributes: bool = True, population: pd.DataFrame | None = None,
+                progress=None) -> dict:
     """Sample summary, population uniqueness (when ``population_size`` is given) and
     attribute risks, in the layout of ``arx_adult_risk.json``; journalist and marketer
     risks against a ``population`` table when one is given.
 
     Rows whose QIDs are all ``'*'`` (suppressed in a release) are left out of every figure,
-    as ARX's risk models skip suppressed records; ``suppressed_rows`` counts them."""
+    as ARX's risk models skip suppressed records; ``suppressed_rows`` counts them.
+    ``progress(done, total)``, if given, is called before the first step and after each
+    (classes, population uniqueness, attribute risks)."""
     backend = get_backend(backend)
     qids = _check_qids(data, quasi_identifiers)
+    steps = 1 + (population_size is not None) + bool(attributes)
+    done = 0
+
+    def step():
+        nonlocal done
+        if progress is not None:
+            progress(done, steps)
+        done += 1
+
+    step()
     suppressed = suppressed_rows(data, qids)
     n_suppressed = int(suppressed.sum())
     if n_suppressed:
@@ -598,12 +611,15 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
     rep["population_size"] = None
     rep["population_uniqueness"] = None
     if population_size is not None:
+        step()
         pu = population_uniqueness(sizes, population_size, backend)
         rep["population_size"] = int(population_size) if float(population_size).is_integer() \
             else float(population_size)
         rep["population_uniqueness"] = pu
     if attributes:
+        step()
         rep["attribute_risks"] = {r.name: {"distinction": r.distinction,
                                            "separation": r.separation}
                                   for r in attribute_risks(data, qids, backend)}
+    step()
     return rep

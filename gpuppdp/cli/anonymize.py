@@ -6,11 +6,12 @@ written to --output and the summary to --json (both or neither, see
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import TYPE_CHECKING
 
 from .common import (add_anonymization_options, add_run_options, anonymizer_from_args,
-                     format_summary, print_release, release_plan, search_progress)
+                     format_summary, print_release, release_plan, run_summary, search_progress)
 from .generate import whole_number
 
 if TYPE_CHECKING:  # registering imports only the standard library; the runs load the library
@@ -20,11 +21,11 @@ if TYPE_CHECKING:  # registering imports only the standard library; the runs loa
 __all__ = ["register", "cmd_demo", "cmd_anonymize"]
 
 
-def _publish(result: AnonymizationResult, plan: OutputPlan, sep: str = ";") -> None:
+def _publish(result: AnonymizationResult, plan: OutputPlan, args, sep: str = ";") -> None:
     print(format_summary(result))
     with plan.writing() as out:
         out.write_table("--output", result.released, sep=sep)
-        out.write_json("--json", result.summary())
+        out.write_json("--json", run_summary(result, args, plan))
     print_release(result, plan)
     if "--json" in plan:
         print(f"summary            {plan.path('--json')}")
@@ -48,7 +49,7 @@ def cmd_demo(args) -> int:
     anonymizer = Anonymizer(quasi_identifiers=hierarchies, k=5, suppression_limit=0.05,
                             metric="loss", search=args.search, backend=args.backend,
                             seed=args.seed, time_limit=args.time_limit)
-    _publish(anonymizer.fit(data, progress=search_progress(args)), plan)
+    _publish(anonymizer.fit(data, progress=search_progress(args)), plan, args)
     return 0
 
 
@@ -73,8 +74,28 @@ def _census_demo(args) -> int:
                             identifying=["person_id"], insensitive=others, k=5,
                             suppression_limit=0.05, metric="loss", search=args.search,
                             backend=args.backend, seed=args.seed, time_limit=args.time_limit)
-    _publish(anonymizer.fit(data, progress=search_progress(args)), plan)
+    _publish(anonymizer.fit(data, progress=search_progress(args)), plan, args)
     return 0
+
+
+IN_MEMORY_BYTES = 256 * 2 ** 20
+"""Inputs up to this size (CSV) or :data:`gpuppdp.io.CHUNK_ROWS` rows (Parquet) are read into
+memory at once; larger ones are anonymized out of core (see ``--chunk-rows``)."""
+
+
+def _chunk_rows(args) -> int | None:
+    """Rows per chunk for an out-of-core run, or None to read the table into memory."""
+    from ..io import CHUNK_ROWS
+
+    if args.chunk_rows is not None:
+        return whole_number("--chunk-rows", args.chunk_rows, 1)
+    if args.input.lower().endswith((".parquet", ".pq")):
+        import pyarrow.parquet as pq
+
+        large = pq.read_metadata(args.input).num_rows > CHUNK_ROWS
+    else:
+        large = os.path.getsize(args.input) > IN_MEMORY_BYTES
+    return CHUNK_ROWS if large else None
 
 
 def cmd_anonymize(args) -> int:
@@ -82,10 +103,21 @@ def cmd_anonymize(args) -> int:
 
     plan = release_plan(args).add("--json", args.json)
     t0 = time.perf_counter()
-    data, anonymizer = anonymizer_from_args(args)
-    logging.getLogger("gpuppdp").debug("loaded in %.3f s", time.perf_counter() - t0)
-    _publish(anonymizer.fit(data, progress=search_progress(args)), plan,
-             table_delimiter(args.input, args.sep))
+    chunk_rows = _chunk_rows(args) if os.path.isfile(args.input) else None
+    data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
+    if chunk_rows is None:
+        logging.getLogger("gpuppdp").debug("loaded in %.3f s", time.perf_counter() - t0)
+        _publish(anonymizer.fit(data, progress=search_progress(args)), plan, args,
+                 table_delimiter(args.input, args.sep))
+        return 0
+    with plan.writing() as out:  # the release streams to its temporary file
+        result = anonymizer.fit_file(args.input, out.path("--output"), sep=args.sep,
+                                     chunk_rows=chunk_rows, progress=search_progress(args))
+        print(format_summary(result))
+        out.write_json("--json", run_summary(result, args, plan))
+    print_release(result, plan)
+    if "--json" in plan:
+        print(f"summary            {plan.path('--json')}")
     return 0
 
 
@@ -107,5 +139,9 @@ def register(subparsers) -> None:
     an = subparsers.add_parser("anonymize", help="optimal generalization of a CSV/Parquet table")
     add_anonymization_options(an)
     an.add_argument("--output", required=True, help="released table (.csv or .parquet)")
+    an.add_argument("--chunk-rows", default=None, metavar="N",
+                    help="anonymize out of core, reading and releasing N rows at a time "
+                    "(memory: a chunk and the frequency sets); default: in memory up to "
+                    "1,048,576 rows (Parquet) or 256 MiB (CSV), out of core above")
     add_run_options(an)
     an.set_defaults(func=cmd_anonymize)

@@ -6,7 +6,8 @@ import argparse
 import math
 
 from .choices import BACKENDS
-from .common import _lkc, read_measured, table_subcommand
+from .common import (_lkc, _order_spec, add_measured_qi_option, check_hierarchy_values,
+                     measured_qids, orders_by_column, read_measured, table_subcommand)
 
 __all__ = ["register", "run_check"]
 
@@ -22,13 +23,17 @@ def register(subparsers) -> argparse.ArgumentParser:
         description="Group the rows of INPUT by the --qi columns (values as they are; rows "
                     "whose quasi-identifiers are all '*' are counted as suppressed and left "
                     "out) and print the privacy measures of the table.")
-    p.add_argument("--qi", nargs="+", action="extend", required=True, metavar="COL",
-                   help="quasi-identifying column(s); repeatable")
+    add_measured_qi_option(p)
     p.add_argument("--sensitive", default=None, metavar="COL",
                    help="the sensitive column (l-diversity, t-closeness, ... need it)")
-    p.add_argument("--lkc", default=None, type=_lkc, metavar="L,K,C",
+    p.add_argument("--order", type=_order_spec, action="append", default=[],
+                   metavar="[COL=]lexical|numeric|V1,V2,...",
+                   help="order of the sensitive values for t_ordered (default, as ARX: "
+                   "numerically when every value is a number, otherwise lexically)")
+    p.add_argument("--lkc", default=None, type=_lkc, metavar="L,K,C[@V1,V2,...]",
                    help="also measure LKC-privacy for combinations of at most L QIDs (C as "
-                   "0.5 or 50%%)")
+                   "0.5 or 50%%); @V1,V2,... bounds the confidence of these sensitive values "
+                   "only (the set S of Mohammed et al.; default: every value)")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="where the classes are measured (default: GPU when usable)")
     return p
@@ -44,18 +49,24 @@ def run_check(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit status (0)."""
     from ..analysis.checker import CHECK_KEYS, check, format_report
 
-    qids = [c for c in args.qi if c]
-    if not qids:
-        raise ValueError("--qi needs at least one column name")
+    qids, hierarchies = measured_qids(args)
     lkc = None
     if args.lkc is not None:
-        *lkc, column = args.lkc
-        if column is not None:
-            raise ValueError("check --lkc takes no @COLUMN: it uses --sensitive")
+        *lkc, values = args.lkc
+        if values is not None:
+            if not args.sensitive:
+                raise ValueError("check --lkc L,K,C@VALUES needs --sensitive COLUMN")
+            lkc.append([v for v in values.split(",") if v])
     columns = list(dict.fromkeys(qids + ([args.sensitive] if args.sensitive else [])))
-    plan, data, population = read_measured(args, columns, qids)
+    orders = orders_by_column(args)
+    if any(c != args.sensitive for c in orders):
+        raise ValueError(f"--order {next(iter(orders))}=...: check orders only the --sensitive "
+                         "column")
+    plan, data, population = read_measured(args, columns, qids, hierarchies.values())
+    check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
     result = check(data, quasi_identifiers=qids, sensitive=args.sensitive,
-                   backend=args.backend, lkc=lkc, population=population)
+                   backend=args.backend, lkc=lkc, population=population,
+                   order=orders.get(args.sensitive, "auto") if args.sensitive else None)
     print(format_report(result))
     with plan.writing() as out:
         out.write_json("--json", {k: _json_value(result[k]) for k in CHECK_KEYS})

@@ -20,29 +20,41 @@ if TYPE_CHECKING:  # the parser needs only the standard library; the library loa
 
 __all__ = ["ProgressBar", "add_anonymization_options", "add_run_options", "table_subcommand",
            "read_measured", "anonymizer_from_args", "release_plan", "format_summary",
-           "print_release"]
+           "print_release", "run_files", "run_summary", "search_progress"]
 
 
 class ProgressBar:
-    """A one-line progress bar on stderr (only when stderr is a terminal or forced)."""
+    """Progress on stderr: a bar redrawn in place (``\\r``) when stderr is a terminal, plain
+    lines (``search: 40% (48/120 nodes)``, one per tenth at most) when it is a file or a pipe,
+    so that logs hold no carriage returns.  ``tty`` forces either form (default: asked of
+    stderr at the first update); disabled (``--quiet``), it prints nothing."""
 
-    def __init__(self, label: str, enabled: bool):
+    def __init__(self, label: str, enabled: bool, *, unit: str = "nodes",
+                 tty: bool | None = None):
         self.label = label
         self.enabled = enabled
+        self.unit = unit
+        self.tty = tty
         self._last = -1
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total <= 0:
             return
-        width = 30
-        filled = int(width * done / total)
-        if filled == self._last and done != total:
+        if self.tty is None:
+            isatty = getattr(sys.stderr, "isatty", None)
+            self.tty = bool(isatty and isatty())
+        done = min(max(done, 0), total)
+        steps = 30 if self.tty else 10
+        step = steps * done // total
+        if step == self._last:
             return
-        self._last = filled
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
-                         f"{done}/{total} nodes")
-        if done >= total:
-            sys.stderr.write("\n")
+        self._last = step
+        if self.tty:
+            sys.stderr.write(f"\r{self.label} [{'#' * step}{'.' * (steps - step)}] "
+                             f"{done}/{total} {self.unit}" + ("\n" if done >= total else ""))
+        else:
+            sys.stderr.write(f"{self.label}: {100 * done // total}% ({done}/{total} "
+                             f"{self.unit})\n")
         sys.stderr.flush()
 
 
@@ -81,6 +93,69 @@ def _qi_spec(text: str) -> tuple[str, str]:
         raise argparse.ArgumentTypeError(
             f"quasi-identifier {text!r} needs a hierarchy: --qi COLUMN=HIERARCHY.csv")
     return name, path
+
+
+def _qi_columns(text: str) -> list[tuple[str, str | None]]:
+    """``check``/``risk``: ``COL``, ``COL=HIERARCHY.csv`` (the grammar of ``anonymize``; the
+    hierarchy is optional there) or ``COL,COL,...`` -> ``[(name, path or None), ...]``."""
+    name, sep, path = text.partition("=")
+    if sep:
+        if not name.strip() or not path:
+            raise argparse.ArgumentTypeError(
+                f"--qi expects COLUMN or COLUMN=HIERARCHY.csv, got {text!r}")
+        return [(name.strip(), path)]
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(
+            f"--qi expects COLUMN or COLUMN=HIERARCHY.csv, got {text!r}")
+    return [(c, None) for c in names]
+
+
+def add_measured_qi_option(p: argparse.ArgumentParser) -> None:
+    """``--qi COL[=HIERARCHY.csv]`` of ``check`` and ``risk`` (repeatable; several columns
+    may follow one --qi, space- or comma-separated) and ``--hierarchy-sep``."""
+    p.add_argument("--qi", nargs="+", action="append", required=True, type=_qi_columns,
+                   metavar="COL[=HIERARCHY.csv]",
+                   help="quasi-identifying column, optionally with its hierarchy as in "
+                   "anonymize (then every value of the column must be a label of the "
+                   "hierarchy, at any level); repeatable, and several columns may follow one "
+                   "--qi (space- or comma-separated)")
+    p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
+
+
+def measured_qids(args) -> tuple[list[str], dict[str, str]]:
+    """The QID names of :func:`add_measured_qi_option` (in order, each once) and their
+    hierarchy files (those given)."""
+    names, files = [], {}
+    for group in args.qi:
+        for items in group:
+            for name, path in items:
+                if name in names:
+                    raise ValueError(f"--qi: column given twice: {name}")
+                names.append(name)
+                if path is not None:
+                    files[name] = path
+    if not names:
+        raise ValueError("--qi needs at least one column name")
+    return names, files
+
+
+def check_hierarchy_values(data, files: dict[str, str], sep: str = ";") -> None:
+    """Each column of ``files`` (QID -> hierarchy CSV) holds only labels of its hierarchy (at
+    any level) or ``*``; otherwise a ValueError naming the first values that are not."""
+    from ..hierarchy import Hierarchy
+    from ..validation import format_values
+
+    for name, path in files.items():
+        h = Hierarchy.from_csv(path, name=name, sep=sep)
+        known = {"*"}
+        for level in range(h.height + 1):
+            known.update(str(v) for v in h.labels(level))
+        values = data[name].astype(str).unique()
+        unknown = [v for v in values if v not in known]
+        if unknown:
+            raise ValueError(f"--qi {name}={path}: {len(unknown)} value(s) of {name!r} are not "
+                             f"labels of the hierarchy: {format_values(unknown)}")
 
 
 def _on_attribute(text: str) -> tuple[str, str | None]:
@@ -158,6 +233,47 @@ def _beta_likeness(text: str) -> tuple[bool, float, str | None]:
         raise argparse.ArgumentTypeError(usage)
 
 
+_ORDER_WORDS = ("auto", "lexical", "numeric")
+
+
+def _order_spec(text: str) -> tuple[str | None, str | list[str]]:
+    """``[COL=]lexical|numeric|auto|v1,v2,...`` -> (COL or None, the word or the values): the
+    order of a sensitive attribute for ordered t-closeness."""
+    column, sep, spec = text.partition("=")
+    if not sep:
+        column, spec = None, text
+    usage = ("--order expects COLUMN=lexical, COLUMN=numeric or COLUMN=V1,V2,... (every value "
+             f"in order), got {text!r}")
+    if (sep and not column) or not spec:
+        raise argparse.ArgumentTypeError(usage)
+    if spec in _ORDER_WORDS:
+        return column, spec
+    values = spec.split(",")
+    if len(values) < 2 or not all(values):
+        raise argparse.ArgumentTypeError(usage)
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"--order lists a value twice: {text!r}")
+    return column, values
+
+
+def orders_by_column(args) -> dict:
+    """``--order`` as {column: word or values}; an order without COLUMN= is the first
+    --sensitive's."""
+    from ..engine.encoding import SchemaError
+
+    out = {}
+    for column, spec in getattr(args, "order", None) or []:
+        if column is None:
+            if not args.sensitive:
+                raise SchemaError("--order needs --sensitive COLUMN (or --order COLUMN=...)")
+            column = args.sensitive if isinstance(args.sensitive, str) \
+                else args.sensitive[0][0]
+        if column in out:
+            raise SchemaError(f"--order is given twice for {column}")
+        out[column] = spec
+    return out
+
+
 def _qid_set(text: str) -> list[str]:
     """``COL,COL,...`` -> the list of column names."""
     names = [c.strip() for c in text.split(",")]
@@ -185,11 +301,13 @@ def _sensitive_spec(text: str) -> tuple[str, str | None]:
     return name, path or None
 
 
-def add_anonymization_options(p: argparse.ArgumentParser) -> None:
+def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True) -> None:
     """The input, roles, privacy models and suppression options shared by ``anonymize`` and
-    ``report``."""
-    p.add_argument("input", help="CSV (delimiter detected, or --sep) or Parquet file")
-    p.add_argument("--qi", action="append", type=_qi_spec, required=True,
+    ``report``; without ``required`` INPUT and --qi are optional to the parser (``report
+    --compare`` needs neither; the run checks)."""
+    p.add_argument("input", nargs=None if required else "?",
+                   help="CSV (delimiter detected, or --sep) or Parquet file")
+    p.add_argument("--qi", action="append", type=_qi_spec, required=required,
                    metavar="COL=HIERARCHY.csv", help="quasi-identifier and its ARX hierarchy")
     p.add_argument("--sensitive", action="append", default=[], type=_sensitive_spec,
                    metavar="COL[=HIERARCHY.csv]",
@@ -208,6 +326,11 @@ def add_anonymization_options(p: argparse.ArgumentParser) -> None:
                         metavar="distinct:L|entropy:L|recursive:C,L[@COL]")
     models.add_argument("--t-closeness", type=_t_closeness, action="append", default=[],
                         metavar="equal:T|ordered:T|hierarchical:T[@COL]")
+    models.add_argument("--order", type=_order_spec, action="append", default=[],
+                        metavar="COL=lexical|numeric|V1,V2,...",
+                        help="order of a sensitive attribute for --t-closeness ordered:T "
+                        "(default, as ARX: numerically when every value is a number, "
+                        "otherwise lexically as ARX's string type orders them)")
     models.add_argument("--alpha-k", type=_alpha_k, action="append", default=[],
                         metavar="ALPHA,K[@COL]", help="(alpha,k)-anonymity")
     models.add_argument("--delta-disclosure", type=_delta_disclosure, action="append",
@@ -240,9 +363,10 @@ def add_anonymization_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter")
 
 
-def _privacy_models(args) -> list:
+def _privacy_models(args, data=None) -> list:
     """The privacy models of the command line (``--k`` without ``--qid-set`` is left to the
-    Anonymizer)."""
+    Anonymizer); ``data`` (the input) orders the values of ordered t-closeness."""
+    from ..analysis.checker import value_order
     from ..engine.encoding import SchemaError
     from ..hierarchy import Hierarchy
     from ..io import read_table
@@ -272,6 +396,12 @@ def _privacy_models(args) -> list:
             population = read_table(args.population, sep=args.sep)
         return population
 
+    orders = orders_by_column(args)
+    ordered = {attribute(c, "--t-closeness") for d, _, c in args.t_closeness
+               if d == "ordered"}
+    for column in orders:
+        if column not in ordered:
+            raise SchemaError(f"--order {column}=...: no --t-closeness ordered:T uses {column}")
     models = []
     if args.qid_set:
         if args.k is None:
@@ -298,7 +428,10 @@ def _privacy_models(args) -> list:
                 raise SchemaError(f"--t-closeness hierarchical:T needs the hierarchy of "
                                   f"{name!r}: --sensitive {name}=HIERARCHY.csv")
             hierarchy = Hierarchy.from_csv(sensitive[name], sep=args.hierarchy_sep)
-        models.append(TCloseness(name, t, distance, hierarchy=hierarchy))
+        order = None
+        if distance == "ordered" and data is not None:
+            order = value_order(data[name], orders.get(name, "auto"), attribute=name)
+        models.append(TCloseness(name, t, distance, hierarchy=hierarchy, order=order))
     for alpha, k, column in args.alpha_k:
         models.append(AlphaKAnonymity(attribute(column, "--alpha-k"), alpha, k))
     for delta, column in args.delta_disclosure:
@@ -317,19 +450,27 @@ def _privacy_models(args) -> list:
     return models
 
 
-def anonymizer_from_args(args) -> tuple:
-    """``(data, Anonymizer)`` configured by :func:`add_anonymization_options`' options."""
+def anonymizer_from_args(args, *, read: bool = True) -> tuple:
+    """``(data, Anonymizer)`` configured by :func:`add_anonymization_options`' options; with
+    ``read=False`` the table is left on disk (``data`` is None) and only the sensitive
+    columns are read when ordered t-closeness needs their values' order."""
     from ..anonymizer import Anonymizer
     from ..hierarchy import Hierarchy
     from ..io import read_table
 
-    data = read_table(args.input, sep=args.sep)
+    if read:
+        data = values = read_table(args.input, sep=args.sep)
+    else:
+        data = values = None
+        if any(distance == "ordered" for distance, _, _ in args.t_closeness):
+            values = read_table(args.input, sep=args.sep,
+                                columns=[name for name, _ in args.sensitive])
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
                    for name, path in args.qi}
     anonymizer = Anonymizer(quasi_identifiers=hierarchies,
                             sensitive=[name for name, _ in args.sensitive],
                             insensitive=args.insensitive, identifying=args.identifying,
-                            others=args.others, models=_privacy_models(args),
+                            others=args.others, models=_privacy_models(args, values),
                             k=None if args.qid_set else args.k,
                             suppression_limit=args.suppression, metric=args.metric,
                             search=args.search, backend=args.backend,
@@ -343,11 +484,14 @@ def format_summary(result: AnonymizationResult) -> str:
     levels = ", ".join(f"{k}={v}" for k, v in s["transformation"].items())
     lines = [
         f"optimum            {levels}",
-        f"information loss   {s['information_loss']:.10g} ({s['metric']})",
+        f"information loss   {s['information_loss']:.10g} ({s['metric']} metric; "
+        f"{s['information_loss_relative']:.2%} of the maximum)",
         f"classes            {s['equivalence_classes']} (smallest {s['smallest_class']}, "
         f"average {s['average_class_size']:.1f})",
         f"suppressed rows    {s['suppressed_records']} of {s['input_rows']} "
-        f"(limit {s['suppression_limit']:.2%})",
+        f"(limit {s['suppression_limit']:.2%}); {s['released_records']} records released "
+        + ("unsuppressed, suppressed ones marked *" if result.release.suppression == "mark"
+           else "unsuppressed, suppressed ones dropped"),
         f"nodes evaluated    {s['nodes_evaluated']} of {s['lattice_size']} ({s['search']})",
         f"search time        {s['seconds']:.3f} s on {s['backend']} "
         f"(total {s['timings']['total']:.3f} s)",
@@ -361,6 +505,38 @@ def format_summary(result: AnonymizationResult) -> str:
         if s.get("note"):
             lines.append(f"                   {s['note']}")
     return "\n".join(lines)
+
+
+def run_files(args, plan: OutputPlan | None = None) -> dict:
+    """The files of an ``anonymize``/``report`` run as given on the command line: ``input``,
+    ``hierarchies`` (QID -> path), ``sensitive_hierarchies``, ``population`` and, where
+    ``plan`` holds them, ``output`` (--output), ``json`` (--json) and ``html`` (--html)."""
+    files = {"input": None if getattr(args, "input", None) is None else str(args.input),
+             "hierarchies": {name: str(path) for name, path in getattr(args, "qi", [])},
+             "sensitive_hierarchies": {name: str(path) for name, path in
+                                       getattr(args, "sensitive", []) if path}}
+    if getattr(args, "population", None):
+        files["population"] = str(args.population)
+    for key, option in (("output", "--output"), ("json", "--json"), ("html", "--html")):
+        if plan is not None and option in plan:
+            files[key] = str(plan.path(option))
+    return {k: v for k, v in files.items() if v}
+
+
+def run_summary(result: AnonymizationResult, args, plan: OutputPlan | None = None) -> dict:
+    """The JSON summary of an ``anonymize`` run: ``result.summary()`` (record counts that add
+    up, the loss with its scale, the models) plus what the run read and wrote: ``input``,
+    ``output`` and ``files`` (:func:`run_files`), ``quasi_identifiers`` (level, highest level,
+    hierarchy file, the most frequent released labels and one value through every level),
+    ``removed_columns`` (identifying and dropped), ``identifying_columns``,
+    ``dropped_columns``, ``insensitive_columns`` and ``sensitive_columns``; see
+    :func:`gpuppdp.report.describe_release`."""
+    from ..report.words import describe_release
+
+    summary = result.summary()
+    summary.update(describe_release(result, run_files(args, plan)))
+    summary["suppression"] = result.release.suppression
+    return summary
 
 
 def release_plan(args, inputs=None) -> OutputPlan:
@@ -378,7 +554,8 @@ def release_plan(args, inputs=None) -> OutputPlan:
 def print_release(result: AnonymizationResult, plan: OutputPlan) -> None:
     """The line naming the released table, once written."""
     if "--output" in plan:
-        print(f"released table     {plan.path('--output')} ({len(result.released)} rows)")
+        print(f"released table     {plan.path('--output')} "
+              f"({result.release.rows_in_release} rows)")
 
 
 def table_subcommand(subparsers, name: str, run, *, population: str | None = None,
@@ -397,13 +574,15 @@ def table_subcommand(subparsers, name: str, run, *, population: str | None = Non
     return p
 
 
-def read_measured(args, columns: list[str], population_columns: list[str]) -> tuple:
+def read_measured(args, columns: list[str], population_columns: list[str],
+                  inputs=()) -> tuple:
     """``(plan, data, population)`` of a :func:`table_subcommand` with --population and
-    --json: the checked plan of --json (before anything is read), INPUT's ``columns`` and
-    --population's ``population_columns`` (None without --population)."""
+    --json: the checked plan of --json (before anything is read; ``inputs`` are further files
+    the run reads, such as hierarchies), INPUT's ``columns`` and --population's
+    ``population_columns`` (None without --population)."""
     from ..io import OutputPlan, read_table
 
-    plan = OutputPlan([args.input, args.population]).add("--json", args.json)
+    plan = OutputPlan([args.input, args.population, *inputs]).add("--json", args.json)
     data = read_table(args.input, sep=args.sep, columns=columns)
     population = None if args.population is None else \
         read_table(args.population, sep=args.sep, columns=population_columns)

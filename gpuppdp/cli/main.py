@@ -45,14 +45,26 @@ def _install_handler():
     return signal.SIG_DFL if previous is None else previous
 
 
-def build_parser():
-    """The ``argparse`` parser of every subcommand."""
+def _parser_class():
+    """``argparse.ArgumentParser`` whose usage errors are one line: ``PROG: error: MESSAGE
+    (see PROG --help)``, exit status 2 (argparse's own error prints the whole usage block
+    first).  Subparsers inherit the class (``add_subparsers`` uses the parent's type)."""
     import argparse
 
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            message = " ".join(str(message).split())  # argparse wraps some messages
+            self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    return Parser
+
+
+def build_parser():
+    """The ``argparse`` parser of every subcommand."""
     from .. import __version__
     from . import anonymize, check, dp, generate, report, risk
 
-    parser = argparse.ArgumentParser(
+    parser = _parser_class()(
         prog="gpuppdp", description="GPU-accelerated privacy-preserving data publishing")
     parser.add_argument("--version", action="version", version=f"gpuppdp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -79,8 +91,30 @@ def _run(argv) -> int:
         return args.func(args)
     except user_errors as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        if isinstance(exc, NoSolutionError):
+            message = _plain_models(str(message))
         print(f"gpuppdp: error: {message}", file=sys.stderr)
         return 2
+
+
+def _plain_models(message: str) -> str:
+    """A message that lists the models as Python dicts (``... satisfies [{'model': ...}] with
+    ...``) with the models in words instead; other messages unchanged."""
+    import ast
+    import re
+
+    from ..report.words import models_text
+
+    found = re.search(r"\[\{.*\}\]", message)
+    if found is None:
+        return message
+    try:
+        models = ast.literal_eval(found.group(0))
+    except (ValueError, SyntaxError):
+        return message
+    if not (isinstance(models, list) and all(isinstance(m, dict) for m in models)):
+        return message
+    return message[:found.start()] + models_text(models) + message[found.end():]
 
 
 def main(argv=None) -> int:

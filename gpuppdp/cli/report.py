@@ -16,7 +16,7 @@ import argparse
 import os
 
 from .common import (add_anonymization_options, add_run_options, anonymizer_from_args,
-                     format_summary, print_release, release_plan, search_progress)
+                     format_summary, print_release, release_plan, run_files, search_progress)
 
 __all__ = ["register", "run_report"]
 
@@ -30,8 +30,11 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "after, per-class privacy losses, distinction/separation of the QID "
                     "subsets, the lattice nodes checked) and its figures as JSON (--json, "
                     "default: the HTML path with the suffix .json).")
-    add_anonymization_options(p)
+    add_anonymization_options(p, required=False)
     p.add_argument("--html", required=True, metavar="OUT.html", help="the HTML report")
+    p.add_argument("--compare", nargs=2, default=None, metavar=("A.json", "B.json"),
+                   help="instead of a run: two configurations side by side, from the JSON "
+                   "of two reports (or of two 'anonymize --json' summaries); no INPUT or --qi")
     p.add_argument("--output", default=None, metavar="RELEASED.csv",
                    help="also write the released table (.csv or .parquet)")
     p.add_argument("--top-classes", type=int, default=50, metavar="N",
@@ -48,6 +51,12 @@ def run_report(args: argparse.Namespace) -> int:
     """Run ``report``; returns the exit status (0)."""
     from ..io import table_delimiter
 
+    if args.compare is not None:
+        return _run_compare(args)
+    if args.input is None or not args.qi:
+        raise ValueError("report needs INPUT and --qi COL=HIERARCHY.csv (or --compare A.json "
+                         "B.json)")
+
     for option, value in (("--top-classes", args.top_classes),
                           ("--max-subsets", args.max_subsets)):
         if value < 1:
@@ -60,8 +69,29 @@ def run_report(args: argparse.Namespace) -> int:
     with plan.writing() as out:
         out.write_table("--output", result.released, sep=table_delimiter(args.input, args.sep))
         result.report(out.path("--html"), json_path=out.path("--json"),
-                      max_classes=args.top_classes, max_subsets=args.max_subsets)
+                      max_classes=args.top_classes, max_subsets=args.max_subsets,
+                      files=run_files(args, plan))
     print_release(result, plan)
     print(f"report             {args.html}")
     print(f"report data        {json_path}")
+    return 0
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    """``report --compare A.json B.json --html OUT.html``."""
+    from pathlib import Path
+
+    from ..io import OutputPlan
+    from ..report.compare import compare, render_compare_html
+
+    if args.input is not None or args.qi or args.output is not None:
+        raise ValueError("report --compare takes no INPUT, --qi or --output: it reads two "
+                         "JSON files")
+    plan = OutputPlan(list(args.compare)).add("--html", args.html)
+    figures = compare(*args.compare)
+    with plan.writing() as out:
+        Path(out.path("--html")).write_text(render_compare_html(figures), encoding="utf-8")
+    differ = sum(a != b for _, a, b in figures["rows"]) + \
+        sum(a != b for a, b in figures["transformation"].values())
+    print(f"comparison         {args.html} ({differ} figure(s) differ)")
     return 0

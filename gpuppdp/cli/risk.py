@@ -2,7 +2,7 @@
 
 ::
 
-    gpuppdp risk INPUT --qi COL [COL ...] [--population-size N] [--json OUT.json]
+    gpuppdp risk INPUT --qi COL[=HIERARCHY.csv] [COL ...] [--population-size N] [--json OUT.json]
         [--sep SEP] [--top K] [--backend auto|cpu|gpu]
 
 The main CLI calls :func:`register`; bad input raises ``ValueError`` / ``FileNotFoundError``
@@ -15,7 +15,8 @@ import argparse
 import math
 
 from .choices import BACKENDS
-from .common import read_measured, table_subcommand
+from .common import (ProgressBar, add_measured_qi_option, check_hierarchy_values, measured_qids,
+                     read_measured, table_subcommand)
 
 __all__ = ["register", "run_risk", "format_report"]
 
@@ -32,8 +33,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "population uniqueness (Pitman, Zayatz, SNB, Dankar's rule; needs "
                     "--population-size) and the distinction/separation of every QID subset, "
                     "computed from the equivalence classes of the --qi columns.")
-    p.add_argument("--qi", required=True, nargs="+", action="extend", metavar="COL",
-                   help="quasi-identifying columns (space- or comma-separated; repeatable)")
+    add_measured_qi_option(p)
     p.add_argument("--population-size", type=float, default=None, metavar="N",
                    help="size of the population the table was sampled from (enables the "
                         "population uniqueness estimates)")
@@ -42,19 +42,8 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "default 10, 0: none)")
     p.add_argument("--backend", choices=BACKENDS, default="cpu",
                    help="where the arrays are computed (default cpu)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return p
-
-
-def _qids(items) -> list[str]:
-    out = []
-    for item in items:
-        out.extend(c.strip() for c in item.split(",") if c.strip())
-    if not out:
-        raise ValueError("--qi needs at least one column name")
-    dup = sorted({c for c in out if out.count(c) > 1})
-    if dup:
-        raise ValueError(f"--qi: column(s) given twice: {', '.join(dup)}")
-    return out
 
 
 def _population(value):
@@ -113,13 +102,15 @@ def run_risk(args: argparse.Namespace) -> int:
     from ..analysis.risk import risk_report
     from ..backend import get_backend
 
-    qids = _qids(args.qi)
+    qids, hierarchies = measured_qids(args)
     population = _population(args.population_size)
     if args.top < 0:
         raise ValueError(f"--top must be at least 0, got {args.top}")
-    plan, data, table = read_measured(args, qids, qids)
+    plan, data, table = read_measured(args, qids, qids, hierarchies.values())
+    check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
+    bar = ProgressBar("risk", not args.quiet, unit="steps")
     rep = risk_report(data, qids, population_size=population,
-                      backend=get_backend(args.backend), population=table)
+                      backend=get_backend(args.backend), population=table, progress=bar)
     print(format_report(rep, args.top))
     with plan.writing() as out:
         out.write_json("--json", rep, indent=1)

@@ -50,6 +50,11 @@ class Release:
     def released_rows(self) -> int:
         return self.input_rows - self.suppressed_rows
 
+    @property
+    def rows_in_release(self) -> int:
+        """Rows of the released table: every input row when suppressed rows are marked."""
+        return self.input_rows if self.suppression == "mark" else self.released_rows
+
 
 def factorize_qids(data: pd.DataFrame, qids) -> tuple[list, list, np.ndarray]:
     """``(codes, cards, suppressed)``: each QID column encoded once by

@@ -15,7 +15,6 @@ nodes the search evaluated.
 from __future__ import annotations
 
 import html
-import json
 import math
 import os
 from datetime import datetime, timezone
@@ -31,21 +30,27 @@ from ..analysis.risk import RISK_THRESHOLDS, attribute_risks, class_sizes, sampl
 from ..engine.transform import suppressed_rows
 from ..io import OutputPlan
 from ..validation import check_frame, check_int
+from .words import describe_release, level_samples, model_sentence, models_text
 
 if TYPE_CHECKING:  # the anonymizer imports this module
     from ..anonymizer import AnonymizationResult
 
-__all__ = ["build_report", "render_html", "write_report", "SECTION_TITLES"]
+__all__ = ["build_report", "render_html", "write_report", "SECTION_TITLES", "describe_release",
+           "model_sentence", "models_text", "level_samples", "DOMINANCE_SHARE"]
+
+#: a released class in which one sensitive value holds more than this share is flagged
+DOMINANCE_SHARE = 0.5
 
 #: section key -> heading, in page order
 SECTION_TITLES = {
-    "summary": "1. Summary",
-    "class_sizes": "2. Class-size distribution",
-    "risk": "3. Records by risk level",
-    "privacy_losses": "4. Privacy loss per class",
-    "worst_class": "5. Sensitive distribution of the worst class",
-    "attribute_risks": "6. Distinction and separation of QID subsets",
-    "lattice": "7. Generalization lattice",
+    "conclusion": "1. In plain words",
+    "summary": "2. Files, columns and transformation",
+    "class_sizes": "3. Class-size distribution",
+    "risk": "4. Records by risk level",
+    "privacy_losses": "5. Privacy loss per class",
+    "worst_class": "6. Sensitive distribution of the worst class",
+    "attribute_risks": "7. Distinction and separation of QID subsets",
+    "lattice": "8. Generalization lattice",
 }
 
 
@@ -68,14 +73,21 @@ def _jsonable(value):
     return value
 
 
-def _size_bins(sizes: np.ndarray) -> list[dict]:
-    """Histogram of class sizes: one bin per size when the sizes span at most 30 values,
-    otherwise 20 geometric bins; classes and records per bin."""
-    lo, hi = int(sizes.min()), int(sizes.max())
+def _size_bins(sizes: np.ndarray, start: int | None = None) -> list[dict]:
+    """Histogram of class sizes from ``start`` (default: the smallest size; the smallest
+    class size the models allow, so that the first bin begins at k): one bin per size when
+    the sizes span fewer than 30 values (equal bins), otherwise bins that double in width
+    (``[s, 2s)``, ``[2s, 4s)``, ...: equal bins on a logarithmic size axis); classes and
+    records per bin."""
+    hi = int(sizes.max())
+    lo = int(sizes.min()) if start is None else max(1, min(int(start), int(sizes.min())))
     if hi - lo < 30:
         edges = np.arange(lo, hi + 2)
     else:
-        edges = np.unique(np.round(np.geomspace(lo, hi + 1, 21)).astype(np.int64))
+        count = int(math.ceil(math.log2((hi + 1) / lo))) + 1
+        edges = np.unique(np.round(lo * 2.0 ** np.arange(count)).astype(np.int64))
+        edges = edges[edges <= hi]
+        edges = np.append(edges, max(int(round(edges[-1] * 2.0)), hi + 1))
     classes, _ = np.histogram(sizes, bins=edges)
     records, _ = np.histogram(sizes, bins=edges, weights=sizes)
     return [{"label": str(a) if b - a == 1 else f"{a}\u2013{b - 1}", "low": int(a),
@@ -168,17 +180,54 @@ def _privacy_losses(kept: pd.DataFrame, qids, sensitive, backend, max_classes: i
     return losses, worst_class
 
 
-def _attribute_risks(data: pd.DataFrame, qids, backend, max_subsets: int) -> dict:
-    """Distinction/separation of the QID subsets, most distinguishing first; subsets up to the
-    largest size whose count stays within ``max_subsets`` (at least the single QIDs)."""
+def _dominance(kept: pd.DataFrame, qids, sensitive, max_rows: int) -> dict:
+    """Released classes in which one value of ``sensitive`` holds more than
+    :data:`DOMINANCE_SHARE` of the records (an attacker who places a person in such a class
+    guesses the value right more often than not): their number, their records and the
+    ``max_rows`` largest shares (then larger classes first)."""
+    counts = kept.groupby(qids + [sensitive], sort=False, observed=True).size() \
+        .rename("count").reset_index()
+    counts[sensitive] = counts[sensitive].astype(str)
+    size = counts.groupby(qids, sort=False, observed=True)["count"].transform("sum")
+    counts["size"] = size
+    counts["share"] = counts["count"] / size
+    top = counts.sort_values(["share", "size"], ascending=False, kind="stable") \
+        .drop_duplicates(qids, keep="first")
+    flagged = top[top["share"] > DOMINANCE_SHARE]
+    labels = flagged[qids].astype(str).agg(", ".join, axis=1) if len(flagged) else []
+    return {"sensitive": sensitive, "threshold": DOMINANCE_SHARE,
+            "classes": int(len(flagged)), "records": int(flagged["size"].sum()),
+            "classes_total": int(len(top)),
+            "rows": [{"label": lab, "size": int(n), "value": v, "count": int(c),
+                      "share": float(sh)}
+                     for lab, n, v, c, sh in zip(list(labels)[:max_rows], flagged["size"],
+                                                 flagged[sensitive], flagged["count"],
+                                                 flagged["share"])]}
+
+
+def _attribute_risks(data: pd.DataFrame, qids, backend, max_subsets: int,
+                     released: pd.DataFrame | None = None) -> dict:
+    """Distinction/separation of the QID subsets in the input, most distinguishing first, and
+    (``release_distinction`` / ``release_separation``, None without ``released``) in the
+    released records (suppressed ones left out); subsets up to the largest size whose count
+    stays within ``max_subsets`` (at least the single QIDs)."""
     q = len(qids)
     counts = np.cumsum([math.comb(q, s) for s in range(1, q + 1)])
     max_size = max(1, int(np.searchsorted(counts, max_subsets, side="right")))
     rows = attribute_risks(data, qids, backend, max_size=max_size, sort="distinction")
+    after = {}
+    if released is not None and len(released):
+        after = {tuple(r.attributes): r for r in
+                 attribute_risks(released, qids, backend, max_size=max_size)}
     return {"quasi_identifiers": list(qids), "subsets_total": int(counts[-1]),
             "max_size": max_size, "computed": len(rows),
             "rows": [{"attributes": list(r.attributes), "distinction": r.distinction,
-                      "separation": r.separation} for r in rows[:max_subsets]]}
+                      "separation": r.separation,
+                      "release_distinction": getattr(after.get(tuple(r.attributes)),
+                                                     "distinction", None),
+                      "release_separation": getattr(after.get(tuple(r.attributes)),
+                                                    "separation", None)}
+                     for r in rows[:max_subsets]]}
 
 
 def _lattice(result: AnonymizationResult, qids, max_nodes: int) -> dict:
@@ -210,7 +259,7 @@ def _lattice(result: AnonymizationResult, qids, max_nodes: int) -> dict:
 
 def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=None,
                  max_classes: int = 50, max_values: int = 30, max_subsets: int = 255,
-                 max_nodes: int = 3000) -> dict:
+                 max_nodes: int = 3000, files: dict | None = None) -> dict:
     """The report's figures as a JSON-ready dict (the JSON twin of the HTML).
 
     Parameters
@@ -223,6 +272,8 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
     max_values : sensitive values shown for the worst class (the rest summed as "other")
     max_subsets : QID subsets in the distinction/separation table
     max_nodes : lattice nodes drawn
+    files : the files to name (``input``, ``output``, ``hierarchies`` QID -> path, ...; see
+        :func:`describe_release`); the report names what it is given
     """
     if not all(hasattr(result, a) for a in ("release", "transformation", "search")):
         raise TypeError(f"result must be an AnonymizationResult, got {type(result).__name__}")
@@ -243,12 +294,13 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
     kept = released.loc[~suppressed_rows(released, qids)].reset_index(drop=True)
 
     summary = result.summary()
-    hierarchies = result._anonymizer.schema.quasi_identifiers
-    summary.update(
-        quasi_identifiers=[{"name": q, "level": result.transformation[q],
-                            "max_level": int(hierarchies[q].height)} for q in qids],
-        sensitive=sens, suppression=result.release.suppression,
-        released_table_rows=int(len(released)))
+    summary.update(describe_release(result, files))
+    summary.update(sensitive=sens, suppression=result.release.suppression,
+                   released_table_rows=int(len(released)))
+    sizes_allowed = [m.min_class_size for m in result._anonymizer.models
+                     if getattr(m, "min_class_size", None)]
+    k_models = [int(m["k"]) for m in summary["models"] if m.get("model") == "k-anonymity"]
+    smallest_allowed = max(sizes_allowed) if sizes_allowed else None
 
     before = backend.to_host(class_sizes(data, qids, backend)).astype(np.int64)
     after = backend.to_host(class_sizes(kept, qids, backend)).astype(np.int64) \
@@ -265,21 +317,25 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
     if after is not None:
         class_size = {"classes": int(len(after)), "records": int(after.sum()),
                       "smallest": int(after.min()), "largest": int(after.max()),
-                      "mean": float(after.mean()), "bins": _size_bins(after)}
+                      "mean": float(after.mean()),
+                      "smallest_allowed": smallest_allowed,
+                      "k": max(k_models) if k_models else None,
+                      "bins": _size_bins(after, smallest_allowed)}
 
-    losses = worst = None
+    losses = worst = dominance = None
     if sens and len(kept):
         losses, worst = (list(x) for x in zip(*[
             _privacy_losses(kept, qids, name, backend, max_classes, max_values)
             for name in sens]))
+        dominance = [_dominance(kept, qids, name, max_classes) for name in sens]
 
     report = {
         "title": "Anonymization report",
         "generator": f"gpuppdp {__version__}",
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "summary": summary, "class_sizes": class_size, "risk": risk,
-        "privacy_losses": losses, "worst_class": worst,
-        "attribute_risks": _attribute_risks(data, qids, backend, max_subsets),
+        "privacy_losses": losses, "worst_class": worst, "dominance": dominance,
+        "attribute_risks": _attribute_risks(data, qids, backend, max_subsets, kept),
         "lattice": _lattice(result, qids, max_nodes),
     }
     return _jsonable(report)
@@ -290,7 +346,7 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
 # --------------------------------------------------------------------------------------------
 
 _COLORS = ("#3b6ea8", "#e08a2c", "#4c9a54", "#b8433d")
-_FONT = 'font-family="sans-serif" font-size="11"'
+_FONT = 'font-family="sans-serif" font-size="12"'
 
 
 def _e(value) -> str:
@@ -367,9 +423,12 @@ def _legend(parts: list[str], entries, x: float, y: float) -> None:
 
 
 def _bar_chart(title: str, labels, series, *, xlabel: str, ylabel: str, tips=None,
-               percent: bool = False, width: int = 780, height: int = 340) -> str:
+               percent: bool = False, width: int = 640, height: int = 320,
+               marker: tuple[float, str] | None = None, yfmt=None) -> str:
     """Grouped vertical bars; ``series`` is a list of ``(name, values)`` (None = no bar),
-    ``tips`` optional hover text per category."""
+    ``tips`` optional hover text per category; ``marker`` ``(position, text)`` draws a dashed
+    vertical line at ``position`` (in categories: 0 is the left edge of the first bar's
+    group) labelled ``text``; ``yfmt`` formats the y ticks."""
     labels = [str(lab) for lab in labels]
     longest = min(max((len(lab) for lab in labels), default=0), 22)
     rotate = len(labels) > 12 or longest > 10
@@ -382,9 +441,16 @@ def _bar_chart(title: str, labels, series, *, xlabel: str, ylabel: str, tips=Non
     yticks = [t for t in _ticks(0.0, vmax) if t >= 0]
     ytop = max(yticks[-1], vmax)
     parts = _svg_open(width, height, title)
-    yfmt = (lambda t: f"{100 * t:.3g} %") if percent else (lambda t: f"{t:.4g}")
+    if yfmt is None:
+        yfmt = (lambda t: f"{100 * t:.3g} %") if percent else (lambda t: f"{t:.4g}")
     y_of = _axes(parts, (left, top, right, bottom), yticks, ytop, 0.0, ylabel, yfmt)
     group = (right - left) / max(len(labels), 1)
+    if marker is not None:
+        mx = left + group * marker[0]
+        parts.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="{top - 4}" y2="{bottom}" '
+                     'stroke="#b8433d" stroke-width="2" stroke-dasharray="5 3"/>')
+        parts.append(f'<text x="{mx + 5:.1f}" y="{top + 8}" fill="#b8433d" font-weight="bold">'
+                     f"{_e(marker[1])}</text>")
     bar = group * 0.8 / len(series)
     for i, lab in enumerate(labels):
         x0 = left + group * i + group * 0.1
@@ -412,12 +478,12 @@ def _bar_chart(title: str, labels, series, *, xlabel: str, ylabel: str, tips=Non
     if len(series) > 1:
         _legend(parts, [(name, f'<rect x="{{x}}" y="{{y}}" width="11" height="11" '
                                f'transform="translate(-5.5 -5.5)" fill="{_COLORS[s]}"/>')
-                        for s, (name, _) in enumerate(series)], right - 200, 36)
+                        for s, (name, _) in enumerate(series)], right - 170, 36)
     parts.append("</svg>")
     return "\n".join(parts)
 
 
-def _lattice_plot(lat: dict, width: int = 780, height: int = 420) -> str:
+def _lattice_plot(lat: dict, width: int = 640, height: int = 400) -> str:
     """Evaluated nodes: x = generalization height (spread within a height), y = information
     loss (the metric's lower bound for nodes that are not anonymous); the optimum ringed."""
     nodes = lat["nodes"]
@@ -477,14 +543,11 @@ def _lattice_plot(lat: dict, width: int = 780, height: int = 420) -> str:
         oy = y_of(opt["information_loss"])
         parts.append(f'<circle cx="{ox:.1f}" cy="{oy:.1f}" r="8" fill="none" stroke="#1d3f73" '
                      'stroke-width="2.5"><title>optimum</title></circle>')
-        parts.append(f'<text x="{ox + 11:.1f}" y="{oy - 8:.1f}" font-weight="bold" '
-                     'fill="#1d3f73" stroke="#fff" stroke-width="3" paint-order="stroke">'
-                     "optimum</text>")
     _legend(parts, [("anonymous", '<circle cx="{x}" cy="{y}" r="4" fill="#4c9a54"/>'),
                     ("not anonymous (at lower bound)",
                      '<circle cx="{x}" cy="{y}" r="4" fill="none" stroke="#b8433d"/>'),
                     ("optimum", '<circle cx="{x}" cy="{y}" r="6" fill="none" stroke="#1d3f73" '
-                                'stroke-width="2"/>')], right - 210, 34)
+                                'stroke-width="2"/>')], right - 200, 34)
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -495,65 +558,213 @@ def _lattice_plot(lat: dict, width: int = 780, height: int = 420) -> str:
 
 _CSS = """
 body { font-family: system-ui, sans-serif; color: #222; margin: 0; background: #fafafa; }
-main { max-width: 860px; margin: 0 auto; padding: 1em 1.5em 3em; background: #fff; }
+main { max-width: 860px; margin: 0 auto; padding: 1em 1.5em 3em; background: #fff;
+       box-sizing: border-box; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+h3 { font-size: 1.05em; margin-bottom: 0.3em; }
 .meta, .caption { color: #555; font-size: 0.9em; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+.scroll { max-width: 100%; overflow-x: auto; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; max-width: 100%; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top;
+         overflow-wrap: anywhere; }
 th { background: #f0f3f7; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; overflow-wrap: normal; }
+tr.flag td { background: #fbeaea; }
+.flag { color: #b8433d; font-weight: bold; }
 .bar { display: inline-block; height: 0.7em; background: #3b6ea8; margin-right: 0.4em; }
 svg { display: block; margin: 0.5em 0; max-width: 100%; height: auto; }
 details { margin: 0.5em 0; }
+summary { cursor: pointer; }
+#conclusion p, #conclusion li { line-height: 1.45; }
+code { overflow-wrap: anywhere; }
+@media (max-width: 700px) {
+  body { font-size: 15px; }
+  main { padding: 0.5em 0.7em 2em; }
+  th, td { padding: 0.2em 0.35em; }
+}
 """
 
 
-def _table(header, rows, numeric=()) -> str:
-    """An HTML table; cells are escaped, columns in ``numeric`` right-aligned."""
-    out = ["<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in header)
-           + "</tr></thead><tbody>"]
-    for row in rows:
-        out.append("<tr>" + "".join(
+def _table(header, rows, numeric=(), flags=None) -> str:
+    """An HTML table in a horizontally scrolling box; cells are escaped, columns in
+    ``numeric`` right-aligned, rows whose ``flags`` entry is true marked ``class="flag"``."""
+    out = ['<div class="scroll"><table><thead><tr>'
+           + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr></thead><tbody>"]
+    for i, row in enumerate(rows):
+        flagged = flags is not None and flags[i]
+        out.append(("<tr class=\"flag\">" if flagged else "<tr>") + "".join(
             f'<td class="n">{_e(c)}</td>' if j in numeric else f"<td>{_e(c)}</td>"
             for j, c in enumerate(row)) + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "\n".join(out)
 
 
 def _model_text(model: dict) -> str:
-    params = ", ".join(f"{k}={v if isinstance(v, (str, int, float)) else json.dumps(v)}"
-                       for k, v in model.items() if k != "model")
-    return f"{model.get('model', '?')} ({params})" if params else str(model.get("model", "?"))
+    return model_sentence(model)
+
+
+def _names(values, empty: str = "none") -> str:
+    return ", ".join(str(v) for v in values) if values else empty
+
+
+def _count_pct(count, total) -> str:
+    return f"{_num(count)} ({_pct(count / total)})" if total else _num(count)
+
+
+def _qid_phrase(q: dict) -> str:
+    if q["level"] == 0:
+        return f"{q['name']} kept as it is (level 0 of {q['max_level']})"
+    like = ", ".join(f"\u201c{v}\u201d" for v in q.get("labels", [])[:3])
+    return (f"{q['name']} generalized to level {q['level']} of {q['max_level']}"
+            + (f" (values like {like})" if like else ""))
+
+
+def _conclusion_html(report: dict) -> str:
+    """The first section: what was released, which guarantees hold, the risks, what an
+    attacker learns about the worst class, in plain words, from the report's figures."""
+    s, risk = report["summary"], report["risk"]
+    n, kept = s["input_rows"], s["released_records"]
+    sup = s["suppressed_records"]
+    source = f"<code>{_e(s['input'])}</code>" if s.get("input") else "The input table"
+    target = (f" as <code>{_e(s['output'])}</code>" if s.get("output") else "")
+    how = "kept in the table with every quasi-identifier replaced by *" \
+        if s.get("suppression", "mark") == "mark" else "left out of the table"
+    columns = (len(s["quasi_identifiers"]) + len(s.get("sensitive_columns", []))
+               + len(s.get("insensitive_columns", [])) + len(s.get("removed_columns", [])))
+    out = [f"<p><b>What was released.</b> {source} ({_num(n)} records, {columns} columns) was "
+           f"released{target}: a table of {_num(s['rows_in_release'])} rows, of which "
+           f"{_count_pct(kept, n)} records are published and {_count_pct(sup, n)} are "
+           f"suppressed ({_e(how)}; at most {_pct(s['suppression_limit'])} allowed).</p>"]
+    removed = s.get("identifying_columns", [])
+    dropped = s.get("dropped_columns", [])
+    items = [_e(_qid_phrase(q)) for q in s["quasi_identifiers"]]
+    items.append("removed: " + _e(_names(removed, "no identifying column"))
+                 + (f"; dropped (no role): {_e(_names(dropped))}" if dropped else ""))
+    if s.get("sensitive_columns"):
+        items.append("published unchanged as sensitive attributes: "
+                     + _e(_names(s["sensitive_columns"])))
+    if s.get("insensitive_columns"):
+        items.append("published unchanged (insensitive): " + _e(_names(s["insensitive_columns"])))
+    out.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
+    out.append("<p><b>Guarantees</b> (hold for every published record; suppressed records "
+               "are not counted):</p><ul>" + "".join(
+                   f"<li>{_e(model_sentence(m, explain=True))}</li>" for m in s["models"])
+               + "</ul>")
+    after = risk.get("release")
+    if after:
+        qids = _names([q["name"] for q in s["quasi_identifiers"]])
+        at = after.get("records_at_risk", {})
+        levels = []
+        for t in sorted((float(k) for k in at), reverse=False):
+            if t > 0.2:
+                continue
+            share = at[f"{t:.2f}"]
+            levels.append(f"above {t:.0%}: {_num(round(share * after['records']))} records "
+                          f"({_pct(share)})")
+        before = risk["input"]
+        smallest = round(1 / after["prosecutor_highest_risk"])
+        out.append(
+            f"<p><b>Re-identification risk.</b> An attacker who knows a person's {_e(qids)} "
+            "and that the person is in the table can narrow the person down to one released "
+            "class; the chance of picking the right record is at most "
+            f"<b>{_pct(after['prosecutor_highest_risk'])}</b> (1 in {_num(smallest)}) and "
+            f"<b>{_pct(after['prosecutor_average_risk'])}</b> on average over the published "
+            f"records (input: highest {_pct(before['prosecutor_highest_risk'])}, average "
+            f"{_pct(before['prosecutor_average_risk'])}). Records at risk "
+            + "; ".join(_e(x) for x in levels) + ".</p>")
+    else:
+        out.append("<p><b>Re-identification risk.</b> Every record is suppressed: no record "
+                   "can be re-identified from its quasi-identifiers.</p>")
+    for w, d in zip(report.get("worst_class") or [], report.get("dominance") or []):
+        top = max(w["values"], key=lambda v: v["class_share"]) if w["values"] else None
+        text = (f"<p><b>What an attacker learns about {_e(w['sensitive'])}.</b> In the class "
+                f"whose distribution differs most from the whole table ({_e(w['label'])}, "
+                f"{_num(w['size'])} records)")
+        if top is not None:
+            text += (f", \u201c{_e(top['value'])}\u201d holds {_pct(top['class_share'])} of the "
+                     f"records against {_pct(top['overall_share'])} overall")
+        text += ". "
+        if d["classes"]:
+            text += (f'<span class="flag">{_num(d["classes"])} of {_num(d["classes_total"])} '
+                     f"classes ({_num(d['records'])} records) have one value in more than "
+                     f"{_pct(d['threshold'])} of their records</span>: an attacker who places "
+                     "a person in one of them guesses that value right more often than not "
+                     "(listed in section 6).</p>")
+        else:
+            text += (f"No class has one value in more than {_pct(d['threshold'])} of its "
+                     "records.</p>")
+        out.append(text)
+    loss = _loss_text(s)
+    out.append(f"<p><b>Information lost.</b> {_e(loss[:1].upper() + loss[1:])}; "
+               f"{sum(q['level'] > 0 for q in s['quasi_identifiers'])} of "
+               f"{len(s['quasi_identifiers'])} quasi-identifiers generalized, "
+               f"{_pct(sup / n if n else 0)} of the records suppressed.</p>")
+    return "\n".join(out)
+
+
+def _loss_text(s: dict) -> str:
+    rel = s.get("information_loss_relative")
+    text = f"information loss {s['information_loss']:.6g} ({s['metric']} metric"
+    if rel is not None:
+        text += f"; {_pct(rel)} of the maximum"
+    return text + ")"
 
 
 def _summary_html(s: dict) -> str:
     n = s["input_rows"]
+    files = s.get("files") or {}
+    file_rows = [("Input", files.get("input") or "(not given)")]
+    file_rows += [(f"Hierarchy of {q}", p) for q, p in (files.get("hierarchies") or {}).items()]
+    file_rows += [(f"Hierarchy of {q} (sensitive)", p)
+                  for q, p in (files.get("sensitive_hierarchies") or {}).items()]
+    for key, label in (("population", "Population"), ("output", "Released table"),
+                       ("json", "Summary (JSON)"), ("html", "This report")):
+        if files.get(key):
+            file_rows.append((label, files[key]))
+    if "output" not in files:
+        file_rows.append(("Released table", "not written by this run"))
+    role_rows = [("Quasi-identifiers (generalized)",
+                  _names([q["name"] for q in s["quasi_identifiers"]])),
+                 ("Sensitive (published unchanged)", _names(s.get("sensitive_columns"))),
+                 ("Insensitive (published unchanged)", _names(s.get("insensitive_columns"))),
+                 ("Identifying (removed)", _names(s.get("identifying_columns"))),
+                 ("No role (dropped)", _names(s.get("dropped_columns")))]
+    sup = s["suppressed_records"]
     rows = [
-        ("Input rows", _num(n)),
-        ("Released rows (not suppressed)", _num(s["released_rows"])),
-        ("Suppressed records", f"{_num(s['suppressed_records'])} "
-                               f"({_pct(s['suppressed_records'] / n)}; limit "
-                               f"{_pct(s['suppression_limit'])}, {s['suppression']})"),
-        ("Rows in the released table", _num(s["released_table_rows"])),
+        ("Input records", _num(n)),
+        ("Records published (not suppressed)", _count_pct(s["released_records"], n)),
+        ("Records suppressed", f"{_count_pct(sup, n)}; limit {_pct(s['suppression_limit'])}"),
+        ("Rows in the released table", f"{_num(s['rows_in_release'])} ("
+         + ("suppressed records kept, marked *" if s.get("suppression", "mark") == "mark"
+            else "suppressed records dropped") + ")"),
         ("Equivalence classes", f"{_num(s['equivalence_classes'])} (smallest "
                                 f"{_num(s['smallest_class'])}, average "
                                 f"{_num(s['average_class_size'])})"),
-        ("Information loss", f"{s['information_loss']:.10g} ({s['metric']})"),
+        ("Information loss", _loss_text(s)),
         ("Generalization height", _num(s["generalization_height"])),
         ("Search", f"{s['search']}: {_num(s['nodes_evaluated'])} nodes checked of "
                    f"{_num(s['lattice_size'])}"),
         ("Backend", s["backend"]),
         ("Timings", ", ".join(f"{k} {v:.3f} s" for k, v in s["timings"].items())),
-        ("Sensitive attributes", ", ".join(s["sensitive"]) or "none"),
     ]
-    models = "".join(f"<li>{_e(_model_text(m))}</li>" for m in s["models"])
+    qrows = []
+    for q in s["quasi_identifiers"]:
+        chain = " \u2192 ".join(("[" + v["sample"] + "]") if v["level"] == q["level"]
+                                else v["sample"] for v in q.get("levels", []))
+        qrows.append((q["name"], f"{q['level']} of {q['max_level']}",
+                      ", ".join(q.get("labels", [])) or "-", chain or "-"))
+    models = "".join(f"<li>{_e(model_sentence(m, explain=True))}</li>" for m in s["models"])
     return "\n".join([
-        _table(("Figure", "Value"), rows),
+        "<h3>Files</h3>", _table(("File", "Path"), file_rows),
+        "<h3>Columns</h3>", _table(("Role", "Columns"), role_rows),
+        "<h3>Figures</h3>", _table(("Figure", "Value"), rows),
         "<h3>Transformation</h3>",
-        _table(("Quasi-identifier", "Level", "Highest level"),
-               [(q["name"], q["level"], q["max_level"]) for q in s["quasi_identifiers"]],
-               numeric=(1, 2)),
+        '<p class="caption">Released values: the most frequent labels of each '
+        "quasi-identifier in the release. Levels: one input value through every level of its "
+        "hierarchy, the released level in brackets.</p>",
+        _table(("Quasi-identifier", "Level", "Released values (most frequent)", "Levels"),
+               qrows),
         "<h3>Privacy models</h3>", f"<ul>{models}</ul>"])
 
 
@@ -561,13 +772,28 @@ def _class_sizes_html(cs: dict | None) -> str:
     if cs is None:
         return "<p>Every record is suppressed: the release has no classes.</p>"
     bins = cs["bins"]
+    unit = all(b["low"] == b["high"] for b in bins)
+    marker = None
+    allowed = cs.get("smallest_allowed")
+    if allowed is not None:
+        at = next((i for i, b in enumerate(bins) if b["low"] <= allowed <= b["high"]), None)
+        if at is not None:
+            label = f"k = {allowed}" if cs.get("k") == allowed else \
+                f"smallest allowed = {allowed}"
+            marker = (float(at), label)
     svg = _bar_chart("Released classes by size", [b["label"] for b in bins],
                      [("classes", [b["classes"] for b in bins])],
-                     xlabel="class size (records)", ylabel="classes",
-                     tips=[f"{b['records']} records" for b in bins])
+                     xlabel="class size (records)" + ("" if unit else
+                                                      ", bins doubling in width (log scale)"),
+                     ylabel="classes", tips=[f"{b['records']} records" for b in bins],
+                     marker=marker)
+    binning = ("one bar per class size" if unit else
+               "each bin twice as wide as the one before, so that the size axis is "
+               "logarithmic and every bin has the same width on it")
+    mark = f" The dashed line marks {_e(marker[1])}." if marker else ""
     return (f'<p class="caption">{_num(cs["classes"])} classes of the released (not suppressed) '
             f"records: {_num(cs['records'])} records, sizes {_num(cs['smallest'])} to "
-            f"{_num(cs['largest'])}, mean {_num(cs['mean'])}.</p>\n{svg}")
+            f"{_num(cs['largest'])}, mean {_num(cs['mean'])}; {binning}.{mark}</p>\n{svg}")
 
 
 _RISK_ROWS = (("records", "Records"), ("equivalence_classes", "Classes"),
@@ -609,32 +835,57 @@ def _losses_html(parts: list | None, summary: dict) -> str:
 
 def _attribute_losses_html(pl: dict) -> str:
     rows = pl["rows"]
-    svg = _bar_chart(f"Privacy loss per class ({pl['shown']} of {pl['classes']}, largest first)",
-                     [f"#{r['rank']}" for r in rows],
-                     [("distribution loss", [r["distribution_loss"] for r in rows]),
-                      ("entropy loss", [r["entropy_loss"] for r in rows])],
-                     xlabel="class (rank by distribution loss)", ylabel="privacy loss",
-                     tips=[f"{r['label']} ({r['size']} records)" for r in rows])
+    labels = [r["label"] for r in rows]
+    tips = [f"rank {r['rank']}, {r['size']} records" for r in rows]
+    shown = f"{pl['shown']} of {pl['classes']} classes, largest distribution loss first"
+    dist = _bar_chart(f"{pl['sensitive']}: distribution loss per class ({shown})", labels,
+                      [("distribution loss", [r["distribution_loss"] for r in rows])],
+                      xlabel="class (quasi-identifier values)",
+                      ylabel="distribution loss (0 = same as the table)", tips=tips)
+    ent = _bar_chart(f"{pl['sensitive']}: entropy loss per class (same classes)", labels,
+                     [("entropy loss", [r["entropy_loss"] for r in rows])],
+                     xlabel="class (quasi-identifier values)", ylabel="entropy loss (bits)",
+                     tips=tips, yfmt=lambda t: f"{t:.3g} bit")
     table = _table(("Rank", "Class (quasi-identifiers)", "Size", "Distribution loss",
-                    "Entropy loss"),
+                    "Entropy loss (bits)"),
                    [(r["rank"], r["label"], r["size"], _num(r["distribution_loss"]),
                      _num(r["entropy_loss"])) for r in rows], numeric=(0, 2, 3, 4))
     return "\n".join([
         f'<p class="caption">Privacy loss of each released class about '
-        f"<b>{_e(pl['sensitive'])}</b> against its distribution over the released records: "
-        "distribution loss (Euclidean distance of the distributions) and entropy loss "
-        "(absolute difference of the entropies, bits). Largest: distribution "
-        f"{_num(pl['distribution_loss_max'])}, entropy {_num(pl['entropy_loss_max'])}.</p>",
-        svg, f"<details><summary>The {pl['shown']} classes</summary>{table}</details>"])
+        f"<b>{_e(pl['sensitive'])}</b> against its distribution over the released records, "
+        "in two panels with their own units: distribution loss (Euclidean distance of the "
+        "two distributions of shares, no unit) and entropy loss (absolute difference of the "
+        "entropies, in bits). Largest: distribution "
+        f"{_num(pl['distribution_loss_max'])}, entropy {_num(pl['entropy_loss_max'])} bits."
+        "</p>", dist, ent,
+        f"<details><summary>The {pl['shown']} classes</summary>{table}</details>"])
 
 
-def _worst_html(parts: list | None) -> str:
+def _worst_html(parts: list | None, dominance: list | None = None) -> str:
     if parts is None:
         return "<p>No sensitive attribute (or no released record): nothing to compare.</p>"
-    return "\n".join(_attribute_worst_html(w) for w in parts)
+    dominance = dominance or [None] * len(parts)
+    return "\n".join(_attribute_worst_html(w, d) for w, d in zip(parts, dominance))
 
 
-def _attribute_worst_html(w: dict) -> str:
+def _dominance_html(d: dict) -> str:
+    if not d["classes"]:
+        return (f"<p>No released class has one value of {_e(d['sensitive'])} in more than "
+                f"{_pct(d['threshold'])} of its records.</p>")
+    rows = d["rows"]
+    more = "" if len(rows) == d["classes"] else f" The {len(rows)} with the largest shares:"
+    table = _table(("", "Class (quasi-identifiers)", "Size", f"Most frequent {d['sensitive']}",
+                    "Share"),
+                   [("\u26a0", r["label"], r["size"], r["value"], _pct(r["share"]))
+                    for r in rows], numeric=(2, 4), flags=[True] * len(rows))
+    return (f'<p><span class="flag">\u26a0 {_num(d["classes"])} of {_num(d["classes_total"])} '
+            f"released classes ({_num(d['records'])} records) have one value of "
+            f"{_e(d['sensitive'])} in more than {_pct(d['threshold'])} of their records</span>: "
+            "whoever places a person in such a class guesses that value right more often than "
+            f"not.{_e(more)}</p>\n{table}")
+
+
+def _attribute_worst_html(w: dict, dominance: dict | None = None) -> str:
     vals = w["values"]
     svg = _bar_chart(f"{w['sensitive']}: worst class against all released records",
                      [v["value"] for v in vals],
@@ -644,29 +895,43 @@ def _attribute_worst_html(w: dict) -> str:
     other = w["other_values"]
     note = (f" {other['values']} further values are left out (class {_pct(other['class_share'])},"
             f" overall {_pct(other['overall_share'])}).") if other["values"] else ""
+    top = max((v["class_share"] for v in vals), default=0.0)
+    flag = (' <span class="flag">\u26a0 one value holds more than half of this class.</span>'
+            if dominance is not None and top > dominance["threshold"] else "")
     return (f'<p class="caption">The class with the largest distribution loss '
-            f"({_num(w['distribution_loss'])}; entropy loss {_num(w['entropy_loss'])}): "
-            f"<b>{_e(w['label'])}</b>, {w['size']} records.{_e(note)}</p>\n{svg}")
+            f"({_num(w['distribution_loss'])}; entropy loss {_num(w['entropy_loss'])} bits): "
+            f"<b>{_e(w['label'])}</b>, {w['size']} records.{_e(note)}{flag}</p>\n{svg}"
+            + ("" if dominance is None else "\n" + _dominance_html(dominance)))
 
 
 def _attribute_risks_html(ar: dict) -> str:
     rows = ar["rows"]
     top = max((r["distinction"] for r in rows), default=1.0) or 1.0
-    body = ["<table><thead><tr><th>Quasi-identifiers</th><th>Distinction</th>"
-            "<th>Separation</th></tr></thead><tbody>"]
+
+    def num(v):
+        return "-" if v is None else f"{v:.6f}"
+
+    body = ['<div class="scroll"><table><thead><tr><th>Quasi-identifiers</th>'
+            "<th>Distinction (input)</th><th>Separation (input)</th>"
+            "<th>Distinction (release)</th><th>Separation (release)</th></tr></thead><tbody>"]
     for r in rows:
-        bar = f'<span class="bar" style="width:{80 * r["distinction"] / top:.0f}px"></span>'
+        bar = f'<span class="bar" style="width:{60 * r["distinction"] / top:.0f}px"></span>'
         body.append(f"<tr><td>{_e(', '.join(r['attributes']))}</td>"
                     f'<td class="n">{bar}{r["distinction"]:.6f}</td>'
-                    f'<td class="n">{r["separation"]:.6f}</td></tr>')
-    body.append("</tbody></table>")
+                    f'<td class="n">{r["separation"]:.6f}</td>'
+                    f'<td class="n">{num(r.get("release_distinction"))}</td>'
+                    f'<td class="n">{num(r.get("release_separation"))}</td></tr>')
+    body.append("</tbody></table></div>")
     cap = "" if ar["max_size"] == len(ar["quasi_identifiers"]) else \
         (f" Subsets of at most {ar['max_size']} attributes ({ar['computed']} of "
          f"{ar['subsets_total']}).")
     shown = "" if len(rows) == ar["computed"] else f" The first {len(rows)} are shown."
     return (f'<p class="caption">Distinction (distinct value combinations / records) and '
-            "separation (share of record pairs that differ) of the input's quasi-identifier "
-            f"subsets, most distinguishing first.{_e(cap + shown)}</p>\n" + "\n".join(body))
+            "separation (share of record pairs that differ) of the quasi-identifier subsets, "
+            "in the input and in the release (suppressed records left out), most "
+            f"distinguishing in the input first.{_e(cap + shown)}</p>\n"
+            f"<details><summary>{_num(len(rows))} quasi-identifier subsets, input and release "
+            "side by side</summary>\n" + "\n".join(body) + "\n</details>")
 
 
 def _lattice_html(lat: dict) -> str:
@@ -680,7 +945,7 @@ def _lattice_html(lat: dict) -> str:
             f"{_num(lat['evaluated'])} evaluated of {_num(lat['lattice_size'])} in the lattice "
             f"({_num(lat['nodes_checked'])} counted as checked); nodes the search did not "
             "evaluate are not drawn. A node's information loss is known only when it is "
-            "anonymous; the others are placed at the metric's lower bound. Optimum: "
+            "anonymous; the others are placed at the metric's lower bound. Optimum (ringed): "
             f"{_e(optimum)}.{_e(sampled)}</p>\n{_lattice_plot(lat)}")
 
 
@@ -688,23 +953,26 @@ def render_html(report: dict) -> str:
     """The report of :func:`build_report`'s dict as one self-contained HTML page."""
     s = report["summary"]
     bodies = {
+        "conclusion": _conclusion_html(report),
         "summary": _summary_html(s),
         "class_sizes": _class_sizes_html(report["class_sizes"]),
         "risk": _risk_html(report["risk"]),
         "privacy_losses": _losses_html(report["privacy_losses"], s),
-        "worst_class": _worst_html(report["worst_class"]),
+        "worst_class": _worst_html(report["worst_class"], report.get("dominance")),
         "attribute_risks": _attribute_risks_html(report["attribute_risks"]),
         "lattice": _lattice_html(report["lattice"]),
     }
     sections = [f'<section id="{key}">\n<h2>{_e(title)}</h2>\n{bodies[key]}\n</section>'
                 for key, title in SECTION_TITLES.items()]
     qids = ", ".join(q["name"] for q in s["quasi_identifiers"])
+    source = f"input {s['input']}; " if s.get("input") else ""
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{_e(report['title'])}</title>", f"<style>{_CSS}</style>", "</head>",
         "<body><main>", f"<h1>{_e(report['title'])}</h1>",
-        f'<p class="meta">{_e(report["generator"])}, {_e(report["created"])}; quasi-identifiers: '
-        f"{_e(qids)}</p>", *sections, "</main></body>", "</html>", ""])
+        f'<p class="meta">{_e(report["generator"])}, {_e(report["created"])}; {_e(source)}'
+        f"quasi-identifiers: {_e(qids)}</p>", *sections, "</main></body>", "</html>", ""])
 
 
 def _path(value, name: str) -> Path:

@@ -1,0 +1,195 @@
+"""Out-of-core anonymization (:meth:`Anonymizer.fit_file`): chunked encoding gives the whole
+table's frequency set, the search the same optimum, the release the same rows in a random
+order; bad input in a late chunk is reported with its row in the whole file and leaves
+nothing behind."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuppdp import Anonymizer, datasets
+from gpuppdp.backend import get_backend
+from gpuppdp.engine.codes import UnknownValuesError
+from gpuppdp.engine.encoding import Schema, SchemaError, encode, encode_chunks
+from gpuppdp.hierarchy import Hierarchy
+from gpuppdp.io import TEMP_MARK, TableWriter, read_chunks, read_table
+from gpuppdp.models import DistinctLDiversity, TCloseness
+from gpuppdp.models.population import KMap
+
+
+@pytest.fixture(scope="module")
+def adult():
+    data, hierarchies = datasets.adult()
+    rng = np.random.default_rng(5)
+    data = data.iloc[rng.permutation(len(data))[:6000]].reset_index(drop=True)
+    return data, hierarchies
+
+
+def _sorted(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.astype(str)
+    return df.sort_values(list(df.columns)).reset_index(drop=True)
+
+
+def _chunks(df: pd.DataFrame, size: int):
+    for start in range(0, len(df), size):
+        yield df.iloc[start:start + size].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("size", [1, 7, 500, 6000])
+@pytest.mark.parametrize("sensitive", [[], ["occupation"], ["occupation", "salary-class"]])
+def test_chunked_frequency_set_is_the_whole_tables(adult, size, sensitive):
+    data, hierarchies = adult
+    data = data.head(300) if size == 1 else data
+    qis = {c: hierarchies[c] for c in ("age", "sex", "race", "education")}
+    schema = Schema(qis, sensitive=sensitive, others="drop")
+    be = get_backend("cpu")
+    whole = encode(data, schema, be, sensitive)
+    chunked = encode_chunks(_chunks(data, size), list(data.columns), schema, be, sensitive,
+                            merge_entries=50)
+    a, b = whole.frequency_set(), chunked.frequency_set()
+    for name in ("codes", "sens", "count", "first"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert chunked.n_rows == whole.n_rows and chunked.n_sens == whole.n_sens
+    for name in sensitive:
+        x, y = whole.sensitive_column(name), chunked.sensitive_column(name)
+        assert list(x.labels) == list(y.labels)
+        np.testing.assert_array_equal(x.counts, y.counts)
+        if x.from_carried is None:
+            assert y.from_carried is None
+        else:
+            np.testing.assert_array_equal(x.from_carried, y.from_carried)
+
+
+def _configs(hierarchies, data):
+    qis = {c: hierarchies[c] for c in ("age", "sex", "race", "marital-status", "education")}
+    population = pd.concat([data[list(qis)]] * 2, ignore_index=True)
+    yield dict(quasi_identifiers=qis, others="insensitive", k=5, suppression_limit=0.05)
+    yield dict(quasi_identifiers=qis, others="insensitive", k=3, suppression_limit=0.0,
+               suppression="drop", metric="discernibility")
+    yield dict(quasi_identifiers=qis, sensitive=["occupation", "salary-class"],
+               others="drop", k=2, suppression_limit=0.1,
+               models=[DistinctLDiversity("occupation", 3), TCloseness("salary-class", 0.3, "equal")])
+    yield dict(quasi_identifiers=qis, others="insensitive", identifying=["workclass"],
+               suppression_limit=0.05, models=[KMap(3, population=population)])
+
+
+@pytest.mark.parametrize("config", range(4))
+@pytest.mark.parametrize("chunk_rows,suffix", [(977, ".csv"), (2500, ".parquet"),
+                                                (10 ** 6, ".csv")])
+def test_fit_file_finds_and_releases_what_fit_does(adult, tmp_path, config, chunk_rows, suffix):
+    data, hierarchies = adult
+    options = list(_configs(hierarchies, data))[config]
+    src = tmp_path / ("in" + suffix)
+    if suffix == ".csv":
+        data.to_csv(src, sep="|", index=False)
+    else:
+        data.to_parquet(src, index=False)
+    anonymizer = Anonymizer(backend="cpu", seed=3, **options)
+    expected = anonymizer.fit(data)
+    out = tmp_path / ("out" + suffix)
+    got = anonymizer.fit_file(src, out, chunk_rows=chunk_rows)
+    for key in ("transformation", "information_loss", "suppressed_records",
+                "equivalence_classes", "nodes_evaluated"):
+        assert getattr(got, key) == getattr(expected, key), key
+    assert got.release.path == os.fspath(out) and got.release.input_rows == len(data)
+    released = read_table(out)
+    assert list(released.columns) == list(expected.released.columns)
+    assert not set(options.get("identifying", ())) & set(released.columns)
+    pd.testing.assert_frame_equal(_sorted(released), _sorted(expected.released))
+    if suffix == ".csv":  # the input's delimiter is kept
+        assert open(out, encoding="utf-8").readline().count("|") == len(released.columns) - 1
+    assert not [f for f in os.listdir(tmp_path) if TEMP_MARK in f or "buckets" in f]
+    with pytest.raises(ValueError, match="written to"):
+        got.released
+
+
+def test_release_order_is_random_over_all_chunks(tmp_path):
+    """With 20 bucket files, where the first input row lands is spread over the whole
+    release, and every row appears once."""
+    n = 200
+    data = pd.DataFrame({"q": ["a", "b"] * (n // 2), "rid": np.arange(n)})
+    src = tmp_path / "in.parquet"
+    data.to_parquet(src, index=False)
+    positions = []
+    for seed in range(60):
+        anonymizer = Anonymizer(quasi_identifiers={"q": Hierarchy([["a", "b"], ["*", "*"]])},
+                                insensitive=["rid"], k=2, backend="cpu", seed=seed)
+        anonymizer.fit_file(src, tmp_path / "out.parquet", chunk_rows=10)
+        rid = read_table(tmp_path / "out.parquet")["rid"].to_numpy()
+        assert sorted(rid.tolist()) == list(range(n))
+        positions.append(int(np.flatnonzero(rid == 0)[0]))
+    # uniform positions: each quarter of the release gets 15 of 60 on average
+    quarters = np.bincount(np.array(positions) * 4 // n, minlength=4)
+    assert quarters.min() >= 4, quarters
+
+
+@pytest.mark.parametrize("problem", ["unknown", "missing"])
+def test_bad_value_in_a_late_chunk_names_its_row_and_writes_nothing(adult, tmp_path, problem):
+    data, hierarchies = adult
+    data = data.copy()
+    row = 5321
+    data["age"] = data["age"].astype(object)
+    data.loc[row, "age"] = "999" if problem == "unknown" else None
+    src = tmp_path / "in.csv"
+    data.to_csv(src, sep=";", index=False)
+    out = tmp_path / "out.parquet"
+    anonymizer = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in ("age", "sex")},
+                            others="insensitive", k=5, backend="cpu")
+    error = UnknownValuesError if problem == "unknown" else SchemaError
+    with pytest.raises(error, match=f"first at row {row}") as info:
+        anonymizer.fit_file(src, out, chunk_rows=1000)
+    assert "'age'" in str(info.value)
+    assert sorted(os.listdir(tmp_path)) == ["in.csv"]
+
+
+def test_failed_write_leaves_no_output_and_no_bucket_files(adult, tmp_path, monkeypatch):
+    data, hierarchies = adult
+    src = tmp_path / "in.parquet"
+    data.to_parquet(src, index=False)
+    out = tmp_path / "out.csv"
+    out.write_text("previous\n")
+    calls = []
+
+    def failing(self, df):
+        calls.append(len(df))
+        if len(calls) == 2:
+            raise OSError("disk full")
+        TableWriter.__dict__["_write_ok"](self, df)
+
+    monkeypatch.setattr(TableWriter, "_write_ok", TableWriter.write, raising=False)
+    monkeypatch.setattr(TableWriter, "write", failing)
+    anonymizer = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in ("age", "sex")},
+                            others="insensitive", k=5, backend="cpu")
+    with pytest.raises(OSError, match="disk full"):
+        anonymizer.fit_file(src, out, chunk_rows=1000)
+    assert len(calls) == 2
+    assert out.read_text() == "previous\n"
+    assert sorted(os.listdir(tmp_path)) == ["in.parquet", "out.csv"]
+
+
+def test_read_chunks_gives_read_tables_values(adult, tmp_path):
+    data, _ = adult
+    src = tmp_path / "in.csv"
+    data.head(1000).to_csv(src, sep=",", index=False)
+    parts = list(read_chunks(src, rows=300, columns=["sex", "age"]))
+    assert [len(p) for p in parts] == [300, 300, 300, 100]
+    pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True),
+                                  read_table(src, columns=["sex", "age"]))
+    with pytest.raises(ValueError, match="nosuch"):
+        list(read_chunks(src, columns=["nosuch"]))
+
+
+def test_everything_dropped_still_writes_the_columns(tmp_path):
+    data = pd.DataFrame({"q": [str(i) for i in range(30)], "v": range(30)})
+    h = Hierarchy([[str(i) for i in range(30)]])  # one level: every row is its own class
+    src = tmp_path / "in.csv"
+    data.to_csv(src, index=False)
+    anonymizer = Anonymizer(quasi_identifiers={"q": h}, insensitive=["v"], k=2,
+                            suppression_limit=1.0, suppression="drop", backend="cpu")
+    result = anonymizer.fit_file(src, tmp_path / "out.csv", chunk_rows=7)
+    assert result.suppressed_records == 30
+    assert (tmp_path / "out.csv").read_text().strip() == "q,v"
