@@ -300,15 +300,32 @@ class Anonymizer:
             ) -> AnonymizationResult:
         """Search the optimal node for ``data`` and release it.
 
+        ``data`` is a pandas DataFrame, or a Dask DataFrame (:mod:`gpuppdp.cluster`: the
+        partitions are encoded and reduced on the workers, the search runs here, and the
+        release is a lazy Dask DataFrame, written with its ``to_parquet``).
         Raises :class:`NoSolutionError` when no node is anonymous.
         """
+        from . import cluster  # noqa: PLC0415 - imports Dask only for a Dask frame
+
         t0 = time.perf_counter()
-        evaluator = self._evaluator_for(data)
+        on_dask = cluster.is_dask_frame(data)
+        if on_dask:
+            evaluator = self._evaluator(cluster.encode_dask(data, self.schema, self.backend,
+                                                            self.sensitive_attributes))
+        else:
+            evaluator = self._evaluator_for(data)
         t1 = time.perf_counter()
         searched = self._search(evaluator, progress)
         t2 = time.perf_counter()
-        rel = release(data, evaluator, searched[3], suppression=self.suppression, seed=self.seed)
-        return self._result(evaluator, searched, rel, [t0, t1, t2, time.perf_counter()], data)
+        if on_dask:
+            rel = cluster.release_dask(data, evaluator, searched[3],
+                                       int(searched[0].optimum_stats["suppressed"]),
+                                       suppression=self.suppression, seed=self.seed)
+        else:
+            rel = release(data, evaluator, searched[3], suppression=self.suppression,
+                          seed=self.seed)
+        return self._result(evaluator, searched, rel, [t0, t1, t2, time.perf_counter()],
+                            None if on_dask else data)
 
     def fit_file(self, path: str | os.PathLike, output: str | os.PathLike, *,
                  sep: str | None = None, output_sep: str | None = None,

@@ -98,9 +98,39 @@ def _chunk_rows(args) -> int | None:
     return CHUNK_ROWS if large else None
 
 
+def _dask_anonymize(args) -> int:
+    """``anonymize --dask``: encoded and released on a Dask cluster (:mod:`gpuppdp.cluster`);
+    a Parquet release is a dataset folder, a CSV release one file."""
+    from ..cluster import client_for, read_dask, write_release
+    from ..io import TABLE_SUFFIXES, OutputError, OutputPlan, table_delimiter
+
+    inputs = [args.input, *(path for _, path in args.qi)]
+    if not os.path.isdir(args.output):
+        OutputPlan(inputs).add("--output", args.output, TABLE_SUFFIXES)  # the checks only
+    elif not all(name.endswith(".parquet") for name in os.listdir(args.output)):
+        raise OutputError(f"--output {args.output} is a folder that does not hold a Parquet "
+                          "dataset; refusing to replace it")
+    plan = OutputPlan(inputs).add("--json", args.json)
+    _, anonymizer = anonymizer_from_args(args, read=False)
+    with client_for(args.dask):
+        result = anonymizer.fit(read_dask(args.input, sep=args.sep),
+                                progress=search_progress(args))
+        print(format_summary(result))
+        with plan.writing() as out:
+            write_release(result.release, args.output, sep=table_delimiter(args.input, args.sep))
+            out.write_json("--json", run_summary(result, args, plan))
+    print(f"released table     {args.output} ({result.release.rows_in_release} rows, "
+          "written by the Dask workers)")
+    if "--json" in plan:
+        print(f"summary            {plan.path('--json')}")
+    return 0
+
+
 def cmd_anonymize(args) -> int:
     from ..io import table_delimiter
 
+    if args.dask:
+        return _dask_anonymize(args)
     plan = release_plan(args).add("--json", args.json)
     t0 = time.perf_counter()
     chunk_rows = _chunk_rows(args) if os.path.isfile(args.input) else None
@@ -143,5 +173,9 @@ def register(subparsers) -> None:
                     help="anonymize out of core, reading and releasing N rows at a time "
                     "(memory: a chunk and the frequency sets); default: in memory up to "
                     "1,048,576 rows (Parquet) or 256 MiB (CSV), out of core above")
+    an.add_argument("--dask", default=None, metavar="local:N|tcp://HOST:PORT",
+                    help="encode and release on a Dask cluster: a new local cluster of N "
+                    "worker processes, or a running scheduler (a .parquet release is then a "
+                    "dataset folder)")
     add_run_options(an)
     an.set_defaults(func=cmd_anonymize)

@@ -520,6 +520,8 @@ def run_files(args, plan: OutputPlan | None = None) -> dict:
     for key, option in (("output", "--output"), ("json", "--json"), ("html", "--html")):
         if plan is not None and option in plan:
             files[key] = str(plan.path(option))
+    if getattr(args, "dask", None) and getattr(args, "output", None):  # written by Dask
+        files["output"] = str(args.output)
     return {k: v for k, v in files.items() if v}
 
 

@@ -22,7 +22,8 @@ from ..validation import format_values
 from .codes import UnknownValuesError, encode_column, smallest_int_dtype
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
-           "encode", "encode_chunks", "SensitiveEncoder", "smallest_int_dtype"]
+           "encode", "encode_chunks", "SensitiveEncoder", "check_complete", "leaf_codes",
+           "sensitive_names", "smallest_int_dtype"]
 
 
 class SchemaError(ValueError):
@@ -298,7 +299,7 @@ class EncodedTable:
         return FrequencySet(bottom, codes, sens, count, first, ptr, self.backend.to_host(ptr))
 
 
-def _check_complete(data: pd.DataFrame, columns: Sequence[str], row_offset: int) -> None:
+def check_complete(data: pd.DataFrame, columns: Sequence[str], row_offset: int) -> None:
     for c in columns:
         if not data[c].hasnans:
             continue
@@ -344,11 +345,11 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     roles = _table_columns(data, schema)
     qi_names = [c for c in data.columns if roles[c] is Role.QUASI_IDENTIFYING]
-    _check_complete(data, qi_names + list(schema.sensitive), 0)
+    check_complete(data, qi_names + list(schema.sensitive), 0)
     hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
     qi_codes = [backend.asarray(c) for c in leaf_codes(data, qi_names, hierarchies, 0)]
     enc = EncodedTable(backend, qi_names, hierarchies, qi_codes, len(data), roles=roles)
-    sensitive = SensitiveEncoder(_sensitive_names(sensitive_attributes), roles)
+    sensitive = SensitiveEncoder(sensitive_names(sensitive_attributes), roles)
     if sensitive.names:
         carried = sensitive.encode(data)
         enc.sens_codes = backend.asarray(carried.astype(smallest_int_dtype(sensitive.n_carried)))
@@ -371,7 +372,7 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     qi_names = [c for c in columns if roles[c] is Role.QUASI_IDENTIFYING]
     hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
     enc = EncodedTable(backend, qi_names, hierarchies, None, 0, roles=roles)
-    sensitive = SensitiveEncoder(_sensitive_names(sensitive_attributes), roles)
+    sensitive = SensitiveEncoder(sensitive_names(sensitive_attributes), roles)
     xp = backend.xp
     merged: list[FrequencySet] = []
     pending: list[FrequencySet] = []
@@ -379,7 +380,7 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     for chunk in chunks:
         if len(chunk) == 0:
             continue
-        _check_complete(chunk, qi_names + list(schema.sensitive), rows)
+        check_complete(chunk, qi_names + list(schema.sensitive), rows)
         codes = leaf_codes(chunk, qi_names, hierarchies, rows)
         carried = sensitive.encode(chunk) if sensitive.names else None
         enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
@@ -400,7 +401,7 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     return enc
 
 
-def _sensitive_names(sensitive_attributes) -> list[str]:
+def sensitive_names(sensitive_attributes) -> list[str]:
     if sensitive_attributes is None:
         return []
     if isinstance(sensitive_attributes, str):
@@ -430,8 +431,10 @@ class SensitiveEncoder:
             return len(self._combinations)
         return len(self._labels[0]) if self.names else 1
 
-    def encode(self, data: pd.DataFrame) -> np.ndarray:
-        """Host int64 carried code of every row of ``data``."""
+    def encode(self, data: pd.DataFrame, weights=None) -> np.ndarray:
+        """Host int64 carried code of every row of ``data``; ``weights`` (optional) is the
+        number of records each row stands for (distinct rows of a partition, see
+        :mod:`gpuppdp.cluster`)."""
         codes = []
         for i, name in enumerate(self.names):
             local, labels = encode_column(data[name], as_str=True)
@@ -439,7 +442,7 @@ class SensitiveEncoder:
             lut = np.array([index.setdefault(v, len(index)) for v in labels.tolist()],
                            dtype=np.int64)
             col = lut[local]
-            counts = np.bincount(col, minlength=len(index))
+            counts = np.bincount(col, weights=weights, minlength=len(index)).astype(np.int64)
             counts[:len(self._counts[i])] += self._counts[i]
             self._counts[i] = counts
             codes.append(col)

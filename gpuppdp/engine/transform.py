@@ -22,8 +22,8 @@ from .codes import encode_column
 from .encoding import Role, leaf_codes
 from .evaluate import Evaluator
 
-__all__ = ["Release", "release", "release_chunks", "suppressed_rows", "SUPPRESSED_LABEL",
-           "SUPPRESSION_MODES"]
+__all__ = ["Release", "release", "release_chunks", "suppressed_rows", "categories_of",
+           "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
 
 SUPPRESSED_LABEL = "*"
 SUPPRESSION_MODES = ("mark", "drop")
@@ -76,7 +76,7 @@ def suppressed_rows(data: pd.DataFrame, qids) -> np.ndarray:
     return factorize_qids(data, qids)[2]
 
 
-def _categories(labels) -> tuple[list, int]:
+def categories_of(labels) -> tuple[list, int]:
     """The categories of a released QID column at one level: its labels and ``*`` (added
     unless it is one of them), and the position of ``*``."""
     categories = list(labels)
@@ -87,7 +87,7 @@ def _categories(labels) -> tuple[list, int]:
 
 def _labels(labels: np.ndarray, codes: np.ndarray, suppressed: np.ndarray) -> pd.Categorical:
     """Generalized labels as a categorical column (no per-row strings), ``*`` if suppressed."""
-    categories, star = _categories(labels)
+    categories, star = categories_of(labels)
     return pd.Categorical.from_codes(np.where(suppressed, star, codes), categories=categories)
 
 
@@ -149,7 +149,7 @@ def release_chunks(chunks: Iterable[pd.DataFrame], evaluator: Evaluator, levels,
     failing = evaluator.suppressed_classes(levels)
     categories, star = {}, {}
     for j, name in enumerate(enc.qi_names):
-        categories[name], star[name] = _categories(enc.hierarchies[j].labels(int(levels[j])))
+        categories[name], star[name] = categories_of(enc.hierarchies[j].labels(int(levels[j])))
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     n_buckets = max(1, math.ceil(enc.n_rows / chunk_rows))
     offset = suppressed = 0

@@ -1,0 +1,275 @@
+"""Anonymization on a Dask cluster: partitions are encoded and reduced where they live.
+
+:meth:`gpuppdp.Anonymizer.fit` accepts a ``dask.dataframe.DataFrame`` (CLI: ``gpuppdp
+anonymize ... --dask local:N|tcp://HOST:PORT``).  The table never travels to the client:
+
+1. each partition reports its row count and its distinct sensitive values (in order of first
+   appearance, with counts); the client numbers them as :class:`SensitiveEncoder` does for
+   the whole table, so codes and labels are those of a single-process run;
+2. each partition is encoded against the hierarchies and reduced to its bottom frequency set
+   (rows numbered in the whole table), and the sets are merged pairwise in a tree of tasks;
+   the client receives only the merged set and runs the search (CPU or GPU);
+3. the release is a lazy Dask DataFrame: every partition generalized and its failing classes
+   suppressed where it lives, the rows given independent uniform keys and shuffled by them
+   (a uniformly random order over the whole table); the CLI writes it as a Parquet dataset
+   (one file per partition) or one CSV file.
+
+Every task is a pure function of its partition, so a task lost with its worker is simply run
+again and the result is identical (Dask retries it).  Optimum, loss, classes and suppressed
+records are those of :meth:`~gpuppdp.Anonymizer.fit` on the same table in memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .backend import Backend, get_backend
+from .engine.encoding import (EncodedTable, FrequencySet, Role, Schema, SensitiveEncoder,
+                              check_complete, leaf_codes, sensitive_names)
+from .engine.transform import SUPPRESSION_MODES, Release, categories_of
+from .io import TEMP_MARK, interrupts_deferred
+
+__all__ = ["is_dask_frame", "client_for", "encode_dask", "release_dask", "write_release",
+           "read_dask"]
+
+_ORDER = "__gpuppdp_order__"
+
+
+def is_dask_frame(data) -> bool:
+    """Is ``data`` a Dask DataFrame (without importing Dask when it is not)?"""
+    return type(data).__module__.partition(".")[0] in ("dask", "dask_expr") \
+        and hasattr(data, "to_delayed")
+
+
+def client_for(spec: str):
+    """A ``distributed.Client`` for ``local:N`` (a new ``LocalCluster`` of N single-threaded
+    worker processes) or ``tcp://HOST:PORT`` (a running scheduler)."""
+    try:
+        from distributed import Client, LocalCluster  # noqa: PLC0415
+    except ImportError:
+        raise ImportError("--dask needs Dask: pip install 'gpuppdp[dask]'") from None
+    kind, _, value = spec.partition(":")
+    if kind == "local":
+        try:
+            workers = int(value)
+        except ValueError:
+            workers = 0
+        if workers < 1:
+            raise ValueError(f"--dask local:N needs a number of workers N >= 1, got {spec!r}")
+        # the cluster logs its start and stop, and the release's shuffle, as news
+        logging.getLogger("distributed").setLevel(logging.ERROR)
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        return Client(cluster)
+    if kind in ("tcp", "tls", "ucx"):
+        return Client(spec)
+    raise ValueError(f"--dask expects local:N or tcp://HOST:PORT, got {spec!r}")
+
+
+def read_dask(path: str, *, sep: str | None = None):
+    """A CSV or Parquet file as a Dask DataFrame with :func:`gpuppdp.io.read_table`'s values
+    (CSV: strings, only empty fields missing)."""
+    import dask.dataframe as dd  # noqa: PLC0415
+
+    from .io import _CSV_OPTIONS, table_columns, table_delimiter  # noqa: PLC0415
+
+    table_columns(path, sep=sep)  # the file's checks: present, readable, names unique
+    if path.lower().endswith((".parquet", ".pq")):
+        return dd.read_parquet(path)
+    return dd.read_csv(path, sep=table_delimiter(path, sep), blocksize="64MiB",
+                       **_CSV_OPTIONS)
+
+
+# -- encoding -----------------------------------------------------------------------------
+def _local_combinations(part: pd.DataFrame, names: list[str]):
+    """``(group, distinct, counts)``: each row's combination of sensitive values numbered in
+    order of first appearance in ``part``, those combinations (a DataFrame of strings), and
+    how many rows hold each."""
+    from .engine.codes import encode_column  # noqa: PLC0415
+    from .kernels import groupby  # noqa: PLC0415
+
+    codes, labels = [], []
+    for name in names:
+        c, lab = encode_column(part[name], as_str=True)
+        codes.append(c.astype(np.int64))
+        labels.append(lab)
+    group, rep, _ = groupby.group(np, codes, None)
+    distinct = pd.DataFrame({n: lab[c[rep]] for n, lab, c in zip(names, labels, codes)})
+    return group, distinct, np.bincount(group, minlength=len(rep))
+
+
+def _profile(part: pd.DataFrame, names: list[str]):
+    if not names or not len(part):
+        return len(part), None, None
+    _, distinct, counts = _local_combinations(part, names)
+    return len(part), distinct, counts
+
+
+def _partition_bottom(part: pd.DataFrame, table: EncodedTable, names: list[str],
+                      checked: list[str], offset: int, lut) -> FrequencySet | None:
+    if not len(part):
+        return None
+    check_complete(part, checked, offset)
+    codes = leaf_codes(part, table.qi_names, table.hierarchies, offset)
+    carried = lut[_local_combinations(part, names)[0]] if names else None
+    return table.bottom_of(np.stack([c.astype(table.code_dtype) for c in codes], axis=1),
+                           carried, offset)
+
+
+def _merge(table: EncodedTable, a: FrequencySet | None, b: FrequencySet | None):
+    if a is None or b is None:
+        return a if b is None else b
+    return table.merge([a, b])
+
+
+def encode_dask(ddf, schema: Schema, backend: Backend,
+                sensitive_attributes: Sequence[str] | str | None = ()) -> EncodedTable:
+    """:func:`~gpuppdp.engine.encoding.encode` of a Dask DataFrame (see the module
+    docstring): the same frequency set, codes and labels, computed on the workers."""
+    import dask  # noqa: PLC0415
+
+    columns = list(ddf.columns)
+    roles = schema.resolve(columns)
+    qi_names = [c for c in columns if roles[c] is Role.QUASI_IDENTIFYING]
+    names = sensitive_names(sensitive_attributes)
+    sensitive = SensitiveEncoder(names, roles)
+    parts = ddf[qi_names + [c for c in schema.sensitive if c not in qi_names]].to_delayed()
+    profiles = dask.compute(*[dask.delayed(_profile)(p, names) for p in parts])
+    rows = np.array([n for n, _, _ in profiles], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(rows)])
+    if offsets[-1] == 0:
+        from .engine.encoding import SchemaError  # noqa: PLC0415
+        raise SchemaError("the table is empty (0 rows)")
+    luts = [None if distinct is None else sensitive.encode(distinct, weights=counts)
+            for _, distinct, counts in profiles]
+    cpu = get_backend("cpu")
+    table = EncodedTable(cpu, qi_names, [schema.quasi_identifiers[c] for c in qi_names], None,
+                         int(offsets[-1]), roles=roles, n_sens=max(sensitive.n_carried, 1))
+    shared = dask.delayed(table, pure=True)
+    checked = qi_names + list(schema.sensitive)
+    sets = [dask.delayed(_partition_bottom)(p, shared, names, checked, int(o), lut)
+            for p, o, lut in zip(parts, offsets, luts)]
+    while len(sets) > 1:  # a tree of pairwise merges, in row order
+        sets = [dask.delayed(_merge)(shared, *sets[i:i + 2]) if i + 1 < len(sets) else sets[i]
+                for i in range(0, len(sets), 2)]
+    bottom = sets[0].compute()
+    enc = EncodedTable(backend, qi_names, table.hierarchies, None, table.n_rows, roles=roles,
+                       n_sens=table.n_sens)
+    enc._bottom = FrequencySet(bottom.levels, *(backend.asarray(getattr(bottom, n)) for n in (
+        "codes", "sens", "count", "first", "ptr")), bottom.host_ptr)
+    if names:
+        sensitive.finish(enc)
+    return enc
+
+
+# -- release ------------------------------------------------------------------------------
+def _generalize_partition(part: pd.DataFrame, table: EncodedTable, levels, failing,
+                          categories: dict, suppression: str, seed, offset_of: dict,
+                          partition_info=None) -> pd.DataFrame:
+    number = 0 if partition_info is None else partition_info["number"]
+    offset = offset_of.get(number, 0)
+    codes = leaf_codes(part, table.qi_names, table.hierarchies, offset) if len(part) else \
+        [np.zeros(0, dtype=np.int64) for _ in table.qi_names]
+    row_codes = table.generalize(levels, codes)
+    outlier = table.in_classes(levels, failing, row_codes).astype(bool)
+    out = {}
+    for name in part.columns:
+        role = table.roles.get(name)
+        if role is None or role is Role.IDENTIFYING:
+            continue
+        if role is Role.QUASI_IDENTIFYING:
+            labels, star = categories[name]
+            j = table.qi_names.index(name)
+            out[name] = pd.Categorical.from_codes(np.where(outlier, star, row_codes[:, j]),
+                                                  categories=labels)
+        else:
+            out[name] = part[name].to_numpy() if part[name].dtype.kind in "biuf" \
+                else part[name].reset_index(drop=True)
+    frame = pd.DataFrame(out)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(number,)))
+    frame[_ORDER] = rng.random(len(frame))
+    return frame[~outlier].reset_index(drop=True) if suppression == "drop" else frame
+
+
+def _in_key_order(part: pd.DataFrame) -> pd.DataFrame:
+    return part.sort_values(_ORDER, kind="stable").drop(columns=_ORDER).reset_index(drop=True)
+
+
+def release_dask(ddf, evaluator, levels, suppressed: int, *, suppression: str = "mark",
+                 seed=None) -> Release:
+    """The release of node ``levels`` of the Dask table ``evaluator`` was built on, as a lazy
+    Dask DataFrame (``Release.data``) in a uniformly random row order; ``suppressed`` is the
+    optimum's suppressed record count (from the search)."""
+    if suppression not in SUPPRESSION_MODES:
+        raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
+    import dask  # noqa: PLC0415
+
+    enc = evaluator.encoded
+    levels = np.asarray(levels, dtype=np.int64)
+    failing = evaluator.backend.to_host(evaluator.suppressed_classes(levels))
+    table = EncodedTable(get_backend("cpu"), enc.qi_names, enc.hierarchies, None, enc.n_rows,
+                         roles=enc.roles)
+    categories = {name: categories_of(h.labels(int(levels[j])))
+                  for j, (name, h) in enumerate(zip(enc.qi_names, enc.hierarchies))}
+    kept = [c for c in ddf.columns if enc.roles.get(c) not in (None, Role.IDENTIFYING)]
+    rows = dask.compute(*[dask.delayed(len)(p) for p in ddf.to_delayed()])
+    offset_of = dict(enumerate(np.concatenate([[0], np.cumsum(rows)])[:-1].tolist()))
+    seed = seed if seed is not None else secrets.randbits(64)
+    meta = _generalize_partition(ddf._meta, table, levels, failing, categories, suppression,
+                                 seed, {})
+    generalized = ddf[kept].map_partitions(
+        _generalize_partition, dask.delayed(table, pure=True), levels, failing, categories,
+        suppression, seed, offset_of, meta=meta)
+    shuffled = generalized.shuffle(_ORDER).map_partitions(_in_key_order,
+                                                          meta=_in_key_order(meta))
+    return Release(shuffled, enc.n_rows, int(suppressed), suppression)
+
+
+def _unknown_categories(meta: pd.DataFrame) -> dict:
+    """Arrow types for the categorical columns whose categories Dask does not know (carried
+    from the input as read): dictionaries of strings, which Dask cannot infer."""
+    import pyarrow as pa  # noqa: PLC0415
+    from dask.dataframe.utils import has_known_categories  # noqa: PLC0415
+
+    return {c: pa.dictionary(pa.int32(), pa.large_string()) for c in meta.columns
+            if isinstance(meta[c].dtype, pd.CategoricalDtype)
+            and (not has_known_categories(meta[c]) or not len(meta[c].cat.categories))}
+
+
+def write_release(release: Release, path: str, *, sep: str = ";") -> None:
+    """Write a Dask release: a Parquet dataset folder (one file per partition) for a name
+    ending in ``.parquet``/``.pq``, else one ``sep``-separated CSV file.  Written under a
+    temporary name in the same folder and renamed into place at the end (a previous release
+    of that name is replaced only then)."""
+    path = os.path.abspath(os.fspath(path))
+    folder, name = os.path.split(path)
+    temp = os.path.join(folder, f".{name}{TEMP_MARK}{secrets.token_hex(4)}")
+    parquet = path.lower().endswith((".parquet", ".pq"))
+    try:
+        if parquet:
+            release.data.to_parquet(temp, write_index=False,
+                                    schema=_unknown_categories(release.data._meta))
+        else:
+            release.data.to_csv(temp, single_file=True, sep=sep, index=False)
+        with interrupts_deferred():
+            if os.path.isdir(path) and not os.path.islink(path):
+                old = temp + "-old"
+                os.replace(path, old)
+                os.replace(temp, path)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(temp, path)
+    except BaseException:
+        if os.path.isdir(temp):
+            shutil.rmtree(temp, ignore_errors=True)
+        elif os.path.exists(temp):
+            os.unlink(temp)
+        raise
+    release.path = path
