@@ -1,0 +1,121 @@
+"""Census scale end to end: a generated census anonymized from Parquet to Parquet by the CLI.
+
+For every ``--rows`` N: ``gpuppdp generate census --rows N --seed S`` writes the table and its
+hierarchies to a temporary folder, then ``gpuppdp anonymize`` runs on it as a user runs it
+(QIDs zip, age, sex, race, marital, education; person_id identifying; the other columns
+insensitive; k=5, 5 % suppression, loss metric; ``--backend``; extra CLI options with
+``--extra``, e.g. ``--extra "--dask local:2"``), in a child process whose peak resident
+memory is read from ``getrusage(RUSAGE_CHILDREN)``.  Inputs above 2^20 rows are anonymized
+out of core (``Anonymizer.fit_file``).  Reported per N: generation time, end-to-end wall time,
+the CLI's encode/search/release split, peak RSS, the nodes checked, classes and suppressed
+records, and the optimum.
+
+It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_census.json``);
+it asserts nothing about time.
+
+Example::
+
+    python benchmarks/bench_census.py --rows 1e6 5e6 2e7
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from _common import machine_info, print_machine, print_table, write_json
+
+QUASI_IDENTIFIERS = ("zip", "age", "sex", "race", "marital", "education")
+
+
+def _rows(text: str) -> int:
+    try:
+        value = int(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--rows expects numbers like 1e6, got {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--rows must be positive, got {text!r}")
+    return value
+
+
+_WRAP = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+         "print('MAXRSS_KB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "
+         "file=sys.stderr); sys.exit(r.returncode)")
+
+
+def run_one(gp: str, rows: int, seed: int, backend: str, extra: list[str], folder: str) -> dict:
+    t0 = time.perf_counter()
+    subprocess.run([gp, "generate", "census", "--rows", str(rows), "--seed", str(seed),
+                    "--output", folder], check=True, capture_output=True)
+    generate = time.perf_counter() - t0
+    cmd = [gp, "anonymize", os.path.join(folder, "census.parquet")]
+    for q in QUASI_IDENTIFIERS:
+        cmd += ["--qi", f"{q}={os.path.join(folder, f'census_hierarchy_{q}.csv')}"]
+    out, js = os.path.join(folder, "out.parquet"), os.path.join(folder, "out.json")
+    cmd += ["--identifying", "person_id", "--others", "insensitive", "--k", "5",
+            "--suppression", "0.05", "--metric", "loss", "--backend", backend, "--quiet",
+            "--output", out, "--json", js, *extra]
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", _WRAP, *cmd], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode:
+        raise SystemExit(f"anonymize failed on {rows} rows: {p.stderr.strip()[-500:]}")
+    rss_kb = [int(line.split()[1]) for line in p.stderr.splitlines()
+              if line.startswith("MAXRSS_KB ")][-1]
+    summary = json.load(open(js))
+    timings = summary.get("timings", {})
+    return {"rows": rows, "generate_s": generate, "wall_s": wall,
+            "encode_s": timings.get("encode"), "search_s": timings.get("search"),
+            "release_s": timings.get("release"), "peak_rss_gib": rss_kb / 2 ** 20,
+            "nodes_evaluated": summary["nodes_evaluated"],
+            "classes": summary["equivalence_classes"],
+            "suppressed": summary["suppressed_records"],
+            "transformation": summary["transformation"],
+            "information_loss": summary["information_loss"]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=_rows, nargs="+", default=[1_000_000, 5_000_000])
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"))
+    ap.add_argument("--extra", default="", help="more anonymize options, one string")
+    ap.add_argument("--json", default="benchmarks/out/bench_census.json")
+    args = ap.parse_args(argv)
+    gp = shutil.which("gpuppdp") or os.path.join(os.path.dirname(sys.executable), "gpuppdp")
+    from _common import resolve_backend
+
+    machine = machine_info(resolve_backend(args.backend))
+    print_machine(machine)
+    results = []
+    for rows in args.rows:
+        folder = tempfile.mkdtemp(prefix="bench-census-")
+        try:
+            results.append(run_one(gp, rows, args.seed, args.backend,
+                                   shlex.split(args.extra), folder))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        r = results[-1]
+        print(f"{rows:,} rows done: {r['wall_s']:.1f} s, {r['peak_rss_gib']:.2f} GiB",
+              file=sys.stderr)
+    print_table(["rows", "generate", "end to end", "encode", "search", "release", "peak RSS",
+                 "nodes", "classes", "suppressed", "optimum"],
+                [[f"{r['rows']:,}", f"{r['generate_s']:.1f} s", f"{r['wall_s']:.1f} s",
+                  f"{r['encode_s']:.1f} s", f"{r['search_s']:.1f} s", f"{r['release_s']:.1f} s",
+                  f"{r['peak_rss_gib']:.2f} GiB", r["nodes_evaluated"], f"{r['classes']:,}",
+                  f"{r['suppressed']:,}",
+                  ",".join(str(v) for v in r["transformation"].values())] for r in results])
+    write_json(args.json, {"benchmark": "census", "machine": machine, "backend": args.backend,
+                           "extra": args.extra, "results": results})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
