@@ -193,3 +193,25 @@ def test_everything_dropped_still_writes_the_columns(tmp_path):
     result = anonymizer.fit_file(src, tmp_path / "out.csv", chunk_rows=7)
     assert result.suppressed_records == 30
     assert (tmp_path / "out.csv").read_text().strip() == "q,v"
+
+
+def test_fit_file_on_the_strict_cupy_stand_in(adult, tmp_path):
+    """The chunked path keeps every array on the device backend: the strict CuPy stand-in
+    (which refuses what CuPy refuses) finds and releases what the CPU does."""
+    from gpuppdp.testing import strict_backend
+
+    data, hierarchies = adult
+    src = tmp_path / "in.parquet"
+    data.head(3000).to_parquet(src, index=False)
+    qis = {c: hierarchies[c] for c in ("age", "sex", "race", "education")}
+    results = {}
+    for name, backend in (("cpu", "cpu"), ("stand-in", strict_backend())):
+        anonymizer = Anonymizer(quasi_identifiers=qis, sensitive=["occupation"],
+                                others="insensitive", k=3, suppression_limit=0.05,
+                                models=[DistinctLDiversity("occupation", 2)], backend=backend)
+        results[name] = anonymizer.fit_file(src, tmp_path / f"{name}.csv", chunk_rows=700)
+    a, b = results["cpu"], results["stand-in"]
+    assert (a.transformation, a.information_loss, a.suppressed_records) == \
+        (b.transformation, b.information_loss, b.suppressed_records)
+    pd.testing.assert_frame_equal(_sorted(read_table(tmp_path / "cpu.csv")),
+                                  _sorted(read_table(tmp_path / "stand-in.csv")))
