@@ -27,6 +27,7 @@ from .engine.transform import SUPPRESSION_MODES, Release, release, release_chunk
 from .hierarchy import Hierarchy
 from .models import KAnonymity, PrivacyModel, Requirement
 from .report import write_report
+from .report.words import models_text
 from .validation import check_int, check_number, format_values
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError"]
@@ -158,6 +159,11 @@ class AnonymizationResult:
             "backend": self._evaluator.backend.name,
         }
 
+    def _repr_html_(self) -> str:
+        from .notebook import result_html  # noqa: PLC0415
+
+        return result_html(self)
+
     def report(self, path, *, json_path=None, **options):
         """Write the HTML report of this anonymization to ``path`` and its figures as JSON to
         ``json_path`` (default: ``path`` with suffix ``.json``); ``options`` go to
@@ -277,7 +283,8 @@ class Anonymizer:
         found = search.run(oracle, progress)
         if found.optimum is None:
             raise NoSolutionError(
-                f"no transformation satisfies {[m.describe() for m in self.models]} with at most "
+                f"no transformation satisfies {models_text([m.describe() for m in self.models])}"
+                f" with at most "
                 f"{self.suppression_limit:.2%} suppressed records ({evaluator.max_suppressed} "
                 f"of {evaluator.encoded.n_rows}); allow more suppression or relax the models")
         return found, lattice, oracle, lattice.levels_of([found.optimum])[0]

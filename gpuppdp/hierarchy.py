@@ -187,3 +187,8 @@ class Hierarchy:
 
     def __repr__(self) -> str:  # pragma: no cover - cosmetic
         return f"Hierarchy({self.name!r}, leaves={len(self.leaves)}, height={self.height})"
+
+    def _repr_html_(self) -> str:
+        from .notebook import hierarchy_html  # noqa: PLC0415
+
+        return hierarchy_html(self)

@@ -29,6 +29,7 @@ from ..engine.transform import factorize_qids
 from ..kernels import groupby
 from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, EntropyLDiversity,
                       LKCPrivacy, PrivacyLoss, RecursiveCLDiversity, TCloseness)
+from ..notebook import Measures
 from ..validation import check_columns
 from .risk import population_groups
 
@@ -238,7 +239,7 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
         if table is not None:
             table["population"] = pop_size
             table["delta_presence"] = ratio
-    out = {key: out[key] for key in CHECK_KEYS}
+    out = Measures({key: out[key] for key in CHECK_KEYS}, "privacy measures")
     if per_class:
         out["per_class"] = table
     return out

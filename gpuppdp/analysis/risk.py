@@ -32,6 +32,7 @@ from ..backend import Backend, get_backend
 from ..engine.codes import encode_columns as encode_host
 from ..engine.transform import suppressed_rows
 from ..kernels import groupby
+from ..notebook import Measures
 from ..validation import check_columns
 
 __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_columns",
@@ -622,4 +623,4 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
                                            "separation": r.separation}
                                   for r in attribute_risks(data, qids, backend)}
     step()
-    return rep
+    return Measures(rep, "re-identification risk")

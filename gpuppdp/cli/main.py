@@ -91,30 +91,8 @@ def _run(argv) -> int:
         return args.func(args)
     except user_errors as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        if isinstance(exc, NoSolutionError):
-            message = _plain_models(str(message))
         print(f"gpuppdp: error: {message}", file=sys.stderr)
         return 2
-
-
-def _plain_models(message: str) -> str:
-    """A message that lists the models as Python dicts (``... satisfies [{'model': ...}] with
-    ...``) with the models in words instead; other messages unchanged."""
-    import ast
-    import re
-
-    from ..report.words import models_text
-
-    found = re.search(r"\[\{.*\}\]", message)
-    if found is None:
-        return message
-    try:
-        models = ast.literal_eval(found.group(0))
-    except (ValueError, SyntaxError):
-        return message
-    if not (isinstance(models, list) and all(isinstance(m, dict) for m in models)):
-        return message
-    return message[:found.start()] + models_text(models) + message[found.end():]
 
 
 def main(argv=None) -> int:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
     from ..anonymizer import AnonymizationResult
 
@@ -125,6 +123,8 @@ def _value_counts(result: AnonymizationResult) -> tuple[list, list]:
     """Per QID: the number of input records holding each leaf, and of released (not
     suppressed) records holding each label of the optimum's level -- from the frequency set,
     so that a release written chunk by chunk is described as one held in memory."""
+    import numpy as np
+
     evaluator = result._evaluator
     enc, be = evaluator.encoded, evaluator.backend
     levels = np.array(list(result.transformation.values()), dtype=np.int64)
@@ -155,6 +155,8 @@ def describe_release(result: AnonymizationResult, files: dict | None = None, *,
     ``identifying_columns``, ``dropped_columns`` (no role, ``others="drop"``),
     ``removed_columns`` (both), ``insensitive_columns``, ``sensitive_columns``.
     """
+    import numpy as np
+
     from ..engine.encoding import Role
 
     files = {k: v for k, v in dict(files or {}).items() if v is not None}
