@@ -22,6 +22,7 @@ from .engine.encoding import EncodedTable, Role, Schema, SchemaError, encode, en
 from .engine.evaluate import Evaluator, LatticeOracle, NodeStats
 from .engine.lattice import Lattice
 from .engine.metrics import Metric, make_metric
+from .engine.samarati import PREFERENCES
 from .engine.search import SEARCHES, SearchResult, make_search
 from .engine.transform import SUPPRESSION_MODES, Release, release, release_chunks
 from .hierarchy import Hierarchy
@@ -199,7 +200,7 @@ class Anonymizer:
     suppression_limit : float in [0, 1]
         Largest share of records that may be suppressed.
     metric : {"loss", "precision", "discernibility"} or Metric
-    search : {"flash", "exhaustive", "lightning", "beam"}
+    search : {"flash", "exhaustive", "lightning", "beam", "samarati"}
         ``flash`` is ARX's algorithm (same optimum, same tie-break as ARX); ``exhaustive``
         evaluates every node in batches (ties: lower height, then smaller node id);
         ``lightning`` (ARX's best-first heuristic) and ``beam`` (batched top-down beam search)
@@ -208,6 +209,9 @@ class Anonymizer:
         ``OPTIMAL_SEARCH_LIMIT`` (10**7) nodes switches to the heuristic, with a warning.
     time_limit : float, optional
         Seconds a heuristic search may run (default 30).
+    prefer : {"height", "precision", "classes", "suppression"}
+        With ``search="samarati"``: which k-minimal generalization to release (Samarati's
+        preference policies, see :mod:`gpuppdp.engine.samarati`).
     backend : {"auto", "cpu", "gpu"} or Backend
     suppression : {"mark", "drop"}
         How suppressed records appear in the release (``*`` in the QIDs, or removed).
@@ -220,7 +224,7 @@ class Anonymizer:
                  models: Sequence[PrivacyModel] = (), suppression_limit: float = 0.0,
                  metric: str | Metric = "loss", search: str = "flash",
                  backend: str | Backend = "auto", suppression: str = "mark", seed=None,
-                 time_limit: float | None = None):
+                 time_limit: float | None = None, prefer: str = "height"):
         if not isinstance(quasi_identifiers, Mapping) or not quasi_identifiers:
             raise SchemaError("quasi_identifiers must be a non-empty mapping column -> hierarchy")
         hierarchies = {n: _hierarchy(n, h) for n, h in quasi_identifiers.items()}
@@ -249,6 +253,9 @@ class Anonymizer:
         if search not in SEARCHES:
             raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
         self.search = search
+        if prefer not in PREFERENCES:
+            raise ValueError(f"prefer must be one of {PREFERENCES}, got {prefer!r}")
+        self.prefer = prefer
         self.time_limit = None if time_limit is None else check_number(
             "time_limit", time_limit, 0.001)
         if suppression not in SUPPRESSION_MODES:
@@ -277,7 +284,7 @@ class Anonymizer:
         lattice = Lattice(evaluator.encoded.heights)
         oracle = LatticeOracle(evaluator, lattice)
         search = make_search(self.search, evaluator, lattice_size=lattice.size,
-                             time_limit=self.time_limit)
+                             time_limit=self.time_limit, prefer=self.prefer)
         if getattr(search, "note", None):
             warnings.warn(search.note, stacklevel=3)
         found = search.run(oracle, progress)

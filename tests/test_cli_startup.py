@@ -85,6 +85,7 @@ def test_choices_equal_the_library_constants():
     from gpuppdp.census import ROW_GROUP_ROWS
     from gpuppdp.dp.releases import MECHANISMS
     from gpuppdp.engine.metrics import METRICS
+    from gpuppdp.engine.samarati import PREFERENCES
     from gpuppdp.engine.search import SEARCHES
     from gpuppdp.engine.transform import SUPPRESSION_MODES
     from gpuppdp.models import TCLOSENESS_DISTANCES
@@ -92,6 +93,7 @@ def test_choices_equal_the_library_constants():
     assert choices.BACKENDS == tuple(BACKEND_CHOICES)
     assert choices.METRICS == tuple(sorted(METRICS))
     assert choices.SEARCHES == tuple(SEARCHES)
+    assert choices.PREFERENCES == tuple(PREFERENCES)
     assert choices.SUPPRESSION_MODES == tuple(SUPPRESSION_MODES)
     assert choices.TCLOSENESS_DISTANCES == tuple(TCLOSENESS_DISTANCES)
     assert choices.MECHANISMS == tuple(MECHANISMS)

@@ -48,7 +48,7 @@ def cmd_demo(args) -> int:
           "k=5, suppression limit 5 %, loss metric")
     anonymizer = Anonymizer(quasi_identifiers=hierarchies, k=5, suppression_limit=0.05,
                             metric="loss", search=args.search, backend=args.backend,
-                            seed=args.seed, time_limit=args.time_limit)
+                            seed=args.seed, time_limit=args.time_limit, prefer=args.prefer)
     _publish(anonymizer.fit(data, progress=search_progress(args)), plan, args)
     return 0
 
@@ -73,7 +73,8 @@ def _census_demo(args) -> int:
     anonymizer = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in DEMO_QUASI_IDENTIFIERS},
                             identifying=["person_id"], insensitive=others, k=5,
                             suppression_limit=0.05, metric="loss", search=args.search,
-                            backend=args.backend, seed=args.seed, time_limit=args.time_limit)
+                            backend=args.backend, seed=args.seed, time_limit=args.time_limit,
+                            prefer=args.prefer)
     _publish(anonymizer.fit(data, progress=search_progress(args)), plan, args)
     return 0
 

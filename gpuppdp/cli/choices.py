@@ -7,12 +7,15 @@ checks that they are equal, so they cannot drift apart.
 
 from __future__ import annotations
 
-__all__ = ["BACKENDS", "METRICS", "SEARCHES", "SUPPRESSION_MODES", "TCLOSENESS_DISTANCES",
-           "MECHANISMS", "OTHERS", "CENSUS_ROW_GROUP_ROWS"]
+__all__ = ["BACKENDS", "METRICS", "SEARCHES", "PREFERENCES", "SUPPRESSION_MODES",
+           "TCLOSENESS_DISTANCES", "MECHANISMS", "OTHERS", "CENSUS_ROW_GROUP_ROWS"]
 
 BACKENDS = ("auto", "cpu", "gpu")  # gpuppdp.backend.BACKEND_CHOICES
 METRICS = ("discernibility", "loss", "precision")  # sorted(gpuppdp.engine.metrics.METRICS)
-SEARCHES = ("flash", "exhaustive", "lightning", "beam")  # gpuppdp.engine.search.SEARCHES
+SEARCHES = ("flash", "exhaustive", "lightning", "beam",
+            "samarati")  # gpuppdp.engine.search.SEARCHES
+PREFERENCES = ("height", "precision", "classes",
+               "suppression")  # gpuppdp.engine.samarati.PREFERENCES
 SUPPRESSION_MODES = ("mark", "drop")  # gpuppdp.engine.transform.SUPPRESSION_MODES
 TCLOSENESS_DISTANCES = ("equal", "ordered", "hierarchical")  # gpuppdp.models.TCLOSENESS_DISTANCES
 MECHANISMS = ("geometric", "laplace")  # gpuppdp.dp.releases.MECHANISMS

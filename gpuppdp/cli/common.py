@@ -12,7 +12,8 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
-from .choices import BACKENDS, METRICS, OTHERS, SEARCHES, SUPPRESSION_MODES, TCLOSENESS_DISTANCES
+from .choices import (BACKENDS, METRICS, OTHERS, PREFERENCES, SEARCHES, SUPPRESSION_MODES,
+                      TCLOSENESS_DISTANCES)
 
 if TYPE_CHECKING:  # the parser needs only the standard library; the library loads in the runs
     from ..anonymizer import AnonymizationResult
@@ -475,7 +476,7 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
                             suppression_limit=args.suppression, metric=args.metric,
                             search=args.search, backend=args.backend,
                             suppression=args.suppressed, seed=args.seed,
-                            time_limit=args.time_limit)
+                            time_limit=args.time_limit, prefer=args.prefer)
     return data, anonymizer
 
 
@@ -598,9 +599,15 @@ def add_run_options(p: argparse.ArgumentParser,
     p.add_argument("--search", choices=SEARCHES, default="flash",
                    help="flash: ARX's algorithm and tie-break (default; lattices over 10**7 "
                    "nodes switch to beam); exhaustive: every node; lightning (ARX's best-first) "
-                   "and beam (batched top-down beam search): heuristics with a time limit")
+                   "and beam (batched top-down beam search): heuristics with a time limit; "
+                   "samarati: a k-minimal generalization (binary search on the height), see "
+                   "--prefer")
     p.add_argument("--time-limit", type=_positive_seconds, default=None, metavar="SECONDS",
                    help="time budget of a heuristic search (default 30)")
+    p.add_argument("--prefer", choices=PREFERENCES, default="height",
+                   help="samarati: the k-minimal generalization released -- lowest height "
+                   "(default), precision (lowest relative distance), classes (most), "
+                   "suppression (least)")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the release's row permutation (default: OS entropy)")

@@ -401,16 +401,18 @@ class _JavaPriorityQueue:
         return result
 
 
-SEARCHES = ("flash", "exhaustive", "lightning", "beam")
+SEARCHES = ("flash", "exhaustive", "lightning", "beam", "samarati")
 
 
 def make_search(name: str, evaluator, *, lattice_size: int | None = None,
-                time_limit: float | None = None, max_evaluations: int | None = None):
+                time_limit: float | None = None, max_evaluations: int | None = None,
+                prefer: str = "height"):
     """Build a search for an :class:`~gpuppdp.engine.evaluate.Evaluator`'s models and metric.
 
     ``lightning`` and ``beam`` are the heuristics of :mod:`.heuristic` (budget: ``time_limit``
     seconds and/or ``max_evaluations`` nodes); ``flash`` on a lattice of more than
-    :data:`~.heuristic.OPTIMAL_SEARCH_LIMIT` nodes becomes :data:`~.heuristic.AUTO_HEURISTIC`."""
+    :data:`~.heuristic.OPTIMAL_SEARCH_LIMIT` nodes becomes :data:`~.heuristic.AUTO_HEURISTIC`;
+    ``samarati`` finds a k-minimal node chosen by ``prefer`` (:mod:`.samarati`)."""
     from . import heuristic
     if name == "flash" and lattice_size is not None and \
             lattice_size > heuristic.OPTIMAL_SEARCH_LIMIT:
@@ -424,7 +426,7 @@ def make_search(name: str, evaluator, *, lattice_size: int | None = None,
                                         max_evaluations=max_evaluations)
     if name == "exhaustive":
         return ExhaustiveSearch()
-    if name != "flash":
+    if name not in ("flash", "samarati"):
         raise ValueError(f"search must be one of {SEARCHES}, got {name!r}")
     limit = evaluator.suppression_limit
     models, metric = evaluator.models, evaluator.metric
@@ -436,6 +438,9 @@ def make_search(name: str, evaluator, *, lattice_size: int | None = None,
         privacy = PARTIAL
     else:
         privacy = NONE
+    if name == "samarati":
+        from .samarati import SamaratiSearch
+        return SamaratiSearch(monotonic=privacy == FULL, prefer=prefer)
     utility = (metric.monotonic_with_generalization if limit == 0
                else metric.monotonic_with_suppression)
     return FlashSearch(privacy_monotonicity=privacy, utility_monotonic=utility,
