@@ -71,7 +71,7 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None,
     try:
         return _read(path, sep, columns)
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise not_utf8(path, exc) from None
     except pd.errors.EmptyDataError:
         raise ValueError(f"{path} is empty") from None
 
@@ -81,6 +81,35 @@ def _read(path: str, sep: str | None, columns: Sequence[str] | None) -> pd.DataF
     if _is_parquet(path):
         return pd.read_parquet(path, columns=columns)
     return pd.read_csv(path, sep=sep, usecols=columns, **_CSV_OPTIONS)
+
+
+def not_utf8(path: str, exc: UnicodeDecodeError, encoding: str = "utf-8") -> ValueError:
+    """The error for a text file that is not ``encoding``: the reader's exception counts bytes
+    from the start of the block it was decoding, so the offset in the file is found again."""
+    import codecs  # noqa: PLC0415
+
+    decoder, offset = codecs.getincrementaldecoder(encoding)(), 0
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            try:
+                decoder.decode(block)
+            except UnicodeDecodeError as bad:
+                # the decoder may hold back the start of a sequence from the previous block
+                at = offset + bad.start - (len(bad.object) - len(block))
+                line = 1 + _count_newlines(path, at)
+                return ValueError(f"{path} is not {encoding.upper()} text ({bad.reason} at "
+                                  f"byte {at}, line {line})")
+            offset += len(block)
+    return ValueError(f"{path} is not {encoding.upper()} text ({exc.reason})")
+
+
+def _count_newlines(path: str, end: int) -> int:
+    count, done = 0, 0
+    with open(path, "rb") as fh:
+        while done < end and (block := fh.read(min(1 << 20, end - done))):
+            count += block.count(b"\n")
+            done += len(block)
+    return count
 
 
 def _is_parquet(path: str) -> bool:
@@ -117,7 +146,7 @@ def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
                 for chunk in reader:
                     yield chunk[columns].reset_index(drop=True)
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not UTF-8 text ({exc.reason})") from None
+        raise not_utf8(path, exc) from None
     except pd.errors.EmptyDataError:
         raise ValueError(f"{path} is empty") from None
 

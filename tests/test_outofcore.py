@@ -215,3 +215,19 @@ def test_fit_file_on_the_strict_cupy_stand_in(adult, tmp_path):
         (b.transformation, b.information_loss, b.suppressed_records)
     pd.testing.assert_frame_equal(_sorted(read_table(tmp_path / "cpu.csv")),
                                   _sorted(read_table(tmp_path / "stand-in.csv")))
+
+
+def test_encoding_error_names_its_byte_and_line_in_the_file(tmp_path):
+    """pandas decodes in blocks and counts bytes from the block's start; the error must give
+    the offset in the file (here past the first megabyte), whole or chunked."""
+    lines = ["a;b"] + [f"{i};v{i}" for i in range(200_000)]
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    at = data.index(b"\n150000;") + 1 + len("150000;")
+    data = data[:at] + b"\xe9" + data[at + 1:]
+    src = tmp_path / "bad.csv"
+    src.write_bytes(data)
+    expected = f"at byte {at}, line 150002)"
+    for read in (lambda: read_table(src), lambda: list(read_chunks(src, rows=5000))):
+        with pytest.raises(ValueError, match="not UTF-8 text") as info:
+            read()
+        assert expected in str(info.value)
