@@ -267,7 +267,8 @@ def test_models_not_privacy_models(hierarchies):
 @pytest.mark.parametrize("option,value,message", [
     ("metric", "entropy",
      "metric must be one of ['discernibility', 'loss', 'precision'] or a Metric, got 'entropy'"),
-    ("search", "genetic", "search must be one of ('flash', 'exhaustive', 'lightning', 'beam'), "
+    ("search", "genetic", "search must be one of ('flash', 'exhaustive', 'lightning', 'beam', "
+                          "'samarati'), "
      "got 'genetic'"),
     ("backend", "tpu", "backend must be one of ('auto', 'cpu', 'gpu'), got 'tpu'"),
     ("suppression", "blank", "suppression must be one of ('mark', 'drop'), got 'blank'"),
@@ -349,7 +350,7 @@ def test_no_solution_distinct_l_too_large(hierarchies, table):
     with pytest.raises(NoSolutionError) as info:
         anonymizer.fit(table)
     msg = str(info.value)
-    assert "distinct-l-diversity" in msg and "'l': 3" in msg
+    assert "distinct l-diversity of disease with l = 3" in msg
     assert "0.00% suppressed records (0 of 8)" in msg
 
 
