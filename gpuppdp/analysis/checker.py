@@ -83,12 +83,12 @@ def value_order(values, order="auto", *, attribute: str = "the attribute") -> li
 
 #: the scalar keys of :func:`check`'s result, in print order
 CHECK_KEYS = ("records", "suppressed_rows", "classes", "k", "distinct_l", "entropy_l",
-              "recursive_c", "t_equal", "t_ordered", "alpha", "delta_disclosure",
-              "beta_basic", "beta_enhanced", "distribution_loss_max", "entropy_loss_max",
-              "lkc_min_group", "lkc_max_confidence", "lkc_satisfied", "k_map",
-              "delta_presence_min", "delta_presence_max")
+              "recursive_c", "t_equal", "t_ordered", "t_hierarchical", "alpha",
+              "delta_disclosure", "beta_basic", "beta_enhanced", "distribution_loss_max",
+              "entropy_loss_max", "lkc_min_group", "lkc_max_confidence", "lkc_satisfied",
+              "k_map", "delta_presence_min", "delta_presence_max")
 
-_SENSITIVE_KEYS = CHECK_KEYS[4:15]
+_SENSITIVE_KEYS = CHECK_KEYS[CHECK_KEYS.index("distinct_l"):CHECK_KEYS.index("lkc_min_group")]
 
 
 def _class_ids(data: pd.DataFrame, qids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +129,8 @@ def _build_classes(backend: Backend, cls: np.ndarray, sens: np.ndarray | None, n
 def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: str | None = None,
           backend: str | Backend = "auto", prior: Mapping | None = None,
           lkc: tuple | None = None, population: pd.DataFrame | None = None,
-          per_class: bool = False, order=None) -> dict:
+          per_class: bool = False, order=None, sensitive_hierarchy=None,
+          progress=None) -> dict:
     """Privacy measures of ``data`` grouped by ``quasi_identifiers`` (values as they are).
 
     Returns a dict with ``records`` (rows measured), ``suppressed_rows`` (rows whose QIDs are
@@ -156,7 +157,11 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     ``per_class``: a DataFrame of every class (QID values, size, statistics).  ``order`` sets
     the order of ``t_ordered`` (see :func:`value_order`: ``"auto"``, ``"lexical"``,
     ``"numeric"`` or a list of every value); None (default) measures it only when every value
-    is a number.
+    is a number.  ``sensitive_hierarchy`` (a :class:`~gpuppdp.hierarchy.Hierarchy` of the
+    sensitive attribute) adds ``t_hierarchical`` (largest EMD with the hierarchical ground
+    distance, as ARX); it is ``None`` otherwise.  ``progress(done, total)``, if given, is
+    called before the first step and after each (classes, sensitive measures, LKC,
+    population).
     """
     qids = check_columns(data, quasi_identifiers)
     if sensitive is not None and sensitive in qids:
@@ -180,7 +185,16 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
             raise ValueError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
                              f"row {int(np.flatnonzero(miss)[0])}")
     be = backend if isinstance(backend, Backend) else get_backend(backend)
+    steps = 1 + (sensitive is not None) + (lkc is not None) + (population is not None)
+    done = 0
 
+    def step():
+        nonlocal done
+        if progress is not None:
+            progress(done, steps)
+        done += 1
+
+    step()
     codes, cards, suppressed = factorize_qids(data, qids)
     n_suppressed = int(suppressed.sum())
     if n_suppressed == len(data):
@@ -209,9 +223,10 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     if sensitive is None:
         out.update({k: None for k in _SENSITIVE_KEYS})
     else:
+        step()
         ordering = None if order is None else value_order(labels, order, attribute=sensitive)
         stats = _sensitive_stats(be, classes, sensitive, sens_codes, labels, prior, ordering,
-                                 order is not None)
+                                 order is not None, sensitive_hierarchy)
         distinct = be.to_host(classes.distinct)
         out["distinct_l"] = int(distinct.min())
         for key, values in stats.items():
@@ -227,10 +242,12 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
                 name = {"distribution_loss_max": "distribution_loss",
                         "entropy_loss_max": "entropy_loss"}.get(key, key)
                 table[name] = values if values is not None else None
-    out.update(dict.fromkeys(CHECK_KEYS[15:]))
+    out.update(dict.fromkeys(CHECK_KEYS[CHECK_KEYS.index("lkc_min_group"):]))
     if lkc is not None:
+        step()
         out.update(_lkc_stats(be, codes, cards, sens_codes, labels, *lkc))
     if population is not None:
+        step()
         group, _, in_population = population_groups(kept, population, qids, be)
         pop_size = be.to_host(in_population[group[be.asarray(first)]])
         ratio = size / pop_size
@@ -239,6 +256,7 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
         if table is not None:
             table["population"] = pop_size
             table["delta_presence"] = ratio
+    step()
     out = Measures({key: out[key] for key in CHECK_KEYS}, "privacy measures")
     if per_class:
         out["per_class"] = table
@@ -256,7 +274,8 @@ def sensitive_table(be: Backend, sensitive: str, sens_codes: np.ndarray, labels:
 
 
 def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: np.ndarray,
-                     labels: np.ndarray, prior, order=None, ordered_asked: bool = False) -> dict:
+                     labels: np.ndarray, prior, order=None, ordered_asked: bool = False,
+                     hierarchy=None) -> dict:
     """Per-class host arrays of every sensitive statistic, from the models' own methods."""
     enc = sensitive_table(be, sensitive, sens_codes, labels)
     host = be.to_host
@@ -276,6 +295,8 @@ def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: 
         stats["t_ordered"] = None
     else:
         stats["t_ordered"] = host(ordered.distances(classes))
+    stats["t_hierarchical"] = None if hierarchy is None else host(bound(TCloseness(
+        sensitive, 1.0, "hierarchical", hierarchy=hierarchy)).distances(classes))
     stats["alpha"] = host(bound(AlphaKAnonymity(sensitive, 1.0)).alphas(classes))
     stats["delta_disclosure"] = host(bound(DeltaDisclosurePrivacy(sensitive, 1.0))
                                      .deltas(classes))

@@ -6,8 +6,9 @@ import argparse
 import math
 
 from .choices import BACKENDS
-from .common import (_lkc, _order_spec, add_measured_qi_option, check_hierarchy_values,
-                     measured_qids, orders_by_column, read_measured, table_subcommand)
+from .common import (ProgressBar, _lkc, _order_spec, _sensitive_spec, add_measured_qi_option,
+                     check_hierarchy_values, measured_qids, orders_by_column, read_measured,
+                     read_prior, table_subcommand)
 
 __all__ = ["register", "run_check"]
 
@@ -24,8 +25,13 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "whose quasi-identifiers are all '*' are counted as suppressed and left "
                     "out) and print the privacy measures of the table.")
     add_measured_qi_option(p)
-    p.add_argument("--sensitive", default=None, metavar="COL",
-                   help="the sensitive column (l-diversity, t-closeness, ... need it)")
+    p.add_argument("--sensitive", default=None, type=_sensitive_spec,
+                   metavar="COL[=HIERARCHY.csv]",
+                   help="the sensitive column (l-diversity, t-closeness, ... need it); with "
+                   "its ARX hierarchy also t_hierarchical")
+    p.add_argument("--prior", default=None, metavar="PRIOR.csv",
+                   help="prior distribution of the sensitive values for the privacy losses: a "
+                   "CSV of value and probability per line (default: the table's own)")
     p.add_argument("--order", type=_order_spec, action="append", default=[],
                    metavar="[COL=]lexical|numeric|V1,V2,...",
                    help="order of the sensitive values for t_ordered (default, as ARX: "
@@ -36,6 +42,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                    "only (the set S of Mohammed et al.; default: every value)")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="where the classes are measured (default: GPU when usable)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return p
 
 
@@ -49,7 +56,18 @@ def run_check(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit status (0)."""
     from ..analysis.checker import CHECK_KEYS, check, format_report
 
+    from ..hierarchy import Hierarchy
+
     qids, hierarchies = measured_qids(args)
+    sensitive, sensitive_file = args.sensitive or (None, None)
+    args.sensitive = sensitive
+    sensitive_hierarchy = None if sensitive_file is None else Hierarchy.from_csv(
+        sensitive_file, name=sensitive, sep=args.hierarchy_sep)
+    prior = None
+    if args.prior is not None:
+        if sensitive is None:
+            raise ValueError("check --prior needs --sensitive COLUMN")
+        prior = read_prior(args.prior)
     lkc = None
     if args.lkc is not None:
         *lkc, values = args.lkc
@@ -66,7 +84,9 @@ def run_check(args: argparse.Namespace) -> int:
     check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
     result = check(data, quasi_identifiers=qids, sensitive=args.sensitive,
                    backend=args.backend, lkc=lkc, population=population,
-                   order=orders.get(args.sensitive, "auto") if args.sensitive else None)
+                   order=orders.get(args.sensitive, "auto") if args.sensitive else None,
+                   sensitive_hierarchy=sensitive_hierarchy, prior=prior,
+                   progress=ProgressBar("check", not args.quiet, unit="steps"))
     print(format_report(result))
     with plan.writing() as out:
         out.write_json("--json", {k: _json_value(result[k]) for k in CHECK_KEYS})

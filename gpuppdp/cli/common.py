@@ -338,6 +338,10 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True)
                         default=[], metavar="DELTA[@COL]", help="delta-disclosure privacy")
     models.add_argument("--beta-likeness", type=_beta_likeness, action="append", default=[],
                         metavar="basic:B|enhanced:B[@COL]", help="beta-likeness")
+    models.add_argument("--prior", default=None, metavar="PRIOR.csv",
+                        help="prior distribution of the sensitive attribute for "
+                        "--privacy-loss: a CSV of value and probability per line (default: "
+                        "the table's distribution)")
     models.add_argument("--privacy-loss", type=_privacy_loss, action="append", default=[],
                         metavar="EPSILON,ALPHA[@COL]",
                         help="largest distribution loss <= EPSILON and entropy loss (bits) "
@@ -440,8 +444,12 @@ def _privacy_models(args, data=None) -> list:
     for enhanced, beta, column in args.beta_likeness:
         models.append(BetaLikeness(attribute(column, "--beta-likeness"), beta,
                                    enhanced=enhanced))
+    prior = read_prior(args.prior) if args.prior else None
+    if prior is not None and not args.privacy_loss:
+        raise ValueError("--prior is the prior of --privacy-loss; give --privacy-loss too")
     for epsilon, alpha, column in args.privacy_loss:
-        models.append(PrivacyLoss(attribute(column, "--privacy-loss"), epsilon, alpha))
+        models.append(PrivacyLoss(attribute(column, "--privacy-loss"), epsilon, alpha,
+                                  prior=prior))
     for k in args.k_map:
         models.append(KMap(k, population=population_table("--k-map")))
     for dmin, dmax, column in args.delta_presence:
@@ -449,6 +457,33 @@ def _privacy_models(args, data=None) -> list:
             raise SchemaError("--delta-presence takes no @COLUMN")
         models.append(DeltaPresence(dmin, dmax, population=population_table("--delta-presence")))
     return models
+
+
+def read_prior(path: str) -> dict:
+    """A prior distribution from a CSV file of ``value, probability`` lines (a header line is
+    allowed; delimiter detected): ``{value: probability}``, values as strings."""
+    import csv
+
+    from ..io import sniff_delimiter
+
+    delimiter = sniff_delimiter(path, ";,\t|", default=",")
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        rows = [row for row in csv.reader(fh, delimiter=delimiter) if any(f.strip() for f in row)]
+    prior = {}
+    for number, row in enumerate(rows, 1):
+        if len(row) != 2:
+            raise ValueError(f"--prior {path}, line {number}: expected value{delimiter}"
+                             f"probability, got {len(row)} field(s)")
+        try:
+            prior[row[0]] = float(row[1])
+        except ValueError:
+            if number == 1:        # a header line
+                continue
+            raise ValueError(f"--prior {path}, line {number}: {row[1]!r} is not a "
+                             "probability") from None
+    if not prior:
+        raise ValueError(f"--prior {path} holds no value")
+    return prior
 
 
 def anonymizer_from_args(args, *, read: bool = True) -> tuple:

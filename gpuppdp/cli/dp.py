@@ -88,9 +88,10 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     """Run ``dp-histogram``; returns the exit status (0)."""
     from ..dp.accountant import BudgetAccountant
     from ..dp.randomness import RandomSource
-    from ..dp.releases import dp_histogram
+    from ..dp.releases import DataDomainError, dp_histogram
     from ..hierarchy import Hierarchy
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, sniff_delimiter, table_delimiter
+    from ..validation import format_values
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
     if not by:
@@ -130,10 +131,17 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         source = RandomSource(args.backend, seed=args.seed)
         # charged before any noise is drawn; the ledger is saved when this block succeeds
-        table = dp_histogram(data, by, epsilon=args.epsilon, hierarchies=hierarchies,
-                             levels=levels, public_domain=args.public_domain,
-                             mechanism=args.mechanism, clamp=not args.no_clamp,
-                             random=source, accountant=accountant)
+        try:
+            table = dp_histogram(data, by, epsilon=args.epsilon, hierarchies=hierarchies,
+                                 levels=levels, public_domain=args.public_domain,
+                                 mechanism=args.mechanism, clamp=not args.no_clamp,
+                                 random=source, accountant=accountant)
+        except DataDomainError as exc:  # the library's hint names its keywords
+            raise ValueError(
+                f"column(s) {format_values(exc.columns)} have no public domain: their set of "
+                "values would be read from the data, which differential privacy does not "
+                "protect; give each a --hierarchy COL=FILE.csv, or declare the values public "
+                "with --public-domain") from None
     for w in caught:  # one line each, in the main CLI's style
         print(f"gpuppdp: warning: {w.message}", file=sys.stderr)
     with plan.writing() as out:

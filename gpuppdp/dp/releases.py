@@ -66,7 +66,12 @@ _MAX_KEY = 2**62  # mixed-radix cell keys are int64
 
 
 class DataDomainError(ValueError):
-    """A grouping column's set of values would be read from the data (not protected)."""
+    """A grouping column's set of values would be read from the data (not protected);
+    ``columns`` names them."""
+
+    def __init__(self, message: str, columns: Sequence[str] = ()):
+        super().__init__(message)
+        self.columns = list(columns)
 
 
 class OutOfDomainError(ValueError):
@@ -218,7 +223,8 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
             f"column(s) {format_values(undeclared)} have no public domain: their set of values "
             "would be read from the data, which differential privacy does not protect (one "
             "person with a new value adds a row); give a hierarchy (hierarchies=...), the "
-            "list of values (domains=...), or declare the values public (public_domain=True)")
+            "list of values (domains=...), or declare the values public (public_domain=True)",
+            undeclared)
     cells = math.prod(len(lab) for lab in labels)
     if cells > min(max_cells, _MAX_KEY):
         raise ValueError(
