@@ -105,3 +105,16 @@ def test_prior_without_its_model_is_refused(table, tmp_path, capsys):
     src, _, prior = _write(tmp_path, table)
     assert main(["check", str(src), "--qi", "sex", "--prior", str(prior)]) == 2
     assert "--prior needs --sensitive" in capsys.readouterr().err
+
+
+def test_report_cli_reports_its_steps(table, tmp_path, capsys):
+    src, _, _ = _write(tmp_path, table)
+    args = ["report", str(src), "--others", "insensitive", "--k", "3", "--backend", "cpu",
+            "--html", str(tmp_path / "r.html")]
+    for q in ("sex", "race"):
+        args += ["--qi", f"{q}={datasets.adult_path(f'adult_hierarchy_{q}.csv')}"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    steps = [line for line in err.splitlines() if line.startswith("report: ")]
+    assert steps[0].startswith("report: 0%") and steps[-1] == "report: 100% (4/4 steps)"
+    assert "\r" not in err

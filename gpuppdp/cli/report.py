@@ -15,8 +15,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import (add_anonymization_options, add_run_options, anonymizer_from_args,
-                     format_summary, print_release, release_plan, run_files, search_progress)
+from .common import (ProgressBar, add_anonymization_options, add_run_options,
+                     anonymizer_from_args, format_summary, print_release, release_plan,
+                     run_files, search_progress)
 
 __all__ = ["register", "run_report"]
 
@@ -70,7 +71,8 @@ def run_report(args: argparse.Namespace) -> int:
         out.write_table("--output", result.released, sep=table_delimiter(args.input, args.sep))
         result.report(out.path("--html"), json_path=out.path("--json"),
                       max_classes=args.top_classes, max_subsets=args.max_subsets,
-                      files=run_files(args, plan))
+                      files=run_files(args, plan),
+                      progress=ProgressBar("report", not args.quiet, unit="steps"))
     print_release(result, plan)
     print(f"report             {args.html}")
     print(f"report data        {json_path}")

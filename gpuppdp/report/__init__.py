@@ -259,7 +259,7 @@ def _lattice(result: AnonymizationResult, qids, max_nodes: int) -> dict:
 
 def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=None,
                  max_classes: int = 50, max_values: int = 30, max_subsets: int = 255,
-                 max_nodes: int = 3000, files: dict | None = None) -> dict:
+                 max_nodes: int = 3000, files: dict | None = None, progress=None) -> dict:
     """The report's figures as a JSON-ready dict (the JSON twin of the HTML).
 
     Parameters
@@ -274,7 +274,16 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
     max_nodes : lattice nodes drawn
     files : the files to name (``input``, ``output``, ``hierarchies`` QID -> path, ...; see
         :func:`describe_release`); the report names what it is given
+    progress : ``progress(done, total)``, called before the first step and after each (risk,
+        privacy losses, QID subsets, lattice)
     """
+    steps = iter(range(5))
+
+    def step():
+        done = next(steps)
+        if progress is not None:
+            progress(done, 4)
+
     if not all(hasattr(result, a) for a in ("release", "transformation", "search")):
         raise TypeError(f"result must be an AnonymizationResult, got {type(result).__name__}")
     check_frame(data)
@@ -302,6 +311,7 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
     k_models = [int(m["k"]) for m in summary["models"] if m.get("model") == "k-anonymity"]
     smallest_allowed = max(sizes_allowed) if sizes_allowed else None
 
+    step()
     before = backend.to_host(class_sizes(data, qids, backend)).astype(np.int64)
     after = backend.to_host(class_sizes(kept, qids, backend)).astype(np.int64) \
         if len(kept) else None
@@ -322,6 +332,7 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
                       "k": max(k_models) if k_models else None,
                       "bins": _size_bins(after, smallest_allowed)}
 
+    step()
     losses = worst = dominance = None
     if sens and len(kept):
         losses, worst = (list(x) for x in zip(*[
@@ -329,15 +340,18 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
             for name in sens]))
         dominance = [_dominance(kept, qids, name, max_classes) for name in sens]
 
+    step()
+    attribute_risks = _attribute_risks(data, qids, backend, max_subsets, kept)
+    step()
     report = {
         "title": "Anonymization report",
         "generator": f"gpuppdp {__version__}",
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "summary": summary, "class_sizes": class_size, "risk": risk,
         "privacy_losses": losses, "worst_class": worst, "dominance": dominance,
-        "attribute_risks": _attribute_risks(data, qids, backend, max_subsets, kept),
-        "lattice": _lattice(result, qids, max_nodes),
+        "attribute_risks": attribute_risks, "lattice": _lattice(result, qids, max_nodes),
     }
+    step()
     return _jsonable(report)
 
 
