@@ -116,14 +116,18 @@ def ordered_sums(backend, values, ptr, init=0.0, abs_prefix=False):
     return out
 
 
-def subset_stats(backend, codes, radix, max_size):
+def subset_stats(backend, codes, radix, max_size, weights=None):
     """Groups and sums of squared class sizes of every subset of at most ``max_size``
     columns of a table (for distinction and separation; see :mod:`.subsets`): host int64
     arrays ``(groups, sumsq)`` indexed by mask (bit ``b`` = ``codes[b]``; -1 where not
-    measured).  ``codes``: q device columns of codes, ``radix`` (q,) their cardinalities."""
+    measured).  ``codes``: q device columns of codes, ``radix`` (q,) their cardinalities;
+    ``weights`` (device, optional): the records each row stands for."""
     if backend.kernels == "cpu":
+        n = int(codes[0].shape[0])
+        w = np.ones(n, dtype=np.int64) if weights is None else \
+            np.asarray(weights, dtype=np.int64)
         return subsets.all_subsets_njit(np.stack(codes).astype(np.int32, copy=False),
-                                        np.asarray(radix, dtype=np.int64), int(max_size))
+                                        np.asarray(radix, dtype=np.int64), int(max_size), w)
     groups, sumsq = subsets.all_subsets_xp(backend.xp, list(codes), [int(r) for r in radix],
-                                           int(max_size))
+                                           int(max_size), weights)
     return backend.to_host(groups), backend.to_host(sumsq)

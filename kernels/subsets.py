@@ -129,16 +129,17 @@ def _one_subset(codes_col, radix, weights, pid, use_parent, space, out_ids, stor
 
 
 @njit(cache=True)
-def suffix_sets_njit(codes, radix, max_space):
+def suffix_sets_njit(codes, radix, max_space, row_weights):
     """Frequency sets of the column suffixes ``codes[b:]`` (b = 0..q-1) of a table, each in
     lexicographic order of its columns (``codes[b]`` most significant).
 
-    ``codes`` (q, n) int32, ``radix`` (q,) int64.  One backward sweep over the rows: the rank
+    ``codes`` (q, n) int32, ``radix`` (q,) int64, ``row_weights`` (n,) int64: the records
+    each row stands for (ones for a plain table).  One backward sweep over the rows: the rank
     of a row in suffix ``b`` is the rank of ``codes[b] * g + rank in suffix b + 1`` (``g``
     entries there), by :func:`.groupby.number_keys` (counting over that key space when it has
     at most ``max_space`` values).  Returns ``(ptr, rep, count)``: the entries of suffix ``b``
     are ``ptr[b]:ptr[b+1]``, in order, each with one member row ``rep`` and its number of
-    rows ``count``."""
+    records ``count``."""
     q, n = codes.shape
     ids = np.zeros(n, dtype=np.int64)
     key = np.empty(n, dtype=np.int64)
@@ -153,7 +154,7 @@ def suffix_sets_njit(codes, radix, max_space):
         new_g = number_keys(key, space, ids, True, max_space)
         counts_b[:new_g] = 0
         for i in range(n):
-            counts_b[ids[i]] += 1
+            counts_b[ids[i]] += row_weights[i]
         rep = np.empty(new_g, dtype=np.int64)
         for i in range(n):
             rep[ids[i]] = i
@@ -302,11 +303,12 @@ def _run_chunk(codes, radix, ptr, weights, max_size, task_b, task_h, tasks, coun
             hb += 1
 
 
-def all_subsets_njit(codes, radix, max_size, threads=None, count_ratio=4,
+def all_subsets_njit(codes, radix, max_size, row_weights, threads=None, count_ratio=4,
                      dense_limit=1 << 22):
     """Groups and sums of squared class sizes of every subset of at most ``max_size``
     columns of a table: ``(groups, sumsq)`` indexed by mask (bit ``b`` = column ``b``;
-    -1 where not measured).
+    -1 where not measured).  ``row_weights`` (n,) int64: the records each row stands for
+    (ones for a plain table; the counts of a frequency set).
 
     The subsets whose lowest bit is ``b`` are grouped on the frequency set of the columns
     ``b..q-1`` (:func:`suffix_sets_njit`; place the widest columns first, so they appear in
@@ -320,9 +322,9 @@ def all_subsets_njit(codes, radix, max_size, threads=None, count_ratio=4,
     q, n = codes.shape
     if q > 30:
         raise ValueError(f"at most 30 columns, got {q}")
-    ptr, rep, count = suffix_sets_njit(codes, radix, max(dense_limit, 4 * n))
+    ptr, rep, count = suffix_sets_njit(codes, radix, max(dense_limit, 4 * n), row_weights)
     sets = gather_sets_njit(codes, ptr, rep)
-    weights = count.astype(np.int32 if n < 2**31 else np.int64)  # class sizes fit
+    weights = count.astype(np.int32 if row_weights.sum() < 2**31 else np.int64)  # sizes fit
     sizes = np.diff(ptr)
     tasks_b, tasks_h, work = [], [], []
     for b in range(q):
@@ -357,10 +359,10 @@ def all_subsets_njit(codes, radix, max_size, threads=None, count_ratio=4,
 # --------------------------------------------------------------------------------------
 # Array (NumPy / CuPy) form
 # --------------------------------------------------------------------------------------
-def all_subsets_xp(xp, codes, radix, max_size):
+def all_subsets_xp(xp, codes, radix, max_size, row_weights=None):
     """:func:`all_subsets_njit` in array passes (the GPU's form): ``(groups, sumsq)`` device
     int64 arrays indexed by mask.  ``codes``: q device columns, ``radix`` their (host)
-    cardinalities.
+    cardinalities, ``row_weights`` (device, optional) the records each row stands for.
 
     For ``b = 0..q-1`` the frequency set of the columns ``b..q-1`` is grouped from the
     previous one (:func:`.groupby.group_xp`, sorted order); each subset with lowest bit ``b``
@@ -369,7 +371,7 @@ def all_subsets_xp(xp, codes, radix, max_size):
     q = len(codes)
     cur = list(codes)
     masks, counted = [], []  # masks (host); per mask (groups, sum of squares) on the device
-    weights = None
+    weights = None if row_weights is None else row_weights.astype(xp.float64)
     for b in range(q):
         ids, rep, _ = group_xp(xp, cur[b:], radix[b:], order="sorted")
         f = int(rep.shape[0])

@@ -5,6 +5,7 @@ nothing behind."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -231,3 +232,26 @@ def test_encoding_error_names_its_byte_and_line_in_the_file(tmp_path):
         with pytest.raises(ValueError, match="not UTF-8 text") as info:
             read()
         assert expected in str(info.value)
+
+
+def test_risk_in_chunks_equals_risk_in_memory(adult, tmp_path):
+    """Reduced to its distinct QID combinations chunk by chunk, a table gives every figure of
+    the in-memory risk report (suppressed rows counted and left out, attribute risks from
+    the weighted combinations)."""
+    from gpuppdp.analysis.risk import risk_report, risk_report_chunks
+    from gpuppdp.cli.main import main
+
+    data, _ = adult
+    data = data.copy()
+    data.loc[data.index[:40], ["sex", "age", "race", "education"]] = "*"
+    qids = ["sex", "age", "race", "education"]
+    whole = risk_report(data, qids, population_size=10 ** 6, backend="cpu")
+    chunked = risk_report_chunks((data.iloc[i:i + 777] for i in range(0, len(data), 777)),
+                                 qids, population_size=10 ** 6, backend="cpu")
+    assert json.dumps(chunked, sort_keys=True) == json.dumps(whole, sort_keys=True)
+    src = tmp_path / "t.csv"
+    data.to_csv(src, sep=";", index=False)
+    for extra, name in (([], "whole"), (["--chunk-rows", "1000"], "chunked")):
+        assert main(["risk", str(src), "--qi", ",".join(qids), "--population-size", "1000000",
+                     "--quiet", "--json", str(tmp_path / f"{name}.json"), *extra]) == 0
+    assert json.load(open(tmp_path / "chunked.json")) == json.load(open(tmp_path / "whole.json"))

@@ -44,8 +44,9 @@ def test_every_path_equals_pandas(path, seed, threads):
     codes = np.stack([rng.integers(0, r, size=n) for r in radix]).astype(np.int32)
     max_size = int(rng.integers(1, q + 1))
     count_ratio, dense_limit = PATHS[path]
-    groups, sumsq = subsets.all_subsets_njit(codes, radix, max_size, threads=threads,
-                                             count_ratio=count_ratio, dense_limit=dense_limit)
+    groups, sumsq = subsets.all_subsets_njit(codes, radix, max_size, np.ones(n, np.int64),
+                                             threads=threads, count_ratio=count_ratio,
+                                             dense_limit=dense_limit)
     want_groups, want_sumsq = naive(codes, max_size)
     np.testing.assert_array_equal(groups, want_groups)
     np.testing.assert_array_equal(sumsq, want_sumsq)
@@ -61,12 +62,35 @@ def test_array_form_equals_numba_form(seed):
     radix = rng.integers(1, 300, size=q).astype(np.int64)
     codes = np.stack([rng.integers(0, r, size=n) for r in radix]).astype(np.int32)
     max_size = int(rng.integers(1, q + 1))
-    want = subsets.all_subsets_njit(codes, radix, max_size)
+    want = subsets.all_subsets_njit(codes, radix, max_size, np.ones(n, np.int64))
     np.testing.assert_array_equal(want[0], naive(codes, max_size)[0])
     got = subsets.all_subsets_xp(np, list(codes), radix.tolist(), max_size)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
     be = strict_backend()
     got = kernels.subset_stats(be, [be.asarray(c) for c in codes], radix, max_size)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_weighted_rows_equal_the_expanded_table(seed):
+    """A frequency set (distinct rows with their counts) gives the numbers of the table it
+    stands for, in every form."""
+    rng = np.random.default_rng(80 + seed)
+    q = int(rng.integers(1, 6))
+    radix = rng.integers(1, 40, size=q).astype(np.int64)
+    distinct = np.unique(np.stack([rng.integers(0, r, size=400) for r in radix], axis=1),
+                         axis=0).T.astype(np.int32)
+    weights = rng.integers(1, 9, size=distinct.shape[1]).astype(np.int64)
+    expanded = np.repeat(distinct, weights, axis=1)
+    max_size = int(rng.integers(1, q + 1))
+    want = naive(expanded, max_size)
+    got = subsets.all_subsets_njit(distinct, radix, max_size, weights)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    be = strict_backend()
+    got = kernels.subset_stats(be, [be.asarray(c) for c in distinct], radix, max_size,
+                               be.asarray(weights))
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)

@@ -30,12 +30,13 @@ import pandas as pd
 from .. import kernels
 from ..backend import Backend, get_backend
 from ..engine.codes import encode_columns as encode_host
-from ..engine.transform import suppressed_rows
+from ..engine.transform import SUPPRESSED_LABEL, suppressed_rows
 from ..kernels import groupby
 from ..notebook import Measures
 from ..validation import check_columns
 
 __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_columns",
+           "risk_report_chunks",
            "class_sizes", "class_sizes_encoded", "sample_risk_summary", "population_class_sizes",
            "population_groups",
            "population_uniqueness", "pitman_uniques", "zayatz_uniques", "snb_uniques",
@@ -539,13 +540,14 @@ def attribute_risks(data: pd.DataFrame, quasi_identifiers: Sequence[str],
 
 
 def attribute_risks_encoded(codes, cards, names, backend: Backend, *,
-                            max_size: int | None = None) -> list[AttributeRisk]:
+                            max_size: int | None = None, weights=None) -> list[AttributeRisk]:
     """:func:`attribute_risks` on dictionary codes (``codes[j]`` device ints in
-    ``0..cards[j]-1``), unsorted (bitmask order)."""
+    ``0..cards[j]-1``), unsorted (bitmask order); ``weights`` (device, optional): the records
+    each row stands for (the counts of a frequency set)."""
     qids = list(names)
     q = len(qids)
     max_size = q if max_size is None else int(max_size)
-    n = int(codes[0].shape[0])
+    n = int(codes[0].shape[0]) if weights is None else int(backend.to_host(weights).sum())
     # bit b of a subset mask is QID order[b], largest cardinality first.  A subset is grouped
     # from its parent without the highest bit (the smallest radix, so key spaces stay small),
     # on the frequency set of the QIDs order[b:], b its lowest bit: the subsets that leave out
@@ -553,7 +555,7 @@ def attribute_risks_encoded(codes, cards, names, backend: Backend, *,
     order = sorted(range(q), key=lambda j: -cards[j])
     rad = [int(cards[j]) for j in order]
     cur = [codes[j] for j in order]
-    groups, sumsq = kernels.subset_stats(backend, cur, rad, max_size)
+    groups, sumsq = kernels.subset_stats(backend, cur, rad, max_size, weights)
     # by lowest bit b, then by the bits above it
     masks = np.concatenate([(1 << b) | (np.arange(1 << (q - 1 - b), dtype=np.int64) << (b + 1))
                             for b in range(q)])
@@ -607,6 +609,64 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
     else:
         sizes, big = population_class_sizes(data, population, qids, backend)
         summary = sample_risk_summary(sizes, backend, population_sizes=big)
+    return _assemble(qids, n_suppressed, summary, sizes, population_size, backend,
+                     (lambda: attribute_risks(data, qids, backend)) if attributes else None,
+                     step)
+
+
+def risk_report_chunks(chunks, quasi_identifiers: Sequence[str], population_size=None,
+                       backend: Backend | str = "cpu", *, attributes: bool = True,
+                       progress=None) -> dict:
+    """:func:`risk_report` of a table given as consecutive row chunks (DataFrames holding
+    the QID columns, e.g. :func:`gpuppdp.io.read_chunks`): the chunks are reduced to the
+    distinct QID combinations with their counts (:class:`~gpuppdp.engine.codes.DistinctRows`),
+    and every figure is computed from those, so memory follows the number of classes, not of
+    rows.  Same figures as :func:`risk_report` of the whole table (no population table)."""
+    from ..engine.codes import DistinctRows  # noqa: PLC0415
+
+    backend = get_backend(backend)
+    qids = list(quasi_identifiers)
+    if not qids:
+        raise ValueError("quasi_identifiers: give at least one column")
+    steps = 2 + (population_size is not None) + bool(attributes)
+    done = 0
+
+    def step():
+        nonlocal done
+        if progress is not None:
+            progress(done, steps)
+        done += 1
+
+    step()
+    reducer = DistinctRows(qids)
+    for chunk in chunks:
+        reducer.add(chunk)
+    if reducer.rows == 0:
+        raise ValueError("the table is empty (0 rows)")
+    codes, labels, counts = reducer.result()
+    star = np.ones(len(counts), dtype=bool)
+    for c, lab in zip(codes, labels):
+        star &= (lab == SUPPRESSED_LABEL)[c]
+    n_suppressed = int(counts[star].sum())
+    if n_suppressed == reducer.rows:
+        raise ValueError(f"no rows to measure: all {reducer.rows} rows are suppressed (all "
+                         "quasi-identifiers '*')")
+    codes = [backend.asarray(c[~star].astype(np.int32)) for c in codes]
+    counts = counts[~star]
+    step()
+    sizes = backend.asarray(counts)                  # each distinct combination is a class
+    cards = [max(len(lab), 1) for lab in labels]
+    return _assemble(qids, n_suppressed, sample_risk_summary(sizes, backend), sizes,
+                     population_size, backend,
+                     (lambda: attribute_risks_encoded(codes, cards, qids, backend,
+                                                      weights=sizes)) if attributes else None,
+                     step)
+
+
+def _assemble(qids, n_suppressed, summary, sizes, population_size, backend, attribute_risks_of,
+              step) -> dict:
+    """The report of :func:`risk_report` from its parts (attribute risks computed by
+    ``attribute_risks_of()``, when given, in ARX's order)."""
     rep = {"quasi_identifiers": qids, "suppressed_rows": n_suppressed}
     rep.update(summary.to_dict())
     rep["population_size"] = None
@@ -617,10 +677,11 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
         rep["population_size"] = int(population_size) if float(population_size).is_integer() \
             else float(population_size)
         rep["population_uniqueness"] = pu
-    if attributes:
+    if attribute_risks_of is not None:
         step()
+        risks = sorted(attribute_risks_of(),
+                       key=lambda r: (len(r.attributes), r.distinction, r.separation))
         rep["attribute_risks"] = {r.name: {"distinction": r.distinction,
-                                           "separation": r.separation}
-                                  for r in attribute_risks(data, qids, backend)}
+                                           "separation": r.separation} for r in risks}
     step()
     return Measures(rep, "re-identification risk")

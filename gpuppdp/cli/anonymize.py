@@ -10,8 +10,9 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from .common import (add_anonymization_options, add_run_options, anonymizer_from_args,
-                     format_summary, print_release, release_plan, run_summary, search_progress)
+from .common import (add_anonymization_options, add_chunk_option, add_run_options,
+                     anonymizer_from_args, chunk_rows_for, format_summary, print_release,
+                     release_plan, run_summary, search_progress)
 from .generate import whole_number
 
 if TYPE_CHECKING:  # registering imports only the standard library; the runs load the library
@@ -79,26 +80,6 @@ def _census_demo(args) -> int:
     return 0
 
 
-IN_MEMORY_BYTES = 256 * 2 ** 20
-"""Inputs up to this size (CSV) or :data:`gpuppdp.io.CHUNK_ROWS` rows (Parquet) are read into
-memory at once; larger ones are anonymized out of core (see ``--chunk-rows``)."""
-
-
-def _chunk_rows(args) -> int | None:
-    """Rows per chunk for an out-of-core run, or None to read the table into memory."""
-    from ..io import CHUNK_ROWS
-
-    if args.chunk_rows is not None:
-        return whole_number("--chunk-rows", args.chunk_rows, 1)
-    if args.input.lower().endswith((".parquet", ".pq")):
-        import pyarrow.parquet as pq
-
-        large = pq.read_metadata(args.input).num_rows > CHUNK_ROWS
-    else:
-        large = os.path.getsize(args.input) > IN_MEMORY_BYTES
-    return CHUNK_ROWS if large else None
-
-
 def _dask_anonymize(args) -> int:
     """``anonymize --dask``: encoded and released on a Dask cluster (:mod:`gpuppdp.cluster`);
     a Parquet release is a dataset folder, a CSV release one file."""
@@ -134,7 +115,7 @@ def cmd_anonymize(args) -> int:
         return _dask_anonymize(args)
     plan = release_plan(args).add("--json", args.json)
     t0 = time.perf_counter()
-    chunk_rows = _chunk_rows(args) if os.path.isfile(args.input) else None
+    chunk_rows = chunk_rows_for(args)
     data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
     if chunk_rows is None:
         logging.getLogger("gpuppdp").debug("loaded in %.3f s", time.perf_counter() - t0)
@@ -170,10 +151,8 @@ def register(subparsers) -> None:
     an = subparsers.add_parser("anonymize", help="optimal generalization of a CSV/Parquet table")
     add_anonymization_options(an)
     an.add_argument("--output", required=True, help="released table (.csv or .parquet)")
-    an.add_argument("--chunk-rows", default=None, metavar="N",
-                    help="anonymize out of core, reading and releasing N rows at a time "
-                    "(memory: a chunk and the frequency sets); default: in memory up to "
-                    "1,048,576 rows (Parquet) or 256 MiB (CSV), out of core above")
+    add_chunk_option(an, "anonymize out of core, reading and releasing N rows at a time "
+                     "(memory: a chunk and the frequency sets)")
     an.add_argument("--dask", default=None, metavar="local:N|tcp://HOST:PORT",
                     help="encode and release on a Dask cluster: a new local cluster of N "
                     "worker processes, or a running scheduler (a .parquet release is then a "

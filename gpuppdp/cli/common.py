@@ -124,6 +124,39 @@ def add_measured_qi_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
 
 
+IN_MEMORY_BYTES = 256 * 2 ** 20
+"""Inputs up to this size (CSV) or :data:`gpuppdp.io.CHUNK_ROWS` rows (Parquet) are read into
+memory at once; larger ones are read in chunks (``--chunk-rows``)."""
+
+
+def add_chunk_option(p: argparse.ArgumentParser, what: str) -> None:
+    """``--chunk-rows N`` (see :func:`chunk_rows_for`); ``what`` says what it does."""
+    p.add_argument("--chunk-rows", default=None, metavar="N",
+                   help=f"{what}; default: in memory up to 1,048,576 rows (Parquet) or 256 MiB "
+                   "(CSV), in chunks of that many rows above")
+
+
+def chunk_rows_for(args) -> int | None:
+    """Rows per chunk for a run that reads INPUT in chunks, or None to read it into memory:
+    ``--chunk-rows``, else chunks for inputs over 2^20 rows (Parquet) or 256 MiB (CSV)."""
+    import os
+
+    from ..io import CHUNK_ROWS
+    from .generate import whole_number
+
+    if args.chunk_rows is not None:
+        return whole_number("--chunk-rows", args.chunk_rows, 1)
+    if not os.path.isfile(args.input):
+        return None                    # read_table says what is wrong with it
+    if args.input.lower().endswith((".parquet", ".pq")):
+        import pyarrow.parquet as pq
+
+        large = pq.read_metadata(args.input).num_rows > CHUNK_ROWS
+    else:
+        large = os.path.getsize(args.input) > IN_MEMORY_BYTES
+    return CHUNK_ROWS if large else None
+
+
 def measured_qids(args) -> tuple[list[str], dict[str, str]]:
     """The QID names of :func:`add_measured_qi_option` (in order, each once) and their
     hierarchy files (those given)."""
@@ -144,16 +177,27 @@ def measured_qids(args) -> tuple[list[str], dict[str, str]]:
 def check_hierarchy_values(data, files: dict[str, str], sep: str = ";") -> None:
     """Each column of ``files`` (QID -> hierarchy CSV) holds only labels of its hierarchy (at
     any level) or ``*``; otherwise a ValueError naming the first values that are not."""
+    check_known_labels(data, known_labels(files, sep), files)
+
+
+def known_labels(files: dict[str, str], sep: str = ";") -> dict[str, set]:
+    """Per QID of ``files`` (QID -> hierarchy CSV): every label of its hierarchy, and ``*``."""
     from ..hierarchy import Hierarchy
+
+    known = {}
+    for name, path in files.items():
+        h = Hierarchy.from_csv(path, name=name, sep=sep)
+        known[name] = {"*"}.union(*(map(str, h.labels(lv)) for lv in range(h.height + 1)))
+    return known
+
+
+def check_known_labels(data, known: dict[str, set], files: dict[str, str]) -> None:
+    """:func:`check_hierarchy_values` with the labels loaded (for a table read in chunks)."""
     from ..validation import format_values
 
     for name, path in files.items():
-        h = Hierarchy.from_csv(path, name=name, sep=sep)
-        known = {"*"}
-        for level in range(h.height + 1):
-            known.update(str(v) for v in h.labels(level))
         values = data[name].astype(str).unique()
-        unknown = [v for v in values if v not in known]
+        unknown = [v for v in values if v not in known[name]]
         if unknown:
             raise ValueError(f"--qi {name}={path}: {len(unknown)} value(s) of {name!r} are not "
                              f"labels of the hierarchy: {format_values(unknown)}")

@@ -15,8 +15,9 @@ import argparse
 import math
 
 from .choices import BACKENDS
-from .common import (ProgressBar, add_measured_qi_option, check_hierarchy_values, measured_qids,
-                     read_measured, table_subcommand)
+from .common import (ProgressBar, add_chunk_option, add_measured_qi_option,
+                     check_hierarchy_values, check_known_labels, chunk_rows_for, known_labels,
+                     measured_qids, read_measured, table_subcommand)
 
 __all__ = ["register", "run_risk", "format_report"]
 
@@ -43,6 +44,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=BACKENDS, default="cpu",
                    help="where the arrays are computed (default cpu)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_chunk_option(p, "read INPUT N rows at a time and measure its distinct QID combinations "
+                     "(memory follows the classes, not the rows; not with --population)")
     return p
 
 
@@ -99,18 +102,32 @@ def format_report(rep: dict, top: int = 10) -> str:
 
 def run_risk(args: argparse.Namespace) -> int:
     """Run ``risk``; returns the exit status (0)."""
-    from ..analysis.risk import risk_report
+    from ..analysis.risk import risk_report, risk_report_chunks
     from ..backend import get_backend
+    from ..io import OutputPlan, read_chunks
 
     qids, hierarchies = measured_qids(args)
     population = _population(args.population_size)
     if args.top < 0:
         raise ValueError(f"--top must be at least 0, got {args.top}")
-    plan, data, table = read_measured(args, qids, qids, hierarchies.values())
-    check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
     bar = ProgressBar("risk", not args.quiet, unit="steps")
-    rep = risk_report(data, qids, population_size=population,
-                      backend=get_backend(args.backend), population=table, progress=bar)
+    chunk_rows = chunk_rows_for(args) if args.population is None else None
+    if chunk_rows is None:
+        plan, data, table = read_measured(args, qids, qids, hierarchies.values())
+        check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
+        rep = risk_report(data, qids, population_size=population,
+                          backend=get_backend(args.backend), population=table, progress=bar)
+    else:  # in chunks: memory follows the classes, not the rows
+        plan = OutputPlan([args.input, *hierarchies.values()]).add("--json", args.json)
+        known = known_labels(hierarchies, args.hierarchy_sep)
+
+        def chunks():
+            for chunk in read_chunks(args.input, sep=args.sep, columns=qids, rows=chunk_rows):
+                check_known_labels(chunk, known, hierarchies)
+                yield chunk
+
+        rep = risk_report_chunks(chunks(), qids, population_size=population,
+                                 backend=get_backend(args.backend), progress=bar)
     print(format_report(rep, args.top))
     with plan.writing() as out:
         out.write_json("--json", rep, indent=1)

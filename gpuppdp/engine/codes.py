@@ -21,6 +21,10 @@ here only:
 
 Codes are returned in the smallest signed integer dtype that holds them
 (:func:`smallest_int_dtype`); only the distinct values are ever compared or turned into strings.
+
+A table read in chunks is encoded chunk by chunk with a :class:`ColumnDictionary` per column
+(codes in order of first appearance in the whole table, whatever the chunking), and
+:class:`DistinctRows` reduces the chunks to their distinct rows with counts.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ import pandas as pd
 
 from ..validation import format_values
 
-__all__ = ["UnknownValuesError", "encode_column", "encode_columns", "smallest_int_dtype"]
+__all__ = ["UnknownValuesError", "encode_column", "encode_columns", "smallest_int_dtype",
+           "ColumnDictionary", "DistinctRows"]
 
 
 def smallest_int_dtype(n_values: int) -> np.dtype:
@@ -206,3 +211,83 @@ def encode_columns(data: pd.DataFrame, columns: Sequence[str], *,
         codes.append(col_codes)
         labels.append(col_labels)
     return codes, labels
+
+
+class ColumnDictionary:
+    """Codes of one column read chunk after chunk: :meth:`encode` gives each value the code of
+    its first appearance in all the chunks so far (values as strings), as :func:`encode_column`
+    with ``as_str=True`` gives for the whole column."""
+
+    def __init__(self):
+        self._index: dict = {}
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def encode(self, values) -> np.ndarray:
+        """Host int64 codes of ``values`` (only the distinct values are looked up)."""
+        local, labels = encode_column(values, as_str=True)
+        index = self._index
+        lut = np.array([index.setdefault(v, len(index)) for v in labels.tolist()],
+                       dtype=np.int64)
+        return lut[local]
+
+    @property
+    def labels(self) -> np.ndarray:
+        """Object array of the labels, code order."""
+        out = np.empty(len(self._index), dtype=object)
+        out[:] = list(self._index)
+        return out
+
+
+class DistinctRows:
+    """The distinct rows of some columns of a table read in chunks, with how many rows each
+    stands for -- the table's frequency set, in memory proportional to it, not to the rows.
+
+    :meth:`add` a chunk (a DataFrame holding the columns); :meth:`result` gives ``(codes,
+    labels, counts)``: ``codes`` a list of host int64 arrays (one per column, codes in
+    ``labels``, numbered by first appearance), ``counts`` host int64.  Pending chunk sets are
+    merged when they hold more than ``merge_rows`` rows and the merged set's size.
+    """
+
+    def __init__(self, columns: Sequence[str], merge_rows: int = 1 << 22):
+        self.columns = list(columns)
+        self.dictionaries = [ColumnDictionary() for _ in self.columns]
+        self._merged: list[tuple] = []
+        self._pending: list[tuple] = []
+        self._merge_rows = merge_rows
+        self.rows = 0
+
+    def add(self, chunk: pd.DataFrame) -> None:
+        if not len(chunk):
+            return
+        codes = np.stack([d.encode(chunk[c]) for d, c in zip(self.dictionaries, self.columns)],
+                         axis=1)
+        self._pending.append(_distinct(codes, np.ones(len(chunk), dtype=np.int64)))
+        self.rows += len(chunk)
+        pending = sum(len(w) for _, w in self._pending)
+        if pending > max(self._merge_rows, sum(len(w) for _, w in self._merged)):
+            self._merged = [self._merge(self._merged + self._pending)]
+            self._pending = []
+
+    @staticmethod
+    def _merge(parts: list[tuple]) -> tuple:
+        if len(parts) == 1:
+            return parts[0]
+        return _distinct(np.concatenate([c for c, _ in parts]),
+                         np.concatenate([w for _, w in parts]))
+
+    def result(self) -> tuple[list, list, np.ndarray]:
+        codes, counts = self._merge(self._merged + self._pending) if self.rows else (
+            np.zeros((0, len(self.columns)), dtype=np.int64), np.zeros(0, dtype=np.int64))
+        return ([codes[:, j].copy() for j in range(codes.shape[1])],
+                [d.labels for d in self.dictionaries], counts)
+
+
+def _distinct(codes: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of ``codes`` (n, q) in order of first appearance, and their weights."""
+    from ..kernels import groupby  # noqa: PLC0415 - Numba only when chunks are reduced
+
+    group, rep, _ = groupby.group(np, codes, None)
+    return codes[rep], np.bincount(group, weights=weights,
+                                   minlength=len(rep)).astype(np.int64)

@@ -19,7 +19,7 @@ from ..backend import Backend
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import format_values
-from .codes import UnknownValuesError, encode_column, smallest_int_dtype
+from .codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
            "encode", "encode_chunks", "SensitiveEncoder", "check_complete", "leaf_codes",
@@ -421,7 +421,7 @@ class SensitiveEncoder:
                 raise SchemaError(f"privacy models refer to {name!r}, which is not a sensitive "
                                   "attribute of the schema")
         self.names = names
-        self._labels: list[dict] = [{} for _ in names]       # label -> code, insertion-ordered
+        self._labels = [ColumnDictionary() for _ in names]
         self._counts = [np.zeros(0, dtype=np.int64) for _ in names]
         self._combinations: dict = {}                          # tuple of codes -> carried code
 
@@ -437,12 +437,9 @@ class SensitiveEncoder:
         :mod:`gpuppdp.cluster`)."""
         codes = []
         for i, name in enumerate(self.names):
-            local, labels = encode_column(data[name], as_str=True)
-            index = self._labels[i]
-            lut = np.array([index.setdefault(v, len(index)) for v in labels.tolist()],
-                           dtype=np.int64)
-            col = lut[local]
-            counts = np.bincount(col, weights=weights, minlength=len(index)).astype(np.int64)
+            col = self._labels[i].encode(data[name])
+            counts = np.bincount(col, weights=weights,
+                                 minlength=len(self._labels[i])).astype(np.int64)
             counts[:len(self._counts[i])] += self._counts[i]
             self._counts[i] = counts
             codes.append(col)
@@ -461,8 +458,7 @@ class SensitiveEncoder:
         enc.n_sens = self.n_carried
         combos = np.array(list(self._combinations), dtype=np.int64).reshape(-1, len(self.names))
         for i, name in enumerate(self.names):
-            labels = np.empty(len(self._labels[i]), dtype=object)
-            labels[:] = list(self._labels[i])
+            labels = self._labels[i].labels
             from_carried = None if len(self.names) == 1 else backend.asarray(combos[:, i])
             enc.sensitive[name] = SensitiveColumn(backend.asarray(self._counts[i]), labels,
                                                   from_carried)
