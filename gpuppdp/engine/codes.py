@@ -245,7 +245,7 @@ class DistinctRows:
     stands for -- the table's frequency set, in memory proportional to it, not to the rows.
 
     :meth:`add` a chunk (a DataFrame holding the columns); :meth:`result` gives ``(codes,
-    labels, counts)``: ``codes`` a list of host int64 arrays (one per column, codes in
+    labels, counts)``: ``codes`` a list of host int32 arrays (one per column, codes in
     ``labels``, numbered by first appearance), ``counts`` host int64.  Pending chunk sets are
     merged when they hold more than ``merge_rows`` rows and the merged set's size.
     """
@@ -261,8 +261,8 @@ class DistinctRows:
     def add(self, chunk: pd.DataFrame) -> None:
         if not len(chunk):
             return
-        codes = np.stack([d.encode(chunk[c]) for d, c in zip(self.dictionaries, self.columns)],
-                         axis=1)
+        codes = np.stack([d.encode(chunk[c]).astype(np.int32)  # distinct values < 2^31
+                          for d, c in zip(self.dictionaries, self.columns)], axis=1)
         self._pending.append(_distinct(codes, np.ones(len(chunk), dtype=np.int64)))
         self.rows += len(chunk)
         pending = sum(len(w) for _, w in self._pending)
@@ -279,7 +279,7 @@ class DistinctRows:
 
     def result(self) -> tuple[list, list, np.ndarray]:
         codes, counts = self._merge(self._merged + self._pending) if self.rows else (
-            np.zeros((0, len(self.columns)), dtype=np.int64), np.zeros(0, dtype=np.int64))
+            np.zeros((0, len(self.columns)), dtype=np.int32), np.zeros(0, dtype=np.int64))
         return ([codes[:, j].copy() for j in range(codes.shape[1])],
                 [d.labels for d in self.dictionaries], counts)
 
