@@ -1,0 +1,77 @@
+"""The ``gpuppdp anatomize`` subcommand: anatomy (Xiao & Tao, VLDB 2006), see
+:mod:`gpuppdp.anatomy`.
+
+::
+
+    gpuppdp anatomize INPUT --qi COL [COL ...] --sensitive COL --l L --qit QIT.csv --st ST.csv
+        [--groups COL] [--seed N] [--sep SEP] [--json OUT.json]
+
+Both tables (and the JSON summary) are written together at the end
+(:class:`gpuppdp.io.OutputPlan`); nothing is written on an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import table_subcommand
+
+__all__ = ["register", "run_anatomize"]
+
+
+def _columns(text: str) -> list[str]:
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"--qi expects column names, got {text!r}")
+    return names
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add the ``anatomize`` subcommand to an ``argparse`` subparsers object."""
+    p = table_subcommand(
+        subparsers, "anatomize", run_anatomize, json="also write the summary as JSON",
+        help="anatomy: publish the QIDs and the sensitive values in two l-diverse tables",
+        description="Partition the rows of INPUT into l-diverse groups (Xiao & Tao's bucket "
+                    "algorithm, or the groups of --groups) and write the quasi-identifier "
+                    "table (QIDs unmodified plus group_id) and the sensitive table (group_id, "
+                    "sensitive value, count).")
+    p.add_argument("--qi", nargs="+", action="append", required=True, type=_columns,
+                   metavar="COL", help="quasi-identifying column(s); repeatable, space- or "
+                   "comma-separated")
+    p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive column")
+    p.add_argument("--l", type=int, required=True, metavar="L",
+                   help="no sensitive value on more than 1/L of a group (L >= 2)")
+    p.add_argument("--groups", default=None, metavar="COL",
+                   help="take the groups from this column (checked to be l-diverse) instead "
+                   "of forming them")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the bucket algorithm's choices (default: OS entropy)")
+    p.add_argument("--qit", required=True, metavar="QIT.csv",
+                   help="the quasi-identifier table (CSV or Parquet by the ending)")
+    p.add_argument("--st", required=True, metavar="ST.csv",
+                   help="the sensitive table (CSV or Parquet by the ending)")
+    return p
+
+
+def run_anatomize(args: argparse.Namespace) -> int:
+    """Run ``anatomize``; returns the exit status (0)."""
+    from ..anatomy import anatomize
+    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter
+
+    qids = [c for group in args.qi for items in group for c in items]
+    plan = (OutputPlan([args.input]).add("--qit", args.qit, TABLE_SUFFIXES)
+            .add("--st", args.st, TABLE_SUFFIXES).add("--json", args.json))
+    columns = list(dict.fromkeys(qids + [args.sensitive]
+                                 + ([args.groups] if args.groups else [])))
+    data = read_table(args.input, sep=args.sep, columns=columns)
+    release = anatomize(data, quasi_identifiers=qids, sensitive=args.sensitive, l=args.l,
+                        groups=args.groups, seed=args.seed)
+    summary = release.summary()
+    print(f"anatomy: {summary['records']} records in {summary['groups']} groups "
+          f"({summary['smallest_group']}-{summary['largest_group']} rows), l={args.l}")
+    sep = table_delimiter(args.input, args.sep)
+    with plan.writing() as out:
+        out.write_table("--qit", release.qit, sep=sep)
+        out.write_table("--st", release.st, sep=sep)
+        out.write_json("--json", summary)
+    return 0

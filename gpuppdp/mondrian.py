@@ -1,0 +1,440 @@
+"""Mondrian multidimensional k-anonymity (LeFevre, DeWitt & Ramakrishnan, ICDE 2006).
+
+The table is cut recursively, top-down: a partition is cut along the quasi-identifier of
+widest normalized range (numeric: ``(max - min) / (global max - global min)``; categorical:
+the normalized certainty penalty of the lowest common ancestor of its values), numeric ones at
+the median, categorical ones into the children of that ancestor in their hierarchy.  A cut is
+allowable when every part holds at least ``k`` records (and ``l`` distinct sensitive values,
+Machanavajjhala et al.'s distinct l-diversity, when ``l`` is given); a partition with no
+allowable cut on any QID (tried in order of width) is final.
+
+* **strict** (the paper's strict multidimensional partitioning): parts are disjoint; the
+  records equal to the median go to the left part, or, when that leaves fewer than ``k`` on
+  the right, to the right part (the more balanced of the two allowable cuts is taken);
+* **relaxed**: a numeric partition is cut into two halves of its sorted records, so records
+  equal to the median may fall on both sides and released ranges may overlap.
+
+All open partitions of a round are cut together with array operations (a segmented sort for
+the medians, one group-by for the parts, segment reductions for ranges and ancestors); only
+rounds and QIDs are looped over.  Released values: a numeric range ``[lo-hi]`` (one value as
+itself), a categorical ancestor's label.  The information loss is the normalized certainty
+penalty (NCP, Xu et al., KDD 2006): per record and QID ``(hi - lo) / (max - min)``, or
+``(leaves under the label - 1) / (leaves - 1)``; the global certainty penalty (GCP) is their
+mean over records and QIDs (Ghinita et al., VLDB 2007).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .engine.codes import encode_column
+from .hierarchy import Hierarchy
+from .kernels import groupby
+from .queries import label_leaves, parse_interval
+from .validation import check_columns, check_int, format_values
+
+__all__ = ["mondrian", "MondrianRelease", "certainty_penalty"]
+
+
+@dataclass
+class MondrianRelease:
+    """A Mondrian release: ``released`` (the input's rows in their order, QIDs generalized),
+    ``partition`` (each row's partition, ``0..partitions-1``), the NCP of each QID
+    (``ncp``, mean over records) and the GCP (``gcp``)."""
+
+    released: pd.DataFrame
+    partition: np.ndarray
+    quasi_identifiers: list[str]
+    sensitive: str | None
+    k: int
+    l: int | None
+    strict: bool
+    ncp: dict[str, float]
+    gcp: float
+    rounds: int
+    seconds: float
+    hierarchies: dict[str, Hierarchy] = field(default_factory=dict, repr=False)
+
+    @property
+    def partitions(self) -> int:
+        """Number of partitions (equivalence classes before equal labels merge)."""
+        return int(self.partition.max()) + 1 if len(self.partition) else 0
+
+    def summary(self) -> dict:
+        """The release's figures as JSON-ready values."""
+        sizes = np.bincount(self.partition)
+        return {"algorithm": "mondrian", "mode": "strict" if self.strict else "relaxed",
+                "records": int(len(self.partition)), "k": self.k, "l": self.l,
+                "partitions": self.partitions, "smallest_partition": int(sizes.min()),
+                "rounds": self.rounds, "ncp": self.ncp, "gcp": self.gcp,
+                "seconds": self.seconds}
+
+
+# --------------------------------------------------------------------------------------
+# encoding
+# --------------------------------------------------------------------------------------
+class _Numeric:
+    """A numeric QID: codes are ranks in the sorted distinct values ``values``."""
+
+    def __init__(self, name: str, column: pd.Series):
+        nums = pd.to_numeric(column, errors="coerce")
+        bad = nums.isna().to_numpy()
+        if bad.any():
+            raise ValueError(f"quasi-identifier {name!r} has no hierarchy, so it must be "
+                             f"numeric; {int(bad.sum())} value(s) are not numbers (first at "
+                             f"row {int(np.flatnonzero(bad)[0])}: "
+                             f"{column.iloc[int(np.flatnonzero(bad)[0])]!r}); give it a "
+                             "hierarchy (hierarchies=) to treat it as categorical")
+        codes, values = encode_column(nums.to_numpy(float), sort=True)
+        self.codes = codes.astype(np.int64)
+        self.values = np.asarray(values, dtype=float)
+        self.span = float(self.values[-1] - self.values[0])
+        self.radix = len(self.values)
+
+    def width(self, lo, hi):
+        """Normalized range of codes ``lo..hi``."""
+        return (self.values[hi] - self.values[lo]) / self.span if self.span > 0 else \
+            np.zeros(np.shape(lo))
+
+    def label(self, lo: int, hi: int) -> str:
+        a, b = _number(self.values[lo]), _number(self.values[hi])
+        return a if lo == hi else f"[{a}-{b}]"
+
+
+class _Categorical:
+    """A categorical QID cut along ``hierarchy``: codes are leaf codes; ``table[L, leaf]`` the
+    leaf's ancestor at level ``L``; ``penalty[L][code]`` the NCP of that ancestor."""
+
+    def __init__(self, name: str, column: pd.Series, hierarchy: Hierarchy):
+        self.hierarchy = hierarchy
+        self.codes = hierarchy.leaf_codes(column, attribute=name).astype(np.int64)
+        self.table = np.stack([hierarchy.codes(L) for L in range(hierarchy.height + 1)]
+                              ).astype(np.int64)
+        d = len(hierarchy.leaves)
+        self.penalty = [(hierarchy.label_row_counts(L) - 1) / (d - 1) if d > 1 else
+                        np.zeros(len(hierarchy.labels(L))) for L in range(hierarchy.height + 1)]
+        self.radix = d
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+# --------------------------------------------------------------------------------------
+# the rounds
+# --------------------------------------------------------------------------------------
+def _segments(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted ``keys`` -> (segment of each element, segment offsets)."""
+    step = np.empty(len(keys), dtype=bool)
+    step[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=step[1:])
+    starts = np.flatnonzero(step)
+    return np.cumsum(step) - 1, np.append(starts, len(keys))
+
+
+def _ranges(attrs, rows, ptr):
+    """Per segment of ``rows`` and QID: its normalized width, and (numeric) the lowest and
+    highest code or (categorical) the level and code of the lowest common ancestor."""
+    starts = ptr[:-1]
+    widths, info = [], []
+    for a in attrs:
+        c = a.codes[rows]
+        if isinstance(a, _Numeric):
+            lo, hi = np.minimum.reduceat(c, starts), np.maximum.reduceat(c, starts)
+            widths.append(a.width(lo, hi))
+            info.append((lo, hi))
+        else:
+            level = np.zeros(len(starts), dtype=np.int64)
+            for t in a.table:            # LCA level = number of levels the codes differ on
+                anc = t[c]
+                level += np.minimum.reduceat(anc, starts) != np.maximum.reduceat(anc, starts)
+            node = a.table[level, c[starts]]
+            pen = np.concatenate(a.penalty)
+            offset = np.cumsum([0] + [len(p) for p in a.penalty])[:-1]
+            widths.append(pen[offset[level] + node])
+            info.append((level, node))
+    return np.stack(widths, axis=1), info
+
+
+def _parts(attrs, info, rows, seg, ptr, dim, cand, k, strict):
+    """For the rows of candidate segments (``cand``), each row's part (``child``) under the cut
+    of its segment's dimension ``dim`` (``info``: :func:`_ranges`'); segments whose median cut
+    leaves a part under ``k`` records come back in ``bad``."""
+    size = np.diff(ptr)
+    pos = np.flatnonzero(cand[seg])
+    child = np.zeros(len(pos), dtype=np.int64)
+    bad = np.zeros(len(size), dtype=bool)
+    d_row = dim[seg[pos]]
+    for j, a in enumerate(attrs):
+        at = np.flatnonzero(d_row == j)
+        if not len(at):
+            continue
+        s = seg[pos[at]]
+        c = a.codes[rows[pos[at]]]
+        if isinstance(a, _Categorical):
+            level = np.maximum(info[j][0][s] - 1, 0)
+            child[at] = a.table[level, c]
+            continue
+        key = s * a.radix + c                     # segmented sort: segment, then value
+        order = np.argsort(key, kind="stable")
+        ks = key[order]
+        if not strict:                            # relaxed: two halves of the sorted rows
+            seg_of = s[order]
+            first = np.searchsorted(ks, seg_of * a.radix)  # each element's segment start
+            side = np.empty(len(at), dtype=np.int64)
+            side[order] = (np.arange(len(ks)) - first) >= size[seg_of] // 2
+            child[at] = side
+            continue
+        segs = np.unique(s)
+        base = segs * a.radix
+        start = np.searchsorted(ks, base)
+        median = ks[start + (size[segs] - 1) // 2] - base
+        le = np.searchsorted(ks, base + median, side="right") - start
+        lt = np.searchsorted(ks, base + median, side="left") - start
+        nn = size[segs]
+        ok_le = (le >= k) & (nn - le >= k)
+        ok_lt = (lt >= k) & (nn - lt >= k)
+        use_lt = ok_lt & (~ok_le | (np.abs(2 * lt - nn) < np.abs(2 * le - nn)))
+        threshold = np.full(len(size), -1, dtype=np.int64)
+        threshold[segs] = np.where(use_lt, median - 1, median)
+        bad[segs[~(ok_le | ok_lt)]] = True
+        child[at] = c > threshold[s]
+    return pos, child, bad
+
+
+def _run(attrs, sens, k, l, strict, part):
+    n = len(attrs[0].codes)
+    rows = np.arange(n)
+    n_parts, rounds = int(part.max()) + 1, 0
+    while len(rows):
+        rounds += 1
+        rows = rows[np.argsort(part[rows], kind="stable")]
+        seg, ptr = _segments(part[rows])
+        size = np.diff(ptr)
+        widths, info = _ranges(attrs, rows, ptr)
+        rank = np.argsort(-widths, axis=1, kind="stable")
+        open_ = size >= 2 * k
+        split = np.zeros(len(size), dtype=bool)
+        for attempt in range(len(attrs)):
+            dim = rank[:, attempt]
+            cand = open_ & ~split & (widths[np.arange(len(size)), dim] > 0)
+            if not cand.any():
+                break
+            pos, child, bad = _parts(attrs, info, rows, seg, ptr, dim, cand, k, strict)
+            s = seg[pos]
+            ids, rep, _ = groupby.group(np, [s, child], [len(size), int(child.max()) + 1])
+            g_seg = s[rep]
+            ok = np.bincount(ids) >= k
+            if l is not None:
+                _, prep, _ = groupby.group(np, [ids, sens[rows[pos]]],
+                                              [len(rep), int(sens.max()) + 1])
+                ok &= np.bincount(ids[prep], minlength=len(rep)) >= l
+            bad |= np.bincount(g_seg[~ok], minlength=len(size)) > 0
+            good = cand & ~bad
+            keep = good[g_seg]
+            new_id = np.full(len(rep), -1, dtype=np.int64)
+            new_id[keep] = n_parts + np.arange(int(keep.sum()))
+            n_parts += int(keep.sum())
+            moved = good[s]
+            part[rows[pos[moved]]] = new_id[ids[moved]]
+            split |= good
+        rows = rows[split[seg]]
+    _, part = np.unique(part, return_inverse=True)
+    return part.astype(np.int64), rounds
+
+
+# --------------------------------------------------------------------------------------
+# the release
+# --------------------------------------------------------------------------------------
+def _release(data, qids, attrs, part):
+    order = np.argsort(part, kind="stable")
+    seg, ptr = _segments(part[order])
+    widths, info = _ranges(attrs, order, ptr)
+    released = data.copy()
+    ncp = {}
+    for j, (name, a, (x, y)) in enumerate(zip(qids, attrs, info)):
+        if isinstance(a, _Numeric):
+            key, labels_of = x * a.radix + y, lambda u: a.label(u // a.radix, u % a.radix)
+        else:
+            key = x * (a.radix + 1) + y
+            labels_of = lambda u, a=a: str(a.hierarchy.labels(int(u // (a.radix + 1)))
+                                           [int(u % (a.radix + 1))])
+        uniq, inverse = np.unique(key, return_inverse=True)
+        names = [labels_of(int(u)) for u in uniq]
+        codes = inverse[part]
+        cats, remap = np.unique(np.array(names, dtype=object), return_inverse=True)
+        released[name] = pd.Categorical.from_codes(remap[codes], categories=cats)
+        ncp[name] = float(widths[part, j].mean())
+    gcp = float(np.mean(list(ncp.values())))
+    return released, ncp, gcp
+
+
+def mondrian(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int,
+             sensitive: str | None = None, l: int | None = None, strict: bool = True,
+             hierarchies: Mapping[str, Hierarchy] | None = None,
+             partition=None) -> MondrianRelease:
+    """Mondrian multidimensional partitioning of ``data`` (LeFevre et al., ICDE 2006).
+
+    ``quasi_identifiers`` with a hierarchy in ``hierarchies`` are categorical (cut along the
+    hierarchy, released as the lowest common ancestor's label); the others must be numeric
+    (released as ranges ``[lo-hi]``).  Every partition holds at least ``k`` records and, with
+    ``l`` (needs ``sensitive``), ``l`` distinct values of ``sensitive``.  ``strict=False``
+    gives relaxed partitioning.  Returns a :class:`MondrianRelease`.
+
+    ``partition`` starts the cuts from given classes instead of the whole table: a column
+    name, an array of class labels (one per row) or an ``AnonymizationResult`` (the classes of
+    its release, e.g. the full-domain optimum).  Each class must already satisfy ``k`` (and
+    ``l``); since cuts only narrow ranges and ancestors, the result's NCP is then at most that
+    of the starting classes generalized as tightly.
+
+    >>> df = pd.DataFrame({"age": [21, 22, 35, 36], "zip": [1, 2, 3, 4]})
+    >>> mondrian(df, ["age", "zip"], k=2).released["age"].tolist()
+    ['[21-22]', '[21-22]', '[35-36]', '[35-36]']
+    """
+    t0 = time.perf_counter()
+    qids = check_columns(data, quasi_identifiers)
+    k = check_int("k", k, 1)
+    hierarchies = dict(hierarchies or {})
+    extra = [c for c in hierarchies if c not in qids]
+    if extra:
+        raise ValueError(f"hierarchies: column(s) that are not quasi-identifiers: "
+                         f"{format_values(extra)}")
+    for c, h in hierarchies.items():
+        if not isinstance(h, Hierarchy):
+            raise TypeError(f"hierarchies[{c!r}] must be a Hierarchy, got {type(h).__name__}")
+    if l is not None:
+        l = check_int("l", l, 1)
+        if sensitive is None:
+            raise ValueError("l needs the sensitive attribute (sensitive=...)")
+    if sensitive is not None:
+        check_columns(data, [sensitive], "sensitive")
+        if sensitive in qids:
+            raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
+                             "sensitive attribute")
+    for c in qids + ([sensitive] if sensitive else []):
+        miss = data[c].isna().to_numpy()
+        if miss.any():
+            raise ValueError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
+                             f"row {int(np.flatnonzero(miss)[0])}")
+    if len(data) < k:
+        raise ValueError(f"k={k} needs at least {k} records, the table has {len(data)}")
+    attrs = [_Categorical(c, data[c], hierarchies[c]) if c in hierarchies
+             else _Numeric(c, data[c]) for c in qids]
+    sens = None
+    if sensitive is not None:
+        sens = encode_column(data[sensitive])[0].astype(np.int64)
+        if l is not None and int(sens.max()) + 1 < l:
+            raise ValueError(f"l={l}: the table has only {int(sens.max()) + 1} distinct "
+                             f"value(s) of {sensitive!r}, so no release is {l}-diverse")
+    part = _start(data, partition, qids, k, l, sens)
+    part, rounds = _run(attrs, sens, k, l, bool(strict), part)
+    released, ncp, gcp = _release(data, qids, attrs, part)
+    return MondrianRelease(released, part, qids, sensitive, k, l, bool(strict), ncp, gcp,
+                           rounds, time.perf_counter() - t0, hierarchies)
+
+
+def _start(data, partition, qids, k, l, sens) -> np.ndarray:
+    """The starting partition (class ids ``0..``) of :func:`mondrian`, checked."""
+    n = len(data)
+    if partition is None:
+        return np.zeros(n, dtype=np.int64)
+    if isinstance(partition, str):
+        check_columns(data, [partition], "partition")
+        labels = data[partition]
+    elif hasattr(partition, "release") and hasattr(partition, "released"):
+        release = partition.release
+        table = partition.released
+        if release.source_rows is None or len(table) != n:
+            raise ValueError("partition: the AnonymizationResult must be of this table, with "
+                             "suppressed rows marked (suppression='mark')")
+        cls, _, _ = groupby.group(np, [encode_column(table[c])[0].astype(np.int64)
+                                       for c in qids], None)
+        labels = np.empty(n, dtype=np.int64)
+        labels[np.asarray(release.source_rows)] = cls
+    else:
+        labels = np.asarray(partition).reshape(-1)
+        if len(labels) != n:
+            raise ValueError(f"partition has {len(labels)} labels, the table {n} rows")
+    part = encode_column(labels)[0].astype(np.int64)
+    size = np.bincount(part)
+    small = np.flatnonzero(size < k)
+    if len(small):
+        raise ValueError(f"partition: {len(small)} class(es) have fewer than k={k} records, "
+                         f"the first ({int(size[small[0]])} records) at row "
+                         f"{int(np.flatnonzero(part == small[0])[0])}")
+    if l is not None:
+        _, rep, _ = groupby.group(np, [part, sens], None)
+        distinct = np.bincount(part[rep], minlength=len(size))
+        poor = np.flatnonzero(distinct < l)
+        if len(poor):
+            raise ValueError(f"partition: {len(poor)} class(es) have fewer than l={l} distinct "
+                             f"sensitive values, the first at row "
+                             f"{int(np.flatnonzero(part == poor[0])[0])}")
+    return part
+
+
+# --------------------------------------------------------------------------------------
+# NCP of any release
+# --------------------------------------------------------------------------------------
+def certainty_penalty(released: pd.DataFrame, original: pd.DataFrame,
+                      quasi_identifiers: Sequence[str], *,
+                      hierarchies: Mapping[str, Hierarchy] | None = None) -> dict:
+    """The normalized certainty penalty of any release (Xu et al., KDD 2006): ``{"ncp": {QID:
+    mean over records}, "gcp": mean over records and QIDs}``.
+
+    A QID with a hierarchy in ``hierarchies`` is categorical: a label costs ``(leaves under it
+    - 1) / (leaves - 1)`` (``*`` costs 1).  The others are numeric: a released value stands for
+    the original values (of ``original``'s column) that it covers -- itself, an interval
+    (``[lo-hi]``, ``lo-hi``, ``[lo, hi)``) or ``*`` (all) -- and costs their range over the
+    column's range.  The same function measures Mondrian's and full-domain releases.
+    """
+    qids = check_columns(released, quasi_identifiers, frame="release")
+    check_columns(original, qids, frame="original")
+    hierarchies = dict(hierarchies or {})
+    ncp = {}
+    for c in qids:
+        codes, labels = encode_column(released[c])
+        if c in hierarchies:
+            h = hierarchies[c]
+            under = label_leaves(h)
+            d = len(h.leaves)
+            cost = []
+            for v in labels.tolist():
+                if str(v) == "*":
+                    cost.append(1.0)
+                elif str(v) in under:
+                    cost.append((len(under[str(v)]) - 1) / (d - 1) if d > 1 else 0.0)
+                else:
+                    raise ValueError(f"release column {c!r}: {str(v)!r} is not a label of "
+                                     "its hierarchy")
+        else:
+            values = np.unique(pd.to_numeric(original[c], errors="raise").to_numpy(float))
+            span = values[-1] - values[0]
+            cost = [_numeric_cost(v, values, span, c) for v in labels.tolist()]
+        ncp[c] = float(np.asarray(cost, dtype=float)[codes].mean())
+    return {"ncp": ncp, "gcp": float(np.mean(list(ncp.values())))}
+
+
+def _numeric_cost(label, values: np.ndarray, span: float, column: str) -> float:
+    if span <= 0:
+        return 0.0
+    text = str(label)
+    if text == "*":
+        return 1.0
+    interval = parse_interval(text)
+    if interval is None:
+        try:
+            float(text)
+        except ValueError:
+            raise ValueError(f"release column {column!r}: {text!r} is neither a number nor an "
+                             "interval") from None
+        return 0.0
+    lo, hi, lo_closed, hi_closed = interval
+    inside = values[((values > lo) | (lo_closed & (values == lo)))
+                    & ((values < hi) | (hi_closed & (values == hi)))]
+    return float((inside[-1] - inside[0]) / span) if len(inside) else 0.0
