@@ -18,7 +18,8 @@ from gpuppdp.cli import choices
 from gpuppdp.cli.main import main
 
 HEAVY = ("pandas", "numpy", "numba", "pyarrow", "scipy", "cupy")
-SUBCOMMANDS = ("demo", "anonymize", "check", "risk", "report", "dp-histogram", "generate")
+SUBCOMMANDS = ("demo", "anonymize", "check", "risk", "report", "dp-histogram", "generate",
+               "anatomize", "attack")
 
 
 def _heavy_modules_after(code: str) -> dict:

@@ -62,13 +62,13 @@ def _parser_class():
 def build_parser():
     """The ``argparse`` parser of every subcommand."""
     from .. import __version__
-    from . import anonymize, check, dp, generate, report, risk
+    from . import anatomize, anonymize, attack, check, dp, generate, report, risk
 
     parser = _parser_class()(
         prog="gpuppdp", description="GPU-accelerated privacy-preserving data publishing")
     parser.add_argument("--version", action="version", version=f"gpuppdp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (anonymize, check, risk, report, dp, generate):
+    for module in (anonymize, check, risk, report, dp, generate, attack, anatomize):
         module.register(sub)
     return parser
 

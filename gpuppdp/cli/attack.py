@@ -1,0 +1,131 @@
+"""``gpuppdp attack reconstruct``: the database reconstruction attack on published statistics
+(:func:`gpuppdp.attacks.reconstruct`).
+
+::
+
+    gpuppdp attack reconstruct STATS.json --output RECORDS.csv [--all-solutions]
+        [--max-solutions N] [--truth TRUE.csv] [--time-limit S] [--inconsistent closest|error]
+        [--json SUMMARY.json]
+
+RECORDS.csv holds the reconstructed people (with ``--all-solutions`` a ``solution`` column
+numbers each table found); the summary says whether the table is the only one consistent with
+the statistics.  Outputs are written together at the end (:class:`gpuppdp.io.OutputPlan`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["register", "run_reconstruct"]
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def run_reconstruct(args: argparse.Namespace) -> int:
+    """Run ``attack reconstruct``; returns the exit status (0)."""
+    import os
+
+    import pandas as pd
+
+    from ..attacks.reconstruct import load_statistics, reconstruct
+    from ..io import TABLE_SUFFIXES, OutputPlan, read_table
+
+    if not os.path.isfile(args.stats):
+        raise FileNotFoundError(f"statistics file not found: {args.stats}")
+    plan = OutputPlan([args.stats, args.truth]).add("--output", args.output, TABLE_SUFFIXES)
+    plan.add("--json", args.json, (".json",))
+    stats = load_statistics(args.stats)
+    truth = None
+    if args.truth is not None:
+        truth = read_table(args.truth, sep=args.sep)
+        numeric = [n for n, d in stats.get("attributes", {}).items() if isinstance(d, dict)]
+        for col in numeric:
+            if col in truth.columns:
+                truth[col] = pd.to_numeric(truth[col])
+    result = reconstruct(stats, all_solutions=args.all_solutions, time_limit=args.time_limit,
+                         truth=truth, max_solutions=args.max_solutions,
+                         on_inconsistent=args.inconsistent)
+    if args.all_solutions:
+        table = pd.concat([s.assign(solution=i + 1) for i, s in enumerate(result.solutions)],
+                          ignore_index=True)
+    else:
+        table = result.records
+    summary = result.summary()
+    summary["statistics"] = args.stats
+    with plan.writing() as out:
+        out.write_table("--output", table, sep=args.sep or ",")
+        out.write_json("--json", summary)
+    unique = {True: "yes (no other table satisfies the statistics)",
+              False: "no (another table satisfies them too)",
+              None: "unknown (the time limit stopped the second solve)"}[result.unique]
+    closest = {True: "", False: " (no table fits the statistics: the closest one",
+               None: " (the time limit stopped the exact solve: the closest table"}
+    print(f"reconstruct: {len(result.records)} records written to {args.output}"
+          + ("" if result.consistent else
+             f"{closest[result.consistent]}, deviation {result.deviation:.4g})"))
+    print(f"unique: {unique}")
+    if args.all_solutions:
+        print(f"solutions: {len(result.solutions)}"
+              + ("" if result.complete else " (enumeration stopped: --max-solutions or the "
+                                              "time limit)"))
+    if result.recovered_exact is not None:
+        print(f"recovered: {result.recovered_exact:.1%} of the true records exactly, "
+              f"{result.recovered_within_1:.1%} within +-1")
+    print(f"solver: HiGHS, {result.solves} solve(s), {result.variables} variables, "
+          f"{result.constraints} constraints, {result.seconds:.2f} s")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add the ``attack`` subcommand (``attack reconstruct``) to an ``argparse`` subparsers
+    object."""
+    attack = subparsers.add_parser(
+        "attack", help="run an attack on released data and report what it recovers",
+        description="Attacks on released data: what an adversary actually recovers.")
+    kinds = attack.add_subparsers(dest="attack", required=True, metavar="ATTACK")
+    p = kinds.add_parser(
+        "reconstruct", help="rebuild the records behind published statistics (integer "
+                            "program, HiGHS)",
+        description="Reconstruct the records behind published counts, means and medians "
+                    "(Dinur and Nissim 2003; Garfinkel, Abowd and Martindale 2018): STATS.json "
+                    "holds attributes, rules, statistics and suppression_threshold (see "
+                    "gpuppdp.attacks.reconstruct). Writes the records found and says whether "
+                    "they are the only ones consistent with the statistics.")
+    p.add_argument("stats", metavar="STATS.json", help="the published statistics")
+    p.add_argument("--output", required=True, metavar="RECORDS.csv",
+                   help="where to write the reconstructed records (CSV, or Parquet by suffix)")
+    p.add_argument("--all-solutions", action="store_true",
+                   help="enumerate every consistent table (column 'solution')")
+    p.add_argument("--max-solutions", type=_positive_int, default=100, metavar="N",
+                   help="stop the enumeration after N tables (default %(default)s)")
+    p.add_argument("--truth", default=None, metavar="TRUE.csv",
+                   help="the true records: report the share recovered exactly / within +-1")
+    p.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
+                   help="seconds per solve (default: none)")
+    p.add_argument("--inconsistent", choices=("closest", "error"), default="closest",
+                   help="statistics no table satisfies (noisy releases): write the closest "
+                        "table (default) or fail")
+    p.add_argument("--sep", default=None, metavar="SEP",
+                   help="delimiter of --truth (default: detected) and of --output "
+                        "(default ',')")
+    p.add_argument("--json", default=None, metavar="SUMMARY.json",
+                   help="write the summary as JSON")
+    p.set_defaults(func=run_reconstruct)
