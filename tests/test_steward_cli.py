@@ -300,3 +300,22 @@ def test_check_lkc_with_sensitive_values(capsys, tmp_path, source, table, values
 def test_check_lkc_values_need_the_sensitive_column(capsys, source):
     assert main(["check", str(source), "--qi", "sex", "--lkc", "1,2,0.5@Sales"]) == 2
     assert "needs --sensitive COLUMN" in capsys.readouterr().err
+
+
+def test_library_warnings_are_one_cli_line(capsys, monkeypatch, source):
+    """A warning raised by the library during a run reaches stderr as one line in the CLI's
+    style, without Python's file and source line."""
+    import warnings
+
+    import gpuppdp.cli.anonymize as cli_anonymize
+
+    def warn_then_fail(args):
+        warnings.warn("lattice too large: heuristic search instead of flash", stacklevel=2)
+        return 0
+
+    monkeypatch.setattr(cli_anonymize, "cmd_anonymize", warn_then_fail)
+    monkeypatch.setattr(warnings, "filters", [])
+    assert main(["anonymize", str(source), *qi_args(), "--k", "2", "--output",
+                 str(source) + ".out.csv"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["gpuppdp: warning: lattice too large: heuristic search instead of flash"]

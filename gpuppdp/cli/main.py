@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import warnings
 
 __all__ = ["main", "build_parser", "INTERRUPTED"]
 
@@ -87,12 +88,21 @@ def _run(argv) -> int:
     user_errors = (ValueError, TypeError, KeyError, FileNotFoundError, SchemaError,
                    HierarchyError, NoSolutionError, BackendError, OSError)
     logging.basicConfig(level=os.environ.get("GPUPPDP_LOG", "WARNING"), format="%(message)s")
+    previous = warnings.showwarning
+    warnings.showwarning = _warning_line
     try:
         return args.func(args)
     except user_errors as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"gpuppdp: error: {message}", file=sys.stderr)
         return 2
+    finally:
+        warnings.showwarning = previous
+
+
+def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
+    """A library warning on the command line: one line in the CLI's style, no source line."""
+    print(f"gpuppdp: warning: {message}", file=sys.stderr if file is None else file)
 
 
 def main(argv=None) -> int:
