@@ -4,7 +4,8 @@
 # Installs the project without dependencies (CuPy, numba-cuda, NumPy, pandas, pyarrow and
 # pytest must be there), probes the GPU backend, runs the GPU test tier, compares CPU and GPU
 # results (every ARX reference case on Adult and a 10-million-row table) and runs the search,
-# exhaustive, scale and DP benchmarks on the GPU. JSON goes to $OUT (or benchmarks/out); each
+# exhaustive, scale, DP and census (20 M rows, out of core, end to end) benchmarks on the GPU.
+# JSON goes to $OUT (or benchmarks/out); each
 # step has its own time limit, and the script goes on after a failing step and exits 1 at the end.
 set -u
 cd "$(dirname "$0")/.."
@@ -32,5 +33,6 @@ step search 60 python benchmarks/bench_search.py --backend gpu --quick --repeats
 step exhaustive 60 python benchmarks/bench_exhaustive.py --backend gpu --repeats 3 --json "$out/bench_exhaustive_gpu.json"
 step scale 90 python benchmarks/bench_scale.py --rows 10000000 --backend gpu --repeats 3 --warmup small --json "$out/bench_scale_gpu.json"
 step dp 60 python benchmarks/bench_dp.py --backend gpu --fused-size 1e8 --json "$out/bench_dp_gpu.json"
+step census 120 python benchmarks/bench_census.py --rows 2e7 --backend gpu --json "$out/bench_census_gpu.json"
 echo "gpu_check: $([ $fail -eq 0 ] && echo all steps passed || echo some steps failed) (JSON and logs in $out)"
 exit $fail
