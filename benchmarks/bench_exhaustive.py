@@ -15,7 +15,9 @@ reported as ``setup``, timed once after a warm-up).  It reports
   its predecessor with fewest entries (the bottom frequency set for the bottom node),
   recomputed from ``stats.entries``, which is the rule ``evaluate_all`` uses;
 * entries touched per second, and the optimum by the exhaustive rule (loss, height, id),
-  compared with ARX's optimum where the reference has the case.
+  compared with ARX's optimum where the reference has the case;
+* the roll-up alone (``kernels.rollup``, timed around each call in one more run): seconds and
+  nanoseconds of wall time per touched entry (all threads together).
 
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_exhaustive.json``);
 it asserts nothing about time.
@@ -32,11 +34,23 @@ import sys
 import time
 
 import numpy as np
-from _common import (add_common_args, adult_qids, arx_key, fmt_seconds, load_arx_reference,
-                     machine_info, print_machine, print_table, resolve_backend, summarize,
-                     synchronizer, timed_runs, write_json)
+from _common import (
+    add_common_args,
+    adult_qids,
+    arx_key,
+    fmt_seconds,
+    load_arx_reference,
+    machine_info,
+    print_machine,
+    print_table,
+    resolve_backend,
+    summarize,
+    synchronizer,
+    timed_runs,
+    write_json,
+)
 
-from gpuppdp import Anonymizer
+from gpuppdp import Anonymizer, kernels
 from gpuppdp.engine.evaluate import LatticeOracle
 from gpuppdp.engine.lattice import Lattice
 
@@ -53,6 +67,26 @@ def touched_entries(lattice: Lattice, entries: np.ndarray, bottom_entries: int) 
         src = np.minimum(src, np.where(can, entries[pred], big))
     src[0] = bottom_entries
     return src
+
+
+def rollup_seconds(evaluator, lattice, sync) -> float:
+    """Wall time spent in ``kernels.rollup`` during one ``evaluate_all``."""
+    spent = [0.0]
+    original = kernels.rollup
+
+    def timed(*args, **kwargs):
+        t0 = time.perf_counter()
+        out = original(*args, **kwargs)
+        sync()
+        spent[0] += time.perf_counter() - t0
+        return out
+
+    kernels.rollup = timed
+    try:
+        LatticeOracle(evaluator, lattice).evaluate_all()
+    finally:
+        kernels.rollup = original
+    return spent[0]
 
 
 def main(argv=None) -> int:
@@ -74,7 +108,7 @@ def main(argv=None) -> int:
           f"repeats={args.repeats} after 1 warm-up; times: median (min)\n")
 
     headers = ["qids", "nodes", "setup", "evaluate_all", "nodes/s", "produced", "touched",
-               "touched/s", "anonymous", "optimum loss", "=ARX opt"]
+               "touched/s", "roll-up", "ns/touched", "anonymous", "optimum loss", "=ARX opt"]
     rows, results = [], []
     for q in qids:
         data, hierarchies, insensitive = adult_qids(q)
@@ -95,6 +129,7 @@ def main(argv=None) -> int:
         bottom_entries = int(evaluator.bottom.host_ptr[-1])
         produced = int(stats.entries.sum())
         touched = int(touched_entries(lattice, stats.entries, bottom_entries).sum())
+        rollup = min(rollup_seconds(evaluator, lattice, sync) for _ in range(args.repeats))
         il = np.where(stats.anonymous, stats.information_loss, np.inf)
         best = None
         if stats.anonymous.any():
@@ -111,6 +146,8 @@ def main(argv=None) -> int:
             "bottom_entries": bottom_entries,
             "entries_produced": produced, "entries_touched": touched,
             "entries_touched_per_second": touched / t["median"],
+            "rollup_seconds": rollup,
+            "rollup_ns_per_touched_entry": 1e9 * rollup / max(touched, 1),
             "anonymous_nodes": int(stats.anonymous.sum()),
             "optimum": transformation,
             "optimum_information_loss": None if best is None else float(il[best]),
@@ -121,7 +158,8 @@ def main(argv=None) -> int:
             q, lattice.size, fmt_seconds(setup),
             f"{fmt_seconds(t['median'])} ({fmt_seconds(t['min'])})",
             f"{lattice.size / t['median']:,.0f}", f"{produced:,}", f"{touched:,}",
-            f"{touched / t['median']:,.0f}", int(stats.anonymous.sum()),
+            f"{touched / t['median']:,.0f}", fmt_seconds(rollup),
+            f"{1e9 * rollup / max(touched, 1):.1f}", int(stats.anonymous.sum()),
             "-" if best is None else f"{il[best]:.6g}",
             None if same is None else ("yes" if same else "NO"),
         ])

@@ -16,8 +16,8 @@ import numpy as np
 
 from . import groupby, grouping, histograms, segsum, subsets
 
-__all__ = ["compiled", "rollup", "classes", "common_groups", "loss_sums", "segment_min",
-           "ordered_sums", "subset_stats", "groupby"]
+__all__ = ["compiled", "rollup", "classes", "common_groups", "loss_sums", "node_stats",
+           "segment_min", "ordered_sums", "subset_stats", "groupby"]
 
 
 def compiled() -> bool:
@@ -67,13 +67,15 @@ def common_groups(backend, node_a, codes_a, node_b, codes_b):
     return group[:n_a], group[n_a:], int(rep.shape[0])
 
 
-def loss_sums(backend, size, codes, outlier, ptr, off, share):
+def loss_sums(backend, size, codes, outlier, ptr, off, share, charge=None):
     """Per-node ordered sums of ARX's loss terms; host ``(charged, kept)`` arrays (B, q).
 
-    ``off`` is a host (B, q) array of offsets into ``share``; see :mod:`.segsum`.
+    ``off`` is a host (B, q) array of offsets into ``share``; see :mod:`.segsum`.  ``charge``
+    (B,) host bool, optional: the nodes whose charged sums are wanted -- the CPU form skips the
+    others (NaN there); the other forms compute them all.
     """
     if backend.kernels == "cpu":
-        return segsum.loss_sums_njit(size, codes, outlier, ptr, off, share)
+        return segsum.loss_sums_njit(size, codes, outlier, ptr, off, share, charge)
     if backend.kernels == "cudasim":
         host = [backend.to_host(a) for a in (size, codes, outlier, ptr, share)]
         charged, kept = np.zeros(off.shape), np.zeros(off.shape)
@@ -83,6 +85,35 @@ def loss_sums(backend, size, codes, outlier, ptr, off, share):
     charged, kept = xp.zeros(off.shape), xp.zeros(off.shape)
     segsum.loss_sums_cuda(size, codes, outlier, ptr, xp.asarray(off), share, charged, kept)
     return backend.to_host(charged), backend.to_host(kept)
+
+
+def node_stats(backend, size, outlier, small, ptr, host_ptr):
+    """Per node (classes ``ptr[b]:ptr[b+1]``, ``host_ptr`` on the host): records in
+    ``outlier`` classes, records in ``small`` classes (0 where ``small`` is ``None``), kept
+    (non-outlier) classes and the smallest kept class (0 when none is kept); one host int64
+    array (B, 4).  CPU: one pass over the classes (:func:`segsum.node_stats_njit`); array
+    form: exact integer prefix sums and :func:`segment_min`."""
+    if backend.kernels == "cpu":
+        return segsum.node_stats_njit(size, outlier, small, host_ptr)
+    xp = backend.xp
+    n_nodes = host_ptr.shape[0] - 1
+    zero = xp.zeros(1, dtype=size.dtype)
+
+    def per_node(values):
+        cs = xp.concatenate([xp.zeros(1, dtype=values.dtype), xp.cumsum(values)])
+        return backend.to_host(cs[ptr[1:]] - cs[ptr[:-1]]).astype(np.int64)
+
+    out = np.zeros((n_nodes, 4), dtype=np.int64)
+    out[:, 0] = per_node(xp.where(outlier, size, zero))
+    if small is not None:
+        out[:, 1] = per_node(xp.where(small, size, zero))
+    out[:, 2] = per_node((~outlier).astype(xp.int64))
+    if int(host_ptr[-1]):
+        big = int(size.max()) + 1
+        smallest = backend.to_host(segment_min(backend, xp.where(outlier, big, size), ptr,
+                                               host_ptr))
+        out[:, 3] = np.where(smallest == big, 0, smallest)
+    return out
 
 
 def segment_min(backend, values, ptr, host_ptr):

@@ -22,16 +22,23 @@ same ``rep``): :func:`group_xp` (array form: the NumPy reference, and the GPU's 
 :func:`group_njit` (Numba CPU, parallel over segments).  The Numba primitives
 (:func:`space_of`, :func:`extend_key`, :func:`number_keys`) are also the roll-up's
 (:mod:`.grouping`) and the subset kernel's (:mod:`.subsets`).  :func:`group` picks the form
-for the array namespace.
+for the array namespace.  :func:`run_tasks` runs CPU kernels as tasks that a few threads take
+as they come free (the roll-up's and the per-node sums' parallelism).
 """
 
 from __future__ import annotations
 
+import itertools
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
 import numpy as np
 from numba import njit, prange
 
 __all__ = ["group", "group_xp", "group_njit", "segment_ids", "count_keys", "rank_present",
-           "key_space", "space_of", "number_keys", "extend_key"]
+           "key_space", "space_of", "number_keys", "extend_key", "run_tasks", "balanced_runs",
+           "n_tasks_for"]
 
 DENSE_RATIO = 4              # key spaces up to this times the rows (plus a floor) are dense
 NJIT_DENSE_FLOOR = 1 << 10   # ... a directly addressed table in Numba
@@ -39,6 +46,67 @@ XP_DENSE_FLOOR = 1 << 16     # ... a bincount in the array form
 SORTED_DENSE_RATIO = 16      # ... in Numba numbering in sorted order (plus XP_DENSE_FLOOR)
 KEY_LIMIT = 1 << 62          # packed keys stay below this
 _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
+
+
+# --------------------------------------------------------------------------------------
+# CPU parallelism: tasks taken by a pool of threads as they come free
+# --------------------------------------------------------------------------------------
+_POOL: ThreadPoolExecutor | None = None
+_POOL_THREADS = 0
+_POOL_LOCK = threading.Lock()
+
+
+def run_tasks(kernel, n_tasks: int, *args) -> None:
+    """``kernel(t, *args)`` for ``t`` in ``range(n_tasks)``: a compiled kernel that releases the
+    GIL (``nogil=True``), on the calling thread and ``numba.get_num_threads() - 1`` pool
+    threads, each claiming the next task when it is done with one -- a thread slowed by other
+    work on its core just takes fewer (no static split, no barrier but the end)."""
+    n_threads = min(numba.get_num_threads(), n_tasks)
+    if n_threads <= 1:
+        for t in range(n_tasks):
+            kernel(t, *args)
+        return
+    global _POOL, _POOL_THREADS
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_THREADS < n_threads - 1:
+            if _POOL is not None:
+                _POOL.shutdown(wait=False)
+            _POOL = ThreadPoolExecutor(n_threads - 1, thread_name_prefix="gpuppdp-kernel")
+            _POOL_THREADS = n_threads - 1
+        pool = _POOL
+    claim = itertools.count().__next__  # atomic under the GIL
+
+    def work():
+        t = claim()
+        while t < n_tasks:
+            kernel(t, *args)
+            t = claim()
+
+    helpers = [pool.submit(work) for _ in range(n_threads - 1)]
+    work()
+    for f in helpers:
+        f.result()
+
+
+def balanced_runs(ptr, n_runs: int) -> np.ndarray:
+    """``(R+1,)`` int64 boundaries of at most ``n_runs`` runs of consecutive segments of ``ptr``
+    (host offsets) holding about equal numbers of rows (no empty run)."""
+    ptr = np.asarray(ptr, dtype=np.int64)
+    n_seg = ptr.shape[0] - 1
+    if n_runs <= 1 or n_seg <= 1:
+        return np.array([0, max(n_seg, 0)], np.int64) if n_seg > 0 else np.zeros(1, np.int64)
+    total = int(ptr[-1] - ptr[0])
+    cuts = np.searchsorted(ptr, ptr[0] + total * np.arange(1, n_runs) / n_runs, side="left")
+    return np.unique(np.concatenate([[0], np.clip(cuts, 0, n_seg), [n_seg]])).astype(np.int64)
+
+
+def n_tasks_for(rows: int, n_segments: int, per_thread: int = 4) -> int:
+    """How many tasks to cut ``rows`` rows in ``n_segments`` segments into: one for small work
+    or a single thread, else ``per_thread`` per thread (at most one per segment)."""
+    n_threads = numba.get_num_threads()
+    if n_threads <= 1 or rows < (1 << 15):
+        return 1
+    return max(1, min(n_segments, per_thread * n_threads))
 
 
 def key_space(radix) -> int | None:

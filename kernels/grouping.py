@@ -7,11 +7,14 @@ level-to-level table and merges entries that become equal (the roll-up of Incogn
 LeFevre et al. 2005; Kohlmayer et al. 2012).  The output keeps the canonical order: within a
 node, groups are ordered by the first input row that falls into them.
 
-Both forms group with :mod:`.groupby` and give identical output:
+Both forms group with the key packing and tables of :mod:`.groupby` and give identical output:
 
-* :func:`rollup_njit` -- Numba CPU form: per node, each entry keyed by its packed
-  mixed-radix code, the keys numbered in a directly addressed or hashed table
-  (:func:`.groupby.number_keys`); nodes of a batch run in parallel (``prange``);
+* :func:`rollup_njit` -- Numba CPU form: one pass per node over its source entries, each keyed
+  by its packed mixed-radix code and counted in a directly addressed table when the node's key
+  space is small, else a hashed one (scratch reused from node to node); a new key writes its
+  group at once (its first entry), no per-entry arrays.  Runs of consecutive nodes are tasks
+  the threads take as they come free (:func:`.groupby.run_tasks`: no barrier per node); a key
+  space past int64 falls back to column-by-column packing (:func:`_rollup_node`);
 * :func:`rollup_xp` -- array form for NumPy/CuPy (:func:`.groupby.group_xp`: gather, sort,
   segment boundaries -- the sort-and-reduce pass that suits the GPU).
 """
@@ -19,9 +22,19 @@ Both forms group with :mod:`.groupby` and give identical output:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .groupby import extend_key, group_xp, number_keys, segment_ids, space_of
+from .groupby import (
+    _HASH_MUL,
+    balanced_runs,
+    extend_key,
+    group_xp,
+    n_tasks_for,
+    number_keys,
+    run_tasks,
+    segment_ids,
+    space_of,
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -81,62 +94,183 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
     out_len[b] = g
 
 
-@njit(cache=True, parallel=True)
-def _rollup_njit_parallel(src_codes, src_sens, src_count, src_first, node_src_start,
-                          node_src_stop, node_map_off, maps_flat, node_radix, out_start,
-                          out_codes, out_sens, out_count, out_first, out_len):
-    for b in prange(node_src_start.shape[0]):
-        _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
-                     node_map_off, maps_flat, node_radix, out_start, out_codes, out_sens,
-                     out_count, out_first, out_len)
+ROLLUP_DENSE_RATIO = 8         # a node's key space up to this times its entries (plus a
+ROLLUP_DENSE_FLOOR = 1 << 15   # floor) is counted in a directly addressed table, else hashed
+_NO_GROUP = np.int32(-1)
 
 
-@njit(cache=True, parallel=True)
-def _compact(out_start, out_len, ptr, codes, sens, count, first, c_codes, c_sens, c_count,
-             c_first):
-    for b in prange(out_start.shape[0]):
-        for i in range(out_len[b]):
-            o = out_start[b] + i
-            d = ptr[b] + i
-            c_codes[d, :] = codes[o, :]
-            c_sens[d] = sens[o]
-            c_count[d] = count[o]
-            c_first[d] = first[o]
+@njit(cache=True)
+def _table_size(n, space):
+    """Slots a node of ``n`` source entries and key space ``space`` (-1: past int64) needs in
+    the scratch table: the space when it is counted densely, else a power of two >= 4 n (0:
+    the column-by-column path, which has its own)."""
+    if space < 0:
+        return np.int64(0)
+    if space <= ROLLUP_DENSE_RATIO * n + ROLLUP_DENSE_FLOOR:
+        return space
+    cap = np.int64(16)
+    while cap < 4 * n:
+        cap *= 2
+    return cap
+
+
+@njit(cache=True)
+def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_src_start,
+                  node_src_stop, node_map_off, maps_flat, node_radix, out_pos, out_codes,
+                  out_sens, out_count, out_first, out_len, table, table_key, slots):
+    """Roll nodes ``b0..b1-1`` up one after the other, node ``b``'s groups written at
+    ``out_pos[b]`` (from ``pos`` on, back to back); returns the position after the last.
+
+    One pass per node: each source entry (in ``first`` order) is keyed by its packed
+    mixed-radix code and looked up in ``table`` -- directly addressed when the key space is
+    small (``_table_size``), else open addressing with linear probing (multiplicative hashing,
+    Knuth, TAOCP vol. 3, 6.4; keys in ``table_key``); an unseen key opens the next group,
+    written at once from this entry (its first), a seen one adds its count.  ``table`` is
+    scratch shared by the nodes: all -1 on entry and on return (the slots a node used, listed
+    in ``slots``, are cleared after it)."""
+    q = src_codes.shape[1]
+    strides = np.empty(q + 1, np.int64)
+    for b in range(b0, b1):
+        start = node_src_start[b]
+        n = node_src_stop[b] - start
+        out_pos[b] = pos
+        space = space_of(node_radix[b])
+        size = _table_size(n, space)
+        if size == 0:  # key space past int64: column by column
+            _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start,
+                         node_src_stop, node_map_off, maps_flat, node_radix, out_pos, out_codes,
+                         out_sens, out_count, out_first, out_len)
+            pos += out_len[b]
+            continue
+        dense = size == space
+        carry_sens = node_radix[b, q] > 1  # else every sensitive code is 0 (already written)
+        stride = np.int64(1)
+        for j in range(q + 1):
+            strides[j] = stride
+            stride *= max(node_radix[b, j], 1)
+        moff = node_map_off[b]
+        shift = np.uint64(64)
+        c = size
+        while c > 1:
+            c >>= 1
+            shift -= np.uint64(1)
+        mask = np.uint64(size - 1)
+        track = size > 16 * n  # clear the used slots one by one, else the whole table
+        g = 0
+        for i in range(n):
+            e = start + i
+            o = pos + g  # the row of the next new group: the codes go there at once
+            key = np.int64(src_sens[e]) * strides[q] if carry_sens else np.int64(0)
+            for j in range(q):
+                m = maps_flat[moff[j] + src_codes[e, j]]
+                out_codes[o, j] = m
+                key += np.int64(m) * strides[j]
+            if dense:
+                slot = key
+                s = table[slot]
+            else:
+                slot = np.int64((np.uint64(key) * _HASH_MUL) >> shift)
+                while True:
+                    s = table[slot]
+                    if s < 0 or table_key[slot] == key:
+                        break
+                    slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
+            if s < 0:  # a new group, this entry its first
+                table[slot] = g
+                if not dense:
+                    table_key[slot] = key
+                if track:
+                    slots[g] = slot
+                if carry_sens:
+                    out_sens[o] = src_sens[e]
+                out_count[o] = src_count[e]
+                out_first[o] = src_first[e]
+                g += 1
+            else:
+                out_count[pos + s] += src_count[e]
+        if track:
+            for k in range(g):
+                table[slots[k]] = _NO_GROUP
+        else:
+            table[:size] = _NO_GROUP
+        out_len[b] = g
+        pos += g
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def _rollup_chunk(c, chunk_ptr, out_base, chunk_len, src_codes, src_sens, src_count, src_first,
+                  node_src_start, node_src_stop, node_map_off, maps_flat, node_radix, out_pos,
+                  out_codes, out_sens, out_count, out_first, out_len):
+    b0, b1 = chunk_ptr[c], chunk_ptr[c + 1]
+    need, hashed, longest = np.int64(1), np.int64(1), np.int64(1)
+    for b in range(b0, b1):
+        n = node_src_stop[b] - node_src_start[b]
+        space = space_of(node_radix[b])
+        size = _table_size(n, space)
+        need = max(need, size)
+        if size != space:
+            hashed = max(hashed, size)
+        longest = max(longest, n)
+    table = np.full(need, _NO_GROUP, np.int32)
+    table_key = np.empty(hashed, np.int64)  # the hashed nodes' keys
+    slots = np.empty(longest, np.int64)
+    base = out_base[c]
+    chunk_len[c] = _rollup_range(b0, b1, base, src_codes, src_sens, src_count, src_first,
+                                 node_src_start, node_src_stop, node_map_off, maps_flat,
+                                 node_radix, out_pos, out_codes, out_sens, out_count, out_first,
+                                 out_len, table, table_key, slots) - base
+
+
+# the name under which the compile notice looks for the roll-up in Numba's cache
+_rollup_njit_parallel = _rollup_chunk
 
 
 def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
                 node_map_off, maps_flat, node_radix):
     """CPU roll-up of a batch of nodes; see :func:`rollup_xp` for the contract.  ``node_radix``
-    (B, q+1) holds each node's number of codes per QID and of the sensitive attribute."""
-    lens = (node_src_stop - node_src_start).astype(np.int64)
-    out_start = np.zeros(len(lens), np.int64)
-    np.cumsum(lens[:-1], out=out_start[1:])
+    (B, q+1) holds each node's number of codes per QID and of the sensitive attribute.
+
+    Runs of consecutive nodes (about equal source entries) go to the threads, each run rolled
+    up node after node in one pass per node (:func:`_rollup_range`) into room for its source
+    entries; the runs are then moved together."""
+    node_src_start = np.asarray(node_src_start, dtype=np.int64)
+    node_src_stop = np.asarray(node_src_stop, dtype=np.int64)
+    node_radix = np.asarray(node_radix, dtype=np.int64)
+    lens = node_src_stop - node_src_start
+    n_nodes = len(lens)
     total = int(lens.sum())
     q = src_codes.shape[1]
     codes = np.empty((total, q), maps_flat.dtype)
-    sens = np.empty(total, src_sens.dtype)
+    sens = np.zeros(total, src_sens.dtype)  # written only where a node carries them
     count = np.empty(total, np.int64)
     first = np.empty(total, np.int64)
-    out_len = np.empty(len(lens), np.int64)
-    args = (src_codes, src_sens, src_count, src_first, node_src_start.astype(np.int64),
-            node_src_stop.astype(np.int64), node_map_off, maps_flat,
-            np.asarray(node_radix, dtype=np.int64), out_start, codes, sens, count, first, out_len)
-    if len(lens) == 1:  # a single node: no thread-pool start-up
-        _rollup_node(0, *args)
-    else:
-        _rollup_njit_parallel(*args)
-    ptr = np.zeros(len(lens) + 1, np.int64)
+    out_len = np.zeros(n_nodes, np.int64)
+    out_pos = np.zeros(n_nodes, np.int64)
+    starts = np.zeros(n_nodes + 1, np.int64)
+    np.cumsum(lens, out=starts[1:])
+    chunk_ptr = balanced_runs(starts, n_tasks_for(total, n_nodes, per_thread=2))
+    out_base = starts[chunk_ptr[:-1]]
+    chunk_len = np.zeros(len(out_base), np.int64)
+    run_tasks(_rollup_chunk, len(out_base), chunk_ptr, out_base, chunk_len, src_codes, src_sens,
+              src_count, src_first, node_src_start, node_src_stop,
+              np.asarray(node_map_off, dtype=np.int64), maps_flat, node_radix, out_pos, codes,
+              sens, count, first, out_len)
+    # move the runs together (NumPy copies overlapping ranges correctly); sensitive codes
+    # only where some node carries them (else all 0, never written)
+    moved = (codes, count, first) if n_nodes and int(node_radix[..., -1].max()) <= 1 else \
+        (codes, sens, count, first)
+    m = 0
+    for src, n in zip(out_base.tolist(), chunk_len.tolist()):
+        if src != m:
+            for a in moved:
+                a[m:m + n] = a[src:src + n]
+        m += n
+    ptr = np.zeros(n_nodes + 1, np.int64)
     np.cumsum(out_len, out=ptr[1:])
-    if len(lens) == 1:
-        used = slice(0, int(out_len[0]))
-        return codes[used], sens[used], count[used], first[used], ptr
-    if ptr[-1] < total:
-        m = int(ptr[-1])
-        packed = (np.empty((m, codes.shape[1]), codes.dtype), np.empty(m, sens.dtype),
-                  np.empty(m, np.int64), np.empty(m, np.int64))
-        _compact(out_start, out_len, ptr, codes, sens, count, first, *packed)
-        codes, sens, count, first = packed
-    return codes, sens, count, first, ptr
+    if 2 * m < total:  # do not keep a mostly empty buffer alive
+        return codes[:m].copy(), sens[:m].copy(), count[:m].copy(), first[:m].copy(), ptr
+    return codes[:m], sens[:m], count[:m], first[:m], ptr
 
 
 # --------------------------------------------------------------------------------------

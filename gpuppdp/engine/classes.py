@@ -16,7 +16,8 @@ __all__ = ["Classes", "entry_shares", "segment_max", "segment_sum"]
 class Classes:
     """Equivalence classes of a batch of nodes, in canonical order (device arrays).
 
-    ``size`` (C,) records per class; ``node`` (C,) node index of each class; ``ptr`` (B+1,)
+    ``size`` (C,) records per class; ``node`` (C,) node index of each class (``None`` when
+    constructed: computed from ``ptr`` on first use); ``ptr`` (B+1,)
     class offsets per node (``host_ptr`` on the host); ``codes`` (C, q) QID codes at the node's
     levels; ``distinct`` (C,) number of distinct sensitive values (``None`` without a sensitive
     attribute); ``entry_class``/``entry_sens``/``entry_count`` the per-class sensitive
@@ -39,6 +40,13 @@ class Classes:
     levels: np.ndarray | None = None
     sensitive_maps: dict = field(default_factory=dict)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __getattribute__(self, name):
+        value = object.__getattribute__(self, name)
+        if value is None and name == "node":  # the node of each class, on first use
+            value = groupby.segment_ids(self.xp, self.ptr, self.n_classes)
+            object.__setattr__(self, "node", value)
+        return value
 
     @property
     def n_classes(self) -> int:

@@ -131,9 +131,8 @@ class Evaluator:
 
     def _classes(self, fs: FrequencySet) -> Classes:
         be, xp = self.backend, self.backend.xp
-        if not self.carries_sensitive:
-            node = segment_ids(xp, fs.ptr, int(fs.host_ptr[-1]))
-            return Classes(xp, fs.count, node, fs.ptr, fs.host_ptr, fs.codes, levels=fs.levels)
+        if not self.carries_sensitive:  # the node of each class: computed if asked for
+            return Classes(xp, fs.count, None, fs.ptr, fs.host_ptr, fs.codes, levels=fs.levels)
         class_of_entry, rep, class_ptr = kernels.classes(
             be, fs.ptr, fs.codes, self.encoded.node_radix(fs.levels)[:, :-1])
         host_class_ptr = be.to_host(class_ptr).astype(np.int64)
@@ -179,21 +178,20 @@ class Evaluator:
         return outlier, small
 
     def _judge(self, classes: Classes, levels: np.ndarray, entries: np.ndarray) -> NodeStats:
-        be, xp = self.backend, self.backend.xp
+        be = self.backend
         size = classes.size
-        n_nodes = levels.shape[0]
         outlier, small = self.outliers(classes)
-        zero = xp.zeros(1, dtype=size.dtype)
-        suppressed = be.to_host(classes.per_node(xp.where(outlier, size, zero)))
+        # per node, in one pass: suppressed records, records in small classes, kept classes,
+        # smallest kept class
+        totals = kernels.node_stats(be, size, outlier, small, classes.ptr, classes.host_ptr)
+        suppressed = totals[:, 0]
         anonymous = suppressed <= self.max_suppressed
-        k_anonymous = None
-        if small is not None:
-            k_anonymous = be.to_host(classes.per_node(xp.where(small, size, zero))) \
-                <= self.max_suppressed
-        kept = be.to_host(classes.per_node((~outlier).astype(xp.int64)))
+        k_anonymous = None if small is None else totals[:, 1] <= self.max_suppressed
+        kept = totals[:, 2]
         kept_records = self.encoded.n_rows - suppressed
-        smallest = self._smallest_kept(classes, outlier, n_nodes)
-        il, lb = self.metric.evaluate(classes, outlier, levels)
+        smallest = totals[:, 3]
+        # ARX computes the loss of anonymous nodes only: the others' may be skipped
+        il, lb = self.metric.evaluate_needed(classes, outlier, levels, anonymous)
         il = np.where(anonymous, il, np.nan)
         aecs = np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0)
         return NodeStats(levels, anonymous, k_anonymous, suppressed.astype(np.int64),
@@ -216,14 +214,6 @@ class Evaluator:
         row_codes = self.encoded.generalize(levels, self.encoded.qi_codes)
         outlier = self.encoded.in_classes(levels, self.suppressed_classes(levels), row_codes)
         return outlier, row_codes
-
-    def _smallest_kept(self, classes: Classes, outlier, n_nodes: int) -> np.ndarray:
-        """Smallest released class per node (0 when everything is suppressed)."""
-        big = self.encoded.n_rows + 1
-        masked = classes.xp.where(outlier, big, classes.size)
-        smallest = self.backend.to_host(
-            kernels.segment_min(self.backend, masked, classes.ptr, classes.host_ptr))
-        return np.where(smallest == big, 0, smallest).astype(np.int64)
 
 
 @njit(cache=True)

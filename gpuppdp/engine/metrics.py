@@ -47,6 +47,12 @@ class Metric:
         """Return host arrays ``(information_loss, lower_bound)``, one value per node."""
         raise NotImplementedError
 
+    def evaluate_needed(self, classes: Classes, outlier, levels: np.ndarray, needed):
+        """:meth:`evaluate` where only the nodes ``needed`` (host bool, (B,)) need their
+        information loss (the others' may be anything: the caller discards it); every lower
+        bound is computed.  By default :meth:`evaluate`."""
+        return self.evaluate(classes, outlier, levels)
+
     #: ``levels (B, q) -> bounds (B,)`` usable before a node is checked, or ``None``
     #: (in ARX only Precision has one).
     data_independent_bound = None
@@ -67,6 +73,9 @@ def _normalize_and_aggregate(sums, minimum, maximum):
         for i in range(q):
             span = maximum[i] - minimum[i]
             v = (sums[b, i] - minimum[i]) / span if span > 0.0 else 0.0
+            if math.isnan(v):  # sums not computed (a node whose loss is not needed)
+                g = math.nan
+                break
             if v < 0.0:
                 v = 0.0
             v = math.floor(v * 1e10) / 1e10
@@ -101,10 +110,13 @@ class Loss(Metric):
         return self
 
     def evaluate(self, classes, outlier, levels):
+        return self.evaluate_needed(classes, outlier, levels, None)
+
+    def evaluate_needed(self, classes, outlier, levels, needed):
         q = levels.shape[1]
         off = self._share_off[np.arange(q)[None, :], levels]  # (B, q) host
         charged, kept = kernels.loss_sums(self.backend, classes.size, classes.codes, outlier,
-                                          classes.ptr, off, self._share)
+                                          classes.ptr, off, self._share, needed)
         return (_normalize_and_aggregate(charged, self._minimum, self._maximum),
                 _normalize_and_aggregate(kept, self._minimum, self._maximum))
 

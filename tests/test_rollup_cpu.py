@@ -1,0 +1,188 @@
+"""The CPU roll-up and per-node kernels on batches large enough for their every path.
+
+* ``grouping.rollup_njit`` equals the array form (``rollup_xp``, the NumPy reference) on
+  batches cut into several runs of nodes (the runs are moved together afterwards), with
+  directly addressed, hashed and column-by-column (key space past int64) nodes in one batch,
+  with and without a sensitive code, and with overlapping and empty source ranges;
+* ``segsum.loss_sums_njit`` is bit-identical to the sequential reference for every number of
+  QIDs from 1 to 13 (the CPU form sums three or four QIDs per pass);
+* ``kernels.node_stats`` (one pass on the CPU) equals its array form.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+from gpuppdp import kernels
+from gpuppdp.kernels import groupby, grouping, segsum
+
+NAMES = ("codes", "sens", "count", "first", "ptr")
+
+
+def _frequency_set(rng, n_rows, domains, with_sens):
+    """Distinct rows (codes, sens) of a random table, in order of first appearance."""
+    q = len(domains)
+    codes = np.stack([rng.integers(0, d, size=n_rows) for d in domains], axis=1)
+    sens = rng.integers(0, 3, size=n_rows) if with_sens else np.zeros(n_rows, np.int64)
+    rows = np.concatenate([codes, sens[:, None]], axis=1)
+    _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    count = np.bincount(rank[inverse.reshape(-1)], minlength=len(order)).astype(np.int64)
+    first = np.sort(first)
+    return (codes[first].astype(np.int16), sens[first].astype(np.int32), count,
+            first.astype(np.int64), q)
+
+
+def _maps(rng, domains):
+    """Per QID an identity map, a random coarsening and 'all to one': ``(maps, offs)``."""
+    parts, offs, pos = [], [], 0
+    for d in domains:
+        mine = []
+        for f in (np.arange(d), rng.integers(0, max(1, d // 3), size=d), np.zeros(d, int)):
+            mine.append((pos, int(f.max()) + 1))
+            parts.append(f)
+            pos += d
+        offs.append(mine)
+    return np.concatenate(parts).astype(np.int16), offs
+
+
+def _batch(rng, n_entries, offs, n_nodes, n_sens, huge_every=0):
+    start = rng.integers(0, n_entries, size=n_nodes)
+    stop = np.minimum(n_entries, start + rng.integers(0, n_entries, size=n_nodes))
+    start[0], stop[0] = 0, n_entries
+    start[1], stop[1] = 5, 5  # an empty range
+    q = len(offs)
+    pick = rng.integers(0, 3, size=(n_nodes, q))
+    map_off = np.array([[offs[j][p][0] for j, p in enumerate(row)] for row in pick], np.int64)
+    radix = np.array([[offs[j][p][1] for j, p in enumerate(row)] + [n_sens] for row in pick],
+                     np.int64)
+    if huge_every:  # radices far above the codes: hashed keys, or keys past int64
+        radix[::huge_every, :-1] *= np.int64(1) << 20
+    return start.astype(np.int64), stop.astype(np.int64), map_off, radix
+
+
+def _check_rollup(seed, n_tasks, monkeypatch, with_sens, huge_every):
+    rng = np.random.default_rng(seed)
+    domains = [7, 40, 3, 25, 11]
+    codes, sens, count, first, _ = _frequency_set(rng, 20_000, domains, with_sens)
+    maps, offs = _maps(rng, domains)
+    n_sens = int(sens.max()) + 1
+    start, stop, map_off, radix = _batch(rng, len(first), offs, 60, n_sens, huge_every)
+    args = (codes, sens, count, first, start, stop, map_off, maps, radix)
+    want = grouping.rollup_xp(np, *args)
+    monkeypatch.setattr(grouping, "n_tasks_for", lambda rows, n_seg, per_thread=4: n_tasks)
+    got = grouping.rollup_njit(*args)
+    for g, w, name in zip(got, want, NAMES):
+        np.testing.assert_array_equal(g, w, err_msg=name)
+        assert g.dtype == w.dtype or name == "count", name
+    # the scratch tables were left clean: a second run gives the same
+    for g, w, name in zip(grouping.rollup_njit(*args), want, NAMES):
+        np.testing.assert_array_equal(g, w, err_msg=name)
+
+
+@pytest.mark.parametrize("n_tasks", [1, 2, 7])
+@pytest.mark.parametrize("with_sens", [False, True])
+def test_rollup_runs_of_nodes_agree_with_array_form(monkeypatch, n_tasks, with_sens):
+    _check_rollup(10 + n_tasks, n_tasks, monkeypatch, with_sens, huge_every=0)
+
+
+@pytest.mark.parametrize("huge_every", [3, 2])
+def test_rollup_hashed_and_wide_keys_agree_with_array_form(monkeypatch, huge_every):
+    # every third (second) node's key space is 2**100 (2**80) times larger: past int64
+    # with five QIDs, the column-by-column path; with the hashed path in the same runs
+    _check_rollup(20 + huge_every, 3, monkeypatch, True, huge_every)
+
+
+def test_rollup_empty_batch():
+    codes = np.zeros((0, 2), np.int16)
+    out = grouping.rollup_njit(codes, np.zeros(0, np.int32), np.zeros(0, np.int64),
+                               np.zeros(0, np.int64), np.zeros(0, np.int64),
+                               np.zeros(0, np.int64), np.zeros((0, 2), np.int64),
+                               np.zeros(1, np.int16), np.zeros((0, 3), np.int64))
+    assert [len(a) for a in out] == [0, 0, 0, 0, 1]
+
+
+@pytest.mark.parametrize("q", list(range(1, 14)))
+def test_loss_sums_every_block_plan_bit_identical(q):
+    rng = np.random.default_rng(q)
+    lens = rng.integers(0, 80, size=9)
+    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    n = int(ptr[-1])
+    size = rng.integers(1, 5000, size=n).astype(np.int64)
+    codes = rng.integers(0, 12, size=(n, q)).astype(np.int8)
+    outlier = rng.random(n) < 0.3
+    share = rng.integers(1, 97, size=60) / 97.0
+    off = rng.integers(0, 48, size=(len(lens), q)).astype(np.int64)
+    want = segsum.loss_sums_reference(size, codes, outlier, ptr, off, share)
+    got = segsum.loss_sums_njit(size, codes, outlier, ptr, off, share)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("with_small", [False, True])
+def test_node_stats_forms_agree(with_small):
+    rng = np.random.default_rng(7)
+    lens = rng.integers(0, 50, size=30)
+    lens[3] = 0
+    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    n = int(ptr[-1])
+    size = rng.integers(1, 20, size=n).astype(np.int64)
+    outlier = rng.random(n) < 0.4
+    outlier[ptr[5]:ptr[6]] = True  # a node with everything suppressed
+    small = size < 5 if with_small else None
+    cpu = kernels.node_stats(types.SimpleNamespace(kernels="cpu"), size, outlier, small, ptr,
+                             ptr)
+    # by hand
+    for b in range(len(lens)):
+        s = slice(ptr[b], ptr[b + 1])
+        kept = size[s][~outlier[s]]
+        assert cpu[b, 0] == size[s][outlier[s]].sum()
+        assert cpu[b, 1] == (size[s][small[s]].sum() if with_small else 0)
+        assert cpu[b, 2] == len(kept)
+        assert cpu[b, 3] == (kept.min() if len(kept) else 0)
+    # the array form, on the nodes that have classes (its segment minimum needs them)
+    keep = np.flatnonzero(lens > 0)
+    sub_ptr = np.concatenate([[0], np.cumsum(lens[keep])]).astype(np.int64)
+    rows = np.concatenate([np.arange(ptr[b], ptr[b + 1]) for b in keep])
+    xp_backend = types.SimpleNamespace(kernels="numpy", xp=np, to_host=np.asarray)
+    arr = kernels.node_stats(xp_backend, size[rows], outlier[rows],
+                             None if small is None else small[rows], sub_ptr, sub_ptr)
+    np.testing.assert_array_equal(arr, cpu[keep])
+
+
+def test_run_tasks_runs_every_task_once():
+    seen = []
+    groupby.run_tasks(lambda t, out: out.append(t), 9, seen)
+    assert sorted(seen) == list(range(9))
+
+
+def test_balanced_runs_cover_all_segments():
+    ptr = np.array([0, 0, 10, 10, 11, 40, 41, 41], np.int64)
+    for n_runs in range(1, 9):
+        runs = groupby.balanced_runs(ptr, n_runs)
+        assert runs[0] == 0 and runs[-1] == len(ptr) - 1
+        assert np.all(np.diff(runs) > 0) and len(runs) - 1 <= max(n_runs, 1)
+    assert groupby.balanced_runs(np.zeros(1, np.int64), 4).tolist() == [0]
+
+
+def test_loss_sums_charged_only_where_asked():
+    rng = np.random.default_rng(99)
+    lens = rng.integers(0, 60, size=12)
+    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    n, q = int(ptr[-1]), 9
+    size = rng.integers(1, 5000, size=n).astype(np.int64)
+    codes = rng.integers(0, 12, size=(n, q)).astype(np.int8)
+    outlier = rng.random(n) < 0.3
+    share = rng.integers(1, 97, size=60) / 97.0
+    off = rng.integers(0, 48, size=(len(lens), q)).astype(np.int64)
+    charge = rng.random(len(lens)) < 0.5
+    want_charged, want_kept = segsum.loss_sums_reference(size, codes, outlier, ptr, off, share)
+    charged, kept = segsum.loss_sums_njit(size, codes, outlier, ptr, off, share, charge)
+    np.testing.assert_array_equal(kept, want_kept)
+    np.testing.assert_array_equal(charged[charge], want_charged[charge])
+    assert np.isnan(charged[~charge]).all()
