@@ -96,6 +96,8 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
 
 ROLLUP_DENSE_RATIO = 8         # a node's key space up to this times its entries (plus a
 ROLLUP_DENSE_FLOOR = 1 << 15   # floor) is counted in a directly addressed table, else hashed
+ROLLUP_HASH_MAX = 1 << 17      # hashed nodes of more entries take the two-pass path, whose
+#                                smaller table misses the cache less (2x faster at 10^6)
 _NO_GROUP = np.int32(-1)
 
 
@@ -117,7 +119,7 @@ def _table_size(n, space):
 @njit(cache=True)
 def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_src_start,
                   node_src_stop, node_map_off, maps_flat, node_radix, out_pos, out_codes,
-                  out_sens, out_count, out_first, out_len, table, table_key, slots):
+                  out_sens, out_count, out_first, out_len, table, table_key, slots, hash_max):
     """Roll nodes ``b0..b1-1`` up one after the other, node ``b``'s groups written at
     ``out_pos[b]`` (from ``pos`` on, back to back); returns the position after the last.
 
@@ -127,7 +129,8 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
     Knuth, TAOCP vol. 3, 6.4; keys in ``table_key``); an unseen key opens the next group,
     written at once from this entry (its first), a seen one adds its count.  ``table`` is
     scratch shared by the nodes: all -1 on entry and on return (the slots a node used, listed
-    in ``slots``, are cleared after it)."""
+    in ``slots``, are cleared after it).  Hashed nodes of more than ``hash_max`` entries take
+    the two-pass :func:`_rollup_node` instead (see :data:`ROLLUP_HASH_MAX`)."""
     q = src_codes.shape[1]
     strides = np.empty(q + 1, np.int64)
     for b in range(b0, b1):
@@ -136,7 +139,8 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
         out_pos[b] = pos
         space = space_of(node_radix[b])
         size = _table_size(n, space)
-        if size == 0:  # key space past int64: column by column
+        if size == 0 or (size != space and n > hash_max):
+            # key space past int64 (column by column), or a large hashed node
             _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start,
                          node_src_stop, node_map_off, maps_flat, node_radix, out_pos, out_codes,
                          out_sens, out_count, out_first, out_len)
@@ -201,13 +205,15 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
 @njit(cache=True, nogil=True)
 def _rollup_chunk(c, chunk_ptr, out_base, chunk_len, src_codes, src_sens, src_count, src_first,
                   node_src_start, node_src_stop, node_map_off, maps_flat, node_radix, out_pos,
-                  out_codes, out_sens, out_count, out_first, out_len):
+                  out_codes, out_sens, out_count, out_first, out_len, hash_max):
     b0, b1 = chunk_ptr[c], chunk_ptr[c + 1]
     need, hashed, longest = np.int64(1), np.int64(1), np.int64(1)
     for b in range(b0, b1):
         n = node_src_stop[b] - node_src_start[b]
         space = space_of(node_radix[b])
         size = _table_size(n, space)
+        if size != space and n > hash_max:  # the two-pass path, with its own table
+            continue
         need = max(need, size)
         if size != space:
             hashed = max(hashed, size)
@@ -219,7 +225,7 @@ def _rollup_chunk(c, chunk_ptr, out_base, chunk_len, src_codes, src_sens, src_co
     chunk_len[c] = _rollup_range(b0, b1, base, src_codes, src_sens, src_count, src_first,
                                  node_src_start, node_src_stop, node_map_off, maps_flat,
                                  node_radix, out_pos, out_codes, out_sens, out_count, out_first,
-                                 out_len, table, table_key, slots) - base
+                                 out_len, table, table_key, slots, hash_max) - base
 
 
 # the name under which the compile notice looks for the roll-up in Numba's cache
@@ -255,7 +261,7 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     run_tasks(_rollup_chunk, len(out_base), chunk_ptr, out_base, chunk_len, src_codes, src_sens,
               src_count, src_first, node_src_start, node_src_stop,
               np.asarray(node_map_off, dtype=np.int64), maps_flat, node_radix, out_pos, codes,
-              sens, count, first, out_len)
+              sens, count, first, out_len, ROLLUP_HASH_MAX)
     # move the runs together (NumPy copies overlapping ranges correctly); sensitive codes
     # only where some node carries them (else all 0, never written)
     moved = (codes, count, first) if n_nodes and int(node_radix[..., -1].max()) <= 1 else \

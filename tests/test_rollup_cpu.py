@@ -98,6 +98,13 @@ def test_rollup_hashed_and_wide_keys_agree_with_array_form(monkeypatch, huge_eve
     _check_rollup(20 + huge_every, 3, monkeypatch, True, huge_every)
 
 
+def test_large_hashed_nodes_take_the_two_pass_path(monkeypatch):
+    """Hashed nodes above ``ROLLUP_HASH_MAX`` entries go to the two-pass path (smaller
+    table); lowered here so that the 20,000-entry batch has such nodes beside small ones."""
+    monkeypatch.setattr(grouping, "ROLLUP_HASH_MAX", 5_000)
+    _check_rollup(31, 2, monkeypatch, True, huge_every=4)
+
+
 def test_rollup_empty_batch():
     codes = np.zeros((0, 2), np.int16)
     out = grouping.rollup_njit(codes, np.zeros(0, np.int32), np.zeros(0, np.int64),
