@@ -52,13 +52,18 @@ def test_precision_worked_example(backend):
 
 def test_iloss_worked_example(backend):
     orig, rel = _table()
+    # the old, ARX-normalized definition:
     # age '2*' / '3*' cover 2 of 4 leaves: (2-1)/(4-1) = 1/3; sex leaves: 0; suppressed: 1 + 1
     expected = (0.5 * (4 / 3 + 1) + 0.5 * (0 + 1)) / 5
-    assert utility.iloss(orig, rel, HIER, ["age", "sex"], backend=backend) == \
-        pytest.approx(expected, abs=1e-15)
+    assert utility.iloss(orig, rel, HIER, ["age", "sex"], definition="arx",
+                         backend=backend) == pytest.approx(expected, abs=1e-15)
     w = {"age": 2.0, "sex": 1.0}
-    assert utility.iloss(orig, rel, HIER, ["age", "sex"], w, backend=backend) == \
-        pytest.approx((2.0 * (4 / 3 + 1) + 1.0) / 5, abs=1e-15)
+    assert utility.iloss(orig, rel, HIER, ["age", "sex"], w, definition="arx",
+                         backend=backend) == pytest.approx((2.0 * (4 / 3 + 1) + 1.0) / 5,
+                                                           abs=1e-15)
+    # Xiao & Tao (the default): '2*'/'3*' (2-1)/4 each; suppressed (4-1)/4 + (2-1)/2; summed
+    assert utility.iloss(orig, rel, HIER, ["age", "sex"], backend=backend) == \
+        pytest.approx(4 * 0.25 + 0.75 + 0.5, abs=1e-15)
 
 
 def test_non_uniform_entropy_worked_example(backend):
@@ -156,6 +161,7 @@ def naive_precision(orig, rel, hier, qids, levels):
 
 
 def naive_iloss(orig, rel, hier, qids, levels, weights):
+    """The ARX-normalized ILoss (``definition="arx"``)."""
     star = _is_star(rel, qids)
     total = 0.0
     for r in range(len(orig)):
@@ -222,9 +228,11 @@ def test_against_naive(seed, backend):
     assert utility.precision(orig, kept, hier, qids, levels=levels, backend=backend) == \
         pytest.approx(naive_precision(orig, rel, hier, qids, levels), abs=1e-12)
     w = rng.random(len(qids))
-    assert utility.iloss(orig, rel, hier, qids, w, levels=levels, backend=backend) == \
+    assert utility.iloss(orig, rel, hier, qids, w, levels=levels, definition="arx",
+                         backend=backend) == \
         pytest.approx(naive_iloss(orig, rel, hier, qids, levels, w), abs=1e-12)
-    assert utility.iloss(orig, rel, hier, qids, levels=levels, backend=backend) == \
+    assert utility.iloss(orig, rel, hier, qids, levels=levels, definition="arx",
+                         backend=backend) == \
         pytest.approx(naive_iloss(orig, rel, hier, qids, levels, [1 / len(qids)] * len(qids)),
                       abs=1e-12)
     assert utility.non_uniform_entropy(orig, rel, qids, backend=backend) == \

@@ -6,7 +6,8 @@ in the hierarchies), and every pass over rows or classes runs vectorized on ``ba
 (NumPy or CuPy).
 
 * :func:`precision` -- Sweeney's Prec (Sweeney 2002);
-* :func:`iloss` -- Iyengar's LM / Xiao & Tao's ILoss, normalized per attribute;
+* :func:`iloss` -- Xiao & Tao's ILoss, summed over the cells (by default), or Iyengar's LM
+  normalized per attribute and averaged as ARX does (``definition="arx"``);
 * :func:`discernibility` -- DM (Bayardo & Agrawal 2005);
 * :func:`average_class_size` -- normalized C_AVG (LeFevre, DeWitt & Ramakrishnan 2006);
 * :func:`non_uniform_entropy` -- (de Waal & Willenborg 1999; Gionis & Tassa 2008);
@@ -15,8 +16,10 @@ in the hierarchies), and every pass over rows or classes runs vectorized on ``ba
 * :func:`privacy_utility_losses` -- distribution and entropy privacy losses (the (epsilon,
   alpha) privacy-loss model, :class:`gpuppdp.models.PrivacyLoss`) and utility losses of every
   record, class and the whole release, with thresholds;
-* :func:`ml_utility_loss` -- drop of a classifier's cross-validated accuracy (needs
-  scikit-learn: ``pip install "gpuppdp[ml]"``).
+* :func:`info_gain_scores` -- per value ``v`` of a level, InfoGain(v), AnonyLoss(v) and
+  Fung, Wang & Yu's Score(v) (the per-level sum is :func:`info_gain`);
+* :func:`ml_utility_loss` -- drop of a classifier's cross-validated accuracy, precision,
+  recall and F1, with a tolerance lambda (needs scikit-learn: ``pip install "gpuppdp[ml]"``).
 
 A *suppressed* record is one whose quasi-identifiers are all ``'*'`` (the ``mark`` mode of
 :func:`gpuppdp.engine.transform.release`); in the ``drop`` mode the suppressed records are the
@@ -48,9 +51,10 @@ from ..validation import check_columns, column_list
 from .checker import _build_classes, _class_ids, sensitive_table
 from .risk import _classes_encoded, encode_columns
 
-__all__ = ["precision", "iloss", "discernibility", "average_class_size",
+__all__ = ["precision", "iloss", "ILOSS_DEFINITIONS", "discernibility", "average_class_size",
            "non_uniform_entropy", "kl_divergence", "info_gain", "released_levels",
-           "privacy_utility_losses", "PrivacyUtilityLosses", "LOSS_NAMES", "ml_utility_loss"]
+           "privacy_utility_losses", "PrivacyUtilityLosses", "LOSS_NAMES", "ml_utility_loss",
+           "ML_METRICS", "info_gain_scores"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -158,27 +162,53 @@ def precision(original: pd.DataFrame, released: pd.DataFrame,
     return 1.0 - float(precision_loss(share, float(n_sup), n)[0])
 
 
+#: the definitions :func:`iloss` follows
+ILOSS_DEFINITIONS = ("xiao-tao", "arx")
+
+
 def iloss(original: pd.DataFrame, released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
           quasi_identifiers: Sequence[str],
           weights: Mapping[str, float] | Sequence[float] | None = None, *,
-          levels: Mapping[str, int] | None = None, backend: Backend | str = "cpu") -> float:
-    r"""Information loss ILoss (Xiao & Tao 2006, "Personalized privacy preservation", SIGMOD),
-    the loss metric LM of Iyengar (2002, "Transforming data to satisfy privacy constraints",
-    KDD).
+          levels: Mapping[str, int] | None = None, definition: str = "xiao-tao",
+          backend: Backend | str = "cpu") -> float:
+    r"""Information loss ILoss of a release.
 
-    .. math:: \mathrm{ILoss} = \frac{1}{N} \sum_r \sum_i w_i
-              \frac{|\mathrm{leaves}(v_i(r))| - 1}{|D_i| - 1}
+    ``definition="xiao-tao"`` (the default) follows Xiao & Tao (2006, "Personalized privacy
+    preservation", SIGMOD, Section 6): a generalized value ``v`` of attribute ``A`` loses
 
-    with ``v_i(r)`` the released value of QID ``i`` in record ``r``, ``leaves(v)`` the leaves of
-    its hierarchy under ``v`` and ``D_i`` all its leaves (a one-leaf domain loses 0).  Suppressed
-    records (all QIDs ``'*'``, or dropped) cost 1 per attribute.  ``weights`` (mapping or
-    sequence in ``quasi_identifiers`` order) default to ``1/q`` each, so the result lies in [0, 1].
+    .. math:: \mathrm{ILoss}(v) = \frac{|\mathrm{leaves}(v)| - 1}{|D_A|}
+
+    (``leaves(v)``: the leaves of ``A``'s hierarchy under ``v``; ``D_A``: all its leaves), a
+    record the weighted sum over its QIDs and the table the **sum** over its records:
+
+    .. math:: \mathrm{ILoss}(T^*) = \sum_r \sum_i w_i \,
+              \frac{|\mathrm{leaves}(v_i(r))| - 1}{|D_i|}
+
+    with ``w_i = 1`` by default.  An ungeneralized value loses 0; a suppressed value (``'*'``,
+    the whole domain) loses ``(|D_i| - 1)/|D_i|``, as does every QID of a record left out of a
+    ``drop`` release (``N = len(original)`` records are counted).  The result grows with the
+    number of records and lies in ``[0, N sum_i w_i)``.
+
+    ``definition="arx"`` is the normalized loss metric LM of Iyengar (2002, "Transforming data
+    to satisfy privacy constraints", KDD), as gpuppdp computed ILoss before and as ARX's loss
+    metrics normalize it: per value ``(|leaves(v)| - 1)/(|D_i| - 1)`` (so a suppressed value
+    loses exactly 1, and a one-leaf domain 0), **averaged** over the records, with weights
+    ``1/q`` by default so the result lies in [0, 1].  The two differ by the denominator
+    (``|D|`` against ``|D| - 1``), by sum against mean over records, and by the default
+    weights: with the same weights, each QID's term of ``xiao-tao`` is ``N (|D_i| - 1)/|D_i|``
+    times its term of ``arx``.
+
+    ``weights``: a mapping or a sequence in ``quasi_identifiers`` order.
     """
+    if definition not in ILOSS_DEFINITIONS:
+        raise ValueError(f"definition must be one of {', '.join(ILOSS_DEFINITIONS)}, got "
+                         f"{definition!r}")
+    arx = definition == "arx"
     qids, be, lv = _hierarchy_metric_inputs(original, released, hierarchies, quasi_identifiers,
                                             levels, backend)
     xp, n = be.xp, len(original)
     if weights is None:
-        w = np.full(len(qids), 1.0 / len(qids))
+        w = np.full(len(qids), 1.0 / len(qids) if arx else 1.0)
     elif isinstance(weights, Mapping):
         w = np.array([float(weights[q]) for q in qids])
     else:
@@ -191,13 +221,17 @@ def iloss(original: pd.DataFrame, released: pd.DataFrame, hierarchies: Mapping[s
     for j, q in enumerate(qids):  # a loop over attributes only
         h = hierarchies[q]
         dom = len(h.leaves)
-        cost = (h.label_row_counts(lv[q]) - 1.0) / (dom - 1.0) if dom > 1 else \
-            np.zeros(len(h.labels(lv[q])))
-        cost = be.asarray(np.append(cost, 1.0 if dom > 1 else 0.0))  # last: suppressed
+        denominator = dom - 1.0 if arx else float(dom)
+        if denominator > 0:
+            cost = (h.label_row_counts(lv[q]) - 1.0) / denominator
+            top = (dom - 1.0) / denominator            # the whole domain: suppressed
+        else:                                          # arx: a one-leaf domain loses 0
+            cost, top = np.zeros(len(h.labels(lv[q]))), 0.0
+        cost = be.asarray(np.append(cost, top))        # last: suppressed
         idx = xp.where(gen[j] < 0, len(cost) - 1, gen[j])
         s = be.scalar(xp.sum(cost[idx])) if len(released) else 0.0
-        total += w[j] * (s + (n_dropped if dom > 1 else 0.0))
-    return float(total / n)
+        total += w[j] * (s + n_dropped * top)
+    return float(total / n) if arx else float(total)
 
 
 # --------------------------------------------------------------------------------------------
@@ -352,22 +386,12 @@ def _entropy_rows(xp, counts, totals):
     return -xp.sum(xp.where(counts > 0, p * xp.log2(xp.where(counts > 0, p, 1.0)), 0.0), axis=1)
 
 
-def info_gain(data: pd.DataFrame, hierarchy: Hierarchy, column: str, level: int,
-              class_attribute: str, *, backend: Backend | str = "cpu") -> float:
-    r"""InfoGain of specializing ``column`` from ``level`` to ``level - 1`` (Fung, Wang & Yu
-    2005, "Top-down specialization for information and privacy preservation", ICDE), in bits.
-
-    .. math:: \mathrm{InfoGain} = \sum_{v} \Big( I(R_v) - \sum_{c \in \mathrm{child}(v)}
-              \frac{|R_c|}{|R_v|} I(R_c) \Big)
-
-    summed over the values ``v`` of ``level`` present in ``data``; ``R_v`` are the records whose
-    value generalizes to ``v``, ``child(v)`` the values of ``level - 1`` under ``v`` and
-    ``I(R)`` the entropy of ``class_attribute`` over ``R``.
-    """
+def _value_gains(data, hierarchy, column, level, class_attribute, be):
+    """Per value of ``level``: ``(InfoGain(v), |R_v|)`` (device arrays) and the records' leaf
+    codes (device)."""
     if not 1 <= int(level) <= hierarchy.height:
         raise ValueError(f"level must be in 1..{hierarchy.height}, got {level!r}")
     level = int(level)
-    be = _backend(backend)
     xp = be.xp
     leaf = be.asarray(encode_column(data[column], domain=hierarchy.leaves,
                                     name=column)[0].astype(np.int64))
@@ -384,7 +408,110 @@ def info_gain(data: pd.DataFrame, hierarchy: Hierarchy, column: str, level: int,
     h_c = _entropy_rows(xp, cnt_c, tot_c) * tot_c / xp.where(tot_v == 0, 1, tot_v)[parent]
     after = xp.bincount(parent, weights=h_c, minlength=nv)
     gain = xp.where(tot_v > 0, _entropy_rows(xp, cnt_v, tot_v) - after, 0.0)
-    return float(be.scalar(xp.sum(gain)))
+    return gain, tot_v, leaf
+
+
+def info_gain(data: pd.DataFrame, hierarchy: Hierarchy, column: str, level: int,
+              class_attribute: str, *, backend: Backend | str = "cpu") -> float:
+    r"""InfoGain of specializing ``column`` from ``level`` to ``level - 1`` (Fung, Wang & Yu
+    2005, "Top-down specialization for information and privacy preservation", ICDE), in bits.
+
+    .. math:: \mathrm{InfoGain} = \sum_{v} \Big( I(R_v) - \sum_{c \in \mathrm{child}(v)}
+              \frac{|R_c|}{|R_v|} I(R_c) \Big)
+
+    summed over the values ``v`` of ``level`` present in ``data``; ``R_v`` are the records whose
+    value generalizes to ``v``, ``child(v)`` the values of ``level - 1`` under ``v`` and
+    ``I(R)`` the entropy of ``class_attribute`` over ``R``.  This per-level sum is not a figure
+    of the paper, which scores each value ``v`` on its own (``InfoGain(v)``, the summand, and
+    ``Score(v)``): see :func:`info_gain_scores`.
+    """
+    be = _backend(backend)
+    gain, _, _ = _value_gains(data, hierarchy, column, level, class_attribute, be)
+    return float(be.scalar(be.xp.sum(gain)))
+
+
+def _segment_min(xp, seg, values, n: int, fill: int):
+    """Per segment ``0..n-1`` the smallest of ``values`` (``fill`` where none): one sort of
+    ``(seg, value)`` keys, the first entry of each segment kept."""
+    out = xp.full(n, fill, dtype=xp.int64)
+    if int(seg.shape[0]) == 0:
+        return out
+    key = xp.sort(seg.astype(xp.int64) * (fill + 1) + values.astype(xp.int64))
+    s, v = key // (fill + 1), key % (fill + 1)
+    head = xp.concatenate([xp.ones(1, dtype=bool), s[1:] != s[:-1]])
+    out[s[head]] = v[head]
+    return out
+
+
+def info_gain_scores(data: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
+                     quasi_identifiers: Sequence[str], column: str, level: int,
+                     class_attribute: str, *, levels: Mapping[str, int] | None = None,
+                     backend: Backend | str = "cpu") -> pd.DataFrame:
+    r"""Per value ``v`` of ``column`` at ``level``: the score of specializing ``v`` alone to its
+    children at ``level - 1``, as Fung, Wang & Yu's top-down specialization ranks candidates
+    (2005, "Top-down specialization for information and privacy preservation", ICDE):
+
+    .. math:: \mathrm{Score}(v) = \frac{\mathrm{InfoGain}(v)}{\mathrm{AnonyLoss}(v) + 1},
+              \qquad \mathrm{AnonyLoss}(v) = A - A_v
+
+    ``InfoGain(v) = I(R_v) - sum_c |R_c|/|R_v| I(R_c)`` (bits, entropy of
+    ``class_attribute``); ``A`` is the anonymity of the current cut -- the smallest group of
+    records sharing their ``quasi_identifiers`` generalized to ``levels`` (``column`` at
+    ``level``; default: every other QID at level 0) -- and ``A_v`` the same after ``v``
+    alone is specialized.  The paper averages AnonyLoss over its virtual identifiers; here the
+    QIDs form one.  ``data`` holds the original (leaf) values; suppression is not modelled.
+
+    Returns one row per value with records (``value``, ``records`` = ``|R_v|``, ``info_gain``,
+    ``anonymity``, ``anonymity_after``, ``anonymity_loss``, ``score``); the ``info_gain``
+    column sums to :func:`info_gain`.
+    """
+    qids = column_list(quasi_identifiers)
+    if column not in qids:
+        raise ValueError(f"column {column!r} is not one of the quasi-identifiers")
+    be = _backend(backend)
+    xp = be.xp
+    h = hierarchies[column]
+    gain, tot_v, leaf = _value_gains(data, h, column, level, class_attribute, be)
+    level = int(level)
+    lv = {q: 0 for q in qids}
+    lv.update({q: int(v) for q, v in (levels or {}).items() if q in lv})
+    lv[column] = level
+    others = []
+    for q in qids:
+        if q == column:
+            continue
+        hq = hierarchies[q]
+        lq = be.asarray(encode_column(data[q], domain=hq.leaves, name=q)[0].astype(np.int64))
+        others.append(be.asarray(hq.codes(lv[q]).astype(np.int64))[lq])
+    v = be.asarray(h.codes(level).astype(np.int64))[leaf]
+    child = be.asarray(h.codes(level - 1).astype(np.int64))[leaf]
+    nv = len(h.labels(level))
+    big = len(data) + 1
+    # the current cut's groups; per value v the smallest group holding v, and without v
+    ids, rep, _ = groupby.group(xp, others + [v], order="sorted")
+    size = xp.bincount(ids)
+    gv = v[rep]
+    min_in = _segment_min(xp, gv, size, nv, big)
+    anonymity = int(be.scalar(xp.min(size)))
+    sorted_min = xp.sort(min_in)
+    first, second = sorted_min[0], sorted_min[1] if nv > 1 else big
+    without = xp.where(min_in == first, second, first)
+    # groups after v is specialized: per parent value the smallest child group
+    ids2, rep2, _ = groupby.group(xp, others + [child], order="sorted")
+    size2 = xp.bincount(ids2)
+    g2 = v[rep2]
+    min_after = _segment_min(xp, g2, size2, nv, big)
+    after = xp.minimum(without, min_after)
+    present = tot_v > 0
+    loss = anonymity - after
+    out = pd.DataFrame({"value": h.labels(level),
+                        "records": be.to_host(tot_v).astype(np.int64),
+                        "info_gain": be.to_host(gain),
+                        "anonymity": anonymity,
+                        "anonymity_after": be.to_host(after).astype(np.int64),
+                        "anonymity_loss": be.to_host(loss).astype(np.int64)})
+    out["score"] = out["info_gain"] / (out["anonymity_loss"] + 1.0)
+    return out[be.to_host(present)].reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -578,13 +705,20 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
 # machine-learning utility
 # --------------------------------------------------------------------------------------------
 
+#: the scores of :func:`ml_utility_loss`
+ML_METRICS = ("accuracy", "precision", "recall", "f1")
+
+
 def ml_utility_loss(original: pd.DataFrame, released: pd.DataFrame | Release, *,
                     features: Sequence[str], target: str, classifier=None, cv: int = 5,
-                    random_state: int = 0) -> dict:
+                    random_state: int = 0, average: str = "macro",
+                    tolerance: float | None = None) -> dict:
     """Classification utility of a release: the same classifier trained on the original and on
-    the released features, compared by stratified ``cv``-fold cross-validated accuracy
-    (Iyengar 2002, "Transforming data to satisfy privacy constraints", KDD; LeFevre, DeWitt &
-    Ramakrishnan 2006, "Workload-aware anonymization", KDD).
+    the released features, compared by stratified ``cv``-fold cross-validated accuracy,
+    precision, recall and F1 (Iyengar 2002, "Transforming data to satisfy privacy
+    constraints", KDD; LeFevre, DeWitt & Ramakrishnan 2006, "Workload-aware anonymization",
+    KDD; precision, recall and F1 as the classification-utility measures of the
+    privacy/utility-loss work, beside accuracy).
 
     Every feature is ordinally encoded by its labels (a generalized label or a suppressed
     ``'*'`` is just a category); ``classifier`` is any scikit-learn classifier (cloned per
@@ -592,14 +726,23 @@ def ml_utility_loss(original: pd.DataFrame, released: pd.DataFrame | Release, *,
     a tree kept from overfitting single records).  Both tables are
     evaluated on the same records in the same order (a Release's rows are put back in input
     order through its ``source_rows``; a ``drop`` release keeps only its own records), so equal
-    tables give equal folds and equal accuracy.
+    tables give equal folds and equal scores.  Each score is the mean over the folds;
+    precision, recall and F1 are ``average``-d over the target's classes (scikit-learn's
+    ``"macro"`` by default, ``"weighted"`` or ``"micro"``; ``"binary"`` for a 0/1 target), a
+    class never predicted in a fold counting precision 0.
 
     Returns ``{"accuracy_original", "accuracy_released", "relative_loss"}`` with
-    ``relative_loss = (accuracy_original - accuracy_released) / accuracy_original``.
+    ``relative_loss = (accuracy_original - accuracy_released) / accuracy_original`` (as
+    before), plus ``precision_*``, ``recall_*``, ``f1_*`` (``_original`` / ``_released``),
+    ``relative_losses`` (each metric's relative loss) and, with a ``tolerance`` lambda,
+    ``within_tolerance``: per metric whether the release loses at most lambda of it
+    (``original - released <= lambda``, in absolute points: lambda = 0.05 accepts a drop from
+    0.85 to 0.80), and ``tolerance``.
     Needs scikit-learn (``pip install "gpuppdp[ml]"``).
     """
     try:
-        from sklearn.model_selection import StratifiedKFold, cross_val_score
+        from sklearn.metrics import f1_score, make_scorer, precision_score, recall_score
+        from sklearn.model_selection import StratifiedKFold, cross_validate
         from sklearn.tree import DecisionTreeClassifier
     except ImportError as exc:
         raise ImportError('ml_utility_loss needs scikit-learn: pip install "gpuppdp[ml]" '
@@ -607,6 +750,8 @@ def ml_utility_loss(original: pd.DataFrame, released: pd.DataFrame | Release, *,
     features = column_list(features, "features")
     if target in features:
         raise ValueError(f"column {target!r} is given as a feature and as the target")
+    if tolerance is not None and not float(tolerance) >= 0:
+        raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}")
     released, src = _source_rows(original, released)
     _check_frames(original, released, features + [target], "features")
     if not np.array_equal(src, np.arange(len(original))):
@@ -616,12 +761,27 @@ def ml_utility_loss(original: pd.DataFrame, released: pd.DataFrame | Release, *,
     if classifier is None:
         classifier = DecisionTreeClassifier(min_samples_leaf=5, random_state=random_state)
     folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state)
+    scoring = {"accuracy": "accuracy",
+               "precision": make_scorer(precision_score, average=average, zero_division=0),
+               "recall": make_scorer(recall_score, average=average, zero_division=0),
+               "f1": make_scorer(f1_score, average=average, zero_division=0)}
 
-    def accuracy(table: pd.DataFrame) -> float:
+    def scores(table: pd.DataFrame) -> dict:
         x = np.column_stack([encode_column(table[c])[0].astype(np.int64) for c in features])
         y = encode_column(table[target])[0].astype(np.int64)
-        return float(np.mean(cross_val_score(classifier, x, y, cv=folds, scoring="accuracy")))
+        res = cross_validate(classifier, x, y, cv=folds, scoring=scoring)
+        return {m: float(np.mean(res[f"test_{m}"])) for m in ML_METRICS}
 
-    acc_o, acc_r = accuracy(original), accuracy(released)
-    return {"accuracy_original": acc_o, "accuracy_released": acc_r,
-            "relative_loss": (acc_o - acc_r) / acc_o if acc_o > 0 else float("nan")}
+    so, sr = scores(original), scores(released)
+    out = {"accuracy_original": so["accuracy"], "accuracy_released": sr["accuracy"],
+           "relative_loss": (so["accuracy"] - sr["accuracy"]) / so["accuracy"]
+           if so["accuracy"] > 0 else float("nan")}
+    for m in ML_METRICS[1:]:
+        out[f"{m}_original"], out[f"{m}_released"] = so[m], sr[m]
+    out["relative_losses"] = {m: (so[m] - sr[m]) / so[m] if so[m] > 0 else float("nan")
+                              for m in ML_METRICS}
+    if tolerance is not None:
+        out["tolerance"] = float(tolerance)
+        out["within_tolerance"] = {m: so[m] - sr[m] <= float(tolerance) + 1e-12
+                                   for m in ML_METRICS}
+    return out

@@ -1,5 +1,6 @@
 """``gpuppdp attack reconstruct``: the database reconstruction attack on published statistics
-(:func:`gpuppdp.attacks.reconstruct`).
+(:func:`gpuppdp.attacks.reconstruct`); ``gpuppdp attack linkage``: cross-release attacks on two
+releases of one population (:func:`gpuppdp.attacks.linkage_attack`).
 
 ::
 
@@ -10,13 +11,23 @@
 RECORDS.csv holds the reconstructed people (with ``--all-solutions`` a ``solution`` column
 numbers each table found); the summary says whether the table is the only one consistent with
 the statistics.  Outputs are written together at the end (:class:`gpuppdp.io.OutputPlan`).
+
+::
+
+    gpuppdp attack linkage A.csv B.csv --qi COL=HIERARCHY.csv ... [--sensitive COL] [--k K]
+        [--mode auto|complementary|temporal] [--link-on COL ...] [--json OUT.json] [--check]
+
+With ``--check`` B is the new release and A the earlier one: exit status 1 and one line on
+stderr when B discloses, with A, what neither does alone (:func:`gpuppdp.attacks.check_release`).
 """
 
 from __future__ import annotations
 
 import argparse
 
-__all__ = ["register", "run_reconstruct"]
+from .common import _qi_spec
+
+__all__ = ["register", "run_reconstruct", "run_linkage"]
 
 
 def _positive_float(text: str) -> float:
@@ -94,9 +105,52 @@ def run_reconstruct(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_linkage(args: argparse.Namespace) -> int:
+    """Run ``attack linkage``; returns the exit status (0, or 1 when ``--check`` refuses)."""
+    import sys
+
+    from ..attacks.linkage import linkage_attack
+    from ..hierarchy import Hierarchy
+    from ..io import OutputPlan, read_table
+
+    plan = OutputPlan([args.a, args.b] + [p for _, p in args.qi]).add(
+        "--json", args.json, (".json",))
+    qids = [name for name, _ in args.qi]
+    hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
+                   for name, path in args.qi}
+    a = read_table(args.a, sep=args.sep)
+    b = read_table(args.b, sep=args.sep)
+    link_on = None if not args.link_on else [c for group in args.link_on for c in group]
+    report = linkage_attack(a, b, qids, hierarchies, sensitive=args.sensitive, k=args.k,
+                            mode=args.mode, link_on=link_on)
+    summary = report.summary()
+    summary["a"], summary["b"] = args.a, args.b
+    with plan.writing() as out:
+        out.write_json("--json", summary)
+    lk, diff, order = summary["linkage"], summary["difference"], summary["row_order"]
+    print(f"linkage: {report.mode} releases, {report.rows_a} and {report.rows_b} rows, linked on "
+          f"{', '.join(report.link_on) or 'the QIDs only'}")
+    print(f"linked: {lk['below_k']} record(s) below k={report.k} ({lk['newly_below_k']} only "
+          f"through the linkage), {lk['sensitive_certain']} with a certain sensitive value "
+          f"({lk['newly_certain']} only through the linkage)")
+    print(f"difference: {diff['changed_blocks']} class(es) changed, {diff['changed_by_one']} by "
+          f"one record, {diff['revealed']} revealing the changed records' value")
+    print(f"row order: {'kept' if order['leaked'] else 'not kept'} "
+          f"({order['in_order']} of {order['aligned_rows']} rows in order at shift "
+          f"{order['shift']}, "
+          f"{order['expected_share']:.1%} expected at random)")
+    if args.check:
+        reasons = report.reasons()
+        if reasons:
+            print(f"gpuppdp attack linkage: refused: {'; '.join(reasons)}", file=sys.stderr)
+            return 1
+        print("check: passed")
+    return 0
+
+
 def register(subparsers) -> None:
-    """Add the ``attack`` subcommand (``attack reconstruct``) to an ``argparse`` subparsers
-    object."""
+    """Add the ``attack`` subcommand (``attack reconstruct``, ``attack linkage``) to an
+    ``argparse`` subparsers object."""
     attack = subparsers.add_parser(
         "attack", help="run an attack on released data and report what it recovers",
         description="Attacks on released data: what an adversary actually recovers.")
@@ -129,3 +183,33 @@ def register(subparsers) -> None:
     p.add_argument("--json", default=None, metavar="SUMMARY.json",
                    help="write the summary as JSON")
     p.set_defaults(func=run_reconstruct)
+
+    p = kinds.add_parser(
+        "linkage", help="link two releases of one population (complementary, temporal, row "
+                        "order) and report who is exposed",
+        description="Cross-release attacks (Sweeney 2002; Wang and Fung 2006): complementary "
+                    "releases intersected through a pairing of their rows, the difference "
+                    "attack on classes whose counts change, and row-order (unsorted matching) "
+                    "leakage. Reports the records with fewer than k candidates or a certain "
+                    "sensitive value; --check refuses B against A (exit status 1).")
+    p.add_argument("a", metavar="A.csv", help="the earlier (or first) release")
+    p.add_argument("b", metavar="B.csv", help="the later (or second) release")
+    p.add_argument("--qi", action="append", type=_qi_spec, required=True,
+                   metavar="COL=HIERARCHY.csv", help="quasi-identifier and its ARX hierarchy "
+                   "(repeatable)")
+    p.add_argument("--sensitive", default=None, metavar="COL", help="the sensitive attribute")
+    p.add_argument("--k", type=_positive_int, default=2, help="report records with fewer "
+                   "candidates (default %(default)s)")
+    p.add_argument("--mode", choices=("auto", "complementary", "temporal"), default="auto",
+                   help="complementary: the same records; temporal: records added or removed; "
+                   "auto (default): complementary when the rows can be paired")
+    p.add_argument("--link-on", nargs="+", action="append", default=None, metavar="COL",
+                   help="columns the rows are linked on (default: every non-QID column of both)")
+    p.add_argument("--check", action="store_true",
+                   help="refuse B (exit status 1, one line on stderr) if it discloses, with A, "
+                        "what neither does alone")
+    p.add_argument("--json", default=None, metavar="OUT.json", help="write the summary as JSON")
+    p.add_argument("--sep", default=None, metavar="SEP",
+                   help="delimiter of the releases (default: detected)")
+    p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
+    p.set_defaults(func=run_linkage)
