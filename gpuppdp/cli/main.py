@@ -63,13 +63,13 @@ def _parser_class():
 def build_parser():
     """The ``argparse`` parser of every subcommand."""
     from .. import __version__
-    from . import anatomize, anonymize, attack, check, dp, generate, report, risk
+    from . import anatomize, anonymize, attack, check, dp, generate, negotiate, report, risk
 
     parser = _parser_class()(
         prog="gpuppdp", description="GPU-accelerated privacy-preserving data publishing")
     parser.add_argument("--version", action="version", version=f"gpuppdp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (anonymize, check, risk, report, dp, generate, attack, anatomize):
+    for module in (anonymize, check, risk, report, dp, generate, attack, anatomize, negotiate):
         module.register(sub)
     return parser
 

@@ -1,0 +1,185 @@
+"""``gpuppdp negotiate``: the UBNB-PPDD negotiation between a data owner and a data user
+(:class:`gpuppdp.negotiation.Negotiation`).
+
+::
+
+    gpuppdp negotiate INPUT --qi COL=H.csv [--qi ...] --sensitive COL
+        --privacy-loss EPS,ALPHA [--basis class|total] [--prior PRIOR.csv]
+        --utility-loss GAMMA,DELTA
+        [--utility-basis class|total] --pattern "age,sex,race;zip;occupation" [--pattern ...]
+        --objective flat|variable [--profit linear:MAX,SLOPE] [--others lowest|top|free]
+        [--accept-counter] --json DEAL.json [--output OUT.csv] [--seed N]
+
+Each ``--pattern`` is one offer of the data user, in order (layers separated by ``;``,
+attributes by ``,``, the most important layer first).  The scripted user accepts the owner's
+proposal of a policy that matches an offer; when none matches the owner makes a counter-offer,
+which the user accepts with ``--accept-counter`` and otherwise rejects, going on with the next
+pattern.  After the last pattern without a deal the user terminates.  ``--json`` gets the
+settings, every round and the deal; ``--output`` the released table of the deal (the QID
+columns and the sensitive column, rows shuffled by ``--seed``).  Outputs are
+written together at the end (:class:`gpuppdp.io.OutputPlan`).  Exit status 0 with a deal, 1
+without one (the JSON is written either way; ``--output`` only with a deal).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .choices import BACKENDS
+
+__all__ = ["register", "run_negotiate", "BASES", "OBJECTIVES", "OTHERS"]
+
+# the library's own (gpuppdp.negotiation), spelled out so that --help loads no NumPy
+BASES = ("class", "total")
+OBJECTIVES = ("flat", "variable")
+OTHERS = ("lowest", "top", "free")
+
+
+def _pair(option: str, names: str):
+    def parse(text: str) -> tuple[float, float]:
+        parts = text.split(",")
+        try:
+            if len(parts) != 2:
+                raise ValueError(text)
+            a, b = (float(p) for p in parts)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{option} expects {names}, got {text!r}") \
+                from None
+        if not (a >= 0 and b >= 0) or a == float("inf") or b == float("inf"):
+            raise argparse.ArgumentTypeError(f"{option}: {names} must be finite numbers >= 0, "
+                                             f"got {text!r}")
+        return a, b
+
+    return parse
+
+
+def _qi(text: str) -> tuple[str, str]:
+    name, sep, path = text.partition("=")
+    if not sep or not name.strip() or not path:
+        raise argparse.ArgumentTypeError(
+            f"quasi-identifier {text!r} needs a hierarchy: --qi COLUMN=HIERARCHY.csv")
+    return name.strip(), path
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add the ``negotiate`` subcommand to an ``argparse`` subparsers object."""
+    p = subparsers.add_parser(
+        "negotiate", help="negotiate a generalization policy between data owner and user "
+        "(UBNB-PPDD)",
+        description="Evaluate every generalization policy (lattice node) of INPUT, keep those "
+                    "meeting the (epsilon, alpha) privacy-loss constraint, and play the data "
+                    "user's --pattern offers against the owner's flat- or variable-rate "
+                    "protocol; write the rounds and the deal.")
+    p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
+    p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
+    p.add_argument("--qi", action="append", required=True, type=_qi,
+                   metavar="COL=HIERARCHY.csv",
+                   help="quasi-identifier and its ARX hierarchy (repeatable)")
+    p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
+    p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive column")
+    p.add_argument("--privacy-loss", required=True, metavar="EPS,ALPHA",
+                   type=_pair("--privacy-loss", "EPS,ALPHA"),
+                   help="the owner's privacy constraint: distribution and entropy (bits) "
+                   "privacy-loss bounds")
+    p.add_argument("--prior", default=None, metavar="PRIOR.csv",
+                   help="prior distribution of the sensitive values for the privacy losses: a "
+                   "CSV of value and probability per line (default: the table's own)")
+    p.add_argument("--basis", choices=BASES, default="class",
+                   help="privacy constraint on every class (default) or on the release's "
+                   "mean over records")
+    p.add_argument("--utility-loss", required=True, metavar="GAMMA,DELTA",
+                   type=_pair("--utility-loss", "GAMMA,DELTA"),
+                   help="the owner's utility threshold: distribution and entropy (bits) "
+                   "utility-loss bounds")
+    p.add_argument("--utility-basis", choices=BASES, default=None,
+                   help="basis of the utility threshold and of the profit's loss (default: "
+                   "--basis)")
+    p.add_argument("--pattern", action="append", required=True, metavar="A,B;C;D",
+                   help="one offer of the data user: layers of attributes separated by ';', "
+                   "most important first (repeatable: the offers in order)")
+    p.add_argument("--objective", choices=OBJECTIVES, required=True,
+                   help="flat rate (any matching policy; the owner gives the most private) or "
+                   "variable rate (the matching policy of greatest profit)")
+    p.add_argument("--profit", default=None, metavar="linear:MAX,SLOPE",
+                   help="the owner's profit as a function of the utility loss: MAX - SLOPE * "
+                   "loss (needed by --objective variable)")
+    p.add_argument("--others", choices=OTHERS, default="lowest",
+                   help="QIDs outside a pattern: an implicit lowest layer (default), fully "
+                   "generalized, or unconstrained")
+    p.add_argument("--max-moves", type=int, default=4, metavar="N",
+                   help="most promotions/demotions of a counter-offer pattern (default 4)")
+    p.add_argument("--accept-counter", action="store_true",
+                   help="the user accepts the owner's counter-offers (default: rejects them "
+                   "and goes on with the next --pattern)")
+    p.add_argument("--json", required=True, metavar="DEAL.json",
+                   help="write the settings, rounds and deal as JSON")
+    p.add_argument("--output", default=None, metavar="OUT.csv",
+                   help="write the released table of the deal (CSV or Parquet by the ending)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the release's row permutation (default: OS entropy)")
+    p.add_argument("--backend", choices=BACKENDS, default="auto")
+    p.set_defaults(func=run_negotiate)
+    return p
+
+
+def run_negotiate(args: argparse.Namespace) -> int:
+    """Run ``negotiate``; returns the exit status (0: a deal, 1: no deal)."""
+    from ..hierarchy import Hierarchy
+    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter
+    from ..negotiation import Negotiation, parse_pattern
+    from .common import read_prior
+
+    names = [n for n, _ in args.qi]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"--qi: column given twice: {', '.join(dup)}")
+    if args.objective == "variable" and args.profit is None:
+        raise ValueError("--objective variable needs --profit linear:MAX,SLOPE")
+    patterns = [parse_pattern(text) for text in args.pattern]
+    inputs = [args.input, args.prior, *(path for _, path in args.qi)]
+    plan = (OutputPlan(inputs).add("--json", args.json, (".json",))
+            .add("--output", args.output, TABLE_SUFFIXES))
+    hierarchies = {n: Hierarchy.from_csv(path, name=n, sep=args.hierarchy_sep)
+                   for n, path in args.qi}
+    data = read_table(args.input, sep=args.sep, columns=list(dict.fromkeys(
+        names + [args.sensitive])))
+    prior = None if args.prior is None else read_prior(args.prior)
+    eps, alpha = args.privacy_loss
+    gamma, delta = args.utility_loss
+    neg = Negotiation(data, hierarchies, args.sensitive, epsilon=eps, alpha=alpha,
+                      gamma=gamma, delta=delta, basis=args.basis,
+                      utility_basis=args.utility_basis, objective=args.objective,
+                      profit=args.profit, others=args.others, max_moves=args.max_moves,
+                      prior=prior, backend=args.backend)
+    for pattern in patterns:
+        answer = neg.offer(pattern)
+        if answer["action"] == "proposal":
+            neg.accept()
+            break
+        counter = neg.counter()
+        if counter is None:
+            break
+        if args.accept_counter:
+            neg.accept()
+            break
+        neg.reject()
+    if neg.status == "open":
+        neg.terminate()
+    summary = neg.summary()
+    released = None
+    if neg.deal is not None:
+        deal = neg.deal
+        print(f"negotiate: deal after {len(neg.log)} rounds ({deal['via']}): "
+              + ", ".join(f"{q}={lv}" for q, lv in deal["policy"].items()))
+        if args.output is not None:
+            released = neg.release(seed=args.seed).data
+    else:
+        print(f"negotiate: no deal after {len(neg.log)} rounds "
+              f"({summary['policies_in_G']} of {summary['lattice_size']} policies meet the "
+              "privacy constraint)" + ("; no table written to --output" if args.output else ""))
+        plan = OutputPlan(inputs).add("--json", args.json, (".json",))
+    with plan.writing() as out:
+        out.write_json("--json", summary)
+        if released is not None:
+            out.write_table("--output", released, sep=table_delimiter(args.input, args.sep))
+    return 0 if neg.deal is not None else 1
