@@ -37,9 +37,9 @@ sensitive distribution, ``q`` the whole table's)
   original class (the definition of the privacy/utility-loss work as issue 14 quotes it: an
   original record shows its value with certainty): distribution loss ``||1_{s(r)} - p_E||_2 =
   sqrt(1 - 2 p_E(s(r)) + sum_v p_E(v)^2)``, entropy loss ``|H(1_{s(r)}) - H(p_E)| = H(p_E)``
-  (bits).  A class of two records with two values loses 0.707 and 1.0.  This is *not* the
-  reference of :func:`gpuppdp.analysis.utility.privacy_utility_losses` today (the record's
-  original class of equal QIDs); it is computed here, independently of that function.
+  (bits).  A class of two records with two values loses 0.707 and 1.0.  This is the default
+  of :func:`gpuppdp.analysis.utility.privacy_utility_losses` (``reference="record"``) too;
+  here it is computed per lattice node in the batched evaluation.
 
 A class's utility loss is the mean over its records; a class's privacy loss is its own.
 "class" basis: the largest class value; "total" basis: the mean over all records (every class

@@ -70,11 +70,12 @@ def test_identity_release_loses_no_utility(backend):
     res = utility.privacy_utility_losses(orig, orig, QIDS, "condition", backend=backend)
     for name in ("distribution_utility_loss", "entropy_utility_loss"):
         assert (res.individual[name] == 0.0).all() and res.total[name] == 0.0
-    # classes of repeated QID values: still zero, exactly
+    # classes of repeated QID values: zero, exactly, against the original class
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"a": rng.integers(0, 3, 200), "b": rng.integers(0, 2, 200),
                        "s": rng.integers(0, 4, 200)})
-    res = utility.privacy_utility_losses(df, df, ["a", "b"], "s", backend=backend)
+    res = utility.privacy_utility_losses(df, df, ["a", "b"], "s", backend=backend,
+                                         reference="original-class")
     assert res.maximum["distribution_utility_loss"] == 0.0
     assert res.maximum["entropy_utility_loss"] == 0.0
 
@@ -170,7 +171,8 @@ def _random_case(rng, nested: bool):
 def test_against_naive(seed, backend):
     rng = np.random.default_rng(seed)
     orig, rel = _random_case(rng, nested=seed % 2 == 0)
-    res = utility.privacy_utility_losses(orig, rel, ["a", "b"], "s", backend=backend)
+    res = utility.privacy_utility_losses(orig, rel, ["a", "b"], "s", backend=backend,
+                                         reference="original-class")
     expected = _naive(orig, rel, ["a", "b"], "s")
     got = res.classes
     assert [tuple(r) for r in got[["a", "b"]].values.tolist()] == list(expected)
@@ -325,3 +327,41 @@ def test_backends_agree_on_random_release(backend):
     cpu = utility.privacy_utility_losses(orig, rel, ["a", "b"], "s", backend=cpu_backend())
     got = utility.privacy_utility_losses(orig, rel, ["a", "b"], "s", backend=backend)
     pd.testing.assert_frame_equal(got.classes, cpu.classes, check_exact=False, atol=1e-14)
+
+
+
+def test_record_reference_is_the_definition_duplicate_qids_lose(backend):
+    """The definition (reference="record"): a class of two records with two values loses
+    0.707 and 1 bit even when the original table already had those QIDs twice; the original
+    class as reference scores the same release 0."""
+    df = pd.DataFrame({"a": ["x", "x", "y", "y", "y"], "s": ["p", "q", "p", "p", "p"]})
+    res = utility.privacy_utility_losses(df, df, ["a"], "s", backend=backend)
+    np.testing.assert_allclose(res.individual["distribution_utility_loss"],
+                               [np.sqrt(0.5)] * 2 + [0.0] * 3)
+    np.testing.assert_allclose(res.individual["entropy_utility_loss"], [1.0] * 2 + [0.0] * 3)
+    assert res.total["entropy_utility_loss"] == pytest.approx(2 / 5)
+    old = utility.privacy_utility_losses(df, df, ["a"], "s", backend=backend,
+                                         reference="original-class")
+    assert old.maximum["distribution_utility_loss"] == 0.0
+    # a three-value class: ||1_s - (1/2, 1/4, 1/4)|| for s the majority and a minority value
+    df3 = pd.DataFrame({"a": ["z"] * 4, "s": ["p", "p", "q", "r"]})
+    got = utility.privacy_utility_losses(df3, df3, ["a"], "s", backend=backend)
+    want_p = np.sqrt(0.5 ** 2 + 0.25 ** 2 + 0.25 ** 2)
+    want_q = np.sqrt(0.5 ** 2 + 0.75 ** 2 + 0.25 ** 2)
+    np.testing.assert_allclose(got.individual["distribution_utility_loss"],
+                               [want_p, want_p, want_q, want_q])
+    np.testing.assert_allclose(got.individual["entropy_utility_loss"], [1.5] * 4)
+
+
+def test_thresholds_on_class_or_total_basis(backend):
+    df = pd.DataFrame({"a": ["x", "x", "y", "y", "y", "y"], "s": ["p", "q", "p", "p", "p", "p"]})
+    by_class = utility.privacy_utility_losses(df, df, ["a"], "s", backend=backend, delta=0.5)
+    by_total = utility.privacy_utility_losses(df, df, ["a"], "s", backend=backend, delta=0.5,
+                                              basis="total")
+    assert by_class.maximum["entropy_utility_loss"] == pytest.approx(1.0)
+    assert by_class.total["entropy_utility_loss"] == pytest.approx(2 / 6)
+    assert by_class.satisfied == {"delta": False} and by_total.satisfied == {"delta": True}
+    with pytest.raises(ValueError, match="basis must be"):
+        utility.privacy_utility_losses(df, df, ["a"], "s", basis="mean")
+    with pytest.raises(ValueError, match="reference must be"):
+        utility.privacy_utility_losses(df, df, ["a"], "s", reference="class")

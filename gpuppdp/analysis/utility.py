@@ -589,7 +589,8 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
                            quasi_identifiers: Sequence[str], sensitive: str, *,
                            prior: Mapping | None = None, epsilon: float | None = None,
                            alpha: float | None = None, gamma: float | None = None,
-                           delta: float | None = None,
+                           delta: float | None = None, reference: str = "record",
+                           basis: str = "class",
                            backend: Backend | str = "cpu") -> PrivacyUtilityLosses:
     r"""Privacy and utility losses of every record, class and the whole release, measured on
     the distribution of the ``sensitive`` attribute.
@@ -600,23 +601,28 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     (entropy, bits) against the ``prior`` ``q`` (by default the distribution over the released
     rows); a record loses what its class loses.
 
-    *Utility losses*: a record ``r`` of released class ``E(r)`` and original class ``O(r)``
-    (the original records with the same *ungeneralized* QID values) loses
+    *Utility losses*, as the privacy/utility-loss work defines them (``reference="record"``,
+    the default): a record ``r`` with sensitive value ``s(r)`` in released class ``E(r)``
+    loses what its class blurs of its own value,
 
-    .. math:: u_D(r) = \lVert p_{O(r)} - p_{E(r)} \rVert_2, \qquad
-              u_H(r) = \lvert H(p_{O(r)}) - H(p_{E(r)}) \rvert \ \text{(bits)},
+    .. math:: u_D(r) = \lVert \mathbb{1}_{s(r)} - p_{E(r)} \rVert_2, \qquad
+              u_H(r) = \lvert H(\mathbb{1}_{s(r)}) - H(p_{E(r)}) \rvert = H(p_{E(r)})
+              \ \text{(bits)},
 
-    what generalization blurred of the sensitive distribution the record's own QIDs showed.
-    ``O(r)`` is a point mass on ``r``'s value when its QIDs are unique, as in the thesis's
-    worked example (the 4-anonymous inpatient table of Machanavajjhala et al. 2006, "l-Diversity:
-    privacy beyond k-anonymity", ICDE: class losses [0.707, 0.77, 0]); with the original class
-    as reference, a release equal to the original loses 0.  A class loses the mean of its
-    records' losses; the release (``total``) the mean over all released records.
+    so a class of two records with two values loses 0.707 and 1.0 whatever the original QIDs
+    (the worked example: the 4-anonymous inpatient table of Machanavajjhala et al. 2006,
+    "l-Diversity: privacy beyond k-anonymity", ICDE: class losses [0.707, 0.77, 0]).
+    ``reference="original-class"`` measures instead against the record's original class
+    ``O(r)`` (the original records with the same *ungeneralized* QID values):
+    ``||p_O(r) - p_E(r)||_2`` and ``|H(p_O(r)) - H(p_E(r))|``, so that a release equal to the
+    original loses 0 (the two agree when the original QIDs are unique).  A class loses the mean
+    of its records' losses; the release (``total``) the mean over all released records.
 
-    Thresholds: ``epsilon`` / ``alpha`` bound the largest class distribution / entropy privacy
-    loss, ``gamma`` / ``delta`` the largest class distribution / entropy utility loss (the
-    stronger reading: every class, not just the average, stays within the bound); each given
-    threshold gets a flag in ``satisfied``.
+    Thresholds: ``epsilon`` / ``alpha`` bound the distribution / entropy privacy loss,
+    ``gamma`` / ``delta`` the distribution / entropy utility loss; on ``basis="class"`` (the
+    default) every class's loss (the largest, ``maximum``) must stay within the bound, on
+    ``basis="total"`` the release's mean (``total``); each given threshold gets a flag in
+    ``satisfied``.
 
     Rows paired as in :func:`non_uniform_entropy` (a :class:`~gpuppdp.engine.transform.Release`'s
     ``source_rows``, else by position; the rows of a ``drop`` release are paired through its
@@ -628,6 +634,10 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     if sensitive in qids:
         raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
                          "sensitive attribute")
+    if reference not in ("record", "original-class"):
+        raise ValueError(f"reference must be 'record' or 'original-class', got {reference!r}")
+    if basis not in ("class", "total"):
+        raise ValueError(f"basis must be 'class' or 'total', got {basis!r}")
     thresholds = {"epsilon": epsilon, "alpha": alpha, "gamma": gamma, "delta": delta}
     for name, value in thresholds.items():
         if value is not None and not float(value) >= 0:
@@ -667,11 +677,17 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     o = be.asarray(o_host[src])
     n_e = rel.n_classes
     pair, rep, _ = groupby.group(xp, [o, e], [orig.n_classes, n_e], order="sorted")
-    rel_hist, orig_hist = _histograms(rel), _histograms(orig)
-    *_, rel_bits = rel_hist
-    *_, orig_bits = orig_hist
-    dist_util = _pair_distances(be, orig_hist, rel_hist, rel.distinct, o[rep], e[rep], m)[pair]
-    ent_util = xp.abs(orig_bits[o] - rel_bits[e])
+    rel_hist = _histograms(rel)
+    e_cls, e_sens, e_share, _, e_sq, rel_bits = rel_hist
+    if reference == "record":  # against a point mass on the record's own value
+        own = e_share[xp.searchsorted(e_cls * m + e_sens, e * m + be.asarray(rel_sens))]
+        dist_util = xp.sqrt(xp.maximum(1.0 - 2.0 * own + e_sq[e], 0.0))
+        ent_util = rel_bits[e]
+    else:
+        orig_hist = _histograms(orig)
+        dist_util = _pair_distances(be, orig_hist, rel_hist, rel.distinct, o[rep], e[rep],
+                                    m)[pair]
+        ent_util = xp.abs(orig_hist[-1][o] - rel_bits[e])
 
     per_record = {"distribution_privacy_loss": dist_priv[e], "entropy_privacy_loss": ent_priv[e],
                   "distribution_utility_loss": dist_util, "entropy_utility_loss": ent_util}
@@ -694,7 +710,8 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
         classes[name] = be.to_host(per_class[name])
         total[name] = float(be.scalar(xp.mean(per_record[name])))
         maximum[name] = float(be.scalar(xp.max(per_class[name])))
-    satisfied = {t: maximum[name] <= float(thresholds[t]) for name, t in LOSS_NAMES.items()
+    measured = maximum if basis == "class" else total
+    satisfied = {t: measured[name] <= float(thresholds[t]) for name, t in LOSS_NAMES.items()
                  if thresholds[t] is not None}
     return PrivacyUtilityLosses(individual, classes, total, maximum,
                                 {t: v for t, v in thresholds.items() if v is not None},
