@@ -1,7 +1,13 @@
 """``gpuppdp demo`` and ``gpuppdp anonymize``: optimal generalization of a table, the release
 written to --output and the summary to --json (both or neither, see
 :class:`gpuppdp.io.OutputPlan`).  ``demo`` runs on the bundled Adult extract, or with
-``--census ROWS`` on a generated census of that many rows (:mod:`gpuppdp.census`)."""
+``--census ROWS`` on a generated census of that many rows (:mod:`gpuppdp.census`).
+
+``anonymize --algorithm`` picks the scheme: ``full-domain`` (default: the lattice search,
+``--search``), ``mondrian`` (:mod:`gpuppdp.mondrian`) or ``tds`` (top-down specialization,
+:mod:`gpuppdp.tds`).  For the latter two a ``--qi COL`` without a hierarchy is a numeric QID;
+their releases are checked by the independent checker and summarized with full-domain's JSON
+keys where they apply (``transformation`` is null)."""
 
 from __future__ import annotations
 
@@ -22,11 +28,26 @@ if TYPE_CHECKING:  # registering imports only the standard library; the runs loa
 __all__ = ["register", "cmd_demo", "cmd_anonymize"]
 
 
+def _certainty(result: AnonymizationResult) -> dict:
+    """``ncp`` (per QID) and ``gcp`` of an in-memory full-domain release, measured as
+    Mondrian's and TDS's (:func:`gpuppdp.mondrian.certainty_penalty`; a suppressed value
+    costs 1)."""
+    from ..mondrian import certainty_penalty
+
+    hierarchies = dict(result._anonymizer.schema.quasi_identifiers)
+    table = result.released
+    return certainty_penalty(table, table, list(hierarchies), hierarchies=hierarchies)
+
+
 def _publish(result: AnonymizationResult, plan: OutputPlan, args, sep: str = ";") -> None:
     print(format_summary(result))
     with plan.writing() as out:
         out.write_table("--output", result.released, sep=sep)
-        out.write_json("--json", run_summary(result, args, plan))
+        if "--json" in plan:
+            summary = run_summary(result, args, plan)
+            summary["algorithm"] = "full-domain"
+            summary.update(_certainty(result))
+            out.write_json("--json", summary)
     print_release(result, plan)
     if "--json" in plan:
         print(f"summary            {plan.path('--json')}")
@@ -108,9 +129,36 @@ def _dask_anonymize(args) -> int:
     return 0
 
 
+ALGORITHMS = ("full-domain", "mondrian", "tds")
+
+
+def _qi_optional(text: str) -> tuple[str, str | None]:
+    """``COL=HIERARCHY.csv`` -> (COL, path); ``COL`` -> (COL, None): a QID without hierarchy
+    (numeric, for Mondrian and TDS; full-domain refuses it after parsing)."""
+    import argparse
+
+    name, sep, path = text.partition("=")
+    if not name or (sep and not path):
+        raise argparse.ArgumentTypeError(
+            f"--qi expects COLUMN or COLUMN=HIERARCHY.csv, got {text!r}")
+    return name, path or None
+
+
 def cmd_anonymize(args) -> int:
     from ..io import table_delimiter
 
+    if args.algorithm == "full-domain":
+        bare = [name for name, path in args.qi if path is None]
+        if bare:
+            args.usage_error(f"argument --qi: quasi-identifier {bare[0]!r} needs a hierarchy: "
+                             "--qi COLUMN=HIERARCHY.csv (a QID without hierarchy is numeric "
+                             "for --algorithm mondrian or tds)")
+        if args.target is not None:
+            args.usage_error("--target is the classification attribute of --algorithm tds")
+    else:
+        return _partition_anonymize(args)
+    if args.relaxed:
+        args.usage_error("--relaxed is an option of --algorithm mondrian")
     if args.dask:
         return _dask_anonymize(args)
     plan = release_plan(args).add("--json", args.json)
@@ -133,6 +181,173 @@ def cmd_anonymize(args) -> int:
     return 0
 
 
+def _partition_models(args) -> dict:
+    """The privacy model of a Mondrian or TDS run from the options they support: ``k``,
+    ``l`` (Mondrian, distinct l-diversity), ``lkc`` (TDS) and ``sensitive``."""
+    from ..engine.encoding import SchemaError
+    from ..models import DistinctLDiversity, LKCPrivacy
+    from ..models.kanonymity import KAnonymity
+
+    unsupported = [option for option, value in (
+        ("--t-closeness", args.t_closeness), ("--alpha-k", args.alpha_k),
+        ("--delta-disclosure", args.delta_disclosure), ("--beta-likeness", args.beta_likeness),
+        ("--privacy-loss", args.privacy_loss), ("--qid-set", args.qid_set),
+        ("--k-map", args.k_map), ("--delta-presence", args.delta_presence),
+        ("--prior", args.prior), ("--order", args.order), ("--population", args.population))
+        if value]
+    if args.algorithm == "mondrian":
+        unsupported += ["--lkc"] if args.lkc else []
+        unsupported += [f"--l-diversity {spec[0]}:..." for spec in args.l_diversity
+                        if spec[0] != "distinct"]
+    else:
+        unsupported += ["--l-diversity"] if args.l_diversity else []
+    if args.suppression:
+        unsupported.append("--suppression")
+    if unsupported:
+        raise SchemaError(f"--algorithm {args.algorithm} does not support "
+                          f"{', '.join(unsupported)} (full-domain does)")
+    first = args.sensitive[0][0] if args.sensitive else None
+    out = {"k": args.k, "l": None, "lkc": None, "sensitive": first, "models": []}
+    if args.k is not None:
+        out["models"].append(KAnonymity(args.k))
+    if args.algorithm == "mondrian":
+        if args.k is None:
+            raise SchemaError("--algorithm mondrian needs --k")
+        if len(args.l_diversity) > 1:
+            raise SchemaError("--algorithm mondrian takes one --l-diversity distinct:L")
+        for _, l, column in args.l_diversity:  # noqa: E741
+            out["sensitive"] = column or first
+            if out["sensitive"] is None:
+                raise SchemaError("--l-diversity needs --sensitive COLUMN")
+            out["l"] = l
+            out["models"].append(DistinctLDiversity(out["sensitive"], l))
+        return out
+    if len(args.lkc) > 1:
+        raise SchemaError("--algorithm tds takes one --lkc")
+    if args.k is None and not args.lkc:
+        raise SchemaError("--algorithm tds needs --k and/or --lkc L,K,C")
+    for L, K, C, column in args.lkc:  # noqa: N806 - the literature's names
+        sensitive = column or first
+        if C < 1 and sensitive is None:
+            raise SchemaError("--lkc with C < 1 needs --sensitive COLUMN")
+        out["sensitive"] = sensitive
+        out["lkc"] = (L, K, C)
+        out["models"].append(LKCPrivacy(L, K, C, attribute=sensitive))
+    return out
+
+
+def _partition_anonymize(args) -> int:
+    """``anonymize --algorithm mondrian|tds``: in memory, the release in input order shuffled
+    by --seed, checked by the independent checker, summarized as full-domain runs are."""
+    import numpy as np
+
+    from ..analysis.checker import check
+    from ..engine.encoding import SchemaError
+    from ..hierarchy import Hierarchy
+    from ..io import read_table, table_delimiter
+    from ..mondrian import mondrian
+    from ..tds import tds, verify_release
+
+    if args.dask or args.chunk_rows is not None:
+        raise SchemaError(f"--algorithm {args.algorithm} runs in memory: no --dask or "
+                          "--chunk-rows")
+    if args.relaxed and args.algorithm != "mondrian":
+        raise SchemaError("--relaxed is an option of --algorithm mondrian")
+    if args.target is not None and args.algorithm != "tds":
+        raise SchemaError("--target is the classification attribute of --algorithm tds")
+    model = _partition_models(args)
+    plan = release_plan(args).add("--json", args.json)
+    t0 = time.perf_counter()
+    data = read_table(args.input, sep=args.sep)
+    qids = [name for name, _ in args.qi]
+    if len(set(qids)) != len(qids):
+        raise SchemaError("--qi: a column is given twice")
+    hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
+                   for name, path in args.qi if path is not None}
+    sensitive = [name for name, _ in args.sensitive]
+    named = set(qids) | set(sensitive) | set(args.insensitive) | set(args.identifying)
+    if args.target is not None:
+        named.add(args.target)
+    missing = [c for c in named if c not in data.columns]
+    if missing:
+        raise SchemaError(f"column(s) not in {args.input}: {', '.join(sorted(missing))}")
+    others = [c for c in data.columns if c not in named]
+    if others and args.others == "error":
+        raise SchemaError(f"columns without a role: {', '.join(others)} (give them one, or "
+                          "--others insensitive|drop)")
+    removed = list(args.identifying) + (others if args.others == "drop" else [])
+    if args.algorithm == "mondrian":
+        release = mondrian(data, qids, k=model["k"], sensitive=model["sensitive"],
+                           l=model["l"], strict=not args.relaxed, hierarchies=hierarchies)
+        measured = dict(check(release.released, quasi_identifiers=qids,
+                              sensitive=model["sensitive"] if model["l"] else None))
+        ok = measured["suppressed_rows"] == 0 and measured["k"] >= model["k"] and (
+            model["l"] is None or measured["distinct_l"] >= model["l"])
+        if not ok:
+            raise RuntimeError(f"the Mondrian release fails the independent checker: "
+                               f"{measured}")
+    else:
+        release = tds(data, qids, k=model["k"], lkc=model["lkc"],
+                      sensitive=model["sensitive"], target=args.target,
+                      hierarchies=hierarchies, verify=False)
+        measured = verify_release(release)
+    released = release.released.drop(columns=removed)
+    order = np.random.default_rng(args.seed).permutation(len(released))
+    released = released.iloc[order].reset_index(drop=True)
+    details = release.summary()
+    sizes = np.bincount(release.partition)
+    classes = len(released.drop_duplicates(subset=qids)) if qids else 1
+    summary = {
+        "algorithm": args.algorithm, "transformation": None,
+        "ncp": release.ncp, "gcp": release.gcp,
+        "rows_in_release": int(len(released)), "released_records": int(len(released)),
+        "suppressed_records": 0, "input_rows": int(len(data)),
+        "equivalence_classes": int(classes), "partitions": int(len(sizes)),
+        "smallest_class": int(measured["k"]),
+        "average_class_size": float(len(data) / max(classes, 1)),
+        "models": [m.describe() for m in model["models"]],
+        "suppression": args.suppressed, "seconds": time.perf_counter() - t0,
+        "details": details,
+        "check": {key: value for key, value in measured.items() if value is not None},
+        "input": str(args.input), "output": None,
+        "files": {"input": str(args.input),
+                  "hierarchies": {n: str(p) for n, p in args.qi if p is not None}},
+        "quasi_identifiers": {q: {"hierarchy": None if q not in hierarchies else
+                                  dict(args.qi)[q], "numeric": q not in hierarchies}
+                              for q in qids},
+        "target": args.target, "sensitive_columns": sensitive,
+        "insensitive_columns": [c for c in released.columns
+                                if c not in qids and c not in sensitive],
+        "identifying_columns": list(args.identifying),
+        "dropped_columns": others if args.others == "drop" else [],
+        "removed_columns": removed,
+    }
+    for key, option in (("output", "--output"), ("json", "--json")):
+        if option in plan:
+            summary["files"][key] = str(plan.path(option))
+    summary["output"] = summary["files"].get("output")
+    name = "Mondrian" if args.algorithm == "mondrian" else "top-down specialization"
+    print(f"algorithm          {name} ({details['algorithm']}), "
+          + ", ".join(m.describe()["model"] for m in model["models"]))
+    print("ncp                " + ", ".join(f"{q}={v:.4f}" for q, v in release.ncp.items())
+          + f"; gcp {release.gcp:.4f}")
+    print(f"classes            {classes} (smallest {measured['k']}); {len(released)} records "
+          "released, none suppressed")
+    if args.algorithm == "tds":
+        print(f"specializations    {details['specializations']}")
+    print(f"checked            independent checker: k = {measured['k']}"
+          + ("" if model["lkc"] is None else
+             f", LKC satisfied = {measured.get('lkc_satisfied')}"))
+    with plan.writing() as out:
+        out.write_table("--output", released, sep=table_delimiter(args.input, args.sep))
+        out.write_json("--json", summary)
+    if "--output" in plan:
+        print(f"released table     {plan.path('--output')} ({len(released)} rows)")
+    if "--json" in plan:
+        print(f"summary            {plan.path('--json')}")
+    return 0
+
+
 def register(subparsers) -> None:
     """Add the ``demo`` and ``anonymize`` subcommands to an ``argparse`` subparsers object."""
     demo = subparsers.add_parser("demo", help="k=5, 5%% suppression on the bundled Adult extract "
@@ -148,8 +363,21 @@ def register(subparsers) -> None:
     add_run_options(demo)
     demo.set_defaults(func=cmd_demo, search="flash")
 
-    an = subparsers.add_parser("anonymize", help="optimal generalization of a CSV/Parquet table")
-    add_anonymization_options(an)
+    an = subparsers.add_parser("anonymize", help="optimal generalization of a CSV/Parquet table "
+                               "(or Mondrian, top-down specialization: --algorithm)")
+    add_anonymization_options(an, qi_type=_qi_optional)
+    an.add_argument("--algorithm", choices=ALGORITHMS, default="full-domain",
+                    help="full-domain: every value of a QID at one hierarchy level, the "
+                    "optimum of --search (default); mondrian: multidimensional partitioning "
+                    "(--k, --l-diversity distinct:L); tds: top-down specialization (TDS for "
+                    "--k, HDTDS for --lkc; --target).  For mondrian and tds a --qi COL "
+                    "without hierarchy is numeric (released as ranges)")
+    an.add_argument("--target", default=None, metavar="COL",
+                    help="tds: the classification attribute whose information gain scores "
+                    "the specializations (default: the information about the QIDs' own "
+                    "values)")
+    an.add_argument("--relaxed", action="store_true",
+                    help="mondrian: relaxed partitioning (default strict)")
     an.add_argument("--output", required=True, help="released table (.csv or .parquet)")
     add_chunk_option(an, "anonymize out of core, reading and releasing N rows at a time "
                      "(memory: a chunk and the frequency sets)")
@@ -158,4 +386,4 @@ def register(subparsers) -> None:
                     "worker processes, or a running scheduler (a .parquet release is then a "
                     "dataset folder)")
     add_run_options(an)
-    an.set_defaults(func=cmd_anonymize)
+    an.set_defaults(func=cmd_anonymize, usage_error=an.error)

@@ -346,14 +346,16 @@ def _sensitive_spec(text: str) -> tuple[str, str | None]:
     return name, path or None
 
 
-def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True) -> None:
+def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
+                              qi_type=None) -> None:
     """The input, roles, privacy models and suppression options shared by ``anonymize`` and
     ``report``; without ``required`` INPUT and --qi are optional to the parser (``report
     --compare`` needs neither; the run checks)."""
     p.add_argument("input", nargs=None if required else "?",
                    help="CSV (delimiter detected, or --sep) or Parquet file")
-    p.add_argument("--qi", action="append", type=_qi_spec, required=required,
-                   metavar="COL=HIERARCHY.csv", help="quasi-identifier and its ARX hierarchy")
+    p.add_argument("--qi", action="append", type=qi_type or _qi_spec, required=required,
+                   metavar="COL=HIERARCHY.csv" if qi_type is None else "COL[=HIERARCHY.csv]",
+                   help="quasi-identifier and its ARX hierarchy")
     p.add_argument("--sensitive", action="append", default=[], type=_sensitive_spec,
                    metavar="COL[=HIERARCHY.csv]",
                    help="sensitive attribute; repeatable.  The models below refer to the first "

@@ -1,0 +1,517 @@
+"""Top-down specialization: TDS (Fung, Wang & Yu, ICDE 2005) for k-anonymity and HDTDS
+(Mohammed, Fung, Hung & Lee, KDD 2009) for LKC-privacy.
+
+The release starts from the top cut -- every categorical QID at its hierarchy's root, every
+numeric QID (no hierarchy) as one interval -- and is specialized one value at a time: a
+categorical value into its children in the hierarchy, a numeric interval into two at its best
+binary split.  Each round scores every value of the current cut and performs the *valid*
+specialization (the release still satisfies the model) of highest score, until none is valid.
+The release is a cut (subtree) generalization: values of one hierarchy may sit at different
+depths.
+
+* ``InfoGain(v) = I(R_v) - sum_c |R_c| / |R_v| * I(R_c)``, ``I`` the entropy (bits) of the
+  classification ``target`` over the records ``R_v`` generalized to ``v`` and those of each
+  child ``c`` (Fung et al.'s definition).  Without a target, the "class" of a record is its
+  own original value of the attribute, and the gain is that of the whole table:
+  ``|R_v| / |T|`` times the entropy of the split of ``R_v`` into the children (how much the
+  release's entropy grows, so that large values go first).
+* ``PrivLoss(v)``: the mean over the constrained QID sets ``S`` that contain ``v``'s attribute
+  of ``A(S) - A_v(S)``, the drop of the smallest group size on ``S`` (TDS's AnonyLoss for
+  k-anonymity: ``S`` = all QIDs; HDTDS: every set of at most ``L`` QIDs).
+* score: ``InfoGain(v) / (PrivLoss(v) + 1)`` with a ``target`` (TDS, HDTDS); the plain
+  ``InfoGain(v)`` without one.
+* a numeric interval splits at the threshold of highest ``InfoGain`` (records ``<= t`` and
+  ``> t``), chosen when the interval enters the cut; an interval of one value is final.
+* valid: every group on every constrained set ``S`` holds at least ``K`` records (``k``) and,
+  for LKC-privacy with ``C < 1``, no listed sensitive value has a confidence above ``C`` in
+  any group.  Both only get worse with further specialization, so an invalid value stays so.
+
+Each round is one pass with array operations: the table is first reduced to its distinct
+(QID, target, sensitive) rows with weights; then, per attribute and constrained set, one
+group-by (:func:`gpuppdp.kernels.groupby.group`) of the rows keyed by (the child each row
+would move to, the other attributes' current values) gives the group sizes after every
+candidate specialization of that attribute at once (a candidate's rows never share a group
+with another candidate's); entropies come from weighted ``bincount`` over (value, class).
+Released labels: a hierarchy node's label (the lowest level with that set of leaves), a
+numeric interval ``[lo-hi]`` as Mondrian writes it (one value as itself).  Every release is
+checked by the independent checker (:func:`gpuppdp.analysis.checker.check`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .engine.codes import encode_column
+from .hierarchy import Hierarchy
+from .kernels import groupby
+from .mondrian import MondrianRelease, _Numeric, certainty_penalty
+from .validation import check_columns, check_int, check_number, format_values
+
+__all__ = ["tds", "TDSRelease"]
+
+
+@dataclass
+class TDSRelease(MondrianRelease):
+    """A top-down specialization release: :class:`~gpuppdp.mondrian.MondrianRelease`'s
+    fields (``released`` in input row order, ``partition`` the equivalence class of each
+    row, ``ncp``/``gcp``; ``k`` is the k of k-anonymity or LKC's K) plus ``cut`` (per QID the
+    released values of the final cut, hierarchy labels or intervals), ``lkc``, ``target``,
+    ``history`` (one dict per specialization: attribute, value, children, info_gain,
+    priv_loss, score), ``k_anonymity`` (the k of k-anonymity, None without) and ``checked``
+    (the independent checker's measures of the release)."""
+
+    cut: dict = field(default_factory=dict)
+    lkc: tuple | None = None
+    target: str | None = None
+    history: list = field(default_factory=list, repr=False)
+    checked: dict = field(default_factory=dict, repr=False)
+    k_anonymity: int | None = None
+
+    @property
+    def specializations(self) -> int:
+        return len(self.history)
+
+    def summary(self) -> dict:
+        """The release's figures as JSON-ready values."""
+        sizes = np.bincount(self.partition)
+        return {"algorithm": "tds" if self.lkc is None else "hdtds",
+                "records": int(len(self.partition)), "k": self.k,
+                "lkc": None if self.lkc is None else list(self.lkc),
+                "target": self.target, "sensitive": self.sensitive,
+                "partitions": self.partitions, "smallest_partition": int(sizes.min()),
+                "specializations": self.specializations,
+                "cut": {c: list(v) for c, v in self.cut.items()},
+                "ncp": self.ncp, "gcp": self.gcp, "seconds": self.seconds}
+
+
+# --------------------------------------------------------------------------------------
+# the attributes' cuts
+# --------------------------------------------------------------------------------------
+class _CatCut:
+    """A categorical QID's cut on its hierarchy tree, compressed so that every node has a
+    distinct set of leaves (a label whose leaves equal its parent's is the same node).
+    ``path[leaf, d]`` is the node at depth ``d`` on the leaf's root path (the leaf's own node
+    below its depth); ``depth[leaf]`` the depth of the leaf's node in the cut."""
+
+    numeric = False
+
+    def __init__(self, name: str, column: pd.Series, hierarchy: Hierarchy):
+        self.name = name
+        self.hierarchy = hierarchy
+        self.codes = hierarchy.leaf_codes(column, attribute=name).astype(np.int64)
+        h, d = hierarchy.height, len(hierarchy.leaves)
+        counts = [hierarchy.label_row_counts(L) for L in range(h + 1)]
+        ids = np.empty((h + 1, d), dtype=np.int64)     # node id of each leaf per level
+        total = sum(len(cn) for cn in counts)
+        level_of = np.zeros(total, dtype=np.int64)
+        code_of = np.zeros(total, dtype=np.int64)
+        ids[h] = 0                                    # one code at the top: node 0
+        level_of[0], code_of[0] = h, int(hierarchy.codes(h)[0])
+        n_nodes = 1
+        for L in range(h - 1, -1, -1):
+            codes = np.asarray(hierarchy.codes(L), dtype=np.int64)
+            parent = np.asarray(hierarchy.codes(L + 1), dtype=np.int64)
+            same = counts[L][codes] == counts[L + 1][parent]     # same leaves as the parent
+            fresh = np.unique(codes[~same])
+            new_id = np.full(len(counts[L]), -1, dtype=np.int64)
+            new_id[fresh] = n_nodes + np.arange(len(fresh))
+            n_nodes += len(fresh)
+            ids[L] = np.where(same, ids[L + 1], new_id[codes])
+            level_of[ids[L]] = L                      # a node's label: its lowest level's
+            code_of[ids[L]] = codes
+        diff = ids[:-1] != ids[1:]                    # row L: node at L differs from L + 1
+        step = np.vstack([np.ones((1, d), dtype=bool), diff[::-1]])   # top level first
+        depth_at = np.cumsum(step, axis=0) - 1        # row i: depth of level h - i's node
+        rev = ids[::-1]
+        self.leaf_depth = depth_at[-1]
+        self.path = np.empty((d, int(self.leaf_depth.max()) + 1), dtype=np.int64)
+        for i in range(h + 1):
+            self.path[np.arange(d), depth_at[i]] = rev[i]
+        beyond = np.arange(self.path.shape[1])[None, :] > self.leaf_depth[:, None]
+        self.path[beyond] = np.broadcast_to(rev[-1][:, None], self.path.shape)[beyond]
+        level_of, code_of = level_of[:n_nodes], code_of[:n_nodes]
+        self.level_of = np.asarray(level_of, dtype=np.int64)
+        self.code_of = np.asarray(code_of, dtype=np.int64)
+        self.n_values = len(level_of)
+        self.depth = np.zeros(d, dtype=np.int64)
+
+    def current(self) -> np.ndarray:
+        """Per leaf, its node in the cut."""
+        return self.path[np.arange(len(self.depth)), self.depth]
+
+    def child(self) -> np.ndarray:
+        """Per leaf, the child of its cut node it would move to (its node when a leaf)."""
+        return self.path[np.arange(len(self.depth)), np.minimum(self.depth + 1,
+                                                                 self.leaf_depth)]
+
+    def rows(self, codes):
+        """(current value, child) per row of leaf ``codes``, and per value whether it can
+        be specialized (a node that is not a leaf)."""
+        cur, child = self.current()[codes], self.child()[codes]
+        open_ = np.zeros(self.n_values, dtype=bool)
+        open_[self.current()[self.depth < self.leaf_depth]] = True
+        return cur, child, open_, self.n_values
+
+    def specialize(self, value: int) -> list:
+        under = self.current() == value
+        self.depth[under] += 1
+        return [self.label(int(c)) for c in np.unique(self.current()[under])]
+
+    def label(self, node: int) -> str:
+        return str(self.hierarchy.labels(int(self.level_of[node]))[int(self.code_of[node])])
+
+    def cut(self) -> list:
+        return [self.label(int(v)) for v in np.unique(self.current())]
+
+
+class _NumCut:
+    """A numeric QID's cut: intervals of value ranks ``lo..hi`` (``interval[rank]``), each
+    with its best split threshold ``split`` (records of rank ``<= split`` go left)."""
+
+    numeric = True
+
+    def __init__(self, name: str, column: pd.Series, klass: np.ndarray | None = None):
+        self.name = name
+        self.num = _Numeric(name, column)
+        self.codes = self.num.codes
+        self.radix = self.num.radix
+        self.lo, self.hi = [0], [self.radix - 1]
+        self.interval = np.zeros(self.radix, dtype=np.int64)
+        if klass is None:        # class: the value itself; its gain is the split's entropy
+            klass, n_k = np.zeros(len(self.codes), dtype=np.int64), 1
+            self.own = True
+        else:
+            klass = np.asarray(klass, dtype=np.int64)
+            n_k = int(klass.max()) + 1
+            self.own = False
+        self.counts = np.bincount(self.codes * n_k + klass, minlength=self.radix * n_k
+                                  ).reshape(self.radix, n_k).astype(float)
+        self.choose_splits()
+
+    def choose_splits(self) -> None:
+        """The best threshold of every interval, from the counts of (rank, class)."""
+        counts = self.counts
+        lo, hi = np.asarray(self.lo), np.asarray(self.hi)
+        cum = np.vstack([np.zeros((1, counts.shape[1])), np.cumsum(counts, axis=0)])
+        iv = self.interval                            # interval of each rank (threshold)
+        left = cum[1:] - cum[lo[iv]]
+        total = cum[hi[iv] + 1] - cum[lo[iv]]
+        if self.own:                                  # H(value) - H(value | side) = H(side)
+            n = total.sum(axis=1)
+            gain = _entropy(np.stack([left.sum(axis=1), n - left.sum(axis=1)], axis=1))
+        else:
+            gain = _entropy(total) - _split_entropy(left, total - left)
+        gain[np.arange(self.radix) >= hi[iv]] = -np.inf  # no right part
+        best = np.full(len(lo), -np.inf)
+        np.maximum.at(best, iv, gain)
+        first = np.flatnonzero(gain == best[iv])
+        split = np.full(len(lo), -1, dtype=np.int64)
+        split[iv[first][::-1]] = first[::-1]          # the lowest best threshold
+        self.split = split
+
+    def rows(self, codes):
+        cur = self.interval[codes]
+        child = 2 * cur + (codes > self.split[cur])
+        lo, hi = np.asarray(self.lo), np.asarray(self.hi)
+        return cur, child, hi > lo, len(lo)
+
+    def specialize(self, value: int) -> list:
+        lo, hi, t = self.lo[value], self.hi[value], int(self.split[value])
+        self.hi[value] = t
+        self.lo.append(t + 1)
+        self.hi.append(hi)
+        self.interval[t + 1:hi + 1] = len(self.lo) - 1
+        self.choose_splits()
+        return [self.num.label(lo, t), self.num.label(t + 1, hi)]
+
+    def label(self, value: int) -> str:
+        return self.num.label(self.lo[value], self.hi[value])
+
+    def cut(self) -> list:
+        order = np.argsort(self.lo)
+        return [self.label(int(v)) for v in order]
+
+
+def _entropy(counts: np.ndarray) -> np.ndarray:
+    """Entropy (bits) of each row of ``counts``."""
+    total = counts.sum(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(counts > 0, counts / np.maximum(total, 1e-300), 0.0)
+        return -np.sum(np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0), axis=-1)
+
+
+def _split_entropy(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Weighted entropy of a two-way split (rows: thresholds)."""
+    nl, nr = left.sum(axis=-1), right.sum(axis=-1)
+    n = np.maximum(nl + nr, 1e-300)
+    return (nl * _entropy(left) + nr * _entropy(right)) / n
+
+
+# --------------------------------------------------------------------------------------
+# one round: the scores of every value of the cut
+# --------------------------------------------------------------------------------------
+@dataclass
+class _Constraint:
+    """Groups on the QIDs ``attrs`` hold >= ``K`` records; with ``listed`` (a mask of the
+    sensitive codes), none of those values exceeds confidence ``C`` in a group."""
+
+    attrs: tuple
+    K: int
+    C: float = 1.0
+    listed: np.ndarray | None = None
+
+
+def _group_sizes(cols, weights):
+    ids, rep, _ = groupby.group(np, [np.asarray(c, dtype=np.int64) for c in cols])
+    return ids, rep, np.bincount(ids, weights=weights)
+
+
+def _round(state, weights, cls, n_cls, sens, constraints):
+    """Per attribute: (InfoGain, PrivLoss, valid) of each value of its cut (arrays indexed by
+    value id; ``valid`` False for values that cannot be specialized).  ``state``: per
+    attribute (each row's value, each row's child, which values can be specialized, number
+    of value ids), as ``rows()`` of the cuts gives them."""
+    out = []
+    now = {}                                          # each constraint's current groups
+    for j, (cur, child, open_, n_values) in enumerate(state):
+        n_child = int(child.max()) + 1
+        parent = np.zeros(n_child, dtype=np.int64)
+        parent[child] = cur
+        size_child = np.bincount(child, weights=weights, minlength=n_child)
+        size_value = np.bincount(cur, weights=weights, minlength=n_values)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if cls is None:   # class: the original value; I(R_v) - sum ... = H(child | v),
+                # weighted by the share of the table it concerns
+                p = np.where(size_child > 0, size_child / size_value[parent], 1.0)
+                gain = np.bincount(parent, weights=-p * np.log2(p), minlength=n_values)
+                gain = gain * size_value / weights.sum()
+            else:
+                per_value = np.bincount(cur * n_cls + cls, weights=weights,
+                                        minlength=n_values * n_cls).reshape(n_values, n_cls)
+                per_child = np.bincount(child * n_cls + cls, weights=weights,
+                                        minlength=n_child * n_cls).reshape(n_child, n_cls)
+                child_part = np.bincount(parent, weights=size_child * _entropy(per_child),
+                                         minlength=n_values)
+                gain = _entropy(per_value) - np.where(size_value > 0,
+                                                      child_part / size_value, 0.0)
+        gain = np.maximum(gain, 0.0)
+        valid = open_.copy()
+        loss = np.zeros(n_values)
+        used = 0
+        for c, con in enumerate(constraints):
+            if j not in con.attrs:
+                continue
+            used += 1
+            if c not in now:
+                now[c] = _group_sizes([state[i][0] for i in con.attrs], weights)[1:]
+            rep_now, size_now = now[c]
+            others = [state[i][0] for i in con.attrs if i != j]
+            now_min = np.full(n_values, np.inf)
+            np.minimum.at(now_min, cur[rep_now], size_now)
+            a_now = now_min.min()
+            ids, rep, size = _group_sizes([child, *others], weights)
+            new_min = np.full(n_values, np.inf)
+            np.minimum.at(new_min, cur[rep], size)
+            order = np.sort(now_min)
+            rest = np.where(now_min == order[0], order[1] if len(order) > 1 else np.inf,
+                            order[0])                 # smallest group outside the value
+            a_new = np.minimum(rest, new_min)
+            loss += np.where(np.isfinite(a_new), a_now - a_new, 0.0)
+            valid &= new_min >= con.K
+            if con.listed is not None and con.C < 1.0:
+                n_s = len(con.listed)
+                hits = np.bincount(ids * n_s + sens, weights=weights * con.listed[sens],
+                                   minlength=len(size) * n_s).reshape(len(size), n_s)
+                conf = hits.max(axis=1) / size
+                worst = np.zeros(n_values)
+                np.maximum.at(worst, cur[rep], conf)
+                valid &= worst <= con.C + 1e-12
+        if used:
+            loss /= used
+        out.append((gain, loss, valid))
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# the algorithm
+# --------------------------------------------------------------------------------------
+def tds(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int | None = None,
+        lkc: tuple | None = None, sensitive: str | None = None, target: str | None = None,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+        verify: bool = True) -> TDSRelease:
+    """Top-down specialization of ``data`` for k-anonymity (``k``, TDS) and/or LKC-privacy
+    (``lkc=(L, K, C)`` or ``(L, K, C, values)``, HDTDS; ``C < 1`` needs ``sensitive``).
+
+    ``quasi_identifiers`` with a hierarchy in ``hierarchies`` are specialized along it; the
+    others must be numeric and are split at run time by the best binary split.  ``target``
+    is the classification attribute of InfoGain (score ``InfoGain / (PrivLoss + 1)``);
+    without one the score is the information gain about the attribute's own values.
+    ``verify`` checks the release with :func:`gpuppdp.analysis.checker.check` and raises
+    ``RuntimeError`` if it fails.
+
+    >>> df = pd.DataFrame({"age": [21, 22, 35, 36], "y": ["a", "a", "b", "b"]})
+    >>> tds(df, ["age"], k=2, target="y").released["age"].tolist()
+    ['[21-22]', '[21-22]', '[35-36]', '[35-36]']
+    """
+    t0 = time.perf_counter()
+    qids = check_columns(data, quasi_identifiers)
+    hierarchies = dict(hierarchies or {})
+    extra = [c for c in hierarchies if c not in qids]
+    if extra:
+        raise ValueError(f"hierarchies: column(s) that are not quasi-identifiers: "
+                         f"{format_values(extra)}")
+    for c, h in hierarchies.items():
+        if not isinstance(h, Hierarchy):
+            raise TypeError(f"hierarchies[{c!r}] must be a Hierarchy, got {type(h).__name__}")
+    if k is None and lkc is None:
+        raise ValueError("tds needs a privacy model: k=... and/or lkc=(L, K, C)")
+    if k is not None:
+        k = check_int("k", k, 1)
+    values = None
+    if lkc is not None:
+        if not isinstance(lkc, (tuple, list)) or len(lkc) not in (3, 4):
+            raise ValueError(f"lkc must be a tuple (L, K, C) or (L, K, C, values), got {lkc!r}")
+        L, K = check_int("L", lkc[0], 1), check_int("K", lkc[1], 1)  # noqa: N806
+        C = check_number("C", lkc[2], 0.0, 1.0)                       # noqa: N806
+        values = None if len(lkc) == 3 else [str(v) for v in lkc[3]]
+        if (C < 1.0 or values is not None) and sensitive is None:
+            raise ValueError("lkc with C < 1 (or sensitive values) needs the sensitive "
+                             "attribute (sensitive=...)")
+        lkc = (L, K, C) if values is None else (L, K, C, values)
+    for role, col in (("sensitive", sensitive), ("target", target)):
+        if col is not None:
+            check_columns(data, [col], role)
+            if col in qids:
+                raise ValueError(f"column {col!r} is given as a quasi-identifier and as the "
+                                 f"{role} attribute")
+    for c in qids + [c for c in (sensitive, target) if c is not None]:
+        miss = data[c].isna().to_numpy()
+        if miss.any():
+            raise ValueError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
+                             f"row {int(np.flatnonzero(miss)[0])}")
+    smallest = max(k or 1, lkc[1] if lkc else 1)
+    if len(data) < smallest:
+        raise ValueError(f"k={smallest} needs at least {smallest} records, the table has "
+                         f"{len(data)}")
+
+    cls = sens = None
+    n_cls = 0
+    labels = None
+    if target is not None:
+        cls = encode_column(data[target])[0].astype(np.int64)
+    cuts = [_CatCut(c, data[c], hierarchies[c]) if c in hierarchies
+            else _NumCut(c, data[c], cls) for c in qids]
+    cols = [c.codes for c in cuts]
+    if cls is not None:
+        cols.append(cls)
+    if sensitive is not None:
+        sens, labels = encode_column(data[sensitive], as_str=True)
+        sens = sens.astype(np.int64)
+        cols.append(sens)
+    # the distinct rows, weighted
+    ids, rep, _ = groupby.group(np, [np.asarray(c, dtype=np.int64) for c in cols])
+    weights = np.bincount(ids).astype(float)
+    codes = [c.codes[rep] for c in cuts]
+    if cls is not None:
+        n_cls = int(cls.max()) + 1
+        cls = cls[rep]
+    if sens is not None:
+        sens = sens[rep]
+
+    constraints = []
+    if k is not None:
+        constraints.append(_Constraint(tuple(range(len(qids))), k))
+    if lkc is not None:
+        listed = None
+        if sensitive is not None and lkc[2] < 1.0:
+            listed = np.array([values is None or v in values for v in labels], dtype=float)
+            top = np.bincount(sens, weights=weights * listed[sens]).max() / weights.sum()
+            if top > lkc[2] + 1e-12:
+                raise ValueError(f"lkc: a sensitive value has confidence {top:.4g} > "
+                                 f"C={lkc[2]} in the whole table, so no generalization "
+                                 "satisfies it")
+        for size in range(1, min(lkc[0], len(qids)) + 1):
+            for subset in itertools.combinations(range(len(qids)), size):
+                constraints.append(_Constraint(subset, lkc[1], lkc[2], listed))
+
+    history = []
+    while True:
+        state = [c.rows(col) for c, col in zip(cuts, codes)]
+        # rows alike in every value, child, class and sensitive value count as one
+        keys = [s[0] for s in state] + [s[1] for s in state] + \
+            [c for c in (cls, sens) if c is not None]
+        gid, grep, _ = groupby.group(np, keys)
+        state = [(cur[grep], child[grep], open_, n) for cur, child, open_, n in state]
+        scores = _round(state, np.bincount(gid, weights=weights),
+                        None if cls is None else cls[grep], n_cls,
+                        None if sens is None else sens[grep], constraints)
+        best = None
+        for j, (gain, loss, valid) in enumerate(scores):
+            score = gain / (loss + 1.0) if target is not None else gain
+            for v in np.flatnonzero(valid):
+                if best is None or score[v] > best[0] + 1e-12:
+                    best = (float(score[v]), j, int(v), float(gain[v]), float(loss[v]))
+        if best is None:
+            break
+        score, j, v, gain, loss = best
+        value = cuts[j].label(v)
+        children = cuts[j].specialize(v)
+        history.append({"attribute": qids[j], "value": value, "children": children,
+                        "info_gain": gain, "priv_loss": loss, "score": score})
+
+    released, current = release_table(data, qids, cuts)
+    partition = groupby.group(np, current)[0].astype(np.int64)
+    cp = certainty_penalty(released, data, qids, hierarchies=hierarchies)
+    result = TDSRelease(released, partition, qids, sensitive, k if k is not None else lkc[1],
+                        None, True, cp["ncp"], cp["gcp"], len(history) + 1, 0.0, hierarchies,
+                        cut={name: cut.cut() for name, cut in zip(qids, cuts)}, lkc=lkc,
+                        target=target, history=history, k_anonymity=k)
+    if verify:
+        result.checked = verify_release(result)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def release_table(data: pd.DataFrame, qids: Sequence[str], cuts) -> tuple:
+    """``data`` with each QID replaced by the label of its value in ``cuts`` (categoricals),
+    and the value ids per row."""
+    released = data.copy()
+    current = []
+    for name, cut in zip(qids, cuts):
+        cur = cut.rows(cut.codes)[0]
+        current.append(cur)
+        uniq, inverse = np.unique(cur, return_inverse=True)
+        names = np.array([cut.label(int(u)) for u in uniq], dtype=object)
+        cats, remap = np.unique(names, return_inverse=True)
+        released[name] = pd.Categorical.from_codes(remap[inverse], categories=cats)
+    return released, current
+
+
+def verify_release(release: TDSRelease) -> dict:
+    """The independent checker's measures of ``release`` (:func:`gpuppdp.analysis.checker.check`,
+    with ``lkc=`` for LKC-privacy); ``RuntimeError`` when it does not satisfy its models."""
+    from .analysis.checker import check
+
+    table = release.released
+    qids = release.quasi_identifiers
+    if all((table[c].astype(str) == "*").all() for c in qids):
+        # the checker reads all-'*' rows as suppressed; the top cut is one class of all rows,
+        # whose confidences tds() checked before starting
+        return {"records": int(len(table)), "suppressed_rows": 0, "classes": 1,
+                "k": int(len(table)), "lkc_satisfied": None if release.lkc is None else True}
+    measured = dict(check(table, quasi_identifiers=qids, sensitive=release.sensitive,
+                          lkc=release.lkc))
+    ok = measured["suppressed_rows"] == 0
+    if release.k_anonymity is not None:
+        ok &= measured["k"] >= release.k_anonymity
+    if release.lkc is not None:
+        ok &= bool(measured["lkc_satisfied"])
+    if not ok:
+        raise RuntimeError(f"the TDS release fails the independent checker: {measured}")
+    return measured
