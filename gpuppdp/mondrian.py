@@ -274,6 +274,20 @@ def _release(data, qids, attrs, part):
     return released, ncp, gcp
 
 
+def qid_hierarchies(hierarchies: Mapping | None, qids: Sequence[str]) -> dict:
+    """``hierarchies`` as a dict, checked: Hierarchy objects, for quasi-identifiers only (the
+    other QIDs are numeric)."""
+    hierarchies = dict(hierarchies or {})
+    extra = [c for c in hierarchies if c not in qids]
+    if extra:
+        raise ValueError(f"hierarchies: column(s) that are not quasi-identifiers: "
+                         f"{format_values(extra)}")
+    for c, h in hierarchies.items():
+        if not isinstance(h, Hierarchy):
+            raise TypeError(f"hierarchies[{c!r}] must be a Hierarchy, got {type(h).__name__}")
+    return hierarchies
+
+
 def mondrian(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int,
              sensitive: str | None = None, l: int | None = None, strict: bool = True,
              hierarchies: Mapping[str, Hierarchy] | None = None,
@@ -299,14 +313,7 @@ def mondrian(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int,
     t0 = time.perf_counter()
     qids = check_columns(data, quasi_identifiers)
     k = check_int("k", k, 1)
-    hierarchies = dict(hierarchies or {})
-    extra = [c for c in hierarchies if c not in qids]
-    if extra:
-        raise ValueError(f"hierarchies: column(s) that are not quasi-identifiers: "
-                         f"{format_values(extra)}")
-    for c, h in hierarchies.items():
-        if not isinstance(h, Hierarchy):
-            raise TypeError(f"hierarchies[{c!r}] must be a Hierarchy, got {type(h).__name__}")
+    hierarchies = qid_hierarchies(hierarchies, qids)
     if l is not None:
         l = check_int("l", l, 1)
         if sensitive is None:

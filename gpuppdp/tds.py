@@ -50,8 +50,8 @@ import pandas as pd
 from .engine.codes import encode_column
 from .hierarchy import Hierarchy
 from .kernels import groupby
-from .mondrian import MondrianRelease, _Numeric, certainty_penalty
-from .validation import check_columns, check_int, check_number, format_values
+from .mondrian import MondrianRelease, _Numeric, certainty_penalty, qid_hierarchies
+from .validation import check_columns, check_int, check_number
 
 __all__ = ["tds", "TDSRelease"]
 
@@ -361,14 +361,7 @@ def tds(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int | None =
     """
     t0 = time.perf_counter()
     qids = check_columns(data, quasi_identifiers)
-    hierarchies = dict(hierarchies or {})
-    extra = [c for c in hierarchies if c not in qids]
-    if extra:
-        raise ValueError(f"hierarchies: column(s) that are not quasi-identifiers: "
-                         f"{format_values(extra)}")
-    for c, h in hierarchies.items():
-        if not isinstance(h, Hierarchy):
-            raise TypeError(f"hierarchies[{c!r}] must be a Hierarchy, got {type(h).__name__}")
+    hierarchies = qid_hierarchies(hierarchies, qids)
     if k is None and lkc is None:
         raise ValueError("tds needs a privacy model: k=... and/or lkc=(L, K, C)")
     if k is not None:

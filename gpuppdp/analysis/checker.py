@@ -30,6 +30,7 @@ from ..kernels import groupby
 from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, EntropyLDiversity,
                       LKCPrivacy, PrivacyLoss, RecursiveCLDiversity, TCloseness)
 from ..notebook import Measures
+from ..progress import Steps
 from ..validation import check_columns
 from .risk import population_groups
 
@@ -185,15 +186,8 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
             raise ValueError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
                              f"row {int(np.flatnonzero(miss)[0])}")
     be = backend if isinstance(backend, Backend) else get_backend(backend)
-    steps = 1 + (sensitive is not None) + (lkc is not None) + (population is not None)
-    done = 0
-
-    def step():
-        nonlocal done
-        if progress is not None:
-            progress(done, steps)
-        done += 1
-
+    step = Steps(progress, 1 + (sensitive is not None) + (lkc is not None)
+                 + (population is not None))
     step()
     codes, cards, suppressed = factorize_qids(data, qids)
     n_suppressed = int(suppressed.sum())

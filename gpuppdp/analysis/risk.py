@@ -33,6 +33,7 @@ from ..engine.codes import encode_columns as encode_host
 from ..engine.transform import SUPPRESSED_LABEL, suppressed_rows
 from ..kernels import groupby
 from ..notebook import Measures
+from ..progress import Steps
 from ..validation import check_columns
 
 __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_columns",
@@ -586,15 +587,7 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
     (classes, population uniqueness, attribute risks)."""
     backend = get_backend(backend)
     qids = _check_qids(data, quasi_identifiers)
-    steps = 1 + (population_size is not None) + bool(attributes)
-    done = 0
-
-    def step():
-        nonlocal done
-        if progress is not None:
-            progress(done, steps)
-        done += 1
-
+    step = Steps(progress, 1 + (population_size is not None) + bool(attributes))
     step()
     suppressed = suppressed_rows(data, qids)
     n_suppressed = int(suppressed.sum())
@@ -628,15 +621,7 @@ def risk_report_chunks(chunks, quasi_identifiers: Sequence[str], population_size
     qids = list(quasi_identifiers)
     if not qids:
         raise ValueError("quasi_identifiers: give at least one column")
-    steps = 2 + (population_size is not None) + bool(attributes)
-    done = 0
-
-    def step():
-        nonlocal done
-        if progress is not None:
-            progress(done, steps)
-        done += 1
-
+    step = Steps(progress, 2 + (population_size is not None) + bool(attributes))
     step()
     reducer = DistinctRows(qids)
     for chunk in chunks:

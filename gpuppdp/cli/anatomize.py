@@ -46,10 +46,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                    "of forming them")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the bucket algorithm's choices (default: OS entropy)")
-    p.add_argument("--qit", required=True, metavar="QIT.csv",
-                   help="the quasi-identifier table (CSV or Parquet by the ending)")
-    p.add_argument("--st", required=True, metavar="ST.csv",
-                   help="the sensitive table (CSV or Parquet by the ending)")
+    for option, table in (("--qit", "quasi-identifier"), ("--st", "sensitive")):
+        p.add_argument(option, required=True, metavar=f"{option[2:].upper()}.csv",
+                       help=f"the {table} table (CSV or Parquet by the ending)")
     return p
 
 

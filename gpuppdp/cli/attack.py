@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import _qi_spec
+from .common import _qi_spec, add_json_option
 
 __all__ = ["register", "run_reconstruct", "run_linkage"]
 
@@ -180,8 +180,7 @@ def register(subparsers) -> None:
     p.add_argument("--sep", default=None, metavar="SEP",
                    help="delimiter of --truth (default: detected) and of --output "
                         "(default ',')")
-    p.add_argument("--json", default=None, metavar="SUMMARY.json",
-                   help="write the summary as JSON")
+    add_json_option(p, "the summary", "SUMMARY.json")
     p.set_defaults(func=run_reconstruct)
 
     p = kinds.add_parser(

@@ -7,8 +7,8 @@ import math
 
 from .choices import BACKENDS
 from .common import (ProgressBar, _lkc, _order_spec, _sensitive_spec, add_measured_qi_option,
-                     check_hierarchy_values, measured_qids, orders_by_column, read_measured,
-                     read_prior, table_subcommand)
+                     add_prior_option, check_hierarchy_values, measured_qids, orders_by_column,
+                     read_measured, read_prior, table_subcommand)
 
 __all__ = ["register", "run_check"]
 
@@ -29,9 +29,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                    metavar="COL[=HIERARCHY.csv]",
                    help="the sensitive column (l-diversity, t-closeness, ... need it); with "
                    "its ARX hierarchy also t_hierarchical")
-    p.add_argument("--prior", default=None, metavar="PRIOR.csv",
-                   help="prior distribution of the sensitive values for the privacy losses: a "
-                   "CSV of value and probability per line (default: the table's own)")
+    add_prior_option(p)
     p.add_argument("--order", type=_order_spec, action="append", default=[],
                    metavar="[COL=]lexical|numeric|V1,V2,...",
                    help="order of the sensitive values for t_ordered (default, as ARX: "

@@ -384,10 +384,7 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
                         default=[], metavar="DELTA[@COL]", help="delta-disclosure privacy")
     models.add_argument("--beta-likeness", type=_beta_likeness, action="append", default=[],
                         metavar="basic:B|enhanced:B[@COL]", help="beta-likeness")
-    models.add_argument("--prior", default=None, metavar="PRIOR.csv",
-                        help="prior distribution of the sensitive attribute for "
-                        "--privacy-loss: a CSV of value and probability per line (default: "
-                        "the table's distribution)")
+    add_prior_option(models, "of --privacy-loss")
     models.add_argument("--privacy-loss", type=_privacy_loss, action="append", default=[],
                         metavar="EPSILON,ALPHA[@COL]",
                         help="largest distribution loss <= EPSILON and entropy loss (bits) "
@@ -503,6 +500,19 @@ def _privacy_models(args, data=None) -> list:
             raise SchemaError("--delta-presence takes no @COLUMN")
         models.append(DeltaPresence(dmin, dmax, population=population_table("--delta-presence")))
     return models
+
+
+def add_json_option(p, what: str, metavar: str = "OUT.json", required: bool = False) -> None:
+    """``--json OUT.json``: write ``what`` as JSON."""
+    p.add_argument("--json", default=None, metavar=metavar, required=required,
+                   help=f"write {what} as JSON")
+
+
+def add_prior_option(p, what: str = "of the privacy losses") -> None:
+    """``--prior PRIOR.csv`` (see :func:`read_prior`), the prior ``what`` uses."""
+    p.add_argument("--prior", default=None, metavar="PRIOR.csv",
+                   help=f"prior distribution of the sensitive values {what}: a CSV of value and "
+                   "probability per line (default: the table's own)")
 
 
 def read_prior(path: str) -> dict:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 
 from .choices import BACKENDS
+from .common import _numbers, add_json_option, add_prior_option
 
 __all__ = ["register", "run_negotiate", "BASES", "OBJECTIVES", "OTHERS"]
 
@@ -36,16 +37,12 @@ OTHERS = ("lowest", "top", "free")
 
 
 def _pair(option: str, names: str):
+    """Parser of ``A,B``: two finite numbers >= 0 (no ``@COLUMN``)."""
+    numbers = _numbers(option, names, 2)
+
     def parse(text: str) -> tuple[float, float]:
-        parts = text.split(",")
-        try:
-            if len(parts) != 2:
-                raise ValueError(text)
-            a, b = (float(p) for p in parts)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{option} expects {names}, got {text!r}") \
-                from None
-        if not (a >= 0 and b >= 0) or a == float("inf") or b == float("inf"):
+        a, b, column = numbers(text)
+        if column is not None or not (0 <= a < float("inf") and 0 <= b < float("inf")):
             raise argparse.ArgumentTypeError(f"{option}: {names} must be finite numbers >= 0, "
                                              f"got {text!r}")
         return a, b
@@ -81,9 +78,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                    type=_pair("--privacy-loss", "EPS,ALPHA"),
                    help="the owner's privacy constraint: distribution and entropy (bits) "
                    "privacy-loss bounds")
-    p.add_argument("--prior", default=None, metavar="PRIOR.csv",
-                   help="prior distribution of the sensitive values for the privacy losses: a "
-                   "CSV of value and probability per line (default: the table's own)")
+    add_prior_option(p)
     p.add_argument("--basis", choices=BASES, default="class",
                    help="privacy constraint on every class (default) or on the release's "
                    "mean over records")
@@ -111,8 +106,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--accept-counter", action="store_true",
                    help="the user accepts the owner's counter-offers (default: rejects them "
                    "and goes on with the next --pattern)")
-    p.add_argument("--json", required=True, metavar="DEAL.json",
-                   help="write the settings, rounds and deal as JSON")
+    add_json_option(p, "the settings, rounds and deal", "DEAL.json", required=True)
     p.add_argument("--output", default=None, metavar="OUT.csv",
                    help="write the released table of the deal (CSV or Parquet by the ending)")
     p.add_argument("--seed", type=int, default=None,

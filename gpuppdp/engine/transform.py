@@ -22,8 +22,8 @@ from .codes import encode_column
 from .encoding import Role, leaf_codes
 from .evaluate import Evaluator
 
-__all__ = ["Release", "release", "release_chunks", "suppressed_rows", "categories_of",
-           "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
+__all__ = ["Release", "release", "release_chunks", "released_columns", "suppressed_rows",
+           "categories_of", "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
 
 SUPPRESSED_LABEL = "*"
 SUPPRESSION_MODES = ("mark", "drop")
@@ -76,6 +76,21 @@ def suppressed_rows(data: pd.DataFrame, qids) -> np.ndarray:
     return factorize_qids(data, qids)[2]
 
 
+def released_columns(columns, enc, qid: Callable[[int], object],
+                     other: Callable[[str], object]) -> dict:
+    """The columns of a release in the table's order: identifying and dropped columns left
+    out, QID ``j`` of ``enc`` (an :class:`~gpuppdp.engine.encoding.EncodedTable`) as
+    ``qid(j)``, any other kept column ``name`` as ``other(name)``."""
+    out = {}
+    for name in columns:
+        role = enc.roles.get(name)
+        if role is Role.QUASI_IDENTIFYING:
+            out[name] = qid(enc.qi_names.index(name))
+        elif role is not None and role is not Role.IDENTIFYING:
+            out[name] = other(name)
+    return out
+
+
 def categories_of(labels) -> tuple[list, int]:
     """The categories of a released QID column at one level: its labels and ``*`` (added
     unless it is one of them), and the position of ``*``."""
@@ -114,17 +129,11 @@ def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: st
     order = rng.permutation(np.flatnonzero(keep))
     codes = be.to_host(row_codes)[order]
     shown_suppressed = outlier[order]
-    columns = {}
-    for name in data.columns:
-        role = enc.roles.get(name)
-        if role is None or role is Role.IDENTIFYING:
-            continue
-        if role is Role.QUASI_IDENTIFYING:
-            j = enc.qi_names.index(name)
-            columns[name] = _labels(enc.hierarchies[j].labels(int(levels[j])), codes[:, j],
-                                    shown_suppressed)
-        else:
-            columns[name] = data[name].take(order).reset_index(drop=True)
+    columns = released_columns(
+        data.columns, enc,
+        lambda j: _labels(enc.hierarchies[j].labels(int(levels[j])), codes[:, j],
+                          shown_suppressed),
+        lambda name: data[name].take(order).reset_index(drop=True))
     return Release(pd.DataFrame(columns), enc.n_rows, int(outlier.sum()), suppression,
                    order.astype(np.int64))
 
@@ -165,16 +174,10 @@ def release_chunks(chunks: Iterable[pd.DataFrame], evaluator: Evaluator, levels,
         row_codes = be.to_host(row_codes)
         offset += len(chunk)
         suppressed += int(outlier.sum())
-        columns = {}
-        for name in chunk.columns:
-            role = enc.roles.get(name)
-            if role is None or role is Role.IDENTIFYING:
-                continue
-            if role is Role.QUASI_IDENTIFYING:
-                j = enc.qi_names.index(name)
-                columns[name] = np.where(outlier, star[name], row_codes[:, j]).astype(np.int32)
-            else:
-                columns[name] = chunk[name].reset_index(drop=True)
+        columns = released_columns(
+            chunk.columns, enc,
+            lambda j: np.where(outlier, star[enc.qi_names[j]], row_codes[:, j]).astype(np.int32),
+            lambda name: chunk[name].reset_index(drop=True))
         out = pd.DataFrame(columns)
         return out[~outlier].reset_index(drop=True) if suppression == "drop" else out
 

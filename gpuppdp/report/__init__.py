@@ -29,6 +29,7 @@ from ..analysis.checker import check
 from ..analysis.risk import RISK_THRESHOLDS, attribute_risks, class_sizes, sample_risk_summary
 from ..engine.transform import suppressed_rows
 from ..io import OutputPlan
+from ..progress import Steps
 from ..validation import check_frame, check_int
 from .words import describe_release, level_samples, model_sentence, models_text
 
@@ -277,12 +278,7 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
     progress : ``progress(done, total)``, called before the first step and after each (risk,
         privacy losses, QID subsets, lattice)
     """
-    steps = iter(range(5))
-
-    def step():
-        done = next(steps)
-        if progress is not None:
-            progress(done, 4)
+    step = Steps(progress, 4)
 
     if not all(hasattr(result, a) for a in ("release", "transformation", "search")):
         raise TypeError(f"result must be an AnonymizationResult, got {type(result).__name__}")
