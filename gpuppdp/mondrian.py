@@ -25,6 +25,7 @@ mean over records and QIDs (Ghinita et al., VLDB 2007).
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -207,7 +208,7 @@ def _parts(attrs, info, rows, seg, ptr, dim, cand, k, strict):
     return pos, child, bad
 
 
-def _run(attrs, sens, k, l, strict, part):
+def _run(attrs, sens, k, l, strict, part, judge=None):
     n = len(attrs[0].codes)
     rows = np.arange(n)
     n_parts, rounds = int(part.max()) + 1, 0
@@ -234,6 +235,8 @@ def _run(attrs, sens, k, l, strict, part):
                 _, prep, _ = groupby.group(np, [ids, sens[rows[pos]]],
                                               [len(rep), int(sens.max()) + 1])
                 ok &= np.bincount(ids[prep], minlength=len(rep)) >= l
+            if judge is not None:
+                ok &= judge.ok(ids, rows[pos])
             bad |= np.bincount(g_seg[~ok], minlength=len(size)) > 0
             good = cand & ~bad
             keep = good[g_seg]
@@ -288,17 +291,66 @@ def qid_hierarchies(hierarchies: Mapping | None, qids: Sequence[str]) -> dict:
     return hierarchies
 
 
+class _ClassJudge:
+    """The verdict of class-level privacy models (t-closeness, l-diversity of any kind,
+    (alpha,k), delta-disclosure, beta-likeness, privacy loss ...) on candidate partitions: the
+    models are bound to the whole table's ``sensitive`` column (its distribution) and judge
+    the partitions' histograms with their own ``class_fails``."""
+
+    def __init__(self, models: Sequence, sensitive: str | None, values: pd.Series | None):
+        from .analysis.checker import classes_of_rows, sensitive_table  # noqa: PLC0415
+        from .backend import get_backend  # noqa: PLC0415
+        from .models import PrivacyModel, Requirement  # noqa: PLC0415
+
+        self._classes_of_rows = classes_of_rows
+        self.backend = get_backend("cpu")
+        for m in models:
+            if not isinstance(m, PrivacyModel):
+                raise TypeError(f"models must be PrivacyModel instances, got {m!r}")
+            if Requirement.RELEASED_CLASSES in m.requires or Requirement.POPULATION in m.requires:
+                raise ValueError(f"{m!r} judges the released classes together or against a "
+                                 "population; Mondrian takes class-level models only")
+            attribute = getattr(m, "sensitive_attribute", None)
+            if attribute is not None and attribute != sensitive:
+                raise ValueError(f"{m!r} refers to {attribute!r}; Mondrian's sensitive "
+                                 f"attribute is {sensitive!r} (sensitive=...)")
+        if sensitive is not None:
+            codes, labels = encode_column(values, as_str=True)
+            self.codes = codes.astype(np.int64)
+            self.n_values = len(labels)
+            table = sensitive_table(self.backend, sensitive, self.codes, labels)
+            self.models = [copy.copy(m).bind(table) if getattr(m, "sensitive_attribute", None)
+                           else m for m in models]
+        else:
+            self.codes, self.n_values, self.models = None, 0, list(models)
+
+    def ok(self, group: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Per group (``group[i]`` of row ``rows[i]``): does every model hold on it?"""
+        sens = None if self.codes is None else self.codes[rows]
+        classes = self._classes_of_rows(self.backend, group, sens, self.n_values)
+        ok = np.ones(classes.n_classes, dtype=bool)
+        for m in self.models:
+            fails = m.class_fails(classes)
+            if fails is not None:
+                ok &= ~self.backend.to_host(fails).astype(bool)
+        return ok
+
+
 def mondrian(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int,
              sensitive: str | None = None, l: int | None = None, strict: bool = True,
              hierarchies: Mapping[str, Hierarchy] | None = None,
-             partition=None) -> MondrianRelease:
+             partition=None, models: Sequence = ()) -> MondrianRelease:
     """Mondrian multidimensional partitioning of ``data`` (LeFevre et al., ICDE 2006).
 
     ``quasi_identifiers`` with a hierarchy in ``hierarchies`` are categorical (cut along the
     hierarchy, released as the lowest common ancestor's label); the others must be numeric
     (released as ranges ``[lo-hi]``).  Every partition holds at least ``k`` records and, with
     ``l`` (needs ``sensitive``), ``l`` distinct values of ``sensitive``.  ``strict=False``
-    gives relaxed partitioning.  Returns a :class:`MondrianRelease`.
+    gives relaxed partitioning.  ``models``: further class-level privacy models of
+    :mod:`gpuppdp.models` on ``sensitive`` (t-closeness, entropy or recursive l-diversity,
+    (alpha,k)-anonymity, delta-disclosure, beta-likeness, the privacy-loss model), judged
+    on every candidate partition with the models' own verdict, against the whole table's
+    distribution.  Returns a :class:`MondrianRelease`.
 
     ``partition`` starts the cuts from given classes instead of the whole table: a column
     name, an array of class labels (one per row) or an ``AnonymizationResult`` (the classes of
@@ -338,8 +390,15 @@ def mondrian(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int,
         if l is not None and int(sens.max()) + 1 < l:
             raise ValueError(f"l={l}: the table has only {int(sens.max()) + 1} distinct "
                              f"value(s) of {sensitive!r}, so no release is {l}-diverse")
+    judge = None
+    if models:
+        judge = _ClassJudge(models, sensitive, data[sensitive] if sensitive else None)
     part = _start(data, partition, qids, k, l, sens)
-    part, rounds = _run(attrs, sens, k, l, bool(strict), part)
+    if judge is not None and not judge.ok(part, np.arange(len(part))).all():
+        raise ValueError(f"the starting partition{'s' if partition is not None else ''} "
+                         f"fail{'' if partition is not None else 's'} the models "
+                         f"{[m.describe() for m in judge.models]}: no release satisfies them")
+    part, rounds = _run(attrs, sens, k, l, bool(strict), part, judge)
     released, ncp, gcp = _release(data, qids, attrs, part)
     return MondrianRelease(released, part, qids, sensitive, k, l, bool(strict), ncp, gcp,
                            rounds, time.perf_counter() - t0, hierarchies)

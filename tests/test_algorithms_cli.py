@@ -110,6 +110,24 @@ def test_mondrian_with_l_diversity(capsys, files):
     assert [m["model"] for m in summary["models"]] == ["k-anonymity", "distinct-l-diversity"]
 
 
+def test_mondrian_with_t_closeness_and_entropy_l(capsys, files):
+    """Any class-level model goes to Mondrian; the release is re-measured by the checker."""
+    from gpuppdp.models import EntropyLDiversity, TCloseness
+
+    rc, out, summary, _ = run(capsys, files, "--qi", "Work_Hrs", "--sensitive", "Class",
+                              "--k", "2", "--t-closeness", "equal:0.3", "--l-diversity",
+                              "entropy:1.5", "--algorithm", "mondrian")
+    assert rc == 0
+    qids = ["Education", "Sex", "Work_Hrs"]
+    m = check(out, quasi_identifiers=qids, sensitive="Class")
+    assert m["k"] >= 2 and m["t_equal"] <= 0.3 + 1e-12 and m["entropy_l"] >= 1.5 - 1e-9
+    lib = mondrian(files["data"], qids, k=2, sensitive="Class", hierarchies=hierarchies(),
+                   models=[TCloseness("Class", 0.3, "equal"), EntropyLDiversity("Class", 1.5)])
+    assert summary["gcp"] == pytest.approx(lib.gcp)
+    assert [m["model"] for m in summary["models"]] == ["k-anonymity", "entropy-l-diversity",
+                                                       "t-closeness"]
+
+
 def test_full_domain_json_has_ncp(capsys, files):
     rc, out, summary, _ = run(capsys, files, "--insensitive", "Class",
                               "--insensitive", "Work_Hrs", "--k", "4")
@@ -133,8 +151,10 @@ def test_full_domain_refuses_a_qid_without_hierarchy(capsys, files):
      "--algorithm tds needs --k and/or --lkc"),
     (["--algorithm", "mondrian", "--qi", "Work_Hrs", "--insensitive", "Class", "--k", "2",
       "--target", "Class"], "--target is the classification attribute of --algorithm tds"),
-    (["--algorithm", "mondrian", "--qi", "Work_Hrs", "--sensitive", "Class", "--k", "2",
+    (["--algorithm", "tds", "--qi", "Work_Hrs", "--sensitive", "Class", "--k", "2",
       "--t-closeness", "equal:0.2"], "does not support --t-closeness"),
+    (["--algorithm", "mondrian", "--qi", "Work_Hrs", "--sensitive", "Class", "--k", "2",
+      "--lkc", "2,2,0.9"], "does not support --lkc"),
     (["--algorithm", "tds", "--qi", "Work_Hrs", "--insensitive", "Class", "--k", "2",
       "--suppression", "5%"], "does not support --suppression"),
     (["--algorithm", "tds", "--qi", "Work_Hrs", "--k", "2"], "columns without a role: Class"),

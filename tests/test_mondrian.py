@@ -16,6 +16,8 @@ from gpuppdp import Anonymizer
 from gpuppdp.analysis.checker import check
 from gpuppdp.builders import interval_hierarchy
 from gpuppdp.hierarchy import Hierarchy
+from gpuppdp.models import (AlphaKAnonymity, DistinctLDiversity, EntropyLDiversity, LKCPrivacy,
+                            TCloseness)
 from gpuppdp.mondrian import certainty_penalty, mondrian
 
 LETTERS = list("abcdef")
@@ -328,3 +330,57 @@ def test_errors_name_the_problem():
         mondrian(df.iloc[:2], ["x"], k=2, partition=[0, 1])
     with pytest.raises(ValueError, match="not quasi-identifiers"):
         mondrian(df.iloc[:2], ["x"], k=1, hierarchies={"s": H_SEX})
+
+
+# -- any class-level model ---------------------------------------------------------------------
+def _adult_numeric_age(rows=4000):
+    from gpuppdp import datasets
+    data, h = datasets.adult()
+    data = data.head(rows).copy()
+    data["age"] = data["age"].astype(int)
+    cat = {c: h[c] for c in ["sex", "race", "marital-status", "education"]}
+    return data, ["age", *cat], cat
+
+
+@pytest.mark.parametrize("make,key,bound", [
+    (lambda: TCloseness("occupation", 0.2, "equal"), "t_equal", 0.2),
+    (lambda: EntropyLDiversity("occupation", 3), "entropy_l", 3),
+    (lambda: AlphaKAnonymity("occupation", 0.4, 2), "alpha", 0.4),
+])
+def test_class_level_models_hold_by_the_checker(make, key, bound):
+    """Mondrian with t-closeness, entropy l-diversity, (alpha,k): every partition satisfies
+    the model, as the independent checker measures it on the release."""
+    data, qids, cat = _adult_numeric_age()
+    release = mondrian(data, qids, k=5, sensitive="occupation", hierarchies=cat,
+                       models=[make()])
+    measured = check(release.released, quasi_identifiers=qids, sensitive="occupation",
+                     backend="cpu")
+    assert measured["k"] >= 5
+    if key == "entropy_l":
+        assert measured[key] >= bound - 1e-9
+    else:
+        assert measured[key] <= bound + 1e-12
+    # cutting went as far as the model allows: not the one-partition release
+    assert len(np.unique(release.partition)) > 1
+
+
+def test_distinct_l_as_a_model_is_the_l_parameter():
+    data, qids, cat = _adult_numeric_age(2000)
+    by_l = mondrian(data, qids, k=4, sensitive="occupation", hierarchies=cat, l=3)
+    by_model = mondrian(data, qids, k=4, sensitive="occupation", hierarchies=cat,
+                        models=[DistinctLDiversity("occupation", 3)])
+    np.testing.assert_array_equal(by_l.partition, by_model.partition)
+    assert by_l.gcp == by_model.gcp
+
+
+def test_models_that_are_not_class_level_or_on_another_column_are_refused():
+    data, qids, cat = _adult_numeric_age(500)
+    with pytest.raises(ValueError, match="class-level models only"):
+        mondrian(data, qids, k=5, sensitive="occupation", hierarchies=cat,
+                 models=[LKCPrivacy(2, 5, 0.5, attribute="occupation")])
+    with pytest.raises(ValueError, match="refers to 'workclass'"):
+        mondrian(data, qids, k=5, sensitive="occupation", hierarchies=cat,
+                 models=[DistinctLDiversity("workclass", 2)])
+    with pytest.raises(ValueError, match="no release satisfies them"):
+        mondrian(data, qids, k=5, sensitive="occupation", hierarchies=cat,
+                 models=[DistinctLDiversity("occupation", 40)])

@@ -34,7 +34,7 @@ from ..progress import Steps
 from ..validation import check_columns
 from .risk import population_groups
 
-__all__ = ["check", "CHECK_KEYS", "value_order", "ORDERS"]
+__all__ = ["check", "CHECK_KEYS", "value_order", "ORDERS", "classes_of_rows", "sensitive_table"]
 
 #: the named orders of :func:`value_order` (besides an explicit list of values)
 ORDERS = ("auto", "lexical", "numeric")
@@ -104,7 +104,7 @@ def _combine(codes: list, cards: list) -> tuple[np.ndarray, np.ndarray]:
     return cls, first
 
 
-def _build_classes(backend: Backend, cls: np.ndarray, sens: np.ndarray | None, n_values: int
+def classes_of_rows(backend: Backend, cls: np.ndarray, sens: np.ndarray | None, n_values: int
                    ) -> Classes:
     """The classes of one node on ``backend`` from per-row class ids and sensitive codes."""
     be, xp = backend, backend.xp
@@ -206,7 +206,7 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     if sensitive is not None:
         sens_codes, labels = encode_column(kept[sensitive], as_str=True)
         sens_codes = sens_codes.astype(np.int64)
-    classes = _build_classes(be, cls, sens_codes, 0 if labels is None else len(labels))
+    classes = classes_of_rows(be, cls, sens_codes, 0 if labels is None else len(labels))
     size = be.to_host(classes.size)
     out["classes"] = int(classes.n_classes)
     out["k"] = int(size.min())

@@ -48,7 +48,7 @@ from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..models import PrivacyLoss
 from ..validation import check_columns, column_list
-from .checker import _build_classes, _class_ids, sensitive_table
+from .checker import _class_ids, classes_of_rows, sensitive_table
 from .risk import _classes_encoded, encode_columns
 
 __all__ = ["precision", "iloss", "ILOSS_DEFINITIONS", "discernibility", "average_class_size",
@@ -668,8 +668,8 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
 
     e_host, first = _class_ids(kept, qids)
     o_host, _ = _class_ids(original, qids)
-    rel = _build_classes(be, e_host, rel_sens, m)
-    orig = _build_classes(be, o_host, orig_sens, m)
+    rel = classes_of_rows(be, e_host, rel_sens, m)
+    orig = classes_of_rows(be, o_host, orig_sens, m)
     dist_priv, ent_priv = PrivacyLoss(sensitive, 1.0, 1.0, prior=prior).bind(
         sensitive_table(be, sensitive, rel_sens, labels[:n_rel_values])).losses(rel)
 

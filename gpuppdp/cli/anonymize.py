@@ -183,23 +183,24 @@ def cmd_anonymize(args) -> int:
 
 def _partition_models(args) -> dict:
     """The privacy model of a Mondrian or TDS run from the options they support: ``k``,
-    ``l`` (Mondrian, distinct l-diversity), ``lkc`` (TDS) and ``sensitive``."""
+    ``lkc`` (TDS) and ``sensitive``; Mondrian's class-level models are built with the data
+    (:func:`_mondrian_models`)."""
     from ..engine.encoding import SchemaError
-    from ..models import DistinctLDiversity, LKCPrivacy
+    from ..models import LKCPrivacy
     from ..models.kanonymity import KAnonymity
 
+    class_level = (("--t-closeness", args.t_closeness), ("--alpha-k", args.alpha_k),
+                   ("--delta-disclosure", args.delta_disclosure),
+                   ("--beta-likeness", args.beta_likeness), ("--privacy-loss", args.privacy_loss),
+                   ("--prior", args.prior), ("--order", args.order))
     unsupported = [option for option, value in (
-        ("--t-closeness", args.t_closeness), ("--alpha-k", args.alpha_k),
-        ("--delta-disclosure", args.delta_disclosure), ("--beta-likeness", args.beta_likeness),
-        ("--privacy-loss", args.privacy_loss), ("--qid-set", args.qid_set),
-        ("--k-map", args.k_map), ("--delta-presence", args.delta_presence),
-        ("--prior", args.prior), ("--order", args.order), ("--population", args.population))
+        ("--qid-set", args.qid_set), ("--k-map", args.k_map),
+        ("--delta-presence", args.delta_presence), ("--population", args.population))
         if value]
     if args.algorithm == "mondrian":
         unsupported += ["--lkc"] if args.lkc else []
-        unsupported += [f"--l-diversity {spec[0]}:..." for spec in args.l_diversity
-                        if spec[0] != "distinct"]
     else:
+        unsupported += [option for option, value in class_level if value]
         unsupported += ["--l-diversity"] if args.l_diversity else []
     if args.suppression:
         unsupported.append("--suppression")
@@ -213,15 +214,7 @@ def _partition_models(args) -> dict:
     if args.algorithm == "mondrian":
         if args.k is None:
             raise SchemaError("--algorithm mondrian needs --k")
-        if len(args.l_diversity) > 1:
-            raise SchemaError("--algorithm mondrian takes one --l-diversity distinct:L")
-        for _, l, column in args.l_diversity:  # noqa: E741
-            out["sensitive"] = column or first
-            if out["sensitive"] is None:
-                raise SchemaError("--l-diversity needs --sensitive COLUMN")
-            out["l"] = l
-            out["models"].append(DistinctLDiversity(out["sensitive"], l))
-        return out
+        return out  # its class-level models come from _privacy_models, with the data
     if len(args.lkc) > 1:
         raise SchemaError("--algorithm tds takes one --lkc")
     if args.k is None and not args.lkc:
@@ -236,6 +229,25 @@ def _partition_models(args) -> dict:
     return out
 
 
+def _measured_holds(model: dict, measured: dict) -> bool:
+    """Does the checker's measure of a release satisfy a model (its ``describe()``)?  Models
+    the checker has no single measure for are taken as holding (Mondrian judged them with
+    their own verdict)."""
+    kind, tol = model["model"], 1e-9
+    if kind == "t-closeness":
+        value = measured.get(f"t_{model['distance']}")
+        return value is None or value <= float(model["t"]) + tol
+    if kind == "distinct-l-diversity":
+        return measured["distinct_l"] >= int(model["l"])
+    if kind == "entropy-l-diversity":
+        return measured["entropy_l"] >= float(model["l"]) - tol
+    if kind == "alpha-k-anonymity":
+        return measured["alpha"] <= float(model["alpha"]) + tol
+    if kind == "delta-disclosure":
+        return measured["delta_disclosure"] <= float(model["delta"]) + tol
+    return True
+
+
 def _partition_anonymize(args) -> int:
     """``anonymize --algorithm mondrian|tds``: in memory, the release in input order shuffled
     by --seed, checked by the independent checker, summarized as full-domain runs are."""
@@ -247,6 +259,7 @@ def _partition_anonymize(args) -> int:
     from ..io import read_table, table_delimiter
     from ..mondrian import mondrian
     from ..tds import tds, verify_release
+    from .common import _privacy_models
 
     if args.dask or args.chunk_rows is not None:
         raise SchemaError(f"--algorithm {args.algorithm} runs in memory: no --dask or "
@@ -277,15 +290,22 @@ def _partition_anonymize(args) -> int:
                           "--others insensitive|drop)")
     removed = list(args.identifying) + (others if args.others == "drop" else [])
     if args.algorithm == "mondrian":
+        models = _privacy_models(args, data)
+        attributes = {m.sensitive_attribute for m in models}
+        if len(attributes) > 1:
+            raise SchemaError(f"--algorithm mondrian: the models refer to "
+                              f"{', '.join(sorted(attributes))}; give them one sensitive "
+                              "attribute")
+        model["sensitive"] = next(iter(attributes), None)
+        model["models"] += models
         release = mondrian(data, qids, k=model["k"], sensitive=model["sensitive"],
-                           l=model["l"], strict=not args.relaxed, hierarchies=hierarchies)
+                           strict=not args.relaxed, hierarchies=hierarchies, models=models)
         measured = dict(check(release.released, quasi_identifiers=qids,
-                              sensitive=model["sensitive"] if model["l"] else None))
-        ok = measured["suppressed_rows"] == 0 and measured["k"] >= model["k"] and (
-            model["l"] is None or measured["distinct_l"] >= model["l"])
-        if not ok:
+                              sensitive=model["sensitive"], backend="cpu"))
+        failing = [m.describe() for m in models if not _measured_holds(m.describe(), measured)]
+        if measured["suppressed_rows"] or measured["k"] < model["k"] or failing:
             raise RuntimeError(f"the Mondrian release fails the independent checker: "
-                               f"{measured}")
+                               f"{failing or measured}")
     else:
         release = tds(data, qids, k=model["k"], lkc=model["lkc"],
                       sensitive=model["sensitive"], target=args.target,
