@@ -101,6 +101,17 @@ def synchronizer(backend) -> Callable[[], None]:
     return lambda: None
 
 
+def row_count(text: str) -> int:
+    """``--rows`` as a positive whole number, written like ``1e6`` or ``1000000``."""
+    try:
+        value = int(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--rows expects a number like 1e6, got {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--rows must be positive, got {text!r}")
+    return value
+
+
 def summarize(values: Sequence[float]) -> dict:
     vals = [float(v) for v in values]
     return {"median": statistics.median(vals), "min": min(vals), "max": max(vals),

@@ -30,19 +30,9 @@ import sys
 import tempfile
 import time
 
-from _common import machine_info, print_machine, print_table, write_json
+from _common import machine_info, print_machine, print_table, row_count, write_json
 
 QUASI_IDENTIFIERS = ("zip", "age", "sex", "race", "marital", "education")
-
-
-def _rows(text: str) -> int:
-    try:
-        value = int(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--rows expects numbers like 1e6, got {text!r}")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--rows must be positive, got {text!r}")
-    return value
 
 
 _WRAP = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
@@ -83,7 +73,7 @@ def run_one(gp: str, rows: int, seed: int, backend: str, extra: list[str], folde
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=_rows, nargs="+", default=[1_000_000, 5_000_000])
+    ap.add_argument("--rows", type=row_count, nargs="+", default=[1_000_000, 5_000_000])
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"))
     ap.add_argument("--extra", default="", help="more anonymize options, one string")

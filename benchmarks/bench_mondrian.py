@@ -27,14 +27,8 @@ import argparse
 import statistics
 import time
 
-from _common import (
-    add_common_args,
-    machine_info,
-    print_machine,
-    print_table,
-    resolve_backend,
-    write_json,
-)
+from _common import (add_common_args, machine_info, print_machine, print_table, resolve_backend,
+                     timed_runs, write_json)
 
 ADULT_QIDS = ["age", "sex", "race", "marital-status", "education", "native-country",
               "workclass", "salary-class"]
@@ -68,12 +62,8 @@ def _cases(name, data, hierarchies, qids, ks, ls, args, backend, queries):
             for strict in (True, False):
                 run = lambda: mondrian(data, qids, k=k, sensitive="occupation" if l else None,
                                        l=l, strict=strict, hierarchies=cat)
-                run()
-                times, r = [], None
-                for _ in range(args.repeats):
-                    t0 = time.perf_counter()
-                    r = run()
-                    times.append(time.perf_counter() - t0)
+                times, outs = timed_runs(run, args.repeats, lambda: None)
+                r = outs[-1]
                 measured = check(r.released, quasi_identifiers=qids,
                                  sensitive="occupation" if l else None, backend=backend)
                 assert measured["k"] >= k and (l is None or measured["distinct_l"] >= l)
@@ -99,12 +89,10 @@ def _anatomy(name, data, qids, ls, repeats):
 
     out = []
     for l in ls:
-        anatomize(data, quasi_identifiers=qids, sensitive="occupation", l=l, seed=0)
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            r = anatomize(data, quasi_identifiers=qids, sensitive="occupation", l=l, seed=0)
-            times.append(time.perf_counter() - t0)
+        times, outs = timed_runs(lambda: anatomize(data, quasi_identifiers=qids,
+                                                   sensitive="occupation", l=l, seed=0),
+                                 repeats, lambda: None)
+        r = outs[-1]
         out.append({"data": name, "rows": len(data), "algorithm": "anatomy", "l": l,
                     "seconds": statistics.median(times), "groups": r.groups})
     return out

@@ -38,20 +38,10 @@ import time
 import numpy as np
 import pandas as pd
 from _common import (add_common_args, fmt_bytes, fmt_seconds, machine_info, maxrss_bytes,
-                     print_machine, print_table, resolve_backend, summarize, synchronizer,
-                     write_json)
+                     print_machine, print_table, resolve_backend, row_count, summarize,
+                     synchronizer, write_json)
 
 from gpuppdp import Anonymizer, datasets
-
-
-def _rows(text: str) -> int:
-    try:
-        value = int(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--rows expects a number like 1e6, got {text!r}")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--rows must be positive, got {text!r}")
-    return value
 
 
 def scaled_adult(n_rows: int, seed: int, age_jitter: int = 2, swap_prob: float = 0.01
@@ -88,7 +78,7 @@ def scaled_adult(n_rows: int, seed: int, age_jitter: int = 2, swap_prob: float =
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_common_args(p, "bench_scale")
-    p.add_argument("--rows", type=_rows, default=1_000_000, help="rows N (default 1e6)")
+    p.add_argument("--rows", type=row_count, default=1_000_000, help="rows N (default 1e6)")
     p.add_argument("--seed", type=int, default=0, help="seed of the perturbation and release")
     p.add_argument("--age-jitter", type=int, default=2)
     p.add_argument("--swap-prob", type=float, default=0.01)

@@ -23,14 +23,8 @@ import statistics
 import time
 
 import pandas as pd
-from _common import (
-    add_common_args,
-    machine_info,
-    print_machine,
-    print_table,
-    resolve_backend,
-    write_json,
-)
+from _common import (add_common_args, machine_info, print_machine, print_table, resolve_backend,
+                     timed_runs, write_json)
 
 ADULT_QIDS = ["age", "sex", "race", "marital-status", "education", "native-country",
               "workclass"]
@@ -38,12 +32,9 @@ CENSUS_QIDS = ["age", "zip", "sex", "race", "marital", "education"]
 
 
 def _timed(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return out, statistics.median(times)
+    """``(the last call's result, median seconds)`` of ``repeats`` calls, no warm-up."""
+    times, outs = timed_runs(fn, repeats, lambda: None, warmup=False)
+    return outs[-1], statistics.median(times)
 
 
 def _cases(name, data, hierarchies, qids, cases, args, backend, compare):
