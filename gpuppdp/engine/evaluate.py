@@ -107,6 +107,7 @@ class Evaluator:
         self.sensitive_maps = {name: (col.from_carried, len(col.labels))
                                for name, col in encoded.sensitive.items()
                                if col.from_carried is not None}
+        self._node_classes = None  # (levels, classes, outlier) of the last node_classes call
 
     # -- one batch ---------------------------------------------------------------------
     def evaluate(self, levels: np.ndarray, source: FrequencySet,
@@ -198,13 +199,23 @@ class Evaluator:
                          kept.astype(np.int64), smallest, aecs, il, lb,
                          entries.astype(np.int64), levels.sum(axis=1))
 
+    def node_classes(self, levels) -> tuple[Classes, object]:
+        """``(classes, outlier)`` of node ``levels``: its equivalence classes and which fail a
+        privacy model; kept for the last node asked (a release and its summary ask for the
+        optimum, each more than once)."""
+        levels = np.asarray(levels, dtype=np.int64).reshape(1, -1)
+        key = tuple(levels[0].tolist())
+        if self._node_classes is None or self._node_classes[0] != key:
+            _, fs = self.evaluate(levels, self.bottom, np.array([0]))
+            classes = self._classes(fs)
+            outlier, _ = self.outliers(classes)
+            self._node_classes = (key, classes, outlier)
+        return self._node_classes[1], self._node_classes[2]
+
     def suppressed_classes(self, levels) -> object:
         """Device (F, q): the QID codes at node ``levels`` of the classes that fail a privacy
         model, whose records a release suppresses."""
-        levels = np.asarray(levels, dtype=np.int64).reshape(1, -1)
-        _, fs = self.evaluate(levels, self.bottom, np.array([0]))
-        classes = self._classes(fs)
-        outlier, _ = self.outliers(classes)
+        classes, outlier = self.node_classes(levels)
         return classes.codes[outlier]
 
     def row_outliers(self, levels: np.ndarray):

@@ -121,8 +121,9 @@ def level_samples(hierarchy, value=None) -> list[dict]:
 
 def _value_counts(result: AnonymizationResult) -> tuple[list, list]:
     """Per QID: the number of input records holding each leaf, and of released (not
-    suppressed) records holding each label of the optimum's level -- from the frequency set,
-    so that a release written chunk by chunk is described as one held in memory."""
+    suppressed) records holding each label of the optimum's level -- from the bottom
+    frequency set and the optimum's classes, so that a release written chunk by chunk is
+    described as one held in memory."""
     import numpy as np
 
     evaluator = result._evaluator
@@ -130,14 +131,15 @@ def _value_counts(result: AnonymizationResult) -> tuple[list, list]:
     levels = np.array(list(result.transformation.values()), dtype=np.int64)
     bottom = enc.frequency_set()
     codes, count = be.to_host(bottom.codes), be.to_host(bottom.count).astype(np.float64)
-    general = enc.generalize(levels, [bottom.codes[:, j] for j in range(len(levels))])
-    kept = ~be.to_host(enc.in_classes(levels, evaluator.suppressed_classes(levels), general))
-    general = be.to_host(general)
+    classes, outlier = evaluator.node_classes(levels)
+    kept = ~be.to_host(outlier).astype(bool)
+    general = be.to_host(classes.codes)[kept]
+    size = be.to_host(classes.size).astype(np.float64)[kept]
     leaf, released = [], []
     for j, h in enumerate(enc.hierarchies):
         leaf.append(np.bincount(codes[:, j].astype(np.int64), weights=count,
                                 minlength=len(h.leaves)))
-        released.append(np.bincount(general[kept, j].astype(np.int64), weights=count[kept],
+        released.append(np.bincount(general[:, j].astype(np.int64), weights=size,
                                     minlength=len(h.labels(int(levels[j])))))
     return leaf, released
 
