@@ -30,7 +30,7 @@ import pandas as pd
 from .. import kernels
 from ..backend import Backend, get_backend
 from ..engine.codes import encode_columns as encode_host
-from ..engine.transform import SUPPRESSED_LABEL, suppressed_rows
+from ..engine.transform import all_suppressed, suppressed_rows
 from ..kernels import groupby
 from ..notebook import Measures
 from ..progress import Steps
@@ -629,9 +629,7 @@ def risk_report_chunks(chunks, quasi_identifiers: Sequence[str], population_size
     if reducer.rows == 0:
         raise ValueError("the table is empty (0 rows)")
     codes, labels, counts = reducer.result()
-    star = np.ones(len(counts), dtype=bool)
-    for c, lab in zip(codes, labels):
-        star &= (lab == SUPPRESSED_LABEL)[c]
+    star = all_suppressed(codes, labels, len(counts))
     n_suppressed = int(counts[star].sum())
     if n_suppressed == reducer.rows:
         raise ValueError(f"no rows to measure: all {reducer.rows} rows are suppressed (all "

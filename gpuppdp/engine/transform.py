@@ -23,7 +23,7 @@ from .encoding import Role, leaf_codes
 from .evaluate import Evaluator
 
 __all__ = ["Release", "release", "release_chunks", "released_columns", "suppressed_rows",
-           "categories_of", "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
+           "all_suppressed", "categories_of", "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
 
 SUPPRESSED_LABEL = "*"
 SUPPRESSION_MODES = ("mark", "drop")
@@ -61,14 +61,22 @@ def factorize_qids(data: pd.DataFrame, qids) -> tuple[list, list, np.ndarray]:
     :func:`~gpuppdp.engine.codes.encode_column` (host int64 codes in order of first appearance,
     number of distinct values) and the host bool mask of the rows whose QIDs are all ``*``;
     only the distinct values of each column are compared with ``*``."""
-    codes, cards = [], []
-    mask = np.ones(len(data), dtype=bool)
+    codes, labels = [], []
     for q in qids:
-        col, labels = encode_column(data[q], as_str=True)
+        col, lab = encode_column(data[q], as_str=True)
         codes.append(col.astype(np.int64))
-        cards.append(max(len(labels), 1))
-        mask &= (labels == SUPPRESSED_LABEL)[col]
-    return codes, cards, mask
+        labels.append(lab)
+    return codes, [max(len(lab), 1) for lab in labels], all_suppressed(codes, labels,
+                                                                       len(data))
+
+
+def all_suppressed(codes, labels, n: int) -> np.ndarray:
+    """Host bool mask of the ``n`` rows whose every QID (``codes[j]`` into ``labels[j]``) is
+    ``*``; only the labels are compared with ``*``."""
+    mask = np.ones(n, dtype=bool)
+    for col, lab in zip(codes, labels):
+        mask &= (np.asarray(lab) == SUPPRESSED_LABEL)[col]
+    return mask
 
 
 def suppressed_rows(data: pd.DataFrame, qids) -> np.ndarray:
