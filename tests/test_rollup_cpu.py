@@ -14,6 +14,7 @@ from __future__ import annotations
 import types
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from gpuppdp import kernels
@@ -98,11 +99,20 @@ def test_rollup_hashed_and_wide_keys_agree_with_array_form(monkeypatch, huge_eve
     _check_rollup(20 + huge_every, 3, monkeypatch, True, huge_every)
 
 
-def test_large_hashed_nodes_take_the_two_pass_path(monkeypatch):
-    """Hashed nodes above ``ROLLUP_HASH_MAX`` entries go to the two-pass path (smaller
-    table); lowered here so that the 20,000-entry batch has such nodes beside small ones."""
-    monkeypatch.setattr(grouping, "ROLLUP_HASH_MAX", 5_000)
+@pytest.mark.parametrize("thread_entries", [1 << 30, 700])
+def test_large_nodes_take_the_partitioned_path(monkeypatch, thread_entries):
+    """Nodes whose table would exceed ``PARTITION_TABLE`` slots are hash-partitioned first;
+    lowered here (with ~40-entry partitions) so that the 20,000-entry batch has such nodes
+    beside small ones, hashed and dense, each phase on one thread or shared by several."""
+    monkeypatch.setattr(grouping, "PARTITION_TABLE", 2_000)
+    monkeypatch.setattr(grouping, "PARTITION_ENTRIES", 40)
+    monkeypatch.setattr(grouping, "PARTITION_THREAD_ENTRIES", thread_entries)
+    calls = []
+    real = grouping._rollup_partitioned
+    monkeypatch.setattr(grouping, "_rollup_partitioned",
+                        lambda *a: calls.append(a[1] - a[0]) or real(*a))
     _check_rollup(31, 2, monkeypatch, True, huge_every=4)
+    assert 0 < len(calls) < 2 * 60  # some of the 60 nodes (each checked twice), not all
 
 
 def test_rollup_empty_batch():
@@ -193,3 +203,33 @@ def test_loss_sums_charged_only_where_asked():
     np.testing.assert_array_equal(kept, want_kept)
     np.testing.assert_array_equal(charged[charge], want_charged[charge])
     assert np.isnan(charged[~charge]).all()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_searches_and_releases_unchanged_when_every_node_is_partitioned(monkeypatch, seed):
+    """End to end: with the thresholds lowered so that nearly every node is rolled up
+    partitioned (on several threads), the optimum, its statistics, the checked nodes and the
+    release are those of the default roll-up."""
+    from gpuppdp import Anonymizer
+    from gpuppdp.models import DistinctLDiversity, KAnonymity
+
+    from .test_flash_sparse import _table
+
+    data, hierarchies = _table(seed)
+    data = pd.concat([data] * 40, ignore_index=True)  # nodes of thousands of entries
+
+    def fit():
+        return Anonymizer(quasi_identifiers=hierarchies, sensitive=["s"],
+                          models=[KAnonymity(3), DistinctLDiversity("s", 2)],
+                          suppression_limit=0.1, backend="cpu", seed=0).fit(data)
+
+    want = fit()
+    monkeypatch.setattr(grouping, "PARTITION_TABLE", 16)
+    monkeypatch.setattr(grouping, "PARTITION_ENTRIES", 8)
+    monkeypatch.setattr(grouping, "PARTITION_THREAD_ENTRIES", 64)
+    got = fit()
+    assert got.transformation == want.transformation
+    assert got.search.nodes_evaluated == want.search.nodes_evaluated
+    assert got.information_loss == want.information_loss
+    assert got.node == want.node
+    pd.testing.assert_frame_equal(got.released, want.released)
