@@ -99,7 +99,7 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
 
 ROLLUP_DENSE_RATIO = 8         # a node's key space up to this times its entries (plus a
 ROLLUP_DENSE_FLOOR = 1 << 15   # floor) is counted in a directly addressed table, else hashed
-PARTITION_TABLE = 1 << 20      # a node whose table would have more slots (and misses the
+PARTITION_TABLE = 1 << 19      # a node whose table would have more slots (and misses the
 #                                cache) is rolled up partitioned (:func:`_rollup_partitioned`)
 PARTITION_ENTRIES = 1 << 12    # entries per partition: its table stays in the L1/L2 cache
 PARTITION_THREAD_ENTRIES = 1 << 16  # entries per thread of a partitioned node, at least
@@ -356,13 +356,14 @@ def _partition_emit(t, bounds, out_at, start, total, src_codes, src_sens, src_fi
             o += 1
 
 
-def _rollup_partitioned(start, stop, moff, radix, pos, src_codes, src_sens, src_count,
-                        src_first, maps_flat, out_codes, out_sens, out_count, out_first) -> int:
-    """Roll source entries ``start:stop`` up to one node (code maps at ``moff``, radices
-    ``radix``) into ``out_*[pos:]``, partitioned so that every table stays in the cache: the
-    hash-partitioned aggregation of database systems (e.g. Shatdal, Kant & Naughton, VLDB
-    1994), kept in canonical order; several threads per phase.  Returns the group count."""
+def _partition_and_group(start, stop, moff, radix, src_codes, src_sens, src_count, maps_flat):
+    """The first three phases of a partitioned roll-up of source entries ``start:stop``:
+    ``(total, bounds, per_range)`` -- each group's total count at its first entry (-1
+    elsewhere), the output ranges of the threads and their group counts."""
     n = stop - start
+    if n >= 1 << 31:
+        raise ValueError(f"a node of {n} frequency-set entries is past the roll-up's int32 "
+                         "entry numbers")
     n_threads = min(numba.get_num_threads(), max(1, n // PARTITION_THREAD_ENTRIES))
     bounds = np.linspace(0, n, n_threads + 1).astype(np.int64)
     bits = ((n - 1) // PARTITION_ENTRIES).bit_length()
@@ -378,22 +379,35 @@ def _rollup_partitioned(start, stop, moff, radix, pos, src_codes, src_sens, src_
     flat = hist.T.ravel()
     fill = (np.cumsum(flat) - flat).reshape(n_parts, n_threads).T.copy()
     part_ptr = np.append(fill[0], n)
-    part_entry = np.empty(n, np.int64)
+    part_entry = np.empty(n, np.int32)
     part_key = np.empty(n, np.int64)
     part_count = np.empty(n, np.int64)
     run_tasks(_partition_scatter, n_threads, bounds, start, keys, src_count, fill, shift,
               part_entry, part_key, part_count)
-    del hist, fill
     runs = balanced_runs(part_ptr, n_tasks_for(n, n_parts, per_thread=4))
     firsts = np.zeros((len(runs) - 1, n_threads), np.int64)
     run_tasks(_partition_group, len(runs) - 1, runs, part_ptr, part_entry, part_key, part_count,
               keys, bits, int(np.diff(part_ptr).max()), bounds, firsts)
-    del part_entry, part_key, part_count
-    per_range = firsts.sum(axis=0)
+    return keys, bounds, firsts.sum(axis=0)
+
+
+def _rollup_partitioned(start, stop, moff, radix, src_codes, src_sens, src_count, src_first,
+                        maps_flat, out=None, pos=0):
+    """Roll source entries ``start:stop`` up to one node (code maps at ``moff``, radices
+    ``radix``), partitioned so that every table stays in the cache: the hash-partitioned
+    aggregation of database systems (Shatdal, Kant & Naughton, VLDB 1994) kept in canonical
+    order, each phase shared by the threads.  The groups go to ``out`` (codes, sens, count,
+    first) from ``pos`` on, or to new arrays of their size; returns ``(out, groups)``."""
+    total, bounds, per_range = _partition_and_group(start, stop, moff, radix, src_codes,
+                                                    src_sens, src_count, maps_flat)
+    g = int(per_range.sum())
+    if out is None:
+        out = (np.empty((g, src_codes.shape[1]), maps_flat.dtype), np.empty(g, src_sens.dtype),
+               np.empty(g, np.int64), np.empty(g, np.int64))
     out_at = pos + np.concatenate([[0], np.cumsum(per_range)[:-1]]).astype(np.int64)
-    run_tasks(_partition_emit, n_threads, bounds, out_at, start, keys, src_codes, src_sens,
-              src_first, moff, maps_flat, out_codes, out_sens, out_count, out_first)
-    return int(per_range.sum())
+    run_tasks(_partition_emit, len(bounds) - 1, bounds, out_at, start, total, src_codes,
+              src_sens, src_first, moff, maps_flat, *out)
+    return out, g
 
 
 # the name under which the compile notice looks for the roll-up in Numba's cache
@@ -407,13 +421,22 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
 
     Runs of consecutive nodes (about equal source entries) go to the threads, each run rolled
     up node after node in one pass per node (:func:`_rollup_range`) into room for its source
-    entries; the runs are then moved together."""
+    entries; the runs are then moved together.  A node whose table would not fit in the cache
+    is a run of its own, rolled up partitioned (:func:`_rollup_partitioned`); alone in its
+    batch, into arrays of its size."""
     node_src_start = np.asarray(node_src_start, dtype=np.int64)
     node_src_stop = np.asarray(node_src_stop, dtype=np.int64)
     node_radix = np.asarray(node_radix, dtype=np.int64)
     lens = node_src_stop - node_src_start
     n_nodes = len(lens)
     total = int(lens.sum())
+    node_map_off = np.asarray(node_map_off, dtype=np.int64)
+    partitioned = _partitioned(node_src_start, node_src_stop, node_radix, PARTITION_TABLE)
+    if n_nodes == 1 and partitioned[0]:
+        (codes, sens, count, first), g = _rollup_partitioned(
+            int(node_src_start[0]), int(node_src_stop[0]), node_map_off[0], node_radix[0],
+            src_codes, src_sens, src_count, src_first, maps_flat)
+        return codes, sens, count, first, np.array([0, g], np.int64)
     q = src_codes.shape[1]
     codes = np.empty((total, q), maps_flat.dtype)
     sens = np.zeros(total, src_sens.dtype)  # written only where a node carries them
@@ -424,8 +447,6 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     starts = np.zeros(n_nodes + 1, np.int64)
     np.cumsum(lens, out=starts[1:])
     chunk_ptr = balanced_runs(starts, n_tasks_for(total, n_nodes, per_thread=2))
-    node_map_off = np.asarray(node_map_off, dtype=np.int64)
-    partitioned = _partitioned(node_src_start, node_src_stop, node_radix, PARTITION_TABLE)
     big = np.flatnonzero(partitioned)
     if len(big):  # each a run of its own
         chunk_ptr = np.union1d(chunk_ptr, np.concatenate([big, big + 1])).astype(np.int64)
@@ -436,10 +457,11 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
               node_radix, out_pos, codes, sens, count, first, out_len, partitioned)
     for b in big.tolist():
         c = int(np.searchsorted(chunk_ptr, b))
-        out_len[b] = chunk_len[c] = _rollup_partitioned(
+        _, out_len[b] = _rollup_partitioned(
             int(node_src_start[b]), int(node_src_stop[b]), node_map_off[b], node_radix[b],
-            int(out_base[c]), src_codes, src_sens, src_count, src_first, maps_flat, codes, sens,
-            count, first)
+            src_codes, src_sens, src_count, src_first, maps_flat, (codes, sens, count, first),
+            int(out_base[c]))
+        chunk_len[c] = out_len[b]
     # move the runs together (NumPy copies overlapping ranges correctly); sensitive codes
     # only where some node carries them (else all 0, never written)
     moved = (codes, count, first) if n_nodes and int(node_radix[..., -1].max()) <= 1 else \
