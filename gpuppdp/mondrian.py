@@ -75,6 +75,16 @@ class MondrianRelease:
                 "rounds": self.rounds, "ncp": self.ncp, "gcp": self.gcp,
                 "seconds": self.seconds}
 
+    def report(self, path, data: pd.DataFrame, *, json_path=None, **options):
+        """Write the HTML report of this release of ``data`` (the input table) to ``path``
+        and its figures as JSON to ``json_path`` (default: ``path`` with suffix ``.json``):
+        risk and class sizes of the released classes, NCP/GCP, the partitioning
+        (:func:`gpuppdp.report.write_report`; ``options`` go to
+        :func:`gpuppdp.report.build_report`).  Returns the two paths."""
+        from .report import write_report
+
+        return write_report(self, data, path, json_path=json_path, **options)
+
 
 # --------------------------------------------------------------------------------------
 # encoding

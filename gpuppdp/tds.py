@@ -7,7 +7,8 @@ categorical value into its children in the hierarchy, a numeric interval into tw
 binary split.  Each round scores every value of the current cut and performs the *valid*
 specialization (the release still satisfies the model) of highest score, until none is valid.
 The release is a cut (subtree) generalization: values of one hierarchy may sit at different
-depths.
+depths; with ``generalization="sibling"`` a value may also be released next to some of its
+own children (sibling generalization, see :func:`tds`).
 
 * ``InfoGain(v) = I(R_v) - sum_c |R_c| / |R_v| * I(R_c)``, ``I`` the entropy (bits) of the
   classification ``target`` over the records ``R_v`` generalized to ``v`` and those of each
@@ -53,7 +54,10 @@ from .kernels import groupby
 from .mondrian import MondrianRelease, _Numeric, certainty_penalty, qid_hierarchies
 from .validation import check_columns, check_int, check_number
 
-__all__ = ["tds", "TDSRelease"]
+__all__ = ["tds", "TDSRelease", "GENERALIZATIONS"]
+
+#: the release schemes of :func:`tds` (``generalization=``)
+GENERALIZATIONS = ("subtree", "sibling")
 
 
 @dataclass
@@ -63,8 +67,9 @@ class TDSRelease(MondrianRelease):
     row, ``ncp``/``gcp``; ``k`` is the k of k-anonymity or LKC's K) plus ``cut`` (per QID the
     released values of the final cut, hierarchy labels or intervals), ``lkc``, ``target``,
     ``history`` (one dict per specialization: attribute, value, children, info_gain,
-    priv_loss, score), ``k_anonymity`` (the k of k-anonymity, None without) and ``checked``
-    (the independent checker's measures of the release)."""
+    priv_loss, score, and kind: ``"subtree"`` or ``"sibling"``), ``k_anonymity`` (the k of
+    k-anonymity, None without), ``generalization`` (``"subtree"`` or ``"sibling"``) and
+    ``checked`` (the independent checker's measures of the release)."""
 
     cut: dict = field(default_factory=dict)
     lkc: tuple | None = None
@@ -72,6 +77,7 @@ class TDSRelease(MondrianRelease):
     history: list = field(default_factory=list, repr=False)
     checked: dict = field(default_factory=dict, repr=False)
     k_anonymity: int | None = None
+    generalization: str = "subtree"
 
     @property
     def specializations(self) -> int:
@@ -84,6 +90,7 @@ class TDSRelease(MondrianRelease):
                 "records": int(len(self.partition)), "k": self.k,
                 "lkc": None if self.lkc is None else list(self.lkc),
                 "target": self.target, "sensitive": self.sensitive,
+                "generalization": self.generalization,
                 "partitions": self.partitions, "smallest_partition": int(sizes.min()),
                 "specializations": self.specializations,
                 "cut": {c: list(v) for c, v in self.cut.items()},
@@ -162,6 +169,15 @@ class _CatCut:
         under = self.current() == value
         self.depth[under] += 1
         return [self.label(int(c)) for c in np.unique(self.current()[under])]
+
+    def specialize_child(self, node: int) -> tuple[str, list]:
+        """Sibling generalization: only the leaves under the child ``node`` of a cut value
+        move down to it; the value's other leaves stay at the value.  Returns the value's
+        label and ``[node's label]``."""
+        under = (self.child() == node) & (self.current() != node)
+        value = int(self.current()[under][0])
+        self.depth[under] += 1
+        return self.label(value), [self.label(node)]
 
     def label(self, node: int) -> str:
         return str(self.hierarchy.labels(int(self.level_of[node]))[int(self.code_of[node])])
@@ -338,13 +354,87 @@ def _round(state, weights, cls, n_cls, sens, constraints):
     return out
 
 
+def _sibling_round(state, j, weights, cls, n_cls, sens, constraints):
+    """Sibling candidates of the categorical attribute ``j``: per child node ``c`` (node
+    ids, as ``state[j]``'s children), (InfoGain, PrivLoss, valid) of moving only the records
+    under ``c`` out of their cut value ``v`` (the others stay at ``v``).  The gain is that of
+    splitting ``R_v`` into ``R_c`` and ``R_v - R_c``; valid: every group of ``c``'s records
+    and what is left of each group of ``v`` (when not empty) hold >= ``K`` records and, for
+    LKC with ``C < 1``, no listed value above confidence ``C``."""
+    cur, child, _, n_ids = state[j]
+    sub = child != cur                                # rows that a child move may concern
+    csub, wsub = child[sub], weights[sub]
+    valid = np.zeros(n_ids, dtype=bool)
+    valid[np.unique(csub)] = True
+    parent = np.zeros(n_ids, dtype=np.int64)
+    parent[csub] = cur[sub]
+    size_value = np.bincount(cur, weights=weights, minlength=n_ids)
+    size_c = np.bincount(csub, weights=wsub, minlength=n_ids)
+    size_v = size_value[parent]
+    size_rest = size_v - size_c
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if cls is None:   # the entropy of the two-way split, weighted by R_v's share
+            gain = size_v / weights.sum() * _entropy(np.stack([size_c, size_rest], axis=1))
+        else:
+            per_value = np.bincount(cur * n_cls + cls, weights=weights,
+                                    minlength=n_ids * n_cls).reshape(n_ids, n_cls)
+            per_c = np.bincount(csub * n_cls + cls[sub], weights=wsub,
+                                minlength=n_ids * n_cls).reshape(n_ids, n_cls)
+            rest = per_value[parent] - per_c
+            gain = _entropy(per_value[parent]) - np.where(
+                size_v > 0, (size_c * _entropy(per_c) + size_rest * _entropy(rest)) / size_v,
+                0.0)
+    gain = np.where(valid, np.maximum(np.nan_to_num(gain), 0.0), 0.0)
+    loss = np.zeros(n_ids)
+    used = 0
+    for con in constraints:
+        if j not in con.attrs:
+            continue
+        used += 1
+        others = [state[i][0] for i in con.attrs if i != j]
+        ids_now, _, size_now = _group_sizes([cur, *others], weights)
+        ids_mv, rep_mv, size_mv = _group_sizes([csub, *(o[sub] for o in others)], wsub)
+        c_of = csub[rep_mv]                           # each moved group's child
+        g_of = ids_now[sub][rep_mv]                   # and the group it leaves
+        resid = size_now[g_of] - size_mv
+        left = resid > 0.5
+        bad = (size_mv < con.K) | (left & (resid < con.K))
+        if con.listed is not None and con.C < 1.0:
+            n_s = len(con.listed)
+            hit_w = weights * con.listed[sens]
+            hits_now = np.bincount(ids_now * n_s + sens, weights=hit_w,
+                                   minlength=len(size_now) * n_s).reshape(len(size_now), n_s)
+            hits_mv = np.bincount(ids_mv * n_s + sens[sub], weights=hit_w[sub],
+                                  minlength=len(size_mv) * n_s).reshape(len(size_mv), n_s)
+            conf_left = np.where(left, (hits_now[g_of] - hits_mv).max(axis=1)
+                                 / np.where(left, resid, 1.0), 0.0)
+            bad |= (hits_mv.max(axis=1) / size_mv > con.C + 1e-12) | \
+                (conf_left > con.C + 1e-12)
+        valid[c_of[bad]] = False
+        # PrivLoss: the smallest group after the move (untouched groups: the smallest one,
+        # or the second smallest when c touches the smallest, as the subtree rounds do)
+        a_now = size_now.min()
+        new_min = np.full(n_ids, np.inf)
+        np.minimum.at(new_min, c_of, size_mv)
+        np.minimum.at(new_min, c_of, np.where(left, resid, np.inf))
+        order = np.sort(size_now)
+        touches = np.zeros(n_ids, dtype=bool)
+        touches[c_of[g_of == int(np.argmin(size_now))]] = True
+        untouched = np.where(touches, order[1] if len(order) > 1 else np.inf, order[0])
+        a_new = np.minimum(untouched, new_min)
+        loss += np.where(np.isfinite(a_new), a_now - a_new, 0.0)
+    if used:
+        loss /= used
+    return gain, loss, valid
+
+
 # --------------------------------------------------------------------------------------
 # the algorithm
 # --------------------------------------------------------------------------------------
 def tds(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int | None = None,
         lkc: tuple | None = None, sensitive: str | None = None, target: str | None = None,
         hierarchies: Mapping[str, Hierarchy] | None = None,
-        verify: bool = True) -> TDSRelease:
+        generalization: str = "subtree", verify: bool = True) -> TDSRelease:
     """Top-down specialization of ``data`` for k-anonymity (``k``, TDS) and/or LKC-privacy
     (``lkc=(L, K, C)`` or ``(L, K, C, values)``, HDTDS; ``C < 1`` needs ``sensitive``).
 
@@ -355,6 +445,28 @@ def tds(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int | None =
     ``verify`` checks the release with :func:`gpuppdp.analysis.checker.check` and raises
     ``RuntimeError`` if it fails.
 
+    ``generalization`` is the release's scheme (Fung, Wang & Yu, TKDE 2007, section 2;
+    the survey of Fung, Wang, Chen & Yu, ACM Computing Surveys 2010, section 3.1):
+
+    * ``"subtree"`` (default): the release is a cut of each hierarchy -- specializing a
+      value moves all its records to its children;
+    * ``"sibling"``: a specialized value may keep some children generalized: a value whose
+      child is not specialized is released at the parent's label (standing for the
+      children not released on their own) while its specialized siblings are released at
+      the child level.  The literature defines the scheme, not how TDS should interleave
+      the two kinds of step; gpuppdp performs TDS's subtree specializations while one is
+      valid, then, when none is, the best valid *sibling* specialization (the records
+      under one child ``c`` of a cut value ``v`` move to ``c``, the rest stay at ``v``;
+      scored like a subtree specialization of ``v`` into the two parts ``c`` and ``v``),
+      and goes back to subtree specializations (of ``c``) when one becomes valid.  The
+      first phase is the subtree run itself and every later step only narrows values, so
+      the sibling release refines the subtree release: its NCP is never higher.  (NCP
+      charges a parent label for all its leaves, as the checker and the query estimator
+      read it.)  Numeric intervals split in two either way.  A record may then be
+      released at the root of every QID while others are not; it is a released record
+      (TDS suppresses nothing), which :func:`verify_release` checks under a label of its
+      own because the checker, like ARX, reads rows of ``*`` only as suppressed.
+
     >>> df = pd.DataFrame({"age": [21, 22, 35, 36], "y": ["a", "a", "b", "b"]})
     >>> tds(df, ["age"], k=2, target="y").released["age"].tolist()
     ['[21-22]', '[21-22]', '[35-36]', '[35-36]']
@@ -362,6 +474,9 @@ def tds(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int | None =
     t0 = time.perf_counter()
     qids = check_columns(data, quasi_identifiers)
     hierarchies = qid_hierarchies(hierarchies, qids)
+    if generalization not in GENERALIZATIONS:
+        raise ValueError(f"generalization must be one of {', '.join(GENERALIZATIONS)}, got "
+                         f"{generalization!r}")
     if k is None and lkc is None:
         raise ValueError("tds needs a privacy model: k=... and/or lkc=(L, K, C)")
     if k is not None:
@@ -450,13 +565,30 @@ def tds(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int | None =
             for v in np.flatnonzero(valid):
                 if best is None or score[v] > best[0] + 1e-12:
                     best = (float(score[v]), j, int(v), float(gain[v]), float(loss[v]))
+        kind = "subtree"
+        if best is None and generalization == "sibling":
+            kind = "sibling"
+            wts = np.bincount(gid, weights=weights)
+            for j, cut in enumerate(cuts):
+                if cut.numeric:
+                    continue
+                gain, loss, valid = _sibling_round(
+                    state, j, wts, None if cls is None else cls[grep], n_cls,
+                    None if sens is None else sens[grep], constraints)
+                score = gain / (loss + 1.0) if target is not None else gain
+                for v in np.flatnonzero(valid):
+                    if best is None or score[v] > best[0] + 1e-12:
+                        best = (float(score[v]), j, int(v), float(gain[v]), float(loss[v]))
         if best is None:
             break
         score, j, v, gain, loss = best
-        value = cuts[j].label(v)
-        children = cuts[j].specialize(v)
+        if kind == "subtree":
+            value = cuts[j].label(v)
+            children = cuts[j].specialize(v)
+        else:
+            value, children = cuts[j].specialize_child(v)
         history.append({"attribute": qids[j], "value": value, "children": children,
-                        "info_gain": gain, "priv_loss": loss, "score": score})
+                        "kind": kind, "info_gain": gain, "priv_loss": loss, "score": score})
 
     released, current = release_table(data, qids, cuts)
     partition = groupby.group(np, current)[0].astype(np.int64)
@@ -464,7 +596,8 @@ def tds(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int | None =
     result = TDSRelease(released, partition, qids, sensitive, k if k is not None else lkc[1],
                         None, True, cp["ncp"], cp["gcp"], len(history) + 1, 0.0, hierarchies,
                         cut={name: cut.cut() for name, cut in zip(qids, cuts)}, lkc=lkc,
-                        target=target, history=history, k_anonymity=k)
+                        target=target, history=history, k_anonymity=k,
+                        generalization=generalization)
     if verify:
         result.checked = verify_release(result)
     result.seconds = time.perf_counter() - t0
@@ -498,6 +631,17 @@ def verify_release(release: TDSRelease) -> dict:
         # whose confidences tds() checked before starting
         return {"records": int(len(table)), "suppressed_rows": 0, "classes": 1,
                 "k": int(len(table)), "lkc_satisfied": None if release.lkc is None else True}
+    top = np.ones(len(table), dtype=bool)
+    for c in qids:
+        top &= (table[c].astype(str) == "*").to_numpy()
+    if top.any():
+        # sibling generalization can release a record at every QID's root while others
+        # are not: the checker would read those rows as suppressed (ARX's convention), so
+        # it sees them under a label of their own (TDS suppresses nothing)
+        table = table.copy()
+        first = table[qids[0]].astype(str).to_numpy(dtype=object)
+        first[top] = "*(released)"
+        table[qids[0]] = first
     measured = dict(check(table, quasi_identifiers=qids, sensitive=release.sensitive,
                           lkc=release.lkc))
     ok = measured["suppressed_rows"] == 0

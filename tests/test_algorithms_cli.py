@@ -84,6 +84,26 @@ def test_tds_release_is_the_library_release_and_checked(capsys, files):
     assert "top-down specialization" in stdout
 
 
+@pytest.mark.parametrize("target", [None, "Class"])
+def test_tds_sibling_generalization(capsys, files, target):
+    more = ["--target", "Class"] if target else ["--insensitive", "Class"]
+    qids = ["Education", "Sex", "Work_Hrs"]
+    results = {}
+    for scheme in ("subtree", "sibling"):
+        rc, out, summary, stdout = run(capsys, files, "--qi", "Work_Hrs", *more, "--k", "5",
+                                       "--algorithm", "tds", "--generalization", scheme,
+                                       name=scheme)
+        assert rc == 0 and f"({scheme} generalization)" in stdout
+        assert summary["details"]["generalization"] == scheme
+        assert summary["rows_in_release"] == summary["released_records"] == 34
+        assert check(out, quasi_identifiers=qids)["k"] >= 5
+        lib = tds(files["data"], qids, k=5, target=target, hierarchies=hierarchies(),
+                  generalization=scheme)
+        assert summary["gcp"] == pytest.approx(lib.gcp)
+        results[scheme] = summary
+    assert results["sibling"]["gcp"] <= results["subtree"]["gcp"] + 1e-12
+
+
 def test_hdtds_lkc(capsys, files):
     rc, out, summary, _ = run(capsys, files, "--qi", "Work_Hrs", "--sensitive", "Class",
                               "--lkc", "2,4,0.9", "--algorithm", "tds")
@@ -158,6 +178,8 @@ def test_full_domain_refuses_a_qid_without_hierarchy(capsys, files):
     (["--algorithm", "tds", "--qi", "Work_Hrs", "--insensitive", "Class", "--k", "2",
       "--suppression", "5%"], "does not support --suppression"),
     (["--algorithm", "tds", "--qi", "Work_Hrs", "--k", "2"], "columns without a role: Class"),
+    (["--algorithm", "mondrian", "--qi", "Work_Hrs", "--insensitive", "Class", "--k", "2",
+      "--generalization", "sibling"], "--generalization is an option of --algorithm tds"),
     (["--algorithm", "tds", "--qi", "Class", "--insensitive", "Work_Hrs", "--k", "2"],
      "must be numeric"),
 ])
@@ -166,3 +188,11 @@ def test_errors(capsys, files, argv, fragment):
     assert rc != 0
     assert fragment in err
     assert "Traceback" not in err
+
+
+def test_full_domain_refuses_generalization(capsys, files):
+    with pytest.raises(SystemExit) as info:
+        run(capsys, files, "--qi", f"Work_Hrs={files['sex']}", "--insensitive", "Class",
+            "--k", "2", "--generalization", "sibling")
+    assert info.value.code == 2
+    assert "--generalization is an option of --algorithm tds" in capsys.readouterr().err

@@ -90,7 +90,9 @@ def test_choices_equal_the_library_constants():
     from gpuppdp.engine.search import SEARCHES
     from gpuppdp.engine.transform import SUPPRESSION_MODES
     from gpuppdp.models import TCLOSENESS_DISTANCES
+    from gpuppdp.tds import GENERALIZATIONS
 
+    assert choices.TDS_GENERALIZATIONS == tuple(GENERALIZATIONS)
     assert choices.BACKENDS == tuple(BACKEND_CHOICES)
     assert choices.METRICS == tuple(sorted(METRICS))
     assert choices.SEARCHES == tuple(SEARCHES)

@@ -346,3 +346,105 @@ def test_errors():
         tds(data, ["Education", "Class"], k=2, target="Class", hierarchies=hier)
     with pytest.raises(ValueError, match="at least 40 records"):
         tds(data, ["Education"], k=40, hierarchies=hier)
+    with pytest.raises(ValueError, match="generalization must be one of subtree, sibling"):
+        tds(data, ["Education"], k=2, hierarchies=hier, generalization="full")
+
+
+# --------------------------------------------------------------------------------------
+# sibling generalization (generalization="sibling")
+# --------------------------------------------------------------------------------------
+def _leaf_sets(h: Hierarchy) -> dict:
+    return {str(lbl): set(h.leaves[h.codes(L) == code])
+            for L in range(h.height + 1) for code, lbl in enumerate(h.labels(L))}
+
+
+def _sibling_moves_left(data, qids, cuts, k, lkc, sensitive):
+    """Brute force: the valid sibling moves of the cut (each child of each cut value,
+    applied to a copy and judged by the checker)."""
+    valid = []
+    for j, cut in enumerate(cuts):
+        if not isinstance(cut, _CatCut):
+            continue
+        cur, child = cut.current(), cut.child()
+        for c in np.unique(child[child != cur]):
+            if not np.isin(cut.codes, np.flatnonzero((child == c) & (cur != c))).any():
+                continue                              # no record under that child
+            trial = copy.deepcopy(cuts)
+            trial[j].specialize_child(int(c))
+            after, _ = release_table(data, qids, trial)
+            if _valid(after, qids, k, lkc, sensitive):
+                valid.append((qids[j], cut.label(int(c))))
+    return valid
+
+
+@SETTINGS
+@given(tables(), st.integers(1, 4), st.sampled_from([None, "y"]))
+def test_sibling_release_is_checked_and_refines_the_subtree_release(data, k, target):
+    if len(data) < k:
+        return
+    qids = ["c", "b", "x"]
+    sub = tds(data, qids, k=k, target=target, hierarchies=HIER)
+    sib = tds(data, qids, k=k, target=target, hierarchies=HIER, generalization="sibling")
+    m = check(sib.released, quasi_identifiers=qids)
+    assert m["suppressed_rows"] == 0 and m["k"] >= k           # the independent checker
+    assert len(sib.released) == len(data)
+    pd.testing.assert_frame_equal(sib.released[["y", "d"]], data[["y", "d"]])
+    assert sib.gcp <= sub.gcp + 1e-12
+    for q in qids:
+        assert sib.ncp[q] <= sub.ncp[q] + 1e-12
+    # the subtree run is the first phase; every sibling step only narrows a value
+    assert sib.history[:len(sub.history)] == sub.history
+    for q, h in HIER.items():
+        leaves = _leaf_sets(h)
+        for value, a, b in zip(data[q], sub.released[q].astype(str),
+                                sib.released[q].astype(str)):
+            assert value in leaves[b] and leaves[b] <= leaves[a]
+    assert sib.summary()["generalization"] == "sibling"
+    # no valid sibling move is left (the vectorized validity against brute force)
+    klass = None if target is None else encode_column(data[target])[0]
+    cuts = [_CatCut(c, data[c], HIER[c]) if c in HIER else _NumCut(c, data[c], klass)
+            for c in qids]
+    for step in sib.history:
+        j = qids.index(step["attribute"])
+        if step["kind"] == "subtree":
+            v = next(v for v in _candidates(cuts[j]) if cuts[j].label(v) == step["value"])
+            cuts[j].specialize(v)
+        else:
+            node = next(int(n) for n in range(cuts[j].n_values)
+                        if cuts[j].label(n) == step["children"][0])
+            assert cuts[j].specialize_child(node) == (step["value"], step["children"])
+    pd.testing.assert_frame_equal(release_table(data, qids, cuts)[0], sib.released)
+    assert _sibling_moves_left(data, qids, cuts, k, None, None) == []
+
+
+@SETTINGS
+@given(tables(), st.integers(1, 2), st.integers(1, 3), st.sampled_from([0.6, 0.8, 1.0]))
+def test_sibling_lkc_release_is_checked(data, L, K, C):  # noqa: N803
+    if len(data) < K:
+        return
+    qids = ["c", "b", "x"]
+    lkc = (L, K, C)
+    top = data["d"].value_counts(normalize=True).max()
+    if C < 1 and top > C:
+        return
+    sub = tds(data, qids, lkc=lkc, sensitive="d", hierarchies=HIER)
+    sib = tds(data, qids, lkc=lkc, sensitive="d", hierarchies=HIER,
+              generalization="sibling")
+    assert check(sib.released, quasi_identifiers=qids, sensitive="d",
+                 lkc=lkc)["lkc_satisfied"] or (sib.released[qids].astype(str) == "*").all().all()
+    assert sib.gcp <= sub.gcp + 1e-12 and len(sib.released) == len(data)
+
+
+def test_sibling_keeps_the_parent_label_for_the_children_not_specialized():
+    # x, x, y, y, z under one root, k=2: the root cannot be split into x | y | z (z alone),
+    # but x can leave it: x, x released as x, the other three stay at '*'
+    h = Hierarchy.flat(["x", "y", "z"], name="v")
+    data = pd.DataFrame({"v": ["x", "y", "x", "z", "y"], "n": range(5)})
+    sub = tds(data, ["v"], k=2, hierarchies={"v": h})
+    sib = tds(data, ["v"], k=2, hierarchies={"v": h}, generalization="sibling")
+    assert sub.released["v"].astype(str).tolist() == ["*"] * 5 and sub.gcp == 1.0
+    assert sib.released["v"].astype(str).tolist() in (["x", "*", "x", "*", "*"],
+                                                      ["*", "y", "*", "*", "y"])
+    assert sib.gcp == pytest.approx(0.6)
+    assert [s["kind"] for s in sib.history] == ["sibling"]
+    assert sib.history[0]["value"] == "*" and sib.cut["v"] in (["*", "x"], ["*", "y"])

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # registering imports only the standard library; the runs loa
     from ..anonymizer import AnonymizationResult
     from ..io import OutputPlan
 
-__all__ = ["register", "cmd_demo", "cmd_anonymize"]
+__all__ = ["register", "cmd_demo", "cmd_anonymize", "partition_run", "add_algorithm_options"]
 
 
 def _certainty(result: AnonymizationResult) -> dict:
@@ -155,6 +155,8 @@ def cmd_anonymize(args) -> int:
                              "for --algorithm mondrian or tds)")
         if args.target is not None:
             args.usage_error("--target is the classification attribute of --algorithm tds")
+        if args.generalization is not None:
+            args.usage_error("--generalization is an option of --algorithm tds")
     else:
         return _partition_anonymize(args)
     if args.relaxed:
@@ -251,25 +253,47 @@ def _measured_holds(model: dict, measured: dict) -> bool:
 def _partition_anonymize(args) -> int:
     """``anonymize --algorithm mondrian|tds``: in memory, the release in input order shuffled
     by --seed, checked by the independent checker, summarized as full-domain runs are."""
+    from ..io import table_delimiter
+
+    plan = release_plan(args).add("--json", args.json)
+    _, _, released, summary = partition_run(args, plan)
+    with plan.writing() as out:
+        out.write_table("--output", released, sep=table_delimiter(args.input, args.sep))
+        out.write_json("--json", summary)
+    if "--output" in plan:
+        print(f"released table     {plan.path('--output')} ({len(released)} rows)")
+    if "--json" in plan:
+        print(f"summary            {plan.path('--json')}")
+    return 0
+
+
+def partition_run(args, plan: OutputPlan) -> tuple:
+    """Run ``--algorithm mondrian|tds`` as ``anonymize`` and ``report`` do: read the input,
+    run the algorithm, check the release by the independent checker, print the run's lines.
+    Returns ``(data, release, released, summary)``: the input, the
+    :class:`~gpuppdp.mondrian.MondrianRelease` / :class:`~gpuppdp.tds.TDSRelease`, the table
+    to publish (removed columns dropped, rows shuffled by --seed) and the JSON summary (its
+    ``files`` name what ``plan`` holds)."""
     import numpy as np
 
     from ..analysis.checker import check
     from ..engine.encoding import SchemaError
     from ..hierarchy import Hierarchy
-    from ..io import read_table, table_delimiter
+    from ..io import read_table
     from ..mondrian import mondrian
     from ..tds import tds, verify_release
     from .common import _privacy_models
 
-    if args.dask or args.chunk_rows is not None:
+    if getattr(args, "dask", None) or getattr(args, "chunk_rows", None) is not None:
         raise SchemaError(f"--algorithm {args.algorithm} runs in memory: no --dask or "
                           "--chunk-rows")
     if args.relaxed and args.algorithm != "mondrian":
         raise SchemaError("--relaxed is an option of --algorithm mondrian")
     if args.target is not None and args.algorithm != "tds":
         raise SchemaError("--target is the classification attribute of --algorithm tds")
+    if args.generalization is not None and args.algorithm != "tds":
+        raise SchemaError("--generalization is an option of --algorithm tds")
     model = _partition_models(args)
-    plan = release_plan(args).add("--json", args.json)
     t0 = time.perf_counter()
     data = read_table(args.input, sep=args.sep)
     qids = [name for name, _ in args.qi]
@@ -309,7 +333,8 @@ def _partition_anonymize(args) -> int:
     else:
         release = tds(data, qids, k=model["k"], lkc=model["lkc"],
                       sensitive=model["sensitive"], target=args.target,
-                      hierarchies=hierarchies, verify=False)
+                      hierarchies=hierarchies, generalization=args.generalization or "subtree",
+                      verify=False)
         measured = verify_release(release)
     released = release.released.drop(columns=removed)
     order = np.random.default_rng(args.seed).permutation(len(released))
@@ -342,7 +367,7 @@ def _partition_anonymize(args) -> int:
         "dropped_columns": others if args.others == "drop" else [],
         "removed_columns": removed,
     }
-    for key, option in (("output", "--output"), ("json", "--json")):
+    for key, option in (("output", "--output"), ("json", "--json"), ("html", "--html")):
         if option in plan:
             summary["files"][key] = str(plan.path(option))
     summary["output"] = summary["files"].get("output")
@@ -354,18 +379,35 @@ def _partition_anonymize(args) -> int:
     print(f"classes            {classes} (smallest {measured['k']}); {len(released)} records "
           "released, none suppressed")
     if args.algorithm == "tds":
-        print(f"specializations    {details['specializations']}")
+        print(f"specializations    {details['specializations']} "
+              f"({details['generalization']} generalization)")
     print(f"checked            independent checker: k = {measured['k']}"
           + ("" if model["lkc"] is None else
              f", LKC satisfied = {measured.get('lkc_satisfied')}"))
-    with plan.writing() as out:
-        out.write_table("--output", released, sep=table_delimiter(args.input, args.sep))
-        out.write_json("--json", summary)
-    if "--output" in plan:
-        print(f"released table     {plan.path('--output')} ({len(released)} rows)")
-    if "--json" in plan:
-        print(f"summary            {plan.path('--json')}")
-    return 0
+    return data, release, released, summary
+
+
+def add_algorithm_options(p) -> None:
+    """``--algorithm`` and the options of Mondrian and TDS (``anonymize`` and ``report``)."""
+    from .choices import TDS_GENERALIZATIONS
+
+    p.add_argument("--algorithm", choices=ALGORITHMS, default="full-domain",
+                   help="full-domain: every value of a QID at one hierarchy level, the "
+                   "optimum of --search (default); mondrian: multidimensional partitioning "
+                   "(--k, --l-diversity distinct:L); tds: top-down specialization (TDS for "
+                   "--k, HDTDS for --lkc; --target).  For mondrian and tds a --qi COL "
+                   "without hierarchy is numeric (released as ranges)")
+    p.add_argument("--target", default=None, metavar="COL",
+                   help="tds: the classification attribute whose information gain scores "
+                   "the specializations (default: the information about the QIDs' own "
+                   "values)")
+    p.add_argument("--relaxed", action="store_true",
+                   help="mondrian: relaxed partitioning (default strict)")
+    p.add_argument("--generalization", choices=TDS_GENERALIZATIONS, default=None,
+                   help="tds: subtree (default: the release is a cut of each hierarchy) or "
+                   "sibling (a specialized value may keep some children generalized: those "
+                   "are released at the parent's label, their specialized siblings at the "
+                   "child's; never more NCP than subtree)")
 
 
 def register(subparsers) -> None:
@@ -386,18 +428,7 @@ def register(subparsers) -> None:
     an = subparsers.add_parser("anonymize", help="optimal generalization of a CSV/Parquet table "
                                "(or Mondrian, top-down specialization: --algorithm)")
     add_anonymization_options(an, qi_type=_qi_optional)
-    an.add_argument("--algorithm", choices=ALGORITHMS, default="full-domain",
-                    help="full-domain: every value of a QID at one hierarchy level, the "
-                    "optimum of --search (default); mondrian: multidimensional partitioning "
-                    "(--k, --l-diversity distinct:L); tds: top-down specialization (TDS for "
-                    "--k, HDTDS for --lkc; --target).  For mondrian and tds a --qi COL "
-                    "without hierarchy is numeric (released as ranges)")
-    an.add_argument("--target", default=None, metavar="COL",
-                    help="tds: the classification attribute whose information gain scores "
-                    "the specializations (default: the information about the QIDs' own "
-                    "values)")
-    an.add_argument("--relaxed", action="store_true",
-                    help="mondrian: relaxed partitioning (default strict)")
+    add_algorithm_options(an)
     an.add_argument("--output", required=True, help="released table (.csv or .parquet)")
     add_chunk_option(an, "anonymize out of core, reading and releasing N rows at a time "
                      "(memory: a chunk and the frequency sets)")

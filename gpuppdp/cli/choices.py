@@ -8,7 +8,8 @@ checks that they are equal, so they cannot drift apart.
 from __future__ import annotations
 
 __all__ = ["BACKENDS", "METRICS", "SEARCHES", "PREFERENCES", "SUPPRESSION_MODES",
-           "TCLOSENESS_DISTANCES", "MECHANISMS", "OTHERS", "CENSUS_ROW_GROUP_ROWS"]
+           "TCLOSENESS_DISTANCES", "MECHANISMS", "OTHERS", "CENSUS_ROW_GROUP_ROWS",
+           "TDS_GENERALIZATIONS"]
 
 BACKENDS = ("auto", "cpu", "gpu")  # gpuppdp.backend.BACKEND_CHOICES
 METRICS = ("discernibility", "loss", "precision")  # sorted(gpuppdp.engine.metrics.METRICS)
@@ -21,3 +22,4 @@ TCLOSENESS_DISTANCES = ("equal", "ordered", "hierarchical")  # gpuppdp.models.TC
 MECHANISMS = ("geometric", "laplace")  # gpuppdp.dp.releases.MECHANISMS
 OTHERS = ("error", "insensitive", "drop")  # the roles of gpuppdp.engine.encoding.Schema's others
 CENSUS_ROW_GROUP_ROWS = 1 << 20  # gpuppdp.census.ROW_GROUP_ROWS
+TDS_GENERALIZATIONS = ("subtree", "sibling")  # gpuppdp.tds.GENERALIZATIONS

@@ -5,6 +5,13 @@
     gpuppdp report INPUT --qi COL=HIERARCHY.csv ... [--k K] [--sensitive COL]
         [--l-diversity ...] [--t-closeness ...] [the other options of anonymize]
         --html OUT.html [--json OUT.json] [--output RELEASED.csv]
+    gpuppdp report INPUT --algorithm mondrian|tds --qi COL[=HIERARCHY.csv] ... --k K
+        [--relaxed | --target COL --generalization subtree|sibling] --html OUT.html
+
+``--algorithm mondrian|tds`` runs the release as ``anonymize`` does (a QID without
+hierarchy is numeric) and reports it: the same sections computed on its classes, NCP/GCP
+as the loss, how the records were partitioned instead of the lattice
+(:mod:`gpuppdp.report.partition`).
 
 The main CLI calls :func:`register`; bad input raises ``ValueError`` and friends (one
 ``gpuppdp: error: ...`` line, exit status 2, printed by the main CLI).
@@ -15,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from .anonymize import _qi_optional, add_algorithm_options, partition_run
 from .common import (ProgressBar, add_anonymization_options, add_run_options,
                      anonymizer_from_args, format_summary, print_release, release_plan,
                      run_files, search_progress)
@@ -30,8 +38,12 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "self-contained HTML report (summary, class sizes, risk before and "
                     "after, per-class privacy losses, distinction/separation of the QID "
                     "subsets, the lattice nodes checked) and its figures as JSON (--json, "
-                    "default: the HTML path with the suffix .json).")
-    add_anonymization_options(p, required=False)
+                    "default: the HTML path with the suffix .json).  With --algorithm "
+                    "mondrian|tds the same sections are computed on that release's classes, "
+                    "with its NCP/GCP and how the records were partitioned instead of the "
+                    "lattice.")
+    add_anonymization_options(p, required=False, qi_type=_qi_optional)
+    add_algorithm_options(p)
     p.add_argument("--html", required=True, metavar="OUT.html", help="the HTML report")
     p.add_argument("--compare", nargs=2, default=None, metavar=("A.json", "B.json"),
                    help="instead of a run: two configurations side by side, from the JSON "
@@ -63,6 +75,17 @@ def run_report(args: argparse.Namespace) -> int:
         if value < 1:
             raise ValueError(f"{option} must be at least 1, got {value}")
     json_path = args.json if args.json is not None else os.path.splitext(args.html)[0] + ".json"
+    if args.algorithm != "full-domain":
+        return _run_partition_report(args, json_path)
+    bare = [name for name, path in args.qi if path is None]
+    if bare:
+        raise ValueError(f"--qi {bare[0]} needs a hierarchy: --qi COLUMN=HIERARCHY.csv (a QID "
+                         "without hierarchy is numeric for --algorithm mondrian or tds)")
+    for option, value in (("--target", args.target), ("--relaxed", args.relaxed),
+                          ("--generalization", args.generalization)):
+        if value:
+            raise ValueError(f"{option} is an option of --algorithm "
+                             f"{'mondrian' if option == '--relaxed' else 'tds'}")
     plan = release_plan(args).add("--html", args.html).add("--json", json_path)
     data, anonymizer = anonymizer_from_args(args)
     result = anonymizer.fit(data, progress=search_progress(args))
@@ -74,6 +97,26 @@ def run_report(args: argparse.Namespace) -> int:
                       files=run_files(args, plan),
                       progress=ProgressBar("report", not args.quiet, unit="steps"))
     print_release(result, plan)
+    print(f"report             {args.html}")
+    print(f"report data        {json_path}")
+    return 0
+
+
+def _run_partition_report(args: argparse.Namespace, json_path: str) -> int:
+    """``report --algorithm mondrian|tds``: the run of ``anonymize`` and its report."""
+    from ..io import table_delimiter
+    from ..report import write_report
+
+    plan = release_plan(args).add("--html", args.html).add("--json", json_path)
+    data, release, released, summary = partition_run(args, plan)
+    with plan.writing() as out:
+        out.write_table("--output", released, sep=table_delimiter(args.input, args.sep))
+        write_report(release, data, out.path("--html"), json_path=out.path("--json"),
+                     summary=summary, released=released, max_classes=args.top_classes,
+                     max_subsets=args.max_subsets, files=summary["files"],
+                     progress=ProgressBar("report", not args.quiet, unit="steps"))
+    if "--output" in plan:
+        print(f"released table     {plan.path('--output')} ({len(released)} rows)")
     print(f"report             {args.html}")
     print(f"report data        {json_path}")
     return 0

@@ -9,7 +9,9 @@ figures.
 Sections: summary; class-size distribution of the release; records by risk level and the risk
 summary before and after; per-class privacy losses and the sensitive distribution of the worst
 class (for each sensitive attribute); distinction and separation of the QID subsets; the lattice
-nodes the search evaluated.
+nodes the search evaluated.  A Mondrian or TDS release (:mod:`gpuppdp.mondrian`,
+:mod:`gpuppdp.tds`) gets the same sections computed on its classes, with NCP/GCP as the loss
+and, in place of the lattice, how the records were partitioned (:mod:`.partition`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from .words import describe_release, level_samples, model_sentence, models_text
 if TYPE_CHECKING:  # the anonymizer imports this module
     from ..anonymizer import AnonymizationResult
 
-__all__ = ["build_report", "render_html", "write_report", "SECTION_TITLES", "describe_release",
+__all__ = ["build_report", "render_html", "write_report", "SECTION_TITLES",
+           "PARTITION_SECTION_TITLES", "describe_release",
            "model_sentence", "models_text", "level_samples", "DOMINANCE_SHARE"]
 
 #: a released class in which one sensitive value holds more than this share is flagged
@@ -53,6 +56,9 @@ SECTION_TITLES = {
     "attribute_risks": "7. Distinction and separation of QID subsets",
     "lattice": "8. Generalization lattice",
 }
+#: the sections of a Mondrian or TDS report: no lattice (no level per QID), the partitioning
+PARTITION_SECTION_TITLES = {**{k: v for k, v in SECTION_TITLES.items() if k != "lattice"},
+                            "partitioning": "8. How the records were partitioned"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -258,14 +264,60 @@ def _lattice(result: AnonymizationResult, qids, max_nodes: int) -> dict:
     return out
 
 
+def _release_figures(data: pd.DataFrame, kept: pd.DataFrame, qids, sens, backend, step, *,
+                     smallest_allowed, k, max_classes: int, max_values: int,
+                     max_subsets: int) -> dict:
+    """The figures computed on the released classes, whatever the scheme: ``class_sizes``,
+    ``risk`` (input against ``kept``, the released records), ``privacy_losses``,
+    ``worst_class``, ``dominance`` and ``attribute_risks``; ``step()`` after each stage."""
+    step()
+    before = backend.to_host(class_sizes(data, qids, backend)).astype(np.int64)
+    after = backend.to_host(class_sizes(kept, qids, backend)).astype(np.int64) \
+        if len(kept) else None
+    levels = _risk_levels(RISK_THRESHOLDS)
+    for lv, b, a in zip(levels, _records_by_risk(before, levels),
+                        _records_by_risk(after, levels)):
+        lv.update(input_records=b, release_records=a)
+    risk = {"thresholds": list(RISK_THRESHOLDS), "levels": levels,
+            "input": sample_risk_summary(before, backend).to_dict(),
+            "release": None if after is None else sample_risk_summary(after, backend).to_dict()}
+
+    class_size = None
+    if after is not None:
+        class_size = {"classes": int(len(after)), "records": int(after.sum()),
+                      "smallest": int(after.min()), "largest": int(after.max()),
+                      "mean": float(after.mean()),
+                      "smallest_allowed": smallest_allowed,
+                      "k": k,
+                      "bins": _size_bins(after, smallest_allowed)}
+
+    step()
+    losses = worst = dominance = None
+    if sens and len(kept):
+        losses, worst = (list(x) for x in zip(*[
+            _privacy_losses(kept, qids, name, backend, max_classes, max_values)
+            for name in sens]))
+        dominance = [_dominance(kept, qids, name, max_classes) for name in sens]
+
+    step()
+    attribute_risks = _attribute_risks(data, qids, backend, max_subsets, kept)
+    step()
+    return {"class_sizes": class_size, "risk": risk, "privacy_losses": losses,
+            "worst_class": worst, "dominance": dominance, "attribute_risks": attribute_risks}
+
+
 def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=None,
                  max_classes: int = 50, max_values: int = 30, max_subsets: int = 255,
-                 max_nodes: int = 3000, files: dict | None = None, progress=None) -> dict:
+                 max_nodes: int = 3000, files: dict | None = None, progress=None,
+                 summary: dict | None = None, released: pd.DataFrame | None = None) -> dict:
     """The report's figures as a JSON-ready dict (the JSON twin of the HTML).
 
     Parameters
     ----------
-    result : AnonymizationResult
+    result : AnonymizationResult, or a Mondrian or TDS release
+        (:class:`~gpuppdp.mondrian.MondrianRelease`, :class:`~gpuppdp.tds.TDSRelease`: the
+        same sections computed on its classes, NCP/GCP as the loss, and a section on the
+        partitioning in place of the lattice; see :mod:`gpuppdp.report.partition`)
     data : the input table ``result`` was fitted on (for the "before" figures)
     sensitive : the sensitive attribute(s) of sections 4-5, one part each (default: those the
         models refer to, else the first declared); none declared: those sections are empty
@@ -277,11 +329,26 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
         :func:`describe_release`); the report names what it is given
     progress : ``progress(done, total)``, called before the first step and after each (risk,
         privacy losses, QID subsets, lattice)
+    summary, released : Mondrian and TDS releases only: the run's summary (``gpuppdp
+        anonymize --json``'s keys: files, roles, models) and the table as published (rows
+        shuffled, identifying columns removed); default: the release's own
     """
+    from ..mondrian import MondrianRelease
+
+    if isinstance(result, MondrianRelease):
+        from .partition import build_partition_report
+
+        return build_partition_report(result, data, sensitive=sensitive,
+                                      max_classes=max_classes, max_values=max_values,
+                                      max_subsets=max_subsets, files=files, progress=progress,
+                                      summary=summary, released=released)
+    if summary is not None or released is not None:
+        raise TypeError("summary= and released= are for Mondrian and TDS releases")
     step = Steps(progress, 4)
 
     if not all(hasattr(result, a) for a in ("release", "transformation", "search")):
-        raise TypeError(f"result must be an AnonymizationResult, got {type(result).__name__}")
+        raise TypeError(f"result must be an AnonymizationResult (or a Mondrian or TDS "
+                        f"release), got {type(result).__name__}")
     check_frame(data)
     max_classes = check_int("max_classes", max_classes, 1)
     max_values = check_int("max_values", max_values, 1)
@@ -307,45 +374,15 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
     k_models = [int(m["k"]) for m in summary["models"] if m.get("model") == "k-anonymity"]
     smallest_allowed = max(sizes_allowed) if sizes_allowed else None
 
-    step()
-    before = backend.to_host(class_sizes(data, qids, backend)).astype(np.int64)
-    after = backend.to_host(class_sizes(kept, qids, backend)).astype(np.int64) \
-        if len(kept) else None
-    levels = _risk_levels(RISK_THRESHOLDS)
-    for lv, b, a in zip(levels, _records_by_risk(before, levels),
-                        _records_by_risk(after, levels)):
-        lv.update(input_records=b, release_records=a)
-    risk = {"thresholds": list(RISK_THRESHOLDS), "levels": levels,
-            "input": sample_risk_summary(before, backend).to_dict(),
-            "release": None if after is None else sample_risk_summary(after, backend).to_dict()}
-
-    class_size = None
-    if after is not None:
-        class_size = {"classes": int(len(after)), "records": int(after.sum()),
-                      "smallest": int(after.min()), "largest": int(after.max()),
-                      "mean": float(after.mean()),
-                      "smallest_allowed": smallest_allowed,
-                      "k": max(k_models) if k_models else None,
-                      "bins": _size_bins(after, smallest_allowed)}
-
-    step()
-    losses = worst = dominance = None
-    if sens and len(kept):
-        losses, worst = (list(x) for x in zip(*[
-            _privacy_losses(kept, qids, name, backend, max_classes, max_values)
-            for name in sens]))
-        dominance = [_dominance(kept, qids, name, max_classes) for name in sens]
-
-    step()
-    attribute_risks = _attribute_risks(data, qids, backend, max_subsets, kept)
-    step()
+    figures = _release_figures(data, kept, qids, sens, backend, step,
+                               smallest_allowed=smallest_allowed,
+                               k=max(k_models) if k_models else None, max_classes=max_classes,
+                               max_values=max_values, max_subsets=max_subsets)
     report = {
         "title": "Anonymization report",
         "generator": f"gpuppdp {__version__}",
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "summary": summary, "class_sizes": class_size, "risk": risk,
-        "privacy_losses": losses, "worst_class": worst, "dominance": dominance,
-        "attribute_risks": attribute_risks, "lattice": _lattice(result, qids, max_nodes),
+        "summary": summary, **figures, "lattice": _lattice(result, qids, max_nodes),
     }
     step()
     return _jsonable(report)
@@ -962,6 +999,11 @@ def _lattice_html(lat: dict) -> str:
 def render_html(report: dict) -> str:
     """The report of :func:`build_report`'s dict as one self-contained HTML page."""
     s = report["summary"]
+    if report.get("partitioning") is not None:
+        from .partition import render_partition_sections
+
+        sections = render_partition_sections(report)
+        return _page(report, sections)
     bodies = {
         "conclusion": _conclusion_html(report),
         "summary": _summary_html(s),
@@ -974,6 +1016,12 @@ def render_html(report: dict) -> str:
     }
     sections = [f'<section id="{key}">\n<h2>{_e(title)}</h2>\n{bodies[key]}\n</section>'
                 for key, title in SECTION_TITLES.items()]
+    return _page(report, sections)
+
+
+def _page(report: dict, sections: list[str]) -> str:
+    """The HTML page around the rendered ``sections``."""
+    s = report["summary"]
     qids = ", ".join(q["name"] for q in s["quasi_identifiers"])
     source = f"input {s['input']}; " if s.get("input") else ""
     return "\n".join([
@@ -998,8 +1046,8 @@ def write_report(result: AnonymizationResult, data: pd.DataFrame, path, *, json_
                  **options) -> tuple[Path, Path]:
     """Write the HTML report to ``path`` and its JSON twin to ``json_path`` (default: ``path``
     with the suffix ``.json``), checked before any work and replaced together (see
-    :class:`gpuppdp.io.OutputPlan`); ``options`` go to :func:`build_report`.  Returns both
-    paths."""
+    :class:`gpuppdp.io.OutputPlan`); ``options`` go to :func:`build_report`.  ``result``: an
+    ``AnonymizationResult`` or a Mondrian/TDS release.  Returns both paths."""
     html_path = _path(path, "path")
     json_file = html_path.with_suffix(".json") if json_path is None else \
         _path(json_path, "json_path")
