@@ -26,7 +26,7 @@ def compiled() -> bool:
     (seconds).  Reads Numba's cache index; ``True`` when that cannot be told."""
     try:
         return all(bool(d._cache._cache_file._load_index())
-                   for d in (grouping._rollup_njit_parallel, groupby._group_all))
+                   for d in (grouping._rollup_njit_parallel, groupby._group_first))
     except Exception:  # noqa: BLE001 - a private Numba interface: never fail because of it
         return True
 

@@ -19,9 +19,10 @@ The path is picked by the size of the key space (the product of the radices):
 
 Two forms give the same ``ids`` and ``group_ptr`` (and, numbered by first appearance, the
 same ``rep``): :func:`group_xp` (array form: the NumPy reference, and the GPU's on CuPy) and
-:func:`group_njit` (Numba CPU, parallel over segments).  The Numba primitives
-(:func:`space_of`, :func:`extend_key`, :func:`number_keys`) are also the roll-up's
-(:mod:`.grouping`) and the subset kernel's (:mod:`.subsets`).  :func:`group` picks the form
+:func:`group_njit` (Numba CPU, runs of segments as tasks for the threads).  The Numba
+primitives (:func:`space_of`, :func:`extend_key`, :func:`number_keys`,
+:func:`number_keys_sorted`) are also the roll-up's (:mod:`.grouping`) and the subset kernel's
+(:mod:`.subsets`); each path is a kernel of its own, compiled on first use.  :func:`group` picks the form
 for the array namespace.  :func:`run_tasks` runs CPU kernels as tasks that a few threads take
 as they come free (the roll-up's and the per-node sums' parallelism).
 """
@@ -34,10 +35,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 __all__ = ["group", "group_xp", "group_njit", "segment_ids", "count_keys", "rank_present",
-           "key_space", "space_of", "number_keys", "extend_key", "run_tasks", "balanced_runs",
+           "key_space", "space_of", "number_keys", "number_keys_sorted", "extend_key", "run_tasks", "balanced_runs",
            "n_tasks_for"]
 
 DENSE_RATIO = 4              # key spaces up to this times the rows (plus a floor) are dense
@@ -136,25 +137,73 @@ def space_of(radix):
 
 
 @njit(cache=True)
-def number_keys(keys, space, ids, sorted_order, dense_max=-1):
-    """Group ids of int64 ``keys`` (below ``space``; -1: unbounded) into ``ids``, in order of
-    first appearance or, ``sorted_order``, of the keys; returns the number of groups.
+def _number_hashed(keys, ids, seen):
+    """First-appearance group ids of ``keys`` by open addressing (linear probing, a power of
+    two and at least ``2 n`` slots); ``seen[g]`` the key of group ``g``.  Returns the count."""
+    n = keys.shape[0]
+    cap = 16
+    while cap < 2 * n:
+        cap *= 2
+    table = np.full(cap, -1, np.int64)
+    mask = np.uint64(cap - 1)
+    g = 0
+    for i in range(n):
+        k = keys[i]
+        slot = ((np.uint64(k) * _HASH_MUL) >> np.uint64(20)) & mask
+        while True:
+            s = table[slot]
+            if s < 0:
+                s = g
+                table[slot] = g
+                seen[g] = k
+                g += 1
+                break
+            if seen[s] == k:
+                break
+            slot = (slot + np.uint64(1)) & mask
+        ids[i] = s
+    return g
 
-    A space of at most ``dense_max`` keys is addressed directly (default
-    ``DENSE_RATIO * n + NJIT_DENSE_FLOOR``; numbered sorted, where a scan of the space beats
-    sorting the groups for longer, ``SORTED_DENSE_RATIO * n + XP_DENSE_FLOOR``), a larger one
-    hashed (open addressing, linear probing, a power of two and at least ``2 n`` slots)."""
+
+@njit(cache=True)
+def number_keys(keys, space, ids, dense_max=-1):
+    """Group ids of int64 ``keys`` (below ``space``; -1: unbounded) into ``ids`` in order of
+    first appearance; returns the number of groups.  A space of at most ``dense_max`` keys
+    (default ``DENSE_RATIO * n + NJIT_DENSE_FLOOR``) is addressed directly, a larger one
+    hashed (:func:`_number_hashed`)."""
     n = keys.shape[0]
     if dense_max < 0:
-        dense_max = (SORTED_DENSE_RATIO * n + XP_DENSE_FLOOR if sorted_order
-                     else DENSE_RATIO * n + NJIT_DENSE_FLOOR)
-    dense = 0 <= space <= dense_max
-    seen = np.empty(0 if dense else n, np.int64)  # hashed: the key of each group
+        dense_max = DENSE_RATIO * n + NJIT_DENSE_FLOOR
+    if not 0 <= space <= dense_max:
+        return _number_hashed(keys, ids, np.empty(n, np.int64))
+    table = np.full(space, -1, np.int64)
     g = 0
-    if dense and sorted_order:  # mark the keys present, number them in a scan of the space
+    for i in range(n):
+        k = keys[i]
+        s = table[k]
+        if s < 0:
+            s = g
+            table[k] = g
+            g += 1
+        ids[i] = s
+    return g
+
+
+@njit(cache=True)
+def number_keys_sorted(keys, space, ids, dense_max=-1):
+    """:func:`number_keys` numbering the groups in the keys' order: a space of at most
+    ``dense_max`` keys (default ``SORTED_DENSE_RATIO * n + XP_DENSE_FLOOR``: a scan of the
+    space beats sorting the groups for longer) is marked and scanned, a larger one hashed and
+    its groups ranked by key.  A kernel of its own, so that the first-appearance numbering
+    (the search's) does not compile a sort."""
+    n = keys.shape[0]
+    if dense_max < 0:
+        dense_max = SORTED_DENSE_RATIO * n + XP_DENSE_FLOOR
+    if 0 <= space <= dense_max:  # mark the keys present, number them in a scan of the space
         table = np.full(space, -1, np.int64)
         for i in range(n):
             table[keys[i]] = 0
+        g = 0
         for k in range(space):
             if table[k] == 0:
                 table[k] = g
@@ -162,38 +211,9 @@ def number_keys(keys, space, ids, sorted_order, dense_max=-1):
         for i in range(n):
             ids[i] = table[keys[i]]
         return g
-    if dense:
-        table = np.full(space, -1, np.int64)
-        for i in range(n):
-            k = keys[i]
-            s = table[k]
-            if s < 0:
-                s = g
-                table[k] = g
-                g += 1
-            ids[i] = s
-    else:
-        cap = 16
-        while cap < 2 * n:
-            cap *= 2
-        table = np.full(cap, -1, np.int64)
-        mask = np.uint64(cap - 1)
-        for i in range(n):
-            k = keys[i]
-            slot = ((np.uint64(k) * _HASH_MUL) >> np.uint64(20)) & mask
-            while True:
-                s = table[slot]
-                if s < 0:
-                    s = g
-                    table[slot] = g
-                    seen[g] = k
-                    g += 1
-                    break
-                if seen[s] == k:
-                    break
-                slot = (slot + np.uint64(1)) & mask
-            ids[i] = s
-    if sorted_order and g > 1:  # hashed: rank the groups by their keys
+    seen = np.empty(n, np.int64)
+    g = _number_hashed(keys, ids, seen)
+    if g > 1:  # rank the groups by their keys
         rank = np.empty(g, np.int64)
         order = np.argsort(seen[:g])
         for r in range(g):
@@ -210,77 +230,112 @@ def extend_key(keys, space, col, radix, scratch, sorted_order):
     (numbered as ``sorted_order`` says, through ``scratch``)."""
     r = max(np.int64(radix), 1)
     if space > (KEY_LIMIT - 1) // r:
-        space = number_keys(keys, space, scratch, sorted_order)
-        keys[:] = scratch
+        if sorted_order:
+            space = number_keys_sorted(keys, space, scratch)
+        else:
+            space = number_keys(keys, space, scratch)
+        for i in range(keys.shape[0]):
+            keys[i] = scratch[i]
     for i in range(keys.shape[0]):
         keys[i] = keys[i] * r + col[i]
     return space * r
 
 
 @njit(cache=True)
-def _group_segment(s, cols, radix, ptr, sorted_order, keys, ids, rep, n_groups):
-    """Segment ``s``: ids local to it, ``rep[ptr[s] + g]`` the first row of its group ``g``."""
-    start = ptr[s]
-    stop = ptr[s + 1]
+def _packed_keys(s, cols, radix, ptr, keys):
+    """Segment ``s``'s mixed-radix keys (first column most significant) when its key space
+    fits in int64; returns the space."""
     r = radix[s] if radix.shape[0] > 1 else radix[0]  # per segment, or one row for all
-    k = keys[start:stop]
-    local = ids[start:stop]
-    k[:] = 0
     space = np.int64(1)
     for j in range(cols.shape[1]):
-        space = extend_key(k, space, cols[start:stop, j], r[j], local, sorted_order)
-    g = number_keys(k, space, local, sorted_order)
-    first = rep[start:start + g]
-    for i in range(stop - start - 1, -1, -1):  # the last write is a group's first row
-        first[local[i]] = start + i
-    n_groups[s] = g
-
-
-@njit(cache=True, parallel=True)
-def _group_segments(cols, radix, ptr, sorted_order, keys, ids, rep, n_groups):
-    for s in prange(ptr.shape[0] - 1):
-        _group_segment(s, cols, radix, ptr, sorted_order, keys, ids, rep, n_groups)
-
-
-@njit(cache=True, parallel=True)
-def _to_global(ptr, group_ptr, ids, rep, out_rep):
-    for s in prange(ptr.shape[0] - 1):
-        off = group_ptr[s]
-        for i in range(ptr[s], ptr[s + 1]):
-            ids[i] += off
-        for g in range(group_ptr[s + 1] - off):
-            out_rep[off + g] = rep[ptr[s] + g]
+        space *= max(r[j], 1)
+    for i in range(ptr[s], ptr[s + 1]):
+        key = np.int64(0)
+        for j in range(cols.shape[1]):
+            key = key * max(r[j], 1) + cols[i, j]
+        keys[i] = key
+    return space
 
 
 @njit(cache=True)
-def _group_all(cols, radix, ptr, sorted_order):
-    n = cols.shape[0]
-    n_seg = ptr.shape[0] - 1
-    keys = np.empty(n, np.int64)
-    ids = np.empty(n, np.int64)
-    rep = np.empty(n, np.int64)
-    n_groups = np.empty(n_seg, np.int64)
-    if n_seg == 1:  # no thread-pool start-up
-        _group_segment(0, cols, radix, ptr, sorted_order, keys, ids, rep, n_groups)
-    else:
-        _group_segments(cols, radix, ptr, sorted_order, keys, ids, rep, n_groups)
-    group_ptr = np.zeros(n_seg + 1, np.int64)
-    group_ptr[1:] = np.cumsum(n_groups)
-    if n_seg == 1:
-        return ids, rep[:group_ptr[1]], group_ptr
-    out_rep = np.empty(group_ptr[-1], np.int64)
-    _to_global(ptr, group_ptr, ids, rep, out_rep)
-    return ids, out_rep, group_ptr
+def _first_rows(s, ptr, ids, rep, g, n_groups):
+    """``rep[ptr[s] + g]``: the first row of segment ``s``'s group ``g``."""
+    start = ptr[s]
+    for i in range(ptr[s + 1] - 1, start - 1, -1):  # the last write is a group's first row
+        rep[start + ids[i]] = i
+    n_groups[s] = g
+
+
+@njit(cache=True, nogil=True)
+def _group_first(t, runs, cols, radix, ptr, keys, ids, rep, n_groups):
+    """Task ``t``: segments ``runs[t]:runs[t+1]`` (key spaces within int64), groups numbered
+    by first appearance; ids local to each segment."""
+    for s in range(runs[t], runs[t + 1]):
+        space = _packed_keys(s, cols, radix, ptr, keys)
+        a, b = ptr[s], ptr[s + 1]
+        _first_rows(s, ptr, ids, rep, number_keys(keys[a:b], space, ids[a:b]), n_groups)
+
+
+@njit(cache=True, nogil=True)
+def _group_sorted(t, runs, cols, radix, ptr, keys, ids, rep, n_groups):
+    """:func:`_group_first` with the groups numbered in key order."""
+    for s in range(runs[t], runs[t + 1]):
+        space = _packed_keys(s, cols, radix, ptr, keys)
+        a, b = ptr[s], ptr[s + 1]
+        _first_rows(s, ptr, ids, rep, number_keys_sorted(keys[a:b], space, ids[a:b]),
+                    n_groups)
+
+
+@njit(cache=True, nogil=True)
+def _group_wide(t, runs, cols, radix, ptr, keys, ids, rep, n_groups, sorted_order):
+    """:func:`_group_first` / :func:`_group_sorted` for key spaces past int64: the key built
+    column by column (:func:`extend_key`)."""
+    for s in range(runs[t], runs[t + 1]):
+        a, b = ptr[s], ptr[s + 1]
+        r = radix[s] if radix.shape[0] > 1 else radix[0]
+        k = keys[a:b]
+        local = ids[a:b]
+        for i in range(b - a):
+            k[i] = 0
+        space = np.int64(1)
+        for j in range(cols.shape[1]):
+            space = extend_key(k, space, cols[a:b, j], r[j], local, sorted_order)
+        g = number_keys_sorted(k, space, local) if sorted_order else \
+            number_keys(k, space, local)
+        _first_rows(s, ptr, ids, rep, g, n_groups)
 
 
 def group_njit(cols, radix, ptr=None, order="first"):
     """Numba form of :func:`group_xp` on host arrays: ``cols`` (n, k), ``radix`` (k,) or per
-    segment (S, k), ``ptr`` (S+1,) or ``None`` (one segment)."""
+    segment (S, k), ``ptr`` (S+1,) or ``None`` (one segment).  Runs of segments are tasks for
+    the threads (:func:`run_tasks`); each kernel compiles on first use (packed keys in first
+    or key order, or keys past int64)."""
     cols = np.ascontiguousarray(cols)
-    ptr = np.array([0, cols.shape[0]], np.int64) if ptr is None \
-        else np.asarray(ptr, dtype=np.int64)
+    n = cols.shape[0]
+    ptr = np.array([0, n], np.int64) if ptr is None else np.asarray(ptr, dtype=np.int64)
     radix = np.asarray(radix, dtype=np.int64).reshape(-1, cols.shape[1])
-    return _group_all(cols, radix, ptr, _sorted(order))
+    sorted_order = _sorted(order)
+    n_seg = ptr.shape[0] - 1
+    keys = np.empty(n, np.int64)
+    ids = np.empty(n, np.int64)
+    rep = np.empty(n, np.int64)
+    n_groups = np.zeros(n_seg, np.int64)
+    runs = balanced_runs(ptr, n_tasks_for(n, n_seg))
+    if all(key_space(r) is not None for r in np.unique(radix, axis=0)):
+        run_tasks(_group_sorted if sorted_order else _group_first, len(runs) - 1, runs, cols,
+                  radix, ptr, keys, ids, rep, n_groups)
+    else:
+        run_tasks(_group_wide, len(runs) - 1, runs, cols, radix, ptr, keys, ids, rep,
+                  n_groups, sorted_order)
+    group_ptr = np.zeros(n_seg + 1, np.int64)
+    np.cumsum(n_groups, out=group_ptr[1:])
+    if n_seg == 1:
+        return ids, rep[:group_ptr[1]], group_ptr
+    # segment-local ids and first rows to global ones
+    ids += np.repeat(group_ptr[:-1], np.diff(ptr))
+    seg_of_group = np.repeat(np.arange(n_seg), n_groups)
+    local = np.arange(group_ptr[-1], dtype=np.int64) - group_ptr[seg_of_group]
+    return ids, rep[ptr[seg_of_group] + local], group_ptr
 
 
 # --------------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
                 col[i] = maps_flat[node_map_off[b, j] + src_codes[start + i, j]]
             space = extend_key(keys, space, col, node_radix[b, j], ids, False)
         space = extend_key(keys, space, src_sens[start:start + n], node_radix[b, q], ids, False)
-    g = number_keys(keys, space, ids, False)
+    g = number_keys(keys, space, ids)
     base = out_start[b]
     first = keys  # the keys are done with: each group's first entry, in a branch-free pass
     for i in range(n - 1, -1, -1):
@@ -134,9 +134,8 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
     Knuth, TAOCP vol. 3, 6.4; keys in ``table_key``); an unseen key opens the next group,
     written at once from this entry (its first), a seen one adds its count.  ``table`` is
     scratch shared by the nodes: all -1 on entry and on return (the slots a node used, listed
-    in ``slots``, are cleared after it).  A key space past int64 takes the column-by-column
-    :func:`_rollup_node`; nodes whose table would be larger than :data:`PARTITION_TABLE` are
-    never given here (:func:`_rollup_partitioned`)."""
+    in ``slots``, are cleared after it).  Nodes of the other paths (:func:`_node_paths`) are
+    never given here."""
     q = src_codes.shape[1]
     strides = np.empty(q + 1, np.int64)
     for b in range(b0, b1):
@@ -145,12 +144,6 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
         out_pos[b] = pos
         space = space_of(node_radix[b])
         size = _table_size(n, space)
-        if size == 0:  # key space past int64: column by column
-            _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start,
-                         node_src_stop, node_map_off, maps_flat, node_radix, out_pos, out_codes,
-                         out_sens, out_count, out_first, out_len)
-            pos += out_len[b]
-            continue
         dense = size == space
         carry_sens = node_radix[b, q] > 1  # else every sensitive code is 0 (already written)
         stride = np.int64(1)
@@ -207,26 +200,33 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
     return pos
 
 
+TABLE, PARTITIONED, COLUMNS = 0, 1, 2  # the roll-up paths of a node
+
+
 @njit(cache=True)
-def _partitioned(node_src_start, node_src_stop, node_radix, table_max):
-    """Per node: is it rolled up partitioned (its table would exceed ``table_max`` slots)?"""
-    out = np.zeros(node_src_start.shape[0], np.bool_)
+def _node_paths(node_src_start, node_src_stop, node_radix, table_max):
+    """Per node, its roll-up path: ``TABLE`` (one pass, :func:`_rollup_range`),
+    ``PARTITIONED`` (its table would exceed ``table_max`` slots) or ``COLUMNS`` (key space past
+    int64, :func:`_rollup_node`).  The last two compile only when a node needs them."""
+    out = np.zeros(node_src_start.shape[0], np.int8)
     for b in range(out.shape[0]):
         space = space_of(node_radix[b])
-        out[b] = space >= 0 and _table_size(node_src_stop[b] - node_src_start[b],
-                                            space) > table_max
+        if space < 0:
+            out[b] = COLUMNS
+        elif _table_size(node_src_stop[b] - node_src_start[b], space) > table_max:
+            out[b] = PARTITIONED
     return out
 
 
 @njit(cache=True, nogil=True)
 def _rollup_chunk(c, chunk_ptr, out_base, chunk_len, src_codes, src_sens, src_count, src_first,
                   node_src_start, node_src_stop, node_map_off, maps_flat, node_radix, out_pos,
-                  out_codes, out_sens, out_count, out_first, out_len, partitioned):
+                  out_codes, out_sens, out_count, out_first, out_len, paths):
     """Task ``c``: the run of nodes ``chunk_ptr[c]:chunk_ptr[c+1]`` (:func:`_rollup_range`),
-    its groups written from ``out_base[c]``; a partitioned node (a run of its own) is left to
-    :func:`_rollup_partitioned`."""
+    its groups written from ``out_base[c]``; a node of another path (a run of its own) is
+    left to the caller."""
     b0, b1 = chunk_ptr[c], chunk_ptr[c + 1]
-    if b1 - b0 == 1 and partitioned[b0]:
+    if b1 - b0 == 1 and paths[b0] != TABLE:
         return
     need, hashed, longest = np.int64(1), np.int64(1), np.int64(1)
     for b in range(b0, b1):
@@ -431,8 +431,8 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     n_nodes = len(lens)
     total = int(lens.sum())
     node_map_off = np.asarray(node_map_off, dtype=np.int64)
-    partitioned = _partitioned(node_src_start, node_src_stop, node_radix, PARTITION_TABLE)
-    if n_nodes == 1 and partitioned[0]:
+    paths = _node_paths(node_src_start, node_src_stop, node_radix, PARTITION_TABLE)
+    if n_nodes == 1 and paths[0] == PARTITIONED:
         (codes, sens, count, first), g = _rollup_partitioned(
             int(node_src_start[0]), int(node_src_stop[0]), node_map_off[0], node_radix[0],
             src_codes, src_sens, src_count, src_first, maps_flat)
@@ -447,20 +447,26 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     starts = np.zeros(n_nodes + 1, np.int64)
     np.cumsum(lens, out=starts[1:])
     chunk_ptr = balanced_runs(starts, n_tasks_for(total, n_nodes, per_thread=2))
-    big = np.flatnonzero(partitioned)
-    if len(big):  # each a run of its own
-        chunk_ptr = np.union1d(chunk_ptr, np.concatenate([big, big + 1])).astype(np.int64)
+    alone = np.flatnonzero(paths != TABLE)
+    if len(alone):  # each a run of its own
+        chunk_ptr = np.union1d(chunk_ptr, np.concatenate([alone, alone + 1])).astype(np.int64)
     out_base = starts[chunk_ptr[:-1]]
     chunk_len = np.zeros(len(out_base), np.int64)
     run_tasks(_rollup_chunk, len(out_base), chunk_ptr, out_base, chunk_len, src_codes, src_sens,
               src_count, src_first, node_src_start, node_src_stop, node_map_off, maps_flat,
-              node_radix, out_pos, codes, sens, count, first, out_len, partitioned)
-    for b in big.tolist():
+              node_radix, out_pos, codes, sens, count, first, out_len, paths)
+    for b in alone.tolist():
         c = int(np.searchsorted(chunk_ptr, b))
-        _, out_len[b] = _rollup_partitioned(
-            int(node_src_start[b]), int(node_src_stop[b]), node_map_off[b], node_radix[b],
-            src_codes, src_sens, src_count, src_first, maps_flat, (codes, sens, count, first),
-            int(out_base[c]))
+        if paths[b] == PARTITIONED:
+            _, out_len[b] = _rollup_partitioned(
+                int(node_src_start[b]), int(node_src_stop[b]), node_map_off[b], node_radix[b],
+                src_codes, src_sens, src_count, src_first, maps_flat,
+                (codes, sens, count, first), int(out_base[c]))
+        else:
+            out_pos[b] = out_base[c]
+            _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start,
+                         node_src_stop, node_map_off, maps_flat, node_radix, out_pos, codes,
+                         sens, count, first, out_len)
         chunk_len[c] = out_len[b]
     # move the runs together (NumPy copies overlapping ranges correctly); sensitive codes
     # only where some node carries them (else all 0, never written)

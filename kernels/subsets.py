@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .groupby import count_keys, group_xp, number_keys, rank_present
+from .groupby import count_keys, group_xp, number_keys_sorted, rank_present
 
 
 @njit(cache=True, inline="always")
@@ -151,7 +151,7 @@ def suffix_sets_njit(codes, radix, max_space, row_weights):
         space = np.int64(radix[b]) * g
         for i in range(n):
             key[i] = np.int64(codes[b, i]) * g + ids[i]
-        new_g = number_keys(key, space, ids, True, max_space)
+        new_g = number_keys_sorted(key, space, ids, max_space)
         counts_b[:new_g] = 0
         for i in range(n):
             counts_b[ids[i]] += row_weights[i]

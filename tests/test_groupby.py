@@ -122,7 +122,8 @@ def test_number_keys_paths(sorted_order, dense_max):
     rng = np.random.default_rng(3)
     keys = rng.integers(0, 5000, size=100)[rng.integers(0, 100, size=3000)].astype(np.int64)
     ids = np.empty(len(keys), np.int64)
-    g = groupby.number_keys(keys, 5000, ids, sorted_order, dense_max)
+    number = groupby.number_keys_sorted if sorted_order else groupby.number_keys
+    g = number(keys, 5000, ids, dense_max)
     uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     assert g == len(uniq)
     if sorted_order:

@@ -166,7 +166,8 @@ def _fill_level(max_levels, height, out):
     m = 0
     while True:
         if m < out.shape[0]:
-            out[m] = v
+            for j in range(q):  # element by element: a row assignment compiles shape checks
+                out[m, j] = v[j]
         m += 1
         below, i = v[0], 1
         while i < q and (below == 0 or v[i] == max_levels[i]):
