@@ -22,9 +22,9 @@ same ``rep``): :func:`group_xp` (array form: the NumPy reference, and the GPU's 
 :func:`group_njit` (Numba CPU, runs of segments as tasks for the threads).  The Numba
 primitives (:func:`space_of`, :func:`extend_key`, :func:`number_keys`,
 :func:`number_keys_sorted`) are also the roll-up's (:mod:`.grouping`) and the subset kernel's
-(:mod:`.subsets`); each path is a kernel of its own, compiled on first use.  :func:`group` picks the form
-for the array namespace.  :func:`run_tasks` runs CPU kernels as tasks that a few threads take
-as they come free (the roll-up's and the per-node sums' parallelism).
+(:mod:`.subsets`); each path is a kernel of its own, compiled on first use.  :func:`group`
+picks the form for the array namespace.  :func:`run_tasks` runs CPU kernels as tasks that a
+few threads take as they come free (the roll-up's and the per-node sums' parallelism).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ import numpy as np
 from numba import njit
 
 __all__ = ["group", "group_xp", "group_njit", "segment_ids", "count_keys", "rank_present",
-           "key_space", "space_of", "number_keys", "number_keys_sorted", "extend_key", "run_tasks", "balanced_runs",
-           "n_tasks_for"]
+           "key_space", "space_of", "number_keys", "number_keys_sorted", "extend_key", "run_tasks",
+           "balanced_runs", "n_tasks_for"]
 
 DENSE_RATIO = 4              # key spaces up to this times the rows (plus a floor) are dense
 NJIT_DENSE_FLOOR = 1 << 10   # ... a directly addressed table in Numba
