@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -23,18 +24,20 @@ import pandas as pd
 
 from ..backend import Backend, get_backend
 from ..engine.classes import Classes
-from ..engine.codes import encode_column
+from ..engine.codes import DistinctRows, encode_column
 from ..engine.encoding import EncodedTable, SensitiveColumn, smallest_int_dtype
 from ..engine.transform import factorize_qids
+from ..io import CHUNK_ROWS, read_chunks
 from ..kernels import groupby
 from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, EntropyLDiversity,
                       LKCPrivacy, PrivacyLoss, RecursiveCLDiversity, TCloseness)
 from ..notebook import Measures
 from ..progress import Steps
-from ..validation import check_columns
+from ..validation import check_columns, column_list
 from .risk import population_groups
 
-__all__ = ["check", "CHECK_KEYS", "value_order", "ORDERS", "classes_of_rows", "sensitive_table"]
+__all__ = ["check", "check_chunks", "CHECK_KEYS", "value_order", "ORDERS", "classes_of_rows",
+           "sensitive_table"]
 
 #: the named orders of :func:`value_order` (besides an explicit list of values)
 ORDERS = ("auto", "lexical", "numeric")
@@ -127,6 +130,42 @@ def classes_of_rows(backend: Backend, cls: np.ndarray, sens: np.ndarray | None, 
                    entry_class, entry_sens, count.astype(xp.int64))
 
 
+def _check_options(qids: list, sensitive: str | None, prior, lkc) -> list[str]:
+    """Check the options of :func:`check` that do not depend on the data; the columns read."""
+    if sensitive is not None and sensitive in qids:
+        raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
+                         "sensitive attribute")
+    if prior is not None and sensitive is None:
+        raise ValueError("prior needs a sensitive attribute (sensitive=...)")
+    if lkc is not None:
+        if not isinstance(lkc, (tuple, list)) or len(lkc) not in (3, 4):
+            raise ValueError(f"lkc must be a tuple (L, K, C) or (L, K, C, values), got {lkc!r}")
+        LKCPrivacy(*lkc, attribute=sensitive or "-")  # validates L, K, C and the values
+        if len(lkc) == 4 and sensitive is None:
+            raise ValueError("lkc with sensitive values needs the sensitive attribute "
+                             "(sensitive=...)")
+    return qids + ([sensitive] if sensitive is not None else [])
+
+
+def _sensitive_measures(out: dict, be: Backend, classes: Classes, enc: EncodedTable,
+                        sensitive: str, labels, prior, order, hierarchy) -> tuple:
+    """Put the sensitive measures of ``classes`` into ``out``; ``(distinct, stats)``: the
+    per-class host arrays of the distinct values and of every other statistic."""
+    ordering = None if order is None else value_order(labels, order, attribute=sensitive)
+    stats = _sensitive_stats(be, classes, enc, sensitive, prior, ordering, order is not None,
+                             hierarchy)
+    distinct = be.to_host(classes.distinct)
+    out["distinct_l"] = int(distinct.min())
+    for key, values in stats.items():
+        if values is None:
+            out[key] = None
+        elif key == "entropy_l":
+            out[key] = float(values.min())
+        else:
+            out[key] = float(values.max())
+    return distinct, stats
+
+
 def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: str | None = None,
           backend: str | Backend = "auto", prior: Mapping | None = None,
           lkc: tuple | None = None, population: pd.DataFrame | None = None,
@@ -165,21 +204,9 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     population).
     """
     qids = check_columns(data, quasi_identifiers)
-    if sensitive is not None and sensitive in qids:
-        raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
-                         "sensitive attribute")
     if sensitive is not None:
         check_columns(data, [sensitive], "sensitive")
-    wanted = qids + ([sensitive] if sensitive is not None else [])
-    if prior is not None and sensitive is None:
-        raise ValueError("prior needs a sensitive attribute (sensitive=...)")
-    if lkc is not None:
-        if not isinstance(lkc, (tuple, list)) or len(lkc) not in (3, 4):
-            raise ValueError(f"lkc must be a tuple (L, K, C) or (L, K, C, values), got {lkc!r}")
-        LKCPrivacy(*lkc, attribute=sensitive or "-")  # validates L, K, C and the values
-        if len(lkc) == 4 and sensitive is None:
-            raise ValueError("lkc with sensitive values needs the sensitive attribute "
-                             "(sensitive=...)")
+    wanted = _check_options(qids, sensitive, prior, lkc)
     for c in wanted:
         miss = data[c].isna().to_numpy()
         if miss.any():
@@ -218,18 +245,9 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
         out.update({k: None for k in _SENSITIVE_KEYS})
     else:
         step()
-        ordering = None if order is None else value_order(labels, order, attribute=sensitive)
-        stats = _sensitive_stats(be, classes, sensitive, sens_codes, labels, prior, ordering,
-                                 order is not None, sensitive_hierarchy)
-        distinct = be.to_host(classes.distinct)
-        out["distinct_l"] = int(distinct.min())
-        for key, values in stats.items():
-            if values is None:
-                out[key] = None
-            elif key == "entropy_l":
-                out[key] = float(values.min())
-            else:
-                out[key] = float(values.max())
+        distinct, stats = _sensitive_measures(
+            out, be, classes, sensitive_table(be, sensitive, sens_codes, labels), sensitive,
+            labels, prior, order, sensitive_hierarchy)
         if table is not None:
             table["distinct_l"] = distinct
             for key, values in stats.items():
@@ -257,21 +275,138 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     return out
 
 
+def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | None = None,
+                 backend: str | Backend = "auto", prior: Mapping | None = None,
+                 lkc: tuple | None = None, population: pd.DataFrame | None = None,
+                 per_class: bool = False, order=None, sensitive_hierarchy=None,
+                 sep: str | None = None, chunk_rows: int = CHUNK_ROWS,
+                 progress=None) -> dict:
+    """:func:`check` of a table given as consecutive row chunks (DataFrames holding the QID
+    and sensitive columns, e.g. :func:`gpuppdp.io.read_chunks`) or as a CSV or Parquet file
+    (``chunks`` a path, read ``chunk_rows`` rows at a time; ``sep``: the CSV delimiter,
+    sniffed by default).
+
+    The chunks are reduced to the table's frequency set -- the distinct (QID values,
+    sensitive value) combinations of the rows not suppressed, with their counts, values
+    numbered in order of first appearance in the whole table
+    (:class:`~gpuppdp.engine.codes.DistinctRows`) -- and every measure is computed from it, so
+    memory is a chunk plus the frequency set, whatever the row count.  Same result as
+    :func:`check` of the whole table, with the same options (``records``, ``classes`` and
+    ``k`` to the sensitive measures and LKC); a missing value is reported with its row in the
+    whole table.  ``population`` (k-map, delta-presence) and ``per_class`` need the rows'
+    own values and are refused with a ValueError: use :func:`check` for them.
+    """
+    if population is not None:
+        raise ValueError("population: k_map and delta-presence match the table's own values "
+                         "against the population table, which check_chunks does not keep; "
+                         "measure them with check() on the table in memory")
+    if per_class:
+        raise ValueError("per_class=True: the table of every class holds the rows' own "
+                         "values, which check_chunks does not keep; use check() on the table "
+                         "in memory")
+    qids = column_list(quasi_identifiers, "quasi_identifiers")
+    wanted = _check_options(qids, sensitive, prior, lkc)
+    if isinstance(chunks, (str, os.PathLike)):
+        chunks = read_chunks(chunks, sep=sep, columns=wanted, rows=chunk_rows)
+    be = backend if isinstance(backend, Backend) else get_backend(backend)
+    step = Steps(progress, 1 + (sensitive is not None) + (lkc is not None))
+    step()
+    reducer = DistinctRows(wanted, merge_rows=1 << 20)  # pending chunk sets: ~ a chunk's rows
+    rows = n_suppressed = 0
+    for chunk in chunks:
+        check_columns(chunk, qids, frame="chunk")
+        if sensitive is not None:
+            check_columns(chunk, [sensitive], "sensitive", frame="chunk")
+        if not len(chunk):
+            continue
+        for c in wanted:
+            if chunk[c].hasnans:
+                miss = chunk[c].isna().to_numpy()
+                raise ValueError(f"column {c!r} has missing value(s), first at row "
+                                 f"{rows + int(np.flatnonzero(miss)[0])}")
+        suppressed = factorize_qids(chunk, qids)[2]
+        n = int(suppressed.sum())
+        reducer.add(chunk[wanted] if not n else chunk.loc[~suppressed, wanted])
+        n_suppressed += n
+        rows += len(chunk)
+    if n_suppressed == rows:
+        raise ValueError(f"no rows to measure: the table has {rows} row(s), "
+                         f"{n_suppressed} of them suppressed (all quasi-identifiers '*')")
+    codes, labels, counts = reducer.result()    # entries in order of first appearance (int32)
+    del reducer                                 # its copy of the frequency set
+    q = len(qids)
+    cards = [max(len(lab), 1) for lab in labels[:q]]
+    sens_codes = sens_labels = None
+    if sensitive is not None:
+        sens_codes, sens_labels = codes[q], labels[q]
+    classes = _classes_of_entries(be, _combine(codes[:q], cards)[0], sens_codes, counts)
+    if lkc is None:
+        del codes                               # only LKC regroups the QID codes
+    out: dict = {"records": rows - n_suppressed, "suppressed_rows": n_suppressed,
+                 "classes": int(classes.n_classes), "k": int(be.to_host(classes.size).min())}
+    if sensitive is None:
+        out.update({k: None for k in _SENSITIVE_KEYS})
+    else:
+        step()
+        sens_counts = np.bincount(sens_codes, weights=counts.astype(np.float64),
+                                  minlength=len(sens_labels)).astype(np.int64)
+        _sensitive_measures(out, be, classes, _counts_table(be, sensitive, sens_counts,
+                                                            sens_labels),
+                            sensitive, sens_labels, prior, order, sensitive_hierarchy)
+    out.update(dict.fromkeys(CHECK_KEYS[CHECK_KEYS.index("lkc_min_group"):]))
+    if lkc is not None:
+        step()
+        out.update(_lkc_stats(be, codes[:q], cards, sens_codes, sens_labels, *lkc,
+                              weights=counts))
+    step()
+    return Measures({key: out[key] for key in CHECK_KEYS}, "privacy measures")
+
+
+def _classes_of_entries(be: Backend, cls: np.ndarray, sens: np.ndarray | None,
+                        count: np.ndarray) -> Classes:
+    """:func:`classes_of_rows` of a frequency set: ``cls`` the class of each entry, ``sens``
+    its sensitive code (``None``: none; the entries are then the classes), ``count`` the rows
+    it stands for (host arrays).  The same classes, histogram entries in the same (class,
+    value) order, as :func:`classes_of_rows` of the rows."""
+    xp = be.xp
+    n_classes = int(cls.max()) + 1
+    size = be.asarray(np.bincount(cls, weights=count.astype(np.float64),
+                                  minlength=n_classes).astype(np.int64))  # exact (< 2**53)
+    host_ptr = np.array([0, n_classes], dtype=np.int64)
+    node = xp.zeros(n_classes, dtype=xp.int64)
+    codes = xp.zeros((n_classes, 1), dtype=xp.int32)
+    if sens is None:
+        return Classes(xp, size, node, be.asarray(host_ptr), host_ptr, codes)
+    order = np.lexsort((sens, cls))             # each (class, value) pair once
+    entry_class = cls[order].astype(np.int64)
+    distinct = np.bincount(entry_class, minlength=n_classes).astype(np.int64)
+    return Classes(xp, size, node, be.asarray(host_ptr), host_ptr, codes, be.asarray(distinct),
+                   be.asarray(entry_class), be.asarray(sens[order].astype(np.int32)),
+                   be.asarray(count[order].astype(np.int64)))
+
+
 def sensitive_table(be: Backend, sensitive: str, sens_codes: np.ndarray, labels: np.ndarray
                     ) -> EncodedTable:
     """A table of one sensitive column (host codes into ``labels``) to bind the sensitive
     models to, for measuring classes formed outside the lattice search."""
-    codes = be.asarray(sens_codes.astype(smallest_int_dtype(len(labels))))
-    counts = be.asarray(np.bincount(sens_codes, minlength=len(labels)).astype(np.int64))
-    return EncodedTable(be, [], [], [], len(sens_codes), sens_codes=codes, n_sens=len(labels),
-                        sensitive={sensitive: SensitiveColumn(counts, labels)})
+    enc = _counts_table(be, sensitive, np.bincount(sens_codes, minlength=len(labels)), labels)
+    enc.sens_codes = be.asarray(sens_codes.astype(smallest_int_dtype(len(labels))))
+    return enc
 
 
-def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: np.ndarray,
-                     labels: np.ndarray, prior, order=None, ordered_asked: bool = False,
-                     hierarchy=None) -> dict:
-    """Per-class host arrays of every sensitive statistic, from the models' own methods."""
-    enc = sensitive_table(be, sensitive, sens_codes, labels)
+def _counts_table(be: Backend, sensitive: str, counts: np.ndarray, labels: np.ndarray
+                  ) -> EncodedTable:
+    """:func:`sensitive_table` from the rows holding each label (``counts``, host) alone,
+    without per-row codes: all the sensitive models read (the table's distribution)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    return EncodedTable(be, [], [], [], int(counts.sum()), n_sens=len(labels),
+                        sensitive={sensitive: SensitiveColumn(be.asarray(counts), labels)})
+
+
+def _sensitive_stats(be: Backend, classes: Classes, enc: EncodedTable, sensitive: str, prior,
+                     order=None, ordered_asked: bool = False, hierarchy=None) -> dict:
+    """Per-class host arrays of every sensitive statistic, from the models' own methods
+    (``enc``: the sensitive column, see :func:`sensitive_table`)."""
     host = be.to_host
 
     def bound(model):
@@ -304,27 +439,36 @@ def _sensitive_stats(be: Backend, classes: Classes, sensitive: str, sens_codes: 
 
 
 def _lkc_stats(be: Backend, codes: list, cards: list, sens_codes, labels,
-               L: int, K: int, C: float, values=None) -> dict:  # noqa: N803 - the literature's
+               L: int, K: int, C: float, values=None, *,  # noqa: N803 - the literature's
+               weights: np.ndarray | None = None) -> dict:
     """Smallest group and largest confidence over every combination of at most ``L`` QIDs
     (``codes``/``cards``: the measured rows' QID codes, as :func:`_combine` takes them); the
-    confidence of the sensitive ``values`` only, when given (absent values count 0)."""
+    confidence of the sensitive ``values`` only, when given (absent values count 0).
+    ``weights`` (host ints, optional): the records each row stands for (rows of a frequency
+    set)."""
     xp = be.xp
+    w = None if weights is None else be.asarray(weights.astype(np.float64))
+
+    def bincount(keys, minlength=0):           # counts or summed weights, exact (< 2**53)
+        return xp.bincount(keys, weights=w, minlength=minlength).astype(xp.int64)
+
     listed = None
     if values is not None and labels is not None:
         wanted = {str(v) for v in values}
         listed = np.flatnonzero([str(v) in wanted for v in labels])
-    smallest, confidence = len(codes[0]), None
+    smallest = len(codes[0]) if weights is None else int(weights.sum())
+    confidence = None
     for size in range(1, min(L, len(codes)) + 1):
         for subset in itertools.combinations(range(len(codes)), size):
             groups = be.asarray(_combine([codes[j] for j in subset],
                                          [cards[j] for j in subset])[0])
-            sizes = xp.bincount(groups)
+            sizes = bincount(groups)
             smallest = min(smallest, int(be.to_host(sizes.min())))
             if sens_codes is None:
                 continue
             m = len(labels)
-            per = xp.bincount(groups * m + be.asarray(sens_codes.astype(np.int64)),
-                              minlength=sizes.shape[0] * m).reshape(-1, m)
+            per = bincount(groups * m + be.asarray(sens_codes.astype(np.int64)),
+                           minlength=sizes.shape[0] * m).reshape(-1, m)
             if listed is not None:
                 if not len(listed):
                     worst = 0.0

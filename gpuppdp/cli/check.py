@@ -6,9 +6,10 @@ import argparse
 import math
 
 from .choices import BACKENDS
-from .common import (ProgressBar, _lkc, _order_spec, _sensitive_spec, add_measured_qi_option,
-                     add_prior_option, check_hierarchy_values, measured_qids, orders_by_column,
-                     read_measured, read_prior, table_subcommand)
+from .common import (ProgressBar, _lkc, _order_spec, _sensitive_spec, add_chunk_option,
+                     add_measured_qi_option, add_prior_option, check_hierarchy_values,
+                     check_known_labels, chunk_rows_for, known_labels, measured_qids,
+                     orders_by_column, read_measured, read_prior, table_subcommand)
 
 __all__ = ["register", "run_check"]
 
@@ -41,6 +42,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="where the classes are measured (default: GPU when usable)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_chunk_option(p, "read INPUT N rows at a time and measure its frequency set (memory "
+                     "follows the classes, not the rows; not with --population)")
     return p
 
 
@@ -52,9 +55,10 @@ def _json_value(value):
 
 def run_check(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit status (0)."""
-    from ..analysis.checker import CHECK_KEYS, check, format_report
+    from ..analysis.checker import CHECK_KEYS, check, check_chunks, format_report
 
     from ..hierarchy import Hierarchy
+    from ..io import OutputPlan, read_chunks
 
     qids, hierarchies = measured_qids(args)
     sensitive, sensitive_file = args.sensitive or (None, None)
@@ -78,13 +82,32 @@ def run_check(args: argparse.Namespace) -> int:
     if any(c != args.sensitive for c in orders):
         raise ValueError(f"--order {next(iter(orders))}=...: check orders only the --sensitive "
                          "column")
-    plan, data, population = read_measured(args, columns, qids, hierarchies.values())
-    check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
-    result = check(data, quasi_identifiers=qids, sensitive=args.sensitive,
-                   backend=args.backend, lkc=lkc, population=population,
-                   order=orders.get(args.sensitive, "auto") if args.sensitive else None,
+    if args.population is not None and args.chunk_rows is not None:
+        raise ValueError("--chunk-rows: k_map and delta-presence (--population) match INPUT's "
+                         "own values against the population, so INPUT is read into memory; "
+                         "leave out --chunk-rows or --population")
+    options = dict(quasi_identifiers=qids, sensitive=args.sensitive, backend=args.backend,
+                   lkc=lkc, order=orders.get(args.sensitive, "auto") if args.sensitive else None,
                    sensitive_hierarchy=sensitive_hierarchy, prior=prior,
                    progress=ProgressBar("check", not args.quiet, unit="steps"))
+    chunk_rows = chunk_rows_for(args) if args.population is None else None
+    if chunk_rows is None:
+        plan, data, population = read_measured(args, columns, qids, hierarchies.values())
+        check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
+        result = check(data, population=population, **options)
+    else:  # in chunks: memory follows the frequency set, not the rows
+        plan = OutputPlan([args.input, *hierarchies.values()]).add("--json", args.json)
+        known = known_labels(hierarchies, args.hierarchy_sep)
+
+        def chunks():
+            rows = 0
+            for chunk in read_chunks(args.input, sep=args.sep, columns=columns,
+                                     rows=chunk_rows):
+                check_known_labels(chunk, known, hierarchies, row_offset=rows)
+                rows += len(chunk)
+                yield chunk
+
+        result = check_chunks(chunks(), **options)
     print(format_report(result))
     with plan.writing() as out:
         out.write_json("--json", {k: _json_value(result[k]) for k in CHECK_KEYS})

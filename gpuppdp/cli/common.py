@@ -176,8 +176,9 @@ def measured_qids(args) -> tuple[list[str], dict[str, str]]:
 
 def check_hierarchy_values(data, files: dict[str, str], sep: str = ";") -> None:
     """Each column of ``files`` (QID -> hierarchy CSV) holds only labels of its hierarchy (at
-    any level) or ``*``; otherwise a ValueError naming the first values that are not."""
-    check_known_labels(data, known_labels(files, sep), files)
+    any level) or ``*``; otherwise a ValueError naming the first values that are not and the
+    first row holding one."""
+    check_known_labels(data, known_labels(files, sep), files, row_offset=0)
 
 
 def known_labels(files: dict[str, str], sep: str = ";") -> dict[str, set]:
@@ -191,16 +192,25 @@ def known_labels(files: dict[str, str], sep: str = ";") -> dict[str, set]:
     return known
 
 
-def check_known_labels(data, known: dict[str, set], files: dict[str, str]) -> None:
-    """:func:`check_hierarchy_values` with the labels loaded (for a table read in chunks)."""
+def check_known_labels(data, known: dict[str, set], files: dict[str, str],
+                       row_offset: int | None = None) -> None:
+    """:func:`check_hierarchy_values` with the labels loaded (for a table read in chunks);
+    with ``row_offset`` (the number of ``data``'s first row in the whole table) the error also
+    names the first row holding a value that is not a label."""
+    import numpy as np
+
+    from ..engine.codes import encode_column
     from ..validation import format_values
 
     for name, path in files.items():
-        values = data[name].astype(str).unique()
-        unknown = [v for v in values if v not in known[name]]
-        if unknown:
-            raise ValueError(f"--qi {name}={path}: {len(unknown)} value(s) of {name!r} are not "
-                             f"labels of the hierarchy: {format_values(unknown)}")
+        codes, values = encode_column(data[name], as_str=True)  # only distinct values compared
+        bad = np.flatnonzero([v not in known[name] for v in values.tolist()])
+        if len(bad):
+            where = "" if row_offset is None else \
+                f" (first at row {row_offset + int(np.flatnonzero(np.isin(codes, bad))[0])})"
+            raise ValueError(f"--qi {name}={path}: {len(bad)} value(s) of {name!r} are not "
+                             f"labels of the hierarchy{where}: "
+                             f"{format_values(values[bad].tolist())}")
 
 
 def _on_attribute(text: str) -> tuple[str, str | None]:

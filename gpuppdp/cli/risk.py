@@ -122,8 +122,10 @@ def run_risk(args: argparse.Namespace) -> int:
         known = known_labels(hierarchies, args.hierarchy_sep)
 
         def chunks():
+            rows = 0
             for chunk in read_chunks(args.input, sep=args.sep, columns=qids, rows=chunk_rows):
-                check_known_labels(chunk, known, hierarchies)
+                check_known_labels(chunk, known, hierarchies, row_offset=rows)
+                rows += len(chunk)
                 yield chunk
 
         rep = risk_report_chunks(chunks(), qids, population_size=population,
