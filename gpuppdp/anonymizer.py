@@ -17,6 +17,7 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from . import kernels
 from .backend import Backend, get_backend
 from .engine.encoding import EncodedTable, Role, Schema, SchemaError, encode, encode_chunks
 from .engine.evaluate import Evaluator, LatticeOracle, NodeStats
@@ -287,7 +288,8 @@ class Anonymizer:
                              time_limit=self.time_limit, prefer=self.prefer)
         if getattr(search, "note", None):
             warnings.warn(search.note, stacklevel=3)
-        found = search.run(oracle, progress)
+        with kernels.reused_scratch():  # the roll-ups' scratch, node after node
+            found = search.run(oracle, progress)
         if found.optimum is None:
             raise NoSolutionError(
                 f"no transformation satisfies {models_text([m.describe() for m in self.models])}"

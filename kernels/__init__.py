@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import groupby, grouping, histograms, segsum, subsets
+from .grouping import reused_scratch
 
-__all__ = ["compiled", "rollup", "classes", "common_groups", "loss_sums", "node_stats",
+__all__ = ["compiled", "rollup", "reused_scratch", "classes", "common_groups", "loss_sums", "node_stats",
            "segment_min", "ordered_sums", "subset_stats", "groupby"]
 
 

@@ -233,3 +233,16 @@ def test_searches_and_releases_unchanged_when_every_node_is_partitioned(monkeypa
     assert got.information_loss == want.information_loss
     assert got.node == want.node
     pd.testing.assert_frame_equal(got.released, want.released)
+
+
+def test_reused_scratch_lends_one_buffer_per_name_and_is_released():
+    with grouping.reused_scratch():
+        a = grouping._scratch("keys", 100, np.int64)
+        with grouping.reused_scratch():  # nested: the same pool
+            b = grouping._scratch("keys", 60, np.int64)
+        assert np.shares_memory(a, b) and len(b) == 60
+        c = grouping._scratch("keys", 1000, np.int64)  # grown
+        assert len(c) == 1000 and not np.shares_memory(a, c)
+    assert grouping._SCRATCH.pool is None
+    assert not np.shares_memory(grouping._scratch("keys", 10, np.int64),
+                                grouping._scratch("keys", 10, np.int64))
