@@ -17,8 +17,8 @@ import numpy as np
 from . import groupby, grouping, histograms, segsum, subsets
 from .grouping import reused_scratch
 
-__all__ = ["compiled", "rollup", "reused_scratch", "classes", "common_groups", "loss_sums", "node_stats",
-           "segment_min", "ordered_sums", "subset_stats", "groupby"]
+__all__ = ["compiled", "rollup", "reused_scratch", "classes", "common_groups", "loss_sums",
+           "node_stats", "segment_min", "ordered_sums", "subset_stats", "groupby"]
 
 
 def compiled() -> bool:
