@@ -85,7 +85,7 @@ def main(argv=None) -> int:
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--suppression", type=float, default=0.05)
     p.add_argument("--metric", default="loss", choices=("loss", "precision", "discernibility"))
-    p.add_argument("--search", default="flash", choices=("flash", "exhaustive"))
+    p.add_argument("--search", default="flash", choices=("flash", "exhaustive", "levels"))
     p.add_argument("--qids", type=int, default=8, choices=(8, 9),
                    help="8 = all columns but occupation (default), 9 = all")
     p.add_argument("--warmup", default="full", choices=("full", "small"),

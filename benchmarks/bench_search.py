@@ -58,7 +58,7 @@ def _list(kind):
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_common_args(p, "bench_search")
-    p.add_argument("--search", default="flash", choices=("flash", "exhaustive"))
+    p.add_argument("--search", default="flash", choices=("flash", "exhaustive", "levels"))
     p.add_argument("--quick", action="store_true",
                    help="only 8/9 QIDs x k=5 x suppression 0 %% and 5 %% x loss")
     p.add_argument("--qids", type=_list(int), default=None, help="subset, e.g. 8 or 8,9")

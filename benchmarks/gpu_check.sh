@@ -4,7 +4,7 @@
 # Installs the project without dependencies (CuPy, numba-cuda, NumPy, pandas, pyarrow and
 # pytest must be there), probes the GPU backend, runs the GPU test tier, compares CPU and GPU
 # results (every ARX reference case on Adult and a 10-million-row table) and runs the search,
-# exhaustive, scale, DP and census (20 M rows, out of core, end to end) benchmarks on the GPU.
+# level search, exhaustive, scale, DP and census (20 M rows, out of core, end to end) benchmarks on the GPU.
 # JSON goes to $OUT (or benchmarks/out); each
 # step has its own time limit, and the script goes on after a failing step and exits 1 at the end.
 set -u
@@ -30,6 +30,7 @@ step tests 150 env GPUPPDP_TEST_GPU=1 python -m pytest -q -x -p no:cacheprovider
   tests/test_dp_sampler.py tests/test_dp_mechanisms.py tests/test_backend.py tests/test_testing.py
 step compare 150 python benchmarks/gpu_compare.py --rows 10000000 --json "$out/gpu_compare.json"
 step search 60 python benchmarks/bench_search.py --backend gpu --quick --repeats 3 --json "$out/bench_search_gpu.json"
+step levels 60 python benchmarks/bench_search.py --backend gpu --quick --repeats 3 --search levels --json "$out/bench_levels_gpu.json"
 step exhaustive 60 python benchmarks/bench_exhaustive.py --backend gpu --repeats 3 --json "$out/bench_exhaustive_gpu.json"
 step scale 90 python benchmarks/bench_scale.py --rows 10000000 --backend gpu --repeats 3 --warmup small --json "$out/bench_scale_gpu.json"
 step dp 60 python benchmarks/bench_dp.py --backend gpu --fused-size 1e8 --json "$out/bench_dp_gpu.json"

@@ -1,8 +1,9 @@
 """CPU and GPU give the same result: optimum, information loss, classes and suppressed rows.
 
 Runs every ARX reference case of ``tests/data/arx_adult.json`` on Adult and one scaled Adult
-table (``--rows``, 8 QIDs, k=5, 5 % suppression, loss) on both backends, prints one line per
-case and writes JSON; exits 1 if any case differs (or the GPU backend is unavailable).
+table (``--rows``, 8 QIDs, k=5, 5 % suppression, loss) on both backends, with Flash and with
+the level search (the GPU's default), prints one line per case and writes JSON; exits 1 if any
+case differs (or the GPU backend is unavailable).
 
     python benchmarks/gpu_compare.py --rows 10000000
 """
@@ -44,24 +45,27 @@ def main(argv=None) -> int:
 
     cases = []
     for case in load_arx_cases():
-        def fit(backend, case=case):
-            anon, data = arx_case_anonymizer(case, backend)
-            return anon.fit(data)
-        cases.append(_compare(case["id"], lambda: fit(cpu), lambda: fit(gpu)))
-        print(f"{case['id']}: {'same' if cases[-1]['same'] else 'DIFFERENT'}", flush=True)
+        for search in ("flash", "levels"):
+            def fit(backend, case=case, search=search):
+                anon, data = arx_case_anonymizer(case, backend, search)
+                return anon.fit(data)
+            cases.append(_compare(f"{case['id']} {search}", lambda: fit(cpu), lambda: fit(gpu)))
+            print(f"{cases[-1]['case']}: {'same' if cases[-1]['same'] else 'DIFFERENT'}",
+                  flush=True)
     if args.rows:
         t0 = time.perf_counter()
         data, hierarchies = scaled_adult(args.rows, 0)
         qids = {c: h for c, h in hierarchies.items() if c != "occupation"}
 
-        def fit(backend):
-            return Anonymizer(quasi_identifiers=qids, insensitive=["occupation"], k=5,
-                              suppression_limit=0.05, metric="loss", backend=backend,
-                              seed=0).fit(data)
-        cases.append(_compare(f"scaled Adult {args.rows} rows", lambda: fit(cpu),
-                              lambda: fit(gpu)))
-        print(f"{cases[-1]['case']}: {'same' if cases[-1]['same'] else 'DIFFERENT'} "
-              f"({time.perf_counter() - t0:.1f} s)", flush=True)
+        for search in ("flash", "levels"):
+            def fit(backend, search=search):
+                return Anonymizer(quasi_identifiers=qids, insensitive=["occupation"], k=5,
+                                  suppression_limit=0.05, metric="loss", search=search,
+                                  backend=backend, seed=0).fit(data)
+            cases.append(_compare(f"scaled Adult {args.rows} rows {search}", lambda: fit(cpu),
+                                  lambda: fit(gpu)))
+            print(f"{cases[-1]['case']}: {'same' if cases[-1]['same'] else 'DIFFERENT'} "
+                  f"({time.perf_counter() - t0:.1f} s)", flush=True)
     print_table(["case", "same", "loss", "CPU search", "GPU search"],
                 [[c["case"], c["same"], f"{c['cpu']['information_loss']:.6g}",
                   f"{c['cpu']['search_seconds']:.3f} s", f"{c['gpu']['search_seconds']:.3f} s"]

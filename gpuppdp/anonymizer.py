@@ -201,9 +201,12 @@ class Anonymizer:
     suppression_limit : float in [0, 1]
         Largest share of records that may be suppressed.
     metric : {"loss", "precision", "discernibility"} or Metric
-    search : {"flash", "exhaustive", "lightning", "beam", "samarati"}
+    search : {"auto", "flash", "exhaustive", "levels", "lightning", "beam", "samarati"}
         ``flash`` is ARX's algorithm (same optimum, same tie-break as ARX); ``exhaustive``
         evaluates every node in batches (ties: lower height, then smaller node id);
+        ``levels`` evaluates the lattice level by level in batches, skipping the nodes the
+        bounds rule out (exhaustive's optimum and tie-break); ``auto`` (default) is
+        ``levels`` on a GPU backend and ``flash`` on the CPU;
         ``lightning`` (ARX's best-first heuristic) and ``beam`` (batched top-down beam search)
         are heuristics for lattices too large to walk, run for ``time_limit`` seconds (see
         :mod:`gpuppdp.engine.heuristic`).  ``flash`` on a lattice of more than
@@ -223,7 +226,7 @@ class Anonymizer:
     def __init__(self, *, quasi_identifiers: Mapping[str, Hierarchy | str], sensitive=(),
                  insensitive=(), identifying=(), others: str = "error", k: int | None = None,
                  models: Sequence[PrivacyModel] = (), suppression_limit: float = 0.0,
-                 metric: str | Metric = "loss", search: str = "flash",
+                 metric: str | Metric = "loss", search: str = "auto",
                  backend: str | Backend = "auto", suppression: str = "mark", seed=None,
                  time_limit: float | None = None, prefer: str = "height"):
         if not isinstance(quasi_identifiers, Mapping) or not quasi_identifiers:

@@ -267,9 +267,8 @@ def test_models_not_privacy_models(hierarchies):
 @pytest.mark.parametrize("option,value,message", [
     ("metric", "entropy",
      "metric must be one of ['discernibility', 'loss', 'precision'] or a Metric, got 'entropy'"),
-    ("search", "genetic", "search must be one of ('flash', 'exhaustive', 'lightning', 'beam', "
-                          "'samarati'), "
-     "got 'genetic'"),
+    ("search", "genetic", "search must be one of ('auto', 'flash', 'exhaustive', 'levels', "
+                          "'lightning', 'beam', 'samarati'), got 'genetic'"),
     ("backend", "tpu", "backend must be one of ('auto', 'cpu', 'gpu'), got 'tpu'"),
     ("suppression", "blank", "suppression must be one of ('mark', 'drop'), got 'blank'"),
 ])

@@ -98,3 +98,85 @@ def test_flash_equals_exhaustive_on_larger_lattices(seed):
 
         solved += same_optimum(fit, (seed, kind, metric, limit))
     assert solved
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_level_search_equals_exhaustive(seed):
+    """The batched level search (the GPU's default) skips nodes by bound and monotonicity
+    but returns the exhaustive search's optimum -- node, loss and statistics -- and never
+    evaluates more nodes."""
+    data, hierarchies = _table(seed)
+    compared = 0
+    for (kind, models), metric, limit in itertools.product(
+            MODELS.items(), ("loss", "precision", "discernibility"), (0.0, 0.1)):
+        results = {}
+        for search in ("exhaustive", "levels"):
+            try:
+                results[search] = Anonymizer(
+                    quasi_identifiers=hierarchies, sensitive=["s"], models=models(),
+                    suppression_limit=limit, metric=metric, search=search, backend="cpu",
+                    seed=0).fit(data)
+            except NoSolutionError:
+                results[search] = None
+        want, got = results["exhaustive"], results["levels"]
+        case = (seed, kind, metric, limit)
+        assert (want is None) == (got is None), case
+        if want is None:
+            continue
+        assert got.search.strategy == "levels", case
+        assert got.transformation == want.transformation, case
+        assert got.information_loss == want.information_loss, case
+        assert got.node == want.node, case
+        assert got.search.nodes_evaluated <= want.search.nodes_evaluated, case
+        compared += 1
+    assert compared
+
+
+def test_level_search_skips_nodes_on_adult():
+    """On 8-QID Adult (k=5, 5 %, loss) the bound rules out a good part of the lattice."""
+    from gpuppdp import datasets
+
+    data, hierarchies = datasets.adult()
+    qids = list(datasets.ADULT_QUASI_IDENTIFIERS)[:8]
+    fits = {s: Anonymizer(quasi_identifiers={q: hierarchies[q] for q in qids},
+                          others="insensitive", k=5, suppression_limit=0.05, search=s,
+                          backend="cpu").fit(data) for s in ("exhaustive", "levels")}
+    assert fits["levels"].transformation == fits["exhaustive"].transformation
+    assert fits["levels"].search.nodes_evaluated < 0.8 * fits["exhaustive"].search.nodes_evaluated
+
+
+def test_auto_search_is_levels_on_a_gpu_and_flash_on_the_cpu():
+    from gpuppdp.engine.evaluate import Evaluator
+    from gpuppdp.engine.encoding import Schema, encode
+    from gpuppdp.engine.metrics import make_metric
+    from gpuppdp.engine.search import FlashSearch, LevelSearch, make_search
+    from gpuppdp.backend import cpu_backend
+    from gpuppdp.testing import strict_backend
+
+    data, hierarchies = _table(0)
+    schema = Schema(hierarchies, ["s"], (), (), "error")
+    for backend, kind in ((cpu_backend(), FlashSearch), (strict_backend(), LevelSearch)):
+        enc = encode(data, schema, backend)
+        ev = Evaluator(enc, [KAnonymity(2)], make_metric("loss"), 0.1)
+        assert isinstance(make_search("auto", ev), kind)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_level_search_on_the_gpu_stand_in_matches_the_cpu(seed):
+    """``search="auto"`` on the strict CuPy stand-in (the array-form kernels, CUDA kernels in
+    Numba's simulator) runs the level search and finds the CPU's optimum."""
+    from gpuppdp.testing import strict_backend
+
+    data, hierarchies = _table(seed)
+
+    def fit(search, backend):
+        return Anonymizer(quasi_identifiers=hierarchies, sensitive=["s"],
+                          models=[KAnonymity(2), DistinctLDiversity("s", 2)],
+                          suppression_limit=0.1, search=search, backend=backend,
+                          seed=0).fit(data)
+
+    cpu, gpu = fit("levels", "cpu"), fit("auto", strict_backend())
+    assert gpu.search.strategy == "levels"
+    assert gpu.transformation == cpu.transformation
+    assert gpu.information_loss == cpu.information_loss
+    assert gpu.search.nodes_evaluated == cpu.search.nodes_evaluated

@@ -423,7 +423,7 @@ def register(subparsers) -> None:
     demo.add_argument("--census-seed", default=None, metavar="S",
                       help="seed of the --census table (default 0)")
     add_run_options(demo)
-    demo.set_defaults(func=cmd_demo, search="flash")
+    demo.set_defaults(func=cmd_demo)
 
     an = subparsers.add_parser("anonymize", help="optimal generalization of a CSV/Parquet table "
                                "(or Mondrian, top-down specialization: --algorithm)")

@@ -13,7 +13,7 @@ __all__ = ["BACKENDS", "METRICS", "SEARCHES", "PREFERENCES", "SUPPRESSION_MODES"
 
 BACKENDS = ("auto", "cpu", "gpu")  # gpuppdp.backend.BACKEND_CHOICES
 METRICS = ("discernibility", "loss", "precision")  # sorted(gpuppdp.engine.metrics.METRICS)
-SEARCHES = ("flash", "exhaustive", "lightning", "beam",
+SEARCHES = ("auto", "flash", "exhaustive", "levels", "lightning", "beam",
             "samarati")  # gpuppdp.engine.search.SEARCHES
 PREFERENCES = ("height", "precision", "classes",
                "suppression")  # gpuppdp.engine.samarati.PREFERENCES

@@ -697,12 +697,14 @@ def add_run_options(p: argparse.ArgumentParser,
                     json_help: str = "write the summary as JSON") -> None:
     """Metric, search, backend, seed, --json and --quiet."""
     p.add_argument("--metric", choices=METRICS, default="loss")
-    p.add_argument("--search", choices=SEARCHES, default="flash",
-                   help="flash: ARX's algorithm and tie-break (default; lattices over 10**7 "
-                   "nodes switch to beam); exhaustive: every node; lightning (ARX's best-first) "
-                   "and beam (batched top-down beam search): heuristics with a time limit; "
-                   "samarati: a k-minimal generalization (binary search on the height), see "
-                   "--prefer")
+    p.add_argument("--search", choices=SEARCHES, default="auto",
+                   help="auto (default): levels on a GPU, flash elsewhere; flash: ARX's "
+                   "algorithm and tie-break (lattices over 10**7 nodes switch to beam); "
+                   "exhaustive: every node; levels: the lattice level by level in large "
+                   "batches, skipping what the bounds rule out (exhaustive's optimum and "
+                   "tie-break); lightning (ARX's best-first) and beam (batched top-down beam "
+                   "search): heuristics with a time limit; samarati: a k-minimal "
+                   "generalization (binary search on the height), see --prefer")
     p.add_argument("--time-limit", type=_positive_seconds, default=None, metavar="SECONDS",
                    help="time budget of a heuristic search (default 30)")
     p.add_argument("--prefer", choices=PREFERENCES, default="height",

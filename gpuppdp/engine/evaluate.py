@@ -24,6 +24,7 @@ from .classes import Classes
 from .encoding import EncodedTable, FrequencySet
 from .lattice import Lattice
 from .metrics import Metric
+from .solution_space import level_nodes
 
 __all__ = ["NodeStats", "Evaluator", "LatticeOracle"]
 
@@ -333,39 +334,56 @@ class LatticeOracle:
                             for name in _NODE_STATS_FIELDS})
 
     def evaluate_all(self, progress: Callable[[int, int], None] | None = None) -> NodeStats:
-        """Evaluate every node, level by level; rows in node-id order.
+        """Evaluate every node, level by level (:meth:`evaluate_levels`); rows in node-id
+        order."""
+        return self.evaluate_levels(None, progress)
 
-        Each node is rolled up from its predecessor with the smallest frequency set.  A level
-        is evaluated in batches whose source entries stay under ``batch_entries``; the
-        previous level's frequency sets are kept as the list of those batches.
+    def evaluate_levels(self, choose: Callable | None = None,
+                        progress: Callable[[int, int], None] | None = None,
+                        observe: Callable | None = None) -> NodeStats:
+        """Evaluate the lattice level by level, bottom up; rows of the evaluated nodes in
+        node-id order.
+
+        ``choose(ids, levels) -> bool mask`` (``None``: all) picks the nodes of a level to
+        evaluate, knowing the results of the levels below; a chosen node's direct predecessors
+        must all have been evaluated; ``observe(ids, stats)`` (optional) sees each batch's
+        results as they come.  Each node is rolled up from its predecessor with the
+        smallest frequency set.  A level is evaluated in batches whose source entries stay
+        under ``batch_entries``; the previous level's frequency sets are kept as the list of
+        those batches.
         """
         lat = self.lattice
-        all_levels = lat.levels_of(np.arange(lat.size))
-        height = all_levels.sum(axis=1)
         # where each node of the previous level lives: (batch, index in batch, size)
         prev_batches = [self.evaluator.bottom]
         where_batch = np.zeros(lat.size, dtype=np.int64)
         where_index = np.zeros(lat.size, dtype=np.int64)
-        size = np.zeros(lat.size, dtype=np.int64)
+        size = np.full(lat.size, np.iinfo(np.int64).max, dtype=np.int64)
         size[0] = self.evaluator.bottom.host_ptr[-1]
         parts, part_ids, done = [], [], 0
         for h in range(lat.max_height + 1):
-            ids = np.flatnonzero(height == h)
+            levels = level_nodes(lat.max_levels, h)  # ascending id
+            ids = levels @ lat.strides
+            if choose is not None and h > 0:
+                keep = np.asarray(choose(ids, levels), dtype=bool)
+                ids, levels = ids[keep], levels[keep]
             src = ids if h == 0 else self._smallest_predecessor(ids, size)
+            if (src < 0).any():
+                raise ValueError("a chosen node has no evaluated predecessor")
             batches = []
             order = np.lexsort((ids, where_batch[src]))
-            ids, src = ids[order], src[order]
+            ids, src, levels = ids[order], src[order], levels[order]
             for start, stop in self._split(where_batch[src], size[src]):
                 sl = slice(start, stop)
                 source = prev_batches[int(where_batch[src[start]])]
-                stats, fs = self.evaluator.evaluate(all_levels[ids[sl]], source,
-                                                    where_index[src[sl]])
+                stats, fs = self.evaluator.evaluate(levels[sl], source, where_index[src[sl]])
                 where_batch[ids[sl]] = len(batches)
                 where_index[ids[sl]] = np.arange(stop - start)
                 size[ids[sl]] = stats.entries
                 batches.append(fs)
                 parts.append(stats)
                 part_ids.append(ids[sl])
+                if observe is not None:
+                    observe(ids[sl], stats)
                 done += stop - start
                 if progress is not None:
                     progress(done, lat.size)
@@ -391,7 +409,8 @@ class LatticeOracle:
             start = stop
 
     def _smallest_predecessor(self, ids: np.ndarray, size: np.ndarray) -> np.ndarray:
-        """Id of each node's direct predecessor with the fewest frequency-set entries."""
+        """Id of each node's direct predecessor with the fewest frequency-set entries (-1
+        when none was evaluated: their size is the int64 maximum)."""
         lat = self.lattice
         levels = lat.levels_of(ids)
         best = np.full(len(ids), -1, dtype=np.int64)

@@ -6,6 +6,9 @@ The searches only walk the lattice: they ask a
 * :class:`ExhaustiveSearch` evaluates every node (level by level, in large batches) and picks
   the anonymous node of smallest information loss; ties go to the lower generalization height,
   then to the smaller node id (ARX's id order: attribute 0 varies fastest).
+* :class:`LevelSearch` evaluates the lattice level by level in large batches, skipping what
+  the bounds and monotonicity rule out; the exhaustive search's optimum and tie-break (the
+  default on a GPU);
 * :class:`FlashSearch` is ARX's Flash algorithm (Kohlmayer, Prasser, Eckert, Kemper & Kuhn
   2012), emulated step by step as ARX 3.9.2 runs it -- the same traversal order, predictive
   tagging with monotonicity, bound-based pruning and ``trackOptimum`` rule -- so that when
@@ -23,7 +26,8 @@ import numpy as np
 from .evaluate import LatticeOracle
 from .solution_space import Properties, level_nodes
 
-__all__ = ["SearchResult", "ExhaustiveSearch", "FlashSearch", "make_search", "SEARCHES"]
+__all__ = ["SearchResult", "ExhaustiveSearch", "LevelSearch", "FlashSearch", "make_search",
+           "SEARCHES"]
 
 
 @dataclass
@@ -53,6 +57,67 @@ class ExhaustiveSearch:
             best = int(np.lexsort((np.arange(len(il)), stats.height, il))[0])
         seconds = time.perf_counter() - t0
         return SearchResult(best, None if best is None else stats.row(best), len(stats),
+                            seconds, self.name,
+                            {"anonymous_nodes": int(stats.anonymous.sum()), "all_stats": stats})
+
+
+class LevelSearch:
+    """The optimal search in large batches (the GPU's): the lattice level by level, bottom
+    up, each level's remaining nodes evaluated together (:meth:`LatticeOracle.evaluate_levels`:
+    a few launch sequences per level on a GPU, instead of Flash's node after node).
+
+    A node is skipped when one of its direct predecessors was skipped or has a lower bound
+    at least the best loss found so far (the bound holds for a node and all its
+    generalizations: Flash prunes the same way, Kohlmayer et al. 2012), when its
+    data-independent bound (Precision) is, or -- with a metric monotone in generalization and
+    no suppression -- when a predecessor is anonymous.  A skipped node lies above every level
+    already evaluated and its loss is at least the best, so the result is the exhaustive
+    search's: the anonymous node of smallest loss, then lowest height, then smallest id.
+    """
+
+    name = "levels"
+
+    def __init__(self, *, utility_monotonic: bool, data_independent_bound=None):
+        self.utility_full = utility_monotonic
+        self.bound = data_independent_bound
+
+    def run(self, oracle: LatticeOracle, progress: Callable | None = None) -> SearchResult:
+        t0 = time.perf_counter()
+        lat = oracle.lattice
+        evaluated = np.zeros(lat.size, dtype=bool)
+        lower = np.full(lat.size, np.nan)
+        anonymous = np.zeros(lat.size, dtype=bool)
+        best = [np.inf]
+
+        def observe(ids, stats):
+            evaluated[ids] = True
+            lower[ids] = stats.lower_bound
+            anonymous[ids] = stats.anonymous
+            il = np.where(stats.anonymous, stats.information_loss, np.inf)
+            best[0] = min(best[0], float(il.min(initial=np.inf)))
+
+        def choose(ids, levels):
+            keep = np.ones(len(ids), dtype=bool)
+            for j in range(lat.n_attributes):
+                has = levels[:, j] > 0
+                pred = np.where(has, ids - lat.strides[j], 0)
+                ok = evaluated[pred] & ~(lower[pred] >= best[0])  # a NaN bound prunes nothing
+                if self.utility_full:
+                    ok &= ~anonymous[pred]
+                keep &= ~has | ok
+            if self.bound is not None and keep.any() and np.isfinite(best[0]):
+                keep[keep] = ~(np.asarray(self.bound(levels[keep])) >= best[0])
+            return keep
+
+        stats = oracle.evaluate_levels(choose, progress, observe)
+        ids = np.flatnonzero(evaluated)
+        il = np.where(stats.anonymous, stats.information_loss, np.inf)
+        best_row = None
+        if stats.anonymous.any():
+            best_row = int(np.lexsort((ids, stats.height, il))[0])
+        seconds = time.perf_counter() - t0
+        return SearchResult(None if best_row is None else int(ids[best_row]),
+                            None if best_row is None else stats.row(best_row), len(ids),
                             seconds, self.name,
                             {"anonymous_nodes": int(stats.anonymous.sum()), "all_stats": stats})
 
@@ -401,7 +466,7 @@ class _JavaPriorityQueue:
         return result
 
 
-SEARCHES = ("flash", "exhaustive", "lightning", "beam", "samarati")
+SEARCHES = ("auto", "flash", "exhaustive", "levels", "lightning", "beam", "samarati")
 
 
 def make_search(name: str, evaluator, *, lattice_size: int | None = None,
@@ -412,8 +477,11 @@ def make_search(name: str, evaluator, *, lattice_size: int | None = None,
     ``lightning`` and ``beam`` are the heuristics of :mod:`.heuristic` (budget: ``time_limit``
     seconds and/or ``max_evaluations`` nodes); ``flash`` on a lattice of more than
     :data:`~.heuristic.OPTIMAL_SEARCH_LIMIT` nodes becomes :data:`~.heuristic.AUTO_HEURISTIC`;
-    ``samarati`` finds a k-minimal node chosen by ``prefer`` (:mod:`.samarati`)."""
+    ``samarati`` finds a k-minimal node chosen by ``prefer`` (:mod:`.samarati`); ``auto`` is
+    ``levels`` (:class:`LevelSearch`, batched) on a GPU and ``flash`` elsewhere."""
     from . import heuristic
+    if name == "auto":
+        name = "levels" if evaluator.backend.is_gpu else "flash"
     if name == "flash" and lattice_size is not None and \
             lattice_size > heuristic.OPTIMAL_SEARCH_LIMIT:
         note = (f"lattice of {lattice_size} nodes > OPTIMAL_SEARCH_LIMIT "
@@ -426,7 +494,7 @@ def make_search(name: str, evaluator, *, lattice_size: int | None = None,
                                         max_evaluations=max_evaluations)
     if name == "exhaustive":
         return ExhaustiveSearch()
-    if name not in ("flash", "samarati"):
+    if name not in ("flash", "samarati", "levels"):
         raise ValueError(f"search must be one of {SEARCHES}, got {name!r}")
     limit = evaluator.suppression_limit
     models, metric = evaluator.models, evaluator.metric
@@ -443,6 +511,9 @@ def make_search(name: str, evaluator, *, lattice_size: int | None = None,
         return SamaratiSearch(monotonic=privacy == FULL, prefer=prefer)
     utility = (metric.monotonic_with_generalization if limit == 0
                else metric.monotonic_with_suppression)
+    if name == "levels":
+        return LevelSearch(utility_monotonic=utility,
+                           data_independent_bound=metric.data_independent_bound)
     return FlashSearch(privacy_monotonicity=privacy, utility_monotonic=utility,
                        has_min_class_size=has_k,
                        data_independent_bound=metric.data_independent_bound)
