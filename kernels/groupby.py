@@ -62,7 +62,7 @@ def run_tasks(kernel, n_tasks: int, *args) -> None:
     GIL (``nogil=True``), on the calling thread and ``numba.get_num_threads() - 1`` pool
     threads, each claiming the next task when it is done with one -- a thread slowed by other
     work on its core just takes fewer (no static split, no barrier but the end)."""
-    n_threads = min(numba.get_num_threads(), n_tasks)
+    n_threads = 1 if n_tasks <= 1 else min(numba.get_num_threads(), n_tasks)
     if n_threads <= 1:
         for t in range(n_tasks):
             kernel(t, *args)
@@ -104,8 +104,10 @@ def balanced_runs(ptr, n_runs: int) -> np.ndarray:
 def n_tasks_for(rows: int, n_segments: int, per_thread: int = 4) -> int:
     """How many tasks to cut ``rows`` rows in ``n_segments`` segments into: one for small work
     or a single thread, else ``per_thread`` per thread (at most one per segment)."""
+    if rows < (1 << 15):  # before asking Numba (microseconds a call, per node in a search)
+        return 1
     n_threads = numba.get_num_threads()
-    if n_threads <= 1 or rows < (1 << 15):
+    if n_threads <= 1:
         return 1
     return max(1, min(n_segments, per_thread * n_threads))
 
