@@ -88,6 +88,41 @@ def read_dask(path: str, *, sep: str | None = None):
                        **_CSV_OPTIONS)
 
 
+COUNT_COLUMN = "__gpuppdp_count__"
+
+
+def _counted(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """A partition's distinct rows of ``columns`` in order of first appearance, with their
+    counts in :data:`COUNT_COLUMN` (missing values kept as values)."""
+    counts = part.groupby(columns, sort=False, dropna=False, observed=True).size()
+    return counts.rename(COUNT_COLUMN).reset_index()
+
+
+def partition_counts(ddf, columns: Sequence[str]):
+    """The partitions of Dask DataFrame ``ddf`` reduced on the workers to their distinct rows
+    of ``columns`` with counts (:data:`COUNT_COLUMN`), yielded to the client in partition
+    order -- the weighted chunks that ``risk_report_chunks`` and ``check_chunks`` merge into
+    the table's frequency set (``weight_column=COUNT_COLUMN``), identical to reading the
+    table in chunks."""
+    import dask  # noqa: PLC0415
+
+    columns = list(columns)
+    parts = ddf[columns].map_partitions(_counted, columns).to_delayed()
+    futures = _client_compute(parts)
+    for future in futures:
+        yield future.result() if hasattr(future, "result") else dask.compute(future)[0]
+
+
+def _client_compute(parts: list):
+    """Futures of ``parts`` on the current distributed client (all at once, gathered one by
+    one), or the delayed objects themselves without one."""
+    try:
+        from distributed import default_client  # noqa: PLC0415
+        return default_client().compute(parts)
+    except (ImportError, ValueError):
+        return parts
+
+
 # -- encoding -----------------------------------------------------------------------------
 def _local_combinations(part: pd.DataFrame, names: list[str]):
     """``(group, distinct, counts)``: each row's combination of sensitive values numbered in

@@ -142,3 +142,60 @@ def test_cli_dask_writes_a_parquet_dataset(tmp_path):
     bad = subprocess.run(cmd[:-4] + ["--dask", "local:0", "--output", str(out)],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "local:N" in bad.stderr
+
+
+def _with_suppressed_rows(data: pd.DataFrame, qids: list[str]) -> pd.DataFrame:
+    """``data`` with a few rows whose every QID is '*' (suppressed in an earlier release)."""
+    data = data.copy()
+    data.loc[[3, 500, 4000], qids] = "*"
+    return data
+
+
+def test_risk_and_check_on_partition_counts_equal_the_whole_table(client, adult):
+    """``partition_counts`` (each partition reduced on a worker to its distinct rows with
+    counts) merged by ``risk_report_chunks`` / ``check_chunks`` gives the in-memory reports."""
+    from gpuppdp.analysis.checker import check, check_chunks
+    from gpuppdp.analysis.risk import risk_report, risk_report_chunks
+    from gpuppdp.cluster import COUNT_COLUMN, partition_counts
+
+    data, qis = adult
+    qids = list(qis)
+    data = _with_suppressed_rows(data, qids)
+    ddf = dd.from_pandas(data, npartitions=7)
+    got = risk_report_chunks(partition_counts(ddf, qids), qids, weight_column=COUNT_COLUMN)
+    assert got == risk_report(data, qids)
+    options = dict(quasi_identifiers=qids, sensitive="occupation", lkc=(2, 5, 0.8),
+                   backend="cpu")
+    got = check_chunks(partition_counts(ddf, qids + ["occupation"]),
+                       weight_column=COUNT_COLUMN, **options)
+    want = check(data, **options)
+    assert got.keys() == want.keys()
+    for key in want:
+        if isinstance(want[key], float):
+            assert got[key] == pytest.approx(want[key], rel=1e-12), key
+        else:
+            assert got[key] == want[key], key
+
+
+def test_cli_risk_and_check_on_dask_print_the_in_memory_reports(tmp_path):
+    data, _ = datasets.adult()
+    src = tmp_path / "people.csv"
+    data.head(3000).to_csv(src, index=False)
+    gp = str(Path(sys.executable).parent / "gpuppdp")
+    qi = []
+    for q in ("age", "sex", "race"):
+        qi += ["--qi", f"{q}={datasets.adult_path(f'adult_hierarchy_{q}.csv')}"]
+    runs = {"risk": qi + ["--backend", "cpu"],
+            "check": qi + ["--sensitive", "occupation", "--backend", "cpu"]}
+    for sub, args in runs.items():
+        out = {}
+        for tag, extra in (("memory", []), ("dask", ["--dask", "local:1"])):
+            path = tmp_path / f"{sub}.json"  # the same path: printed in the report
+            p = subprocess.run([gp, sub, str(src), *args, *extra, "--quiet", "--json",
+                                str(path)], capture_output=True, text=True, timeout=300)
+            assert p.returncode == 0, p.stderr[-2000:]
+            out[tag] = (p.stdout, json.load(open(path)))
+        assert out["dask"] == out["memory"], sub
+    bad = subprocess.run([gp, "risk", str(src), *qi, "--dask", "local:1", "--chunk-rows",
+                          "100"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "--dask and --chunk-rows" in bad.stderr

@@ -280,7 +280,7 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
                  lkc: tuple | None = None, population: pd.DataFrame | None = None,
                  per_class: bool = False, order=None, sensitive_hierarchy=None,
                  sep: str | None = None, chunk_rows: int = CHUNK_ROWS,
-                 progress=None) -> dict:
+                 weight_column: str | None = None, progress=None) -> dict:
     """:func:`check` of a table given as consecutive row chunks (DataFrames holding the QID
     and sensitive columns, e.g. :func:`gpuppdp.io.read_chunks`) or as a CSV or Parquet file
     (``chunks`` a path, read ``chunk_rows`` rows at a time; ``sep``: the CSV delimiter,
@@ -294,7 +294,9 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
     :func:`check` of the whole table, with the same options (``records``, ``classes`` and
     ``k`` to the sensitive measures and LKC); a missing value is reported with its row in the
     whole table.  ``population`` (k-map, delta-presence) and ``per_class`` need the rows'
-    own values and are refused with a ValueError: use :func:`check` for them.
+    own values and are refused with a ValueError: use :func:`check` for them.  With
+    ``weight_column``, each chunk row stands for that many rows (chunks already reduced, e.g.
+    a Dask partition's counts: :func:`gpuppdp.cluster.partition_counts`).
     """
     if population is not None:
         raise ValueError("population: k_map and delta-presence match the table's own values "
@@ -319,16 +321,22 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
             check_columns(chunk, [sensitive], "sensitive", frame="chunk")
         if not len(chunk):
             continue
+        weights = np.ones(len(chunk), dtype=np.int64) if weight_column is None else \
+            chunk[weight_column].to_numpy(dtype=np.int64)
         for c in wanted:
             if chunk[c].hasnans:
                 miss = chunk[c].isna().to_numpy()
-                raise ValueError(f"column {c!r} has missing value(s), first at row "
-                                 f"{rows + int(np.flatnonzero(miss)[0])}")
+                where = "" if weight_column is not None else \
+                    f", first at row {rows + int(np.flatnonzero(miss)[0])}"
+                raise ValueError(f"column {c!r} has missing value(s){where}")
         suppressed = factorize_qids(chunk, qids)[2]
-        n = int(suppressed.sum())
-        reducer.add(chunk[wanted] if not n else chunk.loc[~suppressed, wanted])
+        n = int(weights[suppressed].sum())
+        if n:
+            reducer.add(chunk.loc[~suppressed, wanted], weights[~suppressed])
+        else:
+            reducer.add(chunk[wanted], weights)
         n_suppressed += n
-        rows += len(chunk)
+        rows += int(weights.sum())
     if n_suppressed == rows:
         raise ValueError(f"no rows to measure: the table has {rows} row(s), "
                          f"{n_suppressed} of them suppressed (all quasi-identifiers '*')")

@@ -609,12 +609,14 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
 
 def risk_report_chunks(chunks, quasi_identifiers: Sequence[str], population_size=None,
                        backend: Backend | str = "cpu", *, attributes: bool = True,
-                       progress=None) -> dict:
+                       weight_column: str | None = None, progress=None) -> dict:
     """:func:`risk_report` of a table given as consecutive row chunks (DataFrames holding
     the QID columns, e.g. :func:`gpuppdp.io.read_chunks`): the chunks are reduced to the
     distinct QID combinations with their counts (:class:`~gpuppdp.engine.codes.DistinctRows`),
     and every figure is computed from those, so memory follows the number of classes, not of
-    rows.  Same figures as :func:`risk_report` of the whole table (no population table)."""
+    rows.  Same figures as :func:`risk_report` of the whole table (no population table).
+    With ``weight_column``, each chunk row stands for that many rows (chunks already
+    reduced, e.g. a Dask partition's counts: :func:`gpuppdp.cluster.partition_counts`)."""
     from ..engine.codes import DistinctRows  # noqa: PLC0415
 
     backend = get_backend(backend)
@@ -625,7 +627,7 @@ def risk_report_chunks(chunks, quasi_identifiers: Sequence[str], population_size
     step()
     reducer = DistinctRows(qids)
     for chunk in chunks:
-        reducer.add(chunk)
+        reducer.add(chunk, None if weight_column is None else chunk[weight_column])
     if reducer.rows == 0:
         raise ValueError("the table is empty (0 rows)")
     codes, labels, counts = reducer.result()

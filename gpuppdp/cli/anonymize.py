@@ -16,7 +16,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from .common import (add_anonymization_options, add_chunk_option, add_run_options,
+from .common import (add_anonymization_options, add_chunk_option, add_dask_option, add_run_options,
                      anonymizer_from_args, chunk_rows_for, format_summary, print_release,
                      release_plan, run_summary, search_progress)
 from .generate import whole_number
@@ -432,9 +432,6 @@ def register(subparsers) -> None:
     an.add_argument("--output", required=True, help="released table (.csv or .parquet)")
     add_chunk_option(an, "anonymize out of core, reading and releasing N rows at a time "
                      "(memory: a chunk and the frequency sets)")
-    an.add_argument("--dask", default=None, metavar="local:N|tcp://HOST:PORT",
-                    help="encode and release on a Dask cluster: a new local cluster of N "
-                    "worker processes, or a running scheduler (a .parquet release is then a "
-                    "dataset folder)")
+    add_dask_option(an, "encode and release (a .parquet release is then a dataset folder)")
     add_run_options(an)
     an.set_defaults(func=cmd_anonymize, usage_error=an.error)

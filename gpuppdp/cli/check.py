@@ -7,8 +7,9 @@ import math
 
 from .choices import BACKENDS
 from .common import (ProgressBar, _lkc, _order_spec, _sensitive_spec, add_chunk_option,
-                     add_measured_qi_option, add_prior_option, check_hierarchy_values,
-                     check_known_labels, chunk_rows_for, known_labels, measured_qids,
+                     add_dask_option, add_measured_qi_option, add_prior_option,
+                     check_hierarchy_values, check_known_labels, chunk_rows_for,
+                     counted_chunks, dask_refusals, known_labels, measured_qids,
                      orders_by_column, read_measured, read_prior, table_subcommand)
 
 __all__ = ["register", "run_check"]
@@ -44,6 +45,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_chunk_option(p, "read INPUT N rows at a time and measure its frequency set (memory "
                      "follows the classes, not the rows; not with --population)")
+    add_dask_option(p, "reduce INPUT's partitions to their frequency sets")
     return p
 
 
@@ -90,8 +92,16 @@ def run_check(args: argparse.Namespace) -> int:
                    lkc=lkc, order=orders.get(args.sensitive, "auto") if args.sensitive else None,
                    sensitive_hierarchy=sensitive_hierarchy, prior=prior,
                    progress=ProgressBar("check", not args.quiet, unit="steps"))
+    dask_refusals(args)
     chunk_rows = chunk_rows_for(args) if args.population is None else None
-    if chunk_rows is None:
+    if args.dask:  # partitions reduced on the cluster, merged here in partition order
+        from ..cluster import COUNT_COLUMN, client_for
+
+        plan = OutputPlan([args.input, *hierarchies.values()]).add("--json", args.json)
+        with client_for(args.dask):
+            result = check_chunks(counted_chunks(args, columns, hierarchies),
+                                  weight_column=COUNT_COLUMN, **options)
+    elif chunk_rows is None:
         plan, data, population = read_measured(args, columns, qids, hierarchies.values())
         check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
         result = check(data, population=population, **options)

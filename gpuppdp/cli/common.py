@@ -136,6 +136,35 @@ def add_chunk_option(p: argparse.ArgumentParser, what: str) -> None:
                    "(CSV), in chunks of that many rows above")
 
 
+def add_dask_option(p: argparse.ArgumentParser, what: str) -> None:
+    """``--dask local:N|tcp://HOST:PORT``; ``what`` says what runs on the cluster."""
+    p.add_argument("--dask", default=None, metavar="local:N|tcp://HOST:PORT",
+                   help=f"{what} on a Dask cluster: a new local cluster of N worker "
+                   "processes, or a running scheduler")
+
+
+def counted_chunks(args, columns: list[str], hierarchies: dict[str, str]):
+    """INPUT's partitions reduced on the Dask cluster (``--dask``, a client must be open) to
+    their distinct rows of ``columns`` with counts (:func:`gpuppdp.cluster.partition_counts`),
+    each checked against the QIDs' hierarchies; for ``weight_column=cluster.COUNT_COLUMN``."""
+    from ..cluster import partition_counts, read_dask
+
+    known = known_labels(hierarchies, args.hierarchy_sep)
+    for part in partition_counts(read_dask(args.input, sep=args.sep), columns):
+        check_known_labels(part, known, hierarchies)
+        yield part
+
+
+def dask_refusals(args) -> None:
+    """``--dask`` with ``--chunk-rows`` or ``--population``: a ValueError saying why."""
+    if args.dask and args.chunk_rows is not None:
+        raise ValueError("--dask and --chunk-rows: the cluster reads INPUT in its partitions; "
+                         "give one of them")
+    if args.dask and args.population is not None:
+        raise ValueError("--dask and --population: the population measures match INPUT's own "
+                         "rows, which are read into memory; leave out --dask")
+
+
 def chunk_rows_for(args) -> int | None:
     """Rows per chunk for a run that reads INPUT in chunks, or None to read it into memory:
     ``--chunk-rows``, else chunks for inputs over 2^20 rows (Parquet) or 256 MiB (CSV)."""

@@ -15,9 +15,10 @@ import argparse
 import math
 
 from .choices import BACKENDS
-from .common import (ProgressBar, add_chunk_option, add_measured_qi_option,
-                     check_hierarchy_values, check_known_labels, chunk_rows_for, known_labels,
-                     measured_qids, read_measured, table_subcommand)
+from .common import (ProgressBar, add_chunk_option, add_dask_option, add_measured_qi_option,
+                     check_hierarchy_values, check_known_labels, chunk_rows_for, counted_chunks,
+                     dask_refusals, known_labels, measured_qids, read_measured,
+                     table_subcommand)
 
 __all__ = ["register", "run_risk", "format_report"]
 
@@ -46,6 +47,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_chunk_option(p, "read INPUT N rows at a time and measure its distinct QID combinations "
                      "(memory follows the classes, not the rows; not with --population)")
+    add_dask_option(p, "reduce INPUT's partitions to their distinct QID combinations")
     return p
 
 
@@ -111,8 +113,18 @@ def run_risk(args: argparse.Namespace) -> int:
     if args.top < 0:
         raise ValueError(f"--top must be at least 0, got {args.top}")
     bar = ProgressBar("risk", not args.quiet, unit="steps")
+    dask_refusals(args)
     chunk_rows = chunk_rows_for(args) if args.population is None else None
-    if chunk_rows is None:
+    if args.dask:  # partitions reduced on the cluster, merged here in partition order
+        from ..cluster import COUNT_COLUMN, client_for
+
+        plan = OutputPlan([args.input, *hierarchies.values()]).add("--json", args.json)
+        with client_for(args.dask):
+            rep = risk_report_chunks(counted_chunks(args, qids, hierarchies), qids,
+                                     population_size=population,
+                                     backend=get_backend(args.backend),
+                                     weight_column=COUNT_COLUMN, progress=bar)
+    elif chunk_rows is None:
         plan, data, table = read_measured(args, qids, qids, hierarchies.values())
         check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
         rep = risk_report(data, qids, population_size=population,

@@ -258,13 +258,17 @@ class DistinctRows:
         self._merge_rows = merge_rows
         self.rows = 0
 
-    def add(self, chunk: pd.DataFrame) -> None:
+    def add(self, chunk: pd.DataFrame, weights=None) -> None:
+        """Add a chunk's rows, each standing for one row or for ``weights`` (int, one per
+        row: e.g. a partition's distinct rows with their counts)."""
         if not len(chunk):
             return
         codes = np.stack([d.encode(chunk[c]).astype(np.int32)  # distinct values < 2^31
                           for d, c in zip(self.dictionaries, self.columns)], axis=1)
-        self._pending.append(_distinct(codes, np.ones(len(chunk), dtype=np.int64)))
-        self.rows += len(chunk)
+        weights = np.ones(len(chunk), dtype=np.int64) if weights is None else \
+            np.asarray(weights, dtype=np.int64)
+        self._pending.append(_distinct(codes, weights))
+        self.rows += int(weights.sum())
         pending = sum(len(w) for _, w in self._pending)
         if pending > max(self._merge_rows, sum(len(w) for _, w in self._merged)):
             self._merged = [self._merge(self._merged + self._pending)]
