@@ -74,18 +74,19 @@ def client_for(spec: str):
     raise ValueError(f"--dask expects local:N or tcp://HOST:PORT, got {spec!r}")
 
 
-def read_dask(path: str, *, sep: str | None = None):
+def read_dask(path: str, *, sep: str | None = None, columns: Sequence[str] | None = None):
     """A CSV or Parquet file as a Dask DataFrame with :func:`gpuppdp.io.read_table`'s values
-    (CSV: strings, only empty fields missing)."""
+    (CSV: strings, only empty fields missing); ``columns``: only those are read."""
     import dask.dataframe as dd  # noqa: PLC0415
 
     from .io import _CSV_OPTIONS, table_columns, table_delimiter  # noqa: PLC0415
 
     table_columns(path, sep=sep)  # the file's checks: present, readable, names unique
+    columns = None if columns is None else list(columns)
     if path.lower().endswith((".parquet", ".pq")):
-        return dd.read_parquet(path)
+        return dd.read_parquet(path, columns=columns)
     return dd.read_csv(path, sep=table_delimiter(path, sep), blocksize="64MiB",
-                       **_CSV_OPTIONS)
+                       usecols=columns, **_CSV_OPTIONS)
 
 
 COUNT_COLUMN = "__gpuppdp_count__"

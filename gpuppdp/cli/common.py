@@ -150,7 +150,7 @@ def counted_chunks(args, columns: list[str], hierarchies: dict[str, str]):
     from ..cluster import partition_counts, read_dask
 
     known = known_labels(hierarchies, args.hierarchy_sep)
-    for part in partition_counts(read_dask(args.input, sep=args.sep), columns):
+    for part in partition_counts(read_dask(args.input, sep=args.sep, columns=columns), columns):
         check_known_labels(part, known, hierarchies)
         yield part
 
