@@ -342,9 +342,10 @@ def _partition_group(t, runs, part_ptr, part_entry, part_key, part_count, total,
 
 @njit(cache=True, nogil=True)
 def _partition_emit(t, bounds, out_at, start, total, src_codes, src_sens, src_first, moff,
-                    maps_flat, out_codes, out_sens, out_count, out_first):
+                    maps_flat, carry_sens, out_codes, out_sens, out_count, out_first):
     """Write the groups whose first entry lies in ``bounds[t]:bounds[t+1]``, in source order,
-    from ``out_at[t]`` on."""
+    from ``out_at[t]`` on (sensitive codes only when ``carry_sens``: else ``out_sens`` is all
+    0 already, and left untouched)."""
     q = src_codes.shape[1]
     o = out_at[t]
     for i in range(bounds[t], bounds[t + 1]):
@@ -353,7 +354,8 @@ def _partition_emit(t, bounds, out_at, start, total, src_codes, src_sens, src_fi
             e = start + i
             for j in range(q):
                 out_codes[o, j] = maps_flat[moff[j] + src_codes[e, j]]
-            out_sens[o] = src_sens[e]
+            if carry_sens:
+                out_sens[o] = src_sens[e]
             out_count[o] = c
             out_first[o] = src_first[e]
             o += 1
@@ -413,7 +415,10 @@ def _partition_and_group(start, stop, moff, radix, src_codes, src_sens, src_coun
     part_ptr = np.append(fill[0], n)
     part_entry = _scratch("part_entry", n, np.int32)
     part_key = _scratch("part_key", n, np.int64)
-    part_count = _scratch("part_count", n, np.int64)
+    # counts fit in 4 bytes below 2^31 records (the int64 kernel compiles only past that)
+    wide = n and int(src_count[start:stop].max()) >= 1 << 31
+    part_count = _scratch("part_count64" if wide else "part_count", n,
+                          np.int64 if wide else np.int32)
     run_tasks(_partition_scatter, n_threads, bounds, start, keys, src_count, fill, shift,
               part_entry, part_key, part_count)
     runs = balanced_runs(part_ptr, n_tasks_for(n, n_parts, per_thread=4))
@@ -433,12 +438,12 @@ def _rollup_partitioned(start, stop, moff, radix, src_codes, src_sens, src_count
     total, bounds, per_range = _partition_and_group(start, stop, moff, radix, src_codes,
                                                     src_sens, src_count, maps_flat)
     g = int(per_range.sum())
-    if out is None:
-        out = (np.empty((g, src_codes.shape[1]), maps_flat.dtype), np.empty(g, src_sens.dtype),
+    if out is None:  # np.zeros: pages of sensitive codes never written are never resident
+        out = (np.empty((g, src_codes.shape[1]), maps_flat.dtype), np.zeros(g, src_sens.dtype),
                np.empty(g, np.int64), np.empty(g, np.int64))
     out_at = pos + np.concatenate([[0], np.cumsum(per_range)[:-1]]).astype(np.int64)
     run_tasks(_partition_emit, len(bounds) - 1, bounds, out_at, start, total, src_codes,
-              src_sens, src_first, moff, maps_flat, *out)
+              src_sens, src_first, moff, maps_flat, bool(radix[-1] > 1), *out)
     return out, g
 
 

@@ -279,14 +279,25 @@ class EncodedTable:
         return self._merged(row_codes, sens, xp.ones(n, dtype=xp.int64),
                             xp.arange(first_row, first_row + n, dtype=xp.int64))
 
-    def merge(self, sets: Sequence[FrequencySet]) -> FrequencySet:
+    def merge(self, sets: list[FrequencySet]) -> FrequencySet:
         """One bottom frequency set of the rows of ``sets`` (bottom sets of consecutive row
-        ranges, in row order): equal entries merged, counts summed, the first row kept."""
+        ranges, in row order): equal entries merged, counts summed, the first row kept.
+        ``sets`` is emptied, and each field's parts are let go once concatenated, so that a
+        caller holding no other reference does not keep them through the roll-up."""
         if len(sets) == 1:
-            return sets[0]
+            return sets.pop()
         xp = self.backend.xp
-        return self._merged(*(xp.concatenate([getattr(fs, name) for fs in sets])
-                              for name in ("codes", "sens", "count", "first")))
+        fields = [[getattr(fs, name) for fs in sets] for name in ("codes", "sens", "count",
+                                                                   "first")]
+        sets.clear()
+        columns = []
+        for name, parts in zip(("codes", "sens", "count", "first"), fields):
+            if name == "sens" and self.n_sens <= 1:  # all 0: zero pages, never resident
+                columns.append(xp.zeros(sum(int(p.shape[0]) for p in parts), dtype=xp.int32))
+            else:
+                columns.append(xp.concatenate(parts))
+            parts.clear()
+        return self._merged(*columns)
 
     def _merged(self, codes, sens, count, first) -> FrequencySet:
         q = len(self.hierarchies)
@@ -363,8 +374,9 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     """Encode a table given as consecutive row chunks (each a DataFrame holding at least its QID
     and sensitive columns) into an :class:`EncodedTable` that keeps only the bottom frequency
     set: each chunk is encoded and reduced to its own frequency set, and pending sets are
-    merged whenever they hold more than ``merge_entries`` entries and the merged set's size,
-    so memory is a chunk plus the frequency sets, whatever the row count.  ``columns`` are the
+    merged whenever they hold more than ``merge_entries`` entries and half the merged set's
+    size (a merge's peak then stays near 1.5 times the merged set), so memory is a chunk plus
+    the frequency sets, whatever the row count.  ``columns`` are the
     table's column names (roles are checked against them).  Same frequency set, codes, labels
     and errors (rows numbered in the whole table) as :func:`encode` of the whole table.
     """
@@ -389,13 +401,14 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
             None if carried is None else backend.asarray(carried), rows))
         rows += len(chunk)
         entries = sum(len(fs.count) for fs in pending)
-        if entries > max(merge_entries, sum(len(fs.count) for fs in merged)):
-            merged = [enc.merge(merged + pending)]
-            pending = []
+        if entries > max(merge_entries, sum(len(fs.count) for fs in merged) // 2):
+            parts, merged, pending = merged + pending, [], []  # no other reference to them
+            merged = [enc.merge(parts)]
     if rows == 0:
         raise SchemaError("the table is empty (0 rows)")
     enc.n_rows = rows
-    enc._bottom = enc.merge(merged + pending)
+    parts, merged, pending = merged + pending, [], []
+    enc._bottom = enc.merge(parts)
     if sensitive.names:
         sensitive.finish(enc)
     return enc
