@@ -379,10 +379,17 @@ def reused_scratch():
             _SCRATCH.pool = None
 
 
+POOLED_ENTRIES = 1 << 24  # larger scratch is not kept between nodes: memory before speed
+
+
 def _scratch(name: str, n: int, dtype) -> np.ndarray:
-    """An uninitialized (n,) array: from this thread's pool within :func:`reused_scratch`."""
+    """An uninitialized (n,) array: from this thread's pool within :func:`reused_scratch`
+    (up to :data:`POOLED_ENTRIES` entries: a larger one is let go after its node, so that a
+    search's peak holds one node's scratch and its output, not the pool's copy as well)."""
     pool = getattr(_SCRATCH, "pool", None)
-    if pool is None:
+    if pool is None or n > POOLED_ENTRIES:
+        if pool is not None:
+            pool.pop(name, None)
         return np.empty(n, dtype)
     a = pool.get(name)
     if a is None or a.shape[0] < n:

@@ -14,10 +14,12 @@ import pytest
 
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.backend import get_backend
+from gpuppdp.engine import encoding
 from gpuppdp.engine.codes import UnknownValuesError
 from gpuppdp.engine.encoding import Schema, SchemaError, encode, encode_chunks
 from gpuppdp.hierarchy import Hierarchy
 from gpuppdp.io import TEMP_MARK, TableWriter, read_chunks, read_table
+from gpuppdp.kernels import grouping
 from gpuppdp.models import DistinctLDiversity, TCloseness
 from gpuppdp.models.population import KMap
 
@@ -40,9 +42,15 @@ def _chunks(df: pd.DataFrame, size: int):
         yield df.iloc[start:start + size].reset_index(drop=True)
 
 
+@pytest.mark.parametrize("narrow", [False, True])
 @pytest.mark.parametrize("size", [1, 7, 500, 6000])
 @pytest.mark.parametrize("sensitive", [[], ["occupation"], ["occupation", "salary-class"]])
-def test_chunked_frequency_set_is_the_whole_tables(adult, size, sensitive):
+def test_chunked_frequency_set_is_the_whole_tables(adult, size, sensitive, narrow, monkeypatch):
+    """Also with every merge reading counts and first rows as int32 (``narrow``: large
+    merges do; lowered here) and with the partitioned roll-up on every merge."""
+    if narrow:
+        monkeypatch.setattr(encoding, "MERGE_NARROW_ENTRIES", 1)
+        monkeypatch.setattr(grouping, "PARTITION_TABLE", 16)
     data, hierarchies = adult
     data = data.head(300) if size == 1 else data
     qis = {c: hierarchies[c] for c in ("age", "sex", "race", "education")}

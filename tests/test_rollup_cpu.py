@@ -246,3 +246,13 @@ def test_reused_scratch_lends_one_buffer_per_name_and_is_released():
     assert grouping._SCRATCH.pool is None
     assert not np.shares_memory(grouping._scratch("keys", 10, np.int64),
                                 grouping._scratch("keys", 10, np.int64))
+
+
+def test_scratch_above_the_pooled_size_is_not_kept(monkeypatch):
+    monkeypatch.setattr(grouping, "POOLED_ENTRIES", 50)
+    with grouping.reused_scratch():
+        small = grouping._scratch("keys", 40, np.int64)
+        assert np.shares_memory(small, grouping._scratch("keys", 30, np.int64))
+        big = grouping._scratch("keys", 60, np.int64)  # fresh, and the pooled one let go
+        assert not np.shares_memory(big, small)
+        assert "keys" not in grouping._SCRATCH.pool

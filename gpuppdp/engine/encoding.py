@@ -153,6 +153,10 @@ class SensitiveColumn:
     from_carried: object = None
 
 
+#: merges of at least this many entries read counts and first rows as int32 (memory)
+MERGE_NARROW_ENTRIES = 1 << 22
+
+
 @dataclass
 class EncodedTable:
     """A table encoded once for the whole search.
@@ -290,10 +294,17 @@ class EncodedTable:
         fields = [[getattr(fs, name) for fs in sets] for name in ("codes", "sens", "count",
                                                                    "first")]
         sets.clear()
+        n = sum(int(p.shape[0]) for p in fields[0])
+        # a large merge on the CPU reads counts and first rows in 4 bytes when the rows allow
+        # (the partitioned roll-up's source only: its output is int64 as always)
+        narrow = (not self.backend.is_gpu and n >= MERGE_NARROW_ENTRIES
+                  and sum(int(c.sum()) for c in fields[2]) < 1 << 31)
         columns = []
         for name, parts in zip(("codes", "sens", "count", "first"), fields):
             if name == "sens" and self.n_sens <= 1:  # all 0: zero pages, never resident
-                columns.append(xp.zeros(sum(int(p.shape[0]) for p in parts), dtype=xp.int32))
+                columns.append(xp.zeros(n, dtype=xp.int32))
+            elif narrow and name in ("count", "first"):
+                columns.append(np.concatenate(parts, dtype=np.int32, casting="same_kind"))
             else:
                 columns.append(xp.concatenate(parts))
             parts.clear()
@@ -401,7 +412,7 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
             None if carried is None else backend.asarray(carried), rows))
         rows += len(chunk)
         entries = sum(len(fs.count) for fs in pending)
-        if entries > max(merge_entries, sum(len(fs.count) for fs in merged) // 2):
+        if entries > max(merge_entries, sum(len(fs.count) for fs in merged) // 3):
             parts, merged, pending = merged + pending, [], []  # no other reference to them
             merged = [enc.merge(parts)]
     if rows == 0:
