@@ -6,8 +6,8 @@ import argparse
 import math
 
 from .choices import BACKENDS
-from .common import (ProgressBar, _lkc, _order_spec, _sensitive_spec, add_chunk_option,
-                     add_dask_option, add_measured_qi_option, add_prior_option,
+from .common import (ProgressBar, _lkc, _order_spec, _sensitive_spec, add_measuring_options,
+                     add_measured_qi_option, add_prior_option,
                      check_hierarchy_values, check_known_labels, chunk_rows_for,
                      counted_chunks, dask_refusals, known_labels, measured_qids,
                      orders_by_column, read_measured, read_prior, table_subcommand)
@@ -42,10 +42,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                    "only (the set S of Mohammed et al.; default: every value)")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="where the classes are measured (default: GPU when usable)")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    add_chunk_option(p, "read INPUT N rows at a time and measure its frequency set (memory "
-                     "follows the classes, not the rows; not with --population)")
-    add_dask_option(p, "reduce INPUT's partitions to their frequency sets")
+    add_measuring_options(p, "its frequency set")
     return p
 
 

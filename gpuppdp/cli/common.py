@@ -143,6 +143,15 @@ def add_dask_option(p: argparse.ArgumentParser, what: str) -> None:
                    "processes, or a running scheduler")
 
 
+def add_measuring_options(p: argparse.ArgumentParser, measured: str) -> None:
+    """``--quiet``, ``--chunk-rows`` and ``--dask`` of a command that measures INPUT's
+    ``measured`` (its frequency set, its distinct QID combinations)."""
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_chunk_option(p, f"read INPUT N rows at a time and measure {measured} (memory follows "
+                     "the classes, not the rows; not with --population)")
+    add_dask_option(p, f"reduce INPUT's partitions to {measured}")
+
+
 def counted_chunks(args, columns: list[str], hierarchies: dict[str, str]):
     """INPUT's partitions reduced on the Dask cluster (``--dask``, a client must be open) to
     their distinct rows of ``columns`` with counts (:func:`gpuppdp.cluster.partition_counts`),

@@ -15,7 +15,7 @@ import argparse
 import math
 
 from .choices import BACKENDS
-from .common import (ProgressBar, add_chunk_option, add_dask_option, add_measured_qi_option,
+from .common import (ProgressBar, add_measuring_options, add_measured_qi_option,
                      check_hierarchy_values, check_known_labels, chunk_rows_for, counted_chunks,
                      dask_refusals, known_labels, measured_qids, read_measured,
                      table_subcommand)
@@ -44,10 +44,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "default 10, 0: none)")
     p.add_argument("--backend", choices=BACKENDS, default="cpu",
                    help="where the arrays are computed (default cpu)")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    add_chunk_option(p, "read INPUT N rows at a time and measure its distinct QID combinations "
-                     "(memory follows the classes, not the rows; not with --population)")
-    add_dask_option(p, "reduce INPUT's partitions to their distinct QID combinations")
+    add_measuring_options(p, "its distinct QID combinations")
     return p
 
 

@@ -685,15 +685,9 @@ def _conclusion_html(report: dict) -> str:
            f"suppressed ({_e(how)}; at most {_pct(s['suppression_limit'])} allowed).</p>"]
     removed = s.get("identifying_columns", [])
     dropped = s.get("dropped_columns", [])
-    items = [_e(_qid_phrase(q)) for q in s["quasi_identifiers"]]
-    items.append("removed: " + _e(_names(removed, "no identifying column"))
-                 + (f"; dropped (no role): {_e(_names(dropped))}" if dropped else ""))
-    if s.get("sensitive_columns"):
-        items.append("published unchanged as sensitive attributes: "
-                     + _e(_names(s["sensitive_columns"])))
-    if s.get("insensitive_columns"):
-        items.append("published unchanged (insensitive): " + _e(_names(s["insensitive_columns"])))
-    out.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
+    out.append(_column_list(s, [_qid_phrase(q) for q in s["quasi_identifiers"]],
+                            "removed: " + _names(removed, "no identifying column")
+                            + (f"; dropped (no role): {_names(dropped)}" if dropped else "")))
     out.append("<p><b>Guarantees</b> (hold for every published record; suppressed records "
                "are not counted):</p><ul>" + "".join(
                    f"<li>{_e(model_sentence(m, explain=True))}</li>" for m in s["models"])
@@ -724,14 +718,7 @@ def _conclusion_html(report: dict) -> str:
         out.append("<p><b>Re-identification risk.</b> Every record is suppressed: no record "
                    "can be re-identified from its quasi-identifiers.</p>")
     for w, d in zip(report.get("worst_class") or [], report.get("dominance") or []):
-        top = max(w["values"], key=lambda v: v["class_share"]) if w["values"] else None
-        text = (f"<p><b>What an attacker learns about {_e(w['sensitive'])}.</b> In the class "
-                f"whose distribution differs most from the whole table ({_e(w['label'])}, "
-                f"{_num(w['size'])} records)")
-        if top is not None:
-            text += (f", \u201c{_e(top['value'])}\u201d holds {_pct(top['class_share'])} of the "
-                     f"records against {_pct(top['overall_share'])} overall")
-        text += ". "
+        text = _attacker_learns(w)
         if d["classes"]:
             text += (f'<span class="flag">{_num(d["classes"])} of {_num(d["classes_total"])} '
                      f"classes ({_num(d['records'])} records) have one value in more than "
@@ -750,6 +737,31 @@ def _conclusion_html(report: dict) -> str:
     return "\n".join(out)
 
 
+def _column_list(s: dict, qid_phrases: list[str], removed: str) -> str:
+    """The list of what became of the columns: each QID's phrase, the ``removed`` ones, the
+    sensitive and insensitive ones published unchanged."""
+    items = [*qid_phrases, removed]
+    if s.get("sensitive_columns"):
+        items.append("published unchanged as sensitive attributes: "
+                     + _names(s["sensitive_columns"]))
+    if s.get("insensitive_columns"):
+        items.append("published unchanged (insensitive): " + _names(s["insensitive_columns"]))
+    return "<ul>" + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
+
+
+def _attacker_learns(w: dict) -> str:
+    """The opening of the "what an attacker learns" paragraph for the class ``w`` whose
+    sensitive distribution differs most from the table's."""
+    top = max(w["values"], key=lambda v: v["class_share"]) if w["values"] else None
+    text = (f"<p><b>What an attacker learns about {_e(w['sensitive'])}.</b> In the class "
+            f"whose distribution differs most from the whole table ({_e(w['label'])}, "
+            f"{_num(w['size'])} records)")
+    if top is not None:
+        text += (f", \u201c{_e(top['value'])}\u201d holds {_pct(top['class_share'])} of the "
+                 f"records against {_pct(top['overall_share'])} overall")
+    return text + ". "
+
+
 def _loss_text(s: dict) -> str:
     rel = s.get("information_loss_relative")
     text = f"information loss {s['information_loss']:.6g} ({s['metric']} metric"
@@ -758,11 +770,13 @@ def _loss_text(s: dict) -> str:
     return text + ")"
 
 
-def _summary_html(s: dict) -> str:
-    n = s["input_rows"]
+def _summary_tables(s: dict, figures: list, qid_part: list[str]) -> str:
+    """The summary section: files, columns by role, ``figures`` (rows), the quasi-identifiers
+    (``qid_part``, HTML pieces) and the privacy models."""
     files = s.get("files") or {}
     file_rows = [("Input", files.get("input") or "(not given)")]
-    file_rows += [(f"Hierarchy of {q}", p) for q, p in (files.get("hierarchies") or {}).items()]
+    file_rows += [(f"Hierarchy of {q}", p) for q, p in (files.get("hierarchies") or {}).items()
+                  if p]
     file_rows += [(f"Hierarchy of {q} (sensitive)", p)
                   for q, p in (files.get("sensitive_hierarchies") or {}).items()]
     for key, label in (("population", "Population"), ("output", "Released table"),
@@ -777,6 +791,16 @@ def _summary_html(s: dict) -> str:
                  ("Insensitive (published unchanged)", _names(s.get("insensitive_columns"))),
                  ("Identifying (removed)", _names(s.get("identifying_columns"))),
                  ("No role (dropped)", _names(s.get("dropped_columns")))]
+    models = "".join(f"<li>{_e(model_sentence(m, explain=True))}</li>" for m in s["models"])
+    return "\n".join([
+        "<h3>Files</h3>", _table(("File", "Path"), file_rows),
+        "<h3>Columns</h3>", _table(("Role", "Columns"), role_rows),
+        "<h3>Figures</h3>", _table(("Figure", "Value"), figures), *qid_part,
+        "<h3>Privacy models</h3>", f"<ul>{models}</ul>"])
+
+
+def _summary_html(s: dict) -> str:
+    n = s["input_rows"]
     sup = s["suppressed_records"]
     rows = [
         ("Input records", _num(n)),
@@ -801,18 +825,13 @@ def _summary_html(s: dict) -> str:
                                 else v["sample"] for v in q.get("levels", []))
         qrows.append((q["name"], f"{q['level']} of {q['max_level']}",
                       ", ".join(q.get("labels", [])) or "-", chain or "-"))
-    models = "".join(f"<li>{_e(model_sentence(m, explain=True))}</li>" for m in s["models"])
-    return "\n".join([
-        "<h3>Files</h3>", _table(("File", "Path"), file_rows),
-        "<h3>Columns</h3>", _table(("Role", "Columns"), role_rows),
-        "<h3>Figures</h3>", _table(("Figure", "Value"), rows),
+    return _summary_tables(s, rows, [
         "<h3>Transformation</h3>",
         '<p class="caption">Released values: the most frequent labels of each '
         "quasi-identifier in the release. Levels: one input value through every level of its "
         "hierarchy, the released level in brackets.</p>",
         _table(("Quasi-identifier", "Level", "Released values (most frequent)", "Levels"),
-               qrows),
-        "<h3>Privacy models</h3>", f"<ul>{models}</ul>"])
+               qrows)])
 
 
 def _class_sizes_html(cs: dict | None) -> str:
@@ -997,25 +1016,28 @@ def _lattice_html(lat: dict) -> str:
 
 
 def render_html(report: dict) -> str:
-    """The report of :func:`build_report`'s dict as one self-contained HTML page."""
+    """The report of :func:`build_report`'s dict as one self-contained HTML page: the common
+    sections, then the lattice -- or, for a Mondrian or TDS release, how the records were
+    partitioned (:mod:`.partition`)."""
     s = report["summary"]
     if report.get("partitioning") is not None:
-        from .partition import render_partition_sections
+        from .partition import partition_bodies
 
-        sections = render_partition_sections(report)
-        return _page(report, sections)
+        titles, own = PARTITION_SECTION_TITLES, partition_bodies(report)
+    else:
+        titles, own = SECTION_TITLES, {"conclusion": _conclusion_html(report),
+                                       "summary": _summary_html(s),
+                                       "lattice": _lattice_html(report["lattice"])}
     bodies = {
-        "conclusion": _conclusion_html(report),
-        "summary": _summary_html(s),
         "class_sizes": _class_sizes_html(report["class_sizes"]),
         "risk": _risk_html(report["risk"]),
         "privacy_losses": _losses_html(report["privacy_losses"], s),
         "worst_class": _worst_html(report["worst_class"], report.get("dominance")),
         "attribute_risks": _attribute_risks_html(report["attribute_risks"]),
-        "lattice": _lattice_html(report["lattice"]),
+        **own,
     }
     sections = [f'<section id="{key}">\n<h2>{_e(title)}</h2>\n{bodies[key]}\n</section>'
-                for key, title in SECTION_TITLES.items()]
+                for key, title in titles.items()]
     return _page(report, sections)
 
 

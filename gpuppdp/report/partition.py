@@ -22,11 +22,10 @@ from .. import __version__
 from ..backend import get_backend
 from ..progress import Steps
 from ..validation import check_frame, check_int
-from . import (PARTITION_SECTION_TITLES, _attribute_risks_html, _class_sizes_html, _count_pct,
-               _e, _jsonable, _losses_html, _names, _num, _pct, _release_figures, _risk_html,
-               _table, _worst_html, model_sentence)
+from . import (_attacker_learns, _column_list, _count_pct, _e, _jsonable, _names, _num,
+               _pct, _release_figures, _summary_tables, _table, model_sentence)
 
-__all__ = ["build_partition_report", "render_partition_sections", "TOP_AS_RELEASED",
+__all__ = ["build_partition_report", "partition_bodies", "TOP_AS_RELEASED",
            "MAX_STEPS"]
 
 #: the label under which records released at the root of every QID are measured (the
@@ -220,15 +219,8 @@ def _conclusion_html(report: dict) -> str:
     out = [f"<p><b>What was released.</b> {source} ({_num(n)} records) was released{target} "
            f"by {_e(_name(s))}: {_count_pct(s['released_records'], n)} records are "
            "published, none suppressed (the scheme generalizes every record instead).</p>"]
-    items = [_e(_qid_phrase(q)) for q in s["quasi_identifiers"]]
-    removed = s.get("removed_columns") or []
-    items.append("removed: " + _e(_names(removed, "no column")))
-    if s.get("sensitive_columns"):
-        items.append("published unchanged as sensitive attributes: "
-                     + _e(_names(s["sensitive_columns"])))
-    if s.get("insensitive_columns"):
-        items.append("published unchanged (insensitive): " + _e(_names(s["insensitive_columns"])))
-    out.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
+    out.append(_column_list(s, [_qid_phrase(q) for q in s["quasi_identifiers"]],
+                            "removed: " + _names(s.get("removed_columns") or [], "no column")))
     out.append("<p><b>Guarantees</b> (hold for every published record):</p><ul>" + "".join(
         f"<li>{_e(model_sentence(m, explain=True))}</li>" for m in s["models"]) + "</ul>")
     after, before = risk["release"], risk["input"]
@@ -243,35 +235,14 @@ def _conclusion_html(report: dict) -> str:
         f"{_pct(before['prosecutor_highest_risk'])}, average "
         f"{_pct(before['prosecutor_average_risk'])}).</p>")
     for w, d in zip(report.get("worst_class") or [], report.get("dominance") or []):
-        top = max(w["values"], key=lambda v: v["class_share"]) if w["values"] else None
-        text = (f"<p><b>What an attacker learns about {_e(w['sensitive'])}.</b> In the class "
-                f"whose distribution differs most from the whole table ({_e(w['label'])}, "
-                f"{_num(w['size'])} records)")
-        if top is not None:
-            text += (f", \u201c{_e(top['value'])}\u201d holds {_pct(top['class_share'])} of the "
-                     f"records against {_pct(top['overall_share'])} overall")
-        text += (f". {_num(d['classes'])} of {_num(d['classes_total'])} classes have one value "
-                 f"in more than {_pct(d['threshold'])} of their records.</p>")
-        out.append(text)
+        out.append(_attacker_learns(w) + (
+            f"{_num(d['classes'])} of {_num(d['classes_total'])} classes have one value in "
+            f"more than {_pct(d['threshold'])} of their records.</p>"))
     out.append(f"<p><b>Information lost.</b> {_e(_loss_text(s))}; no record suppressed.</p>")
     return "\n".join(out)
 
 
 def _summary_html(s: dict) -> str:
-    files = s.get("files") or {}
-    file_rows = [("Input", files.get("input") or "(not given)")]
-    file_rows += [(f"Hierarchy of {q}", p) for q, p in (files.get("hierarchies") or {}).items()
-                  if p]
-    for key, label in (("output", "Released table"), ("json", "Summary (JSON)"),
-                       ("html", "This report")):
-        if files.get(key):
-            file_rows.append((label, files[key]))
-    role_rows = [("Quasi-identifiers (generalized)",
-                  _names([q["name"] for q in s["quasi_identifiers"]])),
-                 ("Sensitive (published unchanged)", _names(s.get("sensitive_columns"))),
-                 ("Insensitive (published unchanged)", _names(s.get("insensitive_columns"))),
-                 ("Identifying (removed)", _names(s.get("identifying_columns"))),
-                 ("No role (dropped)", _names(s.get("dropped_columns")))]
     n = s["input_rows"]
     d = s.get("details") or {}
     steps = (f"{_num(d['specializations'])} specializations" if "specializations" in d else
@@ -295,19 +266,14 @@ def _summary_html(s: dict) -> str:
               f"hierarchy of height {q['max_level']}", f"{q['ncp']:.4g}",
               f"{q['released_values']} (input {q['input_values']})",
               ", ".join(q["labels"]) or "-") for q in s["quasi_identifiers"]]
-    models = "".join(f"<li>{_e(model_sentence(m, explain=True))}</li>" for m in s["models"])
-    return "\n".join([
-        "<h3>Files</h3>", _table(("File", "Path"), file_rows),
-        "<h3>Columns</h3>", _table(("Role", "Columns"), role_rows),
-        "<h3>Figures</h3>", _table(("Figure", "Value"), rows),
+    return _summary_tables(s, rows, [
         "<h3>Quasi-identifiers</h3>",
         '<p class="caption">Each class has its own ranges or hierarchy nodes, so there is no '
         "single generalization level per quasi-identifier. NCP: mean over the records of the "
         "released value's share of the domain (a range's width over the column's, a node's "
         "leaves - 1 over the hierarchy's leaves - 1).</p>",
         _table(("Quasi-identifier", "Released as", "NCP", "Distinct values",
-                "Released values (most frequent)"), qrows, numeric=(2,)),
-        "<h3>Privacy models</h3>", f"<ul>{models}</ul>"])
+                "Released values (most frequent)"), qrows, numeric=(2,))])
 
 
 def _partitioning_html(p: dict) -> str:
@@ -342,18 +308,9 @@ def _partitioning_html(p: dict) -> str:
                       f"</summary>{table}</details>"])
 
 
-def render_partition_sections(report: dict) -> list[str]:
-    """The sections of a Mondrian or TDS report, in :data:`PARTITION_SECTION_TITLES`'s order."""
-    s = report["summary"]
-    bodies = {
-        "conclusion": _conclusion_html(report),
-        "summary": _summary_html(s),
-        "class_sizes": _class_sizes_html(report["class_sizes"]),
-        "risk": _risk_html(report["risk"]),
-        "privacy_losses": _losses_html(report["privacy_losses"], s),
-        "worst_class": _worst_html(report["worst_class"], report.get("dominance")),
-        "attribute_risks": _attribute_risks_html(report["attribute_risks"]),
-        "partitioning": _partitioning_html(report["partitioning"]),
-    }
-    return [f'<section id="{key}">\n<h2>{_e(title)}</h2>\n{bodies[key]}\n</section>'
-            for key, title in PARTITION_SECTION_TITLES.items()]
+def partition_bodies(report: dict) -> dict[str, str]:
+    """The sections of a Mondrian or TDS report that differ from a lattice node's: the
+    conclusion, the summary and how the records were partitioned (the others are shared,
+    :func:`gpuppdp.report.render_html`)."""
+    return {"conclusion": _conclusion_html(report), "summary": _summary_html(report["summary"]),
+            "partitioning": _partitioning_html(report["partitioning"])}
