@@ -261,10 +261,12 @@ def _part_of(key, shift):
 
 
 @njit(cache=True, nogil=True)
-def _partition_keys(t, bounds, start, src_codes, src_sens, moff, maps_flat, strides, carry_sens,
-                    keys, hist, shift):
-    """Keys of entries ``bounds[t]:bounds[t+1]`` and their count per partition (``hist[t]``)."""
+def _partition_keys(t, bounds, start, src_codes, src_sens, src_count, moff, maps_flat, strides,
+                    carry_sens, keys, hist, shift, wide):
+    """Keys of entries ``bounds[t]:bounds[t+1]`` and their count per partition (``hist[t]``);
+    ``wide[t]``: does a count of the range need more than 4 bytes?"""
     q = src_codes.shape[1]
+    big = np.int64(0)
     for i in range(bounds[t], bounds[t + 1]):
         e = start + i
         key = np.int64(src_sens[e]) * strides[q] if carry_sens else np.int64(0)
@@ -272,6 +274,8 @@ def _partition_keys(t, bounds, start, src_codes, src_sens, moff, maps_flat, stri
             key += np.int64(maps_flat[moff[j] + src_codes[e, j]]) * strides[j]
         keys[i] = key
         hist[t, _part_of(key, shift)] += 1
+        big = max(big, np.int64(src_count[e]))
+    wide[t] = big >= 2147483648
 
 
 @njit(cache=True, nogil=True)
@@ -414,16 +418,17 @@ def _partition_and_group(start, stop, moff, radix, src_codes, src_sens, src_coun
     np.cumprod(np.maximum(radix[:-1], 1), out=strides[1:])
     keys = _scratch("keys", n, np.int64)
     hist = np.zeros((n_threads, n_parts), np.int64)
-    run_tasks(_partition_keys, n_threads, bounds, start, src_codes, src_sens, moff, maps_flat,
-              strides, bool(radix[-1] > 1), keys, hist, shift)
+    wide = np.zeros(n_threads, np.bool_)
+    run_tasks(_partition_keys, n_threads, bounds, start, src_codes, src_sens, src_count, moff,
+              maps_flat, strides, bool(radix[-1] > 1), keys, hist, shift, wide)
     # partition p, thread t starts after partitions < p and thread t's predecessors in p
     flat = hist.T.ravel()
     fill = (np.cumsum(flat) - flat).reshape(n_parts, n_threads).T.copy()
     part_ptr = np.append(fill[0], n)
     part_entry = _scratch("part_entry", n, np.int32)
     part_key = _scratch("part_key", n, np.int64)
-    # counts fit in 4 bytes below 2^31 records (the int64 kernel compiles only past that)
-    wide = n and int(src_count[start:stop].max()) >= 1 << 31
+    # counts fit in 4 bytes below 2^31 records (the int64 kernels compile only past that)
+    wide = bool(wide.any())
     part_count = _scratch("part_count64" if wide else "part_count", n,
                           np.int64 if wide else np.int32)
     run_tasks(_partition_scatter, n_threads, bounds, start, keys, src_count, fill, shift,

@@ -256,3 +256,23 @@ def test_scratch_above_the_pooled_size_is_not_kept(monkeypatch):
         big = grouping._scratch("keys", 60, np.int64)  # fresh, and the pooled one let go
         assert not np.shares_memory(big, small)
         assert "keys" not in grouping._SCRATCH.pool
+
+
+def test_partitioned_counts_past_four_bytes(monkeypatch):
+    """Counts of 2^31 records and more (one entry standing for billions of rows) take the
+    partitioned path's 8-byte partition counts and stay exact."""
+    monkeypatch.setattr(grouping, "PARTITION_TABLE", 16)
+    monkeypatch.setattr(grouping, "PARTITION_ENTRIES", 8)
+    rng = np.random.default_rng(5)
+    domains = [7, 40, 3]
+    codes, sens, count, first, _ = _frequency_set(rng, 3_000, domains, False)
+    count[::5] += np.int64(3) << 31
+    maps, offs = _maps(rng, domains)
+    pick = [0, 1, 0]  # the second QID coarsened, the others as they are
+    map_off = np.array([[offs[j][p][0] for j, p in enumerate(pick)]], np.int64)
+    radix = np.array([[offs[j][p][1] for j, p in enumerate(pick)] + [1]], np.int64)
+    args = (codes, sens, count, first, np.array([0]), np.array([len(first)]), map_off, maps,
+            radix)
+    for got, want, name in zip(grouping.rollup_njit(*args), grouping.rollup_xp(np, *args),
+                               NAMES):
+        np.testing.assert_array_equal(got, want, err_msg=name)
