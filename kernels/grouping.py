@@ -404,7 +404,9 @@ def _scratch(name: str, n: int, dtype) -> np.ndarray:
 def _partition_and_group(start, stop, moff, radix, src_codes, src_sens, src_count, maps_flat):
     """The first three phases of a partitioned roll-up of source entries ``start:stop``:
     ``(total, bounds, per_range)`` -- each group's total count at its first entry (-1
-    elsewhere), the output ranges of the threads and their group counts."""
+    elsewhere), the output ranges of the threads and their group counts.  A function of its
+    own so that the partitions' scratch (unless pooled) is let go before the output is
+    allocated."""
     n = stop - start
     if n >= 1 << 31:
         raise ValueError(f"a node of {n} frequency-set entries is past the roll-up's int32 "

@@ -7,9 +7,8 @@ import math
 
 from .choices import BACKENDS
 from .common import (ProgressBar, _lkc, _order_spec, _sensitive_spec, add_measuring_options,
-                     add_measured_qi_option, add_prior_option,
-                     check_hierarchy_values, check_known_labels, chunk_rows_for,
-                     counted_chunks, dask_refusals, known_labels, measured_qids,
+                     add_measured_qi_option, add_prior_option, check_hierarchy_values,
+                     chunk_rows_for, dask_refusals, measure_streamed, measured_qids,
                      orders_by_column, read_measured, read_prior, table_subcommand)
 
 __all__ = ["register", "run_check"]
@@ -57,7 +56,6 @@ def run_check(args: argparse.Namespace) -> int:
     from ..analysis.checker import CHECK_KEYS, check, check_chunks, format_report
 
     from ..hierarchy import Hierarchy
-    from ..io import OutputPlan, read_chunks
 
     qids, hierarchies = measured_qids(args)
     sensitive, sensitive_file = args.sensitive or (None, None)
@@ -91,30 +89,14 @@ def run_check(args: argparse.Namespace) -> int:
                    progress=ProgressBar("check", not args.quiet, unit="steps"))
     dask_refusals(args)
     chunk_rows = chunk_rows_for(args) if args.population is None else None
-    if args.dask:  # partitions reduced on the cluster, merged here in partition order
-        from ..cluster import COUNT_COLUMN, client_for
-
-        plan = OutputPlan([args.input, *hierarchies.values()]).add("--json", args.json)
-        with client_for(args.dask):
-            result = check_chunks(counted_chunks(args, columns, hierarchies),
-                                  weight_column=COUNT_COLUMN, **options)
-    elif chunk_rows is None:
+    if args.dask or chunk_rows is not None:  # memory follows the frequency set, not the rows
+        plan, result = measure_streamed(args, columns, hierarchies, chunk_rows,
+                                        lambda chunks, w: check_chunks(chunks, weight_column=w,
+                                                                       **options))
+    else:
         plan, data, population = read_measured(args, columns, qids, hierarchies.values())
         check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
         result = check(data, population=population, **options)
-    else:  # in chunks: memory follows the frequency set, not the rows
-        plan = OutputPlan([args.input, *hierarchies.values()]).add("--json", args.json)
-        known = known_labels(hierarchies, args.hierarchy_sep)
-
-        def chunks():
-            rows = 0
-            for chunk in read_chunks(args.input, sep=args.sep, columns=columns,
-                                     rows=chunk_rows):
-                check_known_labels(chunk, known, hierarchies, row_offset=rows)
-                rows += len(chunk)
-                yield chunk
-
-        result = check_chunks(chunks(), **options)
     print(format_report(result))
     with plan.writing() as out:
         out.write_json("--json", {k: _json_value(result[k]) for k in CHECK_KEYS})

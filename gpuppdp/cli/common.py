@@ -152,16 +152,35 @@ def add_measuring_options(p: argparse.ArgumentParser, measured: str) -> None:
     add_dask_option(p, f"reduce INPUT's partitions to {measured}")
 
 
-def counted_chunks(args, columns: list[str], hierarchies: dict[str, str]):
-    """INPUT's partitions reduced on the Dask cluster (``--dask``, a client must be open) to
-    their distinct rows of ``columns`` with counts (:func:`gpuppdp.cluster.partition_counts`),
-    each checked against the QIDs' hierarchies; for ``weight_column=cluster.COUNT_COLUMN``."""
-    from ..cluster import partition_counts, read_dask
+def measure_streamed(args, columns: list[str], hierarchies: dict[str, str],
+                     chunk_rows: int | None, measure):
+    """``(plan, measure(chunks, weight_column))`` for a command that measures INPUT without
+    reading it whole: its partitions reduced on the Dask cluster (``--dask``) to their distinct
+    rows of ``columns`` with counts (:func:`gpuppdp.cluster.partition_counts`,
+    ``weight_column=cluster.COUNT_COLUMN``), or its chunks of ``chunk_rows`` rows
+    (``weight_column=None``); every chunk's QID values checked against their hierarchies, a
+    chunk's rows numbered in the whole table when it holds rows rather than counts."""
+    from ..io import OutputPlan, read_chunks
 
+    plan = OutputPlan([args.input, *hierarchies.values()]).add("--json", args.json)
     known = known_labels(hierarchies, args.hierarchy_sep)
-    for part in partition_counts(read_dask(args.input, sep=args.sep, columns=columns), columns):
-        check_known_labels(part, known, hierarchies)
-        yield part
+
+    def checked(chunks, numbered: bool):
+        rows = 0
+        for chunk in chunks:
+            check_known_labels(chunk, known, hierarchies, row_offset=rows if numbered else None)
+            rows += len(chunk)
+            yield chunk
+
+    if args.dask:
+        from ..cluster import COUNT_COLUMN, client_for, partition_counts, read_dask
+
+        with client_for(args.dask):
+            parts = partition_counts(read_dask(args.input, sep=args.sep, columns=columns),
+                                     columns)
+            return plan, measure(checked(parts, False), COUNT_COLUMN)
+    chunks = read_chunks(args.input, sep=args.sep, columns=columns, rows=chunk_rows)
+    return plan, measure(checked(chunks, True), None)
 
 
 def dask_refusals(args) -> None:

@@ -16,9 +16,8 @@ import math
 
 from .choices import BACKENDS
 from .common import (ProgressBar, add_measuring_options, add_measured_qi_option,
-                     check_hierarchy_values, check_known_labels, chunk_rows_for, counted_chunks,
-                     dask_refusals, known_labels, measured_qids, read_measured,
-                     table_subcommand)
+                     check_hierarchy_values, chunk_rows_for, dask_refusals, measure_streamed,
+                     measured_qids, read_measured, table_subcommand)
 
 __all__ = ["register", "run_risk", "format_report"]
 
@@ -103,8 +102,6 @@ def run_risk(args: argparse.Namespace) -> int:
     """Run ``risk``; returns the exit status (0)."""
     from ..analysis.risk import risk_report, risk_report_chunks
     from ..backend import get_backend
-    from ..io import OutputPlan, read_chunks
-
     qids, hierarchies = measured_qids(args)
     population = _population(args.population_size)
     if args.top < 0:
@@ -112,33 +109,16 @@ def run_risk(args: argparse.Namespace) -> int:
     bar = ProgressBar("risk", not args.quiet, unit="steps")
     dask_refusals(args)
     chunk_rows = chunk_rows_for(args) if args.population is None else None
-    if args.dask:  # partitions reduced on the cluster, merged here in partition order
-        from ..cluster import COUNT_COLUMN, client_for
-
-        plan = OutputPlan([args.input, *hierarchies.values()]).add("--json", args.json)
-        with client_for(args.dask):
-            rep = risk_report_chunks(counted_chunks(args, qids, hierarchies), qids,
-                                     population_size=population,
-                                     backend=get_backend(args.backend),
-                                     weight_column=COUNT_COLUMN, progress=bar)
-    elif chunk_rows is None:
+    if args.dask or chunk_rows is not None:  # memory follows the classes, not the rows
+        plan, rep = measure_streamed(args, qids, hierarchies, chunk_rows, lambda chunks, w: (
+            risk_report_chunks(chunks, qids, population_size=population,
+                               backend=get_backend(args.backend), weight_column=w,
+                               progress=bar)))
+    else:
         plan, data, table = read_measured(args, qids, qids, hierarchies.values())
         check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
         rep = risk_report(data, qids, population_size=population,
                           backend=get_backend(args.backend), population=table, progress=bar)
-    else:  # in chunks: memory follows the classes, not the rows
-        plan = OutputPlan([args.input, *hierarchies.values()]).add("--json", args.json)
-        known = known_labels(hierarchies, args.hierarchy_sep)
-
-        def chunks():
-            rows = 0
-            for chunk in read_chunks(args.input, sep=args.sep, columns=qids, rows=chunk_rows):
-                check_known_labels(chunk, known, hierarchies, row_offset=rows)
-                rows += len(chunk)
-                yield chunk
-
-        rep = risk_report_chunks(chunks(), qids, population_size=population,
-                                 backend=get_backend(args.backend), progress=bar)
     print(format_report(rep, args.top))
     with plan.writing() as out:
         out.write_json("--json", rep, indent=1)

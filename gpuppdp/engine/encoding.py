@@ -385,9 +385,9 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     """Encode a table given as consecutive row chunks (each a DataFrame holding at least its QID
     and sensitive columns) into an :class:`EncodedTable` that keeps only the bottom frequency
     set: each chunk is encoded and reduced to its own frequency set, and pending sets are
-    merged whenever they hold more than ``merge_entries`` entries and half the merged set's
-    size (a merge's peak then stays near 1.5 times the merged set), so memory is a chunk plus
-    the frequency sets, whatever the row count.  ``columns`` are the
+    merged whenever they hold more than ``merge_entries`` entries and a third of the merged
+    set's size (a merge's peak then stays near 4/3 of the merged set), so memory is a chunk
+    plus the frequency sets, whatever the row count.  ``columns`` are the
     table's column names (roles are checked against them).  Same frequency set, codes, labels
     and errors (rows numbered in the whole table) as :func:`encode` of the whole table.
     """

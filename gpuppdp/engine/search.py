@@ -51,14 +51,20 @@ class ExhaustiveSearch:
     def run(self, oracle: LatticeOracle, progress: Callable | None = None) -> SearchResult:
         t0 = time.perf_counter()
         stats = oracle.evaluate_all(progress)
-        il = np.where(stats.anonymous, stats.information_loss, np.inf)
-        best = None
-        if stats.anonymous.any():
-            best = int(np.lexsort((np.arange(len(il)), stats.height, il))[0])
-        seconds = time.perf_counter() - t0
-        return SearchResult(best, None if best is None else stats.row(best), len(stats),
-                            seconds, self.name,
-                            {"anonymous_nodes": int(stats.anonymous.sum()), "all_stats": stats})
+        return _smallest_loss(stats, np.arange(len(stats)), t0, self.name)
+
+
+def _smallest_loss(stats, ids: np.ndarray, t0: float, name: str) -> SearchResult:
+    """The result of a search that evaluated nodes ``ids`` (ascending; rows of ``stats``): the
+    anonymous node of smallest loss, then lowest height, then smallest id."""
+    il = np.where(stats.anonymous, stats.information_loss, np.inf)
+    best = None
+    if stats.anonymous.any():
+        best = int(np.lexsort((ids, stats.height, il))[0])
+    return SearchResult(None if best is None else int(ids[best]),
+                        None if best is None else stats.row(best), len(ids),
+                        time.perf_counter() - t0, name,
+                        {"anonymous_nodes": int(stats.anonymous.sum()), "all_stats": stats})
 
 
 class LevelSearch:
@@ -110,16 +116,7 @@ class LevelSearch:
             return keep
 
         stats = oracle.evaluate_levels(choose, progress, observe)
-        ids = np.flatnonzero(evaluated)
-        il = np.where(stats.anonymous, stats.information_loss, np.inf)
-        best_row = None
-        if stats.anonymous.any():
-            best_row = int(np.lexsort((ids, stats.height, il))[0])
-        seconds = time.perf_counter() - t0
-        return SearchResult(None if best_row is None else int(ids[best_row]),
-                            None if best_row is None else stats.row(best_row), len(ids),
-                            seconds, self.name,
-                            {"anonymous_nodes": int(stats.anonymous.sum()), "all_stats": stats})
+        return _smallest_loss(stats, np.flatnonzero(evaluated), t0, self.name)
 
 
 # Node properties of ARX's Flash (JHPL lattice properties).
