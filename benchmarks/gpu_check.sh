@@ -4,19 +4,22 @@
 #   GPU_CHECK_STEPS="probe tests" bash benchmarks/gpu_check.sh     (only the steps named)
 # Installs the project without dependencies (CuPy, numba-cuda, NumPy, pandas, pyarrow and
 # pytest must be there; where the editable install cannot be built, the package is copied
-# into a folder on PYTHONPATH), probes the GPU backend, runs the GPU test tier, compares CPU
-# and GPU results (every ARX reference case on Adult and a 10-million-row table) and runs the
-# search, level search, exhaustive, scale, DP and census (20 M rows, out of core, end to end)
-# benchmarks on the GPU. JSON and one log per step go to $OUT (or benchmarks/out); each step
-# has its own time limit, and the script goes on after a failing step and exits 1 at the end.
+# into a folder on PYTHONPATH), probes the GPU backend, runs the GPU test tier (8 workers where
+# pytest-xdist is there), compares CPU and GPU results (every ARX reference case on Adult and
+# a 10-million-row table) and runs the search, level search, exhaustive, large-lattice (5^8
+# and 5^9 nodes), scale, DP and census (20 M rows, out of core, end to end) benchmarks on the
+# GPU. JSON and one log per step go to $OUT (or benchmarks/out); each step has its own time
+# limit, and the script goes on after a failing step and exits 1 at the end.
 # PYTHON names the interpreter (default python3); GPU_CHECK_ROWS the rows of the compared and
 # scaled tables (default 1e7).
+# numba-cuda 0.30.4 does not import its kernels under NumPy 2.5 (np.row_stack is gone; the
+# probe says so): on such an image put a NumPy 2.4 wheel first on PYTHONPATH.
 set -u
 cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/out}"
 py="${PYTHON:-python3}"
 rows="${GPU_CHECK_ROWS:-1e7}"
-steps="${GPU_CHECK_STEPS:-probe tests compare search levels exhaustive scale dp census}"
+steps="${GPU_CHECK_STEPS:-probe tests compare search levels exhaustive lattice scale dp census}"
 mkdir -p "$out"
 fail=0
 step() {  # step NAME SECONDS COMMAND...
@@ -41,17 +44,19 @@ if ! "$py" -m pip install --quiet --no-deps --no-build-isolation -e . > "$out/in
     "$(command -v "$py")" > "$site/bin/gpuppdp" && chmod +x "$site/bin/gpuppdp"
   export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PATH="$site/bin:$PATH"
 fi
-timeouts=()
-"$py" -c "import pytest_timeout" 2>/dev/null && timeouts=(--timeout 120)
+pytest_options=()  # a time limit per test and 8 workers, where the plugins are there
+"$py" -c "import pytest_timeout" 2>/dev/null && pytest_options+=(--timeout 120)
+"$py" -c "import xdist" 2>/dev/null && pytest_options+=(-n 8)
 step probe 60 "$py" -c "from gpuppdp.backend import get_backend; print(get_backend('gpu'))"
-step tests 180 env GPUPPDP_TEST_GPU=1 "$py" -m pytest -q --maxfail=25 --tb=short -p no:cacheprovider \
-  "${timeouts[@]}" tests/test_groupby.py tests/test_kernels.py tests/test_golden_arx.py \
+step tests 150 env GPUPPDP_TEST_GPU=1 "$py" -m pytest -q --maxfail=25 --tb=short -p no:cacheprovider \
+  "${pytest_options[@]}" tests/test_groupby.py tests/test_kernels.py tests/test_golden_arx.py \
   tests/test_dp_chacha.py tests/test_dp_sampler.py tests/test_dp_mechanisms.py \
   tests/test_backend.py tests/test_testing.py
 step compare 150 "$py" benchmarks/gpu_compare.py --rows "$rows" --json "$out/gpu_compare.json"
 step search 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --json "$out/bench_search_gpu.json"
 step levels 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --search levels --json "$out/bench_levels_gpu.json"
 step exhaustive 60 "$py" benchmarks/bench_exhaustive.py --backend gpu --repeats 3 --json "$out/bench_exhaustive_gpu.json"
+step lattice 90 "$py" benchmarks/bench_lattice.py --backend gpu --qids 8 9 --repeats 1 --json "$out/bench_lattice_gpu.json"
 step scale 90 "$py" benchmarks/bench_scale.py --rows "$rows" --backend gpu --repeats 3 --warmup small --json "$out/bench_scale_gpu.json"
 step dp 60 "$py" benchmarks/bench_dp.py --backend gpu --fused-size 1e8 --json "$out/bench_dp_gpu.json"
 step census 120 "$py" benchmarks/bench_census.py --rows 2e7 --backend gpu --json "$out/bench_census_gpu.json"

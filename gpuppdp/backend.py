@@ -108,7 +108,8 @@ def _one_line(exc: BaseException) -> str:
 
 def _classify(exc: BaseException, stage: str) -> str:
     """One line saying why *stage* (``"CuPy"`` or ``"Numba CUDA"``) could not run a kernel:
-    out of device memory, no NVRTC, no NVVM / numba-cuda, no driver or device, or other."""
+    out of device memory, no NVVM / numba-cuda, numba-cuda too old for NumPy, no NVRTC, no
+    driver or device, or other."""
     names = " ".join(t.__name__ for t in type(exc).__mro__).lower()
     text = f"{names} {exc}".lower()
     detail = _one_line(exc)
@@ -117,6 +118,9 @@ def _classify(exc: BaseException, stage: str) -> str:
     if "nvvm" in text or "libdevice" in text:
         return (f"{stage}: NVVM not found; the kernels need numba-cuda with the CUDA "
                 f"toolkit wheels, {_INSTALL_HINT} ({detail})")
+    if "module 'numpy' has no attribute" in text:  # seen: numba-cuda 0.30.4, NumPy 2.5
+        return (f"{stage}: the installed numba-cuda does not support NumPy {np.__version__}; "
+                f"install a NumPy it supports ({detail})")
     if "nvrtc" in text or "compileexception" in names:
         return f"{stage}: NVRTC (the CUDA runtime compiler) is not usable ({detail})"
     if ("driver" in text or "no cuda" in text or "nodevice" in text or "no device" in text

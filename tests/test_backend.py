@@ -223,6 +223,14 @@ def test_no_nvvm_at_jit(gpu_env, caplog):
     _auto_falls_back(caplog, "NVVM not found")
 
 
+def test_numba_cuda_too_old_for_numpy(gpu_env, caplog):
+    """numba-cuda 0.30.4 under NumPy 2.5 fails at its first kernel launch (seen on an H200)."""
+    gpu_env(numba=fake_numba(launch_error=AttributeError(
+        "module 'numpy' has no attribute 'row_stack'")))
+    _auto_falls_back(caplog, "Numba CUDA: the installed numba-cuda does not support NumPy",
+                     np.__version__, "row_stack")
+
+
 def test_out_of_memory_numba(gpu_env, caplog):
     gpu_env(numba=fake_numba(launch_error=CudaAPIError(
         "[2] Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY")))
