@@ -133,6 +133,17 @@ class FrequencySet:
     def size(self, b: int) -> int:
         return int(self.host_ptr[b + 1] - self.host_ptr[b])
 
+    @staticmethod
+    def concatenate(xp, parts: list["FrequencySet"]) -> "FrequencySet":
+        """The nodes of ``parts`` (device arrays of namespace ``xp``) in one set, in order."""
+        start = np.cumsum([0] + [int(p.host_ptr[-1]) for p in parts])
+        host_ptr = np.concatenate([np.zeros(1, np.int64)] + [
+            p.host_ptr[1:] + off for p, off in zip(parts, start)]).astype(np.int64)
+        return FrequencySet(np.concatenate([p.levels for p in parts]),
+                            *(xp.concatenate([getattr(p, name) for p in parts])
+                              for name in ("codes", "sens", "count", "first")),
+                            xp.asarray(host_ptr), host_ptr)
+
     def node(self, b: int) -> "FrequencySet":
         """Node ``b`` alone, as views of this set's arrays (no copy)."""
         lo, hi = int(self.host_ptr[b]), int(self.host_ptr[b + 1])

@@ -395,6 +395,19 @@ class LatticeOracle:
                                    else getattr(stats, name)[order])
                             for name in _NODE_STATS_FIELDS})
 
+    def evaluate_from(self, levels: np.ndarray, source: FrequencySet,
+                      source_index: np.ndarray) -> NodeStats:
+        """Evaluate nodes ``levels`` (B >= 1, q), node ``b`` rolled up from node
+        ``source_index[b]`` of ``source``, in batches of at most ``batch_entries`` source
+        entries; rows in the given order, frequency sets not kept."""
+        source_index = np.asarray(source_index, dtype=np.int64)
+        size = source.host_ptr[source_index + 1] - source.host_ptr[source_index]
+        parts = [self.evaluator.evaluate(levels[start:stop], source,
+                                         source_index[start:stop])[0]
+                 for start, stop in self._split(np.zeros(len(levels), np.int64), size)]
+        self.evaluations += len(levels)
+        return NodeStats.concatenate(parts)
+
     def _split(self, source_batch: np.ndarray, source_size: np.ndarray):
         """``(start, stop)`` runs of nodes sharing a source batch, each run's source entries
         at most ``batch_entries`` (one node at least)."""

@@ -17,6 +17,7 @@ order (classes summed sequentially in order of first appearance, see
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 from numba import njit
@@ -56,6 +57,12 @@ class Metric:
     #: ``levels (B, q) -> bounds (B,)`` usable before a node is checked, or ``None``
     #: (in ARX only Precision has one).
     data_independent_bound = None
+
+    def prior_bound(self, bottom) -> Callable[[np.ndarray], np.ndarray] | None:
+        """``levels (B, q) -> bounds (B,)``: a lower bound of every node's loss known before
+        the node is checked, given the bottom frequency set ``bottom`` (``None``: the metric
+        has none).  By default :attr:`data_independent_bound`."""
+        return self.data_independent_bound
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -111,6 +118,29 @@ class Loss(Metric):
 
     def evaluate(self, classes, outlier, levels):
         return self.evaluate_needed(classes, outlier, levels, None)
+
+    def prior_bound(self, bottom):
+        """The lower bound charges every record, suppressed or not, its generalized value's
+        share: per attribute a sum that depends only on that attribute's level and marginal
+        counts, so one table of ``q x (height + 1)`` sums gives every node's bound unchecked.
+        Its additions run in another order than the checked bound's: a search pruning with
+        it must allow for rounding."""
+        codes = self.backend.to_host(bottom.codes)
+        count = self.backend.to_host(bottom.count).astype(np.float64)
+        share = self.backend.to_host(self._share)
+        sums = np.zeros(self._share_off.shape)
+        for j, h in enumerate(self.encoded.hierarchies):
+            leaf_count = np.bincount(codes[:, j].astype(np.int64), weights=count,
+                                     minlength=len(h.leaves))
+            for level in range(h.height + 1):
+                sums[j, level] = leaf_count @ share[self._share_off[j, level] + h.codes(level)]
+        attributes = np.arange(len(sums))[None, :]
+        minimum, maximum = self._minimum, self._maximum
+
+        def bound(levels):
+            return _normalize_and_aggregate(sums[attributes, np.atleast_2d(levels)],
+                                            minimum, maximum)
+        return bound
 
     def evaluate_needed(self, classes, outlier, levels, needed):
         q = levels.shape[1]

@@ -23,7 +23,8 @@ from typing import Callable
 
 import numpy as np
 
-from .evaluate import LatticeOracle
+from .encoding import FrequencySet
+from .evaluate import _NODE_STATS_FIELDS, LatticeOracle, NodeStats
 from .solution_space import Properties, level_nodes
 
 __all__ = ["SearchResult", "ExhaustiveSearch", "LevelSearch", "FlashSearch", "make_search",
@@ -68,27 +69,134 @@ def _smallest_loss(stats, ids: np.ndarray, t0: float, name: str) -> SearchResult
 
 
 class LevelSearch:
-    """The optimal search in large batches (the GPU's): the lattice level by level, bottom
-    up, each level's remaining nodes evaluated together (:meth:`LatticeOracle.evaluate_levels`:
-    a few launch sequences per level on a GPU, instead of Flash's node after node).
+    """The optimal search in large batches (the GPU's): whole lattice levels, or large slices
+    of them, evaluated together (a few launch sequences each on a GPU, instead of Flash's node
+    after node); the exhaustive search's optimum and tie-break (smallest loss, then lowest
+    height, then smallest id).
 
-    A node is skipped when one of its direct predecessors was skipped or has a lower bound
-    at least the best loss found so far (the bound holds for a node and all its
-    generalizations: Flash prunes the same way, Kohlmayer et al. 2012), when its
-    data-independent bound (Precision) is, or -- with a metric monotone in generalization and
-    no suppression -- when a predecessor is anonymous.  A skipped node lies above every level
-    already evaluated and its loss is at least the best, so the result is the exhaustive
-    search's: the anonymous node of smallest loss, then lowest height, then smallest id.
+    *Top down*, when the metric bounds every node's loss before it is checked
+    (:meth:`~.metrics.Metric.prior_bound`: Loss from the marginal counts, Precision from the
+    levels alone).  First the greedy path from the bottom to the top, each step to the
+    successor of smallest bound, rolled up node after node: its best anonymous node gives the
+    best loss so far.  Then the levels from the top down: a node is evaluated only when its
+    bound does not exceed the best loss (allowing for rounding) and -- with a privacy model
+    monotone in generalization -- no direct successor is known not to be anonymous (then it is
+    not anonymous either: Flash's predictive tagging, Kohlmayer et al. 2012).  An optimal node
+    has a bound at most the best loss and, being anonymous, is never tagged, so every optimal
+    node is evaluated.  Nodes roll up from the highest path node below them.
+
+    *Bottom up* otherwise (:meth:`LatticeOracle.evaluate_levels`): a node is skipped when one
+    of its direct predecessors was skipped or has a checked lower bound at least the best loss
+    found so far (the bound holds for a node and all its generalizations), or -- with a metric
+    monotone in generalization and no suppression -- when a predecessor is anonymous.
     """
 
     name = "levels"
 
-    def __init__(self, *, utility_monotonic: bool, data_independent_bound=None):
+    #: the best loss plus this still counts as "at most the best loss": the prior bound and the
+    #: checked one add in different orders, and ARX truncates normalized losses to 1e-10
+    BOUND_SLACK = 1e-8
+
+    def __init__(self, *, utility_monotonic: bool, privacy_monotonic: bool,
+                 data_independent_bound=None):
         self.utility_full = utility_monotonic
+        self.privacy_full = privacy_monotonic
         self.bound = data_independent_bound
 
     def run(self, oracle: LatticeOracle, progress: Callable | None = None) -> SearchResult:
         t0 = time.perf_counter()
+        evaluator = oracle.evaluator
+        bound = evaluator.metric.prior_bound(evaluator.bottom)
+        if bound is None:
+            stats, ids = self._bottom_up(oracle, progress)
+        else:
+            stats, ids = self._top_down(oracle, bound, progress)
+        return _smallest_loss(stats, ids, t0, self.name)
+
+    def _top_down(self, oracle: LatticeOracle, bound: Callable, progress: Callable | None):
+        lat, evaluator = oracle.lattice, oracle.evaluator
+        xp = evaluator.backend.xp
+        top = np.asarray(lat.max_levels, dtype=np.int64)
+        strides = np.asarray(lat.strides, dtype=np.int64)
+        path = greedy_path(top, bound)
+        # the path rolled up node after node; the sets above the bottom kept as sources, up
+        # to ``batch_entries`` entries, the smallest (highest) first
+        parts = [oracle.evaluate_from(path[:1], evaluator.bottom, np.zeros(1, np.int64))]
+        sources, source = [], evaluator.bottom
+        for levels in path[1:]:
+            stats, source = evaluator.evaluate(levels[None, :], source, np.zeros(1, np.int64))
+            parts.append(stats)
+            sources.append(source if source.host_ptr[-1] <= oracle.batch_entries else None)
+        oracle.evaluations += len(path) - 1
+        kept, total = len(sources), 0  # path nodes 1 + kept.. are sources
+        while kept and sources[kept - 1] is not None and \
+                total + int(sources[kept - 1].host_ptr[-1]) <= oracle.batch_entries:
+            kept -= 1
+            total += int(sources[kept].host_ptr[-1])
+        kept_levels = path[1 + kept:]
+        kept_sources = (FrequencySet.concatenate(xp, sources[kept:])
+                        if kept < len(sources) else None)
+        del sources, source
+        part_ids = [path @ strides]
+        best = float(np.min(np.where(np.concatenate([p.anonymous for p in parts]),
+                                     np.concatenate([p.information_loss for p in parts]),
+                                     np.inf)))
+        path_ids = np.sort(part_ids[0])
+        path_known_not = np.sort(part_ids[0][~np.concatenate([p.anonymous for p in parts])])
+        not_anonymous = np.zeros(0, dtype=np.int64)  # ids, previous (higher) level, sorted
+        for h in range(lat.max_height, -1, -1):
+            levels = level_nodes(top, h)
+            ids = levels @ strides
+            todo = bound(levels) <= best + self.BOUND_SLACK
+            tagged = np.zeros(len(ids), dtype=bool)
+            if self.privacy_full and len(not_anonymous):
+                for j in range(lat.n_attributes):
+                    tagged |= (levels[:, j] < top[j]) & _member(ids + strides[j],
+                                                                not_anonymous)
+            todo &= ~tagged & ~_member(ids, path_ids)
+            known_not = [ids[tagged], path_known_not[_member(path_known_not, ids)]]
+            if todo.any():
+                stats = self._evaluate_below_path(oracle, levels[todo], kept_levels,
+                                                  kept_sources)
+                parts.append(stats)
+                part_ids.append(ids[todo])
+                known_not.append(ids[todo][~stats.anonymous])
+                il = np.where(stats.anonymous, stats.information_loss, np.inf)
+                best = min(best, float(il.min()))
+            not_anonymous = np.sort(np.concatenate(known_not))
+            if progress is not None:
+                progress(oracle.evaluations, lat.size)
+        ids = np.concatenate(part_ids)
+        order = np.argsort(ids)
+        stats = NodeStats.concatenate(parts)
+        return NodeStats(**{name: (None if getattr(stats, name) is None
+                                   else getattr(stats, name)[order])
+                            for name in _NODE_STATS_FIELDS}), ids[order]
+
+    @staticmethod
+    def _evaluate_below_path(oracle, levels, kept_levels, kept_sources) -> NodeStats:
+        """Evaluate ``levels``, each node rolled up from the highest kept path node below it,
+        or from the bottom; rows in the given order."""
+        if kept_sources is None:
+            return oracle.evaluate_from(levels, oracle.evaluator.bottom,
+                                        np.zeros(len(levels), np.int64))
+        below = np.all(kept_levels[None, :, :] <= levels[:, None, :], axis=2)  # (B, kept)
+        index = len(kept_levels) - 1 - np.argmax(below[:, ::-1], axis=1)
+        from_path = below.any(axis=1)
+        rows = np.empty(len(levels), dtype=np.int64)
+        parts = []
+        for use, source, source_index in (
+                (~from_path, oracle.evaluator.bottom, np.zeros(len(levels), np.int64)),
+                (from_path, kept_sources, index)):
+            if use.any():
+                parts.append(oracle.evaluate_from(levels[use], source, source_index[use]))
+                rows[use] = np.arange(use.sum()) + sum(len(p) for p in parts[:-1])
+        stats = NodeStats.concatenate(parts)
+        return NodeStats(**{name: (None if getattr(stats, name) is None
+                                   else getattr(stats, name)[rows])
+                            for name in _NODE_STATS_FIELDS})
+
+    def _bottom_up(self, oracle: LatticeOracle, progress: Callable | None):
         lat = oracle.lattice
         evaluated = np.zeros(lat.size, dtype=bool)
         lower = np.full(lat.size, np.nan)
@@ -116,7 +224,28 @@ class LevelSearch:
             return keep
 
         stats = oracle.evaluate_levels(choose, progress, observe)
-        return _smallest_loss(stats, np.flatnonzero(evaluated), t0, self.name)
+        return stats, np.flatnonzero(evaluated)
+
+
+def greedy_path(top: np.ndarray, bound: Callable) -> np.ndarray:
+    """``(height + 1, q)`` level vectors from the bottom to ``top``, each step raising the
+    attribute whose successor has the smallest ``bound`` (the first such attribute on ties)."""
+    node = np.zeros(len(top), dtype=np.int64)
+    path = [node]
+    step = np.eye(len(top), dtype=np.int64)
+    while (node < top).any():
+        successors = node[None, :] + step[node < top]
+        node = successors[int(np.argmin(bound(successors)))]
+        path.append(node)
+    return np.array(path)
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """``values`` found in the ascending array ``sorted_set``."""
+    if len(sorted_set) == 0:
+        return np.zeros(len(values), dtype=bool)
+    pos = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return sorted_set[pos] == values
 
 
 # Node properties of ARX's Flash (JHPL lattice properties).
@@ -509,7 +638,7 @@ def make_search(name: str, evaluator, *, lattice_size: int | None = None,
     utility = (metric.monotonic_with_generalization if limit == 0
                else metric.monotonic_with_suppression)
     if name == "levels":
-        return LevelSearch(utility_monotonic=utility,
+        return LevelSearch(utility_monotonic=utility, privacy_monotonic=privacy == FULL,
                            data_independent_bound=metric.data_independent_bound)
     return FlashSearch(privacy_monotonicity=privacy, utility_monotonic=utility,
                        has_min_class_size=has_k,
