@@ -66,6 +66,12 @@ class NodeStats:
                 tuple(int(v) for v in value[b]) if name == "levels" else value[b].item())
         return out
 
+    def take(self, rows: np.ndarray) -> "NodeStats":
+        """The nodes at ``rows``, in that order."""
+        return NodeStats(**{name: (None if getattr(self, name) is None
+                                   else getattr(self, name)[rows])
+                            for name in _NODE_STATS_FIELDS})
+
     @staticmethod
     def concatenate(parts: Sequence["NodeStats"]) -> "NodeStats":
         kw = {}
@@ -390,10 +396,7 @@ class LatticeOracle:
             self.evaluations += len(ids)
             prev_batches = batches
         stats = NodeStats.concatenate(parts)
-        order = np.argsort(np.concatenate(part_ids))
-        return NodeStats(**{name: (None if getattr(stats, name) is None
-                                   else getattr(stats, name)[order])
-                            for name in _NODE_STATS_FIELDS})
+        return stats.take(np.argsort(np.concatenate(part_ids)))
 
     def evaluate_from(self, levels: np.ndarray, source: FrequencySet,
                       source_index: np.ndarray) -> NodeStats:

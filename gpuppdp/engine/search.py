@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from .encoding import FrequencySet
-from .evaluate import _NODE_STATS_FIELDS, LatticeOracle, NodeStats
+from .evaluate import LatticeOracle, NodeStats
 from .solution_space import Properties, level_nodes
 
 __all__ = ["SearchResult", "ExhaustiveSearch", "LevelSearch", "FlashSearch", "make_search",
@@ -114,35 +114,16 @@ class LevelSearch:
         return _smallest_loss(stats, ids, t0, self.name)
 
     def _top_down(self, oracle: LatticeOracle, bound: Callable, progress: Callable | None):
-        lat, evaluator = oracle.lattice, oracle.evaluator
-        xp = evaluator.backend.xp
+        lat = oracle.lattice
         top = np.asarray(lat.max_levels, dtype=np.int64)
         strides = np.asarray(lat.strides, dtype=np.int64)
         path = greedy_path(top, bound)
-        # the path rolled up node after node; the sets above the bottom kept as sources, up
-        # to ``batch_entries`` entries, the smallest (highest) first
-        parts = [oracle.evaluate_from(path[:1], evaluator.bottom, np.zeros(1, np.int64))]
-        sources, source = [], evaluator.bottom
-        for levels in path[1:]:
-            stats, source = evaluator.evaluate(levels[None, :], source, np.zeros(1, np.int64))
-            parts.append(stats)
-            sources.append(source if source.host_ptr[-1] <= oracle.batch_entries else None)
-        oracle.evaluations += len(path) - 1
-        kept, total = len(sources), 0  # path nodes 1 + kept.. are sources
-        while kept and sources[kept - 1] is not None and \
-                total + int(sources[kept - 1].host_ptr[-1]) <= oracle.batch_entries:
-            kept -= 1
-            total += int(sources[kept].host_ptr[-1])
-        kept_levels = path[1 + kept:]
-        kept_sources = (FrequencySet.concatenate(xp, sources[kept:])
-                        if kept < len(sources) else None)
-        del sources, source
-        part_ids = [path @ strides]
-        best = float(np.min(np.where(np.concatenate([p.anonymous for p in parts]),
-                                     np.concatenate([p.information_loss for p in parts]),
-                                     np.inf)))
+        path_parts, kept_levels, kept_sources = self._walk_path(oracle, path)
+        path_stats = NodeStats.concatenate(path_parts)
+        parts, part_ids = [path_stats], [path @ strides]
+        best = float(np.where(path_stats.anonymous, path_stats.information_loss, np.inf).min())
         path_ids = np.sort(part_ids[0])
-        path_known_not = np.sort(part_ids[0][~np.concatenate([p.anonymous for p in parts])])
+        path_known_not = np.sort(part_ids[0][~path_stats.anonymous])
         not_anonymous = np.zeros(0, dtype=np.int64)  # ids, previous (higher) level, sorted
         for h in range(lat.max_height, -1, -1):
             levels = level_nodes(top, h)
@@ -168,10 +149,35 @@ class LevelSearch:
                 progress(oracle.evaluations, lat.size)
         ids = np.concatenate(part_ids)
         order = np.argsort(ids)
-        stats = NodeStats.concatenate(parts)
-        return NodeStats(**{name: (None if getattr(stats, name) is None
-                                   else getattr(stats, name)[order])
-                            for name in _NODE_STATS_FIELDS}), ids[order]
+        return NodeStats.concatenate(parts).take(order), ids[order]
+
+    @staticmethod
+    def _walk_path(oracle: LatticeOracle, path: np.ndarray):
+        """Evaluate the path's nodes: ``(stats parts, kept levels, kept sources)``, the kept
+        path nodes' frequency sets (at most ``batch_entries`` entries, the highest first) to
+        roll other nodes up from.  In one batch from the bottom when that stays within
+        ``batch_entries`` source entries; else node after node, each from the one before."""
+        evaluator, zeros = oracle.evaluator, np.zeros(len(path), np.int64)
+        if len(path) * int(evaluator.bottom.host_ptr[-1]) <= oracle.batch_entries:
+            stats, sources = evaluator.evaluate(path, evaluator.bottom, zeros)
+            oracle.evaluations += len(path)
+            return [stats], path, sources
+        parts = [oracle.evaluate_from(path[:1], evaluator.bottom, zeros[:1])]
+        sources, source = [], evaluator.bottom
+        for levels in path[1:]:
+            stats, source = evaluator.evaluate(levels[None, :], source, zeros[:1])
+            parts.append(stats)
+            sources.append(source if source.host_ptr[-1] <= oracle.batch_entries else None)
+        oracle.evaluations += len(path) - 1
+        kept, total = len(sources), 0  # path nodes 1 + kept.. are kept
+        while kept and sources[kept - 1] is not None and \
+                total + int(sources[kept - 1].host_ptr[-1]) <= oracle.batch_entries:
+            kept -= 1
+            total += int(sources[kept].host_ptr[-1])
+        if kept == len(sources):
+            return parts, path[:0], None
+        return (parts, path[1 + kept:],
+                FrequencySet.concatenate(evaluator.backend.xp, sources[kept:]))
 
     @staticmethod
     def _evaluate_below_path(oracle, levels, kept_levels, kept_sources) -> NodeStats:
@@ -191,10 +197,7 @@ class LevelSearch:
             if use.any():
                 parts.append(oracle.evaluate_from(levels[use], source, source_index[use]))
                 rows[use] = np.arange(use.sum()) + sum(len(p) for p in parts[:-1])
-        stats = NodeStats.concatenate(parts)
-        return NodeStats(**{name: (None if getattr(stats, name) is None
-                                   else getattr(stats, name)[rows])
-                            for name in _NODE_STATS_FIELDS})
+        return NodeStats.concatenate(parts).take(rows)
 
     def _bottom_up(self, oracle: LatticeOracle, progress: Callable | None):
         lat = oracle.lattice
