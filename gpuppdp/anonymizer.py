@@ -206,10 +206,11 @@ class Anonymizer:
         evaluates every node in batches (ties: lower height, then smaller node id);
         ``levels`` evaluates the lattice level by level in batches, skipping the nodes the
         bounds rule out (exhaustive's optimum and tie-break); ``auto`` (default) is
-        ``levels`` on a GPU backend and ``flash`` on the CPU;
+        ``levels`` on a GPU backend and on lattices over 100,000 nodes (ARX's limit for an
+        optimal search), ``flash`` otherwise;
         ``lightning`` (ARX's best-first heuristic) and ``beam`` (batched top-down beam search)
         are heuristics for lattices too large to walk, run for ``time_limit`` seconds (see
-        :mod:`gpuppdp.engine.heuristic`).  ``flash`` on a lattice of more than
+        :mod:`gpuppdp.engine.heuristic`).  ``flash`` or ``levels`` on a lattice of more than
         ``OPTIMAL_SEARCH_LIMIT`` (10**7) nodes switches to the heuristic, with a warning.
     time_limit : float, optional
         Seconds a heuristic search may run (default 30).

@@ -219,20 +219,31 @@ def test_frequency_sets_concatenate_node_by_node():
         np.testing.assert_array_equal(both.ptr[i:i + 2] - both.ptr[i], want.ptr)
 
 
-def test_auto_search_is_levels_on_a_gpu_and_flash_on_the_cpu():
+def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
+    """``auto``: levels on a GPU; on the CPU flash up to ARX's 100,000-node limit for an
+    optimal search (ARX's node on ties), levels above it; flash and levels both switch to the
+    heuristic above ``OPTIMAL_SEARCH_LIMIT``."""
     from gpuppdp.engine.evaluate import Evaluator
     from gpuppdp.engine.encoding import Schema, encode
+    from gpuppdp.engine.heuristic import AUTO_HEURISTIC, OPTIMAL_SEARCH_LIMIT
     from gpuppdp.engine.metrics import make_metric
-    from gpuppdp.engine.search import FlashSearch, LevelSearch, make_search
+    from gpuppdp.engine.search import (ARX_OPTIMAL_LIMIT, FlashSearch, LevelSearch,
+                                       make_search)
     from gpuppdp.backend import cpu_backend
     from gpuppdp.testing import strict_backend
 
     data, hierarchies = _table(0)
     schema = Schema(hierarchies, ["s"], (), (), "error")
-    for backend, kind in ((cpu_backend(), FlashSearch), (strict_backend(), LevelSearch)):
+    for backend, small, large in ((cpu_backend(), FlashSearch, LevelSearch),
+                                  (strict_backend(), LevelSearch, LevelSearch)):
         enc = encode(data, schema, backend)
         ev = Evaluator(enc, [KAnonymity(2)], make_metric("loss"), 0.1)
-        assert isinstance(make_search("auto", ev), kind)
+        assert isinstance(make_search("auto", ev), small)
+        assert isinstance(make_search("auto", ev, lattice_size=ARX_OPTIMAL_LIMIT), small)
+        assert isinstance(make_search("auto", ev, lattice_size=ARX_OPTIMAL_LIMIT + 1), large)
+        for name in ("auto", "flash", "levels"):
+            search = make_search(name, ev, lattice_size=OPTIMAL_SEARCH_LIMIT + 1)
+            assert search.name == AUTO_HEURISTIC and "OPTIMAL_SEARCH_LIMIT" in search.note
 
 
 @pytest.mark.parametrize("seed", range(2))

@@ -755,8 +755,9 @@ def add_run_options(p: argparse.ArgumentParser,
     """Metric, search, backend, seed, --json and --quiet."""
     p.add_argument("--metric", choices=METRICS, default="loss")
     p.add_argument("--search", choices=SEARCHES, default="auto",
-                   help="auto (default): levels on a GPU, flash elsewhere; flash: ARX's "
-                   "algorithm and tie-break (lattices over 10**7 nodes switch to beam); "
+                   help="auto (default): levels on a GPU or above 100,000 nodes, flash "
+                   "elsewhere; flash: ARX's algorithm and tie-break (flash and levels switch "
+                   "to beam on lattices over 10**7 nodes); "
                    "exhaustive: every node; levels: the lattice level by level in large "
                    "batches, skipping what the bounds rule out (exhaustive's optimum and "
                    "tie-break); lightning (ARX's best-first) and beam (batched top-down beam "

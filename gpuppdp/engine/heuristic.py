@@ -32,12 +32,12 @@ from .search import SearchResult
 __all__ = ["OPTIMAL_SEARCH_LIMIT", "DEFAULT_TIME_LIMIT", "AUTO_HEURISTIC", "HEURISTICS",
            "LightningSearch", "BeamSearch", "make_heuristic"]
 
-#: Lattices with more nodes than this are searched heuristically when ``search="flash"``:
-#: Flash holds a few arrays of lattice size (about 80 bytes a node) and may check most nodes.
+#: Lattices with more nodes than this are searched heuristically when ``search`` is
+#: ``"flash"`` or ``"levels"``: either may check a good part of the lattice.
 OPTIMAL_SEARCH_LIMIT = 10 ** 7
 #: Seconds a heuristic search runs when no time limit is given.
 DEFAULT_TIME_LIMIT = 30.0
-#: The heuristic that ``search="flash"`` switches to above :data:`OPTIMAL_SEARCH_LIMIT`.
+#: The heuristic that ``flash`` and ``levels`` switch to above :data:`OPTIMAL_SEARCH_LIMIT`.
 AUTO_HEURISTIC = "beam"
 
 

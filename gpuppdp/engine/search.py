@@ -598,23 +598,31 @@ class _JavaPriorityQueue:
 SEARCHES = ("auto", "flash", "exhaustive", "levels", "lightning", "beam", "samarati")
 
 
+#: ARX's default limit for an optimal search (``ARXConfiguration``'s heuristic search
+#: threshold, 100,000 nodes): above it ARX falls back to a heuristic unless told otherwise.
+ARX_OPTIMAL_LIMIT = 100_000
+
+
 def make_search(name: str, evaluator, *, lattice_size: int | None = None,
                 time_limit: float | None = None, max_evaluations: int | None = None,
                 prefer: str = "height"):
     """Build a search for an :class:`~gpuppdp.engine.evaluate.Evaluator`'s models and metric.
 
     ``lightning`` and ``beam`` are the heuristics of :mod:`.heuristic` (budget: ``time_limit``
-    seconds and/or ``max_evaluations`` nodes); ``flash`` on a lattice of more than
-    :data:`~.heuristic.OPTIMAL_SEARCH_LIMIT` nodes becomes :data:`~.heuristic.AUTO_HEURISTIC`;
-    ``samarati`` finds a k-minimal node chosen by ``prefer`` (:mod:`.samarati`); ``auto`` is
-    ``levels`` (:class:`LevelSearch`, batched) on a GPU and ``flash`` elsewhere."""
+    seconds and/or ``max_evaluations`` nodes); ``flash`` or ``levels`` on a lattice of more
+    than :data:`~.heuristic.OPTIMAL_SEARCH_LIMIT` nodes becomes
+    :data:`~.heuristic.AUTO_HEURISTIC`; ``samarati`` finds a k-minimal node chosen by
+    ``prefer`` (:mod:`.samarati`); ``auto`` is ``levels`` (:class:`LevelSearch`, batched) on
+    a GPU and on lattices above ARX's limit for optimal search (:data:`ARX_OPTIMAL_LIMIT`,
+    where ARX gives no node to agree with), ``flash`` otherwise."""
     from . import heuristic
     if name == "auto":
-        name = "levels" if evaluator.backend.is_gpu else "flash"
-    if name == "flash" and lattice_size is not None and \
+        large = lattice_size is not None and lattice_size > ARX_OPTIMAL_LIMIT
+        name = "levels" if evaluator.backend.is_gpu or large else "flash"
+    if name in ("flash", "levels") and lattice_size is not None and \
             lattice_size > heuristic.OPTIMAL_SEARCH_LIMIT:
         note = (f"lattice of {lattice_size} nodes > OPTIMAL_SEARCH_LIMIT "
-                f"({heuristic.OPTIMAL_SEARCH_LIMIT}): heuristic search instead of flash")
+                f"({heuristic.OPTIMAL_SEARCH_LIMIT}): heuristic search instead of {name}")
         return heuristic.make_heuristic(heuristic.AUTO_HEURISTIC, evaluator,
                                         time_limit=time_limit, max_evaluations=max_evaluations,
                                         note=note)
