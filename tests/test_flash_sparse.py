@@ -265,3 +265,29 @@ def test_level_search_on_the_gpu_stand_in_matches_the_cpu(seed):
     assert gpu.transformation == cpu.transformation
     assert gpu.information_loss == cpu.information_loss
     assert gpu.search.nodes_evaluated == cpu.search.nodes_evaluated
+
+
+@pytest.mark.parametrize("backend_name", ["cpu", "strict"])
+@pytest.mark.parametrize("batch_entries", [1, 60, 600, 10 ** 6])
+def test_top_down_path_sources_under_a_small_batch_budget(backend_name, batch_entries):
+    """The greedy path is rolled up in one batch when it fits ``batch_entries``, else node after
+    node with only the highest path nodes kept as sources (the top alone, some, or all): each
+    budget, on the CPU and on the strict CuPy stand-in, gives the exhaustive optimum."""
+    from gpuppdp.backend import cpu_backend
+    from gpuppdp.engine.encoding import Schema, encode
+    from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
+    from gpuppdp.engine.metrics import make_metric
+    from gpuppdp.engine.search import ExhaustiveSearch, LevelSearch
+    from gpuppdp.testing import strict_backend
+
+    data, hierarchies = _skewed_table(400, 4, seed=5)
+    backend = cpu_backend() if backend_name == "cpu" else strict_backend()
+    encoded = encode(data, Schema(hierarchies, (), (), (), "error"), backend)
+    evaluator = Evaluator(encoded, [KAnonymity(4)], make_metric("loss"), 0.04)
+    lattice = Lattice(encoded.heights)
+    want = ExhaustiveSearch().run(LatticeOracle(evaluator, lattice))
+    search = LevelSearch(utility_monotonic=False, privacy_monotonic=True)
+    got = search.run(LatticeOracle(evaluator, lattice, batch_entries=batch_entries))
+    assert got.optimum == want.optimum
+    assert got.optimum_stats["information_loss"] == want.optimum_stats["information_loss"]
+    assert got.nodes_evaluated < want.nodes_evaluated

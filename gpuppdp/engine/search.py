@@ -169,13 +169,12 @@ class LevelSearch:
             parts.append(stats)
             sources.append(source if source.host_ptr[-1] <= oracle.batch_entries else None)
         oracle.evaluations += len(path) - 1
-        kept, total = len(sources), 0  # path nodes 1 + kept.. are kept
+        # path nodes 1 + kept.. are kept; the top (one entry) always is
+        kept, total = len(sources), 0
         while kept and sources[kept - 1] is not None and \
                 total + int(sources[kept - 1].host_ptr[-1]) <= oracle.batch_entries:
             kept -= 1
             total += int(sources[kept].host_ptr[-1])
-        if kept == len(sources):
-            return parts, path[:0], None
         return (parts, path[1 + kept:],
                 FrequencySet.concatenate(evaluator.backend.xp, sources[kept:]))
 
@@ -183,9 +182,6 @@ class LevelSearch:
     def _evaluate_below_path(oracle, levels, kept_levels, kept_sources) -> NodeStats:
         """Evaluate ``levels``, each node rolled up from the highest kept path node below it,
         or from the bottom; rows in the given order."""
-        if kept_sources is None:
-            return oracle.evaluate_from(levels, oracle.evaluator.bottom,
-                                        np.zeros(len(levels), np.int64))
         below = np.all(kept_levels[None, :, :] <= levels[:, None, :], axis=2)  # (B, kept)
         index = len(kept_levels) - 1 - np.argmax(below[:, ::-1], axis=1)
         from_path = below.any(axis=1)
