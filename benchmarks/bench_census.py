@@ -45,6 +45,8 @@ def run_one(gp: str, rows: int, seed: int, backend: str, extra: list[str], folde
     subprocess.run([gp, "generate", "census", "--rows", str(rows), "--seed", str(seed),
                     "--output", folder], check=True, capture_output=True)
     generate = time.perf_counter() - t0
+    print(f"{rows:,} rows generated in {generate:.1f} s; anonymizing", file=sys.stderr,
+          flush=True)
     cmd = [gp, "anonymize", os.path.join(folder, "census.parquet")]
     for q in QUASI_IDENTIFIERS:
         cmd += ["--qi", f"{q}={os.path.join(folder, f'census_hierarchy_{q}.csv')}"]

@@ -73,6 +73,14 @@ class Backend:
         """Array of this backend -> NumPy array (an explicit device-to-host copy)."""
         return self._to_host(a)
 
+    def free_memory(self) -> int | None:
+        """Bytes the device can still hand out: free device memory plus the free blocks
+        CuPy's memory pool holds (``None`` on the CPU and for stand-ins)."""
+        if self.name != "cupy":
+            return None
+        free, _ = self.xp.cuda.runtime.memGetInfo()
+        return int(free) + int(self.xp.get_default_memory_pool().free_bytes())
+
     def scalar(self, a):
         """A 0-d / size-1 device value as a Python number."""
         return self.to_host(a).reshape(-1)[0].item()

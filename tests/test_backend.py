@@ -313,3 +313,35 @@ def test_gpu_extras_install_the_kernel_toolchain():
 
     assert {"cupy-cuda12x", "numba-cuda[cu12]"} <= names("gpu")
     assert {"cupy-cuda13x", "numba-cuda[cu13]"} <= names("gpu-cuda13")
+
+
+def test_gpu_batch_budget_follows_free_device_memory():
+    """On a GPU the lattice batches shrink to what the device's free memory (free device memory
+    plus CuPy's pooled free blocks) can hold, never below 2^20 source entries; the CPU and the
+    stand-in (no device to ask) keep the fixed budgets."""
+    from gpuppdp.backend import Backend, cpu_backend
+    from gpuppdp.engine.evaluate import (CPU_BATCH_ENTRIES, GPU_BATCH_BYTES_PER_BYTE,
+                                         GPU_BATCH_ENTRIES, default_batch_entries)
+    from gpuppdp.testing import strict_backend
+
+    def fake_cupy(free, pooled):
+        runtime = types.SimpleNamespace(memGetInfo=lambda: (free, 80 << 30))
+        pool = types.SimpleNamespace(free_bytes=lambda: pooled)
+        return types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime),
+                                     get_default_memory_pool=lambda: pool)
+
+    bottom = types.SimpleNamespace(codes=np.zeros((1, 6), np.int16), sens=np.zeros(1, np.int32))
+    entry = GPU_BATCH_BYTES_PER_BYTE * (6 * 2 + 4 + 16)
+
+    def budget(backend):
+        return default_batch_entries(types.SimpleNamespace(backend=backend, bottom=bottom))
+
+    def gpu(free, pooled=0):
+        return Backend("cupy", fake_cupy(free, pooled), "cuda", np.asarray, np.asarray)
+
+    assert budget(gpu(64 << 30)) == GPU_BATCH_ENTRIES
+    assert budget(gpu(3 << 30, 1 << 30)) == (4 << 30) // entry < GPU_BATCH_ENTRIES
+    assert budget(gpu(1 << 20)) == 1 << 20
+    assert gpu(5, 7).free_memory() == 12
+    assert budget(cpu_backend()) == CPU_BATCH_ENTRIES and cpu_backend().free_memory() is None
+    assert budget(strict_backend()) == GPU_BATCH_ENTRIES

@@ -251,13 +251,38 @@ def _smallest_below(slot_levels, slot_size, levels):
     return best
 
 
+#: source entries of one batch of nodes, at most: on the CPU, and on a GPU with memory to spare
+CPU_BATCH_ENTRIES, GPU_BATCH_ENTRIES = 4_000_000, 64_000_000
+#: device bytes a batch may use per source entry and byte of entry (its output, the keys,
+#: the sort's permutation and temporaries: a generous factor)
+GPU_BATCH_BYTES_PER_BYTE = 6
+
+
+def default_batch_entries(evaluator: Evaluator) -> int:
+    """The batch budget: :data:`CPU_BATCH_ENTRIES` on the CPU; on a GPU
+    :data:`GPU_BATCH_ENTRIES`, or fewer (2^20 at least) when the device's free memory
+    (:meth:`~gpuppdp.backend.Backend.free_memory`) could not hold a batch that large."""
+    backend = evaluator.backend
+    if not backend.is_gpu:
+        return CPU_BATCH_ENTRIES
+    free = backend.free_memory()
+    if free is None:
+        return GPU_BATCH_ENTRIES
+    bottom = evaluator.bottom
+    entry_bytes = (bottom.codes.dtype.itemsize * bottom.codes.shape[1]
+                   + bottom.sens.dtype.itemsize + 16)  # + count and first
+    fits = free // (GPU_BATCH_BYTES_PER_BYTE * entry_bytes)
+    return int(max(1 << 20, min(GPU_BATCH_ENTRIES, fits)))
+
+
 class LatticeOracle:
     """Answers "evaluate node g" for a search, rolling up from the best cached ancestor.
 
     Caches frequency sets of evaluated nodes (up to ``cache_entries`` entries in all, oldest
     dropped first, the bottom node never: every node can be rolled up from it) and results of
     every node.  :meth:`evaluate_all` evaluates the whole lattice
-    level by level in batches of at most ``batch_entries`` source entries.
+    level by level in batches of at most ``batch_entries`` source entries (by default
+    :func:`default_batch_entries`: sized to the device's free memory on a GPU).
     """
 
     def __init__(self, evaluator: Evaluator, lattice: Lattice, cache_entries: int = 20_000_000,
@@ -265,8 +290,7 @@ class LatticeOracle:
         self.evaluator = evaluator
         self.lattice = lattice
         self.cache_entries = cache_entries
-        self.batch_entries = batch_entries or (
-            64_000_000 if evaluator.backend.is_gpu else 4_000_000)
+        self.batch_entries = batch_entries or default_batch_entries(evaluator)
         self._fs: OrderedDict[int, FrequencySet] = OrderedDict()
         self._fs_entries = 0
         # cached node -> slot; per slot: level vector and size (int64 max = free slot)
