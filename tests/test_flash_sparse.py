@@ -246,6 +246,29 @@ def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
             assert search.name == AUTO_HEURISTIC and "OPTIMAL_SEARCH_LIMIT" in search.note
 
 
+@pytest.mark.parametrize("metric, models, census_search", [
+    ("loss", lambda: [KAnonymity(2)], "levels"),
+    ("precision", lambda: [KAnonymity(2), DistinctLDiversity("s", 2)], "levels"),
+    ("discernibility", lambda: [KAnonymity(2)], "flash"),  # no prior bound: bottom up
+    ("loss", lambda: [EntropyLDiversity("s", 2)], "flash"),  # not monotone under suppression
+])
+def test_auto_search_at_census_scale_on_the_cpu(metric, models, census_search):
+    """On the CPU, ``auto`` turns to the level search for tables of more than
+    ``LEVELS_FROM_ROWS`` rows where it walks top down with tagging; flash otherwise."""
+    from gpuppdp.backend import cpu_backend
+    from gpuppdp.engine.encoding import Schema, encode
+    from gpuppdp.engine.evaluate import Evaluator
+    from gpuppdp.engine.metrics import make_metric
+    from gpuppdp.engine.search import LEVELS_FROM_ROWS, make_search
+
+    data, hierarchies = _table(1)
+    enc = encode(data, Schema(hierarchies, ["s"], (), (), "error"), cpu_backend(), ["s"])
+    ev = Evaluator(enc, models(), make_metric(metric), 0.1)
+    assert make_search("auto", ev).name == "flash"
+    ev.encoded.n_rows = LEVELS_FROM_ROWS + 1  # the decision reads the row count only
+    assert make_search("auto", ev).name == census_search
+
+
 @pytest.mark.parametrize("seed", range(2))
 def test_level_search_on_the_gpu_stand_in_matches_the_cpu(seed):
     """``search="auto"`` on the strict CuPy stand-in (the array-form kernels, CUDA kernels in

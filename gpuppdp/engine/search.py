@@ -599,6 +599,35 @@ SEARCHES = ("auto", "flash", "exhaustive", "levels", "lightning", "beam", "samar
 ARX_OPTIMAL_LIMIT = 100_000
 
 
+#: on the CPU, ``auto`` searches tables of more rows than this with ``levels`` where it walks
+#: top down with tagging (census scale: there it checks a fraction of Flash's nodes)
+LEVELS_FROM_ROWS = 1 << 20
+
+
+def auto_search(evaluator, lattice_size: int | None, privacy_monotonic: bool) -> str:
+    """The search ``auto`` stands for: ``levels`` on a GPU; on the CPU ``levels`` above ARX's
+    limit for an optimal search (:data:`ARX_OPTIMAL_LIMIT`: ARX gives no node to agree with
+    there) and on tables of more than :data:`LEVELS_FROM_ROWS` rows when the level search walks
+    top down with tagging (a metric with a prior bound, privacy monotone in generalization);
+    else ``flash``, which returns ARX's node on ties."""
+    if evaluator.backend.is_gpu or (lattice_size is not None
+                                    and lattice_size > ARX_OPTIMAL_LIMIT):
+        return "levels"
+    census = evaluator.encoded.n_rows > LEVELS_FROM_ROWS
+    return "levels" if census and privacy_monotonic and evaluator.metric.has_prior_bound \
+        else "flash"
+
+
+def _privacy_monotonicity(evaluator) -> str:
+    """Flash's privacy monotonicity of the evaluator's models under its suppression limit:
+    ``FULL`` (every model monotone), ``PARTIAL`` (a minimal class size exists) or ``NONE``."""
+    limit, models = evaluator.suppression_limit, evaluator.models
+    if all(m.monotonic_with_generalization for m in models) and (
+            limit == 0 or all(m.monotonic_with_suppression for m in models)):
+        return FULL
+    return PARTIAL if evaluator.min_class_size is not None else NONE
+
+
 def make_search(name: str, evaluator, *, lattice_size: int | None = None,
                 time_limit: float | None = None, max_evaluations: int | None = None,
                 prefer: str = "height"):
@@ -608,13 +637,11 @@ def make_search(name: str, evaluator, *, lattice_size: int | None = None,
     seconds and/or ``max_evaluations`` nodes); ``flash`` or ``levels`` on a lattice of more
     than :data:`~.heuristic.OPTIMAL_SEARCH_LIMIT` nodes becomes
     :data:`~.heuristic.AUTO_HEURISTIC`; ``samarati`` finds a k-minimal node chosen by
-    ``prefer`` (:mod:`.samarati`); ``auto`` is ``levels`` (:class:`LevelSearch`, batched) on
-    a GPU and on lattices above ARX's limit for optimal search (:data:`ARX_OPTIMAL_LIMIT`,
-    where ARX gives no node to agree with), ``flash`` otherwise."""
+    ``prefer`` (:mod:`.samarati`); ``auto``: see :func:`auto_search`."""
     from . import heuristic
+    privacy = _privacy_monotonicity(evaluator)
     if name == "auto":
-        large = lattice_size is not None and lattice_size > ARX_OPTIMAL_LIMIT
-        name = "levels" if evaluator.backend.is_gpu or large else "flash"
+        name = auto_search(evaluator, lattice_size, privacy == FULL)
     if name in ("flash", "levels") and lattice_size is not None and \
             lattice_size > heuristic.OPTIMAL_SEARCH_LIMIT:
         note = (f"lattice of {lattice_size} nodes > OPTIMAL_SEARCH_LIMIT "
@@ -629,16 +656,8 @@ def make_search(name: str, evaluator, *, lattice_size: int | None = None,
         return ExhaustiveSearch()
     if name not in ("flash", "samarati", "levels"):
         raise ValueError(f"search must be one of {SEARCHES}, got {name!r}")
-    limit = evaluator.suppression_limit
-    models, metric = evaluator.models, evaluator.metric
+    limit, metric = evaluator.suppression_limit, evaluator.metric
     has_k = evaluator.min_class_size is not None
-    if all(m.monotonic_with_generalization for m in models) and (
-            limit == 0 or all(m.monotonic_with_suppression for m in models)):
-        privacy = FULL
-    elif has_k:
-        privacy = PARTIAL
-    else:
-        privacy = NONE
     if name == "samarati":
         from .samarati import SamaratiSearch
         return SamaratiSearch(monotonic=privacy == FULL, prefer=prefer)
