@@ -6,9 +6,10 @@ The searches only walk the lattice: they ask a
 * :class:`ExhaustiveSearch` evaluates every node (level by level, in large batches) and picks
   the anonymous node of smallest information loss; ties go to the lower generalization height,
   then to the smaller node id (ARX's id order: attribute 0 varies fastest).
-* :class:`LevelSearch` evaluates the lattice level by level in large batches, skipping what
-  the bounds and monotonicity rule out; the exhaustive search's optimum and tie-break (the
-  default on a GPU);
+* :class:`LevelSearch` evaluates the lattice level by level in large batches (top down from a
+  greedy path's best loss, where the metric bounds nodes before they are checked), skipping
+  what the bounds and monotonicity rule out; the exhaustive search's optimum and tie-break
+  (the default on a GPU, at census scale and above ARX's lattice limit: :func:`auto_search`);
 * :class:`FlashSearch` is ARX's Flash algorithm (Kohlmayer, Prasser, Eckert, Kemper & Kuhn
   2012), emulated step by step as ARX 3.9.2 runs it -- the same traversal order, predictive
   tagging with monotonicity, bound-based pruning and ``trackOptimum`` rule -- so that when
