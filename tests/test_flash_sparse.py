@@ -314,3 +314,32 @@ def test_top_down_path_sources_under_a_small_batch_budget(backend_name, batch_en
     assert got.optimum == want.optimum
     assert got.optimum_stats["information_loss"] == want.optimum_stats["information_loss"]
     assert got.nodes_evaluated < want.nodes_evaluated
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_top_down_level_search_equals_exhaustive_on_skewed_tables(seed):
+    """Skewed tables with 4 or 5 QIDs of 5 levels (625 or 3,125 nodes), where the greedy path,
+    the prior bound and the tagging all come into play: for random k, suppression limits and
+    both metrics with a prior bound, the level search returns the exhaustive search's node,
+    loss and statistics."""
+    rng = np.random.default_rng(500 + seed)
+    data, hierarchies = _skewed_table(int(rng.integers(300, 3000)), int(rng.integers(4, 6)),
+                                      seed=seed)
+    for metric in ("loss", "precision"):
+        k, limit = int(rng.integers(2, 12)), float(rng.choice([0.0, 0.01, 0.05, 0.2]))
+        fits = {}
+        for search in ("exhaustive", "levels"):
+            try:
+                fits[search] = Anonymizer(quasi_identifiers=hierarchies, k=k,
+                                          suppression_limit=limit, metric=metric,
+                                          search=search, backend="cpu", seed=0).fit(data)
+            except NoSolutionError:
+                fits[search] = None
+        want, got = fits["exhaustive"], fits["levels"]
+        case = (seed, metric, k, limit)
+        assert (want is None) == (got is None), case
+        if want is not None:
+            assert got.node == want.node, case
+            assert got.information_loss == want.information_loss, case
+            assert got.summary()["suppressed_records"] == want.summary()["suppressed_records"]
+            assert got.search.nodes_evaluated < want.search.nodes_evaluated, case
