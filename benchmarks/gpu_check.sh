@@ -6,8 +6,8 @@
 # pytest must be there; where the editable install cannot be built, the package is copied
 # into a folder on PYTHONPATH), probes the GPU backend, runs the GPU test tier (8 workers where
 # pytest-xdist is there), compares CPU and GPU results (every ARX reference case on Adult and
-# a 10-million-row table) and runs the search, level search, exhaustive, large-lattice (5^8
-# and 5^9 nodes), scale, DP and census (20 M rows, out of core, end to end) benchmarks on the
+# a 10-million-row table) and runs the search, level search, exhaustive, large-lattice (5^8,
+# 5^9 and 5^10 nodes), scale, DP and census (20 M rows, out of core, end to end) benchmarks on the
 # GPU. JSON and one log per step go to $OUT (or benchmarks/out); each step has its own time
 # limit, and the script goes on after a failing step and exits 1 at the end.
 # PYTHON names the interpreter (default python3); GPU_CHECK_ROWS the rows of the compared and
@@ -56,7 +56,7 @@ step compare 150 "$py" benchmarks/gpu_compare.py --rows "$rows" --json "$out/gpu
 step search 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --json "$out/bench_search_gpu.json"
 step levels 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --search levels --json "$out/bench_levels_gpu.json"
 step exhaustive 60 "$py" benchmarks/bench_exhaustive.py --backend gpu --repeats 3 --json "$out/bench_exhaustive_gpu.json"
-step lattice 90 "$py" benchmarks/bench_lattice.py --backend gpu --qids 8 9 --repeats 1 --json "$out/bench_lattice_gpu.json"
+step lattice 150 "$py" benchmarks/bench_lattice.py --backend gpu --qids 8 9 10 --repeats 1 --json "$out/bench_lattice_gpu.json"
 step scale 90 "$py" benchmarks/bench_scale.py --rows "$rows" --backend gpu --repeats 3 --warmup small --json "$out/bench_scale_gpu.json"
 step dp 60 "$py" benchmarks/bench_dp.py --backend gpu --fused-size 1e8 --json "$out/bench_dp_gpu.json"
 step census 120 "$py" benchmarks/bench_census.py --rows 2e7 --backend gpu --json "$out/bench_census_gpu.json"
