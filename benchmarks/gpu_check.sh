@@ -7,9 +7,9 @@
 # into a folder on PYTHONPATH), probes the GPU backend, runs the GPU test tier (8 workers where
 # pytest-xdist is there), compares CPU and GPU results (every ARX reference case on Adult and
 # a 10-million-row table) and runs the search, level search, exhaustive, large-lattice (5^8,
-# 5^9 and 5^10 nodes), scale, DP and census (20 M rows, out of core, end to end) benchmarks on the
-# GPU. JSON and one log per step go to $OUT (or benchmarks/out); each step has its own time
-# limit, and the script goes on after a failing step and exits 1 at the end.
+# 5^9 and 5^10 nodes), scale, DP and census (20 M rows, out of core, end to end) benchmarks
+# on the GPU. JSON and one log per step go to $OUT (or benchmarks/out); each step has its own
+# time limit, and the script goes on after a failing step and exits 1 at the end.
 # PYTHON names the interpreter (default python3); GPU_CHECK_ROWS the rows of the compared and
 # scaled tables (default 1e7).
 # numba-cuda 0.30.4 does not import its kernels under NumPy 2.5 (np.row_stack is gone; the
