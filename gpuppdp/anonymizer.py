@@ -207,8 +207,8 @@ class Anonymizer:
         ``levels`` evaluates the lattice level by level in batches, skipping the nodes the
         bounds rule out (exhaustive's optimum and tie-break); ``auto`` (default) is
         ``levels`` on a GPU backend, on lattices over 100,000 nodes (ARX's limit for an
-        optimal search) and on tables over 2^20 rows where it walks top down (loss or
-        precision, privacy monotone under suppression), ``flash`` otherwise
+        optimal search) and on tables over 2^20 rows with the loss metric and privacy
+        monotone under suppression, ``flash`` otherwise
         (:func:`gpuppdp.engine.search.auto_search`);
         ``lightning`` (ARX's best-first heuristic) and ``beam`` (batched top-down beam search)
         are heuristics for lattices too large to walk, run for ``time_limit`` seconds (see

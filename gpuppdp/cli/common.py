@@ -756,7 +756,7 @@ def add_run_options(p: argparse.ArgumentParser,
     p.add_argument("--metric", choices=METRICS, default="loss")
     p.add_argument("--search", choices=SEARCHES, default="auto",
                    help="auto (default): levels on a GPU, above 100,000 nodes, and on "
-                   "tables over 2**20 rows with loss or precision and monotone models; flash "
+                   "tables over 2**20 rows with the loss metric and monotone models; flash "
                    "elsewhere; flash: ARX's algorithm and tie-break (flash and levels switch "
                    "to beam on lattices over 10**7 nodes); "
                    "exhaustive: every node; levels: the lattice level by level in large "

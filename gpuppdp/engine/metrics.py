@@ -58,11 +58,6 @@ class Metric:
     #: (in ARX only Precision has one).
     data_independent_bound = None
 
-    @property
-    def has_prior_bound(self) -> bool:
-        """Whether :meth:`prior_bound` gives a bound."""
-        return self.data_independent_bound is not None
-
     def prior_bound(self, bottom) -> Callable[[np.ndarray], np.ndarray] | None:
         """``levels (B, q) -> bounds (B,)``: a lower bound of every node's loss known before
         the node is checked, given the bottom frequency set ``bottom`` (``None``: the metric
@@ -123,8 +118,6 @@ class Loss(Metric):
 
     def evaluate(self, classes, outlier, levels):
         return self.evaluate_needed(classes, outlier, levels, None)
-
-    has_prior_bound = True
 
     def prior_bound(self, bottom):
         """The lower bound charges every record, suppressed or not, its generalized value's
