@@ -251,6 +251,27 @@ def assert_one_error_line(rc: int, stderr: str, *fragments: str) -> str:
     return lines[0]
 
 
+@pytest.mark.parametrize("module, where", [("numpy", "host"), ("cupy.cuda.memory", "device")])
+def test_error_out_of_memory_is_one_line(capsys, tmp_path, table, monkeypatch, module, where):
+    """Memory running out (NumPy's MemoryError, or CuPy's OutOfMemoryError, a MemoryError
+    from module ``cupy.cuda.memory``) ends the run with one line saying which memory, and no
+    partial output."""
+    from gpuppdp import anonymizer
+
+    oom = type("OutOfMemoryError", (MemoryError,), {"__module__": module})
+
+    def fit(self, *args, **kwargs):
+        raise oom("Out of memory allocating 4,294,967,296 bytes")
+
+    monkeypatch.setattr(anonymizer.Anonymizer, "fit", fit)
+    src, out = write_csv(table, tmp_path / "in.csv", ";"), tmp_path / "o.csv"
+    rc, _, stderr = run(capsys, ["anonymize", str(src), *qi_args(), *ROLES, "--k", "2",
+                                 "--quiet", "--output", str(out)])
+    assert_one_error_line(rc, stderr, f"out of {where} memory", "4,294,967,296 bytes",
+                          "--chunk-rows", "--backend cpu")
+    assert not out.exists()
+
+
 def test_error_missing_input_file(capsys, tmp_path):
     missing = tmp_path / "nope.csv"
     rc, stdout, stderr = run(capsys, ["anonymize", str(missing), *qi_args(), "--k", "2",

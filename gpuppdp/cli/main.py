@@ -96,6 +96,13 @@ def _run(argv) -> int:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"gpuppdp: error: {message}", file=sys.stderr)
         return 2
+    except MemoryError as exc:  # the host's, or the GPU's (CuPy's OutOfMemoryError)
+        where = "device" if type(exc).__module__.startswith("cupy") else "host"
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"gpuppdp: error: out of {where} memory ({detail}); nothing was written. "
+              "Smaller chunks (--chunk-rows) lower the peak of a large input; on a GPU, "
+              "--backend cpu runs in host memory", file=sys.stderr)
+        return 2
     finally:
         warnings.showwarning = previous
 
