@@ -125,13 +125,13 @@ class Loss(Metric):
         counts, so one table of ``q x (height + 1)`` sums gives every node's bound unchecked.
         Its additions run in another order than the checked bound's: a search pruning with
         it must allow for rounding."""
-        codes = self.backend.to_host(bottom.codes)
-        count = self.backend.to_host(bottom.count).astype(np.float64)
+        xp = self.backend.xp
+        count = bottom.count.astype(xp.float64)  # whole numbers, exact below 2^53
         share = self.backend.to_host(self._share)
         sums = np.zeros(self._share_off.shape)
-        for j, h in enumerate(self.encoded.hierarchies):
-            leaf_count = np.bincount(codes[:, j].astype(np.int64), weights=count,
-                                     minlength=len(h.leaves))
+        for j, h in enumerate(self.encoded.hierarchies):  # marginals counted on the device
+            leaf_count = self.backend.to_host(xp.bincount(
+                bottom.codes[:, j].astype(xp.int64), weights=count, minlength=len(h.leaves)))
             for level in range(h.height + 1):
                 sums[j, level] = leaf_count @ share[self._share_off[j, level] + h.codes(level)]
         attributes = np.arange(len(sums))[None, :]
