@@ -17,7 +17,10 @@ reported as ``setup``, timed once after a warm-up).  It reports
 * entries touched per second, and the optimum by the exhaustive rule (loss, height, id),
   compared with ARX's optimum where the reference has the case;
 * the roll-up alone (``kernels.rollup``, timed around each call in one more run): seconds and
-  nanoseconds of wall time per touched entry (all threads together).
+  nanoseconds of wall time per touched entry (all threads together);
+* where the time goes: in the same run, each phase of a batch (roll-up, classes, model
+  verdicts, node statistics, loss sums) timed around its calls with the device synchronized
+  after each, and the rest (host bookkeeping, transfers, small array operations).
 
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_exhaustive.json``);
 it asserts nothing about time.
@@ -51,7 +54,7 @@ from _common import (
 )
 
 from gpuppdp import Anonymizer, kernels
-from gpuppdp.engine.evaluate import LatticeOracle
+from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
 from gpuppdp.engine.lattice import Lattice
 
 
@@ -69,24 +72,41 @@ def touched_entries(lattice: Lattice, entries: np.ndarray, bottom_entries: int) 
     return src
 
 
-def rollup_seconds(evaluator, lattice, sync) -> float:
-    """Wall time spent in ``kernels.rollup`` during one ``evaluate_all``."""
-    spent = [0.0]
-    original = kernels.rollup
+#: the phases of a batch that ``phase_seconds`` times: kernel entry points and the verdicts
+PHASES = (("roll-up", kernels, "rollup"), ("classes", kernels, "classes"),
+          ("verdicts", Evaluator, "outliers"), ("node stats", kernels, "node_stats"),
+          ("loss sums", kernels, "loss_sums"))
 
-    def timed(*args, **kwargs):
-        t0 = time.perf_counter()
-        out = original(*args, **kwargs)
-        sync()
-        spent[0] += time.perf_counter() - t0
-        return out
 
-    kernels.rollup = timed
+def phase_seconds(evaluator, lattice, sync) -> dict:
+    """Wall time of one ``evaluate_all`` and of each of its :data:`PHASES` (each call timed
+    with the device synchronized after it); ``"rest"``: the remainder -- host bookkeeping,
+    transfers, small array operations."""
+    spent = {name: 0.0 for name, _, _ in PHASES}
+    originals = [(owner, attr, getattr(owner, attr)) for _, owner, attr in PHASES]
+
+    def timed(name, function):
+        def call(*args, **kwargs):
+            t0 = time.perf_counter()
+            out = function(*args, **kwargs)
+            sync()
+            spent[name] += time.perf_counter() - t0
+            return out
+        return call
+
+    for (name, _, _), (owner, attr, function) in zip(PHASES, originals):
+        setattr(owner, attr, timed(name, function))
     try:
+        sync()
+        t0 = time.perf_counter()
         LatticeOracle(evaluator, lattice).evaluate_all()
+        sync()
+        spent["total"] = time.perf_counter() - t0
     finally:
-        kernels.rollup = original
-    return spent[0]
+        for owner, attr, function in originals:
+            setattr(owner, attr, function)
+    spent["rest"] = spent["total"] - sum(spent[name] for name, _, _ in PHASES)
+    return spent
 
 
 def main(argv=None) -> int:
@@ -129,7 +149,9 @@ def main(argv=None) -> int:
         bottom_entries = int(evaluator.bottom.host_ptr[-1])
         produced = int(stats.entries.sum())
         touched = int(touched_entries(lattice, stats.entries, bottom_entries).sum())
-        rollup = min(rollup_seconds(evaluator, lattice, sync) for _ in range(args.repeats))
+        phases = min((phase_seconds(evaluator, lattice, sync) for _ in range(args.repeats)),
+                     key=lambda spent: spent["total"])
+        rollup = phases["roll-up"]
         il = np.where(stats.anonymous, stats.information_loss, np.inf)
         best = None
         if stats.anonymous.any():
@@ -147,6 +169,7 @@ def main(argv=None) -> int:
             "entries_produced": produced, "entries_touched": touched,
             "entries_touched_per_second": touched / t["median"],
             "rollup_seconds": rollup,
+            "phase_seconds": phases,
             "rollup_ns_per_touched_entry": 1e9 * rollup / max(touched, 1),
             "anonymous_nodes": int(stats.anonymous.sum()),
             "optimum": transformation,
@@ -167,6 +190,11 @@ def main(argv=None) -> int:
 
     print()
     print_table(headers, rows)
+    print("\nwhere the time goes (one more run, the device synchronized after each phase):")
+    names = [name for name, _, _ in PHASES] + ["rest", "total"]
+    print_table(["qids"] + names,
+                [[c["qids"]] + [fmt_seconds(c["phase_seconds"][n]) for n in names]
+                 for c in results])
     write_json(args.json, {"benchmark": "bench_exhaustive", "machine": info,
                            "settings": {"repeats": args.repeats, "warmup_runs": 1,
                                         "k": args.k, "suppression": args.suppression,
