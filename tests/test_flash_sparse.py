@@ -345,3 +345,33 @@ def test_top_down_level_search_equals_exhaustive_on_skewed_tables(seed):
             assert got.information_loss == want.information_loss, case
             assert got.summary()["suppressed_records"] == want.summary()["suppressed_records"]
             assert got.search.nodes_evaluated < want.search.nodes_evaluated, case
+
+
+@pytest.mark.parametrize("backend_name", ["cpu", "strict"])
+def test_top_down_through_shared_predecessors(backend_name, monkeypatch):
+    """Where a level's nodes share direct predecessors and the path's sets are much larger
+    than the level's, the level rolls up from its shared predecessors, evaluated first: that
+    happens here, on the CPU and on the strict CuPy stand-in, and the optimum, loss and
+    statistics stay the exhaustive search's -- as they do with the predecessors never used."""
+    from gpuppdp.engine import search as search_module
+    from gpuppdp.testing import strict_backend
+
+    data, hierarchies = _skewed_table(1500, 6)
+
+    def fit(search, backend="cpu"):
+        return Anonymizer(quasi_identifiers=hierarchies, k=5, suppression_limit=0.05,
+                          metric="loss", search=search, backend=backend, seed=0).fit(data)
+
+    calls = []
+    through = search_module._Walk._through_predecessors
+    monkeypatch.setattr(search_module._Walk, "_through_predecessors",
+                        lambda self, *args: calls.append(len(args[0])) or through(self, *args))
+    want = fit("exhaustive")
+    got = fit("levels", "cpu" if backend_name == "cpu" else strict_backend())
+    assert calls and min(calls) >= search_module._Walk.MIN_NODES
+    monkeypatch.setattr(search_module._Walk, "SHARING", float("inf"))  # never through them
+    direct = fit("levels")
+    for result in (got, direct):
+        assert result.node == want.node
+        assert result.information_loss == want.information_loss
+        assert result.summary()["suppressed_records"] == want.summary()["suppressed_records"]

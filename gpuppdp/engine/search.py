@@ -84,7 +84,8 @@ class LevelSearch:
     monotone in generalization -- no direct successor is known not to be anonymous (then it is
     not anonymous either: Flash's predictive tagging, Kohlmayer et al. 2012).  An optimal node
     has a bound at most the best loss and, being anonymous, is never tagged, so every optimal
-    node is evaluated.  Nodes roll up from the highest path node below them.
+    node is evaluated.  Nodes roll up from the highest path node below them, or through
+    shared direct predecessors evaluated first (:class:`_Walk`).
 
     *Bottom up* otherwise (:meth:`LatticeOracle.evaluate_levels`): a node is skipped when one
     of its direct predecessors was skipped or has a checked lower bound at least the best loss
@@ -121,36 +122,26 @@ class LevelSearch:
         path = greedy_path(top, bound)
         path_parts, kept_levels, kept_sources = self._walk_path(oracle, path)
         path_stats = NodeStats.concatenate(path_parts)
-        parts, part_ids = [path_stats], [path @ strides]
-        best = float(np.where(path_stats.anonymous, path_stats.information_loss, np.inf).min())
-        path_ids = np.sort(part_ids[0])
-        path_known_not = np.sort(part_ids[0][~path_stats.anonymous])
+        walk = _Walk(oracle, strides, kept_levels, kept_sources)
+        walk.record(path_stats, path @ strides)
         not_anonymous = np.zeros(0, dtype=np.int64)  # ids, previous (higher) level, sorted
+        entries_above = None  # mean frequency-set size of the level above, once evaluated
         for h in range(lat.max_height, -1, -1):
             levels = level_nodes(top, h)
             ids = levels @ strides
-            todo = bound(levels) <= best + self.BOUND_SLACK
+            todo = bound(levels) <= walk.best + self.BOUND_SLACK
             tagged = np.zeros(len(ids), dtype=bool)
             if self.privacy_full and len(not_anonymous):
                 for j in range(lat.n_attributes):
                     tagged |= (levels[:, j] < top[j]) & _member(ids + strides[j],
                                                                 not_anonymous)
-            todo &= ~tagged & ~_member(ids, path_ids)
-            known_not = [ids[tagged], path_known_not[_member(path_known_not, ids)]]
+            todo &= ~tagged & ~_member(ids, walk.done)
             if todo.any():
-                stats = self._evaluate_below_path(oracle, levels[todo], kept_levels,
-                                                  kept_sources)
-                parts.append(stats)
-                part_ids.append(ids[todo])
-                known_not.append(ids[todo][~stats.anonymous])
-                il = np.where(stats.anonymous, stats.information_loss, np.inf)
-                best = min(best, float(il.min()))
-            not_anonymous = np.sort(np.concatenate(known_not))
+                entries_above = walk.evaluate_level(levels[todo], ids[todo], entries_above)
+            not_anonymous = np.union1d(ids[tagged], walk.not_anonymous_among(ids))
             if progress is not None:
                 progress(oracle.evaluations, lat.size)
-        ids = np.concatenate(part_ids)
-        order = np.argsort(ids)
-        return NodeStats.concatenate(parts).take(order), ids[order]
+        return walk.results()
 
     @staticmethod
     def _walk_path(oracle: LatticeOracle, path: np.ndarray):
@@ -178,23 +169,6 @@ class LevelSearch:
             total += int(sources[kept].host_ptr[-1])
         return (parts, path[1 + kept:],
                 FrequencySet.concatenate(evaluator.backend.xp, sources[kept:]))
-
-    @staticmethod
-    def _evaluate_below_path(oracle, levels, kept_levels, kept_sources) -> NodeStats:
-        """Evaluate ``levels``, each node rolled up from the highest kept path node below it,
-        or from the bottom; rows in the given order."""
-        below = np.all(kept_levels[None, :, :] <= levels[:, None, :], axis=2)  # (B, kept)
-        index = len(kept_levels) - 1 - np.argmax(below[:, ::-1], axis=1)
-        from_path = below.any(axis=1)
-        rows = np.empty(len(levels), dtype=np.int64)
-        parts = []
-        for use, source, source_index in (
-                (~from_path, oracle.evaluator.bottom, np.zeros(len(levels), np.int64)),
-                (from_path, kept_sources, index)):
-            if use.any():
-                parts.append(oracle.evaluate_from(levels[use], source, source_index[use]))
-                rows[use] = np.arange(use.sum()) + sum(len(p) for p in parts[:-1])
-        return NodeStats.concatenate(parts).take(rows)
 
     def _bottom_up(self, oracle: LatticeOracle, progress: Callable | None):
         lat = oracle.lattice
@@ -225,6 +199,115 @@ class LevelSearch:
 
         stats = oracle.evaluate_levels(choose, progress, observe)
         return stats, np.flatnonzero(evaluated)
+
+
+class _Walk:
+    """The evaluated nodes of a top-down level search, and how a level's nodes are rolled up.
+
+    A node rolls up from the highest kept path node below it, or from the bottom.  When a
+    level's nodes share direct predecessors (at least :attr:`SHARING` nodes per predecessor)
+    and the level above shrank well below those sources (:attr:`SHRINK`), the shared
+    predecessors are evaluated first and the level rolls up from them: the predecessors'
+    sets are far smaller than the path's, and the predecessors count as evaluated nodes of
+    the level below (their results feed its tagging and are not evaluated again).
+    """
+
+    SHARING = 1.5     # nodes of a level per shared predecessor, at least
+    SHRINK = 3.0      # source entries per entry of the level above, at least
+    MIN_NODES = 32    # fewer nodes than this roll up from the path directly
+
+    def __init__(self, oracle, strides, kept_levels, kept_sources):
+        self.oracle, self.strides = oracle, strides
+        self.kept_levels, self.kept_sources = kept_levels, kept_sources
+        self.parts, self.part_ids = [], []
+        self.done = np.zeros(0, dtype=np.int64)       # evaluated ids, sorted
+        self.known_not = np.zeros(0, dtype=np.int64)  # evaluated, not anonymous, sorted
+        self.best = np.inf
+
+    def record(self, stats: NodeStats, ids: np.ndarray) -> None:
+        """Keep the results of nodes ``ids`` (those evaluated before are kept once)."""
+        new = ~_member(ids, self.done)
+        stats, ids = stats.take(np.flatnonzero(new)), ids[new]
+        self.parts.append(stats)
+        self.part_ids.append(ids)
+        self.done = np.union1d(self.done, ids)
+        self.known_not = np.union1d(self.known_not, ids[~stats.anonymous])
+        il = np.where(stats.anonymous, stats.information_loss, np.inf)
+        self.best = min(self.best, float(il.min(initial=np.inf)))
+
+    def not_anonymous_among(self, ids: np.ndarray) -> np.ndarray:
+        """The nodes of ``ids`` evaluated and found not anonymous (sorted)."""
+        return self.known_not[_member(self.known_not, np.sort(ids))]
+
+    def results(self) -> tuple[NodeStats, np.ndarray]:
+        """Every evaluated node's results, in id order, and the ids."""
+        ids = np.concatenate(self.part_ids)
+        order = np.argsort(ids)
+        return NodeStats.concatenate(self.parts).take(order), ids[order]
+
+    def _sources(self, levels: np.ndarray):
+        """``[(rows, source, index)]``: which rows of ``levels`` roll up from which set."""
+        kept = self.kept_levels
+        below = np.all(kept[None, :, :] <= levels[:, None, :], axis=2)  # (B, kept)
+        index = len(kept) - 1 - np.argmax(below[:, ::-1], axis=1)
+        from_path = below.any(axis=1)
+        return [(np.flatnonzero(use), source, idx) for use, source, idx in (
+            (~from_path, self.oracle.evaluator.bottom, np.zeros(len(levels), np.int64)),
+            (from_path, self.kept_sources, index)) if use.any()]
+
+    def evaluate_level(self, levels, ids, entries_above: float | None) -> float:
+        """Evaluate one level's nodes ``levels`` (ids ``ids``), through shared predecessors
+        when that pays (see the class), and record them; returns their mean set size."""
+        groups = self._sources(levels)
+        if len(levels) >= self.MIN_NODES and entries_above is not None:
+            source_entries = np.mean(np.concatenate([
+                np.diff(source.host_ptr)[idx[rows]] for rows, source, idx in groups]))
+            if source_entries >= self.SHRINK * entries_above:
+                pred_ids, pred_levels = self._shared_predecessors(levels, ids)
+                distinct, first, inverse = np.unique(pred_ids, return_index=True,
+                                                     return_inverse=True)
+                if len(distinct) * self.SHARING <= len(levels):
+                    return self._through_predecessors(levels, ids, distinct,
+                                                      pred_levels[first], inverse)
+        entries = []
+        for rows, source, idx in groups:
+            stats = self.oracle.evaluate_from(levels[rows], source, idx[rows])
+            self.record(stats, ids[rows])
+            entries.append(stats.entries)
+        return float(np.mean(np.concatenate(entries)))
+
+    def _shared_predecessors(self, levels, ids):
+        """Per node its direct predecessor shared by the most nodes of ``levels`` (ties: the
+        first attribute): ``(ids, levels)``."""
+        candidates = np.where(levels > 0, ids[:, None] - self.strides[None, :], -1)
+        values, counts = np.unique(candidates[candidates >= 0], return_counts=True)
+        at = np.searchsorted(values, candidates).clip(0, len(values) - 1)
+        shared = np.where((candidates >= 0) & (values[at] == candidates), counts[at], -1)
+        j = np.argmax(shared, axis=1)
+        rows = np.arange(len(levels))
+        pred_levels = levels.copy()
+        pred_levels[rows, j] -= 1
+        return candidates[rows, j], pred_levels
+
+    def _through_predecessors(self, levels, ids, pred_ids, pred_levels, inverse) -> float:
+        """Evaluate the predecessors in batches from the path or the bottom, and each batch's
+        nodes from its predecessors' frequency sets; returns the nodes' mean set size."""
+        oracle, entries = self.oracle, []
+        for rows, source, idx in self._sources(pred_levels):
+            size = source.host_ptr[idx[rows] + 1] - source.host_ptr[idx[rows]]
+            for start, stop in oracle._split(np.zeros(len(rows), np.int64), size):
+                batch = rows[start:stop]
+                stats, sets = oracle.evaluator.evaluate(pred_levels[batch], source,
+                                                        idx[batch])
+                oracle.evaluations += len(batch)
+                self.record(stats, pred_ids[batch])
+                local = np.full(len(pred_ids), -1, dtype=np.int64)
+                local[batch] = np.arange(len(batch))
+                nodes = np.flatnonzero(local[inverse] >= 0)
+                stats = oracle.evaluate_from(levels[nodes], sets, local[inverse[nodes]])
+                self.record(stats, ids[nodes])
+                entries.append(stats.entries)
+        return float(np.mean(np.concatenate(entries)))
 
 
 def greedy_path(top: np.ndarray, bound: Callable) -> np.ndarray:
