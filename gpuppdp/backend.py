@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Backend", "BackendError", "get_backend", "cpu_backend"]
+__all__ = ["Backend", "BackendError", "DeviceMemoryError", "get_backend", "cpu_backend"]
 
 log = logging.getLogger("gpuppdp")
 
@@ -100,6 +100,10 @@ class Backend:
 def cpu_backend() -> Backend:
     """The NumPy backend (always available)."""
     return Backend("numpy", np, "cpu", np.asarray, lambda a: a)
+
+
+class DeviceMemoryError(MemoryError):
+    """The GPU's free memory cannot hold what a run needs (raised before CuPy would run out)."""
 
 
 #: what to install when the probe finds the GPU stack incomplete

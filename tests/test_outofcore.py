@@ -263,3 +263,44 @@ def test_risk_in_chunks_equals_risk_in_memory(adult, tmp_path):
         assert main(["risk", str(src), "--qi", ",".join(qids), "--population-size", "1000000",
                      "--quiet", "--json", str(tmp_path / f"{name}.json"), *extra]) == 0
     assert json.load(open(tmp_path / "chunked.json")) == json.load(open(tmp_path / "whole.json"))
+
+
+@pytest.mark.parametrize("free_after", [2, 9])
+@pytest.mark.parametrize("sensitive", [[], ["occupation"]])
+def test_gpu_encoding_spills_to_host_memory(adult, monkeypatch, free_after, sensitive):
+    """On a GPU whose free memory runs short (a fake reading on the strict CuPy stand-in),
+    the chunks' frequency sets move to host memory after chunk ``free_after`` and are merged
+    there; the merged bottom set returns to the device -- the same set as without spilling --
+    or, when even it does not fit, the run stops with a DeviceMemoryError naming its size."""
+    from gpuppdp.backend import Backend, DeviceMemoryError
+    from gpuppdp.testing import strict_backend
+
+    data, hierarchies = adult
+    qis = {c: hierarchies[c] for c in ("age", "sex", "race", "education")}
+    schema = Schema(qis, sensitive=sensitive, others="drop")
+    be = strict_backend()
+    want = encode(data, schema, get_backend("cpu"), sensitive).frequency_set()
+    readings = []
+
+    def free_memory(self):  # plenty for the first chunks, then nothing to spare
+        readings.append(None)
+        return 1 << 40 if len(readings) <= free_after else 1 << 10
+
+    monkeypatch.setattr(Backend, "free_memory", free_memory)
+    moved = []
+    original = encoding.FrequencySet.moved
+    monkeypatch.setattr(encoding.FrequencySet, "moved",
+                        lambda fs, convert: moved.append(convert) or original(fs, convert))
+    with pytest.raises(DeviceMemoryError, match="bottom frequency set .* entries"):
+        encode_chunks(_chunks(data, 500), list(data.columns), schema, be, sensitive,
+                      merge_entries=50)
+    assert be.to_host in moved  # the sets went to host memory
+
+    monkeypatch.setattr(encoding, "BOTTOM_FACTOR", 0)  # the merged set fits again
+    readings.clear()
+    got = encode_chunks(_chunks(data, 500), list(data.columns), schema, be, sensitive,
+                        merge_entries=50).frequency_set()
+    assert isinstance(got.codes, type(be.asarray(np.zeros(1))))  # back on the device
+    for name in ("codes", "sens", "count", "first"):
+        np.testing.assert_array_equal(be.to_host(getattr(got, name)), getattr(want, name),
+                                      err_msg=name)

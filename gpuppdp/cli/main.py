@@ -81,7 +81,7 @@ def _run(argv) -> int:
     args = build_parser().parse_args(argv)  # --help, --version and usage errors exit here
 
     from ..anonymizer import NoSolutionError
-    from ..backend import BackendError
+    from ..backend import BackendError, DeviceMemoryError
     from ..engine.encoding import SchemaError
     from ..hierarchy import HierarchyError
 
@@ -97,7 +97,8 @@ def _run(argv) -> int:
         print(f"gpuppdp: error: {message}", file=sys.stderr)
         return 2
     except MemoryError as exc:  # the host's, or the GPU's (CuPy's OutOfMemoryError)
-        where = "device" if type(exc).__module__.startswith("cupy") else "host"
+        device = isinstance(exc, DeviceMemoryError) or type(exc).__module__.startswith("cupy")
+        where = "device" if device else "host"
         detail = " ".join(str(exc).split()) or type(exc).__name__
         print(f"gpuppdp: error: out of {where} memory ({detail}); nothing was written. "
               "Smaller chunks (--chunk-rows) lower the peak of a large input; on a GPU, "

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .. import kernels
-from ..backend import Backend
+from ..backend import Backend, DeviceMemoryError, cpu_backend
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import format_values
@@ -132,6 +132,15 @@ class FrequencySet:
 
     def size(self, b: int) -> int:
         return int(self.host_ptr[b + 1] - self.host_ptr[b])
+
+    @property
+    def nbytes(self) -> int:
+        return sum(int(a.nbytes) for a in (self.codes, self.sens, self.count, self.first))
+
+    def moved(self, convert: Callable) -> "FrequencySet":
+        """This set with its arrays passed through ``convert`` (e.g. ``Backend.to_host``)."""
+        return FrequencySet(self.levels, *(convert(a) for a in (
+            self.codes, self.sens, self.count, self.first, self.ptr)), self.host_ptr)
 
     @staticmethod
     def concatenate(xp, parts: list["FrequencySet"]) -> "FrequencySet":
@@ -294,21 +303,23 @@ class EncodedTable:
         return self._merged(row_codes, sens, xp.ones(n, dtype=xp.int64),
                             xp.arange(first_row, first_row + n, dtype=xp.int64))
 
-    def merge(self, sets: list[FrequencySet]) -> FrequencySet:
+    def merge(self, sets: list[FrequencySet], backend: Backend | None = None) -> FrequencySet:
         """One bottom frequency set of the rows of ``sets`` (bottom sets of consecutive row
         ranges, in row order): equal entries merged, counts summed, the first row kept.
         ``sets`` is emptied, and each field's parts are let go once concatenated, so that a
-        caller holding no other reference does not keep them through the roll-up."""
+        caller holding no other reference does not keep them through the roll-up.
+        ``backend``: where the sets are and the merge runs (default the table's)."""
         if len(sets) == 1:
             return sets.pop()
-        xp = self.backend.xp
+        backend = backend or self.backend
+        xp = backend.xp
         fields = [[getattr(fs, name) for fs in sets] for name in ("codes", "sens", "count",
                                                                    "first")]
         sets.clear()
         n = sum(int(p.shape[0]) for p in fields[0])
         # a large merge on the CPU reads counts and first rows in 4 bytes when the rows allow
         # (the partitioned roll-up's source only: its output is int64 as always)
-        narrow = (not self.backend.is_gpu and n >= MERGE_NARROW_ENTRIES
+        narrow = (not backend.is_gpu and n >= MERGE_NARROW_ENTRIES
                   and sum(int(c.sum()) for c in fields[2]) < 1 << 31)
         columns = []
         for name, parts in zip(("codes", "sens", "count", "first"), fields):
@@ -319,17 +330,21 @@ class EncodedTable:
             else:
                 columns.append(xp.concatenate(parts))
             parts.clear()
-        return self._merged(*columns)
+        return self._merged(*columns, backend=backend)
 
-    def _merged(self, codes, sens, count, first) -> FrequencySet:
+    def _merged(self, codes, sens, count, first, backend: Backend | None = None
+                ) -> FrequencySet:
+        backend = backend or self.backend
         q = len(self.hierarchies)
         maps, off = self.level_maps()
+        if backend is not self.backend:
+            maps = backend.asarray(self.backend.to_host(maps))
         bottom = np.zeros((1, q), dtype=np.int64)
         codes, sens, count, first, ptr = kernels.rollup(
-            self.backend, codes, sens, count, first, np.array([0]), np.array([len(count)]),
+            backend, codes, sens, count, first, np.array([0]), np.array([len(count)]),
             off[np.arange(q), 0, 0][None, :], maps, self.node_radix(bottom))
-        ptr = self.backend.asarray(ptr)
-        return FrequencySet(bottom, codes, sens, count, first, ptr, self.backend.to_host(ptr))
+        ptr = backend.asarray(ptr)
+        return FrequencySet(bottom, codes, sens, count, first, ptr, backend.to_host(ptr))
 
 
 def check_complete(data: pd.DataFrame, columns: Sequence[str], row_offset: int) -> None:
@@ -410,6 +425,7 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     xp = backend.xp
     merged: list[FrequencySet] = []
     pending: list[FrequencySet] = []
+    host = None  # the CPU backend, once the sets have been spilled to host memory
     rows = 0
     for chunk in chunks:
         if len(chunk) == 0:
@@ -418,22 +434,48 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
         codes = leaf_codes(chunk, qi_names, hierarchies, rows)
         carried = sensitive.encode(chunk) if sensitive.names else None
         enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
-        pending.append(enc.bottom_of(
+        fs = enc.bottom_of(
             xp.stack([backend.asarray(c.astype(enc.code_dtype)) for c in codes], axis=1),
-            None if carried is None else backend.asarray(carried), rows))
+            None if carried is None else backend.asarray(carried), rows)
+        if host is None and _device_short(backend, merged + pending + [fs], SPILL_FACTOR):
+            host = cpu_backend()
+            merged = [part.moved(backend.to_host) for part in merged]
+            pending = [part.moved(backend.to_host) for part in pending]
+        pending.append(fs if host is None else fs.moved(backend.to_host))
         rows += len(chunk)
         entries = sum(len(fs.count) for fs in pending)
         if entries > max(merge_entries, sum(len(fs.count) for fs in merged) // 3):
             parts, merged, pending = merged + pending, [], []  # no other reference to them
-            merged = [enc.merge(parts)]
+            merged = [enc.merge(parts, host)]
     if rows == 0:
         raise SchemaError("the table is empty (0 rows)")
     enc.n_rows = rows
     parts, merged, pending = merged + pending, [], []
-    enc._bottom = enc.merge(parts)
+    enc._bottom = enc.merge(parts, host)
+    if host is not None:  # back to the device for the search, if it fits there
+        if _device_short(backend, [enc._bottom], BOTTOM_FACTOR):
+            raise DeviceMemoryError(
+                f"the bottom frequency set ({len(enc._bottom.count):,} entries, "
+                f"{enc._bottom.nbytes / 2**30:.2f} GiB) does not fit in the GPU's free memory "
+                f"({backend.free_memory() / 2**30:.2f} GiB) with room for the search")
+        enc._bottom = enc._bottom.moved(backend.asarray)
     if sensitive.names:
         sensitive.finish(enc)
     return enc
+
+
+#: a GPU encoding spills its frequency sets to host memory (merging them there) once the
+#: device's free memory is under this many times their size (a merge's peak is about 3 times)
+SPILL_FACTOR = 4
+#: the merged bottom set goes back to the device only with this many times its size free
+BOTTOM_FACTOR = 3
+
+
+def _device_short(backend: Backend, sets: list[FrequencySet], factor: float) -> bool:
+    """Is the device's free memory under ``factor`` times the size of ``sets``?  (``False``
+    on the CPU, and where the backend cannot tell.)"""
+    free = backend.free_memory()
+    return free is not None and free < factor * sum(fs.nbytes for fs in sets)
 
 
 def sensitive_names(sensitive_attributes) -> list[str]:
