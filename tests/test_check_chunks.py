@@ -16,6 +16,7 @@ import pytest
 from gpuppdp import datasets
 from gpuppdp.analysis.checker import CHECK_KEYS, check, check_chunks
 from gpuppdp.cli.main import main
+from gpuppdp.io import write_table
 
 SIZES = [1, 7, 1000, 10 ** 6]
 
@@ -111,10 +112,7 @@ def test_adult_in_chunks_measures_what_check_does(adult, size):
 def test_check_chunks_reads_a_file(adult, tmp_path, suffix):
     data, hierarchies = adult
     src = tmp_path / f"adult{suffix}"
-    if suffix == ".csv":
-        data.to_csv(src, sep=";", index=False)
-    else:
-        data.to_parquet(src, index=False)
+    write_table(data, src)
     for kw in _adult_options(hierarchies):
         assert_same(check_chunks(src, chunk_rows=4000, backend="cpu", **kw),
                     check(data, backend="cpu", **kw))
@@ -130,10 +128,7 @@ def test_cli_chunk_rows_prints_and_writes_the_same_report(adult, tmp_path, capsy
     data, _ = adult
     data = data.iloc[:3000]
     src = tmp_path / f"adult{suffix}"
-    if suffix == ".csv":
-        data.to_csv(src, sep=";", index=False)
-    else:
-        data.to_parquet(src, index=False)
+    write_table(data, src)
     age = datasets.adult_path("adult_hierarchy_age.csv")
     occupation = datasets.adult_path("adult_hierarchy_occupation.csv")
     argv = ["check", str(src), "--qi", f"age={age}", "--qi", "sex,race,education",
@@ -185,10 +180,7 @@ def test_cli_value_not_in_the_hierarchy_names_its_row_and_column(adult, tmp_path
     row = 5321
     data.loc[row, "age"] = "999"
     src = tmp_path / f"in{suffix}"
-    if suffix == ".csv":
-        data.to_csv(src, sep=";", index=False)
-    else:
-        data.to_parquet(src, index=False)
+    write_table(data, src)
     age = datasets.adult_path("adult_hierarchy_age.csv")
     out = tmp_path / "out.json"
     for extra in ([], ["--chunk-rows", "1000"]):

@@ -172,12 +172,17 @@ def test_backends_agree(backend, seed):
     got = check(data, quasi_identifiers=qids, sensitive="s", backend=backend, per_class=True)
     pd.testing.assert_frame_equal(got.pop("per_class"), ref.pop("per_class"),
                                   check_exact=False, rtol=1e-12)
-    assert got.keys() == ref.keys()
-    for key in ref:
-        if isinstance(ref[key], float):
-            assert got[key] == pytest.approx(ref[key], rel=1e-12), key
+    assert_same_report(got, ref)
+
+
+def assert_same_report(got: dict, want: dict) -> None:
+    """The same keys; float values equal to 1e-12 relative, every other value exactly."""
+    assert got.keys() == want.keys()
+    for key in want:
+        if isinstance(want[key], float):
+            assert got[key] == pytest.approx(want[key], rel=1e-12), key
         else:
-            assert got[key] == ref[key], key
+            assert got[key] == want[key], key
 
 
 def test_without_sensitive_and_per_class_rows():

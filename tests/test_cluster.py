@@ -18,6 +18,7 @@ import pytest
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.engine.codes import UnknownValuesError
 from gpuppdp.models import DistinctLDiversity, TCloseness
+from tests.test_checker import assert_same_report
 
 
 
@@ -168,13 +169,7 @@ def test_risk_and_check_on_partition_counts_equal_the_whole_table(client, adult)
                    backend="cpu")
     got = check_chunks(partition_counts(ddf, qids + ["occupation"]),
                        weight_column=COUNT_COLUMN, **options)
-    want = check(data, **options)
-    assert got.keys() == want.keys()
-    for key in want:
-        if isinstance(want[key], float):
-            assert got[key] == pytest.approx(want[key], rel=1e-12), key
-        else:
-            assert got[key] == want[key], key
+    assert_same_report(got, check(data, **options))
 
 
 def test_cli_risk_and_check_on_dask_print_the_in_memory_reports(tmp_path):
