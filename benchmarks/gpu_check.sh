@@ -59,6 +59,6 @@ step exhaustive 60 "$py" benchmarks/bench_exhaustive.py --backend gpu --repeats 
 step lattice 150 "$py" benchmarks/bench_lattice.py --backend gpu --qids 8 9 10 --repeats 1 --json "$out/bench_lattice_gpu.json"
 step scale 90 "$py" benchmarks/bench_scale.py --rows "$rows" --backend gpu --repeats 3 --warmup small --json "$out/bench_scale_gpu.json"
 step dp 60 "$py" benchmarks/bench_dp.py --backend gpu --fused-size 1e8 --json "$out/bench_dp_gpu.json"
-step census 120 "$py" benchmarks/bench_census.py --rows 2e7 --backend gpu --json "$out/bench_census_gpu.json"
+step census 150 "$py" benchmarks/bench_census.py --rows 2e7 --runs 2 --backend gpu --json "$out/bench_census_gpu.json"
 echo "gpu_check: $([ $fail -eq 0 ] && echo all steps passed || echo some steps failed) (JSON and logs in $out)"
 exit $fail

@@ -32,18 +32,35 @@ def compiled() -> bool:
         return True
 
 
+#: under Numba's CUDA simulator (``kernels == "cudasim"``: a Python thread per CUDA thread)
+#: launches of up to this many threads run the CUDA forms of the roll-up and the node
+#: statistics, larger ones their array forms (the same output)
+SIMULATED_THREADS = 512
+
+
 def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
            node_map_off, maps_flat, node_radix):
     """Roll frequency sets up to a batch of nodes (see :func:`grouping.rollup_xp`);
-    ``node_radix`` (B, q+1, host) is each node's number of codes per QID and sensitive value."""
+    ``node_radix`` (B, q+1, host) is each node's number of codes per QID and sensitive value.
+    Numba CPU form on the CPU, the CUDA form (:func:`grouping.rollup_cuda`) on a GPU."""
     if backend.kernels == "cpu":
         return grouping.rollup_njit(src_codes, src_sens, src_count, src_first,
                                     np.asarray(node_src_start), np.asarray(node_src_stop),
                                     np.asarray(node_map_off, dtype=np.int64), maps_flat,
                                     node_radix)
-    return grouping.rollup_xp(backend.xp, src_codes, src_sens, src_count, src_first,
-                              node_src_start, node_src_stop, node_map_off, maps_flat,
-                              node_radix)
+    if backend.kernels == "cuda":
+        return grouping.rollup_cuda(backend.xp, src_codes, src_sens, src_count, src_first,
+                                    node_src_start, node_src_stop, node_map_off, maps_flat,
+                                    node_radix)
+    entries = int(np.sum(np.asarray(node_src_stop) - np.asarray(node_src_start)))
+    if entries > SIMULATED_THREADS:
+        return grouping.rollup_xp(backend.xp, src_codes, src_sens, src_count, src_first,
+                                  node_src_start, node_src_stop, node_map_off, maps_flat,
+                                  node_radix)
+    host = [backend.to_host(a) for a in (src_codes, src_sens, src_count, src_first, maps_flat)]
+    out = grouping.rollup_cuda(np, host[0], host[1], host[2], host[3], node_src_start,
+                               node_src_stop, node_map_off, host[4], node_radix)
+    return tuple(backend.asarray(a) for a in out)
 
 
 def classes(backend, ptr, codes, radix):
@@ -92,10 +109,16 @@ def node_stats(backend, size, outlier, small, ptr, host_ptr):
     """Per node (classes ``ptr[b]:ptr[b+1]``, ``host_ptr`` on the host): records in
     ``outlier`` classes, records in ``small`` classes (0 where ``small`` is ``None``), kept
     (non-outlier) classes and the smallest kept class (0 when none is kept); one host int64
-    array (B, 4).  CPU: one pass over the classes (:func:`segsum.node_stats_njit`); array
-    form: exact integer prefix sums and :func:`segment_min`."""
+    array (B, 4).  CPU: one pass over the classes (:func:`segsum.node_stats_njit`); GPU: one
+    launch, a thread per class (:func:`segsum.node_stats_cuda`); array form (large launches
+    under the simulator): exact integer prefix sums and :func:`segment_min`."""
     if backend.kernels == "cpu":
         return segsum.node_stats_njit(size, outlier, small, host_ptr)
+    if backend.kernels == "cuda":
+        return backend.to_host(segsum.node_stats_cuda(backend.xp, size, outlier, small, ptr))
+    if int(host_ptr[-1]) <= SIMULATED_THREADS:
+        host = [None if a is None else backend.to_host(a) for a in (size, outlier, small)]
+        return segsum.node_stats_cuda(np, host[0], host[1], host[2], host_ptr)
     xp = backend.xp
     n_nodes = host_ptr.shape[0] - 1
     zero = xp.zeros(1, dtype=size.dtype)

@@ -35,11 +35,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from numba import njit
+from numba import cuda, njit
 
 __all__ = ["group", "group_xp", "group_njit", "segment_ids", "count_keys", "rank_present",
            "key_space", "space_of", "number_keys", "number_keys_sorted", "extend_key", "run_tasks",
-           "balanced_runs", "n_tasks_for"]
+           "balanced_runs", "n_tasks_for", "segment_of"]
 
 DENSE_RATIO = 4              # key spaces up to this times the rows (plus a floor) are dense
 NJIT_DENSE_FLOOR = 1 << 10   # ... a directly addressed table in Numba
@@ -338,6 +338,24 @@ def group_njit(cols, radix, ptr=None, order="first"):
     seg_of_group = np.repeat(np.arange(n_seg), n_groups)
     local = np.arange(group_ptr[-1], dtype=np.int64) - group_ptr[seg_of_group]
     return ids, rep[ptr[seg_of_group] + local], group_ptr
+
+
+# --------------------------------------------------------------------------------------
+# CUDA form: the segment of a row, for kernels with a thread per row
+# --------------------------------------------------------------------------------------
+@cuda.jit(device=True)
+def segment_of(ptr, i):
+    """CUDA device function: the segment ``s`` with ``ptr[s] <= i < ptr[s+1]`` (binary search;
+    empty segments are passed over)."""
+    lo = 0
+    hi = ptr.shape[0] - 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ptr[mid] <= i:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 # --------------------------------------------------------------------------------------

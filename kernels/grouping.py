@@ -28,7 +28,7 @@ import threading
 
 import numba
 import numpy as np
-from numba import njit
+from numba import cuda, njit
 
 from .groupby import (
     _HASH_MUL,
@@ -39,6 +39,7 @@ from .groupby import (
     number_keys,
     run_tasks,
     segment_ids,
+    segment_of,
     space_of,
 )
 
@@ -579,3 +580,160 @@ def rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start, nod
     codes = xp.stack([c[rep] for c in cols], axis=1).astype(maps_flat.dtype) if n_groups else \
         xp.zeros((0, src_codes.shape[1]), dtype=maps_flat.dtype)
     return codes, sens[rep], count, src_first[rows][rep], ptr
+
+
+# --------------------------------------------------------------------------------------
+# CUDA form
+# --------------------------------------------------------------------------------------
+CUDA_TABLE_LOAD = 1.5      # hashed tables: a power of two at least this times the entries
+CUDA_DENSE_RATIO = 2       # key spaces up to this times the entries (plus a floor) are
+CUDA_DENSE_FLOOR = 1 << 6  # directly addressed: no probing
+CUDA_THREADS = 256
+_NO_FIRST = np.iinfo(np.int64).max
+
+
+@cuda.jit(device=True)
+def _slot_hash(key, mask):
+    """A slot for ``key`` (< 2^62) in a table of ``mask + 1`` slots: the two 31-bit halves
+    multiplied by odd constants below 2^31 (no overflow) and their high bits folded down."""
+    lo = key & 0x7FFFFFFF
+    hi = key >> 31
+    x = lo * 0x6C8E9CF5
+    y = hi * 0x4CF5AD43
+    return (x ^ (x >> 29) ^ y ^ (y >> 31)) & mask
+
+
+@cuda.jit(cache=True)
+def _rollup_insert(row_ptr, src_start, src_codes, src_sens, src_count, node_map_off, maps_flat,
+                   strides, table_base, table_mask, table_key, table_first, table_count,
+                   slot_of):
+    """One thread per batch entry: key it by its node's packed mixed-radix code, find or
+    claim its slot (``table_mask`` -1: directly addressed, else linear probing with a
+    compare-and-swap), and fold its position (minimum: the group's first entry) and count
+    into the slot."""
+    i = cuda.grid(1)
+    if i >= slot_of.shape[0]:
+        return
+    b = segment_of(row_ptr, i)
+    e = src_start[b] + i - row_ptr[b]
+    q = src_codes.shape[1]
+    key = src_sens[e] * strides[b, q]
+    for j in range(q):
+        key += maps_flat[node_map_off[b, j] + src_codes[e, j]] * strides[b, j]
+    mask = table_mask[b]
+    if mask < 0:
+        slot = table_base[b] + key
+    else:
+        h = _slot_hash(key, mask)
+        while True:
+            slot = table_base[b] + h
+            seen = table_key[slot]
+            if seen == -1:
+                seen = cuda.atomic.cas(table_key, slot, -1, key)
+                if seen == -1:
+                    break
+            if seen == key:
+                break
+            h = (h + 1) & mask
+    if table_first[slot] > i:
+        cuda.atomic.min(table_first, slot, i)
+    cuda.atomic.add(table_count, slot, src_count[e])
+    slot_of[i] = slot
+
+
+@cuda.jit(cache=True)
+def _rollup_firsts(slot_of, table_first, is_first):
+    """Whether each batch entry is the first of its group."""
+    i = cuda.grid(1)
+    if i < slot_of.shape[0]:
+        is_first[i] = 1 if table_first[slot_of[i]] == i else 0
+
+
+@cuda.jit(cache=True)
+def _rollup_emit(row_ptr, src_start, src_codes, src_sens, src_first, node_map_off, maps_flat,
+                 slot_of, table_count, is_first, group_at, out_codes, out_sens, out_count,
+                 out_first):
+    """One thread per batch entry: the first entry of a group writes the group at
+    ``group_at[i]`` (its rank among the firsts: node by node, by first appearance)."""
+    i = cuda.grid(1)
+    if i >= slot_of.shape[0] or is_first[i] == 0:
+        return
+    b = segment_of(row_ptr, i)
+    e = src_start[b] + i - row_ptr[b]
+    o = group_at[i]
+    for j in range(src_codes.shape[1]):
+        out_codes[o, j] = maps_flat[node_map_off[b, j] + src_codes[e, j]]
+    out_sens[o] = src_sens[e]
+    out_first[o] = src_first[e]
+    out_count[o] = table_count[slot_of[i]]
+
+
+def _cuda_tables(lens, node_radix):
+    """Per node: the packing strides (B, q+1) and the table's first slot and mask (-1:
+    directly addressed, the key space's size) -- or ``None`` when a key space reaches
+    :data:`.groupby.KEY_LIMIT` (then the array form's column-wise sort serves)."""
+    radix = np.maximum(np.asarray(node_radix, dtype=np.int64), 1)
+    if np.log2(radix.astype(np.float64)).sum(axis=1).max(initial=0.0) >= 61.9:
+        return None
+    strides = np.ones(radix.shape, np.int64)
+    np.cumprod(radix[:, :-1], axis=1, out=strides[:, 1:])
+    space = strides[:, -1] * radix[:, -1]
+    dense = space <= CUDA_DENSE_RATIO * lens + CUDA_DENSE_FLOOR
+    hashed = 1 << np.ceil(np.log2(np.maximum(CUDA_TABLE_LOAD * lens, 16))).astype(np.int64)
+    size = np.where(dense, space, hashed)
+    base = np.zeros(len(lens) + 1, np.int64)
+    np.cumsum(size, out=base[1:])
+    return strides, base, np.where(dense, -1, hashed - 1)
+
+
+def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
+                node_map_off, maps_flat, node_radix):
+    """CUDA roll-up of a batch of nodes (same contract and output as :func:`rollup_xp`):
+    every source entry of the batch is one thread, its node's hash table a slice of one
+    array -- a directly addressed one when the key space is small, else open addressing
+    with linear probing, slots claimed by compare-and-swap (no sort).  A group's first entry
+    is the smallest batch position in its slot (atomic minimum); a prefix sum over the
+    first entries numbers the groups node by node in first-appearance order.  Runs on CuPy
+    arrays (``xp`` CuPy), or on NumPy arrays under Numba's CUDA simulator (``xp`` NumPy)."""
+    node_src_start = np.asarray(node_src_start, dtype=np.int64)
+    lens = np.asarray(node_src_stop, dtype=np.int64) - node_src_start
+    tables = _cuda_tables(lens, node_radix)
+    if tables is None:
+        return rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start,
+                         node_src_start + lens, node_map_off, maps_flat, node_radix)
+    strides, base, mask = tables
+    host_row_ptr = np.zeros(len(lens) + 1, np.int64)
+    np.cumsum(lens, out=host_row_ptr[1:])
+    total = int(host_row_ptr[-1])
+    q = src_codes.shape[1]
+    if total == 0:
+        return (xp.zeros((0, q), dtype=maps_flat.dtype), xp.zeros(0, dtype=src_sens.dtype),
+                xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=src_first.dtype),
+                xp.zeros(len(lens) + 1, dtype=xp.int64))
+    row_ptr = xp.asarray(host_row_ptr)
+    start = xp.asarray(node_src_start)
+    map_off = xp.asarray(np.asarray(node_map_off, dtype=np.int64))
+    slots = int(base[-1])
+    table_key = xp.full(slots, -1, dtype=xp.int64)
+    table_first = xp.full(slots, _NO_FIRST, dtype=xp.int64)
+    table_count = xp.zeros(slots, dtype=xp.int64)
+    slot_of = xp.empty(total, dtype=xp.int64)
+    grid = (total + CUDA_THREADS - 1) // CUDA_THREADS
+    _rollup_insert[grid, CUDA_THREADS](row_ptr, start, src_codes, src_sens, src_count, map_off,
+                                       maps_flat, xp.asarray(strides), xp.asarray(base[:-1]),
+                                       xp.asarray(mask), table_key, table_first, table_count,
+                                       slot_of)
+    del table_key
+    is_first = xp.empty(total, dtype=xp.int8)
+    _rollup_firsts[grid, CUDA_THREADS](slot_of, table_first, is_first)
+    group_at = xp.zeros(total + 1, dtype=xp.int64)  # exclusive prefix sum of the firsts
+    xp.cumsum(is_first, dtype=xp.int64, out=group_at[1:])
+    n_groups = int(group_at[-1])
+    codes = xp.empty((n_groups, q), dtype=maps_flat.dtype)
+    sens = xp.empty(n_groups, dtype=src_sens.dtype)
+    count = xp.empty(n_groups, dtype=xp.int64)
+    first = xp.empty(n_groups, dtype=src_first.dtype)
+    _rollup_emit[grid, CUDA_THREADS](row_ptr, start, src_codes, src_sens, src_first, map_off,
+                                     maps_flat, slot_of, table_count, is_first, group_at, codes,
+                                     sens, count, first)
+    return codes, sens, count, first, group_at[row_ptr]

@@ -83,7 +83,7 @@ def ordered_sums_njit(values, ptr, init=0.0, abs_prefix=False):
     return out
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def _kernel(values, ptr, init, abs_prefix, out):
     s = cuda.grid(1)
     if s < out.shape[0]:

@@ -26,7 +26,7 @@ import numba
 import numpy as np
 from numba import cuda, njit
 
-from .groupby import balanced_runs, n_tasks_for, run_tasks
+from .groupby import balanced_runs, n_tasks_for, run_tasks, segment_of
 
 
 def loss_sums_reference(size, codes, outlier, ptr, off, share):
@@ -230,7 +230,7 @@ def loss_sums_njit(size, codes, outlier, ptr, off, share, charge=None):
     return charged, kept
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def _loss_sums_kernel(size, codes, outlier, ptr, off, share, charged, kept):
     t = cuda.grid(1)
     q = off.shape[1]
@@ -299,4 +299,42 @@ def node_stats_njit(size, outlier, small, ptr):
     small = np.zeros(0, np.bool_) if small is None else small
     bounds = balanced_runs(ptr, n_tasks_for(int(ptr[-1]) // 4, n_nodes))
     run_tasks(_node_stats_run, len(bounds) - 1, bounds, size, outlier, small, ptr, out)
+    return out
+
+
+_NO_CLASS = np.iinfo(np.int64).max
+
+
+@cuda.jit(cache=True)
+def _node_stats_kernel(size, outlier, small, ptr, out):
+    """One thread per class: its records into its node's outlier or small totals, or one
+    more kept class and the smallest kept size (integer atomics: exact, order-free)."""
+    c = cuda.grid(1)
+    if c >= size.shape[0]:
+        return
+    b = segment_of(ptr, c)
+    sz = size[c]
+    if outlier[c]:
+        cuda.atomic.add(out, (b, 0), sz)
+    else:
+        cuda.atomic.add(out, (b, 2), 1)
+        if out[b, 3] > sz:
+            cuda.atomic.min(out, (b, 3), sz)
+    if small.shape[0] == size.shape[0] and small[c]:
+        cuda.atomic.add(out, (b, 1), sz)
+
+
+def node_stats_cuda(xp, size, outlier, small, ptr):
+    """:func:`node_stats_njit`'s totals in one launch, a thread per class, on device arrays
+    (``xp`` CuPy; NumPy arrays under Numba's CUDA simulator); a device int64 array (B, 4)."""
+    out = xp.zeros((ptr.shape[0] - 1, 4), dtype=xp.int64)
+    out[:, 3] = _NO_CLASS
+    n = size.shape[0]
+    if n:
+        small = xp.zeros(0, dtype=xp.bool_) if small is None else small
+        threads = 256
+        _node_stats_kernel[(n + threads - 1) // threads, threads](
+            size.astype(xp.int64, copy=False), outlier, small, ptr.astype(xp.int64, copy=False),
+            out)
+    out[:, 3] = xp.where(out[:, 3] == _NO_CLASS, 0, out[:, 3])
     return out

@@ -266,6 +266,68 @@ def test_rollup_empty_batch_ranges():
     _assert_outputs_equal(grouping.rollup_xp(np, *args, radix), want, ROLLUP_NAMES)
 
 
+# The CUDA roll-up runs here under Numba's simulator (a Python thread per CUDA thread): few
+# seeds, small batches.  Exact radices give directly addressed tables, wide ones hashed tables
+# (with collisions: at least 1.5 slots per entry, 16 at least), huge ones the array form.
+@pytest.mark.parametrize("seed", SEEDS[:6])
+def test_rollup_cuda_agrees(seed):
+    fs, maps, start, stop, map_off, radix = _rollup_inputs(seed)
+    args = _args(fs, start, stop, map_off, maps)
+    want = naive_rollup(fs, start, stop, map_off, maps)
+    lens = stop - start
+    for regime, widen in RADIX_REGIMES.items():
+        tables = grouping._cuda_tables(lens, widen(radix))
+        if regime == "huge":
+            assert tables is None
+        elif regime == "wide":
+            assert (tables[2][lens > 0] >= 0).all()  # hashed
+        got = grouping.rollup_cuda(np, *args, widen(radix))
+        _assert_outputs_equal(got, want, [f"{n} ({regime})" for n in ROLLUP_NAMES])
+        for arr, dt in zip(got, (np.int32, np.int32, np.int64, np.int64, np.int64)):
+            assert np.asarray(arr).dtype == dt
+
+
+def test_rollup_cuda_probes_past_collisions(monkeypatch):
+    """Every key hashed to one slot: each insert probes past all the claimed slots, and the
+    groups, their counts and first entries still come out right."""
+    rng = np.random.default_rng(77)
+    fs = random_frequency_set(rng, n_entries=120, q=3, with_sens=True)
+    maps, offs = random_maps(rng, fs["domains"])
+    start, stop, map_off, radix = random_batch(rng, fs, offs, n_nodes=3)
+    args = _args(fs, start, stop, map_off, maps)
+    monkeypatch.setattr(grouping, "_slot_hash", grouping.cuda.jit(device=True)(
+        lambda key, mask: 0))
+    _assert_outputs_equal(grouping.rollup_cuda(np, *args, radix * 1000),
+                          naive_rollup(fs, start, stop, map_off, maps), ROLLUP_NAMES)
+
+
+def test_rollup_cuda_small_code_dtypes_and_empty_ranges():
+    rng = np.random.default_rng(11)
+    n, domain = 150, 128
+    codes = np.stack([rng.integers(0, domain, size=n), rng.integers(domain - 3, domain, size=n)],
+                     axis=1).astype(np.int8)
+    ident = np.arange(domain)
+    maps = np.concatenate([ident, ident // 7]).astype(np.int8)
+    fs = dict(codes=codes, sens=np.zeros(n, np.int32),
+              count=rng.integers(1, 5, size=n).astype(np.int64),
+              first=np.arange(n, dtype=np.int64))
+    start = np.array([0, 0, 40, 0, n], np.int64)
+    stop = np.array([0, n, 40, n, n], np.int64)
+    map_off = np.array([[0, 0], [0, domain], [domain, 0], [domain, domain], [0, 0]], np.int64)
+    radix = np.array([[domain, domain, 1], [domain, 19, 1], [19, domain, 1], [19, 19, 1],
+                      [domain, domain, 1]], np.int64)
+    args = _args(fs, start, stop, map_off, maps)
+    want = naive_rollup(fs, start, stop, map_off, maps)
+    _, _, mask = grouping._cuda_tables(stop - start, radix)
+    assert mask[1] >= 0 and mask[3] < 0  # a hashed table and a directly addressed one
+    got = grouping.rollup_cuda(np, *args, radix)
+    _assert_outputs_equal(got, want, ROLLUP_NAMES)
+    assert got[0].dtype == np.int8 and int(got[0].max()) == domain - 1
+    empty = grouping.rollup_cuda(np, *_args(fs, start[:1], stop[:1], map_off[:1], maps),
+                                 radix[:1])
+    assert [a.shape for a in empty] == [(0, 2), (0,), (0,), (0,), (2,)]
+
+
 # ---------------------------------------------------------------------------------------
 # classes
 # ---------------------------------------------------------------------------------------
@@ -355,6 +417,27 @@ def test_loss_sums_reference_is_sequential_and_exact():
                                  np.array([0, 1001], np.int64), np.array([[0]], np.int64),
                                  np.array([0.1]))
     assert k[0, 0] == sequential and c[0, 0] == sequential
+
+
+# ---------------------------------------------------------------------------------------
+# per-node class statistics
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", SEEDS[:6])
+def test_node_stats_forms_agree(seed):
+    size, _, outlier, ptr, _, _ = _loss_inputs(seed)
+    ptr = np.concatenate([ptr, [ptr[-1], ptr[-1]]])  # two empty nodes at the end
+    outlier[: len(outlier) // 4] = True  # a run of outliers: often a node with none kept
+    small = size < 3000
+    for with_small in (small, None):
+        want = np.array([[size[a:b][outlier[a:b]].sum(),
+                          0 if with_small is None else size[a:b][with_small[a:b]].sum(),
+                          (~outlier[a:b]).sum(),
+                          size[a:b][~outlier[a:b]].min() if (~outlier[a:b]).any() else 0]
+                         for a, b in zip(ptr[:-1], ptr[1:])], np.int64)
+        np.testing.assert_array_equal(segsum.node_stats_njit(size, outlier, with_small, ptr),
+                                      want)
+        np.testing.assert_array_equal(segsum.node_stats_cuda(np, size, outlier, with_small,
+                                                             ptr), want)
 
 
 # ---------------------------------------------------------------------------------------
