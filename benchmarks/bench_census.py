@@ -108,8 +108,8 @@ def main(argv=None) -> int:
                       f"{r['peak_rss_gib']:.2f} GiB", file=sys.stderr, flush=True)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-    print_table(["rows", "run", "generate", "end to end", "encode", "search", "release", "peak RSS",
-                 "nodes", "classes", "suppressed", "optimum"],
+    print_table(["rows", "run", "generate", "end to end", "encode", "search", "release",
+                 "peak RSS", "nodes", "classes", "suppressed", "optimum"],
                 [[f"{r['rows']:,}", r["run"], f"{r['generate_s']:.1f} s",
                   f"{r['wall_s']:.1f} s",
                   f"{r['encode_s']:.1f} s", f"{r['search_s']:.1f} s", f"{r['release_s']:.1f} s",
