@@ -726,8 +726,8 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     del table_key
     is_first = xp.empty(total, dtype=xp.int8)
     _rollup_firsts[grid, CUDA_THREADS](slot_of, table_first, is_first)
-    group_at = xp.zeros(total + 1, dtype=xp.int64)  # exclusive prefix sum of the firsts
-    xp.cumsum(is_first, dtype=xp.int64, out=group_at[1:])
+    group_at = xp.concatenate([xp.zeros(1, dtype=xp.int64),  # exclusive prefix sum
+                               xp.cumsum(is_first, dtype=xp.int64)])
     n_groups = int(group_at[-1])
     codes = xp.empty((n_groups, q), dtype=maps_flat.dtype)
     sens = xp.empty(n_groups, dtype=src_sens.dtype)

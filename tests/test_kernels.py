@@ -288,17 +288,19 @@ def test_rollup_cuda_agrees(seed):
 
 
 def test_rollup_cuda_probes_past_collisions(monkeypatch):
-    """Every key hashed to one slot: each insert probes past all the claimed slots, and the
-    groups, their counts and first entries still come out right."""
+    """Tables as small as the entries (a node's table can fill up): inserts probe past
+    claimed slots, and the groups, their counts and first entries still come out right."""
+    monkeypatch.setattr(grouping, "CUDA_TABLE_LOAD", 1.0)
     rng = np.random.default_rng(77)
-    fs = random_frequency_set(rng, n_entries=120, q=3, with_sens=True)
+    fs = random_frequency_set(rng, n_entries=64, q=3, with_sens=True)
     maps, offs = random_maps(rng, fs["domains"])
     start, stop, map_off, radix = random_batch(rng, fs, offs, n_nodes=3)
     args = _args(fs, start, stop, map_off, maps)
-    monkeypatch.setattr(grouping, "_slot_hash", grouping.cuda.jit(device=True)(
-        lambda key, mask: 0))
-    _assert_outputs_equal(grouping.rollup_cuda(np, *args, radix * 1000),
-                          naive_rollup(fs, start, stop, map_off, maps), ROLLUP_NAMES)
+    want = naive_rollup(fs, start, stop, map_off, maps)
+    _, base, mask = grouping._cuda_tables(stop - start, radix * 1000)
+    assert (mask[stop > start] >= 0).all()
+    assert want[4][1] / (base[1] - base[0]) > 0.6  # node 0: its table over 60 % full
+    _assert_outputs_equal(grouping.rollup_cuda(np, *args, radix * 1000), want, ROLLUP_NAMES)
 
 
 def test_rollup_cuda_small_code_dtypes_and_empty_ranges():
