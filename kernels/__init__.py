@@ -33,9 +33,10 @@ def compiled() -> bool:
 
 
 #: under Numba's CUDA simulator (``kernels == "cudasim"``: a Python thread per CUDA thread)
-#: launches of up to this many threads run the CUDA forms of the roll-up and the node
-#: statistics, larger ones their array forms (the same output)
-SIMULATED_THREADS = 512
+#: launches of up to this many threads run the CUDA forms of the roll-up, the node
+#: statistics and the loss sums, larger ones the array forms (the loss sums: the CPU form on
+#: host copies; the same output)
+SIMULATED_THREADS = 128
 
 
 def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
@@ -96,6 +97,8 @@ def loss_sums(backend, size, codes, outlier, ptr, off, share, charge=None):
         return segsum.loss_sums_njit(size, codes, outlier, ptr, off, share, charge)
     if backend.kernels == "cudasim":
         host = [backend.to_host(a) for a in (size, codes, outlier, ptr, share)]
+        if off.shape[0] * off.shape[1] * segsum.LOSS_TILE > SIMULATED_THREADS:
+            return segsum.loss_sums_njit(host[0], host[1], host[2], host[3], off, host[4])
         charged, kept = np.zeros(off.shape), np.zeros(off.shape)
         return segsum.loss_sums_cuda(host[0], host[1], host[2], host[3], off, host[4],
                                      charged, kept)

@@ -11,16 +11,13 @@ decimal and with it a tie between nodes.  All forms add strictly left to right, 
 every backend bit-identical to ARX.
 
 Three forms: :func:`loss_sums_reference` (plain NumPy, the oracle), :func:`loss_sums_njit`
-(Numba CPU, parallel over nodes) and :func:`loss_sums_cuda` (Numba CUDA, one thread per
-(node, QID); runs on CuPy arrays, or on NumPy arrays under Numba's CUDA simulator).  The CUDA
-form runs :func:`_loss_sums_node`; the CPU form (:func:`_one_node`) makes the same additions
-per (node, QID) in the same order, three to five QIDs per pass with the running sums in
-registers.
+(Numba CPU, parallel over nodes: per (node, QID) the same additions in the same order, three
+to five QIDs per pass with the running sums in registers) and :func:`loss_sums_cuda` (Numba
+CUDA, a block per (node, QID): the terms of a tile of classes computed in parallel, added in
+order by one thread; runs on CuPy arrays, or on NumPy arrays under Numba's CUDA simulator).
 """
 
 from __future__ import annotations
-
-import math
 
 import numba
 import numpy as np
@@ -43,22 +40,6 @@ def loss_sums_reference(size, codes, outlier, ptr, off, share):
                 kept[b, j] = np.add.accumulate(x)[-1]
                 charged[b, j] = np.add.accumulate(np.where(outlier[s], sz, x))[-1]
     return charged, kept
-
-
-def _loss_sums_node(b, j0, j1, size, codes, outlier, ptr, off, share, acc):
-    """QIDs ``j0..j1-1`` of node ``b``, its classes left to right, into the zeroed running
-    sums ``acc[0, j - j0]`` (charged) and ``acc[1, j - j0]`` (kept).  Compiled as a CUDA device
-    function (``_node_device``: one QID per thread); :func:`_one_node` is its CPU twin."""
-    for c in range(ptr[b], ptr[b + 1]):
-        sz = float(size[c])
-        out = outlier[c]
-        for j in range(j0, j1):
-            x = sz * share[off[b, j] + codes[c, j]]
-            acc[1, j - j0] += x
-            acc[0, j - j0] += sz if out else x
-
-
-_node_device = cuda.jit(device=True)(_loss_sums_node)
 
 
 @njit(cache=True)
@@ -188,7 +169,7 @@ def _one_node(b, size, codes, outlier, ptr, off, share, charged, kept, both=True
     """Node ``b`` on the CPU (``both``: the charged sums too, else NaN): the QIDs in blocks
     of five, four or three, each block in one pass
     through the classes with its running sums in registers -- per (node, QID) the very
-    additions of :func:`_loss_sums_node`, in the same order (9 QIDs: 5 + 4; 1 or 2 QIDs: one
+    additions of :func:`loss_sums_reference`, in the same order (9 QIDs: 5 + 4; 1 or 2 QIDs: one
     at a time)."""
     q = off.shape[1]
     j = 0
@@ -230,28 +211,48 @@ def loss_sums_njit(size, codes, outlier, ptr, off, share, charge=None):
     return charged, kept
 
 
+LOSS_TILE = 64  # threads of a CUDA block: the terms of this many classes at a time
+
+
 @cuda.jit(cache=True)
 def _loss_sums_kernel(size, codes, outlier, ptr, off, share, charged, kept):
-    t = cuda.grid(1)
+    """A block per (node, QID): its threads compute the terms of ``LOSS_TILE`` classes at a
+    time into shared memory (coalesced loads, gathers in parallel), and its first thread adds
+    them to the running sums in class order."""
     q = off.shape[1]
-    if t < off.shape[0] * q:
-        b = t // q
-        j = t - b * q
-        acc = cuda.local.array((2, 1), numba.float64)
-        acc[0, 0] = 0.0
-        acc[1, 0] = 0.0
-        _node_device(b, j, j + 1, size, codes, outlier, ptr, off, share, acc)
-        charged[b, j] = acc[0, 0]
-        kept[b, j] = acc[1, 0]
+    b = cuda.blockIdx.x // q
+    j = cuda.blockIdx.x - b * q
+    lane = cuda.threadIdx.x
+    tile_kept = cuda.shared.array(LOSS_TILE, numba.float64)
+    tile_charged = cuda.shared.array(LOSS_TILE, numba.float64)
+    start = ptr[b]
+    stop = ptr[b + 1]
+    o = off[b, j]
+    acc_kept = 0.0
+    acc_charged = 0.0
+    for base in range(start, stop, LOSS_TILE):
+        c = base + lane
+        if c < stop:
+            sz = float(size[c])
+            x = sz * share[o + codes[c, j]]
+            tile_kept[lane] = x
+            tile_charged[lane] = sz if outlier[c] else x
+        cuda.syncthreads()
+        if lane == 0:
+            for i in range(min(LOSS_TILE, stop - base)):
+                acc_kept += tile_kept[i]
+                acc_charged += tile_charged[i]
+        cuda.syncthreads()
+    if lane == 0:
+        charged[b, j] = acc_charged
+        kept[b, j] = acc_kept
 
 
 def loss_sums_cuda(size, codes, outlier, ptr, off, share, charged, kept):
     """Launch the CUDA form on device arrays (or host arrays under the simulator)."""
     n = off.shape[0] * off.shape[1]
     if n:
-        threads = 128
-        _loss_sums_kernel[math.ceil(n / threads), threads](size, codes, outlier, ptr, off, share,
-                                                           charged, kept)
+        _loss_sums_kernel[n, LOSS_TILE](size, codes, outlier, ptr, off, share, charged, kept)
     return charged, kept
 
 

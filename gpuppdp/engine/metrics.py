@@ -69,25 +69,45 @@ class Metric:
 
 
 @njit(cache=True)
+def _attribute_factor(total, minimum, maximum, exponent):
+    """One attribute's factor of ARX's loss: its sum normalized to [0, 1] (``v = 0`` for an
+    attribute whose domain has a single value, minimum == maximum), truncated to 1e-10, as
+    ``(v + 1) ** exponent``; NaN for a sum not computed."""
+    span = maximum - minimum
+    v = (total - minimum) / span if span > 0.0 else 0.0
+    if math.isnan(v):
+        return math.nan
+    if v < 0.0:
+        v = 0.0
+    v = math.floor(v * 1e10) / 1e10
+    return math.pow(v * 1.0 + 1.0, exponent)
+
+
+@njit(cache=True)
 def _normalize_and_aggregate(sums, minimum, maximum):
-    """ARX's per-attribute normalization, truncation to 1e-10 and geometric mean.  An attribute
-    whose domain has a single value (minimum == maximum) loses nothing: v = 0."""
+    """ARX's per-attribute normalization, truncation to 1e-10 and geometric mean of ``B``
+    nodes' per-attribute sums (B, q); NaN for a node whose sums were not computed."""
     n_nodes, q = sums.shape
     out = np.empty(n_nodes, np.float64)
     exponent = 1.0 / q
     for b in range(n_nodes):
         g = 1.0
         for i in range(q):
-            span = maximum[i] - minimum[i]
-            v = (sums[b, i] - minimum[i]) / span if span > 0.0 else 0.0
-            if math.isnan(v):  # sums not computed (a node whose loss is not needed)
-                g = math.nan
-                break
-            if v < 0.0:
-                v = 0.0
-            v = math.floor(v * 1e10) / 1e10
-            g *= math.pow(v * 1.0 + 1.0, exponent)
+            g *= _attribute_factor(sums[b, i], minimum[i], maximum[i], exponent)
         out[b] = g - 1.0
+    return out
+
+
+@njit(cache=True)
+def _factor_table(sums, minimum, maximum):
+    """:func:`_attribute_factor` of every entry of a (q, levels) table of per-attribute sums
+    (the same operations, so a product of its entries is bit-identical to
+    :func:`_normalize_and_aggregate` of the sums)."""
+    q, n_levels = sums.shape
+    out = np.empty((q, n_levels), np.float64)
+    for i in range(q):
+        for level in range(n_levels):
+            out[i, level] = _attribute_factor(sums[i, level], minimum[i], maximum[i], 1.0 / q)
     return out
 
 
@@ -134,12 +154,14 @@ class Loss(Metric):
                 bottom.codes[:, j].astype(xp.int64), weights=count, minlength=len(h.leaves)))
             for level in range(h.height + 1):
                 sums[j, level] = leaf_count @ share[self._share_off[j, level] + h.codes(level)]
-        attributes = np.arange(len(sums))[None, :]
-        minimum, maximum = self._minimum, self._maximum
+        factors = _factor_table(sums, self._minimum, self._maximum)
 
-        def bound(levels):
-            return _normalize_and_aggregate(sums[attributes, np.atleast_2d(levels)],
-                                            minimum, maximum)
+        def bound(levels):  # the factors multiplied in attribute order, as ARX aggregates
+            levels = np.atleast_2d(levels)
+            g = np.ones(len(levels))
+            for j in range(levels.shape[1]):
+                g *= factors[j, levels[:, j]]
+            return g - 1.0
         return bound
 
     def evaluate_needed(self, classes, outlier, levels, needed):

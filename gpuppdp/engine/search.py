@@ -124,21 +124,22 @@ class LevelSearch:
         path_stats = NodeStats.concatenate(path_parts)
         walk = _Walk(oracle, strides, kept_levels, kept_sources)
         walk.record(path_stats, path @ strides)
-        not_anonymous = np.zeros(0, dtype=np.int64)  # ids, previous (higher) level, sorted
+        tagged_map = np.zeros(lat.size, dtype=bool)  # not anonymous by monotonicity
         entries_above = None  # mean frequency-set size of the level above, once evaluated
         for h in range(lat.max_height, -1, -1):
             levels = level_nodes(top, h)
             ids = levels @ strides
             todo = bound(levels) <= walk.best + self.BOUND_SLACK
             tagged = np.zeros(len(ids), dtype=bool)
-            if self.privacy_full and len(not_anonymous):
+            if self.privacy_full and h < lat.max_height:
                 for j in range(lat.n_attributes):
-                    tagged |= (levels[:, j] < top[j]) & _member(ids + strides[j],
-                                                                not_anonymous)
-            todo &= ~tagged & ~_member(ids, walk.done)
+                    up = levels[:, j] < top[j]
+                    successor = np.where(up, ids + strides[j], 0)
+                    tagged |= up & (tagged_map[successor] | walk.not_anonymous[successor])
+                tagged_map[ids[tagged]] = True
+            todo &= ~tagged & ~walk.done[ids]
             if todo.any():
                 entries_above = walk.evaluate_level(levels[todo], ids[todo], entries_above)
-            not_anonymous = np.union1d(ids[tagged], walk.not_anonymous_among(ids))
             if progress is not None:
                 progress(oracle.evaluations, lat.size)
         return walk.results()
@@ -220,24 +221,21 @@ class _Walk:
         self.oracle, self.strides = oracle, strides
         self.kept_levels, self.kept_sources = kept_levels, kept_sources
         self.parts, self.part_ids = [], []
-        self.done = np.zeros(0, dtype=np.int64)       # evaluated ids, sorted
-        self.known_not = np.zeros(0, dtype=np.int64)  # evaluated, not anonymous, sorted
+        size = oracle.lattice.size
+        self.done = np.zeros(size, dtype=bool)            # by node id: evaluated
+        self.not_anonymous = np.zeros(size, dtype=bool)   # evaluated, not anonymous
         self.best = np.inf
 
     def record(self, stats: NodeStats, ids: np.ndarray) -> None:
         """Keep the results of nodes ``ids`` (those evaluated before are kept once)."""
-        new = ~_member(ids, self.done)
+        new = ~self.done[ids]
         stats, ids = stats.take(np.flatnonzero(new)), ids[new]
         self.parts.append(stats)
         self.part_ids.append(ids)
-        self.done = np.union1d(self.done, ids)
-        self.known_not = np.union1d(self.known_not, ids[~stats.anonymous])
+        self.done[ids] = True
+        self.not_anonymous[ids[~stats.anonymous]] = True
         il = np.where(stats.anonymous, stats.information_loss, np.inf)
         self.best = min(self.best, float(il.min(initial=np.inf)))
-
-    def not_anonymous_among(self, ids: np.ndarray) -> np.ndarray:
-        """The nodes of ``ids`` evaluated and found not anonymous (sorted)."""
-        return self.known_not[_member(self.known_not, np.sort(ids))]
 
     def results(self) -> tuple[NodeStats, np.ndarray]:
         """Every evaluated node's results, in id order, and the ids."""
@@ -321,14 +319,6 @@ def greedy_path(top: np.ndarray, bound: Callable) -> np.ndarray:
         node = successors[int(np.argmin(bound(successors)))]
         path.append(node)
     return np.array(path)
-
-
-def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    """``values`` found in the ascending array ``sorted_set``."""
-    if len(sorted_set) == 0:
-        return np.zeros(len(values), dtype=bool)
-    pos = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
-    return sorted_set[pos] == values
 
 
 # Node properties of ARX's Flash (JHPL lattice properties).
