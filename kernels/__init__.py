@@ -12,10 +12,18 @@ CPU form and a Numba ``@cuda.jit`` form -- and the functions here pick one for a
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import groupby, grouping, histograms, segsum, subsets
 from .grouping import reused_scratch
+
+# A batch of a few nodes is a launch of a few blocks, by design: Numba's low-occupancy
+# warning would print a line per such launch (through the CLI, a "gpuppdp: warning" each).
+# (matched by its text: numba-cuda has its own warning classes)
+warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result in GPU "
+                        r"under-utilization")
 
 __all__ = ["compiled", "rollup", "reused_scratch", "classes", "common_groups", "loss_sums",
            "node_stats", "segment_min", "ordered_sums", "subset_stats", "groupby"]

@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -540,3 +542,17 @@ def test_backend_end_to_end_equals_cpu(backend, adult300, metric, search, divers
                      "lower_bound"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
         np.testing.assert_array_equal(a.information_loss, b.information_loss)
+
+
+def test_low_occupancy_warnings_are_not_shown():
+    """Small batches are small launches by design: Numba's low-occupancy warning is silenced
+    once the kernels are imported (in a fresh process: pytest resets warning filters), and
+    other warnings still show."""
+    code = ("import warnings, gpuppdp.kernels\n"
+            "warnings.warn('\\x1b[1mGrid size 3 will likely result in GPU under-utilization "
+            "due to low occupancy.\\x1b[0m')\n"
+            "warnings.warn('another warning')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert "another warning" in done.stderr
+    assert "Grid size" not in done.stderr
