@@ -12,6 +12,7 @@ CPU form and a Numba ``@cuda.jit`` form -- and the functions here pick one for a
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -25,8 +26,18 @@ from .grouping import reused_scratch
 warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result in GPU "
                         r"under-utilization")
 
-__all__ = ["compiled", "rollup", "reused_scratch", "classes", "common_groups", "loss_sums",
+__all__ = ["compiled", "warm_up", "rollup", "reused_scratch", "classes", "common_groups", "loss_sums",
            "node_stats", "segment_min", "ordered_sums", "subset_stats", "groupby"]
+
+
+def warm_up() -> threading.Thread:
+    """Start Numba's CPU target in a thread (its typing and lowering registries and BLAS
+    check, about 0.4 s on the first compiled call of a process, cached kernels or not), so
+    that a caller reading its input meanwhile finds it ready; returns the thread."""
+    thread = threading.Thread(target=groupby.space_of, args=(np.ones(2, np.int64),),
+                              name="gpuppdp-warm-up")
+    thread.start()
+    return thread
 
 
 def compiled() -> bool:

@@ -556,3 +556,10 @@ def test_low_occupancy_warnings_are_not_shown():
                           check=True)
     assert "another warning" in done.stderr
     assert "Grid size" not in done.stderr
+
+
+def test_warm_up_starts_numbas_cpu_target_in_a_thread():
+    thread = kernels.warm_up()
+    assert thread.name == "gpuppdp-warm-up" and not thread.daemon
+    thread.join(timeout=120)
+    assert not thread.is_alive()

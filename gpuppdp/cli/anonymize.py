@@ -165,6 +165,9 @@ def cmd_anonymize(args) -> int:
         return _dask_anonymize(args)
     plan = release_plan(args).add("--json", args.json)
     t0 = time.perf_counter()
+    from .. import kernels
+
+    kernels.warm_up()  # while the input is read
     chunk_rows = chunk_rows_for(args)
     data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
     if chunk_rows is None:
