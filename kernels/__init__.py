@@ -26,8 +26,8 @@ from .grouping import reused_scratch
 warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result in GPU "
                         r"under-utilization")
 
-__all__ = ["compiled", "warm_up", "rollup", "reused_scratch", "classes", "common_groups", "loss_sums",
-           "node_stats", "segment_min", "ordered_sums", "subset_stats", "groupby"]
+__all__ = ["compiled", "warm_up", "rollup", "reused_scratch", "classes", "common_groups",
+           "loss_sums", "node_stats", "segment_min", "ordered_sums", "subset_stats", "groupby"]
 
 
 def warm_up() -> threading.Thread:
