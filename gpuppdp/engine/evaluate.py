@@ -253,8 +253,9 @@ def _smallest_below(slot_levels, slot_size, levels):
 
 #: source entries of one batch of nodes, at most: on the CPU, and on a GPU with memory to spare
 CPU_BATCH_ENTRIES, GPU_BATCH_ENTRIES = 4_000_000, 64_000_000
-#: device bytes a batch may use per source entry and byte of entry (its output, the keys,
-#: the sort's permutation and temporaries: a generous factor)
+#: device bytes a batch may use per source entry and byte of entry (its output; the roll-up's
+#: hash tables, up to 3 slots of 24 bytes per entry, and per-entry temporaries: a generous
+#: factor)
 GPU_BATCH_BYTES_PER_BYTE = 6
 
 
