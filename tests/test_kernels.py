@@ -401,6 +401,25 @@ def test_loss_sums_forms_bit_identical(seed):
     np.testing.assert_array_equal(out_k, kept_ref)
 
 
+def test_loss_sums_cuda_across_tiles():
+    """Nodes longer than a CUDA block's tile (several tiles, a partial last one) and an empty
+    node: the block's running sums carry over from tile to tile in class order."""
+    rng = np.random.default_rng(42)
+    lens = np.array([3 * segsum.LOSS_TILE + 5, 0, segsum.LOSS_TILE, 1])
+    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    n = int(ptr[-1])
+    size = rng.integers(1, 10_000, size=n).astype(np.int64)
+    codes = rng.integers(0, 10, size=(n, 2)).astype(np.int8)
+    outlier = rng.random(n) < 0.3
+    share = rng.integers(1, 97, size=40) / 97.0
+    off = rng.integers(0, 30, size=(len(lens), 2)).astype(np.int64)
+    want = segsum.loss_sums_reference(size, codes, outlier, ptr, off, share)
+    got = segsum.loss_sums_cuda(size, codes, outlier, ptr, off, share, np.zeros(off.shape),
+                                np.zeros(off.shape))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
 def test_loss_sums_reference_is_sequential_and_exact():
     """The oracle itself: a hand-computed left-to-right sum, and the charge of outliers."""
     size = np.array([3, 5, 7], np.int64)
