@@ -7,7 +7,7 @@ level-to-level table and merges entries that become equal (the roll-up of Incogn
 LeFevre et al. 2005; Kohlmayer et al. 2012).  The output keeps the canonical order: within a
 node, groups are ordered by the first input row that falls into them.
 
-Both forms group with the key packing and tables of :mod:`.groupby` and give identical output:
+Three forms group with the key packing of :mod:`.groupby` and give identical output:
 
 * :func:`rollup_njit` -- Numba CPU form: one pass per node over its source entries, each keyed
   by its packed mixed-radix code and counted in a directly addressed table when the node's key
@@ -17,8 +17,12 @@ Both forms group with the key packing and tables of :mod:`.groupby` and give ide
   space past int64 falls back to column-by-column packing (:func:`_rollup_node`); a node whose
   table would not fit in the cache is hash-partitioned first (:func:`_rollup_partitioned`,
   its phases shared by the threads);
+* :func:`rollup_cuda` -- Numba CUDA form, the GPU's: a thread per source entry, each node's
+  table a slice of one array (directly addressed or hashed, slots claimed by
+  compare-and-swap), the first entry of a group by atomic minimum, groups numbered by a prefix
+  sum over the first entries -- no sort;
 * :func:`rollup_xp` -- array form for NumPy/CuPy (:func:`.groupby.group_xp`: gather, sort,
-  segment boundaries -- the sort-and-reduce pass that suits the GPU).
+  segment boundaries): the reference, and the CUDA form's fallback for key spaces past int64.
 """
 
 from __future__ import annotations
