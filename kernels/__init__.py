@@ -7,7 +7,8 @@ CPU form and a Numba ``@cuda.jit`` form -- and the functions here pick one for a
 * ``kernels == "cpu"``: Numba CPU forms on NumPy arrays;
 * ``kernels == "cuda"``: array forms on CuPy and the CUDA kernels on CuPy arrays;
 * ``kernels == "cudasim"``: like ``"cuda"``, the CUDA kernels run under Numba's simulator on
-  arrays transferred explicitly to the host and back (the CI stand-in for a GPU).
+  arrays transferred explicitly to the host and back (the CI stand-in for a GPU); launches
+  larger than :data:`SIMULATED_THREADS` threads take the array or CPU forms there.
 """
 
 from __future__ import annotations
