@@ -18,7 +18,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from .codes import encode_column
+from .codes import encode_column, smallest_int_dtype
 from .encoding import Role, leaf_codes
 from .evaluate import Evaluator
 
@@ -225,7 +225,8 @@ def _bucket_shuffle(parts: Iterable[pd.DataFrame], n_buckets: int, rng: np.rando
         try:
             for part in parts:
                 bucket = rng.integers(0, n_buckets, size=len(part))
-                order = np.argsort(bucket, kind="stable")
+                # the same stable order; NumPy radix-sorts keys of 16 bits or less
+                order = np.argsort(bucket.astype(smallest_int_dtype(n_buckets)), kind="stable")
                 bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
                 table = pa.Table.from_pandas(part.take(order), preserve_index=False)
                 for b in np.flatnonzero(np.diff(bounds)):
