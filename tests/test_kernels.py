@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer, datasets, kernels
+from gpuppdp.backend import Backend
 from gpuppdp.kernels import groupby, grouping, segsum
 from gpuppdp.models import DistinctLDiversity
 from gpuppdp.testing import StrictArray, assert_backend_equal, strict_backend
@@ -497,6 +498,24 @@ def test_dispatch_loss_sums(backend, seed):
     assert isinstance(charged, np.ndarray) and isinstance(kept, np.ndarray)
     np.testing.assert_array_equal(charged, charged_ref)
     np.testing.assert_array_equal(kept, kept_ref)
+
+
+def test_dispatch_cuda_branches_under_the_simulator():
+    """The ``kernels == "cuda"`` branches (a GPU's) with NumPy arrays as device arrays: under
+    Numba's simulator the CUDA kernels take them, so the dispatch runs here as on a GPU."""
+    gpu_like = Backend("numpy-as-device", np, "cuda", np.asarray, np.asarray)
+    fs, maps, start, stop, map_off, radix = _rollup_inputs(4)
+    got = kernels.rollup(gpu_like, fs["codes"], fs["sens"], fs["count"], fs["first"], start,
+                         stop, map_off, maps, radix)
+    _assert_outputs_equal(got, naive_rollup(fs, start, stop, map_off, maps), ROLLUP_NAMES)
+    size, codes, outlier, ptr, off, share = _loss_inputs(1)
+    charged, kept = kernels.loss_sums(gpu_like, size, codes, outlier, ptr, off, share)
+    want = segsum.loss_sums_reference(size, codes, outlier, ptr, off, share)
+    np.testing.assert_array_equal(charged, want[0])
+    np.testing.assert_array_equal(kept, want[1])
+    small = size < 5000
+    np.testing.assert_array_equal(kernels.node_stats(gpu_like, size, outlier, small, ptr, ptr),
+                                  segsum.node_stats_njit(size, outlier, small, ptr))
 
 
 def test_strict_backend_refuses_mixing():
