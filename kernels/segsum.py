@@ -42,7 +42,10 @@ def loss_sums_reference(size, codes, outlier, ptr, off, share):
     return charged, kept
 
 
-@njit(cache=True)
+# The passes are inlined into :func:`_one_node` in Numba's IR (``inline='always'``): compiled
+# once there instead of once on their own and again where inlined (cold compile of the loss
+# sums 2.2 s -> 1.0 s; run time the same).
+@njit(inline='always')
 def _pass4(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):
     """QIDs ``j..j+3`` of node ``b`` in one pass over its classes, the eight running sums in
     registers."""
@@ -78,7 +81,7 @@ def _pass4(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):
     charged[b, ja], charged[b, jb], charged[b, jc], charged[b, jd] = ha, hb, hc, hd
 
 
-@njit(cache=True)
+@njit(inline='always')
 def _pass3(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):
     """QIDs ``j..j+2`` of node ``b`` (as :func:`_pass4`)."""
     ja, jb, jc = j, j + 1, j + 2
@@ -109,7 +112,7 @@ def _pass3(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):
     charged[b, ja], charged[b, jb], charged[b, jc] = ha, hb, hc
 
 
-@njit(cache=True)
+@njit(inline='always')
 def _pass5(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):
     """QIDs ``j..j+4`` of node ``b`` (as :func:`_pass4`)."""
     ja, jb, jc, jd, je = j, j + 1, j + 2, j + 3, j + 4
@@ -149,7 +152,7 @@ def _pass5(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):
         ha, hb, hc, hd, he
 
 
-@njit(cache=True)
+@njit(inline='always')
 def _pass1(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):
     """QID ``j`` of node ``b`` (as :func:`_pass4`)."""
     o = off[b, j]
