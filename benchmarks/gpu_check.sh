@@ -50,10 +50,11 @@ pytest_options=()  # a time limit per test and 8 workers, where the plugins are 
 "$py" -c "import pytest_timeout" 2>/dev/null && pytest_options+=(--timeout 120)
 "$py" -c "import xdist" 2>/dev/null && pytest_options+=(-n 8)
 step probe 60 "$py" -c "from gpuppdp.backend import get_backend; print(get_backend('gpu'))"
-step tests 150 env GPUPPDP_TEST_GPU=1 "$py" -m pytest -q --maxfail=25 --tb=short -p no:cacheprovider \
+step tests 210 env GPUPPDP_TEST_GPU=1 "$py" -m pytest -q --maxfail=25 --tb=short -p no:cacheprovider \
   "${pytest_options[@]}" tests/test_groupby.py tests/test_kernels.py tests/test_golden_arx.py \
   tests/test_dp_chacha.py tests/test_dp_sampler.py tests/test_dp_mechanisms.py \
-  tests/test_backend.py tests/test_testing.py
+  tests/test_backend.py tests/test_testing.py tests/test_flash_sparse.py \
+  tests/test_models_ldiv_tclose.py tests/test_models_more.py tests/test_risk.py tests/test_utility.py
 step compare 150 "$py" benchmarks/gpu_compare.py --rows "$rows" --json "$out/gpu_compare.json"
 step search 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --json "$out/bench_search_gpu.json"
 step levels 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --search levels --json "$out/bench_levels_gpu.json"
