@@ -40,6 +40,7 @@ ENGINE_BACKEND = "gpu" if os.environ.get("GPUPPDP_TEST_GPU") == "1" else "cpu"
 
 __all__ = [
     "ENGINE_BACKEND",
+    "device_to_host_count",
     "StrictArray",
     "StrictNamespace",
     "strict_xp",
@@ -187,6 +188,16 @@ def _wrap_callable(fn, where: str, signature=None):
     return wrapper
 
 
+_DEVICE_TO_HOST = [0]
+
+
+def device_to_host_count() -> int:
+    """Device-to-host transfers of strict arrays so far in this process (``get``, Python
+    scalars, ``bool``, ``item`` and ``tolist``): each a synchronization on a GPU.  Tests
+    compare two readings."""
+    return _DEVICE_TO_HOST[0]
+
+
 class StrictArray:
     """A device-array stand-in with ``cupy.ndarray``'s conversion rules.
 
@@ -219,6 +230,7 @@ class StrictArray:
     # --- explicit transfers and scalars -----------------------------------------------
     def get(self, stream=None, order="C", out=None):
         """Device -> host copy (``cupy.ndarray.get``)."""
+        _DEVICE_TO_HOST[0] += 1
         if out is not None:
             if not isinstance(out, np.ndarray):
                 raise TypeError("out must be a numpy.ndarray")
@@ -235,6 +247,7 @@ class StrictArray:
         np.copyto(self._a, arr)
 
     def _scalar(self):
+        _DEVICE_TO_HOST[0] += 1
         if self._a.size != 1:
             raise TypeError("only size-1 arrays can be converted to Python scalars")
         return self._a.reshape(-1)[0]
@@ -254,6 +267,7 @@ class StrictArray:
         return operator.index(self._scalar())
 
     def __bool__(self):
+        _DEVICE_TO_HOST[0] += 1
         return bool(self._a)
 
     # --- containers --------------------------------------------------------------------
@@ -286,6 +300,8 @@ class StrictArray:
             raise AttributeError(f"'cupy.ndarray' object has no attribute {name!r} "
                                  "(the strict stand-in exposes only CuPy's attributes)")
         attr = getattr(self._a, name)
+        if name in ("item", "tolist"):
+            _DEVICE_TO_HOST[0] += 1
         if callable(attr):
             out = _wrap_callable(attr, f"cupy.ndarray.{name}", _ndarray_method_signature(name))
             if name in ("sort", "argsort"):

@@ -375,3 +375,33 @@ def test_top_down_through_shared_predecessors(backend_name, monkeypatch):
         assert result.node == want.node
         assert result.information_loss == want.information_loss
         assert result.summary()["suppressed_records"] == want.summary()["suppressed_records"]
+
+
+@pytest.mark.parametrize("models", ["k", "k+l"])
+def test_a_batch_synchronizes_the_same_number_of_times_whatever_its_nodes(models):
+    """Issue 16's "no per-node device-to-host syncs": evaluating a batch of nodes on the strict
+    CuPy stand-in transfers as often for 64 nodes as for 8 (the stand-in counts every
+    transfer: ``get``, Python scalars, ``bool``)."""
+    from gpuppdp.engine.encoding import Schema, encode
+    from gpuppdp.engine.evaluate import Evaluator
+    from gpuppdp.engine.metrics import make_metric
+    from gpuppdp.testing import device_to_host_count, strict_backend
+
+    data, hierarchies = _skewed_table(2000, 4, seed=3)
+    chosen = [KAnonymity(3)]
+    sensitive = ()
+    if models == "k+l":
+        data = data.assign(s=np.arange(len(data)) % 5)
+        chosen.append(DistinctLDiversity("s", 2))
+        sensitive = ("s",)
+    encoded = encode(data, Schema(hierarchies, sensitive, (), (), "error"), strict_backend(),
+                     sensitive_attributes=sensitive)
+    evaluator = Evaluator(encoded, chosen, make_metric("loss"), 0.05)
+    nodes = np.array(list(itertools.product(range(3), repeat=4)), dtype=np.int64)[:64]
+    counts = []
+    for batch in (nodes[:8], nodes):
+        before = device_to_host_count()
+        stats, _ = evaluator.evaluate(batch, evaluator.bottom, np.zeros(len(batch), np.int64))
+        counts.append(device_to_host_count() - before)
+        assert len(stats) == len(batch)
+    assert counts[0] == counts[1] > 0
