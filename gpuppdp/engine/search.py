@@ -211,6 +211,9 @@ class _Walk:
     predecessors are evaluated first and the level rolls up from them: the predecessors'
     sets are far smaller than the path's, and the predecessors count as evaluated nodes of
     the level below (their results feed its tagging and are not evaluated again).
+    Evaluated and not-anonymous nodes are bitmaps by node id (with the search's tag map,
+    3 bytes per lattice node: 30 MB at the 10^7 nodes above which the levels search hands
+    over to a heuristic).
     """
 
     SHARING = 1.5     # nodes of a level per shared predecessor, at least
