@@ -185,13 +185,31 @@ def precision_loss(shares, suppressed, n_rows: int) -> np.ndarray:
     suppressed records (charged the top level), in ARX's order of float operations."""
     shares = np.atleast_2d(np.asarray(shares, dtype=np.float64))
     sup = np.asarray(suppressed, dtype=np.float64).reshape(-1)
-    kept = n_rows - sup
-    q = shares.shape[1]
-    il = np.zeros(shares.shape[0])
-    for i in range(q):
-        v = ((kept * shares[:, i]) * 1.0 + sup * 1.0) / n_rows
-        il += (v / q) * 1.0
+    return _precision(shares, sup, float(n_rows))
+
+
+@njit(cache=True)
+def _precision(shares, sup, n_rows):
+    """:func:`precision_loss` node by node (compiled: Flash asks for one node at a time)."""
+    n_nodes, q = shares.shape
+    il = np.zeros(n_nodes)
+    for b in range(n_nodes):
+        kept = n_rows - sup[b]
+        for i in range(q):
+            v = ((kept * shares[b, i]) * 1.0 + sup[b] * 1.0) / n_rows
+            il[b] += (v / q) * 1.0
     return il
+
+
+@njit(cache=True)
+def _mean_share(shares):
+    """Prec's lower bound: the mean ``level / height`` per node, in ARX's order."""
+    n_nodes, q = shares.shape
+    lb = np.zeros(n_nodes)
+    for b in range(n_nodes):
+        for i in range(q):
+            lb[b] += ((shares[b, i] * 1.0) / q) * 1.0
+    return lb
 
 
 def discernibility(kept_sq_sum, suppressed, n_rows: int) -> np.ndarray:
@@ -218,13 +236,7 @@ class Precision(Metric):
                 self.data_independent_bound(levels))
 
     def data_independent_bound(self, levels):
-        levels = np.atleast_2d(levels)
-        share = self._generalization_shares(levels)
-        q = levels.shape[1]
-        lb = np.zeros(levels.shape[0])
-        for i in range(q):
-            lb += ((share[:, i] * 1.0) / q) * 1.0
-        return lb
+        return _mean_share(self._generalization_shares(np.atleast_2d(levels)))
 
 
 class Discernibility(Metric):
