@@ -35,8 +35,13 @@ def warm_up() -> threading.Thread:
     """Start Numba's CPU target in a thread (its typing and lowering registries and BLAS
     check, about 0.4 s on the first compiled call of a process, cached kernels or not), so
     that a caller reading its input meanwhile finds it ready; returns the thread."""
-    thread = threading.Thread(target=groupby.space_of, args=(np.ones(2, np.int64),),
-                              name="gpuppdp-warm-up")
+    def start() -> None:
+        try:
+            groupby.space_of(np.ones(2, np.int64))
+        except Exception:  # noqa: BLE001 - the search itself reports a broken Numba, in one line
+            pass
+
+    thread = threading.Thread(target=start, name="gpuppdp-warm-up")
     thread.start()
     return thread
 

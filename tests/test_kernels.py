@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pandas as pd
@@ -596,8 +597,18 @@ def test_low_occupancy_warnings_are_not_shown():
     assert "Grid size" not in done.stderr
 
 
-def test_warm_up_starts_numbas_cpu_target_in_a_thread():
+def test_warm_up_starts_numbas_cpu_target_in_a_thread(monkeypatch):
     thread = kernels.warm_up()
     assert thread.name == "gpuppdp-warm-up" and not thread.daemon
     thread.join(timeout=120)
     assert not thread.is_alive()
+    # a broken Numba is the search's to report: the warm-up thread stays silent
+    escaped = []
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+
+    def broken(_radix):
+        raise RuntimeError("no Numba today")
+
+    monkeypatch.setattr(kernels.groupby, "space_of", broken)
+    kernels.warm_up().join(timeout=120)
+    assert escaped == []
