@@ -99,11 +99,9 @@ class LevelSearch:
     #: checked one add in different orders, and ARX truncates normalized losses to 1e-10
     BOUND_SLACK = 1e-8
 
-    def __init__(self, *, utility_monotonic: bool, privacy_monotonic: bool,
-                 data_independent_bound=None):
+    def __init__(self, *, utility_monotonic: bool, privacy_monotonic: bool):
         self.utility_full = utility_monotonic
         self.privacy_full = privacy_monotonic
-        self.bound = data_independent_bound
 
     def run(self, oracle: LatticeOracle, progress: Callable | None = None) -> SearchResult:
         t0 = time.perf_counter()
@@ -194,8 +192,6 @@ class LevelSearch:
                 if self.utility_full:
                     ok &= ~anonymous[pred]
                 keep &= ~has | ok
-            if self.bound is not None and keep.any() and np.isfinite(best[0]):
-                keep[keep] = ~(np.asarray(self.bound(levels[keep])) >= best[0])
             return keep
 
         stats = oracle.evaluate_levels(choose, progress, observe)
@@ -743,8 +739,7 @@ def make_search(name: str, evaluator, *, lattice_size: int | None = None,
     utility = (metric.monotonic_with_generalization if limit == 0
                else metric.monotonic_with_suppression)
     if name == "levels":
-        return LevelSearch(utility_monotonic=utility, privacy_monotonic=privacy == FULL,
-                           data_independent_bound=metric.data_independent_bound)
+        return LevelSearch(utility_monotonic=utility, privacy_monotonic=privacy == FULL)
     return FlashSearch(privacy_monotonicity=privacy, utility_monotonic=utility,
                        has_min_class_size=has_k,
                        data_independent_bound=metric.data_independent_bound)
