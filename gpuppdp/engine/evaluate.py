@@ -428,13 +428,19 @@ class LatticeOracle:
         """Evaluate nodes ``levels`` (B >= 1, q), node ``b`` rolled up from node
         ``source_index[b]`` of ``source``, in batches of at most ``batch_entries`` source
         entries; rows in the given order, frequency sets not kept."""
+        return NodeStats.concatenate([stats for _, stats, _ in
+                                      self.batches_from(levels, source, source_index)])
+
+    def batches_from(self, levels: np.ndarray, source: FrequencySet, source_index: np.ndarray):
+        """:meth:`evaluate_from` batch by batch: yields ``(rows, stats, sets)``, the slice of
+        ``levels`` a batch holds, its results and its frequency sets (not cached)."""
         source_index = np.asarray(source_index, dtype=np.int64)
         size = source.host_ptr[source_index + 1] - source.host_ptr[source_index]
-        parts = [self.evaluator.evaluate(levels[start:stop], source,
-                                         source_index[start:stop])[0]
-                 for start, stop in self._split(np.zeros(len(levels), np.int64), size)]
-        self.evaluations += len(levels)
-        return NodeStats.concatenate(parts)
+        for start, stop in self._split(np.zeros(len(levels), np.int64), size):
+            stats, sets = self.evaluator.evaluate(levels[start:stop], source,
+                                                  source_index[start:stop])
+            self.evaluations += stop - start
+            yield slice(start, stop), stats, sets
 
     def _split(self, source_batch: np.ndarray, source_size: np.ndarray):
         """``(start, stop)`` runs of nodes sharing a source batch, each run's source entries

@@ -291,12 +291,8 @@ class _Walk:
         nodes from its predecessors' frequency sets; returns the nodes' mean set size."""
         oracle, entries = self.oracle, []
         for rows, source, idx in self._sources(pred_levels):
-            size = source.host_ptr[idx[rows] + 1] - source.host_ptr[idx[rows]]
-            for start, stop in oracle._split(np.zeros(len(rows), np.int64), size):
-                batch = rows[start:stop]
-                stats, sets = oracle.evaluator.evaluate(pred_levels[batch], source,
-                                                        idx[batch])
-                oracle.evaluations += len(batch)
+            for part, stats, sets in oracle.batches_from(pred_levels[rows], source, idx[rows]):
+                batch = rows[part]
                 self.record(stats, pred_ids[batch])
                 local = np.full(len(pred_ids), -1, dtype=np.int64)
                 local[batch] = np.arange(len(batch))
