@@ -36,6 +36,7 @@ from numba import cuda, njit
 
 from .groupby import (
     _HASH_MUL,
+    KEY_LIMIT,
     balanced_runs,
     extend_key,
     group_xp,
@@ -677,7 +678,9 @@ def _cuda_tables(lens, node_radix):
     directly addressed, the key space's size) -- or ``None`` when a key space reaches
     :data:`.groupby.KEY_LIMIT` (then the array form's column-wise sort serves)."""
     radix = np.maximum(np.asarray(node_radix, dtype=np.int64), 1)
-    if np.log2(radix.astype(np.float64)).sum(axis=1).max(initial=0.0) >= 61.9:
+    # in logarithms, short of KEY_LIMIT by a margin for their rounding
+    if np.log2(radix.astype(np.float64)).sum(axis=1).max(initial=0.0) >= \
+            np.log2(KEY_LIMIT) - 0.1:
         return None
     strides = np.ones(radix.shape, np.int64)
     np.cumprod(radix[:, :-1], axis=1, out=strides[:, 1:])
