@@ -24,9 +24,11 @@ from typing import Callable
 
 import numpy as np
 
+from . import flash_compiled
 from .encoding import FrequencySet
 from .evaluate import LatticeOracle, NodeStats
-from .solution_space import Properties, level_nodes
+from .solution_space import (ANON, CHECKED, INSUFF, KANON, NOTANON, NOTKANON, SUCC_PRUNED,
+                             VISITED, Properties, level_nodes)
 
 __all__ = ["SearchResult", "ExhaustiveSearch", "LevelSearch", "FlashSearch", "make_search",
            "SEARCHES"]
@@ -316,9 +318,6 @@ def greedy_path(top: np.ndarray, bound: Callable) -> np.ndarray:
     return np.array(path)
 
 
-# Node properties of ARX's Flash (JHPL lattice properties).
-CHECKED, ANON, NOTANON, KANON, NOTKANON, VISITED, SUCC_PRUNED, INSUFF = (1 << i for i in range(8))
-
 FULL, PARTIAL, NONE = "full", "partial", "none"
 
 
@@ -350,11 +349,12 @@ class FlashSearch:
     name = "flash"
 
     def __init__(self, *, privacy_monotonicity: str, utility_monotonic: bool,
-                 has_min_class_size: bool, data_independent_bound=None):
+                 has_min_class_size: bool, data_independent_bound=None, compiled: bool = True):
         self.privacy = privacy_monotonicity
         self.utility_full = utility_monotonic
         self.has_k = has_min_class_size
         self.bound = data_independent_bound
+        self.compiled = compiled
 
     # -- set-up ------------------------------------------------------------------------
     def _setup(self, oracle: LatticeOracle):
@@ -579,6 +579,8 @@ class FlashSearch:
         t0 = time.perf_counter()
         self._setup(oracle)
         lat = self.lattice
+        if self.compiled and flash_compiled.supported(oracle.evaluator, lat):
+            return self._run_compiled(oracle, progress, t0)
         outer = self.binary or self.linear
         done = 0
         for height in range(lat.max_height + 1):
@@ -602,6 +604,23 @@ class FlashSearch:
                             {"privacy_monotonicity": self.privacy,
                              "utility_monotonic": self.utility_full,
                              "evaluations": oracle.evaluations})
+
+
+    def _run_compiled(self, oracle: LatticeOracle, progress: Callable | None,
+                      t0: float) -> SearchResult:
+        """The same search in one compiled call (:mod:`.flash_compiled`)."""
+        opt, checked, stats = flash_compiled.run(self, oracle)
+        if progress is not None:
+            progress(self.lattice.size, self.lattice.size)
+        row = None
+        if opt is not None:
+            row = stats.row(int(np.searchsorted(stats.levels @ self.lattice.strides, opt)))
+        self.opt, self.checked = opt, checked
+        return SearchResult(opt, row, checked, time.perf_counter() - t0, self.name,
+                            {"privacy_monotonicity": self.privacy,
+                             "utility_monotonic": self.utility_full,
+                             "evaluations": oracle.evaluations, "compiled": True,
+                             "all_stats": stats})
 
 
 def _tag_pruned(search: FlashSearch, g: int) -> None:

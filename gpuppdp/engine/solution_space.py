@@ -18,6 +18,9 @@ from numba import njit
 
 __all__ = ["Properties", "level_nodes"]
 
+# Node properties of ARX's Flash (JHPL lattice properties), one bit each.
+CHECKED, ANON, NOTANON, KANON, NOTKANON, VISITED, SUCC_PRUNED, INSUFF = (1 << i for i in range(8))
+
 
 @njit(cache=True)
 def _digits(node, strides, radix):

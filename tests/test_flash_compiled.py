@@ -1,0 +1,117 @@
+"""The compiled Flash (:mod:`gpuppdp.engine.flash_compiled`) against the Python traversal it
+replaces: the same optimum, the same checked nodes and, on every checked node, the same
+statistics bit for bit -- on random tables, on Adult's ARX reference cases, with work arrays
+that run full and with a frequency-set cache that must be emptied."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuppdp import Anonymizer, datasets
+from gpuppdp.anonymizer import NoSolutionError
+from gpuppdp.engine import flash_compiled
+from gpuppdp.hierarchy import Hierarchy
+from gpuppdp.models import DistinctLDiversity, KAnonymity
+
+
+def _table(seed):
+    rng = np.random.default_rng(4200 + seed)
+    n, cols, hierarchies = int(rng.integers(50, 400)), {}, {}
+    for j in range(int(rng.integers(2, 6))):
+        leaves = [f"v{i}" for i in range(int(rng.integers(2, 12)))]
+        depth = int(rng.integers(1, 5))
+        levels = [leaves] + [[f"{i >> d}/{d}" for i in range(len(leaves))]
+                             for d in range(1, depth)] + [["*"] * len(leaves)]
+        hierarchies[f"q{j}"] = Hierarchy(levels, name=f"q{j}")
+        p = rng.dirichlet(np.ones(len(leaves)) * 0.7)
+        cols[f"q{j}"] = rng.choice(leaves, size=n, p=p)
+    return pd.DataFrame(cols), hierarchies
+
+
+def _fit(data, hierarchies, k, limit, metric, compiled, monkeypatch, **kw):
+    with monkeypatch.context() as m:
+        if not compiled:
+            m.setattr(flash_compiled, "supported", lambda *a: False)
+        try:
+            return Anonymizer(quasi_identifiers=hierarchies, k=k, suppression_limit=limit,
+                              metric=metric, search="flash", backend="cpu", seed=0,
+                              **kw).fit(data)
+        except NoSolutionError:
+            return None
+
+
+def assert_same_search(got, want, context):
+    """Same optimum, checked nodes and per-node statistics (the compiled search's checked
+    nodes are among those the Python one evaluated, which may have looked ahead)."""
+    assert (got is None) == (want is None), context
+    if got is None:
+        return
+    assert got.search.details.get("compiled"), context
+    assert not want.search.details.get("compiled"), context
+    assert got.transformation == want.transformation, context
+    assert got.nodes_evaluated == want.nodes_evaluated, context
+    assert got.node == want.node, context
+    a, b = got.evaluated_nodes, want.evaluated_nodes
+    ids_a = a.levels @ np.cumprod([1] + [int(x) + 1 for x in a.levels.max(axis=0)])[:-1]
+    rows_b = {tuple(lv): i for i, lv in enumerate(b.levels.tolist())}
+    at = [rows_b[tuple(lv)] for lv in a.levels.tolist()]
+    assert len(set(ids_a.tolist())) == len(a), context
+    for name in ("anonymous", "k_anonymous", "suppressed", "classes", "smallest_class",
+                 "aecs", "information_loss", "lower_bound", "entries", "height"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name)[at],
+                                      err_msg=f"{name} {context}")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_compiled_equals_python_on_random_tables(seed, monkeypatch):
+    data, hierarchies = _table(seed)
+    for k, limit, metric in itertools.product((2, 4), (0.0, 0.04, 0.2),
+                                              ("loss", "precision", "discernibility")):
+        context = (seed, k, limit, metric)
+        got = _fit(data, hierarchies, k, limit, metric, True, monkeypatch)
+        want = _fit(data, hierarchies, k, limit, metric, False, monkeypatch)
+        assert_same_search(got, want, context)
+
+
+@pytest.mark.parametrize("case", [(8, 2, 0.05, "discernibility"), (9, 5, 0.05, "loss"),
+                                  (8, 5, 0.0, "precision"), (9, 10, 0.05, "precision")])
+def test_compiled_equals_python_on_adult(case, monkeypatch):
+    n_qids, k, limit, metric = case
+    data, hierarchies = datasets.adult()
+    qids = {q: h for q, h in hierarchies.items() if n_qids == 9 or q != "occupation"}
+    kw = {} if n_qids == 9 else {"insensitive": ["occupation"]}
+    got = _fit(data, qids, k, limit, metric, True, monkeypatch, **kw)
+    want = _fit(data, qids, k, limit, metric, False, monkeypatch, **kw)
+    assert_same_search(got, want, case)
+
+
+def test_full_work_arrays_and_cache_give_the_same_search(monkeypatch):
+    """Work arrays of 4 nodes (the search is run again, larger, until they suffice) and a
+    cache emptied whenever it would pass 2 bottom sets: nothing changes but the time."""
+    data, hierarchies = datasets.adult()
+    qids = {q: h for q, h in hierarchies.items() if q != "occupation"}
+    kw = {"insensitive": ["occupation"]}
+    want = _fit(data, qids, 2, 0.05, "loss", True, monkeypatch, **kw)
+    monkeypatch.setattr(flash_compiled, "FIRST_CAPACITY", 4)
+    monkeypatch.setattr(flash_compiled, "CACHE_ENTRIES", 1)
+    got = _fit(data, qids, 2, 0.05, "loss", True, monkeypatch, **kw)
+    assert got.transformation == want.transformation
+    assert got.nodes_evaluated == want.nodes_evaluated
+    assert got.node == want.node
+
+
+def test_what_runs_compiled(monkeypatch):
+    """k-anonymity without a sensitive attribute runs compiled; a model that looks at
+    sensitive values runs the Python traversal."""
+    data, hierarchies = _table(0)
+    data["s"] = np.resize(list("abc"), len(data))
+    fit = _fit(data, hierarchies, 2, 0.1, "loss", True, monkeypatch, insensitive=["s"])
+    assert fit is None or fit.search.details["compiled"]
+    other = Anonymizer(quasi_identifiers=hierarchies, sensitive=["s"],
+                       models=[DistinctLDiversity("s", 2), KAnonymity(2)],
+                       suppression_limit=0.2, backend="cpu").fit(data)
+    assert not other.search.details.get("compiled")
