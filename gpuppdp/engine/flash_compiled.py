@@ -37,8 +37,8 @@ from ..models import PrivacyModel, Requirement
 from .evaluate import NodeStats
 from .metrics import (Discernibility, Loss, Precision, _mean_share, _normalize_and_aggregate,
                       _precision)
-from .solution_space import (ANON, CHECKED, INSUFF, KANON, NOTANON, NOTKANON, SUCC_PRUNED,
-                             VISITED, _fill_level)
+from . import solution_space
+from .solution_space import _fill_level
 
 __all__ = ["supported", "run"]
 
@@ -54,8 +54,27 @@ CACHE_ENTRIES, CACHE_BOTTOMS = 20_000_000, 64
 FIRST_CAPACITY = 1 << 14
 
 METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2}
-TAG_NONE, TAG_PRUNED, TAG_VISITED = 0, 1, 2
-OK, OVERFLOW = 0, 1  # statuses: an OVERFLOW run is repeated with larger work arrays
+
+# The constants of the compiled code are NumPy integers: Numba types a Python int constant as
+# a literal and compiles a helper once per distinct literal argument (seconds each).
+_i64 = np.int64
+CHECKED, ANON, NOTANON, KANON, NOTKANON, VISITED, SUCC_PRUNED, INSUFF = (
+    _i64(b) for b in (solution_space.CHECKED, solution_space.ANON, solution_space.NOTANON,
+                      solution_space.KANON, solution_space.NOTKANON, solution_space.VISITED,
+                      solution_space.SUCC_PRUNED, solution_space.INSUFF))
+TAG_NONE, TAG_PRUNED, TAG_VISITED = _i64(0), _i64(1), _i64(2)
+OK, OVERFLOW = _i64(0), _i64(1)  # statuses: an OVERFLOW run is repeated, larger
+# entries of the search's integer work array
+ARENA_END, CACHED, CHECKED_NODES, CANDIDATES, OPTIMUM, STATUS = (_i64(i) for i in range(6))
+ENDS, PTR = 6, 10  # work[6:10]: the roll-up's source start, stop, output start, length;
+WORK_SIZE = 12     # work[10:12]: the checked node's class range for the loss sums
+# entries of its configuration array
+(PREDICTIVE, HAS_K, PRUNING, BOUND_PRECISION, UTILITY_FULL, BOTTOM, MIN_SIZE, MAX_SUPPRESSED,
+ ROWS, METRIC) = (_i64(i) for i in range(10))
+# rows of the property array: bits set on the node alone, on cones above and below apexes,
+# and the check's verdict (0 unchecked, 1 not anonymous, 2 anonymous)
+EXPLICIT, UP, DOWN, VERDICT = (_i64(i) for i in range(4))
+ZERO, ONE = _i64(0), _i64(1)
 
 
 def supported(evaluator, lattice) -> bool:
@@ -86,26 +105,25 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     hmax = int(lat.max_levels.max(initial=0))
     level_radix = np.stack([enc.node_radix(np.minimum(np.full((1, q), L), lat.max_levels))[0]
                             for L in range(hmax + 1)], axis=1)  # (q+1, hmax+1)
-    width = int(lat.radix.max(initial=1))
-    key_p = np.zeros((q, width))
-    key_d = np.zeros((q, width))
+    keys = np.zeros((2, q, int(lat.radix.max(initial=1))))
     for j, (_, radix, p, d) in enumerate(search.terms):
-        key_p[j, :radix], key_d[j, :radix] = p, d
-    maps, map_off = ev.maps, ev.map_off
+        keys[0, j, :radix], keys[1, j, :radix] = p, d
     kind = METRIC_KINDS[metric.name]
     if kind == 0:
         share, share_off = metric._share, metric._share_off
-        loss_min, loss_max = metric._minimum, metric._maximum
+        loss_range = np.stack([metric._minimum, metric._maximum])
     else:
         share, share_off = np.zeros(1), np.zeros((q, hmax + 1), np.int64)
-        loss_min = loss_max = np.zeros(q)
+        loss_range = np.zeros((2, q))
     binary, linear = search.binary, search.linear
     phases = np.array([
         binary is not None, *(_phase(binary) if binary else (0, 0, 0, 0)),
         linear is not None, *(_phase(linear) if linear else (0, 0, 0, 0))], np.int64)
-    arena = int(min(CACHE_ENTRIES, max(CACHE_BOTTOMS * n0, 1 << 20)))
-    arena = max(arena, 2 * n0 + 1)
-    codes = np.empty((arena, q), maps.dtype)
+    cfg = np.array([search.predictive_anon, search.has_k, search.pruning,
+                    search.bound is not None, search.utility_full, n0, ev.min_class_size,
+                    ev.max_suppressed, enc.n_rows, kind], np.int64)
+    arena = max(int(min(CACHE_ENTRIES, max(CACHE_BOTTOMS * n0, 1 << 20))), 2 * n0 + 1)
+    codes = np.empty((arena, q), ev.maps.dtype)
     codes[:n0] = bottom.codes
     count = np.empty(arena, np.int64)
     count[:n0] = bottom.count
@@ -114,30 +132,44 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     # the roll-up's table: a dense one of up to ROLLUP_DENSE_RATIO n + ROLLUP_DENSE_FLOOR
     # slots, a hashed one of up to 8 n (a power of two >= 4 n)
     table = max(ROLLUP_DENSE_RATIO, 8) * n0 + ROLLUP_DENSE_FLOOR + 16
-    capacity = min(lat.size + 2, FIRST_CAPACITY)
-    bound_precision = search.bound is not None
+    lattice = np.stack([lat.max_levels, lat.strides]).astype(np.int64)
+    heights = np.asarray(metric.heights, np.float64)
+    widest = max(_fill_level(lat.max_levels, h, np.empty((0, q), np.int64))
+                 for h in range(lat.max_height + 1))
+    size, depth = lat.size, lat.max_height + 2
+    capacity = min(size + 2, FIRST_CAPACITY)
     while True:
-        status, opt, checked, rec_id, rec_int, rec_float = _flash(
-            lat.max_levels, lat.strides, key_p, key_d, phases, search.predictive_anon,
-            search.has_k, search.pruning, search.utility_full, bound_precision,
-            np.asarray(metric.heights, np.float64),
-            codes, count, first, n0, maps, map_off, level_radix, table,
-            int(ev.min_class_size), int(ev.max_suppressed), int(enc.n_rows), kind, share,
-            share_off, loss_min, loss_max, capacity)
-        if status == OK:
+        work = np.zeros(WORK_SIZE, np.int64)
+        work[ARENA_END], work[CACHED], work[OPTIMUM] = n0, 1, -1
+        slot = np.zeros((capacity + 1, 3 + q), np.int64)
+        slot[0, 1] = n0  # slot 0: the bottom, at 0
+        rec_int, rec_float = np.zeros((capacity, 6), np.int64), np.zeros((capacity, 2))
+        _flash(lattice, keys, phases, cfg, heights, codes, count, first, ev.maps, ev.map_off,
+               level_radix, share, share_off, loss_range, work, np.zeros((4, size), np.uint8),
+               np.full((2, size), np.nan), np.empty(size, np.int64),
+               np.empty(capacity, np.int64), np.empty(capacity, np.int64), rec_int, rec_float,
+               slot, np.full(table, -1, np.int32), np.empty(table, np.int64),
+               np.empty(n0 + 1, np.int64), np.empty(n0, np.bool_),
+               np.zeros((4, depth), np.int64), np.zeros((depth, q), np.int64),
+               np.empty((widest, q), np.int64), np.empty(widest, np.int64),
+               np.empty(widest, np.int64),
+               np.empty((2, widest, 3)), np.empty((2, widest), np.int64),
+               np.zeros((2, q), np.int64), np.ones((1, q + 1), np.int64), np.zeros((2, q)),
+               np.zeros(1, np.int32))
+        if work[STATUS] == OK:
             break
         capacity *= 2
+    checked, opt = int(work[CHECKED_NODES]), int(work[OPTIMUM])
     oracle.evaluations += checked
-    order = np.argsort(rec_id[:checked], kind="stable")
-    ids = rec_id[:checked][order]
-    ints, floats = rec_int[:checked][order], rec_float[:checked][order]
-    levels = lat.levels_of(ids)
-    kept, suppressed = ints[:, 2], ints[:, 1]
+    ints = rec_int[:checked][np.argsort(rec_int[:checked, 0], kind="stable")]
+    floats = rec_float[:checked][np.argsort(rec_int[:checked, 0], kind="stable")]
+    levels = lat.levels_of(ints[:, 0])
+    suppressed, kept = ints[:, 2], ints[:, 3]
     kept_records = enc.n_rows - suppressed
-    stats = NodeStats(levels, ints[:, 0] > 0, ints[:, 0] > 0, suppressed, kept, ints[:, 3],
+    stats = NodeStats(levels, ints[:, 1] > 0, ints[:, 1] > 0, suppressed, kept, ints[:, 4],
                       np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0),
-                      floats[:, 0], floats[:, 1], ints[:, 4], levels.sum(axis=1))
-    return (None if opt < 0 else int(opt)), int(checked), stats
+                      floats[:, 0], floats[:, 1], ints[:, 5], levels.sum(axis=1))
+    return (None if opt < 0 else opt), checked, stats
 
 
 def _phase(phase) -> tuple[int, int, int, int]:
@@ -147,37 +179,44 @@ def _phase(phase) -> tuple[int, int, int, int]:
 
 
 # ------------------------------------------------------------------------------------------
-# node properties
+# The compiled part.  Arrays rather than tuples travel between the functions (Numba compiles
+# calls with many-field tuples slowly):
+#   lattice (2, q): max levels, strides;  keys (2, q, width): the strategy key's terms;
+#   props (4, size) uint8: EXPLICIT, UP, DOWN bits and the VERDICT;  bounds (2, size): loss
+#   and lower bound of checked nodes;  queue (size): scratch of the cone marking;
+#   work: ARENA_END ... STATUS;  cfg: PREDICTIVE ... METRIC.
 # ------------------------------------------------------------------------------------------
 @njit(cache=True)
 def _has(props, g, bits):
-    return (props[0, g] | props[1, g] | props[2, g]) & bits != 0
+    return (props[EXPLICIT, g] | props[UP, g] | props[DOWN, g]) & bits != 0
 
 
 @njit(cache=True)
-def _mark_cone(props, g, bits, direction, max_levels, strides, queue):
-    """Set ``bits`` on ``g`` and its cone (``direction`` 1: up, 2: down), stopping at nodes
-    that carry them already."""
-    mark = props[direction]
+def _set(props, queue, lattice, g, bits, row):
+    """Set ``bits`` on ``g`` alone (``row`` EXPLICIT) or on its cone above (UP) or below
+    (DOWN), marking the cone breadth first and stopping at nodes that carry them already."""
+    mark = props[row]
+    if row == EXPLICIT:
+        mark[g] |= bits
+        return
     if mark[g] & bits == bits:
         return
     mark[g] |= bits
     queue[0] = g
     head, tail = 0, 1
-    q = strides.shape[0]
     while head < tail:
         x = queue[head]
         head += 1
-        for j in range(q):
-            level = x // strides[j] % (max_levels[j] + 1)
-            if direction == 1:
-                if level == max_levels[j]:
+        for j in range(lattice.shape[1]):
+            level = x // lattice[1, j] % (lattice[0, j] + 1)
+            if row == UP:
+                if level == lattice[0, j]:
                     continue
-                y = x + strides[j]
+                y = x + lattice[1, j]
             else:
                 if level == 0:
                     continue
-                y = x - strides[j]
+                y = x - lattice[1, j]
             if mark[y] & bits != bits:
                 mark[y] |= bits
                 queue[tail] = y
@@ -185,40 +224,31 @@ def _mark_cone(props, g, bits, direction, max_levels, strides, queue):
 
 
 @njit(cache=True)
-def _set(props, g, bits, up, down, max_levels, strides, queue):
-    if up:
-        _mark_cone(props, g, bits, 1, max_levels, strides, queue)
-    elif down:
-        _mark_cone(props, g, bits, 2, max_levels, strides, queue)
-    else:
-        props[0, g] |= bits
+def _level(g, lattice, j):
+    return g // lattice[1, j] % (lattice[0, j] + 1)
 
 
-# ------------------------------------------------------------------------------------------
-# strategy order
-# ------------------------------------------------------------------------------------------
 @njit(cache=True)
-def _key(g, max_levels, strides, key_p, key_d, total):
+def _key(g, lattice, keys):
     """ARX's ``FLASHStrategy`` key of node ``g`` (see :meth:`FlashSearch.key`): the same
     floating-point operations in the same order."""
-    height = 0
-    prec = 0.0
-    dd = 0.0
-    q = strides.shape[0]
+    q = lattice.shape[1]
+    height, total, prec, dd = 0, 0, 0.0, 0.0
     for j in range(q):
-        level = g // strides[j] % (max_levels[j] + 1)
+        level = _level(g, lattice, j)
         height += level
-        prec = prec + key_p[j, level]
-        dd = dd + key_d[j, level]
-    k0 = height / total if total != 0.0 else 0.0
+        total += lattice[0, j]
+        prec = prec + keys[0, j, level]
+        dd = dd + keys[1, j, level]
+    k0 = height / float(total) if total != 0 else 0.0
     return k0, prec / q, 1.0 - dd / q
 
 
 @njit(cache=True)
-def _less(a, b, max_levels, strides, key_p, key_d, total):
+def _compare(a, b, lattice, keys):
     """-1, 0, 1: the keys of nodes ``a`` and ``b`` compared as Python tuples."""
-    a0, a1, a2 = _key(a, max_levels, strides, key_p, key_d, total)
-    b0, b1, b2 = _key(b, max_levels, strides, key_p, key_d, total)
+    a0, a1, a2 = _key(a, lattice, keys)
+    b0, b1, b2 = _key(b, lattice, keys)
     if a0 != b0:
         return -1 if a0 < b0 else 1
     if a1 != b1:
@@ -229,15 +259,15 @@ def _less(a, b, max_levels, strides, key_p, key_d, total):
 
 
 @njit(cache=True)
-def _sorted_successors(g, out, max_levels, strides, key_p, key_d, total):
+def _sorted_successors(g, out, lattice, keys):
     """Direct generalizations of ``g`` into ``out``, stably sorted by key; returns how
     many."""
     n = 0
-    for j in range(strides.shape[0]):
-        if g // strides[j] % (max_levels[j] + 1) < max_levels[j]:
-            s = g + strides[j]
+    for j in range(lattice.shape[1]):
+        if _level(g, lattice, j) < lattice[0, j]:
+            s = g + lattice[1, j]
             i = n
-            while i > 0 and _less(s, out[i - 1], max_levels, strides, key_p, key_d, total) < 0:
+            while i > 0 and _compare(s, out[i - 1], lattice, keys) < 0:
                 out[i] = out[i - 1]
                 i -= 1
             out[i] = s
@@ -246,27 +276,44 @@ def _sorted_successors(g, out, max_levels, strides, key_p, key_d, total):
 
 
 @njit(cache=True)
-def _sorted_by_key(ids, max_levels, strides, key_p, key_d, total):
-    """``ids`` stably sorted by key (three stable passes, least significant key first)."""
-    n = ids.shape[0]
-    k = np.empty((3, n))
+def _sorted_by_key(ids, n, out, k, order, lattice, keys):
+    """``ids[:n]`` stably sorted by key into ``out[:n]``: a bottom-up merge sort of their keys
+    (``k`` (2, >= n, 3) and ``order`` (2, >= n) are scratch)."""
     for i in range(n):
-        k[0, i], k[1, i], k[2, i] = _key(ids[i], max_levels, strides, key_p, key_d, total)
-    order = np.arange(n)
-    for c in range(2, -1, -1):
-        order = order[np.argsort(k[c][order], kind="mergesort")]
-    return ids[order]
+        k[0, i, 0], k[0, i, 1], k[0, i, 2] = _key(ids[i], lattice, keys)
+        order[0, i] = i
+    src, width = 0, 1
+    while width < n:
+        dst = 1 - src
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            a, b = lo, mid
+            for o in range(lo, hi):
+                take_b = a == mid
+                if not take_b and b < hi:
+                    x0, x1, x2 = k[src, a, 0], k[src, a, 1], k[src, a, 2]
+                    y0, y1, y2 = k[src, b, 0], k[src, b, 1], k[src, b, 2]
+                    take_b = y0 < x0 or (y0 == x0 and (y1 < x1 or (y1 == x1 and y2 < x2)))
+                c = b if take_b else a
+                for t in range(3):  # element by element: a row assignment compiles shape checks
+                    k[dst, o, t] = k[src, c, t]
+                order[dst, o] = order[src, c]
+                if take_b:
+                    b += 1
+                else:
+                    a += 1
+        src, width = dst, 2 * width
+    for i in range(n):
+        out[i] = ids[order[src, i]]
 
 
-# ------------------------------------------------------------------------------------------
-# java.util.PriorityQueue (OpenJDK's sift rules)
-# ------------------------------------------------------------------------------------------
 @njit(cache=True)
-def _heap_add(heap, n, x, max_levels, strides, key_p, key_d, total):
+def _heap_add(heap, n, x, lattice, keys):
+    """``java.util.PriorityQueue.add`` (OpenJDK's sift-up) on ``heap[:n]``; returns n + 1."""
     k = n
     while k > 0:
         parent = (k - 1) >> 1
-        if _less(x, heap[parent], max_levels, strides, key_p, key_d, total) >= 0:
+        if _compare(x, heap[parent], lattice, keys) >= 0:
             break
         heap[k] = heap[parent]
         k = parent
@@ -275,7 +322,8 @@ def _heap_add(heap, n, x, max_levels, strides, key_p, key_d, total):
 
 
 @njit(cache=True)
-def _heap_poll(heap, n, max_levels, strides, key_p, key_d, total):
+def _heap_poll(heap, n, lattice, keys):
+    """``java.util.PriorityQueue.poll`` (OpenJDK's sift-down); returns (head, n - 1)."""
     result = heap[0]
     n -= 1
     x = heap[n]
@@ -284,10 +332,9 @@ def _heap_poll(heap, n, max_levels, strides, key_p, key_d, total):
         while k < half:
             child = 2 * k + 1
             right = child + 1
-            if right < n and _less(heap[child], heap[right], max_levels, strides, key_p, key_d,
-                                   total) > 0:
+            if right < n and _compare(heap[child], heap[right], lattice, keys) > 0:
                 child = right
-            if _less(x, heap[child], max_levels, strides, key_p, key_d, total) <= 0:
+            if _compare(x, heap[child], lattice, keys) <= 0:
                 break
             heap[k] = heap[child]
             k = child
@@ -295,421 +342,364 @@ def _heap_poll(heap, n, max_levels, strides, key_p, key_d, total):
     return result, n
 
 
-# ------------------------------------------------------------------------------------------
-# the search.  Its state travels in tuples:
-#   lat   = (max_levels, strides, key_p, key_d, total)
-#   st    = (props, state, il, lb, queue, candidates, opt, status, work)
-#           state[g]: 0 unchecked, 1 checked not anonymous, 2 checked anonymous;
-#           work = (arena end, cached sets, checked nodes, candidates)
-#   flags = (predictive_anon, has_k, pruning, bound_precision, heights)
-#   rec   = (rec_id, rec_int, rec_float): per checked node, in check order
-#   cache = (slot_start, slot_len, slot_levels, valid, table, table_key, slots, sens, outlier,
-#            codes, count, first, n0, maps, map_off, level_radix)
-#   prob  = (min_size, max_suppressed, n_rows, metric_kind, share, share_off, loss_min,
-#            loss_max)
-# ------------------------------------------------------------------------------------------
 @njit(cache=True)
-def _flash(max_levels, strides, key_p, key_d, phases, predictive_anon, has_k, pruning,
-           utility_full, bound_precision, heights, codes, count, first, n0, maps, map_off,
-           level_radix, table_size, min_size, max_suppressed, n_rows, metric_kind, share,
-           share_off, loss_min, loss_max, capacity):
-    """The whole search; returns ``(status, optimum, checked, rec_id, rec_int, rec_float)``
-    with per checked node (in check order) its id, ``(anonymous, suppressed, kept classes,
-    smallest kept class, entries)`` and ``(loss, lower bound)``.  ``status`` is
-    ``OVERFLOW`` when a work array of ``capacity`` entries ran full (run again, larger)."""
-    q = strides.shape[0]
-    size = 1
-    for j in range(q):
-        size *= max_levels[j] + 1
-    top = size - 1
-    total = 0.0
-    for j in range(q):
-        total += max_levels[j]
-    height_max = int(total)
-    lat = (max_levels, strides, key_p, key_d, total)
-    opt = np.full(1, -1, np.int64)
-    status = np.zeros(1, np.int64)
-    work = np.zeros(4, np.int64)
-    work[0], work[1] = n0, 1
-    props = np.zeros((3, size), np.uint8)
-    st = (props, np.zeros(size, np.uint8), np.full(size, np.nan), np.full(size, np.nan),
-          np.empty(size, np.int64), np.empty(capacity, np.int64), opt, status, work)
-    il = st[2]
-    flags = (predictive_anon, has_k, pruning, bound_precision, heights)
-    rec = (np.empty(capacity, np.int64), np.zeros((capacity, 5), np.int64),
-           np.zeros((capacity, 2)))
-    slot_start = np.empty(capacity + 1, np.int64)
-    slot_len = np.empty(capacity + 1, np.int64)
-    valid = np.empty(capacity + 1, np.int64)
-    slot_start[0], slot_len[0], valid[0] = 0, n0, 0  # slot 0: the bottom
-    cache = (slot_start, slot_len, np.zeros((capacity + 1, q), np.int64), valid,
-             np.full(table_size, -1, np.int32), np.empty(table_size, np.int64),
-             np.empty(n0 + 1, np.int64), np.zeros(1, np.int32), np.empty(n0, np.bool_),
-             codes, count, first, n0, maps, map_off, level_radix)
-    prob = (min_size, max_suppressed, n_rows, metric_kind, share, share_off, loss_min,
-            loss_max)
-    heap = np.empty(capacity, np.int64)
-    succ = np.empty((height_max + 2, q), np.int64)
-    chain = np.empty(height_max + 2, np.int64)
-    b_on, b_prop, b_skip, b_check, b_tag = phases[0], phases[1], phases[2], phases[3], phases[4]
-    l_on, l_skip, l_check, l_tag = phases[5], phases[7], phases[8], phases[9]
-    outer_skip = b_skip if b_on else l_skip
-    for height in range(height_max + 1):
-        m = _fill_level(max_levels, height, np.empty((0, q), np.int64))
-        levels = np.empty((m, q), np.int64)
-        _fill_level(max_levels, height, levels)
-        ids = np.zeros(m, np.int64)
-        for i in range(m):
-            for j in range(q):
-                ids[i] += levels[i, j] * strides[j]
-        # the level's nodes not skipped, judged before any is searched (ARX's
-        # getSortedUnprocessedNodes)
-        keep = np.zeros(m, np.bool_)
-        if not pruning or opt[0] < 0:
-            for i in range(m):
-                keep[i] = not _has(props, ids[i], outer_skip)
-        else:
-            best = il[opt[0]]
-            for i in range(m):
-                g = ids[i]
-                if _has(props, g, outer_skip | INSUFF):
-                    continue
-                bound = _bound(g, lat, st, flags)
-                if not math.isnan(bound) and best <= bound:
-                    _set(props, g, INSUFF | SUCC_PRUNED, True, False, max_levels, strides,
-                         st[4])
-                else:
-                    keep[i] = True
-        for g in _sorted_by_key(ids[keep], max_levels, strides, key_p, key_d, total):
-            if not b_on:
-                _linear(g, l_skip, l_check, l_tag, succ, chain, lat, st, flags, rec, cache,
-                        prob)
-            else:  # the binary phase: a priority queue of path starts
-                n = _heap_add(heap, 0, g, max_levels, strides, key_p, key_d, total)
-                while n:
-                    h, n = _heap_poll(heap, n, max_levels, strides, key_p, key_d, total)
-                    if _skip(b_skip, h, lat, st, flags):
-                        continue
-                    # the path: from h, always on to the first successor not skipped
-                    length = 1
-                    chain[0] = h
-                    while True:
-                        ns = _sorted_successors(chain[length - 1], succ[0], max_levels,
-                                                strides, key_p, key_d, total)
-                        nxt = -1
-                        for i in range(ns):
-                            if not _skip(b_skip, succ[0, i], lat, st, flags):
-                                nxt = succ[0, i]
-                                break
-                        if nxt < 0:
-                            break
-                        chain[length] = nxt
-                        length += 1
-                    # binary search along the path for its lowest node with the property
-                    lo, hi, last = 0, length - 1, -1
-                    while lo <= hi and status[0] == OK:
-                        mid = (lo + hi) // 2
-                        x = chain[mid]
-                        if _skip(b_skip, x, lat, st, flags):
-                            hi = mid - 1
-                            continue
-                        _check_and_tag(x, b_check, b_tag, lat, st, flags, rec, cache, prob)
-                        if not _has(props, x, b_prop):
-                            ns = _sorted_successors(x, succ[0], max_levels, strides, key_p,
-                                                    key_d, total)
-                            for i in range(ns):
-                                if not _skip(b_skip, succ[0, i], lat, st, flags):
-                                    if n == capacity:
-                                        status[0] = OVERFLOW
-                                        break
-                                    n = _heap_add(heap, n, succ[0, i], max_levels, strides,
-                                                  key_p, key_d, total)
-                            lo = mid + 1
-                        else:
-                            last = x
-                            hi = mid - 1
-                    if last >= 0 and l_on and status[0] == OK:
-                        _linear(last, l_skip, l_check, l_tag, succ, chain, lat, st, flags,
-                                rec, cache, prob)
-                    if status[0] != OK:
-                        break
-            if status[0] != OK:
-                return status[0], opt[0], work[2], rec[0], rec[1], rec[2]
-    if utility_full:  # ARX's computeUtilityForMonotonicMetrics
-        for g in (0, top):
-            if not _has(props, g, CHECKED):
-                _check(g, lat, st, flags, rec, cache, prob)
-    return status[0], opt[0], work[2], rec[0], rec[1], rec[2]
-
-
-@njit(cache=True)
-def _linear(g, skip, check, tag, succ, cursor, lat, st, flags, rec, cache, prob):
-    """ARX's linear phase from ``g``, depth first: check the node, then each successor not
-    skipped, in key order; a finished node's successors are pruned.  An explicit stack:
-    ``succ[d]`` the sorted successors at depth ``d``, ``cursor[d]`` the next one to try."""
-    max_levels, strides, key_p, key_d, total = lat
-    props, status = st[0], st[7]
-    nodes = np.empty(succ.shape[0], np.int64)
-    counts = np.zeros(succ.shape[0], np.int64)
-    depth = 0
-    nodes[0] = g
-    entering = True
-    while depth >= 0:
-        x = nodes[depth]
-        if entering:
-            entering = False
-            counts[depth] = 0
-            cursor[depth] = 0
-            if not _skip(skip, x, lat, st, flags):
-                _check_and_tag(x, check, tag, lat, st, flags, rec, cache, prob)
-                if status[0] != OK:
-                    return
-                counts[depth] = _sorted_successors(x, succ[depth], max_levels, strides,
-                                                   key_p, key_d, total)
-                # the Python search tests the successors here for its look-ahead batch (and
-                # prunes those a bound rules out): the same side effects, in the same order
-                for i in range(counts[depth]):
-                    _skip(skip, succ[depth, i], lat, st, flags)
-        advanced = False
-        while cursor[depth] < counts[depth]:
-            s = succ[depth, cursor[depth]]
-            cursor[depth] += 1
-            if not _skip(skip, s, lat, st, flags):
-                depth += 1
-                nodes[depth] = s
-                entering = True
-                advanced = True
-                break
-        if not advanced:
-            _set(props, x, SUCC_PRUNED, True, False, max_levels, strides, st[4])
-            depth -= 1
-
-
-@njit(cache=True)
-def _shares(g, max_levels, strides, heights):
+def _shares(g, lattice, heights):
     """(1, q) ``level / height`` per attribute of node ``g`` (0 where the height is 0)."""
-    q = strides.shape[0]
+    q = lattice.shape[1]
     out = np.empty((1, q))
     for j in range(q):
-        level = g // strides[j] % (max_levels[j] + 1)
-        out[0, j] = 0.0 if heights[j] == 0 else level / heights[j]
+        out[0, j] = 0.0 if heights[j] == 0 else _level(g, lattice, j) / heights[j]
     return out
 
 
 @njit(cache=True)
-def _bound(g, lat, st, flags):
+def _bound(g, props, bounds, lattice, cfg, heights):
     """A lower bound of ``g``'s loss known now: the checked one, else Precision's
     data-independent one, else NaN."""
-    if st[1][g] != 0:
-        return st[3][g]
-    if flags[3]:
-        return _mean_share(_shares(g, lat[0], lat[1], flags[4]))[0]
+    if props[VERDICT, g] != 0:
+        return bounds[1, g]
+    if cfg[BOUND_PRECISION]:
+        return _mean_share(_shares(g, lattice, heights))[0]
     return np.nan
 
 
 @njit(cache=True)
-def _skip(trigger, g, lat, st, flags):
-    props, il, opt = st[0], st[2], st[6]
-    if not flags[2] or opt[0] < 0:
+def _skip(trigger, g, props, bounds, queue, lattice, work, cfg, heights):
+    """ARX's ``skip``: ``g`` carries a trigger bit, or (pruning) is insufficient or has a
+    lower bound no better than the optimum's loss (then its cone is marked so)."""
+    opt = work[OPTIMUM]
+    if not cfg[PRUNING] or opt < 0:
         return _has(props, g, trigger)
     if _has(props, g, trigger | INSUFF):
         return True
-    bound = _bound(g, lat, st, flags)
-    if not math.isnan(bound) and il[opt[0]] <= bound:
-        _set(props, g, INSUFF | SUCC_PRUNED, True, False, lat[0], lat[1], st[4])
+    bound = _bound(g, props, bounds, lattice, cfg, heights)
+    if not math.isnan(bound) and bounds[0, opt] <= bound:
+        _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
         return True
     return False
 
 
 @njit(cache=True)
-def _height(g, max_levels, strides):
+def _height(g, lattice):
     h = 0
-    for j in range(strides.shape[0]):
-        h += g // strides[j] % (max_levels[j] + 1)
+    for j in range(lattice.shape[1]):
+        h += _level(g, lattice, j)
     return h
 
 
 @njit(cache=True)
-def _check_and_tag(g, check, tag, lat, st, flags, rec, cache, prob):
-    max_levels, strides = lat[0], lat[1]
-    props, state, il, opt, status = st[0], st[1], st[2], st[6], st[7]
-    if not _has(props, g, check):
-        _check(g, lat, st, flags, rec, cache, prob)
-        if status[0] != OK:
-            return
-    if state[g] == 2:  # trackOptimum: smaller loss, then lower height
-        if opt[0] < 0:
-            opt[0] = g
-        else:
-            a, b = il[g], il[opt[0]]
-            if a < b or (a == b and _height(g, max_levels, strides)
-                         < _height(opt[0], max_levels, strides)):
-                opt[0] = g
-    if tag == TAG_PRUNED:
-        if _has(props, g, ANON):
-            _set(props, g, SUCC_PRUNED, True, False, max_levels, strides, st[4])
-    elif tag == TAG_VISITED:
-        props[0, g] |= VISITED
-    _prune(g, lat, st, flags)
-
-
-@njit(cache=True)
-def _prune(g, lat, st, flags):
+def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
     """ARX's pruning of nodes whose lower bound is no better than the optimum's loss; the
     checked nodes not yet ruled out wait as candidates until the optimum improves."""
-    props, state, il, lb, queue, candidates, opt, status, work = st
-    if not flags[2] or state[g] == 0:
+    if not cfg[PRUNING] or props[VERDICT, g] == 0:
         return
-    best_node = opt[0]
-    if g != best_node and _has(props, g, SUCC_PRUNED):
+    opt = work[OPTIMUM]
+    if g != opt and _has(props, g, SUCC_PRUNED):
         return
-    if g != best_node:
-        if best_node >= 0 and il[best_node] <= lb[g]:
-            _set(props, g, INSUFF | SUCC_PRUNED, True, False, lat[0], lat[1], queue)
-        elif work[3] == candidates.shape[0]:
-            status[0] = OVERFLOW
+    if g != opt:
+        if opt >= 0 and bounds[0, opt] <= bounds[1, g]:
+            _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
+        elif work[CANDIDATES] == candidates.shape[0]:
+            work[STATUS] = OVERFLOW
         else:
-            candidates[work[3]] = g
-            work[3] += 1
+            candidates[work[CANDIDATES]] = g
+            work[CANDIDATES] += 1
         return
-    best = il[best_node]
+    best = bounds[0, opt]
     kept = 0
-    for i in range(work[3]):
+    for i in range(work[CANDIDATES]):
         c = candidates[i]
         if _has(props, c, SUCC_PRUNED):
             continue
-        if best <= lb[c]:
-            _set(props, c, INSUFF | SUCC_PRUNED, True, False, lat[0], lat[1], queue)
+        if best <= bounds[1, c]:
+            _set(props, queue, lattice, c, INSUFF | SUCC_PRUNED, UP)
             continue
         candidates[kept] = c
         kept += 1
     if not _has(props, g, SUCC_PRUNED):
         if kept == candidates.shape[0]:
-            status[0] = OVERFLOW
+            work[STATUS] = OVERFLOW
             return
         candidates[kept] = g
         kept += 1
-    work[3] = kept
+    work[CANDIDATES] = kept
 
 
 @njit(cache=True)
-def _check(g, lat, st, flags, rec, cache, prob):
-    """Check node ``g`` (:func:`_evaluate`) and set Flash's properties from the verdict."""
-    max_levels, strides = lat[0], lat[1]
-    props, state, il, lb, queue, candidates, opt, status, work = st
-    predictive_anon, has_k = flags[0], flags[1]
-    r = work[2]
-    if r == rec[0].shape[0]:
-        status[0] = OVERFLOW
-        return
-    _evaluate(g, r, lat, work, flags, rec, cache, prob)
-    work[2] += 1
-    props[0, g] |= CHECKED
-    anonymous = rec[1][r, 0] > 0
-    state[g] = 2 if anonymous else 1
-    if anonymous:
-        _set(props, g, ANON, predictive_anon, False, max_levels, strides, queue)
-        il[g] = rec[2][r, 0]
-    else:
-        _set(props, g, NOTANON, False, predictive_anon, max_levels, strides, queue)
-    if has_k:  # the size test is every model's: k-anonymous iff anonymous
+def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cfg, heights,
+                   rec_int, rec_float, slot, table, table_key, scratch, outlier, codes, count,
+                   first, maps, map_off, level_radix, share, share_off, loss_range, candidates,
+                   node_off, node_radix, sums, sens):
+    """ARX's ``checkAndTag``: check ``g`` unless it carries a ``check`` bit, then (unless
+    ``final``: the closing checks of bottom and top) track the optimum (smaller loss, then
+    lower height), tag and prune.
+
+    The check rolls ``g`` up from the smallest cached frequency set below it (into the
+    cache), judges its classes by size, computes its metric into the next record and sets
+    Flash's properties from the verdict.  ``slot`` (capacity + 1, 3 + q): per cached set its
+    start in the arena, its entries, a cached slot's number (``slot[:work[CACHED], 2]`` lists
+    them) and its node's levels; slot 0 is the bottom, slot r + 1 the set of record r.
+    ``node_off`` (2, q), ``node_radix`` (1, q + 1), ``sums`` (2, q) and ``sens`` are scratch.
+    """
+    if not _has(props, g, check):
+        r = work[CHECKED_NODES]
+        if r == rec_int.shape[0]:
+            work[STATUS] = OVERFLOW
+            return
+        q = lattice.shape[1]
+        n0 = cfg[BOTTOM]
+        s = r + 1  # the node's slot: its levels first
+        levels = slot[s, 3:]
+        for j in range(q):
+            levels[j] = _level(g, lattice, j)
+        if work[ARENA_END] + n0 > codes.shape[0]:  # the cache is full: keep the bottom only
+            work[ARENA_END], work[CACHED] = n0, 1
+        src, src_len = 0, n0
+        for i in range(1, work[CACHED]):
+            c = slot[i, 2]
+            if slot[c, 1] >= src_len:
+                continue
+            below = True
+            for j in range(q):
+                if slot[c, 3 + j] > levels[j]:
+                    below = False
+                    break
+            if below:
+                src, src_len = c, slot[c, 1]
+        for j in range(q):
+            node_off[0, j] = map_off[j, slot[src, 3 + j], levels[j]]
+            node_off[1, j] = share_off[j, levels[j]]
+            node_radix[0, j] = level_radix[j, levels[j]]
+        node_radix[0, q] = 1  # no sensitive attribute carried (``sens`` is never read)
+        pos = work[ARENA_END]
+        work[ENDS], work[ENDS + 1] = slot[src, 0], slot[src, 0] + src_len
+        _rollup_range(ZERO, ONE, pos, codes, sens, count, first, work[ENDS:ENDS + 1],
+                      work[ENDS + 1:ENDS + 2], node_off[0:1], maps, node_radix,
+                      work[ENDS + 2:ENDS + 3], codes, sens, count, first,
+                      work[ENDS + 3:ENDS + 4], table, table_key, scratch)
+        n = work[ENDS + 3]
+        slot[s, 0], slot[s, 1] = pos, n
+        slot[work[CACHED], 2] = s
+        work[CACHED] += 1
+        work[ARENA_END] = pos + n
+        # no sensitive attribute: the classes are the entries, judged by size
+        size = count[pos:pos + n]
+        suppressed, kept, kept_sq, all_sq = 0, 0, 0, 0
+        big = np.iinfo(np.int64).max
+        smallest = big
+        for c in range(n):
+            sz = size[c]
+            fails = sz < cfg[MIN_SIZE]
+            outlier[c] = fails
+            if fails:
+                suppressed += sz
+            else:
+                kept += 1
+                kept_sq += sz * sz
+                smallest = min(smallest, sz)
+            all_sq += sz * sz
+        anonymous = suppressed <= cfg[MAX_SUPPRESSED]
+        if cfg[METRIC] == 0:
+            work[PTR], work[PTR + 1] = 0, n
+            _one_node(ZERO, size, codes[pos:pos + n], outlier, work[PTR:PTR + 2], node_off[1:2],
+                      share, sums[0:1], sums[1:2], anonymous)
+            loss = _normalize_and_aggregate(sums[0:1], loss_range[0], loss_range[1])[0]
+            bound = _normalize_and_aggregate(sums[1:2], loss_range[0], loss_range[1])[0]
+        elif cfg[METRIC] == 1:
+            shares = _shares(g, lattice, heights)
+            sums[0, 0] = suppressed
+            loss = _precision(shares, sums[0, 0:1], float(cfg[ROWS]))[0]
+            bound = _mean_share(shares)[0]
+        else:
+            loss = float(kept_sq + cfg[ROWS] * suppressed)
+            bound = float(all_sq)
+        rec_int[r, 0] = g
+        rec_int[r, 1] = anonymous
+        rec_int[r, 2] = suppressed
+        rec_int[r, 3] = kept
+        rec_int[r, 4] = 0 if smallest == big else smallest
+        rec_int[r, 5] = n
+        rec_float[r, 0] = loss if anonymous else np.nan
+        rec_float[r, 1] = bound
+        work[CHECKED_NODES] += 1
+        # Flash's properties
+        props[EXPLICIT, g] |= CHECKED
+        props[VERDICT, g] = 2 if anonymous else 1
         if anonymous:
-            _set(props, g, KANON, True, False, max_levels, strides, queue)
+            _set(props, queue, lattice, g, ANON, UP if cfg[PREDICTIVE] else EXPLICIT)
+            bounds[0, g] = rec_float[r, 0]
         else:
-            _set(props, g, NOTKANON, False, True, max_levels, strides, queue)
-    lb[g] = rec[2][r, 1]
+            _set(props, queue, lattice, g, NOTANON, DOWN if cfg[PREDICTIVE] else EXPLICIT)
+        if cfg[HAS_K]:  # the size test is every model's: k-anonymous iff anonymous
+            _set(props, queue, lattice, g, KANON if anonymous else NOTKANON,
+                 UP if anonymous else DOWN)
+        bounds[1, g] = bound
+    if final:
+        return
+    if props[VERDICT, g] == 2:
+        opt = work[OPTIMUM]
+        if opt < 0 or bounds[0, g] < bounds[0, opt] or (
+                bounds[0, g] == bounds[0, opt] and _height(g, lattice) < _height(opt, lattice)):
+            work[OPTIMUM] = g
+    if tag == TAG_PRUNED:
+        if _has(props, g, ANON):
+            _set(props, queue, lattice, g, SUCC_PRUNED, UP)
+    elif tag == TAG_VISITED:
+        props[EXPLICIT, g] |= VISITED
+    _prune(g, props, bounds, queue, lattice, work, cfg, candidates)
 
 
 @njit(cache=True)
-def _evaluate(g, r, lat, work, flags, rec, cache, prob):
-    """Roll node ``g`` up from the smallest cached frequency set below it (into the cache),
-    judge its classes by size and compute its metric, into record ``r``."""
-    max_levels, strides = lat[0], lat[1]
-    rec_id, rec_int, rec_float = rec
-    (slot_start, slot_len, slot_levels, valid, table, table_key, slots, sens, outlier, codes,
-     count, first, n0, maps, map_off, level_radix) = cache
-    min_size, max_suppressed, n_rows, metric_kind, share, share_off, loss_min, loss_max = prob
-    q = strides.shape[0]
-    levels = np.empty(q, np.int64)
+def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_off,
+           level_radix, share, share_off, loss_range, work, props, bounds, queue, heap,
+           candidates, rec_int, rec_float, slot, table, table_key, scratch, outlier, walk, succ,
+           level_levels, level_ids, sorted_ids, sort_keys, sort_order, node_off,
+           node_radix, sums, sens):
+    """The whole search, in the arrays :func:`run` allocates (a compiled allocation compiles
+    an implementation per shape and type); writes per checked node, in check order, ``(id,
+    anonymous, suppressed, kept classes, smallest kept class, entries)`` into ``rec_int`` and
+    ``(loss, lower bound)`` into ``rec_float``; ``work[STATUS]`` is OVERFLOW when the heap,
+    the candidates or the records ran full (run again, larger).
+
+    Per node of the outer loop: the binary phase (a priority queue of path starts; from each
+    a path, always on to the first successor not skipped, binary-searched for its lowest node
+    with the phase's property), each node found starting the linear phase (depth first: check
+    the node, then each successor not skipped, in key order; a finished node's successors
+    are pruned), or the linear phase alone.  One loop runs both, so the check has one call
+    site per phase.  ``walk`` rows: the linear phase's stack (node, successors, next one to
+    try per depth) and the path; ``succ``: sorted successors per depth, the last row the
+    path's."""
+    q = lattice.shape[1]
+    size, height_max = 1, 0
     for j in range(q):
-        levels[j] = g // strides[j] % (max_levels[j] + 1)
-    if work[0] + n0 > codes.shape[0]:  # the cache is full: keep the bottom only
-        work[0], work[1] = n0, 1
-    src, src_len = 0, n0
-    for i in range(1, work[1]):
-        s = valid[i]
-        if slot_len[s] >= src_len:
-            continue
-        below = True
-        for j in range(q):
-            if slot_levels[s, j] > levels[j]:
-                below = False
-                break
-        if below:
-            src, src_len = s, slot_len[s]
-    node_map_off = np.empty((1, q), np.int64)
-    node_radix = np.empty((1, q + 1), np.int64)
-    for j in range(q):
-        node_map_off[0, j] = map_off[j, slot_levels[src, j], levels[j]]
-        node_radix[0, j] = level_radix[j, levels[j]]
-    node_radix[0, q] = 1
-    start = np.full(1, slot_start[src], np.int64)
-    stop = np.full(1, slot_start[src] + src_len, np.int64)
-    out_pos = np.zeros(1, np.int64)
-    out_len = np.zeros(1, np.int64)
-    pos = work[0]
-    _rollup_range(0, 1, pos, codes, sens, count, first, start, stop, node_map_off, maps,
-                  node_radix, out_pos, codes, sens, count, first, out_len, table, table_key,
-                  slots)
-    n = out_len[0]
-    s = r + 1  # cached in the node's slot
-    slot_start[s], slot_len[s] = pos, n
-    for j in range(q):
-        slot_levels[s, j] = levels[j]
-    valid[work[1]] = s
-    work[1] += 1
-    work[0] = pos + n
-    # no sensitive attribute: the classes are the entries, judged by size
-    size = count[pos:pos + n]
-    suppressed, kept, kept_sq, all_sq = 0, 0, 0, 0
-    big = np.iinfo(np.int64).max
-    smallest = big
-    for c in range(n):
-        sz = size[c]
-        fails = sz < min_size
-        outlier[c] = fails
-        if fails:
-            suppressed += sz
-        else:
-            kept += 1
-            kept_sq += sz * sz
-            smallest = min(smallest, sz)
-        all_sq += sz * sz
-    anonymous = suppressed <= max_suppressed
-    if metric_kind == 0:
-        off = np.empty((1, q), np.int64)
-        for j in range(q):
-            off[0, j] = share_off[j, levels[j]]
-        charged = np.empty((1, q))
-        kept_sums = np.empty((1, q))
-        ptr = np.zeros(2, np.int64)
-        ptr[1] = n
-        _one_node(0, size, codes[pos:pos + n], outlier, ptr, off, share, charged, kept_sums,
-                  anonymous)
-        loss = _normalize_and_aggregate(charged, loss_min, loss_max)[0]
-        bound = _normalize_and_aggregate(kept_sums, loss_min, loss_max)[0]
-    elif metric_kind == 1:
-        shares = _shares(g, max_levels, strides, flags[4])
-        loss = _precision(shares, np.full(1, float(suppressed)), float(n_rows))[0]
-        bound = _mean_share(shares)[0]
-    else:
-        loss = float(kept_sq + n_rows * suppressed)
-        bound = float(all_sq)
-    rec_id[r] = g
-    rec_int[r, 0] = 1 if anonymous else 0
-    rec_int[r, 1] = suppressed
-    rec_int[r, 2] = kept
-    rec_int[r, 3] = 0 if smallest == big else smallest
-    rec_int[r, 4] = n
-    rec_float[r, 0] = loss if anonymous else np.nan
-    rec_float[r, 1] = bound
+        size *= lattice[0, j] + 1
+        height_max += lattice[0, j]
+    stack, n_succ, cursor, chain = walk[0], walk[1], walk[2], walk[3]
+    path_succ = succ[height_max + 1]
+    b_on, b_prop, b_skip, b_check, b_tag = phases[0], phases[1], phases[2], phases[3], phases[4]
+    l_on, l_skip, l_check, l_tag = phases[5], phases[7], phases[8], phases[9]
+    outer_skip = b_skip if b_on else l_skip
+    for height in range(height_max + 1):
+        m = _fill_level(lattice[0], height, level_levels)
+        for i in range(m):
+            level_ids[i] = 0
+            for j in range(q):
+                level_ids[i] += level_levels[i, j] * lattice[1, j]
+        # the level's nodes not skipped, judged before any is searched (ARX's
+        # getSortedUnprocessedNodes)
+        opt = work[OPTIMUM]
+        kept = 0
+        for i in range(m):
+            g = level_ids[i]
+            keep = False
+            if not cfg[PRUNING] or opt < 0:
+                keep = not _has(props, g, outer_skip)
+            elif not _has(props, g, outer_skip | INSUFF):
+                bound = _bound(g, props, bounds, lattice, cfg, heights)
+                if not math.isnan(bound) and bounds[0, opt] <= bound:
+                    _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
+                else:
+                    keep = True
+            if keep:
+                level_ids[kept] = g
+                kept += 1
+        _sorted_by_key(level_ids, kept, sorted_ids, sort_keys, sort_order, lattice, keys)
+        for i_outer in range(kept):
+            g = sorted_ids[i_outer]
+            n = _heap_add(heap, ZERO, g, lattice, keys) if b_on else 0
+            linear_from = -1 if b_on else g
+            while work[STATUS] == OK:
+                if linear_from >= 0:  # the linear phase
+                    depth = 0
+                    stack[0] = linear_from
+                    entering = True
+                    while depth >= 0 and work[STATUS] == OK:
+                        x = stack[depth]
+                        if entering:
+                            entering = False
+                            n_succ[depth] = cursor[depth] = 0
+                            if not _skip(l_skip, x, props, bounds, queue, lattice, work, cfg,
+                                         heights):
+                                _check_and_tag(x, l_check, l_tag, ZERO, props, bounds, queue,
+                                               lattice, work, cfg, heights, rec_int, rec_float,
+                                               slot, table, table_key, scratch, outlier, codes,
+                                               count, first, maps, map_off, level_radix,
+                                               share, share_off, loss_range, candidates,
+                                               node_off, node_radix, sums, sens)
+                                n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
+                                                                   keys)
+                                # the Python search tests the successors here for its
+                                # look-ahead batch (and prunes those a bound rules out): the
+                                # same side effects, in the same order
+                                for i in range(n_succ[depth]):
+                                    _skip(l_skip, succ[depth, i], props, bounds, queue,
+                                          lattice, work, cfg, heights)
+                        advanced = False
+                        while cursor[depth] < n_succ[depth]:
+                            s = succ[depth, cursor[depth]]
+                            cursor[depth] += 1
+                            if not _skip(l_skip, s, props, bounds, queue, lattice, work, cfg,
+                                         heights):
+                                depth += 1
+                                stack[depth] = s
+                                entering = advanced = True
+                                break
+                        if not advanced:
+                            _set(props, queue, lattice, x, SUCC_PRUNED, UP)
+                            depth -= 1
+                    linear_from = -1
+                if n == 0:
+                    break
+                # the binary phase: the next path start
+                h, n = _heap_poll(heap, n, lattice, keys)
+                if _skip(b_skip, h, props, bounds, queue, lattice, work, cfg, heights):
+                    continue
+                length = 1
+                chain[0] = h
+                while True:
+                    ns = _sorted_successors(chain[length - 1], path_succ, lattice, keys)
+                    nxt = -1
+                    for i in range(ns):
+                        if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
+                                     cfg, heights):
+                            nxt = path_succ[i]
+                            break
+                    if nxt < 0:
+                        break
+                    chain[length] = nxt
+                    length += 1
+                lo, hi, last = 0, length - 1, -1
+                while lo <= hi and work[STATUS] == OK:
+                    mid = (lo + hi) // 2
+                    x = chain[mid]
+                    if _skip(b_skip, x, props, bounds, queue, lattice, work, cfg, heights):
+                        hi = mid - 1
+                        continue
+                    _check_and_tag(x, b_check, b_tag, ZERO, props, bounds, queue, lattice,
+                                   work, cfg, heights, rec_int, rec_float, slot, table,
+                                   table_key, scratch, outlier, codes, count, first, maps,
+                                   map_off, level_radix, share, share_off, loss_range,
+                                   candidates, node_off, node_radix, sums, sens)
+                    if _has(props, x, b_prop):
+                        last = x
+                        hi = mid - 1
+                        continue
+                    ns = _sorted_successors(x, path_succ, lattice, keys)
+                    for i in range(ns):
+                        if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
+                                     cfg, heights):
+                            if n == heap.shape[0]:
+                                work[STATUS] = OVERFLOW
+                                break
+                            n = _heap_add(heap, n, path_succ[i], lattice, keys)
+                    lo = mid + 1
+                if last >= 0 and l_on:
+                    linear_from = last
+            if work[STATUS] != OK:
+                return
+    if cfg[UTILITY_FULL]:  # ARX's computeUtilityForMonotonicMetrics
+        for g in (0, size - 1):
+            _check_and_tag(g, CHECKED, TAG_NONE, ONE, props, bounds, queue, lattice, work,
+                           cfg, heights, rec_int, rec_float, slot, table, table_key, scratch,
+                           outlier, codes, count, first, maps, map_off, level_radix, share,
+                           share_off, loss_range, candidates, node_off, node_radix, sums, sens)
