@@ -221,7 +221,8 @@ def test_frequency_sets_concatenate_node_by_node():
 
 def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
     """``auto``: levels on a GPU; on the CPU flash up to ARX's 100,000-node limit for an
-    optimal search (ARX's node on ties), levels above it; flash and levels both switch to the
+    optimal search (ARX's node on ties), above it levels -- flash where it runs compiled
+    (here: k-anonymity, no sensitive attribute carried); flash and levels both switch to the
     heuristic above ``OPTIMAL_SEARCH_LIMIT``."""
     from gpuppdp.engine.evaluate import Evaluator
     from gpuppdp.engine.encoding import Schema, encode
@@ -234,10 +235,14 @@ def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
 
     data, hierarchies = _table(0)
     schema = Schema(hierarchies, ["s"], (), (), "error")
-    for backend, small, large in ((cpu_backend(), FlashSearch, LevelSearch),
-                                  (strict_backend(), LevelSearch, LevelSearch)):
-        enc = encode(data, schema, backend)
-        ev = Evaluator(enc, [KAnonymity(2)], make_metric("loss"), 0.1)
+    for backend, models, small, large in (
+            (cpu_backend(), [KAnonymity(2)], FlashSearch, FlashSearch),
+            (cpu_backend(), [KAnonymity(2), DistinctLDiversity("s", 2)], FlashSearch,
+             LevelSearch),
+            (strict_backend(), [KAnonymity(2)], LevelSearch, LevelSearch)):
+        enc = encode(data, schema, backend, [m.sensitive_attribute for m in models
+                                             if m.sensitive_attribute])
+        ev = Evaluator(enc, models, make_metric("loss"), 0.1)
         assert isinstance(make_search("auto", ev), small)
         assert isinstance(make_search("auto", ev, lattice_size=ARX_OPTIMAL_LIMIT), small)
         assert isinstance(make_search("auto", ev, lattice_size=ARX_OPTIMAL_LIMIT + 1), large)

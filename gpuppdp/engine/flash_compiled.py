@@ -77,8 +77,9 @@ EXPLICIT, UP, DOWN, VERDICT = (_i64(i) for i in range(4))
 ZERO, ONE = _i64(0), _i64(1)
 
 
-def supported(evaluator, lattice) -> bool:
-    """Whether :func:`run` can search this evaluator's problem (see the module docstring)."""
+def supported(evaluator, lattice_size: int) -> bool:
+    """Whether :func:`run` can search this evaluator's problem on a lattice of
+    ``lattice_size`` nodes (see the module docstring)."""
     models = evaluator.models
     return (not evaluator.backend.is_gpu and evaluator.backend.kernels == "cpu"
             and not evaluator.carries_sensitive
@@ -88,10 +89,10 @@ def supported(evaluator, lattice) -> bool:
             and all(type(m).class_fails is PrivacyModel.class_fails
                     and m.sensitive_attribute is None
                     and Requirement.RELEASED_CLASSES not in m.requires for m in models)
-            and lattice.size <= MAX_LATTICE
+            and lattice_size <= MAX_LATTICE
             and int(evaluator.bottom.host_ptr[-1]) <= MAX_BOTTOM_ENTRIES
             and space_of(evaluator.encoded.node_radix(
-                np.zeros((1, lattice.n_attributes), np.int64))[0]) >= 0)
+                np.zeros((1, len(evaluator.encoded.qi_names)), np.int64))[0]) >= 0)
 
 
 def run(search, oracle) -> tuple[int | None, int, NodeStats]:

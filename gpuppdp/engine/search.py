@@ -579,7 +579,7 @@ class FlashSearch:
         t0 = time.perf_counter()
         self._setup(oracle)
         lat = self.lattice
-        if self.compiled and flash_compiled.supported(oracle.evaluator, lat):
+        if self.compiled and flash_compiled.supported(oracle.evaluator, lat.size):
             return self._run_compiled(oracle, progress, t0)
         outer = self.binary or self.linear
         done = 0
@@ -695,13 +695,16 @@ LEVELS_FROM_ROWS = 1 << 20
 def auto_search(evaluator, lattice_size: int | None, privacy_monotonic: bool) -> str:
     """The search ``auto`` stands for: ``levels`` on a GPU; on the CPU ``levels`` above ARX's
     limit for an optimal search (:data:`ARX_OPTIMAL_LIMIT`: ARX gives no node to agree with
-    there) and, for the loss metric with privacy monotone in generalization (the level search
-    then walks top down with tagging), on tables of more than :data:`LEVELS_FROM_ROWS` rows;
-    else ``flash``.  The two differ only on exact ties, where flash returns ARX's node: with
-    the loss metric on a table that large two nodes all but never tie, with precision (a
-    function of the levels and the suppressed count) they often do."""
-    if evaluator.backend.is_gpu or (lattice_size is not None
-                                    and lattice_size > ARX_OPTIMAL_LIMIT):
+    there) unless the compiled Flash runs the problem (:func:`.flash_compiled.supported`: as
+    fast or faster there, and ARX's node and checked nodes), and, for the loss metric with
+    privacy monotone in generalization (the level search then walks top down with tagging),
+    on tables of more than :data:`LEVELS_FROM_ROWS` rows; else ``flash``.  The two differ
+    only on exact ties, where flash returns ARX's node: with the loss metric on a table that
+    large two nodes all but never tie, with precision (a function of the levels and the
+    suppressed count) they often do."""
+    if evaluator.backend.is_gpu or (
+            lattice_size is not None and lattice_size > ARX_OPTIMAL_LIMIT
+            and not flash_compiled.supported(evaluator, lattice_size)):
         return "levels"
     census = evaluator.encoded.n_rows > LEVELS_FROM_ROWS
     return "levels" if census and privacy_monotonic and evaluator.metric.name == "loss" \
