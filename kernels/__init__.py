@@ -46,13 +46,15 @@ def warm_up() -> threading.Thread:
     return thread
 
 
-def compiled() -> bool:
-    """Whether Numba's on-disk cache holds the search's hot kernels (the roll-up and the
-    group-by) for the current source: when it does not, the first search compiles them first
-    (seconds).  Reads Numba's cache index; ``True`` when that cannot be told."""
+def compiled(*dispatchers) -> bool:
+    """Whether Numba's on-disk cache holds the search's hot kernels (the roll-up, the
+    group-by and the given ``dispatchers``) for the current source: when it does not, the
+    first search compiles them first (seconds).  Reads Numba's cache index; ``True`` when
+    that cannot be told."""
     try:
         return all(bool(d._cache._cache_file._load_index())
-                   for d in (grouping._rollup_njit_parallel, groupby._group_first))
+                   for d in (grouping._rollup_njit_parallel, groupby._group_first,
+                             *dispatchers))
     except Exception:  # noqa: BLE001 - a private Numba interface: never fail because of it
         return True
 
