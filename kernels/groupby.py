@@ -139,6 +139,16 @@ def space_of(radix):
 
 
 @njit(cache=True)
+def _spaces_fit(radix):
+    """Whether every row of ``radix`` (S, k) has a key space below ``KEY_LIMIT``
+    (:func:`space_of`)."""
+    for i in range(radix.shape[0]):
+        if space_of(radix[i]) < 0:
+            return False
+    return True
+
+
+@njit(cache=True)
 def _number_hashed(keys, ids, seen):
     """First-appearance group ids of ``keys`` by open addressing (linear probing, a power of
     two and at least ``2 n`` slots); ``seen[g]`` the key of group ``g``.  Returns the count."""
@@ -323,7 +333,7 @@ def group_njit(cols, radix, ptr=None, order="first"):
     rep = np.empty(n, np.int64)
     n_groups = np.zeros(n_seg, np.int64)
     runs = balanced_runs(ptr, n_tasks_for(n, n_seg))
-    if all(key_space(r) is not None for r in np.unique(radix, axis=0)):
+    if _spaces_fit(radix):
         run_tasks(_group_sorted if sorted_order else _group_first, len(runs) - 1, runs, cols,
                   radix, ptr, keys, ids, rep, n_groups)
     else:
