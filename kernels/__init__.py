@@ -31,13 +31,18 @@ __all__ = ["compiled", "warm_up", "rollup", "reused_scratch", "classes", "common
            "loss_sums", "node_stats", "segment_min", "ordered_sums", "subset_stats", "groupby"]
 
 
-def warm_up() -> threading.Thread:
+def warm_up(*dispatchers) -> threading.Thread:
     """Start Numba's CPU target in a thread (its typing and lowering registries and BLAS
-    check, about 0.4 s on the first compiled call of a process, cached kernels or not), so
-    that a caller reading its input meanwhile finds it ready; returns the thread."""
+    check, about 0.4 s on the first compiled call of a process, cached kernels or not), then
+    load the given ``dispatchers``' machine code from Numba's on-disk cache (tens of
+    milliseconds for a large function; nothing is compiled that is not cached), so that a
+    caller reading its input meanwhile finds them ready; returns the thread."""
     def start() -> None:
         try:
             groupby.space_of(np.ones(2, np.int64))
+            for d in dispatchers:
+                for key in d._cache._cache_file._load_index():
+                    d.compile(key[0])  # the signature of a cached overload: loaded
         except Exception:  # noqa: BLE001 - the search itself reports a broken Numba, in one line
             pass
 
@@ -46,15 +51,13 @@ def warm_up() -> threading.Thread:
     return thread
 
 
-def compiled(*dispatchers) -> bool:
-    """Whether Numba's on-disk cache holds the search's hot kernels (the roll-up, the
-    group-by and the given ``dispatchers``) for the current source: when it does not, the
-    first search compiles them first (seconds).  Reads Numba's cache index; ``True`` when
-    that cannot be told."""
+def compiled() -> bool:
+    """Whether Numba's on-disk cache holds the search's hot kernels (the roll-up and the
+    group-by) for the current source: when it does not, the first search compiles them first
+    (seconds).  Reads Numba's cache index; ``True`` when that cannot be told."""
     try:
         return all(bool(d._cache._cache_file._load_index())
-                   for d in (grouping._rollup_njit_parallel, groupby._group_first,
-                             *dispatchers))
+                   for d in (grouping._rollup_njit_parallel, groupby._group_first))
     except Exception:  # noqa: BLE001 - a private Numba interface: never fail because of it
         return True
 

@@ -14,22 +14,32 @@ def test_compiled_reads_numba_cache_index(monkeypatch, tmp_path):
     assert kernels.compiled() is False
 
 
-def test_compiled_counts_the_compiled_flash(monkeypatch, tmp_path):
-    """The compiled Flash (the largest compile) is asked about too: its cache alone missing
-    means a first search compiles."""
-    from gpuppdp.engine import flash_compiled
-
-    search = flash_compiled.compiled_search()
-    monkeypatch.setattr(search._cache._cache_file, "_index_path", str(tmp_path / "x.nbi"))
-    assert kernels.compiled(search) is False
-
-
 def test_notice_only_when_cold_and_not_quiet(monkeypatch, capsys):
-    monkeypatch.setattr(kernels, "compiled", lambda *extra: False)
+    monkeypatch.setattr(kernels, "compiled", lambda: False)
     search_progress(argparse.Namespace(quiet=False))
     assert "compiling kernels (first run only" in capsys.readouterr().err
     search_progress(argparse.Namespace(quiet=True))
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(kernels, "compiled", lambda *extra: True)
+    monkeypatch.setattr(kernels, "compiled", lambda: True)
     search_progress(argparse.Namespace(quiet=False))
     assert capsys.readouterr().err == ""
+
+
+def test_warm_up_loads_cached_kernels(tmp_path):
+    """A kernel compiled by an earlier process is loaded from Numba's cache by the warm-up
+    thread (nothing else is compiled there)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    fill = ("from gpuppdp.engine.solution_space import level_nodes; "
+            "level_nodes([1, 2], 1)")
+    subprocess.run([sys.executable, "-c", fill], env=env, check=True)
+    load = ("from gpuppdp import kernels; "
+            "from gpuppdp.engine.solution_space import _fill_level, _add_apex; "
+            "kernels.warm_up(_fill_level, _add_apex).join(); "
+            "print(len(_fill_level.overloads), len(_add_apex.overloads))")
+    out = subprocess.run([sys.executable, "-c", load], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()
+    assert out == ["1", "0"]

@@ -166,8 +166,12 @@ def cmd_anonymize(args) -> int:
     plan = release_plan(args).add("--json", args.json)
     t0 = time.perf_counter()
     from .. import kernels
+    from ..engine.search import search_kernels
 
-    kernels.warm_up()  # while the input is read
+    # while the input is read; the compiled Flash's kernels too when it will likely run (no
+    # sensitive attribute: loading the batched evaluator's many kernels in a thread was
+    # measured slower than loading them as they are called)
+    kernels.warm_up(*(() if args.sensitive else search_kernels()))
     chunk_rows = chunk_rows_for(args)
     data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
     if chunk_rows is None:

@@ -63,10 +63,9 @@ def search_progress(args) -> ProgressBar:
     """The search's progress bar; says first when the kernels are about to be compiled."""
     if not args.quiet:
         from .. import kernels
-        from ..engine import flash_compiled
 
-        if not kernels.compiled(flash_compiled.compiled_search()):
-            print("compiling kernels (first run only, about 10 s) ...", file=sys.stderr,
+        if not kernels.compiled():
+            print("compiling kernels (first run only, about 15 s) ...", file=sys.stderr,
                   flush=True)
     return ProgressBar("search", not args.quiet)
 

@@ -95,11 +95,6 @@ def supported(evaluator, lattice_size: int) -> bool:
                 np.zeros((1, len(evaluator.encoded.qi_names)), np.int64))[0]) >= 0)
 
 
-def compiled_search():
-    """The compiled search's dispatcher (for :func:`gpuppdp.kernels.compiled`)."""
-    return _flash
-
-
 def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     """Run ``search`` (a set-up :class:`~.search.FlashSearch`) compiled on ``oracle``'s
     evaluator: ``(optimum id or None, checked nodes, stats of the checked nodes by id)``."""

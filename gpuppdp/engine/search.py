@@ -623,6 +623,15 @@ class FlashSearch:
                              "all_stats": stats})
 
 
+def search_kernels() -> tuple:
+    """The compiled functions the compiled Flash calls from Python, for
+    :func:`gpuppdp.kernels.warm_up` to load from Numba's cache while the input is read (in a
+    fresh process, about 15 ms the search would spend on Adult)."""
+    from .solution_space import _fill_level
+
+    return flash_compiled._flash, _fill_level
+
+
 def _tag_pruned(search: FlashSearch, g: int) -> None:
     if search.has(g, ANON):
         search._set(g, SUCC_PRUNED, up=True)
