@@ -15,7 +15,8 @@ from gpuppdp import Anonymizer, datasets
 from gpuppdp.anonymizer import NoSolutionError
 from gpuppdp.engine import flash_compiled
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.models import DistinctLDiversity, KAnonymity
+from gpuppdp.models import (DistinctLDiversity, EntropyLDiversity, KAnonymity,
+                            RecursiveCLDiversity, TCloseness)
 
 
 def _table(seed):
@@ -42,6 +43,16 @@ def _fit(data, hierarchies, k, limit, metric, compiled, monkeypatch, **kw):
                               **kw).fit(data)
         except NoSolutionError:
             return None
+
+
+#: models the compiled search judges (with k-anonymity), on sensitive column "s"
+DIVERSITY = {"distinct": lambda: [DistinctLDiversity("s", 2)],
+             "entropy": lambda: [EntropyLDiversity("s", 1.6)],
+             "recursive": lambda: [RecursiveCLDiversity("s", 3, 2)],
+             "distinct+recursive": lambda: [DistinctLDiversity("s", 2),
+                                            RecursiveCLDiversity("s", 2.5, 2)],
+             "t-equal": lambda: [TCloseness("s", 0.3)],
+             "entropy+t-equal": lambda: [EntropyLDiversity("s", 1.4), TCloseness("s", 0.4)]}
 
 
 def assert_same_search(got, want, context):
@@ -77,6 +88,25 @@ def test_compiled_equals_python_on_random_tables(seed, monkeypatch):
         assert_same_search(got, want, context)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_equals_python_with_sensitive_models(seed, monkeypatch):
+    """Classes of several (QIDs, sensitive value) entries judged by distinct, entropy and
+    recursive (c, l) l-diversity and equal-distance t-closeness, with and without suppression
+    (the linear phase and the k-anonymity sub-flag of a partially monotone search)."""
+    data, hierarchies = _table(seed)
+    data["s"] = np.random.default_rng(seed).choice(list("abcdef"), size=len(data),
+                                                   p=[0.4, 0.2, 0.15, 0.1, 0.1, 0.05])
+    solved = 0
+    for (kind, models), limit, metric in itertools.product(
+            DIVERSITY.items(), (0.0, 0.1), ("loss", "precision", "discernibility")):
+        context = (seed, kind, limit, metric)
+        fits = [_fit(data, hierarchies, 2, limit, metric, compiled, monkeypatch,
+                     sensitive=["s"], models=models()) for compiled in (True, False)]
+        assert_same_search(*fits, context)
+        solved += fits[0] is not None
+    assert solved >= 16
+
+
 @pytest.mark.parametrize("case", [(8, 2, 0.05, "discernibility"), (9, 5, 0.05, "loss"),
                                   (8, 5, 0.0, "precision"), (9, 10, 0.05, "precision")])
 def test_compiled_equals_python_on_adult(case, monkeypatch):
@@ -105,13 +135,16 @@ def test_full_work_arrays_and_cache_give_the_same_search(monkeypatch):
 
 
 def test_what_runs_compiled(monkeypatch):
-    """k-anonymity without a sensitive attribute runs compiled; a model that looks at
-    sensitive values runs the Python traversal."""
+    """k-anonymity, l-diversity and equal-distance t-closeness run compiled; ordered
+    t-closeness runs the Python traversal."""
     data, hierarchies = _table(0)
     data["s"] = np.resize(list("abc"), len(data))
-    fit = _fit(data, hierarchies, 2, 0.1, "loss", True, monkeypatch, insensitive=["s"])
-    assert fit is None or fit.search.details["compiled"]
+    for kw in ({"insensitive": ["s"]},
+               {"sensitive": ["s"], "models": [DistinctLDiversity("s", 2)]}):
+        fit = _fit(data, hierarchies, 2, 0.3, "loss", True, monkeypatch, **kw)
+        assert fit.search.details["compiled"]
     other = Anonymizer(quasi_identifiers=hierarchies, sensitive=["s"],
-                       models=[DistinctLDiversity("s", 2), KAnonymity(2)],
-                       suppression_limit=0.2, backend="cpu").fit(data)
+                       models=[TCloseness("s", 0.5, "ordered", order=list("abc")),
+                               KAnonymity(2)],
+                       suppression_limit=0.3, backend="cpu").fit(data)
     assert not other.search.details.get("compiled")

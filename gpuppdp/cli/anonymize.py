@@ -168,10 +168,10 @@ def cmd_anonymize(args) -> int:
     from .. import kernels
     from ..engine.search import search_kernels
 
-    # while the input is read; the compiled Flash's kernels too when it will likely run (no
-    # sensitive attribute: loading the batched evaluator's many kernels in a thread was
-    # measured slower than loading them as they are called)
-    kernels.warm_up(*(() if args.sensitive else search_kernels()))
+    # while the input is read; the compiled Flash's kernels too when it will likely run
+    # (loading the batched evaluator's many kernels in a thread was measured slower than
+    # loading them as they are called)
+    kernels.warm_up(*(search_kernels() if _compiled_flash_likely(args) else ()))
     chunk_rows = chunk_rows_for(args)
     data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
     if chunk_rows is None:
@@ -442,3 +442,16 @@ def register(subparsers) -> None:
     add_dask_option(an, "encode and release (a .parquet release is then a dataset folder)")
     add_run_options(an)
     an.set_defaults(func=cmd_anonymize, usage_error=an.error)
+
+
+#: options of privacy models the compiled Flash does not judge (it judges k-anonymity,
+#: l-diversity and equal-distance t-closeness: :func:`gpuppdp.engine.flash_compiled.supported`)
+_PYTHON_SEARCH_OPTIONS = ("alpha_k", "delta_disclosure", "beta_likeness", "privacy_loss",
+                          "qid_set", "lkc", "k_map", "delta_presence")
+
+
+def _compiled_flash_likely(args) -> bool:
+    """Whether the search will likely run compiled (only the models it judges asked for; the
+    table's size and the backend decide the rest)."""
+    return not any(getattr(args, name, None) for name in _PYTHON_SEARCH_OPTIONS) and all(
+        distance == "equal" for distance, _, _ in args.t_closeness)

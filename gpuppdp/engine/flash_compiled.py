@@ -10,12 +10,14 @@ ancestor (:func:`~gpuppdp.kernels.grouping._rollup_range`), the class verdicts, 
 count and the metric (the kernels the batched evaluator uses, so the losses are bit-identical)
 -- run in one compiled call; Python runs once per search.
 
-It covers the common case: privacy models that judge a class by its size alone (k-anonymity),
-the loss, precision and discernibility metrics, a CPU backend, a frequency set of at most
-:data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
-properties are arrays the size of the lattice here: one byte per direction and property set,
-as ARX's solution space stores them for small lattices).  Anything else runs the Python
-traversal, which gives the same optimum and checked nodes.
+It covers the common case: k-anonymity, l-diversity (distinct, entropy, recursive (c, l)) and
+t-closeness with the equal distance (the classes of a node's (QIDs, sensitive value) entries
+judged as :mod:`gpuppdp.models` judges them, :func:`_judge_classes`), the loss, precision and discernibility
+metrics, a CPU backend, a frequency set of at most :data:`MAX_BOTTOM_ENTRIES` entries and a
+lattice of at most :data:`MAX_LATTICE` nodes (node properties are arrays the size of the
+lattice here: one byte per direction and property set, as ARX's solution space stores them
+for small lattices).  Anything else (t-closeness, the other models, several sensitive
+attributes, t-closeness's ordered and hierarchical distances) runs the Python traversal, which gives the same optimum and checked nodes.
 
 Node properties: ``explicit[g]`` holds the bits set on ``g`` alone; ``up[g]`` / ``down[g]``
 the bits propagated to the cone above / below an apex.  A cone is marked when it is set,
@@ -30,10 +32,11 @@ import math
 import numpy as np
 from numba import njit
 
-from ..kernels.grouping import ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO, _rollup_range
-from ..kernels.groupby import space_of
+from ..kernels.groupby import _HASH_MUL, space_of
+from ..kernels.grouping import ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO, _rollup_range, _table_size
 from ..kernels.segsum import _one_node
-from ..models import PrivacyModel, Requirement
+from ..models import (DistinctLDiversity, EntropyLDiversity, PrivacyModel,
+                      RecursiveCLDiversity, Requirement, TCloseness)
 from .evaluate import NodeStats
 from .metrics import (Discernibility, Loss, Precision, _mean_share, _normalize_and_aggregate,
                       _precision)
@@ -70,25 +73,52 @@ ENDS, PTR = 6, 10  # work[6:10]: the roll-up's source start, stop, output start,
 WORK_SIZE = 12     # work[10:12]: the checked node's class range for the loss sums
 # entries of its configuration array
 (PREDICTIVE, HAS_K, PRUNING, BOUND_PRECISION, UTILITY_FULL, BOTTOM, MIN_SIZE, MAX_SUPPRESSED,
- ROWS, METRIC) = (_i64(i) for i in range(10))
+ ROWS, METRIC, SENSITIVE_VALUES, CARRIED) = (_i64(i) for i in range(12))
+# rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
+# values, first entry, start in the entry list and a fill cursor; the entry list; per entry
+# its class
+SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF = (_i64(i) for i in range(7))
+# entries of the models' parameters: distinct l, entropy l's ceil(l) and ln(l), recursive
+# (c, l) (0: the model is not asked for), t of equal-distance t-closeness (-1: not asked
+# for), then the sensitive values' shares of the table q_v
+(DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
+ SHARES) = (_i64(i) for i in range(7))
 # rows of the property array: bits set on the node alone, on cones above and below apexes,
 # and the check's verdict (0 unchecked, 1 not anonymous, 2 anonymous)
 EXPLICIT, UP, DOWN, VERDICT = (_i64(i) for i in range(4))
 ZERO, ONE = _i64(0), _i64(1)
 
 
+#: the models judged here besides class sizes: one of each at most, on one sensitive
+#: attribute carried with its own codes (t-closeness with the equal distance)
+SENSITIVE_MODELS = (DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness)
+
+
+def _models_supported(evaluator) -> bool:
+    models, encoded = evaluator.models, evaluator.encoded
+    size_only = [m for m in models if type(m).class_fails is PrivacyModel.class_fails
+                 and m.sensitive_attribute is None
+                 and Requirement.RELEASED_CLASSES not in m.requires]
+    diverse = [m for m in models if type(m) in SENSITIVE_MODELS
+               and getattr(m, "distance", "equal") == "equal"]
+    if len(size_only) + len(diverse) != len(models) \
+            or len({type(m) for m in diverse}) != len(diverse):
+        return False
+    if not evaluator.carries_sensitive:
+        return not diverse
+    names = list(encoded.sensitive)
+    return (len(names) == 1 and encoded.sensitive[names[0]].from_carried is None
+            and all(m.sensitive_attribute == names[0] for m in diverse))
+
+
 def supported(evaluator, lattice_size: int) -> bool:
     """Whether :func:`run` can search this evaluator's problem on a lattice of
     ``lattice_size`` nodes (see the module docstring)."""
-    models = evaluator.models
     return (not evaluator.backend.is_gpu and evaluator.backend.kernels == "cpu"
-            and not evaluator.carries_sensitive
             and evaluator.min_class_size is not None
             and evaluator.metric.name in METRIC_KINDS
             and type(evaluator.metric) in (Loss, Precision, Discernibility)
-            and all(type(m).class_fails is PrivacyModel.class_fails
-                    and m.sensitive_attribute is None
-                    and Requirement.RELEASED_CLASSES not in m.requires for m in models)
+            and _models_supported(evaluator)
             and lattice_size <= MAX_LATTICE
             and int(evaluator.bottom.host_ptr[-1]) <= MAX_BOTTOM_ENTRIES
             and space_of(evaluator.encoded.node_radix(
@@ -122,7 +152,21 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
         linear is not None, *(_phase(linear) if linear else (0, 0, 0, 0))], np.int64)
     cfg = np.array([search.predictive_anon, search.has_k, search.pruning,
                     search.bound is not None, search.utility_full, n0, ev.min_class_size,
-                    ev.max_suppressed, enc.n_rows, kind], np.int64)
+                    ev.max_suppressed, enc.n_rows, kind, enc.n_sens, ev.carries_sensitive],
+                   np.int64)
+    params = np.zeros(SHARES + enc.n_sens)
+    params[CLOSENESS_T] = -1.0
+    for m in ev.models:
+        if isinstance(m, DistinctLDiversity):
+            params[DISTINCT_L] = m.l
+        elif isinstance(m, EntropyLDiversity):
+            params[ENTROPY_MIN], params[ENTROPY_LN_L] = m.min_class_size, m._ln_l
+        elif isinstance(m, RecursiveCLDiversity):
+            params[RECURSIVE_L], params[RECURSIVE_C] = m.l, m.c
+        elif isinstance(m, TCloseness):
+            params[CLOSENESS_T] = m.t
+            params[SHARES:] = ev.backend.to_host(m._q)
+    carried = ev.carries_sensitive
     arena = max(int(min(CACHE_ENTRIES, max(CACHE_BOTTOMS * n0, 1 << 20))), 2 * n0 + 1)
     codes = np.empty((arena, q), ev.maps.dtype)
     codes[:n0] = bottom.codes
@@ -130,6 +174,9 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     count[:n0] = bottom.count
     first = np.empty(arena, np.int64)
     first[:n0] = bottom.first
+    sens = np.zeros(arena if carried else 1, np.int32)
+    if carried:
+        sens[:n0] = bottom.sens
     # the roll-up's table: a dense one of up to ROLLUP_DENSE_RATIO n + ROLLUP_DENSE_FLOOR
     # slots, a hashed one of up to 8 n (a power of two >= 4 n)
     table = max(ROLLUP_DENSE_RATIO, 8) * n0 + ROLLUP_DENSE_FLOOR + 16
@@ -144,7 +191,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
         work[ARENA_END], work[CACHED], work[OPTIMUM] = n0, 1, -1
         slot = np.zeros((capacity + 1, 3 + q), np.int64)
         slot[0, 1] = n0  # slot 0: the bottom, at 0
-        rec_int, rec_float = np.zeros((capacity, 6), np.int64), np.zeros((capacity, 2))
+        rec_int, rec_float = np.zeros((capacity, 7), np.int64), np.zeros((capacity, 2))
         _flash(lattice, keys, phases, cfg, heights, codes, count, first, ev.maps, ev.map_off,
                level_radix, share, share_off, loss_range, work, np.zeros((4, size), np.uint8),
                np.full((2, size), np.nan), np.empty(size, np.int64),
@@ -156,7 +203,9 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
                np.empty(widest, np.int64),
                np.empty((2, widest, 3)), np.empty((2, widest), np.int64),
                np.zeros((2, q), np.int64), np.ones((1, q + 1), np.int64), np.zeros((2, q)),
-               np.zeros(1, np.int32))
+               sens, np.zeros((7, n0 + 1 if carried else 1), np.int64),
+               np.zeros((n0 if carried else 1, q), ev.maps.dtype),
+               np.zeros((2, enc.n_sens), np.int64), params)
         if work[STATUS] == OK:
             break
         capacity *= 2
@@ -167,7 +216,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     levels = lat.levels_of(ints[:, 0])
     suppressed, kept = ints[:, 2], ints[:, 3]
     kept_records = enc.n_rows - suppressed
-    stats = NodeStats(levels, ints[:, 1] > 0, ints[:, 1] > 0, suppressed, kept, ints[:, 4],
+    stats = NodeStats(levels, ints[:, 1] > 0, ints[:, 6] > 0, suppressed, kept, ints[:, 4],
                       np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0),
                       floats[:, 0], floats[:, 1], ints[:, 5], levels.sum(axis=1))
     return (None if opt < 0 else opt), checked, stats
@@ -427,10 +476,122 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
 
 
 @njit(cache=True)
+def _judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scratch, cls,
+                   class_codes, hist, params, min_size, outlier):
+    """The equivalence classes of the node's entries ``pos:pos+n`` (distinct (QIDs,
+    sensitive value) pairs, in canonical order): entries with equal QID codes, numbered in
+    order of first appearance (a hashed or directly addressed table as in the roll-up), each
+    judged by size and by the models of ``params`` as the Python models judge it
+    (:mod:`gpuppdp.models.ldiversity`: entropy summed in ascending sensitive code, recursive
+    (c, l) on the ascending frequencies; :mod:`gpuppdp.models.tcloseness`: ARX's equal
+    distance summed in ascending sensitive code).  Fills ``cls``, ``class_codes`` and
+    ``outlier``; returns the number of classes."""
+    q = codes.shape[1]
+    space = np.int64(1)
+    for j in range(q):
+        space *= max(node_radix[0, j], 1)
+    size = _table_size(n, space)
+    dense = size == space
+    shift = np.uint64(64)
+    c = size
+    while c > 1:
+        c >>= 1
+        shift -= np.uint64(1)
+    mask = np.uint64(size - 1)
+    n_classes = 0
+    for i in range(n):
+        e = pos + i
+        key = np.int64(0)
+        stride = np.int64(1)
+        for j in range(q):
+            key += np.int64(codes[e, j]) * stride
+            stride *= max(node_radix[0, j], 1)
+        if dense:
+            slot = key
+            k = table[slot]
+        else:
+            slot = np.int64((np.uint64(key) * _HASH_MUL) >> shift)
+            while True:
+                k = table[slot]
+                if k < 0 or table_key[slot] == key:
+                    break
+                slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
+        if k < 0:
+            k = n_classes
+            table[slot] = k
+            table_key[slot] = key
+            scratch[k] = slot
+            cls[SIZE, k], cls[DISTINCT, k], cls[FIRST, k] = 0, 0, e
+            n_classes += 1
+        cls[SIZE, k] += count[e]
+        cls[DISTINCT, k] += 1
+        cls[CLASS_OF, i] = k
+    for k in range(n_classes):
+        table[scratch[k]] = -1
+        for j in range(q):
+            class_codes[k, j] = codes[cls[FIRST, k], j]
+    # each class's entries, in canonical order
+    at = 0
+    for k in range(n_classes):
+        cls[START, k] = cls[CURSOR, k] = at
+        at += cls[DISTINCT, k]
+    for i in range(n):
+        k = cls[CLASS_OF, i]
+        cls[ENTRIES, cls[CURSOR, k]] = pos + i
+        cls[CURSOR, k] += 1
+    for k in range(n_classes):
+        d = cls[DISTINCT, k]
+        total = cls[SIZE, k]
+        fails = total < min_size
+        if not fails and params[DISTINCT_L] > 0:
+            fails = d < params[DISTINCT_L]
+        if not fails and (params[ENTROPY_MIN] > 0 or params[RECURSIVE_L] > 0
+                          or params[CLOSENESS_T] >= 0):
+            for t in range(d):  # (sensitive code, count), sorted by code (insertion)
+                e = cls[ENTRIES, cls[START, k] + t]
+                v, f = np.int64(sens[e]), count[e]
+                u = t
+                while u > 0 and hist[0, u - 1] > v:
+                    hist[0, u], hist[1, u] = hist[0, u - 1], hist[1, u - 1]
+                    u -= 1
+                hist[0, u], hist[1, u] = v, f
+            if params[ENTROPY_MIN] > 0:
+                flogf = 0.0
+                for t in range(d):
+                    flogf += float(hist[1, t]) * math.log(hist[1, t])
+                threshold = float(total) * (math.log(total) - params[ENTROPY_LN_L])
+                fails = d < params[ENTROPY_MIN] or threshold < flogf
+            if not fails and params[CLOSENESS_T] >= 0:  # ARX: (1 + sum |q - p| - q) / 2
+                distance = 1.0
+                for t in range(d):
+                    share = params[SHARES + hist[0, t]]
+                    distance += abs(share - float(hist[1, t]) / float(total)) - share
+                fails = distance / 2.0 > params[CLOSENESS_T]
+            if not fails and params[RECURSIVE_L] > 0:
+                for t in range(1, d):  # the frequencies ascending (insertion)
+                    f = hist[1, t]
+                    u = t
+                    while u > 0 and hist[1, u - 1] > f:
+                        hist[1, u] = hist[1, u - 1]
+                        u -= 1
+                    hist[1, u] = f
+                l_ = np.int64(params[RECURSIVE_L])
+                if d < l_:
+                    fails = True
+                else:
+                    low = np.int64(0)
+                    for t in range(d - l_ + 1):
+                        low += hist[1, t]
+                    fails = not (float(hist[1, d - 1]) < float(low) * params[RECURSIVE_C])
+        outlier[k] = fails
+    return n_classes
+
+
+@njit(cache=True)
 def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cfg, heights,
                    rec_int, rec_float, slot, table, table_key, scratch, outlier, codes, count,
                    first, maps, map_off, level_radix, share, share_off, loss_range, candidates,
-                   node_off, node_radix, sums, sens):
+                   node_off, node_radix, sums, sens, cls, class_codes, hist, params):
     """ARX's ``checkAndTag``: check ``g`` unless it carries a ``check`` bit, then (unless
     ``final``: the closing checks of bottom and top) track the optimum (smaller loss, then
     lower height), tag and prune.
@@ -440,7 +601,10 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
     Flash's properties from the verdict.  ``slot`` (capacity + 1, 3 + q): per cached set its
     start in the arena, its entries, a cached slot's number (``slot[:work[CACHED], 2]`` lists
     them) and its node's levels; slot 0 is the bottom, slot r + 1 the set of record r.
-    ``node_off`` (2, q), ``node_radix`` (1, q + 1), ``sums`` (2, q) and ``sens`` are scratch.
+    ``sens`` is the arena's carried sensitive codes (one entry when none is carried).
+    ``node_off`` (2, q), ``node_radix`` (1, q + 1), ``sums`` (2, q) and, for a carried
+    sensitive attribute, ``cls``, ``class_codes`` and ``hist`` are scratch
+    (:func:`_judge_classes`; ``params`` its models).
     """
     if not _has(props, g, check):
         r = work[CHECKED_NODES]
@@ -471,7 +635,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
             node_off[0, j] = map_off[j, slot[src, 3 + j], levels[j]]
             node_off[1, j] = share_off[j, levels[j]]
             node_radix[0, j] = level_radix[j, levels[j]]
-        node_radix[0, q] = 1  # no sensitive attribute carried (``sens`` is never read)
+        node_radix[0, q] = cfg[SENSITIVE_VALUES]
         pos = work[ARENA_END]
         work[ENDS], work[ENDS + 1] = slot[src, 0], slot[src, 0] + src_len
         _rollup_range(ZERO, ONE, pos, codes, sens, count, first, work[ENDS:ENDS + 1],
@@ -483,26 +647,37 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
         slot[work[CACHED], 2] = s
         work[CACHED] += 1
         work[ARENA_END] = pos + n
-        # no sensitive attribute: the classes are the entries, judged by size
-        size = count[pos:pos + n]
-        suppressed, kept, kept_sq, all_sq = 0, 0, 0, 0
+        if cfg[CARRIED]:  # a sensitive attribute: classes of entries with equal QIDs
+            n_classes = _judge_classes(pos, n, codes, sens, count, node_radix, table,
+                                       table_key, scratch, cls, class_codes, hist, params,
+                                       cfg[MIN_SIZE], outlier)
+            size = cls[SIZE, :n_classes]
+            class_codes_now = class_codes[:n_classes]
+        else:  # no sensitive attribute: the classes are the entries, judged by size
+            n_classes = n
+            size = count[pos:pos + n]
+            class_codes_now = codes[pos:pos + n]
+            for c in range(n):
+                outlier[c] = size[c] < cfg[MIN_SIZE]
+        suppressed, small, kept, kept_sq, all_sq = 0, 0, 0, 0, 0
         big = np.iinfo(np.int64).max
         smallest = big
-        for c in range(n):
+        for c in range(n_classes):
             sz = size[c]
-            fails = sz < cfg[MIN_SIZE]
-            outlier[c] = fails
-            if fails:
+            if outlier[c]:
                 suppressed += sz
             else:
                 kept += 1
                 kept_sq += sz * sz
                 smallest = min(smallest, sz)
+            if sz < cfg[MIN_SIZE]:
+                small += sz
             all_sq += sz * sz
         anonymous = suppressed <= cfg[MAX_SUPPRESSED]
+        k_anonymous = small <= cfg[MAX_SUPPRESSED]
         if cfg[METRIC] == 0:
-            work[PTR], work[PTR + 1] = 0, n
-            _one_node(ZERO, size, codes[pos:pos + n], outlier, work[PTR:PTR + 2], node_off[1:2],
+            work[PTR], work[PTR + 1] = 0, n_classes
+            _one_node(ZERO, size, class_codes_now, outlier, work[PTR:PTR + 2], node_off[1:2],
                       share, sums[0:1], sums[1:2], anonymous)
             loss = _normalize_and_aggregate(sums[0:1], loss_range[0], loss_range[1])[0]
             bound = _normalize_and_aggregate(sums[1:2], loss_range[0], loss_range[1])[0]
@@ -520,6 +695,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
         rec_int[r, 3] = kept
         rec_int[r, 4] = 0 if smallest == big else smallest
         rec_int[r, 5] = n
+        rec_int[r, 6] = k_anonymous
         rec_float[r, 0] = loss if anonymous else np.nan
         rec_float[r, 1] = bound
         work[CHECKED_NODES] += 1
@@ -531,9 +707,9 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
             bounds[0, g] = rec_float[r, 0]
         else:
             _set(props, queue, lattice, g, NOTANON, DOWN if cfg[PREDICTIVE] else EXPLICIT)
-        if cfg[HAS_K]:  # the size test is every model's: k-anonymous iff anonymous
-            _set(props, queue, lattice, g, KANON if anonymous else NOTKANON,
-                 UP if anonymous else DOWN)
+        if cfg[HAS_K]:
+            _set(props, queue, lattice, g, KANON if k_anonymous else NOTKANON,
+                 UP if k_anonymous else DOWN)
         bounds[1, g] = bound
     if final:
         return
@@ -555,7 +731,7 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
            level_radix, share, share_off, loss_range, work, props, bounds, queue, heap,
            candidates, rec_int, rec_float, slot, table, table_key, scratch, outlier, walk, succ,
            level_levels, level_ids, sorted_ids, sort_keys, sort_order, node_off,
-           node_radix, sums, sens):
+           node_radix, sums, sens, cls, class_codes, hist, params):
     """The whole search, in the arrays :func:`run` allocates (a compiled allocation compiles
     an implementation per shape and type); writes per checked node, in check order, ``(id,
     anonymous, suppressed, kept classes, smallest kept class, entries)`` into ``rec_int`` and
@@ -626,7 +802,8 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
                                                slot, table, table_key, scratch, outlier, codes,
                                                count, first, maps, map_off, level_radix,
                                                share, share_off, loss_range, candidates,
-                                               node_off, node_radix, sums, sens)
+                                               node_off, node_radix, sums, sens, cls,
+                                               class_codes, hist, params)
                                 n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
                                                                    keys)
                                 # the Python search tests the successors here for its
@@ -680,7 +857,8 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
                                    work, cfg, heights, rec_int, rec_float, slot, table,
                                    table_key, scratch, outlier, codes, count, first, maps,
                                    map_off, level_radix, share, share_off, loss_range,
-                                   candidates, node_off, node_radix, sums, sens)
+                                   candidates, node_off, node_radix, sums, sens, cls,
+                                   class_codes, hist, params)
                     if _has(props, x, b_prop):
                         last = x
                         hi = mid - 1
@@ -703,4 +881,5 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
             _check_and_tag(g, CHECKED, TAG_NONE, ONE, props, bounds, queue, lattice, work,
                            cfg, heights, rec_int, rec_float, slot, table, table_key, scratch,
                            outlier, codes, count, first, maps, map_off, level_radix, share,
-                           share_off, loss_range, candidates, node_off, node_radix, sums, sens)
+                           share_off, loss_range, candidates, node_off, node_radix, sums, sens,
+                           cls, class_codes, hist, params)
