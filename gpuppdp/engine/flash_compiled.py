@@ -12,12 +12,13 @@ count and the metric (the kernels the batched evaluator uses, so the losses are 
 
 It covers the common case: k-anonymity, l-diversity (distinct, entropy, recursive (c, l)) and
 t-closeness with the equal distance (the classes of a node's (QIDs, sensitive value) entries
-judged as :mod:`gpuppdp.models` judges them, :func:`_judge_classes`), the loss, precision and discernibility
-metrics, a CPU backend, a frequency set of at most :data:`MAX_BOTTOM_ENTRIES` entries and a
-lattice of at most :data:`MAX_LATTICE` nodes (node properties are arrays the size of the
-lattice here: one byte per direction and property set, as ARX's solution space stores them
-for small lattices).  Anything else (t-closeness, the other models, several sensitive
-attributes, t-closeness's ordered and hierarchical distances) runs the Python traversal, which gives the same optimum and checked nodes.
+judged as :mod:`gpuppdp.models` judges them: :func:`_judge_classes`), the loss, precision and
+discernibility metrics, a CPU backend, a frequency set of at most :data:`MAX_BOTTOM_ENTRIES`
+entries and a lattice of at most :data:`MAX_LATTICE` nodes (node properties are arrays the
+size of the lattice here: one byte per direction and property set, as ARX's solution space
+stores them for small lattices).  Anything else (the other models, several sensitive
+attributes, t-closeness's ordered and hierarchical distances) runs the Python traversal,
+which gives the same optimum and checked nodes.
 
 Node properties: ``explicit[g]`` holds the bits set on ``g`` alone; ``up[g]`` / ``down[g]``
 the bits propagated to the cone above / below an apex.  A cone is marked when it is set,
