@@ -52,6 +52,8 @@ DIVERSITY = {"distinct": lambda: [DistinctLDiversity("s", 2)],
              "distinct+recursive": lambda: [DistinctLDiversity("s", 2),
                                             RecursiveCLDiversity("s", 2.5, 2)],
              "t-equal": lambda: [TCloseness("s", 0.3)],
+             "t-hierarchical": lambda: [TCloseness("s", 0.25, "hierarchical", hierarchy=Hierarchy(
+                 [list("abcdef"), ["ab", "ab", "cd", "cd", "ef", "ef"], ["*"] * 6]))],
              "entropy+t-equal": lambda: [EntropyLDiversity("s", 1.4), TCloseness("s", 0.4)]}
 
 
@@ -91,8 +93,8 @@ def test_compiled_equals_python_on_random_tables(seed, monkeypatch):
 @pytest.mark.parametrize("seed", range(6))
 def test_compiled_equals_python_with_sensitive_models(seed, monkeypatch):
     """Classes of several (QIDs, sensitive value) entries judged by distinct, entropy and
-    recursive (c, l) l-diversity and equal-distance t-closeness, with and without suppression
-    (the linear phase and the k-anonymity sub-flag of a partially monotone search)."""
+    recursive (c, l) l-diversity and equal and hierarchical t-closeness, with and without
+    suppression (the linear phase and the k-anonymity sub-flag of a partially monotone search)."""
     data, hierarchies = _table(seed)
     data["s"] = np.random.default_rng(seed).choice(list("abcdef"), size=len(data),
                                                    p=[0.4, 0.2, 0.15, 0.1, 0.1, 0.05])
@@ -135,7 +137,7 @@ def test_full_work_arrays_and_cache_give_the_same_search(monkeypatch):
 
 
 def test_what_runs_compiled(monkeypatch):
-    """k-anonymity, l-diversity and equal-distance t-closeness run compiled; ordered
+    """k-anonymity, l-diversity and equal or hierarchical t-closeness run compiled; ordered
     t-closeness runs the Python traversal."""
     data, hierarchies = _table(0)
     data["s"] = np.resize(list("abc"), len(data))

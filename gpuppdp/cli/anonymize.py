@@ -445,7 +445,7 @@ def register(subparsers) -> None:
 
 
 #: options of privacy models the compiled Flash does not judge (it judges k-anonymity,
-#: l-diversity and equal-distance t-closeness: :func:`gpuppdp.engine.flash_compiled.supported`)
+#: l-diversity and t-closeness but the ordered: :func:`gpuppdp.engine.flash_compiled.supported`)
 _PYTHON_SEARCH_OPTIONS = ("alpha_k", "delta_disclosure", "beta_likeness", "privacy_loss",
                           "qid_set", "lkc", "k_map", "delta_presence")
 
@@ -454,4 +454,4 @@ def _compiled_flash_likely(args) -> bool:
     """Whether the search will likely run compiled (only the models it judges asked for; the
     table's size and the backend decide the rest)."""
     return not any(getattr(args, name, None) for name in _PYTHON_SEARCH_OPTIONS) and all(
-        distance == "equal" for distance, _, _ in args.t_closeness)
+        distance != "ordered" for distance, _, _ in args.t_closeness)

@@ -11,14 +11,14 @@ count and the metric (the kernels the batched evaluator uses, so the losses are 
 -- run in one compiled call; Python runs once per search.
 
 It covers the common case: k-anonymity, l-diversity (distinct, entropy, recursive (c, l)) and
-t-closeness with the equal distance (the classes of a node's (QIDs, sensitive value) entries
-judged as :mod:`gpuppdp.models` judges them: :func:`_judge_classes`), the loss, precision and
-discernibility metrics, a CPU backend, a frequency set of at most :data:`MAX_BOTTOM_ENTRIES`
-entries and a lattice of at most :data:`MAX_LATTICE` nodes (node properties are arrays the
-size of the lattice here: one byte per direction and property set, as ARX's solution space
-stores them for small lattices).  Anything else (the other models, several sensitive
-attributes, t-closeness's ordered and hierarchical distances) runs the Python traversal,
-which gives the same optimum and checked nodes.
+t-closeness with the equal or hierarchical distance (the classes of a node's (QIDs,
+sensitive value) entries judged as :mod:`gpuppdp.models` judges them:
+:func:`_judge_classes`), the loss, precision and discernibility metrics, a CPU backend, a
+frequency set of at most :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most
+:data:`MAX_LATTICE` nodes (node properties are arrays the size of the lattice here: one byte
+per direction and property set, as ARX's solution space stores them for small lattices).
+Anything else (the other models, several sensitive attributes, t-closeness's ordered
+distance) runs the Python traversal, which gives the same optimum and checked nodes.
 
 Node properties: ``explicit[g]`` holds the bits set on ``g`` alone; ``up[g]`` / ``down[g]``
 the bits propagated to the cone above / below an apex.  A cone is marked when it is set,
@@ -80,10 +80,10 @@ WORK_SIZE = 12     # work[10:12]: the checked node's class range for the loss su
 # its class
 SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF = (_i64(i) for i in range(7))
 # entries of the models' parameters: distinct l, entropy l's ceil(l) and ln(l), recursive
-# (c, l) (0: the model is not asked for), t of equal-distance t-closeness (-1: not asked
-# for), then the sensitive values' shares of the table q_v
+# (c, l) (0: the model is not asked for), t of t-closeness (-1: not asked for) and its
+# distance (0 equal, 1 hierarchical), then the sensitive values' shares of the table q_v
 (DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
- SHARES) = (_i64(i) for i in range(7))
+ CLOSENESS_HIERARCHICAL, SHARES) = (_i64(i) for i in range(8))
 # rows of the property array: bits set on the node alone, on cones above and below apexes,
 # and the check's verdict (0 unchecked, 1 not anonymous, 2 anonymous)
 EXPLICIT, UP, DOWN, VERDICT = (_i64(i) for i in range(4))
@@ -91,7 +91,7 @@ ZERO, ONE = _i64(0), _i64(1)
 
 
 #: the models judged here besides class sizes: one of each at most, on one sensitive
-#: attribute carried with its own codes (t-closeness with the equal distance)
+#: attribute carried with its own codes (t-closeness with the equal or hierarchical distance)
 SENSITIVE_MODELS = (DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness)
 
 
@@ -101,7 +101,7 @@ def _models_supported(evaluator) -> bool:
                  and m.sensitive_attribute is None
                  and Requirement.RELEASED_CLASSES not in m.requires]
     diverse = [m for m in models if type(m) in SENSITIVE_MODELS
-               and getattr(m, "distance", "equal") == "equal"]
+               and getattr(m, "distance", "equal") in ("equal", "hierarchical")]
     if len(size_only) + len(diverse) != len(models) \
             or len({type(m) for m in diverse}) != len(diverse):
         return False
@@ -157,6 +157,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
                    np.int64)
     params = np.zeros(SHARES + enc.n_sens)
     params[CLOSENESS_T] = -1.0
+    tree, value_counts = np.zeros(1, np.int64), np.zeros(1, np.int64)
     for m in ev.models:
         if isinstance(m, DistinctLDiversity):
             params[DISTINCT_L] = m.l
@@ -167,6 +168,10 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
         elif isinstance(m, TCloseness):
             params[CLOSENESS_T] = m.t
             params[SHARES:] = ev.backend.to_host(m._q)
+            if m.distance == "hierarchical":
+                params[CLOSENESS_HIERARCHICAL] = 1
+                tree = _tree_of(m)
+                value_counts = np.append(ev.backend.to_host(m._counts), m.n_rows)
     carried = ev.carries_sensitive
     arena = max(int(min(CACHE_ENTRIES, max(CACHE_BOTTOMS * n0, 1 << 20))), 2 * n0 + 1)
     codes = np.empty((arena, q), ev.maps.dtype)
@@ -206,7 +211,8 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
                np.zeros((2, q), np.int64), np.ones((1, q + 1), np.int64), np.zeros((2, q)),
                sens, np.zeros((7, n0 + 1 if carried else 1), np.int64),
                np.zeros((n0 if carried else 1, q), ev.maps.dtype),
-               np.zeros((2, enc.n_sens), np.int64), params)
+               np.zeros((4, enc.n_sens), np.int64), params, tree,
+               value_counts.astype(np.int64))
         if work[STATUS] == OK:
             break
         capacity *= 2
@@ -221,6 +227,17 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
                       np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0),
                       floats[:, 0], floats[:, 1], ints[:, 5], levels.sum(axis=1))
     return (None if opt < 0 else opt), checked, stats
+
+
+def _tree_of(model) -> np.ndarray:
+    """The hierarchical t-closeness model's tree (its ``_levels``: per level the children of
+    each node) flattened for :func:`_hierarchical_emd`."""
+    out = [len(model._levels)]
+    for _, children in model._levels:
+        kids = [np.asarray(model.backend.to_host(c), np.int64) for c in children]
+        out += [len(kids)] + np.concatenate([[0], np.cumsum([len(c) for c in kids])]).tolist()
+        out += np.concatenate(kids).tolist() if kids else []
+    return np.array(out, np.int64)
 
 
 def _phase(phase) -> tuple[int, int, int, int]:
@@ -477,15 +494,55 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
 
 
 @njit(cache=True)
+def _hierarchical_emd(hist, d, n, tree, value_counts):
+    """ARX's hierarchical earth mover's distance of a class of ``n`` records whose ``d``
+    (sensitive code, count) pairs are ``hist[0:2, :d]`` (see
+    :meth:`gpuppdp.models.tcloseness.TCloseness._hierarchical`): ``extra_v = P_v n - f_v R``
+    per value, then per inner node, level by level, ``pos`` and ``neg`` over its children,
+    the cost ``(L/H) min(pos, neg)`` added in node order, the node's extra ``pos - neg``;
+    ``cost / (R n)``.  ``tree``: the height H, then per level its node count K, K + 1 child
+    offsets and the children (indices into the level below); ``value_counts``: P_v and R."""
+    m = value_counts.shape[0] - 1
+    rows = value_counts[m]
+    below, above = hist[2], hist[3]
+    for v in range(m):
+        below[v] = value_counts[v] * n
+    for t in range(d):
+        below[hist[0, t]] -= hist[1, t] * rows
+    height = tree[0]
+    at = 1
+    cost = 0.0
+    for level in range(1, height + 1):
+        k_nodes = tree[at]
+        ptr = at + 1
+        children = ptr + k_nodes + 1
+        weight = level / height
+        for k in range(k_nodes):
+            pos, total = np.int64(0), np.int64(0)
+            for c in range(tree[ptr + k], tree[ptr + k + 1]):
+                x = below[tree[children + c]]
+                pos += max(x, 0)
+                total += x
+            neg = pos - total
+            cost += weight * float(min(pos, neg))
+            above[k] = pos - neg
+        for k in range(k_nodes):
+            below[k] = above[k]
+        at = children + tree[ptr + k_nodes]
+    return cost / (float(rows) * float(n))
+
+
+@njit(cache=True)
 def _judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scratch, cls,
-                   class_codes, hist, params, min_size, outlier):
+                   class_codes, hist, params, tree, value_counts, min_size, outlier):
     """The equivalence classes of the node's entries ``pos:pos+n`` (distinct (QIDs,
     sensitive value) pairs, in canonical order): entries with equal QID codes, numbered in
     order of first appearance (a hashed or directly addressed table as in the roll-up), each
     judged by size and by the models of ``params`` as the Python models judge it
     (:mod:`gpuppdp.models.ldiversity`: entropy summed in ascending sensitive code, recursive
     (c, l) on the ascending frequencies; :mod:`gpuppdp.models.tcloseness`: ARX's equal
-    distance summed in ascending sensitive code).  Fills ``cls``, ``class_codes`` and
+    distance summed in ascending sensitive code, its hierarchical one by
+    :func:`_hierarchical_emd`).  Fills ``cls``, ``class_codes`` and
     ``outlier``; returns the number of classes."""
     q = codes.shape[1]
     space = np.int64(1)
@@ -562,12 +619,16 @@ def _judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scr
                     flogf += float(hist[1, t]) * math.log(hist[1, t])
                 threshold = float(total) * (math.log(total) - params[ENTROPY_LN_L])
                 fails = d < params[ENTROPY_MIN] or threshold < flogf
-            if not fails and params[CLOSENESS_T] >= 0:  # ARX: (1 + sum |q - p| - q) / 2
-                distance = 1.0
-                for t in range(d):
-                    share = params[SHARES + hist[0, t]]
-                    distance += abs(share - float(hist[1, t]) / float(total)) - share
-                fails = distance / 2.0 > params[CLOSENESS_T]
+            if not fails and params[CLOSENESS_T] >= 0:
+                if params[CLOSENESS_HIERARCHICAL]:
+                    distance = _hierarchical_emd(hist, d, total, tree, value_counts)
+                else:  # ARX: (1 + sum |q - p| - q) / 2
+                    distance = 1.0
+                    for t in range(d):
+                        share = params[SHARES + hist[0, t]]
+                        distance += abs(share - float(hist[1, t]) / float(total)) - share
+                    distance /= 2.0
+                fails = distance > params[CLOSENESS_T]
             if not fails and params[RECURSIVE_L] > 0:
                 for t in range(1, d):  # the frequencies ascending (insertion)
                     f = hist[1, t]
@@ -592,7 +653,8 @@ def _judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scr
 def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cfg, heights,
                    rec_int, rec_float, slot, table, table_key, scratch, outlier, codes, count,
                    first, maps, map_off, level_radix, share, share_off, loss_range, candidates,
-                   node_off, node_radix, sums, sens, cls, class_codes, hist, params):
+                   node_off, node_radix, sums, sens, cls, class_codes, hist, params, tree,
+                   value_counts):
     """ARX's ``checkAndTag``: check ``g`` unless it carries a ``check`` bit, then (unless
     ``final``: the closing checks of bottom and top) track the optimum (smaller loss, then
     lower height), tag and prune.
@@ -651,7 +713,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
         if cfg[CARRIED]:  # a sensitive attribute: classes of entries with equal QIDs
             n_classes = _judge_classes(pos, n, codes, sens, count, node_radix, table,
                                        table_key, scratch, cls, class_codes, hist, params,
-                                       cfg[MIN_SIZE], outlier)
+                                       tree, value_counts, cfg[MIN_SIZE], outlier)
             size = cls[SIZE, :n_classes]
             class_codes_now = class_codes[:n_classes]
         else:  # no sensitive attribute: the classes are the entries, judged by size
@@ -732,7 +794,7 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
            level_radix, share, share_off, loss_range, work, props, bounds, queue, heap,
            candidates, rec_int, rec_float, slot, table, table_key, scratch, outlier, walk, succ,
            level_levels, level_ids, sorted_ids, sort_keys, sort_order, node_off,
-           node_radix, sums, sens, cls, class_codes, hist, params):
+           node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts):
     """The whole search, in the arrays :func:`run` allocates (a compiled allocation compiles
     an implementation per shape and type); writes per checked node, in check order, ``(id,
     anonymous, suppressed, kept classes, smallest kept class, entries)`` into ``rec_int`` and
@@ -804,7 +866,7 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
                                                count, first, maps, map_off, level_radix,
                                                share, share_off, loss_range, candidates,
                                                node_off, node_radix, sums, sens, cls,
-                                               class_codes, hist, params)
+                                               class_codes, hist, params, tree, value_counts)
                                 n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
                                                                    keys)
                                 # the Python search tests the successors here for its
@@ -859,7 +921,7 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
                                    table_key, scratch, outlier, codes, count, first, maps,
                                    map_off, level_radix, share, share_off, loss_range,
                                    candidates, node_off, node_radix, sums, sens, cls,
-                                   class_codes, hist, params)
+                                   class_codes, hist, params, tree, value_counts)
                     if _has(props, x, b_prop):
                         last = x
                         hi = mid - 1
@@ -883,4 +945,4 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
                            cfg, heights, rec_int, rec_float, slot, table, table_key, scratch,
                            outlier, codes, count, first, maps, map_off, level_radix, share,
                            share_off, loss_range, candidates, node_off, node_radix, sums, sens,
-                           cls, class_codes, hist, params)
+                           cls, class_codes, hist, params, tree, value_counts)
