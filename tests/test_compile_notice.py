@@ -43,3 +43,21 @@ def test_warm_up_loads_cached_kernels(tmp_path):
     out = subprocess.run([sys.executable, "-c", load], env=env, check=True,
                          capture_output=True, text=True).stdout.split()
     assert out == ["1", "0"]
+
+
+def test_warm_up_loads_the_compiled_flash_only_where_it_will_run():
+    """The CLI preloads the compiled Flash for Flash searches of the models it judges, not for
+    an exhaustive search or a model it leaves to the Python traversal."""
+    from gpuppdp.cli.anonymize import _PYTHON_SEARCH_OPTIONS, _compiled_flash_likely
+
+    def args(**kw):
+        base = dict.fromkeys(_PYTHON_SEARCH_OPTIONS)
+        base.update(search="auto", t_closeness=[])
+        base.update(kw)
+        return argparse.Namespace(**base)
+
+    assert _compiled_flash_likely(args())
+    assert _compiled_flash_likely(args(search="flash", t_closeness=[("hierarchical", 0.2, None)]))
+    assert not _compiled_flash_likely(args(search="exhaustive"))
+    assert not _compiled_flash_likely(args(t_closeness=[("ordered", 0.2, None)]))
+    assert not _compiled_flash_likely(args(lkc=[(2, 5, 0.5, None)]))

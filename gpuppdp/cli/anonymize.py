@@ -451,7 +451,8 @@ _PYTHON_SEARCH_OPTIONS = ("alpha_k", "delta_disclosure", "beta_likeness", "priva
 
 
 def _compiled_flash_likely(args) -> bool:
-    """Whether the search will likely run compiled (only the models it judges asked for; the
-    table's size and the backend decide the rest)."""
-    return not any(getattr(args, name, None) for name in _PYTHON_SEARCH_OPTIONS) and all(
-        distance != "ordered" for distance, _, _ in args.t_closeness)
+    """Whether the search will likely run compiled (Flash, only the models it judges asked
+    for; the table's size and the backend decide the rest)."""
+    return (args.search in ("auto", "flash")
+            and not any(getattr(args, name, None) for name in _PYTHON_SEARCH_OPTIONS)
+            and all(distance != "ordered" for distance, _, _ in args.t_closeness))
