@@ -45,10 +45,12 @@ def test_warm_up_loads_cached_kernels(tmp_path):
     assert out == ["1", "0"]
 
 
-def test_warm_up_loads_the_compiled_flash_only_where_it_will_run():
-    """The CLI preloads the compiled Flash for Flash searches of the models it judges, not for
-    an exhaustive search or a model it leaves to the Python traversal."""
-    from gpuppdp.cli.anonymize import _PYTHON_SEARCH_OPTIONS, _compiled_flash_likely
+def test_warm_up_kernels_follow_the_search():
+    """The CLI preloads the compiled Flash for Flash searches of the models it judges, the
+    batched evaluator's kernels for the other searches, nothing for a Flash search left to
+    the Python traversal."""
+    from gpuppdp.cli.anonymize import _PYTHON_SEARCH_OPTIONS, _warm_kernels
+    from gpuppdp.engine.search import search_kernels
 
     def args(**kw):
         base = dict.fromkeys(_PYTHON_SEARCH_OPTIONS)
@@ -56,8 +58,10 @@ def test_warm_up_loads_the_compiled_flash_only_where_it_will_run():
         base.update(kw)
         return argparse.Namespace(**base)
 
-    assert _compiled_flash_likely(args())
-    assert _compiled_flash_likely(args(search="flash", t_closeness=[("hierarchical", 0.2, None)]))
-    assert not _compiled_flash_likely(args(search="exhaustive"))
-    assert not _compiled_flash_likely(args(t_closeness=[("ordered", 0.2, None)]))
-    assert not _compiled_flash_likely(args(lkc=[(2, 5, 0.5, None)]))
+    flash, batched = search_kernels(True), search_kernels(False)
+    assert _warm_kernels(args()) == flash
+    assert _warm_kernels(args(search="flash",
+                              t_closeness=[("hierarchical", 0.2, None)])) == flash
+    assert _warm_kernels(args(search="exhaustive")) == batched
+    assert _warm_kernels(args(t_closeness=[("ordered", 0.2, None)])) == ()
+    assert _warm_kernels(args(lkc=[(2, 5, 0.5, None)])) == ()

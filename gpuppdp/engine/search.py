@@ -623,13 +623,21 @@ class FlashSearch:
                              "all_stats": stats})
 
 
-def search_kernels() -> tuple:
-    """The compiled functions the compiled Flash calls from Python, for
-    :func:`gpuppdp.kernels.warm_up` to load from Numba's cache while the input is read (in a
-    fresh process, about 15 ms the search would spend on Adult)."""
-    from .solution_space import _fill_level
+def search_kernels(compiled_flash: bool) -> tuple:
+    """The compiled functions a search calls from Python, for :func:`gpuppdp.kernels.warm_up`
+    to load from Numba's cache while the input is read (in a fresh process the search would
+    spend that time: about 15 ms for the compiled Flash on Adult, 0.15 s for the exhaustive
+    search's kernels): the compiled Flash's (``compiled_flash``), else the batched
+    evaluator's roll-up, node statistics and loss sums."""
+    if compiled_flash:
+        from .solution_space import _fill_level
 
-    return flash_compiled._flash, _fill_level
+        return flash_compiled._flash, _fill_level
+    from ..kernels import grouping, segsum
+    from .metrics import _normalize_and_aggregate
+
+    return (grouping._node_paths, grouping._rollup_chunk, segsum._node_stats_run,
+            segsum._loss_sums_run, _normalize_and_aggregate)
 
 
 def _tag_pruned(search: FlashSearch, g: int) -> None:
