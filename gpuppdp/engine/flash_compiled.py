@@ -74,7 +74,7 @@ ENDS, PTR = 6, 10  # work[6:10]: the roll-up's source start, stop, output start,
 WORK_SIZE = 12     # work[10:12]: the checked node's class range for the loss sums
 # entries of its configuration array
 (PREDICTIVE, HAS_K, PRUNING, BOUND_PRECISION, UTILITY_FULL, BOTTOM, MIN_SIZE, MAX_SUPPRESSED,
- ROWS, METRIC, SENSITIVE_VALUES, CARRIED) = (_i64(i) for i in range(12))
+ ROWS, METRIC, SENSITIVE_VALUES) = (_i64(i) for i in range(11))
 # rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
 # values, first entry, start in the entry list and a fill cursor; the entry list; per entry
 # its class
@@ -153,8 +153,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
         linear is not None, *(_phase(linear) if linear else (0, 0, 0, 0))], np.int64)
     cfg = np.array([search.predictive_anon, search.has_k, search.pruning,
                     search.bound is not None, search.utility_full, n0, ev.min_class_size,
-                    ev.max_suppressed, enc.n_rows, kind, enc.n_sens, ev.carries_sensitive],
-                   np.int64)
+                    ev.max_suppressed, enc.n_rows, kind, enc.n_sens], np.int64)
     params = np.zeros(SHARES + enc.n_sens)
     params[CLOSENESS_T] = -1.0
     tree, value_counts = np.zeros(1, np.int64), np.zeros(1, np.int64)
@@ -209,7 +208,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
                np.empty(widest, np.int64),
                np.empty((2, widest, 3)), np.empty((2, widest), np.int64),
                np.zeros((2, q), np.int64), np.ones((1, q + 1), np.int64), np.zeros((2, q)),
-               sens, np.zeros((7, n0 + 1 if carried else 1), np.int64),
+               sens, np.zeros((7, n0 + 1), np.int64) if carried else None,
                np.zeros((n0 if carried else 1, q), ev.maps.dtype),
                np.zeros((4, enc.n_sens), np.int64), params, tree,
                value_counts.astype(np.int64))
@@ -710,7 +709,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
         slot[work[CACHED], 2] = s
         work[CACHED] += 1
         work[ARENA_END] = pos + n
-        if cfg[CARRIED]:  # a sensitive attribute: classes of entries with equal QIDs
+        if cls is not None:  # a sensitive attribute: classes of entries with equal QIDs
             n_classes = _judge_classes(pos, n, codes, sens, count, node_radix, table,
                                        table_key, scratch, cls, class_codes, hist, params,
                                        tree, value_counts, cfg[MIN_SIZE], outlier)
@@ -808,7 +807,8 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
     are pruned), or the linear phase alone.  One loop runs both, so the check has one call
     site per phase.  ``walk`` rows: the linear phase's stack (node, successors, next one to
     try per depth) and the path; ``succ``: sorted successors per depth, the last row the
-    path's."""
+    path's.  ``cls`` is None when no sensitive attribute is carried: Numba then prunes the
+    class code from the compiled check (a search without one does not compile it)."""
     q = lattice.shape[1]
     size, height_max = 1, 0
     for j in range(q):
