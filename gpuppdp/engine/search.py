@@ -334,7 +334,9 @@ class _Phase:
 class FlashSearch:
     """ARX-compatible Flash (Kohlmayer et al. 2012) on a sparse solution space
     (:mod:`.solution_space`): nothing the size of the lattice is allocated; the levels are
-    enumerated one at a time and the strategy key is computed per node on demand.
+    enumerated one at a time and the strategy key is computed per node on demand.  Where
+    :func:`.flash_compiled.supported` holds (and ``compiled``), the same search runs in one
+    compiled call instead (:mod:`.flash_compiled`): the same nodes checked, the same optimum.
 
     Parameters
     ----------
@@ -344,6 +346,9 @@ class FlashSearch:
         Whether some model sets a minimal class size (k, l), i.e. the k-anonymity sub-flag exists.
     data_independent_bound : callable or None
         ``levels -> bound`` usable before a check (ARX: only Precision has one).
+    compiled : bool
+        Run compiled where :func:`.flash_compiled.supported` (default); ``False`` keeps the
+        Python traversal.
     """
 
     name = "flash"
