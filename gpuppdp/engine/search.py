@@ -335,8 +335,8 @@ class FlashSearch:
     """ARX-compatible Flash (Kohlmayer et al. 2012) on a sparse solution space
     (:mod:`.solution_space`): nothing the size of the lattice is allocated; the levels are
     enumerated one at a time and the strategy key is computed per node on demand.  Where
-    :func:`.flash_compiled.supported` holds (and ``compiled``), the same search runs in one
-    compiled call instead (:mod:`.flash_compiled`): the same nodes checked, the same optimum.
+    :func:`.flash_compiled.supported` holds, the same search runs in one compiled call
+    instead (:mod:`.flash_compiled`): the same nodes checked, the same optimum.
 
     Parameters
     ----------
@@ -346,20 +346,16 @@ class FlashSearch:
         Whether some model sets a minimal class size (k, l), i.e. the k-anonymity sub-flag exists.
     data_independent_bound : callable or None
         ``levels -> bound`` usable before a check (ARX: only Precision has one).
-    compiled : bool
-        Run compiled where :func:`.flash_compiled.supported` (default); ``False`` keeps the
-        Python traversal.
     """
 
     name = "flash"
 
     def __init__(self, *, privacy_monotonicity: str, utility_monotonic: bool,
-                 has_min_class_size: bool, data_independent_bound=None, compiled: bool = True):
+                 has_min_class_size: bool, data_independent_bound=None):
         self.privacy = privacy_monotonicity
         self.utility_full = utility_monotonic
         self.has_k = has_min_class_size
         self.bound = data_independent_bound
-        self.compiled = compiled
 
     # -- set-up ------------------------------------------------------------------------
     def _setup(self, oracle: LatticeOracle):
@@ -584,7 +580,7 @@ class FlashSearch:
         t0 = time.perf_counter()
         self._setup(oracle)
         lat = self.lattice
-        if self.compiled and flash_compiled.supported(oracle.evaluator, lat.size):
+        if flash_compiled.supported(oracle.evaluator, lat.size):
             return self._run_compiled(oracle, progress, t0)
         outer = self.binary or self.linear
         done = 0
