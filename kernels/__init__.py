@@ -31,18 +31,20 @@ __all__ = ["compiled", "warm_up", "rollup", "reused_scratch", "classes", "common
            "loss_sums", "node_stats", "segment_min", "ordered_sums", "subset_stats", "groupby"]
 
 
-def warm_up(*dispatchers) -> threading.Thread:
+def warm_up(*dispatchers, wanted=None) -> threading.Thread:
     """Start Numba's CPU target in a thread (its typing and lowering registries and BLAS
     check, about 0.4 s on the first compiled call of a process, cached kernels or not), then
     load the given ``dispatchers``' machine code from Numba's on-disk cache (tens of
-    milliseconds for a large function; nothing is compiled that is not cached), so that a
+    milliseconds for a large function; nothing is compiled that is not cached) -- only the
+    signatures for which ``wanted(dispatcher, signature)`` holds, when given -- so that a
     caller reading its input meanwhile finds them ready; returns the thread."""
     def start() -> None:
         try:
             groupby.space_of(np.ones(2, np.int64))
             for d in dispatchers:
                 for key in d._cache._cache_file._load_index():
-                    d.compile(key[0])  # the signature of a cached overload: loaded
+                    if wanted is None or wanted(d, key[0]):
+                        d.compile(key[0])  # the signature of a cached overload: loaded
         except Exception:  # noqa: BLE001 - the search itself reports a broken Numba, in one line
             pass
 

@@ -65,3 +65,33 @@ def test_warm_up_kernels_follow_the_search():
     assert _warm_kernels(args(search="exhaustive")) == batched
     assert _warm_kernels(args(t_closeness=[("ordered", 0.2, None)])) == ()
     assert _warm_kernels(args(lkc=[(2, 5, 0.5, None)])) == ()
+
+
+def test_the_warm_up_picks_the_compiled_flash_variant_the_command_runs():
+    """The compiled Flash has a variant without classes (k-anonymity) and one with (a
+    sensitive attribute carried); the CLI's warm-up loads the one its models need."""
+    import numpy as np
+    import pandas as pd
+
+    from gpuppdp import Anonymizer
+    from gpuppdp.cli.anonymize import _wanted_variant
+    from gpuppdp.engine.flash_compiled import forms_classes
+    from gpuppdp.engine.search import search_kernels
+    from gpuppdp.hierarchy import Hierarchy
+    from gpuppdp.models import DistinctLDiversity
+
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"a": rng.choice(list("wxyz"), 60), "s": rng.choice(list("pq"), 60)})
+    h = {"a": Hierarchy([list("wxyz"), ["wx", "wx", "yz", "yz"], ["*"] * 4], name="a")}
+    Anonymizer(quasi_identifiers=h, insensitive=["s"], k=2, backend="cpu").fit(data)
+    Anonymizer(quasi_identifiers=h, sensitive=["s"], models=[DistinctLDiversity("s", 2)],
+               k=2, suppression_limit=0.5, backend="cpu").fit(data)
+    flash, fill = search_kernels(True)
+    variants = {forms_classes(sig): sig for sig in flash.signatures}
+    assert set(variants) == {False, True}
+    plain = _wanted_variant(argparse.Namespace(l_diversity=[], t_closeness=[]))
+    diverse = _wanted_variant(argparse.Namespace(l_diversity=[("distinct", 2, None)],
+                                                 t_closeness=[]))
+    assert plain(flash, variants[False]) and not plain(flash, variants[True])
+    assert diverse(flash, variants[True]) and not diverse(flash, variants[False])
+    assert plain(fill, fill.signatures[0]) and diverse(fill, fill.signatures[0])

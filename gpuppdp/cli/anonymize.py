@@ -166,7 +166,7 @@ def cmd_anonymize(args) -> int:
     plan = release_plan(args).add("--json", args.json)
     t0 = time.perf_counter()
     from .. import kernels
-    kernels.warm_up(*_warm_kernels(args))  # while the input is read
+    kernels.warm_up(*_warm_kernels(args), wanted=_wanted_variant(args))  # while reading
     chunk_rows = chunk_rows_for(args)
     data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
     if chunk_rows is None:
@@ -459,3 +459,18 @@ def _warm_kernels(args) -> tuple:
     compiled = (not any(getattr(args, name, None) for name in _PYTHON_SEARCH_OPTIONS)
                 and all(distance != "ordered" for distance, _, _ in args.t_closeness))
     return search_kernels(True) if compiled else ()
+
+
+def _wanted_variant(args):
+    """Of the compiled Flash's cached variants, the one this command will run: with classes
+    when a model needs the sensitive attribute (l-diversity, t-closeness), else without
+    (loading both made the warm-up outlast the input's reading more often)."""
+    from ..engine.flash_compiled import forms_classes
+    from ..engine.search import search_kernels
+
+    flash = search_kernels(True)[0]
+    classes = bool(args.l_diversity or args.t_closeness)
+
+    def wanted(dispatcher, signature) -> bool:
+        return dispatcher is not flash or forms_classes(signature) == classes
+    return wanted

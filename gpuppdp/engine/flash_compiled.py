@@ -28,10 +28,11 @@ takes each bit at most once per direction.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from ..kernels.groupby import _HASH_MUL, space_of
 from ..kernels.grouping import ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO, _rollup_range, _table_size
@@ -226,6 +227,12 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
                       np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0),
                       floats[:, 0], floats[:, 1], ints[:, 5], levels.sum(axis=1))
     return (None if opt < 0 else opt), checked, stats
+
+
+def forms_classes(signature) -> bool:
+    """Whether a compiled search's signature (of :func:`_flash`) is the one that forms
+    classes (a sensitive attribute carried) rather than judging entries by size."""
+    return not isinstance(signature[_CLASSES_ARGUMENT], types.NoneType)
 
 
 def _tree_of(model) -> np.ndarray:
@@ -946,3 +953,8 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
                            outlier, codes, count, first, maps, map_off, level_radix, share,
                            share_off, loss_range, candidates, node_off, node_radix, sums, sens,
                            cls, class_codes, hist, params, tree, value_counts)
+
+
+#: position of the class scratch (``cls``, None without a sensitive attribute) among
+#: :func:`_flash`'s arguments
+_CLASSES_ARGUMENT = list(inspect.signature(_flash.py_func).parameters).index("cls")
