@@ -451,7 +451,7 @@ def _warm_kernels(args) -> tuple:
     decide the rest), nothing for a Flash search left to the Python traversal (its many small
     kernels loaded in the thread made its searches slower, ~50 -> ~100 ms: the search waited
     for all of them), the batched evaluator's core for the others (exhaustive 9-QID Adult
-    0.81-0.84 -> 0.65-0.70 s)."""
+    0.81-0.84 -> 0.65-0.79 s)."""
     from ..engine.search import search_kernels
 
     if args.search not in ("auto", "flash"):
