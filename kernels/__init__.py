@@ -48,9 +48,7 @@ def warm_up(*dispatchers, wanted=None) -> threading.Thread:
         except Exception:  # noqa: BLE001 - the search itself reports a broken Numba, in one line
             pass
 
-    # a daemon: a run that ends before it does (several cached signatures to load) exits at
-    # once instead of waiting for it (a Ctrl-C then found the process ignoring it)
-    thread = threading.Thread(target=start, name="gpuppdp-warm-up", daemon=True)
+    thread = threading.Thread(target=start, name="gpuppdp-warm-up")
     thread.start()
     return thread
 
