@@ -166,13 +166,17 @@ def cmd_anonymize(args) -> int:
     plan = release_plan(args).add("--json", args.json)
     t0 = time.perf_counter()
     from .. import kernels
-    kernels.warm_up(*_warm_kernels(args), wanted=_wanted_variant(args))  # while reading
+
+    # while the input is read; joined before the command returns, so that a short run never
+    # leaves it loading (the process would wait for it, ignoring Ctrl-C)
+    warm = kernels.warm_up(*_warm_kernels(args), wanted=_wanted_variant(args))
     chunk_rows = chunk_rows_for(args)
     data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
     if chunk_rows is None:
         logging.getLogger("gpuppdp").debug("loaded in %.3f s", time.perf_counter() - t0)
         _publish(anonymizer.fit(data, progress=search_progress(args)), plan, args,
                  table_delimiter(args.input, args.sep))
+        warm.join()
         return 0
     with plan.writing() as out:  # the release streams to its temporary file
         result = anonymizer.fit_file(args.input, out.path("--output"), sep=args.sep,
@@ -182,6 +186,7 @@ def cmd_anonymize(args) -> int:
     print_release(result, plan)
     if "--json" in plan:
         print(f"summary            {plan.path('--json')}")
+    warm.join()
     return 0
 
 
