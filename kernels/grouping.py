@@ -130,6 +130,32 @@ def _table_size(n, space):
     return cap
 
 
+@njit(inline='always')
+def _hash_shift(size):
+    """The shift of multiplicative hashing (Knuth, TAOCP vol. 3, 6.4) into ``size`` slots
+    (a power of two): 64 - log2(size)."""
+    shift = np.uint64(64)
+    c = size
+    while c > 1:
+        c >>= 1
+        shift -= np.uint64(1)
+    return shift
+
+
+@njit(inline='always')
+def _find_slot(key, dense, table, table_key, shift, mask):
+    """``(slot, group)`` of ``key`` in a table: its own slot when directly addressed, else the
+    slot linear probing from its hash ends on (``group`` < 0: free, the key is new)."""
+    if dense:
+        return key, table[key]
+    slot = np.int64((np.uint64(key) * _HASH_MUL) >> shift)
+    while True:
+        s = table[slot]
+        if s < 0 or table_key[slot] == key:
+            return slot, s
+        slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
+
+
 @njit(cache=True)
 def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_src_start,
                   node_src_stop, node_map_off, maps_flat, node_radix, out_pos, out_codes,
@@ -160,11 +186,7 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
             strides[j] = stride
             stride *= max(node_radix[b, j], 1)
         moff = node_map_off[b]
-        shift = np.uint64(64)
-        c = size
-        while c > 1:
-            c >>= 1
-            shift -= np.uint64(1)
+        shift = _hash_shift(size)
         mask = np.uint64(size - 1)
         track = size > 16 * n  # clear the used slots one by one, else the whole table
         g = 0
@@ -176,16 +198,7 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
                 m = maps_flat[moff[j] + src_codes[e, j]]
                 out_codes[o, j] = m
                 key += np.int64(m) * strides[j]
-            if dense:
-                slot = key
-                s = table[slot]
-            else:
-                slot = np.int64((np.uint64(key) * _HASH_MUL) >> shift)
-                while True:
-                    s = table[slot]
-                    if s < 0 or table_key[slot] == key:
-                        break
-                    slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
+            slot, s = _find_slot(key, dense, table, table_key, shift, mask)
             if s < 0:  # a new group, this entry its first
                 table[slot] = g
                 if not dense:

@@ -34,8 +34,9 @@ import math
 import numpy as np
 from numba import njit, types
 
-from ..kernels.groupby import _HASH_MUL, space_of
-from ..kernels.grouping import ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO, _rollup_range, _table_size
+from ..kernels.groupby import space_of
+from ..kernels.grouping import (ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO, _find_slot, _hash_shift,
+                                _rollup_range, _table_size)
 from ..kernels.segsum import _one_node
 from ..models import (DistinctLDiversity, EntropyLDiversity, PrivacyModel,
                       RecursiveCLDiversity, Requirement, TCloseness)
@@ -556,11 +557,7 @@ def _judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scr
         space *= max(node_radix[0, j], 1)
     size = _table_size(n, space)
     dense = size == space
-    shift = np.uint64(64)
-    c = size
-    while c > 1:
-        c >>= 1
-        shift -= np.uint64(1)
+    shift = _hash_shift(size)
     mask = np.uint64(size - 1)
     n_classes = 0
     for i in range(n):
@@ -570,16 +567,7 @@ def _judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scr
         for j in range(q):
             key += np.int64(codes[e, j]) * stride
             stride *= max(node_radix[0, j], 1)
-        if dense:
-            slot = key
-            k = table[slot]
-        else:
-            slot = np.int64((np.uint64(key) * _HASH_MUL) >> shift)
-            while True:
-                k = table[slot]
-                if k < 0 or table_key[slot] == key:
-                    break
-                slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
+        slot, k = _find_slot(key, dense, table, table_key, shift, mask)
         if k < 0:
             k = n_classes
             table[slot] = k
