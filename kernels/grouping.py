@@ -5,7 +5,9 @@ code) with their ``count`` and ``first`` (index of the first input row holding t
 ``first``.  Rolling it up to a more general node maps every QID code through the hierarchy's
 level-to-level table and merges entries that become equal (the roll-up of Incognito and ARX,
 LeFevre et al. 2005; Kohlmayer et al. 2012).  The output keeps the canonical order: within a
-node, groups are ordered by the first input row that falls into them.
+node, groups are ordered by the first input row that falls into them.  A node's map of QID
+``j`` starts at ``node_map_off[b, j]`` in ``maps_flat``; offset 0 (``IDENTITY_OFFSET``) must
+hold the identity, so the CPU form leaves the codes of a QID that keeps its level as they are.
 
 Three forms group with the key packing of :mod:`.groupby` and give identical output:
 
@@ -48,10 +50,19 @@ from .groupby import (
     space_of,
 )
 
-
 # --------------------------------------------------------------------------------------
 # Numba CPU form
 # --------------------------------------------------------------------------------------
+IDENTITY_OFFSET = 0  # a map at this offset is the identity: maps_flat[:d] == arange(d)
+
+
+@njit(inline='always')
+def _up(maps_flat, off, code):
+    """``code`` mapped at offset ``off`` (``maps_flat[off + code]``); a QID whose level does
+    not change keeps its code without the gather (``off == IDENTITY_OFFSET``)."""
+    return code if off == IDENTITY_OFFSET else maps_flat[off + code]
+
+
 @njit(cache=True)
 def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
                  node_map_off, maps_flat, node_radix, out_start, out_codes, out_sens, out_count,
@@ -78,7 +89,7 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
             e = start + i
             key = src_sens[e] * strides[q]
             for j in range(q):
-                key += maps_flat[moff[j] + src_codes[e, j]] * strides[j]
+                key += _up(maps_flat, moff[j], src_codes[e, j]) * strides[j]
             keys[i] = key
     else:
         keys[:] = 0
@@ -86,7 +97,7 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
         col = np.empty(n, np.int64)
         for j in range(q):
             for i in range(n):
-                col[i] = maps_flat[node_map_off[b, j] + src_codes[start + i, j]]
+                col[i] = _up(maps_flat, node_map_off[b, j], src_codes[start + i, j])
             space = extend_key(keys, space, col, node_radix[b, j], ids, False)
         space = extend_key(keys, space, src_sens[start:start + n], node_radix[b, q], ids, False)
     g = number_keys(keys, space, ids)
@@ -100,7 +111,7 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
     for o in range(base, base + g):
         e = first[o - base]
         for j in range(q):
-            out_codes[o, j] = maps_flat[node_map_off[b, j] + src_codes[e, j]]
+            out_codes[o, j] = _up(maps_flat, node_map_off[b, j], src_codes[e, j])
         out_sens[o] = src_sens[e]
         out_first[o] = src_first[e]
     out_len[b] = g
@@ -195,7 +206,7 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
             o = pos + g  # the row of the next new group: the codes go there at once
             key = np.int64(src_sens[e]) * strides[q] if carry_sens else np.int64(0)
             for j in range(q):
-                m = maps_flat[moff[j] + src_codes[e, j]]
+                m = _up(maps_flat, moff[j], src_codes[e, j])
                 out_codes[o, j] = m
                 key += np.int64(m) * strides[j]
             slot, s = _find_slot(key, dense, table, table_key, shift, mask)
@@ -290,7 +301,7 @@ def _partition_keys(t, bounds, start, src_codes, src_sens, src_count, moff, maps
         e = start + i
         key = np.int64(src_sens[e]) * strides[q] if carry_sens else np.int64(0)
         for j in range(q):
-            key += np.int64(maps_flat[moff[j] + src_codes[e, j]]) * strides[j]
+            key += np.int64(_up(maps_flat, moff[j], src_codes[e, j])) * strides[j]
         keys[i] = key
         hist[t, _part_of(key, shift)] += 1
         big = max(big, np.int64(src_count[e]))
@@ -376,7 +387,7 @@ def _partition_emit(t, bounds, out_at, start, total, src_codes, src_sens, src_fi
         if c >= 0:
             e = start + i
             for j in range(q):
-                out_codes[o, j] = maps_flat[moff[j] + src_codes[e, j]]
+                out_codes[o, j] = _up(maps_flat, moff[j], src_codes[e, j])
             if carry_sens:
                 out_sens[o] = src_sens[e]
             out_count[o] = c
@@ -538,15 +549,17 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
                          node_src_stop, node_map_off, maps_flat, node_radix, out_pos, codes,
                          sens, count, first, out_len)
         chunk_len[c] = out_len[b]
-    # move the runs together (NumPy copies overlapping ranges correctly); sensitive codes
-    # only where some node carries them (else all 0, never written)
+    # move the runs together; sensitive codes only where some node carries them (else all 0,
+    # never written).  Flat views: NumPy copies overlapping 1-D ranges forward in place, but
+    # 2-D ones through a temporary
     moved = (codes, count, first) if n_nodes and int(node_radix[..., -1].max()) <= 1 else \
         (codes, sens, count, first)
+    moved = [(a.reshape(-1), a.size // max(total, 1)) for a in moved]
     m = 0
     for src, n in zip(out_base.tolist(), chunk_len.tolist()):
         if src != m:
-            for a in moved:
-                a[m:m + n] = a[src:src + n]
+            for a, w in moved:
+                a[m * w:(m + n) * w] = a[src * w:(src + n) * w]
         m += n
     ptr = np.zeros(n_nodes + 1, np.int64)
     np.cumsum(out_len, out=ptr[1:])

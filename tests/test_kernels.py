@@ -59,13 +59,12 @@ def random_maps(rng, domains, n_maps=3):
     """Per QID a few random code maps (arbitrary functions of the QID's domain); returns
     ``(maps_flat int32, offs)`` with ``offs[j]`` a list of ``(offset, number of output
     codes)`` per map of QID ``j``."""
-    parts, offs, pos = [], [], 0
+    parts = [np.arange(max(domains))]  # the identity, at offset 0 as ``level_maps`` has it
+    offs, pos = [], len(parts[0])
     for d in domains:
-        mine = []
-        for m in range(n_maps):
-            if m == 0:
-                f = np.arange(d)                       # identity
-            elif m == n_maps - 1:
+        mine = [(0, d)]
+        for m in range(1, n_maps):
+            if m == n_maps - 1:
                 f = np.zeros(d, dtype=np.int64)        # everything to one code
             else:
                 f = rng.integers(0, max(1, d - 1), size=d)

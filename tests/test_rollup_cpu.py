@@ -40,11 +40,13 @@ def _frequency_set(rng, n_rows, domains, with_sens):
 
 
 def _maps(rng, domains):
-    """Per QID an identity map, a random coarsening and 'all to one': ``(maps, offs)``."""
-    parts, offs, pos = [], [], 0
+    """Per QID the identity (at offset 0, shared, as ``level_maps`` lays it out), a random
+    coarsening and 'all to one': ``(maps, offs)``."""
+    parts = [np.arange(max(domains))]
+    offs, pos = [], len(parts[0])
     for d in domains:
-        mine = []
-        for f in (np.arange(d), rng.integers(0, max(1, d // 3), size=d), np.zeros(d, int)):
+        mine = [(0, d)]
+        for f in (rng.integers(0, max(1, d // 3), size=d), np.zeros(d, int)):
             mine.append((pos, int(f.max()) + 1))
             parts.append(f)
             pos += d
@@ -276,3 +278,52 @@ def test_partitioned_counts_past_four_bytes(monkeypatch):
     for got, want, name in zip(grouping.rollup_njit(*args), grouping.rollup_xp(np, *args),
                                NAMES):
         np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+def test_level_maps_share_one_identity_at_offset_0():
+    """``level_maps``: every QID's level-to-same-level map is the identity at offset 0 (which
+    the CPU roll-up takes without a gather), every other map is the hierarchy's ``upmap``
+    and starts past it."""
+    from gpuppdp import Anonymizer
+
+    from .test_flash_sparse import _table
+
+    data, hierarchies = _table(0)
+    ev = Anonymizer(quasi_identifiers=hierarchies, insensitive=["s"], k=2,
+                    backend="cpu")._evaluator_for(data)
+    maps, off = ev.encoded.level_maps()
+    leaves = max(len(h.labels(0)) for h in ev.encoded.hierarchies)
+    np.testing.assert_array_equal(maps[:leaves], np.arange(leaves))
+    for j, h in enumerate(ev.encoded.hierarchies):
+        for a in range(h.height + 1):
+            assert off[j, a, a] == grouping.IDENTITY_OFFSET == 0
+            for b in range(a + 1, h.height + 1):
+                assert off[j, a, b] >= leaves
+                m = h.upmap(a, b)
+                np.testing.assert_array_equal(maps[off[j, a, b]:off[j, a, b] + len(m)], m)
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_identity_offset_rolls_up_as_the_gathered_identity(monkeypatch, partitioned):
+    """A QID kept at its level (offset 0) and the same identity gathered from elsewhere in
+    ``maps_flat`` give the same roll-up, on every CPU path (table, partitioned, columns)."""
+    if partitioned:
+        monkeypatch.setattr(grouping, "PARTITION_TABLE", 16)
+        monkeypatch.setattr(grouping, "PARTITION_ENTRIES", 8)
+        monkeypatch.setattr(grouping, "PARTITION_THREAD_ENTRIES", 64)
+    rng = np.random.default_rng(3)
+    n, q = 3000, 3
+    codes = rng.integers(0, 40, size=(n, q)).astype(np.int16)
+    maps = np.concatenate([np.arange(40), np.arange(40), rng.integers(0, 7, 40)]).astype(np.int16)
+    sens = np.zeros(n, np.int32)
+    count = rng.integers(1, 5, n).astype(np.int64)
+    first = np.arange(n, dtype=np.int64)
+    start, stop = np.array([0, 0, 0]), np.array([n, n, n])
+    radix = np.array([[40, 40, 7, 1], [40 << 20, 40 << 20, 7 << 20, 1], [40, 40, 7, 1]])
+    skip = np.array([[0, 0, 80]] * 3)      # offset 0: no gather
+    gather = np.array([[40, 40, 80]] * 3)  # the same identity, gathered
+    for got, want in zip(grouping.rollup_njit(codes, sens, count, first, start, stop, skip, maps,
+                                              radix),
+                         grouping.rollup_njit(codes, sens, count, first, start, stop, gather,
+                                              maps, radix)):
+        np.testing.assert_array_equal(got, want)

@@ -250,15 +250,17 @@ class EncodedTable:
 
     def level_maps(self):
         """``(maps_flat (device, code_dtype), off[j][a][b] (host int64))`` for every QID and levels
-        ``a <= b``: ``maps_flat[off[j, a, b] + code_a] = code_b``."""
+        ``a <= b``: ``maps_flat[off[j, a, b] + code_a] = code_b``.  Every ``off[j, a, a]`` is 0,
+        one identity shared by all QIDs (the roll-up's ``IDENTITY_OFFSET``: no gather there)."""
         if self._maps is None:
             hmax = int(self.heights.max())
             q = len(self.hierarchies)
             off = np.zeros((q, hmax + 1, hmax + 1), dtype=np.int64)
-            parts, pos = [], 0
+            parts = [np.arange(max((len(h.labels(0)) for h in self.hierarchies), default=0))]
+            pos = len(parts[0])
             for j, h in enumerate(self.hierarchies):
                 for a in range(h.height + 1):
-                    for b in range(a, h.height + 1):
+                    for b in range(a + 1, h.height + 1):
                         m = h.upmap(a, b)
                         off[j, a, b] = pos
                         parts.append(m)
