@@ -63,7 +63,9 @@ class AnonymizationResult:
 
     ``transformation`` maps each QID (in table order) to its level; ``node`` holds the optimum's
     statistics (classes, suppressed, smallest class, AECS, loss); ``release`` the released table;
-    ``timings`` seconds per step (``search`` excludes encoding and release);
+    ``timings`` seconds per step (``search`` excludes encoding and release; the CLI adds
+    ``kernel load``, its wait for the compiled kernels it loads from Numba's cache while the
+    input is read);
     ``evaluated_nodes`` the results of the nodes the search evaluated, in node-id order.
     """
 

@@ -479,3 +479,26 @@ def test_model_option_errors(capsys, tmp_path, table, argv_tail, fragment):
     rc, _, stderr = run(capsys, ["anonymize", str(path), *qi_args(), "--others", "insensitive",
                                  "--k", "2", "--output", str(tmp_path / "o.csv"), *argv_tail])
     assert_one_error_line(rc, stderr, fragment)
+
+
+def test_anonymize_fit_starts_after_the_kernel_loads(capsys, tmp_path, table, monkeypatch):
+    """The warm-up thread (cached kernels loaded while the input is read) has ended when the
+    fit starts, so that no search or encoding timing holds a wait for it; the wait is its own
+    entry of the --json timings."""
+    import threading
+
+    from gpuppdp.anonymizer import Anonymizer
+
+    fit = Anonymizer.fit
+    seen = []
+
+    def checked_fit(self, *a, **kw):
+        seen.append([t.name for t in threading.enumerate() if t.name == "gpuppdp-warm-up"])
+        return fit(self, *a, **kw)
+
+    monkeypatch.setattr(Anonymizer, "fit", checked_fit)
+    _, summary, _ = anonymize(capsys, tmp_path, write_csv(table, tmp_path / "in.csv", ";"))
+    assert seen == [[]]
+    timings = summary["timings"]
+    assert set(timings) == {"encode", "search", "release", "total", "kernel load"}
+    assert all(v >= 0 for v in timings.values())
