@@ -504,26 +504,6 @@ def test_anonymize_fit_starts_after_the_kernel_loads(capsys, tmp_path, table, mo
     assert all(v >= 0 for v in timings.values())
 
 
-@pytest.mark.parametrize("user_choice", [None, "1"])
-def test_in_memory_anonymize_asks_for_no_huge_pages(capsys, tmp_path, table, monkeypatch,
-                                                    user_choice):
-    """An in-memory run turns NumPy's transparent-huge-page advice off for its arrays, unless
-    the user set ``NUMPY_MADVISE_HUGEPAGE``."""
-    import numpy as np
-
-    core = np._core if hasattr(np, "_core") else np.core
-    before = core.multiarray._set_madvise_hugepage(True)
-    try:
-        if user_choice is None:
-            monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
-        else:
-            monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", user_choice)
-        anonymize(capsys, tmp_path, write_csv(table, tmp_path / "in.csv", ";"))
-        assert core.multiarray._set_madvise_hugepage(True) is (user_choice is not None)
-    finally:
-        core.multiarray._set_madvise_hugepage(before)
-
-
 def test_anonymize_leaves_the_collector_as_it_found_it(capsys, tmp_path, table):
     """The objects frozen for the fit (``gc.freeze``) are handed back to the collector."""
     import gc

@@ -150,3 +150,32 @@ def test_what_runs_compiled(monkeypatch):
                                KAnonymity(2)],
                        suppression_limit=0.3, backend="cpu").fit(data)
     assert not other.search.details.get("compiled")
+
+
+@pytest.mark.parametrize("user_choice", [None, "1"])
+def test_search_arrays_without_huge_pages_and_numpy_left_as_found(monkeypatch, user_choice):
+    """The compiled search allocates with NumPy's huge-page advice off (unless the user set
+    ``NUMPY_MADVISE_HUGEPAGE``) and leaves the advice as it found it."""
+    core = np._core if hasattr(np, "_core") else np.core
+    if user_choice is None:
+        monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+    else:
+        monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", user_choice)
+    seen = []
+    flash = flash_compiled._flash
+
+    def spy(*args):
+        seen.append(core.multiarray._set_madvise_hugepage(True))  # the advice in force
+        core.multiarray._set_madvise_hugepage(seen[-1])
+        return flash(*args)
+
+    monkeypatch.setattr(flash_compiled, "_flash", spy)
+    data, hierarchies = _table(0)
+    before = core.multiarray._set_madvise_hugepage(True)
+    try:
+        got = _fit(data, hierarchies, 2, 0.1, "loss", True, monkeypatch)
+        assert got.search.details.get("compiled")
+        assert seen and all(advice is (user_choice is not None) for advice in seen)
+        assert core.multiarray._set_madvise_hugepage(before) is True
+    finally:
+        core.multiarray._set_madvise_hugepage(before)

@@ -179,7 +179,6 @@ def cmd_anonymize(args) -> int:
         # the objects of the imports and the input live to the end: the collector's full
         # passes (15-70 ms each here, at random points of a short search) skip them
         gc.freeze()
-        _small_pages()
         t2 = time.perf_counter()
         logging.getLogger("gpuppdp").debug("loaded in %.3f s", t1 - t0)
         try:
@@ -199,18 +198,6 @@ def cmd_anonymize(args) -> int:
         print(f"summary            {plan.path('--json')}")
     warm.join()
     return 0
-
-
-def _small_pages() -> None:
-    """No transparent huge pages for the arrays of an in-memory run: NumPy asks the kernel for
-    them on arrays of 4 MiB and more (``NUMPY_MADVISE_HUGEPAGE``), and the zeroing of fresh
-    2 MiB pages made every other Adult search 14-15 ms slower on this project's test box
-    (7 -> 22 ms).  Chunked runs, with their large hash tables, keep NumPy's default."""
-    import numpy as np
-
-    if "NUMPY_MADVISE_HUGEPAGE" not in os.environ:  # the user's choice stands
-        core = np._core if hasattr(np, "_core") else np.core  # NumPy 2, NumPy 1
-        core.multiarray._set_madvise_hugepage(False)  # what that variable sets
 
 
 def _partition_models(args) -> dict:

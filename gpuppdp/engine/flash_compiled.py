@@ -28,8 +28,10 @@ takes each bit at most once per direction.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
+import os
 
 import numpy as np
 from numba import njit, types
@@ -128,6 +130,23 @@ def supported(evaluator, lattice_size: int) -> bool:
                 np.zeros((1, len(evaluator.encoded.qi_names)), np.int64))[0]) >= 0)
 
 
+@contextlib.contextmanager
+def _small_pages():
+    """No transparent huge pages for the search's arrays: NumPy asks the kernel for them on
+    arrays of 4 MiB and more, and fresh 2 MiB pages made every other Adult search through the
+    CLI 14-15 ms slower on this project's test box (7 -> 22 ms; a 1.95 M-node search the
+    same either way).  A ``NUMPY_MADVISE_HUGEPAGE`` set by the user stands."""
+    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+        yield
+        return
+    core = np._core if hasattr(np, "_core") else np.core  # NumPy 2, NumPy 1
+    before = core.multiarray._set_madvise_hugepage(False)
+    try:
+        yield
+    finally:
+        core.multiarray._set_madvise_hugepage(before)
+
+
 def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     """Run ``search`` (a set-up :class:`~.search.FlashSearch`) compiled on ``oracle``'s
     evaluator: ``(optimum id or None, checked nodes, stats of the checked nodes by id)``."""
@@ -173,50 +192,51 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
                 params[CLOSENESS_HIERARCHICAL] = 1
                 tree = _tree_of(m)
                 value_counts = np.append(ev.backend.to_host(m._counts), m.n_rows)
-    carried = ev.carries_sensitive
-    arena = max(int(min(CACHE_ENTRIES, max(CACHE_BOTTOMS * n0, 1 << 20))), 2 * n0 + 1)
-    codes = np.empty((arena, q), ev.maps.dtype)
-    codes[:n0] = bottom.codes
-    count = np.empty(arena, np.int64)
-    count[:n0] = bottom.count
-    first = np.empty(arena, np.int64)
-    first[:n0] = bottom.first
-    sens = np.zeros(arena if carried else 1, np.int32)
-    if carried:
-        sens[:n0] = bottom.sens
-    # the roll-up's table: a dense one of up to ROLLUP_DENSE_RATIO n + ROLLUP_DENSE_FLOOR
-    # slots, a hashed one of up to 8 n (a power of two >= 4 n)
-    table = max(ROLLUP_DENSE_RATIO, 8) * n0 + ROLLUP_DENSE_FLOOR + 16
-    lattice = np.stack([lat.max_levels, lat.strides]).astype(np.int64)
-    heights = np.asarray(metric.heights, np.float64)
-    widest = max(_fill_level(lat.max_levels, h, np.empty((0, q), np.int64))
-                 for h in range(lat.max_height + 1))
-    size, depth = lat.size, lat.max_height + 2
-    capacity = min(size + 2, FIRST_CAPACITY)
-    while True:
-        work = np.zeros(WORK_SIZE, np.int64)
-        work[ARENA_END], work[CACHED], work[OPTIMUM] = n0, 1, -1
-        slot = np.zeros((capacity + 1, 3 + q), np.int64)
-        slot[0, 1] = n0  # slot 0: the bottom, at 0
-        rec_int, rec_float = np.zeros((capacity, 7), np.int64), np.zeros((capacity, 2))
-        _flash(lattice, keys, phases, cfg, heights, codes, count, first, ev.maps, ev.map_off,
-               level_radix, share, share_off, loss_range, work, np.zeros((4, size), np.uint8),
-               np.full((2, size), np.nan), np.empty(size, np.int64),
-               np.empty(capacity, np.int64), np.empty(capacity, np.int64), rec_int, rec_float,
-               slot, np.full(table, -1, np.int32), np.empty(table, np.int64),
-               np.empty(n0 + 1, np.int64), np.empty(n0, np.bool_),
-               np.zeros((4, depth), np.int64), np.zeros((depth, q), np.int64),
-               np.empty((widest, q), np.int64), np.empty(widest, np.int64),
-               np.empty(widest, np.int64),
-               np.empty((2, widest, 3)), np.empty((2, widest), np.int64),
-               np.zeros((2, q), np.int64), np.ones((1, q + 1), np.int64), np.zeros((2, q)),
-               sens, np.zeros((7, n0 + 1), np.int64) if carried else None,
-               np.zeros((n0 if carried else 1, q), ev.maps.dtype),
-               np.zeros((4, enc.n_sens), np.int64), params, tree,
-               value_counts.astype(np.int64))
-        if work[STATUS] == OK:
-            break
-        capacity *= 2
+    with _small_pages():  # the arrays the compiled search works in
+        carried = ev.carries_sensitive
+        arena = max(int(min(CACHE_ENTRIES, max(CACHE_BOTTOMS * n0, 1 << 20))), 2 * n0 + 1)
+        codes = np.empty((arena, q), ev.maps.dtype)
+        codes[:n0] = bottom.codes
+        count = np.empty(arena, np.int64)
+        count[:n0] = bottom.count
+        first = np.empty(arena, np.int64)
+        first[:n0] = bottom.first
+        sens = np.zeros(arena if carried else 1, np.int32)
+        if carried:
+            sens[:n0] = bottom.sens
+        # the roll-up's table: a dense one of up to ROLLUP_DENSE_RATIO n + ROLLUP_DENSE_FLOOR
+        # slots, a hashed one of up to 8 n (a power of two >= 4 n)
+        table = max(ROLLUP_DENSE_RATIO, 8) * n0 + ROLLUP_DENSE_FLOOR + 16
+        lattice = np.stack([lat.max_levels, lat.strides]).astype(np.int64)
+        heights = np.asarray(metric.heights, np.float64)
+        widest = max(_fill_level(lat.max_levels, h, np.empty((0, q), np.int64))
+                     for h in range(lat.max_height + 1))
+        size, depth = lat.size, lat.max_height + 2
+        capacity = min(size + 2, FIRST_CAPACITY)
+        while True:
+            work = np.zeros(WORK_SIZE, np.int64)
+            work[ARENA_END], work[CACHED], work[OPTIMUM] = n0, 1, -1
+            slot = np.zeros((capacity + 1, 3 + q), np.int64)
+            slot[0, 1] = n0  # slot 0: the bottom, at 0
+            rec_int, rec_float = np.zeros((capacity, 7), np.int64), np.zeros((capacity, 2))
+            _flash(lattice, keys, phases, cfg, heights, codes, count, first, ev.maps, ev.map_off,
+                   level_radix, share, share_off, loss_range, work, np.zeros((4, size), np.uint8),
+                   np.full((2, size), np.nan), np.empty(size, np.int64),
+                   np.empty(capacity, np.int64), np.empty(capacity, np.int64), rec_int, rec_float,
+                   slot, np.full(table, -1, np.int32), np.empty(table, np.int64),
+                   np.empty(n0 + 1, np.int64), np.empty(n0, np.bool_),
+                   np.zeros((4, depth), np.int64), np.zeros((depth, q), np.int64),
+                   np.empty((widest, q), np.int64), np.empty(widest, np.int64),
+                   np.empty(widest, np.int64),
+                   np.empty((2, widest, 3)), np.empty((2, widest), np.int64),
+                   np.zeros((2, q), np.int64), np.ones((1, q + 1), np.int64), np.zeros((2, q)),
+                   sens, np.zeros((7, n0 + 1), np.int64) if carried else None,
+                   np.zeros((n0 if carried else 1, q), ev.maps.dtype),
+                   np.zeros((4, enc.n_sens), np.int64), params, tree,
+                   value_counts.astype(np.int64))
+            if work[STATUS] == OK:
+                break
+            capacity *= 2
     checked, opt = int(work[CHECKED_NODES]), int(work[OPTIMUM])
     oracle.evaluations += checked
     ints = rec_int[:checked][np.argsort(rec_int[:checked, 0], kind="stable")]
