@@ -405,7 +405,11 @@ class LatticeOracle:
             ids, src, levels = ids[order], src[order], levels[order]
             for start, stop in self._split(where_batch[src], size[src]):
                 sl = slice(start, stop)
-                source = prev_batches[int(where_batch[src[start]])]
+                used = int(where_batch[src[start]])
+                # the runs come in source-batch order: a batch left behind is read no more,
+                # and its memory serves the next frequency sets
+                prev_batches[:used] = [None] * used
+                source = prev_batches[used]
                 stats, fs = self.evaluator.evaluate(levels[sl], source, where_index[src[sl]])
                 where_batch[ids[sl]] = len(batches)
                 where_index[ids[sl]] = np.arange(stop - start)
