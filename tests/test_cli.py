@@ -503,10 +503,3 @@ def test_anonymize_fit_starts_after_the_kernel_loads(capsys, tmp_path, table, mo
     assert set(timings) == {"encode", "search", "release", "total", "kernel load"}
     assert all(v >= 0 for v in timings.values())
 
-
-def test_anonymize_leaves_the_collector_as_it_found_it(capsys, tmp_path, table):
-    """The objects frozen for the fit (``gc.freeze``) are handed back to the collector."""
-    import gc
-
-    anonymize(capsys, tmp_path, write_csv(table, tmp_path / "in.csv", ";"))
-    assert gc.get_freeze_count() == 0

@@ -11,7 +11,6 @@ keys where they apply (``transformation`` is null)."""
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import time
@@ -176,15 +175,9 @@ def cmd_anonymize(args) -> int:
     if chunk_rows is None:
         t1 = time.perf_counter()
         warm.join()  # the kernels in memory before the fit: its timings hold no loading
-        # the objects of the imports and the input live to the end: the collector's full
-        # passes (15-70 ms each here, at random points of a short search) skip them
-        gc.freeze()
         t2 = time.perf_counter()
         logging.getLogger("gpuppdp").debug("loaded in %.3f s", t1 - t0)
-        try:
-            result = anonymizer.fit(data, progress=search_progress(args))
-        finally:
-            gc.unfreeze()  # an in-process caller (tests, notebooks) keeps its collector
+        result = anonymizer.fit(data, progress=search_progress(args))
         result.timings["kernel load"] = t2 - t1
         _publish(result, plan, args, table_delimiter(args.input, args.sep))
         return 0
