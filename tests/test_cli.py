@@ -502,4 +502,3 @@ def test_anonymize_fit_starts_after_the_kernel_loads(capsys, tmp_path, table, mo
     timings = summary["timings"]
     assert set(timings) == {"encode", "search", "release", "total", "kernel load"}
     assert all(v >= 0 for v in timings.values())
-
