@@ -5,7 +5,9 @@ precision and discernibility metrics, l-diversity and t-closeness) it runs ``gpu
 anonymize`` on the bundled Adult extract in a fresh process, ``--repeats`` times after one
 warm-up run (which fills Numba's cache after an install or an edit), and reads the search
 time from the ``--json`` summary (``timings.search``: the search alone, after reading and
-encoding, as ARX's ``anonymize()`` time is after its encoding).  It reports the median, the
+encoding, as ARX's ``anonymize()`` time is after its encoding, and after the process has
+loaded the compiled kernels from Numba's cache, as ARX's warm JVM has its classes; that wait
+is ``timings["kernel load"]``).  It reports the median, the
 ratio to ARX's median ``anonymize()`` time, whether the optimum and checked-node count are
 ARX's, and the median and worst ratio over the cases.
 
