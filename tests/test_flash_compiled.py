@@ -170,6 +170,7 @@ def test_search_arrays_without_huge_pages_and_numpy_left_as_found(monkeypatch, u
         return flash(*args)
 
     monkeypatch.setattr(flash_compiled, "_flash", spy)
+    monkeypatch.setattr(flash_compiled, "_compile_parts_first", lambda args: None)
     data, hierarchies = _table(0)
     before = core.multiarray._set_madvise_hugepage(True)
     try:
