@@ -27,8 +27,9 @@ from .grouping import reused_scratch
 warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result in GPU "
                         r"under-utilization")
 
-__all__ = ["compiled", "warm_up", "rollup", "reused_scratch", "classes", "common_groups",
-           "loss_sums", "node_stats", "segment_min", "ordered_sums", "subset_stats", "groupby"]
+__all__ = ["cached_signatures", "compiled", "warm_up", "rollup", "reused_scratch", "classes",
+           "common_groups", "loss_sums", "node_stats", "segment_min", "ordered_sums",
+           "subset_stats", "groupby"]
 
 
 def warm_up(*dispatchers, wanted=None) -> threading.Thread:
@@ -42,9 +43,9 @@ def warm_up(*dispatchers, wanted=None) -> threading.Thread:
         try:
             groupby.space_of(np.ones(2, np.int64))
             for d in dispatchers:
-                for key in d._cache._cache_file._load_index():
-                    if wanted is None or wanted(d, key[0]):
-                        d.compile(key[0])  # the signature of a cached overload: loaded
+                for signature in cached_signatures(d) or ():
+                    if wanted is None or wanted(d, signature):
+                        d.compile(signature)  # the signature of a cached overload: loaded
         except Exception:  # noqa: BLE001 - the search itself reports a broken Numba, in one line
             pass
 
@@ -53,15 +54,23 @@ def warm_up(*dispatchers, wanted=None) -> threading.Thread:
     return thread
 
 
+def cached_signatures(dispatcher) -> list | None:
+    """The signatures Numba's on-disk cache holds for ``dispatcher`` (for its current source),
+    read from the cache's index; ``None`` when that cannot be read (a private Numba interface:
+    never fail because of it)."""
+    try:
+        return [key[0] for key in dispatcher._cache._cache_file._load_index()]
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def compiled() -> bool:
     """Whether Numba's on-disk cache holds the search's hot kernels (the roll-up and the
     group-by) for the current source: when it does not, the first search compiles them first
-    (seconds).  Reads Numba's cache index; ``True`` when that cannot be told."""
-    try:
-        return all(bool(d._cache._cache_file._load_index())
-                   for d in (grouping._rollup_njit_parallel, groupby._group_first))
-    except Exception:  # noqa: BLE001 - a private Numba interface: never fail because of it
-        return True
+    (seconds).  ``True`` when that cannot be told."""
+    cached = [cached_signatures(d)
+              for d in (grouping._rollup_njit_parallel, groupby._group_first)]
+    return any(c is None for c in cached) or all(cached)
 
 
 #: under Numba's CUDA simulator (``kernels == "cudasim"``: a Python thread per CUDA thread)

@@ -37,6 +37,7 @@ import numba
 import numpy as np
 from numba import njit, types
 
+from ..kernels import cached_signatures
 from ..kernels.groupby import space_of
 from ..kernels.grouping import (ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO, _find_slot, _hash_shift,
                                 _rollup_range, _table_size)
@@ -266,10 +267,8 @@ def _compile_parts_first(args) -> None:
     signature = tuple(numba.typeof(a) for a in args)
     if signature in _flash.overloads:
         return
-    try:
-        if any(key[0] == signature for key in _flash._cache._cache_file._load_index()):
-            return
-    except Exception:  # noqa: BLE001 - a private Numba interface: never fail because of it
+    cached = cached_signatures(_flash)
+    if cached is None or signature in cached:
         return
     typed = dict(zip(_FLASH_PARAMETERS, signature))
     i64 = types.int64
@@ -607,9 +606,7 @@ def _judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scr
     :func:`_hierarchical_emd`).  Fills ``cls``, ``class_codes`` and
     ``outlier``; returns the number of classes."""
     q = codes.shape[1]
-    space = np.int64(1)
-    for j in range(q):
-        space *= max(node_radix[0, j], 1)
+    space = space_of(node_radix[0, :q])  # below the bottom's, which fits (:func:`supported`)
     size = _table_size(n, space)
     dense = size == space
     shift = _hash_shift(size)
