@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from . import groupby, grouping, histograms, segsum, subsets
-from .grouping import reused_scratch
+from .grouping import reused_scratch, small_pages
 
 # A batch of a few nodes is a launch of a few blocks, by design: Numba's low-occupancy
 # warning would print a line per such launch (through the CLI, a "gpuppdp: warning" each).
@@ -27,8 +27,8 @@ from .grouping import reused_scratch
 warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result in GPU "
                         r"under-utilization")
 
-__all__ = ["cached_signatures", "compiled", "warm_up", "rollup", "reused_scratch", "classes",
-           "common_groups", "loss_sums", "node_stats", "segment_min", "ordered_sums",
+__all__ = ["cached_signatures", "compiled", "warm_up", "rollup", "reused_scratch", "small_pages",
+           "classes", "common_groups", "loss_sums", "node_stats", "segment_min", "ordered_sums",
            "subset_stats", "groupby"]
 
 
@@ -81,15 +81,19 @@ SIMULATED_THREADS = 128
 
 
 def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
-           node_map_off, maps_flat, node_radix):
+           node_map_off, maps_flat, node_radix, out=None):
     """Roll frequency sets up to a batch of nodes (see :func:`grouping.rollup_xp`);
     ``node_radix`` (B, q+1, host) is each node's number of codes per QID and sensitive value.
-    Numba CPU form on the CPU, the CUDA form (:func:`grouping.rollup_cuda`) on a GPU."""
+    Numba CPU form on the CPU, the CUDA form (:func:`grouping.rollup_cuda`) on a GPU.  ``out``:
+    host arrays to write into, for the CPU form only (see :func:`grouping.rollup_njit`; a
+    GPU's allocations come from CuPy's memory pool)."""
     if backend.kernels == "cpu":
         return grouping.rollup_njit(src_codes, src_sens, src_count, src_first,
                                     np.asarray(node_src_start), np.asarray(node_src_stop),
                                     np.asarray(node_map_off, dtype=np.int64), maps_flat,
-                                    node_radix)
+                                    node_radix, out)
+    if out is not None:
+        raise ValueError(f"rollup: out= is for the CPU form, not the {backend.kernels!r} one")
     if backend.kernels == "cuda":
         return grouping.rollup_cuda(backend.xp, src_codes, src_sens, src_count, src_first,
                                     node_src_start, node_src_stop, node_map_off, maps_flat,
@@ -127,15 +131,15 @@ def common_groups(backend, node_a, codes_a, node_b, codes_b):
     return group[:n_a], group[n_a:], int(rep.shape[0])
 
 
-def loss_sums(backend, size, codes, outlier, ptr, off, share, charge=None):
+def loss_sums(backend, size, codes, outlier, ptr, off, share, charge=None, keep=None):
     """Per-node ordered sums of ARX's loss terms; host ``(charged, kept)`` arrays (B, q).
 
     ``off`` is a host (B, q) array of offsets into ``share``; see :mod:`.segsum`.  ``charge``
-    (B,) host bool, optional: the nodes whose charged sums are wanted -- the CPU form skips the
-    others (NaN there); the other forms compute them all.
+    and ``keep`` (B,) host bool, optional: the nodes whose charged sums, and whose kept sums,
+    are wanted -- the CPU form skips the others (NaN there); the other forms compute them all.
     """
     if backend.kernels == "cpu":
-        return segsum.loss_sums_njit(size, codes, outlier, ptr, off, share, charge)
+        return segsum.loss_sums_njit(size, codes, outlier, ptr, off, share, charge, keep)
     if backend.kernels == "cudasim":
         host = [backend.to_host(a) for a in (size, codes, outlier, ptr, share)]
         if off.shape[0] * off.shape[1] * segsum.LOSS_TILE > SIMULATED_THREADS:

@@ -30,6 +30,7 @@ Three forms group with the key packing of :mod:`.groupby` and give identical out
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 
 import numba
@@ -413,6 +414,24 @@ def reused_scratch():
             _SCRATCH.pool = None
 
 
+@contextlib.contextmanager
+def small_pages():
+    """No transparent huge pages for the arrays NumPy allocates within it: NumPy asks the kernel
+    for them on arrays of 4 MiB and more, and fresh 2 MiB pages cost from nothing to several
+    times what small ones do on this project's virtual test box, depending on the host (a
+    compiled Adult search through the CLI 7 or 22 ms; an exhaustive 9-QID search's buffers 0.05
+    to 0.9 s).  A ``NUMPY_MADVISE_HUGEPAGE`` set by the user stands."""
+    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+        yield
+        return
+    core = np._core if hasattr(np, "_core") else np.core  # NumPy 2, NumPy 1
+    before = core.multiarray._set_madvise_hugepage(False)
+    try:
+        yield
+    finally:
+        core.multiarray._set_madvise_hugepage(before)
+
+
 POOLED_ENTRIES = 1 << 24  # larger scratch is not kept between nodes: memory before speed
 
 
@@ -496,9 +515,12 @@ _rollup_njit_parallel = _rollup_chunk
 
 
 def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
-                node_map_off, maps_flat, node_radix):
+                node_map_off, maps_flat, node_radix, out=None):
     """CPU roll-up of a batch of nodes; see :func:`rollup_xp` for the contract.  ``node_radix``
     (B, q+1) holds each node's number of codes per QID and of the sensitive attribute.
+    ``out`` (optional): arrays ``(codes, sens, count, first)`` of at least as many rows as the
+    batch has source entries, to write the groups into (the results are views of them; their
+    sensitive codes are written only where a node carries them); by default new arrays.
 
     Runs of consecutive nodes (about equal source entries) go to the threads, each run rolled
     up node after node in one pass per node (:func:`_rollup_range`) into room for its source
@@ -516,13 +538,14 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     if n_nodes == 1 and paths[0] == PARTITIONED:
         (codes, sens, count, first), g = _rollup_partitioned(
             int(node_src_start[0]), int(node_src_stop[0]), node_map_off[0], node_radix[0],
-            src_codes, src_sens, src_count, src_first, maps_flat)
-        return codes, sens, count, first, np.array([0, g], np.int64)
+            src_codes, src_sens, src_count, src_first, maps_flat, out)
+        return codes[:g], sens[:g], count[:g], first[:g], np.array([0, g], np.int64)
     q = src_codes.shape[1]
-    codes = np.empty((total, q), maps_flat.dtype)
-    sens = np.zeros(total, src_sens.dtype)  # written only where a node carries them
-    count = np.empty(total, np.int64)
-    first = np.empty(total, np.int64)
+    given = out is not None
+    if not given:  # sensitive codes written only where a node carries them
+        out = (np.empty((total, q), maps_flat.dtype), np.zeros(total, src_sens.dtype),
+               np.empty(total, np.int64), np.empty(total, np.int64))
+    codes, sens, count, first = out
     out_len = np.zeros(n_nodes, np.int64)
     out_pos = np.zeros(n_nodes, np.int64)
     starts = np.zeros(n_nodes + 1, np.int64)
@@ -554,7 +577,7 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     # 2-D ones through a temporary
     moved = (codes, count, first) if n_nodes and int(node_radix[..., -1].max()) <= 1 else \
         (codes, sens, count, first)
-    moved = [(a.reshape(-1), a.size // max(total, 1)) for a in moved]
+    moved = [(a.reshape(-1), a.shape[1] if a.ndim == 2 else 1) for a in moved]
     m = 0
     for src, n in zip(out_base.tolist(), chunk_len.tolist()):
         if src != m:
@@ -563,7 +586,7 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
         m += n
     ptr = np.zeros(n_nodes + 1, np.int64)
     np.cumsum(out_len, out=ptr[1:])
-    if 2 * m < total:  # do not keep a mostly empty buffer alive
+    if 2 * m < total and not given:  # do not keep a mostly empty buffer alive
         return codes[:m].copy(), sens[:m].copy(), count[:m].copy(), first[:m].copy(), ptr
     return codes[:m], sens[:m], count[:m], first[:m], ptr
 

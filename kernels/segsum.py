@@ -193,24 +193,30 @@ def _one_node(b, size, codes, outlier, ptr, off, share, charged, kept, both=True
 
 
 @njit(cache=True, nogil=True)
-def _loss_sums_run(t, bounds, size, codes, outlier, ptr, off, share, charged, kept, charge):
+def _loss_sums_run(t, bounds, size, codes, outlier, ptr, off, share, charged, kept, charge,
+                   keep):
     for b in range(bounds[t], bounds[t + 1]):
-        _one_node(b, size, codes, outlier, ptr, off, share, charged, kept, charge[b])
+        if charge[b] or keep[b]:
+            _one_node(b, size, codes, outlier, ptr, off, share, charged, kept, charge[b])
+        else:
+            charged[b, :] = np.nan
+            kept[b, :] = np.nan
 
 
-def loss_sums_njit(size, codes, outlier, ptr, off, share, charge=None):
+def loss_sums_njit(size, codes, outlier, ptr, off, share, charge=None, keep=None):
     """CPU form: runs of nodes with about equal classes, taken by the threads as they come
-    free (:func:`.groupby.run_tasks`).  ``charge`` (B,) bool, optional: the nodes whose
-    charged sums are wanted (the others get NaN; default all)."""
+    free (:func:`.groupby.run_tasks`).  ``charge`` and ``keep`` (B,) bool, optional: the nodes
+    whose charged sums, and whose kept sums, are wanted (default all); the others get NaN (a
+    node charged has its kept sums too: one pass gives both)."""
     n_nodes, q = off.shape
-    charge = np.ones(n_nodes, np.bool_) if charge is None else \
-        np.asarray(charge, dtype=np.bool_).reshape(n_nodes)
+    charge, keep = (np.ones(n_nodes, np.bool_) if a is None else
+                    np.asarray(a, dtype=np.bool_).reshape(n_nodes) for a in (charge, keep))
     charged = np.empty((n_nodes, q))
     kept = np.empty((n_nodes, q))
     host_ptr = np.asarray(ptr, dtype=np.int64)
     bounds = balanced_runs(host_ptr, n_tasks_for(int(host_ptr[-1]) * max(q, 1) // 4, n_nodes))
     run_tasks(_loss_sums_run, len(bounds) - 1, bounds, size, codes, outlier, ptr, off, share,
-              charged, kept, charge)
+              charged, kept, charge, keep)
     return charged, kept
 
 

@@ -117,6 +117,44 @@ def test_large_nodes_take_the_partitioned_path(monkeypatch, thread_entries):
     assert 0 < len(calls) < 2 * 60  # some of the 60 nodes (each checked twice), not all
 
 
+@pytest.mark.parametrize("with_sens,huge_every,partition", [(False, 0, False), (True, 3, False),
+                                                             (True, 0, True)])
+def test_rollup_into_given_arrays_equals_new_arrays(monkeypatch, with_sens, huge_every,
+                                                    partition):
+    """``out=``: the groups are written into the given (larger, dirty) arrays, views of them
+    are returned, equal to a roll-up into new arrays -- runs of nodes, the column-by-column
+    path, and a node alone on the partitioned path."""
+    if partition:
+        monkeypatch.setattr(grouping, "PARTITION_TABLE", 2_000)
+        monkeypatch.setattr(grouping, "PARTITION_ENTRIES", 40)
+    rng = np.random.default_rng(41 + huge_every)
+    domains = [7, 40, 3, 25, 11]
+    codes, sens, count, first, _ = _frequency_set(rng, 20_000, domains, with_sens)
+    maps, offs = _maps(rng, domains)
+    start, stop, map_off, radix = _batch(rng, len(first), offs, 30, int(sens.max()) + 1,
+                                         huge_every)
+    if partition:  # the whole frequency set to one node whose table exceeds the limit
+        start, stop, map_off, radix = start[:1], stop[:1], map_off[:1], radix[:1]
+        radix[0, :-1] = domains
+        map_off[0] = 0
+    args = (codes, sens, count, first, start, stop, map_off, maps, radix)
+    monkeypatch.setattr(grouping, "n_tasks_for", lambda rows, n_seg, per_thread=4: 3)
+    want = grouping.rollup_njit(*args)
+    room = int((stop - start).sum()) + 100
+    out = (np.full((room, codes.shape[1]), 99, maps.dtype), np.zeros(room, sens.dtype),
+           np.full(room, -5, np.int64), np.full(room, -5, np.int64))
+    calls = []
+    real = grouping._rollup_partitioned
+    monkeypatch.setattr(grouping, "_rollup_partitioned",
+                        lambda *a: calls.append(len(a)) or real(*a))
+    got = grouping.rollup_njit(*args, out=out)
+    assert bool(calls) == partition
+    for g, w, name in zip(got, want, NAMES):
+        np.testing.assert_array_equal(g, w, err_msg=name)
+    for g, o in zip(got[:4], out):
+        assert np.shares_memory(g, o)
+
+
 def test_rollup_empty_batch():
     codes = np.zeros((0, 2), np.int16)
     out = grouping.rollup_njit(codes, np.zeros(0, np.int32), np.zeros(0, np.int64),
@@ -205,6 +243,27 @@ def test_loss_sums_charged_only_where_asked():
     np.testing.assert_array_equal(kept, want_kept)
     np.testing.assert_array_equal(charged[charge], want_charged[charge])
     assert np.isnan(charged[~charge]).all()
+
+
+def test_loss_sums_only_where_asked():
+    """``keep``: the nodes whose kept sums are wanted; a node neither kept nor charged gets
+    NaN, a charged one both sums (one pass gives both)."""
+    rng = np.random.default_rng(7)
+    lens = rng.integers(0, 60, size=16)
+    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    n, q = int(ptr[-1]), 9
+    size = rng.integers(1, 5000, size=n).astype(np.int64)
+    codes = rng.integers(0, 12, size=(n, q)).astype(np.int8)
+    outlier = rng.random(n) < 0.3
+    share = rng.integers(1, 97, size=60) / 97.0
+    off = rng.integers(0, 48, size=(len(lens), q)).astype(np.int64)
+    charge = rng.random(len(lens)) < 0.4
+    keep = rng.random(len(lens)) < 0.4
+    want_charged, want_kept = segsum.loss_sums_reference(size, codes, outlier, ptr, off, share)
+    charged, kept = segsum.loss_sums_njit(size, codes, outlier, ptr, off, share, charge, keep)
+    np.testing.assert_array_equal(kept[keep | charge], want_kept[keep | charge])
+    np.testing.assert_array_equal(charged[charge], want_charged[charge])
+    assert np.isnan(kept[~(keep | charge)]).all() and np.isnan(charged[~charge]).all()
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -26,7 +26,7 @@ from .lattice import Lattice
 from .metrics import Metric
 from .solution_space import level_nodes
 
-__all__ = ["NodeStats", "Evaluator", "LatticeOracle"]
+__all__ = ["NodeStats", "Evaluator", "LatticeOracle", "RollupBuffers"]
 
 
 @dataclass
@@ -117,10 +117,13 @@ class Evaluator:
         self._node_classes = None  # (levels, classes, outlier) of the last node_classes call
 
     # -- one batch ---------------------------------------------------------------------
-    def evaluate(self, levels: np.ndarray, source: FrequencySet,
-                 source_index: np.ndarray) -> tuple[NodeStats, FrequencySet]:
+    def evaluate(self, levels: np.ndarray, source: FrequencySet, source_index: np.ndarray,
+                 out=None, bounds: bool = True) -> tuple[NodeStats, FrequencySet]:
         """Evaluate nodes ``levels`` (B, q), node ``b`` rolled up from node
-        ``source_index[b]`` of ``source`` (which must be at least as specific)."""
+        ``source_index[b]`` of ``source`` (which must be at least as specific); ``out``: the
+        CPU roll-up's output arrays (:class:`RollupBuffers`), by default new ones;
+        ``bounds=False``: the metric's lower bound is wanted for anonymous nodes only (NaN
+        elsewhere where that saves work: :meth:`.Metric.evaluate_needed`)."""
         levels = np.asarray(levels, dtype=np.int64).reshape(-1, len(self.encoded.qi_names))
         source_index = np.asarray(source_index, dtype=np.int64)
         src_levels = source.levels[source_index]
@@ -131,11 +134,11 @@ class Evaluator:
         codes, sens, count, first, ptr = kernels.rollup(
             self.backend, source.codes, source.sens, source.count, source.first,
             source.host_ptr[source_index], source.host_ptr[source_index + 1], node_map_off,
-            self.maps, self.encoded.node_radix(levels))
+            self.maps, self.encoded.node_radix(levels), out)
         host_ptr = self.backend.to_host(ptr).astype(np.int64)
         fs = FrequencySet(levels, codes, sens, count, first, self.backend.asarray(host_ptr),
                           host_ptr)
-        return self._judge(self._classes(fs), levels, np.diff(host_ptr)), fs
+        return self._judge(self._classes(fs), levels, np.diff(host_ptr), bounds), fs
 
     def _classes(self, fs: FrequencySet) -> Classes:
         be, xp = self.backend, self.backend.xp
@@ -185,7 +188,8 @@ class Evaluator:
                     changed = len(grouped) > 1
         return outlier, small
 
-    def _judge(self, classes: Classes, levels: np.ndarray, entries: np.ndarray) -> NodeStats:
+    def _judge(self, classes: Classes, levels: np.ndarray, entries: np.ndarray,
+               bounds: bool = True) -> NodeStats:
         be = self.backend
         size = classes.size
         outlier, small = self.outliers(classes)
@@ -199,7 +203,7 @@ class Evaluator:
         kept_records = self.encoded.n_rows - suppressed
         smallest = totals[:, 3]
         # ARX computes the loss of anonymous nodes only: the others' may be skipped
-        il, lb = self.metric.evaluate_needed(classes, outlier, levels, anonymous)
+        il, lb = self.metric.evaluate_needed(classes, outlier, levels, anonymous, bounds)
         il = np.where(anonymous, il, np.nan)
         aecs = np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0)
         return NodeStats(levels, anonymous, k_anonymous, suppressed.astype(np.int64),
@@ -274,6 +278,72 @@ def default_batch_entries(evaluator: Evaluator) -> int:
                    + bottom.sens.dtype.itemsize + 16)  # + count and first
     fits = free // (GPU_BATCH_BYTES_PER_BYTE * entry_bytes)
     return int(max(1 << 20, min(GPU_BATCH_ENTRIES, fits)))
+
+
+class RollupBuffers:
+    """Output arrays of the CPU roll-ups of one lattice walk: batches written one after another
+    into large sets of arrays, a set written over once the frequency sets in it are read no
+    more.  Memory fresh from the operating system is paid for at first touch (a page fault, the
+    page zeroed: about 2 GB/s on this project's virtual test box), and a walk writes many times
+    what it holds at once (9-QID Adult: 36.5 M entries of 25 bytes written, two levels' worth
+    held).  Small pages (:func:`.kernels.small_pages`): fresh huge pages cost from 0.05 to
+    0.9 s a walk there, small ones 0.2 s steadily.  On a GPU CuPy's memory pool does this:
+    :meth:`take` returns ``None`` there."""
+
+    def __init__(self, evaluator: "Evaluator", capacity: int):
+        bottom = evaluator.bottom
+        self.enabled = evaluator.backend.kernels == "cpu"
+        self.capacity = capacity
+        self._q = bottom.codes.shape[1]
+        self._dtypes = (evaluator.maps.dtype, bottom.sens.dtype)
+        self._open = None  # the set being filled: [arrays, next free row, batches in it]
+        self._free: list[list] = []
+
+    def take(self, entries: int):
+        """``(arrays, handle)``: arrays ``(codes, sens, count, first)`` with room for a batch of
+        ``entries`` source entries, after the batches taken before; ``(None, None)`` off the
+        CPU.  Sensitive codes start as zeros and are written only by nodes that carry them, as
+        all or none of one table's do.  Say how many rows the batch kept with :meth:`used`."""
+        if not self.enabled:
+            return None, None
+        held = self._open
+        if held is None or held[1] + entries > held[0][2].shape[0]:
+            fits = [i for i, s in enumerate(self._free) if s[0][2].shape[0] >= entries]
+            if fits:
+                held = self._free.pop(fits[-1])
+            else:
+                n = max(entries, self.capacity)
+                codes_dtype, sens_dtype = self._dtypes
+                with kernels.small_pages():
+                    held = [(np.empty((n, self._q), codes_dtype), np.zeros(n, sens_dtype),
+                             np.empty(n, np.int64), np.empty(n, np.int64)), 0, 0]
+            if self._open is not None and self._open[2] == 0:
+                self._free.append(self._open)
+            self._open = held
+        at = held[1]
+        held[1] += entries
+        held[2] += 1
+        return tuple(a[at:at + entries] for a in held[0]), (held, at)
+
+    def used(self, handle, rows: int) -> None:
+        """The batch of ``handle`` kept its first ``rows`` rows: the next batch goes after
+        them (when it was the last one taken)."""
+        if handle is not None:
+            held, at = handle
+            if held is self._open:
+                held[1] = at + rows
+
+    def give(self, handle) -> None:
+        """The batch of ``handle`` (``None`` is ignored) is read no more; a set none of whose
+        batches is read any more may be written over."""
+        if handle is None:
+            return
+        held = handle[0]
+        held[2] -= 1
+        if held[2] == 0:
+            held[1] = 0
+            if held is not self._open:
+                self._free.append(held)
 
 
 class LatticeOracle:
@@ -364,14 +434,15 @@ class LatticeOracle:
                                        shape.get(name, (len(rows),))))
                             for name in _NODE_STATS_FIELDS})
 
-    def evaluate_all(self, progress: Callable[[int, int], None] | None = None) -> NodeStats:
+    def evaluate_all(self, progress: Callable[[int, int], None] | None = None,
+                     bounds: bool = True) -> NodeStats:
         """Evaluate every node, level by level (:meth:`evaluate_levels`); rows in node-id
         order."""
-        return self.evaluate_levels(None, progress)
+        return self.evaluate_levels(None, progress, bounds=bounds)
 
     def evaluate_levels(self, choose: Callable | None = None,
                         progress: Callable[[int, int], None] | None = None,
-                        observe: Callable | None = None) -> NodeStats:
+                        observe: Callable | None = None, bounds: bool = True) -> NodeStats:
         """Evaluate the lattice level by level, bottom up; rows of the evaluated nodes in
         node-id order.
 
@@ -381,11 +452,14 @@ class LatticeOracle:
         results as they come.  Each node is rolled up from its predecessor with the
         smallest frequency set.  A level is evaluated in batches whose source entries stay
         under ``batch_entries``; the previous level's frequency sets are kept as the list of
-        those batches.
+        those batches.  ``bounds=False``: lower bounds of anonymous nodes only
+        (:meth:`Evaluator.evaluate`).
         """
         lat = self.lattice
-        # where each node of the previous level lives: (batch, index in batch, size)
-        prev_batches = [self.evaluator.bottom]
+        buffers = RollupBuffers(self.evaluator, self.batch_entries)
+        # where each node of the previous level lives: (batch, index in batch, size), and the
+        # batches' roll-up buffers
+        prev_batches, prev_buffers = [self.evaluator.bottom], [None]
         where_batch = np.zeros(lat.size, dtype=np.int64)
         where_index = np.zeros(lat.size, dtype=np.int64)
         size = np.full(lat.size, np.iinfo(np.int64).max, dtype=np.int64)
@@ -400,7 +474,7 @@ class LatticeOracle:
             src = ids if h == 0 else self._smallest_predecessor(ids, size)
             if (src < 0).any():
                 raise ValueError("a chosen node has no evaluated predecessor")
-            batches = []
+            batches, batch_buffers = [], []
             order = np.lexsort((ids, where_batch[src]))
             ids, src, levels = ids[order], src[order], levels[order]
             for start, stop in self._split(where_batch[src], size[src]):
@@ -409,12 +483,19 @@ class LatticeOracle:
                 # the runs come in source-batch order: a batch left behind is read no more,
                 # and its memory serves the next frequency sets
                 prev_batches[:used] = [None] * used
+                for b in range(used):
+                    buffers.give(prev_buffers[b])
+                    prev_buffers[b] = None
                 source = prev_batches[used]
-                stats, fs = self.evaluator.evaluate(levels[sl], source, where_index[src[sl]])
+                out, handle = buffers.take(int(np.sum(size[src[sl]])))
+                stats, fs = self.evaluator.evaluate(levels[sl], source, where_index[src[sl]],
+                                                    out, bounds)
+                buffers.used(handle, int(fs.host_ptr[-1]))
                 where_batch[ids[sl]] = len(batches)
                 where_index[ids[sl]] = np.arange(stop - start)
                 size[ids[sl]] = stats.entries
                 batches.append(fs)
+                batch_buffers.append(handle)
                 parts.append(stats)
                 part_ids.append(ids[sl])
                 if observe is not None:
@@ -423,7 +504,9 @@ class LatticeOracle:
                 if progress is not None:
                     progress(done, lat.size)
             self.evaluations += len(ids)
-            prev_batches = batches
+            for b in prev_buffers:
+                buffers.give(b)
+            prev_batches, prev_buffers = batches, batch_buffers
         stats = NodeStats.concatenate(parts)
         return stats.take(np.argsort(np.concatenate(part_ids)))
 

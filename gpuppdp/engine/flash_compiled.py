@@ -28,16 +28,14 @@ takes each bit at most once per direction.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import math
-import os
 
 import numba
 import numpy as np
 from numba import njit, types
 
-from ..kernels import cached_signatures
+from ..kernels import cached_signatures, small_pages
 from ..kernels.groupby import space_of
 from ..kernels.grouping import (ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO, _find_slot, _hash_shift,
                                 _rollup_range, _table_size)
@@ -132,23 +130,6 @@ def supported(evaluator, lattice_size: int) -> bool:
                 np.zeros((1, len(evaluator.encoded.qi_names)), np.int64))[0]) >= 0)
 
 
-@contextlib.contextmanager
-def _small_pages():
-    """No transparent huge pages for the search's arrays: NumPy asks the kernel for them on
-    arrays of 4 MiB and more, and fresh 2 MiB pages made every other Adult search through the
-    CLI 14-15 ms slower on this project's test box (7 -> 22 ms; a 1.95 M-node search the
-    same either way).  A ``NUMPY_MADVISE_HUGEPAGE`` set by the user stands."""
-    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
-        yield
-        return
-    core = np._core if hasattr(np, "_core") else np.core  # NumPy 2, NumPy 1
-    before = core.multiarray._set_madvise_hugepage(False)
-    try:
-        yield
-    finally:
-        core.multiarray._set_madvise_hugepage(before)
-
-
 def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     """Run ``search`` (a set-up :class:`~.search.FlashSearch`) compiled on ``oracle``'s
     evaluator: ``(optimum id or None, checked nodes, stats of the checked nodes by id)``."""
@@ -194,7 +175,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
                 params[CLOSENESS_HIERARCHICAL] = 1
                 tree = _tree_of(m)
                 value_counts = np.append(ev.backend.to_host(m._counts), m.n_rows)
-    with _small_pages():  # the arrays the compiled search works in
+    with small_pages():  # the arrays the compiled search works in
         carried = ev.carries_sensitive
         arena = max(int(min(CACHE_ENTRIES, max(CACHE_BOTTOMS * n0, 1 << 20))), 2 * n0 + 1)
         codes = np.empty((arena, q), ev.maps.dtype)

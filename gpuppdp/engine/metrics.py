@@ -48,10 +48,12 @@ class Metric:
         """Return host arrays ``(information_loss, lower_bound)``, one value per node."""
         raise NotImplementedError
 
-    def evaluate_needed(self, classes: Classes, outlier, levels: np.ndarray, needed):
+    def evaluate_needed(self, classes: Classes, outlier, levels: np.ndarray, needed,
+                        bounds: bool = True):
         """:meth:`evaluate` where only the nodes ``needed`` (host bool, (B,)) need their
         information loss (the others' may be anything: the caller discards it); every lower
-        bound is computed.  By default :meth:`evaluate`."""
+        bound is computed, or (``bounds=False``) only those of the nodes ``needed``, the others
+        NaN where that saves work.  By default :meth:`evaluate`."""
         return self.evaluate(classes, outlier, levels)
 
     #: ``levels (B, q) -> bounds (B,)`` usable before a node is checked, or ``None``
@@ -164,13 +166,16 @@ class Loss(Metric):
             return g - 1.0
         return bound
 
-    def evaluate_needed(self, classes, outlier, levels, needed):
+    def evaluate_needed(self, classes, outlier, levels, needed, bounds=True):
         q = levels.shape[1]
         off = self._share_off[np.arange(q)[None, :], levels]  # (B, q) host
         charged, kept = kernels.loss_sums(self.backend, classes.size, classes.codes, outlier,
-                                          classes.ptr, off, self._share, needed)
-        return (_normalize_and_aggregate(charged, self._minimum, self._maximum),
-                _normalize_and_aggregate(kept, self._minimum, self._maximum))
+                                          classes.ptr, off, self._share, needed,
+                                          None if bounds else needed)
+        lb = _normalize_and_aggregate(kept, self._minimum, self._maximum)
+        if not bounds and needed is not None:  # NaN on every backend, whatever it computed
+            lb = np.where(needed, lb, np.nan)
+        return _normalize_and_aggregate(charged, self._minimum, self._maximum), lb
 
 
 def generalization_shares(levels, heights) -> np.ndarray:

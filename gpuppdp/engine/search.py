@@ -48,13 +48,22 @@ class SearchResult:
 
 
 class ExhaustiveSearch:
-    """Evaluate all nodes in batches; tie-break: (loss, height, node id)."""
+    """Evaluate all nodes in batches; tie-break: (loss, height, node id).  It prunes nothing,
+    so it checks the metric's lower bound of anonymous nodes only; a node that is not anonymous
+    gets the metric's prior bound where the metric has one (:meth:`.Metric.prior_bound`: for
+    the loss, the same sums added in another order), else NaN."""
 
     name = "exhaustive"
 
     def run(self, oracle: LatticeOracle, progress: Callable | None = None) -> SearchResult:
         t0 = time.perf_counter()
-        stats = oracle.evaluate_all(progress)
+        stats = oracle.evaluate_all(progress, bounds=False)
+        unchecked = np.isnan(stats.lower_bound)
+        if unchecked.any():
+            evaluator = oracle.evaluator
+            prior = evaluator.metric.prior_bound(evaluator.bottom)
+            if prior is not None:
+                stats.lower_bound[unchecked] = prior(stats.levels[unchecked])
         return _smallest_loss(stats, np.arange(len(stats)), t0, self.name)
 
 

@@ -1,0 +1,100 @@
+"""The level-by-level lattice walk (``LatticeOracle.evaluate_levels``) and the exhaustive
+search built on it.
+
+* Batches written one after another into reused roll-up buffers (``RollupBuffers``) give the
+  statistics of every node rolled up alone from the bottom into new arrays, and a set of
+  buffers is written over only once no batch in it is read any more;
+* the exhaustive search checks the lower bound of anonymous nodes only: theirs are the checked
+  bounds bit for bit, the others' the metric's prior bound (the same sums in another order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuppdp import datasets
+from gpuppdp.backend import cpu_backend
+from gpuppdp.engine import evaluate
+from gpuppdp.engine.encoding import Schema, encode
+from gpuppdp.engine.evaluate import Evaluator, LatticeOracle, NodeStats
+from gpuppdp.engine.lattice import Lattice
+from gpuppdp.engine.metrics import make_metric
+from gpuppdp.engine.search import ExhaustiveSearch
+from gpuppdp.models import DistinctLDiversity, KAnonymity
+
+QIDS = ["sex", "age", "race", "marital-status", "education"]
+
+
+def _evaluator(metric="loss", diverse=False, rows=3000):
+    data, hierarchies = datasets.adult()
+    cols = QIDS + (["occupation"] if diverse else [])
+    enc = encode(data.head(rows)[cols], Schema({c: hierarchies[c] for c in QIDS},
+                                               ["occupation"] if diverse else []),
+                 cpu_backend(), "occupation" if diverse else None)
+    models = [KAnonymity(4)] + ([DistinctLDiversity("occupation", 2)] if diverse else [])
+    return Evaluator(enc, models, make_metric(metric), 0.05)
+
+
+def _one_by_one(evaluator, lattice) -> NodeStats:
+    """Every node rolled up alone from the bottom, into new arrays."""
+    levels = lattice.levels_of(np.arange(lattice.size))
+    return NodeStats.concatenate([evaluator.evaluate(levels[i:i + 1], evaluator.bottom,
+                                                     np.zeros(1, np.int64))[0]
+                                  for i in range(lattice.size)])
+
+
+@pytest.mark.parametrize("diverse", [False, True])
+@pytest.mark.parametrize("batch_entries", [50, 3000])
+def test_walk_in_reused_buffers_equals_nodes_alone(monkeypatch, diverse, batch_entries):
+    evaluator = _evaluator(diverse=diverse)
+    lattice = Lattice(evaluator.encoded.heights)
+    sets, taken = [], []
+    real_take = evaluate.RollupBuffers.take
+
+    def take(self, entries):
+        arrays, handle = real_take(self, entries)
+        if not any(handle[0] is s for s in sets):
+            sets.append(handle[0])
+        taken.append(entries)
+        return arrays, handle
+
+    monkeypatch.setattr(evaluate.RollupBuffers, "take", take)
+    walked = LatticeOracle(evaluator, lattice, batch_entries=batch_entries).evaluate_all()
+    want = _one_by_one(evaluator, lattice)
+    for name in ("anonymous", "k_anonymous", "suppressed", "classes", "smallest_class", "aecs",
+                 "information_loss", "lower_bound", "entries", "height", "levels"):
+        np.testing.assert_array_equal(getattr(walked, name), getattr(want, name), err_msg=name)
+    # many batches, few sets: each set is written over again and again
+    assert len(taken) > 2 * len(sets)
+    # the peak: what two levels hold, not what the walk writes
+    assert sum(s[0][2].shape[0] for s in sets) < sum(taken)
+
+
+def test_buffers_are_not_lent_off_the_cpu():
+    evaluator = _evaluator()
+    evaluator.backend = type("Other", (), {"kernels": "cuda"})()
+    assert evaluate.RollupBuffers(evaluator, 100).take(10) == (None, None)
+
+
+@pytest.mark.parametrize("metric", ["loss", "precision", "discernibility"])
+def test_exhaustive_checks_the_bounds_of_anonymous_nodes_only(metric):
+    evaluator = _evaluator(metric)
+    lattice = Lattice(evaluator.encoded.heights)
+    checked = LatticeOracle(evaluator, lattice).evaluate_all()
+    found = ExhaustiveSearch().run(LatticeOracle(evaluator, lattice))
+    stats = found.details["all_stats"]
+    anonymous = stats.anonymous
+    assert anonymous.any() and (~anonymous).any()
+    np.testing.assert_array_equal(stats.lower_bound[anonymous], checked.lower_bound[anonymous])
+    np.testing.assert_array_equal(stats.information_loss, checked.information_loss)
+    assert not np.isnan(stats.lower_bound).any()
+    prior = evaluator.metric.prior_bound(evaluator.bottom)
+    others = ~anonymous
+    if metric == "loss":  # a prior bound: the same sums, added in another order
+        np.testing.assert_array_equal(stats.lower_bound[others],
+                                      prior(stats.levels[others]))
+        np.testing.assert_allclose(stats.lower_bound[others], checked.lower_bound[others],
+                                   rtol=1e-12)
+    else:  # bounds cheap to check are all checked
+        np.testing.assert_array_equal(stats.lower_bound, checked.lower_bound)
