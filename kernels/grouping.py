@@ -114,7 +114,8 @@ def _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start, n
         for j in range(q):
             out_codes[o, j] = _up(maps_flat, node_map_off[b, j], src_codes[e, j])
         out_sens[o] = src_sens[e]
-        out_first[o] = src_first[e]
+        if out_first.shape[0]:
+            out_first[o] = src_first[e]
     out_len[b] = g
 
 
@@ -201,6 +202,7 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
         shift = _hash_shift(size)
         mask = np.uint64(size - 1)
         track = size > 16 * n  # clear the used slots one by one, else the whole table
+        keep_first = out_first.shape[0] > 0
         g = 0
         for i in range(n):
             e = start + i
@@ -220,7 +222,8 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
                 if carry_sens:
                     out_sens[o] = src_sens[e]
                 out_count[o] = src_count[e]
-                out_first[o] = src_first[e]
+                if keep_first:
+                    out_first[o] = src_first[e]
                 g += 1
             else:
                 out_count[pos + s] += src_count[e]
@@ -392,7 +395,8 @@ def _partition_emit(t, bounds, out_at, start, total, src_codes, src_sens, src_fi
             if carry_sens:
                 out_sens[o] = src_sens[e]
             out_count[o] = c
-            out_first[o] = src_first[e]
+            if out_first.shape[0]:
+                out_first[o] = src_first[e]
             o += 1
 
 
@@ -520,7 +524,9 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     (B, q+1) holds each node's number of codes per QID and of the sensitive attribute.
     ``out`` (optional): arrays ``(codes, sens, count, first)`` of at least as many rows as the
     batch has source entries, to write the groups into (the results are views of them; their
-    sensitive codes are written only where a node carries them); by default new arrays.
+    sensitive codes are written only where a node carries them; an empty ``first``: the
+    groups' first rows are not kept, and the source's need not be either); by default new
+    arrays.
 
     Runs of consecutive nodes (about equal source entries) go to the threads, each run rolled
     up node after node in one pass per node (:func:`_rollup_range`) into room for its source

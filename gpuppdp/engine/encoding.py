@@ -114,7 +114,8 @@ class FrequencySet:
     ``codes`` (E, q) QID codes at the node's levels (:attr:`EncodedTable.code_dtype`, the
     smallest dtype for every hierarchy); ``sens`` (E,) int32 sensitive code
     (0 when no sensitive attribute is carried); ``count`` (E,) int64; ``first`` (E,) int64 the
-    first input row of the entry; ``levels`` (B, q) host int array; ``ptr`` device,
+    first input row of the entry (empty in the sets of a CPU lattice walk, which do not keep
+    it: :class:`~.evaluate.RollupBuffers`); ``levels`` (B, q) host int array; ``ptr`` device,
     ``host_ptr`` host offsets.
     """
 
