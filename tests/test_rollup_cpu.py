@@ -153,6 +153,15 @@ def test_rollup_into_given_arrays_equals_new_arrays(monkeypatch, with_sens, huge
         np.testing.assert_array_equal(g, w, err_msg=name)
     for g, o in zip(got[:4], out):
         assert np.shares_memory(g, o)
+    # an empty ``first``: the first rows are not kept (the source's are not read either)
+    lean = out[:3] + (np.empty(0, np.int64),)
+    args = args[:3] + (np.empty(0, np.int64),) + args[4:]
+    got = grouping.rollup_njit(*args, out=lean)
+    for g, w, name in zip(got, want, NAMES):
+        if name == "first":
+            assert g.shape == (0,)
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=name)
 
 
 def test_rollup_empty_batch():
