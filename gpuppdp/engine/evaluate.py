@@ -158,13 +158,14 @@ class Evaluator:
 
     def outliers(self, classes: Classes):
         """``(outlier, small)`` per class: failing any model, and below the minimal size
-        (``small`` is ``None`` when no model sets a minimal size).  Models that judge the
+        (``small`` is ``None`` when no model sets a minimal size; ``outlier`` is ``small``
+        itself, the same array, when no model fails other classes).  Models that judge the
         released classes together (LKC, k on QID subsets) see the classes the others
         suppress."""
         xp = classes.xp
         if self.min_class_size is not None:
             small = classes.size < self.min_class_size
-            outlier = small.copy()
+            outlier = small  # a new array once a model fails more
         else:
             small = None
             outlier = xp.zeros(classes.size.shape[0], dtype=xp.bool_)
@@ -175,7 +176,7 @@ class Evaluator:
                 continue
             fails = model.class_fails(classes.for_attribute(model.sensitive_attribute))
             if fails is not None:
-                outlier |= fails
+                outlier = outlier | fails
         # models judging the released classes together: to a common fixed point
         changed = bool(grouped)
         while changed:
@@ -184,7 +185,7 @@ class Evaluator:
                 fails = model.class_fails(classes.for_attribute(model.sensitive_attribute),
                                           outlier)
                 if bool((fails & ~outlier).any()):
-                    outlier |= fails
+                    outlier = outlier | fails
                     changed = len(grouped) > 1
         return outlier, small
 
@@ -193,12 +194,14 @@ class Evaluator:
         be = self.backend
         size = classes.size
         outlier, small = self.outliers(classes)
-        # per node, in one pass: suppressed records, records in small classes, kept classes,
-        # smallest kept class
-        totals = kernels.node_stats(be, size, outlier, small, classes.ptr, classes.host_ptr)
+        # per node, in one pass: suppressed records, records in small classes (those
+        # suppressed when the small classes are the outliers), kept classes, smallest kept class
+        totals = kernels.node_stats(be, size, outlier, None if small is outlier else small,
+                                    classes.ptr, classes.host_ptr)
         suppressed = totals[:, 0]
         anonymous = suppressed <= self.max_suppressed
-        k_anonymous = None if small is None else totals[:, 1] <= self.max_suppressed
+        in_small = suppressed if small is outlier else totals[:, 1]
+        k_anonymous = None if small is None else in_small <= self.max_suppressed
         kept = totals[:, 2]
         kept_records = self.encoded.n_rows - suppressed
         smallest = totals[:, 3]
