@@ -182,8 +182,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
         codes[:n0] = bottom.codes
         count = np.empty(arena, np.int64)
         count[:n0] = bottom.count
-        first = np.empty(arena, np.int64)
-        first[:n0] = bottom.first
+        first = np.empty(0, np.int64)  # the groups' first rows: not kept (nothing reads them)
         sens = np.zeros(arena if carried else 1, np.int32)
         if carried:
             sens[:n0] = bottom.sens
