@@ -126,6 +126,7 @@ PARTITION_TABLE = 1 << 19      # a node whose table would have more slots (and m
 PARTITION_ENTRIES = 1 << 12    # entries per partition: its table stays in the L1/L2 cache
 PARTITION_THREAD_ENTRIES = 1 << 16  # entries per thread of a partitioned node, at least
 _NO_GROUP = np.int32(-1)
+NO_GROUP_LIMIT = np.int64(np.iinfo(np.int64).max)  # :func:`_rollup_range` gives up on nothing
 
 
 @njit(cache=True)
@@ -172,9 +173,12 @@ def _find_slot(key, dense, table, table_key, shift, mask):
 @njit(cache=True)
 def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_src_start,
                   node_src_stop, node_map_off, maps_flat, node_radix, out_pos, out_codes,
-                  out_sens, out_count, out_first, out_len, table, table_key, slots):
+                  out_sens, out_count, out_first, out_len, table, table_key, slots,
+                  max_groups=NO_GROUP_LIMIT):
     """Roll nodes ``b0..b1-1`` up one after the other, node ``b``'s groups written at
     ``out_pos[b]`` (from ``pos`` on, back to back); returns the position after the last.
+    A node with more than ``max_groups`` groups is given up as soon as it has that many
+    (``out_len[b]`` -1, nothing kept: a search that needs to know only that it has more).
 
     One pass per node: each source entry (in ``first`` order) is keyed by its packed
     mixed-radix code and looked up in ``table`` -- directly addressed when the key space is
@@ -204,6 +208,7 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
         track = size > 16 * n  # clear the used slots one by one, else the whole table
         keep_first = out_first.shape[0] > 0
         g = 0
+        given_up = False
         for i in range(n):
             e = start + i
             o = pos + g  # the row of the next new group: the codes go there at once
@@ -225,6 +230,9 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
                 if keep_first:
                     out_first[o] = src_first[e]
                 g += 1
+                if g > max_groups:
+                    given_up = True
+                    break
             else:
                 out_count[pos + s] += src_count[e]
         if track:
@@ -232,8 +240,11 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
                 table[slots[k]] = _NO_GROUP
         else:
             table[:size] = _NO_GROUP
-        out_len[b] = g
-        pos += g
+        if given_up:
+            out_len[b] = -1
+        else:
+            out_len[b] = g
+            pos += g
     return pos
 
 

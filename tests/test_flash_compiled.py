@@ -59,7 +59,10 @@ DIVERSITY = {"distinct": lambda: [DistinctLDiversity("s", 2)],
 
 def assert_same_search(got, want, context):
     """Same optimum, checked nodes and per-node statistics (the compiled search's checked
-    nodes are among those the Python one evaluated, which may have looked ahead)."""
+    nodes are among those the Python one evaluated, which may have looked ahead).  A check
+    the compiled search stopped early (entries -1) found a node with more classes than could
+    be anonymous: the Python search found it not anonymous with that many classes, and its
+    bound is the prior one, equal up to rounding."""
     assert (got is None) == (want is None), context
     if got is None:
         return
@@ -73,10 +76,24 @@ def assert_same_search(got, want, context):
     rows_b = {tuple(lv): i for i, lv in enumerate(b.levels.tolist())}
     at = [rows_b[tuple(lv)] for lv in a.levels.tolist()]
     assert len(set(ids_a.tolist())) == len(a), context
+    stopped = a.entries < 0
+    b_stopped = b.take(np.asarray(at, np.int64)[stopped])
+    assert got.search.details["stopped_early"] == int(stopped.sum())
+    if stopped.any():
+        assert (b_stopped.entries > got.search.details["class_limit"]).all(), context
+    assert not b_stopped.anonymous.any() and not b_stopped.k_anonymous.any(), context
+    for name in ("suppressed", "classes", "smallest_class", "entries"):
+        assert (getattr(a, name)[stopped] == -1).all(), (name, context)
+    assert np.isnan(a.aecs[stopped]).all(), context
+    np.testing.assert_allclose(a.lower_bound[stopped], b_stopped.lower_bound, rtol=1e-9,
+                               err_msg=str(context))
+    at = np.asarray(at, np.int64)[~stopped]
+    a = a.take(np.flatnonzero(~stopped))
     for name in ("anonymous", "k_anonymous", "suppressed", "classes", "smallest_class",
                  "aecs", "information_loss", "lower_bound", "entries", "height"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name)[at],
                                       err_msg=f"{name} {context}")
+    return int(stopped.sum())
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -119,6 +136,82 @@ def test_compiled_equals_python_on_adult(case, monkeypatch):
     got = _fit(data, qids, k, limit, metric, True, monkeypatch, **kw)
     want = _fit(data, qids, k, limit, metric, False, monkeypatch, **kw)
     assert_same_search(got, want, case)
+
+
+def _adult_9(k, limit, metric, monkeypatch):
+    data, hierarchies = datasets.adult()
+    return _fit(data, hierarchies, k, limit, metric, True, monkeypatch)
+
+
+@pytest.mark.parametrize("metric", ["loss", "precision"])
+def test_checks_stop_early_and_change_nothing_else(metric, monkeypatch):
+    """A check stops once the node has more classes than an anonymous node can have (9-QID
+    Adult, k=5: 6,032 + 1,508); the search is the one whose checks all run to the end --
+    optimum, checked nodes, and the statistics of the checks that ran."""
+    got = _adult_9(5, 0.05, metric, monkeypatch)
+    assert got.search.details["class_limit"] == 30162 // 5 + 1508
+    assert got.search.details["stopped_early"] > 0
+    with monkeypatch.context() as m:
+        m.setattr(flash_compiled, "class_limit", lambda evaluator: None)
+        want = _adult_9(5, 0.05, metric, monkeypatch)
+    assert want.search.details["stopped_early"] == 0
+    assert (got.transformation, got.node, got.nodes_evaluated) == \
+        (want.transformation, want.node, want.nodes_evaluated)
+    a, b = got.evaluated_nodes, want.evaluated_nodes
+    ran = a.entries >= 0
+    np.testing.assert_array_equal(a.levels, b.levels)
+    for name in ("anonymous", "suppressed", "entries", "information_loss", "lower_bound"):
+        np.testing.assert_array_equal(getattr(a, name)[ran], getattr(b, name)[ran], name)
+    assert (b.entries[~ran] > got.search.details["class_limit"]).all()
+
+
+def test_no_early_stop_where_the_bound_needs_every_class(monkeypatch):
+    """Discernibility's lower bound sums every class's size squared: no check stops
+    early."""
+    got = _adult_9(5, 0.05, "discernibility", monkeypatch)
+    assert got.search.details["class_limit"] is None
+    assert got.search.details["stopped_early"] == 0
+
+
+def test_an_ambiguous_bound_runs_the_search_again_without_stopping(monkeypatch):
+    """A stopped check's prior bound within rounding of the optimum's loss cannot decide a
+    pruning: the search is run again with every check complete (here forced after the first
+    run) and gives the complete search's result."""
+    real = flash_compiled._flash
+    cfg_at = flash_compiled._FLASH_PARAMETERS.index("cfg")
+    work_at = flash_compiled._FLASH_PARAMETERS.index("work")
+    limits = []
+
+    def flash(*args):
+        real(*args)
+        limits.append(int(args[cfg_at][flash_compiled.MAX_CLASSES]))
+        if len(limits) == 1:
+            args[work_at][flash_compiled.STATUS] = flash_compiled.AMBIGUOUS
+
+    with monkeypatch.context() as m:
+        m.setattr(flash_compiled, "_flash", flash)
+        m.setattr(flash_compiled, "_compile_parts_first", lambda args: None)
+        got = _adult_9(5, 0.05, "loss", monkeypatch)
+    assert limits == [30162 // 5 + 1508, int(flash_compiled.NO_GROUP_LIMIT)]
+    assert got.search.details["stopped_early"] == 0
+    want = _adult_9(5, 0.05, "loss", monkeypatch)
+    assert (got.transformation, got.node, got.nodes_evaluated) == \
+        (want.transformation, want.node, want.nodes_evaluated)
+
+
+def test_a_stopped_bound_decides_only_outside_the_rounding_slack():
+    """``_no_better``: the optimum's loss against a bound, exactly for a complete check; for
+    a stopped one (the prior bound) only farther than ``BOUND_SLACK``, else AMBIGUOUS."""
+    props = np.zeros((4, 2), np.uint8)
+    props[flash_compiled.VERDICT] = [1, flash_compiled.STOPPED]
+    slack = flash_compiled.BOUND_SLACK
+    for g, best, bound, want, status in [
+            (0, 0.5, 0.5, True, 0), (0, 0.5 + 1e-12, 0.5, False, 0), (0, 0.5, np.nan, False, 0),
+            (1, 0.5 - 2 * slack, 0.5, True, 0), (1, 0.5 + 2 * slack, 0.5, False, 0),
+            (1, 0.5, 0.5, False, flash_compiled.AMBIGUOUS)]:
+        work = np.zeros(flash_compiled.WORK_SIZE, np.int64)
+        assert flash_compiled._no_better(best, g, bound, props, work) is want
+        assert work[flash_compiled.STATUS] == status
 
 
 def test_full_work_arrays_and_cache_give_the_same_search(monkeypatch):

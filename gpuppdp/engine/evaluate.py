@@ -39,7 +39,10 @@ class NodeStats:
     sets a minimal size); ``classes``/``smallest_class``/``aecs``: over the released (kept)
     classes, ``aecs`` = released records / released classes; ``information_loss`` is NaN for
     nodes that are not anonymous (ARX computes it only for anonymous nodes), ``lower_bound``
-    is the metric's bound; ``entries``: frequency-set size; ``height``: sum of levels.
+    is the metric's bound; ``entries``: frequency-set size; ``height``: sum of levels.  A
+    check the compiled Flash stopped early, the node known not to be anonymous
+    (:func:`~.flash_compiled.class_limit`), has -1 for ``suppressed``, ``classes``,
+    ``smallest_class`` and ``entries``, NaN ``aecs``, and the metric's prior bound.
     """
 
     levels: np.ndarray

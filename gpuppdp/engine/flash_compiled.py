@@ -20,6 +20,17 @@ per direction and property set, as ARX's solution space stores them for small la
 Anything else (the other models, several sensitive attributes, t-closeness's ordered
 distance) runs the Python traversal, which gives the same optimum and checked nodes.
 
+A check stops early, the node not anonymous, once it has more classes than an anonymous node
+can have (:func:`class_limit`: k-anonymity judged alone, the loss or precision): most checks
+of a search on a large lattice are of such nodes, near the bottom.  It then caches no
+frequency set and records -1 for the classes, suppressed records and entries; ARX prunes with
+a checked node's lower bound, and the stopped node's is the loss's prior bound
+(:meth:`~gpuppdp.engine.metrics.Loss.prior_bound`: the same sums added in another order), which
+decides every comparison farther than :data:`BOUND_SLACK` from it, and else the search runs
+again with every check complete (:func:`_no_better`).  Checked nodes, optimum and loss are
+those of complete checks (tests: every reference case and random tables against the Python
+traversal).  20,000 rows, 9 QIDs of 5 levels: 12.1 -> 5.4 s.
+
 Node properties: ``explicit[g]`` holds the bits set on ``g`` alone; ``up[g]`` / ``down[g]``
 the bits propagated to the cone above / below an apex.  A cone is marked when it is set,
 stopping where the bits are already present (a marked node's cone is marked), so each node
@@ -37,8 +48,8 @@ from numba import njit, types
 
 from ..kernels import cached_signatures, small_pages
 from ..kernels.groupby import space_of
-from ..kernels.grouping import (ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO, _find_slot, _hash_shift,
-                                _rollup_range, _table_size)
+from ..kernels.grouping import (NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO,
+                                _find_slot, _hash_shift, _rollup_range, _table_size)
 from ..kernels.segsum import _one_node
 from ..models import (DistinctLDiversity, EntropyLDiversity, PrivacyModel,
                       RecursiveCLDiversity, Requirement, TCloseness)
@@ -48,7 +59,7 @@ from .metrics import (Discernibility, Loss, Precision, _mean_share, _normalize_a
 from . import solution_space
 from .solution_space import _fill_level
 
-__all__ = ["supported", "run"]
+__all__ = ["supported", "run", "class_limit"]
 
 #: largest lattice searched here (its node properties take 7 bytes + 16 of bounds per node)
 MAX_LATTICE = 1 << 22
@@ -71,14 +82,15 @@ CHECKED, ANON, NOTANON, KANON, NOTKANON, VISITED, SUCC_PRUNED, INSUFF = (
                       solution_space.KANON, solution_space.NOTKANON, solution_space.VISITED,
                       solution_space.SUCC_PRUNED, solution_space.INSUFF))
 TAG_NONE, TAG_PRUNED, TAG_VISITED = _i64(0), _i64(1), _i64(2)
-OK, OVERFLOW = _i64(0), _i64(1)  # statuses: an OVERFLOW run is repeated, larger
+# statuses: an OVERFLOW run is repeated, larger; an AMBIGUOUS one without stopping checks early
+OK, OVERFLOW, AMBIGUOUS = _i64(0), _i64(1), _i64(2)
 # entries of the search's integer work array
 ARENA_END, CACHED, CHECKED_NODES, CANDIDATES, OPTIMUM, STATUS = (_i64(i) for i in range(6))
 ENDS, PTR = 6, 10  # work[6:10]: the roll-up's source start, stop, output start, length;
 WORK_SIZE = 12     # work[10:12]: the checked node's class range for the loss sums
 # entries of its configuration array
 (PREDICTIVE, HAS_K, PRUNING, BOUND_PRECISION, UTILITY_FULL, BOTTOM, MIN_SIZE, MAX_SUPPRESSED,
- ROWS, METRIC, SENSITIVE_VALUES) = (_i64(i) for i in range(11))
+ ROWS, METRIC, SENSITIVE_VALUES, MAX_CLASSES) = (_i64(i) for i in range(12))
 # rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
 # values, first entry, start in the entry list and a fill cursor; the entry list; per entry
 # its class
@@ -89,8 +101,13 @@ SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF = (_i64(i) for i in rang
 (DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
  CLOSENESS_HIERARCHICAL, SHARES) = (_i64(i) for i in range(8))
 # rows of the property array: bits set on the node alone, on cones above and below apexes,
-# and the check's verdict (0 unchecked, 1 not anonymous, 2 anonymous)
+# and the check's verdict (0 unchecked, 1 not anonymous, 2 anonymous, 3 not anonymous by a
+# check stopped early, whose lower bound is the loss's prior bound)
 EXPLICIT, UP, DOWN, VERDICT = (_i64(i) for i in range(4))
+STOPPED = _i64(3)
+#: a prior bound and the checked one (the same sums added in other orders, truncated to
+#: 1e-10) differ by less than this
+BOUND_SLACK = 1e-8
 ZERO, ONE = _i64(0), _i64(1)
 
 
@@ -145,19 +162,21 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     for j, (_, radix, p, d) in enumerate(search.terms):
         keys[0, j, :radix], keys[1, j, :radix] = p, d
     kind = METRIC_KINDS[metric.name]
-    if kind == 0:
+    if kind == 0:  # each attribute's smallest and largest sum, then its prior-bound factors
         share, share_off = metric._share, metric._share_off
-        loss_range = np.stack([metric._minimum, metric._maximum])
+        loss_table = np.concatenate([np.stack([metric._minimum, metric._maximum]),
+                                     metric.prior_factors(bottom).T])
     else:
         share, share_off = np.zeros(1), np.zeros((q, hmax + 1), np.int64)
-        loss_range = np.zeros((2, q))
+        loss_table = np.zeros((2, q))
     binary, linear = search.binary, search.linear
     phases = np.array([
         binary is not None, *(_phase(binary) if binary else (0, 0, 0, 0)),
         linear is not None, *(_phase(linear) if linear else (0, 0, 0, 0))], np.int64)
     cfg = np.array([search.predictive_anon, search.has_k, search.pruning,
                     search.bound is not None, search.utility_full, n0, ev.min_class_size,
-                    ev.max_suppressed, enc.n_rows, kind, enc.n_sens], np.int64)
+                    ev.max_suppressed, enc.n_rows, kind, enc.n_sens,
+                    class_limit(ev) or NO_GROUP_LIMIT], np.int64)
     params = np.zeros(SHARES + enc.n_sens)
     params[CLOSENESS_T] = -1.0
     tree, value_counts = np.zeros(1, np.int64), np.zeros(1, np.int64)
@@ -202,7 +221,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
             slot[0, 1] = n0  # slot 0: the bottom, at 0
             rec_int, rec_float = np.zeros((capacity, 7), np.int64), np.zeros((capacity, 2))
             args = (lattice, keys, phases, cfg, heights, codes, count, first, ev.maps,
-                    ev.map_off, level_radix, share, share_off, loss_range, work,
+                    ev.map_off, level_radix, share, share_off, loss_table, work,
                     np.zeros((4, size), np.uint8), np.full((2, size), np.nan),
                     np.empty(size, np.int64), np.empty(capacity, np.int64),
                     np.empty(capacity, np.int64), rec_int, rec_float, slot,
@@ -221,7 +240,10 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
             _flash(*args)
             if work[STATUS] == OK:
                 break
-            capacity *= 2
+            if work[STATUS] == AMBIGUOUS:
+                cfg[MAX_CLASSES] = NO_GROUP_LIMIT
+            else:
+                capacity *= 2
     checked, opt = int(work[CHECKED_NODES]), int(work[OPTIMUM])
     oracle.evaluations += checked
     ints = rec_int[:checked][np.argsort(rec_int[:checked, 0], kind="stable")]
@@ -229,10 +251,26 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     levels = lat.levels_of(ints[:, 0])
     suppressed, kept = ints[:, 2], ints[:, 3]
     kept_records = enc.n_rows - suppressed
+    aecs = np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0)
     stats = NodeStats(levels, ints[:, 1] > 0, ints[:, 6] > 0, suppressed, kept, ints[:, 4],
-                      np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0),
-                      floats[:, 0], floats[:, 1], ints[:, 5], levels.sum(axis=1))
+                      np.where(kept < 0, np.nan, aecs), floats[:, 0], floats[:, 1], ints[:, 5],
+                      levels.sum(axis=1))
     return (None if opt < 0 else opt), checked, stats
+
+
+def class_limit(evaluator) -> int | None:
+    """Classes past which a check stops, the node then known not to be anonymous (``None``:
+    checks never stop).  Only the classes' sizes judged (k-anonymity alone, no sensitive
+    attribute carried), ``N`` records and a minimal class size ``k``: at most ``N // k``
+    classes reach ``k``, every other one is suppressed whole, so a node of more than
+    ``N // k + max_suppressed`` classes suppresses more than the limit.  Its lower bound is
+    then the prior one (the loss) or needs no classes (precision); discernibility's needs
+    them all."""
+    k = evaluator.min_class_size
+    if evaluator.carries_sensitive or k is None or k < 2 or \
+            evaluator.metric.name == "discernibility":
+        return None
+    return evaluator.encoded.n_rows // k + evaluator.max_suppressed
 
 
 def _compile_parts_first(args) -> None:
@@ -473,6 +511,25 @@ def _bound(g, props, bounds, lattice, cfg, heights):
 
 
 @njit(cache=True)
+def _no_better(best, g, bound, props, work):
+    """``best <= bound``: the optimum's loss is no better than ``g``'s lower bound (NaN: no
+    bound).  ``g``'s check stopped early: its bound is the prior one, which decides the
+    comparison unless it lies within :data:`BOUND_SLACK` of ``best``; then the checked bound
+    would be needed, and ``work[STATUS]`` becomes AMBIGUOUS (the search is run again with
+    every check complete)."""
+    if math.isnan(bound):
+        return False
+    if props[VERDICT, g] != STOPPED:
+        return best <= bound
+    if best <= bound - BOUND_SLACK:
+        return True
+    if best > bound + BOUND_SLACK:
+        return False
+    work[STATUS] = AMBIGUOUS
+    return False
+
+
+@njit(cache=True)
 def _skip(trigger, g, props, bounds, queue, lattice, work, cfg, heights):
     """ARX's ``skip``: ``g`` carries a trigger bit, or (pruning) is insufficient or has a
     lower bound no better than the optimum's loss (then its cone is marked so)."""
@@ -481,8 +538,8 @@ def _skip(trigger, g, props, bounds, queue, lattice, work, cfg, heights):
         return _has(props, g, trigger)
     if _has(props, g, trigger | INSUFF):
         return True
-    bound = _bound(g, props, bounds, lattice, cfg, heights)
-    if not math.isnan(bound) and bounds[0, opt] <= bound:
+    if _no_better(bounds[0, opt], g, _bound(g, props, bounds, lattice, cfg, heights), props,
+                  work):
         _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
         return True
     return False
@@ -506,7 +563,7 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
     if g != opt and _has(props, g, SUCC_PRUNED):
         return
     if g != opt:
-        if opt >= 0 and bounds[0, opt] <= bounds[1, g]:
+        if opt >= 0 and _no_better(bounds[0, opt], g, bounds[1, g], props, work):
             _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
         elif work[CANDIDATES] == candidates.shape[0]:
             work[STATUS] = OVERFLOW
@@ -520,7 +577,7 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
         c = candidates[i]
         if _has(props, c, SUCC_PRUNED):
             continue
-        if best <= bounds[1, c]:
+        if _no_better(best, c, bounds[1, c], props, work):
             _set(props, queue, lattice, c, INSUFF | SUCC_PRUNED, UP)
             continue
         candidates[kept] = c
@@ -678,7 +735,7 @@ def _judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scr
 @njit(cache=True)
 def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cfg, heights,
                    rec_int, rec_float, slot, table, table_key, scratch, outlier, codes, count,
-                   first, maps, map_off, level_radix, share, share_off, loss_range, candidates,
+                   first, maps, map_off, level_radix, share, share_off, loss_table, candidates,
                    node_off, node_radix, sums, sens, cls, class_codes, hist, params, tree,
                    value_counts):
     """ARX's ``checkAndTag``: check ``g`` unless it carries a ``check`` bit, then (unless
@@ -730,54 +787,66 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
         _rollup_range(ZERO, ONE, pos, codes, sens, count, first, work[ENDS:ENDS + 1],
                       work[ENDS + 1:ENDS + 2], node_off[0:1], maps, node_radix,
                       work[ENDS + 2:ENDS + 3], codes, sens, count, first,
-                      work[ENDS + 3:ENDS + 4], table, table_key, scratch)
+                      work[ENDS + 3:ENDS + 4], table, table_key, scratch, cfg[MAX_CLASSES])
         n = work[ENDS + 3]
-        slot[s, 0], slot[s, 1] = pos, n
-        slot[work[CACHED], 2] = s
-        work[CACHED] += 1
-        work[ARENA_END] = pos + n
-        if cls is not None:  # a sensitive attribute: classes of entries with equal QIDs
-            n_classes = _judge_classes(pos, n, codes, sens, count, node_radix, table,
-                                       table_key, scratch, cls, class_codes, hist, params,
-                                       tree, value_counts, cfg[MIN_SIZE], outlier)
-            size = cls[SIZE, :n_classes]
-            class_codes_now = class_codes[:n_classes]
-        else:  # no sensitive attribute: the classes are the entries, judged by size
-            n_classes = n
-            size = count[pos:pos + n]
-            class_codes_now = codes[pos:pos + n]
-            for c in range(n):
-                outlier[c] = size[c] < cfg[MIN_SIZE]
-        suppressed, small, kept, kept_sq, all_sq = 0, 0, 0, 0, 0
         big = np.iinfo(np.int64).max
-        smallest = big
-        for c in range(n_classes):
-            sz = size[c]
-            if outlier[c]:
-                suppressed += sz
+        if n < 0:  # more classes than could keep the node anonymous: stopped, not cached
+            n_classes = suppressed = kept = smallest = -1
+            anonymous = k_anonymous = False
+            loss = np.nan
+            if cfg[METRIC] == 0:
+                bound = 1.0
+                for j in range(q):
+                    bound *= loss_table[2 + levels[j], j]
+                bound -= 1.0
             else:
-                kept += 1
-                kept_sq += sz * sz
-                smallest = min(smallest, sz)
-            if sz < cfg[MIN_SIZE]:
-                small += sz
-            all_sq += sz * sz
-        anonymous = suppressed <= cfg[MAX_SUPPRESSED]
-        k_anonymous = small <= cfg[MAX_SUPPRESSED]
-        if cfg[METRIC] == 0:
-            work[PTR], work[PTR + 1] = 0, n_classes
-            _one_node(ZERO, size, class_codes_now, outlier, work[PTR:PTR + 2], node_off[1:2],
-                      share, sums[0:1], sums[1:2], anonymous)
-            loss = _normalize_and_aggregate(sums[0:1], loss_range[0], loss_range[1])[0]
-            bound = _normalize_and_aggregate(sums[1:2], loss_range[0], loss_range[1])[0]
-        elif cfg[METRIC] == 1:
-            shares = _shares(g, lattice, heights)
-            sums[0, 0] = suppressed
-            loss = _precision(shares, sums[0, 0:1], float(cfg[ROWS]))[0]
-            bound = _mean_share(shares)[0]
+                bound = _mean_share(_shares(g, lattice, heights))[0]
         else:
-            loss = float(kept_sq + cfg[ROWS] * suppressed)
-            bound = float(all_sq)
+            slot[s, 0], slot[s, 1] = pos, n
+            slot[work[CACHED], 2] = s
+            work[CACHED] += 1
+            work[ARENA_END] = pos + n
+            if cls is not None:  # a sensitive attribute: classes of entries with equal QIDs
+                n_classes = _judge_classes(pos, n, codes, sens, count, node_radix, table,
+                                           table_key, scratch, cls, class_codes, hist, params,
+                                           tree, value_counts, cfg[MIN_SIZE], outlier)
+                size = cls[SIZE, :n_classes]
+                class_codes_now = class_codes[:n_classes]
+            else:  # no sensitive attribute: the classes are the entries, judged by size
+                n_classes = n
+                size = count[pos:pos + n]
+                class_codes_now = codes[pos:pos + n]
+                for c in range(n):
+                    outlier[c] = size[c] < cfg[MIN_SIZE]
+            suppressed, small, kept, kept_sq, all_sq = 0, 0, 0, 0, 0
+            smallest = big
+            for c in range(n_classes):
+                sz = size[c]
+                if outlier[c]:
+                    suppressed += sz
+                else:
+                    kept += 1
+                    kept_sq += sz * sz
+                    smallest = min(smallest, sz)
+                if sz < cfg[MIN_SIZE]:
+                    small += sz
+                all_sq += sz * sz
+            anonymous = suppressed <= cfg[MAX_SUPPRESSED]
+            k_anonymous = small <= cfg[MAX_SUPPRESSED]
+            if cfg[METRIC] == 0:
+                work[PTR], work[PTR + 1] = 0, n_classes
+                _one_node(ZERO, size, class_codes_now, outlier, work[PTR:PTR + 2],
+                          node_off[1:2], share, sums[0:1], sums[1:2], anonymous)
+                loss = _normalize_and_aggregate(sums[0:1], loss_table[0], loss_table[1])[0]
+                bound = _normalize_and_aggregate(sums[1:2], loss_table[0], loss_table[1])[0]
+            elif cfg[METRIC] == 1:
+                shares = _shares(g, lattice, heights)
+                sums[0, 0] = suppressed
+                loss = _precision(shares, sums[0, 0:1], float(cfg[ROWS]))[0]
+                bound = _mean_share(shares)[0]
+            else:
+                loss = float(kept_sq + cfg[ROWS] * suppressed)
+                bound = float(all_sq)
         rec_int[r, 0] = g
         rec_int[r, 1] = anonymous
         rec_int[r, 2] = suppressed
@@ -790,7 +859,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
         work[CHECKED_NODES] += 1
         # Flash's properties
         props[EXPLICIT, g] |= CHECKED
-        props[VERDICT, g] = 2 if anonymous else 1
+        props[VERDICT, g] = 2 if anonymous else (STOPPED if n < 0 and cfg[METRIC] == 0 else 1)
         if anonymous:
             _set(props, queue, lattice, g, ANON, UP if cfg[PREDICTIVE] else EXPLICIT)
             bounds[0, g] = rec_float[r, 0]
@@ -817,7 +886,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
 
 @njit(cache=True)
 def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_off,
-           level_radix, share, share_off, loss_range, work, props, bounds, queue, heap,
+           level_radix, share, share_off, loss_table, work, props, bounds, queue, heap,
            candidates, rec_int, rec_float, slot, table, table_key, scratch, outlier, walk, succ,
            level_levels, level_ids, sorted_ids, sort_keys, sort_order, node_off,
            node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts):
@@ -863,7 +932,7 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
                 keep = not _has(props, g, outer_skip)
             elif not _has(props, g, outer_skip | INSUFF):
                 bound = _bound(g, props, bounds, lattice, cfg, heights)
-                if not math.isnan(bound) and bounds[0, opt] <= bound:
+                if _no_better(bounds[0, opt], g, bound, props, work):
                     _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
                 else:
                     keep = True
@@ -891,7 +960,7 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
                                                lattice, work, cfg, heights, rec_int, rec_float,
                                                slot, table, table_key, scratch, outlier, codes,
                                                count, first, maps, map_off, level_radix,
-                                               share, share_off, loss_range, candidates,
+                                               share, share_off, loss_table, candidates,
                                                node_off, node_radix, sums, sens, cls,
                                                class_codes, hist, params, tree, value_counts)
                                 n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
@@ -946,7 +1015,7 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
                     _check_and_tag(x, b_check, b_tag, ZERO, props, bounds, queue, lattice,
                                    work, cfg, heights, rec_int, rec_float, slot, table,
                                    table_key, scratch, outlier, codes, count, first, maps,
-                                   map_off, level_radix, share, share_off, loss_range,
+                                   map_off, level_radix, share, share_off, loss_table,
                                    candidates, node_off, node_radix, sums, sens, cls,
                                    class_codes, hist, params, tree, value_counts)
                     if _has(props, x, b_prop):
@@ -971,7 +1040,7 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
             _check_and_tag(g, CHECKED, TAG_NONE, ONE, props, bounds, queue, lattice, work,
                            cfg, heights, rec_int, rec_float, slot, table, table_key, scratch,
                            outlier, codes, count, first, maps, map_off, level_radix, share,
-                           share_off, loss_range, candidates, node_off, node_radix, sums, sens,
+                           share_off, loss_table, candidates, node_off, node_radix, sums, sens,
                            cls, class_codes, hist, params, tree, value_counts)
 
 

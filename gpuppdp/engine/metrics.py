@@ -141,12 +141,9 @@ class Loss(Metric):
     def evaluate(self, classes, outlier, levels):
         return self.evaluate_needed(classes, outlier, levels, None)
 
-    def prior_bound(self, bottom):
-        """The lower bound charges every record, suppressed or not, its generalized value's
-        share: per attribute a sum that depends only on that attribute's level and marginal
-        counts, so one table of ``q x (height + 1)`` sums gives every node's bound unchecked.
-        Its additions run in another order than the checked bound's: a search pruning with
-        it must allow for rounding."""
+    def prior_factors(self, bottom) -> np.ndarray:
+        """(q, height + 1): per attribute and level the factor of :meth:`prior_bound` (the
+        bound of levels ``L`` is the product of ``factors[j, L[j]]`` over ``j``, minus 1)."""
         xp = self.backend.xp
         count = bottom.count.astype(xp.float64)  # whole numbers, exact below 2^53
         share = self.backend.to_host(self._share)
@@ -156,7 +153,15 @@ class Loss(Metric):
                 bottom.codes[:, j].astype(xp.int64), weights=count, minlength=len(h.leaves)))
             for level in range(h.height + 1):
                 sums[j, level] = leaf_count @ share[self._share_off[j, level] + h.codes(level)]
-        factors = _factor_table(sums, self._minimum, self._maximum)
+        return _factor_table(sums, self._minimum, self._maximum)
+
+    def prior_bound(self, bottom):
+        """The lower bound charges every record, suppressed or not, its generalized value's
+        share: per attribute a sum that depends only on that attribute's level and marginal
+        counts, so one table of ``q x (height + 1)`` sums gives every node's bound unchecked.
+        Its additions run in another order than the checked bound's: a search pruning with
+        it must allow for rounding."""
+        factors = self.prior_factors(bottom)
 
         def bound(levels):  # the factors multiplied in attribute order, as ARX aggregates
             levels = np.atleast_2d(levels)

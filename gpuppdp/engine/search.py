@@ -630,6 +630,8 @@ class FlashSearch:
                             {"privacy_monotonicity": self.privacy,
                              "utility_monotonic": self.utility_full,
                              "evaluations": oracle.evaluations, "compiled": True,
+                             "class_limit": flash_compiled.class_limit(oracle.evaluator),
+                             "stopped_early": int((stats.entries < 0).sum()),
                              "all_stats": stats})
 
 
