@@ -162,10 +162,12 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     for j, (_, radix, p, d) in enumerate(search.terms):
         keys[0, j, :radix], keys[1, j, :radix] = p, d
     kind = METRIC_KINDS[metric.name]
-    if kind == 0:  # each attribute's smallest and largest sum, then its prior-bound factors
+    if kind == 0:  # each attribute's smallest and largest sum, then (for checks that may
+        # stop early) its prior-bound factors
         share, share_off = metric._share, metric._share_off
-        loss_table = np.concatenate([np.stack([metric._minimum, metric._maximum]),
-                                     metric.prior_factors(bottom).T])
+        factors = metric.prior_factors(bottom).T if class_limit(ev) is not None else \
+            np.zeros((hmax + 1, q))
+        loss_table = np.concatenate([np.stack([metric._minimum, metric._maximum]), factors])
     else:
         share, share_off = np.zeros(1), np.zeros((q, hmax + 1), np.int64)
         loss_table = np.zeros((2, q))
