@@ -174,11 +174,12 @@ def _find_slot(key, dense, table, table_key, shift, mask):
 def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_src_start,
                   node_src_stop, node_map_off, maps_flat, node_radix, out_pos, out_codes,
                   out_sens, out_count, out_first, out_len, table, table_key, slots,
-                  max_groups=NO_GROUP_LIMIT):
+                  max_groups):
     """Roll nodes ``b0..b1-1`` up one after the other, node ``b``'s groups written at
     ``out_pos[b]`` (from ``pos`` on, back to back); returns the position after the last.
     A node with more than ``max_groups`` groups is given up as soon as it has that many
-    (``out_len[b]`` -1, nothing kept: a search that needs to know only that it has more).
+    (``out_len[b]`` -1, nothing kept: a search that needs to know only that it has more;
+    :data:`NO_GROUP_LIMIT`: none is; one type for every caller, one compiled form).
 
     One pass per node: each source entry (in ``first`` order) is keyed by its packed
     mixed-radix code and looked up in ``table`` -- directly addressed when the key space is
@@ -292,7 +293,7 @@ def _rollup_chunk(c, chunk_ptr, out_base, chunk_len, src_codes, src_sens, src_co
     chunk_len[c] = _rollup_range(b0, b1, base, src_codes, src_sens, src_count, src_first,
                                  node_src_start, node_src_stop, node_map_off, maps_flat,
                                  node_radix, out_pos, out_codes, out_sens, out_count, out_first,
-                                 out_len, table, table_key, slots) - base
+                                 out_len, table, table_key, slots, NO_GROUP_LIMIT) - base
 
 
 # Partitioned roll-up of one large node (tasks t of :func:`.groupby.run_tasks`): entries are
