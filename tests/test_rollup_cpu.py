@@ -236,28 +236,12 @@ def test_balanced_runs_cover_all_segments():
     assert groupby.balanced_runs(np.zeros(1, np.int64), 4).tolist() == [0]
 
 
-def test_loss_sums_charged_only_where_asked():
-    rng = np.random.default_rng(99)
-    lens = rng.integers(0, 60, size=12)
-    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-    n, q = int(ptr[-1]), 9
-    size = rng.integers(1, 5000, size=n).astype(np.int64)
-    codes = rng.integers(0, 12, size=(n, q)).astype(np.int8)
-    outlier = rng.random(n) < 0.3
-    share = rng.integers(1, 97, size=60) / 97.0
-    off = rng.integers(0, 48, size=(len(lens), q)).astype(np.int64)
-    charge = rng.random(len(lens)) < 0.5
-    want_charged, want_kept = segsum.loss_sums_reference(size, codes, outlier, ptr, off, share)
-    charged, kept = segsum.loss_sums_njit(size, codes, outlier, ptr, off, share, charge)
-    np.testing.assert_array_equal(kept, want_kept)
-    np.testing.assert_array_equal(charged[charge], want_charged[charge])
-    assert np.isnan(charged[~charge]).all()
-
-
-def test_loss_sums_only_where_asked():
-    """``keep``: the nodes whose kept sums are wanted; a node neither kept nor charged gets
-    NaN, a charged one both sums (one pass gives both)."""
-    rng = np.random.default_rng(7)
+@pytest.mark.parametrize("with_keep", [False, True])
+def test_loss_sums_only_where_asked(with_keep):
+    """``charge`` and ``keep``: the nodes whose charged and kept sums are wanted (kept: by
+    default all); a node neither kept nor charged gets NaN, a charged one both sums (one pass
+    gives both)."""
+    rng = np.random.default_rng(99 + with_keep)
     lens = rng.integers(0, 60, size=16)
     ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
     n, q = int(ptr[-1]), 9
@@ -267,12 +251,13 @@ def test_loss_sums_only_where_asked():
     share = rng.integers(1, 97, size=60) / 97.0
     off = rng.integers(0, 48, size=(len(lens), q)).astype(np.int64)
     charge = rng.random(len(lens)) < 0.4
-    keep = rng.random(len(lens)) < 0.4
+    keep = rng.random(len(lens)) < 0.4 if with_keep else None
     want_charged, want_kept = segsum.loss_sums_reference(size, codes, outlier, ptr, off, share)
     charged, kept = segsum.loss_sums_njit(size, codes, outlier, ptr, off, share, charge, keep)
-    np.testing.assert_array_equal(kept[keep | charge], want_kept[keep | charge])
+    has_kept = charge | keep if with_keep else np.ones(len(lens), bool)
+    np.testing.assert_array_equal(kept[has_kept], want_kept[has_kept])
     np.testing.assert_array_equal(charged[charge], want_charged[charge])
-    assert np.isnan(kept[~(keep | charge)]).all() and np.isnan(charged[~charge]).all()
+    assert np.isnan(kept[~has_kept]).all() and np.isnan(charged[~charge]).all()
 
 
 @pytest.mark.parametrize("seed", range(3))
