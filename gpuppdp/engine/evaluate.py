@@ -298,7 +298,7 @@ class RollupBuffers:
     what it holds at once (9-QID Adult: 36.5 M entries of 25 bytes written, two levels' worth
     held).  Small pages (:func:`.kernels.small_pages`): fresh huge pages cost from 0.05 to
     0.9 s a walk there, small ones 0.2 s steadily.  On a GPU CuPy's memory pool does this:
-    :meth:`take` returns ``None`` there."""
+    :meth:`take` lends nothing there."""
 
     def __init__(self, evaluator: "Evaluator", capacity: int):
         bottom = evaluator.bottom

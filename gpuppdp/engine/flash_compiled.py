@@ -333,7 +333,9 @@ def _phase(phase) -> tuple[int, int, int, int]:
 #   lattice (2, q): max levels, strides;  keys (2, q, width): the strategy key's terms;
 #   props (4, size) uint8: EXPLICIT, UP, DOWN bits and the VERDICT;  bounds (2, size): loss
 #   and lower bound of checked nodes;  queue (size): scratch of the cone marking;
-#   work: ARENA_END ... STATUS;  cfg: PREDICTIVE ... METRIC.
+#   work: ARENA_END ... STATUS;  cfg: PREDICTIVE ... MAX_CLASSES;  loss_table (2 + height
+#   + 1, q): each attribute's smallest and largest loss sum, then per level its prior-bound
+#   factor (zeros where no check may stop early).
 # ------------------------------------------------------------------------------------------
 @njit(cache=True)
 def _has(props, g, bits):
