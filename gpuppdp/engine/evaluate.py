@@ -128,6 +128,13 @@ class Evaluator:
         ``bounds=False``: the metric's lower bound is wanted for anonymous nodes only (NaN
         elsewhere where that saves work: :meth:`.Metric.evaluate_needed`)."""
         levels = np.asarray(levels, dtype=np.int64).reshape(-1, len(self.encoded.qi_names))
+        fs = self.rollup(levels, source, source_index, out)
+        return self._judge(self._classes(fs), levels, np.diff(fs.host_ptr), bounds), fs
+
+    def rollup(self, levels: np.ndarray, source: FrequencySet, source_index: np.ndarray,
+               out=None) -> FrequencySet:
+        """The frequency sets of nodes ``levels`` (B, q), node ``b`` rolled up from node
+        ``source_index[b]`` of ``source`` (see :meth:`evaluate`)."""
         source_index = np.asarray(source_index, dtype=np.int64)
         src_levels = source.levels[source_index]
         if (src_levels > levels).any():
@@ -139,9 +146,8 @@ class Evaluator:
             source.host_ptr[source_index], source.host_ptr[source_index + 1], node_map_off,
             self.maps, self.encoded.node_radix(levels), out)
         host_ptr = self.backend.to_host(ptr).astype(np.int64)
-        fs = FrequencySet(levels, codes, sens, count, first, self.backend.asarray(host_ptr),
-                          host_ptr)
-        return self._judge(self._classes(fs), levels, np.diff(host_ptr), bounds), fs
+        return FrequencySet(levels, codes, sens, count, first, self.backend.asarray(host_ptr),
+                            host_ptr)
 
     def _classes(self, fs: FrequencySet) -> Classes:
         be, xp = self.backend, self.backend.xp
@@ -219,12 +225,12 @@ class Evaluator:
     def node_classes(self, levels) -> tuple[Classes, object]:
         """``(classes, outlier)`` of node ``levels``: its equivalence classes and which fail a
         privacy model; kept for the last node asked (a release and its summary ask for the
-        optimum, each more than once)."""
+        optimum, each more than once).  No node statistics or metric: a release after the
+        compiled Flash compiles none of the batched evaluator's kernels but the roll-up."""
         levels = np.asarray(levels, dtype=np.int64).reshape(1, -1)
         key = tuple(levels[0].tolist())
         if self._node_classes is None or self._node_classes[0] != key:
-            _, fs = self.evaluate(levels, self.bottom, np.array([0]))
-            classes = self._classes(fs)
+            classes = self._classes(self.rollup(levels, self.bottom, np.array([0])))
             outlier, _ = self.outliers(classes)
             self._node_classes = (key, classes, outlier)
         return self._node_classes[1], self._node_classes[2]
