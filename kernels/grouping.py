@@ -209,7 +209,6 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
         track = size > 16 * n  # clear the used slots one by one, else the whole table
         keep_first = out_first.shape[0] > 0
         g = 0
-        given_up = False
         for i in range(n):
             e = start + i
             o = pos + g  # the row of the next new group: the codes go there at once
@@ -232,7 +231,6 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
                     out_first[o] = src_first[e]
                 g += 1
                 if g > max_groups:
-                    given_up = True
                     break
             else:
                 out_count[pos + s] += src_count[e]
@@ -241,7 +239,7 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
                 table[slots[k]] = _NO_GROUP
         else:
             table[:size] = _NO_GROUP
-        if given_up:
+        if g > max_groups:  # given up
             out_len[b] = -1
         else:
             out_len[b] = g

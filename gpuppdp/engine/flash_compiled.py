@@ -162,10 +162,11 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     for j, (_, radix, p, d) in enumerate(search.terms):
         keys[0, j, :radix], keys[1, j, :radix] = p, d
     kind = METRIC_KINDS[metric.name]
+    limit = class_limit(ev)
     if kind == 0:  # each attribute's smallest and largest sum, then (for checks that may
         # stop early) its prior-bound factors
         share, share_off = metric._share, metric._share_off
-        factors = metric.prior_factors(bottom).T if class_limit(ev) is not None else \
+        factors = metric.prior_factors(bottom).T if limit is not None else \
             np.zeros((hmax + 1, q))
         loss_table = np.concatenate([np.stack([metric._minimum, metric._maximum]), factors])
     else:
@@ -178,7 +179,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     cfg = np.array([search.predictive_anon, search.has_k, search.pruning,
                     search.bound is not None, search.utility_full, n0, ev.min_class_size,
                     ev.max_suppressed, enc.n_rows, kind, enc.n_sens,
-                    class_limit(ev) or NO_GROUP_LIMIT], np.int64)
+                    NO_GROUP_LIMIT if limit is None else limit], np.int64)
     params = np.zeros(SHARES + enc.n_sens)
     params[CLOSENESS_T] = -1.0
     tree, value_counts = np.zeros(1, np.int64), np.zeros(1, np.int64)
