@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from . import groupby, grouping, histograms, segsum, subsets
+from . import aot, groupby, grouping, histograms, segsum, subsets
 from .grouping import reused_scratch, small_pages
 
 # A batch of a few nodes is a launch of a few blocks, by design: Numba's low-occupancy
@@ -44,6 +44,8 @@ def warm_up(*dispatchers, wanted=None) -> threading.Thread:
             groupby.space_of(np.ones(2, np.int64))
             for d in dispatchers:
                 for signature in cached_signatures(d) or ():
+                    if aot.attached(d, signature):
+                        continue  # compiled ahead of time: nothing to load
                     if wanted is None or wanted(d, signature):
                         d.compile(signature)  # the signature of a cached overload: loaded
         except Exception:  # noqa: BLE001 - the search itself reports a broken Numba, in one line
@@ -65,9 +67,12 @@ def cached_signatures(dispatcher) -> list | None:
 
 
 def compiled() -> bool:
-    """Whether Numba's on-disk cache holds the search's hot kernels (the roll-up and the
-    group-by) for the current source: when it does not, the first search compiles them first
-    (seconds).  ``True`` when that cannot be told."""
+    """Whether the search's hot kernels (the roll-up and the group-by) are compiled ahead of
+    time (:mod:`.aot`) or in Numba's on-disk cache for the current source: when they are
+    not, the first search compiles them first (seconds).  ``True`` when that cannot be
+    told."""
+    if aot.status() == "attached":
+        return True
     cached = [cached_signatures(d)
               for d in (grouping._rollup_njit_parallel, groupby._group_first)]
     return any(c is None for c in cached) or all(cached)

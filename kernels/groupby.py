@@ -37,6 +37,8 @@ import numba
 import numpy as np
 from numba import cuda, njit
 
+from .aot import CODE_TYPES, ahead_of_time
+
 __all__ = ["group", "group_xp", "group_njit", "segment_ids", "count_keys", "rank_present",
            "key_space", "space_of", "number_keys", "number_keys_sorted", "extend_key", "run_tasks",
            "balanced_runs", "n_tasks_for", "segment_of"]
@@ -146,6 +148,9 @@ def _spaces_fit(radix):
         if space_of(radix[i]) < 0:
             return False
     return True
+
+
+ahead_of_time(_spaces_fit, ["boolean(int64[:, ::1])"])
 
 
 @njit(cache=True)
@@ -286,6 +291,11 @@ def _group_first(t, runs, cols, radix, ptr, keys, ids, rep, n_groups):
         space = _packed_keys(s, cols, radix, ptr, keys)
         a, b = ptr[s], ptr[s + 1]
         _first_rows(s, ptr, ids, rep, number_keys(keys[a:b], space, ids[a:b]), n_groups)
+
+
+ahead_of_time(_group_first, [
+    f"none(int64, int64[::1], {c}[:, ::1], int64[:, ::1], {', '.join(['int64[::1]'] * 5)})"
+    for c in CODE_TYPES])
 
 
 @njit(cache=True, nogil=True)

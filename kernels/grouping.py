@@ -37,6 +37,7 @@ import numba
 import numpy as np
 from numba import cuda, njit
 
+from .aot import CODE_TYPES, ahead_of_time
 from .groupby import (
     _HASH_MUL,
     KEY_LIMIT,
@@ -265,6 +266,9 @@ def _node_paths(node_src_start, node_src_stop, node_radix, table_max):
     return out
 
 
+ahead_of_time(_node_paths, ["int8[::1](int64[::1], int64[::1], int64[:, ::1], int64)"])
+
+
 @njit(cache=True, nogil=True)
 def _rollup_chunk(c, chunk_ptr, out_base, chunk_len, src_codes, src_sens, src_count, src_first,
                   node_src_start, node_src_stop, node_map_off, maps_flat, node_radix, out_pos,
@@ -292,6 +296,13 @@ def _rollup_chunk(c, chunk_ptr, out_base, chunk_len, src_codes, src_sens, src_co
                                  node_src_start, node_src_stop, node_map_off, maps_flat,
                                  node_radix, out_pos, out_codes, out_sens, out_count, out_first,
                                  out_len, table, table_key, slots, NO_GROUP_LIMIT) - base
+
+
+ahead_of_time(_rollup_chunk, [
+    f"none(int64, int64[::1], int64[::1], int64[::1], {c}[:, ::1], int32[::1], int64[::1], "
+    f"int64[::1], int64[::1], int64[::1], int64[:, ::1], {c}[::1], int64[:, ::1], int64[::1], "
+    f"{c}[:, ::1], int32[::1], int64[::1], int64[::1], int64[::1], int8[::1])"
+    for c in CODE_TYPES])
 
 
 # Partitioned roll-up of one large node (tasks t of :func:`.groupby.run_tasks`): entries are

@@ -8,7 +8,9 @@ from gpuppdp.kernels import grouping
 
 
 def test_compiled_reads_numba_cache_index(monkeypatch, tmp_path):
-    # an index file that is not there: the kernels would be compiled first
+    # no kernels compiled ahead of time, and an index file that is not there: the kernels
+    # would be compiled first
+    monkeypatch.setattr(kernels.aot, "status", lambda: "not built")
     cache_file = grouping._rollup_njit_parallel._cache._cache_file
     monkeypatch.setattr(cache_file, "_index_path", str(tmp_path / "missing.nbi"))
     assert kernels.compiled() is False
@@ -32,7 +34,7 @@ def test_warm_up_loads_cached_kernels(tmp_path):
     import subprocess
     import sys
 
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), GPUPPDP_AOT="0")
     fill = ("from gpuppdp.engine.solution_space import level_nodes; "
             "level_nodes([1, 2], 1)")
     subprocess.run([sys.executable, "-c", fill], env=env, check=True)
@@ -70,31 +72,24 @@ def test_warm_up_kernels_follow_the_search():
 def test_the_warm_up_picks_the_compiled_flash_variant_the_command_runs():
     """The compiled Flash has a variant without classes (k-anonymity) and one with (a
     sensitive attribute carried); the CLI's warm-up loads the one its models need."""
-    import numpy as np
-    import pandas as pd
+    from numba.core.sigutils import normalize_signature
 
-    from gpuppdp import Anonymizer
     from gpuppdp.cli.anonymize import _wanted_variant
-    from gpuppdp.engine.flash_compiled import forms_classes
+    from gpuppdp.engine.flash_compiled import _flash_signature, forms_classes
     from gpuppdp.engine.search import search_kernels
-    from gpuppdp.hierarchy import Hierarchy
-    from gpuppdp.models import DistinctLDiversity
 
-    rng = np.random.default_rng(0)
-    data = pd.DataFrame({"a": rng.choice(list("wxyz"), 60), "s": rng.choice(list("pq"), 60)})
-    h = {"a": Hierarchy([list("wxyz"), ["wx", "wx", "yz", "yz"], ["*"] * 4], name="a")}
-    Anonymizer(quasi_identifiers=h, insensitive=["s"], k=2, backend="cpu").fit(data)
-    Anonymizer(quasi_identifiers=h, sensitive=["s"], models=[DistinctLDiversity("s", 2)],
-               k=2, suppression_limit=0.5, backend="cpu").fit(data)
     flash, fill, _ = search_kernels(True)
-    variants = {forms_classes(sig): sig for sig in flash.signatures}
+    variants = {forms_classes(args): args for args in (
+        normalize_signature(_flash_signature("int8", cls))[0]
+        for cls in ("none", "int64[:, ::1]"))}
     assert set(variants) == {False, True}
     plain = _wanted_variant(argparse.Namespace(l_diversity=[], t_closeness=[]))
     diverse = _wanted_variant(argparse.Namespace(l_diversity=[("distinct", 2, None)],
                                                  t_closeness=[]))
     assert plain(flash, variants[False]) and not plain(flash, variants[True])
     assert diverse(flash, variants[True]) and not diverse(flash, variants[False])
-    assert plain(fill, fill.signatures[0]) and diverse(fill, fill.signatures[0])
+    fill_args = normalize_signature("int64(int64[::1], int64, int64[:, ::1])")[0]
+    assert plain(fill, fill_args) and diverse(fill, fill_args)
 
 
 def test_loss_sums_and_class_verdicts_compile_on_their_own_first(tmp_path):
@@ -127,7 +122,7 @@ for _, ev in rec.buffer:
 print(r.search.details.get("compiled"), [d for n, d in seen if n == "_one_node"],
       [d for n, d in seen if n == "_judge_classes"])
 """
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), GPUPPDP_AOT="0")
     out = subprocess.run([sys.executable, "-c", probe], env=env, check=True,
                          capture_output=True, text=True, timeout=600).stdout.split("\n")[-2]
     assert out == "True [0] [0]"

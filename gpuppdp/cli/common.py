@@ -65,8 +65,8 @@ def search_progress(args) -> ProgressBar:
         from .. import kernels
 
         if not kernels.compiled():
-            print("compiling kernels (first run only, about 15 s) ...", file=sys.stderr,
-                  flush=True)
+            print(f"compiling kernels (first run only, about 10 s; ahead-of-time kernels: "
+                  f"{kernels.aot.status()}) ...", file=sys.stderr, flush=True)
     return ProgressBar("search", not args.quiet)
 
 

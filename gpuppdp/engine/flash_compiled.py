@@ -47,6 +47,7 @@ import numpy as np
 from numba import njit, types
 
 from ..kernels import cached_signatures, small_pages
+from ..kernels.aot import CODE_TYPES, ahead_of_time, attached
 from ..kernels.groupby import space_of
 from ..kernels.grouping import (NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO,
                                 _find_slot, _hash_shift, _rollup_range, _table_size)
@@ -283,10 +284,10 @@ def _compile_parts_first(args) -> None:
     inlined in Numba's IR) they took 2.4 and 2.1 s, on their own 0.7 and 0.9 s: the cold
     compile of a first Adult fit went from 12.7-13.5 to 11.2-11.5 s, and an l-diversity
     variant's from 6.2-6.5 to 5.5 s.  (The check and the roll-up compile as fast either
-    way.)  Nothing when the search for these argument types is loaded already or in Numba's
-    cache."""
+    way.)  Nothing when the search for these argument types is loaded already, in Numba's
+    cache or compiled ahead of time (:mod:`gpuppdp.kernels.aot`)."""
     signature = tuple(numba.typeof(a) for a in args)
-    if signature in _flash.overloads:
+    if signature in _flash.overloads or attached(_flash, signature):
         return
     cached = cached_signatures(_flash)
     if cached is None or signature in cached:
@@ -1053,3 +1054,26 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
 #: :func:`_flash`'s arguments
 _FLASH_PARAMETERS = _parameters(_flash)
 _CLASSES_ARGUMENT = _FLASH_PARAMETERS.index("cls")
+
+
+def _flash_signature(code: str, classes: str) -> str:
+    """:func:`_flash`'s signature as :func:`run` calls it: QID codes of type ``code``, the
+    class scratch ``classes`` (``none`` when no sensitive attribute is carried)."""
+    i1, i2, i3 = "int64[::1]", "int64[:, ::1]", "int64[:, :, ::1]"
+    f1, f2, f3 = "float64[::1]", "float64[:, ::1]", "float64[:, :, ::1]"
+    typed = {"lattice": i2, "keys": f3, "phases": i1, "cfg": i1, "heights": f1,
+             "codes": f"{code}[:, ::1]", "count": i1, "first": i1, "maps": f"{code}[::1]",
+             "map_off": i3, "level_radix": i2, "share": f1, "share_off": i2,
+             "loss_table": f2, "work": i1, "props": "uint8[:, ::1]", "bounds": f2,
+             "queue": i1, "heap": i1, "candidates": i1, "rec_int": i2, "rec_float": f2,
+             "slot": i2, "table": "int32[::1]", "table_key": i1, "scratch": i1,
+             "outlier": "boolean[::1]", "walk": i2, "succ": i2, "level_levels": i2,
+             "level_ids": i1, "sorted_ids": i1, "sort_keys": f3, "sort_order": i2,
+             "node_off": i2, "node_radix": i2, "sums": f2, "sens": "int32[::1]",
+             "cls": classes, "class_codes": f"{code}[:, ::1]", "hist": i2, "params": f1,
+             "tree": i1, "value_counts": i1}
+    return f"none({', '.join(typed[p] for p in _FLASH_PARAMETERS)})"
+
+
+ahead_of_time(_flash, [_flash_signature(code, classes)
+                       for code in CODE_TYPES for classes in ("none", "int64[:, ::1]")])

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from .. import kernels
+from ..kernels.aot import ahead_of_time
 from .classes import Classes
 
 __all__ = ["Metric", "Loss", "Precision", "Discernibility", "METRICS", "make_metric",
@@ -111,6 +112,9 @@ def _factor_table(sums, minimum, maximum):
         for level in range(n_levels):
             out[i, level] = _attribute_factor(sums[i, level], minimum[i], maximum[i], 1.0 / q)
     return out
+
+
+ahead_of_time(_factor_table, ["float64[:, ::1](float64[:, ::1], float64[::1], float64[::1])"])
 
 
 class Loss(Metric):

@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..kernels.aot import ahead_of_time
+
 __all__ = ["Properties", "level_nodes"]
 
 # Node properties of ARX's Flash (JHPL lattice properties), one bit each.
@@ -183,6 +185,9 @@ def _fill_level(max_levels, height, out):
         for j in range(i):
             v[j] = min(max_levels[j], rest)
             rest -= v[j]
+
+
+ahead_of_time(_fill_level, ["int64(int64[::1], int64, int64[:, ::1])"])
 
 
 def level_nodes(max_levels, height: int) -> np.ndarray:

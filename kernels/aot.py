@@ -1,0 +1,190 @@
+"""Kernels compiled ahead of time, so that the first search after installing compiles nothing.
+
+Numba compiles a kernel on its first call and caches the machine code on disk: the first
+Flash search after an install used to spend about 10 s compiling.  The kernels such a search
+calls from Python declare their signatures here (:func:`ahead_of_time`, beside each kernel);
+building the package (``setup.py``, :func:`build`) compiles them with Numba's ahead-of-time
+compiler (``numba.pycc``) into the extension module ``gpuppdp.kernels._aot``, for the
+building machine's CPU; and when a kernel's module is imported its compiled forms are
+attached to its dispatcher, so that a call with a declared signature runs them and any other
+call compiles as before.
+
+The extension is used only where it matches: built from the same kernel sources (a digest of
+the ``gpuppdp.kernels`` and ``gpuppdp.engine`` packages, which hold every compiled function
+these kernels call), by the same Numba, for this CPU.  Otherwise (a source edited since the
+build, another machine, no C compiler at build time, ``GPUPPDP_AOT=0`` when building or
+running) the kernels compile on first use, and :func:`status` says why.  In a development
+install, ``pip install --no-deps -e .`` rebuilds it after a kernel is edited.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["CODE_TYPES", "ahead_of_time", "attached", "status", "source_digest", "build"]
+
+#: the code dtypes of an encoded table (``engine.codes.smallest_int_dtype`` up to int32)
+CODE_TYPES = ("int8", "int16", "int32")
+#: the modules whose kernels are compiled ahead of time (imported by :func:`build`)
+MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.engine.metrics",
+           "gpuppdp.engine.solution_space", "gpuppdp.engine.flash_compiled")
+#: the packages whose sources the digest covers
+PACKAGES = ("gpuppdp.kernels", "gpuppdp.engine")
+EXTENSION = "_aot"
+METADATA = "metadata"  # the extension's function returning its metadata (JSON)
+
+#: "module.kernel" -> (dispatcher, declared signatures)
+_DECLARED: dict[str, tuple] = {}
+#: dispatcher -> the argument types of its attached forms
+_ATTACHED: dict = {}
+_loaded: tuple | None = None  # (extension module or None, metadata or why it is not used)
+
+
+def _key(dispatcher) -> str:
+    return f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__name__}"
+
+
+def ahead_of_time(dispatcher, signatures) -> None:
+    """Declare ``signatures`` (Numba signature strings, return type included) of the
+    ``@njit`` ``dispatcher`` for compiling ahead of time, and attach the compiled forms the
+    extension holds for them (nothing when it is absent or does not match)."""
+    if not hasattr(dispatcher, "py_func"):  # NUMBA_DISABLE_JIT: a plain Python function
+        return
+    _DECLARED[_key(dispatcher)] = (dispatcher, list(signatures))
+    module, meta = _load()
+    if module is None:
+        return
+    from numba.core import sigutils
+
+    forms = _ATTACHED.setdefault(dispatcher, set())
+    for export, signature in meta["exports"].get(_key(dispatcher), ()):
+        args, _ = sigutils.normalize_signature(signature)
+        dispatcher._insert([a._code for a in args], getattr(module, export), False)
+        forms.add(tuple(args))
+
+
+def attached(dispatcher, args) -> bool:
+    """Whether a compiled form of ``dispatcher`` for argument types ``args`` is attached."""
+    return tuple(args) in _ATTACHED.get(dispatcher, ())
+
+
+def status() -> str:
+    """``"attached"`` when the extension is in use, else why it is not."""
+    module, meta = _load()
+    return "attached" if module is not None else meta
+
+
+def _host() -> dict:
+    from llvmlite import binding as ll
+    from numba.core import config
+
+    return {"cpu": config.CPU_NAME or ll.get_host_cpu_name(),
+            "features": config.CPU_FEATURES or ll.get_host_cpu_features().flatten()}
+
+
+def _package_dir(name: str) -> Path:
+    return Path(importlib.util.find_spec(name).submodule_search_locations[0])
+
+
+def source_digest() -> str:
+    """SHA-256 of the Python sources of :data:`PACKAGES` (names and contents)."""
+    h = hashlib.sha256()
+    for package in PACKAGES:
+        for path in sorted(_package_dir(package).glob("*.py")):
+            h.update(f"{package}.{path.stem}\0".encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _load() -> tuple:
+    global _loaded
+    if _loaded is None:
+        _loaded = _open()
+    return _loaded
+
+
+def _open() -> tuple:
+    """The extension and its metadata, or ``(None, why it is not used)``."""
+    if os.environ.get("GPUPPDP_AOT", "1") == "0":
+        return None, "off (GPUPPDP_AOT=0)"
+    module_name = f"{__package__}.{EXTENSION}"
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        absent = isinstance(exc, ModuleNotFoundError) and exc.name == module_name
+        return None, ("not built (kernels compile on first use)" if absent
+                      else f"cannot be loaded ({exc})")
+    import numba
+
+    meta = json.loads(getattr(module, METADATA)())
+    if meta.get("numba") != numba.__version__:
+        return None, f"built by Numba {meta.get('numba')}, running {numba.__version__}"
+    host = _host()
+    if (meta.get("cpu"), meta.get("features")) != (host["cpu"], host["features"]):
+        return None, f"built for CPU {meta.get('cpu')}, running on {host['cpu']}"
+    if meta.get("digest") != source_digest():
+        return None, "kernel sources changed since the build"
+    return module, meta
+
+
+def build(target: str) -> dict:
+    """Compile every declared signature into the extension module ``target`` (a file path,
+    e.g. ``.../gpuppdp/kernels/_aot.cpython-311-x86_64-linux-gnu.so``) and write its
+    metadata beside it; returns the metadata.  Needs Numba, NumPy and a C compiler."""
+    global _loaded
+    _loaded = (None, "building")  # attach nothing of the extension about to be replaced
+    with tempfile.TemporaryDirectory() as scratch:  # the JIT caches of the build's imports
+        os.environ.setdefault("NUMBA_CACHE_DIR", scratch)
+        return _build(target)
+
+
+def _build(target: str) -> dict:
+    import numba
+    from numba.pycc import CC
+    from numba.pycc import compiler as pycc_compiler
+
+    for name in MODULES:
+        importlib.import_module(name)
+
+    class ReleasingGil(pycc_compiler.Flags):
+        """The exports release the GIL, as the ``nogil`` kernels do under the JIT (the
+        roll-up and the group-by run as tasks on threads)."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.release_gil = True
+
+    cc = CC(EXTENSION)
+    cc.output_dir = os.path.dirname(os.path.abspath(target))
+    cc.output_file = os.path.basename(target)
+    cc.target_cpu = "host"
+    exports: dict[str, list] = {}
+    for key, (dispatcher, signatures) in sorted(_DECLARED.items()):
+        for i, signature in enumerate(signatures):
+            export = f"{key.replace('.', '_')}_{i}"
+            cc.export(export, signature)(dispatcher.py_func)
+            exports.setdefault(key, []).append((export, signature))
+    meta = {"numba": numba.__version__, **_host(), "digest": source_digest(),
+            "exports": exports}
+    cc.export(METADATA, "unicode_type()")(_constant(json.dumps(meta)))
+    flags = pycc_compiler.Flags
+    pycc_compiler.Flags = ReleasingGil
+    try:
+        cc.compile()
+    finally:
+        pycc_compiler.Flags = flags
+    return meta
+
+
+def _constant(text: str):
+    """A function returning ``text`` (compiled into the extension: its metadata travel with
+    it, as the build's one output file)."""
+    def constant():
+        return text
+    return constant

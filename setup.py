@@ -1,0 +1,54 @@
+"""Build hook: compile the first search's kernels ahead of time into ``gpuppdp.kernels._aot``
+(see ``kernels/aot.py``).  Everything else about the package is in ``pyproject.toml``.
+
+Without a C compiler (or if Numba's ahead-of-time compiler fails), or with ``GPUPPDP_AOT=0``
+in the environment, the package installs all the same, and its kernels compile on first use.
+"""
+
+import importlib.util
+import os
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _source_package(name: str, directory: str) -> None:
+    """Import package ``name`` from ``directory`` of this source tree (pyproject.toml's
+    package-dir mapping, which the build does not apply to its own imports)."""
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(HERE, directory, "__init__.py"),
+        submodule_search_locations=[os.path.join(HERE, directory)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+
+
+class BuildKernels(build_ext):
+    """Builds ``gpuppdp.kernels._aot`` with :func:`gpuppdp.kernels.aot.build`."""
+
+    def build_extension(self, ext):
+        if os.environ.get("GPUPPDP_AOT") == "0":
+            print("gpuppdp: GPUPPDP_AOT=0: kernels not compiled ahead of time", file=sys.stderr)
+            return
+        target = self.get_ext_fullpath(ext.name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        try:
+            _source_package("gpuppdp", "gpuppdp")
+            _source_package("gpuppdp.kernels", "kernels")
+            from gpuppdp.kernels import aot
+
+            meta = aot.build(target)
+        except Exception as exc:  # noqa: BLE001 - the kernels then compile on first use
+            print(f"gpuppdp: kernels not compiled ahead of time ({type(exc).__name__}: {exc});"
+                  " they compile on first use", file=sys.stderr)
+            return
+        n = sum(len(v) for v in meta["exports"].values())
+        print(f"gpuppdp: {n} kernel signatures compiled ahead of time for {meta['cpu']}",
+              file=sys.stderr)
+
+
+setup(ext_modules=[Extension("gpuppdp.kernels._aot", sources=[])],
+      cmdclass={"build_ext": BuildKernels})

@@ -1,0 +1,112 @@
+"""Kernels compiled ahead of time (gpuppdp.kernels.aot): a first search compiles none of them,
+they give the JIT's results, and the extension is ignored, with the reason, where it does not
+match."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gpuppdp.kernels import aot
+
+# searches on every code type and both compiled-Flash variants (with and without classes);
+# prints the search's results and the functions Numba compiled (a fresh, empty cache)
+PROBE = """
+import json, sys
+import numpy as np, pandas as pd
+from numba.core import event
+from gpuppdp import Anonymizer, Hierarchy
+from gpuppdp.kernels import aot
+from gpuppdp.models import DistinctLDiversity
+
+rng = np.random.default_rng(7)
+out = {"runs": []}
+with event.install_recorder("numba:compile") as rec:
+    for leaves in (6, 300, 40000):  # int8, int16 and int32 codes
+        n = 2000
+        values = [f"v{i}" for i in range(leaves)]
+        wide = Hierarchy([values, [f"g{i // 3}" for i in range(leaves)], ["*"] * leaves],
+                         name="w")
+        data = pd.DataFrame({"w": rng.choice(values[:12], n), "a": rng.choice(list("abcd"), n),
+                             "b": rng.choice(list("xyz"), n), "s": rng.choice(list("pqr"), n)})
+        h = {"w": wide, **{c: Hierarchy.flat(sorted(set(data[c])), name=c) for c in "ab"}}
+        for sensitive in (False, True):
+            kw = (dict(sensitive=["s"], models=[DistinctLDiversity("s", 2)]) if sensitive
+                  else dict(insensitive=["s"]))
+            r = Anonymizer(quasi_identifiers=h, k=3, suppression_limit=0.05, backend="cpu",
+                           **kw).fit(data)
+            d = r.search.details
+            out["runs"].append([bool(d.get("compiled")), int(r.search.optimum),
+                                float(r.information_loss), int(d["evaluations"])])
+out["compiled"] = sorted({ev.data["dispatcher"].py_func.__name__ for _, ev in rec.buffer})
+out["status"] = aot.status()
+out["declared"] = sorted(k.rsplit(".", 1)[1] for k in aot._DECLARED)
+print(json.dumps(out))
+"""
+
+
+def _probe(tmp_path, **env) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), **env)
+    done = subprocess.run([sys.executable, "-c", PROBE], env=env, check=True,
+                          capture_output=True, text=True, timeout=900)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def ahead(tmp_path_factory):
+    return _probe(tmp_path_factory.mktemp("aot"))
+
+
+def test_first_search_compiles_no_declared_kernel(ahead):
+    """On a fresh Numba cache, searches with int8, int16 and int32 codes, with and without a
+    sensitive attribute, run the compiled Flash and compile none of the declared kernels
+    (only a few small helpers called from Python remain, about 0.1 s)."""
+    assert ahead["status"] == "attached"
+    assert all(run[0] for run in ahead["runs"])
+    assert {"_flash", "_rollup_chunk", "_group_first"} <= set(ahead["declared"])
+    assert not set(ahead["compiled"]) & set(ahead["declared"])
+    assert len(ahead["compiled"]) <= 4, ahead["compiled"]
+
+
+def test_ahead_of_time_kernels_give_the_jit_results(ahead, tmp_path):
+    """The same searches with the extension off (every kernel compiled by Numba's JIT):
+    the same optimum, loss (exactly) and checked nodes."""
+    jit = _probe(tmp_path, GPUPPDP_AOT="0")
+    assert jit["status"].startswith("off")
+    assert set(jit["compiled"]) & {"_flash", "_rollup_chunk", "_group_first"}
+    assert jit["runs"] == ahead["runs"]
+
+
+def test_the_extension_is_ignored_where_it_does_not_match(monkeypatch):
+    """Another CPU, an edited kernel source, another Numba or ``GPUPPDP_AOT=0``: the kernels
+    compile on first use, and the status says why."""
+    assert aot.status() == "attached"
+    monkeypatch.setattr(aot, "source_digest", lambda: "edited")
+    assert aot._open() == (None, "kernel sources changed since the build")
+    monkeypatch.undo()
+    monkeypatch.setattr(aot, "_host", lambda: {"cpu": "i486", "features": ""})
+    assert aot._open()[1].endswith("running on i486")
+    monkeypatch.undo()
+    import numba
+    monkeypatch.setattr(numba, "__version__", "0.1")
+    assert aot._open()[1].endswith("running 0.1")
+    monkeypatch.undo()
+    monkeypatch.setenv("GPUPPDP_AOT", "0")
+    assert aot._open() == (None, "off (GPUPPDP_AOT=0)")
+
+
+def test_every_declared_signature_is_compiled_and_attached():
+    """The extension holds each declared signature, attached to its dispatcher."""
+    import importlib
+
+    from numba.core.sigutils import normalize_signature
+
+    for name in aot.MODULES:
+        importlib.import_module(name)
+    module, meta = aot._load()
+    for key, (dispatcher, signatures) in aot._DECLARED.items():
+        assert [s for _, s in meta["exports"][key]] == signatures
+        for signature in signatures:
+            assert aot.attached(dispatcher, normalize_signature(signature)[0])
