@@ -2,7 +2,8 @@
 
 Numba compiles a kernel on its first call and caches the machine code on disk: the first
 Flash search after an install used to spend about 10 s compiling.  The kernels such a search
-calls from Python declare their signatures here (:func:`ahead_of_time`, beside each kernel);
+(the compiled Flash, or the batched evaluator of the exhaustive and level searches) calls
+from Python declare explicit signatures (:func:`ahead_of_time`, beside their definitions);
 building the package (``setup.py``, :func:`build`) compiles them with Numba's ahead-of-time
 compiler (``numba.pycc``) into the extension module ``gpuppdp.kernels._aot``, for the
 building machine's CPU; and when a kernel's module is imported its compiled forms are
@@ -32,8 +33,9 @@ __all__ = ["CODE_TYPES", "ahead_of_time", "attached", "status", "source_digest",
 #: the code dtypes of an encoded table (``engine.codes.smallest_int_dtype`` up to int32)
 CODE_TYPES = ("int8", "int16", "int32")
 #: the modules whose kernels are compiled ahead of time (imported by :func:`build`)
-MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.engine.metrics",
-           "gpuppdp.engine.solution_space", "gpuppdp.engine.flash_compiled")
+MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kernels.segsum",
+           "gpuppdp.engine.metrics", "gpuppdp.engine.solution_space",
+           "gpuppdp.engine.flash_compiled")
 #: the packages whose sources the digest covers
 PACKAGES = ("gpuppdp.kernels", "gpuppdp.engine")
 EXTENSION = "_aot"

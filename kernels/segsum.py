@@ -23,6 +23,7 @@ import numba
 import numpy as np
 from numba import cuda, njit
 
+from .aot import CODE_TYPES, ahead_of_time
 from .groupby import balanced_runs, n_tasks_for, run_tasks, segment_of
 
 
@@ -203,6 +204,12 @@ def _loss_sums_run(t, bounds, size, codes, outlier, ptr, off, share, charged, ke
             kept[b, :] = np.nan
 
 
+ahead_of_time(_loss_sums_run, [
+    f"none(int64, int64[::1], int64[::1], {c}[:, ::1], boolean[::1], int64[::1], int64[:, ::1], "
+    "float64[::1], float64[:, ::1], float64[:, ::1], boolean[::1], boolean[::1])"
+    for c in CODE_TYPES])
+
+
 def loss_sums_njit(size, codes, outlier, ptr, off, share, charge=None, keep=None):
     """CPU form: runs of nodes with about equal classes, taken by the threads as they come
     free (:func:`.groupby.run_tasks`).  ``charge`` and ``keep`` (B,) bool, optional: the nodes
@@ -296,6 +303,10 @@ def _node_stats_range(b0, b1, size, outlier, small, ptr, out):
 @njit(cache=True, nogil=True)
 def _node_stats_run(t, bounds, size, outlier, small, ptr, out):
     _node_stats_range(bounds[t], bounds[t + 1], size, outlier, small, ptr, out)
+
+
+ahead_of_time(_node_stats_run, ["none(int64, int64[::1], int64[::1], boolean[::1], boolean[::1], "
+                                 "int64[::1], int64[:, ::1])"])
 
 
 def node_stats_njit(size, outlier, small, ptr):

@@ -11,8 +11,8 @@ import pytest
 
 from gpuppdp.kernels import aot
 
-# searches on every code type and both compiled-Flash variants (with and without classes);
-# prints the search's results and the functions Numba compiled (a fresh, empty cache)
+# searches on every code type: both compiled-Flash variants (with and without classes) and
+# the exhaustive search (the batched evaluator); prints the search's results and the functions Numba compiled (a fresh, empty cache)
 PROBE = """
 import json, sys
 import numpy as np, pandas as pd
@@ -32,14 +32,14 @@ with event.install_recorder("numba:compile") as rec:
         data = pd.DataFrame({"w": rng.choice(values[:12], n), "a": rng.choice(list("abcd"), n),
                              "b": rng.choice(list("xyz"), n), "s": rng.choice(list("pqr"), n)})
         h = {"w": wide, **{c: Hierarchy.flat(sorted(set(data[c])), name=c) for c in "ab"}}
-        for sensitive in (False, True):
+        for search, sensitive in (("auto", False), ("auto", True), ("exhaustive", False)):
             kw = (dict(sensitive=["s"], models=[DistinctLDiversity("s", 2)]) if sensitive
                   else dict(insensitive=["s"]))
             r = Anonymizer(quasi_identifiers=h, k=3, suppression_limit=0.05, backend="cpu",
-                           **kw).fit(data)
+                           search=search, **kw).fit(data)
             d = r.search.details
-            out["runs"].append([bool(d.get("compiled")), int(r.search.optimum),
-                                float(r.information_loss), int(d["evaluations"])])
+            out["runs"].append([search, bool(d.get("compiled")), int(r.search.optimum),
+                                float(r.information_loss), int(r.search.nodes_evaluated)])
 out["compiled"] = sorted({ev.data["dispatcher"].py_func.__name__ for _, ev in rec.buffer})
 out["status"] = aot.status()
 out["declared"] = sorted(k.rsplit(".", 1)[1] for k in aot._DECLARED)
@@ -60,12 +60,14 @@ def ahead(tmp_path_factory):
 
 
 def test_first_search_compiles_no_declared_kernel(ahead):
-    """On a fresh Numba cache, searches with int8, int16 and int32 codes, with and without a
-    sensitive attribute, run the compiled Flash and compile none of the declared kernels
-    (only a few small helpers called from Python remain, about 0.1 s)."""
+    """On a fresh Numba cache, searches with int8, int16 and int32 codes -- the compiled
+    Flash with and without a sensitive attribute, and the exhaustive search -- compile none
+    of the declared kernels (only a few small helpers called from Python remain, about
+    0.1 s)."""
     assert ahead["status"] == "attached"
-    assert all(run[0] for run in ahead["runs"])
-    assert {"_flash", "_rollup_chunk", "_group_first"} <= set(ahead["declared"])
+    assert [run[1] for run in ahead["runs"]] == [True, True, False] * 3
+    assert {"_flash", "_rollup_chunk", "_group_first", "_loss_sums_run",
+            "_node_stats_run"} <= set(ahead["declared"])
     assert not set(ahead["compiled"]) & set(ahead["declared"])
     assert len(ahead["compiled"]) <= 4, ahead["compiled"]
 

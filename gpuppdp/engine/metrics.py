@@ -101,6 +101,10 @@ def _normalize_and_aggregate(sums, minimum, maximum):
     return out
 
 
+ahead_of_time(_normalize_and_aggregate,
+              ["float64[::1](float64[:, ::1], float64[::1], float64[::1])"])
+
+
 @njit(cache=True)
 def _factor_table(sums, minimum, maximum):
     """:func:`_attribute_factor` of every entry of a (q, levels) table of per-attribute sums
