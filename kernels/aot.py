@@ -58,6 +58,7 @@ def ahead_of_time(dispatcher, signatures) -> None:
     extension holds for them (nothing when it is absent or does not match)."""
     if not hasattr(dispatcher, "py_func"):  # NUMBA_DISABLE_JIT: a plain Python function
         return
+    global _loaded
     _DECLARED[_key(dispatcher)] = (dispatcher, list(signatures))
     module, meta = _load()
     if module is None:
@@ -65,10 +66,14 @@ def ahead_of_time(dispatcher, signatures) -> None:
     from numba.core import sigutils
 
     forms = _ATTACHED.setdefault(dispatcher, set())
-    for export, signature in meta["exports"].get(_key(dispatcher), ()):
-        args, _ = sigutils.normalize_signature(signature)
-        dispatcher._insert([a._code for a in args], getattr(module, export), False)
-        forms.add(tuple(args))
+    try:
+        for export, signature in meta["exports"].get(_key(dispatcher), ()):
+            args, _ = sigutils.normalize_signature(signature)
+            # the dispatcher's own table of compiled forms (Dispatcher.add_overload's call)
+            dispatcher._insert([a._code for a in args], getattr(module, export), False)
+            forms.add(tuple(args))
+    except Exception as exc:  # noqa: BLE001 - another Numba's internals: compile on first use
+        _loaded = (None, f"cannot be attached ({type(exc).__name__}: {exc})")
 
 
 def attached(dispatcher, args) -> bool:
@@ -107,7 +112,10 @@ def source_digest() -> str:
 def _load() -> tuple:
     global _loaded
     if _loaded is None:
-        _loaded = _open()
+        try:
+            _loaded = _open()
+        except Exception as exc:  # noqa: BLE001 - never fail an import because of it
+            _loaded = (None, f"cannot be used ({type(exc).__name__}: {exc})")
     return _loaded
 
 
@@ -137,13 +145,20 @@ def _open() -> tuple:
 
 def build(target: str) -> dict:
     """Compile every declared signature into the extension module ``target`` (a file path,
-    e.g. ``.../gpuppdp/kernels/_aot.cpython-311-x86_64-linux-gnu.so``) and write its
-    metadata beside it; returns the metadata.  Needs Numba, NumPy and a C compiler."""
+    e.g. ``.../gpuppdp/kernels/_aot.cpython-311-x86_64-linux-gnu.so``), with its metadata
+    (Numba version, CPU, source digest, exports); returns the metadata.  Needs Numba, NumPy
+    and a C compiler."""
     global _loaded
     _loaded = (None, "building")  # attach nothing of the extension about to be replaced
-    with tempfile.TemporaryDirectory() as scratch:  # the JIT caches of the build's imports
-        os.environ.setdefault("NUMBA_CACHE_DIR", scratch)
-        return _build(target)
+    saved = os.environ.get("NUMBA_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as scratch:
+        if saved is None:  # the JIT caches of the build's imports (read if Numba starts here)
+            os.environ["NUMBA_CACHE_DIR"] = scratch
+        try:
+            return _build(target)
+        finally:
+            if saved is None:
+                del os.environ["NUMBA_CACHE_DIR"]
 
 
 def _build(target: str) -> dict:

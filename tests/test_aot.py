@@ -112,3 +112,14 @@ def test_every_declared_signature_is_compiled_and_attached():
         assert [s for _, s in meta["exports"][key]] == signatures
         for signature in signatures:
             assert aot.attached(dispatcher, normalize_signature(signature)[0])
+
+
+def test_a_broken_extension_never_fails_an_import(monkeypatch):
+    """Whatever goes wrong opening the extension, the kernels compile on first use and the
+    status says what went wrong."""
+    def broken():
+        raise RuntimeError("truncated file")
+
+    monkeypatch.setattr(aot, "_loaded", None)
+    monkeypatch.setattr(aot, "_open", broken)
+    assert aot.status() == "cannot be used (RuntimeError: truncated file)"
