@@ -1,9 +1,10 @@
 """Kernels compiled ahead of time, so that the first search after installing compiles nothing.
 
 Numba compiles a kernel on its first call and caches the machine code on disk: the first
-Flash search after an install used to spend about 10 s compiling.  The kernels such a search
-(the compiled Flash, or the batched evaluator of the exhaustive and level searches) calls
-from Python declare explicit signatures (:func:`ahead_of_time`, beside their definitions);
+Flash search after an install used to spend about 10 s compiling.  The kernels a search
+calls from Python (the compiled Flash; the Python traversal's node properties and roll-up
+source; the batched evaluator of the exhaustive and level searches) declare explicit
+signatures (:func:`ahead_of_time`, beside their definitions);
 building the package (``setup.py``, :func:`build`) compiles them with Numba's ahead-of-time
 compiler (``numba.pycc``) into the extension module ``gpuppdp.kernels._aot``, for the
 building machine's CPU; and when a kernel's module is imported its compiled forms are
@@ -34,7 +35,8 @@ __all__ = ["CODE_TYPES", "ahead_of_time", "attached", "status", "source_digest",
 CODE_TYPES = ("int8", "int16", "int32")
 #: the modules whose kernels are compiled ahead of time (imported by :func:`build`)
 MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kernels.segsum",
-           "gpuppdp.engine.metrics", "gpuppdp.engine.solution_space",
+           "gpuppdp.kernels.histograms", "gpuppdp.engine.metrics",
+           "gpuppdp.engine.solution_space", "gpuppdp.engine.evaluate",
            "gpuppdp.engine.flash_compiled")
 #: the packages whose sources the digest covers
 PACKAGES = ("gpuppdp.kernels", "gpuppdp.engine")

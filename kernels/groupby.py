@@ -150,7 +150,7 @@ def _spaces_fit(radix):
     return True
 
 
-ahead_of_time(_spaces_fit, ["boolean(int64[:, ::1])"])
+ahead_of_time(_spaces_fit, ["boolean(int64[:, ::1])", "boolean(int64[:, :])"])
 
 
 @njit(cache=True)
@@ -294,8 +294,8 @@ def _group_first(t, runs, cols, radix, ptr, keys, ids, rep, n_groups):
 
 
 ahead_of_time(_group_first, [
-    f"none(int64, int64[::1], {c}[:, ::1], int64[:, ::1], {', '.join(['int64[::1]'] * 5)})"
-    for c in CODE_TYPES])
+    f"none(int64, int64[::1], {c}[:, ::1], {radix}, {', '.join(['int64[::1]'] * 5)})"
+    for c in CODE_TYPES for radix in ("int64[:, ::1]", "int64[:, :]")])
 
 
 @njit(cache=True, nogil=True)

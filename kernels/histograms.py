@@ -26,6 +26,8 @@ import math
 import numpy as np
 from numba import cuda, njit, prange
 
+from .aot import ahead_of_time
+
 
 def ordered_sums_reference(values, ptr, init=0.0, abs_prefix=False):
     """Oracle: ``np.add.accumulate`` over each segment, seeded with ``init``."""
@@ -64,6 +66,9 @@ _segment_device = cuda.jit(device=True)(_segment_sum)
 def _serial(values, ptr, init, abs_prefix, out):
     for s in range(ptr.shape[0] - 1):
         _segment(s, values, ptr, init, abs_prefix, out)
+
+
+ahead_of_time(_serial, ["none(float64[::1], int64[::1], float64, boolean, float64[::1])"])
 
 
 @njit(cache=True, parallel=True)

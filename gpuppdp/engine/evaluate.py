@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from .. import kernels
+from ..kernels.aot import ahead_of_time
 from ..kernels.groupby import segment_ids
 from ..models import PrivacyModel, Requirement
 from .classes import Classes
@@ -265,6 +266,9 @@ def _smallest_below(slot_levels, slot_size, levels):
         if below:
             best, best_size = s, slot_size[s]
     return best
+
+
+ahead_of_time(_smallest_below, ["int64(int64[:, ::1], int64[::1], int64[::1])"])
 
 
 #: source entries of one batch of nodes, at most: on the CPU, and on a GPU with memory to spare

@@ -65,11 +65,19 @@ def _first_carried(child, bits, node, strides, radix, props, up):
     return _carried(child, bits, _digits(node, strides, radix), props, up, True)
 
 
+ahead_of_time(_first_carried, ["int64(int64[:, ::1], int64[::1], int64, int64[::1], int64[::1], "
+                                "int64, boolean)"])
+
+
 @njit(cache=True)
 def _has_many(child, bits, nodes, props, up, out):
     for j in range(nodes.shape[0]):
         if not out[j] and _carried(child, bits, nodes[j], props, up, True):
             out[j] = True
+
+
+ahead_of_time(_has_many, ["none(int64[:, ::1], int64[::1], int64[:, ::1], int64, boolean, "
+                           "boolean[::1])"])
 
 
 @njit(cache=True)
@@ -88,6 +96,10 @@ def _add_apex(child, bits, n, node, strides, radix, props, up):
             t = child[t, v]
             bits[t] |= new
     return n
+
+
+ahead_of_time(_add_apex, ["int64(int64[:, ::1], int64[::1], int64, int64, int64[::1], "
+                           "int64[::1], int64, boolean)"])
 
 
 class _Cones:
