@@ -397,7 +397,8 @@ class Anonymizer:
         with plan.writing() as out, TableWriter(
                 out.path("output"), sep=output_sep or table_delimiter(path, sep)) as writer:
             rel = release_chunks(read_chunks(path, sep=sep, columns=kept, rows=chunk_rows),
-                                 evaluator, searched[3], writer.write, chunk_rows=chunk_rows,
+                                 evaluator, searched[3], writer.write_prepared,
+                                 prepare=writer.prepare, chunk_rows=chunk_rows,
                                  suppression=self.suppression, seed=self.seed,
                                  spill_dir=_spill_folder(output))
         rel.path = os.fspath(output)

@@ -198,8 +198,11 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike, *, sep: str = ";") ->
 
 class TableWriter:
     """Writes a table chunk by chunk to ``path``: Parquet (one row group per chunk, every chunk
-    cast to the first one's schema) or ``sep``-separated CSV, chosen by the file extension as
-    in :func:`write_table`.  A context manager; the file is complete when it closes."""
+    cast to the first one's schema; dictionary encoding for text and dictionary columns only,
+    no column statistics) or ``sep``-separated CSV, chosen by the file extension as in
+    :func:`write_table`.  :meth:`write` takes a DataFrame; or :meth:`prepare` (which touches
+    no state: any thread) converts one and :meth:`write_prepared` writes it, in order.  A
+    context manager; the file is complete when it closes."""
 
     def __init__(self, path: str | os.PathLike, *, sep: str = ";"):
         self.path, self.sep = os.fspath(path), sep
@@ -208,20 +211,40 @@ class TableWriter:
         self._file = None
         self._schema = None
 
-    def write(self, df: pd.DataFrame) -> None:
+    def prepare(self, df: pd.DataFrame) -> "PreparedChunk":
+        """``df`` as the file needs it: an Arrow table, or CSV text (the header apart)."""
+        if self._parquet:
+            import pyarrow as pa  # noqa: PLC0415
+            return PreparedChunk(len(df), None,
+                                 pa.Table.from_pandas(df, preserve_index=False))
+        header = df.iloc[:0].to_csv(None, sep=self.sep, index=False)
+        return PreparedChunk(len(df), header,
+                             df.to_csv(None, sep=self.sep, index=False, header=False))
+
+    def write_prepared(self, chunk: "PreparedChunk") -> None:
         if self._parquet:
             import pyarrow as pa  # noqa: PLC0415
             import pyarrow.parquet as pq  # noqa: PLC0415
-            table = pa.Table.from_pandas(df, schema=self._schema, preserve_index=False)
+            table = chunk.data
             if self._file is None:
                 self._schema = table.schema
-                self._file = pq.ParquetWriter(self.path, self._schema)
+                text = [f.name for f in table.schema
+                        if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)
+                        or pa.types.is_large_string(f.type) or pa.types.is_binary(f.type)]
+                self._file = pq.ParquetWriter(self.path, self._schema, use_dictionary=text,
+                                              write_statistics=False)
+            elif not table.schema.equals(self._schema, check_metadata=False):
+                table = table.cast(self._schema)
             self._file.write_table(table)
         else:
             if self._file is None:
                 self._file = open(self.path, "w", encoding="utf-8", newline="")
-            df.to_csv(self._file, sep=self.sep, index=False, header=self.rows == 0)
-        self.rows += len(df)
+                self._file.write(chunk.header)
+            self._file.write(chunk.data)
+        self.rows += chunk.rows
+
+    def write(self, df: pd.DataFrame) -> None:
+        self.write_prepared(self.prepare(df))
 
     def close(self) -> None:
         if self._file is not None:
@@ -243,6 +266,14 @@ TABLE_SUFFIXES = (".csv", ".txt", ".parquet", ".pq")
 TEMP_MARK = ".gpuppdp-tmp-"
 """In the name of every temporary output file (``.NAME.gpuppdp-tmp-XXXXXXXX.SUFFIX``, in the
 output's folder)."""
+
+
+class PreparedChunk(NamedTuple):
+    """A chunk converted by :meth:`TableWriter.prepare`."""
+
+    rows: int
+    header: str | None   # CSV: the header line
+    data: object         # an Arrow table, or CSV text
 
 
 class OutputError(ValueError):

@@ -136,6 +136,50 @@ def test_release_order_is_random_over_all_chunks(tmp_path):
     assert quarters.min() >= 4, quarters
 
 
+@pytest.mark.parametrize("suppression", ["mark", "drop"])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_seed_gives_the_same_release_whatever_the_threads(adult, tmp_path, monkeypatch,
+                                                            suppression, suffix):
+    """Chunks and buckets are worked on by host threads in any order; each draws from its own
+    stream of the seed, so the released file is the same row for row."""
+    data, hierarchies = adult
+    src = tmp_path / "in.parquet"
+    data.to_parquet(src, index=False)
+    anonymizer = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in ("age", "sex", "race")},
+                            sensitive=["occupation"], others="insensitive", k=20,
+                            suppression_limit=0.05, suppression=suppression,
+                            models=[DistinctLDiversity("occupation", 2)], backend="cpu", seed=11)
+    released = {}
+    for threads in (1, 3, 4):
+        monkeypatch.setenv("GPUPPDP_HOST_THREADS", str(threads))
+        out = tmp_path / f"out{threads}{suffix}"
+        result = anonymizer.fit_file(src, out, chunk_rows=700)
+        assert result.suppressed_records > 0
+        released[threads] = read_table(out)
+    assert len(released[1]) == len(data) - (result.suppressed_records
+                                            if suppression == "drop" else 0)
+    for threads in (3, 4):
+        pd.testing.assert_frame_equal(released[threads], released[1])
+    # and it is a shuffle: not the input's order
+    assert not (released[1]["occupation"].to_numpy()[:200]
+                == data["occupation"].to_numpy()[:200]).all()
+
+
+def test_the_first_bad_chunk_is_reported_whatever_the_threads(adult, tmp_path, monkeypatch):
+    data, hierarchies = adult
+    data = data.copy()
+    data["age"] = data["age"].astype(object)
+    data.loc[[2100, 5321], "age"] = "999"
+    src = tmp_path / "in.csv"
+    data.to_csv(src, sep=";", index=False)
+    monkeypatch.setenv("GPUPPDP_HOST_THREADS", "4")
+    anonymizer = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in ("age", "sex")},
+                            others="insensitive", k=5, backend="cpu")
+    with pytest.raises(UnknownValuesError, match="first at row 2100"):
+        anonymizer.fit_file(src, tmp_path / "out.parquet", chunk_rows=300)
+    assert sorted(os.listdir(tmp_path)) == ["in.csv"]
+
+
 @pytest.mark.parametrize("problem", ["unknown", "missing"])
 def test_bad_value_in_a_late_chunk_names_its_row_and_writes_nothing(adult, tmp_path, problem):
     data, hierarchies = adult
@@ -163,14 +207,14 @@ def test_failed_write_leaves_no_output_and_no_bucket_files(adult, tmp_path, monk
     out.write_text("previous\n")
     calls = []
 
-    def failing(self, df):
-        calls.append(len(df))
+    def failing(self, chunk):
+        calls.append(chunk.rows)
         if len(calls) == 2:
             raise OSError("disk full")
-        TableWriter.__dict__["_write_ok"](self, df)
+        TableWriter.__dict__["_write_ok"](self, chunk)
 
-    monkeypatch.setattr(TableWriter, "_write_ok", TableWriter.write, raising=False)
-    monkeypatch.setattr(TableWriter, "write", failing)
+    monkeypatch.setattr(TableWriter, "_write_ok", TableWriter.write_prepared, raising=False)
+    monkeypatch.setattr(TableWriter, "write_prepared", failing)
     anonymizer = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in ("age", "sex")},
                             others="insensitive", k=5, backend="cpu")
     with pytest.raises(OSError, match="disk full"):

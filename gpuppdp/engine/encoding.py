@@ -20,6 +20,7 @@ from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import format_values
 from .codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
+from .pipeline import ordered_map, row_numbered
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
            "encode", "encode_chunks", "SensitiveEncoder", "check_complete", "leaf_codes",
@@ -410,14 +411,17 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
 
 def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema: Schema,
                   backend: Backend, sensitive_attributes: Sequence[str] | str | None = (),
-                  *, merge_entries: int = 1 << 22) -> EncodedTable:
+                  *, merge_entries: int = 1 << 22, threads: int | None = None
+                  ) -> EncodedTable:
     """Encode a table given as consecutive row chunks (each a DataFrame holding at least its QID
     and sensitive columns) into an :class:`EncodedTable` that keeps only the bottom frequency
     set: each chunk is encoded and reduced to its own frequency set, and pending sets are
     merged whenever they hold more than ``merge_entries`` entries and a third of the merged
     set's size (a merge's peak then stays near 4/3 of the merged set), so memory is a chunk
-    plus the frequency sets, whatever the row count.  ``columns`` are the
-    table's column names (roles are checked against them).  Same frequency set, codes, labels
+    plus the frequency sets, whatever the row count.  Chunks are checked and mapped to leaf
+    codes on ``threads`` host threads (:func:`~gpuppdp.engine.pipeline.ordered_map`), then
+    reduced in order on the backend.  ``columns`` are the table's column names (roles are
+    checked against them).  Same frequency set, codes, labels
     and errors (rows numbered in the whole table) as :func:`encode` of the whole table.
     """
     roles = schema.resolve(list(columns))
@@ -425,27 +429,30 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
     enc = EncodedTable(backend, qi_names, hierarchies, None, 0, roles=roles)
     sensitive = SensitiveEncoder(sensitive_names(sensitive_attributes), roles)
-    xp = backend.xp
     merged: list[FrequencySet] = []
     pending: list[FrequencySet] = []
     host = None  # the CPU backend, once the sets have been spilled to host memory
     rows = 0
-    for chunk in chunks:
-        if len(chunk) == 0:
-            continue
-        check_complete(chunk, qi_names + list(schema.sensitive), rows)
-        codes = leaf_codes(chunk, qi_names, hierarchies, rows)
-        carried = sensitive.encode(chunk) if sensitive.names else None
+
+    def coded(numbered: tuple[int, pd.DataFrame]) -> tuple[int, np.ndarray, pd.DataFrame]:
+        """(first row, host leaf codes (n, q), sensitive columns) of a chunk (host threads)."""
+        first, chunk = numbered
+        check_complete(chunk, qi_names + list(schema.sensitive), first)
+        codes = leaf_codes(chunk, qi_names, hierarchies, first)
+        return first, np.stack([c.astype(enc.code_dtype) for c in codes], axis=1), \
+            chunk[sensitive.names]
+
+    for first, codes, sens_columns in ordered_map(coded, row_numbered(chunks), threads=threads):
+        carried = sensitive.encode(sens_columns) if sensitive.names else None
         enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
-        fs = enc.bottom_of(
-            xp.stack([backend.asarray(c.astype(enc.code_dtype)) for c in codes], axis=1),
-            None if carried is None else backend.asarray(carried), rows)
+        fs = enc.bottom_of(backend.asarray(codes),
+                           None if carried is None else backend.asarray(carried), first)
         if host is None and _device_short(backend, merged + pending + [fs], SPILL_FACTOR):
             host = cpu_backend()
             merged = [part.moved(backend.to_host) for part in merged]
             pending = [part.moved(backend.to_host) for part in pending]
         pending.append(fs if host is None else fs.moved(backend.to_host))
-        rows += len(chunk)
+        rows = first + len(codes)
         entries = sum(len(fs.count) for fs in pending)
         if entries > max(merge_entries, sum(len(fs.count) for fs in merged) // 3):
             parts, merged, pending = merged + pending, [], []  # no other reference to them

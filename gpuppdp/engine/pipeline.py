@@ -1,0 +1,86 @@
+"""Host threads for a table read in chunks.
+
+The out-of-core passes (:func:`~gpuppdp.engine.encoding.encode_chunks`,
+:func:`~gpuppdp.engine.transform.release_chunks`) are a sequence of chunks, each going
+through host work that needs no other chunk (leaf codes, Arrow conversion, bucket files,
+output formatting) and work that must see the chunks in order (a dictionary numbered by first
+appearance, the device, the output file).  :func:`ordered_map` runs the first kind on a pool of
+threads -- NumPy, pandas' hash tables and Arrow release the GIL -- and hands the results back in
+order, at most a few chunks ahead, so memory stays a few chunks whatever the row count.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Iterable, Iterator, TypeVar
+
+import pandas as pd
+
+__all__ = ["host_threads", "ordered_map", "row_numbered", "MAX_HOST_THREADS"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: the default number of host threads is the usable cores, at most this many (each thread
+#: holds a chunk or two in flight)
+MAX_HOST_THREADS = 8
+
+
+def host_threads() -> int:
+    """Threads for chunk work: ``GPUPPDP_HOST_THREADS`` if set (at least 1), else the cores
+    this process may run on, at most :data:`MAX_HOST_THREADS`."""
+    value = os.environ.get("GPUPPDP_HOST_THREADS", "").strip()
+    if value:
+        try:
+            n = int(value)
+        except ValueError:
+            raise ValueError(f"GPUPPDP_HOST_THREADS must be a whole number, got {value!r}"
+                             ) from None
+        if n < 1:
+            raise ValueError(f"GPUPPDP_HOST_THREADS must be at least 1, got {n}")
+        return n
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_HOST_THREADS))
+
+
+def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, threads: int | None = None,
+                ahead: int | None = None) -> Iterator[R]:
+    """``fn(item)`` for every item, run on ``threads`` threads (default :func:`host_threads`),
+    yielded in the items' order.  Items are drawn from ``items`` on the calling thread, at most
+    ``ahead`` (default twice the threads) beyond the one being yielded.  An exception raised by
+    ``fn`` is raised here when its item's turn comes (an earlier item's first); however the
+    iteration ends -- exhausted, failed or closed -- no call is still running when it has.
+    With one thread, ``fn`` runs on the calling thread, one item at a time."""
+    threads = host_threads() if threads is None else threads
+    if threads <= 1:
+        yield from map(fn, items)
+        return
+    ahead = 2 * threads if ahead is None else max(ahead, 1)
+    source = iter(items)
+    pending: deque = deque()
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="gpuppdp-chunks")
+    try:
+        for item in source:
+            pending.append(pool.submit(fn, item))
+            if len(pending) >= ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()
+        pool.shutdown(wait=True)
+
+
+def row_numbered(chunks: Iterable[pd.DataFrame]) -> Iterator[tuple[int, pd.DataFrame]]:
+    """``(first row, chunk)`` of every non-empty chunk, rows numbered in the whole table."""
+    first = 0
+    for chunk in chunks:
+        if len(chunk):
+            yield first, chunk
+            first += len(chunk)
