@@ -25,7 +25,8 @@ from .engine.lattice import Lattice
 from .engine.metrics import Metric, make_metric
 from .engine.samarati import PREFERENCES
 from .engine.search import SEARCHES, SearchResult, make_search
-from .engine.transform import SUPPRESSION_MODES, Release, release, release_chunks
+from .engine.transform import (SUPPRESSION_MODES, Release, RowBuckets, release,
+                               release_buckets)
 from .hierarchy import Hierarchy
 from .models import KAnonymity, PrivacyModel, Requirement
 from .report import write_report
@@ -358,13 +359,17 @@ class Anonymizer:
         """Anonymize a CSV or Parquet file of any size out of core and write the release to
         ``output`` (``.csv`` or ``.parquet``).
 
-        The file is read twice, ``chunk_rows`` rows at a time (default
-        :data:`gpuppdp.io.CHUNK_ROWS`): first its QID and sensitive columns, encoded chunk by
-        chunk into the bottom frequency set (:func:`~gpuppdp.engine.encoding.encode_chunks`),
-        on which the search runs; then every kept column, generalized and written in a
-        uniformly random row order (:func:`~gpuppdp.engine.transform.release_chunks`, bucket
-        files in ``output``'s folder).  Memory holds a chunk and the frequency sets, whatever
-        the row count.  The optimum, loss and counts are those :meth:`fit` finds on the whole
+        The file is read once, ``chunk_rows`` rows at a time (default
+        :data:`gpuppdp.io.CHUNK_ROWS`), identifying columns left out: its QID and sensitive
+        columns are encoded chunk by chunk into the bottom frequency set
+        (:func:`~gpuppdp.engine.encoding.encode_chunks`), on which the search runs, while
+        every kept row goes, QIDs as leaf codes, to a randomly drawn bucket file in
+        ``output``'s folder (:class:`~gpuppdp.engine.transform.RowBuckets`); each bucket is
+        then generalized, shuffled and written (:func:`~gpuppdp.engine.transform.
+        release_buckets`), so the rows come out in a uniformly random order.  Host work runs on
+        :func:`~gpuppdp.engine.pipeline.host_threads` threads; a seed gives the same release
+        whatever their number.  Memory holds a few chunks and the frequency sets, whatever the
+        row count.  The optimum, loss and counts are those :meth:`fit` finds on the whole
         table; the release goes to a temporary file renamed onto ``output`` at the end, so a
         failed or interrupted run leaves no partial output.  A CSV release uses ``output_sep``
         (default: the input's delimiter, ``;`` after Parquet).  The result's
@@ -375,6 +380,7 @@ class Anonymizer:
             TABLE_SUFFIXES,
             OutputPlan,
             TableWriter,
+            estimated_rows,
             read_chunks,
             table_columns,
             table_delimiter,
@@ -385,21 +391,21 @@ class Anonymizer:
         t0 = time.perf_counter()
         columns = table_columns(path, sep=sep)
         roles = self.schema.resolve(columns)
-        encoded = [c for c in columns
-                   if roles[c] is Role.QUASI_IDENTIFYING or c in self.schema.sensitive]
-        enc = encode_chunks(read_chunks(path, sep=sep, columns=encoded, rows=chunk_rows),
-                            columns, self.schema, self.backend, self.sensitive_attributes)
-        evaluator = self._evaluator(enc)
-        t1 = time.perf_counter()
-        searched = self._search(evaluator, progress)
-        t2 = time.perf_counter()
         kept = [c for c in columns if roles[c] not in (None, Role.IDENTIFYING)]
-        with plan.writing() as out, TableWriter(
-                out.path("output"), sep=output_sep or table_delimiter(path, sep)) as writer:
-            rel = release_chunks(read_chunks(path, sep=sep, columns=kept, rows=chunk_rows),
-                                 evaluator, searched[3], writer.write_prepared,
-                                 prepare=writer.prepare, chunk_rows=chunk_rows,
-                                 suppression=self.suppression, seed=self.seed,
-                                 spill_dir=_spill_folder(output))
+        qi_names = [c for c in columns if roles[c] is Role.QUASI_IDENTIFYING]
+        with plan.writing() as out, RowBuckets(
+                estimated_rows(path), chunk_rows, qi_names, spill_dir=_spill_folder(output),
+                seed=self.seed) as buckets:
+            enc = encode_chunks(read_chunks(path, sep=sep, columns=kept, rows=chunk_rows),
+                                columns, self.schema, self.backend, self.sensitive_attributes,
+                                tee=buckets.scatter)
+            evaluator = self._evaluator(enc)
+            t1 = time.perf_counter()
+            searched = self._search(evaluator, progress)
+            t2 = time.perf_counter()
+            with TableWriter(out.path("output"),
+                             sep=output_sep or table_delimiter(path, sep)) as writer:
+                rel = release_buckets(buckets, evaluator, searched[3], writer.write_prepared,
+                                      prepare=writer.prepare, suppression=self.suppression)
         rel.path = os.fspath(output)
         return self._result(evaluator, searched, rel, [t0, t1, t2, time.perf_counter()], None)

@@ -411,7 +411,8 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
 
 def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema: Schema,
                   backend: Backend, sensitive_attributes: Sequence[str] | str | None = (),
-                  *, merge_entries: int = 1 << 22, threads: int | None = None
+                  *, merge_entries: int = 1 << 22, threads: int | None = None,
+                  tee: Callable[[int, pd.DataFrame, np.ndarray], None] | None = None
                   ) -> EncodedTable:
     """Encode a table given as consecutive row chunks (each a DataFrame holding at least its QID
     and sensitive columns) into an :class:`EncodedTable` that keeps only the bottom frequency
@@ -420,9 +421,12 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     set's size (a merge's peak then stays near 4/3 of the merged set), so memory is a chunk
     plus the frequency sets, whatever the row count.  Chunks are checked and mapped to leaf
     codes on ``threads`` host threads (:func:`~gpuppdp.engine.pipeline.ordered_map`), then
-    reduced in order on the backend.  ``columns`` are the table's column names (roles are
-    checked against them).  Same frequency set, codes, labels
-    and errors (rows numbered in the whole table) as :func:`encode` of the whole table.
+    reduced in order on the backend.  ``tee(first row, chunk, leaf codes (n, q) host)`` is also
+    called with every chunk, on those threads (e.g.
+    :meth:`~gpuppdp.engine.transform.RowBuckets.scatter`, keeping the rows for the release).
+    ``columns`` are the table's column names (roles are checked against them).  Same
+    frequency set, codes, labels and errors (rows numbered in the whole table) as
+    :func:`encode` of the whole table.
     """
     roles = schema.resolve(list(columns))
     qi_names = [c for c in columns if roles[c] is Role.QUASI_IDENTIFYING]
@@ -438,9 +442,11 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
         """(first row, host leaf codes (n, q), sensitive columns) of a chunk (host threads)."""
         first, chunk = numbered
         check_complete(chunk, qi_names + list(schema.sensitive), first)
-        codes = leaf_codes(chunk, qi_names, hierarchies, first)
-        return first, np.stack([c.astype(enc.code_dtype) for c in codes], axis=1), \
-            chunk[sensitive.names]
+        codes = np.stack([c.astype(enc.code_dtype)
+                          for c in leaf_codes(chunk, qi_names, hierarchies, first)], axis=1)
+        if tee is not None:
+            tee(first, chunk, codes)
+        return first, codes, chunk[sensitive.names]
 
     for first, codes, sens_columns in ordered_map(coded, row_numbered(chunks), threads=threads):
         carried = sensitive.encode(sens_columns) if sensitive.names else None

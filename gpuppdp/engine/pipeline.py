@@ -1,7 +1,7 @@
 """Host threads for a table read in chunks.
 
 The out-of-core passes (:func:`~gpuppdp.engine.encoding.encode_chunks`,
-:func:`~gpuppdp.engine.transform.release_chunks`) are a sequence of chunks, each going
+:func:`~gpuppdp.engine.transform.release_buckets`) are a sequence of chunks, each going
 through host work that needs no other chunk (leaf codes, Arrow conversion, bucket files,
 output formatting) and work that must see the chunks in order (a dictionary numbered by first
 appearance, the device, the output file).  :func:`ordered_map` runs the first kind on a pool of
@@ -84,3 +84,4 @@ def row_numbered(chunks: Iterable[pd.DataFrame]) -> Iterator[tuple[int, pd.DataF
         if len(chunk):
             yield first, chunk
             first += len(chunk)
+

@@ -14,18 +14,19 @@ import tempfile
 import threading
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, NamedTuple
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from .codes import encode_column, smallest_int_dtype
-from .encoding import Role, leaf_codes
+from .encoding import Role
 from .evaluate import Evaluator
-from .pipeline import ordered_map, row_numbered
+from .pipeline import ordered_map
 
-__all__ = ["Release", "release", "release_chunks", "released_columns", "suppressed_rows",
-           "all_suppressed", "categories_of", "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
+__all__ = ["Release", "release", "RowBuckets", "release_buckets", "released_columns",
+           "suppressed_rows", "all_suppressed", "categories_of", "SUPPRESSED_LABEL",
+           "SUPPRESSION_MODES"]
 
 SUPPRESSED_LABEL = "*"
 SUPPRESSION_MODES = ("mark", "drop")
@@ -45,7 +46,7 @@ class Release:
     suppression: str
     source_rows: np.ndarray | None = field(default=None, repr=False, compare=False)
     path: str | None = None
-    """The file the release was written to by :func:`release_chunks` (``data`` is then
+    """The file the release was written to by :func:`release_buckets` (``data`` is then
     ``None``)."""
 
     @property
@@ -148,122 +149,36 @@ def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: st
                    order.astype(np.int64))
 
 
-def release_chunks(chunks: Iterable[pd.DataFrame], evaluator: Evaluator, levels,
-                   write: Callable[[object], None], *, chunk_rows: int,
-                   suppression: str = "mark", seed=None, spill_dir: str | None = None,
-                   prepare: Callable[[pd.DataFrame], object] | None = None,
-                   threads: int | None = None) -> Release:
-    """:func:`release` of a table given as consecutive row chunks (the table ``evaluator`` was
-    built on, see :func:`~gpuppdp.engine.encoding.encode_chunks`), handing the released rows
-    to ``write`` in chunks of about ``chunk_rows`` rows, in a uniformly random order: each
-    generalized chunk is spread over ``ceil(rows / chunk_rows)`` bucket files (Arrow IPC, in a
-    temporary folder in ``spill_dir``) by independent uniform draws, then each bucket is
-    shuffled in memory and written (Rao 1961, Sandelius 1962: a uniform random permutation in
-    two passes).  Memory holds a few chunks and buckets, whatever the row count; the bucket
-    files are removed however the call ends.  A table of one chunk is shuffled in memory.
+class RowBuckets:
+    """The rows of a table read once, chunk by chunk, kept for its release in bucket files
+    (Arrow IPC, in a temporary folder in ``spill_dir``, removed on leaving the context however
+    it ends): QIDs as leaf codes, every other column as read.
 
-    Host work runs on ``threads`` threads (:func:`~gpuppdp.engine.pipeline.ordered_map`): leaf
-    codes, bucket files, shuffling and ``prepare`` (e.g. formatting for the output file; it
-    gets each released chunk as a DataFrame and ``write`` gets what it returns, in order; by
-    default ``write`` gets the DataFrame).  The backend's work and ``write`` run on the calling
-    thread, chunk after chunk.  Every chunk and every bucket draws from its own stream spawned
-    from ``seed`` in order, so a seed gives the same release whatever the threads.
+    :meth:`scatter` (from any thread, e.g. as :func:`~gpuppdp.engine.encoding.encode_chunks`'s
+    ``tee``) appends each row of a chunk to one of ``ceil(rows / chunk_rows)`` buckets drawn
+    uniformly and independently; :func:`release_buckets` then reads each bucket back, in chunk
+    order whatever order the threads wrote it in, generalizes and shuffles it in memory (Rao
+    1961, Sandelius 1962: a uniform random permutation in two passes).  Every chunk and every
+    bucket draws from its own stream spawned from ``seed`` (keyed by the chunk's first row, or
+    the bucket's number), so a seed gives the same release whatever the threads.  Memory holds
+    a few chunks or buckets, whatever the row count.
     """
-    if suppression not in SUPPRESSION_MODES:
-        raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
-    enc, be = evaluator.encoded, evaluator.backend
-    levels = np.asarray(levels, dtype=np.int64)
-    failing = evaluator.suppressed_classes(levels)
-    categories, star = {}, {}
-    for j, name in enumerate(enc.qi_names):
-        categories[name], star[name] = categories_of(enc.hierarchies[j].labels(int(levels[j])))
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    n_buckets = max(1, math.ceil(enc.n_rows / chunk_rows))
-    prepare = prepare or (lambda part: part)
-    offset = suppressed = 0
 
-    def coded(numbered: tuple[int, pd.DataFrame]) -> tuple[pd.DataFrame, list, int]:
-        """A chunk, its host leaf codes and its first row (host threads)."""
-        first, chunk = numbered
-        return chunk, leaf_codes(chunk, enc.qi_names, enc.hierarchies, first), first
+    def __init__(self, rows: int, chunk_rows: int, qi_names, *, spill_dir: str | None = None,
+                 seed=None):
+        self.n_buckets = max(1, math.ceil(rows / chunk_rows))
+        self.qi_names = list(qi_names)
+        self.spill_dir = spill_dir
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self._chunk_seeds, self._bucket_seeds = (g.bit_generator.seed_seq for g in rng.spawn(2))
+        self._locks = [threading.Lock() for _ in range(self.n_buckets)]
+        self._writers: dict = {}                                   # bucket -> open stream
+        self._firsts: list[list[int]] = [[] for _ in range(self.n_buckets)]  # of each piece
+        self._rows = np.zeros(self.n_buckets, dtype=np.int64)
+        self._empty: pd.DataFrame | None = None                    # the columns, no rows
+        self._folder = None
 
-    def generalized(item) -> _Generalized:
-        """The chunk's generalized codes and outliers (on the backend, chunk after chunk)."""
-        nonlocal offset, suppressed
-        chunk, codes, first = item
-        row_codes = enc.generalize(levels, [be.asarray(c) for c in codes])
-        outlier = be.to_host(enc.in_classes(levels, failing, row_codes)).astype(bool)
-        offset += len(chunk)
-        suppressed += int(outlier.sum())
-        return _Generalized(chunk, be.to_host(row_codes), outlier, first, rng.spawn(1)[0])
-
-    def released(g: _Generalized) -> pd.DataFrame:
-        """The chunk's released columns, QIDs as codes into their categories (``*`` for
-        suppressed rows), suppressed rows dropped when asked."""
-        columns = released_columns(
-            g.chunk.columns, enc,
-            lambda j: np.where(g.outlier, star[enc.qi_names[j]],
-                               g.row_codes[:, j]).astype(np.int32),
-            lambda name: g.chunk[name].reset_index(drop=True))
-        out = pd.DataFrame(columns)
-        return out[~g.outlier].reset_index(drop=True) if suppression == "drop" else out
-
-    def labelled(part: pd.DataFrame) -> pd.DataFrame:
-        for name, labels in categories.items():
-            if name in part.columns:
-                part[name] = pd.Categorical.from_codes(part[name].to_numpy(), labels)
-        return part
-
-    generalized_chunks = map(generalized, ordered_map(coded, row_numbered(chunks),
-                                                      threads=threads))
-    if n_buckets == 1:
-        parts = [released(g) for g in generalized_chunks]
-        whole = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-        write(prepare(labelled(whole.take(rng.permutation(len(whole))).reset_index(drop=True))))
-    else:
-        with _Buckets(n_buckets, spill_dir) as buckets:
-            empty = None
-            with closing(ordered_map(lambda g: buckets.scatter(released(g), g.first, g.rng),
-                                     generalized_chunks, threads=threads)) as scattered:
-                for part in scattered:
-                    empty = part if empty is None else empty
-            streams = rng.spawn(n_buckets)
-            written = 0
-            with closing(ordered_map(
-                    lambda b: prepare(labelled(buckets.shuffled(b, streams[b]))),
-                    buckets.filled(), threads=threads)) as shuffled:
-                for part in shuffled:
-                    write(part)
-                    written += 1
-            if not written:  # every row dropped: the columns still go out
-                write(prepare(labelled(empty)))
-    if offset != enc.n_rows:
-        raise RuntimeError(f"the table changed while it was read: {offset} rows now, "
-                           f"{enc.n_rows} when it was encoded")
-    return Release(None, enc.n_rows, suppressed, suppression)
-
-
-class _Generalized(NamedTuple):
-    chunk: pd.DataFrame
-    row_codes: np.ndarray    # (n, q) host codes at the released levels
-    outlier: np.ndarray      # (n,) host bool: in a suppressed class
-    first: int               # the chunk's first row in the table
-    rng: np.random.Generator
-
-
-class _Buckets:
-    """The bucket files of a chunked release (see :func:`release_chunks`), in a temporary
-    folder removed on exit: :meth:`scatter` (from any thread) appends each chunk's rows to
-    uniformly drawn buckets, :meth:`shuffled` reads a bucket back in chunk order (whatever
-    order the threads wrote it in) and shuffles it."""
-
-    def __init__(self, n_buckets: int, spill_dir: str | None):
-        self.n_buckets, self.spill_dir = n_buckets, spill_dir
-        self._locks = [threading.Lock() for _ in range(n_buckets)]
-        self._writers: dict = {}                                     # bucket -> open stream
-        self._chunks: list[list[int]] = [[] for _ in range(n_buckets)]  # first row of each piece
-
-    def __enter__(self) -> "_Buckets":
+    def __enter__(self) -> "RowBuckets":
         self._folder = tempfile.TemporaryDirectory(prefix=".gpuppdp-buckets-",
                                                    dir=self.spill_dir)
         return self
@@ -281,14 +196,29 @@ class _Buckets:
         while self._writers:
             self._writers.popitem()[1].close()
 
-    def scatter(self, part: pd.DataFrame, first: int, rng: np.random.Generator
-                ) -> pd.DataFrame:
-        """Append the rows of ``part`` (the chunk from row ``first``) to buckets drawn by
-        ``rng``; returns ``part``'s columns without rows."""
+    @staticmethod
+    def _stream(seeds: np.random.SeedSequence, key: int) -> np.random.Generator:
+        return np.random.default_rng(np.random.SeedSequence(
+            seeds.entropy, spawn_key=tuple(seeds.spawn_key) + (int(key),)))
+
+    @property
+    def rows(self) -> int:
+        """Rows scattered so far."""
+        return int(self._rows.sum())
+
+    def scatter(self, first: int, chunk: pd.DataFrame, codes: np.ndarray) -> None:
+        """Keep the rows of ``chunk`` (rows ``first, first + 1, ...`` of the table), its QIDs
+        as ``codes`` (n, q) host leaf codes in the order of ``qi_names``."""
         import pyarrow as pa  # noqa: PLC0415 - only for chunked releases
         import pyarrow.ipc as ipc  # noqa: PLC0415
 
-        bucket = rng.integers(0, self.n_buckets, size=len(part))
+        part = pd.DataFrame({name: codes[:, self.qi_names.index(name)]
+                             if name in self.qi_names else chunk[name].reset_index(drop=True)
+                             for name in chunk.columns})
+        if self._empty is None:
+            self._empty = part.iloc[:0].copy()
+        bucket = self._stream(self._chunk_seeds, first).integers(0, self.n_buckets,
+                                                                 size=len(part))
         # the same stable order; NumPy radix-sorts keys of 16 bits or less
         order = np.argsort(bucket.astype(smallest_int_dtype(self.n_buckets)), kind="stable")
         bounds = np.searchsorted(bucket[order], np.arange(self.n_buckets + 1))
@@ -298,23 +228,109 @@ class _Buckets:
                 if b not in self._writers:
                     self._writers[b] = ipc.new_stream(self._path(b), batch.schema)
                 self._writers[b].write_batch(batch.slice(bounds[b], bounds[b + 1] - bounds[b]))
-                self._chunks[b].append(first)
-        return part.iloc[:0].copy()
+                self._firsts[b].append(first)
+                self._rows[b] += bounds[b + 1] - bounds[b]
 
     def filled(self) -> list[int]:
-        """The buckets holding rows (their files closed: every scatter is done)."""
+        """The buckets holding rows (their files closed: call it once every scatter is done)."""
         self._close_writers()
-        return [b for b in range(self.n_buckets) if self._chunks[b]]
+        return [b for b in range(self.n_buckets) if self._firsts[b]]
 
-    def shuffled(self, b: int, rng: np.random.Generator) -> pd.DataFrame:
-        """Bucket ``b``'s rows in chunk order, then in an order drawn by ``rng``; its file is
-        removed."""
+    def read(self, b: int) -> pd.DataFrame:
+        """Bucket ``b``'s rows in chunk order; its file is removed."""
         import pyarrow as pa  # noqa: PLC0415
         import pyarrow.ipc as ipc  # noqa: PLC0415
 
         with ipc.open_stream(self._path(b)) as reader:
             batches = list(reader)
         os.unlink(self._path(b))
-        in_order = np.argsort(np.asarray(self._chunks[b]), kind="stable")
-        table = pa.Table.from_batches([batches[i] for i in in_order])
-        return table.take(rng.permutation(table.num_rows)).to_pandas()
+        in_order = np.argsort(np.asarray(self._firsts[b]), kind="stable")
+        return pa.Table.from_batches([batches[i] for i in in_order]).to_pandas()
+
+    def empty(self) -> pd.DataFrame:
+        """The kept columns (QIDs as codes), without rows."""
+        return self._empty.copy()
+
+    def permutation(self, b: int, n: int) -> np.ndarray:
+        """The order of bucket ``b``'s ``n`` released rows."""
+        return self._stream(self._bucket_seeds, b).permutation(n)
+
+
+def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
+                    write: Callable[[object], None], *, suppression: str = "mark",
+                    prepare: Callable[[pd.DataFrame], object] | None = None,
+                    threads: int | None = None) -> Release:
+    """:func:`release` of the table kept in ``buckets`` (the table ``evaluator`` was built on),
+    handing the released rows to ``write`` bucket by bucket, in a uniformly random order.
+
+    Host work runs on ``threads`` threads (:func:`~gpuppdp.engine.pipeline.ordered_map`):
+    reading buckets, shuffling and ``prepare`` (e.g. formatting for the output file: it gets
+    each released bucket as a DataFrame, and ``write`` what it returns; by default ``write``
+    gets the DataFrame).  ``write`` runs on the calling thread, bucket after bucket, and so
+    does the backend's work on a GPU (on the CPU, the threads generalize too).
+    """
+    if suppression not in SUPPRESSION_MODES:
+        raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
+    enc, be = evaluator.encoded, evaluator.backend
+    levels = np.asarray(levels, dtype=np.int64)
+    failing = evaluator.suppressed_classes(levels)
+    enc.level_maps()  # built before any thread reads them
+    categories, star = {}, {}
+    for j, name in enumerate(enc.qi_names):
+        categories[name], star[name] = categories_of(enc.hierarchies[j].labels(int(levels[j])))
+    prepare = prepare or (lambda part: part)
+    if buckets.rows != enc.n_rows:
+        raise RuntimeError(f"{buckets.rows} rows were kept for the release of a table of "
+                           f"{enc.n_rows} rows")
+
+    def generalized(item: tuple[int, pd.DataFrame]) -> tuple[int, pd.DataFrame, np.ndarray]:
+        """Bucket ``b``'s QIDs as codes into their categories (``*`` for suppressed rows), and
+        which rows are suppressed (on the backend)."""
+        b, part = item
+        row_codes = enc.generalize(levels, [be.asarray(part[name].to_numpy())
+                                            for name in enc.qi_names])
+        outlier = be.to_host(enc.in_classes(levels, failing, row_codes)).astype(bool)
+        row_codes = be.to_host(row_codes)
+        for j, name in enumerate(enc.qi_names):
+            part[name] = np.where(outlier, star[name], row_codes[:, j]).astype(np.int32)
+        return b, part, outlier
+
+    def released(item: tuple[int, pd.DataFrame, np.ndarray]) -> tuple[object, int, int]:
+        """(the bucket prepared for ``write``, its rows released, its rows suppressed)."""
+        b, part, outlier = item
+        if suppression == "drop":
+            part = part[~outlier]
+        part = part.take(buckets.permutation(b, len(part))).reset_index(drop=True)
+        columns = released_columns(part.columns, enc, lambda j: part[enc.qi_names[j]],
+                                   lambda name: part[name])
+        return prepare(_labelled(pd.DataFrame(columns), categories)), len(part), \
+            int(outlier.sum())
+
+    def read(b: int) -> tuple[int, pd.DataFrame]:
+        return b, buckets.read(b)
+
+    filled = buckets.filled()
+    if be.is_gpu:  # the device's work on this thread, bucket after bucket
+        steps = ordered_map(released, map(generalized, ordered_map(read, filled,
+                                                                    threads=threads)),
+                            threads=threads)
+    else:
+        steps = ordered_map(lambda b: released(generalized(read(b))), filled, threads=threads)
+    written = suppressed = 0
+    with closing(steps):
+        for prepared, rows, outliers in steps:
+            suppressed += outliers
+            if rows:
+                write(prepared)
+                written += rows
+    if not written:  # every row dropped: the columns still go out
+        write(released((0, buckets.empty(), np.zeros(0, dtype=bool)))[0])
+    return Release(None, enc.n_rows, suppressed, suppression)
+
+
+def _labelled(part: pd.DataFrame, categories: dict) -> pd.DataFrame:
+    """``part`` with its QID columns (codes) as categoricals of their released labels."""
+    for name, labels in categories.items():
+        if name in part.columns:
+            part[name] = pd.Categorical.from_codes(part[name].to_numpy(), labels)
+    return part
