@@ -396,7 +396,8 @@ class Anonymizer:
         with plan.writing() as out, RowBuckets(
                 estimated_rows(path), chunk_rows, qi_names, spill_dir=_spill_folder(output),
                 seed=self.seed) as buckets:
-            enc = encode_chunks(read_chunks(path, sep=sep, columns=kept, rows=chunk_rows),
+            enc = encode_chunks(read_chunks(path, sep=sep, columns=kept, rows=chunk_rows,
+                                            lazy=True),
                                 columns, self.schema, self.backend, self.sensitive_attributes,
                                 tee=buckets.scatter)
             evaluator = self._evaluator(enc)

@@ -19,6 +19,8 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import pandas as pd
 
+from .engine.pipeline import LazyChunk
+
 from .validation import format_values
 
 __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "write_table",
@@ -140,11 +142,17 @@ def table_columns(path: str | os.PathLike, *, sep: str | None = None) -> list[st
 
 
 def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
-                columns: Sequence[str] | None = None,
-                rows: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
+                columns: Sequence[str] | None = None, rows: int = CHUNK_ROWS,
+                lazy: bool = False) -> Iterator[pd.DataFrame | LazyChunk]:
     """Read a CSV or Parquet file as consecutive DataFrames of at most ``rows`` rows (only
     ``columns``, in the file's order if not given), with the values :func:`read_table` gives;
-    memory holds one chunk, whatever the file's size."""
+    memory holds one chunk, whatever the file's size.
+
+    ``lazy=True``: a Parquet file whose row groups hold at most ``2 * rows`` rows comes as
+    :class:`~gpuppdp.engine.pipeline.LazyChunk` s instead, each reading whole consecutive row
+    groups (at most ``rows`` rows, or one larger group) when asked, so that several threads can
+    read the file at once; anything else comes as DataFrames, read here.
+    """
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"input file not found: {path}")
@@ -155,6 +163,11 @@ def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
             # (no pre-buffering: its cache holds every row group read until the file closes,
             # 0.7 GiB over 10^8 census rows)
             with pq.ParquetFile(path, pre_buffer=False) as source:
+                meta = source.metadata
+                sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+                if lazy and max(sizes, default=0) <= 2 * rows:
+                    yield from _row_group_chunks(path, columns, sizes, rows)
+                    return
                 for batch in source.iter_batches(batch_size=rows, columns=columns):
                     yield batch.to_pandas()
         else:
@@ -166,6 +179,28 @@ def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
         raise not_utf8(path, exc) from None
     except pd.errors.EmptyDataError:
         raise ValueError(f"{path} is empty") from None
+
+
+def _row_group_chunks(path: str, columns: list[str], sizes: list[int], rows: int
+                      ) -> Iterator[LazyChunk]:
+    """Lazy chunks of consecutive row groups (of ``sizes`` rows) of at most ``rows`` rows, or
+    one larger group."""
+    def reader(groups: list[int]):
+        def read() -> pd.DataFrame:
+            import pyarrow.parquet as pq  # noqa: PLC0415
+            with pq.ParquetFile(path, pre_buffer=False) as source:
+                return source.read_row_groups(groups, columns=columns).to_pandas()
+        return read
+
+    groups, held = [], 0
+    for g, size in enumerate(sizes):
+        if groups and held + size > rows:
+            yield LazyChunk(held, reader(groups))
+            groups, held = [], 0
+        groups.append(g)
+        held += size
+    if groups:
+        yield LazyChunk(held, reader(groups))
 
 
 def _columns_of(path: str, sep: str | None, columns: Sequence[str] | None

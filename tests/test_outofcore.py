@@ -81,7 +81,8 @@ def _configs(hierarchies, data):
                suppression="drop", metric="discernibility")
     yield dict(quasi_identifiers=qis, sensitive=["occupation", "salary-class"],
                others="drop", k=2, suppression_limit=0.1,
-               models=[DistinctLDiversity("occupation", 3), TCloseness("salary-class", 0.3, "equal")])
+               models=[DistinctLDiversity("occupation", 3),
+                       TCloseness("salary-class", 0.3, "equal")])
     yield dict(quasi_identifiers=qis, others="insensitive", identifying=["workclass"],
                suppression_limit=0.05, models=[KMap(3, population=population)])
 
@@ -234,6 +235,50 @@ def test_read_chunks_gives_read_tables_values(adult, tmp_path):
                                   read_table(src, columns=["sex", "age"]))
     with pytest.raises(ValueError, match="nosuch"):
         list(read_chunks(src, columns=["nosuch"]))
+
+
+@pytest.mark.parametrize("group_rows,chunk_rows,lazy", [(500, 700, True), (300, 1000, True),
+                                                        (1200, 700, True), (3000, 700, False)])
+def test_parquet_row_groups_read_lazily(adult, tmp_path, group_rows, chunk_rows, lazy):
+    """Row groups of at most twice ``rows`` rows come as lazy chunks of whole groups (read by
+    whichever thread works on them), larger ones as read batches; the values are the same."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from gpuppdp.engine.pipeline import LazyChunk, materialized
+
+    data, _ = adult
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pandas(data, preserve_index=False), src,
+                   row_group_size=group_rows)
+    parts = list(read_chunks(src, columns=["sex", "age", "occupation"], rows=chunk_rows,
+                             lazy=True))
+    assert all(isinstance(p, LazyChunk) == lazy for p in parts)
+    if lazy:
+        assert all(len(p) <= max(chunk_rows, group_rows) for p in parts)
+        assert all(len(p) % group_rows == 0 for p in parts[:-1])
+    pd.testing.assert_frame_equal(
+        pd.concat([materialized(p) for p in parts], ignore_index=True),
+        read_table(src, columns=["sex", "age", "occupation"]))
+
+
+def test_fit_file_reads_row_groups_on_threads(adult, tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data, hierarchies = adult
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pandas(data, preserve_index=False), src, row_group_size=400)
+    anonymizer = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in ("age", "sex", "race")},
+                            others="insensitive", k=10, suppression_limit=0.05, backend="cpu",
+                            seed=2)
+    expected = anonymizer.fit(data)
+    monkeypatch.setenv("GPUPPDP_HOST_THREADS", "3")
+    got = anonymizer.fit_file(src, tmp_path / "out.parquet", chunk_rows=1000)
+    assert (got.transformation, got.information_loss, got.suppressed_records) == \
+        (expected.transformation, expected.information_loss, expected.suppressed_records)
+    pd.testing.assert_frame_equal(_sorted(read_table(tmp_path / "out.parquet")),
+                                  _sorted(expected.released))
 
 
 def test_everything_dropped_still_writes_the_columns(tmp_path):

@@ -20,7 +20,7 @@ from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import format_values
 from .codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
-from .pipeline import ordered_map, row_numbered
+from .pipeline import materialized, ordered_map, row_numbered
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
            "encode", "encode_chunks", "SensitiveEncoder", "check_complete", "leaf_codes",
@@ -415,7 +415,8 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
                   tee: Callable[[int, pd.DataFrame, np.ndarray], None] | None = None
                   ) -> EncodedTable:
     """Encode a table given as consecutive row chunks (each a DataFrame holding at least its QID
-    and sensitive columns) into an :class:`EncodedTable` that keeps only the bottom frequency
+    and sensitive columns, or a :class:`~gpuppdp.engine.pipeline.LazyChunk` that reads one)
+    into an :class:`EncodedTable` that keeps only the bottom frequency
     set: each chunk is encoded and reduced to its own frequency set, and pending sets are
     merged whenever they hold more than ``merge_entries`` entries and a third of the merged
     set's size (a merge's peak then stays near 4/3 of the merged set), so memory is a chunk
@@ -441,6 +442,7 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     def coded(numbered: tuple[int, pd.DataFrame]) -> tuple[int, np.ndarray, pd.DataFrame]:
         """(first row, host leaf codes (n, q), sensitive columns) of a chunk (host threads)."""
         first, chunk = numbered
+        chunk = materialized(chunk)
         check_complete(chunk, qi_names + list(schema.sensitive), first)
         codes = np.stack([c.astype(enc.code_dtype)
                           for c in leaf_codes(chunk, qi_names, hierarchies, first)], axis=1)

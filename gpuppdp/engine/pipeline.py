@@ -18,7 +18,8 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 import pandas as pd
 
-__all__ = ["host_threads", "ordered_map", "row_numbered", "MAX_HOST_THREADS"]
+__all__ = ["host_threads", "ordered_map", "LazyChunk", "row_numbered", "materialized",
+           "MAX_HOST_THREADS"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -77,7 +78,32 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, threads: int | None
         pool.shutdown(wait=True)
 
 
-def row_numbered(chunks: Iterable[pd.DataFrame]) -> Iterator[tuple[int, pd.DataFrame]]:
+class LazyChunk:
+    """A chunk of ``rows`` rows not read yet: ``read()`` reads it, on whichever host thread
+    works on it (e.g. row groups of a Parquet file, see :func:`gpuppdp.io.read_chunks`)."""
+
+    __slots__ = ("rows", "read")
+
+    def __init__(self, rows: int, read: Callable[[], pd.DataFrame]):
+        self.rows, self.read = int(rows), read
+
+    def __len__(self) -> int:
+        return self.rows
+
+
+def materialized(chunk: "pd.DataFrame | LazyChunk") -> pd.DataFrame:
+    """``chunk`` as a DataFrame: a :class:`LazyChunk` read (and its row count checked)."""
+    if not isinstance(chunk, LazyChunk):
+        return chunk
+    data = chunk.read()
+    if len(data) != chunk.rows:
+        raise RuntimeError(f"a chunk of {chunk.rows} rows read as {len(data)}: the file changed "
+                           "while it was read")
+    return data
+
+
+def row_numbered(chunks: Iterable["pd.DataFrame | LazyChunk"]
+                 ) -> Iterator[tuple[int, "pd.DataFrame | LazyChunk"]]:
     """``(first row, chunk)`` of every non-empty chunk, rows numbered in the whole table."""
     first = 0
     for chunk in chunks:
