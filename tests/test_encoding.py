@@ -161,3 +161,29 @@ def test_against_reference(values, categorical, sort):
         key = categories.index
     check(series, values, sort, key)
     check(pa.array(values, type=pa.string()).dictionary_encode(), values, sort)
+
+
+@pytest.mark.parametrize("merge_rows", [1, 50, 10 ** 6])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_distinct_rows_of_chunks_match_a_naive_count(merge_rows, weighted):
+    """DistinctRows over chunks (merged early or late) against pandas: the distinct rows in
+    order of first appearance, each with its rows (or summed weights)."""
+    from gpuppdp.engine.codes import DistinctRows
+
+    rng = np.random.default_rng(4)
+    n = 3000
+    data = pd.DataFrame({"a": rng.choice(list("xyzw"), n), "b": rng.integers(0, 40, n),
+                         "c": rng.choice(["p", "q"], n)})
+    weights = rng.integers(1, 5, n) if weighted else np.ones(n, dtype=np.int64)
+    reducer = DistinctRows(["a", "b", "c"], merge_rows=merge_rows)
+    for start in range(0, n, 170):
+        part = data.iloc[start:start + 170].reset_index(drop=True)
+        reducer.add(part, weights[start:start + 170] if weighted else None)
+    codes, labels, counts = reducer.result()
+    got = pd.DataFrame({name: np.asarray(lab, dtype=object)[c].astype(str)
+                        for name, c, lab in zip("abc", codes, labels)})
+    got["n"] = counts
+    expected = (data.assign(n=weights).groupby(["a", "b", "c"], sort=False, as_index=False)["n"]
+                .sum().astype({"b": str}))
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+    assert reducer.rows == int(weights.sum())

@@ -267,19 +267,21 @@ class DistinctRows:
                           for d, c in zip(self.dictionaries, self.columns)], axis=1)
         weights = np.ones(len(chunk), dtype=np.int64) if weights is None else \
             np.asarray(weights, dtype=np.int64)
-        self._pending.append(_distinct(codes, weights))
+        self._pending.append(_distinct(codes, weights, self._radix()))
         self.rows += int(weights.sum())
         pending = sum(len(w) for _, w in self._pending)
         if pending > max(self._merge_rows, sum(len(w) for _, w in self._merged)):
             self._merged = [self._merge(self._merged + self._pending)]
             self._pending = []
 
-    @staticmethod
-    def _merge(parts: list[tuple]) -> tuple:
+    def _radix(self) -> list[int]:
+        return [max(len(d), 1) for d in self.dictionaries]
+
+    def _merge(self, parts: list[tuple]) -> tuple:
         if len(parts) == 1:
             return parts[0]
         return _distinct(np.concatenate([c for c, _ in parts]),
-                         np.concatenate([w for _, w in parts]))
+                         np.concatenate([w for _, w in parts]), self._radix())
 
     def result(self) -> tuple[list, list, np.ndarray]:
         codes, counts = self._merge(self._merged + self._pending) if self.rows else (
@@ -288,10 +290,17 @@ class DistinctRows:
                 [d.labels for d in self.dictionaries], counts)
 
 
-def _distinct(codes: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of ``codes`` (n, q) in order of first appearance, and their weights."""
-    from ..kernels import groupby  # noqa: PLC0415 - Numba only when chunks are reduced
+def _distinct(codes: np.ndarray, weights: np.ndarray, radix: Sequence[int]
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of ``codes`` (n, q) int32 in order of first appearance, and their weights:
+    a roll-up to the bottom node (:func:`~gpuppdp.kernels.grouping.rollup_njit`, partitioned
+    on the threads when large); ``radix`` the number of codes of each column."""
+    from ..kernels import grouping  # noqa: PLC0415 - Numba only when chunks are reduced
 
-    group, rep, _ = groupby.group(np, codes, None)
-    return codes[rep], np.bincount(group, weights=weights,
-                                   minlength=len(rep)).astype(np.int64)
+    n, q = codes.shape
+    identity = np.arange(max(radix, default=1), dtype=np.int32)  # every column at offset 0
+    codes, _, counts, _, _ = grouping.rollup_njit(
+        codes, np.zeros(n, np.int32), weights, np.arange(n, dtype=np.int64), np.array([0]),
+        np.array([n]), np.full((1, q), grouping.IDENTITY_OFFSET, np.int64), identity,
+        np.array([list(radix) + [1]], dtype=np.int64))
+    return codes, counts
