@@ -24,7 +24,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Backend", "BackendError", "DeviceMemoryError", "get_backend", "cpu_backend"]
+__all__ = ["Backend", "BackendError", "DeviceMemoryError", "get_backend", "cpu_backend",
+           "gpu_count"]
 
 log = logging.getLogger("gpuppdp")
 
@@ -202,6 +203,15 @@ def _probe_cupy():
     if not _under_cudasim():
         _probe_numba_cuda(cupy)
     return cupy
+
+
+def gpu_count() -> int:
+    """How many CUDA devices CuPy sees (0 without CuPy, a driver or a device)."""
+    try:
+        import cupy  # noqa: PLC0415 - lazy on purpose
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # ImportError, no driver (CUDARuntimeError), ...
+        return 0
 
 
 def _cupy_backend(cupy) -> Backend:

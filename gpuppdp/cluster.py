@@ -49,9 +49,10 @@ def is_dask_frame(data) -> bool:
         and hasattr(data, "to_delayed")
 
 
-def client_for(spec: str):
+def client_for(spec: str, gpu: bool = False):
     """A ``distributed.Client`` for ``local:N`` (a new ``LocalCluster`` of N single-threaded
-    worker processes) or ``tcp://HOST:PORT`` (a running scheduler)."""
+    worker processes; with ``gpu``, dask-cuda's ``LocalCUDACluster`` of N workers, one GPU
+    each) or ``tcp://HOST:PORT`` (a running scheduler)."""
     try:
         from distributed import Client, LocalCluster  # noqa: PLC0415
     except ImportError:
@@ -66,12 +67,30 @@ def client_for(spec: str):
             raise ValueError(f"--dask local:N needs a number of workers N >= 1, got {spec!r}")
         # the cluster logs its start and stop, and the release's shuffle, as news
         logging.getLogger("distributed").setLevel(logging.ERROR)
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
-        return Client(cluster)
+        options = dict(n_workers=workers, threads_per_worker=1, dashboard_address=None,
+                       silence_logs=logging.ERROR)
+        if gpu:
+            return Client(_cuda_cluster(workers, options))
+        return Client(LocalCluster(processes=True, **options))
     if kind in ("tcp", "tls", "ucx"):
         return Client(spec)
     raise ValueError(f"--dask expects local:N or tcp://HOST:PORT, got {spec!r}")
+
+
+def _cuda_cluster(workers: int, options: dict):
+    """dask-cuda's ``LocalCUDACluster`` with ``workers`` workers, each pinned to its own GPU."""
+    try:
+        from dask_cuda import LocalCUDACluster  # noqa: PLC0415
+    except ImportError:
+        raise ImportError("--dask local:N on the GPU needs dask-cuda (one worker per GPU): "
+                          "pip install 'gpuppdp[dask-gpu]'") from None
+    from . import backend  # noqa: PLC0415
+
+    available = backend.gpu_count()
+    if workers > available:
+        raise ValueError(f"--dask local:{workers} on the GPU: this machine has {available} "
+                         "GPU(s), one per worker")
+    return LocalCUDACluster(CUDA_VISIBLE_DEVICES=list(range(workers)), **options)
 
 
 def read_dask(path: str, *, sep: str | None = None, columns: Sequence[str] | None = None):
@@ -150,26 +169,36 @@ def _profile(part: pd.DataFrame, names: list[str]):
 
 
 def _partition_bottom(part: pd.DataFrame, table: EncodedTable, names: list[str],
-                      checked: list[str], offset: int, lut) -> FrequencySet | None:
+                      checked: list[str], offset: int, lut, backend: Backend
+                      ) -> FrequencySet | None:
+    """A partition's bottom frequency set, grouped on the worker's ``backend`` (its GPU, when
+    the run's backend is one), returned in host memory."""
     if not len(part):
         return None
     check_complete(part, checked, offset)
     codes = leaf_codes(part, table.qi_names, table.hierarchies, offset)
     carried = lut[_local_combinations(part, names)[0]] if names else None
-    return table.bottom_of(np.stack([c.astype(table.code_dtype) for c in codes], axis=1),
-                           carried, offset)
+    fs = table.bottom_of(backend.asarray(np.stack([c.astype(table.code_dtype) for c in codes],
+                                                  axis=1)),
+                         None if carried is None else backend.asarray(carried), offset, backend)
+    return fs.moved(backend.to_host)
 
 
-def _merge(table: EncodedTable, a: FrequencySet | None, b: FrequencySet | None):
+def _merge(table: EncodedTable, a: FrequencySet | None, b: FrequencySet | None,
+           backend: Backend):
+    """Two consecutive partitions' sets merged on the worker's ``backend``, in host memory."""
     if a is None or b is None:
         return a if b is None else b
-    return table.merge([a, b])
+    return table.merge([a.moved(backend.asarray), b.moved(backend.asarray)],
+                       backend).moved(backend.to_host)
 
 
 def encode_dask(ddf, schema: Schema, backend: Backend,
                 sensitive_attributes: Sequence[str] | str | None = ()) -> EncodedTable:
     """:func:`~gpuppdp.engine.encoding.encode` of a Dask DataFrame (see the module
-    docstring): the same frequency set, codes and labels, computed on the workers."""
+    docstring): the same frequency set, codes and labels, computed on the workers -- grouped
+    on their GPU when ``backend`` is one (it travels to a worker as its kind, so each worker
+    uses its own device: one per worker on a dask-cuda cluster, see :func:`client_for`)."""
     import dask  # noqa: PLC0415
 
     columns = list(ddf.columns)
@@ -191,11 +220,11 @@ def encode_dask(ddf, schema: Schema, backend: Backend,
                          int(offsets[-1]), roles=roles, n_sens=max(sensitive.n_carried, 1))
     shared = dask.delayed(table, pure=True)
     checked = qi_names + list(schema.sensitive)
-    sets = [dask.delayed(_partition_bottom)(p, shared, names, checked, int(o), lut)
+    sets = [dask.delayed(_partition_bottom)(p, shared, names, checked, int(o), lut, backend)
             for p, o, lut in zip(parts, offsets, luts)]
     while len(sets) > 1:  # a tree of pairwise merges, in row order
-        sets = [dask.delayed(_merge)(shared, *sets[i:i + 2]) if i + 1 < len(sets) else sets[i]
-                for i in range(0, len(sets), 2)]
+        sets = [dask.delayed(_merge)(shared, *sets[i:i + 2], backend) if i + 1 < len(sets)
+                else sets[i] for i in range(0, len(sets), 2)]
     bottom = sets[0].compute()
     enc = EncodedTable(backend, qi_names, table.hierarchies, None, table.n_rows, roles=roles,
                        n_sens=table.n_sens)

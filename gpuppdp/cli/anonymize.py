@@ -115,7 +115,7 @@ def _dask_anonymize(args) -> int:
                           "dataset; refusing to replace it")
     plan = OutputPlan(inputs).add("--json", args.json)
     _, anonymizer = anonymizer_from_args(args, read=False)
-    with client_for(args.dask):
+    with client_for(args.dask, gpu=anonymizer.backend.is_gpu):
         result = anonymizer.fit(read_dask(args.input, sep=args.sep),
                                 progress=search_progress(args))
         print(format_summary(result))

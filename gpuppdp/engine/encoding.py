@@ -297,15 +297,18 @@ class EncodedTable:
                 self.sens_codes, 0)
         return self._bottom
 
-    def bottom_of(self, row_codes, sens_codes, first_row: int) -> FrequencySet:
+    def bottom_of(self, row_codes, sens_codes, first_row: int,
+                  backend: Backend | None = None) -> FrequencySet:
         """The bottom frequency set of rows ``first_row, first_row + 1, ...`` whose leaf codes
-        are ``row_codes`` (n, q) and carried sensitive codes ``sens_codes`` (``None``: none)."""
-        xp = self.backend.xp
+        are ``row_codes`` (n, q) and carried sensitive codes ``sens_codes`` (``None``: none),
+        arrays of ``backend`` (default the table's), where it is computed."""
+        backend = backend or self.backend
+        xp = backend.xp
         n = int(row_codes.shape[0])
         sens = (sens_codes.astype(xp.int32) if sens_codes is not None
                 else xp.zeros(n, dtype=xp.int32))
         return self._merged(row_codes, sens, xp.ones(n, dtype=xp.int64),
-                            xp.arange(first_row, first_row + n, dtype=xp.int64))
+                            xp.arange(first_row, first_row + n, dtype=xp.int64), backend)
 
     def merge(self, sets: list[FrequencySet], backend: Backend | None = None) -> FrequencySet:
         """One bottom frequency set of the rows of ``sets`` (bottom sets of consecutive row
