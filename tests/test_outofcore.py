@@ -18,7 +18,7 @@ from gpuppdp.engine import encoding
 from gpuppdp.engine.codes import UnknownValuesError
 from gpuppdp.engine.encoding import Schema, SchemaError, encode, encode_chunks
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.io import TEMP_MARK, TableWriter, read_chunks, read_table
+from gpuppdp.io import TEMP_MARK, TableWriter, estimated_rows, read_chunks, read_table
 from gpuppdp.kernels import grouping
 from gpuppdp.models import DistinctLDiversity, TCloseness
 from gpuppdp.models.population import KMap
@@ -279,6 +279,19 @@ def test_fit_file_reads_row_groups_on_threads(adult, tmp_path, monkeypatch):
         (expected.transformation, expected.information_loss, expected.suppressed_records)
     pd.testing.assert_frame_equal(_sorted(read_table(tmp_path / "out.parquet")),
                                   _sorted(expected.released))
+
+
+def test_estimated_rows_sizes_the_buckets(adult, tmp_path):
+    """Exact for Parquet (its metadata); for CSV, from the first lines' length: within a
+    tenth here, where line lengths do not drift along the file."""
+    data, _ = adult
+    data.to_parquet(tmp_path / "in.parquet", index=False)
+    assert estimated_rows(tmp_path / "in.parquet") == len(data)
+    data.to_csv(tmp_path / "in.csv", index=False)
+    rows = len(data) + 1  # the header is a line too
+    assert abs(estimated_rows(tmp_path / "in.csv", sample_bytes=4096) - rows) < rows / 10
+    (tmp_path / "empty.csv").write_text("")
+    assert estimated_rows(tmp_path / "empty.csv") == 0
 
 
 def test_everything_dropped_still_writes_the_columns(tmp_path):
