@@ -354,10 +354,11 @@ class Anonymizer:
 
     def fit_file(self, path: str | os.PathLike, output: str | os.PathLike, *,
                  sep: str | None = None, output_sep: str | None = None,
-                 chunk_rows: int | None = None,
+                 chunk_rows: int | None = None, dataset: bool = False,
                  progress: Callable[[int, int], None] | None = None) -> AnonymizationResult:
         """Anonymize a CSV or Parquet file of any size out of core and write the release to
-        ``output`` (``.csv`` or ``.parquet``).
+        ``output`` (``.csv`` or ``.parquet``; with ``dataset=True``, a Parquet dataset folder
+        ending in ``.parquet``, one file per bucket, written by the host threads at once).
 
         The file is read once, ``chunk_rows`` rows at a time (default
         :data:`gpuppdp.io.CHUNK_ROWS`), identifying columns left out: its QID and sensitive
@@ -377,7 +378,9 @@ class Anonymizer:
         """
         from .io import (  # noqa: PLC0415
             CHUNK_ROWS,
+            PARQUET_SUFFIXES,
             TABLE_SUFFIXES,
+            DatasetWriter,
             OutputPlan,
             TableWriter,
             estimated_rows,
@@ -387,7 +390,9 @@ class Anonymizer:
         )
 
         chunk_rows = check_int("chunk_rows", CHUNK_ROWS if chunk_rows is None else chunk_rows, 1)
-        plan = OutputPlan([path]).add("output", output, TABLE_SUFFIXES)
+        plan = OutputPlan([path]).add("output", output,
+                                      PARQUET_SUFFIXES if dataset else TABLE_SUFFIXES,
+                                      dataset=dataset)
         t0 = time.perf_counter()
         columns = table_columns(path, sep=sep)
         roles = self.schema.resolve(columns)
@@ -404,8 +409,8 @@ class Anonymizer:
             t1 = time.perf_counter()
             searched = self._search(evaluator, progress)
             t2 = time.perf_counter()
-            with TableWriter(out.path("output"),
-                             sep=output_sep or table_delimiter(path, sep)) as writer:
+            with (DatasetWriter(out.path("output")) if dataset else TableWriter(
+                    out.path("output"), sep=output_sep or table_delimiter(path, sep))) as writer:
                 rel = release_buckets(buckets, evaluator, searched[3], writer.write_prepared,
                                       prepare=writer.prepare, suppression=self.suppression)
         rel.path = os.fspath(output)

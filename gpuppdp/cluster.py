@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import shutil
 from typing import Sequence
 
 import numpy as np
@@ -35,7 +34,6 @@ from .engine.encoding import (EncodedTable, FrequencySet, Role, Schema, Sensitiv
                               check_complete, leaf_codes, sensitive_names)
 from .engine.transform import (SUPPRESSION_MODES, Release, categories_of,
                                released_columns)
-from .io import TEMP_MARK, interrupts_deferred
 
 __all__ = ["is_dask_frame", "client_for", "encode_dask", "release_dask", "write_release",
            "read_dask"]
@@ -306,29 +304,17 @@ def write_release(release: Release, path: str, *, sep: str = ";") -> None:
     """Write a Dask release: a Parquet dataset folder (one file per partition) for a name
     ending in ``.parquet``/``.pq``, else one ``sep``-separated CSV file.  Written under a
     temporary name in the same folder and renamed into place at the end (a previous release
-    of that name is replaced only then)."""
+    of that name is replaced only then; see :class:`gpuppdp.io.OutputPlan`)."""
+    from .io import PARQUET_SUFFIXES, TABLE_SUFFIXES, OutputPlan  # noqa: PLC0415
+
     path = os.path.abspath(os.fspath(path))
-    folder, name = os.path.split(path)
-    temp = os.path.join(folder, f".{name}{TEMP_MARK}{secrets.token_hex(4)}")
-    parquet = path.lower().endswith((".parquet", ".pq"))
-    try:
+    parquet = path.lower().endswith(PARQUET_SUFFIXES)
+    plan = OutputPlan().add("output", path, TABLE_SUFFIXES, dataset=parquet)
+    with plan.writing() as out:
+        temp = out.path("output")
         if parquet:
             release.data.to_parquet(temp, write_index=False,
                                     schema=_unknown_categories(release.data._meta))
         else:
             release.data.to_csv(temp, single_file=True, sep=sep, index=False)
-        with interrupts_deferred():
-            if os.path.isdir(path) and not os.path.islink(path):
-                old = temp + "-old"
-                os.replace(path, old)
-                os.replace(temp, path)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(temp, path)
-    except BaseException:
-        if os.path.isdir(temp):
-            shutil.rmtree(temp, ignore_errors=True)
-        elif os.path.exists(temp):
-            os.unlink(temp)
-        raise
     release.path = path

@@ -11,6 +11,7 @@ import math
 import os
 import re
 import secrets
+import shutil
 import signal
 import stat
 import threading
@@ -24,10 +25,13 @@ from .engine.pipeline import LazyChunk
 from .validation import format_values
 
 __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "write_table",
-           "TableWriter", "PreparedChunk", "CHUNK_ROWS", "sniff_delimiter", "TABLE_SUFFIXES",
-           "TEMP_MARK", "OutputError", "OutputPlan", "AtomicOutputs", "interrupts_deferred"]
+           "TableWriter", "DatasetWriter", "PreparedChunk", "CHUNK_ROWS", "PARQUET_SUFFIXES",
+           "sniff_delimiter", "TABLE_SUFFIXES", "TEMP_MARK", "OutputError", "OutputPlan",
+           "AtomicOutputs", "interrupts_deferred"]
 
-_PARQUET = (".parquet", ".pq")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+"""File name endings of a Parquet table (or dataset folder)."""
+_PARQUET = PARQUET_SUFFIXES
 _SNIFF_BYTES = 64 * 1024
 
 
@@ -263,8 +267,9 @@ class TableWriter:
         self._file = None
         self._schema = None
 
-    def prepare(self, df: pd.DataFrame) -> "PreparedChunk":
-        """``df`` as the file needs it: an Arrow table, or CSV text (the header apart)."""
+    def prepare(self, df: pd.DataFrame, index: int | None = None) -> "PreparedChunk":
+        """``df`` as the file needs it: an Arrow table, or CSV text (the header apart).
+        (``index``, the chunk's place in a dataset, is not needed for one file.)"""
         if self._parquet:
             import pyarrow as pa  # noqa: PLC0415
             return PreparedChunk(len(df), None,
@@ -275,16 +280,12 @@ class TableWriter:
 
     def write_prepared(self, chunk: "PreparedChunk") -> None:
         if self._parquet:
-            import pyarrow as pa  # noqa: PLC0415
             import pyarrow.parquet as pq  # noqa: PLC0415
             table = chunk.data
             if self._file is None:
                 self._schema = table.schema
-                text = [f.name for f in table.schema
-                        if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)
-                        or pa.types.is_large_string(f.type) or pa.types.is_binary(f.type)]
-                self._file = pq.ParquetWriter(self.path, self._schema, use_dictionary=text,
-                                              write_statistics=False)
+                self._file = pq.ParquetWriter(self.path, self._schema,
+                                              **_parquet_options(self._schema))
             elif not table.schema.equals(self._schema, check_metadata=False):
                 table = table.cast(self._schema)
             self._file.write_table(table)
@@ -298,6 +299,7 @@ class TableWriter:
     def write(self, df: pd.DataFrame) -> None:
         self.write_prepared(self.prepare(df))
 
+
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
@@ -308,6 +310,46 @@ class TableWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _parquet_options(schema) -> dict:
+    """How releases are written to Parquet: dictionary encoding for text and dictionary columns
+    only, no column statistics (nothing to prune by in a shuffled table; 40 % of the writing)."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    text = [f.name for f in schema
+            if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)
+            or pa.types.is_large_string(f.type) or pa.types.is_binary(f.type)]
+    return dict(use_dictionary=text, write_statistics=False)
+
+
+class DatasetWriter:
+    """Writes a table chunk by chunk as a Parquet dataset: folder ``path`` (existing) gets one
+    file per chunk, ``part-NNNNN.parquet`` by the chunk's index, written by :meth:`prepare` on
+    the calling thread -- so several threads write at once; :meth:`write_prepared` only counts
+    rows.  Reading the files in name order gives the chunks in order."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        self.rows = 0
+
+    def prepare(self, df: pd.DataFrame, index: int | None = None) -> "PreparedChunk":
+        import pyarrow as pa  # noqa: PLC0415
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        pq.write_table(table, os.path.join(self.path, f"part-{index or 0:05d}.parquet"),
+                       **_parquet_options(table.schema))
+        return PreparedChunk(len(df), None, None)
+
+    def write_prepared(self, chunk: "PreparedChunk") -> None:
+        self.rows += chunk.rows
+
+    def __enter__(self) -> "DatasetWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
 
 
 # -- outputs ------------------------------------------------------------------------------------
@@ -337,6 +379,7 @@ class _Output(NamedTuple):
     path: str     # as given
     target: str   # the file replaced: ``path`` with symbolic links resolved
     stream: bool  # an existing device or pipe (/dev/null): written directly, nothing replaced
+    folder: bool = False  # a Parquet dataset: a folder of .parquet files
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -369,16 +412,19 @@ class OutputPlan:
         self._outputs: dict[str, _Output] = {}
 
     def add(self, option: str, path: str | os.PathLike | None,
-            suffixes: Sequence[str] | None = None) -> "OutputPlan":
-        """Plan the file of ``option`` (nothing when ``path`` is None); returns the plan."""
+            suffixes: Sequence[str] | None = None, *, dataset: bool = False) -> "OutputPlan":
+        """Plan the file of ``option`` (nothing when ``path`` is None); returns the plan.
+        ``dataset``: a Parquet dataset folder instead (it may replace a folder that holds only
+        ``.parquet`` files, never any other)."""
         if path is None:
             return self
         if option in self._outputs:
             raise ValueError(f"{option} is already planned")
-        self._outputs[option] = self._checked(option, os.fspath(path), suffixes)
+        self._outputs[option] = self._checked(option, os.fspath(path), suffixes, dataset)
         return self
 
-    def _checked(self, option: str, path: str, suffixes: Sequence[str] | None) -> _Output:
+    def _checked(self, option: str, path: str, suffixes: Sequence[str] | None,
+                 dataset: bool = False) -> _Output:
         named = f"{option} {path}"
         if not path:
             raise OutputError(f"{option} needs a file name")
@@ -388,8 +434,14 @@ class OutputPlan:
         except OSError:
             mode = None
         if mode is not None and stat.S_ISDIR(mode):
-            raise OutputError(f"{named} is a folder, not a file")
-        stream = mode is not None and not stat.S_ISREG(mode)
+            if not dataset:
+                raise OutputError(f"{named} is a folder, not a file")
+            if not all(name.endswith(".parquet") for name in os.listdir(target)):
+                raise OutputError(f"{named} is a folder that does not hold a Parquet dataset; "
+                                  "refusing to replace it")
+        elif dataset and mode is not None:
+            raise OutputError(f"{named} is a file, not a Parquet dataset folder")
+        stream = mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
         if not stream:
             folder = os.path.dirname(target)
             if not os.path.isdir(folder):
@@ -408,7 +460,7 @@ class OutputPlan:
         for other in self._outputs.values():
             if not (stream and other.stream) and _same_file(target, other.target):
                 raise OutputError(f"{named} and {other.option} {other.path} are the same file")
-        return _Output(option, path, target, stream)
+        return _Output(option, path, target, stream, dataset)
 
     def __contains__(self, option: str) -> bool:
         return option in self._outputs
@@ -453,8 +505,9 @@ class AtomicOutputs:
         return False
 
     def path(self, option: str) -> str:
-        """Where to write ``option``'s output now: a new empty temporary file in its folder
-        whose name ends like the output's (an existing device or pipe: the output itself)."""
+        """Where to write ``option``'s output now: a new empty temporary file (or folder, for a
+        dataset) in its folder whose name ends like the output's (an existing device or pipe:
+        the output itself)."""
         out = self._outputs[option]
         if out.stream:
             return out.path
@@ -467,7 +520,11 @@ class AtomicOutputs:
                     temp = os.path.join(folder,
                                         f".{stem}{TEMP_MARK}{secrets.token_hex(4)}{suffix}")
                     try:
-                        os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                        if out.folder:
+                            os.mkdir(temp)
+                        else:
+                            os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                                             0o666))
                     except FileExistsError:
                         continue
                     self._temps[option] = temp
@@ -501,9 +558,12 @@ class AtomicOutputs:
             for option, temp in list(self._temps.items()):
                 out = self._outputs[option]
                 try:
-                    with contextlib.suppress(FileNotFoundError):  # keep the old file's mode
-                        os.chmod(temp, stat.S_IMODE(os.stat(out.target).st_mode))
-                    os.replace(temp, out.target)
+                    if out.folder:
+                        _replace_folder(temp, out.target)
+                    else:
+                        with contextlib.suppress(FileNotFoundError):  # keep the old file's mode
+                            os.chmod(temp, stat.S_IMODE(os.stat(out.target).st_mode))
+                        os.replace(temp, out.target)
                 except OSError as exc:
                     self.discard()
                     done = (f"{', '.join(replaced)} replaced; " if replaced else "")
@@ -514,12 +574,27 @@ class AtomicOutputs:
                 replaced.append(f"{option} {out.path}")
 
     def discard(self) -> None:
-        """Remove the temporary files not renamed yet."""
+        """Remove the temporary files (and folders) not renamed yet."""
         with interrupts_deferred(reraise=False):
             for temp in self._temps.values():
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(temp)
+                if os.path.isdir(temp) and not os.path.islink(temp):
+                    shutil.rmtree(temp, ignore_errors=True)
+                else:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(temp)
             self._temps.clear()
+
+
+def _replace_folder(temp: str, target: str) -> None:
+    """Rename folder ``temp`` onto ``target``, a previous folder there moved aside first and
+    removed after."""
+    if not (os.path.isdir(target) and not os.path.islink(target)):
+        os.replace(temp, target)
+        return
+    old = temp + "-old"
+    os.replace(target, old)
+    os.replace(temp, target)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 @contextlib.contextmanager

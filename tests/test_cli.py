@@ -272,6 +272,24 @@ def test_error_out_of_memory_is_one_line(capsys, tmp_path, table, monkeypatch, m
     assert not out.exists()
 
 
+def test_parquet_dataset_release(capsys, tmp_path, table):
+    """--parquet-dataset: the release is a folder of Parquet files (out of core), the rows
+    of the single-file release."""
+    src = tmp_path / "in.parquet"
+    table.to_parquet(src, index=False)
+    anonymize(capsys, tmp_path, src, "--chunk-rows", "7", out_name="one.parquet")
+    anonymize(capsys, tmp_path, src, "--parquet-dataset", "--chunk-rows", "7",
+              out_name="set.parquet")
+    assert (tmp_path / "set.parquet").is_dir()
+    assert all(f.endswith(".parquet") for f in os.listdir(tmp_path / "set.parquet"))
+    got = pd.read_parquet(tmp_path / "set.parquet").astype(str)
+    expected = pd.read_parquet(tmp_path / "one.parquet").astype(str)
+    key = list(expected.columns)
+    pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
+                                  expected.sort_values(key).reset_index(drop=True))
+    assert len(os.listdir(tmp_path / "set.parquet")) > 1
+
+
 def test_error_missing_input_file(capsys, tmp_path):
     missing = tmp_path / "nope.csv"
     rc, stdout, stderr = run(capsys, ["anonymize", str(missing), *qi_args(), "--k", "2",

@@ -18,7 +18,8 @@ from gpuppdp.engine import encoding
 from gpuppdp.engine.codes import UnknownValuesError
 from gpuppdp.engine.encoding import Schema, SchemaError, encode, encode_chunks
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.io import TEMP_MARK, TableWriter, estimated_rows, read_chunks, read_table
+from gpuppdp.io import (TEMP_MARK, DatasetWriter, OutputError, TableWriter, estimated_rows,
+                        read_chunks, read_table)
 from gpuppdp.kernels import grouping
 from gpuppdp.models import DistinctLDiversity, TCloseness
 from gpuppdp.models.population import KMap
@@ -279,6 +280,61 @@ def test_fit_file_reads_row_groups_on_threads(adult, tmp_path, monkeypatch):
         (expected.transformation, expected.information_loss, expected.suppressed_records)
     pd.testing.assert_frame_equal(_sorted(read_table(tmp_path / "out.parquet")),
                                   _sorted(expected.released))
+
+
+def test_fit_file_writes_a_parquet_dataset(adult, tmp_path, monkeypatch):
+    """One file per bucket, written by the threads: read as one table, the release of an
+    in-memory fit; the same files whatever the threads; an existing dataset replaced, a
+    folder holding anything else refused; nothing left behind."""
+    data, hierarchies = adult
+    src = tmp_path / "in.parquet"
+    data.to_parquet(src, index=False)
+    anonymizer = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in ("age", "sex", "race")},
+                            others="insensitive", k=10, suppression_limit=0.05, backend="cpu",
+                            seed=5)
+    expected = anonymizer.fit(data)
+    out = tmp_path / "out.parquet"
+    got = anonymizer.fit_file(src, out, chunk_rows=700, dataset=True)
+    assert got.transformation == expected.transformation and got.release.path == os.fspath(out)
+    parts = sorted(os.listdir(out))
+    assert len(parts) == 9 and parts[0] == "part-00000.parquet"
+    released = pd.read_parquet(out)
+    pd.testing.assert_frame_equal(_sorted(released), _sorted(expected.released))
+    monkeypatch.setenv("GPUPPDP_HOST_THREADS", "1")
+    anonymizer.fit_file(src, out, chunk_rows=700, dataset=True)  # replaces the dataset
+    pd.testing.assert_frame_equal(pd.read_parquet(out), released)
+    other = tmp_path / "other.parquet"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    with pytest.raises(OutputError, match="does not hold a Parquet dataset"):
+        anonymizer.fit_file(src, other, chunk_rows=700, dataset=True)
+    assert (other / "notes.txt").read_text() == "keep me"
+    assert not [f for f in os.listdir(tmp_path) if TEMP_MARK in f or "buckets" in f]
+
+
+def test_failed_dataset_write_leaves_the_previous_one(adult, tmp_path, monkeypatch):
+    data, hierarchies = adult
+    src = tmp_path / "in.parquet"
+    data.to_parquet(src, index=False)
+    anonymizer = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in ("age", "sex")},
+                            others="insensitive", k=5, backend="cpu")
+    out = tmp_path / "out.parquet"
+    anonymizer.fit_file(src, out, chunk_rows=1000, dataset=True)
+    before = sorted(os.listdir(out))
+    calls = []
+    prepare = DatasetWriter.prepare
+
+    def failing(self, df, index=None):
+        calls.append(index)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        return prepare(self, df, index)
+
+    monkeypatch.setattr(DatasetWriter, "prepare", failing)
+    with pytest.raises(OSError, match="disk full"):
+        anonymizer.fit_file(src, out, chunk_rows=1000, dataset=True)
+    assert sorted(os.listdir(out)) == before
+    assert sorted(os.listdir(tmp_path)) == ["in.parquet", "out.parquet"]
 
 
 def test_estimated_rows_sizes_the_buckets(adult, tmp_path):

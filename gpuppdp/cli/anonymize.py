@@ -12,7 +12,6 @@ keys where they apply (``transformation`` is null)."""
 from __future__ import annotations
 
 import logging
-import os
 import time
 from typing import TYPE_CHECKING
 
@@ -105,14 +104,11 @@ def _dask_anonymize(args) -> int:
     """``anonymize --dask``: encoded and released on a Dask cluster (:mod:`gpuppdp.cluster`);
     a Parquet release is a dataset folder, a CSV release one file."""
     from ..cluster import client_for, read_dask, write_release
-    from ..io import TABLE_SUFFIXES, OutputError, OutputPlan, table_delimiter
+    from ..io import PARQUET_SUFFIXES, TABLE_SUFFIXES, OutputPlan, table_delimiter
 
     inputs = [args.input, *(path for _, path in args.qi)]
-    if not os.path.isdir(args.output):
-        OutputPlan(inputs).add("--output", args.output, TABLE_SUFFIXES)  # the checks only
-    elif not all(name.endswith(".parquet") for name in os.listdir(args.output)):
-        raise OutputError(f"--output {args.output} is a folder that does not hold a Parquet "
-                          "dataset; refusing to replace it")
+    OutputPlan(inputs).add("--output", args.output, TABLE_SUFFIXES,  # the checks only
+                           dataset=args.output.lower().endswith(PARQUET_SUFFIXES))
     plan = OutputPlan(inputs).add("--json", args.json)
     _, anonymizer = anonymizer_from_args(args, read=False)
     with client_for(args.dask, gpu=anonymizer.backend.is_gpu):
@@ -163,7 +159,7 @@ def cmd_anonymize(args) -> int:
         args.usage_error("--relaxed is an option of --algorithm mondrian")
     if args.dask:
         return _dask_anonymize(args)
-    plan = release_plan(args).add("--json", args.json)
+    plan = release_plan(args, dataset=args.parquet_dataset).add("--json", args.json)
     t0 = time.perf_counter()
     from .. import kernels
 
@@ -171,6 +167,9 @@ def cmd_anonymize(args) -> int:
     # leaves it loading (the process would wait for it, ignoring Ctrl-C)
     warm = kernels.warm_up(*_warm_kernels(args), wanted=_wanted_variant(args))
     chunk_rows = chunk_rows_for(args)
+    if args.parquet_dataset and chunk_rows is None:  # a dataset is written out of core
+        from ..io import CHUNK_ROWS
+        chunk_rows = CHUNK_ROWS
     data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
     if chunk_rows is None:
         t1 = time.perf_counter()
@@ -183,7 +182,8 @@ def cmd_anonymize(args) -> int:
         return 0
     with plan.writing() as out:  # the release streams to its temporary file
         result = anonymizer.fit_file(args.input, out.path("--output"), sep=args.sep,
-                                     chunk_rows=chunk_rows, progress=search_progress(args))
+                                     chunk_rows=chunk_rows, dataset=args.parquet_dataset,
+                                     progress=search_progress(args))
         print(format_summary(result))
         out.write_json("--json", run_summary(result, args, plan))
     print_release(result, plan)
@@ -442,6 +442,10 @@ def register(subparsers) -> None:
     an.add_argument("--output", required=True, help="released table (.csv or .parquet)")
     add_chunk_option(an, "anonymize out of core, reading and releasing N rows at a time "
                      "(memory: a chunk and the frequency sets)")
+    an.add_argument("--parquet-dataset", action="store_true",
+                    help="write the release as a Parquet dataset: --output is a folder (its "
+                    "name ending in .parquet) of one file per bucket of rows, written by "
+                    "several threads at once; out of core")
     add_dask_option(an, "encode and release (a .parquet release is then a dataset folder)")
     add_run_options(an)
     an.set_defaults(func=cmd_anonymize, usage_error=an.error)

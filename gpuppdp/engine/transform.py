@@ -258,16 +258,17 @@ class RowBuckets:
 
 def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
                     write: Callable[[object], None], *, suppression: str = "mark",
-                    prepare: Callable[[pd.DataFrame], object] | None = None,
+                    prepare: Callable[[pd.DataFrame, int], object] | None = None,
                     threads: int | None = None) -> Release:
     """:func:`release` of the table kept in ``buckets`` (the table ``evaluator`` was built on),
     handing the released rows to ``write`` bucket by bucket, in a uniformly random order.
 
     Host work runs on ``threads`` threads (:func:`~gpuppdp.engine.pipeline.ordered_map`):
-    reading buckets, shuffling and ``prepare`` (e.g. formatting for the output file: it gets
-    each released bucket as a DataFrame, and ``write`` what it returns; by default ``write``
-    gets the DataFrame).  ``write`` runs on the calling thread, bucket after bucket, and so
-    does the backend's work on a GPU (on the CPU, the threads generalize too).
+    reading buckets, shuffling and ``prepare`` (e.g. formatting for the output file, or writing
+    a dataset's file: it gets each released bucket as a DataFrame and the bucket's number, and
+    ``write`` what it returns; by default ``write`` gets the DataFrame).  ``write`` runs on the
+    calling thread, bucket after bucket, and so does the backend's work on a GPU (on the CPU,
+    the threads generalize too).
     """
     if suppression not in SUPPRESSION_MODES:
         raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
@@ -278,7 +279,7 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
     categories, star = {}, {}
     for j, name in enumerate(enc.qi_names):
         categories[name], star[name] = categories_of(enc.hierarchies[j].labels(int(levels[j])))
-    prepare = prepare or (lambda part: part)
+    prepare = prepare or (lambda part, b: part)
     if buckets.rows != enc.n_rows:
         raise RuntimeError(f"{buckets.rows} rows were kept for the release of a table of "
                            f"{enc.n_rows} rows")
@@ -303,7 +304,7 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
         part = part.take(buckets.permutation(b, len(part))).reset_index(drop=True)
         columns = released_columns(part.columns, enc, lambda j: part[enc.qi_names[j]],
                                    lambda name: part[name])
-        return prepare(_labelled(pd.DataFrame(columns), categories)), len(part), \
+        return prepare(_labelled(pd.DataFrame(columns), categories), b), len(part), \
             int(outlier.sum())
 
     def read(b: int) -> tuple[int, pd.DataFrame]:
