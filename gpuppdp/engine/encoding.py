@@ -442,8 +442,13 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     host = None  # the CPU backend, once the sets have been spilled to host memory
     rows = 0
 
-    def coded(numbered: tuple[int, pd.DataFrame]) -> tuple[int, np.ndarray, pd.DataFrame]:
-        """(first row, host leaf codes (n, q), sensitive columns) of a chunk (host threads)."""
+    # on the CPU, without sensitive codes to number in order, a chunk's own frequency set is
+    # built on its host thread too
+    on_thread = not backend.is_gpu and not sensitive.names
+
+    def coded(numbered: tuple[int, pd.DataFrame]) -> tuple:
+        """(first row, host leaf codes (n, q), sensitive columns, the chunk's frequency set
+        when built here) of a chunk (host threads)."""
         first, chunk = numbered
         chunk = materialized(chunk)
         check_complete(chunk, qi_names + list(schema.sensitive), first)
@@ -451,13 +456,16 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
                           for c in leaf_codes(chunk, qi_names, hierarchies, first)], axis=1)
         if tee is not None:
             tee(first, chunk, codes)
-        return first, codes, chunk[sensitive.names]
+        return first, codes, chunk[sensitive.names], \
+            enc.bottom_of(codes, None, first) if on_thread else None
 
-    for first, codes, sens_columns in ordered_map(coded, row_numbered(chunks), threads=threads):
-        carried = sensitive.encode(sens_columns) if sensitive.names else None
-        enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
-        fs = enc.bottom_of(backend.asarray(codes),
-                           None if carried is None else backend.asarray(carried), first)
+    for first, codes, sens_columns, fs in ordered_map(coded, row_numbered(chunks),
+                                                      threads=threads):
+        if fs is None:
+            carried = sensitive.encode(sens_columns) if sensitive.names else None
+            enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
+            fs = enc.bottom_of(backend.asarray(codes),
+                               None if carried is None else backend.asarray(carried), first)
         if host is None and _device_short(backend, merged + pending + [fs], SPILL_FACTOR):
             host = cpu_backend()
             merged = [part.moved(backend.to_host) for part in merged]
