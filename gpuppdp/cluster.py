@@ -32,7 +32,7 @@ import pandas as pd
 from .backend import Backend, get_backend
 from .engine.encoding import (EncodedTable, FrequencySet, Role, Schema, SensitiveEncoder,
                               check_complete, leaf_codes, sensitive_names)
-from .engine.transform import (SUPPRESSION_MODES, Release, categories_of,
+from .engine.transform import (SUPPRESSION_MODES, Release, categories_of, labelled_codes,
                                released_columns)
 
 __all__ = ["is_dask_frame", "client_for", "encode_dask", "release_dask", "write_release",
@@ -243,13 +243,10 @@ def _generalize_partition(part: pd.DataFrame, table: EncodedTable, levels, faili
         [np.zeros(0, dtype=np.int64) for _ in table.qi_names]
     row_codes = table.generalize(levels, codes)
     outlier = table.in_classes(levels, failing, row_codes).astype(bool)
-    def qid(j):
-        labels, star = categories[table.qi_names[j]]
-        return pd.Categorical.from_codes(np.where(outlier, star, row_codes[:, j]),
-                                         categories=labels)
-
-    frame = pd.DataFrame(released_columns(part.columns, table, qid,
-                                          lambda name: part[name].reset_index(drop=True)))
+    frame = pd.DataFrame(released_columns(
+        part.columns, table,
+        lambda j: labelled_codes(categories[table.qi_names[j]], row_codes[:, j], outlier),
+        lambda name: part[name].reset_index(drop=True)))
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(number,)))
     frame[_ORDER] = rng.random(len(frame))
     return frame[~outlier].reset_index(drop=True) if suppression == "drop" else frame

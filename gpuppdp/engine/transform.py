@@ -25,8 +25,8 @@ from .evaluate import Evaluator
 from .pipeline import ordered_map
 
 __all__ = ["Release", "release", "RowBuckets", "release_buckets", "released_columns",
-           "suppressed_rows", "all_suppressed", "categories_of", "SUPPRESSED_LABEL",
-           "SUPPRESSION_MODES"]
+           "suppressed_rows", "all_suppressed", "categories_of", "labelled_codes",
+           "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
 
 SUPPRESSED_LABEL = "*"
 SUPPRESSION_MODES = ("mark", "drop")
@@ -111,10 +111,12 @@ def categories_of(labels) -> tuple[list, int]:
     return categories, categories.index(SUPPRESSED_LABEL)
 
 
-def _labels(labels: np.ndarray, codes: np.ndarray, suppressed: np.ndarray) -> pd.Categorical:
-    """Generalized labels as a categorical column (no per-row strings), ``*`` if suppressed."""
-    categories, star = categories_of(labels)
-    return pd.Categorical.from_codes(np.where(suppressed, star, codes), categories=categories)
+def labelled_codes(categories: tuple[list, int], codes: np.ndarray,
+                   suppressed: np.ndarray) -> pd.Categorical:
+    """A released QID column as a categorical (no per-row strings): ``codes`` into the labels
+    of ``categories`` (:func:`categories_of`), ``*`` where ``suppressed``."""
+    labels, star = categories
+    return pd.Categorical.from_codes(np.where(suppressed, star, codes), categories=labels)
 
 
 def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: str = "mark",
@@ -142,8 +144,8 @@ def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: st
     shown_suppressed = outlier[order]
     columns = released_columns(
         data.columns, enc,
-        lambda j: _labels(enc.hierarchies[j].labels(int(levels[j])), codes[:, j],
-                          shown_suppressed),
+        lambda j: labelled_codes(categories_of(enc.hierarchies[j].labels(int(levels[j]))),
+                                 codes[:, j], shown_suppressed),
         lambda name: data[name].take(order).reset_index(drop=True))
     return Release(pd.DataFrame(columns), enc.n_rows, int(outlier.sum()), suppression,
                    order.astype(np.int64))
@@ -276,25 +278,27 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
     levels = np.asarray(levels, dtype=np.int64)
     failing = evaluator.suppressed_classes(levels)
     enc.level_maps()  # built before any thread reads them
-    categories, star = {}, {}
-    for j, name in enumerate(enc.qi_names):
-        categories[name], star[name] = categories_of(enc.hierarchies[j].labels(int(levels[j])))
+    categories = [categories_of(h.labels(int(levels[j]))) for j, h in enumerate(enc.hierarchies)]
     prepare = prepare or (lambda part, b: part)
     if buckets.rows != enc.n_rows:
         raise RuntimeError(f"{buckets.rows} rows were kept for the release of a table of "
                            f"{enc.n_rows} rows")
 
+    def labelled(part: pd.DataFrame, row_codes: np.ndarray, outlier: np.ndarray
+                 ) -> pd.DataFrame:
+        """``part`` with its QIDs as released (``row_codes`` (n, q) at the node)."""
+        for j, name in enumerate(enc.qi_names):
+            part[name] = labelled_codes(categories[j], row_codes[:, j], outlier)
+        return part
+
     def generalized(item: tuple[int, pd.DataFrame]) -> tuple[int, pd.DataFrame, np.ndarray]:
-        """Bucket ``b``'s QIDs as codes into their categories (``*`` for suppressed rows), and
-        which rows are suppressed (on the backend)."""
+        """Bucket ``b`` with its QIDs as released, and which rows are suppressed (on the
+        backend)."""
         b, part = item
         row_codes = enc.generalize(levels, [be.asarray(part[name].to_numpy())
                                             for name in enc.qi_names])
         outlier = be.to_host(enc.in_classes(levels, failing, row_codes)).astype(bool)
-        row_codes = be.to_host(row_codes)
-        for j, name in enumerate(enc.qi_names):
-            part[name] = np.where(outlier, star[name], row_codes[:, j]).astype(np.int32)
-        return b, part, outlier
+        return b, labelled(part, be.to_host(row_codes), outlier), outlier
 
     def released(item: tuple[int, pd.DataFrame, np.ndarray]) -> tuple[object, int, int]:
         """(the bucket prepared for ``write``, its rows released, its rows suppressed)."""
@@ -304,8 +308,7 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
         part = part.take(buckets.permutation(b, len(part))).reset_index(drop=True)
         columns = released_columns(part.columns, enc, lambda j: part[enc.qi_names[j]],
                                    lambda name: part[name])
-        return prepare(_labelled(pd.DataFrame(columns), categories), b), len(part), \
-            int(outlier.sum())
+        return prepare(pd.DataFrame(columns), b), len(part), int(outlier.sum())
 
     def read(b: int) -> tuple[int, pd.DataFrame]:
         return b, buckets.read(b)
@@ -325,13 +328,7 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
                 write(prepared)
                 written += rows
     if not written:  # every row dropped: the columns still go out
-        write(released((0, buckets.empty(), np.zeros(0, dtype=bool)))[0])
+        none = np.zeros(0, dtype=bool)
+        empty = labelled(buckets.empty(), np.zeros((0, len(enc.qi_names)), np.int64), none)
+        write(released((0, empty, none))[0])
     return Release(None, enc.n_rows, suppressed, suppression)
-
-
-def _labelled(part: pd.DataFrame, categories: dict) -> pd.DataFrame:
-    """``part`` with its QID columns (codes) as categoricals of their released labels."""
-    for name, labels in categories.items():
-        if name in part.columns:
-            part[name] = pd.Categorical.from_codes(part[name].to_numpy(), labels)
-    return part
