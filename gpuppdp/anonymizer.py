@@ -378,7 +378,6 @@ class Anonymizer:
         """
         from .io import (  # noqa: PLC0415
             CHUNK_ROWS,
-            PARQUET_SUFFIXES,
             TABLE_SUFFIXES,
             DatasetWriter,
             OutputPlan,
@@ -390,9 +389,7 @@ class Anonymizer:
         )
 
         chunk_rows = check_int("chunk_rows", CHUNK_ROWS if chunk_rows is None else chunk_rows, 1)
-        plan = OutputPlan([path]).add("output", output,
-                                      PARQUET_SUFFIXES if dataset else TABLE_SUFFIXES,
-                                      dataset=dataset)
+        plan = OutputPlan([path]).add("output", output, TABLE_SUFFIXES, dataset=dataset)
         t0 = time.perf_counter()
         columns = table_columns(path, sep=sep)
         roles = self.schema.resolve(columns)

@@ -21,7 +21,6 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 import pandas as pd
 
 from .engine.pipeline import LazyChunk
-
 from .validation import format_values
 
 __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "write_table",
@@ -31,7 +30,6 @@ __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "writ
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 """File name endings of a Parquet table (or dataset folder)."""
-_PARQUET = PARQUET_SUFFIXES
 _SNIFF_BYTES = 64 * 1024
 
 
@@ -54,7 +52,7 @@ def table_delimiter(path: str | os.PathLike, sep: str | None = None) -> str:
     path = os.fspath(path)
     if sep is not None:
         return sep
-    return ";" if path.lower().endswith(_PARQUET) else sniff_delimiter(path, default=";")
+    return ";" if path.lower().endswith(PARQUET_SUFFIXES) else sniff_delimiter(path, default=";")
 
 
 CHUNK_ROWS = 1 << 20
@@ -134,7 +132,7 @@ def estimated_rows(path: str | os.PathLike, *, sample_bytes: int = 1 << 20) -> i
 
 
 def _is_parquet(path: str) -> bool:
-    return path.lower().endswith(_PARQUET)
+    return path.lower().endswith(PARQUET_SUFFIXES)
 
 
 def table_columns(path: str | os.PathLike, *, sep: str | None = None) -> list[str]:
@@ -246,7 +244,7 @@ def _csv_header(path: str, sep: str) -> list[str]:
 def write_table(df: pd.DataFrame, path: str | os.PathLike, *, sep: str = ";") -> None:
     """Write CSV (``sep``-separated) or Parquet, chosen by the file extension."""
     path = os.fspath(path)
-    if path.lower().endswith(_PARQUET):
+    if path.lower().endswith(PARQUET_SUFFIXES):
         df.to_parquet(path, index=False)
     else:
         df.to_csv(path, sep=sep, index=False)
@@ -299,7 +297,6 @@ class TableWriter:
     def write(self, df: pd.DataFrame) -> None:
         self.write_prepared(self.prepare(df))
 
-
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
@@ -333,12 +330,12 @@ class DatasetWriter:
         self.path = os.fspath(path)
         self.rows = 0
 
-    def prepare(self, df: pd.DataFrame, index: int | None = None) -> "PreparedChunk":
+    def prepare(self, df: pd.DataFrame, index: int) -> "PreparedChunk":
         import pyarrow as pa  # noqa: PLC0415
         import pyarrow.parquet as pq  # noqa: PLC0415
 
         table = pa.Table.from_pandas(df, preserve_index=False)
-        pq.write_table(table, os.path.join(self.path, f"part-{index or 0:05d}.parquet"),
+        pq.write_table(table, os.path.join(self.path, f"part-{index:05d}.parquet"),
                        **_parquet_options(table.schema))
         return PreparedChunk(len(df), None, None)
 
@@ -414,8 +411,9 @@ class OutputPlan:
     def add(self, option: str, path: str | os.PathLike | None,
             suffixes: Sequence[str] | None = None, *, dataset: bool = False) -> "OutputPlan":
         """Plan the file of ``option`` (nothing when ``path`` is None); returns the plan.
-        ``dataset``: a Parquet dataset folder instead (it may replace a folder that holds only
-        ``.parquet`` files, never any other)."""
+        ``dataset``: a Parquet dataset folder instead, its name ending in one of
+        :data:`PARQUET_SUFFIXES` (it may replace a folder that holds only ``.parquet`` files,
+        never any other)."""
         if path is None:
             return self
         if option in self._outputs:
@@ -441,6 +439,8 @@ class OutputPlan:
                                   "refusing to replace it")
         elif dataset and mode is not None:
             raise OutputError(f"{named} is a file, not a Parquet dataset folder")
+        if dataset:
+            suffixes = PARQUET_SUFFIXES
         stream = mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
         if not stream:
             folder = os.path.dirname(target)
@@ -457,6 +457,9 @@ class OutputPlan:
             if _same_file(target, source):
                 raise OutputError(f"{named} is an input of this run ({source}); write the "
                                   "output to another file")
+            if dataset and os.path.commonpath([target, os.path.realpath(source)]) == target:
+                raise OutputError(f"{named} holds an input of this run ({source}); write the "
+                                  "output to another folder")
         for other in self._outputs.values():
             if not (stream and other.stream) and _same_file(target, other.target):
                 raise OutputError(f"{named} and {other.option} {other.path} are the same file")

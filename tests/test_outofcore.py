@@ -309,6 +309,10 @@ def test_fit_file_writes_a_parquet_dataset(adult, tmp_path, monkeypatch):
     with pytest.raises(OutputError, match="does not hold a Parquet dataset"):
         anonymizer.fit_file(src, other, chunk_rows=700, dataset=True)
     assert (other / "notes.txt").read_text() == "keep me"
+    inside = out / "part-00000.parquet"  # an input inside the dataset it would replace
+    with pytest.raises(OutputError, match="holds an input of this run"):
+        anonymizer.fit_file(inside, out, chunk_rows=700, dataset=True)
+    assert inside.exists()
     assert not [f for f in os.listdir(tmp_path) if TEMP_MARK in f or "buckets" in f]
 
 

@@ -704,14 +704,12 @@ def release_plan(args, inputs=None, *, dataset: bool = False) -> OutputPlan:
     """The checked outputs of an anonymization: the released table (``--output``, when
     given; a Parquet dataset folder with ``dataset``); ``inputs`` default to every file the
     options name (table, hierarchies, population)."""
-    from ..io import PARQUET_SUFFIXES, TABLE_SUFFIXES, OutputPlan
+    from ..io import TABLE_SUFFIXES, OutputPlan
 
     if inputs is None:
         inputs = [args.input, *(path for _, path in args.qi),
                   *(path for _, path in args.sensitive if path), args.population]
-    return OutputPlan(inputs).add("--output", args.output,
-                                  PARQUET_SUFFIXES if dataset else TABLE_SUFFIXES,
-                                  dataset=dataset)
+    return OutputPlan(inputs).add("--output", args.output, TABLE_SUFFIXES, dataset=dataset)
 
 
 def print_release(result: AnonymizationResult, plan: OutputPlan) -> None:
