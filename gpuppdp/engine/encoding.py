@@ -422,8 +422,8 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     into an :class:`EncodedTable` that keeps only the bottom frequency
     set: each chunk is encoded and reduced to its own frequency set, and pending sets are
     merged whenever they hold more than ``merge_entries`` entries and a third of the merged
-    set's size (a merge's peak then stays near 4/3 of the merged set), so memory is a chunk
-    plus the frequency sets, whatever the row count.  Chunks are checked and mapped to leaf
+    set's size (a merge's peak then stays near 4/3 of the merged set), so memory is a few
+    chunks plus the frequency sets, whatever the row count.  Chunks are checked and mapped to leaf
     codes on ``threads`` host threads (:func:`~gpuppdp.engine.pipeline.ordered_map`), then
     reduced in order on the backend.  ``tee(first row, chunk, leaf codes (n, q) host)`` is also
     called with every chunk, on those threads (e.g.
@@ -443,8 +443,10 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     rows = 0
 
     # on the CPU, without sensitive codes to number in order, a chunk's own frequency set is
-    # built on its host thread too
+    # built on its host thread too (the level maps built here, before any thread reads them)
     on_thread = not backend.is_gpu and not sensitive.names
+    if on_thread:
+        enc.level_maps()
 
     def coded(numbered: tuple[int, pd.DataFrame]) -> tuple:
         """(first row, host leaf codes (n, q), sensitive columns, the chunk's frequency set
