@@ -32,6 +32,7 @@ class BuildKernels(build_ext):
     def build_extension(self, ext):
         if os.environ.get("GPUPPDP_AOT") == "0":
             print("gpuppdp: GPUPPDP_AOT=0: kernels not compiled ahead of time", file=sys.stderr)
+            self._leave_out(ext)
             return
         target = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -44,10 +45,18 @@ class BuildKernels(build_ext):
         except Exception as exc:  # noqa: BLE001 - the kernels then compile on first use
             print(f"gpuppdp: kernels not compiled ahead of time ({type(exc).__name__}: {exc});"
                   " they compile on first use", file=sys.stderr)
+            self._leave_out(ext)
             return
         n = sum(len(v) for v in meta["exports"].values())
         print(f"gpuppdp: {n} kernel signatures compiled ahead of time for {meta['cpu']}",
               file=sys.stderr)
+
+
+    def _leave_out(self, ext):
+        """Drop an extension that was not built from the outputs that setuptools copies into
+        the wheel or, for an editable install, into the source tree (it would fail on the
+        missing file)."""
+        self.extensions = [e for e in self.extensions if e is not ext]
 
 
 setup(ext_modules=[Extension("gpuppdp.kernels._aot", sources=[])],

@@ -25,6 +25,7 @@ rows="${GPU_CHECK_ROWS:-1e7}"
 steps="${GPU_CHECK_STEPS:-probe tests compare search levels exhaustive lattice scale dp census}"
 mkdir -p "$out"
 fail=0
+safe_path=()
 step() {  # step NAME SECONDS COMMAND...
   local name=$1 limit=$2; shift 2
   case " $steps " in *" $name "*) ;; *) return 0 ;; esac
@@ -48,12 +49,13 @@ if ! GPUPPDP_AOT=0 "$py" -m pip install --quiet --no-deps --no-build-isolation -
   mkdir "$site/bin" && printf '#!%s\nimport sys\nfrom gpuppdp.cli import main\nsys.exit(main())\n' \
     "$(command -v "$py")" > "$site/bin/gpuppdp" && chmod +x "$site/bin/gpuppdp"
   export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PATH="$site/bin:$PATH"
+  safe_path=(-P)  # pytest from the root must not import the source tree's gpuppdp (no kernels)
 fi
 pytest_options=()  # a time limit per test and 8 workers, where the plugins are there
 "$py" -c "import pytest_timeout" 2>/dev/null && pytest_options+=(--timeout 120)
 "$py" -c "import xdist" 2>/dev/null && pytest_options+=(-n 8)
 step probe 60 "$py" -c "from gpuppdp.backend import get_backend; print(get_backend('gpu'))"
-step tests 210 env GPUPPDP_TEST_GPU=1 "$py" -m pytest -q --maxfail=25 --tb=short -p no:cacheprovider \
+step tests 210 env GPUPPDP_TEST_GPU=1 "$py" "${safe_path[@]}" -m pytest -q --maxfail=25 --tb=short -p no:cacheprovider \
   "${pytest_options[@]}" tests/test_groupby.py tests/test_kernels.py tests/test_golden_arx.py \
   tests/test_dp_chacha.py tests/test_dp_sampler.py tests/test_dp_mechanisms.py \
   tests/test_backend.py tests/test_testing.py tests/test_flash_sparse.py \
