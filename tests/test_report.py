@@ -15,6 +15,7 @@ from gpuppdp.analysis.checker import check
 from gpuppdp.cli.main import main
 from gpuppdp.engine.lattice import Lattice
 from gpuppdp.report import SECTION_TITLES, build_report, render_html, write_report
+from gpuppdp.report.words import describe_release
 from gpuppdp.testing import strict_backend
 
 QIDS = ["sex", "age", "race", "education"]
@@ -166,10 +167,15 @@ def test_without_sensitive_attribute_exhaustive(adult):
 
 def test_strict_backend_gives_the_same_figures(adult, written):
     table, hierarchies = adult
-    rep = build_report(fit(table, hierarchies, backend=strict_backend()), table)
+    strict = fit(table, hierarchies, backend=strict_backend())
+    rep = build_report(strict, table)
     _, cpu = written
     for key in ("class_sizes", "risk", "privacy_losses", "worst_class", "attribute_risks"):
         assert rep[key] == cpu[key], key
+    # the release's description counts labels on the device: the same as on the CPU
+    described = describe_release(strict)
+    assert described == describe_release(fit(table, hierarchies))
+    assert all(q["labels"] and q["levels"] for q in described["quasi_identifiers"])
 
 
 def test_bad_arguments(result, adult, tmp_path):

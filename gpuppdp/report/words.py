@@ -123,24 +123,30 @@ def _value_counts(result: AnonymizationResult) -> tuple[list, list]:
     """Per QID: the number of input records holding each leaf, and of released (not
     suppressed) records holding each label of the optimum's level -- from the bottom
     frequency set and the optimum's classes, so that a release written chunk by chunk is
-    described as one held in memory."""
+    described as one held in memory.  Counted where the frequency sets are (on the device
+    for a GPU backend): only the per-label counts travel to the host."""
     import numpy as np
 
     evaluator = result._evaluator
     enc, be = evaluator.encoded, evaluator.backend
+    xp = be.xp
     levels = np.array(list(result.transformation.values()), dtype=np.int64)
     bottom = enc.frequency_set()
-    codes, count = be.to_host(bottom.codes), be.to_host(bottom.count).astype(np.float64)
+    count = bottom.count.astype(xp.float64)
     classes, outlier = evaluator.node_classes(levels)
-    kept = ~be.to_host(outlier).astype(bool)
-    general = be.to_host(classes.codes)[kept]
-    size = be.to_host(classes.size).astype(np.float64)[kept]
+    kept = ~outlier.astype(bool)
+    general = classes.codes[kept]
+    size = classes.size.astype(xp.float64)[kept]
+
+    def weighted_counts(x, weights, n):  # CuPy < 14.2 refuses an empty bincount
+        if not x.shape[0]:
+            return np.zeros(n)
+        return be.to_host(xp.bincount(x.astype(xp.int64), weights=weights, minlength=n))
+
     leaf, released = [], []
     for j, h in enumerate(enc.hierarchies):
-        leaf.append(np.bincount(codes[:, j].astype(np.int64), weights=count,
-                                minlength=len(h.leaves)))
-        released.append(np.bincount(general[:, j].astype(np.int64), weights=size,
-                                    minlength=len(h.labels(int(levels[j])))))
+        leaf.append(weighted_counts(bottom.codes[:, j], count, len(h.leaves)))
+        released.append(weighted_counts(general[:, j], size, len(h.labels(int(levels[j])))))
     return leaf, released
 
 
