@@ -10,7 +10,8 @@ out of core (``Anonymizer.fit_file``).  Reported per N: generation time, end-to-
 the CLI's encode/search/release split, peak RSS, the nodes checked, classes and suppressed
 records, and the optimum.  With ``--runs 2`` every table is anonymized twice: the first run in
 a fresh environment compiles the GPU kernels (CuPy and Numba keep them on disk), the second
-shows a user's later runs.
+shows a user's later runs.  ``--host-threads 8 16`` runs once per value with that many host
+threads (``GPUPPDP_HOST_THREADS``).
 
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_census.json``);
 it asserts nothing about time.
@@ -50,8 +51,10 @@ def generate(gp: str, rows: int, seed: int, folder: str) -> float:
     return time.perf_counter() - t0
 
 
-def run_one(gp: str, rows: int, backend: str, extra: list[str], folder: str) -> dict:
-    """One ``gpuppdp anonymize`` of the census in ``folder``, in a child process."""
+def run_one(gp: str, rows: int, backend: str, extra: list[str], folder: str,
+            host_threads: int | None = None) -> dict:
+    """One ``gpuppdp anonymize`` of the census in ``folder``, in a child process (with
+    ``GPUPPDP_HOST_THREADS=host_threads`` when given)."""
     cmd = [gp, "anonymize", os.path.join(folder, "census.parquet")]
     for q in QUASI_IDENTIFIERS:
         cmd += ["--qi", f"{q}={os.path.join(folder, f'census_hierarchy_{q}.csv')}"]
@@ -60,7 +63,11 @@ def run_one(gp: str, rows: int, backend: str, extra: list[str], folder: str) -> 
             "--suppression", "0.05", "--metric", "loss", "--backend", backend, "--quiet",
             "--output", out, "--json", js, *extra]
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", _WRAP, *cmd], capture_output=True, text=True)
+    env = dict(os.environ)
+    if host_threads is not None:
+        env["GPUPPDP_HOST_THREADS"] = str(host_threads)
+    p = subprocess.run([sys.executable, "-c", _WRAP, *cmd], capture_output=True, text=True,
+                       env=env)
     wall = time.perf_counter() - t0
     if p.returncode:
         raise SystemExit(f"anonymize failed on {rows} rows: {p.stderr.strip()[-500:]}")
@@ -68,7 +75,7 @@ def run_one(gp: str, rows: int, backend: str, extra: list[str], folder: str) -> 
               if line.startswith("MAXRSS_KB ")][-1]
     summary = json.load(open(js))
     timings = summary.get("timings", {})
-    return {"rows": rows, "wall_s": wall,
+    return {"rows": rows, "host_threads": host_threads, "wall_s": wall,
             "encode_s": timings.get("encode"), "search_s": timings.get("search"),
             "release_s": timings.get("release"), "peak_rss_gib": rss_kb / 2 ** 20,
             "nodes_evaluated": summary["nodes_evaluated"],
@@ -87,6 +94,8 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=1,
                     help="anonymize each table this many times (the first run fills the "
                          "kernel caches on disk: CuPy's and Numba's compiled kernels)")
+    ap.add_argument("--host-threads", type=int, nargs="+", default=None, metavar="N",
+                    help="one run per N, with GPUPPDP_HOST_THREADS=N (instead of --runs)")
     ap.add_argument("--json", default="benchmarks/out/bench_census.json")
     args = ap.parse_args(argv)
     gp = shutil.which("gpuppdp") or os.path.join(os.path.dirname(sys.executable), "gpuppdp")
@@ -95,29 +104,39 @@ def main(argv=None) -> int:
     machine = machine_info(resolve_backend(args.backend))
     print_machine(machine)
     results = []
+    threads = args.host_threads or [None] * args.runs
+
+    def write():
+        write_json(args.json, {"benchmark": "census", "machine": machine,
+                               "backend": args.backend, "extra": args.extra,
+                               "results": results})
+
     for rows in args.rows:
         folder = tempfile.mkdtemp(prefix="bench-census-")
         try:
             seconds = generate(gp, rows, args.seed, folder)
             print(f"{rows:,} rows generated in {seconds:.1f} s; anonymizing", file=sys.stderr,
                   flush=True)
-            for run in range(1, args.runs + 1):
-                r = run_one(gp, rows, args.backend, shlex.split(args.extra), folder)
+            for run, n in enumerate(threads, 1):
+                r = run_one(gp, rows, args.backend, shlex.split(args.extra), folder, n)
                 results.append({**r, "run": run, "generate_s": seconds})
-                print(f"{rows:,} rows, run {run}: {r['wall_s']:.1f} s, "
+                write()  # after every run: a run cut short by a time limit keeps the others
+                print(f"{rows:,} rows, run {run}{'' if n is None else f' ({n} host threads)'}"
+                      f": {r['wall_s']:.1f} s (encode {r['encode_s']:.1f}, search "
+                      f"{r['search_s']:.1f}, release {r['release_s']:.1f}), "
                       f"{r['peak_rss_gib']:.2f} GiB", file=sys.stderr, flush=True)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-    print_table(["rows", "run", "generate", "end to end", "encode", "search", "release",
+    print_table(["rows", "run", "threads", "generate", "end to end", "encode", "search", "release",
                  "peak RSS", "nodes", "classes", "suppressed", "optimum"],
-                [[f"{r['rows']:,}", r["run"], f"{r['generate_s']:.1f} s",
+                [[f"{r['rows']:,}", r["run"], r["host_threads"] or "default",
+                  f"{r['generate_s']:.1f} s",
                   f"{r['wall_s']:.1f} s",
                   f"{r['encode_s']:.1f} s", f"{r['search_s']:.1f} s", f"{r['release_s']:.1f} s",
                   f"{r['peak_rss_gib']:.2f} GiB", r["nodes_evaluated"], f"{r['classes']:,}",
                   f"{r['suppressed']:,}",
                   ",".join(str(v) for v in r["transformation"].values())] for r in results])
-    write_json(args.json, {"benchmark": "census", "machine": machine, "backend": args.backend,
-                           "extra": args.extra, "results": results})
+    write()
     return 0
 
 

@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .engine.codes import UnknownValuesError, encode_column
+from .engine.codes import Domain, UnknownValuesError, encode_column
 from .validation import format_values
 
 __all__ = ["Hierarchy", "HierarchyError", "UnknownValuesError"]
@@ -67,6 +67,7 @@ class Hierarchy:
                 f"{self.name}: duplicate leaves {format_values(uniq[counts > 1].tolist())}")
         self._labels: list[np.ndarray] = []
         self._codes: list[np.ndarray] = []
+        self._leaf_domain: Domain | None = None
         for level in levels:
             codes, labels = encode_column(level)
             codes = codes.astype(np.int32)
@@ -138,6 +139,14 @@ class Hierarchy:
     def leaves(self) -> np.ndarray:
         return self._labels[0]
 
+    @property
+    def leaf_domain(self) -> Domain:
+        """The leaves prepared for encoding data against them, chunk after chunk (built
+        once; see :class:`~gpuppdp.engine.codes.Domain`)."""
+        if self._leaf_domain is None:
+            self._leaf_domain = Domain(self.leaves)
+        return self._leaf_domain
+
     def _level(self, level) -> int:
         """``level`` as an int in ``0..height``; otherwise a ValueError naming the hierarchy
         (a bare index would raise IndexError, or silently count from the top if negative)."""
@@ -175,7 +184,7 @@ class Hierarchy:
     def leaf_codes(self, values: Sequence, *, attribute: str | None = None) -> np.ndarray:
         """Encode data values (compared as strings) to leaf codes (int32); values that are not
         leaves raise :class:`UnknownValuesError` naming them."""
-        codes, _ = encode_column(values, domain=self.leaves, name=attribute or self.name)
+        codes, _ = encode_column(values, domain=self.leaf_domain, name=attribute or self.name)
         return codes.astype(np.int32)
 
     def generalize(self, values: Sequence, level: int, *,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuppdp.engine import codes as codes_module
-from gpuppdp.engine.codes import encode_column, encode_columns, smallest_int_dtype
+from gpuppdp.engine.codes import Domain, encode_column, encode_columns, smallest_int_dtype
 from gpuppdp.hierarchy import UnknownValuesError
 
 _NA = object()
@@ -137,6 +137,43 @@ def test_domain_unknown_values():
     assert codes.tolist() == [0, -1, 1, -1, -1]
     with pytest.raises(ValueError, match="unknown must be"):
         encode_column(values, domain=domain, unknown="skip")
+
+
+def test_a_domain_serves_chunks_of_categoricals_as_a_plain_domain_does(monkeypatch):
+    """A :class:`Domain` gathers a categorical's codes through its categories' positions,
+    looked up once per distinct dictionary: the same codes as a plain domain, and the same
+    errors (a missing value, a value outside the domain) through the general path."""
+    leaves = ["b", "a", "c", "1", "2.0"]
+    domain = Domain(leaves)
+    rng = np.random.default_rng(3)
+    categories = ["c", "a", "zz", "b"]
+    looked_up = []
+    positions = Domain.positions
+    monkeypatch.setattr(Domain, "positions",
+                        lambda self, labels: (self is domain and looked_up.append(len(labels)))
+                        or positions(self, labels))
+    for _ in range(3):  # chunks sharing one dictionary (an unused 'zz' outside the domain)
+        chunk = pd.Series(pd.Categorical.from_codes(rng.choice([0, 1, 3], 50),
+                                                    categories=categories))
+        codes, labels = encode_column(chunk, domain=domain, name="col")
+        assert codes.tolist() == encode_column(chunk.astype(object), domain=leaves)[0].tolist()
+        assert codes.dtype == np.int8 and labels.tolist() == leaves
+    assert looked_up == [4]  # the categories once, not per chunk
+    # the dtype takes part: str(1) is '1' but str(1.0) is '1.0' (not a leaf), 2.0 is
+    ints = pd.Series(pd.Categorical([1, 1], categories=[1, 2]))
+    assert encode_column(ints, domain=domain)[0].tolist() == [3, 3]
+    floats = pd.Series(pd.Categorical([2.0, 2.0], categories=[1.0, 2.0]))
+    assert encode_column(floats, domain=domain)[0].tolist() == [4, 4]
+    with pytest.raises(UnknownValuesError, match="'1.0'") as info:
+        encode_column(pd.Series(pd.Categorical([2.0, 1.0], categories=[1.0, 2.0])),
+                      domain=domain, name="col")
+    assert info.value.first_row == 1
+    with pytest.raises(UnknownValuesError, match="'zz'") as info:
+        encode_column(pd.Series(pd.Categorical(["a", "zz"], categories=categories)),
+                      domain=domain, name="col")
+    assert info.value.first_row == 1
+    missing = pd.Series(pd.Categorical(["a", None], categories=categories))
+    assert encode_column(missing, domain=domain, unknown="missing")[0].tolist() == [1, -1]
 
 
 def test_smallest_dtype_and_encode_columns():

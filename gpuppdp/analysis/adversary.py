@@ -66,7 +66,7 @@ def _generalized(data: pd.DataFrame, qids, hierarchies, levels) -> pd.DataFrame:
     out = {}
     for q in qids:
         h = hierarchies[q]
-        leaf, _ = encode_column(data[q], domain=h.leaves, name=q)
+        leaf, _ = encode_column(data[q], domain=h.leaf_domain, name=q)
         out[q] = h.labels(levels[q])[h.codes(levels[q])[leaf]]
     return pd.DataFrame(out, index=data.index)
 

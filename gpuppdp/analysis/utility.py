@@ -393,7 +393,7 @@ def _value_gains(data, hierarchy, column, level, class_attribute, be):
         raise ValueError(f"level must be in 1..{hierarchy.height}, got {level!r}")
     level = int(level)
     xp = be.xp
-    leaf = be.asarray(encode_column(data[column], domain=hierarchy.leaves,
+    leaf = be.asarray(encode_column(data[column], domain=hierarchy.leaf_domain,
                                     name=column)[0].astype(np.int64))
     cls, cu = encode_column(data[class_attribute])
     cls = be.asarray(cls.astype(np.int64))
@@ -481,7 +481,7 @@ def info_gain_scores(data: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
         if q == column:
             continue
         hq = hierarchies[q]
-        lq = be.asarray(encode_column(data[q], domain=hq.leaves, name=q)[0].astype(np.int64))
+        lq = be.asarray(encode_column(data[q], domain=hq.leaf_domain, name=q)[0].astype(np.int64))
         others.append(be.asarray(hq.codes(lv[q]).astype(np.int64))[lq])
     v = be.asarray(h.codes(level).astype(np.int64))[leaf]
     child = be.asarray(h.codes(level - 1).astype(np.int64))[leaf]

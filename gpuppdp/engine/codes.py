@@ -36,8 +36,8 @@ import pandas as pd
 
 from ..validation import format_values
 
-__all__ = ["UnknownValuesError", "encode_column", "encode_columns", "smallest_int_dtype",
-           "ColumnDictionary", "DistinctRows"]
+__all__ = ["UnknownValuesError", "Domain", "encode_column", "encode_columns",
+           "smallest_int_dtype", "ColumnDictionary", "DistinctRows"]
 
 
 def smallest_int_dtype(n_values: int) -> np.dtype:
@@ -154,7 +154,51 @@ class UnknownValuesError(ValueError):
         return UnknownValuesError(self.attribute, self.values, self.count_rows, first)
 
 
-def encode_column(values, *, domain: Sequence | None = None, name: str | None = None,
+class Domain:
+    """Known values (e.g. a hierarchy's leaves) prepared for encoding many columns, or the
+    chunks of one, against them: the position of each value's string is found in a dict
+    built once, and a categorical's categories are looked up once per distinct dictionary
+    (the chunks of one file usually share theirs), so such a chunk costs one gather.
+    :func:`encode_column` takes one as its ``domain``."""
+
+    def __init__(self, values: Sequence):
+        self.values = np.asarray(values, dtype=object).reshape(-1)
+        self._index = {str(v): i for i, v in enumerate(self.values.tolist())}
+        self._categories = None  # (the last categorical's categories, their positions)
+
+    def positions(self, labels) -> np.ndarray:
+        """int64 position of each label's string in the domain, ``-1`` where absent."""
+        return np.array([self._index.get(str(u), -1) for u in labels], dtype=np.int64)
+
+    def category_positions(self, categories: pd.Index) -> np.ndarray:
+        """:meth:`positions` of a categorical's categories, kept for the next call with the
+        same categories (same values and dtype: ``str`` of a value depends on both)."""
+        last = self._categories
+        if last is None or not (last[0] is categories or (
+                last[0].dtype == categories.dtype and last[0].equals(categories))):
+            last = (categories, self.positions(categories))
+            self._categories = last  # one assignment: safe to share between threads
+        return last[1]
+
+    def categorical_codes(self, values) -> np.ndarray | None:
+        """Positions of a categorical column's values (one gather), or ``None`` when the
+        column is no categorical, is empty, or holds a missing value or one outside the
+        domain (the general path then encodes it, and names what is wrong)."""
+        if isinstance(values, pd.Categorical):
+            cat = values
+        elif isinstance(getattr(values, "dtype", None), pd.CategoricalDtype) and isinstance(
+                values, (pd.Series, pd.Index)):
+            cat = values.array
+        else:
+            return None
+        codes = cat.codes
+        if not codes.size or codes.min() < 0:
+            return None
+        out = self.category_positions(cat.categories)[codes]
+        return out if out.min() >= 0 else None
+
+
+def encode_column(values, *, domain: Sequence | Domain | None = None, name: str | None = None,
                   sort: bool = False, as_str: bool = False, unknown: str = "error"
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Encode one column: ``(codes, labels)`` with ``labels[codes[i]]`` the value of row ``i``.
@@ -163,9 +207,10 @@ def encode_column(values, *, domain: Sequence | None = None, name: str | None = 
     ----------
     values : pandas Series / Index / Categorical, pyarrow Array / ChunkedArray, NumPy array
         or list.
-    domain : sequence, optional
+    domain : sequence or :class:`Domain`, optional
         The known values (e.g. ``hierarchy.leaves``): ``codes`` are positions in it (values
-        compared as strings), ``labels`` is the domain itself.
+        compared as strings), ``labels`` is the domain itself (an object array).  A
+        :class:`Domain` serves many calls.
     name : str, optional
         The column's name, for the error about values outside ``domain``.
     sort : bool
@@ -181,22 +226,24 @@ def encode_column(values, *, domain: Sequence | None = None, name: str | None = 
     """
     if unknown not in ("error", "missing"):
         raise ValueError(f"unknown must be 'error' or 'missing', got {unknown!r}")
+    if domain is not None:
+        domain = domain if isinstance(domain, Domain) else Domain(domain)
+        gathered = domain.categorical_codes(values)
+        if gathered is not None:
+            return gathered.astype(smallest_int_dtype(len(domain.values))), domain.values
     codes, labels = _factorized(values, sort and domain is None)
     if domain is None:
         if as_str:
             labels = _object_array([str(u) for u in labels])
         return codes.astype(smallest_int_dtype(len(labels))), labels
-    domain = np.asarray(domain, dtype=object).reshape(-1)
-    index = {str(v): i for i, v in enumerate(domain.tolist())}
-    names = [str(u) for u in labels]               # only the distinct values become strings
-    lut = np.array([index.get(u, -1) for u in names], dtype=np.int64)
+    lut = domain.positions(labels)                 # only the distinct values become strings
     missing = lut < 0
     if missing.any() and unknown == "error":
         bad = np.isin(codes, np.flatnonzero(missing))
         raise UnknownValuesError(name if name is not None else "values",
-                                 sorted(u for u, m in zip(names, missing) if m),
+                                 sorted(str(u) for u, m in zip(labels, missing) if m),
                                  int(bad.sum()), int(np.argmax(bad)))
-    return lut[codes].astype(smallest_int_dtype(len(domain))), domain
+    return lut[codes].astype(smallest_int_dtype(len(domain.values))), domain.values
 
 
 def encode_columns(data: pd.DataFrame, columns: Sequence[str], *,

@@ -372,7 +372,7 @@ def leaf_codes(data: pd.DataFrame, qi_names, hierarchies, row_offset: int) -> li
     out = []
     for c, h in zip(qi_names, hierarchies):
         try:
-            out.append(encode_column(data[c], domain=h.leaves, name=c)[0])
+            out.append(encode_column(data[c], domain=h.leaf_domain, name=c)[0])
         except UnknownValuesError as exc:
             raise exc.at(row_offset) from None
     return out

@@ -64,7 +64,7 @@ class _PopulationModel(PrivacyModel):
         for name, h in zip(encoded.qi_names, encoded.hierarchies):
             if self.population[name].isna().any():
                 raise ValueError(f"population column {name!r} has missing values")
-            leaf, _ = encode_column(self.population[name], domain=h.leaves,
+            leaf, _ = encode_column(self.population[name], domain=h.leaf_domain,
                                     name=f"population column {name!r}")
             codes.append(be.asarray(leaf))
         population = EncodedTable(be, list(encoded.qi_names), list(encoded.hierarchies), codes,
