@@ -11,7 +11,8 @@ the CLI's encode/search/release split, peak RSS, the nodes checked, classes and 
 records, and the optimum.  With ``--runs 2`` every table is anonymized twice: the first run in
 a fresh environment compiles the GPU kernels (CuPy and Numba keep them on disk), the second
 shows a user's later runs.  ``--host-threads 8 16`` runs once per value with that many host
-threads (``GPUPPDP_HOST_THREADS``).
+threads (``GPUPPDP_HOST_THREADS``).  With ``GPUPPDP_LOG=DEBUG`` in the environment, each run
+also reports where the encoding's and the release's calling thread spent its time.
 
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_census.json``);
 it asserts nothing about time.
@@ -73,6 +74,9 @@ def run_one(gp: str, rows: int, backend: str, extra: list[str], folder: str,
         raise SystemExit(f"anonymize failed on {rows} rows: {p.stderr.strip()[-500:]}")
     rss_kb = [int(line.split()[1]) for line in p.stderr.splitlines()
               if line.startswith("MAXRSS_KB ")][-1]
+    # with GPUPPDP_LOG=DEBUG the CLI logs where each pass's calling thread spent its time
+    log = [line for line in p.stderr.splitlines()
+           if " on the calling thread: " in line or line.startswith("loaded in")]
     summary = json.load(open(js))
     timings = summary.get("timings", {})
     return {"rows": rows, "host_threads": host_threads, "wall_s": wall,
@@ -82,7 +86,7 @@ def run_one(gp: str, rows: int, backend: str, extra: list[str], folder: str,
             "classes": summary["equivalence_classes"],
             "suppressed": summary["suppressed_records"],
             "transformation": summary["transformation"],
-            "information_loss": summary["information_loss"]}
+            "information_loss": summary["information_loss"], "log": log}
 
 
 def main(argv=None) -> int:
@@ -124,7 +128,8 @@ def main(argv=None) -> int:
                 print(f"{rows:,} rows, run {run}{'' if n is None else f' ({n} host threads)'}"
                       f": {r['wall_s']:.1f} s (encode {r['encode_s']:.1f}, search "
                       f"{r['search_s']:.1f}, release {r['release_s']:.1f}), "
-                      f"{r['peak_rss_gib']:.2f} GiB", file=sys.stderr, flush=True)
+                      f"{r['peak_rss_gib']:.2f} GiB", *r["log"], sep="\n  ", file=sys.stderr,
+                      flush=True)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     print_table(["rows", "run", "threads", "generate", "end to end", "encode", "search", "release",

@@ -9,7 +9,10 @@ import time
 
 import pytest
 
-from gpuppdp.engine.pipeline import MAX_HOST_THREADS, host_threads, ordered_map, row_numbered
+import logging
+
+from gpuppdp.engine.pipeline import (MAX_HOST_THREADS, Stopwatch, host_threads, ordered_map,
+                                     row_numbered)
 
 
 def _slow_square(x: int) -> int:
@@ -94,3 +97,32 @@ def test_host_threads_reads_the_environment(monkeypatch):
 def test_row_numbered_skips_empty_chunks():
     chunks = [[1, 2], [], [3], [4, 5, 6]]
     assert list(row_numbered(chunks)) == [(0, [1, 2]), (2, [3]), (3, [4, 5, 6])]
+
+
+def test_stopwatch_adds_up_the_calling_threads_parts_and_logs_them(caplog):
+    watch = Stopwatch("pass")
+    closed = []
+
+    def slow_items():
+        try:
+            for i in range(3):
+                time.sleep(0.02)
+                yield i
+        finally:
+            closed.append(True)
+
+    got = []
+    for item in watch.waited(slow_items(), "waiting"):
+        with watch.part("work"):
+            time.sleep(0.01)
+        got.append(item)
+    assert got == [0, 1, 2] and closed == [True]
+    assert watch.seconds["waiting"] >= 0.06 and 0.03 <= watch.seconds["work"] < 0.06
+    early = watch.waited(slow_items(), "waiting")
+    next(early)
+    early.close()  # closing the wrapper closes the items
+    assert closed == [True, True]
+    with caplog.at_level(logging.DEBUG, logger="gpuppdp"):
+        watch.log("3 chunks")
+    (line,) = caplog.messages
+    assert line.startswith("pass of 3 chunks on the calling thread: ") and "work 0.0" in line

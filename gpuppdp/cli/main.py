@@ -87,7 +87,10 @@ def _run(argv) -> int:
 
     user_errors = (ValueError, TypeError, KeyError, FileNotFoundError, SchemaError,
                    HierarchyError, NoSolutionError, BackendError, OSError)
-    logging.basicConfig(level=os.environ.get("GPUPPDP_LOG", "WARNING"), format="%(message)s")
+    # GPUPPDP_LOG is the level of the package's own logger; other libraries' (Numba's CUDA
+    # driver logs every call at DEBUG) stay at WARNING
+    logging.basicConfig(level="WARNING", format="%(message)s")
+    logging.getLogger("gpuppdp").setLevel(os.environ.get("GPUPPDP_LOG", "WARNING"))
     previous = warnings.showwarning
     warnings.showwarning = _warning_line
     try:

@@ -20,7 +20,7 @@ from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import format_values
 from .codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
-from .pipeline import materialized, ordered_map, row_numbered
+from .pipeline import Stopwatch, materialized, ordered_map, row_numbered
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
            "encode", "encode_chunks", "SensitiveEncoder", "check_complete", "leaf_codes",
@@ -461,28 +461,33 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
         return first, codes, chunk[sensitive.names], \
             enc.bottom_of(codes, None, first) if on_thread else None
 
-    for first, codes, sens_columns, fs in ordered_map(coded, row_numbered(chunks),
-                                                      threads=threads):
-        if fs is None:
-            carried = sensitive.encode(sens_columns) if sensitive.names else None
-            enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
-            fs = enc.bottom_of(backend.asarray(codes),
-                               None if carried is None else backend.asarray(carried), first)
-        if host is None and _device_short(backend, merged + pending + [fs], SPILL_FACTOR):
-            host = cpu_backend()
-            merged = [part.moved(backend.to_host) for part in merged]
-            pending = [part.moved(backend.to_host) for part in pending]
-        pending.append(fs if host is None else fs.moved(backend.to_host))
-        rows = first + len(codes)
+    watch, n_chunks = Stopwatch("encoding"), 0
+    for first, codes, sens_columns, fs in watch.waited(
+            ordered_map(coded, row_numbered(chunks), threads=threads), "waiting for chunks"):
+        with watch.part("chunk sets"):
+            if fs is None:
+                carried = sensitive.encode(sens_columns) if sensitive.names else None
+                enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
+                fs = enc.bottom_of(backend.asarray(codes),
+                                   None if carried is None else backend.asarray(carried), first)
+            if host is None and _device_short(backend, merged + pending + [fs], SPILL_FACTOR):
+                host = cpu_backend()
+                merged = [part.moved(backend.to_host) for part in merged]
+                pending = [part.moved(backend.to_host) for part in pending]
+            pending.append(fs if host is None else fs.moved(backend.to_host))
+        rows, n_chunks = first + len(codes), n_chunks + 1
         entries = sum(len(fs.count) for fs in pending)
         if entries > max(merge_entries, sum(len(fs.count) for fs in merged) // 3):
             parts, merged, pending = merged + pending, [], []  # no other reference to them
-            merged = [enc.merge(parts, host)]
+            with watch.part("merges"):
+                merged = [enc.merge(parts, host)]
     if rows == 0:
         raise SchemaError("the table is empty (0 rows)")
     enc.n_rows = rows
     parts, merged, pending = merged + pending, [], []
-    enc._bottom = enc.merge(parts, host)
+    with watch.part("merges"):
+        enc._bottom = enc.merge(parts, host)
+    watch.log(f"{n_chunks} chunks")
     if host is not None:  # back to the device for the search, if it fits there
         if _device_short(backend, [enc._bottom], BOTTOM_FACTOR):
             raise DeviceMemoryError(

@@ -11,15 +11,18 @@ order, at most a few chunks ahead, so memory stays a few chunks whatever the row
 
 from __future__ import annotations
 
+import logging
 import os
-from collections import deque
+import time
+from collections import defaultdict, deque
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator, TypeVar
 
 import pandas as pd
 
 __all__ = ["host_threads", "ordered_map", "LazyChunk", "row_numbered", "materialized",
-           "MAX_HOST_THREADS"]
+           "Stopwatch", "MAX_HOST_THREADS"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -76,6 +79,54 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, threads: int | None
         for future in pending:
             future.cancel()
         pool.shutdown(wait=True)
+
+
+class Stopwatch:
+    """Seconds the ordered (calling) thread of a chunked pass spends in named parts -- waiting
+    for the host threads' next result, the backend's work, writing -- logged on the
+    ``gpuppdp`` logger at DEBUG level (``GPUPPDP_LOG=DEBUG`` for the CLI), to show which side
+    bounds the pass.  A wait includes any part drawn on this thread while waiting (the items
+    of :func:`ordered_map` are drawn on the calling thread)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.seconds: defaultdict = defaultdict(float)
+        self._start = time.perf_counter()
+
+    @contextmanager
+    def part(self, key: str):
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[key] += time.perf_counter() - t
+
+    def waited(self, items: Iterable[T], key: str) -> Iterator[T]:
+        """``items``, the time spent waiting for each one added to part ``key``; closing
+        this closes ``items``."""
+        source = iter(items)
+        try:
+            while True:
+                t = time.perf_counter()
+                try:
+                    item = next(source)
+                except StopIteration:
+                    return
+                finally:
+                    self.seconds[key] += time.perf_counter() - t
+                yield item
+        finally:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
+
+    def log(self, counted: str) -> None:
+        """One DEBUG line: the pass's seconds so far and each part's, with ``counted`` (e.g.
+        ``"330 chunks"``)."""
+        parts = ", ".join(f"{k} {v:.2f} s" for k, v in self.seconds.items())
+        logging.getLogger("gpuppdp").debug("%s of %s on the calling thread: %.2f s (%s)",
+                                           self.name, counted,
+                                           time.perf_counter() - self._start, parts)
 
 
 class LazyChunk:

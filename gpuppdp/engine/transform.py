@@ -22,7 +22,7 @@ import pandas as pd
 from .codes import encode_column, smallest_int_dtype
 from .encoding import Role
 from .evaluate import Evaluator
-from .pipeline import ordered_map
+from .pipeline import Stopwatch, ordered_map
 
 __all__ = ["Release", "release", "RowBuckets", "release_buckets", "released_columns",
            "suppressed_rows", "all_suppressed", "categories_of", "labelled_codes",
@@ -314,19 +314,27 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
         return b, buckets.read(b)
 
     filled = buckets.filled()
+    watch = Stopwatch("release")
     if be.is_gpu:  # the device's work on this thread, bucket after bucket
-        steps = ordered_map(released, map(generalized, ordered_map(read, filled,
-                                                                    threads=threads)),
-                            threads=threads)
+
+        def on_device(item):
+            with watch.part("generalizing"):
+                return generalized(item)
+
+        read_buckets = watch.waited(ordered_map(read, filled, threads=threads),
+                                    "waiting for buckets read")
+        steps = ordered_map(released, map(on_device, read_buckets), threads=threads)
     else:
         steps = ordered_map(lambda b: released(generalized(read(b))), filled, threads=threads)
     written = suppressed = 0
-    with closing(steps):
+    with closing(watch.waited(steps, "waiting for buckets released")) as steps:
         for prepared, rows, outliers in steps:
             suppressed += outliers
             if rows:
-                write(prepared)
+                with watch.part("writing"):
+                    write(prepared)
                 written += rows
+    watch.log(f"{len(filled)} buckets")
     if not written:  # every row dropped: the columns still go out
         none = np.zeros(0, dtype=bool)
         empty = labelled(buckets.empty(), np.zeros((0, len(enc.qi_names)), np.int64), none)
