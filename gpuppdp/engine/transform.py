@@ -291,20 +291,18 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
             part[name] = labelled_codes(categories[j], row_codes[:, j], outlier)
         return part
 
-    def generalized(item: tuple[int, pd.DataFrame]) -> tuple:
-        """Bucket ``b``, its rows' codes at the node and which rows are suppressed (host
-        arrays; the work of the backend)."""
+    def generalized(item: tuple[int, pd.DataFrame]) -> tuple[int, pd.DataFrame, np.ndarray]:
+        """Bucket ``b`` with its QIDs as released, and which rows are suppressed (on the
+        backend)."""
         b, part = item
         row_codes = enc.generalize(levels, [be.asarray(part[name].to_numpy())
                                             for name in enc.qi_names])
         outlier = be.to_host(enc.in_classes(levels, failing, row_codes)).astype(bool)
-        return b, part, be.to_host(row_codes), outlier
+        return b, labelled(part, be.to_host(row_codes), outlier), outlier
 
-    def released(item: tuple) -> tuple[object, int, int]:
-        """(the bucket prepared for ``write``, its rows released, its rows suppressed): its
-        QIDs labelled, shuffled, ``prepare`` d (host work)."""
-        b, part, row_codes, outlier = item
-        part = labelled(part, row_codes, outlier)
+    def released(item: tuple[int, pd.DataFrame, np.ndarray]) -> tuple[object, int, int]:
+        """(the bucket prepared for ``write``, its rows released, its rows suppressed)."""
+        b, part, outlier = item
         if suppression == "drop":
             part = part[~outlier]
         part = part.take(buckets.permutation(b, len(part))).reset_index(drop=True)
@@ -338,6 +336,7 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
                 written += rows
     watch.log(f"{len(filled)} buckets")
     if not written:  # every row dropped: the columns still go out
-        no_codes = np.zeros((0, len(enc.qi_names)), np.int64)
-        write(released((0, buckets.empty(), no_codes, np.zeros(0, dtype=bool)))[0])
+        none = np.zeros(0, dtype=bool)
+        empty = labelled(buckets.empty(), np.zeros((0, len(enc.qi_names)), np.int64), none)
+        write(released((0, empty, none))[0])
     return Release(None, enc.n_rows, suppressed, suppression)
