@@ -366,9 +366,12 @@ def test_everything_dropped_still_writes_the_columns(tmp_path):
     assert (tmp_path / "out.csv").read_text().strip() == "q,v"
 
 
-def test_fit_file_on_the_strict_cupy_stand_in(adult, tmp_path):
+def test_fit_file_on_the_strict_cupy_stand_in(adult, tmp_path, monkeypatch):
     """The chunked path keeps every array on the device backend: the strict CuPy stand-in
-    (which refuses what CuPy refuses) finds and releases what the CPU does."""
+    (which refuses what CuPy refuses) finds and releases what the CPU does -- with every
+    chunk and bucket handed to the device alone, or two or more at a time (the same release,
+    row for row)."""
+    from gpuppdp.engine import transform
     from gpuppdp.testing import strict_backend
 
     data, hierarchies = adult
@@ -376,16 +379,25 @@ def test_fit_file_on_the_strict_cupy_stand_in(adult, tmp_path):
     data.head(3000).to_parquet(src, index=False)
     qis = {c: hierarchies[c] for c in ("age", "sex", "race", "education")}
     results = {}
-    for name, backend in (("cpu", "cpu"), ("stand-in", strict_backend())):
+    for name, backend, device_rows in (("cpu", "cpu", None), ("alone", strict_backend(), 1),
+                                       ("together", strict_backend(), 1000)):
+        if device_rows is not None:
+            monkeypatch.setattr(encoding, "DEVICE_ROWS", device_rows)
+            monkeypatch.setattr(transform, "DEVICE_ROWS", device_rows)
         anonymizer = Anonymizer(quasi_identifiers=qis, sensitive=["occupation"],
                                 others="insensitive", k=3, suppression_limit=0.05,
-                                models=[DistinctLDiversity("occupation", 2)], backend=backend)
+                                models=[DistinctLDiversity("occupation", 2)], backend=backend,
+                                seed=5)
         results[name] = anonymizer.fit_file(src, tmp_path / f"{name}.csv", chunk_rows=700)
-    a, b = results["cpu"], results["stand-in"]
-    assert (a.transformation, a.information_loss, a.suppressed_records) == \
-        (b.transformation, b.information_loss, b.suppressed_records)
-    pd.testing.assert_frame_equal(_sorted(read_table(tmp_path / "cpu.csv")),
-                                  _sorted(read_table(tmp_path / "stand-in.csv")))
+    a = results["cpu"]
+    for name in ("alone", "together"):
+        b = results[name]
+        assert (a.transformation, a.information_loss, a.suppressed_records) == \
+            (b.transformation, b.information_loss, b.suppressed_records)
+        pd.testing.assert_frame_equal(_sorted(read_table(tmp_path / "cpu.csv")),
+                                      _sorted(read_table(tmp_path / f"{name}.csv")))
+    pd.testing.assert_frame_equal(read_table(tmp_path / "alone.csv"),
+                                  read_table(tmp_path / "together.csv"))
 
 
 def test_encoding_error_names_its_byte_and_line_in_the_file(tmp_path):
@@ -427,6 +439,35 @@ def test_risk_in_chunks_equals_risk_in_memory(adult, tmp_path):
     assert json.load(open(tmp_path / "chunked.json")) == json.load(open(tmp_path / "whole.json"))
 
 
+@pytest.mark.parametrize("sensitive", [[], ["occupation"]])
+def test_gpu_encoding_hands_consecutive_chunks_to_the_device_together(adult, monkeypatch,
+                                                                      sensitive):
+    """On a GPU (the strict CuPy stand-in), chunks go to the device ``device_rows`` rows or
+    more at a time, in as few calls: the same frequency set and sensitive codes as the whole
+    table's."""
+    from gpuppdp.testing import strict_backend
+
+    data, hierarchies = adult
+    qis = {c: hierarchies[c] for c in ("age", "sex", "race", "education")}
+    schema = Schema(qis, sensitive=sensitive, others="drop")
+    be = strict_backend()
+    whole = encode(data, schema, get_backend("cpu"), sensitive)
+    calls = []
+    original = encoding.EncodedTable.bottom_of
+    monkeypatch.setattr(encoding.EncodedTable, "bottom_of",
+                        lambda self, codes, *rest, **kw: calls.append(len(codes))
+                        or original(self, codes, *rest, **kw))
+    got = encode_chunks(_chunks(data, 500), list(data.columns), schema, be, sensitive,
+                        merge_entries=2000, device_rows=1200)
+    chunks = -(-len(data) // 500)
+    assert len(calls) == -(-chunks // 3) and calls[0] == 1500 and sum(calls) == len(data)
+    want, fs = whole.frequency_set(), got.frequency_set()
+    for name in ("codes", "sens", "count", "first"):
+        np.testing.assert_array_equal(be.to_host(getattr(fs, name)), getattr(want, name),
+                                      err_msg=name)
+    assert got.n_rows == whole.n_rows and got.n_sens == whole.n_sens
+
+
 @pytest.mark.parametrize("free_after", [2, 9])
 @pytest.mark.parametrize("sensitive", [[], ["occupation"]])
 def test_gpu_encoding_spills_to_host_memory(adult, monkeypatch, free_after, sensitive):
@@ -455,13 +496,13 @@ def test_gpu_encoding_spills_to_host_memory(adult, monkeypatch, free_after, sens
                         lambda fs, convert: moved.append(convert) or original(fs, convert))
     with pytest.raises(DeviceMemoryError, match="bottom frequency set .* entries"):
         encode_chunks(_chunks(data, 500), list(data.columns), schema, be, sensitive,
-                      merge_entries=50)
+                      merge_entries=50, device_rows=500)
     assert be.to_host in moved  # the sets went to host memory
 
     monkeypatch.setattr(encoding, "BOTTOM_FACTOR", 0)  # the merged set fits again
     readings.clear()
     got = encode_chunks(_chunks(data, 500), list(data.columns), schema, be, sensitive,
-                        merge_entries=50).frequency_set()
+                        merge_entries=50, device_rows=500).frequency_set()
     assert isinstance(got.codes, type(be.asarray(np.zeros(1))))  # back on the device
     for name in ("codes", "sens", "count", "first"):
         np.testing.assert_array_equal(be.to_host(getattr(got, name)), getattr(want, name),

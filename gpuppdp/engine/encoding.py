@@ -20,7 +20,7 @@ from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import format_values
 from .codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
-from .pipeline import Stopwatch, materialized, ordered_map, row_numbered
+from .pipeline import DEVICE_ROWS, Stopwatch, materialized, ordered_map, row_numbered
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
            "encode", "encode_chunks", "SensitiveEncoder", "check_complete", "leaf_codes",
@@ -414,7 +414,8 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
 
 def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema: Schema,
                   backend: Backend, sensitive_attributes: Sequence[str] | str | None = (),
-                  *, merge_entries: int = 1 << 22, threads: int | None = None,
+                  *, merge_entries: int = 1 << 22, device_rows: int | None = None,
+                  threads: int | None = None,
                   tee: Callable[[int, pd.DataFrame, np.ndarray], None] | None = None
                   ) -> EncodedTable:
     """Encode a table given as consecutive row chunks (each a DataFrame holding at least its QID
@@ -425,8 +426,10 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     set's size (a merge's peak then stays near 4/3 of the merged set), so memory is a few
     chunks plus the frequency sets, whatever the row count.  Chunks are checked and mapped to leaf
     codes on ``threads`` host threads (:func:`~gpuppdp.engine.pipeline.ordered_map`), then
-    reduced in order on the backend.  ``tee(first row, chunk, leaf codes (n, q) host)`` is also
-    called with every chunk, on those threads (e.g.
+    reduced in order on the backend -- on a GPU, consecutive chunks together, at least
+    ``device_rows`` rows at a time (default :data:`~gpuppdp.engine.pipeline.DEVICE_ROWS`),
+    so that the thread driving the device makes few calls.  ``tee(first row, chunk, leaf codes
+    (n, q) host)`` is also called with every chunk, on those threads (e.g.
     :meth:`~gpuppdp.engine.transform.RowBuckets.scatter`, keeping the rows for the release).
     ``columns`` are the table's column names (roles are checked against them).  Same
     frequency set, codes, labels and errors (rows numbered in the whole table) as
@@ -462,25 +465,52 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
             enc.bottom_of(codes, None, first) if on_thread else None
 
     watch, n_chunks = Stopwatch("encoding"), 0
-    for first, codes, sens_columns, fs in watch.waited(
-            ordered_map(coded, row_numbered(chunks), threads=threads), "waiting for chunks"):
-        with watch.part("chunk sets"):
-            if fs is None:
-                carried = sensitive.encode(sens_columns) if sensitive.names else None
-                enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
-                fs = enc.bottom_of(backend.asarray(codes),
-                                   None if carried is None else backend.asarray(carried), first)
-            if host is None and _device_short(backend, merged + pending + [fs], SPILL_FACTOR):
-                host = cpu_backend()
-                merged = [part.moved(backend.to_host) for part in merged]
-                pending = [part.moved(backend.to_host) for part in pending]
-            pending.append(fs if host is None else fs.moved(backend.to_host))
-        rows, n_chunks = first + len(codes), n_chunks + 1
+    device_rows = DEVICE_ROWS if device_rows is None else device_rows
+
+    def device_set(batch: list[tuple]) -> FrequencySet:
+        """The frequency set of consecutive chunks ``(first row, codes, carried)``, built on
+        the backend in one pass."""
+        codes = np.concatenate([b[1] for b in batch]) if len(batch) > 1 else batch[0][1]
+        carried = None
+        if batch[0][2] is not None:
+            carried = backend.asarray(np.concatenate([b[2] for b in batch]))
+        return enc.bottom_of(backend.asarray(codes), carried, batch[0][0])
+
+    def add(fs: FrequencySet) -> None:
+        """Keep a chunk set (spilled to host memory once the device runs short) and merge
+        the pending sets when they are due."""
+        nonlocal host, merged, pending
+        if host is None and _device_short(backend, merged + pending + [fs], SPILL_FACTOR):
+            host = cpu_backend()
+            merged = [part.moved(backend.to_host) for part in merged]
+            pending = [part.moved(backend.to_host) for part in pending]
+        pending.append(fs if host is None else fs.moved(backend.to_host))
         entries = sum(len(fs.count) for fs in pending)
         if entries > max(merge_entries, sum(len(fs.count) for fs in merged) // 3):
             parts, merged, pending = merged + pending, [], []  # no other reference to them
             with watch.part("merges"):
                 merged = [enc.merge(parts, host)]
+
+    batch: list[tuple] = []  # chunks not yet on the device
+    for first, codes, sens_columns, fs in watch.waited(
+            ordered_map(coded, row_numbered(chunks), threads=threads), "waiting for chunks"):
+        rows, n_chunks = first + len(codes), n_chunks + 1
+        if fs is not None:  # built on its host thread
+            add(fs)
+            continue
+        carried = sensitive.encode(sens_columns) if sensitive.names else None
+        enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
+        batch.append((first, codes, carried))
+        if rows - batch[0][0] >= device_rows:
+            with watch.part("chunk sets"):
+                fs = device_set(batch)
+            batch = []
+            add(fs)
+    if batch:
+        with watch.part("chunk sets"):
+            fs = device_set(batch)
+        batch = []
+        add(fs)
     if rows == 0:
         raise SchemaError("the table is empty (0 rows)")
     enc.n_rows = rows
