@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -138,6 +139,17 @@ def test_row_groups_are_streamed(tmp_path):
     tables = list(census.iter_tables(2500, 3, row_group_rows=1000))
     assert [t.num_rows for t in tables] == [1000, 1000, 500]
     assert not [n for n in os.listdir(tmp_path / "new") if n.startswith(".")]
+    # built on host threads, a block straddling row groups drawn for each: the same tables
+    for threads in (1, 3):
+        again = list(census.iter_tables(2500, 3, row_group_rows=700, threads=threads))
+        assert [t.num_rows for t in again] == [700, 700, 700, 400]
+        assert pa.concat_tables(again).equals(pa.concat_tables(tables))
+    # statistics for the numeric columns only; the row numbers delta-encoded
+    column = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i)
+              for i in range(meta.num_columns)}
+    assert {name for name, c in column.items() if c.is_stats_set} == {"person_id", "age",
+                                                                      "income"}
+    assert "DELTA_BINARY_PACKED" in column["person_id"].encodings
 
 
 def test_generate_command(capsys, tmp_path):
