@@ -102,21 +102,23 @@ def released_columns(columns, enc, qid: Callable[[int], object],
     return out
 
 
-def categories_of(labels) -> tuple[list, int]:
-    """The categories of a released QID column at one level: its labels and ``*`` (added
-    unless it is one of them), and the position of ``*``."""
+def categories_of(labels) -> tuple[pd.CategoricalDtype, int]:
+    """The categories of a released QID column at one level, as the categorical dtype of its
+    labels and ``*`` (added unless it is one of them), and the position of ``*``.  Built once
+    per release: a column of many chunks reuses it (building it from the labels took 5 ms a
+    chunk for 30,000 labels)."""
     categories = list(labels)
     if SUPPRESSED_LABEL not in categories:
         categories.append(SUPPRESSED_LABEL)
-    return categories, categories.index(SUPPRESSED_LABEL)
+    return pd.CategoricalDtype(categories), categories.index(SUPPRESSED_LABEL)
 
 
-def labelled_codes(categories: tuple[list, int], codes: np.ndarray,
+def labelled_codes(categories: tuple[pd.CategoricalDtype, int], codes: np.ndarray,
                    suppressed: np.ndarray) -> pd.Categorical:
     """A released QID column as a categorical (no per-row strings): ``codes`` into the labels
     of ``categories`` (:func:`categories_of`), ``*`` where ``suppressed``."""
-    labels, star = categories
-    return pd.Categorical.from_codes(np.where(suppressed, star, codes), categories=labels)
+    dtype, star = categories
+    return pd.Categorical.from_codes(np.where(suppressed, star, codes), dtype=dtype)
 
 
 def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: str = "mark",
