@@ -268,8 +268,7 @@ def release_dask(ddf, evaluator, levels, suppressed: int, *, suppression: str = 
     enc = evaluator.encoded
     levels = np.asarray(levels, dtype=np.int64)
     failing = evaluator.backend.to_host(evaluator.suppressed_classes(levels))
-    table = EncodedTable(get_backend("cpu"), enc.qi_names, enc.hierarchies, None, enc.n_rows,
-                         roles=enc.roles)
+    table = enc.rows_on_host()
     categories = {name: categories_of(h.labels(int(levels[j])))
                   for j, (name, h) in enumerate(zip(enc.qi_names, enc.hierarchies))}
     kept = [c for c in ddf.columns if enc.roles.get(c) not in (None, Role.IDENTIFYING)]

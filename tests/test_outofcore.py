@@ -367,12 +367,24 @@ def test_everything_dropped_still_writes_the_columns(tmp_path):
 
 
 def test_fit_file_on_the_strict_cupy_stand_in(adult, tmp_path, monkeypatch):
-    """The chunked path keeps every array on the device backend: the strict CuPy stand-in
-    (which refuses what CuPy refuses) finds and releases what the CPU does -- with every
-    chunk and bucket handed to the device alone, or two or more at a time (the same release,
-    row for row)."""
-    from gpuppdp.engine import transform
-    from gpuppdp.testing import strict_backend
+    """The chunked path keeps the encoding's arrays on the device backend: the strict CuPy
+    stand-in (which refuses what CuPy refuses) finds and releases what the CPU does -- with
+    every chunk handed to the device alone, or two or more at a time (the same release, row
+    for row).  The release is host work: one device-to-host copy (the suppressed classes)."""
+    from gpuppdp import anonymizer as anonymizer_module
+    from gpuppdp.testing import device_to_host_count, strict_backend
+
+    copies = []
+    release_buckets = anonymizer_module.release_buckets
+
+    def counted(*args, **kwargs):
+        before = device_to_host_count()
+        try:
+            return release_buckets(*args, **kwargs)
+        finally:
+            copies.append(device_to_host_count() - before)
+
+    monkeypatch.setattr(anonymizer_module, "release_buckets", counted)
 
     data, hierarchies = adult
     src = tmp_path / "in.parquet"
@@ -383,7 +395,6 @@ def test_fit_file_on_the_strict_cupy_stand_in(adult, tmp_path, monkeypatch):
                                        ("together", strict_backend(), 1000)):
         if device_rows is not None:
             monkeypatch.setattr(encoding, "DEVICE_ROWS", device_rows)
-            monkeypatch.setattr(transform, "DEVICE_ROWS", device_rows)
         anonymizer = Anonymizer(quasi_identifiers=qis, sensitive=["occupation"],
                                 others="insensitive", k=3, suppression_limit=0.05,
                                 models=[DistinctLDiversity("occupation", 2)], backend=backend,
@@ -398,6 +409,13 @@ def test_fit_file_on_the_strict_cupy_stand_in(adult, tmp_path, monkeypatch):
                                       _sorted(read_table(tmp_path / f"{name}.csv")))
     pd.testing.assert_frame_equal(read_table(tmp_path / "alone.csv"),
                                   read_table(tmp_path / "together.csv"))
+    # device-to-host copies in the release (the suppressed classes'), as many with twice the
+    # buckets: none per bucket
+    Anonymizer(quasi_identifiers=qis, sensitive=["occupation"], others="insensitive", k=3,
+               suppression_limit=0.05, models=[DistinctLDiversity("occupation", 2)],
+               backend=strict_backend(), seed=5).fit_file(src, tmp_path / "more.csv",
+                                                          chunk_rows=350)
+    assert copies[1] == copies[2] == copies[3] <= 4
 
 
 def test_encoding_error_names_its_byte_and_line_in_the_file(tmp_path):

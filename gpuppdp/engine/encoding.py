@@ -225,6 +225,14 @@ class EncodedTable:
     def heights(self) -> np.ndarray:
         return np.array([h.height for h in self.hierarchies], dtype=np.int64)
 
+    def rows_on_host(self) -> "EncodedTable":
+        """A bare twin of this table on the CPU backend -- its QIDs, hierarchies, roles and
+        row count, no codes or frequency set -- for row-wise work on rows kept in host memory
+        (a release written chunk by chunk, by the host threads or Dask workers), where a
+        device would only add copies and the frequency set need not travel."""
+        return EncodedTable(cpu_backend(), self.qi_names, self.hierarchies, None, self.n_rows,
+                            roles=self.roles)
+
     def distinct_per_level(self) -> list[np.ndarray]:
         """``d[j][L]``: distinct labels of QID ``j`` at level ``L`` among the data's values."""
         codes = self.backend.to_host(self.frequency_set().codes)

@@ -22,7 +22,7 @@ import pandas as pd
 from .codes import encode_column, smallest_int_dtype
 from .encoding import Role
 from .evaluate import Evaluator
-from .pipeline import DEVICE_ROWS, Stopwatch, ordered_map
+from .pipeline import Stopwatch, ordered_map
 
 __all__ = ["Release", "release", "RowBuckets", "release_buckets", "released_columns",
            "suppressed_rows", "all_suppressed", "categories_of", "labelled_codes",
@@ -263,23 +263,25 @@ class RowBuckets:
 def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
                     write: Callable[[object], None], *, suppression: str = "mark",
                     prepare: Callable[[pd.DataFrame, int], object] | None = None,
-                    threads: int | None = None, device_rows: int | None = None) -> Release:
+                    threads: int | None = None) -> Release:
     """:func:`release` of the table kept in ``buckets`` (the table ``evaluator`` was built on),
     handing the released rows to ``write`` bucket by bucket, in a uniformly random order.
 
-    Host work runs on ``threads`` threads (:func:`~gpuppdp.engine.pipeline.ordered_map`):
-    reading buckets, shuffling and ``prepare`` (e.g. formatting for the output file, or writing
-    a dataset's file: it gets each released bucket as a DataFrame and the bucket's number, and
-    ``write`` what it returns; by default ``write`` gets the DataFrame).  ``write`` runs on the
-    calling thread, bucket after bucket, and so does the backend's work on a GPU, for
-    consecutive buckets together, at least ``device_rows`` rows at a time (default
-    :data:`~gpuppdp.engine.pipeline.DEVICE_ROWS`; on the CPU, the threads generalize too).
+    Every bucket is read, generalized (with the CPU's kernels, whatever the backend: the
+    rows are in host memory), shuffled and ``prepare`` d (e.g. formatted for the output file,
+    or written as a dataset's file: it gets each released bucket as a DataFrame and the
+    bucket's number, and ``write`` what it returns; by default ``write`` gets the DataFrame)
+    on ``threads`` host threads (:func:`~gpuppdp.engine.pipeline.ordered_map`); ``write``
+    runs on the calling thread, bucket after bucket.
     """
     if suppression not in SUPPRESSION_MODES:
         raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
-    enc, be = evaluator.encoded, evaluator.backend
     levels = np.asarray(levels, dtype=np.int64)
-    failing = evaluator.suppressed_classes(levels)
+    # row-wise work on rows read from host files and written to host files: the host threads
+    # do it with the CPU's kernels, whatever the backend (on an H200, doing it on the device
+    # took its one thread 29 s of a 330 M-row release, in copies and synchronizations)
+    enc = evaluator.encoded.rows_on_host()
+    failing = evaluator.backend.to_host(evaluator.suppressed_classes(levels))
     enc.level_maps()  # built before any thread reads them
     categories = [categories_of(h.labels(int(levels[j]))) for j, h in enumerate(enc.hierarchies)]
     prepare = prepare or (lambda part, b: part)
@@ -294,17 +296,12 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
             part[name] = labelled_codes(categories[j], row_codes[:, j], outlier)
         return part
 
-    def generalized(items: list[tuple[int, pd.DataFrame]]) -> list[tuple]:
-        """Buckets ``(b, part)`` with their QIDs as released, and which rows are suppressed:
-        ``(b, part, outlier)`` each; the backend's work done for all of them at once."""
-        at = np.cumsum([0] + [len(part) for _, part in items])
-        row_codes = enc.generalize(levels, [
-            be.asarray(np.concatenate([part[name].to_numpy() for _, part in items]))
-            for name in enc.qi_names])
-        outlier = be.to_host(enc.in_classes(levels, failing, row_codes)).astype(bool)
-        row_codes = be.to_host(row_codes)
-        return [(b, labelled(part, row_codes[lo:hi], outlier[lo:hi]), outlier[lo:hi])
-                for (b, part), lo, hi in zip(items, at[:-1], at[1:])]
+    def generalized(item: tuple[int, pd.DataFrame]) -> tuple[int, pd.DataFrame, np.ndarray]:
+        """Bucket ``b`` with its QIDs as released, and which rows are suppressed."""
+        b, part = item
+        row_codes = enc.generalize(levels, [part[name].to_numpy() for name in enc.qi_names])
+        outlier = enc.in_classes(levels, failing, row_codes).astype(bool)
+        return b, labelled(part, row_codes, outlier), outlier
 
     def released(item: tuple[int, pd.DataFrame, np.ndarray]) -> tuple[object, int, int]:
         """(the bucket prepared for ``write``, its rows released, its rows suppressed)."""
@@ -321,29 +318,7 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
 
     filled = buckets.filled()
     watch = Stopwatch("release")
-    device_rows = DEVICE_ROWS if device_rows is None else device_rows
-    if be.is_gpu:  # the device's work on this thread, device_rows rows or more at a time
-
-        def on_device(read_buckets):
-            batch: list[tuple[int, pd.DataFrame]] = []
-            for item in read_buckets:
-                batch.append(item)
-                if sum(len(part) for _, part in batch) >= device_rows:
-                    with watch.part("generalizing"):
-                        done = generalized(batch)
-                    batch = []
-                    yield from done
-            if batch:
-                with watch.part("generalizing"):
-                    done = generalized(batch)
-                yield from done
-
-        read_buckets = watch.waited(ordered_map(read, filled, threads=threads),
-                                    "waiting for buckets read")
-        steps = ordered_map(released, on_device(read_buckets), threads=threads)
-    else:
-        steps = ordered_map(lambda b: released(generalized([read(b)])[0]), filled,
-                            threads=threads)
+    steps = ordered_map(lambda b: released(generalized(read(b))), filled, threads=threads)
     written = suppressed = 0
     with closing(watch.waited(steps, "waiting for buckets released")) as steps:
         for prepared, rows, outliers in steps:
