@@ -51,7 +51,6 @@ class BuildKernels(build_ext):
         print(f"gpuppdp: {n} kernel signatures compiled ahead of time for {meta['cpu']}",
               file=sys.stderr)
 
-
     def _leave_out(self, ext):
         """Drop an extension that was not built from the outputs that setuptools copies into
         the wheel or, for an editable install, into the source tree (it would fail on the

@@ -52,7 +52,7 @@ def table_delimiter(path: str | os.PathLike, sep: str | None = None) -> str:
     path = os.fspath(path)
     if sep is not None:
         return sep
-    return ";" if path.lower().endswith(PARQUET_SUFFIXES) else sniff_delimiter(path, default=";")
+    return ";" if _is_parquet(path) else sniff_delimiter(path, default=";")
 
 
 CHUNK_ROWS = 1 << 20
@@ -244,7 +244,7 @@ def _csv_header(path: str, sep: str) -> list[str]:
 def write_table(df: pd.DataFrame, path: str | os.PathLike, *, sep: str = ";") -> None:
     """Write CSV (``sep``-separated) or Parquet, chosen by the file extension."""
     path = os.fspath(path)
-    if path.lower().endswith(PARQUET_SUFFIXES):
+    if _is_parquet(path):
         df.to_parquet(path, index=False)
     else:
         df.to_csv(path, sep=sep, index=False)

@@ -478,11 +478,12 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
     def device_set(batch: list[tuple]) -> FrequencySet:
         """The frequency set of consecutive chunks ``(first row, codes, carried)``, built on
         the backend in one pass."""
-        codes = np.concatenate([b[1] for b in batch]) if len(batch) > 1 else batch[0][1]
-        carried = None
-        if batch[0][2] is not None:
-            carried = backend.asarray(np.concatenate([b[2] for b in batch]))
-        return enc.bottom_of(backend.asarray(codes), carried, batch[0][0])
+        with watch.part("chunk sets"):
+            codes = np.concatenate([b[1] for b in batch]) if len(batch) > 1 else batch[0][1]
+            carried = None
+            if batch[0][2] is not None:
+                carried = backend.asarray(np.concatenate([b[2] for b in batch]))
+            return enc.bottom_of(backend.asarray(codes), carried, batch[0][0])
 
     def add(fs: FrequencySet) -> None:
         """Keep a chunk set (spilled to host memory once the device runs short) and merge
@@ -510,15 +511,10 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
         enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
         batch.append((first, codes, carried))
         if rows - batch[0][0] >= device_rows:
-            with watch.part("chunk sets"):
-                fs = device_set(batch)
+            add(device_set(batch))
             batch = []
-            add(fs)
     if batch:
-        with watch.part("chunk sets"):
-            fs = device_set(batch)
-        batch = []
-        add(fs)
+        add(device_set(batch))
     if rows == 0:
         raise SchemaError("the table is empty (0 rows)")
     enc.n_rows = rows
