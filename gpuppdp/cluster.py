@@ -242,7 +242,7 @@ def _generalize_partition(part: pd.DataFrame, table: EncodedTable, levels, faili
     codes = leaf_codes(part, table.qi_names, table.hierarchies, offset) if len(part) else \
         [np.zeros(0, dtype=np.int64) for _ in table.qi_names]
     row_codes = table.generalize(levels, codes)
-    outlier = table.in_classes(levels, failing, row_codes).astype(bool)
+    outlier = failing.contains(row_codes)
     frame = pd.DataFrame(released_columns(
         part.columns, table,
         lambda j: labelled_codes(categories[table.qi_names[j]], row_codes[:, j], outlier),
@@ -267,8 +267,9 @@ def release_dask(ddf, evaluator, levels, suppressed: int, *, suppression: str = 
 
     enc = evaluator.encoded
     levels = np.asarray(levels, dtype=np.int64)
-    failing = evaluator.backend.to_host(evaluator.suppressed_classes(levels))
     table = enc.rows_on_host()
+    failing = table.class_set(levels, evaluator.backend.to_host(
+        evaluator.suppressed_classes(levels)))
     categories = {name: categories_of(h.labels(int(levels[j])))
                   for j, (name, h) in enumerate(zip(enc.qi_names, enc.hierarchies))}
     kept = [c for c in ddf.columns if enc.roles.get(c) not in (None, Role.IDENTIFYING)]
@@ -278,7 +279,8 @@ def release_dask(ddf, evaluator, levels, suppressed: int, *, suppression: str = 
     meta = _generalize_partition(ddf._meta, table, levels, failing, categories, suppression,
                                  seed, {})
     generalized = ddf[kept].map_partitions(
-        _generalize_partition, dask.delayed(table, pure=True), levels, failing, categories,
+        _generalize_partition, dask.delayed(table, pure=True), levels,
+        dask.delayed(failing, pure=True), categories,
         suppression, seed, offset_of, meta=meta)
     shuffled = generalized.shuffle(_ORDER).map_partitions(_in_key_order,
                                                           meta=_in_key_order(meta))

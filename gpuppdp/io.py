@@ -152,8 +152,9 @@ def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
 
     ``lazy=True``: a Parquet file whose row groups hold at most ``2 * rows`` rows comes as
     :class:`~gpuppdp.engine.pipeline.LazyChunk` s instead, each reading whole consecutive row
-    groups (at most ``rows`` rows, or one larger group) when asked, so that several threads can
-    read the file at once; anything else comes as DataFrames, read here.
+    groups (at most ``rows`` rows, or one larger group) as an Arrow table when asked, so that
+    several threads can read the file at once and no chunk goes through pandas; anything else
+    comes as DataFrames, read here.
     """
     path = os.fspath(path)
     if not os.path.isfile(path):
@@ -186,12 +187,12 @@ def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
 def _row_group_chunks(path: str, columns: list[str], sizes: list[int], rows: int
                       ) -> Iterator[LazyChunk]:
     """Lazy chunks of consecutive row groups (of ``sizes`` rows) of at most ``rows`` rows, or
-    one larger group."""
+    one larger group, each read as an Arrow table."""
     def reader(groups: list[int]):
-        def read() -> pd.DataFrame:
+        def read():
             import pyarrow.parquet as pq  # noqa: PLC0415
             with pq.ParquetFile(path, pre_buffer=False) as source:
-                return source.read_row_groups(groups, columns=columns).to_pandas()
+                return source.read_row_groups(groups, columns=columns)
         return read
 
     groups, held = [], 0

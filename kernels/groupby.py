@@ -41,7 +41,7 @@ from .aot import CODE_TYPES, ahead_of_time
 
 __all__ = ["group", "group_xp", "group_njit", "segment_ids", "count_keys", "rank_present",
            "key_space", "space_of", "number_keys", "number_keys_sorted", "extend_key", "run_tasks",
-           "balanced_runs", "n_tasks_for", "segment_of"]
+           "balanced_runs", "n_tasks_for", "segment_of", "KeySet"]
 
 DENSE_RATIO = 4              # key spaces up to this times the rows (plus a floor) are dense
 NJIT_DENSE_FLOOR = 1 << 10   # ... a directly addressed table in Numba
@@ -469,6 +469,100 @@ def group_xp(xp, cols, radix, ptr=None, order="first"):
         group_ptr = xp.zeros(n_seg + 1, dtype=xp.int64)
         group_ptr[1:] = xp.cumsum(xp.bincount(cols[0][rep], minlength=n_seg))
     return ids, rep, group_ptr
+
+
+# --------------------------------------------------------------------------------------
+# membership
+# --------------------------------------------------------------------------------------
+#: a :class:`KeySet` whose key space is at most this many keys is a table over the space
+DENSE_SET_KEYS = 1 << 25
+
+
+class KeySet:
+    """Distinct rows of codes (column ``j`` below ``radix[j]``; e.g. the classes a release
+    suppresses) prepared once for testing many rows against them (bucket after bucket):
+    packed into mixed-radix keys, held as a bool table over the key space when it is at most
+    :data:`DENSE_SET_KEYS`, else sorted (a binary search per tested row); each test is then
+    one pass over the tested rows, fused in Numba on the CPU.  Where the key space passes
+    int64, each test groups the set's rows with the tested ones instead."""
+
+    def __init__(self, xp, rows, radix):
+        self.xp = xp
+        self.radix = np.asarray(radix, dtype=np.int64).reshape(-1)
+        space = key_space(self.radix)
+        self.rows = rows if space is None else None
+        self.dense = space is not None and space <= DENSE_SET_KEYS
+        if space is None:
+            return
+        keys = _pack(xp, _columns(rows), self.radix) if rows.shape[0] else \
+            xp.zeros(0, dtype=xp.int64)
+        if self.dense:
+            self.table = xp.zeros(space, dtype=xp.bool_)
+            self.table[keys] = True
+        else:
+            self.table = xp.sort(keys)
+
+    def __getstate__(self) -> dict:  # a host set travels (to Dask workers); NumPy by name
+        if self.xp is not np:
+            raise TypeError("a KeySet of device arrays cannot leave its process")
+        return {**self.__dict__, "xp": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, xp=np)
+
+    def contains(self, rows):
+        """Bool per row of ``rows`` (n, k), an array of the set's namespace: is it in the
+        set?"""
+        xp, n = self.xp, int(rows.shape[0])
+        if self.rows is not None:  # keys past int64: group both tables' rows together
+            both = xp.concatenate([self.rows, rows.astype(self.rows.dtype)])
+            ids, _, _ = group(xp, both, self.radix)
+            return ids[self.rows.shape[0]:] < self.rows.shape[0]  # the set's rows come first
+        if xp is np:
+            out = np.empty(n, dtype=np.bool_)
+            (_in_table if self.dense else _in_sorted)(np.ascontiguousarray(rows), self.radix,
+                                                       self.table, out)
+            return out
+        if n == 0 or (not self.dense and self.table.shape[0] == 0):
+            return xp.zeros(n, dtype=xp.bool_)
+        keys = _pack(xp, _columns(rows), self.radix)
+        if self.dense:
+            return self.table[keys]
+        at = xp.minimum(xp.searchsorted(self.table, keys), self.table.shape[0] - 1)
+        return self.table[at] == keys
+
+
+@njit(cache=True, nogil=True)
+def _in_table(rows, radix, table, out):
+    """``out[i]``: is row ``i``'s mixed-radix key set in the bool ``table``?"""
+    for i in range(rows.shape[0]):
+        key = np.int64(0)
+        for j in range(rows.shape[1]):
+            key = key * radix[j] + rows[i, j]
+        out[i] = table[key]
+
+
+@njit(cache=True, nogil=True)
+def _in_sorted(rows, radix, keys, out):
+    """``out[i]``: is row ``i``'s mixed-radix key in the sorted ``keys`` (binary search)?"""
+    for i in range(rows.shape[0]):
+        key = np.int64(0)
+        for j in range(rows.shape[1]):
+            key = key * radix[j] + rows[i, j]
+        lo, hi = 0, keys.shape[0]
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if keys[mid] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = lo < keys.shape[0] and keys[lo] == key
+
+
+ahead_of_time(_in_table, [f"none({t}[:, ::1], int64[::1], boolean[::1], boolean[::1])"
+                          for t in CODE_TYPES])
+ahead_of_time(_in_sorted, [f"none({t}[:, ::1], int64[::1], int64[::1], boolean[::1])"
+                           for t in CODE_TYPES])
 
 
 # --------------------------------------------------------------------------------------

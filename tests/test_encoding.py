@@ -176,6 +176,47 @@ def test_a_domain_serves_chunks_of_categoricals_as_a_plain_domain_does(monkeypat
     assert encode_column(missing, domain=domain, unknown="missing")[0].tolist() == [1, -1]
 
 
+def test_a_domain_gathers_arrow_dictionaries_and_integers_as_a_plain_domain_does(monkeypatch):
+    """Arrow dictionary columns and integer columns in a short range are gathered through
+    positions looked up once (per dictionary; per range, widened when a chunk leaves it): the
+    same codes as a plain domain, and the general path's errors for missing and unknown
+    values."""
+    leaves = [str(v) for v in range(20, 0, -1)] + ["x", "y"]
+    domain = Domain(leaves)
+    looked_up = []
+    positions = Domain.positions
+    monkeypatch.setattr(Domain, "positions",
+                        lambda self, labels: (self is domain and looked_up.append(len(labels)))
+                        or positions(self, labels))
+    rng = np.random.default_rng(5)
+
+    def same_as_plain(values, plain):
+        codes, labels = encode_column(values, domain=domain, name="col")
+        assert codes.tolist() == encode_column(plain, domain=leaves)[0].tolist()
+        assert codes.dtype == np.int8 and labels.tolist() == leaves
+
+    dictionary = pa.array(["y", "3", "x", "20"])
+    for _ in range(3):  # chunks of one dictionary, as a Parquet file's row groups give
+        indices = rng.integers(0, 4, 40)
+        same_as_plain(pa.DictionaryArray.from_arrays(pa.array(indices, pa.int8()), dictionary),
+                      dictionary.to_numpy(zero_copy_only=False)[indices].astype(object))
+    assert looked_up == [4]
+    for values in (np.array([5, 1, 20], np.int16), pd.Series([7, 7, 2], dtype=np.uint8),
+                   pa.chunked_array([pa.array([4, 9], pa.int32()), pa.array([12], pa.int32())])):
+        same_as_plain(values, [str(v) for v in np.asarray(values).tolist()])
+    assert looked_up == [4, 20]  # 1..20, once for all three chunks
+    with pytest.raises(UnknownValuesError, match="'0'") as info:  # widens the range, unknown
+        encode_column(np.array([3, 0, 2]), domain=domain, name="col")
+    assert info.value.first_row == 1
+    with pytest.raises(UnknownValuesError, match="'<NA>'|'None'"):
+        encode_column(pa.array([3, None], pa.int64()), domain=domain, name="col")
+    huge = np.array([1, 10**9])  # far too wide a range: the general path
+    with pytest.raises(UnknownValuesError, match="'1000000000'"):
+        encode_column(huge, domain=domain, name="col")
+    with pytest.raises(UnknownValuesError, match="'zz'"):
+        encode_column(pa.array(["3", "zz"]).dictionary_encode(), domain=domain, name="col")
+
+
 def test_smallest_dtype_and_encode_columns():
     values = pd.Series(np.arange(300) % 200)
     codes, labels = encode_column(values)

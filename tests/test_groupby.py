@@ -210,3 +210,34 @@ def test_strict_backend_refuses_int64_add_at():
     out = be.xp.zeros(2, dtype=be.xp.float64)
     be.xp.add.at(out, idx, be.asarray(np.ones(3)))
     np.testing.assert_array_equal(be.to_host(out), [2.0, 1.0])
+
+
+@pytest.mark.parametrize("regime", ["dense", "sorted", "wide"])
+@pytest.mark.parametrize("seed", SEEDS[:4])
+def test_key_set_membership_matches_a_python_set(regime, seed, monkeypatch):
+    """A :class:`~gpuppdp.kernels.groupby.KeySet` answers as a Python set of row tuples does,
+    on every path (a bool table over a small key space, sorted keys, keys past int64) and
+    every form (Numba on NumPy arrays, the array form on the strict CuPy stand-in), with an
+    empty set and empty tested rows; a host set survives pickling (Dask ships it)."""
+    import pickle
+
+    rng = np.random.default_rng(seed)
+    radix = rng.integers(1, 9, 4)
+    if regime == "sorted":
+        monkeypatch.setattr(groupby, "DENSE_SET_KEYS", 0)
+    elif regime == "wide":
+        radix = np.full(4, 2 ** 20)
+    rows = (rng.integers(0, 1 << 20, (300, 4)) % radix).astype(np.int32)
+    members = rows[rng.random(300) < 0.3]
+    members = members[np.unique(members, axis=0, return_index=True)[1]]  # distinct classes
+    expected = np.array([tuple(r) in {tuple(m) for m in members} for r in rows.tolist()])
+    be = strict_backend()
+    for xp, convert, back in ((np, np.asarray, np.asarray),
+                              (be.xp, be.asarray, be.to_host)):
+        keys = groupby.KeySet(xp, convert(members), radix)
+        assert (back(keys.contains(convert(rows))) == expected).all()
+        assert back(keys.contains(convert(rows[:0]))).shape == (0,)
+        none = groupby.KeySet(xp, convert(members[:0]), radix)
+        assert not back(none.contains(convert(rows))).any()
+    shipped = pickle.loads(pickle.dumps(groupby.KeySet(np, members, radix)))
+    assert (shipped.contains(rows) == expected).all()

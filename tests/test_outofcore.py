@@ -242,7 +242,8 @@ def test_read_chunks_gives_read_tables_values(adult, tmp_path):
                                                         (1200, 700, True), (3000, 700, False)])
 def test_parquet_row_groups_read_lazily(adult, tmp_path, group_rows, chunk_rows, lazy):
     """Row groups of at most twice ``rows`` rows come as lazy chunks of whole groups (read by
-    whichever thread works on them), larger ones as read batches; the values are the same."""
+    whichever thread works on them, as Arrow tables), larger ones as read batches; the values
+    are the same."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -258,8 +259,10 @@ def test_parquet_row_groups_read_lazily(adult, tmp_path, group_rows, chunk_rows,
     if lazy:
         assert all(len(p) <= max(chunk_rows, group_rows) for p in parts)
         assert all(len(p) % group_rows == 0 for p in parts[:-1])
+    read = [materialized(p) for p in parts]
+    assert all(isinstance(r, pa.Table) == lazy for r in read)
     pd.testing.assert_frame_equal(
-        pd.concat([materialized(p) for p in parts], ignore_index=True),
+        pd.concat([r.to_pandas() if lazy else r for r in read], ignore_index=True),
         read_table(src, columns=["sex", "age", "occupation"]))
 
 
@@ -280,6 +283,58 @@ def test_fit_file_reads_row_groups_on_threads(adult, tmp_path, monkeypatch):
         (expected.transformation, expected.information_loss, expected.suppressed_records)
     pd.testing.assert_frame_equal(_sorted(read_table(tmp_path / "out.parquet")),
                                   _sorted(expected.released))
+
+
+@pytest.mark.parametrize("pandas_metadata", [True, False])
+def test_row_groups_kept_in_arrow_release_the_types_fit_does(tmp_path, pandas_metadata):
+    """Row groups stay Arrow tables from the reader to the bucket files; the release still
+    gets the column types pandas reads from the file (a nullable integer, a string with
+    missing values, a timestamp; with the file's pandas metadata and without), the same
+    types and rows as :meth:`fit` of the table read whole."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(4)
+    n = 2000
+    data = pd.DataFrame({
+        "age": rng.integers(20, 30, n).astype(np.int16),
+        "sex": pd.Categorical(rng.choice(["m", "f"], n)),
+        "score": pd.array(np.where(rng.random(n) < 0.1, None, rng.integers(0, 9, n)),
+                          dtype="Int64"),
+        "note": pd.Series(rng.choice(["a", "b", None], n), dtype="str"),
+        "when": pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 5, n), "D")})
+    table = pa.Table.from_pandas(data, preserve_index=False)
+    if not pandas_metadata:
+        table = table.replace_schema_metadata(None)
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src, row_group_size=300)
+    hierarchies = {"age": Hierarchy.from_rows([[str(a), f"{a // 5 * 5}-{a // 5 * 5 + 4}", "*"]
+                                               for a in range(20, 30)]),
+                   "sex": Hierarchy.from_rows([["m", "*"], ["f", "*"]])}
+    anonymizer = Anonymizer(quasi_identifiers=hierarchies, insensitive=["score", "note", "when"],
+                            k=3, suppression_limit=0.05, backend="cpu", seed=1)
+    got = anonymizer.fit_file(src, tmp_path / "out.parquet", chunk_rows=700)
+    expected = anonymizer.fit(read_table(src))
+    assert got.transformation == expected.transformation
+    released = read_table(tmp_path / "out.parquet")
+    assert dict(released.dtypes) == dict(expected.released.dtypes)
+    assert released["score"].dtype == ("Int64" if pandas_metadata else np.float64)
+    pd.testing.assert_frame_equal(_sorted(released), _sorted(expected.released))
+
+
+def test_a_missing_value_in_an_arrow_chunk_is_named_with_its_row(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ages = np.arange(1000) % 10 + 20.0
+    ages[857] = np.nan  # a NaN, which pandas reads as missing, as it does a null
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"age": ages}), src, row_group_size=100)
+    anonymizer = Anonymizer(quasi_identifiers={"age": Hierarchy.from_rows(
+        [[str(a + 0.0), "*"] for a in range(20, 30)])}, k=2, backend="cpu")
+    with pytest.raises(SchemaError, match=r"'age' has 1 missing value.*first at row 857"):
+        anonymizer.fit_file(src, tmp_path / "out.parquet", chunk_rows=200)
+    assert os.listdir(tmp_path) == ["in.parquet"]
 
 
 def test_fit_file_writes_a_parquet_dataset(adult, tmp_path, monkeypatch):

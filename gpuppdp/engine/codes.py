@@ -157,45 +157,107 @@ class UnknownValuesError(ValueError):
 class Domain:
     """Known values (e.g. a hierarchy's leaves) prepared for encoding many columns, or the
     chunks of one, against them: the position of each value's string is found in a dict
-    built once, and a categorical's categories are looked up once per distinct dictionary
-    (the chunks of one file usually share theirs), so such a chunk costs one gather.
-    :func:`encode_column` takes one as its ``domain``."""
+    built once, and a column whose values are codes already -- a pandas categorical, an Arrow
+    dictionary column, or integers in a short range -- costs one gather through positions
+    kept for the next chunk (the chunks of one file usually share their dictionaries and
+    range).  :func:`encode_column` takes one as its ``domain``."""
+
+    #: integer columns spanning at most this many values (or twice the domain) are gathered
+    INTEGER_SPAN = 1 << 16
 
     def __init__(self, values: Sequence):
         self.values = np.asarray(values, dtype=object).reshape(-1)
         self._index = {str(v): i for i, v in enumerate(self.values.tolist())}
         self._categories = None  # (the last categorical's categories, their positions)
+        self._dictionary = None  # (the last Arrow dictionary, its positions)
+        self._integers = None    # (lowest integer, positions of lowest, lowest + 1, ...)
 
     def positions(self, labels) -> np.ndarray:
         """int64 position of each label's string in the domain, ``-1`` where absent."""
         return np.array([self._index.get(str(u), -1) for u in labels], dtype=np.int64)
 
-    def category_positions(self, categories: pd.Index) -> np.ndarray:
-        """:meth:`positions` of a categorical's categories, kept for the next call with the
-        same categories (same values and dtype: ``str`` of a value depends on both)."""
+    def gathered(self, values) -> np.ndarray | None:
+        """Positions of a column's values in one gather, or ``None`` when the column is no
+        categorical, Arrow dictionary or short-range integer column, is empty, or holds a
+        missing value or one outside the domain (the general path then encodes it, and names
+        what is wrong).  The kept positions are replaced in one assignment: safe to share
+        between threads."""
+        if isinstance(values, pd.Categorical) or (
+                isinstance(values, (pd.Series, pd.Index))
+                and isinstance(values.dtype, pd.CategoricalDtype)):
+            cat = values if isinstance(values, pd.Categorical) else values.array
+            return self._through(self._category_positions(cat.categories), cat.codes)
+        if type(values).__module__.partition(".")[0] == "pyarrow":
+            return self._arrow_gathered(values)
+        dtype = getattr(values, "dtype", None)
+        if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+            return self._integers_gathered(np.asarray(values))
+        return None
+
+    def _positions_of(self, labels) -> tuple[np.ndarray, bool]:
+        """(:meth:`positions` of ``labels`` in the codes' dtype, are they all in the domain?)"""
+        positions = self.positions(labels)
+        return positions.astype(smallest_int_dtype(len(self.values))), bool(
+            positions.size and positions.min() >= 0)
+
+    @staticmethod
+    def _through(positions: tuple[np.ndarray, bool], codes: np.ndarray) -> np.ndarray | None:
+        """``positions[codes]`` (see :meth:`_positions_of`), or ``None`` where a code is
+        missing (``-1``) or leads outside the domain."""
+        if not codes.size or codes.min() < 0:
+            return None
+        out = positions[0][codes]
+        return out if positions[1] or out.min() >= 0 else None
+
+    def _category_positions(self, categories: pd.Index) -> tuple[np.ndarray, bool]:
+        """:meth:`_positions_of` a categorical's categories (same values and dtype as the last
+        ones: ``str`` of a value depends on both)."""
         last = self._categories
         if last is None or not (last[0] is categories or (
                 last[0].dtype == categories.dtype and last[0].equals(categories))):
-            last = (categories, self.positions(categories))
-            self._categories = last  # one assignment: safe to share between threads
+            last = (categories, self._positions_of(categories))
+            self._categories = last
         return last[1]
 
-    def categorical_codes(self, values) -> np.ndarray | None:
-        """Positions of a categorical column's values (one gather), or ``None`` when the
-        column is no categorical, is empty, or holds a missing value or one outside the
-        domain (the general path then encodes it, and names what is wrong)."""
-        if isinstance(values, pd.Categorical):
-            cat = values
-        elif isinstance(getattr(values, "dtype", None), pd.CategoricalDtype) and isinstance(
-                values, (pd.Series, pd.Index)):
-            cat = values.array
-        else:
+    def _arrow_gathered(self, values) -> np.ndarray | None:
+        import pyarrow as pa  # noqa: PLC0415 - only for Arrow input
+
+        chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+        if not chunks or values.null_count:
             return None
-        codes = cat.codes
-        if not codes.size or codes.min() < 0:
+        if pa.types.is_integer(values.type):
+            return self._integers_gathered(np.concatenate(
+                [c.to_numpy() for c in chunks]) if len(chunks) > 1 else chunks[0].to_numpy())
+        if not pa.types.is_dictionary(values.type):
             return None
-        out = self.category_positions(cat.categories)[codes]
-        return out if out.min() >= 0 else None
+        parts = []
+        for chunk in chunks:
+            last = self._dictionary
+            if last is None or not last[0].equals(chunk.dictionary):
+                last = (chunk.dictionary,
+                        self._positions_of(pd.Index(chunk.dictionary.to_pandas())))
+                self._dictionary = last
+            part = self._through(last[1], chunk.indices.to_numpy())
+            if part is None:
+                return None
+            parts.append(part)
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def _integers_gathered(self, values: np.ndarray) -> np.ndarray | None:
+        if not values.size:
+            return None
+        lo, hi = int(values.min()), int(values.max())
+        last = self._integers
+        if last is None or lo < last[0] or hi >= last[0] + len(last[1][0]):
+            if last is not None:  # the union of the ranges seen
+                lo, hi = min(lo, last[0]), max(hi, last[0] + len(last[1][0]) - 1)
+            if hi - lo >= max(self.INTEGER_SPAN, 2 * len(self.values)):
+                return None
+            last = (lo, self._positions_of(np.arange(lo, hi + 1)))
+            self._integers = last
+        positions, known = last[1]
+        out = positions[values if last[0] == 0 else values.astype(np.int64) - last[0]]
+        return out if known or out.min() >= 0 else None
 
 
 def encode_column(values, *, domain: Sequence | Domain | None = None, name: str | None = None,
@@ -228,9 +290,9 @@ def encode_column(values, *, domain: Sequence | Domain | None = None, name: str 
         raise ValueError(f"unknown must be 'error' or 'missing', got {unknown!r}")
     if domain is not None:
         domain = domain if isinstance(domain, Domain) else Domain(domain)
-        gathered = domain.categorical_codes(values)
+        gathered = domain.gathered(values)
         if gathered is not None:
-            return gathered.astype(smallest_int_dtype(len(domain.values))), domain.values
+            return gathered, domain.values
     codes, labels = _factorized(values, sort and domain is None)
     if domain is None:
         if as_str:

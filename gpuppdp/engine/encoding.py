@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from .. import kernels
 from ..backend import Backend, DeviceMemoryError, cpu_backend
@@ -285,16 +288,12 @@ class EncodedTable:
         return xp.stack([maps[int(off[j, 0, int(levels[j])]) + codes.astype(xp.int64)]
                          for j, codes in enumerate(qi_codes)], axis=1)
 
-    def in_classes(self, levels, class_codes, row_codes) -> object:
-        """Device bool per row of ``row_codes`` (codes at node ``levels``): is it in one of the
-        distinct classes ``class_codes``?"""
-        xp = self.backend.xp
-        n_classes = int(class_codes.shape[0])
-        # the classes are distinct and come first: class c is group c
-        codes = xp.concatenate([class_codes, row_codes.astype(class_codes.dtype)])
+    def class_set(self, levels, class_codes) -> groupby.KeySet:
+        """The distinct classes ``class_codes`` (F, q) of node ``levels`` (arrays of the
+        backend) prepared for :meth:`~gpuppdp.kernels.groupby.KeySet.contains`: which rows (their
+        codes at the node) are in one of them?  Built once, tested chunk after chunk."""
         radix = self.node_radix(np.asarray(levels).reshape(1, -1))[0, :-1]
-        group, _, _ = groupby.group(xp, codes, radix)
-        return group[n_classes:] < n_classes
+        return groupby.KeySet(self.backend.xp, class_codes, radix)
 
     def frequency_set(self) -> FrequencySet:
         """The bottom node's frequency set (one pass over the rows, kept)."""
@@ -362,19 +361,35 @@ class EncodedTable:
         return FrequencySet(bottom, codes, sens, count, first, ptr, backend.to_host(ptr))
 
 
-def check_complete(data: pd.DataFrame, columns: Sequence[str], row_offset: int) -> None:
+def check_complete(data: "pd.DataFrame | pa.Table", columns: Sequence[str],
+                   row_offset: int) -> None:
+    """A clear error for the first missing value (null, NaN, None) in ``columns`` of
+    ``data`` (a DataFrame, or an Arrow table as pandas would read it), rows numbered from
+    ``row_offset``."""
     for c in columns:
-        if not data[c].hasnans:
-            continue
-        miss = data[c].isna().to_numpy()
-        if miss.any():
+        miss = _missing(data[c])
+        if miss is not None and miss.any():
             raise SchemaError(
                 f"column {c!r} has {int(miss.sum())} missing value(s) (NaN/None), first at "
                 f"row {row_offset + int(np.flatnonzero(miss)[0])}; fill or remove them, or add "
                 "a label for them to the hierarchy and encode them as that label")
 
 
-def leaf_codes(data: pd.DataFrame, qi_names, hierarchies, row_offset: int) -> list[np.ndarray]:
+def _missing(values) -> np.ndarray | None:
+    """Which values of a pandas or Arrow column are missing as pandas sees them (an Arrow null,
+    or a NaN, which pandas reads as missing); ``None`` when none is."""
+    if isinstance(values, pd.Series):
+        return values.isna().to_numpy() if values.hasnans else None
+    import pyarrow as pa  # noqa: PLC0415 - an Arrow column
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    if not values.null_count and not pa.types.is_floating(values.type):
+        return None
+    return pc.is_null(values, nan_is_null=True).to_numpy(zero_copy_only=False)
+
+
+def leaf_codes(data: "pd.DataFrame | pa.Table", qi_names, hierarchies, row_offset: int
+               ) -> list[np.ndarray]:
     """Host leaf codes of every QID column of ``data`` (rows numbered from ``row_offset`` in
     errors)."""
     out = []
@@ -420,14 +435,16 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
     return enc
 
 
-def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema: Schema,
-                  backend: Backend, sensitive_attributes: Sequence[str] | str | None = (),
-                  *, merge_entries: int = 1 << 22, device_rows: int | None = None,
+def encode_chunks(chunks: Iterable["pd.DataFrame | pa.Table"], columns: Sequence[str],
+                  schema: Schema, backend: Backend,
+                  sensitive_attributes: Sequence[str] | str | None = (), *,
+                  merge_entries: int = 1 << 22, device_rows: int | None = None,
                   threads: int | None = None,
-                  tee: Callable[[int, pd.DataFrame, np.ndarray], None] | None = None
+                  tee: Callable[[int, "pd.DataFrame | pa.Table", np.ndarray], None] | None = None
                   ) -> EncodedTable:
-    """Encode a table given as consecutive row chunks (each a DataFrame holding at least its QID
-    and sensitive columns, or a :class:`~gpuppdp.engine.pipeline.LazyChunk` that reads one)
+    """Encode a table given as consecutive row chunks (each a DataFrame or Arrow table holding at
+    least its QID and sensitive columns, or a :class:`~gpuppdp.engine.pipeline.LazyChunk` that
+    reads one)
     into an :class:`EncodedTable` that keeps only the bottom frequency
     set: each chunk is encoded and reduced to its own frequency set, and pending sets are
     merged whenever they hold more than ``merge_entries`` entries and a third of the merged
@@ -469,7 +486,9 @@ def encode_chunks(chunks: Iterable[pd.DataFrame], columns: Sequence[str], schema
                           for c in leaf_codes(chunk, qi_names, hierarchies, first)], axis=1)
         if tee is not None:
             tee(first, chunk, codes)
-        return first, codes, chunk[sensitive.names], \
+        carried = chunk[sensitive.names] if isinstance(chunk, pd.DataFrame) else \
+            chunk.select(sensitive.names)  # an Arrow table
+        return first, codes, carried, \
             enc.bottom_of(codes, None, first) if on_thread else None
 
     watch, n_chunks = Stopwatch("encoding"), 0

@@ -247,7 +247,8 @@ class Evaluator:
         node ``levels``?  Also returns the rows' QID codes at that node, ``(N, q)``."""
         levels = np.asarray(levels, dtype=np.int64).reshape(-1)
         row_codes = self.encoded.generalize(levels, self.encoded.qi_codes)
-        outlier = self.encoded.in_classes(levels, self.suppressed_classes(levels), row_codes)
+        outlier = self.encoded.class_set(levels, self.suppressed_classes(levels)).contains(
+            row_codes)
         return outlier, row_codes
 
 

@@ -17,9 +17,12 @@ import time
 from collections import defaultdict, deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["host_threads", "ordered_map", "LazyChunk", "row_numbered", "materialized",
            "Stopwatch", "MAX_HOST_THREADS", "DEVICE_ROWS"]
@@ -136,20 +139,22 @@ class Stopwatch:
 
 
 class LazyChunk:
-    """A chunk of ``rows`` rows not read yet: ``read()`` reads it, on whichever host thread
-    works on it (e.g. row groups of a Parquet file, see :func:`gpuppdp.io.read_chunks`)."""
+    """A chunk of ``rows`` rows not read yet: ``read()`` reads it (a DataFrame or an Arrow
+    table), on whichever host thread works on it (e.g. row groups of a Parquet file, see
+    :func:`gpuppdp.io.read_chunks`)."""
 
     __slots__ = ("rows", "read")
 
-    def __init__(self, rows: int, read: Callable[[], pd.DataFrame]):
+    def __init__(self, rows: int, read: Callable[[], "pd.DataFrame | pa.Table"]):
         self.rows, self.read = int(rows), read
 
     def __len__(self) -> int:
         return self.rows
 
 
-def materialized(chunk: "pd.DataFrame | LazyChunk") -> pd.DataFrame:
-    """``chunk`` as a DataFrame: a :class:`LazyChunk` read (and its row count checked)."""
+def materialized(chunk: "pd.DataFrame | pa.Table | LazyChunk") -> "pd.DataFrame | pa.Table":
+    """``chunk`` read: a :class:`LazyChunk` read (and its row count checked), a table as it
+    is."""
     if not isinstance(chunk, LazyChunk):
         return chunk
     data = chunk.read()
@@ -159,8 +164,8 @@ def materialized(chunk: "pd.DataFrame | LazyChunk") -> pd.DataFrame:
     return data
 
 
-def row_numbered(chunks: Iterable["pd.DataFrame | LazyChunk"]
-                 ) -> Iterator[tuple[int, "pd.DataFrame | LazyChunk"]]:
+def row_numbered(chunks: Iterable["pd.DataFrame | pa.Table | LazyChunk"]
+                 ) -> Iterator[tuple[int, "pd.DataFrame | pa.Table | LazyChunk"]]:
     """``(first row, chunk)`` of every non-empty chunk, rows numbered in the whole table."""
     first = 0
     for chunk in chunks:

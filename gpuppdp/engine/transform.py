@@ -14,10 +14,13 @@ import tempfile
 import threading
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from .codes import encode_column, smallest_int_dtype
 from .encoding import Role
@@ -179,7 +182,7 @@ class RowBuckets:
         self._writers: dict = {}                                   # bucket -> open stream
         self._firsts: list[list[int]] = [[] for _ in range(self.n_buckets)]  # of each piece
         self._rows = np.zeros(self.n_buckets, dtype=np.int64)
-        self._empty: pd.DataFrame | None = None                    # the columns, no rows
+        self._schema = None                                        # of the kept columns
         self._folder = None
 
     def __enter__(self) -> "RowBuckets":
@@ -210,23 +213,28 @@ class RowBuckets:
         """Rows scattered so far."""
         return int(self._rows.sum())
 
-    def scatter(self, first: int, chunk: pd.DataFrame, codes: np.ndarray) -> None:
-        """Keep the rows of ``chunk`` (rows ``first, first + 1, ...`` of the table), its QIDs
+    def scatter(self, first: int, chunk: "pd.DataFrame | pa.Table", codes: np.ndarray) -> None:
+        """Keep the rows of ``chunk`` (rows ``first, first + 1, ...`` of the table; a DataFrame,
+        or an Arrow table kept in Arrow, whose pandas types the release reads back), its QIDs
         as ``codes`` (n, q) host leaf codes in the order of ``qi_names``."""
         import pyarrow as pa  # noqa: PLC0415 - only for chunked releases
         import pyarrow.ipc as ipc  # noqa: PLC0415
 
-        part = pd.DataFrame({name: codes[:, self.qi_names.index(name)]
-                             if name in self.qi_names else chunk[name].reset_index(drop=True)
-                             for name in chunk.columns})
-        if self._empty is None:
-            self._empty = part.iloc[:0].copy()
-        bucket = self._stream(self._chunk_seeds, first).integers(0, self.n_buckets,
-                                                                 size=len(part))
+        table = chunk if isinstance(chunk, pa.Table) else \
+            pa.Table.from_pandas(chunk, preserve_index=False)
+        names = table.column_names
+        part = pa.table([pa.array(codes[:, self.qi_names.index(name)]) if name in self.qi_names
+                         else table.column(name) for name in names], names=names,
+                        metadata=table.schema.metadata)
+        if self._schema is None:
+            self._schema = part.schema
+        n = part.num_rows
+        bucket = self._stream(self._chunk_seeds, first).integers(0, self.n_buckets, size=n)
         # the same stable order; NumPy radix-sorts keys of 16 bits or less
         order = np.argsort(bucket.astype(smallest_int_dtype(self.n_buckets)), kind="stable")
-        bounds = np.searchsorted(bucket[order], np.arange(self.n_buckets + 1))
-        batch = pa.RecordBatch.from_pandas(part.take(order), preserve_index=False)
+        bounds = np.zeros(self.n_buckets + 1, dtype=np.int64)
+        np.cumsum(np.bincount(bucket, minlength=self.n_buckets), out=bounds[1:])
+        batch = part.take(order).combine_chunks().to_batches()[0]  # one batch a piece
         for b in np.flatnonzero(np.diff(bounds)):
             with self._locks[b]:
                 if b not in self._writers:
@@ -249,11 +257,19 @@ class RowBuckets:
             batches = list(reader)
         os.unlink(self._path(b))
         in_order = np.argsort(np.asarray(self._firsts[b]), kind="stable")
-        return pa.Table.from_batches([batches[i] for i in in_order]).to_pandas()
+        return self._frame(pa.Table.from_batches([batches[i] for i in in_order]))
 
     def empty(self) -> pd.DataFrame:
         """The kept columns (QIDs as codes), without rows."""
-        return self._empty.copy()
+        return self._frame(self._schema.empty_table())
+
+    def _frame(self, table) -> pd.DataFrame:
+        """A bucket's rows as a DataFrame: QIDs as NumPy codes, the other columns as pandas
+        reads them (with the types the input's pandas metadata gives, if it has some)."""
+        qids = [name for name in table.column_names if name in self.qi_names]
+        others = table.drop_columns(qids).to_pandas()
+        return pd.DataFrame({name: table.column(name).to_numpy() if name in self.qi_names
+                             else others[name] for name in table.column_names})
 
     def permutation(self, b: int, n: int) -> np.ndarray:
         """The order of bucket ``b``'s ``n`` released rows."""
@@ -281,7 +297,9 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
     # do it with the CPU's kernels, whatever the backend (on an H200, doing it on the device
     # took its one thread 29 s of a 330 M-row release, in copies and synchronizations)
     enc = evaluator.encoded.rows_on_host()
-    failing = evaluator.backend.to_host(evaluator.suppressed_classes(levels))
+    # the suppressed classes, on the host once, tested bucket after bucket
+    failing = enc.class_set(levels, evaluator.backend.to_host(
+        evaluator.suppressed_classes(levels)))
     enc.level_maps()  # built before any thread reads them
     categories = [categories_of(h.labels(int(levels[j]))) for j, h in enumerate(enc.hierarchies)]
     prepare = prepare or (lambda part, b: part)
@@ -300,7 +318,7 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
         """Bucket ``b`` with its QIDs as released, and which rows are suppressed."""
         b, part = item
         row_codes = enc.generalize(levels, [part[name].to_numpy() for name in enc.qi_names])
-        outlier = enc.in_classes(levels, failing, row_codes).astype(bool)
+        outlier = failing.contains(row_codes)
         return b, labelled(part, row_codes, outlier), outlier
 
     def released(item: tuple[int, pd.DataFrame, np.ndarray]) -> tuple[object, int, int]:
