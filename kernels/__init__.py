@@ -141,20 +141,32 @@ def loss_sums(backend, size, codes, outlier, ptr, off, share, charge=None, keep=
 
     ``off`` is a host (B, q) array of offsets into ``share``; see :mod:`.segsum`.  ``charge``
     and ``keep`` (B,) host bool, optional: the nodes whose charged sums, and whose kept sums,
-    are wanted -- the CPU form skips the others (NaN there); the other forms compute them all.
+    are wanted; every form skips the nodes in neither (NaN there; one pass gives both sums, so
+    a node may get both) -- on a large table, the sums of the many classes of nodes not
+    anonymous would be most of a search's time on a GPU, which adds each node's terms in order
+    on one thread.
     """
     if backend.kernels == "cpu":
         return segsum.loss_sums_njit(size, codes, outlier, ptr, off, share, charge, keep)
+    n_nodes, q = off.shape
+    wanted = np.ones(n_nodes, dtype=bool)
+    if charge is not None or keep is not None:
+        wanted = np.zeros(n_nodes, dtype=bool)
+        for mask in (charge, keep):
+            wanted |= True if mask is None else np.asarray(mask, dtype=bool).reshape(n_nodes)
+    nodes = np.flatnonzero(wanted).astype(np.int64)
     if backend.kernels == "cudasim":
         host = [backend.to_host(a) for a in (size, codes, outlier, ptr, share)]
-        if off.shape[0] * off.shape[1] * segsum.LOSS_TILE > SIMULATED_THREADS:
-            return segsum.loss_sums_njit(host[0], host[1], host[2], host[3], off, host[4])
-        charged, kept = np.zeros(off.shape), np.zeros(off.shape)
+        if len(nodes) * q * segsum.LOSS_TILE > SIMULATED_THREADS:
+            return segsum.loss_sums_njit(host[0], host[1], host[2], host[3], off, host[4],
+                                         wanted, wanted)
+        charged, kept = np.full(off.shape, np.nan), np.full(off.shape, np.nan)
         return segsum.loss_sums_cuda(host[0], host[1], host[2], host[3], off, host[4],
-                                     charged, kept)
+                                     charged, kept, nodes)
     xp = backend.xp
-    charged, kept = xp.zeros(off.shape), xp.zeros(off.shape)
-    segsum.loss_sums_cuda(size, codes, outlier, ptr, xp.asarray(off), share, charged, kept)
+    charged, kept = xp.full(off.shape, np.nan), xp.full(off.shape, np.nan)
+    segsum.loss_sums_cuda(size, codes, outlier, ptr, xp.asarray(off), share, charged, kept,
+                          xp.asarray(nodes))
     return backend.to_host(charged), backend.to_host(kept)
 
 

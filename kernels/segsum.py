@@ -231,13 +231,14 @@ LOSS_TILE = 64  # threads of a CUDA block: the terms of this many classes at a t
 
 
 @cuda.jit(cache=True)
-def _loss_sums_kernel(size, codes, outlier, ptr, off, share, charged, kept):
-    """A block per (node, QID): its threads compute the terms of ``LOSS_TILE`` classes at a
-    time into shared memory (coalesced loads, gathers in parallel), and its first thread adds
-    them to the running sums in class order."""
+def _loss_sums_kernel(size, codes, outlier, ptr, off, share, charged, kept, nodes):
+    """A block per (wanted node, QID) -- node ``nodes[i]`` -- : its threads compute the terms
+    of ``LOSS_TILE`` classes at a time into shared memory (coalesced loads, gathers in
+    parallel), and its first thread adds them to the running sums in class order."""
     q = off.shape[1]
-    b = cuda.blockIdx.x // q
-    j = cuda.blockIdx.x - b * q
+    i = cuda.blockIdx.x // q
+    j = cuda.blockIdx.x - i * q
+    b = nodes[i]
     lane = cuda.threadIdx.x
     tile_kept = cuda.shared.array(LOSS_TILE, numba.float64)
     tile_charged = cuda.shared.array(LOSS_TILE, numba.float64)
@@ -264,11 +265,14 @@ def _loss_sums_kernel(size, codes, outlier, ptr, off, share, charged, kept):
         kept[b, j] = acc_kept
 
 
-def loss_sums_cuda(size, codes, outlier, ptr, off, share, charged, kept):
-    """Launch the CUDA form on device arrays (or host arrays under the simulator)."""
-    n = off.shape[0] * off.shape[1]
+def loss_sums_cuda(size, codes, outlier, ptr, off, share, charged, kept, nodes):
+    """Launch the CUDA form on device arrays (or host arrays under the simulator) for the
+    nodes ``nodes`` (int64, an array of the same kind) only: the rows of ``charged`` and
+    ``kept`` of the other nodes are left as they are."""
+    n = nodes.shape[0] * off.shape[1]
     if n:
-        _loss_sums_kernel[n, LOSS_TILE](size, codes, outlier, ptr, off, share, charged, kept)
+        _loss_sums_kernel[n, LOSS_TILE](size, codes, outlier, ptr, off, share, charged, kept,
+                                        nodes)
     return charged, kept
 
 

@@ -396,7 +396,8 @@ def test_loss_sums_forms_bit_identical(seed):
     np.testing.assert_array_equal(charged, charged_ref)
     np.testing.assert_array_equal(kept, kept_ref)
     out_c, out_k = np.full(off.shape, np.nan), np.full(off.shape, np.nan)
-    charged, kept = segsum.loss_sums_cuda(size, codes, outlier, ptr, off, share, out_c, out_k)
+    charged, kept = segsum.loss_sums_cuda(size, codes, outlier, ptr, off, share, out_c, out_k,
+                                          np.arange(off.shape[0]))
     assert charged is out_c and kept is out_k
     np.testing.assert_array_equal(out_c, charged_ref)
     np.testing.assert_array_equal(out_k, kept_ref)
@@ -416,7 +417,7 @@ def test_loss_sums_cuda_across_tiles():
     off = rng.integers(0, 30, size=(len(lens), 2)).astype(np.int64)
     want = segsum.loss_sums_reference(size, codes, outlier, ptr, off, share)
     got = segsum.loss_sums_cuda(size, codes, outlier, ptr, off, share, np.zeros(off.shape),
-                                np.zeros(off.shape))
+                                np.zeros(off.shape), np.arange(len(lens)))
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
 
@@ -498,6 +499,30 @@ def test_dispatch_loss_sums(backend, seed):
     assert isinstance(charged, np.ndarray) and isinstance(kept, np.ndarray)
     np.testing.assert_array_equal(charged, charged_ref)
     np.testing.assert_array_equal(kept, kept_ref)
+
+
+@pytest.mark.parametrize("gpu_form", [False, True])
+def test_dispatch_loss_sums_skips_nodes_not_wanted(backend, gpu_form):
+    """Only the nodes in ``charge`` or ``keep`` are summed, on every form (the GPU's launches
+    blocks for them alone): NaN elsewhere, the sequential sums there; a node charged has its
+    kept sums too."""
+    size, codes, outlier, ptr, off, share = _loss_inputs(3)
+    charged_ref, kept_ref = segsum.loss_sums_reference(size, codes, outlier, ptr, off, share)
+    n_nodes = off.shape[0]
+    charge = np.arange(n_nodes) % 3 == 0
+    keep = charge | (np.arange(n_nodes) % 3 == 1)
+    if gpu_form:  # the kernel's branch with NumPy arrays as device arrays (the simulator)
+        backend = Backend("numpy-as-device", np, "cuda", np.asarray, np.asarray)
+    dev = backend.asarray
+    charged, kept = kernels.loss_sums(backend, dev(size), dev(codes), dev(outlier), dev(ptr),
+                                      off, dev(share), charge, keep)
+    np.testing.assert_array_equal(charged[charge], charged_ref[charge])
+    np.testing.assert_array_equal(kept[keep], kept_ref[keep])
+    assert np.isnan(charged[~keep]).all() and np.isnan(kept[~keep]).all()
+    none = np.zeros(n_nodes, dtype=bool)
+    charged, kept = kernels.loss_sums(backend, dev(size), dev(codes), dev(outlier), dev(ptr),
+                                      off, dev(share), none, none)
+    assert np.isnan(charged).all() and np.isnan(kept).all()
 
 
 def test_dispatch_cuda_branches_under_the_simulator():

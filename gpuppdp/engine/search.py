@@ -58,13 +58,17 @@ class ExhaustiveSearch:
     def run(self, oracle: LatticeOracle, progress: Callable | None = None) -> SearchResult:
         t0 = time.perf_counter()
         stats = oracle.evaluate_all(progress, bounds=False)
-        unchecked = np.isnan(stats.lower_bound)
-        if unchecked.any():
-            evaluator = oracle.evaluator
-            prior = evaluator.metric.prior_bound(evaluator.bottom)
-            if prior is not None:
-                stats.lower_bound[unchecked] = prior(stats.levels[unchecked])
+        evaluator = oracle.evaluator
+        _prior_where_unchecked(stats, evaluator.metric.prior_bound(evaluator.bottom))
         return _smallest_loss(stats, np.arange(len(stats)), t0, self.name)
+
+
+def _prior_where_unchecked(stats, prior: Callable | None) -> None:
+    """Give the nodes whose lower bound was not checked (NaN: not anonymous, evaluated with
+    ``bounds=False``) the metric's prior bound, where it has one."""
+    unchecked = np.isnan(stats.lower_bound)
+    if prior is not None and unchecked.any():
+        stats.lower_bound[unchecked] = prior(stats.levels[unchecked])
 
 
 def _smallest_loss(stats, ids: np.ndarray, t0: float, name: str) -> SearchResult:
@@ -120,8 +124,9 @@ class LevelSearch:
         bound = evaluator.metric.prior_bound(evaluator.bottom)
         if bound is None:
             stats, ids = self._bottom_up(oracle, progress)
-        else:
+        else:  # checked lower bounds prune nothing here: those of anonymous nodes only
             stats, ids = self._top_down(oracle, bound, progress)
+            _prior_where_unchecked(stats, bound)
         return _smallest_loss(stats, ids, t0, self.name)
 
     def _top_down(self, oracle: LatticeOracle, bound: Callable, progress: Callable | None):
@@ -161,13 +166,14 @@ class LevelSearch:
         ``batch_entries`` source entries; else node after node, each from the one before."""
         evaluator, zeros = oracle.evaluator, np.zeros(len(path), np.int64)
         if len(path) * int(evaluator.bottom.host_ptr[-1]) <= oracle.batch_entries:
-            stats, sources = evaluator.evaluate(path, evaluator.bottom, zeros)
+            stats, sources = evaluator.evaluate(path, evaluator.bottom, zeros, bounds=False)
             oracle.evaluations += len(path)
             return [stats], path, sources
-        parts = [oracle.evaluate_from(path[:1], evaluator.bottom, zeros[:1])]
+        parts = [oracle.evaluate_from(path[:1], evaluator.bottom, zeros[:1], bounds=False)]
         sources, source = [], evaluator.bottom
         for levels in path[1:]:
-            stats, source = evaluator.evaluate(levels[None, :], source, zeros[:1])
+            stats, source = evaluator.evaluate(levels[None, :], source, zeros[:1],
+                                               bounds=False)
             parts.append(stats)
             sources.append(source if source.host_ptr[-1] <= oracle.batch_entries else None)
         oracle.evaluations += len(path) - 1
@@ -279,7 +285,7 @@ class _Walk:
                                                       pred_levels[first], inverse)
         entries = []
         for rows, source, idx in groups:
-            stats = self.oracle.evaluate_from(levels[rows], source, idx[rows])
+            stats = self.oracle.evaluate_from(levels[rows], source, idx[rows], bounds=False)
             self.record(stats, ids[rows])
             entries.append(stats.entries)
         return float(np.mean(np.concatenate(entries)))
@@ -302,13 +308,15 @@ class _Walk:
         nodes from its predecessors' frequency sets; returns the nodes' mean set size."""
         oracle, entries = self.oracle, []
         for rows, source, idx in self._sources(pred_levels):
-            for part, stats, sets in oracle.batches_from(pred_levels[rows], source, idx[rows]):
+            for part, stats, sets in oracle.batches_from(pred_levels[rows], source, idx[rows],
+                                                         bounds=False):
                 batch = rows[part]
                 self.record(stats, pred_ids[batch])
                 local = np.full(len(pred_ids), -1, dtype=np.int64)
                 local[batch] = np.arange(len(batch))
                 nodes = np.flatnonzero(local[inverse] >= 0)
-                stats = oracle.evaluate_from(levels[nodes], sets, local[inverse[nodes]])
+                stats = oracle.evaluate_from(levels[nodes], sets, local[inverse[nodes]],
+                                             bounds=False)
                 self.record(stats, ids[nodes])
                 entries.append(stats.entries)
         return float(np.mean(np.concatenate(entries)))
