@@ -35,7 +35,7 @@ __all__ = ["CODE_TYPES", "ahead_of_time", "attached", "status", "source_digest",
 CODE_TYPES = ("int8", "int16", "int32")
 #: the modules whose kernels are compiled ahead of time (imported by :func:`build`)
 MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kernels.segsum",
-           "gpuppdp.kernels.histograms", "gpuppdp.engine.metrics",
+           "gpuppdp.kernels.histograms", "gpuppdp.kernels.sortedruns", "gpuppdp.engine.metrics",
            "gpuppdp.engine.solution_space", "gpuppdp.engine.evaluate",
            "gpuppdp.engine.flash_compiled")
 #: the packages whose sources the digest covers

@@ -45,10 +45,16 @@ def _chunks(df: pd.DataFrame, size: int):
 
 @pytest.mark.parametrize("narrow", [False, True])
 @pytest.mark.parametrize("size", [1, 7, 500, 6000])
-@pytest.mark.parametrize("sensitive", [[], ["occupation"], ["occupation", "salary-class"]])
-def test_chunked_frequency_set_is_the_whole_tables(adult, size, sensitive, narrow, monkeypatch):
-    """Also with every merge reading counts and first rows as int32 (``narrow``: large
-    merges do; lowered here) and with the partitioned roll-up on every merge."""
+@pytest.mark.parametrize("sensitive,sorted_runs", [
+    ([], True), ([], False), (["occupation"], False), (["occupation", "salary-class"], False)])
+def test_chunked_frequency_set_is_the_whole_tables(adult, size, sensitive, narrow, sorted_runs,
+                                                   monkeypatch):
+    """Without sensitive codes, chunk sets are sorted runs (``sorted_runs``) or, where keys
+    would not fit in int64, hashed on the threads; also with every merge of hashed sets
+    reading counts and first rows as int32 (``narrow``: large merges do; lowered here) and
+    with the partitioned roll-up on every merge."""
+    if not sorted_runs:
+        monkeypatch.setattr(encoding.sortedruns, "fits", lambda radix: False)
     if narrow:
         monkeypatch.setattr(encoding, "MERGE_NARROW_ENTRIES", 1)
         monkeypatch.setattr(grouping, "PARTITION_TABLE", 16)
