@@ -532,23 +532,27 @@ class KeySet:
         return self.table[at] == keys
 
 
+@njit(inline='always')
+def _row_key(rows, i, radix):
+    """Row ``i``'s mixed-radix key (first column most significant)."""
+    key = np.int64(0)
+    for j in range(rows.shape[1]):
+        key = key * radix[j] + rows[i, j]
+    return key
+
+
 @njit(cache=True, nogil=True)
 def _in_table(rows, radix, table, out):
     """``out[i]``: is row ``i``'s mixed-radix key set in the bool ``table``?"""
     for i in range(rows.shape[0]):
-        key = np.int64(0)
-        for j in range(rows.shape[1]):
-            key = key * radix[j] + rows[i, j]
-        out[i] = table[key]
+        out[i] = table[_row_key(rows, i, radix)]
 
 
 @njit(cache=True, nogil=True)
 def _in_sorted(rows, radix, keys, out):
     """``out[i]``: is row ``i``'s mixed-radix key in the sorted ``keys`` (binary search)?"""
     for i in range(rows.shape[0]):
-        key = np.int64(0)
-        for j in range(rows.shape[1]):
-            key = key * radix[j] + rows[i, j]
+        key = _row_key(rows, i, radix)
         lo, hi = 0, keys.shape[0]
         while lo < hi:
             mid = (lo + hi) >> 1
