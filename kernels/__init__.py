@@ -28,8 +28,8 @@ warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result i
                         r"under-utilization")
 
 __all__ = ["cached_signatures", "compiled", "warm_up", "rollup", "reused_scratch", "small_pages",
-           "classes", "common_groups", "loss_sums", "node_stats", "segment_min", "ordered_sums",
-           "subset_stats", "groupby"]
+           "classes", "common_groups", "marginal_counts", "loss_sums", "node_stats", "segment_min",
+           "ordered_sums", "subset_stats", "groupby"]
 
 
 def warm_up(*dispatchers, wanted=None) -> threading.Thread:
@@ -134,6 +134,22 @@ def common_groups(backend, node_a, codes_a, node_b, codes_b):
     cols = [node] + [codes[:, j] for j in range(codes.shape[1])]
     group, rep, _ = groupby.group(xp, cols)
     return group[:n_a], group[n_a:], int(rep.shape[0])
+
+
+def marginal_counts(backend, codes, count, sizes) -> list[np.ndarray]:
+    """Per column ``j`` of ``codes`` (E, q): the summed ``count`` of each code
+    ``0..sizes[j]-1``, host int64 arrays (e.g. a frequency set's records per leaf of each QID).
+    CPU: one pass over the entries (:func:`groupby.marginal_counts_njit`); array form: a
+    weighted ``bincount`` per column (float64: exact for whole numbers below 2^53)."""
+    if backend.kernels == "cpu":
+        return groupby.marginal_counts_njit(codes, count, sizes)
+    if codes.shape[0] == 0:  # CuPy's bincount fails on an empty array before CuPy 14.2
+        return [np.zeros(int(size), np.int64) for size in sizes]
+    xp = backend.xp
+    weights = count.astype(xp.float64)
+    return [np.rint(backend.to_host(xp.bincount(codes[:, j].astype(xp.int64), weights=weights,
+                                                minlength=int(size)))).astype(np.int64)
+            for j, size in enumerate(sizes)]
 
 
 def loss_sums(backend, size, codes, outlier, ptr, off, share, charge=None, keep=None):

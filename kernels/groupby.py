@@ -41,7 +41,7 @@ from .aot import CODE_TYPES, ahead_of_time
 
 __all__ = ["group", "group_xp", "group_njit", "segment_ids", "count_keys", "rank_present",
            "key_space", "space_of", "number_keys", "number_keys_sorted", "extend_key", "run_tasks",
-           "balanced_runs", "n_tasks_for", "segment_of", "KeySet"]
+           "balanced_runs", "n_tasks_for", "segment_of", "KeySet", "marginal_counts_njit"]
 
 DENSE_RATIO = 4              # key spaces up to this times the rows (plus a floor) are dense
 NJIT_DENSE_FLOOR = 1 << 10   # ... a directly addressed table in Numba
@@ -391,6 +391,36 @@ def segment_ids(xp, ptr, total):
         return xp.zeros(total, dtype=xp.int64)
     starts = xp.bincount(inner, minlength=total + 1)[:total]
     return xp.cumsum(starts).astype(xp.int64)
+
+
+def marginal_counts_njit(codes, count, sizes) -> list[np.ndarray]:
+    """Per column ``j`` of ``codes`` (E, q): the summed ``count`` of each code ``0..sizes[j]-1``,
+    int64 -- one pass over the entries for all columns, the entries split among the
+    threads."""
+    sizes = [int(s) for s in sizes]
+    offsets = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    n = codes.shape[0]
+    n_tasks = n_tasks_for(n, n, per_thread=1)
+    bounds = np.linspace(0, n, n_tasks + 1).astype(np.int64)
+    out = np.zeros((n_tasks, int(offsets[-1])), np.int64)
+    run_tasks(_marginals, n_tasks, bounds, np.ascontiguousarray(codes),
+              np.ascontiguousarray(count, dtype=np.int64), offsets, out)
+    total = out.sum(axis=0)
+    return [total[offsets[j]:offsets[j + 1]] for j in range(len(sizes))]
+
+
+@njit(cache=True, nogil=True)
+def _marginals(t, bounds, codes, count, offsets, out):
+    """Task ``t``: entries ``bounds[t]:bounds[t+1]`` counted into ``out[t]``."""
+    for e in range(bounds[t], bounds[t + 1]):
+        c = count[e]
+        for j in range(codes.shape[1]):
+            out[t, offsets[j] + codes[e, j]] += c
+
+
+ahead_of_time(_marginals, [f"none(int64, int64[::1], {t}[:, ::1], int64[::1], int64[::1], "
+                           "int64[:, ::1])" for t in CODE_TYPES])
 
 
 def count_keys(xp, key, space: int, weights=None):

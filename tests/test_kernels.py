@@ -488,6 +488,20 @@ def test_dispatch_classes(backend, seed):
         assert_backend_equal(backend, g, w, err_msg=name)
 
 
+@pytest.mark.parametrize("n", [0, 5, 70_000])
+def test_dispatch_marginal_counts(backend, n):
+    """Records per code of every column, on every backend (the CPU's split among threads
+    past a few thousand entries) -- a naive count's."""
+    rng = np.random.default_rng(n)
+    sizes = [3, 50, 1]
+    codes = np.stack([rng.integers(0, s, n) for s in sizes], axis=1).astype(np.int16)
+    count = rng.integers(1, 1000, n).astype(np.int64)
+    got = kernels.marginal_counts(backend, backend.asarray(codes), backend.asarray(count), sizes)
+    for j, size in enumerate(sizes):
+        want = [int(count[codes[:, j] == v].sum()) for v in range(size)]
+        assert got[j].dtype == np.int64 and got[j].tolist() == want
+
+
 @pytest.mark.parametrize("seed", SEEDS[:6])
 def test_dispatch_loss_sums(backend, seed):
     size, codes, outlier, ptr, off, share = _loss_inputs(seed)

@@ -152,13 +152,13 @@ class Loss(Metric):
     def prior_factors(self, bottom) -> np.ndarray:
         """(q, height + 1): per attribute and level the factor of :meth:`prior_bound` (the
         bound of levels ``L`` is the product of ``factors[j, L[j]]`` over ``j``, minus 1)."""
-        xp = self.backend.xp
-        count = bottom.count.astype(xp.float64)  # whole numbers, exact below 2^53
+        hierarchies = self.encoded.hierarchies
         share = self.backend.to_host(self._share)
         sums = np.zeros(self._share_off.shape)
-        for j, h in enumerate(self.encoded.hierarchies):  # marginals counted on the device
-            leaf_count = self.backend.to_host(xp.bincount(
-                bottom.codes[:, j].astype(xp.int64), weights=count, minlength=len(h.leaves)))
+        marginals = kernels.marginal_counts(self.backend, bottom.codes, bottom.count,
+                                            [len(h.leaves) for h in hierarchies])
+        for j, (h, leaf_count) in enumerate(zip(hierarchies, marginals)):
+            leaf_count = leaf_count.astype(np.float64)  # whole numbers, exact below 2^53
             for level in range(h.height + 1):
                 sums[j, level] = leaf_count @ share[self._share_off[j, level] + h.codes(level)]
         return _factor_table(sums, self._minimum, self._maximum)
