@@ -512,9 +512,10 @@ class KeySet:
     """Distinct rows of codes (column ``j`` below ``radix[j]``; e.g. the classes a release
     suppresses) prepared once for testing many rows against them (bucket after bucket):
     packed into mixed-radix keys, held as a bool table over the key space when it is at most
-    :data:`DENSE_SET_KEYS`, else sorted (a binary search per tested row); each test is then
-    one pass over the tested rows, fused in Numba on the CPU.  Where the key space passes
-    int64, each test groups the set's rows with the tested ones instead."""
+    :data:`DENSE_SET_KEYS`, else in a hash table (open addressing, on the CPU: one probe or
+    two per tested row) or sorted (a binary search per tested row, in the array form); each
+    test is then one pass over the tested rows, fused in Numba on the CPU.  Where the key
+    space passes int64, each test groups the set's rows with the tested ones instead."""
 
     def __init__(self, xp, rows, radix):
         self.xp = xp
@@ -529,6 +530,9 @@ class KeySet:
         if self.dense:
             self.table = xp.zeros(space, dtype=xp.bool_)
             self.table[keys] = True
+        elif xp is np:
+            self.table = np.full(max(16, 1 << (2 * len(keys)).bit_length()), -1, np.int64)
+            _hash_insert(keys, self.table)
         else:
             self.table = xp.sort(keys)
 
@@ -550,7 +554,7 @@ class KeySet:
             return ids[self.rows.shape[0]:] < self.rows.shape[0]  # the set's rows come first
         if xp is np:
             out = np.empty(n, dtype=np.bool_)
-            (_in_table if self.dense else _in_sorted)(np.ascontiguousarray(rows), self.radix,
+            (_in_table if self.dense else _in_hashed)(np.ascontiguousarray(rows), self.radix,
                                                        self.table, out)
             return out
         if n == 0 or (not self.dense and self.table.shape[0] == 0):
@@ -578,25 +582,41 @@ def _in_table(rows, radix, table, out):
         out[i] = table[_row_key(rows, i, radix)]
 
 
+@njit(inline='always')
+def _slot(key, mask):
+    """A key's first slot in an open-addressed table of ``mask + 1`` slots (multiplicative
+    hashing, as :func:`_number_hashed`)."""
+    return ((np.uint64(key) * _HASH_MUL) >> np.uint64(20)) & mask
+
+
 @njit(cache=True, nogil=True)
-def _in_sorted(rows, radix, keys, out):
-    """``out[i]``: is row ``i``'s mixed-radix key in the sorted ``keys`` (binary search)?"""
+def _hash_insert(keys, table):
+    """Put distinct ``keys`` in ``table`` (``-1`` empty; linear probing)."""
+    mask = np.uint64(table.shape[0] - 1)
+    for i in range(keys.shape[0]):
+        slot = _slot(keys[i], mask)
+        while table[slot] >= 0:
+            slot = (slot + np.uint64(1)) & mask
+        table[slot] = keys[i]
+
+
+@njit(cache=True, nogil=True)
+def _in_hashed(rows, radix, table, out):
+    """``out[i]``: is row ``i``'s mixed-radix key in the open-addressed ``table``?"""
+    mask = np.uint64(table.shape[0] - 1)
     for i in range(rows.shape[0]):
         key = _row_key(rows, i, radix)
-        lo, hi = 0, keys.shape[0]
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if keys[mid] < key:
-                lo = mid + 1
-            else:
-                hi = mid
-        out[i] = lo < keys.shape[0] and keys[lo] == key
+        slot = _slot(key, mask)
+        while table[slot] >= 0 and table[slot] != key:
+            slot = (slot + np.uint64(1)) & mask
+        out[i] = table[slot] == key
 
 
 ahead_of_time(_in_table, [f"none({t}[:, ::1], int64[::1], boolean[::1], boolean[::1])"
                           for t in CODE_TYPES])
-ahead_of_time(_in_sorted, [f"none({t}[:, ::1], int64[::1], int64[::1], boolean[::1])"
+ahead_of_time(_in_hashed, [f"none({t}[:, ::1], int64[::1], int64[::1], boolean[::1])"
                            for t in CODE_TYPES])
+ahead_of_time(_hash_insert, ["none(int64[::1], int64[::1])"])
 
 
 # --------------------------------------------------------------------------------------

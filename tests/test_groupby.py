@@ -212,18 +212,19 @@ def test_strict_backend_refuses_int64_add_at():
     np.testing.assert_array_equal(be.to_host(out), [2.0, 1.0])
 
 
-@pytest.mark.parametrize("regime", ["dense", "sorted", "wide"])
+@pytest.mark.parametrize("regime", ["dense", "hashed", "wide"])
 @pytest.mark.parametrize("seed", SEEDS[:4])
 def test_key_set_membership_matches_a_python_set(regime, seed, monkeypatch):
     """A :class:`~gpuppdp.kernels.groupby.KeySet` answers as a Python set of row tuples does,
-    on every path (a bool table over a small key space, sorted keys, keys past int64) and
-    every form (Numba on NumPy arrays, the array form on the strict CuPy stand-in), with an
-    empty set and empty tested rows; a host set survives pickling (Dask ships it)."""
+    on every path (a bool table over a small key space, a hash table or sorted keys, keys
+    past int64) and every form (Numba on NumPy arrays, the array form on the strict CuPy
+    stand-in), with an empty set and empty tested rows; a host set survives pickling (Dask
+    ships it)."""
     import pickle
 
     rng = np.random.default_rng(seed)
     radix = rng.integers(1, 9, 4)
-    if regime == "sorted":
+    if regime == "hashed":  # a hash table on the CPU, sorted keys in the array form
         monkeypatch.setattr(groupby, "DENSE_SET_KEYS", 0)
     elif regime == "wide":
         radix = np.full(4, 2 ** 20)
