@@ -10,9 +10,10 @@
 # 5^9 and 5^10 nodes), scale, DP and census (20 M rows, out of core, end to end) benchmarks
 # on the GPU; not by default, the US-population census (330 M rows, generated then anonymized
 # to a Parquet dataset written by the host threads: about 3 minutes on an H200 machine;
-# GPU_CHECK_STEPS=census330).  JSON and one log per step go to $OUT (or benchmarks/out); each
-# step has its own time limit, and the script goes on after a failing step and exits 1 at the
-# end.
+# GPU_CHECK_STEPS=census330), nor the host work per chunk on the machine's CPU (chunk: the
+# steps that feed the device thread).  JSON and one log per step go to $OUT (or
+# benchmarks/out); each step has its own time limit, and the script goes on after a failing
+# step and exits 1 at the end.
 # PYTHON names the interpreter (default python3); GPU_CHECK_ROWS the rows of the compared and
 # scaled tables (default 1e7).
 # numba-cuda 0.30.4 does not import its kernels under NumPy 2.5 (np.row_stack is gone; the
@@ -69,6 +70,7 @@ step scale 90 "$py" benchmarks/bench_scale.py --rows "$rows" --backend gpu --rep
 step dp 60 "$py" benchmarks/bench_dp.py --backend gpu --fused-size 1e8 --json "$out/bench_dp_gpu.json"
 export GPUPPDP_LOG=DEBUG  # the census runs log where their ordered thread spent its time
 step census 150 "$py" benchmarks/bench_census.py --rows 2e7 --runs 2 --backend gpu --json "$out/bench_census_gpu.json"
+step chunk 90 "$py" benchmarks/bench_chunk.py --repeats 8 --json "$out/bench_chunk.json"
 step census330 590 "$py" benchmarks/bench_census.py --rows 3.3e8 --backend gpu --extra="--parquet-dataset" --json "$out/bench_census330_gpu.json"
 echo "gpu_check: $([ $fail -eq 0 ] && echo all steps passed || echo some steps failed) (JSON and logs in $out)"
 exit $fail
