@@ -210,6 +210,9 @@ def test_a_domain_gathers_arrow_dictionaries_and_integers_as_a_plain_domain_does
     assert info.value.first_row == 1
     with pytest.raises(UnknownValuesError, match="'<NA>'|'None'"):
         encode_column(pa.array([3, None], pa.int64()), domain=domain, name="col")
+    big = np.array([2 ** 63 + 3, 2 ** 63 + 4], dtype=np.uint64)  # past int64: the general path
+    with pytest.raises(UnknownValuesError, match="'9223372036854775811'"):
+        encode_column(big, domain=domain, name="col")
     huge = np.array([1, 10**9])  # far too wide a range: the general path
     with pytest.raises(UnknownValuesError, match="'1000000000'"):
         encode_column(huge, domain=domain, name="col")

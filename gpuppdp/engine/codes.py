@@ -247,6 +247,8 @@ class Domain:
         if not values.size:
             return None
         lo, hi = int(values.min()), int(values.max())
+        if lo < -(1 << 62) or hi >= 1 << 62:  # offsets computed in int64
+            return None
         last = self._integers
         if last is None or lo < last[0] or hi >= last[0] + len(last[1][0]):
             if last is not None:  # the union of the ranges seen
