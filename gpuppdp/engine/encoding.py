@@ -444,8 +444,7 @@ def encode_chunks(chunks: Iterable["pd.DataFrame | pa.Table"], columns: Sequence
                   ) -> EncodedTable:
     """Encode a table given as consecutive row chunks (each a DataFrame or Arrow table holding at
     least its QID and sensitive columns, or a :class:`~gpuppdp.engine.pipeline.LazyChunk` that
-    reads one)
-    into an :class:`EncodedTable` that keeps only the bottom frequency
+    reads one) into an :class:`EncodedTable` that keeps only the bottom frequency
     set: each chunk is encoded and reduced to its own frequency set, and pending sets are
     merged whenever they hold more than ``merge_entries`` entries and a third of the merged
     set's size (a merge's peak then stays near 4/3 of the merged set), so memory is a few
@@ -518,7 +517,8 @@ def encode_chunks(chunks: Iterable["pd.DataFrame | pa.Table"], columns: Sequence
             merged = [part.moved(backend.to_host) for part in merged]
             pending = [part.moved(backend.to_host) for part in pending]
         pending.append(fs if host is None else fs.moved(backend.to_host))
-        if _merge_due(pending, merged, merge_entries):
+        if _merge_due(sum(len(part.count) for part in pending),
+                      sum(len(part.count) for part in merged), merge_entries):
             parts, merged, pending = merged + pending, [], []  # no other reference to them
             with watch.part("merges"):
                 merged = [enc.merge(parts, host)]
@@ -565,13 +565,11 @@ def encode_chunks(chunks: Iterable["pd.DataFrame | pa.Table"], columns: Sequence
     return enc
 
 
-def _merge_due(pending: list, merged: list, merge_entries: int) -> bool:
-    """Are the pending sets (frequency sets, or sorted runs: anything whose first field has an
-    entry per entry) due to be merged: more than ``merge_entries`` entries, and a third of the
-    merged set's?  (A merge's peak then stays near 4/3 of the merged set.)"""
-    entries = sum(len(s[0]) if isinstance(s, tuple) else len(s.count) for s in pending)
-    return entries > max(merge_entries, sum(
-        len(s[0]) if isinstance(s, tuple) else len(s.count) for s in merged) // 3)
+def _merge_due(pending: int, merged: int, merge_entries: int) -> bool:
+    """Are ``pending`` entries due to be merged into a merged set of ``merged`` entries: more
+    than ``merge_entries``, and a third of the merged set?  (A merge's peak then stays near
+    4/3 of the merged set.)"""
+    return pending > max(merge_entries, merged // 3)
 
 
 class _SortedBottom:
@@ -586,14 +584,15 @@ class _SortedBottom:
 
     def add(self, run: tuple) -> None:
         self.pending.append(run)
-        if _merge_due(self.pending, self.merged, self.merge_entries):
+        if _merge_due(sum(len(r[0]) for r in self.pending),
+                      sum(len(r[0]) for r in self.merged), self.merge_entries):
             parts, self.merged, self.pending = self.merged + self.pending, [], []
             self.merged = [sortedruns.merge_sets(parts)]
 
     def bottom(self, n_rows: int, code_dtype) -> FrequencySet:
         parts, self.merged, self.pending = self.merged + self.pending, [], []
-        parts.append(sortedruns.merge_sets(parts))
-        codes, count, first = sortedruns.canonical(parts, self.radix, n_rows, code_dtype)
+        merged = [sortedruns.merge_sets(parts)]  # the only reference: canonical lets it go
+        codes, count, first = sortedruns.canonical(merged, self.radix, n_rows, code_dtype)
         n = len(count)
         ptr = np.array([0, n], dtype=np.int64)
         return FrequencySet(np.zeros((1, len(self.radix)), dtype=np.int64), codes,
