@@ -291,12 +291,13 @@ def test_fit_file_reads_row_groups_on_threads(adult, tmp_path, monkeypatch):
                                   _sorted(expected.released))
 
 
-@pytest.mark.parametrize("pandas_metadata", [True, False])
-def test_row_groups_kept_in_arrow_release_the_types_fit_does(tmp_path, pandas_metadata):
+@pytest.mark.parametrize("layout", ["pandas", "arrow", "pandas index"])
+def test_row_groups_kept_in_arrow_release_the_types_fit_does(tmp_path, layout):
     """Row groups stay Arrow tables from the reader to the bucket files; the release still
     gets the column types pandas reads from the file (a nullable integer, a string with
-    missing values, a timestamp; with the file's pandas metadata and without), the same
-    types and rows as :meth:`fit` of the table read whole."""
+    missing values, a timestamp; with the file's pandas metadata, without, and with a stored
+    pandas index, which pandas reads as the index), the same types and rows as :meth:`fit`
+    of the table read whole."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -309,22 +310,24 @@ def test_row_groups_kept_in_arrow_release_the_types_fit_does(tmp_path, pandas_me
                           dtype="Int64"),
         "note": pd.Series(rng.choice(["a", "b", None], n), dtype="str"),
         "when": pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 5, n), "D")})
-    table = pa.Table.from_pandas(data, preserve_index=False)
-    if not pandas_metadata:
+    data.index += 1000  # a stored index that does not start at 0
+    table = pa.Table.from_pandas(data, preserve_index=layout == "pandas index")
+    if layout == "arrow":
         table = table.replace_schema_metadata(None)
     src = tmp_path / "in.parquet"
     pq.write_table(table, src, row_group_size=300)
     hierarchies = {"age": Hierarchy.from_rows([[str(a), f"{a // 5 * 5}-{a // 5 * 5 + 4}", "*"]
                                                for a in range(20, 30)]),
                    "sex": Hierarchy.from_rows([["m", "*"], ["f", "*"]])}
-    anonymizer = Anonymizer(quasi_identifiers=hierarchies, insensitive=["score", "note", "when"],
-                            k=3, suppression_limit=0.05, backend="cpu", seed=1)
+    anonymizer = Anonymizer(quasi_identifiers=hierarchies, others="insensitive", k=3,
+                            suppression_limit=0.05, backend="cpu", seed=1)
     got = anonymizer.fit_file(src, tmp_path / "out.parquet", chunk_rows=700)
     expected = anonymizer.fit(read_table(src))
     assert got.transformation == expected.transformation
     released = read_table(tmp_path / "out.parquet")
     assert dict(released.dtypes) == dict(expected.released.dtypes)
-    assert released["score"].dtype == ("Int64" if pandas_metadata else np.float64)
+    assert list(released.columns) == ["age", "sex", "score", "note", "when"]
+    assert released["score"].dtype == ("Int64" if layout != "arrow" else np.float64)
     pd.testing.assert_frame_equal(_sorted(released), _sorted(expected.released))
 
 

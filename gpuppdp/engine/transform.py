@@ -267,11 +267,14 @@ class RowBuckets:
 
     def _frame(self, table) -> pd.DataFrame:
         """A bucket's rows as a DataFrame: QIDs as NumPy codes, the other columns as pandas
-        reads them (with the types the input's pandas metadata gives, if it has some)."""
+        reads them (with the types the input's pandas metadata gives, if it has some; a stored
+        pandas index becomes the index, as :func:`gpuppdp.io.read_table` reads it, and is
+        let go with it)."""
         qids = [name for name in table.column_names if name in self.qi_names]
-        others = table.drop_columns(qids).to_pandas()
+        others = table.drop_columns(qids).to_pandas().reset_index(drop=True)
         return pd.DataFrame({name: table.column(name).to_numpy() if name in self.qi_names
-                             else others[name] for name in table.column_names})
+                             else others[name] for name in table.column_names
+                             if name in self.qi_names or name in others.columns})
 
     def permutation(self, b: int, n: int) -> np.ndarray:
         """The order of bucket ``b``'s ``n`` rows (in chunk order) in the release."""
