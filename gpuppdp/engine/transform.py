@@ -164,7 +164,7 @@ class RowBuckets:
     :meth:`scatter` (from any thread, e.g. as :func:`~gpuppdp.engine.encoding.encode_chunks`'s
     ``tee``) appends each row of a chunk to one of ``ceil(rows / chunk_rows)`` buckets drawn
     uniformly and independently; :func:`release_buckets` then reads each bucket back, in chunk
-    order whatever order the threads wrote it in, shuffles it in memory and generalizes it (Rao
+    order whatever order the threads wrote it in, generalizes and shuffles it in memory (Rao
     1961, Sandelius 1962: a uniform random permutation in two passes).  Every chunk and every
     bucket draws from its own stream spawned from ``seed`` (keyed by the chunk's first row, or
     the bucket's number), so a seed gives the same release whatever the threads.  Memory holds
@@ -249,8 +249,7 @@ class RowBuckets:
         return [b for b in range(self.n_buckets) if self._firsts[b]]
 
     def read(self, b: int) -> pd.DataFrame:
-        """Bucket ``b``'s rows, read in chunk order and put in the bucket's random order
-        (:meth:`permutation`, applied in Arrow); its file is removed."""
+        """Bucket ``b``'s rows in chunk order; its file is removed."""
         import pyarrow as pa  # noqa: PLC0415
         import pyarrow.ipc as ipc  # noqa: PLC0415
 
@@ -258,8 +257,7 @@ class RowBuckets:
             batches = list(reader)
         os.unlink(self._path(b))
         in_order = np.argsort(np.asarray(self._firsts[b]), kind="stable")
-        table = pa.Table.from_batches([batches[i] for i in in_order])
-        return self._frame(table.take(self.permutation(b, table.num_rows)))
+        return self._frame(pa.Table.from_batches([batches[i] for i in in_order]))
 
     def empty(self) -> pd.DataFrame:
         """The kept columns (QIDs as codes), without rows."""
@@ -277,7 +275,7 @@ class RowBuckets:
                              if name in self.qi_names or name in others.columns})
 
     def permutation(self, b: int, n: int) -> np.ndarray:
-        """The order of bucket ``b``'s ``n`` rows (in chunk order) in the release."""
+        """The order of bucket ``b``'s ``n`` released rows."""
         return self._stream(self._bucket_seeds, b).permutation(n)
 
 
@@ -288,8 +286,8 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
     """:func:`release` of the table kept in ``buckets`` (the table ``evaluator`` was built on),
     handing the released rows to ``write`` bucket by bucket, in a uniformly random order.
 
-    Every bucket is read and shuffled, generalized (with the CPU's kernels, whatever the
-    backend: the rows are in host memory), and ``prepare`` d (e.g. formatted for the output file,
+    Every bucket is read, generalized (with the CPU's kernels, whatever the backend: the
+    rows are in host memory), shuffled and ``prepare`` d (e.g. formatted for the output file,
     or written as a dataset's file: it gets each released bucket as a DataFrame and the
     bucket's number, and ``write`` what it returns; by default ``write`` gets the DataFrame)
     on ``threads`` host threads (:func:`~gpuppdp.engine.pipeline.ordered_map`); ``write``
@@ -328,9 +326,10 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
 
     def released(item: tuple[int, pd.DataFrame, np.ndarray]) -> tuple[object, int, int]:
         """(the bucket prepared for ``write``, its rows released, its rows suppressed)."""
-        b, part, outlier = item  # rows already in random order (RowBuckets.read)
+        b, part, outlier = item
         if suppression == "drop":
-            part = part[~outlier].reset_index(drop=True)
+            part = part[~outlier]
+        part = part.take(buckets.permutation(b, len(part))).reset_index(drop=True)
         columns = released_columns(part.columns, enc, lambda j: part[enc.qi_names[j]],
                                    lambda name: part[name])
         return prepare(pd.DataFrame(columns), b), len(part), int(outlier.sum())
