@@ -124,29 +124,23 @@ def _value_counts(result: AnonymizationResult) -> tuple[list, list]:
     suppressed) records holding each label of the optimum's level -- from the bottom
     frequency set and the optimum's classes, so that a release written chunk by chunk is
     described as one held in memory.  Counted where the frequency sets are (on the device
-    for a GPU backend): only the per-label counts travel to the host."""
+    for a GPU backend, :func:`gpuppdp.kernels.marginal_counts`): only the per-label counts
+    travel to the host."""
     import numpy as np
+
+    from .. import kernels
 
     evaluator = result._evaluator
     enc, be = evaluator.encoded, evaluator.backend
-    xp = be.xp
     levels = np.array(list(result.transformation.values()), dtype=np.int64)
     bottom = enc.frequency_set()
-    count = bottom.count.astype(xp.float64)
     classes, outlier = evaluator.node_classes(levels)
     kept = ~outlier.astype(bool)
-    general = classes.codes[kept]
-    size = classes.size.astype(xp.float64)[kept]
-
-    def weighted_counts(x, weights, n):  # CuPy < 14.2 refuses an empty bincount
-        if not x.shape[0]:
-            return np.zeros(n)
-        return be.to_host(xp.bincount(x.astype(xp.int64), weights=weights, minlength=n))
-
-    leaf, released = [], []
-    for j, h in enumerate(enc.hierarchies):
-        leaf.append(weighted_counts(bottom.codes[:, j], count, len(h.leaves)))
-        released.append(weighted_counts(general[:, j], size, len(h.labels(int(levels[j])))))
+    leaf = kernels.marginal_counts(be, bottom.codes, bottom.count,
+                                   [len(h.leaves) for h in enc.hierarchies])
+    released = kernels.marginal_counts(be, classes.codes[kept], classes.size[kept],
+                                       [len(h.labels(int(lv)))
+                                        for h, lv in zip(enc.hierarchies, levels)])
     return leaf, released
 
 
