@@ -165,11 +165,11 @@ def loss_sums(backend, size, codes, outlier, ptr, off, share, charge=None, keep=
     if backend.kernels == "cpu":
         return segsum.loss_sums_njit(size, codes, outlier, ptr, off, share, charge, keep)
     n_nodes, q = off.shape
-    wanted = np.ones(n_nodes, dtype=bool)
-    if charge is not None or keep is not None:
-        wanted = np.zeros(n_nodes, dtype=bool)
-        for mask in (charge, keep):
-            wanted |= True if mask is None else np.asarray(mask, dtype=bool).reshape(n_nodes)
+    if charge is None or keep is None:  # None: every node
+        wanted = np.ones(n_nodes, dtype=bool)
+    else:
+        wanted = np.asarray(charge, dtype=bool).reshape(n_nodes) | \
+            np.asarray(keep, dtype=bool).reshape(n_nodes)
     nodes = np.flatnonzero(wanted).astype(np.int64)
     if backend.kernels == "cudasim":
         host = [backend.to_host(a) for a in (size, codes, outlier, ptr, share)]

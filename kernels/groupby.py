@@ -153,6 +153,13 @@ def _spaces_fit(radix):
 ahead_of_time(_spaces_fit, ["boolean(int64[:, ::1])", "boolean(int64[:, :])"])
 
 
+@njit(inline='always')
+def _slot(key, mask):
+    """A key's first slot in an open-addressed table of ``mask + 1`` slots (multiplicative
+    hashing, Knuth, TAOCP vol. 3, 6.4)."""
+    return ((np.uint64(key) * _HASH_MUL) >> np.uint64(20)) & mask
+
+
 @njit(cache=True)
 def _number_hashed(keys, ids, seen):
     """First-appearance group ids of ``keys`` by open addressing (linear probing, a power of
@@ -166,7 +173,7 @@ def _number_hashed(keys, ids, seen):
     g = 0
     for i in range(n):
         k = keys[i]
-        slot = ((np.uint64(k) * _HASH_MUL) >> np.uint64(20)) & mask
+        slot = _slot(k, mask)
         while True:
             s = table[slot]
             if s < 0:
@@ -580,13 +587,6 @@ def _in_table(rows, radix, table, out):
     """``out[i]``: is row ``i``'s mixed-radix key set in the bool ``table``?"""
     for i in range(rows.shape[0]):
         out[i] = table[_row_key(rows, i, radix)]
-
-
-@njit(inline='always')
-def _slot(key, mask):
-    """A key's first slot in an open-addressed table of ``mask + 1`` slots (multiplicative
-    hashing, as :func:`_number_hashed`)."""
-    return ((np.uint64(key) * _HASH_MUL) >> np.uint64(20)) & mask
 
 
 @njit(cache=True, nogil=True)
