@@ -59,7 +59,7 @@ step probe 60 "$py" -c "from gpuppdp.backend import get_backend; print(get_backe
 step tests 210 env GPUPPDP_TEST_GPU=1 "$py" "${safe_path[@]}" -m pytest -q --maxfail=25 --tb=short -p no:cacheprovider \
   "${pytest_options[@]}" tests/test_groupby.py tests/test_kernels.py tests/test_golden_arx.py \
   tests/test_dp_chacha.py tests/test_dp_sampler.py tests/test_dp_mechanisms.py \
-  tests/test_backend.py tests/test_testing.py tests/test_flash_sparse.py \
+  tests/test_backend.py tests/test_testing.py tests/test_flash_sparse.py tests/test_cudalaunch.py \
   tests/test_models_ldiv_tclose.py tests/test_models_more.py tests/test_risk.py tests/test_utility.py
 step compare 150 "$py" benchmarks/gpu_compare.py --rows "$rows" --json "$out/gpu_compare.json"
 step search 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --json "$out/bench_search_gpu.json"

@@ -69,6 +69,8 @@ from fractions import Fraction
 import numpy as np
 from numba import config, cuda, int64, njit, prange, uint32, uint64
 
+from .cudalaunch import launch
+
 __all__ = ["chacha20_block", "bernoulli_tables", "keystream", "bernoulli", "noise_int",
            "noise_grid", "GROUP", "FIRST_BITS", "EXT_BITS", "EXT_WORDS", "EXT_FLAG",
            "MAX_BLOCK"]
@@ -553,7 +555,7 @@ def _form(backend, n: int, kernel: str) -> str:
 def _launch(kernel, units: int, *args):
     threads = min(128, units)
     if units:
-        kernel[-(-units // threads), threads](*args)
+        launch(kernel, -(-units // threads), threads, *args)
 
 
 def _host_key(key):

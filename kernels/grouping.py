@@ -38,6 +38,7 @@ import numpy as np
 from numba import cuda, njit
 
 from .aot import CODE_TYPES, ahead_of_time
+from .cudalaunch import launch
 from .groupby import (
     _HASH_MUL,
     KEY_LIMIT,
@@ -802,13 +803,12 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     table_count = xp.zeros(slots, dtype=xp.int64)
     slot_of = xp.empty(total, dtype=xp.int64)
     grid = (total + CUDA_THREADS - 1) // CUDA_THREADS
-    _rollup_insert[grid, CUDA_THREADS](row_ptr, start, src_codes, src_sens, src_count, map_off,
-                                       maps_flat, xp.asarray(strides), xp.asarray(base[:-1]),
-                                       xp.asarray(mask), table_key, table_first, table_count,
-                                       slot_of)
+    launch(_rollup_insert, grid, CUDA_THREADS, row_ptr, start, src_codes, src_sens, src_count,
+           map_off, maps_flat, xp.asarray(strides), xp.asarray(base[:-1]), xp.asarray(mask),
+           table_key, table_first, table_count, slot_of)
     del table_key
     is_first = xp.empty(total, dtype=xp.int8)
-    _rollup_firsts[grid, CUDA_THREADS](slot_of, table_first, is_first)
+    launch(_rollup_firsts, grid, CUDA_THREADS, slot_of, table_first, is_first)
     group_at = xp.concatenate([xp.zeros(1, dtype=xp.int64),  # exclusive prefix sum
                                xp.cumsum(is_first, dtype=xp.int64)])
     n_groups = int(group_at[-1])
@@ -816,7 +816,7 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     sens = xp.empty(n_groups, dtype=src_sens.dtype)
     count = xp.empty(n_groups, dtype=xp.int64)
     first = xp.empty(n_groups, dtype=src_first.dtype)
-    _rollup_emit[grid, CUDA_THREADS](row_ptr, start, src_codes, src_sens, src_first, map_off,
-                                     maps_flat, slot_of, table_count, is_first, group_at, codes,
-                                     sens, count, first)
+    launch(_rollup_emit, grid, CUDA_THREADS, row_ptr, start, src_codes, src_sens, src_first,
+           map_off, maps_flat, slot_of, table_count, is_first, group_at, codes, sens, count,
+           first)
     return codes, sens, count, first, group_at[row_ptr]

@@ -27,6 +27,7 @@ import numpy as np
 from numba import cuda, njit, prange
 
 from .aot import ahead_of_time
+from .cudalaunch import launch
 
 
 def ordered_sums_reference(values, ptr, init=0.0, abs_prefix=False):
@@ -101,5 +102,6 @@ def ordered_sums_cuda(values, ptr, init, abs_prefix, out):
     n = out.shape[0]
     if n:
         threads = 128
-        _kernel[math.ceil(n / threads), threads](values, ptr, float(init), bool(abs_prefix), out)
+        launch(_kernel, math.ceil(n / threads), threads, values, ptr, float(init),
+               bool(abs_prefix), out)
     return out

@@ -24,6 +24,7 @@ import numpy as np
 from numba import cuda, njit
 
 from .aot import CODE_TYPES, ahead_of_time
+from .cudalaunch import launch
 from .groupby import balanced_runs, n_tasks_for, run_tasks, segment_of
 
 
@@ -271,8 +272,8 @@ def loss_sums_cuda(size, codes, outlier, ptr, off, share, charged, kept, nodes):
     ``kept`` of the other nodes are left as they are."""
     n = nodes.shape[0] * off.shape[1]
     if n:
-        _loss_sums_kernel[n, LOSS_TILE](size, codes, outlier, ptr, off, share, charged, kept,
-                                        nodes)
+        launch(_loss_sums_kernel, n, LOSS_TILE, size, codes, outlier, ptr, off, share, charged,
+               kept, nodes)
     return charged, kept
 
 
@@ -358,8 +359,8 @@ def node_stats_cuda(xp, size, outlier, small, ptr):
     if n:
         small = xp.zeros(0, dtype=xp.bool_) if small is None else small
         threads = 256
-        _node_stats_kernel[(n + threads - 1) // threads, threads](
-            size.astype(xp.int64, copy=False), outlier, small, ptr.astype(xp.int64, copy=False),
-            out)
+        launch(_node_stats_kernel, (n + threads - 1) // threads, threads,
+               size.astype(xp.int64, copy=False), outlier, small,
+               ptr.astype(xp.int64, copy=False), out)
     out[:, 3] = xp.where(out[:, 3] == _NO_CLASS, 0, out[:, 3])
     return out
