@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from . import aot, groupby, grouping, histograms, segsum, subsets
+from .cudalaunch import to_device_together
 from .grouping import reused_scratch, small_pages
 
 # A batch of a few nodes is a launch of a few blocks, by design: Numba's low-occupancy
@@ -179,11 +180,12 @@ def loss_sums(backend, size, codes, outlier, ptr, off, share, charge=None, keep=
         charged, kept = np.full(off.shape, np.nan), np.full(off.shape, np.nan)
         return segsum.loss_sums_cuda(host[0], host[1], host[2], host[3], off, host[4],
                                      charged, kept, nodes)
-    xp = backend.xp
-    charged, kept = xp.full(off.shape, np.nan), xp.full(off.shape, np.nan)
-    segsum.loss_sums_cuda(size, codes, outlier, ptr, xp.asarray(off), share, charged, kept,
-                          xp.asarray(nodes))
-    return backend.to_host(charged), backend.to_host(kept)
+    sums = backend.xp.full((2,) + off.shape, np.nan)  # charged, kept: one copy back
+    device_off, device_nodes = to_device_together(backend.xp, off, nodes)
+    segsum.loss_sums_cuda(size, codes, outlier, ptr, device_off, share, sums[0], sums[1],
+                          device_nodes)
+    host = backend.to_host(sums)
+    return host[0], host[1]
 
 
 def node_stats(backend, size, outlier, small, ptr, host_ptr):
@@ -196,7 +198,7 @@ def node_stats(backend, size, outlier, small, ptr, host_ptr):
     if backend.kernels == "cpu":
         return segsum.node_stats_njit(size, outlier, small, host_ptr)
     if backend.kernels == "cuda":
-        return backend.to_host(segsum.node_stats_cuda(backend.xp, size, outlier, small, ptr))
+        return segsum.node_stats_cuda(backend.xp, size, outlier, small, ptr, backend.to_host)
     if int(host_ptr[-1]) <= SIMULATED_THREADS:
         host = [None if a is None else backend.to_host(a) for a in (size, outlier, small)]
         return segsum.node_stats_cuda(np, host[0], host[1], host[2], host_ptr)

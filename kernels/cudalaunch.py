@@ -19,6 +19,8 @@ from __future__ import annotations
 import ctypes
 import threading
 
+import numpy as np
+
 _ARRAY, _BOOL = "array", "bool"
 #: (kernel, argument signature) -> (compiled kernel, marshal kinds), or None: the dispatcher
 _SIGNATURES: dict = {}
@@ -149,3 +151,15 @@ def _same_params(ours: list, theirs: list) -> bool:
         elif isinstance(a, bool) != isinstance(b, bool) or a != b:
             return False
     return True
+
+
+def to_device_together(xp, *arrays) -> list:
+    """Host int64 arrays copied to the device in one transfer (a copy costs 15-40 µs of host
+    time however small it is): device views of one buffer, in the arrays' shapes."""
+    host = [np.ascontiguousarray(a, dtype=np.int64) for a in arrays]
+    buffer = xp.asarray(np.concatenate([a.ravel() for a in host]))
+    views, at = [], 0
+    for a in host:
+        views.append(buffer[at:at + a.size].reshape(a.shape))
+        at += a.size
+    return views

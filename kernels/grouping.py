@@ -38,7 +38,7 @@ import numpy as np
 from numba import cuda, njit
 
 from .aot import CODE_TYPES, ahead_of_time
-from .cudalaunch import launch
+from .cudalaunch import launch, to_device_together
 from .groupby import (
     _HASH_MUL,
     KEY_LIMIT,
@@ -794,9 +794,8 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
         return (xp.zeros((0, q), dtype=maps_flat.dtype), xp.zeros(0, dtype=src_sens.dtype),
                 xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=src_first.dtype),
                 xp.zeros(len(lens) + 1, dtype=xp.int64))
-    row_ptr = xp.asarray(host_row_ptr)
-    start = xp.asarray(node_src_start)
-    map_off = xp.asarray(np.asarray(node_map_off, dtype=np.int64))
+    row_ptr, start, map_off, strides, table_base, table_mask = to_device_together(
+        xp, host_row_ptr, node_src_start, node_map_off, strides, base[:-1], mask)
     slots = int(base[-1])
     table_key = xp.full(slots, -1, dtype=xp.int64)
     table_first = xp.full(slots, _NO_FIRST, dtype=xp.int64)
@@ -804,8 +803,8 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     slot_of = xp.empty(total, dtype=xp.int64)
     grid = (total + CUDA_THREADS - 1) // CUDA_THREADS
     launch(_rollup_insert, grid, CUDA_THREADS, row_ptr, start, src_codes, src_sens, src_count,
-           map_off, maps_flat, xp.asarray(strides), xp.asarray(base[:-1]), xp.asarray(mask),
-           table_key, table_first, table_count, slot_of)
+           map_off, maps_flat, strides, table_base, table_mask, table_key, table_first,
+           table_count, slot_of)
     del table_key
     is_first = xp.empty(total, dtype=xp.int8)
     launch(_rollup_firsts, grid, CUDA_THREADS, slot_of, table_first, is_first)

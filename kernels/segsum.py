@@ -331,36 +331,63 @@ def node_stats_njit(size, outlier, small, ptr):
 _NO_CLASS = np.iinfo(np.int64).max
 
 
+NODE_STATS_RUN = 8  # consecutive classes a CUDA thread takes
+
+
+@cuda.jit(device=True)
+def _add_node_stats(out, b, suppressed, small_total, kept, largest_gap):
+    if suppressed:
+        cuda.atomic.add(out, (b, 0), suppressed)
+    if small_total:
+        cuda.atomic.add(out, (b, 1), small_total)
+    if kept:
+        cuda.atomic.add(out, (b, 2), kept)
+        if out[b, 3] < largest_gap:
+            cuda.atomic.max(out, (b, 3), largest_gap)
+
+
 @cuda.jit(cache=True)
-def _node_stats_kernel(size, outlier, small, ptr, out):
-    """One thread per class: its records into its node's outlier or small totals, or one
-    more kept class and the smallest kept size (integer atomics: exact, order-free)."""
-    c = cuda.grid(1)
-    if c >= size.shape[0]:
+def _node_stats_kernel(size, outlier, small, has_small, ptr, out):
+    """One thread per :data:`NODE_STATS_RUN` consecutive classes, totals kept per node while
+    the classes stay in one node: their records into the node's outlier or small totals, the
+    kept classes, and, as ``_NO_CLASS - size``, the smallest kept size (integer atomics on a
+    zeroed ``out``: exact, order-free; a node's classes are consecutive, so few atomics)."""
+    first = cuda.grid(1) * NODE_STATS_RUN
+    n = size.shape[0]
+    if first >= n:
         return
-    b = segment_of(ptr, c)
-    sz = size[c]
-    if outlier[c]:
-        cuda.atomic.add(out, (b, 0), sz)
-    else:
-        cuda.atomic.add(out, (b, 2), 1)
-        if out[b, 3] > sz:
-            cuda.atomic.min(out, (b, 3), sz)
-    if small.shape[0] == size.shape[0] and small[c]:
-        cuda.atomic.add(out, (b, 1), sz)
+    b = segment_of(ptr, first)
+    suppressed = small_total = kept = largest_gap = 0
+    for c in range(first, min(first + NODE_STATS_RUN, n)):
+        if c >= ptr[b + 1]:  # the next node's classes (empty nodes passed over)
+            _add_node_stats(out, b, suppressed, small_total, kept, largest_gap)
+            suppressed = small_total = kept = largest_gap = 0
+            while c >= ptr[b + 1]:
+                b += 1
+        sz = size[c]
+        if outlier[c]:
+            suppressed += sz
+        else:
+            kept += 1
+            largest_gap = max(largest_gap, _NO_CLASS - sz)
+        if has_small and small[c]:
+            small_total += sz
+    _add_node_stats(out, b, suppressed, small_total, kept, largest_gap)
 
 
-def node_stats_cuda(xp, size, outlier, small, ptr):
+def node_stats_cuda(xp, size, outlier, small, ptr, to_host=np.asarray):
     """:func:`node_stats_njit`'s totals in one launch, a thread per class, on device arrays
-    (``xp`` CuPy; NumPy arrays under Numba's CUDA simulator); a device int64 array (B, 4)."""
+    (``xp`` CuPy; NumPy arrays under Numba's CUDA simulator); host int64 array (B, 4), copied
+    back by ``to_host``."""
     out = xp.zeros((ptr.shape[0] - 1, 4), dtype=xp.int64)
-    out[:, 3] = _NO_CLASS
     n = size.shape[0]
     if n:
-        small = xp.zeros(0, dtype=xp.bool_) if small is None else small
         threads = 256
-        launch(_node_stats_kernel, (n + threads - 1) // threads, threads,
-               size.astype(xp.int64, copy=False), outlier, small,
+        runs = -(-n // NODE_STATS_RUN)
+        launch(_node_stats_kernel, (runs + threads - 1) // threads, threads,
+               size.astype(xp.int64, copy=False), outlier,
+               outlier if small is None else small, small is not None,
                ptr.astype(xp.int64, copy=False), out)
-    out[:, 3] = xp.where(out[:, 3] == _NO_CLASS, 0, out[:, 3])
-    return out
+    host = np.array(to_host(out), dtype=np.int64)
+    host[:, 3] = np.where(host[:, 3] == 0, 0, _NO_CLASS - host[:, 3])
+    return host

@@ -465,6 +465,18 @@ def test_node_stats_forms_agree(seed):
                                                              ptr), want)
 
 
+def test_node_stats_cuda_runs_across_many_small_nodes():
+    """A CUDA thread's run of classes crosses several nodes, empty ones among them."""
+    rng = np.random.default_rng(7)
+    lens = rng.integers(0, 4, size=300)
+    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    size = rng.integers(1, 50, size=int(ptr[-1])).astype(np.int64)
+    outlier = size < 10
+    small = size < 20
+    np.testing.assert_array_equal(segsum.node_stats_cuda(np, size, outlier, small, ptr),
+                                  segsum.node_stats_njit(size, outlier, small, ptr))
+
+
 # ---------------------------------------------------------------------------------------
 # the dispatchers on every backend
 # ---------------------------------------------------------------------------------------

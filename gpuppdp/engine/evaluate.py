@@ -147,8 +147,9 @@ class Evaluator:
             source.host_ptr[source_index], source.host_ptr[source_index + 1], node_map_off,
             self.maps, self.encoded.node_radix(levels), out)
         host_ptr = self.backend.to_host(ptr).astype(np.int64)
-        return FrequencySet(levels, codes, sens, count, first, self.backend.asarray(host_ptr),
-                            host_ptr)
+        if ptr.dtype != np.int64:
+            ptr = self.backend.asarray(host_ptr)
+        return FrequencySet(levels, codes, sens, count, first, ptr, host_ptr)
 
     def _classes(self, fs: FrequencySet) -> Classes:
         be, xp = self.backend, self.backend.xp
@@ -270,6 +271,27 @@ def _smallest_below(slot_levels, slot_size, levels):
 
 
 ahead_of_time(_smallest_below, ["int64(int64[:, ::1], int64[::1], int64[::1])"])
+
+
+@njit(cache=True)
+def _smallest_predecessor(ids, levels, strides, size):
+    """Id of each node's direct predecessor with the fewest frequency-set entries, the first
+    attribute's on a tie (-1 when none was evaluated: their size is the int64 maximum);
+    ``levels`` are the nodes' levels, ``strides`` the lattice's."""
+    n, q = levels.shape
+    best = np.full(n, -1, np.int64)
+    for i in range(n):
+        best_size = np.iinfo(np.int64).max
+        for j in range(q):
+            if levels[i, j] > 0:
+                pred = ids[i] - strides[j]
+                if size[pred] < best_size:
+                    best[i], best_size = pred, size[pred]
+    return best
+
+
+ahead_of_time(_smallest_predecessor, ["int64[::1](int64[::1], int64[:, ::1], int64[::1], "
+                                      "int64[::1])"])
 
 
 #: source entries of one batch of nodes, at most: on the CPU, and on a GPU with memory to spare
@@ -498,7 +520,8 @@ class LatticeOracle:
             if choose is not None and h > 0:
                 keep = np.asarray(choose(ids, levels), dtype=bool)
                 ids, levels = ids[keep], levels[keep]
-            src = ids if h == 0 else self._smallest_predecessor(ids, size)
+            src = ids if h == 0 else _smallest_predecessor(
+                ids, np.ascontiguousarray(levels, dtype=np.int64), lat.strides, size)
             if (src < 0).any():
                 raise ValueError("a chosen node has no evaluated predecessor")
             batches, batch_buffers = [], []
@@ -572,19 +595,3 @@ class LatticeOracle:
             stop = start + max(1, int(np.searchsorted(cumulative, budget, side="right")))
             yield start, stop
             start = stop
-
-    def _smallest_predecessor(self, ids: np.ndarray, size: np.ndarray) -> np.ndarray:
-        """Id of each node's direct predecessor with the fewest frequency-set entries (-1
-        when none was evaluated: their size is the int64 maximum)."""
-        lat = self.lattice
-        levels = lat.levels_of(ids)
-        best = np.full(len(ids), -1, dtype=np.int64)
-        best_size = np.full(len(ids), np.iinfo(np.int64).max)
-        for j in range(lat.n_attributes):
-            can = levels[:, j] > 0
-            pred = np.where(can, ids - lat.strides[j], 0)
-            s = np.where(can, size[pred], np.iinfo(np.int64).max)
-            better = s < best_size
-            best = np.where(better, pred, best)
-            best_size = np.where(better, s, best_size)
-        return best
