@@ -6,10 +6,11 @@
 # pytest must be there; where the editable install cannot be built, the package is copied
 # into a folder on PYTHONPATH), probes the GPU backend, runs the GPU test tier (8 workers where
 # pytest-xdist is there), compares CPU and GPU results (every ARX reference case on Adult and
-# a 10-million-row table) and runs the search, level search, exhaustive, large-lattice (5^8,
-# 5^9 and 5^10 nodes), scale, DP and census (20 M rows, out of core, end to end) benchmarks
-# on the GPU; not by default, the US-population census (330 M rows, generated then anonymized
-# to a Parquet dataset written by the host threads: about 3 minutes on an H200 machine;
+# a 10-million-row table) and runs the launch (host time of a kernel launch, a copy, a
+# synchronization), search, level search, exhaustive, large-lattice (5^8, 5^9 and 5^10 nodes),
+# scale, DP and census (20 M rows, out of core, end to end) benchmarks on the GPU; not by
+# default, the US-population census (330 M rows, generated then anonymized to a Parquet
+# dataset written by the host threads: about 80 s on an H200 machine, 43 s of it generating;
 # GPU_CHECK_STEPS=census330), nor the host work per chunk on the machine's CPU (chunk: the
 # steps that feed the device thread).  JSON and one log per step go to $OUT (or
 # benchmarks/out); each step has its own time limit, and the script goes on after a failing
@@ -23,7 +24,7 @@ cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/out}"
 py="${PYTHON:-python3}"
 rows="${GPU_CHECK_ROWS:-1e7}"
-steps="${GPU_CHECK_STEPS:-probe tests compare search levels exhaustive lattice scale dp census}"
+steps="${GPU_CHECK_STEPS:-probe tests compare launch search levels exhaustive lattice scale dp census}"
 mkdir -p "$out"
 fail=0
 safe_path=()
@@ -62,6 +63,7 @@ step tests 210 env GPUPPDP_TEST_GPU=1 "$py" "${safe_path[@]}" -m pytest -q --max
   tests/test_backend.py tests/test_testing.py tests/test_flash_sparse.py tests/test_cudalaunch.py \
   tests/test_models_ldiv_tclose.py tests/test_models_more.py tests/test_risk.py tests/test_utility.py
 step compare 150 "$py" benchmarks/gpu_compare.py --rows "$rows" --json "$out/gpu_compare.json"
+step launch 60 "$py" benchmarks/bench_launch.py --json "$out/bench_launch_gpu.json"
 step search 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --json "$out/bench_search_gpu.json"
 step levels 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --search levels --json "$out/bench_levels_gpu.json"
 step exhaustive 60 "$py" benchmarks/bench_exhaustive.py --backend gpu --repeats 3 --json "$out/bench_exhaustive_gpu.json"
