@@ -49,14 +49,16 @@ def launch(kernel, grid, block, *args) -> None:
 
 
 def _signature_of(value):
-    """What decides a value's Numba type: a CuPy array's dtype, dimensions and layout; a
-    scalar's type."""
+    """What decides a value's Numba type -- an array's dtype, dimensions and layout; a
+    scalar's type -- and whether an array is empty (Numba marshals an empty CuPy array's
+    pointer otherwise: such launches stay with the dispatcher, and do not decide for the
+    others)."""
     kind = type(value)
     flags = getattr(value, "flags", None)
     if flags is None:
         return kind
     layout = "C" if flags.c_contiguous else ("F" if flags.f_contiguous else "A")
-    return (kind, value.dtype.char, value.ndim, layout)
+    return (kind, value.dtype.char, value.ndim, layout, value.size == 0)
 
 
 def _marshal(args, kinds) -> list:

@@ -77,6 +77,13 @@ def test_arrays_are_laid_out_as_numba_lays_them_out():
     assert len(params) == 19
 
 
+def test_an_empty_array_has_a_signature_of_its_own():
+    """Numba marshals an empty CuPy array differently (its pointer): a launch with one must
+    not decide the fast path of launches with the array filled."""
+    assert cudalaunch._signature_of(np.zeros(0)) != cudalaunch._signature_of(np.zeros(3))
+    assert cudalaunch._signature_of(np.zeros(2)) == cudalaunch._signature_of(np.ones(5))
+
+
 def test_a_layout_that_differs_from_numbas_is_refused():
     same = [0, 0, 12, 8, 4096, ctypes.c_int64(3), True]
     assert cudalaunch._same_params(same, [0, 0, 12, 8, 4096, ctypes.c_int64(3), True])
