@@ -193,8 +193,8 @@ def node_stats(backend, size, outlier, small, ptr, host_ptr):
     ``outlier`` classes, records in ``small`` classes (0 where ``small`` is ``None``), kept
     (non-outlier) classes and the smallest kept class (0 when none is kept); one host int64
     array (B, 4).  CPU: one pass over the classes (:func:`segsum.node_stats_njit`); GPU: one
-    launch, a thread per class (:func:`segsum.node_stats_cuda`); array form (large launches
-    under the simulator): exact integer prefix sums and :func:`segment_min`."""
+    launch, a thread per few consecutive classes (:func:`segsum.node_stats_cuda`); array form
+    (large launches under the simulator): exact integer prefix sums and :func:`segment_min`."""
     if backend.kernels == "cpu":
         return segsum.node_stats_njit(size, outlier, small, host_ptr)
     if backend.kernels == "cuda":

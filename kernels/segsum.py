@@ -376,9 +376,9 @@ def _node_stats_kernel(size, outlier, small, has_small, ptr, out):
 
 
 def node_stats_cuda(xp, size, outlier, small, ptr, to_host=np.asarray):
-    """:func:`node_stats_njit`'s totals in one launch, a thread per class, on device arrays
-    (``xp`` CuPy; NumPy arrays under Numba's CUDA simulator); host int64 array (B, 4), copied
-    back by ``to_host``."""
+    """:func:`node_stats_njit`'s totals in one launch, a thread per :data:`NODE_STATS_RUN`
+    classes, on device arrays (``xp`` CuPy; NumPy arrays under Numba's CUDA simulator); host
+    int64 array (B, 4), copied back by ``to_host``."""
     out = xp.zeros((ptr.shape[0] - 1, 4), dtype=xp.int64)
     n = size.shape[0]
     if n:

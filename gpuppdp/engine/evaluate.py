@@ -146,9 +146,7 @@ class Evaluator:
             self.backend, source.codes, source.sens, source.count, source.first,
             source.host_ptr[source_index], source.host_ptr[source_index + 1], node_map_off,
             self.maps, self.encoded.node_radix(levels), out)
-        host_ptr = self.backend.to_host(ptr).astype(np.int64)
-        if ptr.dtype != np.int64:
-            ptr = self.backend.asarray(host_ptr)
+        host_ptr = self.backend.to_host(ptr).astype(np.int64)  # every form's ptr is int64
         return FrequencySet(levels, codes, sens, count, first, ptr, host_ptr)
 
     def _classes(self, fs: FrequencySet) -> Classes:
