@@ -1,5 +1,5 @@
 """Build hook: compile the first search's kernels ahead of time into ``gpuppdp.kernels._aot``
-(see ``kernels/aot.py``).  Everything else about the package is in ``pyproject.toml``.
+(see ``gpuppdp/kernels/aot.py``).  Everything else about the package is in ``pyproject.toml``.
 
 Without a C compiler (or if Numba's ahead-of-time compiler fails), or with ``GPUPPDP_AOT=0``
 in the environment, the package installs all the same, and its kernels compile on first use.
@@ -15,14 +15,13 @@ from setuptools.command.build_ext import build_ext
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _source_package(name: str, directory: str) -> None:
-    """Import package ``name`` from ``directory`` of this source tree (pyproject.toml's
-    package-dir mapping, which the build does not apply to its own imports)."""
+def _source_package() -> None:
+    """Import ``gpuppdp`` from this source tree (the build's own imports do not see it)."""
     spec = importlib.util.spec_from_file_location(
-        name, os.path.join(HERE, directory, "__init__.py"),
-        submodule_search_locations=[os.path.join(HERE, directory)])
+        "gpuppdp", os.path.join(HERE, "gpuppdp", "__init__.py"),
+        submodule_search_locations=[os.path.join(HERE, "gpuppdp")])
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    sys.modules["gpuppdp"] = module
     spec.loader.exec_module(module)
 
 
@@ -37,8 +36,7 @@ class BuildKernels(build_ext):
         target = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         try:
-            _source_package("gpuppdp", "gpuppdp")
-            _source_package("gpuppdp.kernels", "kernels")
+            _source_package()
             from gpuppdp.kernels import aot
 
             meta = aot.build(target)

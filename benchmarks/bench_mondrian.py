@@ -1,4 +1,4 @@
-"""Mondrian (``gpuppdp.mondrian``) and anatomy (``gpuppdp.anatomy``) on Adult and on the census
+"""Mondrian (``gpuppdp.algorithms.mondrian``) and anatomy (``gpuppdp.algorithms.anatomy``) on Adult and on the census
 generator's data, against the full-domain optimum.
 
 Adult: the bundled extract (30,162 rows), QIDs ``age`` (numeric: Mondrian cuts it at run
@@ -39,7 +39,7 @@ NUMERIC = {"age"}
 def _cases(name, data, hierarchies, qids, ks, ls, args, backend, queries):
     from gpuppdp import Anonymizer
     from gpuppdp.analysis.checker import check
-    from gpuppdp.mondrian import certainty_penalty, mondrian
+    from gpuppdp.algorithms.mondrian import certainty_penalty, mondrian
     from gpuppdp.queries import workload_error
 
     cat = {c: hierarchies[c] for c in qids if c not in NUMERIC}
@@ -85,7 +85,7 @@ def _cases(name, data, hierarchies, qids, ks, ls, args, backend, queries):
 
 
 def _anatomy(name, data, qids, ls, repeats):
-    from gpuppdp.anatomy import anatomize
+    from gpuppdp.algorithms.anatomy import anatomize
 
     out = []
     for l in ls:

@@ -126,7 +126,7 @@ def their_gcp(release, table, hierarchies) -> float:
     leaf 0, any other label ``leaves under it / leaves``."""
     import numpy as np
 
-    from gpuppdp.mondrian import certainty_penalty
+    from gpuppdp.algorithms.mondrian import certainty_penalty
     from gpuppdp.queries import label_leaves
 
     ncp = certainty_penalty(release.released, table, QIDS, hierarchies=hierarchies)["ncp"]
@@ -151,7 +151,7 @@ def main() -> None:
     print_machine(info)
 
     from gpuppdp.analysis.checker import check
-    from gpuppdp.mondrian import mondrian
+    from gpuppdp.algorithms.mondrian import mondrian
 
     table = prepared()
     coded = intuitive(table)

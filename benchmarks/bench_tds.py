@@ -1,4 +1,4 @@
-"""Top-down specialization (``gpuppdp.tds``) on Adult and on the census generator's data,
+"""Top-down specialization (``gpuppdp.algorithms.tds``) on Adult and on the census generator's data,
 against Mondrian and the full-domain optimum.
 
 Adult: the bundled extract (30,162 rows), QIDs ``age`` (numeric: TDS splits it at run time;
@@ -39,8 +39,8 @@ def _timed(fn, repeats):
 
 def _cases(name, data, hierarchies, qids, cases, args, backend, compare):
     from gpuppdp import Anonymizer
-    from gpuppdp.mondrian import certainty_penalty, mondrian
-    from gpuppdp.tds import tds
+    from gpuppdp.algorithms.mondrian import certainty_penalty, mondrian
+    from gpuppdp.algorithms.tds import tds
 
     cat = {c: hierarchies[c] for c in qids if c != "age"}
     numeric = data.copy()

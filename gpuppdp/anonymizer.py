@@ -17,14 +17,15 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from .errors import UserError
 from . import kernels
 from .backend import Backend, get_backend
 from .engine.encoding import EncodedTable, Role, Schema, SchemaError, encode, encode_chunks
 from .engine.evaluate import Evaluator, LatticeOracle, NodeStats
 from .engine.lattice import Lattice
 from .engine.metrics import Metric, make_metric
-from .engine.samarati import PREFERENCES
-from .engine.search import SEARCHES, SearchResult, make_search
+from .engine.search.samarati import PREFERENCES
+from .engine.search.base import SEARCHES, SearchResult, make_search
 from .engine.transform import (SUPPRESSION_MODES, Release, RowBuckets, release,
                                release_buckets)
 from .hierarchy import Hierarchy
@@ -36,7 +37,7 @@ from .validation import check_int, check_number, format_values
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError"]
 
 
-class NoSolutionError(RuntimeError):
+class NoSolutionError(UserError, RuntimeError):
     """No lattice node satisfies the privacy models within the suppression limit."""
 
 
@@ -212,16 +213,16 @@ class Anonymizer:
         ``levels`` on a GPU backend, on lattices over 100,000 nodes (ARX's limit for an
         optimal search) and on tables over 2^20 rows with the loss metric and privacy
         monotone under suppression, ``flash`` otherwise
-        (:func:`gpuppdp.engine.search.auto_search`);
+        (:func:`gpuppdp.engine.search.base.auto_search`);
         ``lightning`` (ARX's best-first heuristic) and ``beam`` (batched top-down beam search)
         are heuristics for lattices too large to walk, run for ``time_limit`` seconds (see
-        :mod:`gpuppdp.engine.heuristic`).  ``flash`` or ``levels`` on a lattice of more than
+        :mod:`gpuppdp.engine.search.heuristic`).  ``flash`` or ``levels`` on a lattice of more than
         ``OPTIMAL_SEARCH_LIMIT`` (10**7) nodes switches to the heuristic, with a warning.
     time_limit : float, optional
         Seconds a heuristic search may run (default 30).
     prefer : {"height", "precision", "classes", "suppression"}
         With ``search="samarati"``: which k-minimal generalization to release (Samarati's
-        preference policies, see :mod:`gpuppdp.engine.samarati`).
+        preference policies, see :mod:`gpuppdp.engine.search.samarati`).
     backend : {"auto", "cpu", "gpu"} or Backend
     suppression : {"mark", "drop"}
         How suppressed records appear in the release (``*`` in the QIDs, or removed).
@@ -368,7 +369,7 @@ class Anonymizer:
         ``output``'s folder (:class:`~gpuppdp.engine.transform.RowBuckets`); each bucket is
         then generalized, shuffled and written (:func:`~gpuppdp.engine.transform.
         release_buckets`), so the rows come out in a uniformly random order.  Host work runs on
-        :func:`~gpuppdp.engine.pipeline.host_threads` threads; a seed gives the same release
+        :func:`~gpuppdp.core.pipeline.host_threads` threads; a seed gives the same release
         whatever their number.  Memory holds a few chunks and the frequency sets, whatever the
         row count.  The optimum, loss and counts are those :meth:`fit` finds on the whole
         table; the release goes to a temporary file renamed onto ``output`` at the end, so a

@@ -24,6 +24,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .errors import UserError
+
 __all__ = ["Backend", "BackendError", "DeviceMemoryError", "get_backend", "cpu_backend",
            "gpu_count"]
 
@@ -32,7 +34,7 @@ log = logging.getLogger("gpuppdp")
 BACKEND_CHOICES = ("auto", "cpu", "gpu")
 
 
-class BackendError(RuntimeError):
+class BackendError(UserError, RuntimeError):
     """The requested compute backend cannot be used."""
 
 

@@ -518,12 +518,12 @@ def iter_tables(rows: int, seed: int = 0, *, row_group_rows: int = ROW_GROUP_ROW
                 threads: int | None = None):
     """The table of ``rows`` rows for ``seed`` as ``pyarrow.Table`` s of ``row_group_rows``
     rows (the last may be shorter), in order, built on ``threads`` host threads (default
-    :func:`~gpuppdp.engine.pipeline.host_threads`; NumPy's generators and gathers release the
+    :func:`~gpuppdp.core.pipeline.host_threads`; NumPy's generators and gathers release the
     GIL) a few row groups ahead of the one yielded.  A block that straddles two row groups is
     drawn for each."""
     import pyarrow as pa  # noqa: PLC0415
 
-    from .engine.pipeline import ordered_map  # noqa: PLC0415
+    from .core.pipeline import ordered_map
 
     rows, seed, row_group_rows = _check(rows, seed, row_group_rows)
     schema = arrow_schema(rows, seed)

@@ -146,7 +146,7 @@ def _local_combinations(part: pd.DataFrame, names: list[str]):
     """``(group, distinct, counts)``: each row's combination of sensitive values numbered in
     order of first appearance in ``part``, those combinations (a DataFrame of strings), and
     how many rows hold each."""
-    from .engine.codes import encode_column  # noqa: PLC0415
+    from .core.codes import encode_column
     from .kernels import groupby  # noqa: PLC0415
 
     codes, labels = [], []

@@ -18,13 +18,14 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .engine.codes import Domain, UnknownValuesError, encode_column
+from .errors import InputError
+from .core.codes import Domain, UnknownValuesError, encode_column
 from .validation import format_values
 
 __all__ = ["Hierarchy", "HierarchyError", "UnknownValuesError"]
 
 
-class HierarchyError(ValueError):
+class HierarchyError(InputError):
     """A hierarchy is malformed."""
 
 
@@ -142,7 +143,7 @@ class Hierarchy:
     @property
     def leaf_domain(self) -> Domain:
         """The leaves prepared for encoding data against them, chunk after chunk (built
-        once; see :class:`~gpuppdp.engine.codes.Domain`)."""
+        once; see :class:`~gpuppdp.core.codes.Domain`)."""
         if self._leaf_domain is None:
             self._leaf_domain = Domain(self.leaves)
         return self._leaf_domain

@@ -20,7 +20,8 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import pandas as pd
 
-from .engine.pipeline import LazyChunk
+from .errors import InputError
+from .core.pipeline import LazyChunk
 from .validation import format_values
 
 __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "write_table",
@@ -151,7 +152,7 @@ def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
     memory holds one chunk, whatever the file's size.
 
     ``lazy=True``: a Parquet file whose row groups hold at most ``2 * rows`` rows comes as
-    :class:`~gpuppdp.engine.pipeline.LazyChunk` s instead, each reading whole consecutive row
+    :class:`~gpuppdp.core.pipeline.LazyChunk` s instead, each reading whole consecutive row
     groups (at most ``rows`` rows, or one larger group) as an Arrow table when asked, so that
     several threads can read the file at once and no chunk goes through pandas; anything else
     comes as DataFrames, read here.
@@ -368,7 +369,7 @@ class PreparedChunk(NamedTuple):
     data: object         # an Arrow table, or CSV text
 
 
-class OutputError(ValueError):
+class OutputError(InputError):
     """An output path that cannot or must not be written (an input, a missing folder, ...)."""
 
 

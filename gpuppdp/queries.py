@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .engine.codes import encode_column
+from .core.codes import encode_column
 from .validation import check_frame, check_int, column_list
 
 __all__ = ["parse_interval", "estimate_count", "workload_error", "label_leaves"]
@@ -130,7 +130,7 @@ class _Column:
 def _release_parts(release, hierarchies):
     """``(table, hierarchies)`` of a generalized release: a DataFrame, an
     :class:`~gpuppdp.anonymizer.AnonymizationResult` or a
-    :class:`~gpuppdp.mondrian.MondrianRelease`."""
+    :class:`~gpuppdp.algorithms.mondrian.MondrianRelease`."""
     hierarchies = dict(hierarchies or {})
     anonymizer = getattr(release, "_anonymizer", None)
     if anonymizer is not None:           # an AnonymizationResult: its own hierarchies
@@ -163,12 +163,12 @@ def estimate_count(release, where: Mapping, *, hierarchies: Mapping | None = Non
 
     ``release``: a released DataFrame (QID values as hierarchy labels, intervals or ``*``), an
     ``AnonymizationResult``, a ``MondrianRelease`` or an
-    :class:`~gpuppdp.anatomy.AnatomizedRelease`.  ``where`` maps a column to a value (equality,
+    :class:`~gpuppdp.algorithms.anatomy.AnatomizedRelease`.  ``where`` maps a column to a value (equality,
     compared as strings) or ``(lo, hi)`` (``lo <= x <= hi``, numbers).  ``hierarchies`` maps
     columns to the hierarchies their labels come from; ``domains`` maps columns to their
     original values, for ``*`` in a column without a hierarchy.
     """
-    from .anatomy import AnatomizedRelease  # noqa: PLC0415 - anatomy imports no queries
+    from .algorithms.anatomy import AnatomizedRelease
 
     if isinstance(release, AnatomizedRelease):
         return _estimate_anatomy(release, where)
@@ -228,7 +228,7 @@ def workload_error(original: pd.DataFrame, release, *, queries: int = 1000, seed
     random value of its domain.  ``details=True`` returns a DataFrame of the queries
     (``where``, ``actual``, ``estimate``, ``error``) instead of the mean.
     """
-    from .anatomy import AnatomizedRelease  # noqa: PLC0415
+    from .algorithms.anatomy import AnatomizedRelease
 
     check_frame(original, "original")
     queries = check_int("queries", queries, 1)

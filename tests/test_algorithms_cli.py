@@ -13,8 +13,8 @@ import pytest
 from gpuppdp.analysis.checker import check
 from gpuppdp.cli.main import main
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.mondrian import certainty_penalty, mondrian
-from gpuppdp.tds import tds
+from gpuppdp.algorithms.mondrian import certainty_penalty, mondrian
+from gpuppdp.algorithms.tds import tds
 
 PAPER = [("9th", "M", 30, 0, 3), ("10th", "M", 32, 0, 4), ("11th", "M", 35, 2, 3),
          ("12th", "F", 37, 3, 1), ("Bachelors", "F", 42, 4, 2), ("Bachelors", "F", 44, 4, 0),

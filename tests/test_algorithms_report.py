@@ -17,10 +17,10 @@ import pytest
 
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.cli.main import main
-from gpuppdp.mondrian import mondrian
+from gpuppdp.algorithms.mondrian import mondrian
 from gpuppdp.report import PARTITION_SECTION_TITLES, SECTION_TITLES, build_report
 from gpuppdp.report.partition import TOP_AS_RELEASED
-from gpuppdp.tds import tds
+from gpuppdp.algorithms.tds import tds
 
 ROWS = 2000
 CAT = ["sex", "race", "education", "marital-status"]

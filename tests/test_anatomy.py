@@ -1,4 +1,4 @@
-"""Anatomy (gpuppdp.anatomy): the bucket kernel against a naive reference, every release
+"""Anatomy (gpuppdp.algorithms.anatomy): the bucket kernel against a naive reference, every release
 l-diverse by the independent checker, the paper's worked example, caller-given groups and the
 ``gpuppdp anatomize`` command."""
 
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuppdp.analysis.checker import check
-from gpuppdp.anatomy import _bucket_groups, anatomize
+from gpuppdp.algorithms.anatomy import _bucket_groups, anatomize
 from gpuppdp.cli.main import main
 from gpuppdp.queries import estimate_count
 

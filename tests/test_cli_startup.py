@@ -86,11 +86,11 @@ def test_choices_equal_the_library_constants():
     from gpuppdp.census import ROW_GROUP_ROWS
     from gpuppdp.dp.releases import MECHANISMS
     from gpuppdp.engine.metrics import METRICS
-    from gpuppdp.engine.samarati import PREFERENCES
-    from gpuppdp.engine.search import SEARCHES
+    from gpuppdp.engine.search.samarati import PREFERENCES
+    from gpuppdp.engine.search.base import SEARCHES
     from gpuppdp.engine.transform import SUPPRESSION_MODES
     from gpuppdp.models import TCLOSENESS_DISTANCES
-    from gpuppdp.tds import GENERALIZATIONS
+    from gpuppdp.algorithms.tds import GENERALIZATIONS
 
     assert choices.TDS_GENERALIZATIONS == tuple(GENERALIZATIONS)
     assert choices.BACKENDS == tuple(BACKEND_CHOICES)

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer, datasets
-from gpuppdp.engine.codes import UnknownValuesError
+from gpuppdp.core.codes import UnknownValuesError
 from gpuppdp.models import DistinctLDiversity, TCloseness
 from tests.test_checker import assert_same_report
 

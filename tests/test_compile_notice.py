@@ -52,7 +52,7 @@ def test_warm_up_kernels_follow_the_search():
     batched evaluator's kernels for the other searches, nothing for a Flash search left to
     the Python traversal."""
     from gpuppdp.cli.anonymize import _PYTHON_SEARCH_OPTIONS, _warm_kernels
-    from gpuppdp.engine.search import search_kernels
+    from gpuppdp.engine.search.base import search_kernels
 
     def args(**kw):
         base = dict.fromkeys(_PYTHON_SEARCH_OPTIONS)
@@ -75,8 +75,8 @@ def test_the_warm_up_picks_the_compiled_flash_variant_the_command_runs():
     from numba.core.sigutils import normalize_signature
 
     from gpuppdp.cli.anonymize import _wanted_variant
-    from gpuppdp.engine.flash_compiled import _flash_signature, forms_classes
-    from gpuppdp.engine.search import search_kernels
+    from gpuppdp.engine.search.flash_compiled import _flash_signature, forms_classes
+    from gpuppdp.engine.search.base import search_kernels
 
     flash, fill, _ = search_kernels(True)
     variants = {forms_classes(args): args for args in (

@@ -1,4 +1,4 @@
-"""The one encoder (gpuppdp.engine.codes) against a naive Python reference."""
+"""The one encoder (gpuppdp.core.codes) against a naive Python reference."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuppdp.engine import codes as codes_module
-from gpuppdp.engine.codes import Domain, encode_column, encode_columns, smallest_int_dtype
+from gpuppdp.core import codes as codes_module
+from gpuppdp.core.codes import Domain, encode_column, encode_columns, smallest_int_dtype
 from gpuppdp.hierarchy import UnknownValuesError
 
 _NA = object()
@@ -249,7 +249,7 @@ def test_against_reference(values, categorical, sort):
 def test_distinct_rows_of_chunks_match_a_naive_count(merge_rows, weighted):
     """DistinctRows over chunks (merged early or late) against pandas: the distinct rows in
     order of first appearance, each with its rows (or summed weights)."""
-    from gpuppdp.engine.codes import DistinctRows
+    from gpuppdp.core.codes import DistinctRows
 
     rng = np.random.default_rng(4)
     n = 3000

@@ -1,4 +1,4 @@
-"""The compiled Flash (:mod:`gpuppdp.engine.flash_compiled`) against the Python traversal it
+"""The compiled Flash (:mod:`gpuppdp.engine.search.flash_compiled`) against the Python traversal it
 replaces: the same optimum, the same checked nodes and, on every checked node, the same
 statistics bit for bit -- on random tables, on Adult's ARX reference cases, with work arrays
 that run full and with a frequency-set cache that must be emptied."""
@@ -13,7 +13,7 @@ import pytest
 
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.anonymizer import NoSolutionError
-from gpuppdp.engine import flash_compiled
+from gpuppdp.engine.search import flash_compiled
 from gpuppdp.hierarchy import Hierarchy
 from gpuppdp.models import (DistinctLDiversity, EntropyLDiversity, KAnonymity,
                             RecursiveCLDiversity, TCloseness)

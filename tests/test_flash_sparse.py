@@ -167,7 +167,7 @@ def test_prior_bound_never_exceeds_the_checked_bound(metric):
     from gpuppdp.engine.encoding import Schema, encode
     from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
     from gpuppdp.engine.metrics import make_metric
-    from gpuppdp.engine.search import LevelSearch
+    from gpuppdp.engine.search.base import LevelSearch
 
     data, hierarchies = _skewed_table(3000, 4, seed=3)
     encoded = encode(data, Schema(hierarchies, (), (), (), "error"), cpu_backend())
@@ -226,10 +226,9 @@ def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
     heuristic above ``OPTIMAL_SEARCH_LIMIT``."""
     from gpuppdp.engine.evaluate import Evaluator
     from gpuppdp.engine.encoding import Schema, encode
-    from gpuppdp.engine.heuristic import AUTO_HEURISTIC, OPTIMAL_SEARCH_LIMIT
+    from gpuppdp.engine.search.heuristic import AUTO_HEURISTIC, OPTIMAL_SEARCH_LIMIT
     from gpuppdp.engine.metrics import make_metric
-    from gpuppdp.engine.search import (ARX_OPTIMAL_LIMIT, FlashSearch, LevelSearch,
-                                       make_search)
+    from gpuppdp.engine.search.base import ARX_OPTIMAL_LIMIT, FlashSearch, LevelSearch, make_search
     from gpuppdp.backend import cpu_backend
     from gpuppdp.testing import strict_backend
 
@@ -267,7 +266,7 @@ def test_auto_search_at_census_scale_on_the_cpu(metric, models, census_search):
     from gpuppdp.engine.encoding import Schema, encode
     from gpuppdp.engine.evaluate import Evaluator
     from gpuppdp.engine.metrics import make_metric
-    from gpuppdp.engine.search import LEVELS_FROM_ROWS, make_search
+    from gpuppdp.engine.search.base import LEVELS_FROM_ROWS, make_search
 
     data, hierarchies = _table(1)
     enc = encode(data, Schema(hierarchies, ["s"], (), (), "error"), cpu_backend(), ["s"])
@@ -308,7 +307,7 @@ def test_top_down_path_sources_under_a_small_batch_budget(backend_name, batch_en
     from gpuppdp.engine.encoding import Schema, encode
     from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
     from gpuppdp.engine.metrics import make_metric
-    from gpuppdp.engine.search import ExhaustiveSearch, LevelSearch
+    from gpuppdp.engine.search.base import ExhaustiveSearch, LevelSearch
     from gpuppdp.testing import strict_backend
 
     data, hierarchies = _skewed_table(400, 4, seed=5)

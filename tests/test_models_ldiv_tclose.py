@@ -1,6 +1,6 @@
 """Entropy and recursive (c,l) l-diversity, t-closeness (equal, ordered, hierarchical distance).
 
-* the ordered-sum kernel (``kernels/histograms.py``): its three forms are bit-identical and add
+* the ordered-sum kernel (``gpuppdp/kernels/histograms.py``): its three forms are bit-identical and add
   strictly left to right; the dispatcher gives the same on every backend;
 * worked examples from the literature: the entropy of Machanavajjhala et al.'s patient classes
   (exp H = 1.89 and 1.7548: entropy l-diverse exactly up to l = 1.7548) and Li, Li &
@@ -30,7 +30,7 @@ from gpuppdp import Anonymizer, datasets, kernels
 from gpuppdp.anonymizer import NoSolutionError
 from gpuppdp.backend import cpu_backend
 from gpuppdp.cli.main import main
-from gpuppdp.engine.classes import Classes
+from gpuppdp.core.classes import Classes
 from gpuppdp.engine.encoding import Schema, encode
 from gpuppdp.engine.evaluate import Evaluator
 from gpuppdp.engine.lattice import Lattice

@@ -1,4 +1,4 @@
-"""Mondrian (gpuppdp.mondrian): the batched rounds against a naive recursive reference, every
+"""Mondrian (gpuppdp.algorithms.mondrian): the batched rounds against a naive recursive reference, every
 release through the independent checker, NCP against a naive formula and against the
 full-domain optimum, and hand-computed examples."""
 
@@ -18,7 +18,7 @@ from gpuppdp.builders import interval_hierarchy
 from gpuppdp.hierarchy import Hierarchy
 from gpuppdp.models import (AlphaKAnonymity, DistinctLDiversity, EntropyLDiversity, LKCPrivacy,
                             TCloseness)
-from gpuppdp.mondrian import certainty_penalty, mondrian
+from gpuppdp.algorithms.mondrian import certainty_penalty, mondrian
 
 LETTERS = list("abcdef")
 H_CAT = Hierarchy([LETTERS, ["ab", "ab", "cd", "cd", "ef", "ef"],

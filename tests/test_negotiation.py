@@ -1,4 +1,4 @@
-"""The UBNB-PPDD negotiation (:mod:`gpuppdp.negotiation`): the per-policy losses against a naive
+"""The UBNB-PPDD negotiation (:mod:`gpuppdp.algorithms.negotiation`): the per-policy losses against a naive
 pandas reference and hand-computed values, matching of utility patterns, promotion and
 demotion, the flat- and variable-rate protocols, a negotiation on Adult whose deal is
 re-checked independently, and the ``negotiate`` command line."""
@@ -17,17 +17,8 @@ from gpuppdp import Hierarchy
 from gpuppdp.analysis.checker import check
 from gpuppdp.cli import negotiate as cli_negotiate
 from gpuppdp.cli.main import main
-from gpuppdp.negotiation import (
-    BASES,
-    FIGURES,
-    OBJECTIVES,
-    OTHERS,
-    LinearProfit,
-    Negotiation,
-    _moves,
-    parse_pattern,
-    parse_profit,
-)
+from gpuppdp.algorithms.negotiation import (BASES, FIGURES, OBJECTIVES, OTHERS, LinearProfit,
+                                            Negotiation, _moves, parse_pattern, parse_profit)
 
 # --------------------------------------------------------------------------------------------
 # a tiny table: a (height 2) x b (height 1) = 6 policies, node id = a + 3 b

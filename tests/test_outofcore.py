@@ -15,7 +15,7 @@ import pytest
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.backend import get_backend
 from gpuppdp.engine import encoding
-from gpuppdp.engine.codes import UnknownValuesError
+from gpuppdp.core.codes import UnknownValuesError
 from gpuppdp.engine.encoding import Schema, SchemaError, encode, encode_chunks
 from gpuppdp.hierarchy import Hierarchy
 from gpuppdp.io import (TEMP_MARK, DatasetWriter, OutputError, TableWriter, estimated_rows,
@@ -253,7 +253,7 @@ def test_parquet_row_groups_read_lazily(adult, tmp_path, group_rows, chunk_rows,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from gpuppdp.engine.pipeline import LazyChunk, materialized
+    from gpuppdp.core.pipeline import LazyChunk, materialized
 
     data, _ = adult
     src = tmp_path / "in.parquet"

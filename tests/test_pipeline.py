@@ -1,4 +1,4 @@
-"""Host threads for chunked passes (:mod:`gpuppdp.engine.pipeline`): results in order, at most
+"""Host threads for chunked passes (:mod:`gpuppdp.core.pipeline`): results in order, at most
 ``ahead`` items drawn beyond the one yielded, an error raised at its item's turn, and no call
 left running however the iteration ends."""
 
@@ -11,8 +11,8 @@ import pytest
 
 import logging
 
-from gpuppdp.engine.pipeline import (MAX_HOST_THREADS, Stopwatch, host_threads, ordered_map,
-                                     row_numbered)
+from gpuppdp.core.pipeline import (MAX_HOST_THREADS, Stopwatch, host_threads, ordered_map,
+                                   row_numbered)
 
 
 def _slow_square(x: int) -> int:

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuppdp import Anonymizer
-from gpuppdp.anatomy import anatomize
+from gpuppdp.algorithms.anatomy import anatomize
 from gpuppdp.builders import interval_hierarchy
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.mondrian import mondrian
+from gpuppdp.algorithms.mondrian import mondrian
 from gpuppdp.queries import estimate_count, parse_interval, workload_error
 
 LETTERS = list("abcd")

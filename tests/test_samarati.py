@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer, Hierarchy
-from gpuppdp.lattice import k_minimal_generalizations
+from gpuppdp.algorithms.kminimal import k_minimal_generalizations
 
 
 def _table(seed: int):

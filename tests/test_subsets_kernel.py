@@ -1,4 +1,4 @@
-"""The subset-grouping kernel (kernels/subsets.py) on each of its three paths -- dense
+"""The subset-grouping kernel (gpuppdp/kernels/subsets.py) on each of its three paths -- dense
 counting, the slot table, the hash table -- against pandas, for every subset of small random
 tables; its array form against its Numba form."""
 

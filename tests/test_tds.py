@@ -1,4 +1,4 @@
-"""Top-down specialization (gpuppdp.tds): the vectorized rounds replayed against a brute-force
+"""Top-down specialization (gpuppdp.algorithms.tds): the vectorized rounds replayed against a brute-force
 reference (every candidate specialization applied to the table, judged by the independent
 checker and scored with pandas), every release through the checker, the cut's shape, and the
 worked example of Fung, Wang & Yu (ICDE 2005)."""
@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from gpuppdp import datasets
 from gpuppdp.analysis.checker import check
-from gpuppdp.engine.codes import encode_column
+from gpuppdp.core.codes import encode_column
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.mondrian import certainty_penalty
-from gpuppdp.tds import _CatCut, _NumCut, release_table, tds
+from gpuppdp.algorithms.mondrian import certainty_penalty
+from gpuppdp.algorithms.tds import _CatCut, _NumCut, release_table, tds
 
 LETTERS = list("abcdef")
 H_CAT = Hierarchy([LETTERS, ["ab", "ab", "cd", "cd", "ef", "ef"],

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..backend import Backend, get_backend
-from ..engine.codes import encode_column
+from ..core.codes import encode_column
 from ..engine.transform import suppressed_rows
 from ..hierarchy import Hierarchy
 from ..kernels import groupby

@@ -1,7 +1,7 @@
 """Measure the privacy of any table (raw or released) in one vectorized pass.
 
 :func:`check` groups the rows by their quasi-identifier values as they are (no hierarchies:
-every column is factorized), builds the :class:`~gpuppdp.engine.classes.Classes` of that single
+every column is factorized), builds the :class:`~gpuppdp.core.classes.Classes` of that single
 "node" on the backend, and asks the privacy models for their per-class statistics -- the
 same code the anonymization search uses, so each formula lives in one place
 (:mod:`gpuppdp.models`).
@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from ..backend import Backend, get_backend
-from ..engine.classes import Classes
-from ..engine.codes import DistinctRows, encode_column
+from ..core.classes import Classes
+from ..core.codes import DistinctRows, encode_column
 from ..engine.encoding import EncodedTable, SensitiveColumn, smallest_int_dtype
 from ..engine.transform import factorize_qids
 from ..io import CHUNK_ROWS, read_chunks
@@ -289,7 +289,7 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
     The chunks are reduced to the table's frequency set -- the distinct (QID values,
     sensitive value) combinations of the rows not suppressed, with their counts, values
     numbered in order of first appearance in the whole table
-    (:class:`~gpuppdp.engine.codes.DistinctRows`) -- and every measure is computed from it, so
+    (:class:`~gpuppdp.core.codes.DistinctRows`) -- and every measure is computed from it, so
     memory is a chunk plus the frequency set, whatever the row count.  Same result as
     :func:`check` of the whole table, with the same options (``records``, ``classes`` and
     ``k`` to the sensitive measures and LKC); a missing value is reported with its row in the

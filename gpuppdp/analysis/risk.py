@@ -13,7 +13,7 @@ ARX's risk models do (``RiskModelSampleSummary``, ``RiskModelPopulationUniquenes
 * :func:`attribute_risks` -- alpha-distinction and separation of every non-empty QID subset;
 * :func:`risk_report` -- all of the above in one JSON-ready dict.
 
-Columns are dictionary-encoded on the host (:func:`gpuppdp.engine.codes.encode_column`; a
+Columns are dictionary-encoded on the host (:func:`gpuppdp.core.codes.encode_column`; a
 missing value counts as a value of its own, as ``'*'`` does) and every array pass runs on
 ``backend.xp``.
 """
@@ -29,7 +29,7 @@ import pandas as pd
 
 from .. import kernels
 from ..backend import Backend, get_backend
-from ..engine.codes import encode_columns as encode_host
+from ..core.codes import encode_columns as encode_host
 from ..engine.transform import all_suppressed, suppressed_rows
 from ..kernels import groupby
 from ..notebook import Measures
@@ -62,7 +62,7 @@ def _check_qids(data, qids) -> list[str]:
 
 
 def encode_columns(data: pd.DataFrame, qids: Sequence[str], backend: Backend):
-    """The ``qids`` columns encoded by :func:`gpuppdp.engine.codes.encode_columns`:
+    """The ``qids`` columns encoded by :func:`gpuppdp.core.codes.encode_columns`:
     ``(codes, cards)`` with ``codes[j]`` an int32 device array (0..cards[j]-1, every code
     present) and ``cards[j]`` a host int."""
     codes, labels = encode_host(data, _check_qids(data, qids))
@@ -612,12 +612,12 @@ def risk_report_chunks(chunks, quasi_identifiers: Sequence[str], population_size
                        weight_column: str | None = None, progress=None) -> dict:
     """:func:`risk_report` of a table given as consecutive row chunks (DataFrames holding
     the QID columns, e.g. :func:`gpuppdp.io.read_chunks`): the chunks are reduced to the
-    distinct QID combinations with their counts (:class:`~gpuppdp.engine.codes.DistinctRows`),
+    distinct QID combinations with their counts (:class:`~gpuppdp.core.codes.DistinctRows`),
     and every figure is computed from those, so memory follows the number of classes, not of
     rows.  Same figures as :func:`risk_report` of the whole table (no population table).
     With ``weight_column``, each chunk row stands for that many rows (chunks already
     reduced, e.g. a Dask partition's counts: :func:`gpuppdp.cluster.partition_counts`)."""
-    from ..engine.codes import DistinctRows  # noqa: PLC0415
+    from ..core.codes import DistinctRows
 
     backend = get_backend(backend)
     qids = list(quasi_identifiers)

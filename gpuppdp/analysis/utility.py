@@ -1,7 +1,7 @@
 """Utility (information-loss) metrics of a released table.
 
 Functions on DataFrames, like :mod:`gpuppdp.analysis.risk`: columns are dictionary-encoded on
-the host (:func:`gpuppdp.engine.codes.encode_column`; only the *distinct* labels are looked up
+the host (:func:`gpuppdp.core.codes.encode_column`; only the *distinct* labels are looked up
 in the hierarchies), and every pass over rows or classes runs vectorized on ``backend.xp``
 (NumPy or CuPy).
 
@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 
 from ..backend import Backend, get_backend
-from ..engine.classes import segment_sum
-from ..engine.codes import encode_column
+from ..core.classes import segment_sum
+from ..core.codes import encode_column
 from ..engine.metrics import discernibility as dm_metric
 from ..engine.metrics import generalization_shares, precision_loss
 from ..engine.transform import Release, suppressed_rows

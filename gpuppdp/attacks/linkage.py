@@ -56,7 +56,7 @@ or its sensitive value becomes certain only through it (``newly_certain``).
 :func:`check_release` refuses a new release that enables any of this against an earlier one.
 
 The rows are grouped with the one group-by (:func:`gpuppdp.kernels.groupby.group`) on codes
-from the one encoder (:func:`gpuppdp.engine.codes.encode_column`), on the host (NumPy; the
+from the one encoder (:func:`gpuppdp.core.codes.encode_column`), on the host (NumPy; the
 matching needs SciPy's graph routines); everything after the grouping works on types and
 cells, not rows.  Loops run over pairs of types only where a pair covers several cells
 (releases whose labels are not a partition of each QID's leaves, e.g. local recoding).
@@ -72,7 +72,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..engine.codes import encode_column
+from ..errors import InputError
+from ..core.codes import encode_column
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import check_int, column_list
@@ -87,7 +88,7 @@ _ORDER_SHARE = 0.95
 _ORDER_SIGMAS = 5.0
 
 
-class LinkageRisk(ValueError):
+class LinkageRisk(InputError):
     """:func:`check_release` refuses a release; the message is one line saying why."""
 
 

@@ -55,6 +55,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
+
 __all__ = ["Reconstruction", "ReconstructionError", "groups_by", "load_statistics",
            "match_records", "reconstruct", "tabulate"]
 
@@ -65,7 +67,7 @@ _STAT_KEYS = {"group", "count", "mean", "median", "attribute", "decimals", "tole
               "suppressed", "label"}
 
 
-class ReconstructionError(ValueError):
+class ReconstructionError(InputError):
     """The statistics admit no table (``on_inconsistent="error"``), or the solver stopped
     before it found one."""
 

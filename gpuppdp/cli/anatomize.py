@@ -1,5 +1,5 @@
 """The ``gpuppdp anatomize`` subcommand: anatomy (Xiao & Tao, VLDB 2006), see
-:mod:`gpuppdp.anatomy`.
+:mod:`gpuppdp.algorithms.anatomy`.
 
 ::
 
@@ -54,7 +54,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run_anatomize(args: argparse.Namespace) -> int:
     """Run ``anatomize``; returns the exit status (0)."""
-    from ..anatomy import anatomize
+    from ..algorithms.anatomy import anatomize
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter
 
     qids = [c for group in args.qi for items in group for c in items]

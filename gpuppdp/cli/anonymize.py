@@ -4,8 +4,8 @@ written to --output and the summary to --json (both or neither, see
 ``--census ROWS`` on a generated census of that many rows (:mod:`gpuppdp.census`).
 
 ``anonymize --algorithm`` picks the scheme: ``full-domain`` (default: the lattice search,
-``--search``), ``mondrian`` (:mod:`gpuppdp.mondrian`) or ``tds`` (top-down specialization,
-:mod:`gpuppdp.tds`).  For the latter two a ``--qi COL`` without a hierarchy is a numeric QID;
+``--search``), ``mondrian`` (:mod:`gpuppdp.algorithms.mondrian`) or ``tds`` (top-down specialization,
+:mod:`gpuppdp.algorithms.tds`).  For the latter two a ``--qi COL`` without a hierarchy is a numeric QID;
 their releases are checked by the independent checker and summarized with full-domain's JSON
 keys where they apply (``transformation`` is null)."""
 
@@ -29,9 +29,9 @@ __all__ = ["register", "cmd_demo", "cmd_anonymize", "partition_run", "add_algori
 
 def _certainty(result: AnonymizationResult) -> dict:
     """``ncp`` (per QID) and ``gcp`` of an in-memory full-domain release, measured as
-    Mondrian's and TDS's (:func:`gpuppdp.mondrian.certainty_penalty`; a suppressed value
+    Mondrian's and TDS's (:func:`gpuppdp.algorithms.mondrian.certainty_penalty`; a suppressed value
     costs 1)."""
-    from ..mondrian import certainty_penalty
+    from ..algorithms.mondrian import certainty_penalty
 
     hierarchies = dict(result._anonymizer.schema.quasi_identifiers)
     table = result.released
@@ -281,7 +281,7 @@ def partition_run(args, plan: OutputPlan) -> tuple:
     """Run ``--algorithm mondrian|tds`` as ``anonymize`` and ``report`` do: read the input,
     run the algorithm, check the release by the independent checker, print the run's lines.
     Returns ``(data, release, released, summary)``: the input, the
-    :class:`~gpuppdp.mondrian.MondrianRelease` / :class:`~gpuppdp.tds.TDSRelease`, the table
+    :class:`~gpuppdp.algorithms.mondrian.MondrianRelease` / :class:`~gpuppdp.algorithms.tds.TDSRelease`, the table
     to publish (removed columns dropped, rows shuffled by --seed) and the JSON summary (its
     ``files`` name what ``plan`` holds)."""
     import numpy as np
@@ -290,8 +290,8 @@ def partition_run(args, plan: OutputPlan) -> tuple:
     from ..engine.encoding import SchemaError
     from ..hierarchy import Hierarchy
     from ..io import read_table
-    from ..mondrian import mondrian
-    from ..tds import tds, verify_release
+    from ..algorithms.mondrian import mondrian
+    from ..algorithms.tds import tds, verify_release
     from .common import _privacy_models
 
     if getattr(args, "dask", None) or getattr(args, "chunk_rows", None) is not None:
@@ -452,7 +452,7 @@ def register(subparsers) -> None:
 
 
 #: options of privacy models the compiled Flash does not judge (it judges k-anonymity,
-#: l-diversity and t-closeness but the ordered: :func:`gpuppdp.engine.flash_compiled.supported`)
+#: l-diversity and t-closeness but the ordered: :func:`gpuppdp.engine.search.flash_compiled.supported`)
 _PYTHON_SEARCH_OPTIONS = ("alpha_k", "delta_disclosure", "beta_likeness", "privacy_loss",
                           "qid_set", "lkc", "k_map", "delta_presence")
 
@@ -464,7 +464,7 @@ def _warm_kernels(args) -> tuple:
     kernels loaded in the thread made its searches slower, ~50 -> ~100 ms: the search waited
     for all of them), the batched evaluator's core for the others (exhaustive 9-QID Adult
     0.81-0.84 -> 0.65-0.79 s)."""
-    from ..engine.search import search_kernels
+    from ..engine.search.base import search_kernels
 
     if args.search not in ("auto", "flash"):
         return search_kernels(False)
@@ -477,8 +477,8 @@ def _wanted_variant(args):
     """Of the compiled Flash's cached variants, the one this command will run: with classes
     when a model needs the sensitive attribute (l-diversity, t-closeness), else without
     (loading both made the warm-up outlast the input's reading more often)."""
-    from ..engine.flash_compiled import forms_classes
-    from ..engine.search import search_kernels
+    from ..engine.search.flash_compiled import forms_classes
+    from ..engine.search.base import search_kernels
 
     flash = search_kernels(True)[0]
     classes = bool(args.l_diversity or args.t_closeness)

@@ -256,7 +256,7 @@ def check_known_labels(data, known: dict[str, set], files: dict[str, str],
     names the first row holding a value that is not a label."""
     import numpy as np
 
-    from ..engine.codes import encode_column
+    from ..core.codes import encode_column
     from ..validation import format_values
 
     for name, path in files.items():

@@ -1,5 +1,5 @@
 """``gpuppdp negotiate``: the UBNB-PPDD negotiation between a data owner and a data user
-(:class:`gpuppdp.negotiation.Negotiation`).
+(:class:`gpuppdp.algorithms.negotiation.Negotiation`).
 
 ::
 
@@ -30,7 +30,7 @@ from .common import _numbers, add_json_option, add_prior_option
 
 __all__ = ["register", "run_negotiate", "BASES", "OBJECTIVES", "OTHERS"]
 
-# the library's own (gpuppdp.negotiation), spelled out so that --help loads no NumPy
+# the library's own (gpuppdp.algorithms.negotiation), spelled out so that --help loads no NumPy
 BASES = ("class", "total")
 OBJECTIVES = ("flat", "variable")
 OTHERS = ("lowest", "top", "free")
@@ -120,7 +120,7 @@ def run_negotiate(args: argparse.Namespace) -> int:
     """Run ``negotiate``; returns the exit status (0: a deal, 1: no deal)."""
     from ..hierarchy import Hierarchy
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter
-    from ..negotiation import Negotiation, parse_pattern
+    from ..algorithms.negotiation import Negotiation, parse_pattern
     from .common import read_prior
 
     names = [n for n, _ in args.qi]

@@ -44,6 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Iterator
 
+from ..errors import InputError
 from ..validation import check_epsilon, check_number
 from .sensitivity import Neighbouring
 
@@ -58,7 +59,7 @@ _RELATIVE_SLACK = 1e-9  # float round-off when many spends add up exactly to the
 LEDGER_VERSION = 1
 
 
-class BudgetError(ValueError):
+class BudgetError(InputError):
     """A spend would exceed the privacy budget (or goes to a closed parallel group)."""
 
 

@@ -45,7 +45,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..engine.codes import encode_column
+from ..errors import InputError
+from ..core.codes import encode_column
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import check_epsilon, check_int, check_probability, format_values
@@ -65,7 +66,7 @@ OTHER = "(other)"  # the label of the cell of out-of-domain values (unknown="oth
 _MAX_KEY = 2**62  # mixed-radix cell keys are int64
 
 
-class DataDomainError(ValueError):
+class DataDomainError(InputError):
     """A grouping column's set of values would be read from the data (not protected);
     ``columns`` names them."""
 
@@ -74,7 +75,7 @@ class DataDomainError(ValueError):
         self.columns = list(columns)
 
 
-class OutOfDomainError(ValueError):
+class OutOfDomainError(InputError):
     """A column holds values outside its public domain (the message names none of them)."""
 
 

@@ -17,20 +17,21 @@ import pandas as pd
 if TYPE_CHECKING:
     import pyarrow as pa
 
+from ..errors import InputError
 from .. import kernels
 from ..backend import Backend, DeviceMemoryError, cpu_backend
 from ..hierarchy import Hierarchy
 from ..kernels import groupby, sortedruns
 from ..validation import format_values
-from .codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
-from .pipeline import DEVICE_ROWS, Stopwatch, materialized, ordered_map, row_numbered
+from ..core.codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
+from ..core.pipeline import DEVICE_ROWS, Stopwatch, materialized, ordered_map, row_numbered
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
            "encode", "encode_chunks", "SensitiveEncoder", "check_complete", "leaf_codes",
            "sensitive_names", "smallest_int_dtype"]
 
 
-class SchemaError(ValueError):
+class SchemaError(InputError):
     """Attribute roles that do not fit the data."""
 
 
@@ -443,15 +444,15 @@ def encode_chunks(chunks: Iterable["pd.DataFrame | pa.Table"], columns: Sequence
                   tee: Callable[[int, "pd.DataFrame | pa.Table", np.ndarray], None] | None = None
                   ) -> EncodedTable:
     """Encode a table given as consecutive row chunks (each a DataFrame or Arrow table holding at
-    least its QID and sensitive columns, or a :class:`~gpuppdp.engine.pipeline.LazyChunk` that
+    least its QID and sensitive columns, or a :class:`~gpuppdp.core.pipeline.LazyChunk` that
     reads one) into an :class:`EncodedTable` that keeps only the bottom frequency
     set: each chunk is encoded and reduced to its own frequency set, and pending sets are
     merged whenever they hold more than ``merge_entries`` entries and a third of the merged
     set's size (a merge's peak then stays near 4/3 of the merged set), so memory is a few
     chunks plus the frequency sets, whatever the row count.  Chunks are checked and mapped to leaf
-    codes on ``threads`` host threads (:func:`~gpuppdp.engine.pipeline.ordered_map`), then
+    codes on ``threads`` host threads (:func:`~gpuppdp.core.pipeline.ordered_map`), then
     reduced in order on the backend -- on a GPU, consecutive chunks together, at least
-    ``device_rows`` rows at a time (default :data:`~gpuppdp.engine.pipeline.DEVICE_ROWS`),
+    ``device_rows`` rows at a time (default :data:`~gpuppdp.core.pipeline.DEVICE_ROWS`),
     so that the thread driving the device makes few calls.  ``tee(first row, chunk, leaf codes
     (n, q) host)`` is also called with every chunk, on those threads (e.g.
     :meth:`~gpuppdp.engine.transform.RowBuckets.scatter`, keeping the rows for the release).

@@ -21,7 +21,7 @@ from .. import kernels
 from ..kernels.aot import ahead_of_time
 from ..kernels.groupby import segment_ids
 from ..models import PrivacyModel, Requirement
-from .classes import Classes
+from ..core.classes import Classes
 from .encoding import EncodedTable, FrequencySet
 from .lattice import Lattice
 from .metrics import Metric

@@ -24,7 +24,7 @@ from numba import njit
 
 from .. import kernels
 from ..kernels.aot import ahead_of_time
-from .classes import Classes
+from ..core.classes import Classes
 
 __all__ = ["Metric", "Loss", "Precision", "Discernibility", "METRICS", "make_metric",
            "precision_loss", "discernibility", "generalization_shares"]

@@ -22,10 +22,10 @@ import pandas as pd
 if TYPE_CHECKING:
     import pyarrow as pa
 
-from .codes import encode_column, smallest_int_dtype
+from ..core.codes import encode_column, smallest_int_dtype
 from .encoding import Role
 from .evaluate import Evaluator
-from .pipeline import Stopwatch, ordered_map
+from ..core.pipeline import Stopwatch, ordered_map
 
 __all__ = ["Release", "release", "RowBuckets", "release_buckets", "released_columns",
            "suppressed_rows", "all_suppressed", "categories_of", "labelled_codes",
@@ -64,7 +64,7 @@ class Release:
 
 def factorize_qids(data: pd.DataFrame, qids) -> tuple[list, list, np.ndarray]:
     """``(codes, cards, suppressed)``: each QID column encoded once by
-    :func:`~gpuppdp.engine.codes.encode_column` (host int64 codes in order of first appearance,
+    :func:`~gpuppdp.core.codes.encode_column` (host int64 codes in order of first appearance,
     number of distinct values) and the host bool mask of the rows whose QIDs are all ``*``;
     only the distinct values of each column are compared with ``*``."""
     codes, labels = [], []
@@ -290,7 +290,7 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
     rows are in host memory), shuffled and ``prepare`` d (e.g. formatted for the output file,
     or written as a dataset's file: it gets each released bucket as a DataFrame and the
     bucket's number, and ``write`` what it returns; by default ``write`` gets the DataFrame)
-    on ``threads`` host threads (:func:`~gpuppdp.engine.pipeline.ordered_map`); ``write``
+    on ``threads`` host threads (:func:`~gpuppdp.core.pipeline.ordered_map`); ``write``
     runs on the calling thread, bucket after bucket.
     """
     if suppression not in SUPPRESSION_MODES:

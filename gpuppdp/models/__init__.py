@@ -4,7 +4,7 @@ A model declares what it needs from the table, the smallest class it tolerates a
 is monotonic with generalization and with suppression (the pruning search may only use sound
 flags).  It judges all classes of a batch of nodes at once: :meth:`PrivacyModel.class_fails`
 returns one verdict per class, on the device, from the
-:class:`~gpuppdp.engine.classes.Classes` the evaluator hands it.
+:class:`~gpuppdp.core.classes.Classes` the evaluator hands it.
 """
 
 from .base import PrivacyModel, Requirement, SensitiveModel

@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..engine.classes import Classes
+from ..core.classes import Classes
 from ..validation import check_name
 
 __all__ = ["Requirement", "PrivacyModel", "SensitiveModel", "LOG_TABLE_MAX", "log_table"]

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..engine.classes import Classes, entry_shares, segment_max, segment_sum
+from ..core.classes import Classes, entry_shares, segment_max, segment_sum
 from ..validation import check_int, check_number, check_positive, format_values, plain_number
 from .base import SensitiveModel
 

@@ -9,7 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..engine.classes import Classes
+from ..core.classes import Classes
 from ..kernels import groupby
 from ..validation import check_int, check_name, check_number, format_values, plain_number
 from .base import PrivacyModel, Requirement

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .. import kernels
-from ..engine.classes import Classes
+from ..core.classes import Classes
 from ..validation import check_int, check_name, check_number, check_positive, plain_number
 from .base import LOG_TABLE_MAX, PrivacyModel, SensitiveModel, log_table
 

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from .. import kernels
-from ..engine.classes import Classes
-from ..engine.codes import encode_column
+from ..core.classes import Classes
+from ..core.codes import encode_column
 from ..engine.encoding import EncodedTable
 from ..kernels.groupby import segment_ids
 from ..validation import check_int, check_number, format_values, plain_number

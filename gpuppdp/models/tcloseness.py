@@ -10,8 +10,8 @@ from typing import Sequence
 import numpy as np
 
 from .. import kernels
-from ..engine.classes import Classes
-from ..engine.codes import encode_column
+from ..core.classes import Classes
+from ..core.codes import encode_column
 from ..hierarchy import Hierarchy, HierarchyError
 from ..validation import check_number, format_values, plain_number
 from .base import Requirement, SensitiveModel

@@ -9,8 +9,8 @@ figures.
 Sections: summary; class-size distribution of the release; records by risk level and the risk
 summary before and after; per-class privacy losses and the sensitive distribution of the worst
 class (for each sensitive attribute); distinction and separation of the QID subsets; the lattice
-nodes the search evaluated.  A Mondrian or TDS release (:mod:`gpuppdp.mondrian`,
-:mod:`gpuppdp.tds`) gets the same sections computed on its classes, with NCP/GCP as the loss
+nodes the search evaluated.  A Mondrian or TDS release (:mod:`gpuppdp.algorithms.mondrian`,
+:mod:`gpuppdp.algorithms.tds`) gets the same sections computed on its classes, with NCP/GCP as the loss
 and, in place of the lattice, how the records were partitioned (:mod:`.partition`).
 """
 
@@ -315,7 +315,7 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
     Parameters
     ----------
     result : AnonymizationResult, or a Mondrian or TDS release
-        (:class:`~gpuppdp.mondrian.MondrianRelease`, :class:`~gpuppdp.tds.TDSRelease`: the
+        (:class:`~gpuppdp.algorithms.mondrian.MondrianRelease`, :class:`~gpuppdp.algorithms.tds.TDSRelease`: the
         same sections computed on its classes, NCP/GCP as the loss, and a section on the
         partitioning in place of the lattice; see :mod:`gpuppdp.report.partition`)
     data : the input table ``result`` was fitted on (for the "before" figures)
@@ -333,7 +333,7 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
         anonymize --json``'s keys: files, roles, models) and the table as published (rows
         shuffled, identifying columns removed); default: the release's own
     """
-    from ..mondrian import MondrianRelease
+    from ..algorithms.mondrian import MondrianRelease
 
     if isinstance(result, MondrianRelease):
         from .partition import build_partition_report

@@ -48,11 +48,11 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .engine.codes import encode_column
-from .hierarchy import Hierarchy
-from .kernels import groupby
+from ..core.codes import encode_column
+from ..hierarchy import Hierarchy
+from ..kernels import groupby
 from .mondrian import MondrianRelease, _Numeric, certainty_penalty, qid_hierarchies
-from .validation import check_columns, check_int, check_number
+from ..validation import check_columns, check_int, check_number
 
 __all__ = ["tds", "TDSRelease", "GENERALIZATIONS"]
 
@@ -62,7 +62,7 @@ GENERALIZATIONS = ("subtree", "sibling")
 
 @dataclass
 class TDSRelease(MondrianRelease):
-    """A top-down specialization release: :class:`~gpuppdp.mondrian.MondrianRelease`'s
+    """A top-down specialization release: :class:`~gpuppdp.algorithms.mondrian.MondrianRelease`'s
     fields (``released`` in input row order, ``partition`` the equivalence class of each
     row, ``ncp``/``gcp``; ``k`` is the k of k-anonymity or LKC's K) plus ``cut`` (per QID the
     released values of the final cut, hierarchy labels or intervals), ``lkc``, ``target``,
@@ -622,7 +622,7 @@ def release_table(data: pd.DataFrame, qids: Sequence[str], cuts) -> tuple:
 def verify_release(release: TDSRelease) -> dict:
     """The independent checker's measures of ``release`` (:func:`gpuppdp.analysis.checker.check`,
     with ``lkc=`` for LKC-privacy); ``RuntimeError`` when it does not satisfy its models."""
-    from .analysis.checker import check
+    from ..analysis.checker import check
 
     table = release.released
     qids = release.quasi_identifiers

@@ -25,10 +25,10 @@ from typing import Callable
 import numpy as np
 
 from . import flash_compiled
-from .encoding import FrequencySet
-from .evaluate import LatticeOracle, NodeStats
-from .solution_space import (ANON, CHECKED, INSUFF, KANON, NOTANON, NOTKANON, SUCC_PRUNED,
-                             VISITED, Properties, level_nodes)
+from ..encoding import FrequencySet
+from ..evaluate import LatticeOracle, NodeStats
+from ..solution_space import (ANON, CHECKED, INSUFF, KANON, NOTANON, NOTKANON, SUCC_PRUNED,
+                              VISITED, Properties, level_nodes)
 
 __all__ = ["SearchResult", "ExhaustiveSearch", "LevelSearch", "FlashSearch", "make_search",
            "SEARCHES"]
@@ -651,12 +651,12 @@ def search_kernels(compiled_flash: bool) -> tuple:
     factors, 2-3 ms loaded in the search), else the batched evaluator's roll-up, node
     statistics and loss sums."""
     if compiled_flash:
-        from .metrics import _factor_table
-        from .solution_space import _fill_level
+        from ..metrics import _factor_table
+        from ..solution_space import _fill_level
 
         return flash_compiled._flash, _fill_level, _factor_table
-    from ..kernels import grouping, segsum
-    from .metrics import _normalize_and_aggregate
+    from ...kernels import grouping, segsum
+    from ..metrics import _normalize_and_aggregate
 
     return (grouping._node_paths, grouping._rollup_chunk, segsum._node_stats_run,
             segsum._loss_sums_run, _normalize_and_aggregate)

@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from .engine.codes import encode_column
-from .kernels import groupby
-from .validation import check_columns, check_int
+from ..core.codes import encode_column
+from ..kernels import groupby
+from ..validation import check_columns, check_int
 
 __all__ = ["anatomize", "AnatomizedRelease"]
 

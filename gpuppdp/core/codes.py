@@ -34,6 +34,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
 from ..validation import format_values
 
 __all__ = ["UnknownValuesError", "Domain", "encode_column", "encode_columns",
@@ -133,7 +134,7 @@ def _factorized(values, sort: bool):
     return codes, _label_array(uniq)
 
 
-class UnknownValuesError(ValueError):
+class UnknownValuesError(InputError):
     """Data values that are not leaves of their hierarchy; ``first_row`` is the first row
     holding one (counted from 0, ``None`` if unknown)."""
 
@@ -406,7 +407,7 @@ def _distinct(codes: np.ndarray, weights: np.ndarray, radix: Sequence[int]
     """Distinct rows of ``codes`` (n, q) int32 in order of first appearance, and their weights:
     a roll-up to the bottom node (:func:`~gpuppdp.kernels.grouping.rollup_njit`, partitioned
     on the threads when large); ``radix`` the number of codes of each column."""
-    from ..kernels import grouping  # noqa: PLC0415 - Numba only when chunks are reduced
+    from ..kernels import grouping
 
     n, q = codes.shape
     identity = np.arange(max(radix, default=1), dtype=np.int32)  # every column at offset 0

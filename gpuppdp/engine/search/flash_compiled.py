@@ -1,6 +1,6 @@
 """Flash compiled: ARX's Flash traversal and node check in one Numba function.
 
-:class:`~gpuppdp.engine.search.FlashSearch` walks the lattice in Python and asks a
+:class:`~gpuppdp.engine.search.base.FlashSearch` walks the lattice in Python and asks a
 :class:`~gpuppdp.engine.evaluate.LatticeOracle` about one node at a time: about 0.1 ms of
 interpreter work per checked node, as much as ARX's whole check on small tables.  Here the
 same traversal (Kohlmayer, Prasser, Eckert, Kemper & Kuhn 2012, as ARX 3.9.2 runs it: strategy
@@ -46,19 +46,19 @@ import numba
 import numpy as np
 from numba import njit, types
 
-from ..kernels import cached_signatures, small_pages
-from ..kernels.aot import CODE_TYPES, ahead_of_time, attached
-from ..kernels.groupby import space_of
-from ..kernels.grouping import (NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO,
-                                _find_slot, _hash_shift, _rollup_range, _table_size)
-from ..kernels.segsum import _one_node
-from ..models import (DistinctLDiversity, EntropyLDiversity, PrivacyModel,
-                      RecursiveCLDiversity, Requirement, TCloseness)
-from .evaluate import NodeStats
-from .metrics import (Discernibility, Loss, Precision, _mean_share, _normalize_and_aggregate,
-                      _precision)
-from . import solution_space
-from .solution_space import _fill_level
+from ...kernels import cached_signatures, small_pages
+from ...kernels.aot import CODE_TYPES, ahead_of_time, attached
+from ...kernels.groupby import space_of
+from ...kernels.grouping import (NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO,
+                                 _find_slot, _hash_shift, _rollup_range, _table_size)
+from ...kernels.segsum import _one_node
+from ...models import (DistinctLDiversity, EntropyLDiversity, PrivacyModel, RecursiveCLDiversity,
+                       Requirement, TCloseness)
+from ..evaluate import NodeStats
+from ..metrics import (Discernibility, Loss, Precision, _mean_share, _normalize_and_aggregate,
+                       _precision)
+from .. import solution_space
+from ..solution_space import _fill_level
 
 __all__ = ["supported", "run", "class_limit"]
 
@@ -324,7 +324,7 @@ def _tree_of(model) -> np.ndarray:
 
 
 def _phase(phase) -> tuple[int, int, int, int]:
-    from .search import _tag_pruned, _tag_visited
+    from .base import _tag_pruned, _tag_visited
     tag = {None: TAG_NONE, _tag_pruned: TAG_PRUNED, _tag_visited: TAG_VISITED}[phase.tag]
     return phase.prop, phase.skip, phase.check, tag
 

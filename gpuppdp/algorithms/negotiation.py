@@ -92,10 +92,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .engine.classes import Classes, entry_shares, segment_max, segment_sum
-from .engine.metrics import Metric
-from .models import PrivacyLoss
-from .validation import check_number
+from ..core.classes import Classes, entry_shares, segment_max, segment_sum
+from ..engine.metrics import Metric
+from ..models import PrivacyLoss
+from ..validation import check_number
 
 __all__ = ["Negotiation", "LossFigures", "LinearProfit", "parse_profit", "parse_pattern",
            "FIGURES", "BASES", "OBJECTIVES", "OTHERS"]
@@ -294,9 +294,9 @@ class Negotiation:
                  utility_basis: str | None = None, objective: str = "flat", profit=None,
                  profit_loss: str = "distribution", others: str = "lowest",
                  max_moves: int = 4, prior: Mapping | None = None, backend="auto"):
-        from .anonymizer import Anonymizer  # noqa: PLC0415
-        from .engine.evaluate import LatticeOracle  # noqa: PLC0415
-        from .engine.lattice import Lattice  # noqa: PLC0415
+        from ..anonymizer import Anonymizer
+        from ..engine.evaluate import LatticeOracle
+        from ..engine.lattice import Lattice
 
         self.epsilon = check_number("epsilon", epsilon, 0.0)
         self.alpha = check_number("alpha", alpha, 0.0)
@@ -585,7 +585,7 @@ class Negotiation:
         """The released table of the deal (a :class:`~gpuppdp.engine.transform.Release`:
         every record, generalized to the deal's policy, rows permuted by ``seed``; the QID
         columns and the sensitive column, other columns dropped)."""
-        from .engine.transform import release  # noqa: PLC0415
+        from ..engine.transform import release
 
         if self.deal is None:
             raise RuntimeError("no deal: nothing to release")

@@ -33,11 +33,11 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .engine.codes import encode_column
-from .hierarchy import Hierarchy
-from .kernels import groupby
-from .queries import label_leaves, parse_interval
-from .validation import check_columns, check_int, format_values
+from ..core.codes import encode_column
+from ..hierarchy import Hierarchy
+from ..kernels import groupby
+from ..queries import label_leaves, parse_interval
+from ..validation import check_columns, check_int, format_values
 
 __all__ = ["mondrian", "MondrianRelease", "certainty_penalty"]
 
@@ -81,7 +81,7 @@ class MondrianRelease:
         risk and class sizes of the released classes, NCP/GCP, the partitioning
         (:func:`gpuppdp.report.write_report`; ``options`` go to
         :func:`gpuppdp.report.build_report`).  Returns the two paths."""
-        from .report import write_report
+        from ..report import write_report
 
         return write_report(self, data, path, json_path=json_path, **options)
 
@@ -308,9 +308,9 @@ class _ClassJudge:
     the partitions' histograms with their own ``class_fails``."""
 
     def __init__(self, models: Sequence, sensitive: str | None, values: pd.Series | None):
-        from .analysis.checker import classes_of_rows, sensitive_table  # noqa: PLC0415
-        from .backend import get_backend  # noqa: PLC0415
-        from .models import PrivacyModel, Requirement  # noqa: PLC0415
+        from ..analysis.checker import classes_of_rows, sensitive_table
+        from ..backend import get_backend
+        from ..models import PrivacyModel, Requirement
 
         self._classes_of_rows = classes_of_rows
         self.backend = get_backend("cpu")

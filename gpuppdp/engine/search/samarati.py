@@ -28,8 +28,8 @@ from typing import Callable
 
 import numpy as np
 
-from .evaluate import LatticeOracle, NodeStats
-from .search import SearchResult
+from ..evaluate import LatticeOracle, NodeStats
+from .base import SearchResult
 
 __all__ = ["PREFERENCES", "SamaratiSearch", "minimal_nodes", "preference_order"]
 

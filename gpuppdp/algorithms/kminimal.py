@@ -1,5 +1,5 @@
 """The generalization lattice of a table, for people: Samarati's k-minimal generalizations
-(see :mod:`gpuppdp.engine.samarati`; the search itself is ``Anonymizer(search="samarati")``).
+(see :mod:`gpuppdp.engine.search.samarati`; the search itself is ``Anonymizer(search="samarati")``).
 
 >>> from gpuppdp import datasets                                            # doctest: +SKIP
 >>> data, h = datasets.adult()                                              # doctest: +SKIP
@@ -26,10 +26,10 @@ def k_minimal_generalizations(data: pd.DataFrame, hierarchies: Mapping, k: int |
     suppressed, none of whose immediate predecessors does; as ``{QID: level}`` dicts (QIDs
     in the table's order), lowest height first, then by node id.  Columns that are neither
     a QID nor ``sensitive`` are ignored.  The whole lattice is evaluated, in batches."""
-    from .anonymizer import Anonymizer  # noqa: PLC0415
-    from .engine.evaluate import LatticeOracle  # noqa: PLC0415
-    from .engine.lattice import Lattice  # noqa: PLC0415
-    from .engine.samarati import minimal_nodes  # noqa: PLC0415
+    from ..anonymizer import Anonymizer
+    from ..engine.evaluate import LatticeOracle
+    from ..engine.lattice import Lattice
+    from ..engine.search.samarati import minimal_nodes
 
     anonymizer = Anonymizer(quasi_identifiers=hierarchies, sensitive=list(sensitive),
                             others="drop", k=k, models=models,

@@ -26,8 +26,8 @@ import heapq
 import time
 from typing import Callable
 
-from .evaluate import LatticeOracle
-from .search import SearchResult
+from ..evaluate import LatticeOracle
+from .base import SearchResult
 
 __all__ = ["OPTIMAL_SEARCH_LIMIT", "DEFAULT_TIME_LIMIT", "AUTO_HEURISTIC", "HEURISTICS",
            "LightningSearch", "BeamSearch", "make_heuristic"]

@@ -1,0 +1,1 @@
+"""Anonymization beyond full-domain generalization."""
