@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuppdp.analysis import utility
+from gpuppdp.analysis import ml, utility
 from gpuppdp.hierarchy import Hierarchy
 
 AGE = Hierarchy([["20", "21", "30", "31"], ["2*", "2*", "3*", "3*"], ["*"] * 4], name="age")
@@ -148,7 +148,7 @@ def test_ml_precision_recall_f1_by_hand(sk):
     orig, rel = _ml_table()
     # the majority class everywhere: with 2 stratified folds each holds 3 'a' and 2 'b':
     # accuracy 3/5; macro precision (3/5 + 0)/2; recall (1 + 0)/2; F1 (2*0.6/1.6 + 0)/2
-    res = utility.ml_utility_loss(orig, rel, features=["f"], target="y", cv=2,
+    res = ml.ml_utility_loss(orig, rel, features=["f"], target="y", cv=2,
                                   classifier=DummyClassifier(strategy="most_frequent"),
                                   tolerance=0.0)
     for side in ("original", "released"):
@@ -166,7 +166,7 @@ def test_ml_tolerance(sk):
     from sklearn.tree import DecisionTreeClassifier
     orig, rel = _ml_table()
     tree = DecisionTreeClassifier(random_state=0)
-    res = utility.ml_utility_loss(orig, rel, features=["f"], target="y", cv=2,
+    res = ml.ml_utility_loss(orig, rel, features=["f"], target="y", cv=2,
                                   classifier=tree, tolerance=0.5)
     # original: the feature is the target -> 1.0 everywhere; released: the majority
     assert (res["accuracy_original"], res["precision_original"], res["recall_original"],
@@ -177,8 +177,8 @@ def test_ml_tolerance(sk):
     assert res["within_tolerance"] == {"accuracy": True, "precision": False, "recall": True,
                                        "f1": False}
     assert res["relative_losses"]["precision"] == pytest.approx(0.7)
-    tight = utility.ml_utility_loss(orig, rel, features=["f"], target="y", cv=2,
+    tight = ml.ml_utility_loss(orig, rel, features=["f"], target="y", cv=2,
                                     classifier=tree, tolerance=0.3)
     assert not any(tight["within_tolerance"].values())
     with pytest.raises(ValueError, match="tolerance"):
-        utility.ml_utility_loss(orig, rel, features=["f"], target="y", tolerance=-1)
+        ml.ml_utility_loss(orig, rel, features=["f"], target="y", tolerance=-1)

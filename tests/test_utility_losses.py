@@ -1,5 +1,5 @@
 """Privacy and utility losses of records, classes and releases (utility.privacy_utility_losses),
-pairing of permuted releases, and the machine-learning utility loss (utility.ml_utility_loss)."""
+pairing of permuted releases, and the machine-learning utility loss (ml.ml_utility_loss)."""
 
 import math
 import sys
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer, datasets
-from gpuppdp.analysis import utility
+from gpuppdp.analysis import ml, utility
 from gpuppdp.analysis.checker import check
 from gpuppdp.backend import cpu_backend
 
@@ -286,7 +286,7 @@ def test_ml_utility_loss_top_of_hierarchies(adult_ml):
     for c in FEATURES:
         top[c] = hier[c].generalize(data[c].to_numpy(), hier[c].height, attribute=c)
     assert (top[FEATURES] == "*").all().all()
-    res = utility.ml_utility_loss(data, top, features=FEATURES, target=TARGET)
+    res = ml.ml_utility_loss(data, top, features=FEATURES, target=TARGET)
     majority = data[TARGET].value_counts(normalize=True).max()
     assert res["accuracy_released"] == pytest.approx(majority, abs=1e-12)
     assert res["accuracy_original"] > majority + 0.01
@@ -297,7 +297,7 @@ def test_ml_utility_loss_top_of_hierarchies(adult_ml):
 
 def test_ml_utility_loss_identity_and_release(adult_ml):
     data, hier = adult_ml
-    res = utility.ml_utility_loss(data, data.copy(), features=FEATURES, target=TARGET)
+    res = ml.ml_utility_loss(data, data.copy(), features=FEATURES, target=TARGET)
     assert res["relative_loss"] == 0.0
     assert res["accuracy_original"] == res["accuracy_released"]
     # a permuted engine release is put back in input order: same records, same folds
@@ -306,8 +306,8 @@ def test_ml_utility_loss_identity_and_release(adult_ml):
                         insensitive=[c for c in FEATURES if c not in qids] + [TARGET],
                         others="drop", k=5, suppression_limit=0.05, backend="cpu",
                         seed=1).fit(data)
-    got = utility.ml_utility_loss(data, result.release, features=FEATURES, target=TARGET)
-    want = utility.ml_utility_loss(data, _in_input_order(result.release), features=FEATURES,
+    got = ml.ml_utility_loss(data, result.release, features=FEATURES, target=TARGET)
+    want = ml.ml_utility_loss(data, _in_input_order(result.release), features=FEATURES,
                                    target=TARGET)
     assert got == want
 
@@ -318,7 +318,7 @@ def test_ml_utility_loss_without_sklearn(monkeypatch):
     monkeypatch.setitem(sys.modules, "sklearn.model_selection", None)
     monkeypatch.setitem(sys.modules, "sklearn.tree", None)
     with pytest.raises(ImportError, match=r'pip install "gpuppdp\[ml\]"'):
-        utility.ml_utility_loss(orig, rel, features=QIDS, target="condition")
+        ml.ml_utility_loss(orig, rel, features=QIDS, target="condition")
 
 
 def test_backends_agree_on_random_release(backend):

@@ -29,6 +29,7 @@ import pandas as pd
 
 from ..backend import Backend, get_backend
 from ..core.codes import encode_column
+from ..errors import InputError, InputTypeError
 from ..engine.transform import suppressed_rows
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
@@ -43,12 +44,12 @@ _BELIEF_COLUMNS = ["count", "class_size", "prior", "posterior", "gain", "ratio"]
 
 def _check_frame(name: str, data, columns: Sequence[str], *, empty_ok: bool = False):
     if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"{name} must be a pandas DataFrame, got {type(data).__name__}")
+        raise InputTypeError(f"{name} must be a pandas DataFrame, got {type(data).__name__}")
     missing = [c for c in columns if c not in data.columns]
     if missing:
-        raise ValueError(f"{name}: column(s) not in the data: {', '.join(map(repr, missing))}")
+        raise InputError(f"{name}: column(s) not in the data: {', '.join(map(repr, missing))}")
     if not empty_ok and len(data) == 0:
-        raise ValueError(f"{name}: the table is empty (0 rows)")
+        raise InputError(f"{name}: the table is empty (0 rows)")
 
 
 def _as_str(column: pd.Series) -> np.ndarray:
@@ -76,15 +77,15 @@ def _levels(released, qids, hierarchies, levels) -> dict | None:
         return None
     missing = [q for q in qids if q not in hierarchies]
     if missing:
-        raise ValueError(f"hierarchies: no hierarchy for {', '.join(map(repr, missing))}")
+        raise InputError(f"hierarchies: no hierarchy for {', '.join(map(repr, missing))}")
     bad = [q for q in qids if not isinstance(hierarchies[q], Hierarchy)]
     if bad:
-        raise TypeError(f"hierarchies: not a Hierarchy for {', '.join(map(repr, bad))}")
+        raise InputTypeError(f"hierarchies: not a Hierarchy for {', '.join(map(repr, bad))}")
     if levels is None:
         return released_levels(released, hierarchies, qids)
     missing = [q for q in qids if q not in levels]
     if missing:
-        raise ValueError(f"levels: no level for {', '.join(map(repr, missing))}")
+        raise InputError(f"levels: no level for {', '.join(map(repr, missing))}")
     return {q: int(levels[q]) for q in qids}
 
 
@@ -111,12 +112,12 @@ def _mapping_prior(prior: Mapping, observed: np.ndarray, sensitive: str) -> dict
     probs = {str(k): v for k, v in prior.items()}
     values = np.array(list(probs.values()), dtype=np.float64)
     if not np.all(np.isfinite(values)) or (values < 0).any():
-        raise ValueError("prior: probabilities must be finite and non-negative")
+        raise InputError("prior: probabilities must be finite and non-negative")
     if not math.isclose(values.sum(), 1.0, abs_tol=1e-9):
-        raise ValueError(f"prior: probabilities must sum to 1, got {values.sum():.12g}")
+        raise InputError(f"prior: probabilities must sum to 1, got {values.sum():.12g}")
     missing = sorted(set(observed.tolist()) - {k for k, p in probs.items() if p > 0})
     if missing:
-        raise ValueError(f"prior: released {sensitive!r} value(s) without a positive prior "
+        raise InputError(f"prior: released {sensitive!r} value(s) without a positive prior "
                          f"probability: {', '.join(map(repr, missing[:5]))}"
                          f"{' ...' if len(missing) > 5 else ''}")
     return probs
@@ -127,7 +128,7 @@ def _table_beliefs(counts, prior: pd.DataFrame, qids, sensitive, hierarchies, le
     _check_frame("prior", prior, [*qids, sensitive, "weight"])
     w = pd.to_numeric(prior["weight"], errors="coerce").to_numpy(dtype=np.float64)
     if not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
-        raise ValueError("prior: 'weight' must be finite, non-negative numbers, not all 0")
+        raise InputError("prior: 'weight' must be finite, non-negative numbers, not all 0")
     targets = [f"target_{q}" for q in qids]
     table = _generalized(prior, qids, hierarchies, levels)
     table[targets] = pd.DataFrame({q: _as_str(prior[q]) for q in qids}).to_numpy()
@@ -179,9 +180,9 @@ def posterior_beliefs(released: pd.DataFrame, quasi_identifiers: Sequence[str], 
     """
     qids = column_list(quasi_identifiers)
     if not isinstance(sensitive, str):
-        raise TypeError(f"sensitive must be one column name, got {sensitive!r}")
+        raise InputTypeError(f"sensitive must be one column name, got {sensitive!r}")
     if sensitive in qids:
-        raise ValueError(f"sensitive: {sensitive!r} is also a quasi-identifier")
+        raise InputError(f"sensitive: {sensitive!r} is also a quasi-identifier")
     _check_frame("released", released, [*qids, sensitive])
     counts = _class_counts(released, qids, sensitive, get_backend(backend))
     if prior is None or isinstance(prior, Mapping):
@@ -197,7 +198,7 @@ def posterior_beliefs(released: pd.DataFrame, quasi_identifiers: Sequence[str], 
         out = _table_beliefs(counts, prior, qids, sensitive, hierarchies,
                              _levels(released, qids, hierarchies, levels))
     else:
-        raise TypeError("prior must be None, a mapping value -> probability or a DataFrame, "
+        raise InputTypeError("prior must be None, a mapping value -> probability or a DataFrame, "
                         f"got {type(prior).__name__}")
     out["gain"] = out["posterior"] - out["prior"]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -207,9 +208,9 @@ def posterior_beliefs(released: pd.DataFrame, quasi_identifiers: Sequence[str], 
 
 def _top(beliefs: pd.DataFrame, column: str) -> dict:
     if not isinstance(beliefs, pd.DataFrame) or column not in beliefs.columns:
-        raise TypeError("beliefs must be the DataFrame of posterior_beliefs")
+        raise InputTypeError("beliefs must be the DataFrame of posterior_beliefs")
     if beliefs[column].notna().sum() == 0:
-        raise ValueError(f"beliefs: no {column} to rank")
+        raise InputError(f"beliefs: no {column} to rank")
     return beliefs.loc[beliefs[column].idxmax()].to_dict()
 
 

@@ -25,6 +25,7 @@ import pandas as pd
 from ..backend import Backend, get_backend
 from ..core.classes import Classes
 from ..core.codes import DistinctRows, encode_column
+from ..errors import InputError
 from ..engine.encoding import EncodedTable, SensitiveColumn, smallest_int_dtype
 from ..engine.transform import factorize_qids
 from ..io import CHUNK_ROWS, read_chunks
@@ -73,11 +74,11 @@ def value_order(values, order="auto", *, attribute: str = "the attribute") -> li
     if not isinstance(order, str):
         return [str(v) for v in order]
     if order not in ORDERS:
-        raise ValueError(f"order must be one of {', '.join(ORDERS)} or a list of values, got "
+        raise InputError(f"order must be one of {', '.join(ORDERS)} or a list of values, got "
                          f"{order!r}")
     bad = _not_numbers(distinct) if order != "lexical" else []
     if order == "numeric" and bad:
-        raise ValueError(f"{attribute} is to be ordered numerically, but some values are not "
+        raise InputError(f"{attribute} is to be ordered numerically, but some values are not "
                          f"numbers: {', '.join(map(repr, bad[:5]))}"
                          + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
                          + "; order them lexically or list them in order")
@@ -133,16 +134,16 @@ def classes_of_rows(backend: Backend, cls: np.ndarray, sens: np.ndarray | None, 
 def _check_options(qids: list, sensitive: str | None, prior, lkc) -> list[str]:
     """Check the options of :func:`check` that do not depend on the data; the columns read."""
     if sensitive is not None and sensitive in qids:
-        raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
+        raise InputError(f"column {sensitive!r} is given as a quasi-identifier and as the "
                          "sensitive attribute")
     if prior is not None and sensitive is None:
-        raise ValueError("prior needs a sensitive attribute (sensitive=...)")
+        raise InputError("prior needs a sensitive attribute (sensitive=...)")
     if lkc is not None:
         if not isinstance(lkc, (tuple, list)) or len(lkc) not in (3, 4):
-            raise ValueError(f"lkc must be a tuple (L, K, C) or (L, K, C, values), got {lkc!r}")
+            raise InputError(f"lkc must be a tuple (L, K, C) or (L, K, C, values), got {lkc!r}")
         LKCPrivacy(*lkc, attribute=sensitive or "-")  # validates L, K, C and the values
         if len(lkc) == 4 and sensitive is None:
-            raise ValueError("lkc with sensitive values needs the sensitive attribute "
+            raise InputError("lkc with sensitive values needs the sensitive attribute "
                              "(sensitive=...)")
     return qids + ([sensitive] if sensitive is not None else [])
 
@@ -164,6 +165,42 @@ def _sensitive_measures(out: dict, be: Backend, classes: Classes, enc: EncodedTa
         else:
             out[key] = float(values.max())
     return distinct, stats
+
+
+def _unsuppressed(data: pd.DataFrame, qids: list[str], wanted: list[str]) -> tuple:
+    """The ``wanted`` columns of the rows not suppressed (QIDs not all ``*``), their QID codes
+    and cardinalities, and the number of suppressed rows; refuses missing values and a table
+    with no row left."""
+    for c in wanted:
+        miss = data[c].isna().to_numpy()
+        if miss.any():
+            raise InputError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
+                             f"row {int(np.flatnonzero(miss)[0])}")
+    codes, cards, suppressed = factorize_qids(data, qids)
+    n_suppressed = int(suppressed.sum())
+    if n_suppressed == len(data):
+        raise InputError(f"no rows to measure: the table has {len(data)} row(s), "
+                         f"{n_suppressed} of them suppressed (all quasi-identifiers '*')")
+    kept = data[wanted]
+    if n_suppressed:
+        rows = np.flatnonzero(~suppressed)
+        codes = [c[rows] for c in codes]
+        kept = kept.iloc[rows].reset_index(drop=True)
+    return kept, codes, cards, n_suppressed
+
+
+def _population_measures(out: dict, table, be: Backend, kept: pd.DataFrame,
+                         population: pd.DataFrame, qids: list[str], first, size) -> None:
+    """``k_map`` and the delta-presence range of the classes against ``population`` into
+    ``out`` (and per class into ``table``, when kept)."""
+    group, _, in_population = population_groups(kept, population, qids, be)
+    pop_size = be.to_host(in_population[group[be.asarray(first)]])
+    ratio = size / pop_size
+    out.update(k_map=int(pop_size.min()), delta_presence_min=float(ratio.min()),
+               delta_presence_max=float(ratio.max()))
+    if table is not None:
+        table["population"] = pop_size
+        table["delta_presence"] = ratio
 
 
 def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: str | None = None,
@@ -207,26 +244,11 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     if sensitive is not None:
         check_columns(data, [sensitive], "sensitive")
     wanted = _check_options(qids, sensitive, prior, lkc)
-    for c in wanted:
-        miss = data[c].isna().to_numpy()
-        if miss.any():
-            raise ValueError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
-                             f"row {int(np.flatnonzero(miss)[0])}")
     be = backend if isinstance(backend, Backend) else get_backend(backend)
     step = Steps(progress, 1 + (sensitive is not None) + (lkc is not None)
                  + (population is not None))
     step()
-    codes, cards, suppressed = factorize_qids(data, qids)
-    n_suppressed = int(suppressed.sum())
-    if n_suppressed == len(data):
-        raise ValueError(f"no rows to measure: the table has {len(data)} row(s), "
-                         f"{n_suppressed} of them suppressed (all quasi-identifiers '*')")
-    kept = data[wanted]
-    if n_suppressed:
-        rows = np.flatnonzero(~suppressed)
-        codes = [c[rows] for c in codes]
-        kept = kept.iloc[rows].reset_index(drop=True)
-
+    kept, codes, cards, n_suppressed = _unsuppressed(data, qids, wanted)
     cls, first = _combine(codes, cards)
     out: dict = {"records": int(len(kept)), "suppressed_rows": n_suppressed}
     sens_codes = labels = None
@@ -260,14 +282,7 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
         out.update(_lkc_stats(be, codes, cards, sens_codes, labels, *lkc))
     if population is not None:
         step()
-        group, _, in_population = population_groups(kept, population, qids, be)
-        pop_size = be.to_host(in_population[group[be.asarray(first)]])
-        ratio = size / pop_size
-        out.update(k_map=int(pop_size.min()), delta_presence_min=float(ratio.min()),
-                   delta_presence_max=float(ratio.max()))
-        if table is not None:
-            table["population"] = pop_size
-            table["delta_presence"] = ratio
+        _population_measures(out, table, be, kept, population, qids, first, size)
     step()
     out = Measures({key: out[key] for key in CHECK_KEYS}, "privacy measures")
     if per_class:
@@ -299,11 +314,11 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
     a Dask partition's counts: :func:`gpuppdp.cluster.partition_counts`).
     """
     if population is not None:
-        raise ValueError("population: k_map and delta-presence match the table's own values "
+        raise InputError("population: k_map and delta-presence match the table's own values "
                          "against the population table, which check_chunks does not keep; "
                          "measure them with check() on the table in memory")
     if per_class:
-        raise ValueError("per_class=True: the table of every class holds the rows' own "
+        raise InputError("per_class=True: the table of every class holds the rows' own "
                          "values, which check_chunks does not keep; use check() on the table "
                          "in memory")
     qids = column_list(quasi_identifiers, "quasi_identifiers")
@@ -328,7 +343,7 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
                 miss = chunk[c].isna().to_numpy()
                 where = "" if weight_column is not None else \
                     f", first at row {rows + int(np.flatnonzero(miss)[0])}"
-                raise ValueError(f"column {c!r} has missing value(s){where}")
+                raise InputError(f"column {c!r} has missing value(s){where}")
         suppressed = factorize_qids(chunk, qids)[2]
         n = int(weights[suppressed].sum())
         if n:
@@ -338,7 +353,7 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
         n_suppressed += n
         rows += int(weights.sum())
     if n_suppressed == rows:
-        raise ValueError(f"no rows to measure: the table has {rows} row(s), "
+        raise InputError(f"no rows to measure: the table has {rows} row(s), "
                          f"{n_suppressed} of them suppressed (all quasi-identifiers '*')")
     codes, labels, counts = reducer.result()    # entries in order of first appearance (int32)
     del reducer                                 # its copy of the frequency set

@@ -30,6 +30,7 @@ import pandas as pd
 from .. import kernels
 from ..backend import Backend, get_backend
 from ..core.codes import encode_columns as encode_host
+from ..errors import InputError, InputTypeError
 from ..engine.transform import all_suppressed, suppressed_rows
 from ..kernels import groupby
 from ..notebook import Measures
@@ -57,7 +58,7 @@ RISK_THRESHOLDS = (0.5, 0.2, 0.1, 0.05)
 def _check_qids(data, qids) -> list[str]:
     qids = check_columns(data, qids)
     if len(data) == 0:
-        raise ValueError("the table is empty (0 rows)")
+        raise InputError("the table is empty (0 rows)")
     return qids
 
 
@@ -142,10 +143,10 @@ def sample_risk_summary(sizes, backend: Backend | str = "cpu",
     sizes = backend.asarray(sizes).astype(xp.int64).reshape(-1)
     n_classes = int(sizes.shape[0])
     if n_classes == 0:
-        raise ValueError("sizes: no equivalence classes given")
+        raise InputError("sizes: no equivalence classes given")
     for t in thresholds:
         if not 0.0 < float(t) <= 1.0:
-            raise ValueError(f"thresholds must lie in (0, 1], got {t!r}")
+            raise InputError(f"thresholds must lie in (0, 1], got {t!r}")
     ts = [float(t) for t in thresholds]
     # one reduction pass, one transfer: records, uniques, min, max, records above thresholds
     risk = 1.0 / sizes.astype(xp.float64)
@@ -154,7 +155,7 @@ def sample_risk_summary(sizes, backend: Backend | str = "cpu",
     host = backend.to_host(xp.stack([p.astype(xp.int64) for p in parts]))
     n, uniques, smin, smax = (int(v) for v in host[:4])
     if smin < 1:
-        raise ValueError(f"sizes: class sizes must be positive, got a class of size {smin}")
+        raise InputError(f"sizes: class sizes must be positive, got a class of size {smin}")
     at_risk = {_threshold_key(t): int(v) / n for t, v in zip(ts, host[4:])}
     hi, lo, avg = 1.0 / smin, 1.0 / smax, n_classes / n
     if population_sizes is None:
@@ -162,7 +163,7 @@ def sample_risk_summary(sizes, backend: Backend | str = "cpu",
                                  n_classes / n, at_risk)
     big = backend.asarray(population_sizes).astype(xp.int64).reshape(-1)
     if big.shape[0] != n_classes or bool(backend.scalar(xp.any(big < sizes))):
-        raise ValueError("population_sizes must give, for every class, at least its size")
+        raise InputError("population_sizes must give, for every class, at least its size")
     j_risk = 1.0 / big.astype(xp.float64)
     parts = [big.sum(), big.min(), big.max(), (sizes.astype(xp.float64) * j_risk).sum()]
     parts += [xp.where(j_risk > t, sizes, 0).sum() for t in ts]
@@ -184,11 +185,11 @@ def population_groups(data: pd.DataFrame, population: pd.DataFrame,
     backend = get_backend(backend)
     qids = _check_qids(data, quasi_identifiers)
     if not isinstance(population, pd.DataFrame):
-        raise TypeError(f"population must be a pandas DataFrame, got "
+        raise InputTypeError(f"population must be a pandas DataFrame, got "
                         f"{type(population).__name__}")
     absent = [q for q in qids if q not in population.columns]
     if absent:
-        raise ValueError(f"population lacks quasi-identifier column(s) "
+        raise InputError(f"population lacks quasi-identifier column(s) "
                          f"{', '.join(map(repr, absent))}")
     xp = backend.xp
     n = len(data)
@@ -200,7 +201,7 @@ def population_groups(data: pd.DataFrame, population: pd.DataFrame,
     big = xp.bincount(ids[n:], minlength=g).astype(xp.int64)
     over = int(backend.scalar((xp.where(sizes > big, sizes, 0)).sum()))
     if over:
-        raise ValueError(f"the table is not a sample of the population: {over} record(s) have "
+        raise InputError(f"the table is not a sample of the population: {over} record(s) have "
                          "QID values that occur more often than in the population (both must "
                          "show the QIDs alike: for a released table, generalize the population "
                          "to the release's levels first)")
@@ -230,9 +231,9 @@ def _check_population(n: int, population_size) -> float:
     try:
         p = float(population_size)
     except (TypeError, ValueError):
-        raise ValueError(f"population_size must be a number, got {population_size!r}") from None
+        raise InputError(f"population_size must be a number, got {population_size!r}") from None
     if not math.isfinite(p) or p < n:
-        raise ValueError(f"population_size must be at least the number of records ({n}), "
+        raise InputError(f"population_size must be at least the number of records ({n}), "
                          f"got {population_size!r}")
     return p
 
@@ -404,7 +405,7 @@ def snb_uniques(hist: np.ndarray, population_size: float, *, variant: str = "arx
     admissible roots ARX may report any of them.
     """
     if variant not in ("arx", "chen"):
-        raise ValueError(f"variant must be 'arx' or 'chen', got {variant!r}")
+        raise InputError(f"variant must be 'arx' or 'chen', got {variant!r}")
     hist = np.asarray(hist, dtype=np.float64)
     sizes = np.arange(len(hist), dtype=np.float64)
     n = float((sizes * hist).sum())
@@ -520,13 +521,13 @@ def attribute_risks(data: pd.DataFrame, quasi_identifiers: Sequence[str],
     qids = _check_qids(data, quasi_identifiers)
     q = len(qids)
     if q > 20:
-        raise ValueError(f"quasi_identifiers: at most 20 columns (2^q - 1 subsets), got {q}")
+        raise InputError(f"quasi_identifiers: at most 20 columns (2^q - 1 subsets), got {q}")
     if max_size is None:
         max_size = q
     if not 1 <= int(max_size):
-        raise ValueError(f"max_size must be at least 1, got {max_size!r}")
+        raise InputError(f"max_size must be at least 1, got {max_size!r}")
     if sort not in ("arx", "distinction", "separation", "none"):
-        raise ValueError(f"sort must be 'arx', 'distinction', 'separation' or 'none', "
+        raise InputError(f"sort must be 'arx', 'distinction', 'separation' or 'none', "
                          f"got {sort!r}")
     codes, cards = encode_columns(data, qids, backend)
     out = attribute_risks_encoded(codes, cards, qids, backend, max_size=max_size)
@@ -593,7 +594,7 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
     n_suppressed = int(suppressed.sum())
     if n_suppressed:
         if n_suppressed == len(data):
-            raise ValueError(f"no rows to measure: all {len(data)} rows are suppressed (all "
+            raise InputError(f"no rows to measure: all {len(data)} rows are suppressed (all "
                              "quasi-identifiers '*')")
         data = data.loc[~suppressed]
     if population is None:
@@ -622,19 +623,19 @@ def risk_report_chunks(chunks, quasi_identifiers: Sequence[str], population_size
     backend = get_backend(backend)
     qids = list(quasi_identifiers)
     if not qids:
-        raise ValueError("quasi_identifiers: give at least one column")
+        raise InputError("quasi_identifiers: give at least one column")
     step = Steps(progress, 2 + (population_size is not None) + bool(attributes))
     step()
     reducer = DistinctRows(qids)
     for chunk in chunks:
         reducer.add(chunk, None if weight_column is None else chunk[weight_column])
     if reducer.rows == 0:
-        raise ValueError("the table is empty (0 rows)")
+        raise InputError("the table is empty (0 rows)")
     codes, labels, counts = reducer.result()
     star = all_suppressed(codes, labels, len(counts))
     n_suppressed = int(counts[star].sum())
     if n_suppressed == reducer.rows:
-        raise ValueError(f"no rows to measure: all {reducer.rows} rows are suppressed (all "
+        raise InputError(f"no rows to measure: all {reducer.rows} rows are suppressed (all "
                          "quasi-identifiers '*')")
     codes = [backend.asarray(c[~star].astype(np.int32)) for c in codes]
     counts = counts[~star]

@@ -18,8 +18,9 @@ in the hierarchies), and every pass over rows or classes runs vectorized on ``ba
   record, class and the whole release, with thresholds;
 * :func:`info_gain_scores` -- per value ``v`` of a level, InfoGain(v), AnonyLoss(v) and
   Fung, Wang & Yu's Score(v) (the per-level sum is :func:`info_gain`);
-* :func:`ml_utility_loss` -- drop of a classifier's cross-validated accuracy, precision,
-  recall and F1, with a tolerance lambda (needs scikit-learn: ``pip install "gpuppdp[ml]"``).
+* :func:`gpuppdp.analysis.ml.ml_utility_loss` -- drop of a classifier's cross-validated
+  accuracy, precision, recall and F1, with a tolerance lambda (in its own module: it needs
+  scikit-learn).
 
 A *suppressed* record is one whose quasi-identifiers are all ``'*'`` (the ``mark`` mode of
 :func:`gpuppdp.engine.transform.release`); in the ``drop`` mode the suppressed records are the
@@ -41,6 +42,7 @@ import pandas as pd
 from ..backend import Backend, get_backend
 from ..core.classes import segment_sum
 from ..core.codes import encode_column
+from ..errors import InputError
 from ..engine.metrics import discernibility as dm_metric
 from ..engine.metrics import generalization_shares, precision_loss
 from ..engine.transform import Release, suppressed_rows
@@ -53,8 +55,8 @@ from .risk import _classes_encoded, encode_columns
 
 __all__ = ["precision", "iloss", "ILOSS_DEFINITIONS", "discernibility", "average_class_size",
            "non_uniform_entropy", "kl_divergence", "info_gain", "released_levels",
-           "privacy_utility_losses", "PrivacyUtilityLosses", "LOSS_NAMES", "ml_utility_loss",
-           "ML_METRICS", "info_gain_scores"]
+           "privacy_utility_losses", "PrivacyUtilityLosses", "LOSS_NAMES",
+           "info_gain_scores"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -65,7 +67,7 @@ def _check_frames(original, released, columns, name: str = "quasi_identifiers"):
     for frame, df in (("original", original), ("released", released)):
         check_columns(df, columns, name, frame)
     if len(original) == 0:
-        raise ValueError("the original table is empty (0 rows)")
+        raise InputError("the original table is empty (0 rows)")
 
 
 def released_levels(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
@@ -85,7 +87,7 @@ def released_levels(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy]
                 out[q] = level
                 break
         else:
-            raise ValueError(f"{q!r}: the released labels {sorted(shown)[:5]} are not all on one "
+            raise InputError(f"{q!r}: the released labels {sorted(shown)[:5]} are not all on one "
                              f"level of its hierarchy")
     return out
 
@@ -100,7 +102,7 @@ def _gen_codes(released, hierarchies, qids, levels, backend):
         codes, _ = encode_column(released[q], domain=h.labels(level), unknown="missing")
         gen = backend.asarray(codes.astype(np.int64))
         if len(released) and bool(backend.scalar(backend.xp.any((gen < 0) & ~star))):
-            raise ValueError(f"{q!r}: released labels that are not on level {level} of its "
+            raise InputError(f"{q!r}: released labels that are not on level {level} of its "
                              "hierarchy (and not a suppressed '*' row)")
         gen = backend.xp.where(star, -1, gen)
         out.append(gen)
@@ -113,7 +115,7 @@ def _levels(released, hierarchies, qids, levels):
     levels = dict(levels)
     missing = [q for q in qids if q not in levels]
     if missing:
-        raise ValueError(f"levels: no level for {missing}")
+        raise InputError(f"levels: no level for {missing}")
     return {q: int(levels[q]) for q in qids}
 
 
@@ -201,7 +203,7 @@ def iloss(original: pd.DataFrame, released: pd.DataFrame, hierarchies: Mapping[s
     ``weights``: a mapping or a sequence in ``quasi_identifiers`` order.
     """
     if definition not in ILOSS_DEFINITIONS:
-        raise ValueError(f"definition must be one of {', '.join(ILOSS_DEFINITIONS)}, got "
+        raise InputError(f"definition must be one of {', '.join(ILOSS_DEFINITIONS)}, got "
                          f"{definition!r}")
     arx = definition == "arx"
     qids, be, lv = _hierarchy_metric_inputs(original, released, hierarchies, quasi_identifiers,
@@ -214,7 +216,7 @@ def iloss(original: pd.DataFrame, released: pd.DataFrame, hierarchies: Mapping[s
     else:
         w = np.asarray(weights, dtype=np.float64).reshape(-1)
         if len(w) != len(qids):
-            raise ValueError(f"weights: {len(w)} values for {len(qids)} QIDs")
+            raise InputError(f"weights: {len(w)} values for {len(qids)} QIDs")
     gen, star = _gen_codes(released, hierarchies, qids, lv, be)
     n_dropped = n - len(released)
     total = 0.0
@@ -269,12 +271,12 @@ def average_class_size(class_sizes, k: int, *, backend: Backend | str = "cpu") -
     ``class_sizes`` are the sizes of the released (kept) classes; ``N_released`` their sum.
     """
     if k <= 0:
-        raise ValueError(f"k must be positive, got {k!r}")
+        raise InputError(f"k must be positive, got {k!r}")
     be = _backend(backend)
     xp = be.xp
     sizes = be.asarray(class_sizes).astype(xp.int64)
     if int(sizes.shape[0]) == 0:
-        raise ValueError("no classes")
+        raise InputError("no classes")
     return float(be.scalar(xp.sum(sizes))) / int(sizes.shape[0]) / k
 
 
@@ -287,13 +289,13 @@ def _source_rows(original, released) -> tuple[pd.DataFrame, np.ndarray]:
     :class:`~gpuppdp.engine.transform.Release`'s ``source_rows``, else positions ``0..n-1``."""
     if isinstance(released, Release):
         if released.input_rows != len(original):
-            raise ValueError(f"the release was made from {released.input_rows} rows, the "
+            raise InputError(f"the release was made from {released.input_rows} rows, the "
                              f"original table has {len(original)}")
         if released.source_rows is not None:
             return released.data, np.asarray(released.source_rows, dtype=np.int64)
         released = released.data
     if isinstance(released, pd.DataFrame) and len(released) != len(original):
-        raise ValueError(f"original ({len(original)} rows) and released ({len(released)} rows) "
+        raise InputError(f"original ({len(original)} rows) and released ({len(released)} rows) "
                          "cannot be paired by position: pass the Release object (its "
                          "source_rows pair them) or a 'mark' release in input order")
     return released, np.arange(len(original), dtype=np.int64)
@@ -304,7 +306,7 @@ def _aligned(original, released, qids) -> tuple[pd.DataFrame, pd.DataFrame]:
     released, src = _source_rows(original, released)
     _check_frames(original, released, qids)
     if len(src) != len(original):
-        raise ValueError(f"the release holds {len(src)} of the {len(original)} original rows: "
+        raise InputError(f"the release holds {len(src)} of the {len(original)} original rows: "
                          "these metrics need every record (a 'mark' release)")
     if not np.array_equal(src, np.arange(len(src))):
         original = original.iloc[src].reset_index(drop=True)
@@ -390,7 +392,7 @@ def _value_gains(data, hierarchy, column, level, class_attribute, be):
     """Per value of ``level``: ``(InfoGain(v), |R_v|)`` (device arrays) and the records' leaf
     codes (device)."""
     if not 1 <= int(level) <= hierarchy.height:
-        raise ValueError(f"level must be in 1..{hierarchy.height}, got {level!r}")
+        raise InputError(f"level must be in 1..{hierarchy.height}, got {level!r}")
     level = int(level)
     xp = be.xp
     leaf = be.asarray(encode_column(data[column], domain=hierarchy.leaf_domain,
@@ -467,7 +469,7 @@ def info_gain_scores(data: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
     """
     qids = column_list(quasi_identifiers)
     if column not in qids:
-        raise ValueError(f"column {column!r} is not one of the quasi-identifiers")
+        raise InputError(f"column {column!r} is not one of the quasi-identifiers")
     be = _backend(backend)
     xp = be.xp
     h = hierarchies[column]
@@ -631,77 +633,98 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     table.
     """
     qids = column_list(quasi_identifiers)
-    if sensitive in qids:
-        raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
-                         "sensitive attribute")
-    if reference not in ("record", "original-class"):
-        raise ValueError(f"reference must be 'record' or 'original-class', got {reference!r}")
-    if basis not in ("class", "total"):
-        raise ValueError(f"basis must be 'class' or 'total', got {basis!r}")
     thresholds = {"epsilon": epsilon, "alpha": alpha, "gamma": gamma, "delta": delta}
-    for name, value in thresholds.items():
-        if value is not None and not float(value) >= 0:
-            raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+    _check_loss_options(qids, sensitive, reference, basis, thresholds)
     released, src = _source_rows(original, released)
     _check_frames(original, released, qids + [sensitive])
     be = _backend(backend)
-    xp = be.xp
 
     star = suppressed_rows(released, qids)
     kept = released.loc[~star, qids + [sensitive]].reset_index(drop=True)
     src = src[~star]
     if len(kept) == 0:
-        raise ValueError(f"no rows to measure: all {len(released)} released rows are "
+        raise InputError(f"no rows to measure: all {len(released)} released rows are "
                          "suppressed (all quasi-identifiers '*')")
-    # one code space for the sensitive values; those of the release come first
+    rel_sens, orig_sens, labels = _paired_sensitive(kept, original, sensitive, src, star)
+    m = len(labels)
+    e_host, first = _class_ids(kept, qids)
+    o_host, _ = _class_ids(original, qids)
+    rel = classes_of_rows(be, e_host, rel_sens, m)
+    orig = classes_of_rows(be, o_host, orig_sens, m)
+    dist_priv, ent_priv = PrivacyLoss(sensitive, 1.0, 1.0, prior=prior).bind(
+        sensitive_table(be, sensitive, rel_sens, labels[:int(rel_sens.max()) + 1])).losses(rel)
+    e = be.asarray(e_host)
+    dist_util, ent_util = _utility_losses(be, rel, orig, e, be.asarray(o_host[src]), rel_sens,
+                                          m, reference)
+
+    per_record = {"distribution_privacy_loss": dist_priv[e], "entropy_privacy_loss": ent_priv[e],
+                  "distribution_utility_loss": dist_util, "entropy_utility_loss": ent_util}
+    size = rel.size.astype(be.xp.float64)
+    per_class = {"distribution_privacy_loss": dist_priv, "entropy_privacy_loss": ent_priv,
+                 "distribution_utility_loss": segment_sum(be.xp, e, dist_util, rel.n_classes) / size,
+                 "entropy_utility_loss": segment_sum(be.xp, e, ent_util, rel.n_classes) / size}
+    classes = kept.loc[first, qids].reset_index(drop=True)
+    classes["size"] = be.to_host(rel.size)
+    return _losses_result(be, released, star, e_host, classes, per_record, per_class,
+                          thresholds, basis)
+
+
+def _check_loss_options(qids: list[str], sensitive: str, reference: str, basis: str,
+                        thresholds: dict) -> None:
+    """The options of :func:`privacy_utility_losses`, each named in its error."""
+    if sensitive in qids:
+        raise InputError(f"column {sensitive!r} is given as a quasi-identifier and as the "
+                         "sensitive attribute")
+    if reference not in ("record", "original-class"):
+        raise InputError(f"reference must be 'record' or 'original-class', got {reference!r}")
+    if basis not in ("class", "total"):
+        raise InputError(f"basis must be 'class' or 'total', got {basis!r}")
+    for name, value in thresholds.items():
+        if value is not None and not float(value) >= 0:
+            raise InputError(f"{name} must be a number >= 0, got {value!r}")
+
+
+def _paired_sensitive(kept: pd.DataFrame, original: pd.DataFrame, sensitive: str,
+                      src: np.ndarray, star: np.ndarray) -> tuple:
+    """The sensitive codes of the kept released rows and of the original rows in one code
+    space (the release's values first) and its labels; refuses rows that are not paired."""
     codes, labels = encode_column(pd.concat([kept[sensitive], original[sensitive]],
                                             ignore_index=True), as_str=True)
     codes = codes.astype(np.int64)
     rel_sens, orig_sens = codes[:len(kept)], codes[len(kept):]
     bad = np.flatnonzero(orig_sens[src] != rel_sens)
     if len(bad):
-        raise ValueError(f"released row {int(np.flatnonzero(~star)[bad[0]])} does not hold the "
+        raise InputError(f"released row {int(np.flatnonzero(~star)[bad[0]])} does not hold the "
                          f"{sensitive!r} value of original row {int(src[bad[0]])}: the rows are "
                          "not paired (pass the Release object, or a release in input order)")
-    m = len(labels)
-    n_rel_values = int(rel_sens.max()) + 1
+    return rel_sens, orig_sens, labels
 
-    e_host, first = _class_ids(kept, qids)
-    o_host, _ = _class_ids(original, qids)
-    rel = classes_of_rows(be, e_host, rel_sens, m)
-    orig = classes_of_rows(be, o_host, orig_sens, m)
-    dist_priv, ent_priv = PrivacyLoss(sensitive, 1.0, 1.0, prior=prior).bind(
-        sensitive_table(be, sensitive, rel_sens, labels[:n_rel_values])).losses(rel)
 
-    e = be.asarray(e_host)
-    o = be.asarray(o_host[src])
-    n_e = rel.n_classes
-    pair, rep, _ = groupby.group(xp, [o, e], [orig.n_classes, n_e], order="sorted")
+def _utility_losses(be: Backend, rel, orig, e, o, rel_sens: np.ndarray, m: int,
+                    reference: str) -> tuple:
+    """Each released record's distribution and entropy utility loss: against a point mass on
+    its own value (``reference="record"``) or against its original class."""
+    xp = be.xp
     rel_hist = _histograms(rel)
     e_cls, e_sens, e_share, _, e_sq, rel_bits = rel_hist
-    if reference == "record":  # against a point mass on the record's own value
+    if reference == "record":
         own = e_share[xp.searchsorted(e_cls * m + e_sens, e * m + be.asarray(rel_sens))]
-        dist_util = xp.sqrt(xp.maximum(1.0 - 2.0 * own + e_sq[e], 0.0))
-        ent_util = rel_bits[e]
-    else:
-        orig_hist = _histograms(orig)
-        dist_util = _pair_distances(be, orig_hist, rel_hist, rel.distinct, o[rep], e[rep],
-                                    m)[pair]
-        ent_util = xp.abs(orig_hist[-1][o] - rel_bits[e])
+        return xp.sqrt(xp.maximum(1.0 - 2.0 * own + e_sq[e], 0.0)), rel_bits[e]
+    pair, rep, _ = groupby.group(xp, [o, e], [orig.n_classes, rel.n_classes], order="sorted")
+    orig_hist = _histograms(orig)
+    dist = _pair_distances(be, orig_hist, rel_hist, rel.distinct, o[rep], e[rep], m)[pair]
+    return dist, xp.abs(orig_hist[-1][o] - rel_bits[e])
 
-    per_record = {"distribution_privacy_loss": dist_priv[e], "entropy_privacy_loss": ent_priv[e],
-                  "distribution_utility_loss": dist_util, "entropy_utility_loss": ent_util}
-    size = rel.size.astype(xp.float64)
-    per_class = {"distribution_privacy_loss": dist_priv, "entropy_privacy_loss": ent_priv,
-                 "distribution_utility_loss": segment_sum(xp, e, dist_util, n_e) / size,
-                 "entropy_utility_loss": segment_sum(xp, e, ent_util, n_e) / size}
 
+def _losses_result(be: Backend, released: pd.DataFrame, star: np.ndarray, e_host: np.ndarray,
+                   classes: pd.DataFrame, per_record: dict, per_class: dict, thresholds: dict,
+                   basis: str) -> PrivacyUtilityLosses:
+    """Per-record table, per-class table, release means and maxima, and the threshold flags."""
+    xp = be.xp
     individual = pd.DataFrame(index=released.index)
     cls_col = np.full(len(released), -1, dtype=np.int64)
     cls_col[~star] = e_host
     individual["class"] = cls_col
-    classes = kept.loc[first, qids].reset_index(drop=True)
-    classes["size"] = be.to_host(rel.size)
     total, maximum = {}, {}
     for name in LOSS_NAMES:
         values = np.full(len(released), np.nan)
@@ -716,89 +739,3 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     return PrivacyUtilityLosses(individual, classes, total, maximum,
                                 {t: v for t, v in thresholds.items() if v is not None},
                                 satisfied, int(star.sum()))
-
-
-# --------------------------------------------------------------------------------------------
-# machine-learning utility
-# --------------------------------------------------------------------------------------------
-
-#: the scores of :func:`ml_utility_loss`
-ML_METRICS = ("accuracy", "precision", "recall", "f1")
-
-
-def ml_utility_loss(original: pd.DataFrame, released: pd.DataFrame | Release, *,
-                    features: Sequence[str], target: str, classifier=None, cv: int = 5,
-                    random_state: int = 0, average: str = "macro",
-                    tolerance: float | None = None) -> dict:
-    """Classification utility of a release: the same classifier trained on the original and on
-    the released features, compared by stratified ``cv``-fold cross-validated accuracy,
-    precision, recall and F1 (Iyengar 2002, "Transforming data to satisfy privacy
-    constraints", KDD; LeFevre, DeWitt & Ramakrishnan 2006, "Workload-aware anonymization",
-    KDD; precision, recall and F1 as the classification-utility measures of the
-    privacy/utility-loss work, beside accuracy).
-
-    Every feature is ordinally encoded by its labels (a generalized label or a suppressed
-    ``'*'`` is just a category); ``classifier`` is any scikit-learn classifier (cloned per
-    fold; default ``DecisionTreeClassifier(min_samples_leaf=5, random_state=random_state)``,
-    a tree kept from overfitting single records).  Both tables are
-    evaluated on the same records in the same order (a Release's rows are put back in input
-    order through its ``source_rows``; a ``drop`` release keeps only its own records), so equal
-    tables give equal folds and equal scores.  Each score is the mean over the folds;
-    precision, recall and F1 are ``average``-d over the target's classes (scikit-learn's
-    ``"macro"`` by default, ``"weighted"`` or ``"micro"``; ``"binary"`` for a 0/1 target), a
-    class never predicted in a fold counting precision 0.
-
-    Returns ``{"accuracy_original", "accuracy_released", "relative_loss"}`` with
-    ``relative_loss = (accuracy_original - accuracy_released) / accuracy_original`` (as
-    before), plus ``precision_*``, ``recall_*``, ``f1_*`` (``_original`` / ``_released``),
-    ``relative_losses`` (each metric's relative loss) and, with a ``tolerance`` lambda,
-    ``within_tolerance``: per metric whether the release loses at most lambda of it
-    (``original - released <= lambda``, in absolute points: lambda = 0.05 accepts a drop from
-    0.85 to 0.80), and ``tolerance``.
-    Needs scikit-learn (``pip install "gpuppdp[ml]"``).
-    """
-    try:
-        from sklearn.metrics import f1_score, make_scorer, precision_score, recall_score
-        from sklearn.model_selection import StratifiedKFold, cross_validate
-        from sklearn.tree import DecisionTreeClassifier
-    except ImportError as exc:
-        raise ImportError('ml_utility_loss needs scikit-learn: pip install "gpuppdp[ml]" '
-                          '(or pip install scikit-learn)') from exc
-    features = column_list(features, "features")
-    if target in features:
-        raise ValueError(f"column {target!r} is given as a feature and as the target")
-    if tolerance is not None and not float(tolerance) >= 0:
-        raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}")
-    released, src = _source_rows(original, released)
-    _check_frames(original, released, features + [target], "features")
-    if not np.array_equal(src, np.arange(len(original))):
-        order = np.argsort(src, kind="stable")
-        released = released.iloc[order].reset_index(drop=True)
-        original = original.iloc[src[order]].reset_index(drop=True)
-    if classifier is None:
-        classifier = DecisionTreeClassifier(min_samples_leaf=5, random_state=random_state)
-    folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state)
-    scoring = {"accuracy": "accuracy",
-               "precision": make_scorer(precision_score, average=average, zero_division=0),
-               "recall": make_scorer(recall_score, average=average, zero_division=0),
-               "f1": make_scorer(f1_score, average=average, zero_division=0)}
-
-    def scores(table: pd.DataFrame) -> dict:
-        x = np.column_stack([encode_column(table[c])[0].astype(np.int64) for c in features])
-        y = encode_column(table[target])[0].astype(np.int64)
-        res = cross_validate(classifier, x, y, cv=folds, scoring=scoring)
-        return {m: float(np.mean(res[f"test_{m}"])) for m in ML_METRICS}
-
-    so, sr = scores(original), scores(released)
-    out = {"accuracy_original": so["accuracy"], "accuracy_released": sr["accuracy"],
-           "relative_loss": (so["accuracy"] - sr["accuracy"]) / so["accuracy"]
-           if so["accuracy"] > 0 else float("nan")}
-    for m in ML_METRICS[1:]:
-        out[f"{m}_original"], out[f"{m}_released"] = so[m], sr[m]
-    out["relative_losses"] = {m: (so[m] - sr[m]) / so[m] if so[m] > 0 else float("nan")
-                              for m in ML_METRICS}
-    if tolerance is not None:
-        out["tolerance"] = float(tolerance)
-        out["within_tolerance"] = {m: so[m] - sr[m] <= float(tolerance) + 1e-12
-                                   for m in ML_METRICS}
-    return out
