@@ -1,4 +1,4 @@
-"""Test tiers (see ARCHITECTURE.md, "Tests (tiers)").
+"""Test tiers (see README.md, "Tests").
 
 The environment is set before anything imports Numba: unless ``GPUPPDP_TEST_GPU=1`` asks for
 the GPU tier, CUDA kernels run under Numba's simulator (``NUMBA_ENABLE_CUDASIM=1``).
