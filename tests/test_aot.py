@@ -92,8 +92,8 @@ def test_the_extension_is_ignored_where_it_does_not_match(monkeypatch):
     monkeypatch.setattr(aot, "source_digest", lambda: "edited")
     assert aot._open() == (None, "kernel sources changed since the build")
     monkeypatch.undo()
-    monkeypatch.setattr(aot, "_host", lambda: {"cpu": "i486", "features": ""})
-    assert aot._open()[1].endswith("running on i486")
+    monkeypatch.setattr(aot, "_host", lambda: {"cpu": "i486", "features": "+cmov,-avx"})
+    assert "this CPU (i486) does not support (it lacks avx" in aot._open()[1]
     monkeypatch.undo()
     import numba
     monkeypatch.setattr(numba, "__version__", "0.1")
@@ -101,6 +101,17 @@ def test_the_extension_is_ignored_where_it_does_not_match(monkeypatch):
     monkeypatch.undo()
     monkeypatch.setenv("GPUPPDP_AOT", "0")
     assert aot._open() == (None, "off (GPUPPDP_AOT=0)")
+
+
+@pytest.mark.skipif(aot.baseline()["cpu"] != aot.X86_BASELINE, reason="x86-64 only")
+def test_the_extension_travels_to_another_cpu_with_the_baseline(monkeypatch):
+    """Built for the x86-64 baseline, not for the building machine's CPU: another CPU model
+    with the baseline's features (and more, and some turned off) uses it."""
+    assert aot._open()[1]["cpu"] == aot.X86_BASELINE
+    features = ",".join(f"+{f}" for f in aot.X86_BASELINE_FEATURES) + ",+sha,-avx512f"
+    monkeypatch.setattr(aot, "_host", lambda: {"cpu": "znver2", "features": features})
+    module, meta = aot._open()
+    assert module is not None and meta["requires"] == list(aot.X86_BASELINE_FEATURES)
 
 
 def test_every_declared_signature_is_compiled_and_attached():

@@ -6,15 +6,16 @@ calls from Python (the compiled Flash; the Python traversal's node properties an
 source; the batched evaluator of the exhaustive and level searches) declare explicit
 signatures (:func:`ahead_of_time`, beside their definitions);
 building the package (``setup.py``, :func:`build`) compiles them with Numba's ahead-of-time
-compiler (``numba.pycc``) into the extension module ``gpuppdp.kernels._aot``, for the
-building machine's CPU; and when a kernel's module is imported its compiled forms are
+compiler (``numba.pycc``) into the extension module ``gpuppdp.kernels._aot``, for a portable
+instruction-set baseline (on x86-64 the psABI level :data:`X86_BASELINE`, any AVX2 machine;
+elsewhere the building machine's CPU); and when a kernel's module is imported its compiled forms are
 attached to its dispatcher, so that a call with a declared signature runs them and any other
 call compiles as before.
 
 The extension is used only where it matches: built from the same kernel sources (a digest of
 the ``gpuppdp.kernels`` and ``gpuppdp.engine`` packages, which hold every compiled function
-these kernels call), by the same Numba, for this CPU.  Otherwise (a source edited since the
-build, another machine, no C compiler at build time, ``GPUPPDP_AOT=0`` when building or
+these kernels call), by the same Numba, on a CPU with every feature of the baseline.  Otherwise (a source edited
+since the build, a CPU without them, no C compiler at build time, ``GPUPPDP_AOT=0`` when building or
 running) the kernels compile on first use, and :func:`status` says why.  In a development
 install, ``pip install --no-deps -e .`` rebuilds it after a kernel is edited.
 """
@@ -26,6 +27,7 @@ import importlib
 import importlib.util
 import json
 import os
+import platform
 import tempfile
 from pathlib import Path
 
@@ -40,6 +42,12 @@ MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kerne
            "gpuppdp.engine.search.flash_compiled")
 #: the packages whose sources the digest covers
 PACKAGES = ("gpuppdp.kernels", "gpuppdp.core", "gpuppdp.engine", "gpuppdp.engine.search")
+#: the x86-64 instruction-set level the extension is compiled for (the psABI's level 3:
+#: Intel Haswell and AMD Excavator, 2013-2015, and later) and its features, as LLVM names them
+X86_BASELINE = "x86-64-v3"
+X86_BASELINE_FEATURES = ("cmov", "cx8", "fxsr", "mmx", "sse", "sse2", "cx16", "popcnt", "sahf",
+                         "sse3", "ssse3", "sse4.1", "sse4.2", "avx", "avx2", "bmi", "bmi2",
+                         "f16c", "fma", "lzcnt", "movbe", "xsave")
 EXTENSION = "_aot"
 METADATA = "metadata"  # the extension's function returning its metadata (JSON)
 
@@ -97,6 +105,21 @@ def _host() -> dict:
             "features": config.CPU_FEATURES or ll.get_host_cpu_features().flatten()}
 
 
+def _enabled(features: str) -> set[str]:
+    """The names of the features an LLVM feature string (``+avx2,-avx512f,...``) turns on."""
+    return {f[1:] for f in features.split(",") if f.startswith("+")}
+
+
+def baseline() -> dict:
+    """The CPU the extension is compiled for and the features it needs of the running CPU:
+    the x86-64 baseline on x86-64, elsewhere the building machine's CPU and all its
+    features."""
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        return {"cpu": X86_BASELINE, "requires": list(X86_BASELINE_FEATURES)}
+    host = _host()
+    return {"cpu": host["cpu"], "requires": sorted(_enabled(host["features"]))}
+
+
 def _package_dir(name: str) -> Path:
     return Path(importlib.util.find_spec(name).submodule_search_locations[0])
 
@@ -138,8 +161,10 @@ def _open() -> tuple:
     if meta.get("numba") != numba.__version__:
         return None, f"built by Numba {meta.get('numba')}, running {numba.__version__}"
     host = _host()
-    if (meta.get("cpu"), meta.get("features")) != (host["cpu"], host["features"]):
-        return None, f"built for CPU {meta.get('cpu')}, running on {host['cpu']}"
+    missing = sorted(set(meta.get("requires", ["?"])) - _enabled(host["features"]))
+    if missing:
+        return None, (f"built for {meta.get('cpu')}, which this CPU ({host['cpu']}) does not "
+                      f"support (it lacks {', '.join(missing[:6])})")
     if meta.get("digest") != source_digest():
         return None, "kernel sources changed since the build"
     return module, meta
@@ -182,14 +207,15 @@ def _build(target: str) -> dict:
     cc = CC(EXTENSION)
     cc.output_dir = os.path.dirname(os.path.abspath(target))
     cc.output_file = os.path.basename(target)
-    cc.target_cpu = "host"
+    built_for = baseline()
+    cc.target_cpu = built_for["cpu"]
     exports: dict[str, list] = {}
     for key, (dispatcher, signatures) in sorted(_DECLARED.items()):
         for i, signature in enumerate(signatures):
             export = f"{key.replace('.', '_')}_{i}"
             cc.export(export, signature)(dispatcher.py_func)
             exports.setdefault(key, []).append((export, signature))
-    meta = {"numba": numba.__version__, **_host(), "digest": source_digest(),
+    meta = {"numba": numba.__version__, **built_for, "digest": source_digest(),
             "exports": exports}
     cc.export(METADATA, "unicode_type()")(_constant(json.dumps(meta)))
     flags = pycc_compiler.Flags
