@@ -171,8 +171,8 @@ def estimate_count(release, where: Mapping, *, hierarchies: Mapping | None = Non
 
     ``release``: a released DataFrame (QID values as hierarchy labels, intervals or ``*``), an
     ``AnonymizationResult``, a ``MondrianRelease`` or an
-    :class:`~gpuppdp.algorithms.anatomy.AnatomizedRelease`.  ``where`` maps a column to a value (equality,
-    compared as strings) or ``(lo, hi)`` (``lo <= x <= hi``, numbers).  ``hierarchies`` maps
+    :class:`~gpuppdp.algorithms.anatomy.AnatomizedRelease`.  ``where`` maps a column to a
+    value (equality, compared as strings) or ``(lo, hi)`` (``lo <= x <= hi``, numbers).  ``hierarchies`` maps
     columns to the hierarchies their labels come from; ``domains`` maps columns to their
     original values, for ``*`` in a column without a hierarchy.
     """

@@ -432,6 +432,7 @@ class Negotiation:
     @property
     def G(self) -> pd.DataFrame:  # noqa: N802 - the paper's name
         """The policies meeting the privacy constraint (rows of :attr:`policies`)."""
+        self._require_fitted()
         return self.policies[self.policies["privacy_ok"].to_numpy()]
 
     def _require_fitted(self) -> None:
@@ -625,12 +626,14 @@ class Negotiation:
         if self.deal is None:
             raise RuntimeError("no deal: nothing to release")
         levels = [self.deal["policy"][q] for q in self.quasi_identifiers]
-        out = transform.release(self.data, self._evaluator, levels, suppression=suppression, seed=seed)
+        out = transform.release(self.data, self._evaluator, levels, suppression=suppression,
+                                seed=seed)
         self._evaluator.metric.batches.clear()  # the figures of the node just released
         return out
 
     def summary(self) -> dict:
         """The settings, ``G``'s size, the rounds and the deal (JSON-ready)."""
+        self._require_fitted()
         profit = None
         if self.profit is not None:
             profit = self.profit.describe() if hasattr(self.profit, "describe") else \
