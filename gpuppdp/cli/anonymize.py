@@ -16,9 +16,9 @@ import time
 from typing import TYPE_CHECKING
 
 from .choices import TDS_GENERALIZATIONS
-from .common import (add_anonymization_options, add_chunk_option, add_dask_option, add_run_options,
-                     anonymizer_from_args, chunk_rows_for, format_summary, print_release,
-                     release_plan, run_summary, search_progress)
+from .common import (_privacy_models, add_anonymization_options, add_chunk_option,
+                     add_dask_option, add_run_options, anonymizer_from_args, chunk_rows_for,
+                     format_summary, print_release, release_plan, run_summary, search_progress)
 from .generate import whole_number
 
 if TYPE_CHECKING:  # registering imports only the standard library; the runs load the library
@@ -305,7 +305,6 @@ def _partition_algorithm(args, model: dict, data):
     from ..algorithms import TDS, Mondrian
     from ..engine.encoding import SchemaError
     from ..hierarchy import Hierarchy
-    from .common import _privacy_models
 
     qids = [name for name, _ in args.qi]
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
