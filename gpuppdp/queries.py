@@ -172,9 +172,9 @@ def estimate_count(release, where: Mapping, *, hierarchies: Mapping | None = Non
     ``release``: a released DataFrame (QID values as hierarchy labels, intervals or ``*``), an
     ``AnonymizationResult``, a ``MondrianRelease`` or an
     :class:`~gpuppdp.algorithms.anatomy.AnatomizedRelease`.  ``where`` maps a column to a
-    value (equality, compared as strings) or ``(lo, hi)`` (``lo <= x <= hi``, numbers).  ``hierarchies`` maps
-    columns to the hierarchies their labels come from; ``domains`` maps columns to their
-    original values, for ``*`` in a column without a hierarchy.
+    value (equality, compared as strings) or ``(lo, hi)`` (``lo <= x <= hi``, numbers).
+    ``hierarchies`` maps columns to the hierarchies their labels come from; ``domains`` maps
+    columns to their original values, for ``*`` in a column without a hierarchy.
     """
     if _anatomized(release):
         return _estimate_anatomy(release, where)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from gpuppdp.algorithms import TDS, Mondrian
+from gpuppdp.algorithms.mondrian import certainty_penalty
 from gpuppdp.analysis.checker import check
 from gpuppdp.cli.main import main
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.algorithms import TDS, Mondrian
-from gpuppdp.algorithms.mondrian import certainty_penalty
 
 PAPER = [("9th", "M", 30, 0, 3), ("10th", "M", 32, 0, 4), ("11th", "M", 35, 2, 3),
          ("12th", "F", 37, 3, 1), ("Bachelors", "F", 42, 4, 2), ("Bachelors", "F", 44, 4, 0),

@@ -16,10 +16,9 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer, datasets
-from gpuppdp.cli.main import main
 from gpuppdp.algorithms import TDS, Mondrian
-from gpuppdp.report import (PARTITION_SECTION_TITLES, SECTION_TITLES, build_report,
-                            write_report)
+from gpuppdp.cli.main import main
+from gpuppdp.report import PARTITION_SECTION_TITLES, SECTION_TITLES, build_report, write_report
 from gpuppdp.report.partition import TOP_AS_RELEASED
 
 ROWS = 2000

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuppdp.analysis.checker import check
 from gpuppdp.algorithms import Anatomy
 from gpuppdp.algorithms.anatomy import _bucket_groups
+from gpuppdp.analysis.checker import check
 from gpuppdp.cli.main import main
 from gpuppdp.queries import estimate_count
 

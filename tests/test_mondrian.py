@@ -13,13 +13,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuppdp import Anonymizer
+from gpuppdp.algorithms import Mondrian
+from gpuppdp.algorithms.mondrian import certainty_penalty
 from gpuppdp.analysis.checker import check
 from gpuppdp.builders import interval_hierarchy
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.models import (AlphaKAnonymity, DistinctLDiversity, EntropyLDiversity, LKCPrivacy,
-                            TCloseness)
-from gpuppdp.algorithms import Mondrian
-from gpuppdp.algorithms.mondrian import certainty_penalty
+from gpuppdp.models import (
+    AlphaKAnonymity,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    LKCPrivacy,
+    TCloseness,
+)
 
 LETTERS = list("abcdef")
 H_CAT = Hierarchy([LETTERS, ["ab", "ab", "cd", "cd", "ef", "ef"],

@@ -14,11 +14,20 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Hierarchy
+from gpuppdp.algorithms.negotiation import (
+    BASES,
+    FIGURES,
+    OBJECTIVES,
+    OTHERS,
+    LinearProfit,
+    Negotiation,
+    _moves,
+    parse_pattern,
+    parse_profit,
+)
 from gpuppdp.analysis.checker import check
 from gpuppdp.cli import negotiate as cli_negotiate
 from gpuppdp.cli.main import main
-from gpuppdp.algorithms.negotiation import (BASES, FIGURES, OBJECTIVES, OTHERS, LinearProfit,
-                                            Negotiation, _moves, parse_pattern, parse_profit)
 
 # --------------------------------------------------------------------------------------------
 # a tiny table: a (height 2) x b (height 1) = 6 policies, node id = a + 3 b

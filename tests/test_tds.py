@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuppdp import datasets
+from gpuppdp.algorithms import TDS
+from gpuppdp.algorithms.mondrian import certainty_penalty
+from gpuppdp.algorithms.tds import _CatCut, _NumCut, release_table
 from gpuppdp.analysis.checker import check
 from gpuppdp.core.codes import encode_column
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.algorithms.mondrian import certainty_penalty
-from gpuppdp.algorithms import TDS
-from gpuppdp.algorithms.tds import _CatCut, _NumCut, release_table
 
 LETTERS = list("abcdef")
 H_CAT = Hierarchy([LETTERS, ["ab", "ab", "cd", "cd", "ef", "ef"],

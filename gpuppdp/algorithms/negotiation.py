@@ -101,7 +101,7 @@ from ..engine.metrics import Metric
 from ..errors import InputError, InputTypeError
 from ..models import PrivacyLoss
 from ..validation import check_number
-from ._lattice import lattice_hierarchies, lattice_evaluator
+from ._lattice import lattice_evaluator, lattice_hierarchies
 
 __all__ = ["Negotiation", "LossFigures", "LinearProfit", "parse_profit", "parse_pattern",
            "FIGURES", "BASES", "OBJECTIVES", "OTHERS"]

@@ -54,8 +54,15 @@ from ..errors import InputError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import check_columns, check_int, check_number, column_list
-from .mondrian import (MondrianRelease, _check_present, _Numeric, _repr, certainty_penalty,
-                       qid_hierarchies, removed_columns)
+from .mondrian import (
+    MondrianRelease,
+    _check_present,
+    _Numeric,
+    _repr,
+    certainty_penalty,
+    qid_hierarchies,
+    removed_columns,
+)
 
 __all__ = ["TDS", "TDSRelease", "GENERALIZATIONS", "verify_release", "release_table"]
 

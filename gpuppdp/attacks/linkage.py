@@ -72,8 +72,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, InputTypeError
 from ..core.codes import encode_column
+from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import check_int, column_list
