@@ -390,3 +390,29 @@ def test_models_that_are_not_class_level_or_on_another_column_are_refused():
     with pytest.raises(ValueError, match="no release satisfies them"):
         Mondrian(qids, k=5, sensitive="occupation", hierarchies=cat,
                  models=[DistinctLDiversity("occupation", 40)]).fit(data)
+
+
+def test_quasi_identifiers_as_a_mapping_as_the_anonymizer_takes_them():
+    """``{QID: Hierarchy or None}`` gives the same release as names plus ``hierarchies=``;
+    both at once is refused; the parameters are the repr."""
+    df = pd.DataFrame({"x": [1, 2, 3, 4, 5, 6], "c": ["a", "b", "c", "d", "e", "f"]})
+    by_names = Mondrian(["x", "c"], k=2, hierarchies={"c": H_CAT}).fit(df)
+    by_map = Mondrian({"x": None, "c": H_CAT}, k=2).fit(df)
+    pd.testing.assert_frame_equal(by_names.released, by_map.released)
+    assert by_names.partition.tolist() == by_map.partition.tolist()
+    with pytest.raises(ValueError, match="not both"):
+        Mondrian({"x": None, "c": H_CAT}, k=2, hierarchies={"c": H_CAT})
+    assert repr(Mondrian(["x"], k=3)).startswith("Mondrian(quasi_identifiers=['x'], k=3")
+
+
+def test_roles_of_the_other_columns():
+    """``identifying`` columns and, with ``others="drop"``, those with no role are left out
+    of the release; ``others="error"`` refuses columns with no role."""
+    df = pd.DataFrame({"x": [1, 2, 3, 4], "id": [9, 8, 7, 6], "note": list("abcd")})
+    r = Mondrian(["x"], k=2, identifying=["id"], others="drop").fit(df)
+    assert list(r.released.columns) == ["x"]
+    assert r.removed_columns == ["id", "note"] and r.dropped_columns == ["note"]
+    kept = Mondrian(["x"], k=2, identifying=["id"]).fit(df)
+    assert list(kept.released.columns) == ["x", "note"]
+    with pytest.raises(ValueError, match="1 column\\(s\\) have no role: 'note'"):
+        Mondrian(["x"], k=2, identifying=["id"], others="error").fit(df)

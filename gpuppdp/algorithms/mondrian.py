@@ -294,9 +294,16 @@ def _release(data, qids, attrs, part):
     return released, ncp, gcp
 
 
-def qid_hierarchies(hierarchies: Mapping | None, qids: Sequence[str]) -> dict:
-    """``hierarchies`` as a dict, checked: Hierarchy objects, for quasi-identifiers only (the
-    other QIDs are numeric)."""
+def qid_hierarchies(quasi_identifiers, hierarchies: Mapping | None) -> tuple[list, dict]:
+    """``(QIDs, {QID: Hierarchy})`` of a partition algorithm, checked: ``quasi_identifiers``
+    is a list of names (their hierarchies in ``hierarchies``) or a mapping of each name to
+    its Hierarchy or ``None``; a QID without a hierarchy is numeric."""
+    if isinstance(quasi_identifiers, Mapping):
+        if hierarchies:
+            raise InputError("give the hierarchies in quasi_identifiers (a mapping) or in "
+                             "hierarchies=, not both")
+        hierarchies = {c: h for c, h in quasi_identifiers.items() if h is not None}
+    qids = column_list(quasi_identifiers)
     hierarchies = dict(hierarchies or {})
     extra = [c for c in hierarchies if c not in qids]
     if extra:
@@ -306,7 +313,7 @@ def qid_hierarchies(hierarchies: Mapping | None, qids: Sequence[str]) -> dict:
         if not isinstance(h, Hierarchy):
             raise InputTypeError(f"hierarchies[{c!r}] must be a Hierarchy, got "
                                  f"{type(h).__name__}")
-    return hierarchies
+    return qids, hierarchies
 
 
 def removed_columns(columns: Sequence[str], named: Sequence[str], *,
@@ -392,12 +399,13 @@ def _check_models(models: Sequence, sensitive: str | None) -> None:
 class Mondrian:
     """Mondrian multidimensional partitioning (LeFevre, DeWitt & Ramakrishnan, ICDE 2006).
 
-    ``quasi_identifiers`` with a hierarchy in ``hierarchies`` are categorical (cut along the
-    hierarchy, released as the lowest common ancestor's label); the others must be numeric
-    (released as ranges ``[lo-hi]``).  Every partition holds at least ``k`` records and, with
-    ``l`` (needs ``sensitive``), ``l`` distinct values of ``sensitive`` (distinct
-    l-diversity, Machanavajjhala et al., ICDE 2006).  ``strict=False`` gives relaxed
-    partitioning.  ``models``: further class-level privacy models of :mod:`gpuppdp.models`
+    ``quasi_identifiers``: column names, or a mapping of each to its Hierarchy or ``None``
+    (as :class:`gpuppdp.Anonymizer` takes them; then no ``hierarchies``).  QIDs with a
+    hierarchy are categorical (cut along it, released as the lowest common ancestor's
+    label); the others must be numeric (released as ranges ``[lo-hi]``).  Every partition
+    holds at least ``k`` records and, with ``l`` (needs ``sensitive``), ``l`` distinct values
+    of ``sensitive`` (distinct l-diversity, Machanavajjhala et al., ICDE 2006).
+    ``strict=False`` gives relaxed partitioning.  ``models``: further class-level privacy models of :mod:`gpuppdp.models`
     on ``sensitive`` (t-closeness, entropy or recursive l-diversity, (alpha,k)-anonymity,
     delta-disclosure, beta-likeness, the privacy-loss model), judged on every candidate
     partition with the models' own verdict, against the whole table's distribution.
@@ -412,12 +420,13 @@ class Mondrian:
     ['[21-22]', '[21-22]', '[35-36]', '[35-36]']
     """
 
-    def __init__(self, quasi_identifiers: Sequence[str], *, k: int,
+    def __init__(self, quasi_identifiers: Sequence[str] | Mapping, *, k: int,
                  sensitive: str | None = None, l: int | None = None, strict: bool = True,
                  hierarchies: Mapping[str, Hierarchy] | None = None, models: Sequence = (),
                  insensitive: Sequence[str] = (), identifying: Sequence[str] = (),
                  others: str = "insensitive", verify: bool = False):
-        self.quasi_identifiers = column_list(quasi_identifiers)
+        self.quasi_identifiers, self.hierarchies = qid_hierarchies(quasi_identifiers,
+                                                                   hierarchies)
         self.k = check_int("k", k, 1)
         self.sensitive = sensitive
         self.l = None if l is None else check_int("l", l, 1)
@@ -427,7 +436,6 @@ class Mondrian:
             raise InputError(f"column {sensitive!r} is given as a quasi-identifier and as the "
                              "sensitive attribute")
         self.strict = bool(strict)
-        self.hierarchies = qid_hierarchies(hierarchies, self.quasi_identifiers)
         self.models = list(models)
         _check_models(self.models, sensitive)
         self.insensitive = column_list(insensitive, "insensitive") if insensitive else []

@@ -460,10 +460,12 @@ class TDS:
     LKC-privacy (``lkc=(L, K, C)`` or ``(L, K, C, values)``, HDTDS: Mohammed, Fung, Hung & Lee,
     KDD 2009; ``C < 1`` needs ``sensitive``).
 
-    ``quasi_identifiers`` with a hierarchy in ``hierarchies`` are specialized along it; the
-    others must be numeric and are split at run time by the best binary split.  ``target``
-    is the classification attribute of InfoGain (score ``InfoGain / (PrivLoss + 1)``);
-    without one the score is the information gain about the attribute's own values.
+    ``quasi_identifiers`` (names, their hierarchies in ``hierarchies``, or a mapping of each
+    to its Hierarchy or ``None``, as :class:`~gpuppdp.algorithms.mondrian.Mondrian` takes
+    them) with a hierarchy are specialized along it; the others must be numeric and are
+    split at run time by the best binary split.  ``target`` is the classification attribute
+    of InfoGain (score ``InfoGain / (PrivLoss + 1)``); without one the score is the
+    information gain about the attribute's own values.
     ``verify`` checks the release with :func:`gpuppdp.analysis.checker.check` and raises
     ``RuntimeError`` if it fails.  ``insensitive``, ``identifying`` and ``others``: the other
     columns' roles, as :class:`~gpuppdp.algorithms.mondrian.Mondrian` takes them.
@@ -495,14 +497,14 @@ class TDS:
     ['[21-22]', '[21-22]', '[35-36]', '[35-36]']
     """
 
-    def __init__(self, quasi_identifiers: Sequence[str], *, k: int | None = None,
+    def __init__(self, quasi_identifiers: Sequence[str] | Mapping, *, k: int | None = None,
                  lkc: tuple | None = None, sensitive: str | None = None,
                  target: str | None = None, hierarchies: Mapping[str, Hierarchy] | None = None,
                  generalization: str = "subtree", insensitive: Sequence[str] = (),
                  identifying: Sequence[str] = (), others: str = "insensitive",
                  verify: bool = True):
-        self.quasi_identifiers = column_list(quasi_identifiers)
-        self.hierarchies = qid_hierarchies(hierarchies, self.quasi_identifiers)
+        self.quasi_identifiers, self.hierarchies = qid_hierarchies(quasi_identifiers,
+                                                                   hierarchies)
         if generalization not in GENERALIZATIONS:
             raise InputError(f"generalization must be one of {', '.join(GENERALIZATIONS)}, "
                              f"got {generalization!r}")
