@@ -399,14 +399,14 @@ def _check_models(models: Sequence, sensitive: str | None) -> None:
 class Mondrian:
     """Mondrian multidimensional partitioning (LeFevre, DeWitt & Ramakrishnan, ICDE 2006).
 
-    ``quasi_identifiers``: column names, or a mapping of each to its Hierarchy or ``None``
-    (as :class:`gpuppdp.Anonymizer` takes them; then no ``hierarchies``).  QIDs with a
-    hierarchy are categorical (cut along it, released as the lowest common ancestor's
-    label); the others must be numeric (released as ranges ``[lo-hi]``).  Every partition
-    holds at least ``k`` records and, with ``l`` (needs ``sensitive``), ``l`` distinct values
-    of ``sensitive`` (distinct l-diversity, Machanavajjhala et al., ICDE 2006).
-    ``strict=False`` gives relaxed partitioning.  ``models``: further class-level privacy models of :mod:`gpuppdp.models`
-    on ``sensitive`` (t-closeness, entropy or recursive l-diversity, (alpha,k)-anonymity,
+    ``quasi_identifiers``: column names, or a mapping of each to its Hierarchy or ``None`` (as
+    :class:`gpuppdp.Anonymizer` takes them; then no ``hierarchies``).  QIDs with a hierarchy are
+    categorical (cut along it, released as the lowest common ancestor's label); the others must
+    be numeric (released as ranges ``[lo-hi]``).  Every partition holds at least ``k`` records
+    and, with ``l`` (needs ``sensitive``), ``l`` distinct values of ``sensitive`` (distinct
+    l-diversity, Machanavajjhala et al., ICDE 2006).  ``strict=False`` gives relaxed
+    partitioning.  ``models``: further class-level privacy models of :mod:`gpuppdp.models` on
+    ``sensitive`` (t-closeness, entropy or recursive l-diversity, (alpha,k)-anonymity,
     delta-disclosure, beta-likeness, the privacy-loss model), judged on every candidate
     partition with the models' own verdict, against the whole table's distribution.
 
