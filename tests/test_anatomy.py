@@ -172,3 +172,12 @@ def test_cli_error_writes_nothing(tmp_path, capsys):
     code = main(["anatomize", str(src), "--qi", "age", "--sensitive", "disease", "--l", "2",
                  "--qit", str(src), "--st", str(st_)])
     assert code == 2 and "input of this run" in capsys.readouterr().err
+
+
+def test_parameters_in_the_constructor():
+    """Anatomy checks and stores its parameters (its repr); fit(data) does the work."""
+    anatomy = Anatomy(QIDS, sensitive="disease", l=2, seed=3)
+    assert repr(anatomy) == (f"Anatomy(quasi_identifiers={QIDS!r}, sensitive='disease', "
+                             "l=2, seed=3)")
+    with pytest.raises(ValueError, match="quasi-identifier and as the sensitive"):
+        Anatomy(QIDS, sensitive=QIDS[0], l=2)

@@ -546,3 +546,15 @@ def test_cli_accept_counter_and_no_deal(tmp_path):
     # variable rate needs a profit function: a one-line error, status 2
     assert main(["negotiate", *base, "--pattern", "a;b", "--objective", "variable",
                  "--json", str(deal_json)]) == 2
+
+
+def test_parameters_first_then_fit():
+    """The parameters are checked and stored by the constructor (its repr); the offers
+    wait for fit(data), which returns the negotiation."""
+    data, hs = tiny()
+    neg = Negotiation(hs, "s", epsilon=1, alpha=2, backend="cpu")
+    assert repr(neg).startswith("Negotiation(quasi_identifiers=['a', 'b'], sensitive='s', "
+                                "epsilon=1.0, alpha=2.0")
+    with pytest.raises(RuntimeError, match=r"fit\(data\) first"):
+        neg.offer([["a"]])
+    assert neg.fit(data) is neg and neg.status == "open"
