@@ -39,7 +39,8 @@ NUMERIC = {"age"}
 def _cases(name, data, hierarchies, qids, ks, ls, args, backend, queries):
     from gpuppdp import Anonymizer
     from gpuppdp.analysis.checker import check
-    from gpuppdp.algorithms.mondrian import certainty_penalty, mondrian
+    from gpuppdp.algorithms import Mondrian
+    from gpuppdp.algorithms.mondrian import certainty_penalty
     from gpuppdp.queries import workload_error
 
     cat = {c: hierarchies[c] for c in qids if c not in NUMERIC}
@@ -60,8 +61,8 @@ def _cases(name, data, hierarchies, qids, ks, ls, args, backend, queries):
             full_err = workload_error(data, full, queries=queries, seed=1,
                                       columns=qids) if queries else None
             for strict in (True, False):
-                run = lambda: mondrian(data, qids, k=k, sensitive="occupation" if l else None,
-                                       l=l, strict=strict, hierarchies=cat)
+                run = lambda: Mondrian(qids, k=k, sensitive="occupation" if l else None,
+                                       l=l, strict=strict, hierarchies=cat).fit(data)
                 times, outs = timed_runs(run, args.repeats, lambda: None)
                 r = outs[-1]
                 measured = check(r.released, quasi_identifiers=qids,
@@ -85,12 +86,12 @@ def _cases(name, data, hierarchies, qids, ks, ls, args, backend, queries):
 
 
 def _anatomy(name, data, qids, ls, repeats):
-    from gpuppdp.algorithms.anatomy import anatomize
+    from gpuppdp.algorithms import Anatomy
 
     out = []
     for l in ls:
-        times, outs = timed_runs(lambda: anatomize(data, quasi_identifiers=qids,
-                                                   sensitive="occupation", l=l, seed=0),
+        times, outs = timed_runs(lambda: Anatomy(qids, sensitive="occupation", l=l,
+                                                 seed=0).fit(data),
                                  repeats, lambda: None)
         r = outs[-1]
         out.append({"data": name, "rows": len(data), "algorithm": "anatomy", "l": l,

@@ -151,7 +151,7 @@ def main() -> None:
     print_machine(info)
 
     from gpuppdp.analysis.checker import check
-    from gpuppdp.algorithms.mondrian import mondrian
+    from gpuppdp.algorithms import Mondrian
 
     table = prepared()
     coded = intuitive(table)
@@ -163,8 +163,8 @@ def main() -> None:
     for k in ks:
         for setup, mode, data, hierarchies in setups:
             def run(data=data, hierarchies=hierarchies, mode=mode, k=k):
-                return mondrian(data, QIDS, k=k, strict=mode == "strict",
-                                hierarchies=hierarchies)
+                return Mondrian(QIDS, k=k, strict=mode == "strict",
+                                hierarchies=hierarchies).fit(data)
 
             seconds, releases = timed_runs(run, args.repeats, lambda: None, warmup=False)
             release = releases[-1]

@@ -8,7 +8,7 @@ InfoGain / (AnonyLoss + 1)) or none (the plain information gain); HDTDS with LKC
 ``(L, K, C)`` and sensitive ``occupation``.  Census: ``gpuppdp.datasets.census(--rows,
 --seed)``, QIDs ``age`` (numeric) and ``zip, sex, race, marital, education``, no target.
 
-Every release is checked by the independent checker (inside ``tds``); GCP of full-domain and
+Every release is checked by the independent checker (inside ``TDS.fit``); GCP of full-domain and
 Mondrian measured by the same function (``certainty_penalty``).  Prints a table and writes
 JSON (``--json``, default ``benchmarks/out/bench_tds.json``); asserts nothing about time.
 Example::
@@ -39,8 +39,8 @@ def _timed(fn, repeats):
 
 def _cases(name, data, hierarchies, qids, cases, args, backend, compare):
     from gpuppdp import Anonymizer
-    from gpuppdp.algorithms.mondrian import certainty_penalty, mondrian
-    from gpuppdp.algorithms.tds import tds
+    from gpuppdp.algorithms import TDS, Mondrian
+    from gpuppdp.algorithms.mondrian import certainty_penalty
 
     cat = {c: hierarchies[c] for c in qids if c != "age"}
     numeric = data.copy()
@@ -48,7 +48,7 @@ def _cases(name, data, hierarchies, qids, cases, args, backend, compare):
     rows = []
     for case in cases:
         kw = {key: case[key] for key in ("k", "lkc", "target", "sensitive") if key in case}
-        r, seconds = _timed(lambda: tds(numeric, qids, hierarchies=cat, **kw), args.repeats)
+        r, seconds = _timed(lambda: TDS(qids, hierarchies=cat, **kw).fit(numeric), args.repeats)
         row = {"data": name, "rows": len(data), **{k: v for k, v in kw.items()},
                "seconds": seconds, "specializations": r.specializations,
                "classes": r.partitions, "checked_k": r.checked["k"],
@@ -56,8 +56,8 @@ def _cases(name, data, hierarchies, qids, cases, args, backend, compare):
                "mondrian_gcp": None, "mondrian_seconds": None, "full_domain_gcp": None,
                "full_domain_seconds": None}
         if compare and "k" in case:
-            m, row["mondrian_seconds"] = _timed(lambda: mondrian(
-                numeric, qids, k=case["k"], hierarchies=cat), 1)
+            m, row["mondrian_seconds"] = _timed(lambda: Mondrian(
+                qids, k=case["k"], hierarchies=cat).fit(numeric), 1)
             row["mondrian_gcp"] = m.gcp
             t0 = time.perf_counter()
             full = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in qids},

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .core.codes import encode_column
+from .errors import InputError
 from .validation import check_frame, check_int, column_list
 
 __all__ = ["parse_interval", "estimate_count", "workload_error", "label_leaves"]
@@ -101,7 +102,7 @@ class _Column:
             return float(self._match(leaves, cond).mean())
         if text == "*":
             if self.domain is None:
-                raise ValueError(f"column {self.name!r}: '*' needs the column's hierarchy "
+                raise InputError(f"column {self.name!r}: '*' needs the column's hierarchy "
                                  "(hierarchies=) or domain (domains=) to be spread over")
             nums = [_as_number(v) for v in self.domain]
             if all(x is not None and float(x).is_integer() for x in nums) and nums:
@@ -142,16 +143,23 @@ def _release_parts(release, hierarchies):
     return check_frame(table, "release"), hierarchies
 
 
+def _anatomized(release) -> bool:
+    """Is ``release`` an :class:`~gpuppdp.algorithms.anatomy.AnatomizedRelease` (a QIT and an
+    ST)?  Known by its tables, so that this module imports no algorithm."""
+    return isinstance(getattr(release, "qit", None), pd.DataFrame) and \
+        isinstance(getattr(release, "st", None), pd.DataFrame)
+
+
 def _check_where(where, columns) -> dict:
     if not isinstance(where, Mapping) or not where:
-        raise ValueError(f"where must be a non-empty mapping column -> value or (lo, hi), "
+        raise InputError(f"where must be a non-empty mapping column -> value or (lo, hi), "
                          f"got {where!r}")
     for col, cond in where.items():
         if col not in columns:
-            raise ValueError(f"where: column {col!r} is not in the release")
+            raise InputError(f"where: column {col!r} is not in the release")
         if isinstance(cond, (tuple, list)):
             if len(cond) != 2 or _as_number(cond[0]) is None or _as_number(cond[1]) is None:
-                raise ValueError(f"where[{col!r}]: a range must be (lo, hi) numbers, got "
+                raise InputError(f"where[{col!r}]: a range must be (lo, hi) numbers, got "
                                  f"{cond!r}")
     return {c: tuple(v) if isinstance(v, list) else v for c, v in where.items()}
 
@@ -163,14 +171,12 @@ def estimate_count(release, where: Mapping, *, hierarchies: Mapping | None = Non
 
     ``release``: a released DataFrame (QID values as hierarchy labels, intervals or ``*``), an
     ``AnonymizationResult``, a ``MondrianRelease`` or an
-    :class:`~gpuppdp.algorithms.anatomy.AnatomizedRelease`.  ``where`` maps a column to a value (equality,
-    compared as strings) or ``(lo, hi)`` (``lo <= x <= hi``, numbers).  ``hierarchies`` maps
-    columns to the hierarchies their labels come from; ``domains`` maps columns to their
-    original values, for ``*`` in a column without a hierarchy.
+    :class:`~gpuppdp.algorithms.anatomy.AnatomizedRelease`.  ``where`` maps a column to a
+    value (equality, compared as strings) or ``(lo, hi)`` (``lo <= x <= hi``, numbers).
+    ``hierarchies`` maps columns to the hierarchies their labels come from; ``domains`` maps
+    columns to their original values, for ``*`` in a column without a hierarchy.
     """
-    from .algorithms.anatomy import AnatomizedRelease
-
-    if isinstance(release, AnatomizedRelease):
+    if _anatomized(release):
         return _estimate_anatomy(release, where)
     table, hierarchies = _release_parts(release, hierarchies)
     where = _check_where(where, table.columns)
@@ -228,13 +234,11 @@ def workload_error(original: pd.DataFrame, release, *, queries: int = 1000, seed
     random value of its domain.  ``details=True`` returns a DataFrame of the queries
     (``where``, ``actual``, ``estimate``, ``error``) instead of the mean.
     """
-    from .algorithms.anatomy import AnatomizedRelease
-
     check_frame(original, "original")
     queries = check_int("queries", queries, 1)
     dims = check_int("dims", dims, 1)
     if columns is None:
-        if isinstance(release, AnatomizedRelease):
+        if _anatomized(release):
             columns = release.quasi_identifiers + [release.sensitive]
         elif hasattr(release, "quasi_identifiers"):
             columns = list(release.quasi_identifiers) + (
@@ -245,7 +249,7 @@ def workload_error(original: pd.DataFrame, release, *, queries: int = 1000, seed
     columns = column_list(columns, "columns")
     missing = [c for c in columns if c not in original.columns]
     if missing:
-        raise ValueError(f"columns: not in the original table: {', '.join(map(repr, missing))}")
+        raise InputError(f"columns: not in the original table: {', '.join(map(repr, missing))}")
     rng = np.random.default_rng(seed)
     domains = {}
     for c in columns:

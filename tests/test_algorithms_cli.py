@@ -10,11 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from gpuppdp.algorithms import TDS, Mondrian
+from gpuppdp.algorithms.mondrian import certainty_penalty
 from gpuppdp.analysis.checker import check
 from gpuppdp.cli.main import main
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.algorithms.mondrian import certainty_penalty, mondrian
-from gpuppdp.algorithms.tds import tds
 
 PAPER = [("9th", "M", 30, 0, 3), ("10th", "M", 32, 0, 4), ("11th", "M", 35, 2, 3),
          ("12th", "F", 37, 3, 1), ("Bachelors", "F", 42, 4, 2), ("Bachelors", "F", 44, 4, 0),
@@ -75,7 +75,7 @@ def test_tds_release_is_the_library_release_and_checked(capsys, files):
     assert "Id" not in out.columns
     qids = ["Education", "Sex", "Work_Hrs"]
     assert check(out, quasi_identifiers=qids)["k"] >= 4
-    lib = tds(files["data"], qids, k=4, target="Class", hierarchies=hierarchies())
+    lib = TDS(qids, k=4, target="Class", hierarchies=hierarchies()).fit(files["data"])
     assert summary["ncp"] == pytest.approx(lib.ncp) and summary["gcp"] == pytest.approx(lib.gcp)
     counts = lambda t: t[qids].astype(str).value_counts().sort_index()  # noqa: E731
     pd.testing.assert_series_equal(counts(out), counts(lib.released))
@@ -97,8 +97,8 @@ def test_tds_sibling_generalization(capsys, files, target):
         assert summary["details"]["generalization"] == scheme
         assert summary["rows_in_release"] == summary["released_records"] == 34
         assert check(out, quasi_identifiers=qids)["k"] >= 5
-        lib = tds(files["data"], qids, k=5, target=target, hierarchies=hierarchies(),
-                  generalization=scheme)
+        lib = TDS(qids, k=5, target=target, hierarchies=hierarchies(),
+                  generalization=scheme).fit(files["data"])
         assert summary["gcp"] == pytest.approx(lib.gcp)
         results[scheme] = summary
     assert results["sibling"]["gcp"] <= results["subtree"]["gcp"] + 1e-12
@@ -123,8 +123,7 @@ def test_mondrian_with_l_diversity(capsys, files):
     qids = ["Education", "Sex", "Work_Hrs"]
     m = check(out, quasi_identifiers=qids, sensitive="Class")
     assert m["k"] >= 3 and m["distinct_l"] >= 2
-    lib = mondrian(files["data"], qids, k=3, sensitive="Class", l=2,
-                   hierarchies=hierarchies())
+    lib = Mondrian(qids, k=3, sensitive="Class", l=2, hierarchies=hierarchies()).fit(files["data"])
     assert summary["gcp"] == pytest.approx(lib.gcp)
     assert summary["transformation"] is None and KEYS <= set(summary)
     assert [m["model"] for m in summary["models"]] == ["k-anonymity", "distinct-l-diversity"]
@@ -141,8 +140,9 @@ def test_mondrian_with_t_closeness_and_entropy_l(capsys, files):
     qids = ["Education", "Sex", "Work_Hrs"]
     m = check(out, quasi_identifiers=qids, sensitive="Class")
     assert m["k"] >= 2 and m["t_equal"] <= 0.3 + 1e-12 and m["entropy_l"] >= 1.5 - 1e-9
-    lib = mondrian(files["data"], qids, k=2, sensitive="Class", hierarchies=hierarchies(),
-                   models=[TCloseness("Class", 0.3, "equal"), EntropyLDiversity("Class", 1.5)])
+    lib = Mondrian(qids, k=2, sensitive="Class", hierarchies=hierarchies(),
+                   models=[TCloseness("Class", 0.3, "equal"),
+                           EntropyLDiversity("Class", 1.5)]).fit(files["data"])
     assert summary["gcp"] == pytest.approx(lib.gcp)
     assert [m["model"] for m in summary["models"]] == ["k-anonymity", "entropy-l-diversity",
                                                        "t-closeness"]
@@ -177,7 +177,7 @@ def test_full_domain_refuses_a_qid_without_hierarchy(capsys, files):
       "--lkc", "2,2,0.9"], "does not support --lkc"),
     (["--algorithm", "tds", "--qi", "Work_Hrs", "--insensitive", "Class", "--k", "2",
       "--suppression", "5%"], "does not support --suppression"),
-    (["--algorithm", "tds", "--qi", "Work_Hrs", "--k", "2"], "columns without a role: Class"),
+    (["--algorithm", "tds", "--qi", "Work_Hrs", "--k", "2"], "1 column(s) have no role: 'Class'"),
     (["--algorithm", "mondrian", "--qi", "Work_Hrs", "--insensitive", "Class", "--k", "2",
       "--generalization", "sibling"], "--generalization is an option of --algorithm tds"),
     (["--algorithm", "tds", "--qi", "Class", "--insensitive", "Work_Hrs", "--k", "2"],

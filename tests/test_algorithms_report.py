@@ -16,11 +16,10 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer, datasets
+from gpuppdp.algorithms import TDS, Mondrian
 from gpuppdp.cli.main import main
-from gpuppdp.algorithms.mondrian import mondrian
-from gpuppdp.report import PARTITION_SECTION_TITLES, SECTION_TITLES, build_report
+from gpuppdp.report import PARTITION_SECTION_TITLES, SECTION_TITLES, build_report, write_report
 from gpuppdp.report.partition import TOP_AS_RELEASED
-from gpuppdp.algorithms.tds import tds
 
 ROWS = 2000
 CAT = ["sex", "race", "education", "marital-status"]
@@ -38,14 +37,14 @@ def adult():
 
 
 RUNS = {
-    "mondrian-strict": lambda d, h: mondrian(d, QIDS, k=5, sensitive="occupation", l=2,
-                                             hierarchies=h),
-    "mondrian-relaxed": lambda d, h: mondrian(d, QIDS, k=5, strict=False, hierarchies=h),
-    "tds-subtree": lambda d, h: tds(d, QIDS, k=10, target="salary-class", hierarchies=h),
-    "tds-sibling": lambda d, h: tds(d, QIDS, k=10, target="salary-class", hierarchies=h,
-                                    generalization="sibling"),
-    "hdtds": lambda d, h: tds(d, QIDS, lkc=(2, 10, 0.9), sensitive="occupation",
-                              hierarchies=h),
+    "mondrian-strict": lambda d, h: Mondrian(QIDS, k=5, sensitive="occupation", l=2,
+                                             hierarchies=h).fit(d),
+    "mondrian-relaxed": lambda d, h: Mondrian(QIDS, k=5, strict=False, hierarchies=h).fit(d),
+    "tds-subtree": lambda d, h: TDS(QIDS, k=10, target="salary-class", hierarchies=h).fit(d),
+    "tds-sibling": lambda d, h: TDS(QIDS, k=10, target="salary-class", hierarchies=h,
+                                    generalization="sibling").fit(d),
+    "hdtds": lambda d, h: TDS(QIDS, lkc=(2, 10, 0.9), sensitive="occupation",
+                              hierarchies=h).fit(d),
 }
 
 
@@ -67,7 +66,7 @@ def written(request, adult, tmp_path_factory):
     data, hier, _ = adult
     release = RUNS[request.param](data, hier)
     path = tmp_path_factory.mktemp("report") / f"{request.param}.html"
-    html_path, json_path = release.report(path, data)
+    html_path, json_path = write_report(release, data, path)
     return (request.param, release, html_path.read_text("utf-8"),
             json.loads(json_path.read_text("utf-8")))
 
@@ -146,7 +145,7 @@ def test_sibling_rows_at_every_root_are_released_records():
 
     h = Hierarchy.flat(["x", "y", "z"], name="v")
     data = pd.DataFrame({"v": ["x", "y", "x", "z", "y"], "s": list("abcab")})
-    release = tds(data, ["v"], k=2, hierarchies={"v": h}, generalization="sibling")
+    release = TDS(["v"], k=2, hierarchies={"v": h}, generalization="sibling").fit(data)
     rep = build_report(release, data)
     assert rep["summary"]["released_records"] == 5 and rep["class_sizes"]["records"] == 5
     assert rep["risk"]["release"]["prosecutor_highest_risk"] == pytest.approx(1 / 2)

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpuppdp.algorithms import Anatomy
+from gpuppdp.algorithms.anatomy import _bucket_groups
 from gpuppdp.analysis.checker import check
-from gpuppdp.algorithms.anatomy import _bucket_groups, anatomize
 from gpuppdp.cli.main import main
 from gpuppdp.queries import estimate_count
 
@@ -72,9 +73,9 @@ def test_every_release_is_l_diverse_and_faithful(case):
     top = df["s"].value_counts().max()
     if top * l > len(df):
         with pytest.raises(ValueError, match="not .*-eligible"):
-            anatomize(df, quasi_identifiers=["a", "b"], sensitive="s", l=l, seed=seed)
+            Anatomy(quasi_identifiers=["a", "b"], sensitive="s", l=l, seed=seed).fit(df)
         return
-    r = anatomize(df, quasi_identifiers=["a", "b"], sensitive="s", l=l, seed=seed)
+    r = Anatomy(quasi_identifiers=["a", "b"], sensitive="s", l=l, seed=seed).fit(df)
     # the QIT: the QIDs unmodified, in order
     pd.testing.assert_frame_equal(r.qit[["a", "b"]], df[["a", "b"]])
     # the independent checker on (group, sensitive): every value on at most 1/l of a group
@@ -89,15 +90,15 @@ def test_every_release_is_l_diverse_and_faithful(case):
     assert got.to_dict("list") == naive.to_dict("list")
     assert r.groups == joined["group_id"].nunique() == r.qit["group_id"].max()
     # the same seed, the same release
-    again = anatomize(df, quasi_identifiers=["a", "b"], sensitive="s", l=l, seed=seed)
+    again = Anatomy(quasi_identifiers=["a", "b"], sensitive="s", l=l, seed=seed).fit(df)
     assert again.qit["group_id"].tolist() == r.qit["group_id"].tolist()
 
 
 def test_the_papers_example_by_hand():
     """Xiao & Tao's Table 3: tuples 1-4 and 5-8 as the two groups; the ST holds (1,
     dyspepsia, 2), (1, pneumonia, 2), (2, bronchitis, 1), (2, flu, 2), (2, gastritis, 1)."""
-    r = anatomize(MICRODATA, quasi_identifiers=QIDS, sensitive="disease", l=2,
-                  groups=[1, 1, 1, 1, 2, 2, 2, 2])
+    r = Anatomy(quasi_identifiers=QIDS, sensitive="disease", l=2).fit(
+        MICRODATA, groups=[1, 1, 1, 1, 2, 2, 2, 2])
     assert r.qit["group_id"].tolist() == [1, 1, 1, 1, 2, 2, 2, 2]
     assert list(r.st.itertuples(index=False, name=None)) == [
         (1, "dyspepsia", 2), (1, "pneumonia", 2), (2, "bronchitis", 1), (2, "flu", 2),
@@ -111,7 +112,7 @@ def test_the_papers_example_by_hand():
 def test_the_bucket_algorithm_on_the_papers_table():
     """Counts 2, 2, 2, 1, 1 (pneumonia, dyspepsia, flu, gastritis, bronchitis): groups take
     the two largest buckets each time; every group holds two distinct values."""
-    r = anatomize(MICRODATA, quasi_identifiers=QIDS, sensitive="disease", l=2, seed=3)
+    r = Anatomy(quasi_identifiers=QIDS, sensitive="disease", l=2, seed=3).fit(MICRODATA)
     assert r.groups == 4
     assert r.st.groupby("group_id")["count"].max().max() == 1
     assert r.st["count"].sum() == 8
@@ -121,25 +122,25 @@ def test_given_groups_that_are_not_diverse_are_refused_by_name():
     df = MICRODATA.assign(g=["x", "a", "a", "x", "y", "y", "y", "y"])
     with pytest.raises(ValueError, match=r"group 'x' is not 2-diverse: 2 of its 2 rows have "
                                          r"disease='pneumonia' \(more than 1/2\); 2 group"):
-        anatomize(df, quasi_identifiers=QIDS, sensitive="disease", l=2, groups="g")
-    ok = anatomize(df, quasi_identifiers=QIDS, sensitive="disease", l=2,
-                   groups=["x", "a", "x", "a", "y", "y", "y", "y"])
+        Anatomy(quasi_identifiers=QIDS, sensitive="disease", l=2).fit(df, groups="g")
+    ok = Anatomy(quasi_identifiers=QIDS, sensitive="disease", l=2).fit(
+        df, groups=["x", "a", "x", "a", "y", "y", "y", "y"])
     assert ok.groups == 3 and ok.qit["group_id"].tolist() == [1, 2, 1, 2, 3, 3, 3, 3]
     bad = MICRODATA.assign(g=[1, 2, 2, 1, 3, 3, 4, 4])   # group 1: pneumonia twice
     with pytest.raises(ValueError, match=r"group 1 is not 2-diverse: 2 of its 2 rows have "
                                          r"disease='pneumonia'"):
-        anatomize(bad, quasi_identifiers=QIDS, sensitive="disease", l=2, groups="g")
+        Anatomy(quasi_identifiers=QIDS, sensitive="disease", l=2).fit(bad, groups="g")
 
 
 def test_ineligible_and_bad_parameters():
     with pytest.raises(ValueError, match="not 5-eligible"):
-        anatomize(MICRODATA, quasi_identifiers=QIDS, sensitive="disease", l=5)
+        Anatomy(quasi_identifiers=QIDS, sensitive="disease", l=5).fit(MICRODATA)
     with pytest.raises(ValueError, match="l must be an integer >= 2"):
-        anatomize(MICRODATA, quasi_identifiers=QIDS, sensitive="disease", l=1)
+        Anatomy(quasi_identifiers=QIDS, sensitive="disease", l=1).fit(MICRODATA)
     with pytest.raises(ValueError, match="quasi-identifier and as the sensitive"):
-        anatomize(MICRODATA, quasi_identifiers=QIDS, sensitive="sex", l=2)
+        Anatomy(quasi_identifiers=QIDS, sensitive="sex", l=2).fit(MICRODATA)
     with pytest.raises(ValueError, match="groups has 3 labels"):
-        anatomize(MICRODATA, quasi_identifiers=QIDS, sensitive="disease", l=2, groups=[1, 2, 3])
+        Anatomy(quasi_identifiers=QIDS, sensitive="disease", l=2).fit(MICRODATA, groups=[1, 2, 3])
 
 
 def test_cli_writes_both_tables(tmp_path, capsys):
@@ -171,3 +172,12 @@ def test_cli_error_writes_nothing(tmp_path, capsys):
     code = main(["anatomize", str(src), "--qi", "age", "--sensitive", "disease", "--l", "2",
                  "--qit", str(src), "--st", str(st_)])
     assert code == 2 and "input of this run" in capsys.readouterr().err
+
+
+def test_parameters_in_the_constructor():
+    """Anatomy checks and stores its parameters (its repr); fit(data) does the work."""
+    anatomy = Anatomy(QIDS, sensitive="disease", l=2, seed=3)
+    assert repr(anatomy) == (f"Anatomy(quasi_identifiers={QIDS!r}, sensitive='disease', "
+                             "l=2, seed=3)")
+    with pytest.raises(ValueError, match="quasi-identifier and as the sensitive"):
+        Anatomy(QIDS, sensitive=QIDS[0], l=2)

@@ -13,12 +13,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuppdp import Anonymizer
+from gpuppdp.algorithms import Mondrian
+from gpuppdp.algorithms.mondrian import certainty_penalty
 from gpuppdp.analysis.checker import check
 from gpuppdp.builders import interval_hierarchy
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.models import (AlphaKAnonymity, DistinctLDiversity, EntropyLDiversity, LKCPrivacy,
-                            TCloseness)
-from gpuppdp.algorithms.mondrian import certainty_penalty, mondrian
+from gpuppdp.models import (
+    AlphaKAnonymity,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    LKCPrivacy,
+    TCloseness,
+)
 
 LETTERS = list("abcdef")
 H_CAT = Hierarchy([LETTERS, ["ab", "ab", "cd", "cd", "ef", "ef"],
@@ -133,9 +139,9 @@ def test_rounds_equal_the_naive_recursion_and_pass_the_checker(case):
     qids, hier = ["x", "y", "c"], {"c": H_CAT}
     if len(df) < k or (l is not None and df["s"].nunique() < l):
         with pytest.raises(ValueError):
-            mondrian(df, qids, k=k, sensitive="s", l=l, strict=strict, hierarchies=hier)
+            Mondrian(qids, k=k, sensitive="s", l=l, strict=strict, hierarchies=hier).fit(df)
         return
-    r = mondrian(df, qids, k=k, sensitive="s", l=l, strict=strict, hierarchies=hier)
+    r = Mondrian(qids, k=k, sensitive="s", l=l, strict=strict, hierarchies=hier).fit(df)
     naive = _naive(df, qids, hier, k, l, df["s"].tolist(), strict)
     assert _partition_sets(r.partition) == {frozenset(p) for p in naive}
     measured = check(r.released, quasi_identifiers=qids, sensitive="s", backend="cpu")
@@ -168,7 +174,7 @@ def test_released_values_cover_the_original_ones(case):
     df, k, _, strict = case
     if len(df) < k:
         return
-    r = mondrian(df, ["x", "y", "c"], k=k, strict=strict, hierarchies={"c": H_CAT})
+    r = Mondrian(["x", "y", "c"], k=k, strict=strict, hierarchies={"c": H_CAT}).fit(df)
     under = {lab: set() for L in range(H_CAT.height + 1) for lab in H_CAT.labels(L)}
     for L in range(H_CAT.height + 1):
         for leaf, code in zip(H_CAT.leaves, H_CAT.codes(L)):
@@ -213,10 +219,10 @@ def test_ncp_never_exceeds_the_full_domain_optimum(seed):
     full = certainty_penalty(res.released, df, ["x", "y", "c"], hierarchies={"c": H_CAT})["gcp"]
     assert best <= full + 1e-12
     for strict in (True, False):
-        r = mondrian(df, ["x", "y", "c"], k=k, strict=strict, hierarchies={"c": H_CAT})
+        r = Mondrian(["x", "y", "c"], k=k, strict=strict, hierarchies={"c": H_CAT}).fit(df)
         assert r.gcp <= best + 1e-12
-        refined = mondrian(df, ["x", "y", "c"], k=k, strict=strict, hierarchies={"c": H_CAT},
-                           partition=res)
+        refined = Mondrian(["x", "y", "c"], k=k, strict=strict,
+                           hierarchies={"c": H_CAT}).fit(df, partition=res)
         assert refined.gcp <= full + 1e-12
 
 
@@ -231,8 +237,8 @@ def test_refining_the_full_domain_classes_never_loses(seed, n, k, strict):
         return
     res, _ = _full_domain(df, k)
     full = certainty_penalty(res.released, df, ["x", "y", "c"], hierarchies={"c": H_CAT})["gcp"]
-    r = mondrian(df, ["x", "y", "c"], k=k, strict=strict, hierarchies={"c": H_CAT},
-                 partition=res)
+    r = Mondrian(["x", "y", "c"], k=k, strict=strict,
+                 hierarchies={"c": H_CAT}).fit(df, partition=res)
     assert r.gcp <= full + 1e-12
     assert check(r.released, quasi_identifiers=["x", "y", "c"], backend="cpu")["k"] >= k
 
@@ -251,7 +257,7 @@ H_SEX = Hierarchy.flat(["Male", "Female"], name="sex")
 def test_patients_by_hand():
     """Widths 1, 1, 1 (age 3/3, sex (2-1)/(2-1), zip 2/2): the first QID, age, is cut at its
     median 26 (records <= 26 left: 3 and 3); neither half (3 < 2k) is cut again."""
-    r = mondrian(PATIENTS, ["age", "sex", "zipcode"], k=2, hierarchies={"sex": H_SEX})
+    r = Mondrian(["age", "sex", "zipcode"], k=2, hierarchies={"sex": H_SEX}).fit(PATIENTS)
     assert r.released["age"].tolist() == ["[25-26]"] * 3 + ["[27-28]"] * 3
     assert r.released["sex"].tolist() == ["*"] * 6
     assert r.released["zipcode"].tolist() == ["[53711-53712]"] * 3 + ["[53710-53712]"] * 3
@@ -259,8 +265,8 @@ def test_patients_by_hand():
     assert r.gcp == pytest.approx((3 * (1 / 3 + 1 + 1 / 2) + 3 * (1 / 3 + 1 + 1)) / 18)
     assert r.partitions == 2 and r.rounds == 2
     # 2-diverse on disease as well (every disease differs)
-    r2 = mondrian(PATIENTS, ["age", "sex", "zipcode"], k=2, sensitive="disease", l=2,
-                  hierarchies={"sex": H_SEX})
+    r2 = Mondrian(["age", "sex", "zipcode"], k=2, sensitive="disease", l=2,
+                  hierarchies={"sex": H_SEX}).fit(PATIENTS)
     assert r2.partitions == 2
 
 
@@ -268,9 +274,9 @@ def test_relaxed_splits_records_equal_to_the_median():
     """1, 2, 2, 2, 2, 3 with k=3: strict has no allowable cut (<= 2 leaves 1 on the right,
     < 2 leaves 1 on the left); relaxed cuts into two halves [1-2] and [2-3]."""
     df = pd.DataFrame({"x": [1, 2, 2, 2, 2, 3]})
-    strict = mondrian(df, ["x"], k=3)
+    strict = Mondrian(["x"], k=3).fit(df)
     assert strict.released["x"].tolist() == ["[1-3]"] * 6 and strict.gcp == 1.0
-    relaxed = mondrian(df, ["x"], k=3, strict=False)
+    relaxed = Mondrian(["x"], k=3, strict=False).fit(df)
     assert relaxed.released["x"].tolist() == ["[1-2]"] * 3 + ["[2-3]"] * 3
     assert relaxed.gcp == pytest.approx(0.5)
 
@@ -280,23 +286,23 @@ def test_the_greedy_median_can_lose_on_a_tiny_table():
     99/100 -> GCP 3 * 0.99 / 6; full-domain intervals of width 2 give {0,0,0,1} (cost 1/100)
     and {100,100}: 4 * 0.01 / 6.  Refining the full-domain classes cannot lose."""
     df = pd.DataFrame({"x": [0, 0, 0, 1, 100, 100]})
-    plain = mondrian(df, ["x"], k=2)
+    plain = Mondrian(["x"], k=2).fit(df)
     assert plain.gcp == pytest.approx(3 * 0.99 / 6)
     hx = interval_hierarchy(df["x"].unique(), [2], name="x")
     res = Anonymizer(quasi_identifiers={"x": hx}, k=2, backend="cpu", seed=0
                      ).fit(df.astype(str))
     full = certainty_penalty(res.released, df, ["x"])["gcp"]
     assert full == pytest.approx(4 * 0.01 / 6)
-    refined = mondrian(df, ["x"], k=2, partition=res)
+    refined = Mondrian(["x"], k=2).fit(df, partition=res)
     assert refined.gcp == pytest.approx(full)
 
 
 def test_categorical_release_is_the_lowest_common_ancestor():
     df = pd.DataFrame({"c": ["a", "b", "a", "b", "e", "f", "e", "f"]})
-    r = mondrian(df, ["c"], k=2, hierarchies={"c": H_CAT})
+    r = Mondrian(["c"], k=2, hierarchies={"c": H_CAT}).fit(df)
     # root -> children abcd (4 rows) and ef (4 rows); abcd's LCA is ab -> a, b (2 each)
     assert r.released["c"].tolist() == ["a", "b", "a", "b", "e", "f", "e", "f"]
-    r4 = mondrian(df, ["c"], k=4, hierarchies={"c": H_CAT})
+    r4 = Mondrian(["c"], k=4, hierarchies={"c": H_CAT}).fit(df)
     assert r4.released["c"].tolist() == ["ab"] * 2 + ["ab"] * 2 + ["ef"] * 4
     assert r4.gcp == pytest.approx(1 / 5)
 
@@ -307,7 +313,7 @@ def test_adult_release_passes_the_checker():
     data, h = datasets.adult()
     qids = ["age", "sex", "race", "marital-status", "education", "workclass"]
     hier = {c: h[c] for c in qids if c != "age"}
-    r = mondrian(data, qids, k=10, sensitive="occupation", l=4, hierarchies=hier)
+    r = Mondrian(qids, k=10, sensitive="occupation", l=4, hierarchies=hier).fit(data)
     measured = check(r.released, quasi_identifiers=qids, sensitive="occupation",
                      backend="cpu")
     assert measured["k"] >= 10 and measured["distinct_l"] >= 4
@@ -319,17 +325,17 @@ def test_adult_release_passes_the_checker():
 def test_errors_name_the_problem():
     df = pd.DataFrame({"x": ["1", "2", "three"], "s": ["a", "b", "a"]})
     with pytest.raises(ValueError, match="'x'.*not numbers.*'three'"):
-        mondrian(df, ["x"], k=1)
+        Mondrian(["x"], k=1).fit(df)
     with pytest.raises(ValueError, match="l needs the sensitive"):
-        mondrian(df.iloc[:2], ["x"], k=1, l=2)
+        Mondrian(["x"], k=1, l=2).fit(df.iloc[:2])
     with pytest.raises(ValueError, match="k=4 needs at least 4"):
-        mondrian(df.iloc[:2], ["x"], k=4)
+        Mondrian(["x"], k=4).fit(df.iloc[:2])
     with pytest.raises(ValueError, match="only 2 distinct"):
-        mondrian(df.iloc[:2], ["x"], k=1, sensitive="s", l=3)
+        Mondrian(["x"], k=1, sensitive="s", l=3).fit(df.iloc[:2])
     with pytest.raises(ValueError, match="fewer than k=2"):
-        mondrian(df.iloc[:2], ["x"], k=2, partition=[0, 1])
+        Mondrian(["x"], k=2).fit(df.iloc[:2], partition=[0, 1])
     with pytest.raises(ValueError, match="not quasi-identifiers"):
-        mondrian(df.iloc[:2], ["x"], k=1, hierarchies={"s": H_SEX})
+        Mondrian(["x"], k=1, hierarchies={"s": H_SEX}).fit(df.iloc[:2])
 
 
 # -- any class-level model ---------------------------------------------------------------------
@@ -351,8 +357,8 @@ def test_class_level_models_hold_by_the_checker(make, key, bound):
     """Mondrian with t-closeness, entropy l-diversity, (alpha,k): every partition satisfies
     the model, as the independent checker measures it on the release."""
     data, qids, cat = _adult_numeric_age()
-    release = mondrian(data, qids, k=5, sensitive="occupation", hierarchies=cat,
-                       models=[make()])
+    release = Mondrian(qids, k=5, sensitive="occupation", hierarchies=cat,
+                       models=[make()]).fit(data)
     measured = check(release.released, quasi_identifiers=qids, sensitive="occupation",
                      backend="cpu")
     assert measured["k"] >= 5
@@ -366,9 +372,9 @@ def test_class_level_models_hold_by_the_checker(make, key, bound):
 
 def test_distinct_l_as_a_model_is_the_l_parameter():
     data, qids, cat = _adult_numeric_age(2000)
-    by_l = mondrian(data, qids, k=4, sensitive="occupation", hierarchies=cat, l=3)
-    by_model = mondrian(data, qids, k=4, sensitive="occupation", hierarchies=cat,
-                        models=[DistinctLDiversity("occupation", 3)])
+    by_l = Mondrian(qids, k=4, sensitive="occupation", hierarchies=cat, l=3).fit(data)
+    by_model = Mondrian(qids, k=4, sensitive="occupation", hierarchies=cat,
+                        models=[DistinctLDiversity("occupation", 3)]).fit(data)
     np.testing.assert_array_equal(by_l.partition, by_model.partition)
     assert by_l.gcp == by_model.gcp
 
@@ -376,11 +382,37 @@ def test_distinct_l_as_a_model_is_the_l_parameter():
 def test_models_that_are_not_class_level_or_on_another_column_are_refused():
     data, qids, cat = _adult_numeric_age(500)
     with pytest.raises(ValueError, match="class-level models only"):
-        mondrian(data, qids, k=5, sensitive="occupation", hierarchies=cat,
-                 models=[LKCPrivacy(2, 5, 0.5, attribute="occupation")])
+        Mondrian(qids, k=5, sensitive="occupation", hierarchies=cat,
+                 models=[LKCPrivacy(2, 5, 0.5, attribute="occupation")]).fit(data)
     with pytest.raises(ValueError, match="refers to 'workclass'"):
-        mondrian(data, qids, k=5, sensitive="occupation", hierarchies=cat,
-                 models=[DistinctLDiversity("workclass", 2)])
+        Mondrian(qids, k=5, sensitive="occupation", hierarchies=cat,
+                 models=[DistinctLDiversity("workclass", 2)]).fit(data)
     with pytest.raises(ValueError, match="no release satisfies them"):
-        mondrian(data, qids, k=5, sensitive="occupation", hierarchies=cat,
-                 models=[DistinctLDiversity("occupation", 40)])
+        Mondrian(qids, k=5, sensitive="occupation", hierarchies=cat,
+                 models=[DistinctLDiversity("occupation", 40)]).fit(data)
+
+
+def test_quasi_identifiers_as_a_mapping_as_the_anonymizer_takes_them():
+    """``{QID: Hierarchy or None}`` gives the same release as names plus ``hierarchies=``;
+    both at once is refused; the parameters are the repr."""
+    df = pd.DataFrame({"x": [1, 2, 3, 4, 5, 6], "c": ["a", "b", "c", "d", "e", "f"]})
+    by_names = Mondrian(["x", "c"], k=2, hierarchies={"c": H_CAT}).fit(df)
+    by_map = Mondrian({"x": None, "c": H_CAT}, k=2).fit(df)
+    pd.testing.assert_frame_equal(by_names.released, by_map.released)
+    assert by_names.partition.tolist() == by_map.partition.tolist()
+    with pytest.raises(ValueError, match="not both"):
+        Mondrian({"x": None, "c": H_CAT}, k=2, hierarchies={"c": H_CAT})
+    assert repr(Mondrian(["x"], k=3)).startswith("Mondrian(quasi_identifiers=['x'], k=3")
+
+
+def test_roles_of_the_other_columns():
+    """``identifying`` columns and, with ``others="drop"``, those with no role are left out
+    of the release; ``others="error"`` refuses columns with no role."""
+    df = pd.DataFrame({"x": [1, 2, 3, 4], "id": [9, 8, 7, 6], "note": list("abcd")})
+    r = Mondrian(["x"], k=2, identifying=["id"], others="drop").fit(df)
+    assert list(r.released.columns) == ["x"]
+    assert r.removed_columns == ["id", "note"] and r.dropped_columns == ["note"]
+    kept = Mondrian(["x"], k=2, identifying=["id"]).fit(df)
+    assert list(kept.released.columns) == ["x", "note"]
+    with pytest.raises(ValueError, match="1 column\\(s\\) have no role: 'note'"):
+        Mondrian(["x"], k=2, identifying=["id"], others="error").fit(df)

@@ -14,11 +14,20 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Hierarchy
+from gpuppdp.algorithms.negotiation import (
+    BASES,
+    FIGURES,
+    OBJECTIVES,
+    OTHERS,
+    LinearProfit,
+    Negotiation,
+    _moves,
+    parse_pattern,
+    parse_profit,
+)
 from gpuppdp.analysis.checker import check
 from gpuppdp.cli import negotiate as cli_negotiate
 from gpuppdp.cli.main import main
-from gpuppdp.algorithms.negotiation import (BASES, FIGURES, OBJECTIVES, OTHERS, LinearProfit,
-                                            Negotiation, _moves, parse_pattern, parse_profit)
 
 # --------------------------------------------------------------------------------------------
 # a tiny table: a (height 2) x b (height 1) = 6 policies, node id = a + 3 b
@@ -106,7 +115,7 @@ def all_levels(hierarchies, qids):
 
 def test_tiny_figures_by_hand():
     data, hs = tiny()
-    neg = Negotiation(data, hs, "s", epsilon=1, alpha=2, backend="cpu")
+    neg = Negotiation(hs, "s", epsilon=1, alpha=2, backend="cpu").fit(data)
     p = neg.policies.set_index("node")
     # q = (x .5, y .25, z .25): sum q^2 = .375, H(q) = 1.5 bits
     # top node (2, 1) = node 5: one class, the table itself
@@ -145,8 +154,8 @@ def test_every_policy_equals_the_naive_reference(seed):
                          "v": rng.choice(["v0", "v1", "v2"], n, p=[.6, .3, .1]),
                          "w": rng.choice([f"w{i}" for i in range(4)], n),
                          "s": rng.choice(list("pqrst"), n, p=[.4, .3, .15, .1, .05])})
-    neg = Negotiation(data, hs, "s", epsilon=0.3, alpha=0.5, gamma=0.8, delta=1.5,
-                      basis="total", utility_basis="class", backend="cpu")
+    neg = Negotiation(hs, "s", epsilon=0.3, alpha=0.5, gamma=0.8, delta=1.5, basis="total",
+                      utility_basis="class", backend="cpu").fit(data)
     qids = neg.quasi_identifiers
     assert qids == ["u", "v", "w"]
     prior = data["s"].value_counts() / n
@@ -170,7 +179,7 @@ def test_every_policy_equals_the_naive_reference(seed):
 def test_a_given_prior_equals_the_naive_reference():
     data, hs = tiny()
     prior = {"x": 0.25, "y": 0.25, "z": 0.25, "w": 0.25}   # w: in the prior, not the data
-    neg = Negotiation(data, hs, "s", epsilon=0.6, alpha=0.5, prior=prior, backend="cpu")
+    neg = Negotiation(hs, "s", epsilon=0.6, alpha=0.5, prior=prior, backend="cpu").fit(data)
     ref_prior = pd.Series(prior)
     for node, levels in enumerate(all_levels(hs, ["a", "b"])):
         ref = naive_figures(generalized(data, hs, levels), ["a", "b"], "s", ref_prior)
@@ -212,7 +221,7 @@ def test_parse_pattern_and_profit():
 ])
 def test_matching_on_the_tiny_lattice(pattern, others, expected):
     data, hs = tiny()
-    neg = Negotiation(data, hs, "s", epsilon=1, alpha=2, others=others, backend="cpu")
+    neg = Negotiation(hs, "s", epsilon=1, alpha=2, others=others, backend="cpu").fit(data)
     assert np.flatnonzero(neg.matches(pattern)).tolist() == expected
     heights = {"a": 2, "b": 1}
     naive = [i for i, lv in enumerate(all_levels(hs, ["a", "b"]))
@@ -244,8 +253,8 @@ def tiny_class_negotiation(**kw):
     # class basis: G = {2, 3, 4, 5} (eps .65 excludes the sqrt(.875) classes of 0 and 1);
     # gamma .75 keeps 0, 1, 3 (0.7739 > .75): acceptable = {3} = (a 0, b 1)
     data, hs = tiny()
-    return Negotiation(data, hs, "s", epsilon=0.65, alpha=1.5, gamma=0.75, delta=1.5,
-                       backend="cpu", **kw)
+    return Negotiation(hs, "s", epsilon=0.65, alpha=1.5, gamma=0.75, delta=1.5,
+                       backend="cpu", **kw).fit(data)
 
 
 def test_flat_rate_proposal_and_deal():
@@ -303,8 +312,8 @@ def test_counter_offer_without_a_pattern_when_moves_run_out():
 
 def test_no_acceptable_policy_terminates():
     data, hs = tiny()
-    neg = Negotiation(data, hs, "s", epsilon=0.65, alpha=1.5, gamma=0.1, delta=0.1,
-                      backend="cpu")
+    neg = Negotiation(hs, "s", epsilon=0.65, alpha=1.5, gamma=0.1, delta=0.1,
+                      backend="cpu").fit(data)
     assert neg.offer([["a"]])["action"] == "no-match"
     assert neg.counter() is None
     assert neg.status == "terminated"
@@ -313,8 +322,8 @@ def test_no_acceptable_policy_terminates():
 def test_flat_and_variable_rate_choose_differently():
     data, hs = tiny()
     common = dict(epsilon=1, alpha=2, basis="total", profit="linear:10,5", backend="cpu")
-    flat = Negotiation(data, hs, "s", objective="flat", **common)
-    variable = Negotiation(data, hs, "s", objective="variable", **common)
+    flat = Negotiation(hs, "s", objective="flat", **common).fit(data)
+    variable = Negotiation(hs, "s", objective="variable", **common).fit(data)
     pattern = [["a"], ["b"]]                      # matches 0, 3, 4, 5; all in G
     # flat: the least privacy loss: the top node 5; variable: the least utility loss, node 0
     assert flat.offer(pattern)["node"] == 5
@@ -330,12 +339,12 @@ def test_flat_and_variable_rate_choose_differently():
 def test_argument_errors():
     data, hs = tiny()
     with pytest.raises(ValueError, match="profit"):
-        Negotiation(data, hs, "s", epsilon=1, alpha=1, objective="variable", backend="cpu")
+        Negotiation(hs, "s", epsilon=1, alpha=1, objective="variable", backend="cpu").fit(data)
     with pytest.raises(ValueError, match="basis"):
-        Negotiation(data, hs, "s", epsilon=1, alpha=1, basis="row", backend="cpu")
+        Negotiation(hs, "s", epsilon=1, alpha=1, basis="row", backend="cpu").fit(data)
     with pytest.raises(ValueError, match="epsilon"):
-        Negotiation(data, hs, "s", epsilon=-1, alpha=1, backend="cpu")
-    neg = Negotiation(data, hs, "s", epsilon=1, alpha=2, backend="cpu")
+        Negotiation(hs, "s", epsilon=-1, alpha=1, backend="cpu").fit(data)
+    neg = Negotiation(hs, "s", epsilon=1, alpha=2, backend="cpu").fit(data)
     with pytest.raises(ValueError, match="not a quasi-identifier"):
         neg.offer([["a"], ["zip"]])
     with pytest.raises(ValueError, match="twice"):
@@ -387,9 +396,9 @@ def adult_reference(adult):
 @pytest.mark.parametrize("objective", ["flat", "variable"])
 def test_adult_deal_rechecked_independently(adult, adult_reference, objective):
     data, hs = adult
-    neg = Negotiation(data, hs, "salary-class", epsilon=EPS, alpha=ALPHA, gamma=GAMMA,
-                      delta=DELTA, basis="class", utility_basis="total", objective=objective,
-                      profit="linear:100,50", backend="cpu")
+    neg = Negotiation(hs, "salary-class", epsilon=EPS, alpha=ALPHA, gamma=GAMMA, delta=DELTA,
+                      basis="class", utility_basis="total", objective=objective,
+                      profit="linear:100,50", backend="cpu").fit(data)
     assert neg.lattice.size == 2 * 5 * 2 * 3 * 4
     answer = neg.offer(ADULT_PATTERN)
     assert answer["action"] == "proposal"
@@ -440,8 +449,8 @@ def test_adult_deal_rechecked_independently(adult, adult_reference, objective):
 def test_adult_counter_offer_rechecked_independently(adult):
     data, hs = adult
     gamma = 0.45
-    neg = Negotiation(data, hs, "salary-class", epsilon=EPS, alpha=ALPHA, gamma=gamma,
-                      delta=DELTA, basis="class", utility_basis="total", backend="cpu")
+    neg = Negotiation(hs, "salary-class", epsilon=EPS, alpha=ALPHA, gamma=gamma, delta=DELTA,
+                      basis="class", utility_basis="total", backend="cpu").fit(data)
     offered = [["education"], ["age"], ["race"]]
     heights = {q: hs[q].height for q in ADULT_QIDS}
     prior = data["salary-class"].value_counts() / len(data)
@@ -528,8 +537,8 @@ def test_cli_accept_counter_and_no_deal(tmp_path):
                "--prior", str(tmp_path / "prior.csv"), "--json", str(deal_json)])
     summary = json.loads(deal_json.read_text())
     data, hs = tiny()
-    neg = Negotiation(data, hs, "s", epsilon=0.65, alpha=1.5, gamma=0.75, delta=1.5,
-                      prior={"x": 0.25, "y": 0.25, "z": 0.25, "w": 0.25}, backend="cpu")
+    neg = Negotiation(hs, "s", epsilon=0.65, alpha=1.5, gamma=0.75, delta=1.5,
+                      prior={"x": 0.25, "y": 0.25, "z": 0.25, "w": 0.25}, backend="cpu").fit(data)
     assert summary["policies_in_G"] == int(neg.policies["privacy_ok"].sum())
     assert rc == (0 if neg.offer("a;b")["action"] == "proposal" else 1)
     assert summary["privacy_constraint"]["prior"] == {"x": 0.25, "y": 0.25, "z": 0.25,
@@ -537,3 +546,15 @@ def test_cli_accept_counter_and_no_deal(tmp_path):
     # variable rate needs a profit function: a one-line error, status 2
     assert main(["negotiate", *base, "--pattern", "a;b", "--objective", "variable",
                  "--json", str(deal_json)]) == 2
+
+
+def test_parameters_first_then_fit():
+    """The parameters are checked and stored by the constructor (its repr); the offers
+    wait for fit(data), which returns the negotiation."""
+    data, hs = tiny()
+    neg = Negotiation(hs, "s", epsilon=1, alpha=2, backend="cpu")
+    assert repr(neg).startswith("Negotiation(quasi_identifiers=['a', 'b'], sensitive='s', "
+                                "epsilon=1.0, alpha=2.0")
+    with pytest.raises(RuntimeError, match=r"fit\(data\) first"):
+        neg.offer([["a"]])
+    assert neg.fit(data) is neg and neg.status == "open"

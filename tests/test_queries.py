@@ -12,10 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuppdp import Anonymizer
-from gpuppdp.algorithms.anatomy import anatomize
+from gpuppdp.algorithms import Anatomy, Mondrian
 from gpuppdp.builders import interval_hierarchy
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.algorithms.mondrian import mondrian
 from gpuppdp.queries import estimate_count, parse_interval, workload_error
 
 LETTERS = list("abcd")
@@ -86,7 +85,7 @@ def test_mondrian_release_against_the_naive_expansion(seed, n, k, strict):
     df = _table(seed, n)
     if n < k:
         return
-    r = mondrian(df, ["x", "c"], k=k, strict=strict, hierarchies={"c": H_CAT})
+    r = Mondrian(["x", "c"], k=k, strict=strict, hierarchies={"c": H_CAT}).fit(df)
     where = _where(seed, df)
     assert estimate_count(r, where) == pytest.approx(
         _naive_count(r.released, where, {"c": H_CAT}))
@@ -114,7 +113,7 @@ def test_anatomy_against_the_naive_expansion(seed, n):
     df = _table(seed, n)
     if df["s"].value_counts().max() * 2 > n:
         return
-    r = anatomize(df, quasi_identifiers=["x", "c"], sensitive="s", l=2, seed=seed)
+    r = Anatomy(quasi_identifiers=["x", "c"], sensitive="s", l=2, seed=seed).fit(df)
     where = {**_where(seed, df), "s": "p"}
     naive = 0.0
     for _, row in r.qit.iterrows():
@@ -160,14 +159,14 @@ def test_hierarchy_labels_by_hand():
 def test_workload_error():
     df = _table(7, 300)
     assert workload_error(df, df, queries=50, seed=1) == 0.0
-    r = anatomize(df, quasi_identifiers=["x", "c"], sensitive="s", l=2, seed=0)
+    r = Anatomy(quasi_identifiers=["x", "c"], sensitive="s", l=2, seed=0).fit(df)
     assert workload_error(df, r, queries=50, seed=1, columns=["x", "c"]) == 0.0
     details = workload_error(df, r, queries=40, seed=1, details=True)
     assert list(details.columns) == ["where", "actual", "estimate", "error"]
     assert len(details) == 40 and (details["error"] >= 0).all()
     for where, actual in zip(details["where"], details["actual"]):
         assert actual == _naive_count(df, where, {})
-    m = mondrian(df, ["x", "c"], k=10, sensitive="s", hierarchies={"c": H_CAT})
+    m = Mondrian(["x", "c"], k=10, sensitive="s", hierarchies={"c": H_CAT}).fit(df)
     err = workload_error(df, m, queries=60, seed=2)
     assert 0 < err < 10
     again = workload_error(df, m, queries=60, seed=2)

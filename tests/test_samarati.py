@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer, Hierarchy
-from gpuppdp.algorithms.kminimal import k_minimal_generalizations
+from gpuppdp.algorithms import KMinimalGeneralizations
 
 
 def _table(seed: int):
@@ -52,7 +52,8 @@ def _minimal(naive):
 def test_k_minimal_generalizations_are_the_naive_ones(seed, k, limit):
     data, hierarchies = _table(seed)
     naive = _naive(data, hierarchies, k, limit)
-    got = k_minimal_generalizations(data, hierarchies, k, limit, backend="cpu")
+    got = KMinimalGeneralizations(hierarchies, k=k, suppression_limit=limit,
+                                  backend="cpu").fit(data)
     assert {tuple(d.values()) for d in got} == _minimal(naive)
     heights = [sum(d.values()) for d in got]
     assert heights == sorted(heights)

@@ -16,11 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuppdp import datasets
+from gpuppdp.algorithms import TDS
+from gpuppdp.algorithms.mondrian import certainty_penalty
+from gpuppdp.algorithms.tds import _CatCut, _NumCut, release_table
 from gpuppdp.analysis.checker import check
 from gpuppdp.core.codes import encode_column
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.algorithms.mondrian import certainty_penalty
-from gpuppdp.algorithms.tds import _CatCut, _NumCut, release_table, tds
 
 LETTERS = list("abcdef")
 H_CAT = Hierarchy([LETTERS, ["ab", "ab", "cd", "cd", "ef", "ef"],
@@ -164,7 +165,7 @@ def test_k_anonymity_steps_match_brute_force(data, k, with_target, qids):
         return
     target = "y" if with_target else None
     hier = {c: HIER[c] for c in qids if c in HIER}
-    r = tds(data, qids, k=k, target=target, hierarchies=hier)
+    r = TDS(qids, k=k, target=target, hierarchies=hier).fit(data)
     assert r.checked["k"] >= k
     _replay(data, qids, hier, r, k, None, None, target)
 
@@ -180,10 +181,10 @@ def test_lkc_steps_match_brute_force(data, L, K, C, with_target):  # noqa: N803
     lkc = (L, K, C)
     if top > C:
         with pytest.raises(ValueError, match="confidence"):
-            tds(data, qids, lkc=lkc, sensitive="d", hierarchies=HIER)
+            TDS(qids, lkc=lkc, sensitive="d", hierarchies=HIER).fit(data)
         return
     target = "y" if with_target else None
-    r = tds(data, qids, lkc=lkc, sensitive="d", target=target, hierarchies=HIER)
+    r = TDS(qids, lkc=lkc, sensitive="d", target=target, hierarchies=HIER).fit(data)
     assert r.checked["lkc_satisfied"]
     _replay(data, qids, HIER, r, None, lkc, "d", target)
 
@@ -193,7 +194,7 @@ def test_lkc_steps_match_brute_force(data, L, K, C, with_target):  # noqa: N803
 def test_release_is_a_cut_of_each_hierarchy(data, k):
     if len(data) < k:
         return
-    r = tds(data, ["c", "x"], k=k, target="y", hierarchies={"c": H_CAT})
+    r = TDS(["c", "x"], k=k, target="y", hierarchies={"c": H_CAT}).fit(data)
     leaves = {str(lbl): set(H_CAT.leaves[H_CAT.codes(L) == code])
               for L in range(H_CAT.height + 1)
               for code, lbl in enumerate(H_CAT.labels(L))}
@@ -241,7 +242,7 @@ def test_paper_example_first_round_by_hand():
     data = paper_table()
     qids = ["Education", "Sex", "Work_Hrs"]
     hier = {"Education": EDUCATION, "Sex": SEX}
-    r = tds(data, qids, k=4, target="Class", hierarchies=hier)
+    r = TDS(qids, k=4, target="Class", hierarchies=hier).fit(data)
     # the paper's Example: I(R_ANY_Edu) = 0.9597, InfoGain(ANY_Edu) = 0.2716
     assert h(21, 13) == pytest.approx(0.9597, abs=5e-5)
     gain_edu = h(21, 13) - 16 / 34 * h(5, 11) - 18 / 34 * h(16, 2)
@@ -270,8 +271,8 @@ def test_paper_example_first_round_by_hand():
 
 def test_paper_example_release_by_hand():
     """k = 4 on all three attributes: the final cut, worked out step by step by hand."""
-    r = tds(paper_table(), ["Education", "Sex", "Work_Hrs"], k=4, target="Class",
-            hierarchies={"Education": EDUCATION, "Sex": SEX})
+    r = TDS(["Education", "Sex", "Work_Hrs"], k=4, target="Class",
+            hierarchies={"Education": EDUCATION, "Sex": SEX}).fit(paper_table())
     assert [(s["attribute"], s["value"]) for s in r.history] == [
         ("Work_Hrs", "[30-44]"), ("Work_Hrs", "[37-44]"), ("Work_Hrs", "[30-35]"),
         ("Education", "ANY"), ("Education", "Secondary"), ("Sex", "ANY"),
@@ -285,8 +286,8 @@ def test_paper_example_release_by_hand():
 
 def test_hdtds_lkc_confidence_bounds_the_release():
     data = paper_table()
-    r = tds(data, ["Education", "Sex", "Work_Hrs"], lkc=(2, 4, 0.9), sensitive="Class",
-            hierarchies={"Education": EDUCATION, "Sex": SEX})
+    r = TDS(["Education", "Sex", "Work_Hrs"], lkc=(2, 4, 0.9), sensitive="Class",
+            hierarchies={"Education": EDUCATION, "Sex": SEX}).fit(data)
     # University & M would be Masters M: 4Y0N, confidence 1 > 0.9: Sex stays ANY
     assert r.cut["Sex"] == ["ANY"]
     m = check(r.released, quasi_identifiers=["Education", "Sex", "Work_Hrs"],
@@ -294,8 +295,8 @@ def test_hdtds_lkc_confidence_bounds_the_release():
     assert m["lkc_satisfied"] and m["lkc_max_confidence"] <= 0.9
     assert r.summary()["algorithm"] == "hdtds"
     # bounding only N's confidence allows more
-    r2 = tds(data, ["Education", "Sex", "Work_Hrs"], lkc=(2, 4, 0.9, ["N"]),
-             sensitive="Class", hierarchies={"Education": EDUCATION, "Sex": SEX})
+    r2 = TDS(["Education", "Sex", "Work_Hrs"], lkc=(2, 4, 0.9, ["N"]), sensitive="Class",
+             hierarchies={"Education": EDUCATION, "Sex": SEX}).fit(data)
     assert r2.specializations > r.specializations
     assert check(r2.released, quasi_identifiers=["Education", "Sex", "Work_Hrs"],
                  sensitive="Class", lkc=(2, 4, 0.9, ["N"]))["lkc_satisfied"]
@@ -310,7 +311,7 @@ def test_adult_release_passes_checker():
     data["age"] = pd.to_numeric(data["age"])
     cat = {c: hierarchies[c] for c in ["sex", "race", "marital-status", "education"]}
     qids = ["age", *cat]
-    r = tds(data, qids, k=10, target="salary-class", hierarchies=cat)
+    r = TDS(qids, k=10, target="salary-class", hierarchies=cat).fit(data)
     m = check(r.released, quasi_identifiers=qids)
     assert m["k"] >= 10 and m["suppressed_rows"] == 0
     assert r.specializations >= 4
@@ -320,7 +321,7 @@ def test_adult_release_passes_checker():
     assert len(r.released) == len(data)
     # LKC with L = len(qids) and C = 1 is k-anonymity (the scores differ: PrivLoss averages
     # over every QID set)
-    r2 = tds(data, qids, lkc=(3, 10, 1.0), target="salary-class", hierarchies=cat)
+    r2 = TDS(qids, lkc=(3, 10, 1.0), target="salary-class", hierarchies=cat).fit(data)
     m2 = check(r2.released, quasi_identifiers=qids, lkc=(3, 10, 1.0))
     assert m2["lkc_satisfied"] and m2["lkc_min_group"] >= 10
     assert r2.summary()["algorithm"] == "hdtds"
@@ -328,7 +329,7 @@ def test_adult_release_passes_checker():
 
 def test_top_cut_when_nothing_is_valid():
     data = paper_table()
-    r = tds(data, ["Education", "Sex"], k=20, hierarchies={"Education": EDUCATION, "Sex": SEX})
+    r = TDS(["Education", "Sex"], k=20, hierarchies={"Education": EDUCATION, "Sex": SEX}).fit(data)
     assert r.history == [] and r.cut == {"Education": ["ANY"], "Sex": ["ANY"]}
     assert r.gcp == 1.0
 
@@ -337,17 +338,17 @@ def test_errors():
     data = paper_table()
     hier = {"Education": EDUCATION}
     with pytest.raises(ValueError, match="privacy model"):
-        tds(data, ["Education"], hierarchies=hier)
+        TDS(["Education"], hierarchies=hier).fit(data)
     with pytest.raises(ValueError, match="sensitive"):
-        tds(data, ["Education"], lkc=(1, 2, 0.5), hierarchies=hier)
+        TDS(["Education"], lkc=(1, 2, 0.5), hierarchies=hier).fit(data)
     with pytest.raises(ValueError, match="numeric"):
-        tds(data, ["Sex"], k=2)
+        TDS(["Sex"], k=2).fit(data)
     with pytest.raises(ValueError, match="quasi-identifier and as the target"):
-        tds(data, ["Education", "Class"], k=2, target="Class", hierarchies=hier)
+        TDS(["Education", "Class"], k=2, target="Class", hierarchies=hier).fit(data)
     with pytest.raises(ValueError, match="at least 40 records"):
-        tds(data, ["Education"], k=40, hierarchies=hier)
+        TDS(["Education"], k=40, hierarchies=hier).fit(data)
     with pytest.raises(ValueError, match="generalization must be one of subtree, sibling"):
-        tds(data, ["Education"], k=2, hierarchies=hier, generalization="full")
+        TDS(["Education"], k=2, hierarchies=hier, generalization="full").fit(data)
 
 
 # --------------------------------------------------------------------------------------
@@ -383,8 +384,8 @@ def test_sibling_release_is_checked_and_refines_the_subtree_release(data, k, tar
     if len(data) < k:
         return
     qids = ["c", "b", "x"]
-    sub = tds(data, qids, k=k, target=target, hierarchies=HIER)
-    sib = tds(data, qids, k=k, target=target, hierarchies=HIER, generalization="sibling")
+    sub = TDS(qids, k=k, target=target, hierarchies=HIER).fit(data)
+    sib = TDS(qids, k=k, target=target, hierarchies=HIER, generalization="sibling").fit(data)
     m = check(sib.released, quasi_identifiers=qids)
     assert m["suppressed_rows"] == 0 and m["k"] >= k           # the independent checker
     assert len(sib.released) == len(data)
@@ -427,9 +428,8 @@ def test_sibling_lkc_release_is_checked(data, L, K, C):  # noqa: N803
     top = data["d"].value_counts(normalize=True).max()
     if C < 1 and top > C:
         return
-    sub = tds(data, qids, lkc=lkc, sensitive="d", hierarchies=HIER)
-    sib = tds(data, qids, lkc=lkc, sensitive="d", hierarchies=HIER,
-              generalization="sibling")
+    sub = TDS(qids, lkc=lkc, sensitive="d", hierarchies=HIER).fit(data)
+    sib = TDS(qids, lkc=lkc, sensitive="d", hierarchies=HIER, generalization="sibling").fit(data)
     assert check(sib.released, quasi_identifiers=qids, sensitive="d",
                  lkc=lkc)["lkc_satisfied"] or (sib.released[qids].astype(str) == "*").all().all()
     assert sib.gcp <= sub.gcp + 1e-12 and len(sib.released) == len(data)
@@ -440,8 +440,8 @@ def test_sibling_keeps_the_parent_label_for_the_children_not_specialized():
     # but x can leave it: x, x released as x, the other three stay at '*'
     h = Hierarchy.flat(["x", "y", "z"], name="v")
     data = pd.DataFrame({"v": ["x", "y", "x", "z", "y"], "n": range(5)})
-    sub = tds(data, ["v"], k=2, hierarchies={"v": h})
-    sib = tds(data, ["v"], k=2, hierarchies={"v": h}, generalization="sibling")
+    sub = TDS(["v"], k=2, hierarchies={"v": h}).fit(data)
+    sib = TDS(["v"], k=2, hierarchies={"v": h}, generalization="sibling").fit(data)
     assert sub.released["v"].astype(str).tolist() == ["*"] * 5 and sub.gcp == 1.0
     assert sib.released["v"].astype(str).tolist() in (["x", "*", "x", "*", "*"],
                                                       ["*", "y", "*", "*", "y"])

@@ -24,10 +24,11 @@ import pandas as pd
 from numba import njit
 
 from ..core.codes import encode_column
+from ..errors import InputError, InputTypeError
 from ..kernels import groupby
-from ..validation import check_columns, check_int
+from ..validation import check_columns, check_int, column_list
 
-__all__ = ["anatomize", "AnatomizedRelease"]
+__all__ = ["Anatomy", "AnatomizedRelease"]
 
 
 @dataclass
@@ -145,7 +146,7 @@ def _bucketize(sens: np.ndarray, n_values: int, l: int, rng) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 def _check_diverse(group: np.ndarray, labels, sens: np.ndarray, values, l: int,
                    sensitive: str) -> None:
-    """``ValueError`` naming the first group in which one value holds more than ``1/l``."""
+    """``InputError`` naming the first group in which one value holds more than ``1/l``."""
     pair, rep, _ = groupby.group(np, [group, sens], None)
     count = np.bincount(pair)
     g_of = group[rep]
@@ -159,66 +160,88 @@ def _check_diverse(group: np.ndarray, labels, sens: np.ndarray, values, l: int,
         top = at[np.argmax(count[at])]
         label, value = labels[g], values[sens[rep[top]]]
         label, value = (getattr(x, "item", lambda x=x: x)() for x in (label, value))
-        raise ValueError(f"groups: group {label!r} is not {l}-diverse: {int(count[top])} "
+        raise InputError(f"groups: group {label!r} is not {l}-diverse: {int(count[top])} "
                          f"of its {int(size[g])} rows have {sensitive}={value!r} "
                          f"(more than 1/{l}); "
                          f"{len(bad)} group(s) fail")
 
 
-def anatomize(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: str, l: int,
-              groups=None, seed=None) -> AnatomizedRelease:
-    """Anatomize ``data`` (Xiao & Tao, VLDB 2006): an :class:`AnatomizedRelease` whose groups
-    are l-diverse (no sensitive value on more than ``1/l`` of a group).
+class Anatomy:
+    """Anatomy (Xiao & Tao, VLDB 2006): :meth:`fit` gives an :class:`AnatomizedRelease` whose
+    groups are l-diverse (no sensitive value on more than ``1/l`` of a group).
 
-    ``groups=None`` forms them by the bucket algorithm (the table must be l-eligible; ``seed``
-    picks the rows taken from a bucket and the groups of the residual rows).  Otherwise
-    ``groups`` (a column name or one label per row, e.g. the classes of a generalization)
-    gives them; they are checked, numbered 1.. in order of first appearance.
+    Groups come from the bucket algorithm (the table must be l-eligible; ``seed`` picks the
+    rows taken from a bucket and the groups of the residual rows), or from ``fit``'s
+    ``groups``.
 
     >>> df = pd.DataFrame({"age": [20, 30, 40, 50], "disease": ["flu", "hiv", "flu", "hiv"]})
-    >>> anatomize(df, quasi_identifiers=["age"], sensitive="disease", l=2, seed=0).st["count"
-    ...           ].tolist()
+    >>> Anatomy(["age"], sensitive="disease", l=2, seed=0).fit(df).st["count"].tolist()
     [1, 1, 1, 1]
     """
-    qids = check_columns(data, quasi_identifiers)
-    check_columns(data, [sensitive], "sensitive")
-    if sensitive in qids:
-        raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
-                         "sensitive attribute")
-    l = check_int("l", l, 2)
-    miss = data[sensitive].isna().to_numpy()
-    if miss.any():
-        raise ValueError(f"column {sensitive!r} has {int(miss.sum())} missing value(s), first "
-                         f"at row {int(np.flatnonzero(miss)[0])}")
-    if len(data) == 0:
-        raise ValueError("data has no rows")
-    sens, values = encode_column(data[sensitive], sort=True)  # the ST in value order
-    sens = sens.astype(np.int64)
-    counts = np.bincount(sens, minlength=len(values))
-    rng = np.random.default_rng(seed)
-    if groups is None:
+
+    def __init__(self, quasi_identifiers: Sequence[str], *, sensitive: str, l: int,
+                 seed=None):
+        self.quasi_identifiers = column_list(quasi_identifiers)
+        if not isinstance(sensitive, str):
+            raise InputTypeError(f"sensitive must be a column name, got {sensitive!r}")
+        if sensitive in self.quasi_identifiers:
+            raise InputError(f"column {sensitive!r} is given as a quasi-identifier and as the "
+                             "sensitive attribute")
+        self.sensitive = sensitive
+        self.l = check_int("l", l, 2)
+        self.seed = seed
+
+    def __repr__(self) -> str:
+        return (f"Anatomy(quasi_identifiers={self.quasi_identifiers!r}, "
+                f"sensitive={self.sensitive!r}, l={self.l!r}, seed={self.seed!r})")
+
+    def fit(self, data: pd.DataFrame, *, groups=None) -> AnatomizedRelease:
+        """Anatomize ``data``.  ``groups`` (a column name or one label per row, e.g. the
+        classes of a generalization) gives the groups instead of the bucket algorithm; they
+        are checked, numbered 1.. in order of first appearance."""
+        qids, sensitive, l = self.quasi_identifiers, self.sensitive, self.l
+        check_columns(data, qids)
+        check_columns(data, [sensitive], "sensitive")
+        miss = data[sensitive].isna().to_numpy()
+        if miss.any():
+            raise InputError(f"column {sensitive!r} has {int(miss.sum())} missing value(s), "
+                             f"first at row {int(np.flatnonzero(miss)[0])}")
+        if len(data) == 0:
+            raise InputError("data has no rows")
+        sens, values = encode_column(data[sensitive], sort=True)  # the ST in value order
+        sens = sens.astype(np.int64)
+        if groups is None:
+            group = self._bucket_groups(data, sens, values)
+        else:
+            group, labels = encode_column(_given_groups(data, groups))
+            group = group.astype(np.int64)
+            _check_diverse(group, labels, sens, values, l, sensitive)
+        qit = data[qids].copy()
+        qit["group_id"] = group + 1
+        pair, rep, _ = groupby.group(np, [group, sens], None, order="sorted")
+        st = pd.DataFrame({"group_id": group[rep] + 1, sensitive: values[sens[rep]],
+                           "count": np.bincount(pair)})
+        return AnatomizedRelease(qit, st.reset_index(drop=True), qids, sensitive, l,
+                                 int(group.max()) + 1)
+
+    def _bucket_groups(self, data, sens: np.ndarray, values) -> np.ndarray:
+        """The bucket algorithm's groups, after checking that the table is l-eligible."""
+        l = self.l
+        counts = np.bincount(sens, minlength=len(values))
         top = int(np.argmax(counts))
         if counts[top] * l > len(data):
-            raise ValueError(f"the table is not {l}-eligible: {sensitive}={values[top]!r} is on "
-                             f"{int(counts[top])} of its {len(data)} rows (more than 1/{l}), "
-                             f"so no grouping is {l}-diverse")
-        group = _bucketize(sens, len(values), l, rng)
-        labels = np.arange(int(group.max()) + 1)
-    else:
-        if isinstance(groups, str):
-            check_columns(data, [groups], "groups")
-            given = data[groups]
-        else:
-            given = np.asarray(groups).reshape(-1)
-            if len(given) != len(data):
-                raise ValueError(f"groups has {len(given)} labels, the table {len(data)} rows")
-        group, labels = encode_column(given)
-        group = group.astype(np.int64)
-        _check_diverse(group, labels, sens, values, l, sensitive)
-    qit = data[qids].copy()
-    qit["group_id"] = group + 1
-    pair, rep, _ = groupby.group(np, [group, sens], None, order="sorted")
-    st = pd.DataFrame({"group_id": group[rep] + 1, sensitive: values[sens[rep]],
-                       "count": np.bincount(pair)})
-    return AnatomizedRelease(qit, st.reset_index(drop=True), qids, sensitive, l,
-                             int(group.max()) + 1)
+            raise InputError(f"the table is not {l}-eligible: {self.sensitive}={values[top]!r} "
+                             f"is on {int(counts[top])} of its {len(data)} rows (more than "
+                             f"1/{l}), so no grouping is {l}-diverse")
+        return _bucketize(sens, len(values), l, np.random.default_rng(self.seed))
+
+
+def _given_groups(data: pd.DataFrame, groups):
+    """The group labels ``groups`` names (a column) or gives (one per row)."""
+    if isinstance(groups, str):
+        check_columns(data, [groups], "groups")
+        return data[groups]
+    given = np.asarray(groups).reshape(-1)
+    if len(given) != len(data):
+        raise InputError(f"groups has {len(given)} labels, the table {len(data)} rows")
+    return given

@@ -33,20 +33,33 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..analysis.checker import check, classes_of_rows, sensitive_table
+from ..backend import get_backend
 from ..core.codes import encode_column
+from ..engine.encoding import SchemaError
+from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
+from ..models import PrivacyModel, Requirement
 from ..queries import label_leaves, parse_interval
-from ..validation import check_columns, check_int, format_values
+from ..validation import check_columns, check_int, column_list, format_values
 
-__all__ = ["mondrian", "MondrianRelease", "certainty_penalty"]
+__all__ = ["Mondrian", "MondrianRelease", "certainty_penalty", "verify_release",
+           "removed_columns", "OTHERS"]
+
+#: what a partition release does with the columns given no role (``others=``)
+OTHERS = ("insensitive", "drop", "error")
 
 
 @dataclass
 class MondrianRelease:
-    """A Mondrian release: ``released`` (the input's rows in their order, QIDs generalized),
-    ``partition`` (each row's partition, ``0..partitions-1``), the NCP of each QID
-    (``ncp``, mean over records) and the GCP (``gcp``)."""
+    """A Mondrian release: ``released`` (the input's rows in their order, QIDs generalized,
+    ``removed_columns`` left out: the identifying ones and ``dropped_columns``, those with no
+    role under ``others="drop"``), ``partition`` (each row's partition,
+    ``0..partitions-1``), the NCP of each QID (``ncp``, mean over records), the GCP
+    (``gcp``), the class-level ``models`` it satisfies and ``checked`` (the independent
+    checker's measures, when verified).  :func:`gpuppdp.report.write_report` writes its
+    report."""
 
     released: pd.DataFrame
     partition: np.ndarray
@@ -60,6 +73,10 @@ class MondrianRelease:
     rounds: int
     seconds: float
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict, repr=False)
+    models: list = field(default_factory=list, repr=False)
+    removed_columns: list = field(default_factory=list)
+    dropped_columns: list = field(default_factory=list)
+    checked: dict = field(default_factory=dict, repr=False)
 
     @property
     def partitions(self) -> int:
@@ -75,16 +92,6 @@ class MondrianRelease:
                 "rounds": self.rounds, "ncp": self.ncp, "gcp": self.gcp,
                 "seconds": self.seconds}
 
-    def report(self, path, data: pd.DataFrame, *, json_path=None, **options):
-        """Write the HTML report of this release of ``data`` (the input table) to ``path``
-        and its figures as JSON to ``json_path`` (default: ``path`` with suffix ``.json``):
-        risk and class sizes of the released classes, NCP/GCP, the partitioning
-        (:func:`gpuppdp.report.write_report`; ``options`` go to
-        :func:`gpuppdp.report.build_report`).  Returns the two paths."""
-        from ..report import write_report
-
-        return write_report(self, data, path, json_path=json_path, **options)
-
 
 # --------------------------------------------------------------------------------------
 # encoding
@@ -96,7 +103,7 @@ class _Numeric:
         nums = pd.to_numeric(column, errors="coerce")
         bad = nums.isna().to_numpy()
         if bad.any():
-            raise ValueError(f"quasi-identifier {name!r} has no hierarchy, so it must be "
+            raise InputError(f"quasi-identifier {name!r} has no hierarchy, so it must be "
                              f"numeric; {int(bad.sum())} value(s) are not numbers (first at "
                              f"row {int(np.flatnonzero(bad)[0])}: "
                              f"{column.iloc[int(np.flatnonzero(bad)[0])]!r}); give it a "
@@ -287,18 +294,62 @@ def _release(data, qids, attrs, part):
     return released, ncp, gcp
 
 
-def qid_hierarchies(hierarchies: Mapping | None, qids: Sequence[str]) -> dict:
-    """``hierarchies`` as a dict, checked: Hierarchy objects, for quasi-identifiers only (the
-    other QIDs are numeric)."""
+def qid_hierarchies(quasi_identifiers, hierarchies: Mapping | None) -> tuple[list, dict]:
+    """``(QIDs, {QID: Hierarchy})`` of a partition algorithm, checked: ``quasi_identifiers``
+    is a list of names (their hierarchies in ``hierarchies``) or a mapping of each name to
+    its Hierarchy or ``None``; a QID without a hierarchy is numeric."""
+    if isinstance(quasi_identifiers, Mapping):
+        if hierarchies:
+            raise InputError("give the hierarchies in quasi_identifiers (a mapping) or in "
+                             "hierarchies=, not both")
+        hierarchies = {c: h for c, h in quasi_identifiers.items() if h is not None}
+    qids = column_list(quasi_identifiers)
     hierarchies = dict(hierarchies or {})
     extra = [c for c in hierarchies if c not in qids]
     if extra:
-        raise ValueError(f"hierarchies: column(s) that are not quasi-identifiers: "
+        raise InputError(f"hierarchies: column(s) that are not quasi-identifiers: "
                          f"{format_values(extra)}")
     for c, h in hierarchies.items():
         if not isinstance(h, Hierarchy):
-            raise TypeError(f"hierarchies[{c!r}] must be a Hierarchy, got {type(h).__name__}")
-    return hierarchies
+            raise InputTypeError(f"hierarchies[{c!r}] must be a Hierarchy, got "
+                                 f"{type(h).__name__}")
+    return qids, hierarchies
+
+
+def removed_columns(columns: Sequence[str], named: Sequence[str], *,
+                    identifying: Sequence[str] = (), others: str = "insensitive"
+                    ) -> tuple[list[str], list[str]]:
+    """The columns a partition release leaves out: ``(identifying + dropped, dropped)``.
+
+    ``named`` are the columns given a role (QIDs, sensitive, insensitive, target); the rest
+    follow ``others`` as in :class:`gpuppdp.engine.encoding.Schema`: ``"error"`` refuses them,
+    ``"drop"`` drops them, ``"insensitive"`` (the default here) keeps them."""
+    if others not in OTHERS:
+        raise InputError(f"others must be one of {', '.join(map(repr, OTHERS))}, got "
+                         f"{others!r}")
+    identifying = list(identifying)
+    roles = list(dict.fromkeys(list(named) + identifying))
+    missing = [c for c in roles if c not in columns]
+    if missing:
+        raise SchemaError(f"column(s) not in the data: {format_values(missing)}; the data has "
+                          f"{format_values(list(columns), 12)}")
+    unassigned = [c for c in columns if c not in roles]
+    if unassigned and others == "error":
+        raise SchemaError(
+            f"{len(unassigned)} column(s) have no role: {format_values(unassigned, 10)}; "
+            "give each a role, or say what to do with the rest (others='insensitive' "
+            "or 'drop'; CLI: --others insensitive|drop)")
+    dropped = unassigned if others == "drop" else []
+    return identifying + dropped, dropped
+
+
+def _check_present(data: pd.DataFrame, columns: Sequence[str]) -> None:
+    """``InputError`` naming the first missing value of ``columns``."""
+    for c in columns:
+        miss = data[c].isna().to_numpy()
+        if miss.any():
+            raise InputError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
+                             f"row {int(np.flatnonzero(miss)[0])}")
 
 
 class _ClassJudge:
@@ -308,22 +359,8 @@ class _ClassJudge:
     the partitions' histograms with their own ``class_fails``."""
 
     def __init__(self, models: Sequence, sensitive: str | None, values: pd.Series | None):
-        from ..analysis.checker import classes_of_rows, sensitive_table
-        from ..backend import get_backend
-        from ..models import PrivacyModel, Requirement
-
-        self._classes_of_rows = classes_of_rows
         self.backend = get_backend("cpu")
-        for m in models:
-            if not isinstance(m, PrivacyModel):
-                raise TypeError(f"models must be PrivacyModel instances, got {m!r}")
-            if Requirement.RELEASED_CLASSES in m.requires or Requirement.POPULATION in m.requires:
-                raise ValueError(f"{m!r} judges the released classes together or against a "
-                                 "population; Mondrian takes class-level models only")
-            attribute = getattr(m, "sensitive_attribute", None)
-            if attribute is not None and attribute != sensitive:
-                raise ValueError(f"{m!r} refers to {attribute!r}; Mondrian's sensitive "
-                                 f"attribute is {sensitive!r} (sensitive=...)")
+        _check_models(models, sensitive)
         if sensitive is not None:
             codes, labels = encode_column(values, as_str=True)
             self.codes = codes.astype(np.int64)
@@ -337,7 +374,7 @@ class _ClassJudge:
     def ok(self, group: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Per group (``group[i]`` of row ``rows[i]``): does every model hold on it?"""
         sens = None if self.codes is None else self.codes[rows]
-        classes = self._classes_of_rows(self.backend, group, sens, self.n_values)
+        classes = classes_of_rows(self.backend, group, sens, self.n_values)
         ok = np.ones(classes.n_classes, dtype=bool)
         for m in self.models:
             fails = m.class_fails(classes)
@@ -346,76 +383,174 @@ class _ClassJudge:
         return ok
 
 
-def mondrian(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int,
-             sensitive: str | None = None, l: int | None = None, strict: bool = True,
-             hierarchies: Mapping[str, Hierarchy] | None = None,
-             partition=None, models: Sequence = ()) -> MondrianRelease:
-    """Mondrian multidimensional partitioning of ``data`` (LeFevre et al., ICDE 2006).
+def _check_models(models: Sequence, sensitive: str | None) -> None:
+    for m in models:
+        if not isinstance(m, PrivacyModel):
+            raise InputTypeError(f"models must be PrivacyModel instances, got {m!r}")
+        if Requirement.RELEASED_CLASSES in m.requires or Requirement.POPULATION in m.requires:
+            raise InputError(f"{m!r} judges the released classes together or against a "
+                             "population; Mondrian takes class-level models only")
+        attribute = getattr(m, "sensitive_attribute", None)
+        if attribute is not None and attribute != sensitive:
+            raise InputError(f"{m!r} refers to {attribute!r}; Mondrian's sensitive "
+                             f"attribute is {sensitive!r} (sensitive=...)")
 
-    ``quasi_identifiers`` with a hierarchy in ``hierarchies`` are categorical (cut along the
-    hierarchy, released as the lowest common ancestor's label); the others must be numeric
-    (released as ranges ``[lo-hi]``).  Every partition holds at least ``k`` records and, with
-    ``l`` (needs ``sensitive``), ``l`` distinct values of ``sensitive``.  ``strict=False``
-    gives relaxed partitioning.  ``models``: further class-level privacy models of
-    :mod:`gpuppdp.models` on ``sensitive`` (t-closeness, entropy or recursive l-diversity,
-    (alpha,k)-anonymity, delta-disclosure, beta-likeness, the privacy-loss model), judged
-    on every candidate partition with the models' own verdict, against the whole table's
-    distribution.  Returns a :class:`MondrianRelease`.
 
-    ``partition`` starts the cuts from given classes instead of the whole table: a column
-    name, an array of class labels (one per row) or an ``AnonymizationResult`` (the classes of
-    its release, e.g. the full-domain optimum).  Each class must already satisfy ``k`` (and
-    ``l``); since cuts only narrow ranges and ancestors, the result's NCP is then at most that
-    of the starting classes generalized as tightly.
+class Mondrian:
+    """Mondrian multidimensional partitioning (LeFevre, DeWitt & Ramakrishnan, ICDE 2006).
+
+    ``quasi_identifiers``: column names, or a mapping of each to its Hierarchy or ``None`` (as
+    :class:`gpuppdp.Anonymizer` takes them; then no ``hierarchies``).  QIDs with a hierarchy are
+    categorical (cut along it, released as the lowest common ancestor's label); the others must
+    be numeric (released as ranges ``[lo-hi]``).  Every partition holds at least ``k`` records
+    and, with ``l`` (needs ``sensitive``), ``l`` distinct values of ``sensitive`` (distinct
+    l-diversity, Machanavajjhala et al., ICDE 2006).  ``strict=False`` gives relaxed
+    partitioning.  ``models``: further class-level privacy models of :mod:`gpuppdp.models` on
+    ``sensitive`` (t-closeness, entropy or recursive l-diversity, (alpha,k)-anonymity,
+    delta-disclosure, beta-likeness, the privacy-loss model), judged on every candidate
+    partition with the models' own verdict, against the whole table's distribution.
+
+    ``identifying`` columns are left out of the release, and so are the columns with no role
+    when ``others="drop"`` (``"error"`` refuses them; ``"insensitive"``, the default, keeps
+    them).  ``verify`` re-measures the release with the independent checker
+    (:func:`verify_release`) and raises ``RuntimeError`` if it fails.
 
     >>> df = pd.DataFrame({"age": [21, 22, 35, 36], "zip": [1, 2, 3, 4]})
-    >>> mondrian(df, ["age", "zip"], k=2).released["age"].tolist()
+    >>> Mondrian(["age", "zip"], k=2).fit(df).released["age"].tolist()
     ['[21-22]', '[21-22]', '[35-36]', '[35-36]']
     """
-    t0 = time.perf_counter()
-    qids = check_columns(data, quasi_identifiers)
-    k = check_int("k", k, 1)
-    hierarchies = qid_hierarchies(hierarchies, qids)
-    if l is not None:
-        l = check_int("l", l, 1)
-        if sensitive is None:
-            raise ValueError("l needs the sensitive attribute (sensitive=...)")
-    if sensitive is not None:
-        check_columns(data, [sensitive], "sensitive")
-        if sensitive in qids:
-            raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
+
+    def __init__(self, quasi_identifiers: Sequence[str] | Mapping, *, k: int,
+                 sensitive: str | None = None, l: int | None = None, strict: bool = True,
+                 hierarchies: Mapping[str, Hierarchy] | None = None, models: Sequence = (),
+                 insensitive: Sequence[str] = (), identifying: Sequence[str] = (),
+                 others: str = "insensitive", verify: bool = False):
+        self.quasi_identifiers, self.hierarchies = qid_hierarchies(quasi_identifiers,
+                                                                   hierarchies)
+        self.k = check_int("k", k, 1)
+        self.sensitive = sensitive
+        self.l = None if l is None else check_int("l", l, 1)
+        if self.l is not None and sensitive is None:
+            raise InputError("l needs the sensitive attribute (sensitive=...)")
+        if sensitive is not None and sensitive in self.quasi_identifiers:
+            raise InputError(f"column {sensitive!r} is given as a quasi-identifier and as the "
                              "sensitive attribute")
-    for c in qids + ([sensitive] if sensitive else []):
-        miss = data[c].isna().to_numpy()
-        if miss.any():
-            raise ValueError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
-                             f"row {int(np.flatnonzero(miss)[0])}")
-    if len(data) < k:
-        raise ValueError(f"k={k} needs at least {k} records, the table has {len(data)}")
-    attrs = [_Categorical(c, data[c], hierarchies[c]) if c in hierarchies
-             else _Numeric(c, data[c]) for c in qids]
-    sens = None
-    if sensitive is not None:
-        sens = encode_column(data[sensitive])[0].astype(np.int64)
-        if l is not None and int(sens.max()) + 1 < l:
-            raise ValueError(f"l={l}: the table has only {int(sens.max()) + 1} distinct "
-                             f"value(s) of {sensitive!r}, so no release is {l}-diverse")
-    judge = None
-    if models:
-        judge = _ClassJudge(models, sensitive, data[sensitive] if sensitive else None)
-    part = _start(data, partition, qids, k, l, sens)
-    if judge is not None and not judge.ok(part, np.arange(len(part))).all():
-        raise ValueError(f"the starting partition{'s' if partition is not None else ''} "
-                         f"fail{'' if partition is not None else 's'} the models "
-                         f"{[m.describe() for m in judge.models]}: no release satisfies them")
-    part, rounds = _run(attrs, sens, k, l, bool(strict), part, judge)
-    released, ncp, gcp = _release(data, qids, attrs, part)
-    return MondrianRelease(released, part, qids, sensitive, k, l, bool(strict), ncp, gcp,
-                           rounds, time.perf_counter() - t0, hierarchies)
+        self.strict = bool(strict)
+        self.models = list(models)
+        _check_models(self.models, sensitive)
+        self.insensitive = column_list(insensitive, "insensitive") if insensitive else []
+        self.identifying = column_list(identifying, "identifying") if identifying else []
+        self.others = others
+        self.verify = bool(verify)
+
+    def __repr__(self) -> str:
+        return _repr(self, ("quasi_identifiers", "k", "sensitive", "l", "strict", "hierarchies",
+                            "models", "insensitive", "identifying", "others", "verify"))
+
+    def fit(self, data: pd.DataFrame, *, partition=None) -> MondrianRelease:
+        """Partition ``data``; returns a :class:`MondrianRelease`.
+
+        ``partition`` starts the cuts from given classes instead of the whole table: a column
+        name, an array of class labels (one per row) or an ``AnonymizationResult`` (the
+        classes of its release, e.g. the full-domain optimum).  Each class must already
+        satisfy ``k`` (and ``l``); since cuts only narrow ranges and ancestors, the result's
+        NCP is then at most that of the starting classes generalized as tightly."""
+        t0 = time.perf_counter()
+        qids, sensitive, k, l = self.quasi_identifiers, self.sensitive, self.k, self.l
+        removed, dropped = self._check(data)
+        attrs = [_Categorical(c, data[c], self.hierarchies[c]) if c in self.hierarchies
+                 else _Numeric(c, data[c]) for c in qids]
+        sens = None
+        if sensitive is not None:
+            sens = encode_column(data[sensitive])[0].astype(np.int64)
+            if l is not None and int(sens.max()) + 1 < l:
+                raise InputError(f"l={l}: the table has only {int(sens.max()) + 1} distinct "
+                                 f"value(s) of {sensitive!r}, so no release is {l}-diverse")
+        judge = None
+        if self.models:
+            judge = _ClassJudge(self.models, sensitive, data[sensitive] if sensitive else None)
+        part = _start(data, partition, qids, k, l, sens)
+        if judge is not None and not judge.ok(part, np.arange(len(part))).all():
+            raise InputError(f"the starting partition{'s' if partition is not None else ''} "
+                             f"fail{'' if partition is not None else 's'} the models "
+                             f"{[m.describe() for m in judge.models]}: no release satisfies "
+                             "them")
+        part, rounds = _run(attrs, sens, k, l, self.strict, part, judge)
+        released, ncp, gcp = _release(data, qids, attrs, part)
+        result = MondrianRelease(released.drop(columns=removed), part, qids, sensitive, k, l,
+                                 self.strict, ncp, gcp, rounds, 0.0, self.hierarchies,
+                                 models=list(self.models), removed_columns=removed,
+                                 dropped_columns=dropped)
+        if self.verify:
+            result.checked = verify_release(result)
+        result.seconds = time.perf_counter() - t0
+        return result
+
+    def _check(self, data: pd.DataFrame) -> tuple[list[str], list[str]]:
+        """The columns of ``data`` checked against the parameters; returns
+        :func:`removed_columns`'s ``(removed, dropped)``."""
+        qids, sensitive = check_columns(data, self.quasi_identifiers), self.sensitive
+        if sensitive is not None:
+            check_columns(data, [sensitive], "sensitive")
+        named = qids + ([sensitive] if sensitive else []) + self.insensitive
+        removed = removed_columns(list(data.columns), named, identifying=self.identifying,
+                                  others=self.others)
+        _check_present(data, qids + ([sensitive] if sensitive else []))
+        if len(data) < self.k:
+            raise InputError(f"k={self.k} needs at least {self.k} records, the table has "
+                             f"{len(data)}")
+        return removed
+
+
+def _repr(obj, names: Sequence[str]) -> str:
+    """``Class(name=value, ...)`` of the parameters ``names`` that differ from empty."""
+    parts = []
+    for name in names:
+        value = getattr(obj, name)
+        if value is None or (isinstance(value, (list, dict, tuple)) and not value):
+            continue
+        parts.append(f"{name}={value!r}")
+    return f"{type(obj).__name__}({', '.join(parts)})"
+
+
+def verify_release(release: MondrianRelease) -> dict:
+    """The independent checker's measures of a Mondrian ``release``
+    (:func:`gpuppdp.analysis.checker.check`); ``RuntimeError`` when it has suppressed rows,
+    a class under ``k``, fewer than ``l`` distinct sensitive values in a class or fails a
+    model the checker measures (the others Mondrian judged with their own verdict)."""
+    measured = dict(check(release.released, quasi_identifiers=release.quasi_identifiers,
+                          sensitive=release.sensitive, backend="cpu"))
+    failing = [m.describe() for m in release.models
+               if not measured_holds(m.describe(), measured)]
+    if release.l is not None and measured["distinct_l"] < release.l:
+        failing.append({"model": "distinct-l-diversity", "l": release.l})
+    if measured["suppressed_rows"] or measured["k"] < release.k or failing:
+        raise RuntimeError(f"the Mondrian release fails the independent checker: "
+                           f"{failing or measured}")
+    return measured
+
+
+def measured_holds(model: dict, measured: dict) -> bool:
+    """Does the checker's measure of a release satisfy a model (its ``describe()``)?  Models
+    the checker has no single measure for are taken as holding (Mondrian judged them with
+    their own verdict)."""
+    kind, tol = model["model"], 1e-9
+    if kind == "t-closeness":
+        value = measured.get(f"t_{model['distance']}")
+        return value is None or value <= float(model["t"]) + tol
+    if kind == "distinct-l-diversity":
+        return measured["distinct_l"] >= int(model["l"])
+    if kind == "entropy-l-diversity":
+        return measured["entropy_l"] >= float(model["l"]) - tol
+    if kind == "alpha-k-anonymity":
+        return measured["alpha"] <= float(model["alpha"]) + tol
+    if kind == "delta-disclosure":
+        return measured["delta_disclosure"] <= float(model["delta"]) + tol
+    return True
 
 
 def _start(data, partition, qids, k, l, sens) -> np.ndarray:
-    """The starting partition (class ids ``0..``) of :func:`mondrian`, checked."""
+    """The starting partition (class ids ``0..``) of :meth:`Mondrian.fit`, checked."""
     n = len(data)
     if partition is None:
         return np.zeros(n, dtype=np.int64)
@@ -426,7 +561,7 @@ def _start(data, partition, qids, k, l, sens) -> np.ndarray:
         release = partition.release
         table = partition.released
         if release.source_rows is None or len(table) != n:
-            raise ValueError("partition: the AnonymizationResult must be of this table, with "
+            raise InputError("partition: the AnonymizationResult must be of this table, with "
                              "suppressed rows marked (suppression='mark')")
         cls, _, _ = groupby.group(np, [encode_column(table[c])[0].astype(np.int64)
                                        for c in qids], None)
@@ -435,12 +570,12 @@ def _start(data, partition, qids, k, l, sens) -> np.ndarray:
     else:
         labels = np.asarray(partition).reshape(-1)
         if len(labels) != n:
-            raise ValueError(f"partition has {len(labels)} labels, the table {n} rows")
+            raise InputError(f"partition has {len(labels)} labels, the table {n} rows")
     part = encode_column(labels)[0].astype(np.int64)
     size = np.bincount(part)
     small = np.flatnonzero(size < k)
     if len(small):
-        raise ValueError(f"partition: {len(small)} class(es) have fewer than k={k} records, "
+        raise InputError(f"partition: {len(small)} class(es) have fewer than k={k} records, "
                          f"the first ({int(size[small[0]])} records) at row "
                          f"{int(np.flatnonzero(part == small[0])[0])}")
     if l is not None:
@@ -448,7 +583,7 @@ def _start(data, partition, qids, k, l, sens) -> np.ndarray:
         distinct = np.bincount(part[rep], minlength=len(size))
         poor = np.flatnonzero(distinct < l)
         if len(poor):
-            raise ValueError(f"partition: {len(poor)} class(es) have fewer than l={l} distinct "
+            raise InputError(f"partition: {len(poor)} class(es) have fewer than l={l} distinct "
                              f"sensitive values, the first at row "
                              f"{int(np.flatnonzero(part == poor[0])[0])}")
     return part
@@ -486,7 +621,7 @@ def certainty_penalty(released: pd.DataFrame, original: pd.DataFrame,
                 elif str(v) in under:
                     cost.append((len(under[str(v)]) - 1) / (d - 1) if d > 1 else 0.0)
                 else:
-                    raise ValueError(f"release column {c!r}: {str(v)!r} is not a label of "
+                    raise InputError(f"release column {c!r}: {str(v)!r} is not a label of "
                                      "its hierarchy")
         else:
             values = np.unique(pd.to_numeric(original[c], errors="raise").to_numpy(float))
@@ -507,7 +642,7 @@ def _numeric_cost(label, values: np.ndarray, span: float, column: str) -> float:
         try:
             float(text)
         except ValueError:
-            raise ValueError(f"release column {column!r}: {text!r} is neither a number nor an "
+            raise InputError(f"release column {column!r}: {text!r} is neither a number nor an "
                              "interval") from None
         return 0.0
     lo, hi, lo_closed, hi_closed = interval

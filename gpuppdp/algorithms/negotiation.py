@@ -4,10 +4,10 @@ GLOBECOM 2018), on full-domain generalization.
 
 >>> from gpuppdp import datasets                                             # doctest: +SKIP
 >>> data, h = datasets.adult()                                               # doctest: +SKIP
->>> neg = Negotiation(data, {c: h[c] for c in ["age", "sex", "race", "education"]},
+>>> neg = Negotiation({c: h[c] for c in ["age", "sex", "race", "education"]},
 ...                   "salary-class", epsilon=0.6, alpha=0.85, gamma=0.55, delta=0.8,
 ...                   utility_basis="total", objective="variable",
-...                   profit="linear:100,50")                                # doctest: +SKIP
+...                   profit="linear:100,50").fit(data)                      # doctest: +SKIP
 >>> neg.offer([["age", "education"], ["sex", "race"]])["policy"]            # doctest: +SKIP
 {'sex': 1, 'age': 1, 'race': 1, 'education': 2}
 >>> neg.accept()                                                             # doctest: +SKIP
@@ -92,10 +92,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..backend import get_backend
 from ..core.classes import Classes, entry_shares, segment_max, segment_sum
+from ..engine import transform
+from ..engine.evaluate import LatticeOracle
+from ..engine.lattice import Lattice
 from ..engine.metrics import Metric
+from ..errors import InputError, InputTypeError
 from ..models import PrivacyLoss
 from ..validation import check_number
+from ._lattice import lattice_evaluator, lattice_hierarchies
 
 __all__ = ["Negotiation", "LossFigures", "LinearProfit", "parse_profit", "parse_pattern",
            "FIGURES", "BASES", "OBJECTIVES", "OTHERS"]
@@ -175,7 +181,7 @@ def parse_pattern(text: str) -> list[list[str]]:
     layers = [[a.strip() for a in part.split(",") if a.strip()] for part in str(text).split(";")]
     layers = [layer for layer in layers if layer]
     if not layers:
-        raise ValueError(f"a utility pattern needs at least one attribute, got {text!r}")
+        raise InputError(f"a utility pattern needs at least one attribute, got {text!r}")
     return layers
 
 
@@ -206,12 +212,12 @@ def parse_profit(spec) -> Callable:
                 raise ValueError(rest)
             maximum, slope = (float(p) for p in parts)
         except ValueError:
-            raise ValueError(f"profit 'linear:MAX,SLOPE' needs two numbers, got {spec!r}") \
+            raise InputError(f"profit 'linear:MAX,SLOPE' needs two numbers, got {spec!r}") \
                 from None
         if not (math.isfinite(maximum) and math.isfinite(slope)):
-            raise ValueError(f"profit: MAX and SLOPE must be finite, got {spec!r}")
+            raise InputError(f"profit: MAX and SLOPE must be finite, got {spec!r}")
         return LinearProfit(maximum, slope)
-    raise ValueError(f"profit must be 'linear:MAX,SLOPE' or a callable, got {spec!r}")
+    raise InputError(f"profit must be 'linear:MAX,SLOPE' or a callable, got {spec!r}")
 
 
 def _canonical(layers) -> tuple:
@@ -247,11 +253,12 @@ class Negotiation:
     """A negotiation of one release between the data owner and a data user (see the module
     docstring for the definitions).
 
+    The parameters are the owner's and the protocol's; :meth:`fit` evaluates the owner's
+    table and opens the negotiation (:meth:`offer`, :meth:`counter`, :meth:`accept` ...).
+
     Parameters
     ----------
-    data : DataFrame
-        The owner's table (the QID columns and the sensitive column; others are ignored).
-    hierarchies : mapping QID -> Hierarchy or ARX CSV path
+    quasi_identifiers : mapping QID -> Hierarchy or ARX CSV path
     sensitive : str
         The sensitive column.
     epsilon, alpha : float
@@ -277,7 +284,7 @@ class Negotiation:
 
     Attributes
     ----------
-    policies : DataFrame
+    policies : DataFrame (set by :meth:`fit`, as the others)
         Every lattice node (rows in node-id order): its level per QID, ``node``, ``height``,
         the :data:`FIGURES`, ``privacy_ok`` (in ``G``) and ``utility_ok``.
     log : list of dict
@@ -288,60 +295,88 @@ class Negotiation:
         "terminated".
     """
 
-    def __init__(self, data: pd.DataFrame, hierarchies: Mapping, sensitive: str, *,
+    def __init__(self, quasi_identifiers: Mapping, sensitive: str, *,
                  epsilon: float, alpha: float, gamma: float | None = None,
                  delta: float | None = None, basis: str = "class",
                  utility_basis: str | None = None, objective: str = "flat", profit=None,
                  profit_loss: str = "distribution", others: str = "lowest",
                  max_moves: int = 4, prior: Mapping | None = None, backend="auto"):
-        from ..anonymizer import Anonymizer
-        from ..engine.evaluate import LatticeOracle
-        from ..engine.lattice import Lattice
-
+        self.hierarchies = lattice_hierarchies(quasi_identifiers)
+        if not isinstance(sensitive, str):
+            raise InputTypeError(f"sensitive must be a column name, got {sensitive!r}")
+        if sensitive in self.hierarchies:
+            raise InputError(f"column {sensitive!r} is given as a quasi-identifier and as the "
+                             "sensitive attribute")
+        self.sensitive = sensitive
         self.epsilon = check_number("epsilon", epsilon, 0.0)
         self.alpha = check_number("alpha", alpha, 0.0)
         self.gamma = None if gamma is None else check_number("gamma", gamma, 0.0)
         self.delta = None if delta is None else check_number("delta", delta, 0.0)
+        utility_basis = basis if utility_basis is None else utility_basis
         for name, value, allowed in (("basis", basis, BASES),
+                                     ("utility_basis", utility_basis, BASES),
                                      ("objective", objective, OBJECTIVES),
                                      ("others", others, OTHERS),
                                      ("profit_loss", profit_loss, ("distribution", "entropy"))):
             if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-        utility_basis = basis if utility_basis is None else utility_basis
-        if utility_basis not in BASES:
-            raise ValueError(f"utility_basis must be one of {BASES}, got {utility_basis!r}")
+                raise InputError(f"{name} must be one of {allowed}, got {value!r}")
         self.basis, self.utility_basis = basis, utility_basis
         self.objective, self.others, self.profit_loss = objective, others, profit_loss
         self.profit = None if profit is None else parse_profit(profit)
         if objective == "variable" and self.profit is None:
-            raise ValueError("the variable-rate objective needs a profit function "
+            raise InputError("the variable-rate objective needs a profit function "
                              "(profit='linear:MAX,SLOPE')")
         if isinstance(max_moves, bool) or not isinstance(max_moves, (int, np.integer)) \
                 or max_moves < 0:
-            raise ValueError(f"max_moves must be an integer >= 0, got {max_moves!r}")
+            raise InputError(f"max_moves must be an integer >= 0, got {max_moves!r}")
         self.max_moves = int(max_moves)
-        if not isinstance(sensitive, str):
-            raise TypeError(f"sensitive must be a column name, got {sensitive!r}")
-        if sensitive in hierarchies:
-            raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
-                             "sensitive attribute")
-        self.sensitive = sensitive
-        self.data = data
-
         self.prior = None if prior is None else dict(prior)
-        figures = LossFigures(sensitive, self.prior)
+        self.backend = get_backend(backend)
+        self.data = None
+        self.policies = None
+        self.log: list[dict] = []
+        self.status = "open"
+        self.deal: dict | None = None
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{name}={getattr(self, name)!r}" for name in (
+            "sensitive", "epsilon", "alpha", "gamma", "delta", "basis", "utility_basis",
+            "objective", "profit", "profit_loss", "others", "max_moves", "prior"))
+        return (f"Negotiation(quasi_identifiers={list(self.hierarchies)!r}, {params}, "
+                f"backend={self.backend.name!r})")
+
+    def fit(self, data: pd.DataFrame) -> "Negotiation":
+        """Evaluate every policy of ``data`` (the QID columns and the sensitive column; others
+        are ignored) and open the negotiation; returns the negotiation itself."""
+        self.data = data
+        figures = LossFigures(self.sensitive, self.prior)
         # the model only carries the sensitive histograms: no class ever fails it (the
         # distribution loss is at most sqrt(2)), so no policy suppresses records
-        carrier = PrivacyLoss(sensitive, 2.0, 1e12)
-        self._anonymizer = Anonymizer(quasi_identifiers=hierarchies, sensitive=[sensitive],
-                                      others="drop", models=[carrier], suppression_limit=0.0,
-                                      metric=figures, backend=backend)
-        self._evaluator = self._anonymizer._evaluator_for(data)
+        carrier = PrivacyLoss(self.sensitive, 2.0, 1e12)
+        self._evaluator = lattice_evaluator(data, self.hierarchies, sensitive=[self.sensitive],
+                                            models=[carrier], suppression_limit=0.0,
+                                            metric=figures, backend=self.backend)
         enc = self._evaluator.encoded
         self.quasi_identifiers = list(enc.qi_names)
         self.heights = np.asarray(enc.heights, dtype=np.int64)
         self.lattice = Lattice(self.heights)
+        levels, values = self._evaluate_all()
+        self.policies = self._policy_table(levels, values)
+        self._levels = levels
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self._degree = np.where(self.heights > 0, levels / np.maximum(self.heights, 1),
+                                    np.nan)
+        self.log = []
+        self.status = "open"
+        self.deal = None
+        self._pending: dict | None = None
+        self._last_offer: list[list[str]] | None = None
+        self._last_matched = False
+        return self
+
+    def _evaluate_all(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(levels, figures)`` of every lattice node, in node-id order: the whole lattice
+        evaluated in batches, the :data:`FIGURES` kept by the metric plug-in."""
         figures = self._evaluator.metric
         figures.batches.clear()
         stats = LatticeOracle(self._evaluator, self.lattice).evaluate_all()
@@ -354,14 +389,17 @@ class Negotiation:
         figures.batches.clear()
         if not seen.all():  # pragma: no cover - the engine evaluates every node
             raise RuntimeError("the lattice evaluation left nodes without figures")
+        return stats.levels, values
 
-        levels = stats.levels
+    def _policy_table(self, levels: np.ndarray, values: np.ndarray) -> pd.DataFrame:
+        """:attr:`policies` from the nodes' levels and figures; keeps the losses on the
+        privacy and utility bases, the profits and which nodes are acceptable."""
         table = pd.DataFrame(levels, columns=self.quasi_identifiers)
         table.insert(0, "node", np.arange(self.lattice.size, dtype=np.int64))
         table["height"] = levels.sum(axis=1)
         for j, name in enumerate(FIGURES):
             table[name] = values[:, j]
-        pb, ub = _AGG[basis], _AGG[utility_basis]
+        pb, ub = _AGG[self.basis], _AGG[self.utility_basis]
         self._privacy_dist = values[:, FIGURES.index(f"distribution_privacy_loss_{pb}")]
         self._privacy_ent = values[:, FIGURES.index(f"entropy_privacy_loss_{pb}")]
         self._utility_dist = values[:, FIGURES.index(f"distribution_utility_loss_{ub}")]
@@ -376,51 +414,50 @@ class Negotiation:
         table["utility_ok"] = utility_ok
         self._profit_values = None
         if self.profit is not None:
-            loss = self._utility_dist if profit_loss == "distribution" else self._utility_ent
-            profit_values = self.profit(loss)
-            if np.ndim(profit_values) == 0:  # a scalar function: one call per node
-                profit_values = np.fromiter((float(self.profit(float(u))) for u in loss),
-                                            dtype=np.float64, count=len(loss))
-            self._profit_values = np.asarray(profit_values, dtype=np.float64).reshape(-1)
+            self._profit_values = self._profits()
             table["profit"] = self._profit_values
-        self.policies = table
-        self._levels = levels
-        with np.errstate(invalid="ignore", divide="ignore"):
-            self._degree = np.where(self.heights > 0, levels / np.maximum(self.heights, 1),
-                                    np.nan)
         self._ok = privacy_ok & utility_ok
+        return table
 
-        self.log: list[dict] = []
-        self.status = "open"
-        self.deal: dict | None = None
-        self._pending: dict | None = None
-        self._last_offer: list[list[str]] | None = None
-        self._last_matched = False
+    def _profits(self) -> np.ndarray:
+        """The profit of every node, from the utility loss ``profit_loss`` names."""
+        loss = self._utility_dist if self.profit_loss == "distribution" else self._utility_ent
+        profit_values = self.profit(loss)
+        if np.ndim(profit_values) == 0:  # a scalar function: one call per node
+            profit_values = np.fromiter((float(self.profit(float(u))) for u in loss),
+                                        dtype=np.float64, count=len(loss))
+        return np.asarray(profit_values, dtype=np.float64).reshape(-1)
 
     # -- the policy set --------------------------------------------------------------------
     @property
     def G(self) -> pd.DataFrame:  # noqa: N802 - the paper's name
         """The policies meeting the privacy constraint (rows of :attr:`policies`)."""
+        self._require_fitted()
         return self.policies[self.policies["privacy_ok"].to_numpy()]
 
+    def _require_fitted(self) -> None:
+        if self.policies is None:
+            raise RuntimeError("the negotiation has no policies yet: fit(data) first")
+
     def _check_pattern(self, pattern) -> list[list[str]]:
+        self._require_fitted()
         if isinstance(pattern, str):
             pattern = parse_pattern(pattern)
         if not isinstance(pattern, Sequence) or not pattern:
-            raise ValueError(f"a utility pattern is a non-empty list of layers, got {pattern!r}")
+            raise InputError(f"a utility pattern is a non-empty list of layers, got {pattern!r}")
         layers, seen = [], set()
         for layer in pattern:
             if isinstance(layer, str):
                 layer = [layer]
             layer = [str(a) for a in layer]
             if not layer:
-                raise ValueError(f"a utility pattern's layers must be non-empty: {pattern!r}")
+                raise InputError(f"a utility pattern's layers must be non-empty: {pattern!r}")
             for a in layer:
                 if a not in self.quasi_identifiers:
-                    raise ValueError(f"utility pattern: {a!r} is not a quasi-identifier "
+                    raise InputError(f"utility pattern: {a!r} is not a quasi-identifier "
                                      f"({', '.join(self.quasi_identifiers)})")
                 if a in seen:
-                    raise ValueError(f"utility pattern: {a!r} appears twice")
+                    raise InputError(f"utility pattern: {a!r} appears twice")
                 seen.add(a)
             layers.append(layer)
         return layers
@@ -475,6 +512,7 @@ class Negotiation:
         return entry
 
     def _require(self, *states: str, what: str) -> None:
+        self._require_fitted()
         if self.status not in states:
             raise RuntimeError(f"cannot {what}: the negotiation is {self.status}")
 
@@ -585,17 +623,17 @@ class Negotiation:
         """The released table of the deal (a :class:`~gpuppdp.engine.transform.Release`:
         every record, generalized to the deal's policy, rows permuted by ``seed``; the QID
         columns and the sensitive column, other columns dropped)."""
-        from ..engine.transform import release
-
         if self.deal is None:
             raise RuntimeError("no deal: nothing to release")
         levels = [self.deal["policy"][q] for q in self.quasi_identifiers]
-        out = release(self.data, self._evaluator, levels, suppression=suppression, seed=seed)
+        out = transform.release(self.data, self._evaluator, levels, suppression=suppression,
+                                seed=seed)
         self._evaluator.metric.batches.clear()  # the figures of the node just released
         return out
 
     def summary(self) -> dict:
         """The settings, ``G``'s size, the rounds and the deal (JSON-ready)."""
+        self._require_fitted()
         profit = None
         if self.profit is not None:
             profit = self.profit.describe() if hasattr(self.profit, "describe") else \

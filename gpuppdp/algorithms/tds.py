@@ -8,7 +8,7 @@ binary split.  Each round scores every value of the current cut and performs the
 specialization (the release still satisfies the model) of highest score, until none is valid.
 The release is a cut (subtree) generalization: values of one hierarchy may sit at different
 depths; with ``generalization="sibling"`` a value may also be released next to some of its
-own children (sibling generalization, see :func:`tds`).
+own children (sibling generalization, see :class:`TDS`).
 
 * ``InfoGain(v) = I(R_v) - sum_c |R_c| / |R_v| * I(R_c)``, ``I`` the entropy (bits) of the
   classification ``target`` over the records ``R_v`` generalized to ``v`` and those of each
@@ -48,15 +48,25 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..analysis.checker import check
 from ..core.codes import encode_column
+from ..errors import InputError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
-from .mondrian import MondrianRelease, _Numeric, certainty_penalty, qid_hierarchies
-from ..validation import check_columns, check_int, check_number
+from ..validation import check_columns, check_int, check_number, column_list
+from .mondrian import (
+    MondrianRelease,
+    _check_present,
+    _Numeric,
+    _repr,
+    certainty_penalty,
+    qid_hierarchies,
+    removed_columns,
+)
 
-__all__ = ["tds", "TDSRelease", "GENERALIZATIONS"]
+__all__ = ["TDS", "TDSRelease", "GENERALIZATIONS", "verify_release", "release_table"]
 
-#: the release schemes of :func:`tds` (``generalization=``)
+#: the release schemes of :class:`TDS` (``generalization=``)
 GENERALIZATIONS = ("subtree", "sibling")
 
 
@@ -75,7 +85,6 @@ class TDSRelease(MondrianRelease):
     lkc: tuple | None = None
     target: str | None = None
     history: list = field(default_factory=list, repr=False)
-    checked: dict = field(default_factory=dict, repr=False)
     k_anonymity: int | None = None
     generalization: str = "subtree"
 
@@ -431,19 +440,35 @@ def _sibling_round(state, j, weights, cls, n_cls, sens, constraints):
 # --------------------------------------------------------------------------------------
 # the algorithm
 # --------------------------------------------------------------------------------------
-def tds(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int | None = None,
-        lkc: tuple | None = None, sensitive: str | None = None, target: str | None = None,
-        hierarchies: Mapping[str, Hierarchy] | None = None,
-        generalization: str = "subtree", verify: bool = True) -> TDSRelease:
-    """Top-down specialization of ``data`` for k-anonymity (``k``, TDS) and/or LKC-privacy
-    (``lkc=(L, K, C)`` or ``(L, K, C, values)``, HDTDS; ``C < 1`` needs ``sensitive``).
+@dataclass
+class _Table:
+    """A table reduced to its distinct (QID, target, sensitive) rows: ``weights`` (rows
+    each stands for), ``codes`` (leaf or rank codes per QID), ``cls`` (target codes) and
+    ``sens`` (sensitive codes) of each, ``n_cls`` target values and the sensitive
+    ``labels``."""
 
-    ``quasi_identifiers`` with a hierarchy in ``hierarchies`` are specialized along it; the
-    others must be numeric and are split at run time by the best binary split.  ``target``
-    is the classification attribute of InfoGain (score ``InfoGain / (PrivLoss + 1)``);
-    without one the score is the information gain about the attribute's own values.
+    weights: np.ndarray
+    codes: list
+    cls: np.ndarray | None
+    n_cls: int
+    sens: np.ndarray | None
+    labels: np.ndarray | None
+
+
+class TDS:
+    """Top-down specialization for k-anonymity (``k``, TDS: Fung, Wang & Yu, ICDE 2005) and/or
+    LKC-privacy (``lkc=(L, K, C)`` or ``(L, K, C, values)``, HDTDS: Mohammed, Fung, Hung & Lee,
+    KDD 2009; ``C < 1`` needs ``sensitive``).
+
+    ``quasi_identifiers`` (names, their hierarchies in ``hierarchies``, or a mapping of each
+    to its Hierarchy or ``None``, as :class:`~gpuppdp.algorithms.mondrian.Mondrian` takes
+    them) with a hierarchy are specialized along it; the others must be numeric and are
+    split at run time by the best binary split.  ``target`` is the classification attribute
+    of InfoGain (score ``InfoGain / (PrivLoss + 1)``); without one the score is the
+    information gain about the attribute's own values.
     ``verify`` checks the release with :func:`gpuppdp.analysis.checker.check` and raises
-    ``RuntimeError`` if it fails.
+    ``RuntimeError`` if it fails.  ``insensitive``, ``identifying`` and ``others``: the other
+    columns' roles, as :class:`~gpuppdp.algorithms.mondrian.Mondrian` takes them.
 
     ``generalization`` is the release's scheme (Fung, Wang & Yu, TKDE 2007, section 2;
     the survey of Fung, Wang, Chen & Yu, ACM Computing Surveys 2010, section 3.1):
@@ -468,119 +493,184 @@ def tds(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int | None =
       own because the checker, like ARX, reads rows of ``*`` only as suppressed.
 
     >>> df = pd.DataFrame({"age": [21, 22, 35, 36], "y": ["a", "a", "b", "b"]})
-    >>> tds(df, ["age"], k=2, target="y").released["age"].tolist()
+    >>> TDS(["age"], k=2, target="y").fit(df).released["age"].tolist()
     ['[21-22]', '[21-22]', '[35-36]', '[35-36]']
     """
-    t0 = time.perf_counter()
-    qids = check_columns(data, quasi_identifiers)
-    hierarchies = qid_hierarchies(hierarchies, qids)
-    if generalization not in GENERALIZATIONS:
-        raise ValueError(f"generalization must be one of {', '.join(GENERALIZATIONS)}, got "
-                         f"{generalization!r}")
-    if k is None and lkc is None:
-        raise ValueError("tds needs a privacy model: k=... and/or lkc=(L, K, C)")
-    if k is not None:
-        k = check_int("k", k, 1)
-    values = None
-    if lkc is not None:
-        if not isinstance(lkc, (tuple, list)) or len(lkc) not in (3, 4):
-            raise ValueError(f"lkc must be a tuple (L, K, C) or (L, K, C, values), got {lkc!r}")
-        L, K = check_int("L", lkc[0], 1), check_int("K", lkc[1], 1)  # noqa: N806
-        C = check_number("C", lkc[2], 0.0, 1.0)                       # noqa: N806
-        values = None if len(lkc) == 3 else [str(v) for v in lkc[3]]
-        if (C < 1.0 or values is not None) and sensitive is None:
-            raise ValueError("lkc with C < 1 (or sensitive values) needs the sensitive "
-                             "attribute (sensitive=...)")
-        lkc = (L, K, C) if values is None else (L, K, C, values)
-    for role, col in (("sensitive", sensitive), ("target", target)):
-        if col is not None:
-            check_columns(data, [col], role)
-            if col in qids:
-                raise ValueError(f"column {col!r} is given as a quasi-identifier and as the "
-                                 f"{role} attribute")
-    for c in qids + [c for c in (sensitive, target) if c is not None]:
-        miss = data[c].isna().to_numpy()
-        if miss.any():
-            raise ValueError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
-                             f"row {int(np.flatnonzero(miss)[0])}")
-    smallest = max(k or 1, lkc[1] if lkc else 1)
-    if len(data) < smallest:
-        raise ValueError(f"k={smallest} needs at least {smallest} records, the table has "
-                         f"{len(data)}")
 
-    cls = sens = None
-    n_cls = 0
-    labels = None
-    if target is not None:
-        cls = encode_column(data[target])[0].astype(np.int64)
-    cuts = [_CatCut(c, data[c], hierarchies[c]) if c in hierarchies
-            else _NumCut(c, data[c], cls) for c in qids]
+    def __init__(self, quasi_identifiers: Sequence[str] | Mapping, *, k: int | None = None,
+                 lkc: tuple | None = None, sensitive: str | None = None,
+                 target: str | None = None, hierarchies: Mapping[str, Hierarchy] | None = None,
+                 generalization: str = "subtree", insensitive: Sequence[str] = (),
+                 identifying: Sequence[str] = (), others: str = "insensitive",
+                 verify: bool = True):
+        self.quasi_identifiers, self.hierarchies = qid_hierarchies(quasi_identifiers,
+                                                                   hierarchies)
+        if generalization not in GENERALIZATIONS:
+            raise InputError(f"generalization must be one of {', '.join(GENERALIZATIONS)}, "
+                             f"got {generalization!r}")
+        if k is None and lkc is None:
+            raise InputError("TDS needs a privacy model: k=... and/or lkc=(L, K, C)")
+        self.k = None if k is None else check_int("k", k, 1)
+        self.lkc = None if lkc is None else _check_lkc(lkc, sensitive)
+        for role, col in (("sensitive", sensitive), ("target", target)):
+            if col is not None and col in self.quasi_identifiers:
+                raise InputError(f"column {col!r} is given as a quasi-identifier and as the "
+                                 f"{role} attribute")
+        self.sensitive, self.target = sensitive, target
+        self.generalization = generalization
+        self.insensitive = column_list(insensitive, "insensitive") if insensitive else []
+        self.identifying = column_list(identifying, "identifying") if identifying else []
+        self.others = others
+        self.verify = bool(verify)
+
+    def __repr__(self) -> str:
+        return _repr(self, ("quasi_identifiers", "k", "lkc", "sensitive", "target",
+                            "hierarchies", "generalization", "insensitive", "identifying",
+                            "others", "verify"))
+
+    def fit(self, data: pd.DataFrame) -> TDSRelease:
+        """Specialize ``data`` from the top cut; returns a :class:`TDSRelease`."""
+        t0 = time.perf_counter()
+        removed, dropped = self._check(data)
+        qids = self.quasi_identifiers
+        cls = None
+        if self.target is not None:
+            cls = encode_column(data[self.target])[0].astype(np.int64)
+        cuts = [_CatCut(c, data[c], self.hierarchies[c]) if c in self.hierarchies
+                else _NumCut(c, data[c], cls) for c in qids]
+        table = _distinct_rows(data, cuts, cls, self.sensitive)
+        constraints = self._constraints(table)
+        history = _specialize(cuts, table, constraints, scored=self.target is not None,
+                              sibling=self.generalization == "sibling", qids=qids)
+        released, current = release_table(data, qids, cuts)
+        partition = groupby.group(np, current)[0].astype(np.int64)
+        cp = certainty_penalty(released, data, qids, hierarchies=self.hierarchies)
+        k = self.k if self.k is not None else self.lkc[1]
+        result = TDSRelease(released.drop(columns=removed), partition, qids, self.sensitive, k,
+                            None, True, cp["ncp"], cp["gcp"], len(history) + 1, 0.0,
+                            self.hierarchies, removed_columns=removed, dropped_columns=dropped,
+                            cut={name: cut.cut() for name, cut in zip(qids, cuts)},
+                            lkc=self.lkc, target=self.target, history=history,
+                            k_anonymity=self.k, generalization=self.generalization)
+        if self.verify:
+            result.checked = verify_release(result)
+        result.seconds = time.perf_counter() - t0
+        return result
+
+    def _check(self, data: pd.DataFrame) -> tuple[list[str], list[str]]:
+        """The columns of ``data`` checked against the parameters; returns
+        :func:`~gpuppdp.algorithms.mondrian.removed_columns`'s ``(removed, dropped)``."""
+        qids = check_columns(data, self.quasi_identifiers)
+        roles = [c for c in (self.sensitive, self.target) if c is not None]
+        for role, col in (("sensitive", self.sensitive), ("target", self.target)):
+            if col is not None:
+                check_columns(data, [col], role)
+        removed = removed_columns(list(data.columns), qids + roles + self.insensitive,
+                                  identifying=self.identifying, others=self.others)
+        _check_present(data, qids + roles)
+        smallest = max(self.k or 1, self.lkc[1] if self.lkc else 1)
+        if len(data) < smallest:
+            raise InputError(f"k={smallest} needs at least {smallest} records, the table has "
+                             f"{len(data)}")
+        return removed
+
+    def _constraints(self, table: _Table) -> list:
+        """The constrained QID sets: all QIDs for ``k``; every set of at most ``L`` QIDs for
+        LKC-privacy (with the listed sensitive values when ``C < 1``)."""
+        n_qids = len(self.quasi_identifiers)
+        constraints = []
+        if self.k is not None:
+            constraints.append(_Constraint(tuple(range(n_qids)), self.k))
+        if self.lkc is None:
+            return constraints
+        L, K, C = self.lkc[:3]                                        # noqa: N806
+        values = None if len(self.lkc) == 3 else self.lkc[3]
+        listed = None
+        if self.sensitive is not None and C < 1.0:
+            listed = np.array([values is None or v in values for v in table.labels],
+                              dtype=float)
+            top = np.bincount(table.sens, weights=table.weights * listed[table.sens]).max() \
+                / table.weights.sum()
+            if top > C + 1e-12:
+                raise InputError(f"lkc: a sensitive value has confidence {top:.4g} > C={C} in "
+                                 "the whole table, so no generalization satisfies it")
+        for size in range(1, min(L, n_qids) + 1):
+            for subset in itertools.combinations(range(n_qids), size):
+                constraints.append(_Constraint(subset, K, C, listed))
+        return constraints
+
+
+def _check_lkc(lkc, sensitive: str | None) -> tuple:
+    """``lkc`` checked: ``(L, K, C)`` or ``(L, K, C, values)`` (values as strings)."""
+    if not isinstance(lkc, (tuple, list)) or len(lkc) not in (3, 4):
+        raise InputError(f"lkc must be a tuple (L, K, C) or (L, K, C, values), got {lkc!r}")
+    L, K = check_int("L", lkc[0], 1), check_int("K", lkc[1], 1)  # noqa: N806
+    C = check_number("C", lkc[2], 0.0, 1.0)                       # noqa: N806
+    values = None if len(lkc) == 3 else [str(v) for v in lkc[3]]
+    if (C < 1.0 or values is not None) and sensitive is None:
+        raise InputError("lkc with C < 1 (or sensitive values) needs the sensitive "
+                         "attribute (sensitive=...)")
+    return (L, K, C) if values is None else (L, K, C, values)
+
+
+def _distinct_rows(data: pd.DataFrame, cuts, cls, sensitive: str | None) -> _Table:
+    """The table's distinct (QID, target, sensitive) rows, weighted."""
     cols = [c.codes for c in cuts]
     if cls is not None:
         cols.append(cls)
+    sens = labels = None
     if sensitive is not None:
         sens, labels = encode_column(data[sensitive], as_str=True)
         sens = sens.astype(np.int64)
         cols.append(sens)
-    # the distinct rows, weighted
     ids, rep, _ = groupby.group(np, [np.asarray(c, dtype=np.int64) for c in cols])
     weights = np.bincount(ids).astype(float)
-    codes = [c.codes[rep] for c in cuts]
+    n_cls = 0
     if cls is not None:
         n_cls = int(cls.max()) + 1
         cls = cls[rep]
     if sens is not None:
         sens = sens[rep]
+    return _Table(weights, [c.codes[rep] for c in cuts], cls, n_cls, sens, labels)
 
-    constraints = []
-    if k is not None:
-        constraints.append(_Constraint(tuple(range(len(qids))), k))
-    if lkc is not None:
-        listed = None
-        if sensitive is not None and lkc[2] < 1.0:
-            listed = np.array([values is None or v in values for v in labels], dtype=float)
-            top = np.bincount(sens, weights=weights * listed[sens]).max() / weights.sum()
-            if top > lkc[2] + 1e-12:
-                raise ValueError(f"lkc: a sensitive value has confidence {top:.4g} > "
-                                 f"C={lkc[2]} in the whole table, so no generalization "
-                                 "satisfies it")
-        for size in range(1, min(lkc[0], len(qids)) + 1):
-            for subset in itertools.combinations(range(len(qids)), size):
-                constraints.append(_Constraint(subset, lkc[1], lkc[2], listed))
 
+def _best(scores, scored: bool, best=None, attrs=None):
+    """The valid candidate of highest score (the first on ties) among ``scores``, one
+    ``(gain, loss, valid)`` per attribute (``attrs``: their indices, default ``0..``), or
+    ``best`` if none beats it: ``(score, attribute, value, gain, loss)``."""
+    for j, (gain, loss, valid) in zip(attrs if attrs is not None else itertools.count(),
+                                      scores):
+        score = gain / (loss + 1.0) if scored else gain
+        for v in np.flatnonzero(valid):
+            if best is None or score[v] > best[0] + 1e-12:
+                best = (float(score[v]), j, int(v), float(gain[v]), float(loss[v]))
+    return best
+
+
+def _specialize(cuts, table: _Table, constraints, *, scored: bool, sibling: bool,
+                qids) -> list:
+    """Specialize ``cuts`` in place, round by round, while a specialization is valid (with
+    ``sibling``: subtree ones first, then sibling ones); returns the history."""
     history = []
     while True:
-        state = [c.rows(col) for c, col in zip(cuts, codes)]
+        state = [c.rows(col) for c, col in zip(cuts, table.codes)]
         # rows alike in every value, child, class and sensitive value count as one
         keys = [s[0] for s in state] + [s[1] for s in state] + \
-            [c for c in (cls, sens) if c is not None]
+            [c for c in (table.cls, table.sens) if c is not None]
         gid, grep, _ = groupby.group(np, keys)
         state = [(cur[grep], child[grep], open_, n) for cur, child, open_, n in state]
-        scores = _round(state, np.bincount(gid, weights=weights),
-                        None if cls is None else cls[grep], n_cls,
-                        None if sens is None else sens[grep], constraints)
-        best = None
-        for j, (gain, loss, valid) in enumerate(scores):
-            score = gain / (loss + 1.0) if target is not None else gain
-            for v in np.flatnonzero(valid):
-                if best is None or score[v] > best[0] + 1e-12:
-                    best = (float(score[v]), j, int(v), float(gain[v]), float(loss[v]))
+        weights = np.bincount(gid, weights=table.weights)
+        cls = None if table.cls is None else table.cls[grep]
+        sens = None if table.sens is None else table.sens[grep]
+        best = _best(_round(state, weights, cls, table.n_cls, sens, constraints), scored)
         kind = "subtree"
-        if best is None and generalization == "sibling":
+        if best is None and sibling:
             kind = "sibling"
-            wts = np.bincount(gid, weights=weights)
-            for j, cut in enumerate(cuts):
-                if cut.numeric:
-                    continue
-                gain, loss, valid = _sibling_round(
-                    state, j, wts, None if cls is None else cls[grep], n_cls,
-                    None if sens is None else sens[grep], constraints)
-                score = gain / (loss + 1.0) if target is not None else gain
-                for v in np.flatnonzero(valid):
-                    if best is None or score[v] > best[0] + 1e-12:
-                        best = (float(score[v]), j, int(v), float(gain[v]), float(loss[v]))
+            cats = [j for j, cut in enumerate(cuts) if not cut.numeric]
+            best = _best([_sibling_round(state, j, weights, cls, table.n_cls, sens,
+                                         constraints) for j in cats], scored, attrs=cats)
         if best is None:
-            break
+            return history
         score, j, v, gain, loss = best
         if kind == "subtree":
             value = cuts[j].label(v)
@@ -589,19 +679,6 @@ def tds(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int | None =
             value, children = cuts[j].specialize_child(v)
         history.append({"attribute": qids[j], "value": value, "children": children,
                         "kind": kind, "info_gain": gain, "priv_loss": loss, "score": score})
-
-    released, current = release_table(data, qids, cuts)
-    partition = groupby.group(np, current)[0].astype(np.int64)
-    cp = certainty_penalty(released, data, qids, hierarchies=hierarchies)
-    result = TDSRelease(released, partition, qids, sensitive, k if k is not None else lkc[1],
-                        None, True, cp["ncp"], cp["gcp"], len(history) + 1, 0.0, hierarchies,
-                        cut={name: cut.cut() for name, cut in zip(qids, cuts)}, lkc=lkc,
-                        target=target, history=history, k_anonymity=k,
-                        generalization=generalization)
-    if verify:
-        result.checked = verify_release(result)
-    result.seconds = time.perf_counter() - t0
-    return result
 
 
 def release_table(data: pd.DataFrame, qids: Sequence[str], cuts) -> tuple:
@@ -622,13 +699,11 @@ def release_table(data: pd.DataFrame, qids: Sequence[str], cuts) -> tuple:
 def verify_release(release: TDSRelease) -> dict:
     """The independent checker's measures of ``release`` (:func:`gpuppdp.analysis.checker.check`,
     with ``lkc=`` for LKC-privacy); ``RuntimeError`` when it does not satisfy its models."""
-    from ..analysis.checker import check
-
     table = release.released
     qids = release.quasi_identifiers
     if all((table[c].astype(str) == "*").all() for c in qids):
         # the checker reads all-'*' rows as suppressed; the top cut is one class of all rows,
-        # whose confidences tds() checked before starting
+        # whose confidences TDS checked before starting
         return {"records": int(len(table)), "suppressed_rows": 0, "classes": 1,
                 "k": int(len(table)), "lkc_satisfied": None if release.lkc is None else True}
     top = np.ones(len(table), dtype=bool)

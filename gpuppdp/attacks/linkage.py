@@ -72,8 +72,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
 from ..core.codes import encode_column
+from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import check_int, column_list
@@ -200,7 +200,7 @@ def _cover_matrix(labels: np.ndarray, hierarchy: Hierarchy | None, column: str) 
             first.setdefault(str(label), (level, code))
     unknown = sorted(v for v in names if v not in first and v != "*")
     if unknown:
-        raise ValueError(f"{column!r}: released value(s) {unknown[:5]} are not labels of its "
+        raise InputError(f"{column!r}: released value(s) {unknown[:5]} are not labels of its "
                          "hierarchy")
     m = np.zeros((len(names), len(hierarchy.leaves)), dtype=bool)
     for i, v in enumerate(names):
@@ -243,7 +243,7 @@ def _side(codes: list, key: np.ndarray, sens: np.ndarray | None) -> _Side:
         cols.append(sens.astype(np.int64))
     n = int(cols[0].shape[0])
     if n == 0:
-        raise ValueError("a release is empty (0 rows)")
+        raise InputError("a release is empty (0 rows)")
     ids, rep, _ = groupby.group(np, cols, order="sorted")
     ids = np.asarray(ids, dtype=np.int64)
     rep = np.asarray(rep, dtype=np.int64)
@@ -272,7 +272,7 @@ def _compatible(a: _Side, b: _Side, meets: list, block_a: np.ndarray,
 def _usable(a: _Side, b: _Side, ta: np.ndarray, tb: np.ndarray) -> tuple[np.ndarray, bool]:
     """Which compatible type pairs lie on some perfect matching of the rows, and whether one
     exists (row-count reasoning)."""
-    from scipy.sparse import csr_matrix
+    from scipy.sparse import csr_matrix  # noqa: PLC0415  # deferred: SciPy, optional
     from scipy.sparse.csgraph import connected_components, maximum_flow
 
     na, nb = len(a.count), len(b.count)
@@ -311,7 +311,7 @@ def _pair_cells(la: np.ndarray, lb: np.ndarray, elems: list) -> tuple[np.ndarray
         size = math.prod(len(x) for x in parts)
         total += size
         if total > _MAX_CELLS:
-            raise ValueError(f"the releases' labels overlap into more than {_MAX_CELLS} cells; "
+            raise InputError(f"the releases' labels overlap into more than {_MAX_CELLS} cells; "
                              "compare releases that are generalizations of one partition")
         cells.append(np.array(list(itertools.product(*parts)), dtype=np.int64).reshape(-1, q))
         owners.append(np.full(size, p, np.int64))
@@ -442,7 +442,7 @@ def _show_cells(table: pd.DataFrame, qids, union_labels, covers, elems, value_la
 def _blocks(codes_a, codes_b, covers) -> tuple[np.ndarray, np.ndarray]:
     """Block of every row of A and of B: per QID the connected components of its labels by leaf
     overlap, rows grouped on the components."""
-    from scipy.sparse import csr_matrix
+    from scipy.sparse import csr_matrix  # noqa: PLC0415  # deferred: SciPy, optional
     from scipy.sparse.csgraph import connected_components
 
     comp_a, comp_b = [], []
@@ -552,31 +552,95 @@ def linkage_attack(a: pd.DataFrame, b: pd.DataFrame, quasi_identifiers: Sequence
     """
     qids = column_list(quasi_identifiers)
     k = check_int("k", k, 1)
+    link = _check_releases(a, b, qids, mode, sensitive, link_on)
+    enc = _encode_releases(a, b, qids, dict(hierarchies or {}), link, sensitive)
+    side_a = _side(enc.codes_a, enc.key[:len(a)], enc.sens_a)
+    side_b = _side(enc.codes_b, enc.key[len(a):], enc.sens_b)
+    block_a, block_b = _blocks(enc.codes_a, enc.codes_b, enc.covers)
+    ta, tb = _compatible(side_a, side_b, enc.meets, block_a, block_b)
+    usable, matched = (_usable(side_a, side_b, ta, tb) if mode != "temporal"
+                       else (np.ones(len(ta), bool), False))
+    notes = []
+    if mode == "complementary" and not matched:
+        raise InputError("the releases are not of one population: no pairing of A's rows with "
+                         "B's rows keeps the QIDs and link columns consistent (use "
+                         "mode='temporal')")
+    if mode == "auto":
+        mode = "complementary" if matched else "temporal"
+        if not matched:
+            usable = np.ones(len(ta), bool)
+            notes.append("no perfect matching of the rows: releases treated as temporal")
+
+    # (a) linkage through the usable pairs, one unit per type
+    ua, ub = ta[usable], tb[usable]
+    cells, pair, cid = _link(side_a, side_b, ua, ub, ua, ub, side_a.count, side_b.count,
+                             enc.elems, k)
+    records = _per_record(side_a.types, ua, pair, cid, cells, a.index, enc.value_labels)
+    cells_shown = _show_cells(cells, qids, enc.union_labels, enc.covers, enc.elems,
+                              enc.value_labels) \
+        if len(cells) else pd.DataFrame(columns=qids + ["candidates"])
+    # (b) difference attack on blocks
+    differences = _difference_table(enc, block_a, block_b, a, qids)
+    # (c) row order
+    row_order, aligned = _row_order(side_a, side_b, ta, tb)
+    order_records = None if aligned is None else \
+        _order_records(side_a, side_b, aligned, enc, k, a.index)
+    return LinkageReport(mode=mode, k=k, rows_a=len(a), rows_b=len(b), quasi_identifiers=qids,
+                         link_on=link, sensitive=sensitive, records=records,
+                         cells=cells_shown, differences=differences, row_order=row_order,
+                         order_records=order_records, usable_pairs=int(usable.sum()),
+                         compatible_pairs=int(len(ta)), notes=notes)
+
+
+def _check_releases(a, b, qids: list, mode: str, sensitive: str | None,
+                    link_on: Sequence[str] | None) -> list:
+    """The arguments of :func:`linkage_attack` checked; returns the link columns."""
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     for name, df in (("A", a), ("B", b)):
         if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"release {name} must be a pandas DataFrame, got "
-                            f"{type(df).__name__}")
+            raise InputTypeError(f"release {name} must be a pandas DataFrame, got "
+                                 f"{type(df).__name__}")
         missing = [q for q in qids if q not in df.columns]
         if missing:
-            raise ValueError(f"release {name}: QID column(s) {missing} missing")
+            raise InputError(f"release {name}: QID column(s) {missing} missing")
         if len(df) == 0:
-            raise ValueError(f"release {name} is empty (0 rows)")
-    hierarchies = dict(hierarchies or {})
+            raise InputError(f"release {name} is empty (0 rows)")
     if sensitive is not None and sensitive in qids:
-        raise ValueError(f"{sensitive!r} is given as a QID and as the sensitive attribute")
+        raise InputError(f"{sensitive!r} is given as a QID and as the sensitive attribute")
     if sensitive is not None and sensitive not in a.columns and sensitive not in b.columns:
-        raise ValueError(f"sensitive column {sensitive!r} is in neither release")
+        raise InputError(f"sensitive column {sensitive!r} is in neither release")
     if link_on is None:
-        link = [c for c in a.columns if c in b.columns and c not in qids]
-    else:
-        link = column_list(link_on, "link_on")
-        bad = [c for c in link if c not in a.columns or c not in b.columns or c in qids]
-        if bad:
-            raise ValueError(f"link_on: {bad} are not non-QID columns of both releases")
+        return [c for c in a.columns if c in b.columns and c not in qids]
+    link = column_list(link_on, "link_on")
+    bad = [c for c in link if c not in a.columns or c not in b.columns or c in qids]
+    if bad:
+        raise InputError(f"link_on: {bad} are not non-QID columns of both releases")
+    return link
 
-    # one code space per column for both releases
+
+@dataclass
+class _Encoded:
+    """Both releases in one code space per column: per QID the labels of both
+    (``union_labels``), each release's codes, the labels' ``covers`` of the domain, its
+    elementary sets (``elems``) and which labels meet (``meets``); the link ``key`` of every
+    row (A's rows first) and the sensitive codes of each release (``None`` where absent)."""
+
+    union_labels: list
+    codes_a: list
+    codes_b: list
+    covers: list
+    elems: list
+    meets: list
+    key: np.ndarray
+    value_labels: np.ndarray
+    sens_a: np.ndarray | None
+    sens_b: np.ndarray | None
+
+
+def _encode_releases(a, b, qids: list, hierarchies: dict, link: list,
+                     sensitive: str | None) -> _Encoded:
+    """:class:`_Encoded` of releases ``a`` and ``b``."""
     union_labels, codes_a, codes_b, covers, elems, meets = [], [], [], [], [], []
     for q in qids:
         codes, labels = encode_column(pd.concat([a[q], b[q]], ignore_index=True), as_str=True)
@@ -606,62 +670,40 @@ def linkage_attack(a: pd.DataFrame, b: pd.DataFrame, quasi_identifiers: Sequence
             sens_a, sc = sc[:len(a)], sc[len(a):]
         if sensitive in b.columns:
             sens_b = sc
-    side_a = _side(codes_a, key[:len(a)], sens_a)
-    side_b = _side(codes_b, key[len(a):], sens_b)
-    block_a, block_b = _blocks(codes_a, codes_b, covers)
-    ta, tb = _compatible(side_a, side_b, meets, block_a, block_b)
-    usable, matched = (_usable(side_a, side_b, ta, tb) if mode != "temporal"
-                       else (np.ones(len(ta), bool), False))
-    notes = []
-    if mode == "complementary" and not matched:
-        raise ValueError("the releases are not of one population: no pairing of A's rows with "
-                         "B's rows keeps the QIDs and link columns consistent (use "
-                         "mode='temporal')")
-    if mode == "auto":
-        mode = "complementary" if matched else "temporal"
-        if not matched:
-            usable = np.ones(len(ta), bool)
-            notes.append("no perfect matching of the rows: releases treated as temporal")
+    return _Encoded(union_labels, codes_a, codes_b, covers, elems, meets, key, value_labels,
+                    sens_a, sens_b)
 
-    # (a) linkage through the usable pairs, one unit per type
-    ua, ub = ta[usable], tb[usable]
-    cells, pair, cid = _link(side_a, side_b, ua, ub, ua, ub, side_a.count, side_b.count,
-                             elems, k)
-    records = _per_record(side_a.types, ua, pair, cid, cells, a.index, value_labels)
-    cells_shown = _show_cells(cells, qids, union_labels, covers, elems, value_labels) \
-        if len(cells) else pd.DataFrame(columns=qids + ["candidates"])
 
-    # (b) difference attack on blocks
-    differences = _differences(block_a, block_b, sens_a, sens_b, len(value_labels), a, qids)
+def _difference_table(enc: _Encoded, block_a, block_b, a, qids: list) -> pd.DataFrame:
+    """The difference attack's blocks (:func:`_differences`) with their QID labels and
+    revealed values as labels."""
+    differences = _differences(block_a, block_b, enc.sens_a, enc.sens_b,
+                               len(enc.value_labels), a, qids)
     if len(differences):
         _, first = np.unique(np.concatenate([block_a, block_b]), return_index=True)
         for j, q in enumerate(qids):
-            allc = np.concatenate([codes_a[j], codes_b[j]])
-            differences.insert(j + 1, q, union_labels[j][allc[first[differences["block"]]]])
-        differences["revealed"] = [None if v is None else value_labels[v]
+            allc = np.concatenate([enc.codes_a[j], enc.codes_b[j]])
+            differences.insert(j + 1, q,
+                               enc.union_labels[j][allc[first[differences["block"]]]])
+        differences["revealed"] = [None if v is None else enc.value_labels[v]
                                    for v in differences["revealed"].tolist()]
         differences = differences.drop(columns="block")
+    return differences
 
-    # (c) row order
-    row_order, aligned = _row_order(side_a, side_b, ta, tb)
-    order_records = None
-    if aligned is not None:
-        pa, pb = side_a.types[aligned[:, 0]], side_b.types[aligned[:, 1]]
-        pid, prep, _ = groupby.group(np, [pa, pb], order="sorted")
-        pid, prep = np.asarray(pid, np.int64), np.asarray(prep, np.int64)
-        mult = np.bincount(pid, minlength=len(prep))
-        units = np.arange(len(prep))
-        ocells, opair, ocid = _link(side_a, side_b, pa[prep], pb[prep], units, units, mult,
-                                    mult, elems, k)
-        row_unit = np.full(len(a), -1, np.int64)
-        row_unit[aligned[:, 0]] = pid
-        order_records = _per_record(row_unit, units, opair, ocid, ocells, a.index,
-                                    value_labels)
-    return LinkageReport(mode=mode, k=k, rows_a=len(a), rows_b=len(b), quasi_identifiers=qids,
-                         link_on=link, sensitive=sensitive, records=records,
-                         cells=cells_shown, differences=differences, row_order=row_order,
-                         order_records=order_records, usable_pairs=int(usable.sum()),
-                         compatible_pairs=int(len(ta)), notes=notes)
+
+def _order_records(side_a: _Side, side_b: _Side, aligned: np.ndarray, enc: _Encoded, k: int,
+                   index) -> pd.DataFrame:
+    """The per-record linkage of the row pairs the kept row order aligns."""
+    pa, pb = side_a.types[aligned[:, 0]], side_b.types[aligned[:, 1]]
+    pid, prep, _ = groupby.group(np, [pa, pb], order="sorted")
+    pid, prep = np.asarray(pid, np.int64), np.asarray(prep, np.int64)
+    mult = np.bincount(pid, minlength=len(prep))
+    units = np.arange(len(prep))
+    ocells, opair, ocid = _link(side_a, side_b, pa[prep], pb[prep], units, units, mult,
+                                mult, enc.elems, k)
+    row_unit = np.full(len(index), -1, np.int64)
+    row_unit[aligned[:, 0]] = pid
+    return _per_record(row_unit, units, opair, ocid, ocells, index, enc.value_labels)
 
 
 def check_release(new: pd.DataFrame, earlier: pd.DataFrame,

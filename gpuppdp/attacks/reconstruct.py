@@ -55,7 +55,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 
 __all__ = ["Reconstruction", "ReconstructionError", "groups_by", "load_statistics",
            "match_records", "reconstruct", "tabulate"]
@@ -74,7 +74,7 @@ class ReconstructionError(InputError):
 
 def _scipy():
     try:
-        from scipy import optimize, sparse  # noqa: PLC0415
+        from scipy import optimize, sparse  # noqa: PLC0415  # deferred: SciPy, optional
     except ImportError:  # pragma: no cover - scipy is in the test extra
         raise ImportError("the reconstruction attack needs SciPy >= 1.10 (HiGHS through "
                           "scipy.optimize.milp): pip install 'gpuppdp[attacks]'") from None
@@ -124,7 +124,7 @@ def load_statistics(path: str | os.PathLike) -> dict:
         try:
             return json.load(fh)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{os.fspath(path)}: not valid JSON ({exc})") from None
+            raise InputError(f"{os.fspath(path)}: not valid JSON ({exc})") from None
 
 
 def _is_number(value) -> bool:
@@ -134,7 +134,7 @@ def _is_number(value) -> bool:
 
 def _parse_attributes(raw) -> list[_Attribute]:
     if not isinstance(raw, Mapping) or not raw:
-        raise ValueError("attributes must be a non-empty object: name -> list of values "
+        raise InputError("attributes must be a non-empty object: name -> list of values "
                          "(categorical) or {\"min\", \"max\", \"integer\"} (numeric)")
     out = []
     for name, dom in raw.items():
@@ -142,25 +142,25 @@ def _parse_attributes(raw) -> list[_Attribute]:
         if isinstance(dom, Mapping):
             extra = set(dom) - {"min", "max", "integer"}
             if extra:
-                raise ValueError(f"{where}: unknown key(s) {sorted(extra)}; a numeric "
+                raise InputError(f"{where}: unknown key(s) {sorted(extra)}; a numeric "
                                  "attribute has min, max and integer")
             lo, hi = dom.get("min"), dom.get("max")
             if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
                        for v in (lo, hi)) or lo > hi:
-                raise ValueError(f"{where}: min and max must be integers with min <= max, "
+                raise InputError(f"{where}: min and max must be integers with min <= max, "
                                  f"got {lo!r} and {hi!r}")
             if dom.get("integer", True) is not True:
-                raise ValueError(f"{where}: only integer-valued numeric attributes can be "
+                raise InputError(f"{where}: only integer-valued numeric attributes can be "
                                  "reconstructed (the encoding has one variable per value); "
                                  "give \"integer\": true, or bin the attribute")
             out.append(_Attribute(name, True, tuple(range(int(lo), int(hi) + 1))))
         elif isinstance(dom, (list, tuple)):
             if not dom or len(set(map(repr, dom))) != len(dom):
-                raise ValueError(f"{where}: a categorical domain is a non-empty list of "
+                raise InputError(f"{where}: a categorical domain is a non-empty list of "
                                  f"distinct values, got {dom!r}")
             out.append(_Attribute(name, False, tuple(dom)))
         else:
-            raise ValueError(f"{where}: expected a list of values or {{\"min\", \"max\", "
+            raise InputError(f"{where}: expected a list of values or {{\"min\", \"max\", "
                              f"\"integer\"}}, got {dom!r}")
     return out
 
@@ -169,11 +169,11 @@ def _mask(filters, attributes: dict, types: dict, where: str) -> np.ndarray:
     """Boolean mask over the record types of a group's filters (equality, a list of values,
     or a numeric range ``[lo, hi]``, inclusive, ``null`` for an open end)."""
     if not isinstance(filters, Mapping):
-        raise ValueError(f"{where}: a group is an object of filters, got {filters!r}")
+        raise InputError(f"{where}: a group is an object of filters, got {filters!r}")
     mask = np.ones(len(next(iter(types.values()))), dtype=bool)
     for name, cond in filters.items():
         if name not in attributes:
-            raise ValueError(f"{where}: unknown attribute {name!r}; the attributes are "
+            raise InputError(f"{where}: unknown attribute {name!r}; the attributes are "
                              f"{', '.join(map(repr, attributes))}")
         attr, col = attributes[name], types[name]
         if attr.numeric:
@@ -185,14 +185,14 @@ def _mask(filters, attributes: dict, types: dict, where: str) -> np.ndarray:
                 hi = math.inf if cond[1] is None else cond[1]
                 mask &= (col >= lo) & (col <= hi)
             else:
-                raise ValueError(f"{where}: {name!r} is numeric: give a number or a range "
+                raise InputError(f"{where}: {name!r} is numeric: give a number or a range "
                                  f"[lo, hi], got {cond!r}")
         else:
             wanted = cond if isinstance(cond, (list, tuple)) else [cond]
             codes = []
             for value in wanted:
                 if value not in attr.values:
-                    raise ValueError(f"{where}: {value!r} is not in the domain of {name!r} "
+                    raise InputError(f"{where}: {value!r} is not in the domain of {name!r} "
                                      f"({', '.join(map(repr, attr.values[:8]))}"
                                      f"{', ...' if len(attr.values) > 8 else ''})")
                 codes.append(attr.values.index(value))
@@ -204,19 +204,19 @@ def _parse(stats, max_types: int) -> _Spec:
     if isinstance(stats, (str, os.PathLike)):
         stats = load_statistics(stats)
     if not isinstance(stats, Mapping):
-        raise TypeError(f"stats must be a dict or the path of a JSON file, got "
+        raise InputTypeError(f"stats must be a dict or the path of a JSON file, got "
                         f"{type(stats).__name__}")
     extra = set(stats) - {"attributes", "rules", "statistics", "suppression_threshold",
                           "description", "source"}
     if extra:
-        raise ValueError(f"stats: unknown key(s) {sorted(extra)}; expected attributes, rules, "
+        raise InputError(f"stats: unknown key(s) {sorted(extra)}; expected attributes, rules, "
                          "statistics, suppression_threshold")
     attributes = _parse_attributes(stats.get("attributes"))
     by_name = {a.name: a for a in attributes}
     sizes = [len(a.values) for a in attributes]
     n = math.prod(sizes)
     if n > max_types:
-        raise ValueError(f"the attribute domains have {n:,} combinations (record types), more "
+        raise InputError(f"the attribute domains have {n:,} combinations (record types), more "
                          f"than max_types={max_types:,}: narrow the domains")
     grids = np.meshgrid(*[np.arange(s) for s in sizes], indexing="ij")
     types = {}
@@ -227,10 +227,10 @@ def _parse(stats, max_types: int) -> _Spec:
     keep = np.ones(n, dtype=bool)
     rules = stats.get("rules", []) or []
     if not isinstance(rules, (list, tuple)):
-        raise ValueError("rules must be a list of {\"if\": {...}, \"then\": {...}}")
+        raise InputError("rules must be a list of {\"if\": {...}, \"then\": {...}}")
     for i, rule in enumerate(rules):
         if not isinstance(rule, Mapping) or set(rule) != {"if", "then"}:
-            raise ValueError(f"rules[{i}]: expected {{\"if\": {{...}}, \"then\": {{...}}}}, "
+            raise InputError(f"rules[{i}]: expected {{\"if\": {{...}}, \"then\": {{...}}}}, "
                              f"got {rule!r}")
         keep &= ~_mask(rule["if"], by_name, types, f"rules[{i}].if") \
             | _mask(rule["then"], by_name, types, f"rules[{i}].then")
@@ -238,61 +238,61 @@ def _parse(stats, max_types: int) -> _Spec:
     threshold = stats.get("suppression_threshold")
     if threshold is not None and (not isinstance(threshold, numbers.Integral)
                                   or isinstance(threshold, bool) or threshold < 1):
-        raise ValueError(f"suppression_threshold must be an integer >= 1, got {threshold!r}")
+        raise InputError(f"suppression_threshold must be an integer >= 1, got {threshold!r}")
     raw = stats.get("statistics")
     if not isinstance(raw, (list, tuple)) or not raw:
-        raise ValueError("statistics must be a non-empty list")
+        raise InputError("statistics must be a non-empty list")
     numeric = [a.name for a in attributes if a.numeric]
     out = []
     for i, st in enumerate(raw):
         where = f"statistics[{i}]"
         if not isinstance(st, Mapping) or "group" not in st:
-            raise ValueError(f"{where}: expected an object with a \"group\", got {st!r}")
+            raise InputError(f"{where}: expected an object with a \"group\", got {st!r}")
         unknown = set(st) - _STAT_KEYS
         if unknown:
-            raise ValueError(f"{where}: unknown key(s) {sorted(unknown)}; expected "
+            raise InputError(f"{where}: unknown key(s) {sorted(unknown)}; expected "
                              f"{', '.join(sorted(_STAT_KEYS))}")
         label = str(st.get("label", i))
         mask = _mask(st["group"], by_name, types, f"{where}.group")
         suppressed = st.get("suppressed", False)
         if suppressed not in (True, False):
-            raise ValueError(f"{where}: suppressed must be true or false")
+            raise InputError(f"{where}: suppressed must be true or false")
         count, mean, median = st.get("count"), st.get("mean"), st.get("median")
         if suppressed:
             if any(v is not None for v in (count, mean, median)):
-                raise ValueError(f"{where}: a suppressed statistic publishes no value")
+                raise InputError(f"{where}: a suppressed statistic publishes no value")
             if threshold is None:
-                raise ValueError(f"{where}: suppressed, but the file has no "
+                raise InputError(f"{where}: suppressed, but the file has no "
                                  "suppression_threshold")
         elif count is None and mean is None and median is None:
-            raise ValueError(f"{where}: give count, mean or median, or \"suppressed\": true")
+            raise InputError(f"{where}: give count, mean or median, or \"suppressed\": true")
         if count is not None and (not isinstance(count, numbers.Integral)
                                   or isinstance(count, bool) or count < 0):
-            raise ValueError(f"{where}: count must be an integer >= 0, got {count!r}")
+            raise InputError(f"{where}: count must be an integer >= 0, got {count!r}")
         for key, value in (("mean", mean), ("median", median)):
             if value is not None and not _is_number(value):
-                raise ValueError(f"{where}: {key} must be a finite number, got {value!r}")
+                raise InputError(f"{where}: {key} must be a finite number, got {value!r}")
         attribute = st.get("attribute")
         if mean is not None or median is not None:
             if attribute is None:
                 if len(numeric) != 1:
-                    raise ValueError(f"{where}: name the numeric attribute of the mean/median "
+                    raise InputError(f"{where}: name the numeric attribute of the mean/median "
                                      f"(\"attribute\"); numeric attributes: {numeric}")
                 attribute = numeric[0]
             elif attribute not in numeric:
-                raise ValueError(f"{where}: attribute {attribute!r} is not a numeric "
+                raise InputError(f"{where}: attribute {attribute!r} is not a numeric "
                                  f"attribute ({numeric})")
         decimals, tolerance = st.get("decimals"), st.get("tolerance")
         if decimals is not None and tolerance is not None:
-            raise ValueError(f"{where}: give decimals or tolerance, not both")
+            raise InputError(f"{where}: give decimals or tolerance, not both")
         if decimals is not None:
             if not isinstance(decimals, numbers.Integral) or isinstance(decimals, bool):
-                raise ValueError(f"{where}: decimals must be an integer, got {decimals!r}")
+                raise InputError(f"{where}: decimals must be an integer, got {decimals!r}")
             tolerance = 0.5 * 10.0 ** (-int(decimals))
         elif tolerance is None:
             tolerance = 0.0
         elif not _is_number(tolerance) or tolerance < 0:
-            raise ValueError(f"{where}: tolerance must be a number >= 0, got {tolerance!r}")
+            raise InputError(f"{where}: tolerance must be a number >= 0, got {tolerance!r}")
         out.append(_Statistic(i, label, dict(st["group"]), mask,
                               None if count is None else int(count),
                               None if mean is None else float(mean),
@@ -432,7 +432,7 @@ class _Program:
 
     def _median(self, st: _Statistic, n) -> None:
         if n is None:
-            raise ValueError(f"statistics[{st.index}]: a median needs the group's count (in "
+            raise InputError(f"statistics[{st.index}]: a median needs the group's count (in "
                              "the same statistic or another with the same group)")
         cols = self.x[st.mask]
         if n == 0 or len(cols) == 0:
@@ -605,13 +605,13 @@ def match_records(reconstructed: pd.DataFrame, truth: pd.DataFrame, *,
     the other columns with every ``numeric`` column within ``±tolerance``.  Categorical values
     are compared as strings, numeric ones as numbers; the shares are of ``len(truth)``.
     """
-    from scipy.sparse import csr_array  # noqa: PLC0415
+    from scipy.sparse import csr_array  # noqa: PLC0415  # deferred: SciPy, optional
     from scipy.sparse.csgraph import maximum_bipartite_matching  # noqa: PLC0415
 
     cols = list(truth.columns)
     missing = [c for c in cols if c not in reconstructed.columns]
     if missing:
-        raise ValueError(f"truth: column(s) {missing} are not reconstructed")
+        raise InputError(f"truth: column(s) {missing} are not reconstructed")
     if len(truth) == 0:
         return math.nan, math.nan
     attrs = [_Attribute(c, c in numeric, ()) for c in cols]
@@ -674,24 +674,24 @@ def reconstruct(stats, *, all_solutions: bool = False, solver: str = "highs",
     Reconstruction
     """
     if solver != "highs":
-        raise ValueError(f"solver must be 'highs' (HiGHS through scipy.optimize.milp), got "
+        raise InputError(f"solver must be 'highs' (HiGHS through scipy.optimize.milp), got "
                          f"{solver!r}")
     if on_inconsistent not in ("closest", "error"):
-        raise ValueError(f"on_inconsistent must be 'closest' or 'error', got "
+        raise InputError(f"on_inconsistent must be 'closest' or 'error', got "
                          f"{on_inconsistent!r}")
     if time_limit is not None and (not _is_number(time_limit) or time_limit <= 0):
-        raise ValueError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
+        raise InputError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
     for name, value in (("max_solutions", max_solutions), ("max_types", max_types),
                         ("max_records", max_records)):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            raise InputError(f"{name} must be an integer >= 1, got {value!r}")
     _scipy()
     t0 = time.perf_counter()
     spec = _parse(stats, max_types)
     if truth is not None:
         missing = [a.name for a in spec.attributes if a.name not in truth.columns]
         if missing:
-            raise ValueError(f"truth: column(s) {missing} missing")
+            raise InputError(f"truth: column(s) {missing} missing")
     program = _Program(spec, closest=False, max_records=max_records)
     status, x, _ = program.m.solve(time_limit)
     solves, consistent, deviation = 1, True, 0.0
@@ -755,7 +755,7 @@ def tabulate(data: pd.DataFrame, attributes: Mapping, groups: Sequence[Mapping],
     cols = {}
     for a in spec_attrs:
         if a.name not in data.columns:
-            raise ValueError(f"data: no column {a.name!r}")
+            raise InputError(f"data: no column {a.name!r}")
         if a.numeric:
             cols[a.name] = data[a.name].to_numpy(dtype=np.int64)
         else:
@@ -764,7 +764,7 @@ def tabulate(data: pd.DataFrame, attributes: Mapping, groups: Sequence[Mapping],
                 cols[a.name] = np.array([lookup[v] for v in data[a.name].tolist()],
                                         dtype=np.int64)
             except KeyError as exc:
-                raise ValueError(f"data[{a.name!r}]: value {exc.args[0]!r} is not in the "
+                raise InputError(f"data[{a.name!r}]: value {exc.args[0]!r} is not in the "
                                  "domain") from None
     out = []
     for i, group in enumerate(groups):

@@ -54,17 +54,18 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run_anatomize(args: argparse.Namespace) -> int:
     """Run ``anatomize``; returns the exit status (0)."""
-    from ..algorithms.anatomy import anatomize
+    # deferred: keeps `gpuppdp --help` fast
+    from ..algorithms import Anatomy
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter
 
     qids = [c for group in args.qi for items in group for c in items]
+    anatomy = Anatomy(qids, sensitive=args.sensitive, l=args.l, seed=args.seed)
     plan = (OutputPlan([args.input]).add("--qit", args.qit, TABLE_SUFFIXES)
             .add("--st", args.st, TABLE_SUFFIXES).add("--json", args.json))
     columns = list(dict.fromkeys(qids + [args.sensitive]
                                  + ([args.groups] if args.groups else [])))
     data = read_table(args.input, sep=args.sep, columns=columns)
-    release = anatomize(data, quasi_identifiers=qids, sensitive=args.sensitive, l=args.l,
-                        groups=args.groups, seed=args.seed)
+    release = anatomy.fit(data, groups=args.groups)
     summary = release.summary()
     print(f"anatomy: {summary['records']} records in {summary['groups']} groups "
           f"({summary['smallest_group']}-{summary['largest_group']} rows), l={args.l}")

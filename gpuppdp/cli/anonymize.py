@@ -15,9 +15,10 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from .common import (add_anonymization_options, add_chunk_option, add_dask_option, add_run_options,
-                     anonymizer_from_args, chunk_rows_for, format_summary, print_release,
-                     release_plan, run_summary, search_progress)
+from .choices import TDS_GENERALIZATIONS
+from .common import (_privacy_models, add_anonymization_options, add_chunk_option,
+                     add_dask_option, add_run_options, anonymizer_from_args, chunk_rows_for,
+                     format_summary, print_release, release_plan, run_summary, search_progress)
 from .generate import whole_number
 
 if TYPE_CHECKING:  # registering imports only the standard library; the runs load the library
@@ -196,11 +197,47 @@ def cmd_anonymize(args) -> int:
 def _partition_models(args) -> dict:
     """The privacy model of a Mondrian or TDS run from the options they support: ``k``,
     ``lkc`` (TDS) and ``sensitive``; Mondrian's class-level models are built with the data
-    (:func:`_mondrian_models`)."""
-    from ..engine.encoding import SchemaError
-    from ..models import LKCPrivacy
-    from ..models.kanonymity import KAnonymity
+    (:func:`_partition_algorithm`)."""
+    from ..engine.encoding import SchemaError  # deferred: keeps `gpuppdp --help` fast
+    from ..models import KAnonymity, LKCPrivacy
 
+    _refuse_unsupported(args)
+    first = args.sensitive[0][0] if args.sensitive else None
+    out = {"k": args.k, "lkc": None, "sensitive": first, "models": []}
+    if args.k is not None:
+        out["models"].append(KAnonymity(args.k))
+    if args.algorithm == "mondrian":
+        if args.k is None:
+            raise SchemaError("--algorithm mondrian needs --k")
+        return out  # its class-level models come from _partition_algorithm, with the data
+    if len(args.lkc) > 1:
+        raise SchemaError("--algorithm tds takes one --lkc")
+    if args.k is None and not args.lkc:
+        raise SchemaError("--algorithm tds needs --k and/or --lkc L,K,C")
+    for L, K, C, column in args.lkc:  # noqa: N806 - the literature's names
+        sensitive = column or first
+        if C < 1 and sensitive is None:
+            raise SchemaError("--lkc with C < 1 needs --sensitive COLUMN")
+        out["sensitive"] = sensitive
+        out["lkc"] = (L, K, C)
+        out["models"].append(LKCPrivacy(L, K, C, attribute=sensitive))
+    return out
+
+
+def _refuse_unsupported(args) -> None:
+    """``SchemaError`` naming the options of ``anonymize`` that ``--algorithm mondrian|tds``
+    does not take (and those of the other algorithm)."""
+    from ..engine.encoding import SchemaError  # deferred: keeps `gpuppdp --help` fast
+
+    if getattr(args, "dask", None) or getattr(args, "chunk_rows", None) is not None:
+        raise SchemaError(f"--algorithm {args.algorithm} runs in memory: no --dask or "
+                          "--chunk-rows")
+    for option, value, algorithm in (("--relaxed", args.relaxed, "mondrian"),
+                                     ("--generalization", args.generalization, "tds")):
+        if value and args.algorithm != algorithm:
+            raise SchemaError(f"{option} is an option of --algorithm {algorithm}")
+    if args.target is not None and args.algorithm != "tds":
+        raise SchemaError("--target is the classification attribute of --algorithm tds")
     class_level = (("--t-closeness", args.t_closeness), ("--alpha-k", args.alpha_k),
                    ("--delta-disclosure", args.delta_disclosure),
                    ("--beta-likeness", args.beta_likeness), ("--privacy-loss", args.privacy_loss),
@@ -219,51 +256,12 @@ def _partition_models(args) -> dict:
     if unsupported:
         raise SchemaError(f"--algorithm {args.algorithm} does not support "
                           f"{', '.join(unsupported)} (full-domain does)")
-    first = args.sensitive[0][0] if args.sensitive else None
-    out = {"k": args.k, "l": None, "lkc": None, "sensitive": first, "models": []}
-    if args.k is not None:
-        out["models"].append(KAnonymity(args.k))
-    if args.algorithm == "mondrian":
-        if args.k is None:
-            raise SchemaError("--algorithm mondrian needs --k")
-        return out  # its class-level models come from _privacy_models, with the data
-    if len(args.lkc) > 1:
-        raise SchemaError("--algorithm tds takes one --lkc")
-    if args.k is None and not args.lkc:
-        raise SchemaError("--algorithm tds needs --k and/or --lkc L,K,C")
-    for L, K, C, column in args.lkc:  # noqa: N806 - the literature's names
-        sensitive = column or first
-        if C < 1 and sensitive is None:
-            raise SchemaError("--lkc with C < 1 needs --sensitive COLUMN")
-        out["sensitive"] = sensitive
-        out["lkc"] = (L, K, C)
-        out["models"].append(LKCPrivacy(L, K, C, attribute=sensitive))
-    return out
-
-
-def _measured_holds(model: dict, measured: dict) -> bool:
-    """Does the checker's measure of a release satisfy a model (its ``describe()``)?  Models
-    the checker has no single measure for are taken as holding (Mondrian judged them with
-    their own verdict)."""
-    kind, tol = model["model"], 1e-9
-    if kind == "t-closeness":
-        value = measured.get(f"t_{model['distance']}")
-        return value is None or value <= float(model["t"]) + tol
-    if kind == "distinct-l-diversity":
-        return measured["distinct_l"] >= int(model["l"])
-    if kind == "entropy-l-diversity":
-        return measured["entropy_l"] >= float(model["l"]) - tol
-    if kind == "alpha-k-anonymity":
-        return measured["alpha"] <= float(model["alpha"]) + tol
-    if kind == "delta-disclosure":
-        return measured["delta_disclosure"] <= float(model["delta"]) + tol
-    return True
 
 
 def _partition_anonymize(args) -> int:
     """``anonymize --algorithm mondrian|tds``: in memory, the release in input order shuffled
     by --seed, checked by the independent checker, summarized as full-domain runs are."""
-    from ..io import table_delimiter
+    from ..io import table_delimiter  # deferred: keeps `gpuppdp --help` fast
 
     plan = release_plan(args).add("--json", args.json)
     _, _, released, summary = partition_run(args, plan)
@@ -279,108 +277,108 @@ def _partition_anonymize(args) -> int:
 
 def partition_run(args, plan: OutputPlan) -> tuple:
     """Run ``--algorithm mondrian|tds`` as ``anonymize`` and ``report`` do: read the input,
-    run the algorithm, check the release by the independent checker, print the run's lines.
-    Returns ``(data, release, released, summary)``: the input, the
-    :class:`~gpuppdp.algorithms.mondrian.MondrianRelease` / :class:`~gpuppdp.algorithms.tds.TDSRelease`, the table
-    to publish (removed columns dropped, rows shuffled by --seed) and the JSON summary (its
-    ``files`` name what ``plan`` holds)."""
-    import numpy as np
+    run the algorithm (its release checked by the independent checker), print the run's
+    lines.  Returns ``(data, release, released, summary)``: the input, the
+    :class:`~gpuppdp.algorithms.mondrian.MondrianRelease` /
+    :class:`~gpuppdp.algorithms.tds.TDSRelease`, the table to publish (rows shuffled by
+    --seed) and the JSON summary (its ``files`` name what ``plan`` holds)."""
+    import numpy as np  # deferred: keeps `gpuppdp --help` fast
 
-    from ..analysis.checker import check
-    from ..engine.encoding import SchemaError
-    from ..hierarchy import Hierarchy
-    from ..io import read_table
-    from ..algorithms.mondrian import mondrian
-    from ..algorithms.tds import tds, verify_release
-    from .common import _privacy_models
+    from ..io import read_table  # deferred: keeps `gpuppdp --help` fast
 
-    if getattr(args, "dask", None) or getattr(args, "chunk_rows", None) is not None:
-        raise SchemaError(f"--algorithm {args.algorithm} runs in memory: no --dask or "
-                          "--chunk-rows")
-    if args.relaxed and args.algorithm != "mondrian":
-        raise SchemaError("--relaxed is an option of --algorithm mondrian")
-    if args.target is not None and args.algorithm != "tds":
-        raise SchemaError("--target is the classification attribute of --algorithm tds")
-    if args.generalization is not None and args.algorithm != "tds":
-        raise SchemaError("--generalization is an option of --algorithm tds")
     model = _partition_models(args)
     t0 = time.perf_counter()
     data = read_table(args.input, sep=args.sep)
+    release = _partition_algorithm(args, model, data).fit(data)
+    order = np.random.default_rng(args.seed).permutation(len(release.released))
+    released = release.released.iloc[order].reset_index(drop=True)
+    summary = _partition_summary(args, plan, model, data, release, released)
+    summary["seconds"] = time.perf_counter() - t0
+    _print_partition_run(args, model, release, released)
+    return data, release, released, summary
+
+
+def _partition_algorithm(args, model: dict, data):
+    """The :class:`~gpuppdp.algorithms.Mondrian` or :class:`~gpuppdp.algorithms.TDS` of the
+    command line, with the columns' roles (``data``: the input, for Mondrian's models)."""
+    # deferred: keeps `gpuppdp --help` fast
+    from ..algorithms import TDS, Mondrian
+    from ..engine.encoding import SchemaError
+    from ..hierarchy import Hierarchy
+
     qids = [name for name, _ in args.qi]
-    if len(set(qids)) != len(qids):
-        raise SchemaError("--qi: a column is given twice")
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
                    for name, path in args.qi if path is not None}
+    roles = {"identifying": list(args.identifying), "others": args.others,
+             "hierarchies": hierarchies}
+    if args.algorithm == "tds":
+        return TDS(qids, k=model["k"], lkc=model["lkc"], sensitive=model["sensitive"],
+                   target=args.target, generalization=args.generalization or "subtree",
+                   insensitive=_kept(args, model["sensitive"]), **roles)
+    models = _privacy_models(args, data)
+    attributes = {m.sensitive_attribute for m in models}
+    if len(attributes) > 1:
+        raise SchemaError(f"--algorithm mondrian: the models refer to "
+                          f"{', '.join(sorted(attributes))}; give them one sensitive "
+                          "attribute")
+    model["sensitive"] = next(iter(attributes), None)
+    model["models"] += models
+    return Mondrian(qids, k=model["k"], sensitive=model["sensitive"], strict=not args.relaxed,
+                    models=models, verify=True,
+                    insensitive=_kept(args, model["sensitive"]), **roles)
+
+
+def _kept(args, sensitive: str | None) -> list[str]:
+    """The columns released unmodified: --insensitive and the --sensitive ones the algorithm
+    does not take as its sensitive attribute."""
+    return list(args.insensitive) + [name for name, _ in args.sensitive if name != sensitive]
+
+
+def _partition_summary(args, plan: OutputPlan, model: dict, data, release, released) -> dict:
+    """The JSON summary of a Mondrian or TDS run, with full-domain's keys where they
+    apply."""
+    import numpy as np  # deferred: keeps `gpuppdp --help` fast
+
+    qids = release.quasi_identifiers
     sensitive = [name for name, _ in args.sensitive]
-    named = set(qids) | set(sensitive) | set(args.insensitive) | set(args.identifying)
-    if args.target is not None:
-        named.add(args.target)
-    missing = [c for c in named if c not in data.columns]
-    if missing:
-        raise SchemaError(f"column(s) not in {args.input}: {', '.join(sorted(missing))}")
-    others = [c for c in data.columns if c not in named]
-    if others and args.others == "error":
-        raise SchemaError(f"columns without a role: {', '.join(others)} (give them one, or "
-                          "--others insensitive|drop)")
-    removed = list(args.identifying) + (others if args.others == "drop" else [])
-    if args.algorithm == "mondrian":
-        models = _privacy_models(args, data)
-        attributes = {m.sensitive_attribute for m in models}
-        if len(attributes) > 1:
-            raise SchemaError(f"--algorithm mondrian: the models refer to "
-                              f"{', '.join(sorted(attributes))}; give them one sensitive "
-                              "attribute")
-        model["sensitive"] = next(iter(attributes), None)
-        model["models"] += models
-        release = mondrian(data, qids, k=model["k"], sensitive=model["sensitive"],
-                           strict=not args.relaxed, hierarchies=hierarchies, models=models)
-        measured = dict(check(release.released, quasi_identifiers=qids,
-                              sensitive=model["sensitive"], backend="cpu"))
-        failing = [m.describe() for m in models if not _measured_holds(m.describe(), measured)]
-        if measured["suppressed_rows"] or measured["k"] < model["k"] or failing:
-            raise RuntimeError(f"the Mondrian release fails the independent checker: "
-                               f"{failing or measured}")
-    else:
-        release = tds(data, qids, k=model["k"], lkc=model["lkc"],
-                      sensitive=model["sensitive"], target=args.target,
-                      hierarchies=hierarchies, generalization=args.generalization or "subtree",
-                      verify=False)
-        measured = verify_release(release)
-    released = release.released.drop(columns=removed)
-    order = np.random.default_rng(args.seed).permutation(len(released))
-    released = released.iloc[order].reset_index(drop=True)
-    details = release.summary()
-    sizes = np.bincount(release.partition)
+    hierarchies = {n: str(p) for n, p in args.qi if p is not None}
     classes = len(released.drop_duplicates(subset=qids)) if qids else 1
+    measured = release.checked
     summary = {
         "algorithm": args.algorithm, "transformation": None,
         "ncp": release.ncp, "gcp": release.gcp,
         "rows_in_release": int(len(released)), "released_records": int(len(released)),
         "suppressed_records": 0, "input_rows": int(len(data)),
-        "equivalence_classes": int(classes), "partitions": int(len(sizes)),
+        "equivalence_classes": int(classes),
+        "partitions": int(len(np.bincount(release.partition))),
         "smallest_class": int(measured["k"]),
         "average_class_size": float(len(data) / max(classes, 1)),
         "models": [m.describe() for m in model["models"]],
-        "suppression": args.suppressed, "seconds": time.perf_counter() - t0,
-        "details": details,
+        "suppression": args.suppressed, "seconds": None,
+        "details": release.summary(),
         "check": {key: value for key, value in measured.items() if value is not None},
         "input": str(args.input), "output": None,
-        "files": {"input": str(args.input),
-                  "hierarchies": {n: str(p) for n, p in args.qi if p is not None}},
-        "quasi_identifiers": {q: {"hierarchy": None if q not in hierarchies else
-                                  dict(args.qi)[q], "numeric": q not in hierarchies}
-                              for q in qids},
+        "files": {"input": str(args.input), "hierarchies": hierarchies},
+        "quasi_identifiers": {q: {"hierarchy": hierarchies.get(q), "numeric": q not in
+                                  hierarchies} for q in qids},
         "target": args.target, "sensitive_columns": sensitive,
         "insensitive_columns": [c for c in released.columns
                                 if c not in qids and c not in sensitive],
         "identifying_columns": list(args.identifying),
-        "dropped_columns": others if args.others == "drop" else [],
-        "removed_columns": removed,
+        "dropped_columns": list(release.dropped_columns),
+        "removed_columns": list(release.removed_columns),
     }
     for key, option in (("output", "--output"), ("json", "--json"), ("html", "--html")):
         if option in plan:
             summary["files"][key] = str(plan.path(option))
     summary["output"] = summary["files"].get("output")
+    return summary
+
+
+def _print_partition_run(args, model: dict, release, released) -> None:
+    """The lines a Mondrian or TDS run prints: the algorithm, NCP, classes, the check."""
+    details, measured = release.summary(), release.checked
+    classes = len(released.drop_duplicates(subset=release.quasi_identifiers))
     name = "Mondrian" if args.algorithm == "mondrian" else "top-down specialization"
     print(f"algorithm          {name} ({details['algorithm']}), "
           + ", ".join(m.describe()["model"] for m in model["models"]))
@@ -394,12 +392,10 @@ def partition_run(args, plan: OutputPlan) -> tuple:
     print(f"checked            independent checker: k = {measured['k']}"
           + ("" if model["lkc"] is None else
              f", LKC satisfied = {measured.get('lkc_satisfied')}"))
-    return data, release, released, summary
 
 
 def add_algorithm_options(p) -> None:
     """``--algorithm`` and the options of Mondrian and TDS (``anonymize`` and ``report``)."""
-    from .choices import TDS_GENERALIZATIONS
 
     p.add_argument("--algorithm", choices=ALGORITHMS, default="full-domain",
                    help="full-domain: every value of a QID at one hierarchy level, the "

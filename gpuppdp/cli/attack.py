@@ -24,6 +24,8 @@ stderr when B discloses, with A, what neither does alone (:func:`gpuppdp.attacks
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from .common import _qi_spec, add_json_option
 
@@ -52,8 +54,7 @@ def _positive_int(text: str) -> int:
 
 def run_reconstruct(args: argparse.Namespace) -> int:
     """Run ``attack reconstruct``; returns the exit status (0)."""
-    import os
-
+    # deferred: keeps `gpuppdp --help` fast
     import pandas as pd
 
     from ..attacks.reconstruct import load_statistics, reconstruct
@@ -107,8 +108,7 @@ def run_reconstruct(args: argparse.Namespace) -> int:
 
 def run_linkage(args: argparse.Namespace) -> int:
     """Run ``attack linkage``; returns the exit status (0, or 1 when ``--check`` refuses)."""
-    import sys
-
+    # deferred: keeps `gpuppdp --help` fast
     from ..attacks.linkage import linkage_attack
     from ..hierarchy import Hierarchy
     from ..io import OutputPlan, read_table

@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 
 from .choices import BACKENDS
-from .common import _numbers, add_json_option, add_prior_option
+from .common import _numbers, add_json_option, add_prior_option, read_prior
 
 __all__ = ["register", "run_negotiate", "BASES", "OBJECTIVES", "OTHERS"]
 
@@ -118,10 +118,11 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run_negotiate(args: argparse.Namespace) -> int:
     """Run ``negotiate``; returns the exit status (0: a deal, 1: no deal)."""
+    # deferred: keeps `gpuppdp --help` fast
+    from ..algorithms import Negotiation
+    from ..algorithms.negotiation import parse_pattern
     from ..hierarchy import Hierarchy
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter
-    from ..algorithms.negotiation import Negotiation, parse_pattern
-    from .common import read_prior
 
     names = [n for n, _ in args.qi]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -135,30 +136,17 @@ def run_negotiate(args: argparse.Namespace) -> int:
             .add("--output", args.output, TABLE_SUFFIXES))
     hierarchies = {n: Hierarchy.from_csv(path, name=n, sep=args.hierarchy_sep)
                    for n, path in args.qi}
-    data = read_table(args.input, sep=args.sep, columns=list(dict.fromkeys(
-        names + [args.sensitive])))
-    prior = None if args.prior is None else read_prior(args.prior)
     eps, alpha = args.privacy_loss
     gamma, delta = args.utility_loss
-    neg = Negotiation(data, hierarchies, args.sensitive, epsilon=eps, alpha=alpha,
-                      gamma=gamma, delta=delta, basis=args.basis,
-                      utility_basis=args.utility_basis, objective=args.objective,
-                      profit=args.profit, others=args.others, max_moves=args.max_moves,
-                      prior=prior, backend=args.backend)
-    for pattern in patterns:
-        answer = neg.offer(pattern)
-        if answer["action"] == "proposal":
-            neg.accept()
-            break
-        counter = neg.counter()
-        if counter is None:
-            break
-        if args.accept_counter:
-            neg.accept()
-            break
-        neg.reject()
-    if neg.status == "open":
-        neg.terminate()
+    neg = Negotiation(hierarchies, args.sensitive, epsilon=eps, alpha=alpha, gamma=gamma,
+                      delta=delta, basis=args.basis, utility_basis=args.utility_basis,
+                      objective=args.objective, profit=args.profit, others=args.others,
+                      max_moves=args.max_moves,
+                      prior=None if args.prior is None else read_prior(args.prior),
+                      backend=args.backend)
+    neg.fit(read_table(args.input, sep=args.sep,
+                       columns=list(dict.fromkeys(names + [args.sensitive]))))
+    _play(neg, patterns, accept_counter=args.accept_counter)
     summary = neg.summary()
     released = None
     if neg.deal is not None:
@@ -177,3 +165,23 @@ def run_negotiate(args: argparse.Namespace) -> int:
         if released is not None:
             out.write_table("--output", released, sep=table_delimiter(args.input, args.sep))
     return 0 if neg.deal is not None else 1
+
+
+def _play(neg, patterns, *, accept_counter: bool) -> None:
+    """The scripted data user: each pattern offered in turn; a proposal accepted, a
+    counter-offer accepted with ``accept_counter`` (else rejected); terminated when the
+    patterns run out."""
+    for pattern in patterns:
+        answer = neg.offer(pattern)
+        if answer["action"] == "proposal":
+            neg.accept()
+            break
+        counter = neg.counter()
+        if counter is None:
+            break
+        if accept_counter:
+            neg.accept()
+            break
+        neg.reject()
+    if neg.status == "open":
+        neg.terminate()
