@@ -32,7 +32,7 @@ from ..backend import Backend, get_backend
 from ..core.codes import encode_columns as encode_host
 from ..engine.transform import all_suppressed, suppressed_rows
 from ..kernels import groupby
-from ..notebook import Measures
+from ..display import Measures
 from ..progress import Steps
 from ..validation import check_columns
 
