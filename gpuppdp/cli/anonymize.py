@@ -33,7 +33,7 @@ def _certainty(result: AnonymizationResult) -> dict:
     costs 1)."""
     from ..algorithms.mondrian import certainty_penalty
 
-    hierarchies = dict(result._anonymizer.schema.quasi_identifiers)
+    hierarchies = dict(result.schema.quasi_identifiers)
     table = result.released
     return certainty_penalty(table, table, list(hierarchies), hierarchies=hierarchies)
 
