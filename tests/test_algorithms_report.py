@@ -18,7 +18,8 @@ import pytest
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.cli.main import main
 from gpuppdp.algorithms.mondrian import mondrian
-from gpuppdp.report import PARTITION_SECTION_TITLES, SECTION_TITLES, build_report
+from gpuppdp.report import (PARTITION_SECTION_TITLES, SECTION_TITLES, build_report,
+                            write_report)
 from gpuppdp.report.partition import TOP_AS_RELEASED
 from gpuppdp.algorithms.tds import tds
 
@@ -67,7 +68,7 @@ def written(request, adult, tmp_path_factory):
     data, hier, _ = adult
     release = RUNS[request.param](data, hier)
     path = tmp_path_factory.mktemp("report") / f"{request.param}.html"
-    html_path, json_path = release.report(path, data)
+    html_path, json_path = write_report(release, data, path)
     return (request.param, release, html_path.read_text("utf-8"),
             json.loads(json_path.read_text("utf-8")))
 
