@@ -12,6 +12,10 @@ class (for each sensitive attribute); distinction and separation of the QID subs
 nodes the search evaluated.  A Mondrian or TDS release (:mod:`gpuppdp.algorithms.mondrian`,
 :mod:`gpuppdp.algorithms.tds`) gets the same sections computed on its classes, with NCP/GCP as the loss
 and, in place of the lattice, how the records were partitioned (:mod:`.partition`).
+
+Modules: :mod:`.figures` (the numbers), :mod:`.svg` (the plots), :mod:`.html` (the page),
+:mod:`.text` (escaping and numbers for people), :mod:`.words` (what a release holds),
+:mod:`.partition` (Mondrian and TDS), :mod:`.compare` (two runs side by side).
 """
 
 from __future__ import annotations
@@ -52,8 +56,9 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
         same sections computed on its classes, NCP/GCP as the loss, and a section on the
         partitioning in place of the lattice; see :mod:`gpuppdp.report.partition`)
     data : the input table ``result`` was fitted on (for the "before" figures)
-    sensitive : the sensitive attribute(s) of sections 4-5, one part each (default: those the
-        models refer to, else the first declared); none declared: those sections are empty
+    sensitive : str or sequence of str (column names)
+        the sensitive attribute(s) of sections 4-5, one part each (default: those the models
+        refer to, else the first declared); none declared: those sections are empty
     max_classes : classes shown in the per-class loss plot (largest distribution loss first)
     max_values : sensitive values shown for the worst class (the rest summed as "other")
     max_subsets : QID subsets in the distinction/separation table

@@ -272,29 +272,8 @@ def _release_figures(data: pd.DataFrame, kept: pd.DataFrame, qids, sens, backend
 def lattice_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=None,
                    max_classes: int = 50, max_values: int = 30, max_subsets: int = 255,
                    max_nodes: int = 3000, files: dict | None = None, progress=None) -> dict:
-    """The report's figures as a JSON-ready dict (the JSON twin of the HTML).
-
-    Parameters
-    ----------
-    result : AnonymizationResult, or a Mondrian or TDS release
-        (:class:`~gpuppdp.algorithms.mondrian.MondrianRelease`, :class:`~gpuppdp.algorithms.tds.TDSRelease`: the
-        same sections computed on its classes, NCP/GCP as the loss, and a section on the
-        partitioning in place of the lattice; see :mod:`gpuppdp.report.partition`)
-    data : the input table ``result`` was fitted on (for the "before" figures)
-    sensitive : the sensitive attribute(s) of sections 4-5, one part each (default: those the
-        models refer to, else the first declared); none declared: those sections are empty
-    max_classes : classes shown in the per-class loss plot (largest distribution loss first)
-    max_values : sensitive values shown for the worst class (the rest summed as "other")
-    max_subsets : QID subsets in the distinction/separation table
-    max_nodes : lattice nodes drawn
-    files : the files to name (``input``, ``output``, ``hierarchies`` QID -> path, ...; see
-        :func:`describe_release`); the report names what it is given
-    progress : ``progress(done, total)``, called before the first step and after each (risk,
-        privacy losses, QID subsets, lattice)
-    summary, released : Mondrian and TDS releases only: the run's summary (``gpuppdp
-        anonymize --json``'s keys: files, roles, models) and the table as published (rows
-        shuffled, identifying columns removed); default: the release's own
-    """
+    """The report's figures of a full-domain generalization as a JSON-ready dict (the JSON
+    twin of the HTML); the parameters are :func:`gpuppdp.report.build_report`'s."""
     step = Steps(progress, 4)
 
     if not all(hasattr(result, a) for a in ("release", "transformation", "search")):
