@@ -26,14 +26,22 @@ from .engine.encoding import EncodedTable, Role, Schema, SchemaError, encode, en
 from .engine.evaluate import Evaluator, LatticeOracle, NodeStats
 from .engine.lattice import Lattice
 from .engine.metrics import METRICS, Metric, make_metric
-from .engine.search.samarati import PREFERENCES
 from .engine.search.base import SEARCHES, SearchResult, make_search
-from .engine.transform import (SUPPRESSION_MODES, Release, RowBuckets, release,
-                               release_buckets)
+from .engine.search.samarati import PREFERENCES
+from .engine.transform import SUPPRESSION_MODES, Release, RowBuckets, release, release_buckets
 from .errors import InputError, InputTypeError, UserError
 from .hierarchy import Hierarchy
-from .io import (CHUNK_ROWS, TABLE_SUFFIXES, DatasetWriter, OutputPlan, TableWriter,
-                 estimated_rows, read_chunks, table_columns, table_delimiter)
+from .io import (
+    CHUNK_ROWS,
+    TABLE_SUFFIXES,
+    DatasetWriter,
+    OutputPlan,
+    TableWriter,
+    estimated_rows,
+    read_chunks,
+    table_columns,
+    table_delimiter,
+)
 from .models import KAnonymity, PrivacyModel, Requirement
 from .notebook import result_html
 from .validation import check_int, check_number, format_values
@@ -399,8 +407,9 @@ class Anonymizer:
         if self.time_limit is not None:
             check_number("time_limit", self.time_limit, 0.001)
 
-    def get_params(self) -> dict:
-        """The constructor's parameters, by name (as scikit-learn's ``get_params``)."""
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's parameters, by name (scikit-learn's ``get_params``; ``deep`` is
+        accepted for its signature: an anonymizer holds no nested estimator)."""
         return {name: getattr(self, name) for name in _DEFAULTS}
 
     def __repr__(self) -> str:

@@ -32,13 +32,33 @@ import pandas as pd
 from . import backend as backends
 from .backend import Backend, get_backend
 from .core.codes import encode_column
-from .engine.encoding import (EncodedTable, FrequencySet, Role, Schema, SensitiveEncoder,
-                              SchemaError, check_complete, leaf_codes, sensitive_names)
-from .engine.transform import (SUPPRESSION_MODES, Release, categories_of, labelled_codes,
-                               released_columns)
+from .engine.encoding import (
+    EncodedTable,
+    FrequencySet,
+    Role,
+    Schema,
+    SchemaError,
+    SensitiveEncoder,
+    check_complete,
+    leaf_codes,
+    sensitive_names,
+)
+from .engine.transform import (
+    SUPPRESSION_MODES,
+    Release,
+    categories_of,
+    labelled_codes,
+    released_columns,
+)
 from .errors import InputError
-from .io import (_CSV_OPTIONS, PARQUET_SUFFIXES, TABLE_SUFFIXES, OutputPlan, table_columns,
-                 table_delimiter)
+from .io import (
+    _CSV_OPTIONS,
+    PARQUET_SUFFIXES,
+    TABLE_SUFFIXES,
+    OutputPlan,
+    table_columns,
+    table_delimiter,
+)
 from .kernels import groupby
 
 __all__ = ["is_dask_frame", "client_for", "encode_dask", "release_dask", "write_release",

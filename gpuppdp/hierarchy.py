@@ -18,9 +18,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .core.codes import Domain, UnknownValuesError, encode_column
 from .display import hierarchy_html
 from .errors import InputError
-from .core.codes import Domain, UnknownValuesError, encode_column
 from .validation import format_values
 
 __all__ = ["Hierarchy", "HierarchyError", "UnknownValuesError"]

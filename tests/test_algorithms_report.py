@@ -16,12 +16,11 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer, datasets
-from gpuppdp.cli.main import main
 from gpuppdp.algorithms.mondrian import mondrian
-from gpuppdp.report import (PARTITION_SECTION_TITLES, SECTION_TITLES, build_report,
-                            write_report)
-from gpuppdp.report.partition import TOP_AS_RELEASED
 from gpuppdp.algorithms.tds import tds
+from gpuppdp.cli.main import main
+from gpuppdp.report import PARTITION_SECTION_TITLES, SECTION_TITLES, build_report, write_report
+from gpuppdp.report.partition import TOP_AS_RELEASED
 
 ROWS = 2000
 CAT = ["sex", "race", "education", "marital-status"]

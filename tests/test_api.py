@@ -11,7 +11,7 @@ import sys
 import pandas as pd
 import pytest
 
-from gpuppdp import Anonymizer, AnonymizationResult, DistinctLDiversity, datasets
+from gpuppdp import AnonymizationResult, Anonymizer, DistinctLDiversity, datasets
 from gpuppdp.backend import BackendError
 from gpuppdp.io import read_table
 

@@ -11,8 +11,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuppdp import (Anonymizer, BackendError, DistinctLDiversity, Hierarchy, HierarchyError,
-                     KAnonymity, NoSolutionError, SchemaError, UnknownValuesError, get_backend)
+from gpuppdp import (
+    Anonymizer,
+    BackendError,
+    DistinctLDiversity,
+    Hierarchy,
+    HierarchyError,
+    KAnonymity,
+    NoSolutionError,
+    SchemaError,
+    UnknownValuesError,
+    get_backend,
+)
 from gpuppdp.io import read_table
 
 

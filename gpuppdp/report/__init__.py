@@ -10,8 +10,8 @@ Sections: summary; class-size distribution of the release; records by risk level
 summary before and after; per-class privacy losses and the sensitive distribution of the worst
 class (for each sensitive attribute); distinction and separation of the QID subsets; the lattice
 nodes the search evaluated.  A Mondrian or TDS release (:mod:`gpuppdp.algorithms.mondrian`,
-:mod:`gpuppdp.algorithms.tds`) gets the same sections computed on its classes, with NCP/GCP as the loss
-and, in place of the lattice, how the records were partitioned (:mod:`.partition`).
+:mod:`gpuppdp.algorithms.tds`) gets the same sections computed on its classes, with NCP/GCP as
+the loss and, in place of the lattice, how the records were partitioned (:mod:`.partition`).
 
 Modules: :mod:`.figures` (the numbers), :mod:`.svg` (the plots), :mod:`.html` (the page),
 :mod:`.text` (escaping and numbers for people), :mod:`.words` (what a release holds),
@@ -52,9 +52,10 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
     Parameters
     ----------
     result : AnonymizationResult, or a Mondrian or TDS release
-        (:class:`~gpuppdp.algorithms.mondrian.MondrianRelease`, :class:`~gpuppdp.algorithms.tds.TDSRelease`: the
-        same sections computed on its classes, NCP/GCP as the loss, and a section on the
-        partitioning in place of the lattice; see :mod:`gpuppdp.report.partition`)
+        (:class:`~gpuppdp.algorithms.mondrian.MondrianRelease`,
+        :class:`~gpuppdp.algorithms.tds.TDSRelease`: the same sections computed on its
+        classes, NCP/GCP as the loss, and a section on the partitioning in place of the
+        lattice; see :mod:`gpuppdp.report.partition`)
     data : the input table ``result`` was fitted on (for the "before" figures)
     sensitive : str or sequence of str (column names)
         the sensitive attribute(s) of sections 4-5, one part each (default: those the models

@@ -1,4 +1,5 @@
-"""The report of a Mondrian or TDS release (:mod:`gpuppdp.algorithms.mondrian`, :mod:`gpuppdp.algorithms.tds`).
+"""The report of a Mondrian or TDS release (:mod:`gpuppdp.algorithms.mondrian`,
+:mod:`gpuppdp.algorithms.tds`).
 
 The figures are those of a full-domain report, computed on the released classes (class
 sizes, risk before and after, privacy losses, the worst class, QID subsets): see

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+
 def _e(value) -> str:
     return html.escape(str(value), quote=True)
 
