@@ -263,7 +263,8 @@ class AnonymizationResult:
         """Write the released table to ``path`` (``.csv`` with ``sep``, or ``.parquet``) and
         :meth:`to_dict` as JSON to ``json_path`` (default: ``path`` with the suffix
         ``.json``); both are checked before writing and replaced together
-        (:class:`gpuppdp.io.OutputPlan`).  Returns both paths."""
+        (:class:`gpuppdp.io.OutputPlan`).  Returns both paths.  A result of
+        :meth:`Anonymizer.fit_file` has no table to save: its release is ``release.path``."""
         table = self.released
         out_path = Path(path)
         json_file = out_path.with_suffix(".json") if json_path is None else Path(json_path)

@@ -14,6 +14,7 @@ import pytest
 from gpuppdp import AnonymizationResult, Anonymizer, DistinctLDiversity, datasets
 from gpuppdp.backend import BackendError
 from gpuppdp.io import read_table
+from gpuppdp.report import write_report
 
 QIDS = ["sex", "age", "race", "education"]
 ROWS = 1500
@@ -78,7 +79,7 @@ def test_suppression_is_the_old_name_of_suppressed(adult):
     pd.testing.assert_frame_equal(old.fit(table).released, new.fit(table).released)
 
 
-def test_result_pickles_without_its_input(result, adult):
+def test_result_pickles_without_its_input(result, adult, tmp_path):
     table, _ = adult
     again = pickle.loads(pickle.dumps(result))
     assert again._evaluator is None  # the encoded input stays behind
@@ -87,6 +88,9 @@ def test_result_pickles_without_its_input(result, adult):
     pd.testing.assert_frame_equal(again.released, result.released)
     new = table.iloc[:500].reset_index(drop=True)
     pd.testing.assert_frame_equal(again.apply(new, seed=1), result.apply(new, seed=1))
+    with pytest.raises(ValueError, match="unpickled"):
+        write_report(again, table, tmp_path / "r.html")
+    assert not list(tmp_path.iterdir())
 
 
 def test_to_dict_is_json(result):

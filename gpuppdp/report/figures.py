@@ -278,7 +278,10 @@ def lattice_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive
 
     if not all(hasattr(result, a) for a in ("release", "transformation", "search")):
         raise InputTypeError(f"result must be an AnonymizationResult (or a Mondrian or TDS "
-                        f"release), got {type(result).__name__}")
+                             f"release), got {type(result).__name__}")
+    if result._evaluator is None:
+        raise InputError("this result was unpickled and holds no encoded table: write the "
+                         "report from the result Anonymizer.fit returns")
     check_frame(data)
     max_classes = check_int("max_classes", max_classes, 1)
     max_values = check_int("max_values", max_values, 1)
