@@ -9,30 +9,43 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Callable, Mapping, NamedTuple, Sequence
 
+import numpy as np
 import pandas as pd
 
-from .errors import UserError
-from . import kernels
-from .backend import Backend, get_backend
+from . import cluster, kernels
+from .backend import BACKEND_CHOICES, Backend, get_backend
 from .engine.encoding import EncodedTable, Role, Schema, SchemaError, encode, encode_chunks
 from .engine.evaluate import Evaluator, LatticeOracle, NodeStats
 from .engine.lattice import Lattice
-from .engine.metrics import Metric, make_metric
-from .engine.search.samarati import PREFERENCES
+from .engine.metrics import METRICS, Metric, make_metric
 from .engine.search.base import SEARCHES, SearchResult, make_search
-from .engine.transform import (SUPPRESSION_MODES, Release, RowBuckets, release,
-                               release_buckets)
+from .engine.search.samarati import PREFERENCES
+from .engine.transform import SUPPRESSION_MODES, Release, RowBuckets, release, release_buckets
+from .errors import InputError, InputTypeError, UserError
 from .hierarchy import Hierarchy
+from .io import (
+    CHUNK_ROWS,
+    TABLE_SUFFIXES,
+    DatasetWriter,
+    OutputPlan,
+    TableWriter,
+    estimated_rows,
+    read_chunks,
+    table_columns,
+    table_delimiter,
+)
 from .models import KAnonymity, PrivacyModel, Requirement
-from .report import write_report
-from .report.words import models_text
+from .notebook import result_html
 from .validation import check_int, check_number, format_values
+from .words import loss_scale, models_text
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError"]
 
@@ -41,15 +54,51 @@ class NoSolutionError(UserError, RuntimeError):
     """No lattice node satisfies the privacy models within the suppression limit."""
 
 
-def _hierarchy(name: str, value) -> Hierarchy:
-    if isinstance(value, Hierarchy):
-        return value
-    if isinstance(value, (str, os.PathLike)):
-        return Hierarchy.from_csv(value, name=name)
+def _check_hierarchy(name: str, value) -> None:
+    """A quasi-identifier's hierarchy is a Hierarchy or the path of its CSV file."""
     if value is None:
         raise SchemaError(f"quasi-identifier {name!r} has no hierarchy")
-    raise SchemaError(f"quasi-identifier {name!r}: expected a Hierarchy or a CSV path, got "
-                      f"{type(value).__name__}")
+    if not isinstance(value, (Hierarchy, str, os.PathLike)):
+        raise SchemaError(f"quasi-identifier {name!r}: expected a Hierarchy or a CSV path, "
+                          f"got {type(value).__name__}")
+
+
+def _hierarchy(name: str, value) -> Hierarchy:
+    """The hierarchy of quasi-identifier ``name``, read from its CSV file when given a path."""
+    _check_hierarchy(name, value)
+    return value if isinstance(value, Hierarchy) else Hierarchy.from_csv(value, name=name)
+
+
+def _models(k, models) -> list[PrivacyModel]:
+    """``KAnonymity(k)`` (when ``k`` is given) and ``models``, checked."""
+    found = ([KAnonymity(k)] if k is not None else []) + list(models)
+    if not found:
+        raise InputError("no privacy model given: pass k=... and/or models=[...] "
+                         "(CLI: --k, --l-diversity, --t-closeness)")
+    for m in found:
+        if not isinstance(m, PrivacyModel):
+            raise InputTypeError(f"models must be PrivacyModel instances, got {m!r}")
+    return found
+
+
+def _plain(value):
+    """JSON values: NumPy scalars and arrays unwrapped, mappings and sequences copied."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _same(value, default) -> bool:
+    """Is a parameter at its default (empty sequences alike)?"""
+    if isinstance(value, (list, tuple)) and isinstance(default, (list, tuple)):
+        return list(value) == list(default)
+    return value is default or (type(value) is type(default) and value == default)
 
 
 def _spill_folder(output) -> str | None:
@@ -57,6 +106,27 @@ def _spill_folder(output) -> str | None:
     or the system's temporary folder when the output is a device or pipe."""
     path = os.path.realpath(output)
     return os.path.dirname(path) if not os.path.exists(path) or os.path.isfile(path) else None
+
+
+class _Setup(NamedTuple):
+    """What a fit works with, made from the anonymizer's parameters when it starts: the
+    schema (hierarchies read), the models (``KAnonymity(k)`` first), the metric, the backend
+    and the sensitive attributes the models refer to (in the schema's order)."""
+
+    schema: Schema
+    models: list
+    metric: Metric
+    backend: Backend
+    sensitive: list[str]
+
+    def evaluator(self, enc: EncodedTable, suppression_limit: float) -> Evaluator:
+        """The evaluator of ``enc``; :class:`InputError` when a model needs larger classes
+        than the table has rows."""
+        for m in self.models:
+            if m.min_class_size is not None and m.min_class_size > enc.n_rows:
+                raise InputError(f"{m!r} needs classes of {m.min_class_size} records but the "
+                                 f"table has only {enc.n_rows} rows")
+        return Evaluator(enc, self.models, self.metric, suppression_limit)
 
 
 @dataclass
@@ -67,8 +137,14 @@ class AnonymizationResult:
     statistics (classes, suppressed, smallest class, AECS, loss); ``release`` the released table;
     ``timings`` seconds per step (``search`` excludes encoding and release; the CLI adds
     ``kernel load``, its wait for the compiled kernels it loads from Numba's cache while the
-    input is read);
-    ``evaluated_nodes`` the results of the nodes the search evaluated, in node-id order.
+    input is read); ``evaluated_nodes`` the results of the nodes the search evaluated, in
+    node-id order; :attr:`schema` the roles and hierarchies, :attr:`privacy_models` the
+    models (``k`` included) the release satisfies.
+
+    A result pickles without its input table (``pickle.dumps(result)``): the encoded table
+    stays behind, so an unpickled result can :meth:`apply`, :meth:`summary`, :meth:`to_dict`
+    and :meth:`save`, but the report (:func:`gpuppdp.report.write_report`) needs the result
+    :meth:`Anonymizer.fit` returned.
     """
 
     transformation: dict[str, int]
@@ -81,17 +157,31 @@ class AnonymizationResult:
     lattice_size: int
     models: list[dict]
     suppression_limit: float
-    _evaluator: Evaluator = field(repr=False)
-    _anonymizer: "Anonymizer" = field(repr=False)
+    _setup: _Setup = field(repr=False)
+    _evaluator: Evaluator | None = field(repr=False)
     evaluated_nodes: NodeStats | None = field(default=None, repr=False)
-    _data: pd.DataFrame | None = field(default=None, repr=False)
+
+    def __getstate__(self) -> dict:
+        """The state without the evaluator (the encoded input table, device arrays)."""
+        return {**self.__dict__, "_evaluator": None}
+
+    @property
+    def schema(self) -> Schema:
+        """The roles of the columns and the hierarchies of the quasi-identifiers."""
+        return self._setup.schema
+
+    @property
+    def privacy_models(self) -> list[PrivacyModel]:
+        """The privacy models the release satisfies (``KAnonymity(k)`` first when ``k`` was
+        given)."""
+        return list(self._setup.models)
 
     @property
     def released(self) -> pd.DataFrame:
         """The released table (for :meth:`Anonymizer.fit_file`, read it from
         ``release.path``)."""
         if self.release.data is None:
-            raise ValueError(f"the release was written to {self.release.path}; read it from "
+            raise InputError(f"the release was written to {self.release.path}; read it from "
                              "there (gpuppdp.io.read_table)")
         return self.release.data
 
@@ -131,18 +221,11 @@ class AnonymizationResult:
         of its hierarchy or suppressed), ``information_loss_scale`` says so in words.
         """
         n = self.release.input_rows
-        if self.metric == "discernibility":  # sum |E|^2 + n per suppressed record <= n^2
-            relative = self.information_loss / float(n * n) if n else 0.0
-            scale = (f"sum of squared class sizes plus {n} per suppressed record; maximum "
-                     f"{n * n} (every record in one class or suppressed)")
-        else:
-            relative = self.information_loss
-            scale = ("share of the maximum: 0 = no value generalized or suppressed, 1 = every "
-                     "value at the top of its hierarchy or suppressed")
+        divisor, scale = loss_scale(self.metric, n)
         return {
             "transformation": dict(self.transformation),
             "information_loss": self.information_loss,
-            "information_loss_relative": relative,
+            "information_loss_relative": self.information_loss / divisor if n else 0.0,
             "information_loss_scale": scale,
             "metric": self.metric,
             "rows_in_release": self.release.rows_in_release,
@@ -162,40 +245,72 @@ class AnonymizationResult:
             "suppression_limit": self.suppression_limit,
             "seconds": self.search.seconds,
             "timings": dict(self.timings),
-            "backend": self._evaluator.backend.name,
+            "backend": self._setup.backend.name,
         }
 
-    def _repr_html_(self) -> str:
-        from .notebook import result_html  # noqa: PLC0415
+    def to_dict(self) -> dict:
+        """Plain JSON values: the :meth:`summary` (the transformation included) and
+        ``release``, the release's counts (``input_rows``, ``released_rows``,
+        ``suppressed_rows``, ``rows_in_release``), its ``suppressed`` mode and ``path``."""
+        rel = self.release
+        return _plain({**self.summary(), "release": {
+            "input_rows": rel.input_rows, "released_rows": rel.released_rows,
+            "suppressed_rows": rel.suppressed_rows, "rows_in_release": rel.rows_in_release,
+            "suppressed": rel.suppression, "path": rel.path}})
 
+    def save(self, path: str | os.PathLike, *, json_path: str | os.PathLike | None = None,
+             sep: str = ";") -> tuple[Path, Path]:
+        """Write the released table to ``path`` (``.csv`` with ``sep``, or ``.parquet``) and
+        :meth:`to_dict` as JSON to ``json_path`` (default: ``path`` with the suffix
+        ``.json``); both are checked before writing and replaced together
+        (:class:`gpuppdp.io.OutputPlan`).  Returns both paths.  A result of
+        :meth:`Anonymizer.fit_file` has no table to save: its release is ``release.path``."""
+        table = self.released
+        out_path = Path(path)
+        json_file = out_path.with_suffix(".json") if json_path is None else Path(json_path)
+        plan = OutputPlan().add("path", out_path, TABLE_SUFFIXES).add("json_path", json_file)
+        with plan.writing() as out:
+            out.write_table("path", table, sep=sep)
+            out.write_json("json_path", self.to_dict())
+        return out_path, json_file
+
+    def _repr_html_(self) -> str:
         return result_html(self)
 
-    def report(self, path, *, json_path=None, **options):
-        """Write the HTML report of this anonymization to ``path`` and its figures as JSON to
-        ``json_path`` (default: ``path`` with suffix ``.json``); ``options`` go to
-        :func:`gpuppdp.report.build_report`.  Returns the two paths."""
-        if self._data is None:
-            raise ValueError("this result does not hold its input table; call "
-                             "gpuppdp.report.write_report(result, data, path)")
-        return write_report(self, self._data, path, json_path=json_path, **options)
-
-    def apply(self, data: pd.DataFrame, *, seed=None) -> Release:
+    def apply(self, data: pd.DataFrame, *, seed=None) -> pd.DataFrame:
         """Apply the chosen generalization to new data of the same schema; classes of the new
-        data that fail the privacy models are suppressed (the count is on the result)."""
-        anon = self._anonymizer
-        evaluator = anon._evaluator_for(data)
-        return release(data, evaluator, list(self.transformation.values()),
-                       suppression=anon.suppression, seed=seed)
+        data that fail the privacy models are suppressed.  Returns the released table; its
+        ``attrs`` hold the counts (``input_rows``, ``suppressed_rows``, ``released_rows``)
+        and the ``suppressed`` mode."""
+        setup = self._setup
+        evaluator = setup.evaluator(encode(data, setup.schema, setup.backend, setup.sensitive),
+                                    self.suppression_limit)
+        rel = release(data, evaluator, list(self.transformation.values()),
+                      suppression=self.release.suppression, seed=seed)
+        table = rel.data
+        table.attrs.update(input_rows=rel.input_rows, suppressed_rows=rel.suppressed_rows,
+                           released_rows=rel.released_rows, suppressed=rel.suppression)
+        return table
+
+
+_NOT_GIVEN = object()
 
 
 class Anonymizer:
     """Optimal full-domain generalization with record suppression (ARX-compatible).
 
+    As a scikit-learn estimator, the constructor only checks and stores its parameters;
+    hierarchy files are read and the backend is chosen by :meth:`fit` (and
+    :meth:`fit_file`).
+
     Parameters
     ----------
     quasi_identifiers : mapping column -> Hierarchy or path of an ARX hierarchy CSV
-    sensitive, insensitive, identifying : column names
-        Identifying columns are removed from every release.
+        The quasi-identifiers in every public function of gpuppdp are a mapping from column
+        name to hierarchy (:mod:`gpuppdp.analysis` takes their names, a sequence of str).
+    sensitive, insensitive, identifying : sequence of str (column names)
+        Identifying columns are removed from every release.  ``sensitive`` is a sequence of
+        column names wherever gpuppdp takes it.
     others : {"error", "insensitive", "drop"}
         Role of the columns not named anywhere; ``"error"`` (default) refuses them.
     k : int, optional
@@ -216,16 +331,18 @@ class Anonymizer:
         (:func:`gpuppdp.engine.search.base.auto_search`);
         ``lightning`` (ARX's best-first heuristic) and ``beam`` (batched top-down beam search)
         are heuristics for lattices too large to walk, run for ``time_limit`` seconds (see
-        :mod:`gpuppdp.engine.search.heuristic`).  ``flash`` or ``levels`` on a lattice of more than
-        ``OPTIMAL_SEARCH_LIMIT`` (10**7) nodes switches to the heuristic, with a warning.
+        :mod:`gpuppdp.engine.search.heuristic`).  ``flash`` or ``levels`` on a lattice of more
+        than ``OPTIMAL_SEARCH_LIMIT`` (10**7) nodes switches to the heuristic, with a warning.
     time_limit : float, optional
         Seconds a heuristic search may run (default 30).
     prefer : {"height", "precision", "classes", "suppression"}
         With ``search="samarati"``: which k-minimal generalization to release (Samarati's
         preference policies, see :mod:`gpuppdp.engine.search.samarati`).
     backend : {"auto", "cpu", "gpu"} or Backend
-    suppression : {"mark", "drop"}
-        How suppressed records appear in the release (``*`` in the QIDs, or removed).
+    suppressed : {"mark", "drop"}
+        How suppressed records appear in the release (``*`` in the QIDs, or removed; CLI:
+        ``--suppressed``).  ``suppression=`` is its former name, accepted with a
+        ``FutureWarning`` for one release.
     seed : int, optional
         Seed of the release's row permutation (default: OS entropy).
     """
@@ -234,62 +351,93 @@ class Anonymizer:
                  insensitive=(), identifying=(), others: str = "error", k: int | None = None,
                  models: Sequence[PrivacyModel] = (), suppression_limit: float = 0.0,
                  metric: str | Metric = "loss", search: str = "auto",
-                 backend: str | Backend = "auto", suppression: str = "mark", seed=None,
-                 time_limit: float | None = None, prefer: str = "height"):
-        if not isinstance(quasi_identifiers, Mapping) or not quasi_identifiers:
+                 backend: str | Backend = "auto", suppressed: str = "mark", seed=None,
+                 time_limit: float | None = None, prefer: str = "height",
+                 suppression=_NOT_GIVEN):
+        if suppression is not _NOT_GIVEN:
+            warnings.warn("Anonymizer(suppression=...) is renamed suppressed=...; the old "
+                          "name goes in the next release", FutureWarning, stacklevel=2)
+            suppressed = suppression
+        self.quasi_identifiers = quasi_identifiers
+        self.sensitive = sensitive
+        self.insensitive = insensitive
+        self.identifying = identifying
+        self.others = others
+        self.k = k
+        self.models = models
+        self.suppression_limit = suppression_limit
+        self.metric = metric
+        self.search = search
+        self.backend = backend
+        self.suppressed = suppressed
+        self.seed = seed
+        self.time_limit = time_limit
+        self.prefer = prefer
+        self._check_parameters()
+
+    def _check_parameters(self) -> None:
+        """The checks that read no file and touch no backend (the rest is in :meth:`_setup`)."""
+        qis = self.quasi_identifiers
+        if not isinstance(qis, Mapping) or not qis:
             raise SchemaError("quasi_identifiers must be a non-empty mapping column -> hierarchy")
-        hierarchies = {n: _hierarchy(n, h) for n, h in quasi_identifiers.items()}
-        for name in ("sensitive", "insensitive", "identifying"):
-            value = locals()[name]
-            if isinstance(value, str):
-                raise TypeError(f"{name} must be a list of column names, got the string {value!r}")
-        self.schema = Schema(hierarchies, sensitive, insensitive, identifying, others)
-        self.models = ([KAnonymity(k)] if k is not None else []) + list(models)
-        if not self.models:
-            raise ValueError("no privacy model given: pass k=... and/or models=[...] "
-                             "(CLI: --k, --l-diversity, --t-closeness)")
-        for m in self.models:
-            if not isinstance(m, PrivacyModel):
-                raise TypeError(f"models must be PrivacyModel instances, got {m!r}")
-        referred = {m.sensitive_attribute for m in self.models
+        for name, value in qis.items():
+            _check_hierarchy(name, value)
+        for role in ("sensitive", "insensitive", "identifying"):
+            if isinstance(getattr(self, role), str):
+                raise InputTypeError(f"{role} must be a list of column names, got the string "
+                                     f"{getattr(self, role)!r}")
+        models = _models(self.k, self.models)
+        referred = {m.sensitive_attribute for m in models
                     if Requirement.SENSITIVE_HISTOGRAM in m.requires}
-        undeclared = sorted(referred - set(self.schema.sensitive))
+        undeclared = sorted(referred - set(self.sensitive))
         if undeclared:
             raise SchemaError(f"models refer to {format_values(undeclared)}: declare them "
                               "sensitive (sensitive=[...])")
-        #: the sensitive attributes the models refer to, in the schema's order
-        self.sensitive_attributes = [c for c in self.schema.sensitive if c in referred]
-        self.suppression_limit = check_number("suppression_limit", suppression_limit, 0.0, 1.0)
-        self.metric = make_metric(metric)
-        if search not in SEARCHES:
-            raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
-        self.search = search
-        if prefer not in PREFERENCES:
-            raise ValueError(f"prefer must be one of {PREFERENCES}, got {prefer!r}")
-        self.prefer = prefer
-        self.time_limit = None if time_limit is None else check_number(
-            "time_limit", time_limit, 0.001)
-        if suppression not in SUPPRESSION_MODES:
-            raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got "
-                             f"{suppression!r}")
-        self.suppression = suppression
-        self.backend = get_backend(backend)
-        self.seed = seed
+        check_number("suppression_limit", self.suppression_limit, 0.0, 1.0)
+        if not isinstance(self.metric, Metric) and not (
+                isinstance(self.metric, str) and self.metric.lower() in METRICS):
+            raise InputError(f"metric must be one of {sorted(METRICS)} or a Metric, got "
+                             f"{self.metric!r}")
+        for name, value, choices in (("search", self.search, SEARCHES),
+                                     ("prefer", self.prefer, PREFERENCES),
+                                     ("suppressed", self.suppressed, SUPPRESSION_MODES)):
+            if value not in choices:
+                raise InputError(f"{name} must be one of {choices}, got {value!r}")
+        if not isinstance(self.backend, Backend) and self.backend not in BACKEND_CHOICES:
+            raise InputError(f"backend must be one of {BACKEND_CHOICES}, got {self.backend!r}")
+        if self.time_limit is not None:
+            check_number("time_limit", self.time_limit, 0.001)
 
-    def _encode(self, data: pd.DataFrame) -> EncodedTable:
-        return encode(data, self.schema, self.backend, self.sensitive_attributes)
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's parameters, by name (scikit-learn's ``get_params``; ``deep`` is
+        accepted for its signature: an anonymizer holds no nested estimator)."""
+        return {name: getattr(self, name) for name in _DEFAULTS}
+
+    def __repr__(self) -> str:
+        """``Anonymizer(...)`` with the parameters that differ from their defaults."""
+        changed = [f"{name}={value!r}" for name, value in self.get_params().items()
+                   if name not in _DEFAULTS or not _same(value, _DEFAULTS[name])]
+        return f"Anonymizer({', '.join(changed)})"
+
+    def _setup(self) -> _Setup:
+        """Read the hierarchy files, build the schema, bind the metric and the backend."""
+        self._check_parameters()
+        hierarchies = {n: _hierarchy(n, h) for n, h in self.quasi_identifiers.items()}
+        schema = Schema(hierarchies, self.sensitive, self.insensitive, self.identifying,
+                        self.others)
+        models = _models(self.k, self.models)
+        referred = {m.sensitive_attribute for m in models
+                    if Requirement.SENSITIVE_HISTOGRAM in m.requires}
+        return _Setup(schema, models, make_metric(self.metric), get_backend(self.backend),
+                      [c for c in schema.sensitive if c in referred])
 
     def _evaluator_for(self, data: pd.DataFrame) -> Evaluator:
-        return self._evaluator(self._encode(data))
+        """The evaluator of ``data`` under this anonymizer's parameters."""
+        setup = self._setup()
+        return setup.evaluator(encode(data, setup.schema, setup.backend, setup.sensitive),
+                               float(self.suppression_limit))
 
-    def _evaluator(self, enc: EncodedTable) -> Evaluator:
-        for m in self.models:
-            if m.min_class_size is not None and m.min_class_size > enc.n_rows:
-                raise ValueError(f"{m!r} needs classes of {m.min_class_size} records but the "
-                                 f"table has only {enc.n_rows} rows")
-        return Evaluator(enc, self.models, self.metric, self.suppression_limit)
-
-    def _search(self, evaluator: Evaluator, progress) -> tuple:
+    def _search(self, evaluator: Evaluator, models: list, progress) -> tuple:
         """``(found, lattice, oracle, levels)``: the search's result and the optimum's levels;
         :class:`NoSolutionError` when no node is anonymous."""
         lattice = Lattice(evaluator.encoded.heights)
@@ -302,25 +450,27 @@ class Anonymizer:
             found = search.run(oracle, progress)
         if found.optimum is None:
             raise NoSolutionError(
-                f"no transformation satisfies {models_text([m.describe() for m in self.models])}"
+                f"no transformation satisfies {models_text([m.describe() for m in models])}"
                 f" with at most "
-                f"{self.suppression_limit:.2%} suppressed records ({evaluator.max_suppressed} "
-                f"of {evaluator.encoded.n_rows}); allow more suppression or relax the models")
+                f"{float(self.suppression_limit):.2%} suppressed records "
+                f"({evaluator.max_suppressed} of {evaluator.encoded.n_rows}); allow more "
+                "suppression or relax the models")
         return found, lattice, oracle, lattice.levels_of([found.optimum])[0]
 
-    def _result(self, evaluator: Evaluator, searched: tuple, rel: Release, times: list,
-                data: pd.DataFrame | None) -> AnonymizationResult:
+    def _result(self, setup: _Setup, evaluator: Evaluator, searched: tuple, rel: Release,
+                times: list) -> AnonymizationResult:
         found, lattice, oracle, levels = searched
         t0, t1, t2, t3 = times
         return AnonymizationResult(
             transformation={n: int(v) for n, v in zip(evaluator.encoded.qi_names, levels)},
             information_loss=float(found.optimum_stats["information_loss"]),
-            metric=self.metric.name, node=found.optimum_stats, search=found, release=rel,
+            metric=setup.metric.name, node=found.optimum_stats, search=found, release=rel,
             timings={"encode": t1 - t0, "search": t2 - t1, "release": t3 - t2,
                      "total": t3 - t0},
-            lattice_size=lattice.size, models=[m.describe() for m in self.models],
-            suppression_limit=self.suppression_limit, _evaluator=evaluator, _anonymizer=self,
-            evaluated_nodes=found.details.get("all_stats") or oracle.evaluated(), _data=data)
+            lattice_size=lattice.size, models=[m.describe() for m in setup.models],
+            suppression_limit=float(self.suppression_limit), _setup=setup,
+            _evaluator=evaluator,
+            evaluated_nodes=found.details.get("all_stats") or oracle.evaluated())
 
     def fit(self, data: pd.DataFrame, *, progress: Callable[[int, int], None] | None = None
             ) -> AnonymizationResult:
@@ -331,27 +481,27 @@ class Anonymizer:
         release is a lazy Dask DataFrame, written with its ``to_parquet``).
         Raises :class:`NoSolutionError` when no node is anonymous.
         """
-        from . import cluster  # noqa: PLC0415 - imports Dask only for a Dask frame
-
         t0 = time.perf_counter()
+        setup = self._setup()
+        limit = float(self.suppression_limit)
         on_dask = cluster.is_dask_frame(data)
         if on_dask:
-            evaluator = self._evaluator(cluster.encode_dask(data, self.schema, self.backend,
-                                                            self.sensitive_attributes))
+            evaluator = setup.evaluator(cluster.encode_dask(data, setup.schema, setup.backend,
+                                                            setup.sensitive), limit)
         else:
-            evaluator = self._evaluator_for(data)
+            evaluator = setup.evaluator(encode(data, setup.schema, setup.backend,
+                                               setup.sensitive), limit)
         t1 = time.perf_counter()
-        searched = self._search(evaluator, progress)
+        searched = self._search(evaluator, setup.models, progress)
         t2 = time.perf_counter()
         if on_dask:
             rel = cluster.release_dask(data, evaluator, searched[3],
                                        int(searched[0].optimum_stats["suppressed"]),
-                                       suppression=self.suppression, seed=self.seed)
+                                       suppression=self.suppressed, seed=self.seed)
         else:
-            rel = release(data, evaluator, searched[3], suppression=self.suppression,
+            rel = release(data, evaluator, searched[3], suppression=self.suppressed,
                           seed=self.seed)
-        return self._result(evaluator, searched, rel, [t0, t1, t2, time.perf_counter()],
-                            None if on_dask else data)
+        return self._result(setup, evaluator, searched, rel, [t0, t1, t2, time.perf_counter()])
 
     def fit_file(self, path: str | os.PathLike, output: str | os.PathLike, *,
                  sep: str | None = None, output_sep: str | None = None,
@@ -377,23 +527,12 @@ class Anonymizer:
         (default: the input's delimiter, ``;`` after Parquet).  The result's
         ``release.path`` is ``output``; it holds no table in memory.
         """
-        from .io import (  # noqa: PLC0415
-            CHUNK_ROWS,
-            TABLE_SUFFIXES,
-            DatasetWriter,
-            OutputPlan,
-            TableWriter,
-            estimated_rows,
-            read_chunks,
-            table_columns,
-            table_delimiter,
-        )
-
         chunk_rows = check_int("chunk_rows", CHUNK_ROWS if chunk_rows is None else chunk_rows, 1)
         plan = OutputPlan([path]).add("output", output, TABLE_SUFFIXES, dataset=dataset)
         t0 = time.perf_counter()
+        setup = self._setup()
         columns = table_columns(path, sep=sep)
-        roles = self.schema.resolve(columns)
+        roles = setup.schema.resolve(columns)
         kept = [c for c in columns if roles[c] not in (None, Role.IDENTIFYING)]
         qi_names = [c for c in columns if roles[c] is Role.QUASI_IDENTIFYING]
         with plan.writing() as out, RowBuckets(
@@ -401,15 +540,22 @@ class Anonymizer:
                 seed=self.seed) as buckets:
             enc = encode_chunks(read_chunks(path, sep=sep, columns=kept, rows=chunk_rows,
                                             lazy=True),
-                                columns, self.schema, self.backend, self.sensitive_attributes,
+                                columns, setup.schema, setup.backend, setup.sensitive,
                                 tee=buckets.scatter)
-            evaluator = self._evaluator(enc)
+            evaluator = setup.evaluator(enc, float(self.suppression_limit))
             t1 = time.perf_counter()
-            searched = self._search(evaluator, progress)
+            searched = self._search(evaluator, setup.models, progress)
             t2 = time.perf_counter()
             with (DatasetWriter(out.path("output")) if dataset else TableWriter(
                     out.path("output"), sep=output_sep or table_delimiter(path, sep))) as writer:
                 rel = release_buckets(buckets, evaluator, searched[3], writer.write_prepared,
-                                      prepare=writer.prepare, suppression=self.suppression)
+                                      prepare=writer.prepare, suppression=self.suppressed)
         rel.path = os.fspath(output)
-        return self._result(evaluator, searched, rel, [t0, t1, t2, time.perf_counter()], None)
+        return self._result(setup, evaluator, searched, rel, [t0, t1, t2, time.perf_counter()])
+
+
+#: the constructor's parameters and their defaults (``suppression``, the old name of
+#: ``suppressed``, left out)
+_DEFAULTS = {name: p.default for name, p in
+             inspect.signature(Anonymizer.__init__).parameters.items()
+             if p.kind is p.KEYWORD_ONLY and name != "suppression"}

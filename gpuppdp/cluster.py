@@ -29,11 +29,37 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from . import backend as backends
 from .backend import Backend, get_backend
-from .engine.encoding import (EncodedTable, FrequencySet, Role, Schema, SensitiveEncoder,
-                              check_complete, leaf_codes, sensitive_names)
-from .engine.transform import (SUPPRESSION_MODES, Release, categories_of, labelled_codes,
-                               released_columns)
+from .core.codes import encode_column
+from .engine.encoding import (
+    EncodedTable,
+    FrequencySet,
+    Role,
+    Schema,
+    SchemaError,
+    SensitiveEncoder,
+    check_complete,
+    leaf_codes,
+    sensitive_names,
+)
+from .engine.transform import (
+    SUPPRESSION_MODES,
+    Release,
+    categories_of,
+    labelled_codes,
+    released_columns,
+)
+from .errors import InputError
+from .io import (
+    _CSV_OPTIONS,
+    PARQUET_SUFFIXES,
+    TABLE_SUFFIXES,
+    OutputPlan,
+    table_columns,
+    table_delimiter,
+)
+from .kernels import groupby
 
 __all__ = ["is_dask_frame", "client_for", "encode_dask", "release_dask", "write_release",
            "read_dask"]
@@ -52,7 +78,7 @@ def client_for(spec: str, gpu: bool = False):
     worker processes; with ``gpu``, dask-cuda's ``LocalCUDACluster`` of N workers, one GPU
     each) or ``tcp://HOST:PORT`` (a running scheduler)."""
     try:
-        from distributed import Client, LocalCluster  # noqa: PLC0415
+        from distributed import Client, LocalCluster  # deferred: Dask is optional
     except ImportError:
         raise ImportError("--dask needs Dask: pip install 'gpuppdp[dask]'") from None
     kind, _, value = spec.partition(":")
@@ -62,7 +88,7 @@ def client_for(spec: str, gpu: bool = False):
         except ValueError:
             workers = 0
         if workers < 1:
-            raise ValueError(f"--dask local:N needs a number of workers N >= 1, got {spec!r}")
+            raise InputError(f"--dask local:N needs a number of workers N >= 1, got {spec!r}")
         # the cluster logs its start and stop, and the release's shuffle, as news
         logging.getLogger("distributed").setLevel(logging.ERROR)
         options = dict(n_workers=workers, threads_per_worker=1, dashboard_address=None,
@@ -72,21 +98,19 @@ def client_for(spec: str, gpu: bool = False):
         return Client(LocalCluster(processes=True, **options))
     if kind in ("tcp", "tls", "ucx"):
         return Client(spec)
-    raise ValueError(f"--dask expects local:N or tcp://HOST:PORT, got {spec!r}")
+    raise InputError(f"--dask expects local:N or tcp://HOST:PORT, got {spec!r}")
 
 
 def _cuda_cluster(workers: int, options: dict):
     """dask-cuda's ``LocalCUDACluster`` with ``workers`` workers, each pinned to its own GPU."""
     try:
-        from dask_cuda import LocalCUDACluster  # noqa: PLC0415
+        from dask_cuda import LocalCUDACluster  # deferred: dask-cuda is optional
     except ImportError:
         raise ImportError("--dask local:N on the GPU needs dask-cuda (one worker per GPU): "
                           "pip install 'gpuppdp[dask-gpu]'") from None
-    from . import backend  # noqa: PLC0415
-
-    available = backend.gpu_count()
+    available = backends.gpu_count()
     if workers > available:
-        raise ValueError(f"--dask local:{workers} on the GPU: this machine has {available} "
+        raise InputError(f"--dask local:{workers} on the GPU: this machine has {available} "
                          "GPU(s), one per worker")
     return LocalCUDACluster(CUDA_VISIBLE_DEVICES=list(range(workers)), **options)
 
@@ -94,9 +118,7 @@ def _cuda_cluster(workers: int, options: dict):
 def read_dask(path: str, *, sep: str | None = None, columns: Sequence[str] | None = None):
     """A CSV or Parquet file as a Dask DataFrame with :func:`gpuppdp.io.read_table`'s values
     (CSV: strings, only empty fields missing); ``columns``: only those are read."""
-    import dask.dataframe as dd  # noqa: PLC0415
-
-    from .io import _CSV_OPTIONS, table_columns, table_delimiter  # noqa: PLC0415
+    import dask.dataframe as dd  # deferred: Dask is optional
 
     table_columns(path, sep=sep)  # the file's checks: present, readable, names unique
     columns = None if columns is None else list(columns)
@@ -122,7 +144,7 @@ def partition_counts(ddf, columns: Sequence[str]):
     order -- the weighted chunks that ``risk_report_chunks`` and ``check_chunks`` merge into
     the table's frequency set (``weight_column=COUNT_COLUMN``), identical to reading the
     table in chunks."""
-    import dask  # noqa: PLC0415
+    import dask  # deferred: Dask is optional
 
     columns = list(columns)
     parts = ddf[columns].map_partitions(_counted, columns).to_delayed()
@@ -135,7 +157,7 @@ def _client_compute(parts: list):
     """Futures of ``parts`` on the current distributed client (all at once, gathered one by
     one), or the delayed objects themselves without one."""
     try:
-        from distributed import default_client  # noqa: PLC0415
+        from distributed import default_client  # deferred: Dask is optional
         return default_client().compute(parts)
     except (ImportError, ValueError):
         return parts
@@ -146,9 +168,6 @@ def _local_combinations(part: pd.DataFrame, names: list[str]):
     """``(group, distinct, counts)``: each row's combination of sensitive values numbered in
     order of first appearance in ``part``, those combinations (a DataFrame of strings), and
     how many rows hold each."""
-    from .core.codes import encode_column
-    from .kernels import groupby  # noqa: PLC0415
-
     codes, labels = [], []
     for name in names:
         c, lab = encode_column(part[name], as_str=True)
@@ -197,7 +216,7 @@ def encode_dask(ddf, schema: Schema, backend: Backend,
     docstring): the same frequency set, codes and labels, computed on the workers -- grouped
     on their GPU when ``backend`` is one (it travels to a worker as its kind, so each worker
     uses its own device: one per worker on a dask-cuda cluster, see :func:`client_for`)."""
-    import dask  # noqa: PLC0415
+    import dask  # deferred: Dask is optional
 
     columns = list(ddf.columns)
     roles = schema.resolve(columns)
@@ -209,7 +228,6 @@ def encode_dask(ddf, schema: Schema, backend: Backend,
     rows = np.array([n for n, _, _ in profiles], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(rows)])
     if offsets[-1] == 0:
-        from .engine.encoding import SchemaError  # noqa: PLC0415
         raise SchemaError("the table is empty (0 rows)")
     luts = [None if distinct is None else sensitive.encode(distinct, weights=counts)
             for _, distinct, counts in profiles]
@@ -262,8 +280,8 @@ def release_dask(ddf, evaluator, levels, suppressed: int, *, suppression: str = 
     Dask DataFrame (``Release.data``) in a uniformly random row order; ``suppressed`` is the
     optimum's suppressed record count (from the search)."""
     if suppression not in SUPPRESSION_MODES:
-        raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
-    import dask  # noqa: PLC0415
+        raise InputError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
+    import dask  # deferred: Dask is optional
 
     enc = evaluator.encoded
     levels = np.asarray(levels, dtype=np.int64)
@@ -290,8 +308,8 @@ def release_dask(ddf, evaluator, levels, suppressed: int, *, suppression: str = 
 def _unknown_categories(meta: pd.DataFrame) -> dict:
     """Arrow types for the categorical columns whose categories Dask does not know (carried
     from the input as read): dictionaries of strings, which Dask cannot infer."""
-    import pyarrow as pa  # noqa: PLC0415
-    from dask.dataframe.utils import has_known_categories  # noqa: PLC0415
+    import pyarrow as pa  # deferred: only a Parquet release needs it
+    from dask.dataframe.utils import has_known_categories  # deferred: Dask is optional
 
     return {c: pa.dictionary(pa.int32(), pa.large_string()) for c in meta.columns
             if isinstance(meta[c].dtype, pd.CategoricalDtype)
@@ -303,8 +321,6 @@ def write_release(release: Release, path: str, *, sep: str = ";") -> None:
     ending in ``.parquet``/``.pq``, else one ``sep``-separated CSV file.  Written under a
     temporary name in the same folder and renamed into place at the end (a previous release
     of that name is replaced only then; see :class:`gpuppdp.io.OutputPlan`)."""
-    from .io import PARQUET_SUFFIXES, TABLE_SUFFIXES, OutputPlan  # noqa: PLC0415
-
     path = os.path.abspath(os.fspath(path))
     parquet = path.lower().endswith(PARQUET_SUFFIXES)
     plan = OutputPlan().add("output", path, TABLE_SUFFIXES, dataset=parquet)

@@ -7,6 +7,7 @@ from importlib import resources
 
 import pandas as pd
 
+from .census import census_hierarchies, census_table
 from .hierarchy import Hierarchy
 
 __all__ = ["adult", "adult_path", "census", "ADULT_QUASI_IDENTIFIERS"]
@@ -36,6 +37,4 @@ def census(rows: int, seed: int = 0) -> tuple[pd.DataFrame, dict[str, Hierarchy]
     quasi-identifier (:func:`gpuppdp.census.census_table` and
     :func:`~gpuppdp.census.census_hierarchies`): in memory, equal to what
     ``gpuppdp generate census --rows ROWS --seed SEED`` writes."""
-    from . import census as generator  # noqa: PLC0415 - the generator's tables on first use
-
-    return generator.census_table(rows, seed), generator.census_hierarchies()
+    return census_table(rows, seed), census_hierarchies()

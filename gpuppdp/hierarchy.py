@@ -18,8 +18,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .errors import InputError
 from .core.codes import Domain, UnknownValuesError, encode_column
+from .display import hierarchy_html
+from .errors import InputError
 from .validation import format_values
 
 __all__ = ["Hierarchy", "HierarchyError", "UnknownValuesError"]
@@ -199,6 +200,4 @@ class Hierarchy:
         return f"Hierarchy({self.name!r}, leaves={len(self.leaves)}, height={self.height})"
 
     def _repr_html_(self) -> str:
-        from .notebook import hierarchy_html  # noqa: PLC0415
-
         return hierarchy_html(self)

@@ -133,9 +133,9 @@ def _release_parts(release, hierarchies):
     :class:`~gpuppdp.anonymizer.AnonymizationResult` or a
     :class:`~gpuppdp.algorithms.mondrian.MondrianRelease`."""
     hierarchies = dict(hierarchies or {})
-    anonymizer = getattr(release, "_anonymizer", None)
-    if anonymizer is not None:           # an AnonymizationResult: its own hierarchies
-        hierarchies = {**anonymizer.schema.quasi_identifiers, **hierarchies}
+    schema = getattr(release, "schema", None)
+    if schema is not None:               # an AnonymizationResult: its own hierarchies
+        hierarchies = {**schema.quasi_identifiers, **hierarchies}
     own = getattr(release, "hierarchies", None)
     if isinstance(own, Mapping):         # a MondrianRelease
         hierarchies = {**own, **hierarchies}

@@ -64,7 +64,7 @@ def cupy_reference():
     if not _CHECK_CUPY:
         return None
     try:
-        import cupy  # noqa: PLC0415 - optional, lazy
+        import cupy  # deferred: CuPy is optional
     except Exception:  # not installed, or a broken install: no namespace check
         return None
     return cupy

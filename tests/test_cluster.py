@@ -46,7 +46,7 @@ def _sorted(df: pd.DataFrame) -> pd.DataFrame:
 
 CONFIGS = [
     dict(others="insensitive", k=5, suppression_limit=0.05),
-    dict(others="insensitive", k=3, suppression="drop", suppression_limit=0.02,
+    dict(others="insensitive", k=3, suppressed="drop", suppression_limit=0.02,
          metric="discernibility"),
     dict(sensitive=["occupation", "salary-class"], others="drop", k=2, suppression_limit=0.1,
          models=[DistinctLDiversity("occupation", 3), TCloseness("salary-class", 0.3, "equal")]),

@@ -11,8 +11,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuppdp import (Anonymizer, BackendError, DistinctLDiversity, Hierarchy, HierarchyError,
-                     KAnonymity, NoSolutionError, SchemaError, UnknownValuesError, get_backend)
+from gpuppdp import (
+    Anonymizer,
+    BackendError,
+    DistinctLDiversity,
+    Hierarchy,
+    HierarchyError,
+    KAnonymity,
+    NoSolutionError,
+    SchemaError,
+    UnknownValuesError,
+    get_backend,
+)
 from gpuppdp.io import read_table
 
 
@@ -200,10 +210,11 @@ def test_qid_with_non_hierarchy(hierarchies, bad, typename):
         make({**hierarchies, "zip": bad})
 
 
-def test_qid_hierarchy_path_missing(hierarchies, tmp_path):
+def test_qid_hierarchy_path_missing(hierarchies, table, tmp_path):
     missing = tmp_path / "nope.csv"
+    anonymizer = make({**hierarchies, "zip": str(missing)})  # the file is read by fit
     with pytest.raises(FileNotFoundError, match=re.escape(f"hierarchy file not found: {missing}")):
-        make({**hierarchies, "zip": str(missing)})
+        anonymizer.fit(table)
 
 
 def test_no_quasi_identifiers():
@@ -211,16 +222,16 @@ def test_no_quasi_identifiers():
         Anonymizer(quasi_identifiers={}, k=2)
 
 
-def test_sensitive_also_qid(hierarchies):
+def test_sensitive_also_qid(hierarchies, table):
     with pytest.raises(SchemaError, match=r"column 'age' is given two roles: quasi-identifying "
                                           r"and sensitive"):
-        make(hierarchies, sensitive=["age"])
+        make(hierarchies, sensitive=["age"]).fit(table)
 
 
-def test_insensitive_also_identifying(hierarchies):
+def test_insensitive_also_identifying(hierarchies, table):
     with pytest.raises(SchemaError, match=r"column 'id' is given two roles: insensitive and "
                                           r"identifying"):
-        make(hierarchies, identifying=["id"])
+        make(hierarchies, identifying=["id"]).fit(table)
 
 
 def test_role_given_as_string(hierarchies):
@@ -245,10 +256,10 @@ def test_others_accepted(hierarchies, table, others, columns):
     assert len(result.released) == len(table)
 
 
-def test_others_bad_value(hierarchies):
+def test_others_bad_value(hierarchies, table):
     with pytest.raises(SchemaError, match=r"others must be 'error', 'insensitive' or 'drop', "
                                           r"got 'keep'"):
-        make(hierarchies, others="keep")
+        make(hierarchies, others="keep").fit(table)
 
 
 def test_model_on_non_sensitive_column(hierarchies):
@@ -270,15 +281,15 @@ def test_models_not_privacy_models(hierarchies):
     ("search", "genetic", "search must be one of ('auto', 'flash', 'exhaustive', 'levels', "
                           "'lightning', 'beam', 'samarati'), got 'genetic'"),
     ("backend", "tpu", "backend must be one of ('auto', 'cpu', 'gpu'), got 'tpu'"),
-    ("suppression", "blank", "suppression must be one of ('mark', 'drop'), got 'blank'"),
+    ("suppressed", "blank", "suppressed must be one of ('mark', 'drop'), got 'blank'"),
 ])
 def test_unknown_option_names(hierarchies, option, value, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         make(hierarchies, **{option: value})
 
 
-def test_metric_name_case_insensitive(hierarchies):
-    assert make(hierarchies, metric="Precision").metric.name == "precision"
+def test_metric_name_case_insensitive(hierarchies, table):
+    assert make(hierarchies, metric="Precision").fit(table).metric == "precision"
 
 
 # -- files ------------------------------------------------------------------------------------------
@@ -335,10 +346,11 @@ def test_backend_env_override_is_validated(monkeypatch):
         get_backend("auto")
 
 
-def test_gpu_backend_error_through_anonymizer(hierarchies, monkeypatch):
+def test_gpu_backend_error_through_anonymizer(hierarchies, table, monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)
+    anonymizer = make(hierarchies, backend="gpu")  # the backend is chosen by fit
     with pytest.raises(BackendError, match="backend='gpu' requested but unavailable"):
-        make(hierarchies, backend="gpu")
+        anonymizer.fit(table)
 
 
 # -- no solution -------------------------------------------------------------------------------------

@@ -602,7 +602,7 @@ def _fit_small(adult300, backend, metric, search, diverse, suppression):
     return Anonymizer(quasi_identifiers={c: hierarchies[c] for c in QIDS4},
                       sensitive=sensitive, insensitive=insensitive, k=3, models=models,
                       suppression_limit=0.05, metric=metric, search=search, backend=backend,
-                      suppression=suppression, seed=11).fit(data)
+                      suppressed=suppression, seed=11).fit(data)
 
 
 @pytest.mark.parametrize("metric", ["loss", "precision", "discernibility"])

@@ -702,7 +702,7 @@ def test_fit_binds_copies_and_apply_uses_the_new_table():
     # from the global distribution (11/27) and 4790* close to it (4/27)
     other = pd.concat([data] + [data[data["g"] == "4790*"]] * 3, ignore_index=True)
     released = result.apply(other, seed=0)
-    assert sorted(released.data.loc[released.data["g"] == "*", "id"]) == [1, 3, 8]
+    assert sorted(released.loc[released["g"] == "*", "id"]) == [1, 3, 8]
     assert bound._encoded is result._evaluator.encoded   # the fit's binding is untouched
 
 

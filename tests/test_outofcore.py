@@ -85,7 +85,7 @@ def _configs(hierarchies, data):
     population = pd.concat([data[list(qis)]] * 2, ignore_index=True)
     yield dict(quasi_identifiers=qis, others="insensitive", k=5, suppression_limit=0.05)
     yield dict(quasi_identifiers=qis, others="insensitive", k=3, suppression_limit=0.0,
-               suppression="drop", metric="discernibility")
+               suppressed="drop", metric="discernibility")
     yield dict(quasi_identifiers=qis, sensitive=["occupation", "salary-class"],
                others="drop", k=2, suppression_limit=0.1,
                models=[DistinctLDiversity("occupation", 3),
@@ -155,7 +155,7 @@ def test_a_seed_gives_the_same_release_whatever_the_threads(adult, tmp_path, mon
     data.to_parquet(src, index=False)
     anonymizer = Anonymizer(quasi_identifiers={c: hierarchies[c] for c in ("age", "sex", "race")},
                             sensitive=["occupation"], others="insensitive", k=20,
-                            suppression_limit=0.05, suppression=suppression,
+                            suppression_limit=0.05, suppressed=suppression,
                             models=[DistinctLDiversity("occupation", 2)], backend="cpu", seed=11)
     released = {}
     for threads in (1, 3, 4):
@@ -424,7 +424,7 @@ def test_everything_dropped_still_writes_the_columns(tmp_path):
     src = tmp_path / "in.csv"
     data.to_csv(src, index=False)
     anonymizer = Anonymizer(quasi_identifiers={"q": h}, insensitive=["v"], k=2,
-                            suppression_limit=1.0, suppression="drop", backend="cpu")
+                            suppression_limit=1.0, suppressed="drop", backend="cpu")
     result = anonymizer.fit_file(src, tmp_path / "out.csv", chunk_rows=7)
     assert result.suppressed_records == 30
     assert (tmp_path / "out.csv").read_text().strip() == "q,v"

@@ -238,7 +238,7 @@ def check_release(spec: Spec, result, limit: float, suppression: str) -> None:
        suppression=st.sampled_from(["mark", "drop"]), seed=st.integers(0, 2 ** 32 - 1))
 def test_every_release_satisfies_the_models(spec, limit, metric, search, suppression, seed):
     anon = anonymizer(spec, suppression_limit=limit, metric=metric, search=search,
-                      suppression=suppression, seed=seed)
+                      suppressed=suppression, seed=seed)
     try:
         result = anon.fit(spec.data)
     except NoSolutionError:
@@ -249,7 +249,7 @@ def test_every_release_satisfies_the_models(spec, limit, metric, search, suppres
     check_release(spec, result, limit, suppression)
     # the same seed gives the same release
     again = anonymizer(spec, suppression_limit=limit, metric=metric, search=search,
-                       suppression=suppression, seed=seed).fit(spec.data)
+                       suppressed=suppression, seed=seed).fit(spec.data)
     pd.testing.assert_frame_equal(again.released, result.released)
 
 

@@ -41,7 +41,7 @@ def marked(adult):
 @pytest.fixture(scope="module")
 def dropped(adult):
     data, hierarchies = adult
-    return anonymizer(hierarchies, suppression="drop").fit(
+    return anonymizer(hierarchies, suppressed="drop").fit(
         data.iloc[SLICE].reset_index(drop=True))
 
 
@@ -174,7 +174,7 @@ def test_identifying_columns_never_appear(adult, marked, dropped):
     for c in marked.released.columns:  # no value of the identifying column leaks anywhere
         assert not marked.released[c].astype(str).str.startswith("person ").any(), c
     applied = marked.apply(data.iloc[NEW_SLICE].reset_index(drop=True), seed=0)
-    assert "name" not in applied.data.columns
+    assert "name" not in applied.columns
 
 
 def test_column_order_is_the_inputs(adult, marked):
@@ -187,11 +187,12 @@ def test_apply_to_new_data(adult, marked):
     data, hierarchies = adult
     new = data.iloc[NEW_SLICE].reset_index(drop=True)
     rel = marked.apply(new, seed=3)
-    assert rel.input_rows == len(new) and rel.suppression == "mark"
-    out = by_id(rel.data)
+    assert isinstance(rel, pd.DataFrame)
+    assert rel.attrs["input_rows"] == len(new) and rel.attrs["suppressed"] == "mark"
+    out = by_id(rel)
     assert len(out) == len(new)
     sup = suppressed_mask(out)
-    assert sup.sum() == rel.suppressed_rows
+    assert sup.sum() == rel.attrs["suppressed_rows"]
     kept = ~sup
     expected = expected_labels(new, hierarchies, marked.transformation)
     released = out.loc[kept, list(expected.columns)].astype(str)  # QID columns are categorical
@@ -203,16 +204,16 @@ def test_apply_to_new_data(adult, marked):
     all_sizes = expected.groupby(QIDS, sort=False)["age"].transform("size").to_numpy()
     np.testing.assert_array_equal(sup, all_sizes < K)
     # reproducible with a seed
-    pd.testing.assert_frame_equal(marked.apply(new, seed=3).data, rel.data)
+    pd.testing.assert_frame_equal(marked.apply(new, seed=3), rel)
 
 
 def test_apply_drop_mode(adult, dropped):
     data, _ = adult
     new = data.iloc[NEW_SLICE].reset_index(drop=True)
     rel = dropped.apply(new, seed=1)
-    assert rel.suppression == "drop"
-    assert len(rel.data) == rel.released_rows == len(new) - rel.suppressed_rows
-    assert rel.data.groupby(QIDS).size().min() >= K
+    assert rel.attrs["suppressed"] == "drop"
+    assert len(rel) == rel.attrs["released_rows"] == len(new) - rel.attrs["suppressed_rows"]
+    assert rel.groupby(QIDS).size().min() >= K
 
 
 def test_apply_checks_new_data(adult, marked):

@@ -1,4 +1,4 @@
-"""The HTML report (gpuppdp.report), its JSON twin, ``AnonymizationResult.report`` and
+"""The HTML report (gpuppdp.report), its JSON twin, ``gpuppdp.report.write_report`` and
 ``gpuppdp report``."""
 
 from __future__ import annotations
@@ -47,9 +47,9 @@ def result(adult):
 
 
 @pytest.fixture(scope="module")
-def written(result, tmp_path_factory):
+def written(result, adult, tmp_path_factory):
     path = tmp_path_factory.mktemp("report") / "adult.html"
-    html_path, json_path = result.report(path)
+    html_path, json_path = write_report(result, adult[0], path)
     assert html_path == path and json_path == path.with_suffix(".json")
     return html_path.read_text(encoding="utf-8"), json.loads(json_path.read_text("utf-8"))
 
@@ -181,15 +181,17 @@ def test_strict_backend_gives_the_same_figures(adult, written):
 def test_bad_arguments(result, adult, tmp_path):
     table, _ = adult
     with pytest.raises(TypeError, match="path must be a file path"):
-        result.report(123)
+        write_report(result, table, 123)
     with pytest.raises(TypeError, match="json_path must be a file path"):
-        result.report(tmp_path / "r.html", json_path=4.5)
+        write_report(result, table, tmp_path / "r.html", json_path=4.5)
     with pytest.raises(ValueError, match="json_path .* and path .* are the same file"):
-        result.report(tmp_path / "r.html", json_path=tmp_path / "r.html")
-    _, twin = result.report(tmp_path / "t.html", json_path=str(tmp_path / "t.data"))
+        write_report(result, table, tmp_path / "r.html", json_path=tmp_path / "r.html")
+    _, twin = write_report(result, table, tmp_path / "t.html",
+                           json_path=str(tmp_path / "t.data"))
     assert json.loads(twin.read_text("utf-8"))["summary"]["input_rows"] == ROWS
     with pytest.raises(TypeError):
-        result.report(tmp_path / "r.html", tmp_path / "r.json")  # json_path is keyword-only
+        # json_path is keyword-only
+        write_report(result, table, tmp_path / "r.html", tmp_path / "r.json")
     with pytest.raises(ValueError, match="max_classes must be an integer >= 1"):
         build_report(result, table, max_classes=0)
     with pytest.raises(ValueError, match="sensitive: 'salary-class' is not a sensitive"):
@@ -262,7 +264,7 @@ def test_one_part_per_sensitive_attribute(adult):
     assert [p["sensitive"] for p in only["privacy_losses"]] == ["salary-class"]
 
 
-def test_write_report_checks_before_work_and_keeps_old_files(result, tmp_path):
+def test_write_report_checks_before_work_and_keeps_old_files(result, adult, tmp_path):
     """A report path in a missing folder is refused before the report is built, and the HTML
     file already there is kept (both files are replaced together or not at all)."""
     from gpuppdp.io import OutputError
@@ -270,6 +272,6 @@ def test_write_report_checks_before_work_and_keeps_old_files(result, tmp_path):
     old = tmp_path / "r.html"
     old.write_text("previous")
     with pytest.raises(OutputError, match="does not exist"):
-        result.report(old, json_path=tmp_path / "missing" / "r.json")
+        write_report(result, adult[0], old, json_path=tmp_path / "missing" / "r.json")
     assert old.read_text() == "previous"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]

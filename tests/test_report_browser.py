@@ -12,6 +12,7 @@ import pytest
 
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.models import DistinctLDiversity
+from gpuppdp.report import write_report
 
 BROWSER = next((b for b in ("chromium", "chromium-browser", "google-chrome")
                 if shutil.which(b)), None)
@@ -36,7 +37,7 @@ def report(tmp_path_factory):
                         models=[DistinctLDiversity("occupation", 3)], backend="cpu",
                         seed=0).fit(data)
     folder = tmp_path_factory.mktemp("browser")
-    page, _ = result.report(folder / "report.html")
+    page, _ = write_report(result, data, folder / "report.html")
     return page.read_text(encoding="utf-8"), folder
 
 

@@ -174,7 +174,7 @@ def test_summary_counts_add_up(table, mode, metric):
     _, hierarchies = datasets.adult()
     result = Anonymizer(quasi_identifiers={q: hierarchies[q] for q in QIDS},
                         identifying=["name"], others="insensitive", k=10,
-                        suppression_limit=0.1, suppression=mode, metric=metric,
+                        suppression_limit=0.1, suppressed=mode, metric=metric,
                         backend="cpu", seed=0).fit(table)
     s = result.summary()
     released = result.released

@@ -15,6 +15,7 @@ import pytest
 from gpuppdp import Anonymizer, DistinctLDiversity, datasets
 from gpuppdp.cli.main import main
 from gpuppdp.report import DOMINANCE_SHARE, build_report, model_sentence, render_html
+from gpuppdp.report.figures import _size_bins
 
 QIDS = ["sex", "age", "race", "marital-status"]
 ROWS = 3000
@@ -112,7 +113,6 @@ def test_class_sizes_start_at_k_with_equal_or_doubling_bins(report, page):
 
 
 def test_doubling_bins_are_honest():
-    from gpuppdp.report import _size_bins
 
     sizes = np.array([5, 5, 7, 12, 40, 41, 300, 1000])
     bins = _size_bins(sizes, 5)

@@ -211,7 +211,7 @@ def adult_slice():
 def _fit(adult_slice, suppression):
     data, hier = adult_slice
     return Anonymizer(quasi_identifiers=hier, insensitive=["occupation"], others="drop", k=5,
-                      suppression_limit=0.05, suppression=suppression, backend="cpu",
+                      suppression_limit=0.05, suppressed=suppression, backend="cpu",
                       seed=3).fit(data)
 
 

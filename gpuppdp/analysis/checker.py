@@ -32,7 +32,7 @@ from ..io import CHUNK_ROWS, read_chunks
 from ..kernels import groupby
 from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, EntropyLDiversity,
                       LKCPrivacy, PrivacyLoss, RecursiveCLDiversity, TCloseness)
-from ..notebook import Measures
+from ..display import Measures
 from ..progress import Steps
 from ..validation import check_columns, column_list
 from .risk import population_groups

@@ -33,7 +33,7 @@ from ..core.codes import encode_columns as encode_host
 from ..errors import InputError, InputTypeError
 from ..engine.transform import all_suppressed, suppressed_rows
 from ..kernels import groupby
-from ..notebook import Measures
+from ..display import Measures
 from ..progress import Steps
 from ..validation import check_columns
 

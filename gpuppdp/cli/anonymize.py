@@ -34,7 +34,7 @@ def _certainty(result: AnonymizationResult) -> dict:
     costs 1)."""
     from ..algorithms.mondrian import certainty_penalty
 
-    hierarchies = dict(result._anonymizer.schema.quasi_identifiers)
+    hierarchies = dict(result.schema.quasi_identifiers)
     table = result.released
     return certainty_penalty(table, table, list(hierarchies), hierarchies=hierarchies)
 
@@ -104,6 +104,7 @@ def _census_demo(args) -> int:
 def _dask_anonymize(args) -> int:
     """``anonymize --dask``: encoded and released on a Dask cluster (:mod:`gpuppdp.cluster`);
     a Parquet release is a dataset folder, a CSV release one file."""
+    from ..backend import get_backend
     from ..cluster import client_for, read_dask, write_release
     from ..io import PARQUET_SUFFIXES, TABLE_SUFFIXES, OutputPlan, table_delimiter
 
@@ -112,7 +113,7 @@ def _dask_anonymize(args) -> int:
                            dataset=args.output.lower().endswith(PARQUET_SUFFIXES))
     plan = OutputPlan(inputs).add("--json", args.json)
     _, anonymizer = anonymizer_from_args(args, read=False)
-    with client_for(args.dask, gpu=anonymizer.backend.is_gpu):
+    with client_for(args.dask, gpu=get_backend(anonymizer.backend).is_gpu):
         result = anonymizer.fit(read_dask(args.input, sep=args.sep),
                                 progress=search_progress(args))
         print(format_summary(result))

@@ -633,7 +633,7 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
                             k=None if args.qid_set else args.k,
                             suppression_limit=args.suppression, metric=args.metric,
                             search=args.search, backend=args.backend,
-                            suppression=args.suppressed, seed=args.seed,
+                            suppressed=args.suppressed, seed=args.seed,
                             time_limit=args.time_limit, prefer=args.prefer)
     return data, anonymizer
 

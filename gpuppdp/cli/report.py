@@ -63,6 +63,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 def run_report(args: argparse.Namespace) -> int:
     """Run ``report``; returns the exit status (0)."""
     from ..io import table_delimiter
+    from ..report import write_report
 
     if args.compare is not None:
         return _run_compare(args)
@@ -92,10 +93,10 @@ def run_report(args: argparse.Namespace) -> int:
     print(format_summary(result))
     with plan.writing() as out:
         out.write_table("--output", result.released, sep=table_delimiter(args.input, args.sep))
-        result.report(out.path("--html"), json_path=out.path("--json"),
-                      max_classes=args.top_classes, max_subsets=args.max_subsets,
-                      files=run_files(args, plan),
-                      progress=ProgressBar("report", not args.quiet, unit="steps"))
+        write_report(result, data, out.path("--html"), json_path=out.path("--json"),
+                     max_classes=args.top_classes, max_subsets=args.max_subsets,
+                     files=run_files(args, plan),
+                     progress=ProgressBar("report", not args.quiet, unit="steps"))
     print_release(result, plan)
     print(f"report             {args.html}")
     print(f"report data        {json_path}")

@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .words import model_sentence
+from ..errors import InputError
+from ..words import model_sentence
+from .html import _CSS
+from .text import _e
 
 __all__ = ["compare", "load_run", "render_compare_html"]
 
@@ -22,14 +25,14 @@ def load_run(path) -> dict:
     except FileNotFoundError:
         raise FileNotFoundError(f"--compare: file not found: {path}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"--compare: {path} is not a JSON file ({exc})") from None
+        raise InputError(f"--compare: {path} is not a JSON file ({exc})") from None
     if not isinstance(doc, dict):
-        raise ValueError(f"--compare: {path} holds no summary")
+        raise InputError(f"--compare: {path} holds no summary")
     if "summary" not in doc:
         doc = {"summary": doc}
     s = doc["summary"]
     if not isinstance(s, dict) or "transformation" not in s or "information_loss" not in s:
-        raise ValueError(f"--compare: {path} is neither a report's JSON nor an anonymize "
+        raise InputError(f"--compare: {path} is neither a report's JSON nor an anonymize "
                          "summary (no transformation and information loss)")
     return doc
 
@@ -111,8 +114,6 @@ def compare(a, b) -> dict:
 def render_compare_html(cmp: dict) -> str:
     """:func:`compare`'s figures as one self-contained HTML page; rows that differ are
     marked."""
-    from . import _CSS, _e
-
     def table(rows):
         out = ['<div class="scroll"><table><thead><tr><th></th>'
                f"<th>A: {_e(cmp['names'][0])}</th><th>B: {_e(cmp['names'][1])}</th>"

@@ -1,4 +1,5 @@
-"""The report of a Mondrian or TDS release (:mod:`gpuppdp.algorithms.mondrian`, :mod:`gpuppdp.algorithms.tds`).
+"""The report of a Mondrian or TDS release (:mod:`gpuppdp.algorithms.mondrian`,
+:mod:`gpuppdp.algorithms.tds`).
 
 The figures are those of a full-domain report, computed on the released classes (class
 sizes, risk before and after, privacy losses, the worst class, QID subsets): see
@@ -20,10 +21,13 @@ import pandas as pd
 
 from .. import __version__
 from ..backend import get_backend
+from ..errors import InputError
 from ..progress import Steps
 from ..validation import check_frame, check_int
-from . import (_attacker_learns, _column_list, _count_pct, _e, _jsonable, _names, _num,
-               _pct, _release_figures, _summary_tables, _table, model_sentence)
+from ..words import model_sentence
+from .figures import _jsonable, _release_figures
+from .html import _attacker_learns, _column_list, _summary_tables, _table
+from .text import _count_pct, _e, _names, _num, _pct
 
 __all__ = ["build_partition_report", "partition_bodies", "TOP_AS_RELEASED",
            "MAX_STEPS"]
@@ -128,7 +132,7 @@ def build_partition_report(release, data: pd.DataFrame, *, sensitive=None,
     n = len(release.partition)
     missing = [q for q in qids if q not in data.columns or q not in released.columns]
     if missing or len(data) != n or len(released) != n:
-        raise ValueError(f"data and released must be the table the release was made of and "
+        raise InputError(f"data and released must be the table the release was made of and "
                          f"the release ({n} rows with columns {qids}); got {len(data)} and "
                          f"{len(released)} rows" + (f", {missing} missing" if missing else ""))
     s = dict(summary or {})
@@ -141,7 +145,7 @@ def build_partition_report(release, data: pd.DataFrame, *, sensitive=None,
         sens = list(s.get("sensitive_columns") or [])[:1]
     absent = [c for c in sens if c not in released.columns]
     if absent:
-        raise ValueError(f"sensitive: {absent[0]!r} is not a column of the release")
+        raise InputError(f"sensitive: {absent[0]!r} is not a column of the release")
     backend = get_backend("cpu")
     kept = _as_released(released, qids)
 
