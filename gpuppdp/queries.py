@@ -139,7 +139,7 @@ def _release_parts(release, hierarchies):
     if isinstance(own, Mapping):         # a MondrianRelease
         hierarchies = {**own, **hierarchies}
     table = getattr(release, "released", release)
-    return check_frame(table, "release"), hierarchies
+    return check_frame("release", table), hierarchies
 
 
 def _check_where(where, columns) -> dict:
@@ -230,7 +230,7 @@ def workload_error(original: pd.DataFrame, release, *, queries: int = 1000, seed
     """
     from .algorithms.anatomy import AnatomizedRelease
 
-    check_frame(original, "original")
+    check_frame("original", original)
     queries = check_int("queries", queries, 1)
     dims = check_int("dims", dims, 1)
     if columns is None:

@@ -180,8 +180,8 @@ def anatomize(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive
     ...           ].tolist()
     [1, 1, 1, 1]
     """
-    qids = check_columns(data, quasi_identifiers)
-    check_columns(data, [sensitive], "sensitive")
+    qids = check_columns("quasi_identifiers", data, quasi_identifiers)
+    check_columns("sensitive", data, [sensitive])
     if sensitive in qids:
         raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
                          "sensitive attribute")
@@ -206,7 +206,7 @@ def anatomize(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive
         labels = np.arange(int(group.max()) + 1)
     else:
         if isinstance(groups, str):
-            check_columns(data, [groups], "groups")
+            check_columns("groups", data, [groups])
             given = data[groups]
         else:
             given = np.asarray(groups).reshape(-1)

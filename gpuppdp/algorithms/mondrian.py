@@ -373,7 +373,7 @@ def mondrian(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int,
     ['[21-22]', '[21-22]', '[35-36]', '[35-36]']
     """
     t0 = time.perf_counter()
-    qids = check_columns(data, quasi_identifiers)
+    qids = check_columns("quasi_identifiers", data, quasi_identifiers)
     k = check_int("k", k, 1)
     hierarchies = qid_hierarchies(hierarchies, qids)
     if l is not None:
@@ -381,7 +381,7 @@ def mondrian(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int,
         if sensitive is None:
             raise ValueError("l needs the sensitive attribute (sensitive=...)")
     if sensitive is not None:
-        check_columns(data, [sensitive], "sensitive")
+        check_columns("sensitive", data, [sensitive])
         if sensitive in qids:
             raise ValueError(f"column {sensitive!r} is given as a quasi-identifier and as the "
                              "sensitive attribute")
@@ -420,7 +420,7 @@ def _start(data, partition, qids, k, l, sens) -> np.ndarray:
     if partition is None:
         return np.zeros(n, dtype=np.int64)
     if isinstance(partition, str):
-        check_columns(data, [partition], "partition")
+        check_columns("partition", data, [partition])
         labels = data[partition]
     elif hasattr(partition, "release") and hasattr(partition, "released"):
         release = partition.release
@@ -469,8 +469,8 @@ def certainty_penalty(released: pd.DataFrame, original: pd.DataFrame,
     (``[lo-hi]``, ``lo-hi``, ``[lo, hi)``) or ``*`` (all) -- and costs their range over the
     column's range.  The same function measures Mondrian's and full-domain releases.
     """
-    qids = check_columns(released, quasi_identifiers, frame="release")
-    check_columns(original, qids, frame="original")
+    qids = check_columns("quasi_identifiers", released, quasi_identifiers, frame="release")
+    check_columns("quasi_identifiers", original, qids, frame="original")
     hierarchies = dict(hierarchies or {})
     ncp = {}
     for c in qids:

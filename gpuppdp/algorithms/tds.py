@@ -472,7 +472,7 @@ def tds(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int | None =
     ['[21-22]', '[21-22]', '[35-36]', '[35-36]']
     """
     t0 = time.perf_counter()
-    qids = check_columns(data, quasi_identifiers)
+    qids = check_columns("quasi_identifiers", data, quasi_identifiers)
     hierarchies = qid_hierarchies(hierarchies, qids)
     if generalization not in GENERALIZATIONS:
         raise ValueError(f"generalization must be one of {', '.join(GENERALIZATIONS)}, got "
@@ -494,7 +494,7 @@ def tds(data: pd.DataFrame, quasi_identifiers: Sequence[str], *, k: int | None =
         lkc = (L, K, C) if values is None else (L, K, C, values)
     for role, col in (("sensitive", sensitive), ("target", target)):
         if col is not None:
-            check_columns(data, [col], role)
+            check_columns(role, data, [col])
             if col in qids:
                 raise ValueError(f"column {col!r} is given as a quasi-identifier and as the "
                                  f"{role} attribute")

@@ -108,9 +108,9 @@ class Spend:
             composition = item["composition"]
             if composition not in ("sequential", "parallel"):
                 raise ValueError(f"unknown composition {composition!r}")
-            return cls(epsilon=check_epsilon(item["epsilon"], "ledger entry epsilon"),
+            return cls(epsilon=check_epsilon("ledger entry epsilon", item["epsilon"]),
                        label=str(item.get("label", "")), composition=composition,
-                       parts=tuple(check_epsilon(p, "ledger part epsilon")
+                       parts=tuple(check_epsilon("ledger part epsilon", p)
                                    for p in item.get("parts", [item["epsilon"]])),
                        delta=check_number("ledger entry delta", item.get("delta", 0.0), 0.0, 1.0),
                        part_deltas=tuple(check_number("ledger part delta", d, 0.0, 1.0)
@@ -153,7 +153,7 @@ class BudgetAccountant:
     """
 
     def __init__(self, epsilon: float, delta: float | None = None):
-        self.total = check_epsilon(epsilon, "budget epsilon")
+        self.total = check_epsilon("budget epsilon", epsilon)
         self.total_delta = None if delta is None else check_number("budget delta", delta, 0.0, 1.0)
         self._ledger: list[Spend] = []
         self._lock = threading.RLock()
@@ -209,7 +209,7 @@ class BudgetAccountant:
     def check(self, epsilon: float, *, label: str = "", delta: float = 0.0) -> float:
         """Raise :class:`BudgetError` if ``(epsilon, delta)`` cannot be spent now; return
         ``epsilon`` validated.  (Only a snapshot: :meth:`spend` checks again, atomically.)"""
-        epsilon = check_epsilon(epsilon)
+        epsilon = check_epsilon("epsilon", epsilon)
         delta = check_number("delta", delta, 0.0, 1.0)
         with self._lock:
             self._refuse_if_over(epsilon, delta, label, self.spent, self.spent_delta,
@@ -219,7 +219,7 @@ class BudgetAccountant:
     def spend(self, epsilon: float, *, label: str = "", delta: float = 0.0) -> Spend:
         """Spend ``(epsilon, delta)`` (sequential composition) or raise :class:`BudgetError`;
         the check and the ledger entry are one atomic step."""
-        epsilon = check_epsilon(epsilon)
+        epsilon = check_epsilon("epsilon", epsilon)
         delta = check_number("delta", delta, 0.0, 1.0)
         with self._lock:
             self._refuse_if_over(epsilon, delta, label, self.spent, self.spent_delta,
@@ -316,7 +316,7 @@ class BudgetAccountant:
         with _file_lock(path, shared=False):
             if os.path.exists(path):
                 acc = cls._read(path)
-                if epsilon is not None and check_epsilon(epsilon, "budget epsilon") != acc.total:
+                if epsilon is not None and check_epsilon("budget epsilon", epsilon) != acc.total:
                     raise ValueError(
                         f"{path} holds a budget of epsilon={acc.total:g}, not {epsilon:g}: a "
                         "ledger's budget cannot change (omit the budget or use a new file)")
@@ -413,7 +413,7 @@ class ParallelGroup:
         """Spend ``epsilon`` (and ``delta``) on one more disjoint part, reserving the group's
         new cost on the ledger; :class:`BudgetError` if that would exceed the budget or if
         the group is closed."""
-        epsilon = check_epsilon(epsilon)
+        epsilon = check_epsilon("epsilon", epsilon)
         delta = check_number("delta", delta, 0.0, 1.0)
         acc = self._accountant
         with acc._lock:

@@ -236,7 +236,7 @@ def discrete_laplace_noise(shape, *, scale: float, random: RandomSource | None =
     .. [1] Ghosh, Roughgarden and Sundararajan, STOC 2009.
     .. [2] Canonne, Kamath and Steinke, NeurIPS 2020, section 2.
     """
-    scale = check_positive(scale, "scale")
+    scale = check_positive("scale", scale)
     if scale > _MAX_GRID_SCALE:
         raise ValueError(f"scale must be <= 2**40 for the exact sampler, got {scale:g}")
     sampler = _sampler(1.0 / scale)
@@ -369,8 +369,8 @@ class LaplaceMechanism(_GridMechanism):
 
     def __init__(self, *, epsilon: float, sensitivity: float, granularity: float | None = None,
                  coordinates: int = 1):
-        epsilon = check_epsilon(epsilon)
-        sensitivity = check_positive(sensitivity, "sensitivity")
+        epsilon = check_epsilon("epsilon", epsilon)
+        sensitivity = check_positive("sensitivity", sensitivity)
         if (isinstance(coordinates, bool) or not isinstance(coordinates, numbers.Integral)
                 or coordinates < 1):
             raise ValueError(f"coordinates must be an integer >= 1, got {coordinates!r}")
@@ -378,7 +378,7 @@ class LaplaceMechanism(_GridMechanism):
             # largest power of two <= Δ/4096: Δ/4096 = m * 2**e with 0.5 <= m < 1
             granularity = math.ldexp(1.0, math.frexp(sensitivity / _DEFAULT_GRID_STEPS)[1] - 1)
         else:
-            granularity = check_positive(granularity, "granularity")
+            granularity = check_positive("granularity", granularity)
             if math.frexp(granularity)[0] != 0.5:
                 raise ValueError(f"granularity must be a power of two, got {granularity!r}")
         if not math.isfinite(1.0 / granularity):
@@ -503,8 +503,8 @@ class GeometricMechanism(_GridMechanism):
     name = "geometric"
 
     def __init__(self, *, epsilon: float, sensitivity: int = 1):
-        epsilon = check_epsilon(epsilon)
-        sens = check_positive(sensitivity, "sensitivity")
+        epsilon = check_epsilon("epsilon", epsilon)
+        sens = check_positive("sensitivity", sensitivity)
         if not sens.is_integer():
             raise ValueError(f"sensitivity of an integer query must be a positive integer, "
                              f"got {sensitivity!r}")
@@ -602,14 +602,13 @@ class RandomizedResponse:
         with decimal.localcontext() as ctx:
             ctx.prec = _PRECISION
             if epsilon is not None:
-                self.epsilon = check_epsilon(epsilon)
+                self.epsilon = check_epsilon("epsilon", epsilon)
                 if self.epsilon > 1000.0:  # 1 / (1 + e**ε) < 2**-1074: the smallest float
                     flip = math.ulp(0.0)
                 else:
                     flip = _float_up(1 / (1 + Decimal(self.epsilon).exp()))
             else:
-                p = check_probability(truth_probability, "truth_probability", low=0.5,
-                                      high=1.0)
+                p = check_probability("truth_probability", truth_probability, low=0.5, high=1.0)
                 flip = 1.0 - p  # exact (Sterbenz)
                 self.epsilon = _float_up((Decimal(p) / Decimal(flip)).ln())
         from ..kernels.dp_noise import bernoulli_tables  # noqa: PLC0415

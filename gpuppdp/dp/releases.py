@@ -373,7 +373,7 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
     >>> table["sex"].tolist(), table.attrs["dp"]["epsilon"], table.attrs["dp"]["delta"] < 1e-150
     (['f', 'm'], 1.0, True)
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     neighbouring = Neighbouring.parse(neighbouring)
     mech = _mechanism(mechanism, epsilon, histogram_sensitivity(neighbouring=neighbouring),
                       _changed_cells(neighbouring))
@@ -437,7 +437,7 @@ def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
         One row per class with the ``quasi_identifiers`` columns and ``count``;
         ``attrs["dp"]`` as in :func:`dp_histogram`.
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     neighbouring = Neighbouring.parse(neighbouring)
     mech = _mechanism(mechanism, epsilon, histogram_sensitivity(neighbouring=neighbouring),
                       _changed_cells(neighbouring))
@@ -513,7 +513,7 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     ----------
     .. [1] Dwork and Roth 2014, Theorem 3.16 and Proposition 2.1.
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     neighbouring = Neighbouring.parse(neighbouring)
     if statistic not in ("mean", "sum"):
         raise ValueError(f"statistic must be 'mean' or 'sum', got {statistic!r}")
@@ -522,7 +522,7 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
         raise ValueError("lower and upper are both 0: the sum is constant, nothing to release")
     changed = _changed_cells(neighbouring)
     if statistic == "mean":
-        share = check_probability(count_share, "count_share", low=0.0, high=1.0)
+        share = check_probability("count_share", count_share, low=0.0, high=1.0)
         count_mech = GeometricMechanism(
             epsilon=share * epsilon, sensitivity=histogram_sensitivity(neighbouring=neighbouring))
         sum_mech = LaplaceMechanism(epsilon=(1.0 - share) * epsilon, sensitivity=sum_sens,

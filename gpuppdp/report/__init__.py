@@ -349,7 +349,7 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
     if not all(hasattr(result, a) for a in ("release", "transformation", "search")):
         raise TypeError(f"result must be an AnonymizationResult (or a Mondrian or TDS "
                         f"release), got {type(result).__name__}")
-    check_frame(data)
+    check_frame("data", data)
     max_classes = check_int("max_classes", max_classes, 1)
     max_values = check_int("max_values", max_values, 1)
     max_subsets = check_int("max_subsets", max_subsets, 1)
