@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .errors import UserError
+from .errors import InputError, UserError
 
 __all__ = ["Backend", "BackendError", "DeviceMemoryError", "get_backend", "cpu_backend",
            "gpu_count"]
@@ -229,11 +229,11 @@ def get_backend(spec: str | Backend = "auto") -> Backend:
     if isinstance(spec, Backend):
         return spec
     if spec not in BACKEND_CHOICES:
-        raise ValueError(f"backend must be one of {BACKEND_CHOICES}, got {spec!r}")
+        raise InputError(f"backend must be one of {BACKEND_CHOICES}, got {spec!r}")
     if spec == "auto":
         spec = os.environ.get("GPUPPDP_BACKEND", "auto")
         if spec not in BACKEND_CHOICES:
-            raise ValueError(
+            raise InputError(
                 f"GPUPPDP_BACKEND must be one of {BACKEND_CHOICES}, got {spec!r}")
     if spec == "cpu":
         return cpu_backend()

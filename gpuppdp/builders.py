@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .errors import InputError
 from .hierarchy import Hierarchy
 from .validation import format_values
 
@@ -54,19 +55,19 @@ def _prefix(name: str | None) -> str:
 def _as_list(values: Any, param: str, p: str) -> list:
     """A one-dimensional list of the elements of ``values`` (array, Series, any iterable)."""
     if values is None or isinstance(values, (str, bytes)):
-        raise ValueError(
+        raise InputError(
             f"{p}{param}: expected a sequence of values, got a single {type(values).__name__}"
             f" ({values!r})")
     if isinstance(values, np.ndarray) or hasattr(values, "to_numpy"):
         arr = np.asarray(values, dtype=object)
         if arr.ndim != 1:
-            raise ValueError(
+            raise InputError(
                 f"{p}{param}: expected a one-dimensional sequence, got shape {arr.shape}")
         return arr.tolist()
     try:
         return list(values)
     except TypeError:
-        raise ValueError(
+        raise InputError(
             f"{p}{param}: expected a sequence of values, got {type(values).__name__}") from None
 
 
@@ -83,7 +84,7 @@ def _is_missing(v: Any) -> bool:
 
 def _check_top(top: Any, p: str) -> str:
     if not isinstance(top, str):
-        raise ValueError(f"{p}top: expected a string label, got {type(top).__name__} ({top!r})")
+        raise InputError(f"{p}top: expected a string label, got {type(top).__name__} ({top!r})")
     return top
 
 
@@ -126,7 +127,7 @@ def levels_hierarchy(mapping: Mapping[Any, Any] | Iterable[Sequence[Any]], *, to
             try:
                 labels = list(labels)
             except TypeError:
-                raise ValueError(
+                raise InputError(
                     f"{p}mapping: expected a list of labels for leaf {leaf!r}, got "
                     f"{type(labels).__name__} ({labels!r})") from None
             items.append((leaf, labels))
@@ -134,34 +135,34 @@ def levels_hierarchy(mapping: Mapping[Any, Any] | Iterable[Sequence[Any]], *, to
         if hasattr(mapping, "to_numpy") and hasattr(mapping, "columns"):
             mapping = mapping.to_numpy(dtype=object).tolist()
         if mapping is None or isinstance(mapping, (str, bytes)):
-            raise ValueError(f"{p}mapping: expected a dict {{leaf: [labels]}} or a sequence of "
+            raise InputError(f"{p}mapping: expected a dict {{leaf: [labels]}} or a sequence of "
                              f"rows [leaf, level1, ...], got {mapping!r}")
         items = []
         try:
             rows = list(mapping)
         except TypeError:
-            raise ValueError(f"{p}mapping: expected a dict {{leaf: [labels]}} or a sequence of "
+            raise InputError(f"{p}mapping: expected a dict {{leaf: [labels]}} or a sequence of "
                              f"rows [leaf, level1, ...], got {type(mapping).__name__}") from None
         for i, row in enumerate(rows):
             if isinstance(row, (str, bytes)) or not isinstance(row, Iterable):
-                raise ValueError(f"{p}mapping: expected row {i + 1} to be a sequence "
+                raise InputError(f"{p}mapping: expected row {i + 1} to be a sequence "
                                  f"[leaf, level1, ...], got {row!r}")
             row = list(row)
             if not row:
-                raise ValueError(f"{p}mapping: row {i + 1} is empty, expected [leaf, level1, ...]")
+                raise InputError(f"{p}mapping: row {i + 1} is empty, expected [leaf, level1, ...]")
             items.append((row[0], row[1:]))
     if not items:
-        raise ValueError(f"{p}mapping: expected at least one leaf, got none")
+        raise InputError(f"{p}mapping: expected at least one leaf, got none")
 
     missing = [leaf for leaf, labels in items
                if _is_missing(leaf) or any(_is_missing(x) for x in labels)]
     if missing:
-        raise ValueError(f"{p}mapping: expected no missing leaves or labels (None/NaN); "
+        raise InputError(f"{p}mapping: expected no missing leaves or labels (None/NaN); "
                          f"{len(missing)} leaf/leaves have one: {format_values(missing)}")
     width = len(items[0][1])
     wrong = [f"{leaf} ({len(labels)})" for leaf, labels in items if len(labels) != width]
     if wrong:
-        raise ValueError(
+        raise InputError(
             f"{p}mapping: expected every leaf to have the same number of labels ({width}, as "
             f"leaf {str(items[0][0])!r}); {len(wrong)} leaf/leaves differ, with their label "
             f"counts: {format_values(wrong)}")
@@ -171,7 +172,7 @@ def levels_hierarchy(mapping: Mapping[Any, Any] | Iterable[Sequence[Any]], *, to
         leaf_s, labels_s = str(leaf), [str(x) for x in labels]
         seen = rows_by_leaf.setdefault(leaf_s, labels_s)
         if seen != labels_s:
-            raise ValueError(
+            raise InputError(
                 f"{p}mapping: expected each leaf once; leaf {leaf_s!r} is given with different "
                 f"labels {seen!r} and {labels_s!r}")
     leaves = list(rows_by_leaf)
@@ -285,18 +286,18 @@ def interval_hierarchy(values: Iterable[Any], widths: Sequence[Any] | Any, *,
     else:
         widths_list = list(widths)
     if not widths_list:
-        raise ValueError(f"{p}widths: expected at least one interval width, got {widths!r}")
+        raise InputError(f"{p}widths: expected at least one interval width, got {widths!r}")
     ws: list[Fraction] = []
     for w in widths_list:
         fw = _to_fraction(w, strings=False)
         if isinstance(fw, str) or fw <= 0:
-            raise ValueError(f"{p}widths: expected positive finite numbers, got {w!r} "
+            raise InputError(f"{p}widths: expected positive finite numbers, got {w!r} "
                              f"in widths={widths!r}")
         ws.append(Fraction(fw))
     for prev, cur in zip(ws, ws[1:]):
         ratio = cur / prev
         if ratio.denominator != 1 or ratio < 2:
-            raise ValueError(
+            raise InputError(
                 f"{p}widths: expected each width to be a multiple (at least 2x) of the previous "
                 f"one so that the intervals nest; got {_fmt_number(cur)} after "
                 f"{_fmt_number(prev)} in widths={widths!r}")
@@ -307,12 +308,12 @@ def interval_hierarchy(values: Iterable[Any], widths: Sequence[Any] | Any, *,
     else:
         origin = _to_fraction(start, strings=False)
         if isinstance(origin, str):
-            raise ValueError(f"{p}start: expected a finite number, got {start!r}")
+            raise InputError(f"{p}start: expected a finite number, got {start!r}")
 
     # values
     vals = _as_list(values, "values", p)
     if not vals:
-        raise ValueError(f"{p}values: expected at least one value, got none")
+        raise InputError(f"{p}values: expected at least one value, got none")
     leaves: dict[str, Fraction | int] = {}
     nonfinite: list[Any] = []
     bad: list[Any] = []
@@ -330,11 +331,11 @@ def interval_hierarchy(values: Iterable[Any], widths: Sequence[Any] | Any, *,
         else:
             leaves[leaf] = x
     if bad:
-        raise ValueError(
+        raise InputError(
             f"{p}values: expected numbers (int, float or numeric strings); got {len(bad)} "
             f"non-numeric value(s): {format_values(bad)}")
     if nonfinite:
-        raise ValueError(
+        raise InputError(
             f"{p}values: expected finite numbers; got {len(nonfinite)} NaN, infinite or "
             f"missing value(s): {format_values(nonfinite)}")
 
@@ -395,15 +396,15 @@ def masking_hierarchy(values: Iterable[Any], *, char: str = "*", direction: str 
     """
     p = _prefix(name)
     if not isinstance(char, str) or len(char) != 1:
-        raise ValueError(f"{p}char: expected a single character, got {char!r}")
+        raise InputError(f"{p}char: expected a single character, got {char!r}")
     if direction not in ("right", "left"):
-        raise ValueError(f"{p}direction: expected 'right' or 'left', got {direction!r}")
+        raise InputError(f"{p}direction: expected 'right' or 'left', got {direction!r}")
     vals = _as_list(values, "values", p)
     if not vals:
-        raise ValueError(f"{p}values: expected at least one value, got none")
+        raise InputError(f"{p}values: expected at least one value, got none")
     missing = [v for v in vals if _is_missing(v)]
     if missing:
-        raise ValueError(f"{p}values: expected codes, got {len(missing)} missing value(s) "
+        raise InputError(f"{p}values: expected codes, got {len(missing)} missing value(s) "
                          f"(None/NaN): {format_values(missing)}")
     leaves = list(dict.fromkeys(str(v) for v in vals))
     lengths = Counter(len(s) for s in leaves)
@@ -412,12 +413,12 @@ def masking_hierarchy(values: Iterable[Any], *, char: str = "*", direction: str 
         # the most common length; on a tie, the length of the first code with such a count
         n = next(len(s) for s in leaves if lengths[len(s)] == top_count)
         off = [s for s in leaves if len(s) != n]
-        raise ValueError(
+        raise InputError(
             f"{p}values: expected codes of one length to mask; {len(off)} of {len(leaves)} "
             f"distinct value(s) differ from the most common length {n}: {format_values(off)}")
     n = len(leaves[0])
     if n == 0:
-        raise ValueError(f"{p}values: expected non-empty codes, got only empty strings")
+        raise InputError(f"{p}values: expected non-empty codes, got only empty strings")
     levels = [leaves]
     for j in range(1, n + 1):
         if direction == "right":
@@ -503,22 +504,22 @@ def date_hierarchy(values: Iterable[Any], *,
     level_list = [levels] if isinstance(levels, str) else list(levels)
     unknown = [g for g in level_list if g not in _DATE_RANK]
     if unknown:
-        raise ValueError(f"{p}levels: expected granularities among {list(DATE_GRANULARITIES)}, "
+        raise InputError(f"{p}levels: expected granularities among {list(DATE_GRANULARITIES)}, "
                          f"got unknown {format_values(unknown)}")
     ranks = [_DATE_RANK[g] for g in level_list]
     if any(b <= a for a, b in zip(ranks, ranks[1:])):
-        raise ValueError(
+        raise InputError(
             f"{p}levels: expected distinct granularities from finest to coarsest (in the order "
             f"{', '.join(DATE_GRANULARITIES)}), got {tuple(level_list)!r}")
     if format is not None and not isinstance(format, str):
-        raise ValueError(f"{p}format: expected a format string or None, got {format!r}")
+        raise InputError(f"{p}format: expected a format string or None, got {format!r}")
 
     vals = _as_list(values, "values", p)
     if not vals:
-        raise ValueError(f"{p}values: expected at least one value, got none")
+        raise InputError(f"{p}values: expected at least one value, got none")
     missing = [v for v in vals if _is_missing(v)]
     if missing:
-        raise ValueError(f"{p}values: expected dates, got {len(missing)} missing value(s) "
+        raise InputError(f"{p}values: expected dates, got {len(missing)} missing value(s) "
                          f"(None/NaN/NaT): {format_values(missing)}")
 
     parsed: dict[str, tuple[int, int, int]] = {}   # leaf -> (y, m, d), order of appearance
@@ -540,7 +541,7 @@ def date_hierarchy(values: Iterable[Any], *,
             parsed[leaf] = ymd
             order.append(leaf)
     if not_dates:
-        raise ValueError(
+        raise InputError(
             f"{p}values: expected date strings or date/datetime objects, got "
             f"{len(not_dates)} value(s) of other types: {format_values(not_dates)}")
 
@@ -566,7 +567,7 @@ def date_hierarchy(values: Iterable[Any], *,
     if unparseable:
         how = (f"format={format!r}" if format is not None
                else "format=None: pandas infers one format from the first string")
-        raise ValueError(
+        raise InputError(
             f"{p}values: expected dates; {len(unparseable)} value(s) could not be parsed "
             f"({how}; pass format=... or format='mixed'): {format_values(unparseable)}")
 

@@ -20,8 +20,8 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import pandas as pd
 
-from .errors import InputError
 from .core.pipeline import LazyChunk
+from .errors import InputError
 from .validation import format_values
 
 __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "write_table",
@@ -43,7 +43,7 @@ def sniff_delimiter(path: str, candidates: str = ";,\t|", default: str | None = 
     except csv.Error:
         if default is not None:
             return default
-        raise ValueError(f"cannot detect the delimiter of {path}; pass sep (CLI: --sep)") \
+        raise InputError(f"cannot detect the delimiter of {path}; pass sep (CLI: --sep)") \
             from None
 
 
@@ -79,7 +79,7 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None,
     except UnicodeDecodeError as exc:
         raise not_utf8(path, exc) from None
     except pd.errors.EmptyDataError:
-        raise ValueError(f"{path} is empty") from None
+        raise InputError(f"{path} is empty") from None
 
 
 def _read(path: str, sep: str | None, columns: Sequence[str] | None) -> pd.DataFrame:
@@ -182,7 +182,7 @@ def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
     except UnicodeDecodeError as exc:
         raise not_utf8(path, exc) from None
     except pd.errors.EmptyDataError:
-        raise ValueError(f"{path} is empty") from None
+        raise InputError(f"{path} is empty") from None
 
 
 def _row_group_chunks(path: str, columns: list[str], sizes: list[int], rows: int
@@ -221,12 +221,12 @@ def _columns_of(path: str, sep: str | None, columns: Sequence[str] | None
         available = _csv_header(path, sep)
     repeated = [name for name, count in Counter(available).items() if count > 1]
     if repeated:
-        raise ValueError(f"{path}: column name(s) {format_values(repeated)} appear more than "
+        raise InputError(f"{path}: column name(s) {format_values(repeated)} appear more than "
                          "once; give every column its own name")
     if columns is not None:
         missing = [c for c in columns if c not in available]
         if missing:
-            raise ValueError(f"column(s) {format_values(missing)} not in {path}; its columns "
+            raise InputError(f"column(s) {format_values(missing)} not in {path}; its columns "
                              f"are {format_values(available, first=10)}")
         return sep, list(columns)
     return sep, available

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import _qi_spec, add_json_option
+from .options import _qi_spec, add_json_option
 
 __all__ = ["register", "run_reconstruct", "run_linkage"]
 

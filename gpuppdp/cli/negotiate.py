@@ -26,7 +26,8 @@ from __future__ import annotations
 import argparse
 
 from .choices import BACKENDS
-from .common import _numbers, add_json_option, add_prior_option
+from .common import _numbers
+from .options import add_json_option, add_prior_option
 
 __all__ = ["register", "run_negotiate", "BASES", "OBJECTIVES", "OTHERS"]
 
@@ -118,10 +119,10 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run_negotiate(args: argparse.Namespace) -> int:
     """Run ``negotiate``; returns the exit status (0: a deal, 1: no deal)."""
+    from ..algorithms.negotiation import Negotiation, parse_pattern
     from ..hierarchy import Hierarchy
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter
-    from ..algorithms.negotiation import Negotiation, parse_pattern
-    from .common import read_prior
+    from .options import read_prior
 
     names = [n for n, _ in args.qi]
     dup = sorted({n for n in names if names.count(n) > 1})

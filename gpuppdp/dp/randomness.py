@@ -40,6 +40,7 @@ import warnings
 import numpy as np
 
 from ..backend import Backend, get_backend
+from ..errors import InputError
 
 __all__ = ["RandomSource", "SeededNoiseWarning", "default_source"]
 
@@ -117,7 +118,7 @@ class RandomSource:
         self.seeded = seed is not None
         if seed is not None:
             if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
-                raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+                raise InputError(f"seed must be a non-negative integer, got {seed!r}")
             warnings.warn(
                 "noise drawn from an explicit seed is reproducible by anyone who knows the "
                 "seed, so the release is NOT differentially private; use seeds only for "
@@ -145,7 +146,7 @@ class RandomSource:
         """Reserve ``blocks`` keystream blocks: ``(key, n0, n1, first block)``."""
         limit = _kernels().MAX_BLOCK
         if blocks > limit:
-            raise ValueError(f"a single draw of {blocks} keystream blocks is too large")
+            raise InputError(f"a single draw of {blocks} keystream blocks is too large")
         with self._lock:
             if self._pid != os.getpid() or self._generation != _fork_generation:
                 if self.seeded:  # deterministic by request: the child continues the stream
@@ -200,7 +201,7 @@ class RandomSource:
         without rounding, however small.
         """
         if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"p must be in [0, 1], got {p!r}")
+            raise InputError(f"p must be in [0, 1], got {p!r}")
         return self.bernoulli_table(_kernels().bernoulli_tables([float(p)]), shape)
 
     def bernoulli_table(self, tables, shape) -> object:
