@@ -1,5 +1,6 @@
 """Command line: ``gpuppdp demo`` and ``gpuppdp anonymize`` in-process (and the console script
-once); errors exit with status 2 and one ``gpuppdp: error:`` line, never a traceback."""
+once); a user's errors exit with status 2 and one ``gpuppdp: error:`` line, no traceback
+(unless ``--debug``); a bug exits with status 1 and its traceback."""
 
 from __future__ import annotations
 
@@ -270,6 +271,83 @@ def test_error_out_of_memory_is_one_line(capsys, tmp_path, table, monkeypatch, m
     assert_one_error_line(rc, stderr, f"out of {where} memory", "4,294,967,296 bytes",
                           "--chunk-rows", "--backend cpu")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("error", [RuntimeError("an invariant broke"),
+                                   ValueError("a bare ValueError is a bug"),
+                                   KeyError("missing_key")])
+def test_unexpected_exception_is_a_bug_with_its_traceback(capsys, tmp_path, table, monkeypatch,
+                                                          error):
+    """An exception that is no UserError (nor OSError, MemoryError) is a bug: the line asking
+    for a report, then the traceback, exit status 1 (not 2, a user's error), no output."""
+    from gpuppdp import anonymizer
+    from gpuppdp.cli.main import INTERNAL_ERROR, INTERNAL_LINE
+
+    def fit(self, *args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(anonymizer.Anonymizer, "fit", fit)
+    src, out = write_csv(table, tmp_path / "in.csv", ";"), tmp_path / "o.csv"
+    rc, stdout, stderr = run(capsys, ["anonymize", str(src), *qi_args(), *ROLES, "--k", "2",
+                                      "--quiet", "--output", str(out)])
+    assert rc == INTERNAL_ERROR == 1
+    lines = stderr.splitlines()
+    assert lines[0] == INTERNAL_LINE
+    assert lines[0] == ("gpuppdp: internal error (a bug; please report it with the traceback "
+                        "below)")
+    assert lines[1] == "Traceback (most recent call last):"
+    assert "in fit" in stderr
+    assert lines[-1] == f"{type(error).__name__}: {error}"
+    assert "gpuppdp: error:" not in stderr
+    assert not out.exists()
+
+
+def test_unexpected_exception_in_a_command(capsys, monkeypatch):
+    """The same for any subcommand's run function (here ``check``'s, raising RuntimeError)."""
+    from gpuppdp.cli import check as cli_check
+
+    def boom(args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli_check, "run_check", boom)
+    rc, _, stderr = run(capsys, ["check", "in.csv", "--qi", "age"])
+    assert rc == 1
+    assert stderr.startswith("gpuppdp: internal error (a bug; please report it with the "
+                             "traceback below)\nTraceback (most recent call last):\n")
+    assert "in boom" in stderr
+    assert stderr.rstrip().endswith("RuntimeError: boom")
+
+
+def test_debug_shows_the_traceback_of_a_user_error(capsys, tmp_path, table):
+    """``gpuppdp --debug``: a user error's traceback, then its usual line; exit status 2."""
+    path = write_csv(table, tmp_path / "in.csv", ";")
+    argv = ["anonymize", str(path), *qi_args(), *ROLES, "--k", "0", "--quiet", "--output",
+            str(tmp_path / "o.csv")]
+    rc, _, plain = run(capsys, argv)
+    line = assert_one_error_line(rc, plain, "k must be an integer >= 1, got 0")
+    rc, _, stderr = run(capsys, ["--debug", *argv])
+    assert rc == 2
+    lines = stderr.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert any(ln.startswith("gpuppdp.errors.InputError: k must be an integer") for ln in lines)
+    assert lines[-1] == line
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_debug_shows_the_traceback_of_a_file_error(capsys, tmp_path):
+    missing = tmp_path / "nope.csv"
+    argv = ["anonymize", str(missing), *qi_args(), "--k", "2", "--quiet", "--output",
+            str(tmp_path / "o.csv")]
+    rc, _, stderr = run(capsys, ["--debug", *argv])
+    assert rc == 2
+    assert stderr.startswith("Traceback (most recent call last):\n")
+    assert stderr.splitlines()[-1] == f"gpuppdp: error: input file not found: {missing}"
+
+
+def test_debug_is_in_the_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "--debug" in capsys.readouterr().out
 
 
 def test_parquet_dataset_release(capsys, tmp_path, table):
