@@ -598,3 +598,23 @@ def test_anonymize_fit_starts_after_the_kernel_loads(capsys, tmp_path, table, mo
     timings = summary["timings"]
     assert set(timings) == {"encode", "search", "release", "total", "kernel load"}
     assert all(v >= 0 for v in timings.values())
+
+
+@pytest.mark.parametrize("command", ["anonymize", "report"])
+def test_suppression_limit_and_its_alias(capsys, command):
+    """``--suppression-limit`` (the Python API's ``suppression_limit``) and its alias
+    ``--suppression`` set the same limit; --help lists both."""
+    from gpuppdp.cli.main import build_parser
+
+    base = [command, "in.csv", "--qi", "age=h.csv",
+            *(["--output", "o.csv"] if command == "anonymize" else ["--html", "r.html"])]
+    for option in ("--suppression-limit", "--suppression"):
+        assert build_parser().parse_args([*base, option, "5%"]).suppression == 0.05
+    assert build_parser().parse_args(base).suppression == 0.0
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert "--suppression-limit S, --suppression S" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as info:
+        main([*base, "--suppression-limit", "lots"])
+    assert info.value.code == 2
+    assert "expected a fraction like 0.05 or 5%, got 'lots'" in capsys.readouterr().err

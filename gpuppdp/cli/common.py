@@ -170,7 +170,8 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
                    help="CSV (delimiter detected, or --sep) or Parquet file")
     p.add_argument("--qi", action="append", type=qi_type or _qi_spec, required=required,
                    metavar="COL=HIERARCHY.csv" if qi_type is None else "COL[=HIERARCHY.csv]",
-                   help="quasi-identifier and its ARX hierarchy")
+                   help="one quasi-identifier per --qi, with its ARX hierarchy; repeat --qi "
+                   "for each (--algorithm mondrian|tds: a COL without hierarchy is numeric)")
     p.add_argument("--sensitive", action="append", default=[], type=_sensitive_spec,
                    metavar="COL[=HIERARCHY.csv]",
                    help="sensitive attribute; repeatable.  The models below refer to the first "
@@ -218,8 +219,9 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
                         help="k-map: every released class matches >= K population records")
     models.add_argument("--delta-presence", type=_delta_presence, action="append", default=[],
                         metavar="DMIN,DMAX", help="delta-presence against --population")
-    p.add_argument("--suppression", type=_fraction, default=0.0, metavar="S",
-                   help="suppression limit, a fraction (0.05) or percentage (5%%)")
+    p.add_argument("--suppression-limit", "--suppression", dest="suppression", type=_fraction,
+                   default=0.0, metavar="S", help="the most records suppressed, a fraction "
+                   "(0.05) or percentage (5%%) of the input (--suppression: the same)")
     p.add_argument("--suppressed", choices=SUPPRESSION_MODES, default="mark",
                    help="mark suppressed records with * (default) or drop them")
     p.add_argument("--sep", default=None, help="CSV delimiter (default: detected)")

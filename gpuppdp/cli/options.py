@@ -64,10 +64,10 @@ def add_measured_qi_option(p: argparse.ArgumentParser) -> None:
     may follow one --qi, space- or comma-separated) and ``--hierarchy-sep``."""
     p.add_argument("--qi", nargs="+", action="append", required=True, type=_qi_columns,
                    metavar="COL[=HIERARCHY.csv]",
-                   help="quasi-identifying column, optionally with its hierarchy as in "
-                   "anonymize (then every value of the column must be a label of the "
-                   "hierarchy, at any level); repeatable, and several columns may follow one "
-                   "--qi (space- or comma-separated)")
+                   help="one or more quasi-identifiers per --qi (space- or comma-separated; "
+                   "repeatable), each optionally with its hierarchy as in anonymize (then "
+                   "every value of the column must be a label of the hierarchy, at any "
+                   "level)")
     p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
 
 
