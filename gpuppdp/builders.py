@@ -279,8 +279,21 @@ def interval_hierarchy(values: Iterable[Any], widths: Sequence[Any] | Any, *,
     """
     p = _prefix(name)
     top = _check_top(top, p)
+    ws = _interval_widths(widths, p)
+    if start is None:
+        origin: Fraction | int = 0
+    else:
+        origin = _to_fraction(start, strings=False)
+        if isinstance(origin, str):
+            raise InputError(f"{p}start: expected a finite number, got {start!r}")
+    leaves = _numeric_leaves(values, p)
+    return Hierarchy([list(leaves), *_interval_levels(leaves, ws, origin),
+                      [top] * len(leaves)], name=name)
 
-    # widths
+
+def _interval_widths(widths, p: str) -> list[Fraction]:
+    """:func:`interval_hierarchy`'s ``widths`` as exact fractions, each a multiple (at least
+    2x) of the previous one."""
     if isinstance(widths, (str, bytes)) or not isinstance(widths, Iterable):
         widths_list = [widths]
     else:
@@ -301,16 +314,12 @@ def interval_hierarchy(values: Iterable[Any], widths: Sequence[Any] | Any, *,
                 f"{p}widths: expected each width to be a multiple (at least 2x) of the previous "
                 f"one so that the intervals nest; got {_fmt_number(cur)} after "
                 f"{_fmt_number(prev)} in widths={widths!r}")
+    return ws
 
-    # start
-    if start is None:
-        origin: Fraction | int = 0
-    else:
-        origin = _to_fraction(start, strings=False)
-        if isinstance(origin, str):
-            raise InputError(f"{p}start: expected a finite number, got {start!r}")
 
-    # values
+def _numeric_leaves(values, p: str) -> dict[str, Fraction | int]:
+    """The distinct ``values`` of :func:`interval_hierarchy` as ``{str(value): exact number}``
+    in order of first appearance; non-numeric, NaN, infinite and missing values refused."""
     vals = _as_list(values, "values", p)
     if not vals:
         raise InputError(f"{p}values: expected at least one value, got none")
@@ -338,15 +347,21 @@ def interval_hierarchy(values: Iterable[Any], widths: Sequence[Any] | Any, *,
         raise InputError(
             f"{p}values: expected finite numbers; got {len(nonfinite)} NaN, infinite or "
             f"missing value(s): {format_values(nonfinite)}")
+    return leaves
 
-    # levels: k1 = floor((v - start) / w1); level L index = floor(k1 / (wL / w1))
+
+def _interval_levels(leaves: dict[str, Fraction | int], ws: list[Fraction],
+                     origin: Fraction | int) -> list[list[str]]:
+    """The interval labels of ``leaves``, one level per width: level ``L`` labels a leaf
+    ``[a, a + w)`` with ``k1 = floor((v - origin) / w1)`` and ``a = origin +
+    floor(k1 / (wL / w1)) * wL``."""
     origin = _simplest(origin)
     w1 = ws[0]
     w1_num = _simplest(w1)
     ws = [_simplest(w) for w in ws]  # type: ignore[misc]
     ratios = [int(w / w1) for w in ws]
     k1 = [(x - origin) // w1_num for x in leaves.values()]
-    levels: list[list[str]] = [list(leaves)]
+    levels: list[list[str]] = []
     for ratio, w in zip(ratios, ws):
         cache: dict[int, str] = {}
         level = []
@@ -358,8 +373,7 @@ def interval_hierarchy(values: Iterable[Any], widths: Sequence[Any] | Any, *,
                 label = cache[kl] = f"[{_fmt_number(lo)}, {_fmt_number(lo + w)})"
             level.append(label)
         levels.append(level)
-    levels.append([top] * len(leaves))
-    return Hierarchy(levels, name=name)
+    return levels
 
 
 # -- masking ---------------------------------------------------------------------------------
@@ -501,6 +515,17 @@ def date_hierarchy(values: Iterable[Any], *,
     """
     p = _prefix(name)
     top = _check_top(top, p)
+    level_list = _date_levels(levels, p)
+    if format is not None and not isinstance(format, str):
+        raise InputError(f"{p}format: expected a format string or None, got {format!r}")
+    parsed = _date_leaves(values, format, p)
+    leaves = list(parsed)
+    return Hierarchy([leaves, *([_date_label(g, *parsed[leaf]) for leaf in leaves]
+                                for g in level_list), [top] * len(leaves)], name=name)
+
+
+def _date_levels(levels, p: str) -> list[str]:
+    """:func:`date_hierarchy`'s ``levels`` as a list of known granularities, finest first."""
     level_list = [levels] if isinstance(levels, str) else list(levels)
     unknown = [g for g in level_list if g not in _DATE_RANK]
     if unknown:
@@ -511,9 +536,13 @@ def date_hierarchy(values: Iterable[Any], *,
         raise InputError(
             f"{p}levels: expected distinct granularities from finest to coarsest (in the order "
             f"{', '.join(DATE_GRANULARITIES)}), got {tuple(level_list)!r}")
-    if format is not None and not isinstance(format, str):
-        raise InputError(f"{p}format: expected a format string or None, got {format!r}")
+    return level_list
 
+
+def _date_leaves(values, format: str | None, p: str) -> dict[str, tuple[int, int, int]]:
+    """The distinct ``values`` of :func:`date_hierarchy` as ``{leaf: (year, month, day)}`` in
+    order of first appearance (a string stays as it is, an object becomes its date); missing,
+    non-date and unparseable values refused."""
     vals = _as_list(values, "values", p)
     if not vals:
         raise InputError(f"{p}values: expected at least one value, got none")
@@ -521,7 +550,6 @@ def date_hierarchy(values: Iterable[Any], *,
     if missing:
         raise InputError(f"{p}values: expected dates, got {len(missing)} missing value(s) "
                          f"(None/NaN/NaT): {format_values(missing)}")
-
     parsed: dict[str, tuple[int, int, int]] = {}   # leaf -> (y, m, d), order of appearance
     pending: dict[str, None] = {}                    # strings to parse, in order
     not_dates: list[Any] = []
@@ -544,37 +572,35 @@ def date_hierarchy(values: Iterable[Any], *,
         raise InputError(
             f"{p}values: expected date strings or date/datetime objects, got "
             f"{len(not_dates)} value(s) of other types: {format_values(not_dates)}")
-
     strings = [s for s in pending if s not in parsed]
     unparseable: list[str] = []
-    if strings:
-        try:
-            idx = pd.DatetimeIndex(pd.to_datetime(strings, format=format, errors="coerce"))
-            results = [None if pd.isna(t) else (t.year, t.month, t.day) for t in idx]
-        except (ValueError, TypeError, OverflowError):
-            results = []  # e.g. mixed time zones: parse one by one to find the culprits
-            for s in strings:
-                try:
-                    t = pd.to_datetime(s, format=format)
-                    results.append(None if pd.isna(t) else (t.year, t.month, t.day))
-                except (ValueError, TypeError, OverflowError):
-                    results.append(None)
-        for s, ymd in zip(strings, results):
-            if ymd is None:
-                unparseable.append(s)
-            else:
-                parsed[s] = ymd
+    for s, ymd in zip(strings, _parse_dates(strings, format)):
+        if ymd is None:
+            unparseable.append(s)
+        else:
+            parsed[s] = ymd
     if unparseable:
         how = (f"format={format!r}" if format is not None
                else "format=None: pandas infers one format from the first string")
         raise InputError(
             f"{p}values: expected dates; {len(unparseable)} value(s) could not be parsed "
             f"({how}; pass format=... or format='mixed'): {format_values(unparseable)}")
+    return {leaf: parsed[leaf] for leaf in dict.fromkeys(order)}
 
-    leaves = list(dict.fromkeys(order))
-    ymds = [parsed[leaf] for leaf in leaves]
-    out = [leaves]
-    for g in level_list:
-        out.append([_date_label(g, *ymd) for ymd in ymds])
-    out.append([top] * len(leaves))
-    return Hierarchy(out, name=name)
+
+def _parse_dates(strings: list[str], format: str | None) -> list[tuple[int, int, int] | None]:
+    """``(year, month, day)`` of each date string, None where it does not parse."""
+    if not strings:
+        return []
+    try:
+        idx = pd.DatetimeIndex(pd.to_datetime(strings, format=format, errors="coerce"))
+        return [None if pd.isna(t) else (t.year, t.month, t.day) for t in idx]
+    except (ValueError, TypeError, OverflowError):
+        results = []  # e.g. mixed time zones: parse one by one to find the culprits
+        for s in strings:
+            try:
+                t = pd.to_datetime(s, format=format)
+                results.append(None if pd.isna(t) else (t.year, t.month, t.day))
+            except (ValueError, TypeError, OverflowError):
+                results.append(None)
+        return results
