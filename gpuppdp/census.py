@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .builders import interval_hierarchy, levels_hierarchy, masking_hierarchy
+from .core.pipeline import ordered_map
 from .hierarchy import Hierarchy
 from .io import OutputError, OutputPlan
 from .validation import check_int
@@ -522,8 +523,6 @@ def iter_tables(rows: int, seed: int = 0, *, row_group_rows: int = ROW_GROUP_ROW
     GIL) a few row groups ahead of the one yielded.  A block that straddles two row groups is
     drawn for each."""
     import pyarrow as pa  # noqa: PLC0415
-
-    from .core.pipeline import ordered_map
 
     rows, seed, row_group_rows = _check(rows, seed, row_group_rows)
     schema = arrow_schema(rows, seed)

@@ -88,6 +88,7 @@ from decimal import Decimal
 import numpy as np
 
 from ..errors import InputError, InputTypeError
+from ..kernels.dp_noise import bernoulli_tables
 from ..validation import check_epsilon, check_positive, check_probability
 from .randomness import RandomSource, default_source
 
@@ -157,8 +158,6 @@ def _float_up(value: Decimal) -> float:
 @functools.lru_cache(maxsize=512)
 def _sampler(rate: float) -> DiscreteLaplaceSampler:
     """The trial probabilities of the discrete Laplace distribution at rate ``rate``."""
-    from ..kernels.dp_noise import bernoulli_tables  # noqa: PLC0415 - Numba, on first use
-
     with decimal.localcontext() as ctx:
         ctx.prec = _PRECISION
         lam = Decimal(rate)
@@ -612,7 +611,6 @@ class RandomizedResponse:
                 p = check_probability("truth_probability", truth_probability, low=0.5, high=1.0)
                 flip = 1.0 - p  # exact (Sterbenz)
                 self.epsilon = _float_up((Decimal(p) / Decimal(flip)).ln())
-        from ..kernels.dp_noise import bernoulli_tables  # noqa: PLC0415
 
         self.flip_probability = flip
         self.truth_probability = 1.0 - flip
