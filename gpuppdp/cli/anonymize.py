@@ -6,8 +6,8 @@ written to --output and the summary to --json (both or neither, see
 ``anonymize --algorithm`` picks the scheme: ``full-domain`` (default: the lattice search,
 ``--search``), ``mondrian`` (:mod:`gpuppdp.algorithms.mondrian`) or ``tds`` (top-down
 specialization, :mod:`gpuppdp.algorithms.tds`).  For the latter two a ``--qi COL`` without a
-hierarchy is a numeric QID; their releases are checked by the independent checker and summarized with full-domain's JSON
-keys where they apply (``transformation`` is null)."""
+hierarchy is a numeric QID; their releases are checked by the independent checker and
+summarized with full-domain's JSON keys where they apply (``transformation`` is null)."""
 
 from __future__ import annotations
 

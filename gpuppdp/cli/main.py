@@ -21,10 +21,16 @@ standard library too (the subcommand modules load the library in their run funct
 
 from __future__ import annotations
 
+import argparse
+import logging
+import os
 import signal
 import sys
 import traceback
 import warnings
+
+from .. import __version__
+from . import anatomize, anonymize, attack, check, dp, generate, negotiate, report, risk
 
 __all__ = ["main", "build_parser", "INTERRUPTED", "USER_ERROR", "INTERNAL_ERROR"]
 
@@ -60,26 +66,19 @@ def _install_handler():
     return signal.SIG_DFL if previous is None else previous
 
 
-def _parser_class():
+class _Parser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose usage errors are one line: ``PROG: error: MESSAGE
     (see PROG --help)``, exit status 2 (argparse's own error prints the whole usage block
     first).  Subparsers inherit the class (``add_subparsers`` uses the parent's type)."""
-    import argparse
 
-    class Parser(argparse.ArgumentParser):
-        def error(self, message):
-            message = " ".join(str(message).split())  # argparse wraps some messages
-            self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-    return Parser
+    def error(self, message):
+        message = " ".join(str(message).split())  # argparse wraps some messages
+        self.exit(USER_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser():
     """The ``argparse`` parser of every subcommand."""
-    from .. import __version__
-    from . import anatomize, anonymize, attack, check, dp, generate, negotiate, report, risk
-
-    parser = _parser_class()(
+    parser = _Parser(
         prog="gpuppdp", description="GPU-accelerated privacy-preserving data publishing")
     parser.add_argument("--version", action="version", version=f"gpuppdp {__version__}")
     parser.add_argument("--debug", action="store_true",
@@ -92,9 +91,6 @@ def build_parser():
 
 
 def _run(argv) -> int:
-    import logging
-    import os
-
     args = build_parser().parse_args(argv)  # --help, --version and usage errors exit here
 
     # deferred: keeps gpuppdp --help from importing NumPy/pandas

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from .anonymize import _qi_optional, add_algorithm_options, partition_run
 from .common import add_anonymization_options
@@ -128,8 +129,6 @@ def _run_partition_report(args: argparse.Namespace, json_path: str) -> int:
 
 def _run_compare(args: argparse.Namespace) -> int:
     """``report --compare A.json B.json --html OUT.html``."""
-    from pathlib import Path
-
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..errors import InputError
     from ..io import OutputPlan
