@@ -1,6 +1,6 @@
 """Command line: ``gpuppdp demo`` and ``gpuppdp anonymize`` in-process (and the console script
 once); a user's errors exit with status 2 and one ``gpuppdp: error:`` line, no traceback
-(unless ``--debug``); a bug exits with status 1 and its traceback."""
+(unless ``--debug``); a bug exits with status 70 and its traceback."""
 
 from __future__ import annotations
 
@@ -279,7 +279,8 @@ def test_error_out_of_memory_is_one_line(capsys, tmp_path, table, monkeypatch, m
 def test_unexpected_exception_is_a_bug_with_its_traceback(capsys, tmp_path, table, monkeypatch,
                                                           error):
     """An exception that is no UserError (nor OSError, MemoryError) is a bug: the line asking
-    for a report, then the traceback, exit status 1 (not 2, a user's error), no output."""
+    for a report, then the traceback, exit status 70 (EX_SOFTWARE; not 2, a user's error, nor
+    1, negotiate's "no deal"), no output."""
     from gpuppdp import anonymizer
     from gpuppdp.cli.main import INTERNAL_ERROR, INTERNAL_LINE
 
@@ -290,7 +291,7 @@ def test_unexpected_exception_is_a_bug_with_its_traceback(capsys, tmp_path, tabl
     src, out = write_csv(table, tmp_path / "in.csv", ";"), tmp_path / "o.csv"
     rc, stdout, stderr = run(capsys, ["anonymize", str(src), *qi_args(), *ROLES, "--k", "2",
                                       "--quiet", "--output", str(out)])
-    assert rc == INTERNAL_ERROR == 1
+    assert rc == INTERNAL_ERROR == 70
     lines = stderr.splitlines()
     assert lines[0] == INTERNAL_LINE
     assert lines[0] == ("gpuppdp: internal error (a bug; please report it with the traceback "
@@ -311,7 +312,7 @@ def test_unexpected_exception_in_a_command(capsys, monkeypatch):
 
     monkeypatch.setattr(cli_check, "run_check", boom)
     rc, _, stderr = run(capsys, ["check", "in.csv", "--qi", "age"])
-    assert rc == 1
+    assert rc == 70
     assert stderr.startswith("gpuppdp: internal error (a bug; please report it with the "
                              "traceback below)\nTraceback (most recent call last):\n")
     assert "in boom" in stderr

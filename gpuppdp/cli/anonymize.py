@@ -293,12 +293,12 @@ def partition_run(args, plan: OutputPlan) -> tuple:
     ``files`` name what ``plan`` holds)."""
     import numpy as np
 
-    from ..algorithms.mondrian import mondrian
-    from ..algorithms.tds import tds, verify_release
     from ..analysis.checker import check
     from ..engine.encoding import SchemaError
     from ..hierarchy import Hierarchy
     from ..io import read_table
+    from ..algorithms.mondrian import mondrian
+    from ..algorithms.tds import tds, verify_release
     from .common import _privacy_models
 
     if getattr(args, "dask", None) or getattr(args, "chunk_rows", None) is not None:

@@ -7,21 +7,10 @@ import math
 
 from .choices import BACKENDS
 from .common import _lkc, _order_spec, _sensitive_spec, orders_by_column
-from .measure import (
-    check_hierarchy_values,
-    chunk_rows_for,
-    dask_refusals,
-    measure_streamed,
-    measured_qids,
-    read_measured,
-)
-from .options import (
-    add_measured_qi_option,
-    add_measuring_options,
-    add_prior_option,
-    read_prior,
-    table_subcommand,
-)
+from .measure import (check_hierarchy_values, chunk_rows_for, dask_refusals, measure_streamed,
+                      measured_qids, read_measured)
+from .options import (add_measured_qi_option, add_measuring_options, add_prior_option,
+                      read_prior, table_subcommand)
 from .progress import ProgressBar
 
 __all__ = ["register", "run_check"]

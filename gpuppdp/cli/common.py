@@ -235,18 +235,9 @@ def _privacy_models(args, data=None) -> list:
     from ..engine.encoding import SchemaError
     from ..hierarchy import Hierarchy
     from ..io import read_table
-    from ..models import (
-        AlphaKAnonymity,
-        BetaLikeness,
-        DeltaDisclosurePrivacy,
-        DistinctLDiversity,
-        EntropyLDiversity,
-        KAnonymityOnSubsets,
-        LKCPrivacy,
-        PrivacyLoss,
-        RecursiveCLDiversity,
-        TCloseness,
-    )
+    from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy,
+                          DistinctLDiversity, EntropyLDiversity, KAnonymityOnSubsets, LKCPrivacy,
+                          PrivacyLoss, RecursiveCLDiversity, TCloseness)
     from ..models.population import DeltaPresence, KMap
 
     sensitive = dict(args.sensitive)

@@ -8,8 +8,10 @@ Exit statuses:
   the user's files, or running out of host or device memory: one line
   ``gpuppdp: error: ...`` on stderr, no traceback (``gpuppdp --debug COMMAND ...`` prints the
   traceback above the line).
-* 1 -- any other exception, which is a bug: the line ``gpuppdp: internal error (a bug; please
-  report it with the traceback below)`` and the traceback.
+* 70 -- any other exception, which is a bug: the line ``gpuppdp: internal error (a bug;
+  please report it with the traceback below)`` and the traceback (70 is ``EX_SOFTWARE``,
+  "internal software error", of BSD's ``sysexits.h``).
+* 1 -- ``negotiate`` only: the negotiation ended without a deal.
 * 130 -- an interrupt (Ctrl-C, SIGINT) at any moment: the one line ``gpuppdp: interrupted``,
   leaving no partial output (see :class:`gpuppdp.io.AtomicOutputs`).
 
@@ -35,7 +37,7 @@ from . import anatomize, anonymize, attack, check, dp, generate, negotiate, repo
 __all__ = ["main", "build_parser", "INTERRUPTED", "USER_ERROR", "INTERNAL_ERROR"]
 
 USER_ERROR = 2      # as argparse's usage errors
-INTERNAL_ERROR = 1  # a bug: Python's own status for an uncaught exception
+INTERNAL_ERROR = 70  # a bug: EX_SOFTWARE of BSD's sysexits.h (1 is negotiate's "no deal")
 INTERRUPTED = 130   # 128 + SIGINT, as shells report it
 INTERNAL_LINE = "gpuppdp: internal error (a bug; please report it with the traceback below)"
 

@@ -119,9 +119,9 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run_negotiate(args: argparse.Namespace) -> int:
     """Run ``negotiate``; returns the exit status (0: a deal, 1: no deal)."""
-    from ..algorithms.negotiation import Negotiation, parse_pattern
     from ..hierarchy import Hierarchy
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter
+    from ..algorithms.negotiation import Negotiation, parse_pattern
     from .options import read_prior
 
     names = [n for n, _ in args.qi]

@@ -15,14 +15,8 @@ import argparse
 import math
 
 from .choices import BACKENDS
-from .measure import (
-    check_hierarchy_values,
-    chunk_rows_for,
-    dask_refusals,
-    measure_streamed,
-    measured_qids,
-    read_measured,
-)
+from .measure import (check_hierarchy_values, chunk_rows_for, dask_refusals, measure_streamed,
+                      measured_qids, read_measured)
 from .options import add_measured_qi_option, add_measuring_options, table_subcommand
 from .progress import ProgressBar
 
