@@ -3,6 +3,8 @@
 Exit statuses:
 
 * 0 -- done.
+* 1 -- a command's negative answer: ``negotiate`` ended without a deal, ``attack linkage
+  --check`` refused the release.
 * 2 -- a usage error (argparse), a :class:`gpuppdp.errors.UserError` (a bad parameter, a value
   missing from a hierarchy, a problem with no solution, ...), an ``OSError`` reading or writing
   the user's files, or running out of host or device memory: one line
@@ -11,14 +13,13 @@ Exit statuses:
 * 70 -- any other exception, which is a bug: the line ``gpuppdp: internal error (a bug;
   please report it with the traceback below)`` and the traceback (70 is ``EX_SOFTWARE``,
   "internal software error", of BSD's ``sysexits.h``).
-* 1 -- ``negotiate`` only: the negotiation ended without a deal.
 * 130 -- an interrupt (Ctrl-C, SIGINT) at any moment: the one line ``gpuppdp: interrupted``,
   leaving no partial output (see :class:`gpuppdp.io.AtomicOutputs`).
 
-This module imports only the standard library, so that :func:`main` installs its interrupt
-handler before the subcommands load NumPy and pandas; building the parser imports only the
-standard library too (the subcommand modules load the library in their run functions), so
-``gpuppdp --help`` and ``gpuppdp --version`` start quickly.
+Importing this module and building the parser load only the standard library and the
+subcommand modules (which load the library in their run functions), so that :func:`main`
+installs its interrupt handler before NumPy and pandas load, and ``gpuppdp --help`` and
+``gpuppdp --version`` start quickly.
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ from . import anatomize, anonymize, attack, check, dp, generate, negotiate, repo
 
 __all__ = ["main", "build_parser", "INTERRUPTED", "USER_ERROR", "INTERNAL_ERROR"]
 
-USER_ERROR = 2      # as argparse's usage errors
-INTERNAL_ERROR = 70  # a bug: EX_SOFTWARE of BSD's sysexits.h (1 is negotiate's "no deal")
-INTERRUPTED = 130   # 128 + SIGINT, as shells report it
+USER_ERROR = 2        # as argparse's usage errors
+INTERNAL_ERROR = 70   # a bug: EX_SOFTWARE of BSD's sysexits.h (1 is a command's "no")
+INTERRUPTED = 130     # 128 + SIGINT, as shells report it
 INTERNAL_LINE = "gpuppdp: internal error (a bug; please report it with the traceback below)"
 
 
