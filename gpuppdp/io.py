@@ -4,6 +4,7 @@ writes temporary files next to them and renames them into place together."""
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import json
@@ -19,6 +20,8 @@ from collections import Counter
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .core.pipeline import LazyChunk
 from .errors import InputError
@@ -92,7 +95,6 @@ def _read(path: str, sep: str | None, columns: Sequence[str] | None) -> pd.DataF
 def not_utf8(path: str, exc: UnicodeDecodeError, encoding: str = "utf-8") -> ValueError:
     """The error for a text file that is not ``encoding``: the reader's exception counts bytes
     from the start of the block it was decoding, so the offset in the file is found again."""
-    import codecs  # noqa: PLC0415
 
     decoder, offset = codecs.getincrementaldecoder(encoding)(), 0
     with open(path, "rb") as fh:
@@ -123,7 +125,6 @@ def estimated_rows(path: str | os.PathLike, *, sample_bytes: int = 1 << 20) -> i
     the mean length of the lines in its first ``sample_bytes`` (an estimate, for sizing)."""
     path = os.fspath(path)
     if _is_parquet(path):
-        import pyarrow.parquet as pq  # noqa: PLC0415 - only for Parquet input
         return pq.ParquetFile(path).metadata.num_rows
     size = os.path.getsize(path)
     with open(path, "rb") as fh:
@@ -163,7 +164,6 @@ def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
     sep, columns = _columns_of(path, sep, columns)
     try:
         if _is_parquet(path):
-            import pyarrow.parquet as pq  # noqa: PLC0415 - only for Parquet input
             # (no pre-buffering: its cache holds every row group read until the file closes,
             # 0.7 GiB over 10^8 census rows)
             with pq.ParquetFile(path, pre_buffer=False) as source:
@@ -191,7 +191,6 @@ def _row_group_chunks(path: str, columns: list[str], sizes: list[int], rows: int
     one larger group, each read as an Arrow table."""
     def reader(groups: list[int]):
         def read():
-            import pyarrow.parquet as pq  # noqa: PLC0415
             with pq.ParquetFile(path, pre_buffer=False) as source:
                 return source.read_row_groups(groups, columns=columns)
         return read
@@ -215,7 +214,6 @@ def _columns_of(path: str, sep: str | None, columns: Sequence[str] | None
     if not parquet and sep is None:
         sep = sniff_delimiter(path)
     if parquet:
-        import pyarrow.parquet as pq  # noqa: PLC0415 - only for Parquet input
         available = list(pq.read_schema(path).names)
     else:
         available = _csv_header(path, sep)
@@ -271,7 +269,6 @@ class TableWriter:
         """``df`` as the file needs it: an Arrow table, or CSV text (the header apart).
         (``index``, the chunk's place in a dataset, is not needed for one file.)"""
         if self._parquet:
-            import pyarrow as pa  # noqa: PLC0415
             return PreparedChunk(len(df), None,
                                  pa.Table.from_pandas(df, preserve_index=False))
         header = df.iloc[:0].to_csv(None, sep=self.sep, index=False)
@@ -280,7 +277,6 @@ class TableWriter:
 
     def write_prepared(self, chunk: "PreparedChunk") -> None:
         if self._parquet:
-            import pyarrow.parquet as pq  # noqa: PLC0415
             table = chunk.data
             if self._file is None:
                 self._schema = table.schema
@@ -313,8 +309,7 @@ class TableWriter:
 
 def _parquet_options(schema) -> dict:
     """How releases are written to Parquet: dictionary encoding for text and dictionary columns
-    only, no column statistics (nothing to prune by in a shuffled table; 40 % of the writing)."""
-    import pyarrow as pa  # noqa: PLC0415
+    only, no column statistics (nothing to prune by in a shuffled table, and costly to write)."""
 
     text = [f.name for f in schema
             if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)
@@ -333,8 +328,6 @@ class DatasetWriter:
         self.rows = 0
 
     def prepare(self, df: pd.DataFrame, index: int) -> "PreparedChunk":
-        import pyarrow as pa  # noqa: PLC0415
-        import pyarrow.parquet as pq  # noqa: PLC0415
 
         table = pa.Table.from_pandas(df, preserve_index=False)
         pq.write_table(table, os.path.join(self.path, f"part-{index:05d}.parquet"),
