@@ -86,7 +86,7 @@ def chunk_rows_for(args) -> int | None:
 
 
 def measured_qids(args) -> tuple[list[str], dict[str, str]]:
-    """The QID names of :func:`add_measured_qi_option` (in order, each once) and their
+    """The QID names of :func:`.options.add_measured_qi_option` (in order, each once) and their
     hierarchy files (those given)."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..errors import InputError
@@ -107,7 +107,7 @@ def measured_qids(args) -> tuple[list[str], dict[str, str]]:
 
 def read_measured(args, columns: list[str], population_columns: list[str],
                   inputs=()) -> tuple:
-    """``(plan, data, population)`` of a :func:`table_subcommand` with --population and
+    """``(plan, data, population)`` of a :func:`.options.table_subcommand` with --population and
     --json: the checked plan of --json (before anything is read; ``inputs`` are further files
     the run reads, such as hierarchies), INPUT's ``columns`` and --population's
     ``population_columns`` (None without --population)."""

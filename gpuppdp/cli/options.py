@@ -72,7 +72,7 @@ def add_measured_qi_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_chunk_option(p: argparse.ArgumentParser, what: str) -> None:
-    """``--chunk-rows N`` (see :func:`chunk_rows_for`); ``what`` says what it does."""
+    """``--chunk-rows N`` (see :func:`.measure.chunk_rows_for`); ``what`` says what it does."""
     p.add_argument("--chunk-rows", default=None, metavar="N",
                    help=f"{what}; default: in memory up to 1,048,576 rows (Parquet) or 256 MiB "
                    "(CSV), in chunks of that many rows above")
@@ -138,7 +138,7 @@ def table_subcommand(subparsers, name: str, run, *, population: str | None = Non
                      json: str | None = None, **texts) -> argparse.ArgumentParser:
     """A subcommand reading one table: INPUT and --sep, with ``population`` (its help) a
     --population FILE and with ``json`` a --json OUT.json option; ``texts`` are ``help`` and
-    ``description``.  See :func:`read_measured`."""
+    ``description``.  See :func:`.measure.read_measured`."""
     p = subparsers.add_parser(name, **texts)
     p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
     p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")

@@ -18,9 +18,10 @@ __all__ = ["anonymizer_from_args", "format_summary", "run_files", "run_summary",
 
 
 def anonymizer_from_args(args, *, read: bool = True) -> tuple:
-    """``(data, Anonymizer)`` configured by :func:`add_anonymization_options`' options; with
-    ``read=False`` the table is left on disk (``data`` is None) and only the sensitive
-    columns are read when ordered t-closeness needs their values' order."""
+    """``(data, Anonymizer)`` configured by the options of
+    :func:`.common.add_anonymization_options`; with ``read=False`` the table is left on disk
+    (``data`` is None) and only the sensitive columns are read when ordered t-closeness needs
+    their values' order."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..anonymizer import Anonymizer
     from ..hierarchy import Hierarchy
