@@ -92,7 +92,7 @@ def _read(path: str, sep: str | None, columns: Sequence[str] | None) -> pd.DataF
     return pd.read_csv(path, sep=sep, usecols=columns, **_CSV_OPTIONS)
 
 
-def not_utf8(path: str, exc: UnicodeDecodeError, encoding: str = "utf-8") -> ValueError:
+def not_utf8(path: str, exc: UnicodeDecodeError, encoding: str = "utf-8") -> InputError:
     """The error for a text file that is not ``encoding``: the reader's exception counts bytes
     from the start of the block it was decoding, so the offset in the file is found again."""
 
@@ -105,10 +105,10 @@ def not_utf8(path: str, exc: UnicodeDecodeError, encoding: str = "utf-8") -> Val
                 # the decoder may hold back the start of a sequence from the previous block
                 at = offset + bad.start - (len(bad.object) - len(block))
                 line = 1 + _count_newlines(path, at)
-                return ValueError(f"{path} is not {encoding.upper()} text ({bad.reason} at "
+                return InputError(f"{path} is not {encoding.upper()} text ({bad.reason} at "
                                   f"byte {at}, line {line})")
             offset += len(block)
-    return ValueError(f"{path} is not {encoding.upper()} text ({exc.reason})")
+    return InputError(f"{path} is not {encoding.upper()} text ({exc.reason})")
 
 
 def _count_newlines(path: str, end: int) -> int:

@@ -518,6 +518,19 @@ def test_error_hierarchy_not_utf8(capsys, tmp_path, table):
     assert_one_error_line(rc, stderr, f"hierarchy file {h} is not utf-8 text")
 
 
+@pytest.mark.parametrize("command", ["anonymize", "check"])
+def test_error_input_not_utf8(capsys, tmp_path, command):
+    """A table that is not UTF-8 is the user's file problem: one line naming the byte and the
+    line, exit status 2."""
+    path = tmp_path / "in.csv"
+    path.write_bytes("sex;age\nMale;30\nNon-binär;40\n".encode("latin-1"))
+    tail = (["--qi", f"sex={datasets.adult_path('adult_hierarchy_sex.csv')}", "--k", "2",
+             "--quiet", "--output", str(tmp_path / "o.csv"), "--others", "insensitive"]
+            if command == "anonymize" else ["--qi", "sex", "--quiet"])
+    rc, _, stderr = run(capsys, [command, str(path), *tail])
+    assert_one_error_line(rc, stderr, f"{path} is not UTF-8 text", "line 3")
+
+
 # -- the other privacy models ------------------------------------------------------------------
 TWO_SENSITIVE = ["--insensitive", "id", "--sensitive", "occupation", "--sensitive",
                  "salary-class", "--identifying", "name"]
