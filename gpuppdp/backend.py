@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .errors import UserError
+from .errors import InputError, UserError
 
 __all__ = ["Backend", "BackendError", "DeviceMemoryError", "get_backend", "cpu_backend",
            "gpu_count"]
@@ -158,7 +158,7 @@ def _probe_numba_cuda(cupy) -> None:
     """Launch one tiny ``@cuda.jit`` kernel on a CuPy array, as :mod:`gpuppdp.kernels` does
     (this needs numba-cuda and NVVM, which CuPy alone does not check); raise with the reason."""
     try:
-        from numba import cuda  # noqa: PLC0415 - lazy on purpose
+        from numba import cuda  # noqa: PLC0415 - deferred: probed only for a GPU
         if not hasattr(cuda, "jit"):
             raise ImportError("numba.cuda has no jit (numba-cuda not installed)")
     except Exception as exc:
@@ -185,7 +185,7 @@ def _probe_cupy():
     """Import CuPy, run one tiny CuPy kernel and one tiny Numba CUDA kernel on a CuPy array;
     return the CuPy module or raise :class:`BackendError` with the reason, on one line."""
     try:
-        import cupy  # noqa: PLC0415 - lazy on purpose
+        import cupy  # noqa: PLC0415 - deferred: CuPy is optional
     except Exception as exc:  # ImportError, or a broken CUDA install raising at import
         raise BackendError(
             f"CuPy is not importable ({_one_line(exc)}); {_INSTALL_HINT}") from exc
@@ -210,7 +210,7 @@ def _probe_cupy():
 def gpu_count() -> int:
     """How many CUDA devices CuPy sees (0 without CuPy, a driver or a device)."""
     try:
-        import cupy  # noqa: PLC0415 - lazy on purpose
+        import cupy  # noqa: PLC0415 - deferred: CuPy is optional
         return int(cupy.cuda.runtime.getDeviceCount())
     except Exception:  # ImportError, no driver (CUDARuntimeError), ...
         return 0
@@ -229,11 +229,11 @@ def get_backend(spec: str | Backend = "auto") -> Backend:
     if isinstance(spec, Backend):
         return spec
     if spec not in BACKEND_CHOICES:
-        raise ValueError(f"backend must be one of {BACKEND_CHOICES}, got {spec!r}")
+        raise InputError(f"backend must be one of {BACKEND_CHOICES}, got {spec!r}")
     if spec == "auto":
         spec = os.environ.get("GPUPPDP_BACKEND", "auto")
         if spec not in BACKEND_CHOICES:
-            raise ValueError(
+            raise InputError(
                 f"GPUPPDP_BACKEND must be one of {BACKEND_CHOICES}, got {spec!r}")
     if spec == "cpu":
         return cpu_backend()

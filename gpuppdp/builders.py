@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .errors import InputError
 from .hierarchy import Hierarchy
 from .validation import format_values
 
@@ -54,19 +55,19 @@ def _prefix(name: str | None) -> str:
 def _as_list(values: Any, param: str, p: str) -> list:
     """A one-dimensional list of the elements of ``values`` (array, Series, any iterable)."""
     if values is None or isinstance(values, (str, bytes)):
-        raise ValueError(
+        raise InputError(
             f"{p}{param}: expected a sequence of values, got a single {type(values).__name__}"
             f" ({values!r})")
     if isinstance(values, np.ndarray) or hasattr(values, "to_numpy"):
         arr = np.asarray(values, dtype=object)
         if arr.ndim != 1:
-            raise ValueError(
+            raise InputError(
                 f"{p}{param}: expected a one-dimensional sequence, got shape {arr.shape}")
         return arr.tolist()
     try:
         return list(values)
     except TypeError:
-        raise ValueError(
+        raise InputError(
             f"{p}{param}: expected a sequence of values, got {type(values).__name__}") from None
 
 
@@ -83,7 +84,7 @@ def _is_missing(v: Any) -> bool:
 
 def _check_top(top: Any, p: str) -> str:
     if not isinstance(top, str):
-        raise ValueError(f"{p}top: expected a string label, got {type(top).__name__} ({top!r})")
+        raise InputError(f"{p}top: expected a string label, got {type(top).__name__} ({top!r})")
     return top
 
 
@@ -126,7 +127,7 @@ def levels_hierarchy(mapping: Mapping[Any, Any] | Iterable[Sequence[Any]], *, to
             try:
                 labels = list(labels)
             except TypeError:
-                raise ValueError(
+                raise InputError(
                     f"{p}mapping: expected a list of labels for leaf {leaf!r}, got "
                     f"{type(labels).__name__} ({labels!r})") from None
             items.append((leaf, labels))
@@ -134,34 +135,34 @@ def levels_hierarchy(mapping: Mapping[Any, Any] | Iterable[Sequence[Any]], *, to
         if hasattr(mapping, "to_numpy") and hasattr(mapping, "columns"):
             mapping = mapping.to_numpy(dtype=object).tolist()
         if mapping is None or isinstance(mapping, (str, bytes)):
-            raise ValueError(f"{p}mapping: expected a dict {{leaf: [labels]}} or a sequence of "
+            raise InputError(f"{p}mapping: expected a dict {{leaf: [labels]}} or a sequence of "
                              f"rows [leaf, level1, ...], got {mapping!r}")
         items = []
         try:
             rows = list(mapping)
         except TypeError:
-            raise ValueError(f"{p}mapping: expected a dict {{leaf: [labels]}} or a sequence of "
+            raise InputError(f"{p}mapping: expected a dict {{leaf: [labels]}} or a sequence of "
                              f"rows [leaf, level1, ...], got {type(mapping).__name__}") from None
         for i, row in enumerate(rows):
             if isinstance(row, (str, bytes)) or not isinstance(row, Iterable):
-                raise ValueError(f"{p}mapping: expected row {i + 1} to be a sequence "
+                raise InputError(f"{p}mapping: expected row {i + 1} to be a sequence "
                                  f"[leaf, level1, ...], got {row!r}")
             row = list(row)
             if not row:
-                raise ValueError(f"{p}mapping: row {i + 1} is empty, expected [leaf, level1, ...]")
+                raise InputError(f"{p}mapping: row {i + 1} is empty, expected [leaf, level1, ...]")
             items.append((row[0], row[1:]))
     if not items:
-        raise ValueError(f"{p}mapping: expected at least one leaf, got none")
+        raise InputError(f"{p}mapping: expected at least one leaf, got none")
 
     missing = [leaf for leaf, labels in items
                if _is_missing(leaf) or any(_is_missing(x) for x in labels)]
     if missing:
-        raise ValueError(f"{p}mapping: expected no missing leaves or labels (None/NaN); "
+        raise InputError(f"{p}mapping: expected no missing leaves or labels (None/NaN); "
                          f"{len(missing)} leaf/leaves have one: {format_values(missing)}")
     width = len(items[0][1])
     wrong = [f"{leaf} ({len(labels)})" for leaf, labels in items if len(labels) != width]
     if wrong:
-        raise ValueError(
+        raise InputError(
             f"{p}mapping: expected every leaf to have the same number of labels ({width}, as "
             f"leaf {str(items[0][0])!r}); {len(wrong)} leaf/leaves differ, with their label "
             f"counts: {format_values(wrong)}")
@@ -171,7 +172,7 @@ def levels_hierarchy(mapping: Mapping[Any, Any] | Iterable[Sequence[Any]], *, to
         leaf_s, labels_s = str(leaf), [str(x) for x in labels]
         seen = rows_by_leaf.setdefault(leaf_s, labels_s)
         if seen != labels_s:
-            raise ValueError(
+            raise InputError(
                 f"{p}mapping: expected each leaf once; leaf {leaf_s!r} is given with different "
                 f"labels {seen!r} and {labels_s!r}")
     leaves = list(rows_by_leaf)
@@ -278,41 +279,50 @@ def interval_hierarchy(values: Iterable[Any], widths: Sequence[Any] | Any, *,
     """
     p = _prefix(name)
     top = _check_top(top, p)
-
-    # widths
-    if isinstance(widths, (str, bytes)) or not isinstance(widths, Iterable):
-        widths_list = [widths]
-    else:
-        widths_list = list(widths)
-    if not widths_list:
-        raise ValueError(f"{p}widths: expected at least one interval width, got {widths!r}")
-    ws: list[Fraction] = []
-    for w in widths_list:
-        fw = _to_fraction(w, strings=False)
-        if isinstance(fw, str) or fw <= 0:
-            raise ValueError(f"{p}widths: expected positive finite numbers, got {w!r} "
-                             f"in widths={widths!r}")
-        ws.append(Fraction(fw))
-    for prev, cur in zip(ws, ws[1:]):
-        ratio = cur / prev
-        if ratio.denominator != 1 or ratio < 2:
-            raise ValueError(
-                f"{p}widths: expected each width to be a multiple (at least 2x) of the previous "
-                f"one so that the intervals nest; got {_fmt_number(cur)} after "
-                f"{_fmt_number(prev)} in widths={widths!r}")
-
-    # start
+    ws = _interval_widths(widths, p)
     if start is None:
         origin: Fraction | int = 0
     else:
         origin = _to_fraction(start, strings=False)
         if isinstance(origin, str):
-            raise ValueError(f"{p}start: expected a finite number, got {start!r}")
+            raise InputError(f"{p}start: expected a finite number, got {start!r}")
+    leaves = _numeric_leaves(values, p)
+    return Hierarchy([list(leaves), *_interval_levels(leaves, ws, origin),
+                      [top] * len(leaves)], name=name)
 
-    # values
+
+def _interval_widths(widths, p: str) -> list[Fraction]:
+    """:func:`interval_hierarchy`'s ``widths`` as exact fractions, each a multiple (at least
+    2x) of the previous one."""
+    if isinstance(widths, (str, bytes)) or not isinstance(widths, Iterable):
+        widths_list = [widths]
+    else:
+        widths_list = list(widths)
+    if not widths_list:
+        raise InputError(f"{p}widths: expected at least one interval width, got {widths!r}")
+    ws: list[Fraction] = []
+    for w in widths_list:
+        fw = _to_fraction(w, strings=False)
+        if isinstance(fw, str) or fw <= 0:
+            raise InputError(f"{p}widths: expected positive finite numbers, got {w!r} "
+                             f"in widths={widths!r}")
+        ws.append(Fraction(fw))
+    for prev, cur in zip(ws, ws[1:]):
+        ratio = cur / prev
+        if ratio.denominator != 1 or ratio < 2:
+            raise InputError(
+                f"{p}widths: expected each width to be a multiple (at least 2x) of the previous "
+                f"one so that the intervals nest; got {_fmt_number(cur)} after "
+                f"{_fmt_number(prev)} in widths={widths!r}")
+    return ws
+
+
+def _numeric_leaves(values, p: str) -> dict[str, Fraction | int]:
+    """The distinct ``values`` of :func:`interval_hierarchy` as ``{str(value): exact number}``
+    in order of first appearance; non-numeric, NaN, infinite and missing values refused."""
     vals = _as_list(values, "values", p)
     if not vals:
-        raise ValueError(f"{p}values: expected at least one value, got none")
+        raise InputError(f"{p}values: expected at least one value, got none")
     leaves: dict[str, Fraction | int] = {}
     nonfinite: list[Any] = []
     bad: list[Any] = []
@@ -330,22 +340,28 @@ def interval_hierarchy(values: Iterable[Any], widths: Sequence[Any] | Any, *,
         else:
             leaves[leaf] = x
     if bad:
-        raise ValueError(
+        raise InputError(
             f"{p}values: expected numbers (int, float or numeric strings); got {len(bad)} "
             f"non-numeric value(s): {format_values(bad)}")
     if nonfinite:
-        raise ValueError(
+        raise InputError(
             f"{p}values: expected finite numbers; got {len(nonfinite)} NaN, infinite or "
             f"missing value(s): {format_values(nonfinite)}")
+    return leaves
 
-    # levels: k1 = floor((v - start) / w1); level L index = floor(k1 / (wL / w1))
+
+def _interval_levels(leaves: dict[str, Fraction | int], ws: list[Fraction],
+                     origin: Fraction | int) -> list[list[str]]:
+    """The interval labels of ``leaves``, one level per width: level ``L`` labels a leaf
+    ``[a, a + w)`` with ``k1 = floor((v - origin) / w1)`` and ``a = origin +
+    floor(k1 / (wL / w1)) * wL``."""
     origin = _simplest(origin)
     w1 = ws[0]
     w1_num = _simplest(w1)
     ws = [_simplest(w) for w in ws]  # type: ignore[misc]
     ratios = [int(w / w1) for w in ws]
     k1 = [(x - origin) // w1_num for x in leaves.values()]
-    levels: list[list[str]] = [list(leaves)]
+    levels: list[list[str]] = []
     for ratio, w in zip(ratios, ws):
         cache: dict[int, str] = {}
         level = []
@@ -357,8 +373,7 @@ def interval_hierarchy(values: Iterable[Any], widths: Sequence[Any] | Any, *,
                 label = cache[kl] = f"[{_fmt_number(lo)}, {_fmt_number(lo + w)})"
             level.append(label)
         levels.append(level)
-    levels.append([top] * len(leaves))
-    return Hierarchy(levels, name=name)
+    return levels
 
 
 # -- masking ---------------------------------------------------------------------------------
@@ -395,15 +410,15 @@ def masking_hierarchy(values: Iterable[Any], *, char: str = "*", direction: str 
     """
     p = _prefix(name)
     if not isinstance(char, str) or len(char) != 1:
-        raise ValueError(f"{p}char: expected a single character, got {char!r}")
+        raise InputError(f"{p}char: expected a single character, got {char!r}")
     if direction not in ("right", "left"):
-        raise ValueError(f"{p}direction: expected 'right' or 'left', got {direction!r}")
+        raise InputError(f"{p}direction: expected 'right' or 'left', got {direction!r}")
     vals = _as_list(values, "values", p)
     if not vals:
-        raise ValueError(f"{p}values: expected at least one value, got none")
+        raise InputError(f"{p}values: expected at least one value, got none")
     missing = [v for v in vals if _is_missing(v)]
     if missing:
-        raise ValueError(f"{p}values: expected codes, got {len(missing)} missing value(s) "
+        raise InputError(f"{p}values: expected codes, got {len(missing)} missing value(s) "
                          f"(None/NaN): {format_values(missing)}")
     leaves = list(dict.fromkeys(str(v) for v in vals))
     lengths = Counter(len(s) for s in leaves)
@@ -412,12 +427,12 @@ def masking_hierarchy(values: Iterable[Any], *, char: str = "*", direction: str 
         # the most common length; on a tie, the length of the first code with such a count
         n = next(len(s) for s in leaves if lengths[len(s)] == top_count)
         off = [s for s in leaves if len(s) != n]
-        raise ValueError(
+        raise InputError(
             f"{p}values: expected codes of one length to mask; {len(off)} of {len(leaves)} "
             f"distinct value(s) differ from the most common length {n}: {format_values(off)}")
     n = len(leaves[0])
     if n == 0:
-        raise ValueError(f"{p}values: expected non-empty codes, got only empty strings")
+        raise InputError(f"{p}values: expected non-empty codes, got only empty strings")
     levels = [leaves]
     for j in range(1, n + 1):
         if direction == "right":
@@ -500,27 +515,41 @@ def date_hierarchy(values: Iterable[Any], *,
     """
     p = _prefix(name)
     top = _check_top(top, p)
+    level_list = _date_levels(levels, p)
+    if format is not None and not isinstance(format, str):
+        raise InputError(f"{p}format: expected a format string or None, got {format!r}")
+    parsed = _date_leaves(values, format, p)
+    leaves = list(parsed)
+    return Hierarchy([leaves, *([_date_label(g, *parsed[leaf]) for leaf in leaves]
+                                for g in level_list), [top] * len(leaves)], name=name)
+
+
+def _date_levels(levels, p: str) -> list[str]:
+    """:func:`date_hierarchy`'s ``levels`` as a list of known granularities, finest first."""
     level_list = [levels] if isinstance(levels, str) else list(levels)
     unknown = [g for g in level_list if g not in _DATE_RANK]
     if unknown:
-        raise ValueError(f"{p}levels: expected granularities among {list(DATE_GRANULARITIES)}, "
+        raise InputError(f"{p}levels: expected granularities among {list(DATE_GRANULARITIES)}, "
                          f"got unknown {format_values(unknown)}")
     ranks = [_DATE_RANK[g] for g in level_list]
     if any(b <= a for a, b in zip(ranks, ranks[1:])):
-        raise ValueError(
+        raise InputError(
             f"{p}levels: expected distinct granularities from finest to coarsest (in the order "
             f"{', '.join(DATE_GRANULARITIES)}), got {tuple(level_list)!r}")
-    if format is not None and not isinstance(format, str):
-        raise ValueError(f"{p}format: expected a format string or None, got {format!r}")
+    return level_list
 
+
+def _date_leaves(values, format: str | None, p: str) -> dict[str, tuple[int, int, int]]:
+    """The distinct ``values`` of :func:`date_hierarchy` as ``{leaf: (year, month, day)}`` in
+    order of first appearance (a string stays as it is, an object becomes its date); missing,
+    non-date and unparseable values refused."""
     vals = _as_list(values, "values", p)
     if not vals:
-        raise ValueError(f"{p}values: expected at least one value, got none")
+        raise InputError(f"{p}values: expected at least one value, got none")
     missing = [v for v in vals if _is_missing(v)]
     if missing:
-        raise ValueError(f"{p}values: expected dates, got {len(missing)} missing value(s) "
+        raise InputError(f"{p}values: expected dates, got {len(missing)} missing value(s) "
                          f"(None/NaN/NaT): {format_values(missing)}")
-
     parsed: dict[str, tuple[int, int, int]] = {}   # leaf -> (y, m, d), order of appearance
     pending: dict[str, None] = {}                    # strings to parse, in order
     not_dates: list[Any] = []
@@ -540,40 +569,38 @@ def date_hierarchy(values: Iterable[Any], *,
             parsed[leaf] = ymd
             order.append(leaf)
     if not_dates:
-        raise ValueError(
+        raise InputError(
             f"{p}values: expected date strings or date/datetime objects, got "
             f"{len(not_dates)} value(s) of other types: {format_values(not_dates)}")
-
     strings = [s for s in pending if s not in parsed]
     unparseable: list[str] = []
-    if strings:
-        try:
-            idx = pd.DatetimeIndex(pd.to_datetime(strings, format=format, errors="coerce"))
-            results = [None if pd.isna(t) else (t.year, t.month, t.day) for t in idx]
-        except (ValueError, TypeError, OverflowError):
-            results = []  # e.g. mixed time zones: parse one by one to find the culprits
-            for s in strings:
-                try:
-                    t = pd.to_datetime(s, format=format)
-                    results.append(None if pd.isna(t) else (t.year, t.month, t.day))
-                except (ValueError, TypeError, OverflowError):
-                    results.append(None)
-        for s, ymd in zip(strings, results):
-            if ymd is None:
-                unparseable.append(s)
-            else:
-                parsed[s] = ymd
+    for s, ymd in zip(strings, _parse_dates(strings, format)):
+        if ymd is None:
+            unparseable.append(s)
+        else:
+            parsed[s] = ymd
     if unparseable:
         how = (f"format={format!r}" if format is not None
                else "format=None: pandas infers one format from the first string")
-        raise ValueError(
+        raise InputError(
             f"{p}values: expected dates; {len(unparseable)} value(s) could not be parsed "
             f"({how}; pass format=... or format='mixed'): {format_values(unparseable)}")
+    return {leaf: parsed[leaf] for leaf in dict.fromkeys(order)}
 
-    leaves = list(dict.fromkeys(order))
-    ymds = [parsed[leaf] for leaf in leaves]
-    out = [leaves]
-    for g in level_list:
-        out.append([_date_label(g, *ymd) for ymd in ymds])
-    out.append([top] * len(leaves))
-    return Hierarchy(out, name=name)
+
+def _parse_dates(strings: list[str], format: str | None) -> list[tuple[int, int, int] | None]:
+    """``(year, month, day)`` of each date string, None where it does not parse."""
+    if not strings:
+        return []
+    try:
+        idx = pd.DatetimeIndex(pd.to_datetime(strings, format=format, errors="coerce"))
+        return [None if pd.isna(t) else (t.year, t.month, t.day) for t in idx]
+    except (ValueError, TypeError, OverflowError):
+        results = []  # e.g. mixed time zones: parse one by one to find the culprits
+        for s in strings:
+            try:
+                t = pd.to_datetime(s, format=format)
+                results.append(None if pd.isna(t) else (t.year, t.month, t.day))
+            except (ValueError, TypeError, OverflowError):
+                results.append(None)
+        return results

@@ -41,8 +41,11 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .builders import interval_hierarchy, levels_hierarchy, masking_hierarchy
+from .core.pipeline import ordered_map
 from .hierarchy import Hierarchy
 from .io import OutputError, OutputPlan
 from .validation import check_int
@@ -489,7 +492,6 @@ def _codes(seed: int, start: int, stop: int) -> dict[str, np.ndarray]:
 def arrow_schema(rows: int | None = None, seed: int | None = None):
     """The ``pyarrow`` schema of the table (with the generator's version, ``rows`` and
     ``seed`` in its metadata when given)."""
-    import pyarrow as pa  # noqa: PLC0415 - pyarrow only when a table is built
 
     hierarchies = _hierarchies()
 
@@ -521,9 +523,6 @@ def iter_tables(rows: int, seed: int = 0, *, row_group_rows: int = ROW_GROUP_ROW
     :func:`~gpuppdp.core.pipeline.host_threads`; NumPy's generators and gathers release the
     GIL) a few row groups ahead of the one yielded.  A block that straddles two row groups is
     drawn for each."""
-    import pyarrow as pa  # noqa: PLC0415
-
-    from .core.pipeline import ordered_map
 
     rows, seed, row_group_rows = _check(rows, seed, row_group_rows)
     schema = arrow_schema(rows, seed)
@@ -552,7 +551,6 @@ def census_table(rows: int, seed: int = 0) -> pd.DataFrame:
     """The table of ``rows`` rows for ``seed``, in memory: what :func:`write_census` writes
     (``pandas.read_parquet`` of its file gives an equal frame).  The QID columns but age are
     categoricals whose categories are their hierarchy's leaves."""
-    import pyarrow as pa  # noqa: PLC0415
 
     rows, seed, _ = _check(rows, seed)
     tables = list(iter_tables(rows, seed, row_group_rows=rows))
@@ -601,7 +599,6 @@ def write_census(folder: str | os.PathLike, rows: int, seed: int = 0, *,
     ``folder/census_hierarchy_<column>.csv``; all files are replaced together, atomically
     (see :class:`gpuppdp.io.AtomicOutputs`).  ``plan``: :func:`census_plan` of ``folder``,
     when already checked."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
 
     rows, seed, row_group_rows = _check(rows, seed, row_group_rows)
     plan = census_plan(folder) if plan is None else plan

@@ -4,6 +4,7 @@ writes temporary files next to them and renames them into place together."""
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import json
@@ -19,9 +20,11 @@ from collections import Counter
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from .errors import InputError
 from .core.pipeline import LazyChunk
+from .errors import InputError
 from .validation import format_values
 
 __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "write_table",
@@ -43,7 +46,7 @@ def sniff_delimiter(path: str, candidates: str = ";,\t|", default: str | None = 
     except csv.Error:
         if default is not None:
             return default
-        raise ValueError(f"cannot detect the delimiter of {path}; pass sep (CLI: --sep)") \
+        raise InputError(f"cannot detect the delimiter of {path}; pass sep (CLI: --sep)") \
             from None
 
 
@@ -79,7 +82,7 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None,
     except UnicodeDecodeError as exc:
         raise not_utf8(path, exc) from None
     except pd.errors.EmptyDataError:
-        raise ValueError(f"{path} is empty") from None
+        raise InputError(f"{path} is empty") from None
 
 
 def _read(path: str, sep: str | None, columns: Sequence[str] | None) -> pd.DataFrame:
@@ -89,10 +92,9 @@ def _read(path: str, sep: str | None, columns: Sequence[str] | None) -> pd.DataF
     return pd.read_csv(path, sep=sep, usecols=columns, **_CSV_OPTIONS)
 
 
-def not_utf8(path: str, exc: UnicodeDecodeError, encoding: str = "utf-8") -> ValueError:
+def not_utf8(path: str, exc: UnicodeDecodeError, encoding: str = "utf-8") -> InputError:
     """The error for a text file that is not ``encoding``: the reader's exception counts bytes
     from the start of the block it was decoding, so the offset in the file is found again."""
-    import codecs  # noqa: PLC0415
 
     decoder, offset = codecs.getincrementaldecoder(encoding)(), 0
     with open(path, "rb") as fh:
@@ -103,10 +105,10 @@ def not_utf8(path: str, exc: UnicodeDecodeError, encoding: str = "utf-8") -> Val
                 # the decoder may hold back the start of a sequence from the previous block
                 at = offset + bad.start - (len(bad.object) - len(block))
                 line = 1 + _count_newlines(path, at)
-                return ValueError(f"{path} is not {encoding.upper()} text ({bad.reason} at "
+                return InputError(f"{path} is not {encoding.upper()} text ({bad.reason} at "
                                   f"byte {at}, line {line})")
             offset += len(block)
-    return ValueError(f"{path} is not {encoding.upper()} text ({exc.reason})")
+    return InputError(f"{path} is not {encoding.upper()} text ({exc.reason})")
 
 
 def _count_newlines(path: str, end: int) -> int:
@@ -123,7 +125,6 @@ def estimated_rows(path: str | os.PathLike, *, sample_bytes: int = 1 << 20) -> i
     the mean length of the lines in its first ``sample_bytes`` (an estimate, for sizing)."""
     path = os.fspath(path)
     if _is_parquet(path):
-        import pyarrow.parquet as pq  # noqa: PLC0415 - only for Parquet input
         return pq.ParquetFile(path).metadata.num_rows
     size = os.path.getsize(path)
     with open(path, "rb") as fh:
@@ -163,7 +164,6 @@ def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
     sep, columns = _columns_of(path, sep, columns)
     try:
         if _is_parquet(path):
-            import pyarrow.parquet as pq  # noqa: PLC0415 - only for Parquet input
             # (no pre-buffering: its cache holds every row group read until the file closes,
             # 0.7 GiB over 10^8 census rows)
             with pq.ParquetFile(path, pre_buffer=False) as source:
@@ -182,7 +182,7 @@ def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
     except UnicodeDecodeError as exc:
         raise not_utf8(path, exc) from None
     except pd.errors.EmptyDataError:
-        raise ValueError(f"{path} is empty") from None
+        raise InputError(f"{path} is empty") from None
 
 
 def _row_group_chunks(path: str, columns: list[str], sizes: list[int], rows: int
@@ -191,7 +191,6 @@ def _row_group_chunks(path: str, columns: list[str], sizes: list[int], rows: int
     one larger group, each read as an Arrow table."""
     def reader(groups: list[int]):
         def read():
-            import pyarrow.parquet as pq  # noqa: PLC0415
             with pq.ParquetFile(path, pre_buffer=False) as source:
                 return source.read_row_groups(groups, columns=columns)
         return read
@@ -215,18 +214,17 @@ def _columns_of(path: str, sep: str | None, columns: Sequence[str] | None
     if not parquet and sep is None:
         sep = sniff_delimiter(path)
     if parquet:
-        import pyarrow.parquet as pq  # noqa: PLC0415 - only for Parquet input
         available = list(pq.read_schema(path).names)
     else:
         available = _csv_header(path, sep)
     repeated = [name for name, count in Counter(available).items() if count > 1]
     if repeated:
-        raise ValueError(f"{path}: column name(s) {format_values(repeated)} appear more than "
+        raise InputError(f"{path}: column name(s) {format_values(repeated)} appear more than "
                          "once; give every column its own name")
     if columns is not None:
         missing = [c for c in columns if c not in available]
         if missing:
-            raise ValueError(f"column(s) {format_values(missing)} not in {path}; its columns "
+            raise InputError(f"column(s) {format_values(missing)} not in {path}; its columns "
                              f"are {format_values(available, first=10)}")
         return sep, list(columns)
     return sep, available
@@ -271,7 +269,6 @@ class TableWriter:
         """``df`` as the file needs it: an Arrow table, or CSV text (the header apart).
         (``index``, the chunk's place in a dataset, is not needed for one file.)"""
         if self._parquet:
-            import pyarrow as pa  # noqa: PLC0415
             return PreparedChunk(len(df), None,
                                  pa.Table.from_pandas(df, preserve_index=False))
         header = df.iloc[:0].to_csv(None, sep=self.sep, index=False)
@@ -280,7 +277,6 @@ class TableWriter:
 
     def write_prepared(self, chunk: "PreparedChunk") -> None:
         if self._parquet:
-            import pyarrow.parquet as pq  # noqa: PLC0415
             table = chunk.data
             if self._file is None:
                 self._schema = table.schema
@@ -313,8 +309,7 @@ class TableWriter:
 
 def _parquet_options(schema) -> dict:
     """How releases are written to Parquet: dictionary encoding for text and dictionary columns
-    only, no column statistics (nothing to prune by in a shuffled table; 40 % of the writing)."""
-    import pyarrow as pa  # noqa: PLC0415
+    only, no column statistics (nothing to prune by in a shuffled table, and costly to write)."""
 
     text = [f.name for f in schema
             if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)
@@ -333,8 +328,6 @@ class DatasetWriter:
         self.rows = 0
 
     def prepare(self, df: pd.DataFrame, index: int) -> "PreparedChunk":
-        import pyarrow as pa  # noqa: PLC0415
-        import pyarrow.parquet as pq  # noqa: PLC0415
 
         table = pa.Table.from_pandas(df, preserve_index=False)
         pq.write_table(table, os.path.join(self.path, f"part-{index:05d}.parquet"),

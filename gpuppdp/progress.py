@@ -1,5 +1,5 @@
 """Progress of a run made of a few steps, reported to a ``progress(done, total)`` callback
-(the CLI's :class:`~gpuppdp.cli.common.ProgressBar`, or anything callable)."""
+(the CLI's :class:`~gpuppdp.cli.progress.ProgressBar`, or anything callable)."""
 
 from __future__ import annotations
 

@@ -140,7 +140,7 @@ def _release_parts(release, hierarchies):
     if isinstance(own, Mapping):         # a MondrianRelease
         hierarchies = {**own, **hierarchies}
     table = getattr(release, "released", release)
-    return check_frame(table, "release"), hierarchies
+    return check_frame("release", table), hierarchies
 
 
 def _anatomized(release) -> bool:
@@ -234,7 +234,7 @@ def workload_error(original: pd.DataFrame, release, *, queries: int = 1000, seed
     random value of its domain.  ``details=True`` returns a DataFrame of the queries
     (``where``, ``actual``, ``estimate``, ``error``) instead of the mean.
     """
-    check_frame(original, "original")
+    check_frame("original", original)
     queries = check_int("queries", queries, 1)
     dims = check_int("dims", dims, 1)
     if columns is None:

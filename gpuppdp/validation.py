@@ -4,6 +4,11 @@ Every public function and class checks its arguments with these helpers, so one 
 mistake gets one kind of message: the parameter's name, what was expected and what was given
 (as scikit-learn's ``_param_validation`` and diffprivlib's ``_check_all`` do).  Column lists
 are always called ``quasi_identifiers`` in messages, the one name the API uses for them.
+
+Every ``check_*`` helper takes the parameter's name first, then its value (``check_int("k", k,
+1)``), in the order the message names them; a bad value raises
+:class:`~gpuppdp.errors.InputError` (a ``ValueError``), a wrong type
+:class:`~gpuppdp.errors.InputTypeError` (a ``TypeError``).
 """
 
 from __future__ import annotations
@@ -13,6 +18,9 @@ import numbers
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
+
+from .errors import InputError, InputTypeError
 
 __all__ = ["check_columns", "check_epsilon", "check_frame", "check_int", "check_number",
            "check_name", "format_values", "check_positive", "check_probability", "column_list",
@@ -30,26 +38,26 @@ def _is_real(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def check_positive(value, name: str) -> float:
-    """``value`` as a float; ``ValueError`` unless it is a finite real number ``> 0``."""
+def check_positive(name: str, value) -> float:
+    """``value`` as a float; ``InputError`` unless it is a finite real number ``> 0``."""
     if not _is_real(value):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r} "
+        raise InputError(f"{name} must be a finite number > 0, got {value!r} "
                          f"({type(value).__name__})")
     value = float(value)
     if not math.isfinite(value) or value <= 0.0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+        raise InputError(f"{name} must be a finite number > 0, got {value!r}")
     return value
 
 
-def check_epsilon(epsilon, name: str = "epsilon") -> float:
+def check_epsilon(name: str, epsilon) -> float:
     """A privacy parameter ε: finite and strictly positive (ε = 0, NaN, ±inf are refused)."""
-    return check_positive(epsilon, name)
+    return check_positive(name, epsilon)
 
 
-def check_probability(value, name: str, *, low: float, high: float) -> float:
+def check_probability(name: str, value, *, low: float, high: float) -> float:
     """``value`` as a float in the open interval ``(low, high)``."""
     if not _is_real(value) or not low < float(value) < high:
-        raise ValueError(f"{name} must be a number in the open interval ({low:g}, {high:g}), "
+        raise InputError(f"{name} must be a number in the open interval ({low:g}, {high:g}), "
                          f"got {value!r}")
     return float(value)
 
@@ -59,7 +67,7 @@ def check_int(name: str, value, minimum: int) -> int:
     integral = isinstance(value, (numbers.Integral, np.integer)) or (
         isinstance(value, (float, np.floating)) and float(value).is_integer())
     if isinstance(value, bool) or not integral or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
 
@@ -68,7 +76,7 @@ def check_number(name: str, value, minimum: float, maximum: float = math.inf) ->
     if not _is_real(value) or not math.isfinite(float(value)) \
             or not minimum <= float(value) <= maximum:
         bounds = f">= {minimum:g}" if maximum == math.inf else f"in [{minimum:g}, {maximum:g}]"
-        raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")
+        raise InputError(f"{name} must be a finite number {bounds}, got {value!r}")
     return float(value)
 
 
@@ -78,9 +86,9 @@ def plain_number(value: float):
 
 
 def check_name(name: str, value) -> str:
-    """``value`` itself; ``ValueError`` unless it is a non-empty string (a column name)."""
+    """``value`` itself; ``InputError`` unless it is a non-empty string (a column name)."""
     if not isinstance(value, str) or not value:
-        raise ValueError(f"{name} must be a column name, got {value!r}")
+        raise InputError(f"{name} must be a column name, got {value!r}")
     return value
 
 
@@ -88,30 +96,29 @@ def column_list(columns, name: str = "quasi_identifiers") -> list[str]:
     """``columns`` as a list of distinct column names (one name may be a plain string)."""
     cols = [columns] if isinstance(columns, str) else list(columns)
     if not cols:
-        raise ValueError(f"{name}: at least one column is needed, got none")
+        raise InputError(f"{name}: at least one column is needed, got none")
     dup = sorted({c for c in cols if cols.count(c) > 1})
     if dup:
-        raise ValueError(f"{name}: column(s) given twice: {', '.join(map(repr, dup))}")
+        raise InputError(f"{name}: column(s) given twice: {', '.join(map(repr, dup))}")
     return cols
 
 
-def check_frame(data, name: str = "data"):
-    """``data`` itself; ``TypeError`` unless it is a pandas DataFrame."""
-    import pandas as pd
+def check_frame(name: str, data):
+    """``data`` itself; ``InputTypeError`` unless it is a pandas DataFrame."""
     if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"{name} must be a pandas DataFrame, got {type(data).__name__}")
+        raise InputTypeError(f"{name} must be a pandas DataFrame, got {type(data).__name__}")
     return data
 
 
-def check_columns(data, columns, name: str = "quasi_identifiers",
-                  frame: str = "data") -> list[str]:
-    """:func:`column_list` of ``columns``, each of which must be a column of ``data``."""
-    check_frame(data, frame)
+def check_columns(name: str, data, columns, frame: str = "data") -> list[str]:
+    """:func:`column_list` of ``columns`` (the parameter ``name``), each of which must be a
+    column of ``data`` (the parameter ``frame``)."""
+    check_frame(frame, data)
     cols = column_list(columns, name)
     missing = [c for c in cols if c not in data.columns]
     if missing:
         have = list(data.columns)
-        raise ValueError(f"{name}: column(s) not in the {frame}: "
+        raise InputError(f"{name}: column(s) not in the {frame}: "
                          f"{', '.join(map(repr, missing))}; the {frame} has "
                          f"{', '.join(map(repr, have[:12]))}"
                          f"{', ...' if len(have) > 12 else ''}")

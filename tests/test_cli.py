@@ -1,5 +1,6 @@
 """Command line: ``gpuppdp demo`` and ``gpuppdp anonymize`` in-process (and the console script
-once); errors exit with status 2 and one ``gpuppdp: error:`` line, never a traceback."""
+once); a user's errors exit with status 2 and one ``gpuppdp: error:`` line, no traceback
+(unless ``--debug``); a bug exits with status 70 and its traceback."""
 
 from __future__ import annotations
 
@@ -272,6 +273,84 @@ def test_error_out_of_memory_is_one_line(capsys, tmp_path, table, monkeypatch, m
     assert not out.exists()
 
 
+@pytest.mark.parametrize("error", [RuntimeError("an invariant broke"),
+                                   ValueError("a bare ValueError is a bug"),
+                                   KeyError("missing_key")])
+def test_unexpected_exception_is_a_bug_with_its_traceback(capsys, tmp_path, table, monkeypatch,
+                                                          error):
+    """An exception that is no UserError (nor OSError, MemoryError) is a bug: the line asking
+    for a report, then the traceback, exit status 70 (EX_SOFTWARE; not 2, a user's error, nor
+    1, negotiate's "no deal"), no output."""
+    from gpuppdp import anonymizer
+    from gpuppdp.cli.main import INTERNAL_ERROR, INTERNAL_LINE
+
+    def fit(self, *args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(anonymizer.Anonymizer, "fit", fit)
+    src, out = write_csv(table, tmp_path / "in.csv", ";"), tmp_path / "o.csv"
+    rc, stdout, stderr = run(capsys, ["anonymize", str(src), *qi_args(), *ROLES, "--k", "2",
+                                      "--quiet", "--output", str(out)])
+    assert rc == INTERNAL_ERROR == 70
+    lines = stderr.splitlines()
+    assert lines[0] == INTERNAL_LINE
+    assert lines[0] == ("gpuppdp: internal error (a bug; please report it with the traceback "
+                        "below)")
+    assert lines[1] == "Traceback (most recent call last):"
+    assert "in fit" in stderr
+    assert lines[-1] == f"{type(error).__name__}: {error}"
+    assert "gpuppdp: error:" not in stderr
+    assert not out.exists()
+
+
+def test_unexpected_exception_in_a_command(capsys, monkeypatch):
+    """The same for any subcommand's run function (here ``check``'s, raising RuntimeError)."""
+    from gpuppdp.cli import check as cli_check
+
+    def boom(args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli_check, "run_check", boom)
+    rc, _, stderr = run(capsys, ["check", "in.csv", "--qi", "age"])
+    assert rc == 70
+    assert stderr.startswith("gpuppdp: internal error (a bug; please report it with the "
+                             "traceback below)\nTraceback (most recent call last):\n")
+    assert "in boom" in stderr
+    assert stderr.rstrip().endswith("RuntimeError: boom")
+
+
+def test_debug_shows_the_traceback_of_a_user_error(capsys, tmp_path, table):
+    """``gpuppdp --debug``: a user error's traceback, then its usual line; exit status 2."""
+    path = write_csv(table, tmp_path / "in.csv", ";")
+    argv = ["anonymize", str(path), *qi_args(), *ROLES, "--k", "0", "--quiet", "--output",
+            str(tmp_path / "o.csv")]
+    rc, _, plain = run(capsys, argv)
+    line = assert_one_error_line(rc, plain, "k must be an integer >= 1, got 0")
+    rc, _, stderr = run(capsys, ["--debug", *argv])
+    assert rc == 2
+    lines = stderr.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert any(ln.startswith("gpuppdp.errors.InputError: k must be an integer") for ln in lines)
+    assert lines[-1] == line
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_debug_shows_the_traceback_of_a_file_error(capsys, tmp_path):
+    missing = tmp_path / "nope.csv"
+    argv = ["anonymize", str(missing), *qi_args(), "--k", "2", "--quiet", "--output",
+            str(tmp_path / "o.csv")]
+    rc, _, stderr = run(capsys, ["--debug", *argv])
+    assert rc == 2
+    assert stderr.startswith("Traceback (most recent call last):\n")
+    assert stderr.splitlines()[-1] == f"gpuppdp: error: input file not found: {missing}"
+
+
+def test_debug_is_in_the_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "--debug" in capsys.readouterr().out
+
+
 def test_parquet_dataset_release(capsys, tmp_path, table):
     """--parquet-dataset: the release is a folder of Parquet files (out of core), the rows
     of the single-file release."""
@@ -439,6 +518,19 @@ def test_error_hierarchy_not_utf8(capsys, tmp_path, table):
     assert_one_error_line(rc, stderr, f"hierarchy file {h} is not utf-8 text")
 
 
+@pytest.mark.parametrize("command", ["anonymize", "check"])
+def test_error_input_not_utf8(capsys, tmp_path, command):
+    """A table that is not UTF-8 is the user's file problem: one line naming the byte and the
+    line, exit status 2."""
+    path = tmp_path / "in.csv"
+    path.write_bytes("sex;age\nMale;30\nNon-binär;40\n".encode("latin-1"))
+    tail = (["--qi", f"sex={datasets.adult_path('adult_hierarchy_sex.csv')}", "--k", "2",
+             "--quiet", "--output", str(tmp_path / "o.csv"), "--others", "insensitive"]
+            if command == "anonymize" else ["--qi", "sex", "--quiet"])
+    rc, _, stderr = run(capsys, [command, str(path), *tail])
+    assert_one_error_line(rc, stderr, f"{path} is not UTF-8 text", "line 3")
+
+
 # -- the other privacy models ------------------------------------------------------------------
 TWO_SENSITIVE = ["--insensitive", "id", "--sensitive", "occupation", "--sensitive",
                  "salary-class", "--identifying", "name"]
@@ -520,3 +612,23 @@ def test_anonymize_fit_starts_after_the_kernel_loads(capsys, tmp_path, table, mo
     timings = summary["timings"]
     assert set(timings) == {"encode", "search", "release", "total", "kernel load"}
     assert all(v >= 0 for v in timings.values())
+
+
+@pytest.mark.parametrize("command", ["anonymize", "report"])
+def test_suppression_limit_and_its_alias(capsys, command):
+    """``--suppression-limit`` (the Python API's ``suppression_limit``) and its alias
+    ``--suppression`` set the same limit; --help lists both."""
+    from gpuppdp.cli.main import build_parser
+
+    base = [command, "in.csv", "--qi", "age=h.csv",
+            *(["--output", "o.csv"] if command == "anonymize" else ["--html", "r.html"])]
+    for option in ("--suppression-limit", "--suppression"):
+        assert build_parser().parse_args([*base, option, "5%"]).suppression == 0.05
+    assert build_parser().parse_args(base).suppression == 0.0
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert "--suppression-limit S, --suppression S" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as info:
+        main([*base, "--suppression-limit", "lots"])
+    assert info.value.code == 2
+    assert "expected a fraction like 0.05 or 5%, got 'lots'" in capsys.readouterr().err

@@ -3,7 +3,7 @@
 import argparse
 
 from gpuppdp import kernels
-from gpuppdp.cli.common import search_progress
+from gpuppdp.cli.progress import search_progress
 from gpuppdp.kernels import grouping
 
 
@@ -75,8 +75,8 @@ def test_the_warm_up_picks_the_compiled_flash_variant_the_command_runs():
     from numba.core.sigutils import normalize_signature
 
     from gpuppdp.cli.anonymize import _wanted_variant
-    from gpuppdp.engine.search.flash_compiled import _flash_signature, forms_classes
     from gpuppdp.engine.search.base import search_kernels
+    from gpuppdp.engine.search.flash_compiled import _flash_signature, forms_classes
 
     flash, fill, _ = search_kernels(True)
     variants = {forms_classes(args): args for args in (

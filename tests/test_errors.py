@@ -387,3 +387,48 @@ def test_loss_with_a_single_valued_hierarchy_is_defined():
     result = Anonymizer(quasi_identifiers=H, k=2, metric="loss", backend="cpu").fit(df)
     assert result.transformation == {"a": 0, "b": 0}
     assert result.information_loss == 0.0
+
+
+# -- the validators: the parameter's name first, one error type per kind of mistake --------------
+@pytest.mark.parametrize("call, error, message", [
+    (lambda v: v.check_positive("scale", 0), "InputError", "scale must be a finite number > 0"),
+    (lambda v: v.check_epsilon("epsilon", math.nan), "InputError", "epsilon must be a finite"),
+    (lambda v: v.check_probability("p", 1.0, low=0.5, high=1.0), "InputError",
+     "p must be a number in the open interval (0.5, 1)"),
+    (lambda v: v.check_int("k", 0, 1), "InputError", "k must be an integer >= 1, got 0"),
+    (lambda v: v.check_number("t", 2.0, 0.0, 1.0), "InputError",
+     "t must be a finite number in [0, 1], got 2.0"),
+    (lambda v: v.check_name("attribute", ""), "InputError", "attribute must be a column name"),
+    (lambda v: v.check_frame("data", [1, 2]), "InputTypeError",
+     "data must be a pandas DataFrame, got list"),
+    (lambda v: v.check_columns("quasi_identifiers", pd.DataFrame({"a": [1]}), ["a", "b"]),
+     "InputError", "quasi_identifiers: column(s) not in the data: 'b'"),
+    (lambda v: v.check_columns("sensitive", pd.DataFrame({"a": [1]}), ["a", "a"]),
+     "InputError", "sensitive: column(s) given twice: 'a'"),
+])
+def test_validators_name_the_parameter_and_raise_user_errors(call, error, message):
+    """Every ``check_*`` takes the parameter's name first; a bad value is an InputError (a
+    ValueError), a wrong type an InputTypeError (a TypeError): user errors, one line on the
+    command line."""
+    from gpuppdp import errors, validation
+
+    with pytest.raises(getattr(errors, error)) as info:
+        call(validation)
+    assert isinstance(info.value, errors.UserError)
+    assert isinstance(info.value, ValueError if error == "InputError" else TypeError)
+    assert str(info.value).startswith(message)
+
+
+def test_validators_return_the_checked_value():
+    from gpuppdp import validation as v
+
+    frame = pd.DataFrame({"a": [1], "b": [2]})
+    assert v.check_positive("scale", 2) == 2.0
+    assert v.check_epsilon("epsilon", 0.5) == 0.5
+    assert v.check_probability("p", 0.75, low=0.5, high=1.0) == 0.75
+    assert v.check_int("k", 5.0, 1) == 5
+    assert v.check_number("t", 0.2, 0.0, 1.0) == 0.2
+    assert v.check_name("attribute", "a") == "a"
+    assert v.check_frame("data", frame) is frame
+    assert v.check_columns("quasi_identifiers", frame, "b") == ["b"]
+    assert v.check_columns("sensitive", frame, ["a"], frame="release") == ["a"]

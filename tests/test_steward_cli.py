@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer, datasets
-from gpuppdp.cli.common import ProgressBar, anonymizer_from_args, release_plan, run_summary
 from gpuppdp.cli.main import build_parser, main
+from gpuppdp.cli.progress import ProgressBar
+from gpuppdp.cli.run import anonymizer_from_args, release_plan, run_summary
 
 QIDS = ["sex", "age", "race", "education"]
 ROWS = 800

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from gpuppdp import datasets
-from gpuppdp.cli.common import anonymizer_from_args, release_plan, run_summary
 from gpuppdp.cli.main import build_parser, main
+from gpuppdp.cli.run import anonymizer_from_args, release_plan, run_summary
 from gpuppdp.report.compare import compare, render_compare_html
 
 QIDS = ["sex", "age", "race", "marital-status"]
@@ -32,7 +32,7 @@ def runs(tmp_path_factory):
     assert main(["report", *common, "--k", "10", "--sensitive", "occupation",
                  "--l-diversity", "distinct:3", "--suppression", "2%",
                  "--html", str(folder / "b.html")]) == 0
-    # the summary of 'anonymize --json' (cli.common.run_summary), written as anonymize does
+    # the summary of 'anonymize --json' (cli.run.run_summary), written as anonymize does
     args = build_parser().parse_args(["anonymize", *common, "--k", "5", "--suppression", "5%",
                                       "--output", str(folder / "rel.csv"),
                                       "--json", str(folder / "s.json")])

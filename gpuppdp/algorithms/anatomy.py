@@ -200,8 +200,8 @@ class Anatomy:
         classes of a generalization) gives the groups instead of the bucket algorithm; they
         are checked, numbered 1.. in order of first appearance."""
         qids, sensitive, l = self.quasi_identifiers, self.sensitive, self.l
-        check_columns(data, qids)
-        check_columns(data, [sensitive], "sensitive")
+        check_columns("quasi_identifiers", data, qids)
+        check_columns("sensitive", data, [sensitive])
         miss = data[sensitive].isna().to_numpy()
         if miss.any():
             raise InputError(f"column {sensitive!r} has {int(miss.sum())} missing value(s), "
@@ -239,7 +239,7 @@ class Anatomy:
 def _given_groups(data: pd.DataFrame, groups):
     """The group labels ``groups`` names (a column) or gives (one per row)."""
     if isinstance(groups, str):
-        check_columns(data, [groups], "groups")
+        check_columns("groups", data, [groups])
         return data[groups]
     given = np.asarray(groups).reshape(-1)
     if len(given) != len(data):

@@ -489,9 +489,10 @@ class Mondrian:
     def _check(self, data: pd.DataFrame) -> tuple[list[str], list[str]]:
         """The columns of ``data`` checked against the parameters; returns
         :func:`removed_columns`'s ``(removed, dropped)``."""
-        qids, sensitive = check_columns(data, self.quasi_identifiers), self.sensitive
+        qids = check_columns("quasi_identifiers", data, self.quasi_identifiers)
+        sensitive = self.sensitive
         if sensitive is not None:
-            check_columns(data, [sensitive], "sensitive")
+            check_columns("sensitive", data, [sensitive])
         named = qids + ([sensitive] if sensitive else []) + self.insensitive
         removed = removed_columns(list(data.columns), named, identifying=self.identifying,
                                   others=self.others)
@@ -555,7 +556,7 @@ def _start(data, partition, qids, k, l, sens) -> np.ndarray:
     if partition is None:
         return np.zeros(n, dtype=np.int64)
     if isinstance(partition, str):
-        check_columns(data, [partition], "partition")
+        check_columns("partition", data, [partition])
         labels = data[partition]
     elif hasattr(partition, "release") and hasattr(partition, "released"):
         release = partition.release
@@ -604,8 +605,8 @@ def certainty_penalty(released: pd.DataFrame, original: pd.DataFrame,
     (``[lo-hi]``, ``lo-hi``, ``[lo, hi)``) or ``*`` (all) -- and costs their range over the
     column's range.  The same function measures Mondrian's and full-domain releases.
     """
-    qids = check_columns(released, quasi_identifiers, frame="release")
-    check_columns(original, qids, frame="original")
+    qids = check_columns("quasi_identifiers", released, quasi_identifiers, frame="release")
+    check_columns("quasi_identifiers", original, qids, frame="original")
     hierarchies = dict(hierarchies or {})
     ncp = {}
     for c in qids:

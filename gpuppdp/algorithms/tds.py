@@ -560,11 +560,11 @@ class TDS:
     def _check(self, data: pd.DataFrame) -> tuple[list[str], list[str]]:
         """The columns of ``data`` checked against the parameters; returns
         :func:`~gpuppdp.algorithms.mondrian.removed_columns`'s ``(removed, dropped)``."""
-        qids = check_columns(data, self.quasi_identifiers)
+        qids = check_columns("quasi_identifiers", data, self.quasi_identifiers)
         roles = [c for c in (self.sensitive, self.target) if c is not None]
         for role, col in (("sensitive", self.sensitive), ("target", self.target)):
             if col is not None:
-                check_columns(data, [col], role)
+                check_columns(role, data, [col])
         removed = removed_columns(list(data.columns), qids + roles + self.insensitive,
                                   identifying=self.identifying, others=self.others)
         _check_present(data, qids + roles)

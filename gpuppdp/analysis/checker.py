@@ -240,9 +240,9 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     called before the first step and after each (classes, sensitive measures, LKC,
     population).
     """
-    qids = check_columns(data, quasi_identifiers)
+    qids = check_columns("quasi_identifiers", data, quasi_identifiers)
     if sensitive is not None:
-        check_columns(data, [sensitive], "sensitive")
+        check_columns("sensitive", data, [sensitive])
     wanted = _check_options(qids, sensitive, prior, lkc)
     be = backend if isinstance(backend, Backend) else get_backend(backend)
     step = Steps(progress, 1 + (sensitive is not None) + (lkc is not None)
@@ -331,9 +331,9 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
     reducer = DistinctRows(wanted, merge_rows=1 << 20)  # pending chunk sets: ~ a chunk's rows
     rows = n_suppressed = 0
     for chunk in chunks:
-        check_columns(chunk, qids, frame="chunk")
+        check_columns("quasi_identifiers", chunk, qids, frame="chunk")
         if sensitive is not None:
-            check_columns(chunk, [sensitive], "sensitive", frame="chunk")
+            check_columns("sensitive", chunk, [sensitive], frame="chunk")
         if not len(chunk):
             continue
         weights = np.ones(len(chunk), dtype=np.int64) if weight_column is None else \

@@ -56,7 +56,7 @@ RISK_THRESHOLDS = (0.5, 0.2, 0.1, 0.05)
 # --------------------------------------------------------------------------------------------
 
 def _check_qids(data, qids) -> list[str]:
-    qids = check_columns(data, qids)
+    qids = check_columns("quasi_identifiers", data, qids)
     if len(data) == 0:
         raise InputError("the table is empty (0 rows)")
     return qids

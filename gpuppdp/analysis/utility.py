@@ -65,7 +65,7 @@ __all__ = ["precision", "iloss", "ILOSS_DEFINITIONS", "discernibility", "average
 
 def _check_frames(original, released, columns, name: str = "quasi_identifiers"):
     for frame, df in (("original", original), ("released", released)):
-        check_columns(df, columns, name, frame)
+        check_columns(name, df, columns, frame)
     if len(original) == 0:
         raise InputError("the original table is empty (0 rows)")
 

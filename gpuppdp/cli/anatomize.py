@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import table_subcommand
+from .options import table_subcommand
 
 __all__ = ["register", "run_anatomize"]
 

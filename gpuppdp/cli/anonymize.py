@@ -4,22 +4,25 @@ written to --output and the summary to --json (both or neither, see
 ``--census ROWS`` on a generated census of that many rows (:mod:`gpuppdp.census`).
 
 ``anonymize --algorithm`` picks the scheme: ``full-domain`` (default: the lattice search,
-``--search``), ``mondrian`` (:mod:`gpuppdp.algorithms.mondrian`) or ``tds`` (top-down specialization,
-:mod:`gpuppdp.algorithms.tds`).  For the latter two a ``--qi COL`` without a hierarchy is a numeric QID;
-their releases are checked by the independent checker and summarized with full-domain's JSON
-keys where they apply (``transformation`` is null)."""
+``--search``), ``mondrian`` (:mod:`gpuppdp.algorithms.mondrian`) or ``tds`` (top-down
+specialization, :mod:`gpuppdp.algorithms.tds`).  For the latter two a ``--qi COL`` without a
+hierarchy is a numeric QID; their releases are checked by the independent checker and
+summarized with full-domain's JSON keys where they apply (``transformation`` is null)."""
 
 from __future__ import annotations
 
+import argparse
 import logging
 import time
 from typing import TYPE_CHECKING
 
 from .choices import TDS_GENERALIZATIONS
-from .common import (_privacy_models, add_anonymization_options, add_chunk_option,
-                     add_dask_option, add_run_options, anonymizer_from_args, chunk_rows_for,
-                     format_summary, print_release, release_plan, run_summary, search_progress)
+from .common import _privacy_models, add_anonymization_options
 from .generate import whole_number
+from .measure import chunk_rows_for
+from .options import add_chunk_option, add_dask_option, add_run_options
+from .progress import search_progress
+from .run import anonymizer_from_args, format_summary, print_release, release_plan, run_summary
 
 if TYPE_CHECKING:  # registering imports only the standard library; the runs load the library
     from ..anonymizer import AnonymizationResult
@@ -32,6 +35,7 @@ def _certainty(result: AnonymizationResult) -> dict:
     """``ncp`` (per QID) and ``gcp`` of an in-memory full-domain release, measured as
     Mondrian's and TDS's (:func:`gpuppdp.algorithms.mondrian.certainty_penalty`; a suppressed value
     costs 1)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..algorithms.mondrian import certainty_penalty
 
     hierarchies = dict(result.schema.quasi_identifiers)
@@ -54,13 +58,16 @@ def _publish(result: AnonymizationResult, plan: OutputPlan, args, sep: str = ";"
 
 
 def cmd_demo(args) -> int:
+    """Run ``demo``; returns the exit status (0)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from .. import datasets
     from ..anonymizer import Anonymizer
+    from ..errors import InputError
 
     if args.census is not None:
         return _census_demo(args)
     if args.census_seed is not None:
-        raise ValueError("--census-seed needs --census ROWS")
+        raise InputError("--census-seed needs --census ROWS")
     args.output = args.output or "adult_k5.released.csv"
     bundled = [datasets.adult_path()] + [datasets.adult_path(f"adult_hierarchy_{c}.csv")
                                          for c in datasets.ADULT_QUASI_IDENTIFIERS]
@@ -78,6 +85,7 @@ def cmd_demo(args) -> int:
 def _census_demo(args) -> int:
     """The demo's job on a generated census: QIDs zip, age, sex, race, marital, education;
     person_id removed, the other columns kept (insensitive)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from .. import datasets
     from ..anonymizer import Anonymizer
     from ..census import DEMO_QUASI_IDENTIFIERS
@@ -104,6 +112,7 @@ def _census_demo(args) -> int:
 def _dask_anonymize(args) -> int:
     """``anonymize --dask``: encoded and released on a Dask cluster (:mod:`gpuppdp.cluster`);
     a Parquet release is a dataset folder, a CSV release one file."""
+    # deferred: Dask is optional
     from ..backend import get_backend
     from ..cluster import client_for, read_dask, write_release
     from ..io import PARQUET_SUFFIXES, TABLE_SUFFIXES, OutputPlan, table_delimiter
@@ -133,8 +142,6 @@ ALGORITHMS = ("full-domain", "mondrian", "tds")
 def _qi_optional(text: str) -> tuple[str, str | None]:
     """``COL=HIERARCHY.csv`` -> (COL, path); ``COL`` -> (COL, None): a QID without hierarchy
     (numeric, for Mondrian and TDS; full-domain refuses it after parsing)."""
-    import argparse
-
     name, sep, path = text.partition("=")
     if not name or (sep and not path):
         raise argparse.ArgumentTypeError(
@@ -143,7 +150,10 @@ def _qi_optional(text: str) -> tuple[str, str | None]:
 
 
 def cmd_anonymize(args) -> int:
-    from ..io import table_delimiter
+    """Run ``anonymize``; returns the exit status (0)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from .. import kernels
+    from ..io import CHUNK_ROWS, table_delimiter
 
     if args.algorithm == "full-domain":
         bare = [name for name, path in args.qi if path is None]
@@ -163,14 +173,11 @@ def cmd_anonymize(args) -> int:
         return _dask_anonymize(args)
     plan = release_plan(args, dataset=args.parquet_dataset).add("--json", args.json)
     t0 = time.perf_counter()
-    from .. import kernels
-
     # while the input is read; joined before the command returns, so that a short run never
     # leaves it loading (the process would wait for it, ignoring Ctrl-C)
     warm = kernels.warm_up(*_warm_kernels(args), wanted=_wanted_variant(args))
     chunk_rows = chunk_rows_for(args)
     if args.parquet_dataset and chunk_rows is None:  # a dataset is written out of core
-        from ..io import CHUNK_ROWS
         chunk_rows = CHUNK_ROWS
     data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
     if chunk_rows is None:
@@ -474,8 +481,8 @@ def _wanted_variant(args):
     """Of the compiled Flash's cached variants, the one this command will run: with classes
     when a model needs the sensitive attribute (l-diversity, t-closeness), else without
     (loading both made the warm-up outlast the input's reading more often)."""
-    from ..engine.search.flash_compiled import forms_classes
     from ..engine.search.base import search_kernels
+    from ..engine.search.flash_compiled import forms_classes
 
     flash = search_kernels(True)[0]
     classes = bool(args.l_diversity or args.t_closeness)

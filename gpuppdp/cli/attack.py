@@ -27,7 +27,7 @@ import argparse
 import os
 import sys
 
-from .common import _qi_spec, add_json_option
+from .options import _qi_spec, add_json_option
 
 __all__ = ["register", "run_reconstruct", "run_linkage"]
 

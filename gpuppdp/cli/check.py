@@ -6,10 +6,12 @@ import argparse
 import math
 
 from .choices import BACKENDS
-from .common import (ProgressBar, _lkc, _order_spec, _sensitive_spec, add_measuring_options,
-                     add_measured_qi_option, add_prior_option, check_hierarchy_values,
-                     chunk_rows_for, dask_refusals, measure_streamed, measured_qids,
-                     orders_by_column, read_measured, read_prior, table_subcommand)
+from .common import _lkc, _order_spec, _sensitive_spec, orders_by_column
+from .measure import (check_hierarchy_values, chunk_rows_for, dask_refusals, measure_streamed,
+                      measured_qids, read_measured)
+from .options import (add_measured_qi_option, add_measuring_options, add_prior_option,
+                      read_prior, table_subcommand)
+from .progress import ProgressBar
 
 __all__ = ["register", "run_check"]
 
@@ -53,8 +55,9 @@ def _json_value(value):
 
 def run_check(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit status (0)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..analysis.checker import CHECK_KEYS, check, check_chunks, format_report
-
+    from ..errors import InputError
     from ..hierarchy import Hierarchy
 
     qids, hierarchies = measured_qids(args)
@@ -65,22 +68,22 @@ def run_check(args: argparse.Namespace) -> int:
     prior = None
     if args.prior is not None:
         if sensitive is None:
-            raise ValueError("check --prior needs --sensitive COLUMN")
+            raise InputError("check --prior needs --sensitive COLUMN")
         prior = read_prior(args.prior)
     lkc = None
     if args.lkc is not None:
         *lkc, values = args.lkc
         if values is not None:
             if not args.sensitive:
-                raise ValueError("check --lkc L,K,C@VALUES needs --sensitive COLUMN")
+                raise InputError("check --lkc L,K,C@VALUES needs --sensitive COLUMN")
             lkc.append([v for v in values.split(",") if v])
     columns = list(dict.fromkeys(qids + ([args.sensitive] if args.sensitive else [])))
     orders = orders_by_column(args)
     if any(c != args.sensitive for c in orders):
-        raise ValueError(f"--order {next(iter(orders))}=...: check orders only the --sensitive "
+        raise InputError(f"--order {next(iter(orders))}=...: check orders only the --sensitive "
                          "column")
     if args.population is not None and args.chunk_rows is not None:
-        raise ValueError("--chunk-rows: k_map and delta-presence (--population) match INPUT's "
+        raise InputError("--chunk-rows: k_map and delta-presence (--population) match INPUT's "
                          "own values against the population, so INPUT is read into memory; "
                          "leave out --chunk-rows or --population")
     options = dict(quasi_identifiers=qids, sensitive=args.sensitive, backend=args.backend,

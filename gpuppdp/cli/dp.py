@@ -27,7 +27,7 @@ import sys
 import warnings
 
 from .choices import BACKENDS, MECHANISMS
-from .common import table_subcommand
+from .options import table_subcommand
 
 __all__ = ["register", "run_dp_histogram"]
 
@@ -75,33 +75,39 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def _pairs(items: list[str], option: str) -> dict[str, str]:
+    """``["COL=VALUE", ...]`` -> ``{COL: VALUE}``."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import InputError
+
     out = {}
     for item in items:
         col, eq, val = item.partition("=")
         if not eq or not col.strip() or not val.strip():
-            raise ValueError(f"{option} expects COL=VALUE, got {item!r}")
+            raise InputError(f"{option} expects COL=VALUE, got {item!r}")
         out[col.strip()] = val.strip()
     return out
 
 
 def run_dp_histogram(args: argparse.Namespace) -> int:
     """Run ``dp-histogram``; returns the exit status (0)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..dp.accountant import BudgetAccountant
     from ..dp.randomness import RandomSource
     from ..dp.releases import DataDomainError, dp_histogram
+    from ..errors import InputError
     from ..hierarchy import Hierarchy
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, sniff_delimiter, table_delimiter
     from ..validation import format_values
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
     if not by:
-        raise ValueError("--by needs at least one column name")
+        raise InputError("--by needs at least one column name")
     levels = {}
     for col, text in _pairs(args.level, "--level").items():
         try:
             levels[col] = int(text)
         except ValueError:
-            raise ValueError(f"--level {col}={text}: the level must be an integer") from None
+            raise InputError(f"--level {col}={text}: the level must be an integer") from None
     hierarchy_files = _pairs(args.hierarchy, "--hierarchy")
     plan = OutputPlan([args.input, *hierarchy_files.values()]).add("--output", args.output,
                                                                     TABLE_SUFFIXES)
@@ -113,17 +119,17 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
                                               name=col)
     for col in list(levels) + list(hierarchies):
         if col not in by:
-            raise ValueError(f"--level/--hierarchy given for {col!r}, which is not in --by")
+            raise InputError(f"--level/--hierarchy given for {col!r}, which is not in --by")
     identifying = {c.strip() for item in args.identifying for c in item.split(",") if c.strip()}
     for col in by:
         if col in identifying:
-            raise ValueError(f"column {col!r} is declared identifying (--identifying): a "
+            raise InputError(f"column {col!r} is declared identifying (--identifying): a "
                              "table by it would publish who is in the data; drop it from --by")
     if args.budget is not None and args.budget_file is None:
-        raise ValueError("--budget needs --budget-file (the ledger it starts)")
+        raise InputError("--budget needs --budget-file (the ledger it starts)")
     if args.budget_file is not None and os.path.realpath(args.budget_file) in {
             os.path.realpath(args.input), os.path.realpath(args.output)}:
-        raise ValueError(f"--budget-file {args.budget_file} is the input or the output")
+        raise InputError(f"--budget-file {args.budget_file} is the input or the output")
     data = read_table(args.input, columns=by, sep=args.sep)
     ledger = (BudgetAccountant.open_ledger(args.budget_file, epsilon=args.budget)
               if args.budget_file is not None else contextlib.nullcontext())
@@ -137,7 +143,7 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
                                  mechanism=args.mechanism, clamp=not args.no_clamp,
                                  random=source, accountant=accountant)
         except DataDomainError as exc:  # the library's hint names its keywords
-            raise ValueError(
+            raise InputError(
                 f"column(s) {format_values(exc.columns)} have no public domain: their set of "
                 "values would be read from the data, which differential privacy does not "
                 "protect; give each a --hierarchy COL=FILE.csv, or declare the values public "

@@ -17,7 +17,10 @@ _MAX_ROWS = 10 ** 12
 
 def whole_number(option: str, text: str, minimum: int = 1, maximum: int = 2 ** 63 - 1) -> int:
     """``text`` as an int in ``[minimum, maximum]``: ``1000000``, ``1_000_000`` and ``1e6``
-    are accepted; anything else raises a ``ValueError`` naming ``option``."""
+    are accepted; anything else raises an ``InputError`` naming ``option``."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import InputError
+
     what = "a positive whole number" if minimum == 1 else f"a whole number >= {minimum}"
     try:
         value = Decimal(text.strip())
@@ -25,13 +28,15 @@ def whole_number(option: str, text: str, minimum: int = 1, maximum: int = 2 ** 6
         value = None
     if value is None or not value.is_finite() or value != value.to_integral_value() \
             or value < minimum:
-        raise ValueError(f"{option} expects {what}, got {text!r}")
+        raise InputError(f"{option} expects {what}, got {text!r}")
     if value > maximum:
-        raise ValueError(f"{option} is too large: {text} (at most {maximum:,})")
+        raise InputError(f"{option} is too large: {text} (at most {maximum:,})")
     return int(value)
 
 
 def cmd_generate_census(args) -> int:
+    """Run ``generate census``; returns the exit status (0)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from .. import census
 
     rows = whole_number("--rows", args.rows, maximum=_MAX_ROWS)

@@ -1,23 +1,46 @@
 """The ``gpuppdp`` command line: :func:`main` (the console script ``gpuppdp.cli:main``).
 
-Errors exit with status 2 and one line on stderr (no traceback); an interrupt (Ctrl-C,
-SIGINT) at any moment exits with status 130 and the one line ``gpuppdp: interrupted``, leaving
-no partial output (see :class:`gpuppdp.io.AtomicOutputs`).  This module imports only the
-standard library, so that :func:`main` installs its interrupt handler before the subcommands
-load NumPy and pandas (a second or so); building the parser imports only the standard library
-too (the subcommand modules load the library in their run functions), so ``gpuppdp --help``
-and ``gpuppdp --version`` start quickly.
+Exit statuses:
+
+* 0 -- done.
+* 1 -- a command's negative answer: ``negotiate`` ended without a deal, ``attack linkage
+  --check`` refused the release.
+* 2 -- a usage error (argparse), a :class:`gpuppdp.errors.UserError` (a bad parameter, a value
+  missing from a hierarchy, a problem with no solution, ...), an ``OSError`` reading or writing
+  the user's files, or running out of host or device memory: one line
+  ``gpuppdp: error: ...`` on stderr, no traceback (``gpuppdp --debug COMMAND ...`` prints the
+  traceback above the line).
+* 70 -- any other exception, which is a bug: the line ``gpuppdp: internal error (a bug;
+  please report it with the traceback below)`` and the traceback (70 is ``EX_SOFTWARE``,
+  "internal software error", of BSD's ``sysexits.h``).
+* 130 -- an interrupt (Ctrl-C, SIGINT) at any moment: the one line ``gpuppdp: interrupted``,
+  leaving no partial output (see :class:`gpuppdp.io.AtomicOutputs`).
+
+Importing this module and building the parser load only the standard library and the
+subcommand modules (which load the library in their run functions), so that :func:`main`
+installs its interrupt handler before NumPy and pandas load, and ``gpuppdp --help`` and
+``gpuppdp --version`` start quickly.
 """
 
 from __future__ import annotations
 
+import argparse
+import logging
+import os
 import signal
 import sys
+import traceback
 import warnings
 
-__all__ = ["main", "build_parser", "INTERRUPTED"]
+from .. import __version__
+from . import anatomize, anonymize, attack, check, dp, generate, negotiate, report, risk
 
-INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+__all__ = ["main", "build_parser", "INTERRUPTED", "USER_ERROR", "INTERNAL_ERROR"]
+
+USER_ERROR = 2        # as argparse's usage errors
+INTERNAL_ERROR = 70   # a bug: EX_SOFTWARE of BSD's sysexits.h (1 is a command's "no")
+INTERRUPTED = 130     # 128 + SIGINT, as shells report it
+INTERNAL_LINE = "gpuppdp: internal error (a bug; please report it with the traceback below)"
 
 
 class _Interrupts:
@@ -46,28 +69,24 @@ def _install_handler():
     return signal.SIG_DFL if previous is None else previous
 
 
-def _parser_class():
+class _Parser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose usage errors are one line: ``PROG: error: MESSAGE
     (see PROG --help)``, exit status 2 (argparse's own error prints the whole usage block
     first).  Subparsers inherit the class (``add_subparsers`` uses the parent's type)."""
-    import argparse
 
-    class Parser(argparse.ArgumentParser):
-        def error(self, message):
-            message = " ".join(str(message).split())  # argparse wraps some messages
-            self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-    return Parser
+    def error(self, message):
+        message = " ".join(str(message).split())  # argparse wraps some messages
+        self.exit(USER_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser():
     """The ``argparse`` parser of every subcommand."""
-    from .. import __version__
-    from . import anatomize, anonymize, attack, check, dp, generate, negotiate, report, risk
-
-    parser = _parser_class()(
+    parser = _Parser(
         prog="gpuppdp", description="GPU-accelerated privacy-preserving data publishing")
     parser.add_argument("--version", action="version", version=f"gpuppdp {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="print the traceback of an error too (before the subcommand: "
+                        "gpuppdp --debug COMMAND ...)")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (anonymize, check, risk, report, dp, generate, attack, anatomize, negotiate):
         module.register(sub)
@@ -75,18 +94,12 @@ def build_parser():
 
 
 def _run(argv) -> int:
-    import logging
-    import os
-
     args = build_parser().parse_args(argv)  # --help, --version and usage errors exit here
 
-    from ..anonymizer import NoSolutionError
-    from ..backend import BackendError, DeviceMemoryError
-    from ..engine.encoding import SchemaError
-    from ..hierarchy import HierarchyError
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..backend import DeviceMemoryError
+    from ..errors import UserError
 
-    user_errors = (ValueError, TypeError, KeyError, FileNotFoundError, SchemaError,
-                   HierarchyError, NoSolutionError, BackendError, OSError)
     # GPUPPDP_LOG is the level of the package's own logger; other libraries' (Numba's CUDA
     # driver logs every call at DEBUG) stay at WARNING
     logging.basicConfig(level="WARNING", format="%(message)s")
@@ -95,20 +108,29 @@ def _run(argv) -> int:
     warnings.showwarning = _warning_line
     try:
         return args.func(args)
-    except user_errors as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"gpuppdp: error: {message}", file=sys.stderr)
-        return 2
+    except (UserError, OSError) as exc:  # OSError: the user's files (missing, unreadable, ...)
+        return _user_error(str(exc), args.debug)
     except MemoryError as exc:  # the host's, or the GPU's (CuPy's OutOfMemoryError)
         device = isinstance(exc, DeviceMemoryError) or type(exc).__module__.startswith("cupy")
         where = "device" if device else "host"
         detail = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"gpuppdp: error: out of {where} memory ({detail}); nothing was written. "
-              "Smaller chunks (--chunk-rows) lower the peak of a large input; on a GPU, "
-              "--backend cpu runs in host memory", file=sys.stderr)
-        return 2
+        return _user_error(f"out of {where} memory ({detail}); nothing was written. "
+                           "Smaller chunks (--chunk-rows) lower the peak of a large input; on "
+                           "a GPU, --backend cpu runs in host memory", args.debug)
+    except Exception:
+        print(INTERNAL_LINE, file=sys.stderr)
+        traceback.print_exc()
+        return INTERNAL_ERROR
     finally:
         warnings.showwarning = previous
+
+
+def _user_error(message: str, debug: bool) -> int:
+    """The one line of an error the user can fix (after its traceback with ``--debug``)."""
+    if debug:
+        traceback.print_exc()
+    print(f"gpuppdp: error: {message}", file=sys.stderr)
+    return USER_ERROR
 
 
 def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:

@@ -26,7 +26,8 @@ from __future__ import annotations
 import argparse
 
 from .choices import BACKENDS
-from .common import _numbers, add_json_option, add_prior_option, read_prior
+from .common import _numbers
+from .options import add_json_option, add_prior_option, read_prior
 
 __all__ = ["register", "run_negotiate", "BASES", "OBJECTIVES", "OTHERS"]
 

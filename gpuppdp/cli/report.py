@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from .anonymize import _qi_optional, add_algorithm_options, partition_run
-from .common import (ProgressBar, add_anonymization_options, add_run_options,
-                     anonymizer_from_args, format_summary, print_release, release_plan,
-                     run_files, search_progress)
+from .common import add_anonymization_options
+from .options import add_run_options
+from .progress import ProgressBar, search_progress
+from .run import anonymizer_from_args, format_summary, print_release, release_plan, run_files
 
 __all__ = ["register", "run_report"]
 
@@ -62,30 +64,32 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run_report(args: argparse.Namespace) -> int:
     """Run ``report``; returns the exit status (0)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import InputError
     from ..io import table_delimiter
     from ..report import write_report
 
     if args.compare is not None:
         return _run_compare(args)
     if args.input is None or not args.qi:
-        raise ValueError("report needs INPUT and --qi COL=HIERARCHY.csv (or --compare A.json "
+        raise InputError("report needs INPUT and --qi COL=HIERARCHY.csv (or --compare A.json "
                          "B.json)")
 
     for option, value in (("--top-classes", args.top_classes),
                           ("--max-subsets", args.max_subsets)):
         if value < 1:
-            raise ValueError(f"{option} must be at least 1, got {value}")
+            raise InputError(f"{option} must be at least 1, got {value}")
     json_path = args.json if args.json is not None else os.path.splitext(args.html)[0] + ".json"
     if args.algorithm != "full-domain":
         return _run_partition_report(args, json_path)
     bare = [name for name, path in args.qi if path is None]
     if bare:
-        raise ValueError(f"--qi {bare[0]} needs a hierarchy: --qi COLUMN=HIERARCHY.csv (a QID "
+        raise InputError(f"--qi {bare[0]} needs a hierarchy: --qi COLUMN=HIERARCHY.csv (a QID "
                          "without hierarchy is numeric for --algorithm mondrian or tds)")
     for option, value in (("--target", args.target), ("--relaxed", args.relaxed),
                           ("--generalization", args.generalization)):
         if value:
-            raise ValueError(f"{option} is an option of --algorithm "
+            raise InputError(f"{option} is an option of --algorithm "
                              f"{'mondrian' if option == '--relaxed' else 'tds'}")
     plan = release_plan(args).add("--html", args.html).add("--json", json_path)
     data, anonymizer = anonymizer_from_args(args)
@@ -105,6 +109,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 def _run_partition_report(args: argparse.Namespace, json_path: str) -> int:
     """``report --algorithm mondrian|tds``: the run of ``anonymize`` and its report."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..io import table_delimiter
     from ..report import write_report
 
@@ -125,13 +130,13 @@ def _run_partition_report(args: argparse.Namespace, json_path: str) -> int:
 
 def _run_compare(args: argparse.Namespace) -> int:
     """``report --compare A.json B.json --html OUT.html``."""
-    from pathlib import Path
-
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import InputError
     from ..io import OutputPlan
     from ..report.compare import compare, render_compare_html
 
     if args.input is not None or args.qi or args.output is not None:
-        raise ValueError("report --compare takes no INPUT, --qi or --output: it reads two "
+        raise InputError("report --compare takes no INPUT, --qi or --output: it reads two "
                          "JSON files")
     plan = OutputPlan(list(args.compare)).add("--html", args.html)
     figures = compare(*args.compare)

@@ -5,8 +5,8 @@
     gpuppdp risk INPUT --qi COL[=HIERARCHY.csv] [COL ...] [--population-size N] [--json OUT.json]
         [--sep SEP] [--top K] [--backend auto|cpu|gpu]
 
-The main CLI calls :func:`register`; bad input raises ``ValueError`` / ``FileNotFoundError``
-(one ``gpuppdp: error: ...`` line, exit status 2, printed by the main CLI).
+The main CLI calls :func:`register`; bad input raises :class:`~gpuppdp.errors.InputError` or
+an ``OSError`` (one ``gpuppdp: error: ...`` line, exit status 2, printed by the main CLI).
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ import argparse
 import math
 
 from .choices import BACKENDS
-from .common import (ProgressBar, add_measuring_options, add_measured_qi_option,
-                     check_hierarchy_values, chunk_rows_for, dask_refusals, measure_streamed,
-                     measured_qids, read_measured, table_subcommand)
+from .measure import (check_hierarchy_values, chunk_rows_for, dask_refusals, measure_streamed,
+                      measured_qids, read_measured)
+from .options import add_measured_qi_option, add_measuring_options, table_subcommand
+from .progress import ProgressBar
 
 __all__ = ["register", "run_risk", "format_report"]
 
@@ -48,10 +49,14 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def _population(value):
+    """``--population-size`` as an int (None when not given)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import InputError
+
     if value is None:
         return None
     if not math.isfinite(value) or value <= 0 or not float(value).is_integer():
-        raise ValueError(f"--population-size must be a positive whole number, got {value:g}")
+        raise InputError(f"--population-size must be a positive whole number, got {value:g}")
     return int(value)
 
 
@@ -100,12 +105,15 @@ def format_report(rep: dict, top: int = 10) -> str:
 
 def run_risk(args: argparse.Namespace) -> int:
     """Run ``risk``; returns the exit status (0)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..analysis.risk import risk_report, risk_report_chunks
     from ..backend import get_backend
+    from ..errors import InputError
+
     qids, hierarchies = measured_qids(args)
     population = _population(args.population_size)
     if args.top < 0:
-        raise ValueError(f"--top must be at least 0, got {args.top}")
+        raise InputError(f"--top must be at least 0, got {args.top}")
     bar = ProgressBar("risk", not args.quiet, unit="steps")
     dask_refusals(args)
     chunk_rows = chunk_rows_for(args) if args.population is None else None

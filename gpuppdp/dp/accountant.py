@@ -103,21 +103,21 @@ class Spend:
     @classmethod
     def from_json(cls, item) -> "Spend":
         if not isinstance(item, dict):
-            raise ValueError(f"a ledger entry must be an object, got {item!r}")
+            raise InputError(f"a ledger entry must be an object, got {item!r}")
         try:
             composition = item["composition"]
             if composition not in ("sequential", "parallel"):
-                raise ValueError(f"unknown composition {composition!r}")
-            return cls(epsilon=check_epsilon(item["epsilon"], "ledger entry epsilon"),
+                raise InputError(f"unknown composition {composition!r}")
+            return cls(epsilon=check_epsilon("ledger entry epsilon", item["epsilon"]),
                        label=str(item.get("label", "")), composition=composition,
-                       parts=tuple(check_epsilon(p, "ledger part epsilon")
+                       parts=tuple(check_epsilon("ledger part epsilon", p)
                                    for p in item.get("parts", [item["epsilon"]])),
                        delta=check_number("ledger entry delta", item.get("delta", 0.0), 0.0, 1.0),
                        part_deltas=tuple(check_number("ledger part delta", d, 0.0, 1.0)
                                          for d in item.get("part_deltas", [])),
                        neighbouring=item.get("neighbouring"))
         except KeyError as exc:
-            raise ValueError(f"a ledger entry lacks {exc.args[0]!r}: {item!r}") from None
+            raise InputError(f"a ledger entry lacks {exc.args[0]!r}: {item!r}") from None
 
 
 def _group_cost(values, neighbouring: Neighbouring) -> float:
@@ -153,7 +153,7 @@ class BudgetAccountant:
     """
 
     def __init__(self, epsilon: float, delta: float | None = None):
-        self.total = check_epsilon(epsilon, "budget epsilon")
+        self.total = check_epsilon("budget epsilon", epsilon)
         self.total_delta = None if delta is None else check_number("budget delta", delta, 0.0, 1.0)
         self._ledger: list[Spend] = []
         self._lock = threading.RLock()
@@ -209,7 +209,7 @@ class BudgetAccountant:
     def check(self, epsilon: float, *, label: str = "", delta: float = 0.0) -> float:
         """Raise :class:`BudgetError` if ``(epsilon, delta)`` cannot be spent now; return
         ``epsilon`` validated.  (Only a snapshot: :meth:`spend` checks again, atomically.)"""
-        epsilon = check_epsilon(epsilon)
+        epsilon = check_epsilon("epsilon", epsilon)
         delta = check_number("delta", delta, 0.0, 1.0)
         with self._lock:
             self._refuse_if_over(epsilon, delta, label, self.spent, self.spent_delta,
@@ -219,7 +219,7 @@ class BudgetAccountant:
     def spend(self, epsilon: float, *, label: str = "", delta: float = 0.0) -> Spend:
         """Spend ``(epsilon, delta)`` (sequential composition) or raise :class:`BudgetError`;
         the check and the ledger entry are one atomic step."""
-        epsilon = check_epsilon(epsilon)
+        epsilon = check_epsilon("epsilon", epsilon)
         delta = check_number("delta", delta, 0.0, 1.0)
         with self._lock:
             self._refuse_if_over(epsilon, delta, label, self.spent, self.spent_delta,
@@ -264,18 +264,18 @@ class BudgetAccountant:
     @classmethod
     def from_json(cls, data, *, source: str = "ledger") -> "BudgetAccountant":
         if not isinstance(data, dict) or data.get("version") != LEDGER_VERSION:
-            raise ValueError(f"{source} is not a gpuppdp budget ledger (version "
+            raise InputError(f"{source} is not a gpuppdp budget ledger (version "
                              f"{LEDGER_VERSION})")
         try:
             acc = cls(data["epsilon"], data.get("delta"))
             entries = data.get("ledger", [])
             if not isinstance(entries, list):
-                raise ValueError("'ledger' must be a list")
+                raise InputError("'ledger' must be a list")
             acc._ledger = [Spend.from_json(item) for item in entries]
         except (KeyError, ValueError) as exc:
-            raise ValueError(f"{source} is not a valid budget ledger: {exc}") from None
+            raise InputError(f"{source} is not a valid budget ledger: {exc}") from None
         if acc.spent > acc.total * (1.0 + _RELATIVE_SLACK):
-            raise ValueError(f"{source} records more than its budget: "
+            raise InputError(f"{source} records more than its budget: "
                              f"{acc.spent:g} > {acc.total:g}")
         return acc
 
@@ -316,17 +316,17 @@ class BudgetAccountant:
         with _file_lock(path, shared=False):
             if os.path.exists(path):
                 acc = cls._read(path)
-                if epsilon is not None and check_epsilon(epsilon, "budget epsilon") != acc.total:
-                    raise ValueError(
+                if epsilon is not None and check_epsilon("budget epsilon", epsilon) != acc.total:
+                    raise InputError(
                         f"{path} holds a budget of epsilon={acc.total:g}, not {epsilon:g}: a "
                         "ledger's budget cannot change (omit the budget or use a new file)")
                 if delta is not None and \
                         check_number("budget delta", delta, 0.0, 1.0) != acc.total_delta:
-                    raise ValueError(f"{path} holds a delta budget of {acc.total_delta}, "
+                    raise InputError(f"{path} holds a delta budget of {acc.total_delta}, "
                                      f"not {delta:g}: a ledger's budget cannot change")
             else:
                 if epsilon is None:
-                    raise ValueError(f"budget file {path} does not exist; give the total "
+                    raise InputError(f"budget file {path} does not exist; give the total "
                                      "budget to start it")
                 acc = cls(epsilon, delta)
             yield acc
@@ -340,7 +340,7 @@ class BudgetAccountant:
         except FileNotFoundError:
             raise FileNotFoundError(f"budget file not found: {path}") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"budget file {path} is not valid JSON: {exc}") from None
+            raise InputError(f"budget file {path} is not valid JSON: {exc}") from None
         return cls.from_json(data, source=f"budget file {path}")
 
     def _write(self, path: str) -> None:
@@ -413,7 +413,7 @@ class ParallelGroup:
         """Spend ``epsilon`` (and ``delta``) on one more disjoint part, reserving the group's
         new cost on the ledger; :class:`BudgetError` if that would exceed the budget or if
         the group is closed."""
-        epsilon = check_epsilon(epsilon)
+        epsilon = check_epsilon("epsilon", epsilon)
         delta = check_number("delta", delta, 0.0, 1.0)
         acc = self._accountant
         with acc._lock:

@@ -87,6 +87,8 @@ from decimal import Decimal
 
 import numpy as np
 
+from ..errors import InputError, InputTypeError
+from ..kernels.dp_noise import bernoulli_tables
 from ..validation import check_epsilon, check_positive, check_probability
 from .randomness import RandomSource, default_source
 
@@ -103,7 +105,7 @@ _MAX_INT_VALUE = 2**62  # |value| <= 2**62: value + noise exact in int64
 _DEFAULT_GRID_STEPS = 4096  # default granularity: largest power of two <= sensitivity / 4096
 
 
-class NoiseRangeError(OverflowError, ValueError):
+class NoiseRangeError(InputError, OverflowError):
     """A query value lies outside the range the mechanism computes exactly (never clipped)."""
 
 
@@ -156,8 +158,6 @@ def _float_up(value: Decimal) -> float:
 @functools.lru_cache(maxsize=512)
 def _sampler(rate: float) -> DiscreteLaplaceSampler:
     """The trial probabilities of the discrete Laplace distribution at rate ``rate``."""
-    from ..kernels.dp_noise import bernoulli_tables  # noqa: PLC0415 - Numba, on first use
-
     with decimal.localcontext() as ctx:
         ctx.prec = _PRECISION
         lam = Decimal(rate)
@@ -186,7 +186,7 @@ def _calibrate(epsilon: float, grid_sensitivity: int, coordinates: int, what: st
     """The sampler of an ε-DP mechanism of integer sensitivity ``grid_sensitivity`` whose
     release changes at most ``coordinates`` coordinates: ``(sampler, delta)``."""
     if grid_sensitivity / epsilon > _MAX_GRID_SCALE:
-        raise ValueError(
+        raise InputError(
             f"noise scale {grid_sensitivity / epsilon:g} grid steps is too large for the "
             f"exact sampler (epsilon={epsilon:g}, {what}); increase epsilon or the "
             "granularity")
@@ -197,7 +197,7 @@ def _calibrate(epsilon: float, grid_sensitivity: int, coordinates: int, what: st
         rate = _float_down((Decimal(epsilon) - Decimal(reserve)) / grid_sensitivity)
     sampler = _sampler(rate)
     if sampler.bits == 0 or grid_sensitivity > 2 ** (sampler.bits - 1):
-        raise ValueError(
+        raise InputError(
             f"epsilon={epsilon:g} is too large for {what}: epsilon per grid step "
             f"({epsilon / grid_sensitivity:.4g}) must stay below about 690, or the noise "
             "vanishes below the smallest float64 probability and the release stops being "
@@ -236,12 +236,12 @@ def discrete_laplace_noise(shape, *, scale: float, random: RandomSource | None =
     .. [1] Ghosh, Roughgarden and Sundararajan, STOC 2009.
     .. [2] Canonne, Kamath and Steinke, NeurIPS 2020, section 2.
     """
-    scale = check_positive(scale, "scale")
+    scale = check_positive("scale", scale)
     if scale > _MAX_GRID_SCALE:
-        raise ValueError(f"scale must be <= 2**40 for the exact sampler, got {scale:g}")
+        raise InputError(f"scale must be <= 2**40 for the exact sampler, got {scale:g}")
     sampler = _sampler(1.0 / scale)
     if sampler.bits == 0:
-        raise ValueError(f"scale {scale:g} is too small: the noise would be identically 0")
+        raise InputError(f"scale {scale:g} is too small: the noise would be identically 0")
     source = random if random is not None else default_source()
     shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
     n = math.prod(shape)
@@ -369,20 +369,20 @@ class LaplaceMechanism(_GridMechanism):
 
     def __init__(self, *, epsilon: float, sensitivity: float, granularity: float | None = None,
                  coordinates: int = 1):
-        epsilon = check_epsilon(epsilon)
-        sensitivity = check_positive(sensitivity, "sensitivity")
+        epsilon = check_epsilon("epsilon", epsilon)
+        sensitivity = check_positive("sensitivity", sensitivity)
         if (isinstance(coordinates, bool) or not isinstance(coordinates, numbers.Integral)
                 or coordinates < 1):
-            raise ValueError(f"coordinates must be an integer >= 1, got {coordinates!r}")
+            raise InputError(f"coordinates must be an integer >= 1, got {coordinates!r}")
         if granularity is None:
             # largest power of two <= Δ/4096: Δ/4096 = m * 2**e with 0.5 <= m < 1
             granularity = math.ldexp(1.0, math.frexp(sensitivity / _DEFAULT_GRID_STEPS)[1] - 1)
         else:
-            granularity = check_positive(granularity, "granularity")
+            granularity = check_positive("granularity", granularity)
             if math.frexp(granularity)[0] != 0.5:
-                raise ValueError(f"granularity must be a power of two, got {granularity!r}")
+                raise InputError(f"granularity must be a power of two, got {granularity!r}")
         if not math.isfinite(1.0 / granularity):
-            raise ValueError(f"granularity {granularity!r} is too small to scale by exactly")
+            raise InputError(f"granularity {granularity!r} is too small to scale by exactly")
         super().__init__(epsilon, sensitivity, granularity,
                          math.floor(sensitivity / granularity) + int(coordinates),
                          int(coordinates))
@@ -418,7 +418,7 @@ class LaplaceMechanism(_GridMechanism):
         if flat.shape[0]:
             largest = backend.scalar(xp.max(xp.abs(flat)))
             if not math.isfinite(largest):
-                raise ValueError("query values must be finite (got NaN or inf)")
+                raise InputError("query values must be finite (got NaN or inf)")
             if largest / self.granularity > _MAX_GRID_UNITS:
                 raise NoiseRangeError(
                     f"value: {largest!r} is out of the Laplace mechanism's exact range: "
@@ -446,7 +446,7 @@ def _check_int_range(value, source: RandomSource):
             arr = np.array(ints, dtype=np.int64).reshape(arr.shape)
     kind = arr.dtype.kind
     if kind not in "iub":
-        raise ValueError("the geometric mechanism releases integer queries; got "
+        raise InputError("the geometric mechanism releases integer queries; got "
                          f"values of dtype kind {kind!r} (use LaplaceMechanism for "
                          "real-valued queries)")
     if arr.size and kind in "iu":
@@ -503,10 +503,10 @@ class GeometricMechanism(_GridMechanism):
     name = "geometric"
 
     def __init__(self, *, epsilon: float, sensitivity: int = 1):
-        epsilon = check_epsilon(epsilon)
-        sens = check_positive(sensitivity, "sensitivity")
+        epsilon = check_epsilon("epsilon", epsilon)
+        sens = check_positive("sensitivity", sensitivity)
         if not sens.is_integer():
-            raise ValueError(f"sensitivity of an integer query must be a positive integer, "
+            raise InputError(f"sensitivity of an integer query must be a positive integer, "
                              f"got {sensitivity!r}")
         super().__init__(epsilon, sens, 1.0, int(sens), int(sens))
 
@@ -598,21 +598,19 @@ class RandomizedResponse:
 
     def __init__(self, *, epsilon: float | None = None, truth_probability: float | None = None):
         if (epsilon is None) == (truth_probability is None):
-            raise ValueError("give exactly one of epsilon and truth_probability")
+            raise InputError("give exactly one of epsilon and truth_probability")
         with decimal.localcontext() as ctx:
             ctx.prec = _PRECISION
             if epsilon is not None:
-                self.epsilon = check_epsilon(epsilon)
+                self.epsilon = check_epsilon("epsilon", epsilon)
                 if self.epsilon > 1000.0:  # 1 / (1 + e**ε) < 2**-1074: the smallest float
                     flip = math.ulp(0.0)
                 else:
                     flip = _float_up(1 / (1 + Decimal(self.epsilon).exp()))
             else:
-                p = check_probability(truth_probability, "truth_probability", low=0.5,
-                                      high=1.0)
+                p = check_probability("truth_probability", truth_probability, low=0.5, high=1.0)
                 flip = 1.0 - p  # exact (Sterbenz)
                 self.epsilon = _float_up((Decimal(p) / Decimal(flip)).ln())
-        from ..kernels.dp_noise import bernoulli_tables  # noqa: PLC0415
 
         self.flip_probability = flip
         self.truth_probability = 1.0 - flip
@@ -651,11 +649,11 @@ class RandomizedResponse:
         else:
             host = np.asarray(truth)
             if host.dtype != np.bool_:
-                raise TypeError(f"randomized response takes boolean answers, got dtype "
+                raise InputTypeError(f"randomized response takes boolean answers, got dtype "
                                 f"{host.dtype} (map the answers to True/False first)")
             t = backend.asarray(host)
         if t.dtype != backend.xp.bool_:
-            raise TypeError(f"randomized response takes boolean answers, got dtype {t.dtype} "
+            raise InputTypeError(f"randomized response takes boolean answers, got dtype {t.dtype} "
                             "(map the answers to True/False first)")
         return t ^ source.bernoulli_table(self._tables, t.shape)
 
@@ -670,7 +668,7 @@ class RandomizedResponse:
     def estimate_proportion(self, yes: float, n: int) -> float:
         """Unbiased estimate of the true proportion of "yes" among ``n`` respondents."""
         if n <= 0:
-            raise ValueError(f"n must be a positive number of answers, got {n!r}")
+            raise InputError(f"n must be a positive number of answers, got {n!r}")
         return self.estimate_count(yes, n) / n
 
     def estimator_std(self, n: int, proportion: float) -> float:

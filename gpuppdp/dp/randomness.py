@@ -40,6 +40,8 @@ import warnings
 import numpy as np
 
 from ..backend import Backend, get_backend
+from ..errors import InputError
+from ..kernels import dp_noise
 
 __all__ = ["RandomSource", "SeededNoiseWarning", "default_source"]
 
@@ -57,11 +59,6 @@ def _after_fork_in_child() -> None:  # pragma: no cover - runs in forked childre
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def _kernels():
-    from ..kernels import dp_noise  # noqa: PLC0415 - Numba compiles on first use only
-    return dp_noise
 
 
 class SeededNoiseWarning(UserWarning):
@@ -117,7 +114,7 @@ class RandomSource:
         self.seeded = seed is not None
         if seed is not None:
             if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
-                raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+                raise InputError(f"seed must be a non-negative integer, got {seed!r}")
             warnings.warn(
                 "noise drawn from an explicit seed is reproducible by anyone who knows the "
                 "seed, so the release is NOT differentially private; use seeds only for "
@@ -143,9 +140,9 @@ class RandomSource:
 
     def _reserve(self, blocks: int):
         """Reserve ``blocks`` keystream blocks: ``(key, n0, n1, first block)``."""
-        limit = _kernels().MAX_BLOCK
+        limit = dp_noise.MAX_BLOCK
         if blocks > limit:
-            raise ValueError(f"a single draw of {blocks} keystream blocks is too large")
+            raise InputError(f"a single draw of {blocks} keystream blocks is too large")
         with self._lock:
             if self._pid != os.getpid() or self._generation != _fork_generation:
                 if self.seeded:  # deterministic by request: the child continues the stream
@@ -169,10 +166,9 @@ class RandomSource:
     # -- draws ----------------------------------------------------------------------------------
     def random_words(self, n: int):
         """``n`` keystream words: a ``uint32`` array on :attr:`backend`."""
-        k = _kernels()
         n = int(n)
-        key, n0, n1, base = self._reserve(k.keystream_blocks(n))
-        return k.keystream(self.backend, key, n0, n1, base, n)
+        key, n0, n1, base = self._reserve(dp_noise.keystream_blocks(n))
+        return dp_noise.keystream(self.backend, key, n0, n1, base, n)
 
     def random_bits(self, shape) -> object:
         """An ``int64`` array of ``shape`` whose values are 63 independent uniform bits.
@@ -200,30 +196,28 @@ class RandomSource:
         without rounding, however small.
         """
         if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"p must be in [0, 1], got {p!r}")
-        return self.bernoulli_table(_kernels().bernoulli_tables([float(p)]), shape)
+            raise InputError(f"p must be in [0, 1], got {p!r}")
+        return self.bernoulli_table(dp_noise.bernoulli_tables([float(p)]), shape)
 
     def bernoulli_table(self, tables, shape) -> object:
         """Trials of row 0 of prepared :func:`~gpuppdp.kernels.dp_noise.bernoulli_tables`."""
-        k = _kernels()
         shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
         n = int(np.prod(shape, dtype=np.int64))
-        key, n0, n1, base = self._reserve(k.bernoulli_blocks(n))
-        out = k.bernoulli(self.backend, key, n0, n1, base, n, tables)
+        key, n0, n1, base = self._reserve(dp_noise.bernoulli_blocks(n))
+        out = dp_noise.bernoulli(self.backend, key, n0, n1, base, n, tables)
         return out.astype(self.backend.xp.bool_).reshape(shape)
 
     def discrete_noise(self, values, n: int, tables):
         """``values + Z`` (``int64``, 1-D, on :attr:`backend`) with ``Z`` drawn by the fused
         noise kernel from the sampler ``tables``; ``values`` None for the noise alone."""
-        k = _kernels()
-        key, n0, n1, base = self._reserve(k.noise_blocks(n, tables[0].shape[0]))
-        return k.noise_int(self.backend, values, n, key, n0, n1, base, tables)
+        key, n0, n1, base = self._reserve(dp_noise.noise_blocks(n, tables[0].shape[0]))
+        return dp_noise.noise_int(self.backend, values, n, key, n0, n1, base, tables)
 
     def grid_noise(self, values, tables, granularity: float):
         """``(round(values / g) + Z) * g`` (``float64``, 1-D, on :attr:`backend`)."""
-        k = _kernels()
-        key, n0, n1, base = self._reserve(k.noise_blocks(values.shape[0], tables[0].shape[0]))
-        return k.noise_grid(self.backend, values, key, n0, n1, base, tables, granularity)
+        blocks = dp_noise.noise_blocks(values.shape[0], tables[0].shape[0])
+        key, n0, n1, base = self._reserve(blocks)
+        return dp_noise.noise_grid(self.backend, values, key, n0, n1, base, tables, granularity)
 
     def __repr__(self) -> str:  # pragma: no cover - cosmetic
         kind = "seeded, NOT private" if self.seeded else "OS entropy"

@@ -45,8 +45,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
 from ..core.codes import encode_column
+from ..errors import InputError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import check_epsilon, check_int, check_probability, format_values
@@ -101,16 +101,16 @@ class _Cells:
 
 def _columns(data, by) -> list[str]:
     if not isinstance(data, pd.DataFrame):
-        raise ValueError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+        raise InputError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     cols = [by] if isinstance(by, str) else list(by)
     if not cols:
-        raise ValueError("by must name at least one column")
+        raise InputError("by must name at least one column")
     missing = [c for c in cols if c not in data.columns]
     if missing:
-        raise ValueError(f"column(s) {format_values(missing)} not in the data; columns are "
+        raise InputError(f"column(s) {format_values(missing)} not in the data; columns are "
                          f"{format_values(list(data.columns), first=10)}")
     if len(set(cols)) != len(cols):
-        raise ValueError(f"by names a column twice: {cols}")
+        raise InputError(f"by names a column twice: {cols}")
     return cols
 
 
@@ -123,7 +123,7 @@ def _public_columns(public_domain, cols: list[str]) -> set[str]:
     names = [public_domain] if isinstance(public_domain, str) else list(public_domain)
     stray = [c for c in names if c not in cols]
     if stray:
-        raise ValueError(f"public_domain names {format_values(stray)}, which are not among the "
+        raise InputError(f"public_domain names {format_values(stray)}, which are not among the "
                          f"grouping columns {cols}")
     return set(names)
 
@@ -136,13 +136,13 @@ def _match(values: pd.Series, labels: Sequence) -> np.ndarray:
 
 def _domain_list(col: str, values) -> np.ndarray:
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise ValueError(f"domains[{col!r}] must be a list of values, got {values!r}")
+        raise InputError(f"domains[{col!r}] must be a list of values, got {values!r}")
     labels = np.asarray(list(values), dtype=object)
     if len(labels) == 0:
-        raise ValueError(f"domains[{col!r}] is empty")
+        raise InputError(f"domains[{col!r}] is empty")
     as_text = [str(v) for v in labels]
     if len(set(as_text)) != len(as_text):
-        raise ValueError(f"domains[{col!r}] lists a value twice")
+        raise InputError(f"domains[{col!r}] lists a value twice")
     return labels
 
 
@@ -158,14 +158,14 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
     levels = dict(levels or {})
     domains = dict(domains or {})
     if unknown not in UNKNOWN_CHOICES:
-        raise ValueError(f"unknown must be one of {UNKNOWN_CHOICES}, got {unknown!r}")
+        raise InputError(f"unknown must be one of {UNKNOWN_CHOICES}, got {unknown!r}")
     for name, h in hierarchies.items():
         if not isinstance(h, Hierarchy):
-            raise ValueError(f"hierarchies[{name!r}] must be a Hierarchy, got {type(h).__name__}")
+            raise InputError(f"hierarchies[{name!r}] must be a Hierarchy, got {type(h).__name__}")
     for what, mapping in (("levels", levels), ("domains", domains)):
         stray = [c for c in mapping if c not in cols]
         if stray:
-            raise ValueError(f"{what} given for {format_values(stray)}, which are not among "
+            raise InputError(f"{what} given for {format_values(stray)}, which are not among "
                              f"the grouping columns {cols}")
     public = _public_columns(public_domain, cols)
     labels, codes, from_data, undeclared = [], [], [], []
@@ -173,15 +173,15 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
         level = levels.get(col, 0)
         h = hierarchies.get(col)
         if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
-            raise ValueError(f"level of {col!r} must be an integer, got {level!r}")
+            raise InputError(f"level of {col!r} must be an integer, got {level!r}")
         if h is not None and col in domains:
-            raise ValueError(f"give either a hierarchy or a domain for {col!r}, not both")
+            raise InputError(f"give either a hierarchy or a domain for {col!r}, not both")
         if h is None and level != 0:
-            raise ValueError(f"level {level} of {col!r} needs a hierarchy for {col!r}")
+            raise InputError(f"level {level} of {col!r} needs a hierarchy for {col!r}")
         values = data[col]
         if h is not None:
             if not 0 <= level <= h.height:
-                raise ValueError(f"level of {col!r} must be in 0..{h.height} (its hierarchy's "
+                raise InputError(f"level of {col!r} must be in 0..{h.height} (its hierarchy's "
                                  f"height), got {level}")
             col_labels = np.asarray(h.labels(level), dtype=object)
             if values_are == "leaves":
@@ -194,7 +194,7 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
             col_codes = _match(values, col_labels)
         elif col in public:
             if values.isna().any():
-                raise ValueError(f"column {col!r} has missing values; fill or drop them first")
+                raise InputError(f"column {col!r} has missing values; fill or drop them first")
             try:
                 col_codes, col_labels = encode_column(values, sort=True)
             except TypeError:  # mixed types do not sort: compare as strings
@@ -208,7 +208,7 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
         if col not in from_data:
             if unknown == "other":  # always present: the table's shape is data-independent
                 if OTHER in {str(v) for v in col_labels}:
-                    raise ValueError(f"the domain of {col!r} already has a value {OTHER!r}")
+                    raise InputError(f"the domain of {col!r} already has a value {OTHER!r}")
                 col_codes = np.where(col_codes >= 0, col_codes, len(col_labels))
                 col_labels = np.append(col_labels, np.array([OTHER], dtype=object))
             elif (col_codes < 0).any():
@@ -228,7 +228,7 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
             undeclared)
     cells = math.prod(len(lab) for lab in labels)
     if cells > min(max_cells, _MAX_KEY):
-        raise ValueError(
+        raise InputError(
             f"the table over {cols} has {cells} cells, more than "
             f"{'max_cells=' + str(max_cells) if max_cells < _MAX_KEY else 'a 63-bit key holds'};"
             " generalize some columns (higher levels) or raise max_cells")
@@ -246,7 +246,7 @@ def _mechanism(name: str, epsilon: float, sensitivity: float, coordinates: int):
     if name == "laplace":
         return LaplaceMechanism(epsilon=epsilon, sensitivity=sensitivity,
                                 coordinates=coordinates)
-    raise ValueError(f"mechanism must be one of {MECHANISMS}, got {name!r}")
+    raise InputError(f"mechanism must be one of {MECHANISMS}, got {name!r}")
 
 
 def _changed_cells(neighbouring: Neighbouring) -> int:
@@ -275,7 +275,7 @@ def _spend(accountant: BudgetAccountant | None, epsilon: float, delta: float,
            label: str) -> None:
     if accountant is not None:
         if not isinstance(accountant, BudgetAccountant):
-            raise ValueError(f"accountant must be a BudgetAccountant, got "
+            raise InputError(f"accountant must be a BudgetAccountant, got "
                              f"{type(accountant).__name__}")
         accountant.spend(epsilon, delta=delta, label=label)
 
@@ -373,7 +373,7 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
     >>> table["sex"].tolist(), table.attrs["dp"]["epsilon"], table.attrs["dp"]["delta"] < 1e-150
     (['f', 'm'], 1.0, True)
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     neighbouring = Neighbouring.parse(neighbouring)
     mech = _mechanism(mechanism, epsilon, histogram_sensitivity(neighbouring=neighbouring),
                       _changed_cells(neighbouring))
@@ -437,7 +437,7 @@ def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
         One row per class with the ``quasi_identifiers`` columns and ``count``;
         ``attrs["dp"]`` as in :func:`dp_histogram`.
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     neighbouring = Neighbouring.parse(neighbouring)
     mech = _mechanism(mechanism, epsilon, histogram_sensitivity(neighbouring=neighbouring),
                       _changed_cells(neighbouring))
@@ -513,16 +513,16 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     ----------
     .. [1] Dwork and Roth 2014, Theorem 3.16 and Proposition 2.1.
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     neighbouring = Neighbouring.parse(neighbouring)
     if statistic not in ("mean", "sum"):
-        raise ValueError(f"statistic must be 'mean' or 'sum', got {statistic!r}")
+        raise InputError(f"statistic must be 'mean' or 'sum', got {statistic!r}")
     sum_sens = grouped_sum_sensitivity(lower=lower, upper=upper, neighbouring=neighbouring)
     if sum_sens == 0:
-        raise ValueError("lower and upper are both 0: the sum is constant, nothing to release")
+        raise InputError("lower and upper are both 0: the sum is constant, nothing to release")
     changed = _changed_cells(neighbouring)
     if statistic == "mean":
-        share = check_probability(count_share, "count_share", low=0.0, high=1.0)
+        share = check_probability("count_share", count_share, low=0.0, high=1.0)
         count_mech = GeometricMechanism(
             epsilon=share * epsilon, sensitivity=histogram_sensitivity(neighbouring=neighbouring))
         sum_mech = LaplaceMechanism(epsilon=(1.0 - share) * epsilon, sensitivity=sum_sens,
@@ -533,13 +533,13 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
         delta = sum_mech.delta
     cols = _columns(data, by)
     if value not in data.columns:
-        raise ValueError(f"value column {value!r} not in the data")
+        raise InputError(f"value column {value!r} not in the data")
     try:
         values = pd.to_numeric(data[value], errors="raise").to_numpy(dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"value column {value!r} must be numeric") from None
+        raise InputError(f"value column {value!r} must be numeric") from None
     if np.isnan(values).any():
-        raise ValueError(f"value column {value!r} has missing values; fill or drop them first")
+        raise InputError(f"value column {value!r} has missing values; fill or drop them first")
     source = random if random is not None else default_source()
     cells = _encode(data, cols, hierarchies, levels, domains, public_domain, unknown, source,
                     check_int("max_cells", max_cells, 1))

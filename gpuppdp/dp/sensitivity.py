@@ -28,6 +28,8 @@ import math
 import numbers
 from enum import Enum
 
+from ..errors import InputError
+
 __all__ = ["Neighbouring", "count_sensitivity", "sum_sensitivity", "mean_sensitivity",
            "histogram_sensitivity", "grouped_sum_sensitivity", "counting_queries_sensitivity"]
 
@@ -45,22 +47,22 @@ class Neighbouring(str, Enum):
             return cls(value)
         except ValueError:
             choices = ", ".join(repr(m.value) for m in cls)
-            raise ValueError(f"neighbouring must be one of {choices}, got {value!r}") from None
+            raise InputError(f"neighbouring must be one of {choices}, got {value!r}") from None
 
 
 def _check_contributions(max_contributions) -> int:
     if (not isinstance(max_contributions, numbers.Integral) or isinstance(max_contributions, bool)
             or max_contributions < 1):
-        raise ValueError(f"max_contributions must be an integer >= 1, got {max_contributions!r}")
+        raise InputError(f"max_contributions must be an integer >= 1, got {max_contributions!r}")
     return int(max_contributions)
 
 
 def _check_bounds(lower, upper) -> tuple[float, float]:
     for name, v in (("lower", lower), ("upper", upper)):
         if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(v):
-            raise ValueError(f"{name} must be a finite number, got {v!r}")
+            raise InputError(f"{name} must be a finite number, got {v!r}")
     if not lower <= upper:
-        raise ValueError(f"need lower <= upper, got lower={lower!r}, upper={upper!r}")
+        raise InputError(f"need lower <= upper, got lower={lower!r}, upper={upper!r}")
     return float(lower), float(upper)
 
 
@@ -119,7 +121,7 @@ def mean_sensitivity(*, lower: float, upper: float, n: int) -> float:
     """
     lower, upper = _check_bounds(lower, upper)
     if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n must be a positive integer (the public dataset size), got {n!r}")
+        raise InputError(f"n must be a positive integer (the public dataset size), got {n!r}")
     return (upper - lower) / int(n)
 
 
@@ -162,5 +164,5 @@ def counting_queries_sensitivity(k: int) -> int:
     section 3.3).  Disjoint counts (a histogram) do better: :func:`histogram_sensitivity`.
     """
     if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k must be a positive integer number of queries, got {k!r}")
+        raise InputError(f"k must be a positive integer number of queries, got {k!r}")
     return int(k)

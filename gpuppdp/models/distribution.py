@@ -96,7 +96,7 @@ class DeltaDisclosurePrivacy(_DistributionModel):
 
     def __init__(self, attribute: str, delta: float):
         super().__init__(attribute)
-        self.delta = check_positive(delta, "delta")
+        self.delta = check_positive("delta", delta)
 
     def deltas(self, classes: Classes):
         """Per class ``max_v |log2(p_E(v) / p(v))|`` over the values present (device float64)."""
@@ -133,7 +133,7 @@ class BetaLikeness(_DistributionModel):
 
     def __init__(self, attribute: str, beta: float, enhanced: bool = False):
         super().__init__(attribute)
-        self.beta = check_positive(beta, "beta")
+        self.beta = check_positive("beta", beta)
         self.enhanced = bool(enhanced)
 
     def betas(self, classes: Classes):

@@ -121,7 +121,7 @@ class RecursiveCLDiversity(SensitiveModel):
 
     def __init__(self, attribute: str, c: float, l: int):  # noqa: E741
         super().__init__(attribute)
-        self.c = check_positive(c, "c")
+        self.c = check_positive("c", c)
         self.l = check_int("l", l, 1)
         self.min_class_size = self.l
 

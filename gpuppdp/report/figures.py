@@ -282,7 +282,7 @@ def lattice_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive
     if result._evaluator is None:
         raise InputError("this result was unpickled and holds no encoded table: write the "
                          "report from the result Anonymizer.fit returns")
-    check_frame(data)
+    check_frame("data", data)
     max_classes = check_int("max_classes", max_classes, 1)
     max_values = check_int("max_values", max_values, 1)
     max_subsets = check_int("max_subsets", max_subsets, 1)

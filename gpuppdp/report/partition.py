@@ -122,13 +122,13 @@ def build_partition_report(release, data: pd.DataFrame, *, sensitive=None,
     release's, else the summary's first).  The other options are
     :func:`gpuppdp.report.build_report`'s."""
     step = Steps(progress, 4)
-    check_frame(data)
+    check_frame("data", data)
     max_classes = check_int("max_classes", max_classes, 1)
     max_values = check_int("max_values", max_values, 1)
     max_subsets = check_int("max_subsets", max_subsets, 1)
     qids = list(release.quasi_identifiers)
     released = release.released if released is None else released
-    check_frame(released, "released")
+    check_frame("released", released)
     n = len(release.partition)
     missing = [q for q in qids if q not in data.columns or q not in released.columns]
     if missing or len(data) != n or len(released) != n:

@@ -1,0 +1,163 @@
+"""What ``check`` and ``risk`` share to measure INPUT: the QIDs of their ``--qi`` options
+(:func:`measured_qids`), the values checked against the hierarchies given, INPUT read whole
+(:func:`read_measured`) or measured without reading it whole (:func:`measure_streamed`: in
+chunks, ``--chunk-rows``, or on a Dask cluster, ``--dask``).  The library is imported by the
+functions, when a command runs."""
+
+from __future__ import annotations
+
+import os
+
+from .generate import whole_number
+
+__all__ = ["IN_MEMORY_BYTES", "measure_streamed", "dask_refusals", "chunk_rows_for",
+           "measured_qids", "read_measured", "check_hierarchy_values", "known_labels",
+           "check_known_labels"]
+
+
+IN_MEMORY_BYTES = 256 * 2 ** 20
+"""Inputs up to this size (CSV) or :data:`gpuppdp.io.CHUNK_ROWS` rows (Parquet) are read into
+memory at once; larger ones are read in chunks (``--chunk-rows``)."""
+
+
+def measure_streamed(args, columns: list[str], hierarchies: dict[str, str],
+                     chunk_rows: int | None, measure):
+    """``(plan, measure(chunks, weight_column))`` for a command that measures INPUT without
+    reading it whole: its partitions reduced on the Dask cluster (``--dask``) to their distinct
+    rows of ``columns`` with counts (:func:`gpuppdp.cluster.partition_counts`,
+    ``weight_column=cluster.COUNT_COLUMN``), or its chunks of ``chunk_rows`` rows
+    (``weight_column=None``); every chunk's QID values checked against their hierarchies, a
+    chunk's rows numbered in the whole table when it holds rows rather than counts."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..io import OutputPlan, read_chunks
+
+    plan = OutputPlan([args.input, *hierarchies.values()]).add("--json", args.json)
+    known = known_labels(hierarchies, args.hierarchy_sep)
+
+    def checked(chunks, numbered: bool):
+        rows = 0
+        for chunk in chunks:
+            check_known_labels(chunk, known, hierarchies, row_offset=rows if numbered else None)
+            rows += len(chunk)
+            yield chunk
+
+    if args.dask:
+        # deferred: Dask is optional
+        from ..cluster import COUNT_COLUMN, client_for, partition_counts, read_dask
+
+        with client_for(args.dask):
+            parts = partition_counts(read_dask(args.input, sep=args.sep, columns=columns),
+                                     columns)
+            return plan, measure(checked(parts, False), COUNT_COLUMN)
+    chunks = read_chunks(args.input, sep=args.sep, columns=columns, rows=chunk_rows)
+    return plan, measure(checked(chunks, True), None)
+
+
+def dask_refusals(args) -> None:
+    """``--dask`` with ``--chunk-rows`` or ``--population``: an InputError saying why."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import InputError
+
+    if args.dask and args.chunk_rows is not None:
+        raise InputError("--dask and --chunk-rows: the cluster reads INPUT in its partitions; "
+                         "give one of them")
+    if args.dask and args.population is not None:
+        raise InputError("--dask and --population: the population measures match INPUT's own "
+                         "rows, which are read into memory; leave out --dask")
+
+
+def chunk_rows_for(args) -> int | None:
+    """Rows per chunk for a run that reads INPUT in chunks, or None to read it into memory:
+    ``--chunk-rows``, else chunks for inputs over 2^20 rows (Parquet) or 256 MiB (CSV)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..io import CHUNK_ROWS
+
+    if args.chunk_rows is not None:
+        return whole_number("--chunk-rows", args.chunk_rows, 1)
+    if not os.path.isfile(args.input):
+        return None                    # read_table says what is wrong with it
+    if args.input.lower().endswith((".parquet", ".pq")):
+        import pyarrow.parquet as pq  # deferred: keeps gpuppdp --help from importing PyArrow
+
+        large = pq.read_metadata(args.input).num_rows > CHUNK_ROWS
+    else:
+        large = os.path.getsize(args.input) > IN_MEMORY_BYTES
+    return CHUNK_ROWS if large else None
+
+
+def measured_qids(args) -> tuple[list[str], dict[str, str]]:
+    """The QID names of :func:`.options.add_measured_qi_option` (in order, each once) and their
+    hierarchy files (those given)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import InputError
+
+    names, files = [], {}
+    for group in args.qi:
+        for items in group:
+            for name, path in items:
+                if name in names:
+                    raise InputError(f"--qi: column given twice: {name}")
+                names.append(name)
+                if path is not None:
+                    files[name] = path
+    if not names:
+        raise InputError("--qi needs at least one column name")
+    return names, files
+
+
+def read_measured(args, columns: list[str], population_columns: list[str],
+                  inputs=()) -> tuple:
+    """``(plan, data, population)`` of a :func:`.options.table_subcommand` with --population and
+    --json: the checked plan of --json (before anything is read; ``inputs`` are further files
+    the run reads, such as hierarchies), INPUT's ``columns`` and --population's
+    ``population_columns`` (None without --population)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..io import OutputPlan, read_table
+
+    plan = OutputPlan([args.input, args.population, *inputs]).add("--json", args.json)
+    data = read_table(args.input, sep=args.sep, columns=columns)
+    population = None if args.population is None else \
+        read_table(args.population, sep=args.sep, columns=population_columns)
+    return plan, data, population
+
+
+def check_hierarchy_values(data, files: dict[str, str], sep: str = ";") -> None:
+    """Each column of ``files`` (QID -> hierarchy CSV) holds only labels of its hierarchy (at
+    any level) or ``*``; otherwise an InputError naming the first values that are not and the
+    first row holding one."""
+    check_known_labels(data, known_labels(files, sep), files, row_offset=0)
+
+
+def known_labels(files: dict[str, str], sep: str = ";") -> dict[str, set]:
+    """Per QID of ``files`` (QID -> hierarchy CSV): every label of its hierarchy, and ``*``."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..hierarchy import Hierarchy
+
+    known = {}
+    for name, path in files.items():
+        h = Hierarchy.from_csv(path, name=name, sep=sep)
+        known[name] = {"*"}.union(*(map(str, h.labels(lv)) for lv in range(h.height + 1)))
+    return known
+
+
+def check_known_labels(data, known: dict[str, set], files: dict[str, str],
+                       row_offset: int | None = None) -> None:
+    """:func:`check_hierarchy_values` with the labels loaded (for a table read in chunks);
+    with ``row_offset`` (the number of ``data``'s first row in the whole table) the error also
+    names the first row holding a value that is not a label."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    import numpy as np
+
+    from ..core.codes import encode_column
+    from ..errors import InputError
+    from ..validation import format_values
+
+    for name, path in files.items():
+        codes, values = encode_column(data[name], as_str=True)  # only distinct values compared
+        bad = np.flatnonzero([v not in known[name] for v in values.tolist()])
+        if len(bad):
+            where = "" if row_offset is None else \
+                f" (first at row {row_offset + int(np.flatnonzero(np.isin(codes, bad))[0])})"
+            raise InputError(f"--qi {name}={path}: {len(bad)} value(s) of {name!r} are not "
+                             f"labels of the hierarchy{where}: "
+                             f"{format_values(values[bad].tolist())}")

@@ -1,0 +1,177 @@
+"""The options the subcommands share and their argument types: ``--qi`` of ``check`` and
+``risk``, ``--chunk-rows``, ``--dask``, ``--json``, ``--prior`` (and its file's reader), the
+run options (``--metric``, ``--search``, ``--backend``, ...) and a subcommand reading one
+table (:func:`table_subcommand`).  Imports only the standard library, so that building the
+parser (``gpuppdp --help``) loads no NumPy or pandas."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+
+from .choices import BACKENDS, METRICS, PREFERENCES, SEARCHES
+
+__all__ = ["add_measured_qi_option", "add_chunk_option", "add_dask_option",
+           "add_measuring_options", "add_json_option", "add_prior_option", "read_prior",
+           "table_subcommand", "add_run_options"]
+
+
+def _fraction(text: str) -> float:
+    """``0.05`` or ``5%`` -> 0.05."""
+    try:
+        return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction like 0.05 or 5%, got {text!r}")
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected positive seconds, got {text!r}")
+    return value
+
+
+def _qi_spec(text: str) -> tuple[str, str]:
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(
+            f"quasi-identifier {text!r} needs a hierarchy: --qi COLUMN=HIERARCHY.csv")
+    return name, path
+
+
+def _qi_columns(text: str) -> list[tuple[str, str | None]]:
+    """``check``/``risk``: ``COL``, ``COL=HIERARCHY.csv`` (the grammar of ``anonymize``; the
+    hierarchy is optional there) or ``COL,COL,...`` -> ``[(name, path or None), ...]``."""
+    name, sep, path = text.partition("=")
+    if sep:
+        if not name.strip() or not path:
+            raise argparse.ArgumentTypeError(
+                f"--qi expects COLUMN or COLUMN=HIERARCHY.csv, got {text!r}")
+        return [(name.strip(), path)]
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(
+            f"--qi expects COLUMN or COLUMN=HIERARCHY.csv, got {text!r}")
+    return [(c, None) for c in names]
+
+
+def add_measured_qi_option(p: argparse.ArgumentParser) -> None:
+    """``--qi COL[=HIERARCHY.csv]`` of ``check`` and ``risk`` (repeatable; several columns
+    may follow one --qi, space- or comma-separated) and ``--hierarchy-sep``."""
+    p.add_argument("--qi", nargs="+", action="append", required=True, type=_qi_columns,
+                   metavar="COL[=HIERARCHY.csv]",
+                   help="one or more quasi-identifiers per --qi (space- or comma-separated; "
+                   "repeatable), each optionally with its hierarchy as in anonymize (then "
+                   "every value of the column must be a label of the hierarchy, at any "
+                   "level)")
+    p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
+
+
+def add_chunk_option(p: argparse.ArgumentParser, what: str) -> None:
+    """``--chunk-rows N`` (see :func:`.measure.chunk_rows_for`); ``what`` says what it does."""
+    p.add_argument("--chunk-rows", default=None, metavar="N",
+                   help=f"{what}; default: in memory up to 1,048,576 rows (Parquet) or 256 MiB "
+                   "(CSV), in chunks of that many rows above")
+
+
+def add_dask_option(p: argparse.ArgumentParser, what: str) -> None:
+    """``--dask local:N|tcp://HOST:PORT``; ``what`` says what runs on the cluster."""
+    p.add_argument("--dask", default=None, metavar="local:N|tcp://HOST:PORT",
+                   help=f"{what} on a Dask cluster: a new local cluster of N worker "
+                   "processes, or a running scheduler")
+
+
+def add_measuring_options(p: argparse.ArgumentParser, measured: str) -> None:
+    """``--quiet``, ``--chunk-rows`` and ``--dask`` of a command that measures INPUT's
+    ``measured`` (its frequency set, its distinct QID combinations)."""
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_chunk_option(p, f"read INPUT N rows at a time and measure {measured} (memory follows "
+                     "the classes, not the rows; not with --population)")
+    add_dask_option(p, f"reduce INPUT's partitions to {measured}")
+
+
+def add_json_option(p, what: str, metavar: str = "OUT.json", required: bool = False) -> None:
+    """``--json OUT.json``: write ``what`` as JSON."""
+    p.add_argument("--json", default=None, metavar=metavar, required=required,
+                   help=f"write {what} as JSON")
+
+
+def add_prior_option(p, what: str = "of the privacy losses") -> None:
+    """``--prior PRIOR.csv`` (see :func:`read_prior`), the prior ``what`` uses."""
+    p.add_argument("--prior", default=None, metavar="PRIOR.csv",
+                   help=f"prior distribution of the sensitive values {what}: a CSV of value and "
+                   "probability per line (default: the table's own)")
+
+
+def read_prior(path: str) -> dict:
+    """A prior distribution from a CSV file of ``value, probability`` lines (a header line is
+    allowed; delimiter detected): ``{value: probability}``, values as strings."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import InputError
+    from ..io import sniff_delimiter
+
+    delimiter = sniff_delimiter(path, ";,\t|", default=",")
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        rows = [row for row in csv.reader(fh, delimiter=delimiter) if any(f.strip() for f in row)]
+    prior = {}
+    for number, row in enumerate(rows, 1):
+        if len(row) != 2:
+            raise InputError(f"--prior {path}, line {number}: expected value{delimiter}"
+                             f"probability, got {len(row)} field(s)")
+        try:
+            prior[row[0]] = float(row[1])
+        except ValueError:
+            if number == 1:        # a header line
+                continue
+            raise InputError(f"--prior {path}, line {number}: {row[1]!r} is not a "
+                             "probability") from None
+    if not prior:
+        raise InputError(f"--prior {path} holds no value")
+    return prior
+
+
+def table_subcommand(subparsers, name: str, run, *, population: str | None = None,
+                     json: str | None = None, **texts) -> argparse.ArgumentParser:
+    """A subcommand reading one table: INPUT and --sep, with ``population`` (its help) a
+    --population FILE and with ``json`` a --json OUT.json option; ``texts`` are ``help`` and
+    ``description``.  See :func:`.measure.read_measured`."""
+    p = subparsers.add_parser(name, **texts)
+    p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
+    p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
+    if population is not None:
+        p.add_argument("--population", default=None, metavar="FILE", help=population)
+    if json is not None:
+        p.add_argument("--json", default=None, metavar="OUT.json", help=json)
+    p.set_defaults(func=run)
+    return p
+
+
+def add_run_options(p: argparse.ArgumentParser,
+                    json_help: str = "write the summary as JSON") -> None:
+    """Metric, search, backend, seed, --json and --quiet."""
+    p.add_argument("--metric", choices=METRICS, default="loss")
+    p.add_argument("--search", choices=SEARCHES, default="auto",
+                   help="auto (default): levels on a GPU, above 100,000 nodes, and on "
+                   "tables over 2**20 rows with the loss metric and monotone models; flash "
+                   "elsewhere; flash: ARX's algorithm and tie-break (flash and levels switch "
+                   "to beam on lattices over 10**7 nodes); "
+                   "exhaustive: every node; levels: the lattice level by level in large "
+                   "batches, skipping what the bounds rule out (exhaustive's optimum and "
+                   "tie-break); lightning (ARX's best-first) and beam (batched top-down beam "
+                   "search): heuristics with a time limit; samarati: a k-minimal "
+                   "generalization (binary search on the height), see --prefer")
+    p.add_argument("--time-limit", type=_positive_seconds, default=None, metavar="SECONDS",
+                   help="time budget of a heuristic search (default 30)")
+    p.add_argument("--prefer", choices=PREFERENCES, default="height",
+                   help="samarati: the k-minimal generalization released -- lowest height "
+                   "(default), precision (lowest relative distance), classes (most), "
+                   "suppression (least)")
+    p.add_argument("--backend", choices=BACKENDS, default="auto")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the release's row permutation (default: OS entropy)")
+    p.add_argument("--json", metavar="OUT.json", help=json_help)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")

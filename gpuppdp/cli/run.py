@@ -1,0 +1,131 @@
+"""The run of ``anonymize``, ``demo`` and ``report``: the Anonymizer the options configure
+(:func:`anonymizer_from_args`), the checked outputs (:func:`release_plan`), the summary printed
+(:func:`format_summary`, :func:`print_release`) and written as JSON (:func:`run_summary`).  The
+library is imported by the functions, when a command runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .common import _privacy_models
+
+if TYPE_CHECKING:
+    from ..anonymizer import AnonymizationResult
+    from ..io import OutputPlan
+
+__all__ = ["anonymizer_from_args", "format_summary", "run_files", "run_summary",
+           "release_plan", "print_release"]
+
+
+def anonymizer_from_args(args, *, read: bool = True) -> tuple:
+    """``(data, Anonymizer)`` configured by the options of
+    :func:`.common.add_anonymization_options`; with ``read=False`` the table is left on disk
+    (``data`` is None) and only the sensitive columns are read when ordered t-closeness needs
+    their values' order."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..anonymizer import Anonymizer
+    from ..hierarchy import Hierarchy
+    from ..io import read_table
+
+    if read:
+        data = values = read_table(args.input, sep=args.sep)
+    else:
+        data = values = None
+        if any(distance == "ordered" for distance, _, _ in args.t_closeness):
+            values = read_table(args.input, sep=args.sep,
+                                columns=[name for name, _ in args.sensitive])
+    hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
+                   for name, path in args.qi}
+    anonymizer = Anonymizer(quasi_identifiers=hierarchies,
+                            sensitive=[name for name, _ in args.sensitive],
+                            insensitive=args.insensitive, identifying=args.identifying,
+                            others=args.others, models=_privacy_models(args, values),
+                            k=None if args.qid_set else args.k,
+                            suppression_limit=args.suppression, metric=args.metric,
+                            search=args.search, backend=args.backend,
+                            suppressed=args.suppressed, seed=args.seed,
+                            time_limit=args.time_limit, prefer=args.prefer)
+    return data, anonymizer
+
+
+def format_summary(result: AnonymizationResult) -> str:
+    s = result.summary()
+    levels = ", ".join(f"{k}={v}" for k, v in s["transformation"].items())
+    lines = [
+        f"optimum            {levels}",
+        f"information loss   {s['information_loss']:.10g} ({s['metric']} metric; "
+        f"{s['information_loss_relative']:.2%} of the maximum)",
+        f"classes            {s['equivalence_classes']} (smallest {s['smallest_class']}, "
+        f"average {s['average_class_size']:.1f})",
+        f"suppressed rows    {s['suppressed_records']} of {s['input_rows']} "
+        f"(limit {s['suppression_limit']:.2%}); {s['released_records']} records released "
+        + ("unsuppressed, suppressed ones marked *" if result.release.suppression == "mark"
+           else "unsuppressed, suppressed ones dropped"),
+        f"nodes evaluated    {s['nodes_evaluated']} of {s['lattice_size']} ({s['search']})",
+        f"search time        {s['seconds']:.3f} s on {s['backend']} "
+        f"(total {s['timings']['total']:.3f} s)",
+    ]
+    if s["heuristic"]:
+        proven = s["stopped"] == "exhausted" and s.get("gap") == 0
+        lines.append(f"heuristic result   {s['search']}, " + (
+            "optimal: the search ran to the end" if proven else
+            f"not proven optimal (stopped: {s['stopped']}): loss {s['gap']:.6g} above the "
+            f"best lower bound {s['best_lower_bound']:.6g}"))
+        if s.get("note"):
+            lines.append(f"                   {s['note']}")
+    return "\n".join(lines)
+
+
+def run_files(args, plan: OutputPlan | None = None) -> dict:
+    """The files of an ``anonymize``/``report`` run as given on the command line: ``input``,
+    ``hierarchies`` (QID -> path), ``sensitive_hierarchies``, ``population`` and, where
+    ``plan`` holds them, ``output`` (--output), ``json`` (--json) and ``html`` (--html)."""
+    files = {"input": None if getattr(args, "input", None) is None else str(args.input),
+             "hierarchies": {name: str(path) for name, path in getattr(args, "qi", [])},
+             "sensitive_hierarchies": {name: str(path) for name, path in
+                                       getattr(args, "sensitive", []) if path}}
+    if getattr(args, "population", None):
+        files["population"] = str(args.population)
+    for key, option in (("output", "--output"), ("json", "--json"), ("html", "--html")):
+        if plan is not None and option in plan:
+            files[key] = str(plan.path(option))
+    if getattr(args, "dask", None) and getattr(args, "output", None):  # written by Dask
+        files["output"] = str(args.output)
+    return {k: v for k, v in files.items() if v}
+
+
+def run_summary(result: AnonymizationResult, args, plan: OutputPlan | None = None) -> dict:
+    """The JSON summary of an ``anonymize`` run: ``result.summary()`` (record counts that add
+    up, the loss with its scale, the models) plus what the run read and wrote: ``input``,
+    ``output`` and ``files`` (:func:`run_files`), ``quasi_identifiers`` (level, highest level,
+    hierarchy file, the most frequent released labels and one value through every level),
+    ``removed_columns`` (identifying and dropped), ``identifying_columns``,
+    ``dropped_columns``, ``insensitive_columns`` and ``sensitive_columns``; see
+    :func:`gpuppdp.report.describe_release`."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..report.words import describe_release
+
+    summary = result.summary()
+    summary.update(describe_release(result, run_files(args, plan)))
+    summary["suppression"] = result.release.suppression
+    return summary
+
+
+def release_plan(args, inputs=None, *, dataset: bool = False) -> OutputPlan:
+    """The checked outputs of an anonymization: the released table (``--output``, when
+    given; a Parquet dataset folder with ``dataset``); ``inputs`` default to every file the
+    options name (table, hierarchies, population)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..io import TABLE_SUFFIXES, OutputPlan
+
+    if inputs is None:
+        inputs = [args.input, *(path for _, path in args.qi),
+                  *(path for _, path in args.sensitive if path), args.population]
+    return OutputPlan(inputs).add("--output", args.output, TABLE_SUFFIXES, dataset=dataset)
+
+
+def print_release(result: AnonymizationResult, plan: OutputPlan) -> None:
+    """The line naming the released table, once written."""
+    if "--output" in plan:
+        print(f"released table     {plan.path('--output')} "
+              f"({result.release.rows_in_release} rows)")
