@@ -157,7 +157,7 @@ class Hierarchy:
         except TypeError:
             value = None
         if value is None or isinstance(level, bool) or not 0 <= value <= self.height:
-            raise ValueError(f"{self.name}: level must be an integer in 0..{self.height}, "
+            raise InputError(f"{self.name}: level must be an integer in 0..{self.height}, "
                              f"got {level!r}")
         return value
 
@@ -172,7 +172,7 @@ class Hierarchy:
     def upmap(self, src: int, dst: int) -> np.ndarray:
         """``upmap(src, dst)[code at src] -> code at dst`` for ``src <= dst``."""
         if not 0 <= src <= dst <= self.height:
-            raise ValueError(f"need 0 <= src <= dst <= {self.height}, got {src}, {dst}")
+            raise InputError(f"need 0 <= src <= dst <= {self.height}, got {src}, {dst}")
         out = np.empty(len(self._labels[src]), dtype=np.int32)
         out[self._codes[src]] = self._codes[dst]
         return out

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import InputError
 from .choices import BACKENDS
 from .common import _numbers
 from .options import add_json_option, add_prior_option, read_prior
@@ -128,9 +129,9 @@ def run_negotiate(args: argparse.Namespace) -> int:
     names = [n for n, _ in args.qi]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise ValueError(f"--qi: column given twice: {', '.join(dup)}")
+        raise InputError(f"--qi: column given twice: {', '.join(dup)}")
     if args.objective == "variable" and args.profit is None:
-        raise ValueError("--objective variable needs --profit linear:MAX,SLOPE")
+        raise InputError("--objective variable needs --profit linear:MAX,SLOPE")
     patterns = [parse_pattern(text) for text in args.pattern]
     inputs = [args.input, args.prior, *(path for _, path in args.qi)]
     plan = (OutputPlan(inputs).add("--json", args.json, (".json",))
