@@ -20,7 +20,7 @@ from gpuppdp.engine.search import heuristic
 from gpuppdp.engine.evaluate import LatticeOracle
 from gpuppdp.engine.search.heuristic import BeamSearch, LightningSearch, make_heuristic
 from gpuppdp.engine.lattice import Lattice
-from gpuppdp.engine.search.base import ExhaustiveSearch, make_search
+from gpuppdp.engine.search import ExhaustiveSearch, make_search
 from gpuppdp.models import DistinctLDiversity, KAnonymity
 
 QIDS = ["sex", "age", "race", "education", "marital-status"]

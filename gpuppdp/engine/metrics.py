@@ -23,8 +23,8 @@ import numpy as np
 from numba import njit
 
 from .. import kernels
-from ..kernels.aot import ahead_of_time
 from ..core.classes import Classes
+from ..kernels.aot import ahead_of_time
 
 __all__ = ["Metric", "Loss", "Precision", "Discernibility", "METRICS", "make_metric",
            "precision_loss", "discernibility", "generalization_shares"]

@@ -444,9 +444,8 @@ def reused_scratch():
 def small_pages():
     """No transparent huge pages for the arrays NumPy allocates within it: NumPy asks the kernel
     for them on arrays of 4 MiB and more, and fresh 2 MiB pages cost from nothing to several
-    times what small ones do on this project's virtual test box, depending on the host (a
-    compiled Adult search through the CLI 7 or 22 ms; an exhaustive 9-QID search's buffers 0.05
-    to 0.9 s).  A ``NUMPY_MADVISE_HUGEPAGE`` set by the user stands."""
+    times what small ones do, depending on the host.  A ``NUMPY_MADVISE_HUGEPAGE`` set by the
+    user stands."""
     if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
         yield
         return

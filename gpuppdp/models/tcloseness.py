@@ -14,7 +14,7 @@ from ..core.classes import Classes
 from ..core.codes import encode_column
 from ..hierarchy import Hierarchy, HierarchyError
 from ..validation import check_number, format_values, plain_number
-from .base import Requirement, SensitiveModel
+from .base import CompiledCheck, Requirement, SensitiveModel
 
 __all__ = ["TCloseness", "TCLOSENESS_DISTANCES"]
 
@@ -235,6 +235,39 @@ class TCloseness(SensitiveModel):
             cost = kernels.ordered_sums(self.backend, cost_terms, ptr, 0.0)
             parts.append(cost / (float(big_r) * n.astype(xp.float64)))
         return _concat(xp, parts)
+
+    # -- the compiled Flash's check (:mod:`gpuppdp.engine.search.flash_classes`) --------------
+    @classmethod
+    def compiled_kind_of(cls, distance: str = "equal", **parameters) -> str | None:
+        return "t-closeness" if distance in ("equal", "hierarchical") else None
+
+    @property
+    def compiled_kind(self) -> str | None:
+        return self.compiled_kind_of(self.distance)
+
+    def compiled_check(self) -> CompiledCheck | None:
+        """``t``, the values' shares of the table and, for the hierarchical distance, the tree
+        (per level its node count, child offsets and children) and the values' counts."""
+        if self.compiled_kind is None:
+            return None
+        be = self.backend
+        numbers = {"t": self.t, "hierarchical": int(self.distance == "hierarchical")}
+        arrays = {"shares": be.to_host(self._q)}
+        if self.distance == "hierarchical":
+            arrays["tree"] = self._flat_tree()
+            arrays["value_counts"] = np.append(be.to_host(self._counts),
+                                               self.n_rows).astype(np.int64)
+        return CompiledCheck("t-closeness", self.sensitive_attribute, numbers, arrays)
+
+    def _flat_tree(self) -> np.ndarray:
+        """The tree of :meth:`_bind_tree` flattened: the height, then per level its node count
+        K, K + 1 child offsets and the children (indices into the level below)."""
+        out = [len(self._levels)]
+        for _, children in self._levels:
+            kids = [np.asarray(self.backend.to_host(c), np.int64) for c in children]
+            out += [len(kids)] + np.concatenate([[0], np.cumsum([len(c) for c in kids])]).tolist()
+            out += np.concatenate(kids).tolist() if kids else []
+        return np.array(out, np.int64)
 
     def describe(self) -> dict:
         out = {"model": "t-closeness", "distance": self.distance,
