@@ -75,9 +75,9 @@ def test_the_warm_up_picks_the_compiled_flash_variant_the_command_runs():
     from numba.core.sigutils import normalize_signature
 
     from gpuppdp.cli.anonymize import _wanted_variant
+    from gpuppdp.engine.search import search_kernels
     from gpuppdp.engine.search.flash_compiled import forms_classes
     from gpuppdp.engine.search.flash_kernels import _flash_signature
-    from gpuppdp.engine.search import search_kernels
 
     flash, fill, _ = search_kernels(True)
     variants = {forms_classes(args): args for args in (

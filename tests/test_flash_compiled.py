@@ -15,8 +15,13 @@ from gpuppdp import Anonymizer, datasets
 from gpuppdp.anonymizer import NoSolutionError
 from gpuppdp.engine.search import flash_compiled, flash_kernels
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.models import (DistinctLDiversity, EntropyLDiversity, KAnonymity,
-                            RecursiveCLDiversity, TCloseness)
+from gpuppdp.models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
 
 
 def _table(seed):

@@ -224,12 +224,12 @@ def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
     optimal search (ARX's node on ties), above it levels -- flash where it runs compiled
     (here k-anonymity; not ordered t-closeness); flash and levels both switch to the
     heuristic above ``OPTIMAL_SEARCH_LIMIT``."""
-    from gpuppdp.engine.evaluate import Evaluator
+    from gpuppdp.backend import cpu_backend
     from gpuppdp.engine.encoding import Schema, encode
-    from gpuppdp.engine.search.heuristic import AUTO_HEURISTIC, OPTIMAL_SEARCH_LIMIT
+    from gpuppdp.engine.evaluate import Evaluator
     from gpuppdp.engine.metrics import make_metric
     from gpuppdp.engine.search import ARX_OPTIMAL_LIMIT, FlashSearch, LevelSearch, make_search
-    from gpuppdp.backend import cpu_backend
+    from gpuppdp.engine.search.heuristic import AUTO_HEURISTIC, OPTIMAL_SEARCH_LIMIT
     from gpuppdp.testing import strict_backend
 
     data, hierarchies = _table(0)

@@ -10,11 +10,26 @@ import pytest
 from gpuppdp.engine.encoding import SchemaError
 from gpuppdp.errors import InputError
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.models import (SPEC_OPTIONS, AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy,
-                            DeltaPresence, DistinctLDiversity, EntropyLDiversity,
-                            KAnonymity, KAnonymityOnSubsets, KMap, LKCPrivacy, PrivacyLoss,
-                            RecursiveCLDiversity, TCloseness, from_description, from_spec,
-                            parse_spec, parsed_models)
+from gpuppdp.models import (
+    SPEC_OPTIONS,
+    AlphaKAnonymity,
+    BetaLikeness,
+    DeltaDisclosurePrivacy,
+    DeltaPresence,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    KAnonymityOnSubsets,
+    KMap,
+    LKCPrivacy,
+    PrivacyLoss,
+    RecursiveCLDiversity,
+    TCloseness,
+    from_description,
+    from_spec,
+    parse_spec,
+    parsed_models,
+)
 
 TREE = Hierarchy([list("abcd"), ["ab", "ab", "cd", "cd"], ["*"] * 4], name="s-tree")
 POPULATION = pd.DataFrame({"a": list("xyz")})

@@ -466,6 +466,7 @@ def _warm_kernels(args) -> tuple:
     the table's size and the backend decide the rest), nothing for a Flash search left to the
     Python traversal (its many small kernels loaded in the thread would delay the search,
     which waits for all of them), the batched evaluator's core for the others."""
+    # deferred: the library loads in the run, not when the parser is built (fast --help)
     from ..engine.search import compiled_flash_supports, search_kernels
     from ..models import parsed_models
 
@@ -483,6 +484,7 @@ def _wanted_variant(args):
     """Of the compiled Flash's cached variants, the one this command will run: with classes
     when a model needs the sensitive attribute (l-diversity, t-closeness), else without
     (loading both made the warm-up outlast the input's reading more often)."""
+    # deferred: the library loads in the run, not when the parser is built (fast --help)
     from ..engine.search import search_kernels
     from ..engine.search.flash_compiled import forms_classes
 

@@ -450,6 +450,7 @@ def _privacy_models(args, data=None) -> list:
     """The privacy models of the command line (:func:`gpuppdp.models.from_spec`; ``--k``
     without ``--qid-set`` is left to the Anonymizer); ``data`` (the input) orders the values
     of ordered t-closeness."""
+    # deferred: the library loads in the run, not when the parser is built (fast --help)
     from ..analysis.checker import value_order
     from ..engine.encoding import SchemaError
     from ..hierarchy import Hierarchy

@@ -291,7 +291,7 @@ def encode_column(values, *, domain: Sequence | Domain | None = None, name: str 
     ``codes`` have the smallest signed integer dtype holding ``0..len(labels)-1``.
     """
     if unknown not in ("error", "missing"):
-        raise ValueError(f"unknown must be 'error' or 'missing', got {unknown!r}")
+        raise InputError(f"unknown must be 'error' or 'missing', got {unknown!r}")
     if domain is not None:
         domain = domain if isinstance(domain, Domain) else Domain(domain)
         gathered = domain.gathered(values)

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
 import pandas as pd
 
+from ..errors import InputError
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -48,10 +50,10 @@ def host_threads() -> int:
         try:
             n = int(value)
         except ValueError:
-            raise ValueError(f"GPUPPDP_HOST_THREADS must be a whole number, got {value!r}"
+            raise InputError(f"GPUPPDP_HOST_THREADS must be a whole number, got {value!r}"
                              ) from None
         if n < 1:
-            raise ValueError(f"GPUPPDP_HOST_THREADS must be at least 1, got {n}")
+            raise InputError(f"GPUPPDP_HOST_THREADS must be at least 1, got {n}")
         return n
     try:
         cores = len(os.sched_getaffinity(0))

@@ -21,7 +21,7 @@ from .. import kernels
 from ..backend import Backend, DeviceMemoryError, cpu_backend
 from ..core.codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
 from ..core.pipeline import DEVICE_ROWS, Stopwatch, materialized, ordered_map, row_numbered
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby, sortedruns
 from ..validation import format_values
@@ -221,7 +221,7 @@ class EncodedTable:
     def sensitive_column(self, name: str) -> SensitiveColumn:
         """The encoded sensitive attribute ``name`` (a clear error if it was not encoded)."""
         if name not in self.sensitive:
-            raise ValueError(f"a model refers to sensitive attribute {name!r}, which was not "
+            raise InputError(f"a model refers to sensitive attribute {name!r}, which was not "
                              f"encoded; the table carries {sorted(self.sensitive) or 'none'}")
         return self.sensitive[name]
 
@@ -421,7 +421,7 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
     errors that name the column and list the values.
     """
     if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+        raise InputTypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     roles = _table_columns(data, schema)
     qi_names = [c for c in data.columns if roles[c] is Role.QUASI_IDENTIFYING]
     check_complete(data, qi_names + list(schema.sensitive), 0)

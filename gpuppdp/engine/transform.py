@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 from ..core.codes import encode_column, smallest_int_dtype
 from ..core.pipeline import Stopwatch, ordered_map
+from ..errors import InputError
 from .encoding import Role
 from .evaluate import Evaluator
 
@@ -135,7 +136,7 @@ def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: st
         Seed of the row permutation (``None``: fresh OS entropy).
     """
     if suppression not in SUPPRESSION_MODES:
-        raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
+        raise InputError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
     enc = evaluator.encoded
     be = evaluator.backend
     levels = np.asarray(levels, dtype=np.int64)
@@ -293,7 +294,7 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
     runs on the calling thread, bucket after bucket.
     """
     if suppression not in SUPPRESSION_MODES:
-        raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
+        raise InputError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
     levels = np.asarray(levels, dtype=np.int64)
     # row-wise work on rows read from host files and written to host files: the host threads
     # do it with the CPU's kernels, whatever the backend (on the device, its one driving

@@ -3,9 +3,10 @@
 Numba's dispatcher types every argument of every launch, and a CuPy array goes through DLPack
 twice (a strided memory view to type it, another to marshal it): tens of microseconds per
 array argument of host time on the serial path of every batch of a lattice walk (an
-exhaustive search launches kernels with hundreds of array arguments in all).  :func:`launch` keeps, per kernel and argument signature, the kernel
-Numba compiled and how each argument is marshalled, and lays CuPy arrays out from their own
-attributes (pointer, shape, strides) as Numba's ``_Kernel._prepare_args`` does.
+exhaustive search launches kernels with hundreds of array arguments in all).
+:func:`launch` keeps, per kernel and argument signature, the kernel Numba compiled and how
+each argument is marshalled, and lays CuPy arrays out from their own attributes (pointer,
+shape, strides) as Numba's ``_Kernel._prepare_args`` does.
 
 The first launch of a signature goes through Numba's dispatcher (which compiles); the
 arguments are then marshalled both ways and the fast path is kept only when they agree, so

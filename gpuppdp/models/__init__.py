@@ -17,8 +17,15 @@ from .groups import KAnonymityOnSubsets, LKCPrivacy
 from .kanonymity import KAnonymity
 from .ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from .population import DeltaPresence, KMap
-from .spec import (SPEC_OPTIONS, ParsedModel, from_description, from_spec, parse_spec,
-                   parsed_models, spec_attribute)
+from .spec import (
+                   SPEC_OPTIONS,
+                   ParsedModel,
+                   from_description,
+                   from_spec,
+                   parse_spec,
+                   parsed_models,
+                   spec_attribute,
+)
 from .tcloseness import TCLOSENESS_DISTANCES, TCloseness
 
 __all__ = ["PrivacyModel", "Requirement", "CompiledCheck", "SensitiveModel", "KAnonymity",

@@ -12,6 +12,7 @@ from numba import njit
 
 from ..core.classes import Classes
 from ..core.model import CompiledCheck, PrivacyModel, Requirement
+from ..errors import InputError
 from ..validation import check_name
 
 __all__ = ["Requirement", "PrivacyModel", "CompiledCheck", "SensitiveModel", "LOG_TABLE_MAX",
@@ -51,7 +52,7 @@ class SensitiveModel(PrivacyModel):
             return self
         column = encoded.sensitive_column(self.sensitive_attribute)
         if encoded.n_rows >= 2 ** 31:
-            raise ValueError(f"{self!r}: tables of 2^31 rows or more are not supported "
+            raise InputError(f"{self!r}: tables of 2^31 rows or more are not supported "
                              f"({encoded.n_rows} rows)")
         self.backend = encoded.backend
         self.n_rows = int(encoded.n_rows)

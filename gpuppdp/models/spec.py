@@ -4,8 +4,9 @@
 
 A spec is an option's value as the command line takes it:
 ``--l-diversity distinct:L|entropy:L|recursive:C,L[@COL]``,
-``--t-closeness equal:T|ordered:T|hierarchical:T[@COL]``, ``--alpha-k ALPHA,K[@COL]``, ``--delta-disclosure DELTA[@COL]``, ``--beta-likeness
-basic:B|enhanced:B[@COL]``, ``--privacy-loss EPSILON,ALPHA[@COL]``, ``--lkc L,K,C[@COL]``,
+``--t-closeness equal:T|ordered:T|hierarchical:T[@COL]``, ``--alpha-k ALPHA,K[@COL]``,
+``--delta-disclosure DELTA[@COL]``, ``--beta-likeness basic:B|enhanced:B[@COL]``,
+``--privacy-loss EPSILON,ALPHA[@COL]``, ``--lkc L,K,C[@COL]``,
 ``--qid-set COL,COL,...``, ``--k K``, ``--k-map K`` and ``--delta-presence DMIN,DMAX``;
 ``@COL`` names the sensitive attribute (default: the first one given).
 """

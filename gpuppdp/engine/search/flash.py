@@ -34,8 +34,8 @@ class FlashSearch:
     """ARX-compatible Flash (Kohlmayer et al. 2012) on a sparse solution space
     (:mod:`.solution_space`): nothing the size of the lattice is allocated; the levels are
     enumerated one at a time and the strategy key is computed per node on demand.  Where
-    :func:`.flash_compiled.compiled_flash_supports` holds, the same search runs in one compiled call
-    instead (:mod:`.flash_compiled`): the same nodes checked, the same optimum.
+    :func:`.flash_compiled.compiled_flash_supports` holds, the same search runs in one compiled
+    call instead (:mod:`.flash_compiled`): the same nodes checked, the same optimum.
 
     Parameters
     ----------

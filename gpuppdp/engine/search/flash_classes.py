@@ -87,7 +87,7 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
     :func:`hierarchical_emd`).  Fills ``cls``, ``class_codes`` and
     ``outlier``; returns the number of classes."""
     q = codes.shape[1]
-    space = space_of(node_radix[0, :q])  # below the bottom's, which fits (:func:`.compiled_flash_supports`)
+    space = space_of(node_radix[0, :q])  # below the bottom's, which fits
     size = _table_size(n, space)
     dense = size == space
     shift = _hash_shift(size)
