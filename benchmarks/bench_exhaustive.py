@@ -57,7 +57,7 @@ from _common import (
 from gpuppdp import Anonymizer, kernels
 from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
 from gpuppdp.engine.lattice import Lattice
-from gpuppdp.engine.search.base import ExhaustiveSearch
+from gpuppdp.engine.search import ExhaustiveSearch
 
 
 def exhaustive(evaluator, lattice):

@@ -26,8 +26,7 @@ from .engine.encoding import EncodedTable, Role, Schema, SchemaError, encode, en
 from .engine.evaluate import Evaluator, LatticeOracle, NodeStats
 from .engine.lattice import Lattice
 from .engine.metrics import METRICS, Metric, make_metric
-from .engine.search.base import SEARCHES, SearchResult, make_search
-from .engine.search.samarati import PREFERENCES
+from .engine.search import PREFERENCES, SEARCHES, SearchResult, make_search
 from .engine.transform import SUPPRESSION_MODES, Release, RowBuckets, release, release_buckets
 from .errors import InputError, InputTypeError, UserError
 from .hierarchy import Hierarchy
@@ -328,7 +327,7 @@ class Anonymizer:
         ``levels`` on a GPU backend, on lattices over 100,000 nodes (ARX's limit for an
         optimal search) and on tables over 2^20 rows with the loss metric and privacy
         monotone under suppression, ``flash`` otherwise
-        (:func:`gpuppdp.engine.search.base.auto_search`);
+        (:func:`gpuppdp.engine.search.auto_search`);
         ``lightning`` (ARX's best-first heuristic) and ``beam`` (batched top-down beam search)
         are heuristics for lattices too large to walk, run for ``time_limit`` seconds (see
         :mod:`gpuppdp.engine.search.heuristic`).  ``flash`` or ``levels`` on a lattice of more

@@ -87,7 +87,7 @@ def test_choices_equal_the_library_constants():
     from gpuppdp.dp.releases import MECHANISMS
     from gpuppdp.engine.metrics import METRICS
     from gpuppdp.engine.search.samarati import PREFERENCES
-    from gpuppdp.engine.search.base import SEARCHES
+    from gpuppdp.engine.search import SEARCHES
     from gpuppdp.engine.transform import SUPPRESSION_MODES
     from gpuppdp.models import TCLOSENESS_DISTANCES
     from gpuppdp.algorithms.tds import GENERALIZATIONS

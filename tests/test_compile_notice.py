@@ -52,10 +52,10 @@ def test_warm_up_kernels_follow_the_search():
     batched evaluator's kernels for the other searches, nothing for a Flash search left to
     the Python traversal."""
     from gpuppdp.cli.anonymize import _PYTHON_SEARCH_OPTIONS, _warm_kernels
-    from gpuppdp.engine.search.base import search_kernels
+    from gpuppdp.engine.search import search_kernels
 
     def args(**kw):
-        base = dict.fromkeys(_PYTHON_SEARCH_OPTIONS)
+        base = dict.fromkeys(name for _, name in _PYTHON_SEARCH_OPTIONS)
         base.update(search="auto", t_closeness=[])
         base.update(kw)
         return argparse.Namespace(**base)
@@ -75,8 +75,9 @@ def test_the_warm_up_picks_the_compiled_flash_variant_the_command_runs():
     from numba.core.sigutils import normalize_signature
 
     from gpuppdp.cli.anonymize import _wanted_variant
-    from gpuppdp.engine.search.base import search_kernels
-    from gpuppdp.engine.search.flash_compiled import _flash_signature, forms_classes
+    from gpuppdp.engine.search import search_kernels
+    from gpuppdp.engine.search.flash_compiled import forms_classes
+    from gpuppdp.engine.search.flash_kernels import _flash_signature
 
     flash, fill, _ = search_kernels(True)
     variants = {forms_classes(args): args for args in (
@@ -120,7 +121,7 @@ for _, ev in rec.buffer:
     else:
         depth -= 1
 print(r.search.details.get("compiled"), [d for n, d in seen if n == "_one_node"],
-      [d for n, d in seen if n == "_judge_classes"])
+      [d for n, d in seen if n == "judge_classes"])
 """
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), GPUPPDP_AOT="0")
     out = subprocess.run([sys.executable, "-c", probe], env=env, check=True,

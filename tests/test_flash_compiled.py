@@ -13,10 +13,15 @@ import pytest
 
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.anonymizer import NoSolutionError
-from gpuppdp.engine.search import flash_compiled
+from gpuppdp.engine.search import flash_compiled, flash_kernels
 from gpuppdp.hierarchy import Hierarchy
-from gpuppdp.models import (DistinctLDiversity, EntropyLDiversity, KAnonymity,
-                            RecursiveCLDiversity, TCloseness)
+from gpuppdp.models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
 
 
 def _table(seed):
@@ -36,7 +41,7 @@ def _table(seed):
 def _fit(data, hierarchies, k, limit, metric, compiled, monkeypatch, **kw):
     with monkeypatch.context() as m:
         if not compiled:
-            m.setattr(flash_compiled, "supported", lambda *a: False)
+            m.setattr(flash_compiled, "compiled_flash_supports", lambda *a, **kw: False)
         try:
             return Anonymizer(quasi_identifiers=hierarchies, k=k, suppression_limit=limit,
                               metric=metric, search="flash", backend="cpu", seed=0,
@@ -184,9 +189,9 @@ def test_an_ambiguous_bound_runs_the_search_again_without_stopping(monkeypatch):
 
     def flash(*args):
         real(*args)
-        limits.append(int(args[cfg_at][flash_compiled.MAX_CLASSES]))
+        limits.append(int(args[cfg_at][flash_kernels.MAX_CLASSES]))
         if len(limits) == 1:
-            args[work_at][flash_compiled.STATUS] = flash_compiled.AMBIGUOUS
+            args[work_at][flash_kernels.STATUS] = flash_kernels.AMBIGUOUS
 
     with monkeypatch.context() as m:
         m.setattr(flash_compiled, "_flash", flash)
@@ -203,15 +208,15 @@ def test_a_stopped_bound_decides_only_outside_the_rounding_slack():
     """``_no_better``: the optimum's loss against a bound, exactly for a complete check; for
     a stopped one (the prior bound) only farther than ``BOUND_SLACK``, else AMBIGUOUS."""
     props = np.zeros((4, 2), np.uint8)
-    props[flash_compiled.VERDICT] = [1, flash_compiled.STOPPED]
-    slack = flash_compiled.BOUND_SLACK
+    props[flash_kernels.VERDICT] = [1, flash_kernels.STOPPED]
+    slack = flash_kernels.BOUND_SLACK
     for g, best, bound, want, status in [
             (0, 0.5, 0.5, True, 0), (0, 0.5 + 1e-12, 0.5, False, 0), (0, 0.5, np.nan, False, 0),
             (1, 0.5 - 2 * slack, 0.5, True, 0), (1, 0.5 + 2 * slack, 0.5, False, 0),
-            (1, 0.5, 0.5, False, flash_compiled.AMBIGUOUS)]:
-        work = np.zeros(flash_compiled.WORK_SIZE, np.int64)
-        assert flash_compiled._no_better(best, g, bound, props, work) is want
-        assert work[flash_compiled.STATUS] == status
+            (1, 0.5, 0.5, False, flash_kernels.AMBIGUOUS)]:
+        work = np.zeros(flash_kernels.WORK_SIZE, np.int64)
+        assert flash_kernels._no_better(best, g, bound, props, work) is want
+        assert work[flash_kernels.STATUS] == status
 
 
 def test_full_work_arrays_and_cache_give_the_same_search(monkeypatch):

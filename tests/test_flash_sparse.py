@@ -167,7 +167,7 @@ def test_prior_bound_never_exceeds_the_checked_bound(metric):
     from gpuppdp.engine.encoding import Schema, encode
     from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
     from gpuppdp.engine.metrics import make_metric
-    from gpuppdp.engine.search.base import LevelSearch
+    from gpuppdp.engine.search import LevelSearch
 
     data, hierarchies = _skewed_table(3000, 4, seed=3)
     encoded = encode(data, Schema(hierarchies, (), (), (), "error"), cpu_backend())
@@ -224,12 +224,12 @@ def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
     optimal search (ARX's node on ties), above it levels -- flash where it runs compiled
     (here k-anonymity; not ordered t-closeness); flash and levels both switch to the
     heuristic above ``OPTIMAL_SEARCH_LIMIT``."""
-    from gpuppdp.engine.evaluate import Evaluator
-    from gpuppdp.engine.encoding import Schema, encode
-    from gpuppdp.engine.search.heuristic import AUTO_HEURISTIC, OPTIMAL_SEARCH_LIMIT
-    from gpuppdp.engine.metrics import make_metric
-    from gpuppdp.engine.search.base import ARX_OPTIMAL_LIMIT, FlashSearch, LevelSearch, make_search
     from gpuppdp.backend import cpu_backend
+    from gpuppdp.engine.encoding import Schema, encode
+    from gpuppdp.engine.evaluate import Evaluator
+    from gpuppdp.engine.metrics import make_metric
+    from gpuppdp.engine.search import ARX_OPTIMAL_LIMIT, FlashSearch, LevelSearch, make_search
+    from gpuppdp.engine.search.heuristic import AUTO_HEURISTIC, OPTIMAL_SEARCH_LIMIT
     from gpuppdp.testing import strict_backend
 
     data, hierarchies = _table(0)
@@ -266,7 +266,7 @@ def test_auto_search_at_census_scale_on_the_cpu(metric, models, census_search):
     from gpuppdp.engine.encoding import Schema, encode
     from gpuppdp.engine.evaluate import Evaluator
     from gpuppdp.engine.metrics import make_metric
-    from gpuppdp.engine.search.base import LEVELS_FROM_ROWS, make_search
+    from gpuppdp.engine.search import LEVELS_FROM_ROWS, make_search
 
     data, hierarchies = _table(1)
     enc = encode(data, Schema(hierarchies, ["s"], (), (), "error"), cpu_backend(), ["s"])
@@ -307,7 +307,7 @@ def test_top_down_path_sources_under_a_small_batch_budget(backend_name, batch_en
     from gpuppdp.engine.encoding import Schema, encode
     from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
     from gpuppdp.engine.metrics import make_metric
-    from gpuppdp.engine.search.base import ExhaustiveSearch, LevelSearch
+    from gpuppdp.engine.search import ExhaustiveSearch, LevelSearch
     from gpuppdp.testing import strict_backend
 
     data, hierarchies = _skewed_table(400, 4, seed=5)
@@ -358,7 +358,7 @@ def test_top_down_through_shared_predecessors(backend_name, monkeypatch):
     than the level's, the level rolls up from its shared predecessors, evaluated first: that
     happens here, on the CPU and on the strict CuPy stand-in, and the optimum, loss and
     statistics stay the exhaustive search's -- as they do with the predecessors never used."""
-    from gpuppdp.engine import search as search_module
+    from gpuppdp.engine.search import levels as search_module
     from gpuppdp.testing import strict_backend
 
     data, hierarchies = _skewed_table(1500, 6)

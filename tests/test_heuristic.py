@@ -1,4 +1,5 @@
-"""Heuristic searches (:mod:`gpuppdp.engine.search.heuristic`): Lightning and the batched beam search.
+"""Heuristic searches (:mod:`gpuppdp.engine.search.heuristic`): Lightning and the batched beam
+search.
 
 On small lattices (Adult extracts) they return an anonymous node no better than the optimum
 of the exhaustive search, reach it with enough budget (evaluation budgets, no wall clock),
@@ -16,11 +17,10 @@ import pytest
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.analysis.checker import check
 from gpuppdp.cli.main import main
-from gpuppdp.engine.search import heuristic
 from gpuppdp.engine.evaluate import LatticeOracle
-from gpuppdp.engine.search.heuristic import BeamSearch, LightningSearch, make_heuristic
 from gpuppdp.engine.lattice import Lattice
-from gpuppdp.engine.search.base import ExhaustiveSearch, make_search
+from gpuppdp.engine.search import ExhaustiveSearch, heuristic, make_search
+from gpuppdp.engine.search.heuristic import BeamSearch, LightningSearch, make_heuristic
 from gpuppdp.models import DistinctLDiversity, KAnonymity
 
 QIDS = ["sex", "age", "race", "education", "marital-status"]

@@ -20,7 +20,7 @@ from gpuppdp.engine.encoding import Schema, encode
 from gpuppdp.engine.evaluate import Evaluator, LatticeOracle, NodeStats
 from gpuppdp.engine.lattice import Lattice
 from gpuppdp.engine.metrics import make_metric
-from gpuppdp.engine.search.base import ExhaustiveSearch
+from gpuppdp.engine.search import ExhaustiveSearch
 from gpuppdp.models import DistinctLDiversity, KAnonymity
 
 QIDS = ["sex", "age", "race", "marital-status", "education"]

@@ -235,7 +235,7 @@ def _fit(data, levels, models, limit, metric, search):
 
 
 # Models that are not monotonic with generalization (delta-disclosure, privacy loss) make Flash
-# give up predictive tagging even without suppression (gpuppdp.engine.search.base.make_search).
+# give up predictive tagging even without suppression (gpuppdp.engine.search.make_search).
 SEARCH_CASES = [(k, lim) for k in KINDS for lim in (0.0, 0.1, 0.3)]
 
 

@@ -355,7 +355,7 @@ def test_a_full_cache_never_loses_the_bottom_node():
     from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
     from gpuppdp.engine.lattice import Lattice
     from gpuppdp.engine.metrics import make_metric
-    from gpuppdp.engine.search.base import make_search
+    from gpuppdp.engine.search import make_search
     from gpuppdp.models import KAnonymity
 
     data, hierarchies = datasets.adult()

@@ -455,25 +455,32 @@ def register(subparsers) -> None:
     an.set_defaults(func=cmd_anonymize, usage_error=an.error)
 
 
-#: options of privacy models the compiled Flash does not judge (it judges k-anonymity,
-#: l-diversity and t-closeness but the ordered: :func:`gpuppdp.engine.search.flash_compiled.supported`)
-_PYTHON_SEARCH_OPTIONS = ("alpha_k", "delta_disclosure", "beta_likeness", "privacy_loss",
-                          "qid_set", "lkc", "k_map", "delta_presence")
+#: the model options and their ``args`` names, as the warm-up reads them
+_PYTHON_SEARCH_OPTIONS = (("--k", "k"), ("--qid-set", "qid_set"), ("--lkc", "lkc"),
+                          ("--l-diversity", "l_diversity"), ("--t-closeness", "t_closeness"),
+                          ("--alpha-k", "alpha_k"), ("--delta-disclosure", "delta_disclosure"),
+                          ("--beta-likeness", "beta_likeness"),
+                          ("--privacy-loss", "privacy_loss"), ("--k-map", "k_map"),
+                          ("--delta-presence", "delta_presence"))
 
 
 def _warm_kernels(args) -> tuple:
-    """The kernels the warm-up thread loads ahead (measured, CLI on Adult): the compiled
-    Flash's for a Flash search of the models it judges (the table's size and the backend
-    decide the rest), nothing for a Flash search left to the Python traversal (its many small
-    kernels loaded in the thread made its searches slower, ~50 -> ~100 ms: the search waited
-    for all of them), the batched evaluator's core for the others (exhaustive 9-QID Adult
-    0.81-0.84 -> 0.65-0.79 s)."""
-    from ..engine.search.base import search_kernels
+    """The kernels the warm-up thread loads ahead: the compiled Flash's for a Flash search of
+    the models and metric it judges (:func:`gpuppdp.engine.search.compiled_flash_supports`;
+    the table's size and the backend decide the rest), nothing for a Flash search left to the
+    Python traversal (its many small kernels loaded in the thread would delay the search,
+    which waits for all of them), the batched evaluator's core for the others."""
+    # deferred: the library loads in the run, not when the parser is built (fast --help)
+    from ..engine.search import compiled_flash_supports, search_kernels
+    from ..models import parsed_models
 
     if args.search not in ("auto", "flash"):
         return search_kernels(False)
-    compiled = (not any(getattr(args, name, None) for name in _PYTHON_SEARCH_OPTIONS)
-                and all(distance != "ordered" for distance, _, _ in args.t_closeness))
+    specs = {option: getattr(args, name, None) if name == "k" else getattr(args, name, None)
+             or [] for option, name in _PYTHON_SEARCH_OPTIONS}
+    sensitive = [name for name, _ in getattr(args, "sensitive", None) or []]
+    compiled = compiled_flash_supports(parsed_models(specs, sensitive),
+                                       getattr(args, "metric", None))
     return search_kernels(True) if compiled else ()
 
 
@@ -481,7 +488,8 @@ def _wanted_variant(args):
     """Of the compiled Flash's cached variants, the one this command will run: with classes
     when a model needs the sensitive attribute (l-diversity, t-closeness), else without
     (loading both made the warm-up outlast the input's reading more often)."""
-    from ..engine.search.base import search_kernels
+    # deferred: the library loads in the run, not when the parser is built (fast --help)
+    from ..engine.search import search_kernels
     from ..engine.search.flash_compiled import forms_classes
 
     flash = search_kernels(True)[0]

@@ -14,7 +14,7 @@ __all__ = ["BACKENDS", "METRICS", "SEARCHES", "PREFERENCES", "SUPPRESSION_MODES"
 BACKENDS = ("auto", "cpu", "gpu")  # gpuppdp.backend.BACKEND_CHOICES
 METRICS = ("discernibility", "loss", "precision")  # sorted(gpuppdp.engine.metrics.METRICS)
 SEARCHES = ("auto", "flash", "exhaustive", "levels", "lightning", "beam",
-            "samarati")  # gpuppdp.engine.search.base.SEARCHES
+            "samarati")  # gpuppdp.engine.search.SEARCHES
 PREFERENCES = ("height", "precision", "classes",
                "suppression")  # gpuppdp.engine.search.samarati.PREFERENCES
 SUPPRESSION_MODES = ("mark", "drop")  # gpuppdp.engine.transform.SUPPRESSION_MODES

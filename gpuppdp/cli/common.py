@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from .choices import OTHERS, SUPPRESSION_MODES, TCLOSENESS_DISTANCES
+from .choices import OTHERS, SUPPRESSION_MODES
 from .options import _fraction, _qi_spec, add_prior_option, read_prior
 
 __all__ = ["add_anonymization_options", "orders_by_column"]
@@ -43,54 +43,25 @@ def _numbers(option: str, usage: str, count: int, convert=float):
     return parse
 
 
-def _l_diversity(text: str) -> tuple:
-    """``distinct:L`` -> ("distinct", int L, column); ``entropy:L`` -> ("entropy", float L,
-    column); ``recursive:C,L`` -> ("recursive", float C, int L, column); ``@COLUMN`` picks the
-    sensitive attribute."""
-    spec, column = _on_attribute(text)
-    kind, sep, value = spec.partition(":")
-    usage = ("--l-diversity expects distinct:L, entropy:L or recursive:C,L, optionally "
-             f"@COLUMN (e.g. distinct:3, entropy:2.5, recursive:3,2@disease), got {text!r}")
-    if kind not in ("distinct", "entropy", "recursive") or not sep:
-        raise argparse.ArgumentTypeError(usage)
-    try:
-        if kind == "distinct":
-            return kind, int(value), column
-        if kind == "entropy":
-            return kind, float(value), column
-        c, comma, l = value.partition(",")  # noqa: E741
-        if not comma:
-            raise ValueError(value)
-        return kind, float(c), int(l), column
-    except ValueError:
-        raise argparse.ArgumentTypeError(usage)
+def _model_option(option: str):
+    """The parser's type of a model option: :func:`gpuppdp.models.parse_spec`, its error the
+    parser's usage error."""
+
+    def parse(text: str):
+        from ..models import parse_spec  # deferred: the parser loads the library only here
+
+        try:
+            return parse_spec(option, text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    parse.__name__ = option.lstrip("-").replace("-", "_")
+    return parse
 
 
-def _t_closeness(text: str) -> tuple[str, float, str | None]:
-    """``equal:T`` / ``ordered:T`` / ``hierarchical:T`` [``@COLUMN``] -> (distance, T, column)."""
-    spec, column = _on_attribute(text)
-    kind, sep, value = spec.partition(":")
-    usage = ("--t-closeness expects equal:T, ordered:T or hierarchical:T, optionally @COLUMN "
-             f"(e.g. equal:0.2), got {text!r}")
-    if kind not in TCLOSENESS_DISTANCES or not sep:
-        raise argparse.ArgumentTypeError(usage)
-    try:
-        return kind, float(value), column
-    except ValueError:
-        raise argparse.ArgumentTypeError(usage)
-
-
-def _beta_likeness(text: str) -> tuple[bool, float, str | None]:
-    """``basic:B`` / ``enhanced:B`` [``@COLUMN``] -> (enhanced, B, column)."""
-    spec, column = _on_attribute(text)
-    kind, sep, value = spec.partition(":")
-    usage = f"--beta-likeness expects basic:B or enhanced:B, optionally @COLUMN, got {text!r}"
-    if kind not in ("basic", "enhanced") or not sep:
-        raise argparse.ArgumentTypeError(usage)
-    try:
-        return kind == "enhanced", float(value), column
-    except ValueError:
-        raise argparse.ArgumentTypeError(usage)
+_l_diversity = _model_option("--l-diversity")
+_t_closeness = _model_option("--t-closeness")
+_beta_likeness = _model_option("--beta-likeness")
 
 
 _ORDER_WORDS = ("auto", "lexical", "numeric")
@@ -134,22 +105,12 @@ def orders_by_column(args) -> dict:
     return out
 
 
-def _qid_set(text: str) -> list[str]:
-    """``COL,COL,...`` -> the list of column names."""
-    names = [c.strip() for c in text.split(",")]
-    if not text or not all(names):
-        raise argparse.ArgumentTypeError(
-            f"--qid-set expects comma-separated quasi-identifiers COL,COL,..., got {text!r}")
-    return names
-
-
-_lkc = _numbers("--lkc", "L,K,C (e.g. 2,5,0.6 or 2,5,60%), optionally @COLUMN", 3,
-                (int, int, _fraction))
-_alpha_k = _numbers("--alpha-k", "ALPHA,K (e.g. 0.5,5), optionally @COLUMN", 2, (float, int))
-_privacy_loss = _numbers("--privacy-loss", "EPSILON,ALPHA (e.g. 0.3,0.6), optionally @COLUMN",
-                         2)
-_delta_disclosure = _numbers("--delta-disclosure", "DELTA (e.g. 1.2), optionally @COLUMN", 1)
-_delta_presence = _numbers("--delta-presence", "DMIN,DMAX (e.g. 0.05,0.5)", 2)
+_qid_set = _model_option("--qid-set")
+_lkc = _model_option("--lkc")
+_alpha_k = _model_option("--alpha-k")
+_privacy_loss = _model_option("--privacy-loss")
+_delta_disclosure = _model_option("--delta-disclosure")
+_delta_presence = _model_option("--delta-presence")
 
 
 def _sensitive_spec(text: str) -> tuple[str, str | None]:
@@ -228,92 +189,51 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
     p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter")
 
 
+#: the model options of the command line and their ``args`` names, in the models' order
+_MODEL_OPTIONS = (("--lkc", "lkc"), ("--l-diversity", "l_diversity"),
+                  ("--t-closeness", "t_closeness"), ("--alpha-k", "alpha_k"),
+                  ("--delta-disclosure", "delta_disclosure"),
+                  ("--beta-likeness", "beta_likeness"), ("--privacy-loss", "privacy_loss"),
+                  ("--k-map", "k_map"), ("--delta-presence", "delta_presence"))
+
+
 def _privacy_models(args, data=None) -> list:
-    """The privacy models of the command line (``--k`` without ``--qid-set`` is left to the
-    Anonymizer); ``data`` (the input) orders the values of ordered t-closeness."""
+    """The privacy models of the command line (:func:`gpuppdp.models.from_spec`; ``--k``
+    without ``--qid-set`` is left to the Anonymizer); ``data`` (the input) orders the values
+    of ordered t-closeness."""
+    # deferred: the library loads in the run, not when the parser is built (fast --help)
     from ..analysis.checker import value_order
     from ..engine.encoding import SchemaError
     from ..hierarchy import Hierarchy
     from ..io import read_table
-    from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy,
-                          DistinctLDiversity, EntropyLDiversity, KAnonymityOnSubsets, LKCPrivacy,
-                          PrivacyLoss, RecursiveCLDiversity, TCloseness)
-    from ..models.population import DeltaPresence, KMap
+    from ..models import from_spec, spec_attribute
 
-    sensitive = dict(args.sensitive)
-    population = None
-
-    def attribute(column, option):
-        if column is None:
-            if not args.sensitive:
-                raise SchemaError(f"{option} needs --sensitive COLUMN")
-            return args.sensitive[0][0]
-        if column not in sensitive:
-            raise SchemaError(f"{option} refers to {column!r}, which is not given with "
-                              "--sensitive")
-        return column
-
-    def population_table(option):
-        nonlocal population
-        if args.population is None:
-            raise SchemaError(f"{option} needs --population FILE")
-        if population is None:
-            population = read_table(args.population, sep=args.sep)
-        return population
-
+    names = [name for name, _ in args.sensitive]
+    files = dict(args.sensitive)
+    population = []
     orders = orders_by_column(args)
-    ordered = {attribute(c, "--t-closeness") for d, _, c in args.t_closeness
+    ordered = {spec_attribute("--t-closeness", c, names) for d, _, c in args.t_closeness
                if d == "ordered"}
     for column in orders:
         if column not in ordered:
             raise SchemaError(f"--order {column}=...: no --t-closeness ordered:T uses {column}")
-    models = []
-    if args.qid_set:
-        if args.k is None:
-            raise SchemaError("--qid-set needs --k (the k of k-anonymity on each QID set)")
-        models.append(KAnonymityOnSubsets(args.qid_set, args.k))
-    for L, K, C, column in args.lkc:  # noqa: N806 - the literature's names
-        if column is None and not args.sensitive and C >= 1:
-            models.append(LKCPrivacy(L, K, C))
-        else:
-            models.append(LKCPrivacy(L, K, C, attribute=attribute(column, "--lkc")))
-    for *spec, column in args.l_diversity:
-        name = attribute(column, "--l-diversity")
-        if spec[0] == "distinct":
-            models.append(DistinctLDiversity(name, spec[1]))
-        elif spec[0] == "entropy":
-            models.append(EntropyLDiversity(name, spec[1]))
-        else:
-            models.append(RecursiveCLDiversity(name, spec[1], spec[2]))
-    for distance, t, column in args.t_closeness:
-        name = attribute(column, "--t-closeness")
-        hierarchy = None
-        if distance == "hierarchical":
-            if sensitive[name] is None:
-                raise SchemaError(f"--t-closeness hierarchical:T needs the hierarchy of "
-                                  f"{name!r}: --sensitive {name}=HIERARCHY.csv")
-            hierarchy = Hierarchy.from_csv(sensitive[name], sep=args.hierarchy_sep)
-        order = None
-        if distance == "ordered" and data is not None:
-            order = value_order(data[name], orders.get(name, "auto"), attribute=name)
-        models.append(TCloseness(name, t, distance, hierarchy=hierarchy, order=order))
-    for alpha, k, column in args.alpha_k:
-        models.append(AlphaKAnonymity(attribute(column, "--alpha-k"), alpha, k))
-    for delta, column in args.delta_disclosure:
-        models.append(DeltaDisclosurePrivacy(attribute(column, "--delta-disclosure"), delta))
-    for enhanced, beta, column in args.beta_likeness:
-        models.append(BetaLikeness(attribute(column, "--beta-likeness"), beta,
-                                   enhanced=enhanced))
-    prior = read_prior(args.prior) if args.prior else None
-    if prior is not None and not args.privacy_loss:
+
+    def population_table():
+        if not population:
+            population.append(read_table(args.population, sep=args.sep))
+        return population[0]
+
+    context = {
+        "sensitive": names,
+        "hierarchy": lambda name: None if files[name] is None else
+        Hierarchy.from_csv(files[name], sep=args.hierarchy_sep),
+        "order": None if data is None else
+        lambda name: value_order(data[name], orders.get(name, "auto"), attribute=name),
+        "prior": read_prior(args.prior) if args.prior else None,
+        "population": None if args.population is None else population_table}
+    if context["prior"] is not None and not args.privacy_loss:
         raise ValueError("--prior is the prior of --privacy-loss; give --privacy-loss too")
-    for epsilon, alpha, column in args.privacy_loss:
-        models.append(PrivacyLoss(attribute(column, "--privacy-loss"), epsilon, alpha,
-                                  prior=prior))
-    for k in args.k_map:
-        models.append(KMap(k, population=population_table("--k-map")))
-    for dmin, dmax, column in args.delta_presence:
-        if column is not None:
-            raise SchemaError("--delta-presence takes no @COLUMN")
-        models.append(DeltaPresence(dmin, dmax, population=population_table("--delta-presence")))
+    models = [from_spec("--qid-set", args.qid_set, k=args.k)] if args.qid_set else []
+    for option, name in _MODEL_OPTIONS:
+        models += [from_spec(option, spec, **context) for spec in getattr(args, name)]
     return models

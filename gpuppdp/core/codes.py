@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..kernels import grouping
 from ..validation import format_values
 
 __all__ = ["UnknownValuesError", "Domain", "encode_column", "encode_columns",
@@ -290,7 +291,7 @@ def encode_column(values, *, domain: Sequence | Domain | None = None, name: str 
     ``codes`` have the smallest signed integer dtype holding ``0..len(labels)-1``.
     """
     if unknown not in ("error", "missing"):
-        raise ValueError(f"unknown must be 'error' or 'missing', got {unknown!r}")
+        raise InputError(f"unknown must be 'error' or 'missing', got {unknown!r}")
     if domain is not None:
         domain = domain if isinstance(domain, Domain) else Domain(domain)
         gathered = domain.gathered(values)
@@ -407,8 +408,6 @@ def _distinct(codes: np.ndarray, weights: np.ndarray, radix: Sequence[int]
     """Distinct rows of ``codes`` (n, q) int32 in order of first appearance, and their weights:
     a roll-up to the bottom node (:func:`~gpuppdp.kernels.grouping.rollup_njit`, partitioned
     on the threads when large); ``radix`` the number of codes of each column."""
-    from ..kernels import grouping
-
     n, q = codes.shape
     identity = np.arange(max(radix, default=1), dtype=np.int32)  # every column at offset 0
     codes, _, counts, _, _ = grouping.rollup_njit(

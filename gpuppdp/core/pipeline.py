@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
 import pandas as pd
 
+from ..errors import InputError
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -34,9 +36,8 @@ R = TypeVar("R")
 #: holds a chunk or two in flight)
 MAX_HOST_THREADS = 8
 #: on a GPU, the thread that drives the device takes consecutive chunks together, at least
-#: this many rows at a time, for fewer calls: on an H200 with 8 host threads it spent
-#: 22-38 ms on each 2^20-row chunk, where the device's own work is about a millisecond (from
-#: the roll-up's rate); each copy, launch and synchronization may also wait for the GIL, which
+#: this many rows at a time, for fewer calls: per chunk its host work far exceeds the
+#: device's own, and each copy, launch and synchronization may also wait for the GIL, which
 #: the host threads share
 DEVICE_ROWS = 1 << 22
 
@@ -49,10 +50,10 @@ def host_threads() -> int:
         try:
             n = int(value)
         except ValueError:
-            raise ValueError(f"GPUPPDP_HOST_THREADS must be a whole number, got {value!r}"
+            raise InputError(f"GPUPPDP_HOST_THREADS must be a whole number, got {value!r}"
                              ) from None
         if n < 1:
-            raise ValueError(f"GPUPPDP_HOST_THREADS must be at least 1, got {n}")
+            raise InputError(f"GPUPPDP_HOST_THREADS must be at least 1, got {n}")
         return n
     try:
         cores = len(os.sched_getaffinity(0))

@@ -17,14 +17,14 @@ import pandas as pd
 if TYPE_CHECKING:
     import pyarrow as pa
 
-from ..errors import InputError
 from .. import kernels
 from ..backend import Backend, DeviceMemoryError, cpu_backend
+from ..core.codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
+from ..core.pipeline import DEVICE_ROWS, Stopwatch, materialized, ordered_map, row_numbered
+from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby, sortedruns
 from ..validation import format_values
-from ..core.codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
-from ..core.pipeline import DEVICE_ROWS, Stopwatch, materialized, ordered_map, row_numbered
 
 __all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
            "encode", "encode_chunks", "SensitiveEncoder", "check_complete", "leaf_codes",
@@ -221,7 +221,7 @@ class EncodedTable:
     def sensitive_column(self, name: str) -> SensitiveColumn:
         """The encoded sensitive attribute ``name`` (a clear error if it was not encoded)."""
         if name not in self.sensitive:
-            raise ValueError(f"a model refers to sensitive attribute {name!r}, which was not "
+            raise InputError(f"a model refers to sensitive attribute {name!r}, which was not "
                              f"encoded; the table carries {sorted(self.sensitive) or 'none'}")
         return self.sensitive[name]
 
@@ -421,7 +421,7 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
     errors that name the column and list the values.
     """
     if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+        raise InputTypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     roles = _table_columns(data, schema)
     qi_names = [c for c in data.columns if roles[c] is Role.QUASI_IDENTIFYING]
     check_complete(data, qi_names + list(schema.sensitive), 0)
@@ -465,96 +465,14 @@ def encode_chunks(chunks: Iterable["pd.DataFrame | pa.Table"], columns: Sequence
     hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
     enc = EncodedTable(backend, qi_names, hierarchies, None, 0, roles=roles)
     sensitive = SensitiveEncoder(sensitive_names(sensitive_attributes), roles)
-    merged: list[FrequencySet] = []
-    pending: list[FrequencySet] = []
-    host = None  # the CPU backend, once the sets have been spilled to host memory
-    rows = 0
-
-    # on the CPU, without sensitive codes to number in order, a chunk's own frequency set is
-    # built on its host thread too: sorted by key where the keys fit in int64, so that merging
-    # reads each set once (kernels.sortedruns), else hashed as on a device (the level maps
-    # built here, before any thread reads them)
-    on_thread = not backend.is_gpu and not sensitive.names
-    radix = enc.node_radix(np.zeros((1, len(qi_names)), dtype=np.int64))[0, :-1]
-    runs = _SortedBottom(radix, merge_entries) if on_thread and sortedruns.fits(radix) else None
-    if on_thread and runs is None:
-        enc.level_maps()
-
-    def coded(numbered: tuple[int, pd.DataFrame]) -> tuple:
-        """(first row, host leaf codes (n, q), sensitive columns, the chunk's frequency set
-        when built here) of a chunk (host threads)."""
-        first, chunk = numbered
-        chunk = materialized(chunk)
-        check_complete(chunk, qi_names + list(schema.sensitive), first)
-        codes = np.stack([c.astype(enc.code_dtype)
-                          for c in leaf_codes(chunk, qi_names, hierarchies, first)], axis=1)
-        if tee is not None:
-            tee(first, chunk, codes)
-        carried = chunk[sensitive.names] if isinstance(chunk, pd.DataFrame) else \
-            chunk.select(sensitive.names)  # an Arrow table
-        if runs is not None:
-            return first, codes, carried, sortedruns.chunk_set(codes, radix, first)
-        return first, codes, carried, enc.bottom_of(codes, None, first) if on_thread else None
-
-    watch, n_chunks = Stopwatch("encoding"), 0
-    device_rows = DEVICE_ROWS if device_rows is None else device_rows
-
-    def device_set(batch: list[tuple]) -> FrequencySet:
-        """The frequency set of consecutive chunks ``(first row, codes, carried)``, built on
-        the backend in one pass."""
-        with watch.part("chunk sets"):
-            codes = np.concatenate([b[1] for b in batch]) if len(batch) > 1 else batch[0][1]
-            carried = None
-            if batch[0][2] is not None:
-                carried = backend.asarray(np.concatenate([b[2] for b in batch]))
-            return enc.bottom_of(backend.asarray(codes), carried, batch[0][0])
-
-    def add(fs: FrequencySet) -> None:
-        """Keep a chunk set (spilled to host memory once the device runs short) and merge
-        the pending sets when they are due."""
-        nonlocal host, merged, pending
-        if host is None and _device_short(backend, merged + pending + [fs], SPILL_FACTOR):
-            host = cpu_backend()
-            merged = [part.moved(backend.to_host) for part in merged]
-            pending = [part.moved(backend.to_host) for part in pending]
-        pending.append(fs if host is None else fs.moved(backend.to_host))
-        if _merge_due(sum(len(part.count) for part in pending),
-                      sum(len(part.count) for part in merged), merge_entries):
-            parts, merged, pending = merged + pending, [], []  # no other reference to them
-            with watch.part("merges"):
-                merged = [enc.merge(parts, host)]
-
-    # fresh huge pages cost several times small ones on some hosts (the merges' outputs:
-    # 2.6 s instead of 0.5 s for 1.2 GB here; see kernels.small_pages)
+    encoder = _ChunkEncoder(enc, schema, sensitive, merge_entries, tee)
+    # fresh huge pages cost several times small ones on some hosts (the merges' outputs; see
+    # kernels.small_pages)
     with kernels.small_pages():
-        batch: list[tuple] = []  # chunks not yet on the device
-        for first, codes, sens_columns, fs in watch.waited(
-                ordered_map(coded, row_numbered(chunks), threads=threads), "waiting for chunks"):
-            rows, n_chunks = first + len(codes), n_chunks + 1
-            if runs is not None:
-                with watch.part("merges"):
-                    runs.add(fs)
-                continue
-            if fs is not None:  # built on its host thread
-                add(fs)
-                continue
-            carried = sensitive.encode(sens_columns) if sensitive.names else None
-            enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
-            batch.append((first, codes, carried))
-            if rows - batch[0][0] >= device_rows:
-                add(device_set(batch))
-                batch = []
-        if batch:
-            add(device_set(batch))
-        if rows == 0:
-            raise SchemaError("the table is empty (0 rows)")
-        enc.n_rows = rows
-        parts, merged, pending = merged + pending, [], []
-        with watch.part("merges"):
-            enc._bottom = runs.bottom(rows, enc.code_dtype) if runs is not None else \
-                enc.merge(parts, host)
-    watch.log(f"{n_chunks} chunks")
-    if host is not None:  # back to the device for the search, if it fits there
+        encoder.run(ordered_map(encoder.coded, row_numbered(chunks), threads=threads),
+                    DEVICE_ROWS if device_rows is None else device_rows)
+    encoder.watch.log(f"{encoder.n_chunks} chunks")
+    if encoder.host is not None:  # back to the device for the search, if it fits there
         if _device_short(backend, [enc._bottom], BOTTOM_FACTOR):
             raise DeviceMemoryError(
                 f"the bottom frequency set ({len(enc._bottom.count):,} entries, "
@@ -564,6 +482,107 @@ def encode_chunks(chunks: Iterable["pd.DataFrame | pa.Table"], columns: Sequence
     if sensitive.names:
         sensitive.finish(enc)
     return enc
+
+
+class _ChunkEncoder:
+    """The state of :func:`encode_chunks`: the merged and pending frequency sets, where they
+    live, and how a chunk's set is built."""
+
+    def __init__(self, enc: EncodedTable, schema: Schema, sensitive: SensitiveEncoder,
+                 merge_entries: int, tee: Callable | None):
+        self.enc, self.schema, self.sensitive = enc, schema, sensitive
+        self.merge_entries, self.tee = merge_entries, tee
+        self.merged: list[FrequencySet] = []
+        self.pending: list[FrequencySet] = []
+        self.host = None  # the CPU backend, once the sets have been spilled to host memory
+        self.watch, self.n_chunks = Stopwatch("encoding"), 0
+        # on the CPU, without sensitive codes to number in order, a chunk's own frequency set
+        # is built on its host thread too: sorted by key where the keys fit in int64, so that
+        # merging reads each set once (kernels.sortedruns), else hashed as on a device (the
+        # level maps built here, before any thread reads them)
+        self.on_thread = not enc.backend.is_gpu and not sensitive.names
+        self.radix = enc.node_radix(np.zeros((1, len(enc.qi_names)), dtype=np.int64))[0, :-1]
+        self.runs = _SortedBottom(self.radix, merge_entries) \
+            if self.on_thread and sortedruns.fits(self.radix) else None
+        if self.on_thread and self.runs is None:
+            enc.level_maps()
+
+    def coded(self, numbered: tuple[int, pd.DataFrame]) -> tuple:
+        """(first row, host leaf codes (n, q), sensitive columns, the chunk's frequency set
+        when built here) of a chunk (host threads)."""
+        enc, first, chunk = self.enc, numbered[0], materialized(numbered[1])
+        qi_names = list(enc.qi_names)
+        check_complete(chunk, qi_names + list(self.schema.sensitive), first)
+        codes = np.stack([c.astype(enc.code_dtype) for c in leaf_codes(
+            chunk, qi_names, enc.hierarchies, first)], axis=1)
+        if self.tee is not None:
+            self.tee(first, chunk, codes)
+        names = self.sensitive.names
+        carried = chunk[names] if isinstance(chunk, pd.DataFrame) else \
+            chunk.select(names)  # an Arrow table
+        if self.runs is not None:
+            return first, codes, carried, sortedruns.chunk_set(codes, self.radix, first)
+        return first, codes, carried, enc.bottom_of(codes, None, first) if self.on_thread \
+            else None
+
+    def device_set(self, batch: list[tuple]) -> FrequencySet:
+        """The frequency set of consecutive chunks ``(first row, codes, carried)``, built on
+        the backend in one pass."""
+        backend = self.enc.backend
+        with self.watch.part("chunk sets"):
+            codes = np.concatenate([b[1] for b in batch]) if len(batch) > 1 else batch[0][1]
+            carried = None
+            if batch[0][2] is not None:
+                carried = backend.asarray(np.concatenate([b[2] for b in batch]))
+            return self.enc.bottom_of(backend.asarray(codes), carried, batch[0][0])
+
+    def add(self, fs: FrequencySet) -> None:
+        """Keep a chunk set (spilled to host memory once the device runs short) and merge
+        the pending sets when they are due."""
+        backend = self.enc.backend
+        if self.host is None and _device_short(backend, self.merged + self.pending + [fs],
+                                               SPILL_FACTOR):
+            self.host = cpu_backend()
+            self.merged = [part.moved(backend.to_host) for part in self.merged]
+            self.pending = [part.moved(backend.to_host) for part in self.pending]
+        self.pending.append(fs if self.host is None else fs.moved(backend.to_host))
+        if _merge_due(sum(len(part.count) for part in self.pending),
+                      sum(len(part.count) for part in self.merged), self.merge_entries):
+            parts = self.merged + self.pending
+            self.merged, self.pending = [], []  # no other reference to them
+            with self.watch.part("merges"):
+                self.merged = [self.enc.merge(parts, self.host)]
+
+    def run(self, coded_chunks, device_rows: int) -> None:
+        """Reduce the coded chunks in order into the table's bottom frequency set."""
+        enc, sensitive, rows = self.enc, self.sensitive, 0
+        batch: list[tuple] = []  # chunks not yet on the device
+        for first, codes, sens_columns, fs in self.watch.waited(coded_chunks,
+                                                                "waiting for chunks"):
+            rows, self.n_chunks = first + len(codes), self.n_chunks + 1
+            if self.runs is not None:
+                with self.watch.part("merges"):
+                    self.runs.add(fs)
+                continue
+            if fs is not None:  # built on its host thread
+                self.add(fs)
+                continue
+            carried = sensitive.encode(sens_columns) if sensitive.names else None
+            enc.n_sens = max(sensitive.n_carried, 1)  # radix of the carried code so far
+            batch.append((first, codes, carried))
+            if rows - batch[0][0] >= device_rows:
+                self.add(self.device_set(batch))
+                batch = []
+        if batch:
+            self.add(self.device_set(batch))
+        if rows == 0:
+            raise SchemaError("the table is empty (0 rows)")
+        enc.n_rows = rows
+        parts = self.merged + self.pending
+        self.merged, self.pending = [], []
+        with self.watch.part("merges"):
+            enc._bottom = self.runs.bottom(rows, enc.code_dtype) if self.runs is not None \
+                else enc.merge(parts, self.host)
 
 
 def _merge_due(pending: int, merged: int, merge_entries: int) -> bool:

@@ -18,10 +18,10 @@ import numpy as np
 from numba import njit
 
 from .. import kernels
+from ..core.classes import Classes
+from ..core.model import PrivacyModel, Requirement
 from ..kernels.aot import ahead_of_time
 from ..kernels.groupby import segment_ids
-from ..models import PrivacyModel, Requirement
-from ..core.classes import Classes
 from .encoding import EncodedTable, FrequencySet
 from .lattice import Lattice
 from .metrics import Metric
@@ -42,7 +42,7 @@ class NodeStats:
     nodes that are not anonymous (ARX computes it only for anonymous nodes), ``lower_bound``
     is the metric's bound; ``entries``: frequency-set size; ``height``: sum of levels.  A
     check the compiled Flash stopped early, the node known not to be anonymous
-    (:func:`~.flash_compiled.class_limit`), has -1 for ``suppressed``, ``classes``,
+    (:func:`~.search.flash_compiled.class_limit`), has -1 for ``suppressed``, ``classes``,
     ``smallest_class`` and ``entries``, NaN ``aecs``, and the metric's prior bound.
     """
 
@@ -325,11 +325,9 @@ class RollupBuffers:
     """Output arrays of the CPU roll-ups of one lattice walk: batches written one after another
     into large sets of arrays, a set written over once the frequency sets in it are read no
     more.  Memory fresh from the operating system is paid for at first touch (a page fault, the
-    page zeroed: about 2 GB/s on this project's virtual test box), and a walk writes many times
-    what it holds at once (9-QID Adult: 36.5 M entries of 25 bytes written, two levels' worth
-    held).  Small pages (:func:`.kernels.small_pages`): fresh huge pages cost from 0.05 to
-    0.9 s a walk there, small ones 0.2 s steadily.  On a GPU CuPy's memory pool does this:
-    :meth:`take` lends nothing there."""
+    page zeroed), and a walk writes many times what it holds at once (two levels' worth held).
+    Small pages (:func:`.kernels.small_pages`): fresh huge pages cost far more on some hosts.
+    On a GPU CuPy's memory pool does this: :meth:`take` lends nothing there."""
 
     def __init__(self, evaluator: "Evaluator", capacity: int):
         bottom = evaluator.bottom

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["Lattice"]
 
 
@@ -17,7 +19,7 @@ class Lattice:
     def __init__(self, max_levels):
         self.max_levels = np.asarray(max_levels, dtype=np.int64)
         if self.max_levels.ndim != 1 or (self.max_levels < 0).any():
-            raise ValueError(f"max_levels must be non-negative integers, got {max_levels!r}")
+            raise InputError(f"max_levels must be non-negative integers, got {max_levels!r}")
         self.radix = self.max_levels + 1
         self.strides = np.concatenate([[1], np.cumprod(self.radix)[:-1]]).astype(np.int64)
         self.size = int(np.prod(self.radix))

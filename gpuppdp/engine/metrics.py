@@ -23,8 +23,9 @@ import numpy as np
 from numba import njit
 
 from .. import kernels
-from ..kernels.aot import ahead_of_time
 from ..core.classes import Classes
+from ..errors import InputError
+from ..kernels.aot import ahead_of_time
 
 __all__ = ["Metric", "Loss", "Precision", "Discernibility", "METRICS", "make_metric",
            "precision_loss", "discernibility", "generalization_shares"]
@@ -282,4 +283,4 @@ def make_metric(metric) -> Metric:
         return metric
     if isinstance(metric, str) and metric.lower() in METRICS:
         return METRICS[metric.lower()]()
-    raise ValueError(f"metric must be one of {sorted(METRICS)} or a Metric, got {metric!r}")
+    raise InputError(f"metric must be one of {sorted(METRICS)} or a Metric, got {metric!r}")

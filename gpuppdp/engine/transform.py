@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 from ..core.codes import encode_column, smallest_int_dtype
+from ..core.pipeline import Stopwatch, ordered_map
+from ..errors import InputError
 from .encoding import Role
 from .evaluate import Evaluator
-from ..core.pipeline import Stopwatch, ordered_map
 
 __all__ = ["Release", "release", "RowBuckets", "release_buckets", "released_columns",
            "suppressed_rows", "all_suppressed", "categories_of", "labelled_codes",
@@ -108,8 +109,7 @@ def released_columns(columns, enc, qid: Callable[[int], object],
 def categories_of(labels) -> tuple[pd.CategoricalDtype, int]:
     """The categories of a released QID column at one level, as the categorical dtype of its
     labels and ``*`` (added unless it is one of them), and the position of ``*``.  Built once
-    per release: a column of many chunks reuses it (building it from the labels took 5 ms a
-    chunk for 30,000 labels)."""
+    per release: a column of many chunks reuses it."""
     categories = list(labels)
     if SUPPRESSED_LABEL not in categories:
         categories.append(SUPPRESSED_LABEL)
@@ -136,7 +136,7 @@ def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: st
         Seed of the row permutation (``None``: fresh OS entropy).
     """
     if suppression not in SUPPRESSION_MODES:
-        raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
+        raise InputError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
     enc = evaluator.encoded
     be = evaluator.backend
     levels = np.asarray(levels, dtype=np.int64)
@@ -294,11 +294,11 @@ def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
     runs on the calling thread, bucket after bucket.
     """
     if suppression not in SUPPRESSION_MODES:
-        raise ValueError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
+        raise InputError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
     levels = np.asarray(levels, dtype=np.int64)
     # row-wise work on rows read from host files and written to host files: the host threads
-    # do it with the CPU's kernels, whatever the backend (on an H200, doing it on the device
-    # took its one thread 29 s of a 330 M-row release, in copies and synchronizations)
+    # do it with the CPU's kernels, whatever the backend (on the device, its one driving
+    # thread would spend the release in copies and synchronizations)
     enc = evaluator.encoded.rows_on_host()
     # the suppressed classes, on the host once, tested bucket after bucket
     failing = enc.class_set(levels, evaluator.backend.to_host(

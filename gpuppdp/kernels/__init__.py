@@ -35,7 +35,7 @@ __all__ = ["cached_signatures", "compiled", "warm_up", "rollup", "reused_scratch
 
 def warm_up(*dispatchers, wanted=None) -> threading.Thread:
     """Start Numba's CPU target in a thread (its typing and lowering registries and BLAS
-    check, about 0.4 s on the first compiled call of a process, cached kernels or not), then
+    check, paid on the first compiled call of a process, cached kernels or not), then
     load the given ``dispatchers``' machine code from Numba's on-disk cache (tens of
     milliseconds for a large function; nothing is compiled that is not cached) -- only the
     signatures for which ``wanted(dispatcher, signature)`` holds, when given -- so that a

@@ -1,12 +1,12 @@
 """Launching Numba CUDA kernels on CuPy arrays with less host work per launch.
 
 Numba's dispatcher types every argument of every launch, and a CuPy array goes through DLPack
-twice (a strided memory view to type it, another to marshal it): on the H200 machine's CPU a
-launch with one array cost 39 µs and one with 14 arrays 263 µs -- host time on the serial
-path of every batch of a lattice walk (9-QID Adult: about 87 launches and 800 array arguments
-an exhaustive search).  :func:`launch` keeps, per kernel and argument signature, the kernel
-Numba compiled and how each argument is marshalled, and lays CuPy arrays out from their own
-attributes (pointer, shape, strides) as Numba's ``_Kernel._prepare_args`` does.
+twice (a strided memory view to type it, another to marshal it): tens of microseconds per
+array argument of host time on the serial path of every batch of a lattice walk (an
+exhaustive search launches kernels with hundreds of array arguments in all).
+:func:`launch` keeps, per kernel and argument signature, the kernel Numba compiled and how
+each argument is marshalled, and lays CuPy arrays out from their own attributes (pointer,
+shape, strides) as Numba's ``_Kernel._prepare_args`` does.
 
 The first launch of a signature goes through Numba's dispatcher (which compiles); the
 arguments are then marshalled both ways and the fast path is kept only when they agree, so
@@ -156,8 +156,8 @@ def _same_params(ours: list, theirs: list) -> bool:
 
 
 def to_device_together(xp, *arrays) -> list:
-    """Host int64 arrays copied to the device in one transfer (a copy costs 15-40 µs of host
-    time however small it is): device views of one buffer, in the arrays' shapes."""
+    """Host int64 arrays copied to the device in one transfer (a copy costs tens of microseconds
+    of host time however small it is): device views of one buffer, in the arrays' shapes."""
     host = [np.ascontiguousarray(a, dtype=np.int64) for a in arrays]
     buffer = xp.asarray(np.concatenate([a.ravel() for a in host]))
     views, at = [], 0

@@ -4,27 +4,22 @@ A *frequency set* lists the distinct rows of an encoded table (QID codes, option
 code) with their ``count`` and ``first`` (index of the first input row holding them), ordered by
 ``first``.  Rolling it up to a more general node maps every QID code through the hierarchy's
 level-to-level table and merges entries that become equal (the roll-up of Incognito and ARX,
-LeFevre et al. 2005; Kohlmayer et al. 2012).  The output keeps the canonical order: within a
-node, groups are ordered by the first input row that falls into them.  A node's map of QID
-``j`` starts at ``node_map_off[b, j]`` in ``maps_flat``; offset 0 (``IDENTITY_OFFSET``) must
-hold the identity, so the CPU form leaves the codes of a QID that keeps its level as they are.
+LeFevre et al. 2005; Kohlmayer et al. 2012); within a node, groups keep the order of the first
+input row that falls into them.  A node's map of QID ``j`` starts at ``node_map_off[b, j]`` in
+``maps_flat``; offset 0 (``IDENTITY_OFFSET``) holds the identity, so the CPU form leaves the
+codes of a QID that keeps its level as they are.  Three forms group with the key packing of
+:mod:`.groupby` and give identical output:
 
-Three forms group with the key packing of :mod:`.groupby` and give identical output:
-
-* :func:`rollup_njit` -- Numba CPU form: one pass per node over its source entries, each keyed
-  by its packed mixed-radix code and counted in a directly addressed table when the node's key
-  space is small, else a hashed one (scratch reused from node to node); a new key writes its
-  group at once (its first entry), no per-entry arrays.  Runs of consecutive nodes are tasks
-  the threads take as they come free (:func:`.groupby.run_tasks`: no barrier per node); a key
-  space past int64 falls back to column-by-column packing (:func:`_rollup_node`); a node whose
-  table would not fit in the cache is hash-partitioned first (:func:`_rollup_partitioned`,
-  its phases shared by the threads);
-* :func:`rollup_cuda` -- Numba CUDA form, the GPU's: a thread per source entry, each node's
-  table a slice of one array (directly addressed or hashed, slots claimed by
-  compare-and-swap), the first entry of a group by atomic minimum, groups numbered by a prefix
-  sum over the first entries -- no sort;
-* :func:`rollup_xp` -- array form for NumPy/CuPy (:func:`.groupby.group_xp`: gather, sort,
-  segment boundaries): the reference, and the CUDA form's fallback for key spaces past int64.
+* :func:`rollup_njit` (CPU): one pass per node, each entry keyed by its packed code in a
+  directly addressed table when the key space is small, else a hashed one; a new key writes its
+  group at once.  Runs of nodes are tasks the threads take as they come free
+  (:func:`.groupby.run_tasks`); a key space past int64 packs column by column
+  (:func:`_rollup_node`); a node whose table would miss the cache is hash-partitioned first
+  (:func:`_rollup_partitioned`);
+* :func:`rollup_cuda` (GPU): a thread per source entry, slots claimed by compare-and-swap, the
+  first entry of a group by atomic minimum, groups numbered by a prefix sum -- no sort;
+* :func:`rollup_xp` (NumPy/CuPy, :func:`.groupby.group_xp`: gather, sort, segment boundaries):
+  the reference, and the CUDA form's fallback for key spaces past int64.
 """
 
 from __future__ import annotations
@@ -53,9 +48,7 @@ from .groupby import (
     space_of,
 )
 
-# --------------------------------------------------------------------------------------
-# Numba CPU form
-# --------------------------------------------------------------------------------------
+# -- Numba CPU form --------------------------------------------------------------------
 IDENTITY_OFFSET = 0  # a map at this offset is the identity: maps_flat[:d] == arange(d)
 
 
@@ -306,11 +299,10 @@ ahead_of_time(_rollup_chunk, [
     for c in CODE_TYPES])
 
 
-# Partitioned roll-up of one large node (tasks t of :func:`.groupby.run_tasks`): entries are
-# keyed and counted per partition (the top ``bits`` bits of the key's hash), scattered stably
-# into their partitions, grouped partition by partition in a table that stays in the cache
-# (the group's total written at its first entry, in ``total``), and written out in source
-# order -- which is the canonical order, since a group's first entry is its first source entry.
+# Partitioned roll-up of one large node (tasks t of :func:`.groupby.run_tasks`): entries keyed
+# and counted per partition (the top ``bits`` bits of the key's hash), scattered stably into
+# their partitions, grouped partition by partition in a cache-resident table (a group's total
+# at its first entry, in ``total``), written out in source order (the canonical order).
 @njit(cache=True)
 def _part_of(key, shift):
     return np.int64((np.uint64(key) * _HASH_MUL) >> shift) if shift < 64 else np.int64(0)
@@ -444,9 +436,8 @@ def reused_scratch():
 def small_pages():
     """No transparent huge pages for the arrays NumPy allocates within it: NumPy asks the kernel
     for them on arrays of 4 MiB and more, and fresh 2 MiB pages cost from nothing to several
-    times what small ones do on this project's virtual test box, depending on the host (a
-    compiled Adult search through the CLI 7 or 22 ms; an exhaustive 9-QID search's buffers 0.05
-    to 0.9 s).  A ``NUMPY_MADVISE_HUGEPAGE`` set by the user stands."""
+    times what small ones do, depending on the host.  A ``NUMPY_MADVISE_HUGEPAGE`` set by the
+    user stands."""
     if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
         yield
         return
@@ -545,16 +536,12 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     """CPU roll-up of a batch of nodes; see :func:`rollup_xp` for the contract.  ``node_radix``
     (B, q+1) holds each node's number of codes per QID and of the sensitive attribute.
     ``out`` (optional): arrays ``(codes, sens, count, first)`` of at least as many rows as the
-    batch has source entries, to write the groups into (the results are views of them; their
-    sensitive codes are written only where a node carries them; an empty ``first``: the
-    groups' first rows are not kept, and the source's need not be either); by default new
-    arrays.
+    batch has source entries, to write the groups into (the results are views of them;
+    sensitive codes only where a node carries them; an empty ``first``: first rows not kept).
 
-    Runs of consecutive nodes (about equal source entries) go to the threads, each run rolled
-    up node after node in one pass per node (:func:`_rollup_range`) into room for its source
-    entries; the runs are then moved together.  A node whose table would not fit in the cache
-    is a run of its own, rolled up partitioned (:func:`_rollup_partitioned`); alone in its
-    batch, into arrays of its size."""
+    Runs of consecutive nodes (about equal source entries) go to the threads, each rolled up
+    node after node (:func:`_rollup_range`), then moved together.  A node whose table would
+    miss the cache is a run of its own, rolled up partitioned (:func:`_rollup_partitioned`)."""
     node_src_start = np.asarray(node_src_start, dtype=np.int64)
     node_src_stop = np.asarray(node_src_stop, dtype=np.int64)
     node_radix = np.asarray(node_radix, dtype=np.int64)
@@ -619,9 +606,7 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     return codes[:m], sens[:m], count[:m], first[:m], ptr
 
 
-# --------------------------------------------------------------------------------------
-# Array (NumPy / CuPy) form
-# --------------------------------------------------------------------------------------
+# -- Array (NumPy / CuPy) form ---------------------------------------------------------
 def rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
               node_map_off, maps_flat, node_radix):
     """Roll source frequency sets up to a batch of nodes (array form).
@@ -632,12 +617,9 @@ def rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start, nod
     src_sens, src_count, src_first : (E,) -- sensitive code (0 if none), count, first row.
     node_src_start, node_src_stop : (B,) int64 (host) -- the source entry range of each node;
         entries of a range are ordered by ``first``.
-    node_map_off : (B, q) int64 -- offset into ``maps_flat`` of the code map each node uses
-        for each QID (from its source level to its own level).
-    maps_flat : (M,) int -- all level-to-level code maps, concatenated; its dtype is the
-        dtype of the output codes.
-    node_radix : (B, q+1) int64 (host) -- each node's number of codes per QID, then of the
-        sensitive attribute.
+    node_map_off : (B, q) int64 -- offset in ``maps_flat`` of each node's map of each QID.
+    maps_flat : (M,) int -- the level-to-level code maps, concatenated (the codes' dtype).
+    node_radix : (B, q+1) int64 (host) -- each node's codes per QID, then sensitive values.
 
     Returns
     -------
@@ -664,9 +646,7 @@ def rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start, nod
     return codes, sens[rep], count, src_first[rows][rep], ptr
 
 
-# --------------------------------------------------------------------------------------
-# CUDA form
-# --------------------------------------------------------------------------------------
+# -- CUDA form -------------------------------------------------------------------------
 CUDA_TABLE_LOAD = 1.5      # hashed tables: a power of two at least this times the entries
 CUDA_DENSE_RATIO = 2       # key spaces up to this times the entries (plus a floor) are
 CUDA_DENSE_FLOOR = 1 << 6  # directly addressed: no probing
@@ -772,13 +752,11 @@ def _cuda_tables(lens, node_radix):
 
 def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
                 node_map_off, maps_flat, node_radix):
-    """CUDA roll-up of a batch of nodes (same contract and output as :func:`rollup_xp`):
-    every source entry of the batch is one thread, its node's hash table a slice of one
-    array -- a directly addressed one when the key space is small, else open addressing
-    with linear probing, slots claimed by compare-and-swap (no sort).  A group's first entry
-    is the smallest batch position in its slot (atomic minimum); a prefix sum over the
-    first entries numbers the groups node by node in first-appearance order.  Runs on CuPy
-    arrays (``xp`` CuPy), or on NumPy arrays under Numba's CUDA simulator (``xp`` NumPy)."""
+    """CUDA roll-up of a batch of nodes (the contract and output of :func:`rollup_xp`): a
+    thread per source entry, its node's table a slice of one array (directly addressed, or
+    linear probing with slots claimed by compare-and-swap); a group's first entry is the
+    smallest batch position in its slot (atomic minimum), a prefix sum over the first
+    entries numbers the groups.  On CuPy arrays, or NumPy ones under Numba's CUDA simulator."""
     node_src_start = np.asarray(node_src_start, dtype=np.int64)
     lens = np.asarray(node_src_stop, dtype=np.int64) - node_src_start
     tables = _cuda_tables(lens, node_radix)

@@ -45,8 +45,8 @@ def loss_sums_reference(size, codes, outlier, ptr, off, share):
 
 
 # The passes are inlined into :func:`_one_node` in Numba's IR (``inline='always'``): compiled
-# once there instead of once on their own and again where inlined (cold compile of the loss
-# sums 2.2 s -> 1.0 s; run time the same).
+# once there instead of once on their own and again where inlined (a faster cold compile,
+# the same run time).
 @njit(inline='always')
 def _pass4(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):
     """QIDs ``j..j+3`` of node ``b`` in one pass over its classes, the eight running sums in

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..core.classes import Classes, entry_shares, segment_max, segment_sum
+from ..errors import InputError
 from ..validation import check_int, check_number, check_positive, format_values, plain_number
 from .base import SensitiveModel
 
@@ -45,7 +46,7 @@ class AlphaKAnonymity(SensitiveModel):
         self.k = check_int("k", k, 1)
         self.min_class_size = self.k
         if value is not None and not isinstance(value, str):
-            raise ValueError(f"value must be a sensitive value (a string), got {value!r}")
+            raise InputError(f"value must be a sensitive value (a string), got {value!r}")
         self.value = value
 
     def _bind(self, encoded):
@@ -163,17 +164,17 @@ class BetaLikeness(_DistributionModel):
 
 def _check_prior(prior) -> dict:
     if not isinstance(prior, Mapping) or not prior:
-        raise ValueError(f"prior must be a non-empty mapping sensitive value -> probability, "
+        raise InputError(f"prior must be a non-empty mapping sensitive value -> probability, "
                          f"got {prior!r}")
     out = {}
     for v, pr in prior.items():
         if isinstance(pr, bool) or not isinstance(pr, (int, float, np.integer, np.floating)) \
                 or not math.isfinite(float(pr)) or not 0.0 <= float(pr) <= 1.0:
-            raise ValueError(f"prior[{v!r}] must be a probability in [0, 1], got {pr!r}")
+            raise InputError(f"prior[{v!r}] must be a probability in [0, 1], got {pr!r}")
         out[str(v)] = float(pr)
     total = math.fsum(out.values())
     if abs(total - 1.0) > 1e-6:
-        raise ValueError(f"prior probabilities must sum to 1, they sum to {total!r}")
+        raise InputError(f"prior probabilities must sum to 1, they sum to {total!r}")
     return out
 
 
@@ -208,7 +209,7 @@ class PrivacyLoss(SensitiveModel):
         else:
             missing = [v for v in labels if v not in self.prior or self.prior[v] <= 0]
             if missing:
-                raise ValueError(f"prior gives no (or zero) probability to value(s) of "
+                raise InputError(f"prior gives no (or zero) probability to value(s) of "
                                  f"{self.sensitive_attribute!r} in the data: "
                                  f"{format_values(missing)}")
             q = np.array([self.prior[v] for v in labels], dtype=np.float64)

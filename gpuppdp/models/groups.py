@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from ..core.classes import Classes
+from ..errors import InputError
 from ..kernels import groupby
 from ..validation import check_int, check_name, check_number, format_values, plain_number
 from .base import PrivacyModel, Requirement
@@ -132,15 +133,15 @@ class KAnonymityOnSubsets(_GroupModel):
     def __init__(self, subsets, k: int):
         self.k = check_int("k", k, 1)
         if isinstance(subsets, str) or not isinstance(subsets, Sequence) or not subsets:
-            raise ValueError(f"subsets must be a non-empty list of lists of QID names, got "
+            raise InputError(f"subsets must be a non-empty list of lists of QID names, got "
                              f"{subsets!r}")
         out = []
         for s in subsets:
             if isinstance(s, str) or not isinstance(s, Sequence) or not s or \
                     not all(isinstance(c, str) and c for c in s):
-                raise ValueError(f"every subset must be a non-empty list of QID names, got {s!r}")
+                raise InputError(f"every subset must be a non-empty list of QID names, got {s!r}")
             if len(set(s)) != len(s):
-                raise ValueError(f"subset {list(s)!r} names a QID twice")
+                raise InputError(f"subset {list(s)!r} names a QID twice")
             out.append([str(c) for c in s])
         self.subsets = out
 
@@ -148,7 +149,7 @@ class KAnonymityOnSubsets(_GroupModel):
         names = list(encoded.qi_names)
         unknown = sorted({c for s in self.subsets for c in s if c not in names})
         if unknown:
-            raise ValueError(f"{self!r} names column(s) that are not quasi-identifiers: "
+            raise InputError(f"{self!r} names column(s) that are not quasi-identifiers: "
                              f"{format_values(unknown)} (quasi-identifiers: "
                              f"{format_values(names)})")
         return [sorted(names.index(c) for c in s) for s in self.subsets]
@@ -189,13 +190,13 @@ class LKCPrivacy(_GroupModel):
         if attribute is not None:
             check_name("attribute", attribute)
         if attribute is None and self.C < 1.0:
-            raise ValueError("LKC-privacy with C < 1 needs the sensitive attribute: "
+            raise InputError("LKC-privacy with C < 1 needs the sensitive attribute: "
                              "LKCPrivacy(L, K, C, attribute=...)")
         self.sensitive_attribute = attribute
         if sensitive_values is not None:
             if isinstance(sensitive_values, str) or not all(
                     isinstance(v, str) for v in sensitive_values):
-                raise ValueError(f"sensitive_values must be a list of values (strings), got "
+                raise InputError(f"sensitive_values must be a list of values (strings), got "
                                  f"{sensitive_values!r}")
             sensitive_values = list(sensitive_values)
         self.sensitive_values = sensitive_values

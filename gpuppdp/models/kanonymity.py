@@ -12,6 +12,8 @@ __all__ = ["KAnonymity"]
 class KAnonymity(PrivacyModel):
     """k-anonymity: every equivalence class holds at least ``k`` records (Sweeney 2002)."""
 
+    compiled_kind = "size"
+
     def __init__(self, k: int):
         self.k = check_int("k", k, 1)
         self.min_class_size = self.k

@@ -12,7 +12,7 @@ import numpy as np
 from .. import kernels
 from ..core.classes import Classes
 from ..validation import check_int, check_name, check_number, check_positive, plain_number
-from .base import LOG_TABLE_MAX, PrivacyModel, SensitiveModel, log_table
+from .base import LOG_TABLE_MAX, CompiledCheck, PrivacyModel, SensitiveModel, log_table
 
 __all__ = ["DistinctLDiversity", "EntropyLDiversity", "RecursiveCLDiversity"]
 
@@ -21,6 +21,8 @@ class DistinctLDiversity(PrivacyModel):
     """Distinct l-diversity: at least ``l`` distinct sensitive values per class
     (Machanavajjhala et al. 2007)."""
 
+    compiled_kind = "distinct"
+
     def __init__(self, attribute: str, l: int):  # noqa: E741 - the literature's name
         self.sensitive_attribute = check_name("attribute", attribute)
         self.l = check_int("l", l, 1)
@@ -28,6 +30,9 @@ class DistinctLDiversity(PrivacyModel):
 
     def class_fails(self, classes: Classes):
         return classes.distinct < self.l
+
+    def compiled_check(self) -> CompiledCheck:
+        return CompiledCheck("distinct", self.sensitive_attribute, {"l": self.l})
 
     def describe(self) -> dict:
         return {"model": "distinct-l-diversity", "attribute": self.sensitive_attribute,
@@ -51,12 +56,17 @@ class EntropyLDiversity(SensitiveModel):
 
     monotonic_with_generalization = True
     monotonic_with_suppression = False
+    compiled_kind = "entropy"
 
     def __init__(self, attribute: str, l: float):  # noqa: E741 - the literature's name
         super().__init__(attribute)
         self.l = check_number("l", l, 1.0)
         self.min_class_size = math.ceil(self.l)
         self._ln_l = math.log(self.l)
+
+    def compiled_check(self) -> CompiledCheck:
+        return CompiledCheck("entropy", self.sensitive_attribute,
+                             {"min_size": self.min_class_size, "ln_l": self._ln_l})
 
     def _bind(self, encoded):
         size = min(self.n_rows, LOG_TABLE_MAX)
@@ -118,12 +128,16 @@ class RecursiveCLDiversity(SensitiveModel):
 
     monotonic_with_generalization = True
     monotonic_with_suppression = False
+    compiled_kind = "recursive"
 
     def __init__(self, attribute: str, c: float, l: int):  # noqa: E741
         super().__init__(attribute)
         self.c = check_positive("c", c)
         self.l = check_int("l", l, 1)
         self.min_class_size = self.l
+
+    def compiled_check(self) -> CompiledCheck:
+        return CompiledCheck("recursive", self.sensitive_attribute, {"l": self.l, "c": self.c})
 
     @staticmethod
     def _top_low(classes: Classes, l: int):  # noqa: E741

@@ -23,6 +23,7 @@ from .. import kernels
 from ..core.classes import Classes
 from ..core.codes import encode_column
 from ..engine.encoding import EncodedTable
+from ..errors import InputError, InputTypeError
 from ..kernels.groupby import segment_ids
 from ..validation import check_int, check_number, format_values, plain_number
 from .base import PrivacyModel, Requirement
@@ -46,10 +47,10 @@ class _PopulationModel(PrivacyModel):
 
     def __init__(self, population):
         if not isinstance(population, pd.DataFrame):
-            raise TypeError(f"population must be a pandas DataFrame, got "
+            raise InputTypeError(f"population must be a pandas DataFrame, got "
                             f"{type(population).__name__}")
         if len(population) == 0:
-            raise ValueError("population: the table is empty (0 rows)")
+            raise InputError("population: the table is empty (0 rows)")
         self.population = population
 
     def bind(self, encoded: EncodedTable) -> "_PopulationModel":
@@ -57,13 +58,13 @@ class _PopulationModel(PrivacyModel):
             return self
         missing = [c for c in encoded.qi_names if c not in self.population.columns]
         if missing:
-            raise ValueError(f"{type(self).__name__}: the population lacks quasi-identifier "
+            raise InputError(f"{type(self).__name__}: the population lacks quasi-identifier "
                              f"column(s) {format_values(missing)}")
         be = encoded.backend
         codes = []
         for name, h in zip(encoded.qi_names, encoded.hierarchies):
             if self.population[name].isna().any():
-                raise ValueError(f"population column {name!r} has missing values")
+                raise InputError(f"population column {name!r} has missing values")
             leaf, _ = encode_column(self.population[name], domain=h.leaf_domain,
                                     name=f"population column {name!r}")
             codes.append(be.asarray(leaf))
@@ -95,7 +96,7 @@ class _PopulationModel(PrivacyModel):
             values = {n: h.leaves[int(c)]
                       for n, h, c in zip(encoded.qi_names, encoded.hierarchies, codes)}
             records = int(be.to_host(sample.count)[entries].sum())
-            raise ValueError(
+            raise InputError(
                 f"{type(self).__name__}: the table is not a sample of the population: "
                 f"{records} record(s) have QID values that occur more often than in "
                 f"the population (first at row {int(first_rows[at])}: {values})")
@@ -165,7 +166,7 @@ class DeltaPresence(_PopulationModel):
         self.delta_min = check_number("delta_min", delta_min, 0.0, 1.0)
         self.delta_max = check_number("delta_max", delta_max, 0.0, 1.0)
         if self.delta_min > self.delta_max:
-            raise ValueError(f"delta_min must be at most delta_max, got {delta_min!r} > "
+            raise InputError(f"delta_min must be at most delta_max, got {delta_min!r} > "
                              f"{delta_max!r}")
 
     def deltas(self, classes: Classes):

@@ -12,9 +12,10 @@ import numpy as np
 from .. import kernels
 from ..core.classes import Classes
 from ..core.codes import encode_column
+from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy, HierarchyError
 from ..validation import check_number, format_values, plain_number
-from .base import Requirement, SensitiveModel
+from .base import CompiledCheck, Requirement, SensitiveModel
 
 __all__ = ["TCloseness", "TCLOSENESS_DISTANCES"]
 
@@ -62,29 +63,29 @@ class TCloseness(SensitiveModel):
         super().__init__(attribute)
         self.t = check_number("t", t, 0.0, 1.0)
         if distance not in TCLOSENESS_DISTANCES:
-            raise ValueError(f"distance must be one of {TCLOSENESS_DISTANCES}, got {distance!r}")
+            raise InputError(f"distance must be one of {TCLOSENESS_DISTANCES}, got {distance!r}")
         self.distance = distance
         if distance == "hierarchical":
             if hierarchy is None:
-                raise ValueError("t-closeness with hierarchical distance needs the sensitive "
+                raise InputError("t-closeness with hierarchical distance needs the sensitive "
                                  f"attribute's hierarchy (hierarchy=...) for {attribute!r}")
             if isinstance(hierarchy, (str, os.PathLike)):
                 hierarchy = Hierarchy.from_csv(hierarchy)
             if not isinstance(hierarchy, Hierarchy):
-                raise TypeError(f"hierarchy must be a Hierarchy or a CSV path, got "
+                raise InputTypeError(f"hierarchy must be a Hierarchy or a CSV path, got "
                                 f"{type(hierarchy).__name__}")
             if hierarchy.height < 1:
                 raise HierarchyError(f"{hierarchy.name}: t-closeness with hierarchical distance "
                                      "needs a hierarchy with at least two levels")
         elif hierarchy is not None:
-            raise ValueError(f"hierarchy is only used with distance='hierarchical', not "
+            raise InputError(f"hierarchy is only used with distance='hierarchical', not "
                              f"{distance!r}")
         if order is not None:
             if distance != "ordered":
-                raise ValueError(f"order is only used with distance='ordered', not {distance!r}")
+                raise InputError(f"order is only used with distance='ordered', not {distance!r}")
             order = [str(v) for v in order]
             if len(set(order)) != len(order):
-                raise ValueError("order lists a value twice")
+                raise InputError("order lists a value twice")
         self.hierarchy = hierarchy
         self.order = order
 
@@ -105,7 +106,7 @@ class TCloseness(SensitiveModel):
             pos = {v: i for i, v in enumerate(self.order)}
             missing = [v for v in labels if v not in pos]
             if missing:
-                raise ValueError(f"t-closeness with ordered distance: value(s) of "
+                raise InputError(f"t-closeness with ordered distance: value(s) of "
                                  f"{self.sensitive_attribute!r} not in order: "
                                  f"{format_values(missing)}")
             key = np.array([pos[v] for v in labels], dtype=np.float64)
@@ -118,7 +119,7 @@ class TCloseness(SensitiveModel):
                     bad.append(v)
             if bad or not np.isfinite(key).all():
                 bad = bad or [v for v, k in zip(labels, key) if not np.isfinite(k)]
-                raise ValueError(
+                raise InputError(
                     f"t-closeness with ordered distance orders {self.sensitive_attribute!r} "
                     f"numerically, but some values are not numbers: {format_values(bad)}; "
                     "pass order=[...] (every value, in order) for ordinal values")
@@ -235,6 +236,39 @@ class TCloseness(SensitiveModel):
             cost = kernels.ordered_sums(self.backend, cost_terms, ptr, 0.0)
             parts.append(cost / (float(big_r) * n.astype(xp.float64)))
         return _concat(xp, parts)
+
+    # -- the compiled Flash's check (:mod:`gpuppdp.engine.search.flash_classes`) --------------
+    @classmethod
+    def compiled_kind_of(cls, distance: str = "equal", **parameters) -> str | None:
+        return "t-closeness" if distance in ("equal", "hierarchical") else None
+
+    @property
+    def compiled_kind(self) -> str | None:
+        return self.compiled_kind_of(self.distance)
+
+    def compiled_check(self) -> CompiledCheck | None:
+        """``t``, the values' shares of the table and, for the hierarchical distance, the tree
+        (per level its node count, child offsets and children) and the values' counts."""
+        if self.compiled_kind is None:
+            return None
+        be = self.backend
+        numbers = {"t": self.t, "hierarchical": int(self.distance == "hierarchical")}
+        arrays = {"shares": be.to_host(self._q)}
+        if self.distance == "hierarchical":
+            arrays["tree"] = self._flat_tree()
+            arrays["value_counts"] = np.append(be.to_host(self._counts),
+                                               self.n_rows).astype(np.int64)
+        return CompiledCheck("t-closeness", self.sensitive_attribute, numbers, arrays)
+
+    def _flat_tree(self) -> np.ndarray:
+        """The tree of :meth:`_bind_tree` flattened: the height, then per level its node count
+        K, K + 1 child offsets and the children (indices into the level below)."""
+        out = [len(self._levels)]
+        for _, children in self._levels:
+            kids = [np.asarray(self.backend.to_host(c), np.int64) for c in children]
+            out += [len(kids)] + np.concatenate([[0], np.cumsum([len(c) for c in kids])]).tolist()
+            out += np.concatenate(kids).tolist() if kids else []
+        return np.array(out, np.int64)
 
     def describe(self) -> dict:
         out = {"model": "t-closeness", "distance": self.distance,

@@ -1,24 +1,21 @@
-"""Flash compiled: ARX's Flash traversal and node check in one Numba function.
+"""Flash compiled: ARX's Flash traversal and node check in one Numba call (the kernels of
+:mod:`.flash_kernels` and :mod:`.flash_classes`); this module decides which problems it runs
+(:func:`compiled_flash_supports`), lays out its arrays and reads its records back.
 
-:class:`~gpuppdp.engine.search.base.FlashSearch` walks the lattice in Python and asks a
-:class:`~gpuppdp.engine.evaluate.LatticeOracle` about one node at a time: about 0.1 ms of
-interpreter work per checked node, as much as ARX's whole check on small tables.  Here the
-same traversal (Kohlmayer, Prasser, Eckert, Kemper & Kuhn 2012, as ARX 3.9.2 runs it: strategy
-order, binary phase with ``java.util.PriorityQueue`` semantics, linear phase, predictive tagging,
-bound pruning, ``trackOptimum``) and the node check -- the roll-up from the smallest cached
-ancestor (:func:`~gpuppdp.kernels.grouping._rollup_range`), the class verdicts, the suppressed
-count and the metric (the kernels the batched evaluator uses, so the losses are bit-identical)
--- run in one compiled call; Python runs once per search.
+:class:`~gpuppdp.engine.search.flash.FlashSearch` walks the lattice in Python and asks a
+:class:`~gpuppdp.engine.evaluate.LatticeOracle` about one node at a time, with interpreter work
+per checked node comparable to ARX's whole check on small tables.  Here the same traversal
+(Kohlmayer, Prasser, Eckert, Kemper & Kuhn 2012, as ARX 3.9.2 runs it) and the node check run
+in one compiled call; Python runs once per search.
 
-It covers the common case: k-anonymity, l-diversity (distinct, entropy, recursive (c, l)) and
-t-closeness with the equal or hierarchical distance (the classes of a node's (QIDs,
-sensitive value) entries judged as :mod:`gpuppdp.models` judges them:
-:func:`_judge_classes`), the loss, precision and discernibility metrics, a CPU backend, a
+It covers the common case: models whose :meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`
+it judges (k-anonymity, l-diversity -- distinct, entropy, recursive (c, l) -- and t-closeness
+with the equal or hierarchical distance, one of each at most, on one sensitive attribute
+carried with its own codes), the loss, precision and discernibility metrics, a CPU backend, a
 frequency set of at most :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most
 :data:`MAX_LATTICE` nodes (node properties are arrays the size of the lattice here: one byte
 per direction and property set, as ARX's solution space stores them for small lattices).
-Anything else (the other models, several sensitive attributes, t-closeness's ordered
-distance) runs the Python traversal, which gives the same optimum and checked nodes.
+Anything else runs the Python traversal, which gives the same optimum and checked nodes.
 
 A check stops early, the node not anonymous, once it has more classes than an anonymous node
 can have (:func:`class_limit`: k-anonymity judged alone, the loss or precision): most checks
@@ -26,41 +23,45 @@ of a search on a large lattice are of such nodes, near the bottom.  It then cach
 frequency set and records -1 for the classes, suppressed records and entries; ARX prunes with
 a checked node's lower bound, and the stopped node's is the loss's prior bound
 (:meth:`~gpuppdp.engine.metrics.Loss.prior_bound`: the same sums added in another order), which
-decides every comparison farther than :data:`BOUND_SLACK` from it, and else the search runs
-again with every check complete (:func:`_no_better`).  Checked nodes, optimum and loss are
-those of complete checks (tests: every reference case and random tables against the Python
-traversal).  20,000 rows, 9 QIDs of 5 levels: 12.1 -> 5.4 s.
-
-Node properties: ``explicit[g]`` holds the bits set on ``g`` alone; ``up[g]`` / ``down[g]``
-the bits propagated to the cone above / below an apex.  A cone is marked when it is set,
-stopping where the bits are already present (a marked node's cone is marked), so each node
-takes each bit at most once per direction.
+decides every comparison farther than :data:`~.flash_kernels.BOUND_SLACK` from it, and else
+the search runs again with every check complete (:func:`~.flash_kernels._no_better`).  Checked
+nodes, optimum and loss are those of complete checks (tests: every reference case and random
+tables against the Python traversal).
 """
 
 from __future__ import annotations
 
-import inspect
-import math
-
 import numba
 import numpy as np
-from numba import njit, types
+from numba import types
 
 from ...kernels import cached_signatures, small_pages
-from ...kernels.aot import CODE_TYPES, ahead_of_time, attached
+from ...kernels.aot import attached
 from ...kernels.groupby import space_of
-from ...kernels.grouping import (NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO,
-                                 _find_slot, _hash_shift, _rollup_range, _table_size)
+from ...kernels.grouping import NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO
 from ...kernels.segsum import _one_node
-from ...models import (DistinctLDiversity, EntropyLDiversity, PrivacyModel, RecursiveCLDiversity,
-                       Requirement, TCloseness)
 from ..evaluate import NodeStats
-from ..metrics import (Discernibility, Loss, Precision, _mean_share, _normalize_and_aggregate,
-                       _precision)
-from .. import solution_space
+from ..metrics import Discernibility, Loss, Metric, Precision
 from ..solution_space import _fill_level
+from .flash_classes import CLOSENESS_T, PARAMETER_SLOTS, SHARES, judge_classes
+from .flash_kernels import (
+    _CLASSES_ARGUMENT,
+    _FLASH_PARAMETERS,
+    AMBIGUOUS,
+    ARENA_END,
+    CACHED,
+    CHECKED_NODES,
+    MAX_CLASSES,
+    OK,
+    OPTIMUM,
+    STATUS,
+    WORK_SIZE,
+    _flash,
+    _parameters,
+)
 
-__all__ = ["supported", "run", "class_limit"]
+__all__ = ["compiled_flash_supports", "compiled_flash_refusal", "run", "class_limit",
+           "forms_classes"]
 
 #: largest lattice searched here (its node properties take 7 bytes + 16 of bounds per node)
 MAX_LATTICE = 1 << 22
@@ -74,192 +75,192 @@ CACHE_ENTRIES, CACHE_BOTTOMS = 20_000_000, 64
 FIRST_CAPACITY = 1 << 14
 
 METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2}
-
-# The constants of the compiled code are NumPy integers: Numba types a Python int constant as
-# a literal and compiles a helper once per distinct literal argument (seconds each).
-_i64 = np.int64
-CHECKED, ANON, NOTANON, KANON, NOTKANON, VISITED, SUCC_PRUNED, INSUFF = (
-    _i64(b) for b in (solution_space.CHECKED, solution_space.ANON, solution_space.NOTANON,
-                      solution_space.KANON, solution_space.NOTKANON, solution_space.VISITED,
-                      solution_space.SUCC_PRUNED, solution_space.INSUFF))
-TAG_NONE, TAG_PRUNED, TAG_VISITED = _i64(0), _i64(1), _i64(2)
-# statuses: an OVERFLOW run is repeated, larger; an AMBIGUOUS one without stopping checks early
-OK, OVERFLOW, AMBIGUOUS = _i64(0), _i64(1), _i64(2)
-# entries of the search's integer work array
-ARENA_END, CACHED, CHECKED_NODES, CANDIDATES, OPTIMUM, STATUS = (_i64(i) for i in range(6))
-ENDS, PTR = 6, 10  # work[6:10]: the roll-up's source start, stop, output start, length;
-WORK_SIZE = 12     # work[10:12]: the checked node's class range for the loss sums
-# entries of its configuration array
-(PREDICTIVE, HAS_K, PRUNING, BOUND_PRECISION, UTILITY_FULL, BOTTOM, MIN_SIZE, MAX_SUPPRESSED,
- ROWS, METRIC, SENSITIVE_VALUES, MAX_CLASSES) = (_i64(i) for i in range(12))
-# rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
-# values, first entry, start in the entry list and a fill cursor; the entry list; per entry
-# its class
-SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF = (_i64(i) for i in range(7))
-# entries of the models' parameters: distinct l, entropy l's ceil(l) and ln(l), recursive
-# (c, l) (0: the model is not asked for), t of t-closeness (-1: not asked for) and its
-# distance (0 equal, 1 hierarchical), then the sensitive values' shares of the table q_v
-(DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
- CLOSENESS_HIERARCHICAL, SHARES) = (_i64(i) for i in range(8))
-# rows of the property array: bits set on the node alone, on cones above and below apexes,
-# and the check's verdict (0 unchecked, 1 not anonymous, 2 anonymous, 3 not anonymous by a
-# check stopped early, whose lower bound is the loss's prior bound)
-EXPLICIT, UP, DOWN, VERDICT = (_i64(i) for i in range(4))
-STOPPED = _i64(3)
-#: a prior bound and the checked one (the same sums added in other orders, truncated to
-#: 1e-10) differ by less than this
-BOUND_SLACK = 1e-8
-ZERO, ONE = _i64(0), _i64(1)
+#: the model checks judged besides class sizes, on one sensitive attribute
+SENSITIVE_KINDS = ("distinct", "entropy", "recursive", "t-closeness")
 
 
-#: the models judged here besides class sizes: one of each at most, on one sensitive
-#: attribute carried with its own codes (t-closeness with the equal or hierarchical distance)
-SENSITIVE_MODELS = (DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness)
+def compiled_flash_refusal(models, metric=None, *, evaluator=None,
+                           lattice_size: int | None = None) -> str | None:
+    """Why the compiled Flash cannot search a problem (``None``: it can), the one rule the
+    search's choice and the command line's warm-up follow.
+
+    ``models``: privacy models or anything with their ``compiled_kind`` and
+    ``sensitive_attribute`` (the command line's parsed model options); ``metric``: a
+    :class:`~gpuppdp.engine.metrics.Metric` or its name; ``evaluator`` (with
+    ``lattice_size``): the problem as the search sees it (backend, table, sensitive attribute
+    carried, lattice), left out where only the models and the metric are known."""
+    kinds = [m.compiled_kind for m in models]
+    if None in kinds:
+        return f"{models[kinds.index(None)]!r} is judged in Python only"
+    sensitive = [k for k in kinds if k != "size"]
+    if len(set(sensitive)) != len(sensitive):
+        return "two models of one kind"
+    attributes = {m.sensitive_attribute for m, k in zip(models, kinds) if k != "size"}
+    if len(attributes) > 1:
+        return "models on several sensitive attributes"
+    if metric is not None:
+        name = metric if isinstance(metric, str) else metric.name
+        if name not in METRIC_KINDS or (isinstance(metric, Metric) and
+                                        type(metric) not in (Loss, Precision, Discernibility)):
+            return f"the {name} metric"
+    return None if evaluator is None else _problem_refusal(evaluator, lattice_size, attributes)
 
 
-def _models_supported(evaluator) -> bool:
-    models, encoded = evaluator.models, evaluator.encoded
-    size_only = [m for m in models if type(m).class_fails is PrivacyModel.class_fails
-                 and m.sensitive_attribute is None
-                 and Requirement.RELEASED_CLASSES not in m.requires]
-    diverse = [m for m in models if type(m) in SENSITIVE_MODELS
-               and getattr(m, "distance", "equal") in ("equal", "hierarchical")]
-    if len(size_only) + len(diverse) != len(models) \
-            or len({type(m) for m in diverse}) != len(diverse):
-        return False
-    if not evaluator.carries_sensitive:
-        return not diverse
-    names = list(encoded.sensitive)
-    return (len(names) == 1 and encoded.sensitive[names[0]].from_carried is None
-            and all(m.sensitive_attribute == names[0] for m in diverse))
+def _problem_refusal(evaluator, lattice_size: int | None, attributes: set) -> str | None:
+    """The part of :func:`compiled_flash_refusal` that needs the evaluator."""
+    if evaluator.backend.is_gpu or evaluator.backend.kernels != "cpu":
+        return "not the CPU backend"
+    if evaluator.min_class_size is None:
+        return "no minimal class size"
+    encoded = evaluator.encoded
+    if evaluator.carries_sensitive:
+        names = list(encoded.sensitive)
+        if len(names) != 1 or encoded.sensitive[names[0]].from_carried is not None \
+                or not attributes <= {names[0]}:
+            return "the sensitive attributes carried"
+    elif attributes:
+        return "no sensitive attribute carried"
+    if lattice_size is None or lattice_size > MAX_LATTICE:
+        return f"a lattice of more than {MAX_LATTICE} nodes"
+    if int(evaluator.bottom.host_ptr[-1]) > MAX_BOTTOM_ENTRIES:
+        return f"a bottom frequency set of more than {MAX_BOTTOM_ENTRIES} entries"
+    if space_of(encoded.node_radix(np.zeros((1, len(encoded.qi_names)), np.int64))[0]) < 0:
+        return "a code space beyond int64"
+    return None
 
 
-def supported(evaluator, lattice_size: int) -> bool:
-    """Whether :func:`run` can search this evaluator's problem on a lattice of
-    ``lattice_size`` nodes (see the module docstring)."""
-    return (not evaluator.backend.is_gpu and evaluator.backend.kernels == "cpu"
-            and evaluator.min_class_size is not None
-            and evaluator.metric.name in METRIC_KINDS
-            and type(evaluator.metric) in (Loss, Precision, Discernibility)
-            and _models_supported(evaluator)
-            and lattice_size <= MAX_LATTICE
-            and int(evaluator.bottom.host_ptr[-1]) <= MAX_BOTTOM_ENTRIES
-            and space_of(evaluator.encoded.node_radix(
-                np.zeros((1, len(evaluator.encoded.qi_names)), np.int64))[0]) >= 0)
+def compiled_flash_supports(models, metric=None, *, evaluator=None,
+                            lattice_size: int | None = None) -> bool:
+    """Whether the compiled Flash searches the problem (:func:`compiled_flash_refusal` gives
+    none)."""
+    return compiled_flash_refusal(models, metric, evaluator=evaluator,
+                                  lattice_size=lattice_size) is None
 
 
 def run(search, oracle) -> tuple[int | None, int, NodeStats]:
-    """Run ``search`` (a set-up :class:`~.search.FlashSearch`) compiled on ``oracle``'s
+    """Run ``search`` (a set-up :class:`~.flash.FlashSearch`) compiled on ``oracle``'s
     evaluator: ``(optimum id or None, checked nodes, stats of the checked nodes by id)``."""
     ev, lat = oracle.evaluator, oracle.lattice
-    enc, metric = ev.encoded, ev.metric
-    q = lat.n_attributes
-    bottom = ev.bottom
-    n0 = int(bottom.host_ptr[-1])
-    hmax = int(lat.max_levels.max(initial=0))
-    level_radix = np.stack([enc.node_radix(np.minimum(np.full((1, q), L), lat.max_levels))[0]
-                            for L in range(hmax + 1)], axis=1)  # (q+1, hmax+1)
-    keys = np.zeros((2, q, int(lat.radix.max(initial=1))))
+    metric, n0 = ev.metric, int(ev.bottom.host_ptr[-1])
+    limit = class_limit(ev)
+    keys = np.zeros((2, lat.n_attributes, int(lat.radix.max(initial=1))))
     for j, (_, radix, p, d) in enumerate(search.terms):
         keys[0, j, :radix], keys[1, j, :radix] = p, d
-    kind = METRIC_KINDS[metric.name]
-    limit = class_limit(ev)
-    if kind == 0:  # each attribute's smallest and largest sum, then (for checks that may
-        # stop early) its prior-bound factors
-        share, share_off = metric._share, metric._share_off
-        factors = metric.prior_factors(bottom).T if limit is not None else \
-            np.zeros((hmax + 1, q))
-        loss_table = np.concatenate([np.stack([metric._minimum, metric._maximum]), factors])
-    else:
-        share, share_off = np.zeros(1), np.zeros((q, hmax + 1), np.int64)
-        loss_table = np.zeros((2, q))
-    binary, linear = search.binary, search.linear
-    phases = np.array([
-        binary is not None, *(_phase(binary) if binary else (0, 0, 0, 0)),
-        linear is not None, *(_phase(linear) if linear else (0, 0, 0, 0))], np.int64)
+    phases = np.array([search.binary is not None, *_phase(search.binary),
+                       search.linear is not None, *_phase(search.linear)], np.int64)
     cfg = np.array([search.predictive_anon, search.has_k, search.pruning,
                     search.bound is not None, search.utility_full, n0, ev.min_class_size,
-                    ev.max_suppressed, enc.n_rows, kind, enc.n_sens,
-                    NO_GROUP_LIMIT if limit is None else limit], np.int64)
-    params = np.zeros(SHARES + enc.n_sens)
-    params[CLOSENESS_T] = -1.0
-    tree, value_counts = np.zeros(1, np.int64), np.zeros(1, np.int64)
-    for m in ev.models:
-        if isinstance(m, DistinctLDiversity):
-            params[DISTINCT_L] = m.l
-        elif isinstance(m, EntropyLDiversity):
-            params[ENTROPY_MIN], params[ENTROPY_LN_L] = m.min_class_size, m._ln_l
-        elif isinstance(m, RecursiveCLDiversity):
-            params[RECURSIVE_L], params[RECURSIVE_C] = m.l, m.c
-        elif isinstance(m, TCloseness):
-            params[CLOSENESS_T] = m.t
-            params[SHARES:] = ev.backend.to_host(m._q)
-            if m.distance == "hierarchical":
-                params[CLOSENESS_HIERARCHICAL] = 1
-                tree = _tree_of(m)
-                value_counts = np.append(ev.backend.to_host(m._counts), m.n_rows)
+                    ev.max_suppressed, ev.encoded.n_rows, METRIC_KINDS[metric.name],
+                    ev.encoded.n_sens, NO_GROUP_LIMIT if limit is None else limit], np.int64)
+    inputs = (np.stack([lat.max_levels, lat.strides]).astype(np.int64), keys, phases, cfg,
+              np.asarray(metric.heights, np.float64))
     with small_pages():  # the arrays the compiled search works in
-        carried = ev.carries_sensitive
-        arena = max(int(min(CACHE_ENTRIES, max(CACHE_BOTTOMS * n0, 1 << 20))), 2 * n0 + 1)
-        codes = np.empty((arena, q), ev.maps.dtype)
-        codes[:n0] = bottom.codes
-        count = np.empty(arena, np.int64)
-        count[:n0] = bottom.count
-        first = np.empty(0, np.int64)  # the groups' first rows: not kept (nothing reads them)
-        sens = np.zeros(arena if carried else 1, np.int32)
-        if carried:
-            sens[:n0] = bottom.sens
-        # the roll-up's table: a dense one of up to ROLLUP_DENSE_RATIO n + ROLLUP_DENSE_FLOOR
-        # slots, a hashed one of up to 8 n (a power of two >= 4 n)
-        table = max(ROLLUP_DENSE_RATIO, 8) * n0 + ROLLUP_DENSE_FLOOR + 16
-        lattice = np.stack([lat.max_levels, lat.strides]).astype(np.int64)
-        heights = np.asarray(metric.heights, np.float64)
-        widest = max(_fill_level(lat.max_levels, h, np.empty((0, q), np.int64))
-                     for h in range(lat.max_height + 1))
-        size, depth = lat.size, lat.max_height + 2
-        capacity = min(size + 2, FIRST_CAPACITY)
-        while True:
-            work = np.zeros(WORK_SIZE, np.int64)
-            work[ARENA_END], work[CACHED], work[OPTIMUM] = n0, 1, -1
-            slot = np.zeros((capacity + 1, 3 + q), np.int64)
-            slot[0, 1] = n0  # slot 0: the bottom, at 0
-            rec_int, rec_float = np.zeros((capacity, 7), np.int64), np.zeros((capacity, 2))
-            args = (lattice, keys, phases, cfg, heights, codes, count, first, ev.maps,
-                    ev.map_off, level_radix, share, share_off, loss_table, work,
-                    np.zeros((4, size), np.uint8), np.full((2, size), np.nan),
-                    np.empty(size, np.int64), np.empty(capacity, np.int64),
-                    np.empty(capacity, np.int64), rec_int, rec_float, slot,
-                    np.full(table, -1, np.int32), np.empty(table, np.int64),
-                    np.empty(n0 + 1, np.int64), np.empty(n0, np.bool_),
-                    np.zeros((4, depth), np.int64), np.zeros((depth, q), np.int64),
-                    np.empty((widest, q), np.int64), np.empty(widest, np.int64),
-                    np.empty(widest, np.int64), np.empty((2, widest, 3)),
-                    np.empty((2, widest), np.int64), np.zeros((2, q), np.int64),
-                    np.ones((1, q + 1), np.int64), np.zeros((2, q)), sens,
-                    np.zeros((7, n0 + 1), np.int64) if carried else None,
-                    np.zeros((n0 if carried else 1, q), ev.maps.dtype),
-                    np.zeros((4, enc.n_sens), np.int64), params, tree,
-                    value_counts.astype(np.int64))
-            _compile_parts_first(args)
-            _flash(*args)
-            if work[STATUS] == OK:
-                break
-            if work[STATUS] == AMBIGUOUS:
-                cfg[MAX_CLASSES] = NO_GROUP_LIMIT
-            else:
-                capacity *= 2
+        work, rec_int, rec_float = _search(ev, lat, inputs, _metric_tables(ev, lat, limit),
+                                           _model_parameters(ev))
     checked, opt = int(work[CHECKED_NODES]), int(work[OPTIMUM])
     oracle.evaluations += checked
-    ints = rec_int[:checked][np.argsort(rec_int[:checked, 0], kind="stable")]
-    floats = rec_float[:checked][np.argsort(rec_int[:checked, 0], kind="stable")]
+    return (None if opt < 0 else opt), checked, _stats(ev, lat, rec_int[:checked],
+                                                       rec_float[:checked])
+
+
+def _metric_tables(ev, lat, limit: int | None) -> tuple:
+    """``(level_radix, share, share_off, loss_table)``: each attribute's radix per level and
+    the loss's shares, offsets and table (each attribute's smallest and largest sum, then,
+    for checks that may stop early, its prior-bound factors); zeros for other metrics."""
+    metric, q = ev.metric, lat.n_attributes
+    hmax = int(lat.max_levels.max(initial=0))
+    level_radix = np.stack([ev.encoded.node_radix(
+        np.minimum(np.full((1, q), L), lat.max_levels))[0] for L in range(hmax + 1)], axis=1)
+    if metric.name != "loss":
+        return level_radix, np.zeros(1), np.zeros((q, hmax + 1), np.int64), np.zeros((2, q))
+    factors = metric.prior_factors(ev.bottom).T if limit is not None else \
+        np.zeros((hmax + 1, q))
+    loss_table = np.concatenate([np.stack([metric._minimum, metric._maximum]), factors])
+    return level_radix, metric._share, metric._share_off, loss_table
+
+
+def _model_parameters(ev) -> tuple:
+    """``(params, tree, value_counts)`` of :func:`~.flash_classes.judge_classes` from the
+    evaluator's models' :meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`."""
+    params = np.zeros(SHARES + ev.encoded.n_sens)
+    params[CLOSENESS_T] = -1.0
+    arrays = {"tree": np.zeros(1, np.int64), "value_counts": np.zeros(1, np.int64)}
+    for model in ev.models:
+        check = model.compiled_check()
+        for name, value in check.numbers.items():
+            params[PARAMETER_SLOTS[check.kind, name]] = value
+        if "shares" in check.arrays:
+            params[SHARES:] = check.arrays["shares"]
+        arrays.update((k, v) for k, v in check.arrays.items() if k != "shares")
+    return params, arrays["tree"], arrays["value_counts"].astype(np.int64)
+
+
+def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
+    """Run :func:`~.flash_kernels._flash` until it completes, its work arrays doubled after
+    an overflow and every check complete after an ambiguous bound: ``(work, rec_int,
+    rec_float)``."""
+    lattice, keys, phases, cfg, heights = inputs
+    level_radix, share, share_off, loss_table = tables
+    bottom, q, carried = ev.bottom, lat.n_attributes, ev.carries_sensitive
+    n0 = int(bottom.host_ptr[-1])
+    arena = max(int(min(CACHE_ENTRIES, max(CACHE_BOTTOMS * n0, 1 << 20))), 2 * n0 + 1)
+    codes = np.empty((arena, q), ev.maps.dtype)
+    codes[:n0] = bottom.codes
+    count = np.empty(arena, np.int64)
+    count[:n0] = bottom.count
+    first = np.empty(0, np.int64)  # the groups' first rows: not kept (nothing reads them)
+    sens = np.zeros(arena if carried else 1, np.int32)
+    if carried:
+        sens[:n0] = bottom.sens
+    # the roll-up's table: a dense one of up to ROLLUP_DENSE_RATIO n + ROLLUP_DENSE_FLOOR
+    # slots, a hashed one of up to 8 n (a power of two >= 4 n)
+    table = max(ROLLUP_DENSE_RATIO, 8) * n0 + ROLLUP_DENSE_FLOOR + 16
+    widest = max(_fill_level(lat.max_levels, h, np.empty((0, q), np.int64))
+                 for h in range(lat.max_height + 1))
+    size, depth = lat.size, lat.max_height + 2
+    capacity = min(size + 2, FIRST_CAPACITY)
+    while True:
+        work = np.zeros(WORK_SIZE, np.int64)
+        work[ARENA_END], work[CACHED], work[OPTIMUM] = n0, 1, -1
+        slot = np.zeros((capacity + 1, 3 + q), np.int64)
+        slot[0, 1] = n0  # slot 0: the bottom, at 0
+        rec_int, rec_float = np.zeros((capacity, 7), np.int64), np.zeros((capacity, 2))
+        args = (lattice, keys, phases, cfg, heights, codes, count, first, ev.maps,
+                ev.map_off, level_radix, share, share_off, loss_table, work,
+                np.zeros((4, size), np.uint8), np.full((2, size), np.nan),
+                np.empty(size, np.int64), np.empty(capacity, np.int64),
+                np.empty(capacity, np.int64), rec_int, rec_float, slot,
+                np.full(table, -1, np.int32), np.empty(table, np.int64),
+                np.empty(n0 + 1, np.int64), np.empty(n0, np.bool_),
+                np.zeros((4, depth), np.int64), np.zeros((depth, q), np.int64),
+                np.empty((widest, q), np.int64), np.empty(widest, np.int64),
+                np.empty(widest, np.int64), np.empty((2, widest, 3)),
+                np.empty((2, widest), np.int64), np.zeros((2, q), np.int64),
+                np.ones((1, q + 1), np.int64), np.zeros((2, q)), sens,
+                np.zeros((7, n0 + 1), np.int64) if carried else None,
+                np.zeros((n0 if carried else 1, q), ev.maps.dtype),
+                np.zeros((4, ev.encoded.n_sens), np.int64), *parameters)
+        _compile_parts_first(args)
+        _flash(*args)
+        if work[STATUS] == OK:
+            return work, rec_int, rec_float
+        if work[STATUS] == AMBIGUOUS:
+            cfg[MAX_CLASSES] = NO_GROUP_LIMIT
+        else:
+            capacity *= 2
+
+
+def _stats(ev, lat, rec_int: np.ndarray, rec_float: np.ndarray) -> NodeStats:
+    """The checked nodes' records (in check order) as node statistics, by node id."""
+    order = np.argsort(rec_int[:, 0], kind="stable")
+    ints, floats = rec_int[order], rec_float[order]
     levels = lat.levels_of(ints[:, 0])
     suppressed, kept = ints[:, 2], ints[:, 3]
-    kept_records = enc.n_rows - suppressed
+    kept_records = ev.encoded.n_rows - suppressed
     aecs = np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0)
-    stats = NodeStats(levels, ints[:, 1] > 0, ints[:, 6] > 0, suppressed, kept, ints[:, 4],
-                      np.where(kept < 0, np.nan, aecs), floats[:, 0], floats[:, 1], ints[:, 5],
-                      levels.sum(axis=1))
-    return (None if opt < 0 else opt), checked, stats
+    return NodeStats(levels, ints[:, 1] > 0, ints[:, 6] > 0, suppressed, kept, ints[:, 4],
+                     np.where(kept < 0, np.nan, aecs), floats[:, 0], floats[:, 1], ints[:, 5],
+                     levels.sum(axis=1))
 
 
 def class_limit(evaluator) -> int | None:
@@ -277,15 +278,14 @@ def class_limit(evaluator) -> int | None:
     return evaluator.encoded.n_rows // k + evaluator.max_suppressed
 
 
+
 def _compile_parts_first(args) -> None:
     """Before :func:`_flash` is first compiled for ``args``, compile the loss sums and the
     class verdicts on their own, with the types the check will pass them; the check then
-    takes them as they are.  Compiled within the check's typing (their passes and probes
-    inlined in Numba's IR) they took 2.4 and 2.1 s, on their own 0.7 and 0.9 s: the cold
-    compile of a first Adult fit went from 12.7-13.5 to 11.2-11.5 s, and an l-diversity
-    variant's from 6.2-6.5 to 5.5 s.  (The check and the roll-up compile as fast either
-    way.)  Nothing when the search for these argument types is loaded already, in Numba's
-    cache or compiled ahead of time (:mod:`gpuppdp.kernels.aot`)."""
+    takes them as they are (compiled within the check's typing, their passes and probes
+    inlined in Numba's IR, they compile markedly slower).  Nothing when the search for these
+    argument types is loaded already, in Numba's cache or compiled ahead of time
+    (:mod:`gpuppdp.kernels.aot`)."""
     signature = tuple(numba.typeof(a) for a in args)
     if signature in _flash.overloads or attached(_flash, signature):
         return
@@ -298,12 +298,9 @@ def _compile_parts_first(args) -> None:
                        typed["node_off"], typed["share"], typed["sums"], typed["sums"],
                        types.boolean))
     if not isinstance(typed["cls"], types.NoneType):
-        _judge_classes.compile(tuple(i64 if name in ("pos", "n", "min_size") else typed[name]
-                                     for name in _parameters(_judge_classes)))
+        judge_classes.compile(tuple(i64 if name in ("pos", "n", "min_size") else typed[name]
+                                     for name in _parameters(judge_classes)))
 
-
-def _parameters(dispatcher) -> list[str]:
-    return list(inspect.signature(dispatcher.py_func).parameters)
 
 
 def forms_classes(signature) -> bool:
@@ -312,768 +309,8 @@ def forms_classes(signature) -> bool:
     return not isinstance(signature[_CLASSES_ARGUMENT], types.NoneType)
 
 
-def _tree_of(model) -> np.ndarray:
-    """The hierarchical t-closeness model's tree (its ``_levels``: per level the children of
-    each node) flattened for :func:`_hierarchical_emd`."""
-    out = [len(model._levels)]
-    for _, children in model._levels:
-        kids = [np.asarray(model.backend.to_host(c), np.int64) for c in children]
-        out += [len(kids)] + np.concatenate([[0], np.cumsum([len(c) for c in kids])]).tolist()
-        out += np.concatenate(kids).tolist() if kids else []
-    return np.array(out, np.int64)
-
 
 def _phase(phase) -> tuple[int, int, int, int]:
-    from .base import _tag_pruned, _tag_visited
-    tag = {None: TAG_NONE, _tag_pruned: TAG_PRUNED, _tag_visited: TAG_VISITED}[phase.tag]
-    return phase.prop, phase.skip, phase.check, tag
+    """A Flash phase's property, skip and check bits and tag (zeros for a phase not run)."""
+    return (0, 0, 0, 0) if phase is None else (phase.prop, phase.skip, phase.check, phase.tag)
 
-
-# ------------------------------------------------------------------------------------------
-# The compiled part.  Arrays rather than tuples travel between the functions (Numba compiles
-# calls with many-field tuples slowly):
-#   lattice (2, q): max levels, strides;  keys (2, q, width): the strategy key's terms;
-#   props (4, size) uint8: EXPLICIT, UP, DOWN bits and the VERDICT;  bounds (2, size): loss
-#   and lower bound of checked nodes;  queue (size): scratch of the cone marking;
-#   work: ARENA_END ... STATUS;  cfg: PREDICTIVE ... MAX_CLASSES;  loss_table (2 + height
-#   + 1, q): each attribute's smallest and largest loss sum, then per level its prior-bound
-#   factor (zeros where no check may stop early).
-# ------------------------------------------------------------------------------------------
-@njit(cache=True)
-def _has(props, g, bits):
-    return (props[EXPLICIT, g] | props[UP, g] | props[DOWN, g]) & bits != 0
-
-
-@njit(cache=True)
-def _set(props, queue, lattice, g, bits, row):
-    """Set ``bits`` on ``g`` alone (``row`` EXPLICIT) or on its cone above (UP) or below
-    (DOWN), marking the cone breadth first and stopping at nodes that carry them already."""
-    mark = props[row]
-    if row == EXPLICIT:
-        mark[g] |= bits
-        return
-    if mark[g] & bits == bits:
-        return
-    mark[g] |= bits
-    queue[0] = g
-    head, tail = 0, 1
-    while head < tail:
-        x = queue[head]
-        head += 1
-        for j in range(lattice.shape[1]):
-            level = x // lattice[1, j] % (lattice[0, j] + 1)
-            if row == UP:
-                if level == lattice[0, j]:
-                    continue
-                y = x + lattice[1, j]
-            else:
-                if level == 0:
-                    continue
-                y = x - lattice[1, j]
-            if mark[y] & bits != bits:
-                mark[y] |= bits
-                queue[tail] = y
-                tail += 1
-
-
-@njit(cache=True)
-def _level(g, lattice, j):
-    return g // lattice[1, j] % (lattice[0, j] + 1)
-
-
-@njit(cache=True)
-def _key(g, lattice, keys):
-    """ARX's ``FLASHStrategy`` key of node ``g`` (see :meth:`FlashSearch.key`): the same
-    floating-point operations in the same order."""
-    q = lattice.shape[1]
-    height, total, prec, dd = 0, 0, 0.0, 0.0
-    for j in range(q):
-        level = _level(g, lattice, j)
-        height += level
-        total += lattice[0, j]
-        prec = prec + keys[0, j, level]
-        dd = dd + keys[1, j, level]
-    k0 = height / float(total) if total != 0 else 0.0
-    return k0, prec / q, 1.0 - dd / q
-
-
-@njit(cache=True)
-def _compare(a, b, lattice, keys):
-    """-1, 0, 1: the keys of nodes ``a`` and ``b`` compared as Python tuples."""
-    a0, a1, a2 = _key(a, lattice, keys)
-    b0, b1, b2 = _key(b, lattice, keys)
-    if a0 != b0:
-        return -1 if a0 < b0 else 1
-    if a1 != b1:
-        return -1 if a1 < b1 else 1
-    if a2 != b2:
-        return -1 if a2 < b2 else 1
-    return 0
-
-
-@njit(cache=True)
-def _sorted_successors(g, out, lattice, keys):
-    """Direct generalizations of ``g`` into ``out``, stably sorted by key; returns how
-    many."""
-    n = 0
-    for j in range(lattice.shape[1]):
-        if _level(g, lattice, j) < lattice[0, j]:
-            s = g + lattice[1, j]
-            i = n
-            while i > 0 and _compare(s, out[i - 1], lattice, keys) < 0:
-                out[i] = out[i - 1]
-                i -= 1
-            out[i] = s
-            n += 1
-    return n
-
-
-@njit(cache=True)
-def _sorted_by_key(ids, n, out, k, order, lattice, keys):
-    """``ids[:n]`` stably sorted by key into ``out[:n]``: a bottom-up merge sort of their keys
-    (``k`` (2, >= n, 3) and ``order`` (2, >= n) are scratch)."""
-    for i in range(n):
-        k[0, i, 0], k[0, i, 1], k[0, i, 2] = _key(ids[i], lattice, keys)
-        order[0, i] = i
-    src, width = 0, 1
-    while width < n:
-        dst = 1 - src
-        for lo in range(0, n, 2 * width):
-            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
-            a, b = lo, mid
-            for o in range(lo, hi):
-                take_b = a == mid
-                if not take_b and b < hi:
-                    x0, x1, x2 = k[src, a, 0], k[src, a, 1], k[src, a, 2]
-                    y0, y1, y2 = k[src, b, 0], k[src, b, 1], k[src, b, 2]
-                    take_b = y0 < x0 or (y0 == x0 and (y1 < x1 or (y1 == x1 and y2 < x2)))
-                c = b if take_b else a
-                for t in range(3):  # element by element: a row assignment compiles shape checks
-                    k[dst, o, t] = k[src, c, t]
-                order[dst, o] = order[src, c]
-                if take_b:
-                    b += 1
-                else:
-                    a += 1
-        src, width = dst, 2 * width
-    for i in range(n):
-        out[i] = ids[order[src, i]]
-
-
-@njit(cache=True)
-def _heap_add(heap, n, x, lattice, keys):
-    """``java.util.PriorityQueue.add`` (OpenJDK's sift-up) on ``heap[:n]``; returns n + 1."""
-    k = n
-    while k > 0:
-        parent = (k - 1) >> 1
-        if _compare(x, heap[parent], lattice, keys) >= 0:
-            break
-        heap[k] = heap[parent]
-        k = parent
-    heap[k] = x
-    return n + 1
-
-
-@njit(cache=True)
-def _heap_poll(heap, n, lattice, keys):
-    """``java.util.PriorityQueue.poll`` (OpenJDK's sift-down); returns (head, n - 1)."""
-    result = heap[0]
-    n -= 1
-    x = heap[n]
-    if n:
-        k, half = 0, n >> 1
-        while k < half:
-            child = 2 * k + 1
-            right = child + 1
-            if right < n and _compare(heap[child], heap[right], lattice, keys) > 0:
-                child = right
-            if _compare(x, heap[child], lattice, keys) <= 0:
-                break
-            heap[k] = heap[child]
-            k = child
-        heap[k] = x
-    return result, n
-
-
-@njit(cache=True)
-def _shares(g, lattice, heights):
-    """(1, q) ``level / height`` per attribute of node ``g`` (0 where the height is 0)."""
-    q = lattice.shape[1]
-    out = np.empty((1, q))
-    for j in range(q):
-        out[0, j] = 0.0 if heights[j] == 0 else _level(g, lattice, j) / heights[j]
-    return out
-
-
-@njit(cache=True)
-def _bound(g, props, bounds, lattice, cfg, heights):
-    """A lower bound of ``g``'s loss known now: the checked one, else Precision's
-    data-independent one, else NaN."""
-    if props[VERDICT, g] != 0:
-        return bounds[1, g]
-    if cfg[BOUND_PRECISION]:
-        return _mean_share(_shares(g, lattice, heights))[0]
-    return np.nan
-
-
-@njit(cache=True)
-def _no_better(best, g, bound, props, work):
-    """``best <= bound``: the optimum's loss is no better than ``g``'s lower bound (NaN: no
-    bound).  ``g``'s check stopped early: its bound is the prior one, which decides the
-    comparison unless it lies within :data:`BOUND_SLACK` of ``best``; then the checked bound
-    would be needed, and ``work[STATUS]`` becomes AMBIGUOUS (the search is run again with
-    every check complete)."""
-    if math.isnan(bound):
-        return False
-    if props[VERDICT, g] != STOPPED:
-        return best <= bound
-    if best <= bound - BOUND_SLACK:
-        return True
-    if best > bound + BOUND_SLACK:
-        return False
-    work[STATUS] = AMBIGUOUS
-    return False
-
-
-@njit(cache=True)
-def _skip(trigger, g, props, bounds, queue, lattice, work, cfg, heights):
-    """ARX's ``skip``: ``g`` carries a trigger bit, or (pruning) is insufficient or has a
-    lower bound no better than the optimum's loss (then its cone is marked so)."""
-    opt = work[OPTIMUM]
-    if not cfg[PRUNING] or opt < 0:
-        return _has(props, g, trigger)
-    if _has(props, g, trigger | INSUFF):
-        return True
-    if _no_better(bounds[0, opt], g, _bound(g, props, bounds, lattice, cfg, heights), props,
-                  work):
-        _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
-        return True
-    return False
-
-
-@njit(cache=True)
-def _height(g, lattice):
-    h = 0
-    for j in range(lattice.shape[1]):
-        h += _level(g, lattice, j)
-    return h
-
-
-@njit(cache=True)
-def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
-    """ARX's pruning of nodes whose lower bound is no better than the optimum's loss; the
-    checked nodes not yet ruled out wait as candidates until the optimum improves."""
-    if not cfg[PRUNING] or props[VERDICT, g] == 0:
-        return
-    opt = work[OPTIMUM]
-    if g != opt and _has(props, g, SUCC_PRUNED):
-        return
-    if g != opt:
-        if opt >= 0 and _no_better(bounds[0, opt], g, bounds[1, g], props, work):
-            _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
-        elif work[CANDIDATES] == candidates.shape[0]:
-            work[STATUS] = OVERFLOW
-        else:
-            candidates[work[CANDIDATES]] = g
-            work[CANDIDATES] += 1
-        return
-    best = bounds[0, opt]
-    kept = 0
-    for i in range(work[CANDIDATES]):
-        c = candidates[i]
-        if _has(props, c, SUCC_PRUNED):
-            continue
-        if _no_better(best, c, bounds[1, c], props, work):
-            _set(props, queue, lattice, c, INSUFF | SUCC_PRUNED, UP)
-            continue
-        candidates[kept] = c
-        kept += 1
-    if not _has(props, g, SUCC_PRUNED):
-        if kept == candidates.shape[0]:
-            work[STATUS] = OVERFLOW
-            return
-        candidates[kept] = g
-        kept += 1
-    work[CANDIDATES] = kept
-
-
-@njit(cache=True)
-def _hierarchical_emd(hist, d, n, tree, value_counts):
-    """ARX's hierarchical earth mover's distance of a class of ``n`` records whose ``d``
-    (sensitive code, count) pairs are ``hist[0:2, :d]`` (see
-    :meth:`gpuppdp.models.tcloseness.TCloseness._hierarchical`): ``extra_v = P_v n - f_v R``
-    per value, then per inner node, level by level, ``pos`` and ``neg`` over its children,
-    the cost ``(L/H) min(pos, neg)`` added in node order, the node's extra ``pos - neg``;
-    ``cost / (R n)``.  ``tree``: the height H, then per level its node count K, K + 1 child
-    offsets and the children (indices into the level below); ``value_counts``: P_v and R."""
-    m = value_counts.shape[0] - 1
-    rows = value_counts[m]
-    below, above = hist[2], hist[3]
-    for v in range(m):
-        below[v] = value_counts[v] * n
-    for t in range(d):
-        below[hist[0, t]] -= hist[1, t] * rows
-    height = tree[0]
-    at = 1
-    cost = 0.0
-    for level in range(1, height + 1):
-        k_nodes = tree[at]
-        ptr = at + 1
-        children = ptr + k_nodes + 1
-        weight = level / height
-        for k in range(k_nodes):
-            pos, total = np.int64(0), np.int64(0)
-            for c in range(tree[ptr + k], tree[ptr + k + 1]):
-                x = below[tree[children + c]]
-                pos += max(x, 0)
-                total += x
-            neg = pos - total
-            cost += weight * float(min(pos, neg))
-            above[k] = pos - neg
-        for k in range(k_nodes):
-            below[k] = above[k]
-        at = children + tree[ptr + k_nodes]
-    return cost / (float(rows) * float(n))
-
-
-@njit(cache=True)
-def _judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scratch, cls,
-                   class_codes, hist, params, tree, value_counts, min_size, outlier):
-    """The equivalence classes of the node's entries ``pos:pos+n`` (distinct (QIDs,
-    sensitive value) pairs, in canonical order): entries with equal QID codes, numbered in
-    order of first appearance (a hashed or directly addressed table as in the roll-up), each
-    judged by size and by the models of ``params`` as the Python models judge it
-    (:mod:`gpuppdp.models.ldiversity`: entropy summed in ascending sensitive code, recursive
-    (c, l) on the ascending frequencies; :mod:`gpuppdp.models.tcloseness`: ARX's equal
-    distance summed in ascending sensitive code, its hierarchical one by
-    :func:`_hierarchical_emd`).  Fills ``cls``, ``class_codes`` and
-    ``outlier``; returns the number of classes."""
-    q = codes.shape[1]
-    space = space_of(node_radix[0, :q])  # below the bottom's, which fits (:func:`supported`)
-    size = _table_size(n, space)
-    dense = size == space
-    shift = _hash_shift(size)
-    mask = np.uint64(size - 1)
-    n_classes = 0
-    for i in range(n):
-        e = pos + i
-        key = np.int64(0)
-        stride = np.int64(1)
-        for j in range(q):
-            key += np.int64(codes[e, j]) * stride
-            stride *= max(node_radix[0, j], 1)
-        slot, k = _find_slot(key, dense, table, table_key, shift, mask)
-        if k < 0:
-            k = n_classes
-            table[slot] = k
-            table_key[slot] = key
-            scratch[k] = slot
-            cls[SIZE, k], cls[DISTINCT, k], cls[FIRST, k] = 0, 0, e
-            n_classes += 1
-        cls[SIZE, k] += count[e]
-        cls[DISTINCT, k] += 1
-        cls[CLASS_OF, i] = k
-    for k in range(n_classes):
-        table[scratch[k]] = -1
-        for j in range(q):
-            class_codes[k, j] = codes[cls[FIRST, k], j]
-    # each class's entries, in canonical order
-    at = 0
-    for k in range(n_classes):
-        cls[START, k] = cls[CURSOR, k] = at
-        at += cls[DISTINCT, k]
-    for i in range(n):
-        k = cls[CLASS_OF, i]
-        cls[ENTRIES, cls[CURSOR, k]] = pos + i
-        cls[CURSOR, k] += 1
-    for k in range(n_classes):
-        d = cls[DISTINCT, k]
-        total = cls[SIZE, k]
-        fails = total < min_size
-        if not fails and params[DISTINCT_L] > 0:
-            fails = d < params[DISTINCT_L]
-        if not fails and (params[ENTROPY_MIN] > 0 or params[RECURSIVE_L] > 0
-                          or params[CLOSENESS_T] >= 0):
-            for t in range(d):  # (sensitive code, count), sorted by code (insertion)
-                e = cls[ENTRIES, cls[START, k] + t]
-                v, f = np.int64(sens[e]), count[e]
-                u = t
-                while u > 0 and hist[0, u - 1] > v:
-                    hist[0, u], hist[1, u] = hist[0, u - 1], hist[1, u - 1]
-                    u -= 1
-                hist[0, u], hist[1, u] = v, f
-            if params[ENTROPY_MIN] > 0:
-                flogf = 0.0
-                for t in range(d):
-                    flogf += float(hist[1, t]) * math.log(hist[1, t])
-                threshold = float(total) * (math.log(total) - params[ENTROPY_LN_L])
-                fails = d < params[ENTROPY_MIN] or threshold < flogf
-            if not fails and params[CLOSENESS_T] >= 0:
-                if params[CLOSENESS_HIERARCHICAL]:
-                    distance = _hierarchical_emd(hist, d, total, tree, value_counts)
-                else:  # ARX: (1 + sum |q - p| - q) / 2
-                    distance = 1.0
-                    for t in range(d):
-                        share = params[SHARES + hist[0, t]]
-                        distance += abs(share - float(hist[1, t]) / float(total)) - share
-                    distance /= 2.0
-                fails = distance > params[CLOSENESS_T]
-            if not fails and params[RECURSIVE_L] > 0:
-                for t in range(1, d):  # the frequencies ascending (insertion)
-                    f = hist[1, t]
-                    u = t
-                    while u > 0 and hist[1, u - 1] > f:
-                        hist[1, u] = hist[1, u - 1]
-                        u -= 1
-                    hist[1, u] = f
-                l_ = np.int64(params[RECURSIVE_L])
-                if d < l_:
-                    fails = True
-                else:
-                    low = np.int64(0)
-                    for t in range(d - l_ + 1):
-                        low += hist[1, t]
-                    fails = not (float(hist[1, d - 1]) < float(low) * params[RECURSIVE_C])
-        outlier[k] = fails
-    return n_classes
-
-
-@njit(cache=True)
-def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cfg, heights,
-                   rec_int, rec_float, slot, table, table_key, scratch, outlier, codes, count,
-                   first, maps, map_off, level_radix, share, share_off, loss_table, candidates,
-                   node_off, node_radix, sums, sens, cls, class_codes, hist, params, tree,
-                   value_counts):
-    """ARX's ``checkAndTag``: check ``g`` unless it carries a ``check`` bit, then (unless
-    ``final``: the closing checks of bottom and top) track the optimum (smaller loss, then
-    lower height), tag and prune.
-
-    The check rolls ``g`` up from the smallest cached frequency set below it (into the
-    cache), judges its classes by size, computes its metric into the next record and sets
-    Flash's properties from the verdict.  ``slot`` (capacity + 1, 3 + q): per cached set its
-    start in the arena, its entries, a cached slot's number (``slot[:work[CACHED], 2]`` lists
-    them) and its node's levels; slot 0 is the bottom, slot r + 1 the set of record r.
-    ``sens`` is the arena's carried sensitive codes (one entry when none is carried).
-    ``node_off`` (2, q), ``node_radix`` (1, q + 1), ``sums`` (2, q) and, for a carried
-    sensitive attribute, ``cls``, ``class_codes`` and ``hist`` are scratch
-    (:func:`_judge_classes`; ``params`` its models).
-    """
-    if not _has(props, g, check):
-        r = work[CHECKED_NODES]
-        if r == rec_int.shape[0]:
-            work[STATUS] = OVERFLOW
-            return
-        q = lattice.shape[1]
-        n0 = cfg[BOTTOM]
-        s = r + 1  # the node's slot: its levels first
-        levels = slot[s, 3:]
-        for j in range(q):
-            levels[j] = _level(g, lattice, j)
-        if work[ARENA_END] + n0 > codes.shape[0]:  # the cache is full: keep the bottom only
-            work[ARENA_END], work[CACHED] = n0, 1
-        src, src_len = 0, n0
-        for i in range(1, work[CACHED]):
-            c = slot[i, 2]
-            if slot[c, 1] >= src_len:
-                continue
-            below = True
-            for j in range(q):
-                if slot[c, 3 + j] > levels[j]:
-                    below = False
-                    break
-            if below:
-                src, src_len = c, slot[c, 1]
-        for j in range(q):
-            node_off[0, j] = map_off[j, slot[src, 3 + j], levels[j]]
-            node_off[1, j] = share_off[j, levels[j]]
-            node_radix[0, j] = level_radix[j, levels[j]]
-        node_radix[0, q] = cfg[SENSITIVE_VALUES]
-        pos = work[ARENA_END]
-        work[ENDS], work[ENDS + 1] = slot[src, 0], slot[src, 0] + src_len
-        _rollup_range(ZERO, ONE, pos, codes, sens, count, first, work[ENDS:ENDS + 1],
-                      work[ENDS + 1:ENDS + 2], node_off[0:1], maps, node_radix,
-                      work[ENDS + 2:ENDS + 3], codes, sens, count, first,
-                      work[ENDS + 3:ENDS + 4], table, table_key, scratch, cfg[MAX_CLASSES])
-        n = work[ENDS + 3]
-        big = np.iinfo(np.int64).max
-        if n < 0:  # more classes than could keep the node anonymous: stopped, not cached
-            n_classes = suppressed = kept = smallest = -1
-            anonymous = k_anonymous = False
-            loss = np.nan
-            if cfg[METRIC] == 0:
-                bound = 1.0
-                for j in range(q):
-                    bound *= loss_table[2 + levels[j], j]
-                bound -= 1.0
-            else:
-                bound = _mean_share(_shares(g, lattice, heights))[0]
-        else:
-            slot[s, 0], slot[s, 1] = pos, n
-            slot[work[CACHED], 2] = s
-            work[CACHED] += 1
-            work[ARENA_END] = pos + n
-            if cls is not None:  # a sensitive attribute: classes of entries with equal QIDs
-                n_classes = _judge_classes(pos, n, codes, sens, count, node_radix, table,
-                                           table_key, scratch, cls, class_codes, hist, params,
-                                           tree, value_counts, cfg[MIN_SIZE], outlier)
-                size = cls[SIZE, :n_classes]
-                class_codes_now = class_codes[:n_classes]
-            else:  # no sensitive attribute: the classes are the entries, judged by size
-                n_classes = n
-                size = count[pos:pos + n]
-                class_codes_now = codes[pos:pos + n]
-                for c in range(n):
-                    outlier[c] = size[c] < cfg[MIN_SIZE]
-            suppressed, small, kept, kept_sq, all_sq = 0, 0, 0, 0, 0
-            smallest = big
-            for c in range(n_classes):
-                sz = size[c]
-                if outlier[c]:
-                    suppressed += sz
-                else:
-                    kept += 1
-                    kept_sq += sz * sz
-                    smallest = min(smallest, sz)
-                if sz < cfg[MIN_SIZE]:
-                    small += sz
-                all_sq += sz * sz
-            anonymous = suppressed <= cfg[MAX_SUPPRESSED]
-            k_anonymous = small <= cfg[MAX_SUPPRESSED]
-            if cfg[METRIC] == 0:
-                work[PTR], work[PTR + 1] = 0, n_classes
-                _one_node(ZERO, size, class_codes_now, outlier, work[PTR:PTR + 2],
-                          node_off[1:2], share, sums[0:1], sums[1:2], anonymous)
-                loss = _normalize_and_aggregate(sums[0:1], loss_table[0], loss_table[1])[0]
-                bound = _normalize_and_aggregate(sums[1:2], loss_table[0], loss_table[1])[0]
-            elif cfg[METRIC] == 1:
-                shares = _shares(g, lattice, heights)
-                sums[0, 0] = suppressed
-                loss = _precision(shares, sums[0, 0:1], float(cfg[ROWS]))[0]
-                bound = _mean_share(shares)[0]
-            else:
-                loss = float(kept_sq + cfg[ROWS] * suppressed)
-                bound = float(all_sq)
-        rec_int[r, 0] = g
-        rec_int[r, 1] = anonymous
-        rec_int[r, 2] = suppressed
-        rec_int[r, 3] = kept
-        rec_int[r, 4] = 0 if smallest == big else smallest
-        rec_int[r, 5] = n
-        rec_int[r, 6] = k_anonymous
-        rec_float[r, 0] = loss if anonymous else np.nan
-        rec_float[r, 1] = bound
-        work[CHECKED_NODES] += 1
-        # Flash's properties
-        props[EXPLICIT, g] |= CHECKED
-        props[VERDICT, g] = 2 if anonymous else (STOPPED if n < 0 and cfg[METRIC] == 0 else 1)
-        if anonymous:
-            _set(props, queue, lattice, g, ANON, UP if cfg[PREDICTIVE] else EXPLICIT)
-            bounds[0, g] = rec_float[r, 0]
-        else:
-            _set(props, queue, lattice, g, NOTANON, DOWN if cfg[PREDICTIVE] else EXPLICIT)
-        if cfg[HAS_K]:
-            _set(props, queue, lattice, g, KANON if k_anonymous else NOTKANON,
-                 UP if k_anonymous else DOWN)
-        bounds[1, g] = bound
-    if final:
-        return
-    if props[VERDICT, g] == 2:
-        opt = work[OPTIMUM]
-        if opt < 0 or bounds[0, g] < bounds[0, opt] or (
-                bounds[0, g] == bounds[0, opt] and _height(g, lattice) < _height(opt, lattice)):
-            work[OPTIMUM] = g
-    if tag == TAG_PRUNED:
-        if _has(props, g, ANON):
-            _set(props, queue, lattice, g, SUCC_PRUNED, UP)
-    elif tag == TAG_VISITED:
-        props[EXPLICIT, g] |= VISITED
-    _prune(g, props, bounds, queue, lattice, work, cfg, candidates)
-
-
-@njit(cache=True)
-def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_off,
-           level_radix, share, share_off, loss_table, work, props, bounds, queue, heap,
-           candidates, rec_int, rec_float, slot, table, table_key, scratch, outlier, walk, succ,
-           level_levels, level_ids, sorted_ids, sort_keys, sort_order, node_off,
-           node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts):
-    """The whole search, in the arrays :func:`run` allocates (a compiled allocation compiles
-    an implementation per shape and type); writes per checked node, in check order, ``(id,
-    anonymous, suppressed, kept classes, smallest kept class, entries)`` into ``rec_int`` and
-    ``(loss, lower bound)`` into ``rec_float``; ``work[STATUS]`` is OVERFLOW when the heap,
-    the candidates or the records ran full (run again, larger).
-
-    Per node of the outer loop: the binary phase (a priority queue of path starts; from each
-    a path, always on to the first successor not skipped, binary-searched for its lowest node
-    with the phase's property), each node found starting the linear phase (depth first: check
-    the node, then each successor not skipped, in key order; a finished node's successors
-    are pruned), or the linear phase alone.  One loop runs both, so the check has one call
-    site per phase.  ``walk`` rows: the linear phase's stack (node, successors, next one to
-    try per depth) and the path; ``succ``: sorted successors per depth, the last row the
-    path's.  ``cls`` is None when no sensitive attribute is carried: Numba then prunes the
-    class code from the compiled check (a search without one does not compile it)."""
-    q = lattice.shape[1]
-    size, height_max = 1, 0
-    for j in range(q):
-        size *= lattice[0, j] + 1
-        height_max += lattice[0, j]
-    stack, n_succ, cursor, chain = walk[0], walk[1], walk[2], walk[3]
-    path_succ = succ[height_max + 1]
-    b_on, b_prop, b_skip, b_check, b_tag = phases[0], phases[1], phases[2], phases[3], phases[4]
-    l_on, l_skip, l_check, l_tag = phases[5], phases[7], phases[8], phases[9]
-    outer_skip = b_skip if b_on else l_skip
-    for height in range(height_max + 1):
-        m = _fill_level(lattice[0], height, level_levels)
-        for i in range(m):
-            level_ids[i] = 0
-            for j in range(q):
-                level_ids[i] += level_levels[i, j] * lattice[1, j]
-        # the level's nodes not skipped, judged before any is searched (ARX's
-        # getSortedUnprocessedNodes)
-        opt = work[OPTIMUM]
-        kept = 0
-        for i in range(m):
-            g = level_ids[i]
-            keep = False
-            if not cfg[PRUNING] or opt < 0:
-                keep = not _has(props, g, outer_skip)
-            elif not _has(props, g, outer_skip | INSUFF):
-                bound = _bound(g, props, bounds, lattice, cfg, heights)
-                if _no_better(bounds[0, opt], g, bound, props, work):
-                    _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
-                else:
-                    keep = True
-            if keep:
-                level_ids[kept] = g
-                kept += 1
-        _sorted_by_key(level_ids, kept, sorted_ids, sort_keys, sort_order, lattice, keys)
-        for i_outer in range(kept):
-            g = sorted_ids[i_outer]
-            n = _heap_add(heap, ZERO, g, lattice, keys) if b_on else 0
-            linear_from = -1 if b_on else g
-            while work[STATUS] == OK:
-                if linear_from >= 0:  # the linear phase
-                    depth = 0
-                    stack[0] = linear_from
-                    entering = True
-                    while depth >= 0 and work[STATUS] == OK:
-                        x = stack[depth]
-                        if entering:
-                            entering = False
-                            n_succ[depth] = cursor[depth] = 0
-                            if not _skip(l_skip, x, props, bounds, queue, lattice, work, cfg,
-                                         heights):
-                                _check_and_tag(x, l_check, l_tag, ZERO, props, bounds, queue,
-                                               lattice, work, cfg, heights, rec_int, rec_float,
-                                               slot, table, table_key, scratch, outlier, codes,
-                                               count, first, maps, map_off, level_radix,
-                                               share, share_off, loss_table, candidates,
-                                               node_off, node_radix, sums, sens, cls,
-                                               class_codes, hist, params, tree, value_counts)
-                                n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
-                                                                   keys)
-                                # the Python search tests the successors here for its
-                                # look-ahead batch (and prunes those a bound rules out): the
-                                # same side effects, in the same order
-                                for i in range(n_succ[depth]):
-                                    _skip(l_skip, succ[depth, i], props, bounds, queue,
-                                          lattice, work, cfg, heights)
-                        advanced = False
-                        while cursor[depth] < n_succ[depth]:
-                            s = succ[depth, cursor[depth]]
-                            cursor[depth] += 1
-                            if not _skip(l_skip, s, props, bounds, queue, lattice, work, cfg,
-                                         heights):
-                                depth += 1
-                                stack[depth] = s
-                                entering = advanced = True
-                                break
-                        if not advanced:
-                            _set(props, queue, lattice, x, SUCC_PRUNED, UP)
-                            depth -= 1
-                    linear_from = -1
-                if n == 0:
-                    break
-                # the binary phase: the next path start
-                h, n = _heap_poll(heap, n, lattice, keys)
-                if _skip(b_skip, h, props, bounds, queue, lattice, work, cfg, heights):
-                    continue
-                length = 1
-                chain[0] = h
-                while True:
-                    ns = _sorted_successors(chain[length - 1], path_succ, lattice, keys)
-                    nxt = -1
-                    for i in range(ns):
-                        if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
-                                     cfg, heights):
-                            nxt = path_succ[i]
-                            break
-                    if nxt < 0:
-                        break
-                    chain[length] = nxt
-                    length += 1
-                lo, hi, last = 0, length - 1, -1
-                while lo <= hi and work[STATUS] == OK:
-                    mid = (lo + hi) // 2
-                    x = chain[mid]
-                    if _skip(b_skip, x, props, bounds, queue, lattice, work, cfg, heights):
-                        hi = mid - 1
-                        continue
-                    _check_and_tag(x, b_check, b_tag, ZERO, props, bounds, queue, lattice,
-                                   work, cfg, heights, rec_int, rec_float, slot, table,
-                                   table_key, scratch, outlier, codes, count, first, maps,
-                                   map_off, level_radix, share, share_off, loss_table,
-                                   candidates, node_off, node_radix, sums, sens, cls,
-                                   class_codes, hist, params, tree, value_counts)
-                    if _has(props, x, b_prop):
-                        last = x
-                        hi = mid - 1
-                        continue
-                    ns = _sorted_successors(x, path_succ, lattice, keys)
-                    for i in range(ns):
-                        if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
-                                     cfg, heights):
-                            if n == heap.shape[0]:
-                                work[STATUS] = OVERFLOW
-                                break
-                            n = _heap_add(heap, n, path_succ[i], lattice, keys)
-                    lo = mid + 1
-                if last >= 0 and l_on:
-                    linear_from = last
-            if work[STATUS] != OK:
-                return
-    if cfg[UTILITY_FULL]:  # ARX's computeUtilityForMonotonicMetrics
-        for g in (0, size - 1):
-            _check_and_tag(g, CHECKED, TAG_NONE, ONE, props, bounds, queue, lattice, work,
-                           cfg, heights, rec_int, rec_float, slot, table, table_key, scratch,
-                           outlier, codes, count, first, maps, map_off, level_radix, share,
-                           share_off, loss_table, candidates, node_off, node_radix, sums, sens,
-                           cls, class_codes, hist, params, tree, value_counts)
-
-
-#: position of the class scratch (``cls``, None without a sensitive attribute) among
-#: :func:`_flash`'s arguments
-_FLASH_PARAMETERS = _parameters(_flash)
-_CLASSES_ARGUMENT = _FLASH_PARAMETERS.index("cls")
-
-
-def _flash_signature(code: str, classes: str) -> str:
-    """:func:`_flash`'s signature as :func:`run` calls it: QID codes of type ``code``, the
-    class scratch ``classes`` (``none`` when no sensitive attribute is carried)."""
-    i1, i2, i3 = "int64[::1]", "int64[:, ::1]", "int64[:, :, ::1]"
-    f1, f2, f3 = "float64[::1]", "float64[:, ::1]", "float64[:, :, ::1]"
-    typed = {"lattice": i2, "keys": f3, "phases": i1, "cfg": i1, "heights": f1,
-             "codes": f"{code}[:, ::1]", "count": i1, "first": i1, "maps": f"{code}[::1]",
-             "map_off": i3, "level_radix": i2, "share": f1, "share_off": i2,
-             "loss_table": f2, "work": i1, "props": "uint8[:, ::1]", "bounds": f2,
-             "queue": i1, "heap": i1, "candidates": i1, "rec_int": i2, "rec_float": f2,
-             "slot": i2, "table": "int32[::1]", "table_key": i1, "scratch": i1,
-             "outlier": "boolean[::1]", "walk": i2, "succ": i2, "level_levels": i2,
-             "level_ids": i1, "sorted_ids": i1, "sort_keys": f3, "sort_order": i2,
-             "node_off": i2, "node_radix": i2, "sums": f2, "sens": "int32[::1]",
-             "cls": classes, "class_codes": f"{code}[:, ::1]", "hist": i2, "params": f1,
-             "tree": i1, "value_counts": i1}
-    return f"none({', '.join(typed[p] for p in _FLASH_PARAMETERS)})"
-
-
-ahead_of_time(_flash, [_flash_signature(code, classes)
-                       for code in CODE_TYPES for classes in ("none", "int64[:, ::1]")])

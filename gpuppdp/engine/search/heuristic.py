@@ -26,6 +26,7 @@ import heapq
 import time
 from typing import Callable
 
+from ...errors import InputError
 from ..evaluate import LatticeOracle
 from .base import SearchResult
 
@@ -51,9 +52,9 @@ class _Heuristic:
     def __init__(self, time_limit: float | None = DEFAULT_TIME_LIMIT,
                  max_evaluations: int | None = None, note: str | None = None):
         if time_limit is not None and not time_limit > 0:
-            raise ValueError(f"time_limit must be positive seconds, got {time_limit!r}")
+            raise InputError(f"time_limit must be positive seconds, got {time_limit!r}")
         if max_evaluations is not None and max_evaluations < 1:
-            raise ValueError(f"max_evaluations must be >= 1, got {max_evaluations!r}")
+            raise InputError(f"max_evaluations must be >= 1, got {max_evaluations!r}")
         self.time_limit = time_limit
         self.max_evaluations = max_evaluations
         self.note = note
@@ -209,7 +210,7 @@ class BeamSearch(_Heuristic):
         super().__init__(time_limit, max_evaluations, note)
         self.privacy_monotonic = privacy_monotonic
         if width < 1:
-            raise ValueError(f"width must be >= 1, got {width!r}")
+            raise InputError(f"width must be >= 1, got {width!r}")
         self.width = width
 
     def _predecessors(self, g: int) -> list[int]:

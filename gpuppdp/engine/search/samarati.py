@@ -28,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from ...errors import InputError
 from ..evaluate import LatticeOracle, NodeStats
 from .base import SearchResult
 
@@ -51,7 +52,7 @@ def minimal_nodes(lattice, anonymous: np.ndarray) -> np.ndarray:
 def preference_order(stats: NodeStats, heights: np.ndarray, prefer: str) -> np.ndarray:
     """Positions of ``stats`` best first under ``prefer`` (see the module docstring)."""
     if prefer not in PREFERENCES:
-        raise ValueError(f"prefer must be one of {PREFERENCES}, got {prefer!r}")
+        raise InputError(f"prefer must be one of {PREFERENCES}, got {prefer!r}")
     loss = np.where(np.isnan(stats.information_loss), np.inf, stats.information_loss)
     key = {"height": stats.height.astype(np.float64),
            "precision": (stats.levels / np.maximum(heights, 1)).sum(axis=1),
@@ -67,7 +68,7 @@ class SamaratiSearch:
 
     def __init__(self, *, monotonic: bool, prefer: str = "height"):
         if prefer not in PREFERENCES:
-            raise ValueError(f"prefer must be one of {PREFERENCES}, got {prefer!r}")
+            raise InputError(f"prefer must be one of {PREFERENCES}, got {prefer!r}")
         self.monotonic = monotonic
         self.prefer = prefer
 

@@ -1,0 +1,176 @@
+"""The compiled Flash's class verdicts: the classes of a node's (QIDs, sensitive value)
+entries, each judged by the models' compiled checks
+(:meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`): distinct, entropy and recursive
+(c, l)-diversity (Machanavajjhala et al. 2007) and t-closeness with ARX's equal or
+hierarchical distance (Li, Li & Venkatasubramanian 2007), with the same operations in the same
+order as the models' vectorized checks, so the verdicts are identical."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ...kernels.groupby import space_of
+from ...kernels.grouping import _find_slot, _hash_shift, _table_size
+
+__all__ = ["PARAMETER_SLOTS", "judge_classes", "hierarchical_emd"]
+
+_i64 = np.int64
+# rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
+# values, first entry, start in the entry list and a fill cursor; the entry list; per entry
+# its class
+SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF = (_i64(i) for i in range(7))
+# entries of the models' parameters: distinct l, entropy l's ceil(l) and ln(l), recursive
+# (c, l) (0: the model is not asked for), t of t-closeness (-1: not asked for) and its
+# distance (0 equal, 1 hierarchical), then the sensitive values' shares of the table q_v
+(DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
+ CLOSENESS_HIERARCHICAL, SHARES) = (_i64(i) for i in range(8))
+
+#: (compiled check kind, number) -> its entry in the parameters (:meth:`CompiledCheck.numbers`)
+PARAMETER_SLOTS = {("distinct", "l"): DISTINCT_L, ("entropy", "min_size"): ENTROPY_MIN,
+                   ("entropy", "ln_l"): ENTROPY_LN_L, ("recursive", "l"): RECURSIVE_L,
+                   ("recursive", "c"): RECURSIVE_C, ("t-closeness", "t"): CLOSENESS_T,
+                   ("t-closeness", "hierarchical"): CLOSENESS_HIERARCHICAL}
+
+
+@njit(cache=True)
+def hierarchical_emd(hist, d, n, tree, value_counts):
+    """ARX's hierarchical earth mover's distance of a class of ``n`` records whose ``d``
+    (sensitive code, count) pairs are ``hist[0:2, :d]`` (see
+    :meth:`gpuppdp.models.tcloseness.TCloseness._hierarchical`): ``extra_v = P_v n - f_v R``
+    per value, then per inner node, level by level, ``pos`` and ``neg`` over its children,
+    the cost ``(L/H) min(pos, neg)`` added in node order, the node's extra ``pos - neg``;
+    ``cost / (R n)``.  ``tree``: the height H, then per level its node count K, K + 1 child
+    offsets and the children (indices into the level below); ``value_counts``: P_v and R."""
+    m = value_counts.shape[0] - 1
+    rows = value_counts[m]
+    below, above = hist[2], hist[3]
+    for v in range(m):
+        below[v] = value_counts[v] * n
+    for t in range(d):
+        below[hist[0, t]] -= hist[1, t] * rows
+    height = tree[0]
+    at = 1
+    cost = 0.0
+    for level in range(1, height + 1):
+        k_nodes = tree[at]
+        ptr = at + 1
+        children = ptr + k_nodes + 1
+        weight = level / height
+        for k in range(k_nodes):
+            pos, total = np.int64(0), np.int64(0)
+            for c in range(tree[ptr + k], tree[ptr + k + 1]):
+                x = below[tree[children + c]]
+                pos += max(x, 0)
+                total += x
+            neg = pos - total
+            cost += weight * float(min(pos, neg))
+            above[k] = pos - neg
+        for k in range(k_nodes):
+            below[k] = above[k]
+        at = children + tree[ptr + k_nodes]
+    return cost / (float(rows) * float(n))
+
+
+@njit(cache=True)
+def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scratch, cls,
+                   class_codes, hist, params, tree, value_counts, min_size, outlier):
+    """The equivalence classes of the node's entries ``pos:pos+n`` (distinct (QIDs,
+    sensitive value) pairs, in canonical order): entries with equal QID codes, numbered in
+    order of first appearance (a hashed or directly addressed table as in the roll-up), each
+    judged by size and by the models of ``params`` as the Python models judge it
+    (:mod:`gpuppdp.models.ldiversity`: entropy summed in ascending sensitive code, recursive
+    (c, l) on the ascending frequencies; :mod:`gpuppdp.models.tcloseness`: ARX's equal
+    distance summed in ascending sensitive code, its hierarchical one by
+    :func:`hierarchical_emd`).  Fills ``cls``, ``class_codes`` and
+    ``outlier``; returns the number of classes."""
+    q = codes.shape[1]
+    space = space_of(node_radix[0, :q])  # below the bottom's, which fits
+    size = _table_size(n, space)
+    dense = size == space
+    shift = _hash_shift(size)
+    mask = np.uint64(size - 1)
+    n_classes = 0
+    for i in range(n):
+        e = pos + i
+        key = np.int64(0)
+        stride = np.int64(1)
+        for j in range(q):
+            key += np.int64(codes[e, j]) * stride
+            stride *= max(node_radix[0, j], 1)
+        slot, k = _find_slot(key, dense, table, table_key, shift, mask)
+        if k < 0:
+            k = n_classes
+            table[slot] = k
+            table_key[slot] = key
+            scratch[k] = slot
+            cls[SIZE, k], cls[DISTINCT, k], cls[FIRST, k] = 0, 0, e
+            n_classes += 1
+        cls[SIZE, k] += count[e]
+        cls[DISTINCT, k] += 1
+        cls[CLASS_OF, i] = k
+    for k in range(n_classes):
+        table[scratch[k]] = -1
+        for j in range(q):
+            class_codes[k, j] = codes[cls[FIRST, k], j]
+    # each class's entries, in canonical order
+    at = 0
+    for k in range(n_classes):
+        cls[START, k] = cls[CURSOR, k] = at
+        at += cls[DISTINCT, k]
+    for i in range(n):
+        k = cls[CLASS_OF, i]
+        cls[ENTRIES, cls[CURSOR, k]] = pos + i
+        cls[CURSOR, k] += 1
+    for k in range(n_classes):
+        d = cls[DISTINCT, k]
+        total = cls[SIZE, k]
+        fails = total < min_size
+        if not fails and params[DISTINCT_L] > 0:
+            fails = d < params[DISTINCT_L]
+        if not fails and (params[ENTROPY_MIN] > 0 or params[RECURSIVE_L] > 0
+                          or params[CLOSENESS_T] >= 0):
+            for t in range(d):  # (sensitive code, count), sorted by code (insertion)
+                e = cls[ENTRIES, cls[START, k] + t]
+                v, f = np.int64(sens[e]), count[e]
+                u = t
+                while u > 0 and hist[0, u - 1] > v:
+                    hist[0, u], hist[1, u] = hist[0, u - 1], hist[1, u - 1]
+                    u -= 1
+                hist[0, u], hist[1, u] = v, f
+            if params[ENTROPY_MIN] > 0:
+                flogf = 0.0
+                for t in range(d):
+                    flogf += float(hist[1, t]) * math.log(hist[1, t])
+                threshold = float(total) * (math.log(total) - params[ENTROPY_LN_L])
+                fails = d < params[ENTROPY_MIN] or threshold < flogf
+            if not fails and params[CLOSENESS_T] >= 0:
+                if params[CLOSENESS_HIERARCHICAL]:
+                    distance = hierarchical_emd(hist, d, total, tree, value_counts)
+                else:  # ARX: (1 + sum |q - p| - q) / 2
+                    distance = 1.0
+                    for t in range(d):
+                        share = params[SHARES + hist[0, t]]
+                        distance += abs(share - float(hist[1, t]) / float(total)) - share
+                    distance /= 2.0
+                fails = distance > params[CLOSENESS_T]
+            if not fails and params[RECURSIVE_L] > 0:
+                for t in range(1, d):  # the frequencies ascending (insertion)
+                    f = hist[1, t]
+                    u = t
+                    while u > 0 and hist[1, u - 1] > f:
+                        hist[1, u] = hist[1, u - 1]
+                        u -= 1
+                    hist[1, u] = f
+                l_ = np.int64(params[RECURSIVE_L])
+                if d < l_:
+                    fails = True
+                else:
+                    low = np.int64(0)
+                    for t in range(d - l_ + 1):
+                        low += hist[1, t]
+                    fails = not (float(hist[1, d - 1]) < float(low) * params[RECURSIVE_C])
+        outlier[k] = fails
+    return n_classes

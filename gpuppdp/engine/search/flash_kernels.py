@@ -1,0 +1,711 @@
+"""The compiled Flash's kernels: ARX's Flash traversal and node check in one Numba function,
+:func:`_flash`, which :mod:`.flash_compiled` calls.
+
+The traversal (Kohlmayer, Prasser, Eckert, Kemper & Kuhn 2012, as ARX 3.9.2 runs it: strategy
+order, binary phase with ``java.util.PriorityQueue`` semantics, linear phase, predictive
+tagging, bound pruning, ``trackOptimum``) and the node check -- the roll-up from the smallest
+cached ancestor (:func:`~gpuppdp.kernels.grouping._rollup_range`), the class verdicts
+(:mod:`.flash_classes`), the suppressed count and the metric (the kernels the batched
+evaluator uses, so the losses are bit-identical).
+
+Node properties: ``explicit[g]`` holds the bits set on ``g`` alone; ``up[g]`` / ``down[g]``
+the bits propagated to the cone above / below an apex.  A cone is marked when it is set,
+stopping where the bits are already present (a marked node's cone is marked), so each node
+takes each bit at most once per direction.
+
+Arrays rather than tuples travel between the functions (Numba compiles calls with many-field
+tuples slowly):
+
+* ``lattice`` (2, q): max levels, strides;  ``keys`` (2, q, width): the strategy key's terms;
+* ``props`` (4, size) uint8: EXPLICIT, UP, DOWN bits and the VERDICT;  ``bounds`` (2, size):
+  loss and lower bound of checked nodes;  ``queue`` (size): scratch of the cone marking;
+* ``work``: ARENA_END ... STATUS;  ``cfg``: PREDICTIVE ... MAX_CLASSES;  ``loss_table``
+  (2 + height + 1, q): each attribute's smallest and largest loss sum, then per level its
+  prior-bound factor (zeros where no check may stop early).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+from numba import njit
+
+from ...kernels.aot import CODE_TYPES, ahead_of_time
+from ...kernels.grouping import _rollup_range
+from ...kernels.segsum import _one_node
+from .. import solution_space
+from ..metrics import _mean_share, _normalize_and_aggregate, _precision
+from ..solution_space import _fill_level
+from . import base
+from .flash_classes import SIZE, judge_classes
+
+# The constants of the compiled code are NumPy integers: Numba types a Python int constant as
+# a literal and compiles a helper once per distinct literal argument (seconds each).
+_i64 = np.int64
+CHECKED, ANON, NOTANON, KANON, NOTKANON, VISITED, SUCC_PRUNED, INSUFF = (
+    _i64(b) for b in (solution_space.CHECKED, solution_space.ANON, solution_space.NOTANON,
+                      solution_space.KANON, solution_space.NOTKANON, solution_space.VISITED,
+                      solution_space.SUCC_PRUNED, solution_space.INSUFF))
+TAG_NONE, TAG_PRUNED, TAG_VISITED = (_i64(t) for t in (base.TAG_NONE, base.TAG_PRUNED,
+                                                      base.TAG_VISITED))
+# statuses: an OVERFLOW run is repeated, larger; an AMBIGUOUS one without stopping checks early
+OK, OVERFLOW, AMBIGUOUS = _i64(0), _i64(1), _i64(2)
+# entries of the search's integer work array
+ARENA_END, CACHED, CHECKED_NODES, CANDIDATES, OPTIMUM, STATUS = (_i64(i) for i in range(6))
+ENDS, PTR = 6, 10  # work[6:10]: the roll-up's source start, stop, output start, length;
+WORK_SIZE = 12     # work[10:12]: the checked node's class range for the loss sums
+# entries of its configuration array
+(PREDICTIVE, HAS_K, PRUNING, BOUND_PRECISION, UTILITY_FULL, BOTTOM, MIN_SIZE, MAX_SUPPRESSED,
+ ROWS, METRIC, SENSITIVE_VALUES, MAX_CLASSES) = (_i64(i) for i in range(12))
+# rows of the property array: bits set on the node alone, on cones above and below apexes,
+# and the check's verdict (0 unchecked, 1 not anonymous, 2 anonymous, 3 not anonymous by a
+# check stopped early, whose lower bound is the loss's prior bound)
+EXPLICIT, UP, DOWN, VERDICT = (_i64(i) for i in range(4))
+STOPPED = _i64(3)
+#: a prior bound and the checked one (the same sums added in other orders, truncated to
+#: 1e-10) differ by less than this
+BOUND_SLACK = 1e-8
+ZERO, ONE = _i64(0), _i64(1)
+
+
+def _parameters(dispatcher) -> list[str]:
+    """The parameter names of an ``@njit`` function."""
+    return list(inspect.signature(dispatcher.py_func).parameters)
+
+
+# The compiled part.  Arrays rather than tuples travel between the functions (Numba compiles
+# calls with many-field tuples slowly):
+#   lattice (2, q): max levels, strides;  keys (2, q, width): the strategy key's terms;
+#   props (4, size) uint8: EXPLICIT, UP, DOWN bits and the VERDICT;  bounds (2, size): loss
+#   and lower bound of checked nodes;  queue (size): scratch of the cone marking;
+#   work: ARENA_END ... STATUS;  cfg: PREDICTIVE ... MAX_CLASSES;  loss_table (2 + height
+#   + 1, q): each attribute's smallest and largest loss sum, then per level its prior-bound
+#   factor (zeros where no check may stop early).
+# ------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _has(props, g, bits):
+    return (props[EXPLICIT, g] | props[UP, g] | props[DOWN, g]) & bits != 0
+
+
+@njit(cache=True)
+def _set(props, queue, lattice, g, bits, row):
+    """Set ``bits`` on ``g`` alone (``row`` EXPLICIT) or on its cone above (UP) or below
+    (DOWN), marking the cone breadth first and stopping at nodes that carry them already."""
+    mark = props[row]
+    if row == EXPLICIT:
+        mark[g] |= bits
+        return
+    if mark[g] & bits == bits:
+        return
+    mark[g] |= bits
+    queue[0] = g
+    head, tail = 0, 1
+    while head < tail:
+        x = queue[head]
+        head += 1
+        for j in range(lattice.shape[1]):
+            level = x // lattice[1, j] % (lattice[0, j] + 1)
+            if row == UP:
+                if level == lattice[0, j]:
+                    continue
+                y = x + lattice[1, j]
+            else:
+                if level == 0:
+                    continue
+                y = x - lattice[1, j]
+            if mark[y] & bits != bits:
+                mark[y] |= bits
+                queue[tail] = y
+                tail += 1
+
+
+@njit(cache=True)
+def _level(g, lattice, j):
+    return g // lattice[1, j] % (lattice[0, j] + 1)
+
+
+@njit(cache=True)
+def _key(g, lattice, keys):
+    """ARX's ``FLASHStrategy`` key of node ``g`` (see :meth:`FlashSearch.key`): the same
+    floating-point operations in the same order."""
+    q = lattice.shape[1]
+    height, total, prec, dd = 0, 0, 0.0, 0.0
+    for j in range(q):
+        level = _level(g, lattice, j)
+        height += level
+        total += lattice[0, j]
+        prec = prec + keys[0, j, level]
+        dd = dd + keys[1, j, level]
+    k0 = height / float(total) if total != 0 else 0.0
+    return k0, prec / q, 1.0 - dd / q
+
+
+@njit(cache=True)
+def _compare(a, b, lattice, keys):
+    """-1, 0, 1: the keys of nodes ``a`` and ``b`` compared as Python tuples."""
+    a0, a1, a2 = _key(a, lattice, keys)
+    b0, b1, b2 = _key(b, lattice, keys)
+    if a0 != b0:
+        return -1 if a0 < b0 else 1
+    if a1 != b1:
+        return -1 if a1 < b1 else 1
+    if a2 != b2:
+        return -1 if a2 < b2 else 1
+    return 0
+
+
+@njit(cache=True)
+def _sorted_successors(g, out, lattice, keys):
+    """Direct generalizations of ``g`` into ``out``, stably sorted by key; returns how
+    many."""
+    n = 0
+    for j in range(lattice.shape[1]):
+        if _level(g, lattice, j) < lattice[0, j]:
+            s = g + lattice[1, j]
+            i = n
+            while i > 0 and _compare(s, out[i - 1], lattice, keys) < 0:
+                out[i] = out[i - 1]
+                i -= 1
+            out[i] = s
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _sorted_by_key(ids, n, out, k, order, lattice, keys):
+    """``ids[:n]`` stably sorted by key into ``out[:n]``: a bottom-up merge sort of their keys
+    (``k`` (2, >= n, 3) and ``order`` (2, >= n) are scratch)."""
+    for i in range(n):
+        k[0, i, 0], k[0, i, 1], k[0, i, 2] = _key(ids[i], lattice, keys)
+        order[0, i] = i
+    src, width = 0, 1
+    while width < n:
+        dst = 1 - src
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            a, b = lo, mid
+            for o in range(lo, hi):
+                take_b = a == mid
+                if not take_b and b < hi:
+                    x0, x1, x2 = k[src, a, 0], k[src, a, 1], k[src, a, 2]
+                    y0, y1, y2 = k[src, b, 0], k[src, b, 1], k[src, b, 2]
+                    take_b = y0 < x0 or (y0 == x0 and (y1 < x1 or (y1 == x1 and y2 < x2)))
+                c = b if take_b else a
+                for t in range(3):  # element by element: a row assignment compiles shape checks
+                    k[dst, o, t] = k[src, c, t]
+                order[dst, o] = order[src, c]
+                if take_b:
+                    b += 1
+                else:
+                    a += 1
+        src, width = dst, 2 * width
+    for i in range(n):
+        out[i] = ids[order[src, i]]
+
+
+@njit(cache=True)
+def _heap_add(heap, n, x, lattice, keys):
+    """``java.util.PriorityQueue.add`` (OpenJDK's sift-up) on ``heap[:n]``; returns n + 1."""
+    k = n
+    while k > 0:
+        parent = (k - 1) >> 1
+        if _compare(x, heap[parent], lattice, keys) >= 0:
+            break
+        heap[k] = heap[parent]
+        k = parent
+    heap[k] = x
+    return n + 1
+
+
+@njit(cache=True)
+def _heap_poll(heap, n, lattice, keys):
+    """``java.util.PriorityQueue.poll`` (OpenJDK's sift-down); returns (head, n - 1)."""
+    result = heap[0]
+    n -= 1
+    x = heap[n]
+    if n:
+        k, half = 0, n >> 1
+        while k < half:
+            child = 2 * k + 1
+            right = child + 1
+            if right < n and _compare(heap[child], heap[right], lattice, keys) > 0:
+                child = right
+            if _compare(x, heap[child], lattice, keys) <= 0:
+                break
+            heap[k] = heap[child]
+            k = child
+        heap[k] = x
+    return result, n
+
+
+@njit(cache=True)
+def _shares(g, lattice, heights):
+    """(1, q) ``level / height`` per attribute of node ``g`` (0 where the height is 0)."""
+    q = lattice.shape[1]
+    out = np.empty((1, q))
+    for j in range(q):
+        out[0, j] = 0.0 if heights[j] == 0 else _level(g, lattice, j) / heights[j]
+    return out
+
+
+@njit(cache=True)
+def _bound(g, props, bounds, lattice, cfg, heights):
+    """A lower bound of ``g``'s loss known now: the checked one, else Precision's
+    data-independent one, else NaN."""
+    if props[VERDICT, g] != 0:
+        return bounds[1, g]
+    if cfg[BOUND_PRECISION]:
+        return _mean_share(_shares(g, lattice, heights))[0]
+    return np.nan
+
+
+@njit(cache=True)
+def _no_better(best, g, bound, props, work):
+    """``best <= bound``: the optimum's loss is no better than ``g``'s lower bound (NaN: no
+    bound).  ``g``'s check stopped early: its bound is the prior one, which decides the
+    comparison unless it lies within :data:`BOUND_SLACK` of ``best``; then the checked bound
+    would be needed, and ``work[STATUS]`` becomes AMBIGUOUS (the search is run again with
+    every check complete)."""
+    if math.isnan(bound):
+        return False
+    if props[VERDICT, g] != STOPPED:
+        return best <= bound
+    if best <= bound - BOUND_SLACK:
+        return True
+    if best > bound + BOUND_SLACK:
+        return False
+    work[STATUS] = AMBIGUOUS
+    return False
+
+
+@njit(cache=True)
+def _skip(trigger, g, props, bounds, queue, lattice, work, cfg, heights):
+    """ARX's ``skip``: ``g`` carries a trigger bit, or (pruning) is insufficient or has a
+    lower bound no better than the optimum's loss (then its cone is marked so)."""
+    opt = work[OPTIMUM]
+    if not cfg[PRUNING] or opt < 0:
+        return _has(props, g, trigger)
+    if _has(props, g, trigger | INSUFF):
+        return True
+    if _no_better(bounds[0, opt], g, _bound(g, props, bounds, lattice, cfg, heights), props,
+                  work):
+        _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
+        return True
+    return False
+
+
+@njit(cache=True)
+def _height(g, lattice):
+    h = 0
+    for j in range(lattice.shape[1]):
+        h += _level(g, lattice, j)
+    return h
+
+
+@njit(cache=True)
+def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
+    """ARX's pruning of nodes whose lower bound is no better than the optimum's loss; the
+    checked nodes not yet ruled out wait as candidates until the optimum improves."""
+    if not cfg[PRUNING] or props[VERDICT, g] == 0:
+        return
+    opt = work[OPTIMUM]
+    if g != opt and _has(props, g, SUCC_PRUNED):
+        return
+    if g != opt:
+        if opt >= 0 and _no_better(bounds[0, opt], g, bounds[1, g], props, work):
+            _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
+        elif work[CANDIDATES] == candidates.shape[0]:
+            work[STATUS] = OVERFLOW
+        else:
+            candidates[work[CANDIDATES]] = g
+            work[CANDIDATES] += 1
+        return
+    best = bounds[0, opt]
+    kept = 0
+    for i in range(work[CANDIDATES]):
+        c = candidates[i]
+        if _has(props, c, SUCC_PRUNED):
+            continue
+        if _no_better(best, c, bounds[1, c], props, work):
+            _set(props, queue, lattice, c, INSUFF | SUCC_PRUNED, UP)
+            continue
+        candidates[kept] = c
+        kept += 1
+    if not _has(props, g, SUCC_PRUNED):
+        if kept == candidates.shape[0]:
+            work[STATUS] = OVERFLOW
+            return
+        candidates[kept] = g
+        kept += 1
+    work[CANDIDATES] = kept
+
+
+
+
+@njit(cache=True)
+def _roll_up(g, lattice, work, cfg, slot, table, table_key, scratch, codes, count, first,
+             maps, map_off, level_radix, share_off, node_off, node_radix, sens):
+    """Roll node ``g`` up from the smallest cached frequency set below it into the arena at
+    ``work[ARENA_END]`` (the cache emptied but for the bottom when full), its levels into its
+    slot (the next record's); returns its entries (-1: stopped, more classes than
+    ``cfg[MAX_CLASSES]``)."""
+    s = work[CHECKED_NODES] + 1  # the node's slot: its levels first
+    q = lattice.shape[1]
+    n0 = cfg[BOTTOM]
+    levels = slot[s, 3:]
+    for j in range(q):
+        levels[j] = _level(g, lattice, j)
+    if work[ARENA_END] + n0 > codes.shape[0]:  # the cache is full: keep the bottom only
+        work[ARENA_END], work[CACHED] = n0, 1
+    src, src_len = 0, n0
+    for i in range(1, work[CACHED]):
+        c = slot[i, 2]
+        if slot[c, 1] >= src_len:
+            continue
+        below = True
+        for j in range(q):
+            if slot[c, 3 + j] > levels[j]:
+                below = False
+                break
+        if below:
+            src, src_len = c, slot[c, 1]
+    for j in range(q):
+        node_off[0, j] = map_off[j, slot[src, 3 + j], levels[j]]
+        node_off[1, j] = share_off[j, levels[j]]
+        node_radix[0, j] = level_radix[j, levels[j]]
+    node_radix[0, q] = cfg[SENSITIVE_VALUES]
+    pos = work[ARENA_END]
+    work[ENDS], work[ENDS + 1] = slot[src, 0], slot[src, 0] + src_len
+    _rollup_range(ZERO, ONE, pos, codes, sens, count, first, work[ENDS:ENDS + 1],
+                  work[ENDS + 1:ENDS + 2], node_off[0:1], maps, node_radix,
+                  work[ENDS + 2:ENDS + 3], codes, sens, count, first,
+                  work[ENDS + 3:ENDS + 4], table, table_key, scratch, cfg[MAX_CLASSES])
+    return work[ENDS + 3]
+
+
+@njit(cache=True)
+def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
+           table, table_key, scratch, outlier, codes, count, first, maps, map_off,
+           level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens, cls,
+           class_codes, hist, params, tree, value_counts):
+    """Check ``g`` (:func:`_roll_up`, then its classes judged, its suppressed count and
+    metric) into the next record, and set Flash's properties from the verdict."""
+    q = lattice.shape[1]
+    r = work[CHECKED_NODES]
+    s = r + 1
+    levels = slot[s, 3:]
+    n = _roll_up(g, lattice, work, cfg, slot, table, table_key, scratch, codes, count, first,
+                 maps, map_off, level_radix, share_off, node_off, node_radix, sens)
+    pos = work[ARENA_END]
+    big = np.iinfo(np.int64).max
+    if n < 0:  # more classes than could keep the node anonymous: stopped, not cached
+        n_classes = suppressed = kept = smallest = -1
+        anonymous = k_anonymous = False
+        loss = np.nan
+        if cfg[METRIC] == 0:
+            bound = 1.0
+            for j in range(q):
+                bound *= loss_table[2 + levels[j], j]
+            bound -= 1.0
+        else:
+            bound = _mean_share(_shares(g, lattice, heights))[0]
+    else:
+        slot[s, 0], slot[s, 1] = pos, n
+        slot[work[CACHED], 2] = s
+        work[CACHED] += 1
+        work[ARENA_END] = pos + n
+        if cls is not None:  # a sensitive attribute: classes of entries with equal QIDs
+            n_classes = judge_classes(pos, n, codes, sens, count, node_radix, table,
+                                       table_key, scratch, cls, class_codes, hist, params,
+                                       tree, value_counts, cfg[MIN_SIZE], outlier)
+            size = cls[SIZE, :n_classes]
+            class_codes_now = class_codes[:n_classes]
+        else:  # no sensitive attribute: the classes are the entries, judged by size
+            n_classes = n
+            size = count[pos:pos + n]
+            class_codes_now = codes[pos:pos + n]
+            for c in range(n):
+                outlier[c] = size[c] < cfg[MIN_SIZE]
+        suppressed, small, kept, kept_sq, all_sq = 0, 0, 0, 0, 0
+        smallest = big
+        for c in range(n_classes):
+            sz = size[c]
+            if outlier[c]:
+                suppressed += sz
+            else:
+                kept += 1
+                kept_sq += sz * sz
+                smallest = min(smallest, sz)
+            if sz < cfg[MIN_SIZE]:
+                small += sz
+            all_sq += sz * sz
+        anonymous = suppressed <= cfg[MAX_SUPPRESSED]
+        k_anonymous = small <= cfg[MAX_SUPPRESSED]
+        if cfg[METRIC] == 0:
+            work[PTR], work[PTR + 1] = 0, n_classes
+            _one_node(ZERO, size, class_codes_now, outlier, work[PTR:PTR + 2],
+                      node_off[1:2], share, sums[0:1], sums[1:2], anonymous)
+            loss = _normalize_and_aggregate(sums[0:1], loss_table[0], loss_table[1])[0]
+            bound = _normalize_and_aggregate(sums[1:2], loss_table[0], loss_table[1])[0]
+        elif cfg[METRIC] == 1:
+            shares = _shares(g, lattice, heights)
+            sums[0, 0] = suppressed
+            loss = _precision(shares, sums[0, 0:1], float(cfg[ROWS]))[0]
+            bound = _mean_share(shares)[0]
+        else:
+            loss = float(kept_sq + cfg[ROWS] * suppressed)
+            bound = float(all_sq)
+    rec_int[r, 0] = g
+    rec_int[r, 1] = anonymous
+    rec_int[r, 2] = suppressed
+    rec_int[r, 3] = kept
+    rec_int[r, 4] = 0 if smallest == big else smallest
+    rec_int[r, 5] = n
+    rec_int[r, 6] = k_anonymous
+    rec_float[r, 0] = loss if anonymous else np.nan
+    rec_float[r, 1] = bound
+    work[CHECKED_NODES] += 1
+    # Flash's properties
+    props[EXPLICIT, g] |= CHECKED
+    props[VERDICT, g] = 2 if anonymous else (STOPPED if n < 0 and cfg[METRIC] == 0 else 1)
+    if anonymous:
+        _set(props, queue, lattice, g, ANON, UP if cfg[PREDICTIVE] else EXPLICIT)
+        bounds[0, g] = rec_float[r, 0]
+    else:
+        _set(props, queue, lattice, g, NOTANON, DOWN if cfg[PREDICTIVE] else EXPLICIT)
+    if cfg[HAS_K]:
+        _set(props, queue, lattice, g, KANON if k_anonymous else NOTKANON,
+             UP if k_anonymous else DOWN)
+    bounds[1, g] = bound
+
+
+@njit(cache=True)
+def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cfg, heights,
+                   rec_int, rec_float, slot, table, table_key, scratch, outlier, codes, count,
+                   first, maps, map_off, level_radix, share, share_off, loss_table, candidates,
+                   node_off, node_radix, sums, sens, cls, class_codes, hist, params, tree,
+                   value_counts):
+    """ARX's ``checkAndTag``: check ``g`` unless it carries a ``check`` bit (:func:`_check`),
+    then (unless ``final``: the closing checks of bottom and top) track the optimum (smaller
+    loss, then lower height), tag and prune.
+
+    ``slot`` (capacity + 1, 3 + q): per cached set its start in the arena, its entries, a
+    cached slot's number (``slot[:work[CACHED], 2]`` lists them) and its node's levels; slot 0
+    is the bottom, slot r + 1 the set of record r.  ``sens`` is the arena's carried sensitive
+    codes (one entry when none is carried).  ``node_off`` (2, q), ``node_radix`` (1, q + 1),
+    ``sums`` (2, q) and, for a carried sensitive attribute, ``cls``, ``class_codes`` and
+    ``hist`` are scratch (:func:`~.flash_classes.judge_classes`; ``params`` its models).
+    """
+    if not _has(props, g, check):
+        if work[CHECKED_NODES] == rec_int.shape[0]:
+            work[STATUS] = OVERFLOW
+            return
+        _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
+               table, table_key, scratch, outlier, codes, count, first, maps, map_off,
+               level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens,
+               cls, class_codes, hist, params, tree, value_counts)
+    if final:
+        return
+    if props[VERDICT, g] == 2:
+        opt = work[OPTIMUM]
+        if opt < 0 or bounds[0, g] < bounds[0, opt] or (
+                bounds[0, g] == bounds[0, opt] and _height(g, lattice) < _height(opt, lattice)):
+            work[OPTIMUM] = g
+    if tag == TAG_PRUNED:
+        if _has(props, g, ANON):
+            _set(props, queue, lattice, g, SUCC_PRUNED, UP)
+    elif tag == TAG_VISITED:
+        props[EXPLICIT, g] |= VISITED
+    _prune(g, props, bounds, queue, lattice, work, cfg, candidates)
+
+
+@njit(cache=True)
+def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_off,
+           level_radix, share, share_off, loss_table, work, props, bounds, queue, heap,
+           candidates, rec_int, rec_float, slot, table, table_key, scratch, outlier, walk, succ,
+           level_levels, level_ids, sorted_ids, sort_keys, sort_order, node_off,
+           node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts):
+    """The whole search (one compiled kernel loop), in the arrays
+    :func:`~.flash_compiled.run` allocates (a compiled allocation compiles
+    an implementation per shape and type); writes per checked node, in check order, ``(id,
+    anonymous, suppressed, kept classes, smallest kept class, entries)`` into ``rec_int`` and
+    ``(loss, lower bound)`` into ``rec_float``; ``work[STATUS]`` is OVERFLOW when the heap,
+    the candidates or the records ran full (run again, larger).
+
+    Per node of the outer loop: the binary phase (a priority queue of path starts; from each
+    a path, always on to the first successor not skipped, binary-searched for its lowest node
+    with the phase's property), each node found starting the linear phase (depth first: check
+    the node, then each successor not skipped, in key order; a finished node's successors
+    are pruned), or the linear phase alone.  One loop runs both, so the check has one call
+    site per phase.  ``walk`` rows: the linear phase's stack (node, successors, next one to
+    try per depth) and the path; ``succ``: sorted successors per depth, the last row the
+    path's.  ``cls`` is None when no sensitive attribute is carried: Numba then prunes the
+    class code from the compiled check (a search without one does not compile it)."""
+    q = lattice.shape[1]
+    size, height_max = 1, 0
+    for j in range(q):
+        size *= lattice[0, j] + 1
+        height_max += lattice[0, j]
+    stack, n_succ, cursor, chain = walk[0], walk[1], walk[2], walk[3]
+    path_succ = succ[height_max + 1]
+    b_on, b_prop, b_skip, b_check, b_tag = phases[0], phases[1], phases[2], phases[3], phases[4]
+    l_on, l_skip, l_check, l_tag = phases[5], phases[7], phases[8], phases[9]
+    outer_skip = b_skip if b_on else l_skip
+    for height in range(height_max + 1):
+        m = _fill_level(lattice[0], height, level_levels)
+        for i in range(m):
+            level_ids[i] = 0
+            for j in range(q):
+                level_ids[i] += level_levels[i, j] * lattice[1, j]
+        # the level's nodes not skipped, judged before any is searched (ARX's
+        # getSortedUnprocessedNodes)
+        opt = work[OPTIMUM]
+        kept = 0
+        for i in range(m):
+            g = level_ids[i]
+            keep = False
+            if not cfg[PRUNING] or opt < 0:
+                keep = not _has(props, g, outer_skip)
+            elif not _has(props, g, outer_skip | INSUFF):
+                bound = _bound(g, props, bounds, lattice, cfg, heights)
+                if _no_better(bounds[0, opt], g, bound, props, work):
+                    _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
+                else:
+                    keep = True
+            if keep:
+                level_ids[kept] = g
+                kept += 1
+        _sorted_by_key(level_ids, kept, sorted_ids, sort_keys, sort_order, lattice, keys)
+        for i_outer in range(kept):
+            g = sorted_ids[i_outer]
+            n = _heap_add(heap, ZERO, g, lattice, keys) if b_on else 0
+            linear_from = -1 if b_on else g
+            while work[STATUS] == OK:
+                if linear_from >= 0:  # the linear phase
+                    depth = 0
+                    stack[0] = linear_from
+                    entering = True
+                    while depth >= 0 and work[STATUS] == OK:
+                        x = stack[depth]
+                        if entering:
+                            entering = False
+                            n_succ[depth] = cursor[depth] = 0
+                            if not _skip(l_skip, x, props, bounds, queue, lattice, work, cfg,
+                                         heights):
+                                _check_and_tag(x, l_check, l_tag, ZERO, props, bounds, queue,
+                                               lattice, work, cfg, heights, rec_int, rec_float,
+                                               slot, table, table_key, scratch, outlier, codes,
+                                               count, first, maps, map_off, level_radix,
+                                               share, share_off, loss_table, candidates,
+                                               node_off, node_radix, sums, sens, cls,
+                                               class_codes, hist, params, tree, value_counts)
+                                n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
+                                                                   keys)
+                                # the Python search tests the successors here for its
+                                # look-ahead batch (and prunes those a bound rules out): the
+                                # same side effects, in the same order
+                                for i in range(n_succ[depth]):
+                                    _skip(l_skip, succ[depth, i], props, bounds, queue,
+                                          lattice, work, cfg, heights)
+                        advanced = False
+                        while cursor[depth] < n_succ[depth]:
+                            s = succ[depth, cursor[depth]]
+                            cursor[depth] += 1
+                            if not _skip(l_skip, s, props, bounds, queue, lattice, work, cfg,
+                                         heights):
+                                depth += 1
+                                stack[depth] = s
+                                entering = advanced = True
+                                break
+                        if not advanced:
+                            _set(props, queue, lattice, x, SUCC_PRUNED, UP)
+                            depth -= 1
+                    linear_from = -1
+                if n == 0:
+                    break
+                # the binary phase: the next path start
+                h, n = _heap_poll(heap, n, lattice, keys)
+                if _skip(b_skip, h, props, bounds, queue, lattice, work, cfg, heights):
+                    continue
+                length = 1
+                chain[0] = h
+                while True:
+                    ns = _sorted_successors(chain[length - 1], path_succ, lattice, keys)
+                    nxt = -1
+                    for i in range(ns):
+                        if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
+                                     cfg, heights):
+                            nxt = path_succ[i]
+                            break
+                    if nxt < 0:
+                        break
+                    chain[length] = nxt
+                    length += 1
+                lo, hi, last = 0, length - 1, -1
+                while lo <= hi and work[STATUS] == OK:
+                    mid = (lo + hi) // 2
+                    x = chain[mid]
+                    if _skip(b_skip, x, props, bounds, queue, lattice, work, cfg, heights):
+                        hi = mid - 1
+                        continue
+                    _check_and_tag(x, b_check, b_tag, ZERO, props, bounds, queue, lattice,
+                                   work, cfg, heights, rec_int, rec_float, slot, table,
+                                   table_key, scratch, outlier, codes, count, first, maps,
+                                   map_off, level_radix, share, share_off, loss_table,
+                                   candidates, node_off, node_radix, sums, sens, cls,
+                                   class_codes, hist, params, tree, value_counts)
+                    if _has(props, x, b_prop):
+                        last = x
+                        hi = mid - 1
+                        continue
+                    ns = _sorted_successors(x, path_succ, lattice, keys)
+                    for i in range(ns):
+                        if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
+                                     cfg, heights):
+                            if n == heap.shape[0]:
+                                work[STATUS] = OVERFLOW
+                                break
+                            n = _heap_add(heap, n, path_succ[i], lattice, keys)
+                    lo = mid + 1
+                if last >= 0 and l_on:
+                    linear_from = last
+            if work[STATUS] != OK:
+                return
+    if cfg[UTILITY_FULL]:  # ARX's computeUtilityForMonotonicMetrics
+        for g in (0, size - 1):
+            _check_and_tag(g, CHECKED, TAG_NONE, ONE, props, bounds, queue, lattice, work,
+                           cfg, heights, rec_int, rec_float, slot, table, table_key, scratch,
+                           outlier, codes, count, first, maps, map_off, level_radix, share,
+                           share_off, loss_table, candidates, node_off, node_radix, sums, sens,
+                           cls, class_codes, hist, params, tree, value_counts)
+
+
+#: position of the class scratch (``cls``, None without a sensitive attribute) among
+#: :func:`_flash`'s arguments
+_FLASH_PARAMETERS = _parameters(_flash)
+_CLASSES_ARGUMENT = _FLASH_PARAMETERS.index("cls")
+
+
+def _flash_signature(code: str, classes: str) -> str:
+    """:func:`_flash`'s signature as :func:`run` calls it: QID codes of type ``code``, the
+    class scratch ``classes`` (``none`` when no sensitive attribute is carried)."""
+    i1, i2, i3 = "int64[::1]", "int64[:, ::1]", "int64[:, :, ::1]"
+    f1, f2, f3 = "float64[::1]", "float64[:, ::1]", "float64[:, :, ::1]"
+    typed = {"lattice": i2, "keys": f3, "phases": i1, "cfg": i1, "heights": f1,
+             "codes": f"{code}[:, ::1]", "count": i1, "first": i1, "maps": f"{code}[::1]",
+             "map_off": i3, "level_radix": i2, "share": f1, "share_off": i2,
+             "loss_table": f2, "work": i1, "props": "uint8[:, ::1]", "bounds": f2,
+             "queue": i1, "heap": i1, "candidates": i1, "rec_int": i2, "rec_float": f2,
+             "slot": i2, "table": "int32[::1]", "table_key": i1, "scratch": i1,
+             "outlier": "boolean[::1]", "walk": i2, "succ": i2, "level_levels": i2,
+             "level_ids": i1, "sorted_ids": i1, "sort_keys": f3, "sort_order": i2,
+             "node_off": i2, "node_radix": i2, "sums": f2, "sens": "int32[::1]",
+             "cls": classes, "class_codes": f"{code}[:, ::1]", "hist": i2, "params": f1,
+             "tree": i1, "value_counts": i1}
+    return f"none({', '.join(typed[p] for p in _FLASH_PARAMETERS)})"
+
+
+ahead_of_time(_flash, [_flash_signature(code, classes)
+                       for code in CODE_TYPES for classes in ("none", "int64[:, ::1]")])

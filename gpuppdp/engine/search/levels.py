@@ -1,0 +1,268 @@
+"""The level search: the optimal search in large batches (the GPU's), whole lattice levels
+evaluated together, top down with the metric's prior bounds and predictive tagging, or bottom
+up."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+
+from ..encoding import FrequencySet
+from ..evaluate import LatticeOracle, NodeStats
+from ..solution_space import level_nodes
+from .base import SearchResult, prior_where_unchecked, smallest_loss
+
+__all__ = ["LevelSearch", "greedy_path"]
+
+
+class LevelSearch:
+    """The optimal search in large batches (the GPU's): whole lattice levels, or large slices
+    of them, evaluated together (a few launch sequences each on a GPU, instead of Flash's node
+    after node); the exhaustive search's optimum and tie-break (smallest loss, then lowest
+    height, then smallest id).
+
+    *Top down*, when the metric bounds every node's loss before it is checked
+    (:meth:`~.metrics.Metric.prior_bound`: Loss from the marginal counts, Precision from the
+    levels alone).  First the greedy path from the bottom to the top, each step to the
+    successor of smallest bound, rolled up node after node: its best anonymous node gives the
+    best loss so far.  Then the levels from the top down: a node is evaluated only when its
+    bound does not exceed the best loss (allowing for rounding) and -- with a privacy model
+    monotone in generalization -- no direct successor is known not to be anonymous (then it is
+    not anonymous either: Flash's predictive tagging, Kohlmayer et al. 2012).  An optimal node
+    has a bound at most the best loss and, being anonymous, is never tagged, so every optimal
+    node is evaluated.  Nodes roll up from the highest path node below them, or through
+    shared direct predecessors evaluated first (:class:`_Walk`).
+
+    *Bottom up* otherwise (:meth:`LatticeOracle.evaluate_levels`): a node is skipped when one
+    of its direct predecessors was skipped or has a checked lower bound at least the best loss
+    found so far (the bound holds for a node and all its generalizations), or -- with a metric
+    monotone in generalization and no suppression -- when a predecessor is anonymous.
+    """
+
+    name = "levels"
+
+    #: the best loss plus this still counts as "at most the best loss": the prior bound and the
+    #: checked one add in different orders, and ARX truncates normalized losses to 1e-10
+    BOUND_SLACK = 1e-8
+
+    def __init__(self, *, utility_monotonic: bool, privacy_monotonic: bool):
+        self.utility_full = utility_monotonic
+        self.privacy_full = privacy_monotonic
+
+    def run(self, oracle: LatticeOracle, progress: Callable | None = None) -> SearchResult:
+        t0 = time.perf_counter()
+        evaluator = oracle.evaluator
+        bound = evaluator.metric.prior_bound(evaluator.bottom)
+        if bound is None:
+            stats, ids = self._bottom_up(oracle, progress)
+        else:  # checked lower bounds prune nothing here: those of anonymous nodes only
+            stats, ids = self._top_down(oracle, bound, progress)
+            prior_where_unchecked(stats, bound)
+        return smallest_loss(stats, ids, t0, self.name)
+
+    def _top_down(self, oracle: LatticeOracle, bound: Callable, progress: Callable | None):
+        lat = oracle.lattice
+        top = np.asarray(lat.max_levels, dtype=np.int64)
+        strides = np.asarray(lat.strides, dtype=np.int64)
+        path = greedy_path(top, bound)
+        path_parts, kept_levels, kept_sources = self._walk_path(oracle, path)
+        path_stats = NodeStats.concatenate(path_parts)
+        walk = _Walk(oracle, strides, kept_levels, kept_sources)
+        walk.record(path_stats, path @ strides)
+        tagged_map = np.zeros(lat.size, dtype=bool)  # not anonymous by monotonicity
+        entries_above = None  # mean frequency-set size of the level above, once evaluated
+        for h in range(lat.max_height, -1, -1):
+            levels = level_nodes(top, h)
+            ids = levels @ strides
+            todo = bound(levels) <= walk.best + self.BOUND_SLACK
+            tagged = np.zeros(len(ids), dtype=bool)
+            if self.privacy_full and h < lat.max_height:
+                for j in range(lat.n_attributes):
+                    up = levels[:, j] < top[j]
+                    successor = np.where(up, ids + strides[j], 0)
+                    tagged |= up & (tagged_map[successor] | walk.not_anonymous[successor])
+                tagged_map[ids[tagged]] = True
+            todo &= ~tagged & ~walk.done[ids]
+            if todo.any():
+                entries_above = walk.evaluate_level(levels[todo], ids[todo], entries_above)
+            if progress is not None:
+                progress(oracle.evaluations, lat.size)
+        return walk.results()
+
+    @staticmethod
+    def _walk_path(oracle: LatticeOracle, path: np.ndarray):
+        """Evaluate the path's nodes: ``(stats parts, kept levels, kept sources)``, the kept
+        path nodes' frequency sets (at most ``batch_entries`` entries, the highest first) to
+        roll other nodes up from.  In one batch from the bottom when that stays within
+        ``batch_entries`` source entries; else node after node, each from the one before."""
+        evaluator, zeros = oracle.evaluator, np.zeros(len(path), np.int64)
+        if len(path) * int(evaluator.bottom.host_ptr[-1]) <= oracle.batch_entries:
+            stats, sources = evaluator.evaluate(path, evaluator.bottom, zeros, bounds=False)
+            oracle.evaluations += len(path)
+            return [stats], path, sources
+        parts = [oracle.evaluate_from(path[:1], evaluator.bottom, zeros[:1], bounds=False)]
+        sources, source = [], evaluator.bottom
+        for levels in path[1:]:
+            stats, source = evaluator.evaluate(levels[None, :], source, zeros[:1],
+                                               bounds=False)
+            parts.append(stats)
+            sources.append(source if source.host_ptr[-1] <= oracle.batch_entries else None)
+        oracle.evaluations += len(path) - 1
+        # path nodes 1 + kept.. are kept; the top (one entry) always is
+        kept, total = len(sources), 0
+        while kept and sources[kept - 1] is not None and \
+                total + int(sources[kept - 1].host_ptr[-1]) <= oracle.batch_entries:
+            kept -= 1
+            total += int(sources[kept].host_ptr[-1])
+        return (parts, path[1 + kept:],
+                FrequencySet.concatenate(evaluator.backend.xp, sources[kept:]))
+
+    def _bottom_up(self, oracle: LatticeOracle, progress: Callable | None):
+        lat = oracle.lattice
+        evaluated = np.zeros(lat.size, dtype=bool)
+        lower = np.full(lat.size, np.nan)
+        anonymous = np.zeros(lat.size, dtype=bool)
+        best = [np.inf]
+
+        def observe(ids, stats):
+            evaluated[ids] = True
+            lower[ids] = stats.lower_bound
+            anonymous[ids] = stats.anonymous
+            il = np.where(stats.anonymous, stats.information_loss, np.inf)
+            best[0] = min(best[0], float(il.min(initial=np.inf)))
+
+        def choose(ids, levels):
+            keep = np.ones(len(ids), dtype=bool)
+            for j in range(lat.n_attributes):
+                has = levels[:, j] > 0
+                pred = np.where(has, ids - lat.strides[j], 0)
+                ok = evaluated[pred] & ~(lower[pred] >= best[0])  # a NaN bound prunes nothing
+                if self.utility_full:
+                    ok &= ~anonymous[pred]
+                keep &= ~has | ok
+            return keep
+
+        stats = oracle.evaluate_levels(choose, progress, observe)
+        return stats, np.flatnonzero(evaluated)
+
+
+class _Walk:
+    """The evaluated nodes of a top-down level search, and how a level's nodes are rolled up.
+
+    A node rolls up from the highest kept path node below it, or from the bottom.  When a
+    level's nodes share direct predecessors (at least :attr:`SHARING` nodes per predecessor)
+    and the level above shrank well below those sources (:attr:`SHRINK`), the shared
+    predecessors are evaluated first and the level rolls up from them: the predecessors'
+    sets are far smaller than the path's, and the predecessors count as evaluated nodes of
+    the level below (their results feed its tagging and are not evaluated again).
+    Evaluated and not-anonymous nodes are bitmaps by node id (with the search's tag map,
+    3 bytes per lattice node: 30 MB at the 10^7 nodes above which the levels search hands
+    over to a heuristic).
+    """
+
+    SHARING = 1.5     # nodes of a level per shared predecessor, at least
+    SHRINK = 3.0      # source entries per entry of the level above, at least
+    MIN_NODES = 32    # fewer nodes than this roll up from the path directly
+
+    def __init__(self, oracle, strides, kept_levels, kept_sources):
+        self.oracle, self.strides = oracle, strides
+        self.kept_levels, self.kept_sources = kept_levels, kept_sources
+        self.parts, self.part_ids = [], []
+        size = oracle.lattice.size
+        self.done = np.zeros(size, dtype=bool)            # by node id: evaluated
+        self.not_anonymous = np.zeros(size, dtype=bool)   # evaluated, not anonymous
+        self.best = np.inf
+
+    def record(self, stats: NodeStats, ids: np.ndarray) -> None:
+        """Keep the results of nodes ``ids`` (those evaluated before are kept once)."""
+        new = ~self.done[ids]
+        stats, ids = stats.take(np.flatnonzero(new)), ids[new]
+        self.parts.append(stats)
+        self.part_ids.append(ids)
+        self.done[ids] = True
+        self.not_anonymous[ids[~stats.anonymous]] = True
+        il = np.where(stats.anonymous, stats.information_loss, np.inf)
+        self.best = min(self.best, float(il.min(initial=np.inf)))
+
+    def results(self) -> tuple[NodeStats, np.ndarray]:
+        """Every evaluated node's results, in id order, and the ids."""
+        ids = np.concatenate(self.part_ids)
+        order = np.argsort(ids)
+        return NodeStats.concatenate(self.parts).take(order), ids[order]
+
+    def _sources(self, levels: np.ndarray):
+        """``[(rows, source, index)]``: which rows of ``levels`` roll up from which set."""
+        kept = self.kept_levels
+        below = np.all(kept[None, :, :] <= levels[:, None, :], axis=2)  # (B, kept)
+        index = len(kept) - 1 - np.argmax(below[:, ::-1], axis=1)
+        from_path = below.any(axis=1)
+        return [(np.flatnonzero(use), source, idx) for use, source, idx in (
+            (~from_path, self.oracle.evaluator.bottom, np.zeros(len(levels), np.int64)),
+            (from_path, self.kept_sources, index)) if use.any()]
+
+    def evaluate_level(self, levels, ids, entries_above: float | None) -> float:
+        """Evaluate one level's nodes ``levels`` (ids ``ids``), through shared predecessors
+        when that pays (see the class), and record them; returns their mean set size."""
+        groups = self._sources(levels)
+        if len(levels) >= self.MIN_NODES and entries_above is not None:
+            source_entries = np.mean(np.concatenate([
+                np.diff(source.host_ptr)[idx[rows]] for rows, source, idx in groups]))
+            if source_entries >= self.SHRINK * entries_above:
+                pred_ids, pred_levels = self._shared_predecessors(levels, ids)
+                distinct, first, inverse = np.unique(pred_ids, return_index=True,
+                                                     return_inverse=True)
+                if len(distinct) * self.SHARING <= len(levels):
+                    return self._through_predecessors(levels, ids, distinct,
+                                                      pred_levels[first], inverse)
+        entries = []
+        for rows, source, idx in groups:
+            stats = self.oracle.evaluate_from(levels[rows], source, idx[rows], bounds=False)
+            self.record(stats, ids[rows])
+            entries.append(stats.entries)
+        return float(np.mean(np.concatenate(entries)))
+
+    def _shared_predecessors(self, levels, ids):
+        """Per node its direct predecessor shared by the most nodes of ``levels`` (ties: the
+        first attribute): ``(ids, levels)``."""
+        candidates = np.where(levels > 0, ids[:, None] - self.strides[None, :], -1)
+        values, counts = np.unique(candidates[candidates >= 0], return_counts=True)
+        at = np.searchsorted(values, candidates).clip(0, len(values) - 1)
+        shared = np.where((candidates >= 0) & (values[at] == candidates), counts[at], -1)
+        j = np.argmax(shared, axis=1)
+        rows = np.arange(len(levels))
+        pred_levels = levels.copy()
+        pred_levels[rows, j] -= 1
+        return candidates[rows, j], pred_levels
+
+    def _through_predecessors(self, levels, ids, pred_ids, pred_levels, inverse) -> float:
+        """Evaluate the predecessors in batches from the path or the bottom, and each batch's
+        nodes from its predecessors' frequency sets; returns the nodes' mean set size."""
+        oracle, entries = self.oracle, []
+        for rows, source, idx in self._sources(pred_levels):
+            for part, stats, sets in oracle.batches_from(pred_levels[rows], source, idx[rows],
+                                                         bounds=False):
+                batch = rows[part]
+                self.record(stats, pred_ids[batch])
+                local = np.full(len(pred_ids), -1, dtype=np.int64)
+                local[batch] = np.arange(len(batch))
+                nodes = np.flatnonzero(local[inverse] >= 0)
+                stats = oracle.evaluate_from(levels[nodes], sets, local[inverse[nodes]],
+                                             bounds=False)
+                self.record(stats, ids[nodes])
+                entries.append(stats.entries)
+        return float(np.mean(np.concatenate(entries)))
+
+
+def greedy_path(top: np.ndarray, bound: Callable) -> np.ndarray:
+    """``(height + 1, q)`` level vectors from the bottom to ``top``, each step raising the
+    attribute whose successor has the smallest ``bound`` (the first such attribute on ties)."""
+    node = np.zeros(len(top), dtype=np.int64)
+    path = [node]
+    step = np.eye(len(top), dtype=np.int64)
+    while (node < top).any():
+        successors = node[None, :] + step[node < top]
+        node = successors[int(np.argmin(bound(successors)))]
+        path.append(node)
+    return np.array(path)
