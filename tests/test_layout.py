@@ -148,15 +148,29 @@ def test_layers_import_downward():
     assert not upward, "imports up the layers:\n" + "\n".join(upward)
 
 
+def _import_lines(path: Path) -> set[int]:
+    """The lines of every import statement of ``path`` (continuation lines included)."""
+    return {n for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for n in range(node.lineno, node.end_lineno + 1)}
+
+
 def test_imports_in_functions_say_why():
+    """The reason may stand on any line of the block of imports, or on the line above it."""
     unexplained = []
     for module, path in MODULES.items():
         lines = path.read_text().splitlines()
+        imports = _import_lines(path)
         for target, line, in_function in _imports(module, path):
             if not in_function or target.split(".")[0] in sys.stdlib_module_names:
                 continue
-            said = lines[line - 1] + (lines[line - 2] if line > 1 else "")
-            if "deferred:" not in said:
+            first, last = line, line  # the block: imports, blank lines between them
+            while first - 1 in imports or (first - 2 in imports and not lines[first - 2].strip()):
+                first -= 1
+            while last + 1 in imports or (last + 2 in imports and not lines[last].strip()):
+                last += 1
+            block = lines[max(first - 2, 0):last]  # the block and the line above it
+            if not any("deferred:" in text for text in block):
                 unexplained.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
     assert not unexplained, ("imports inside functions without a '# deferred: reason':\n"
                              + "\n".join(unexplained))

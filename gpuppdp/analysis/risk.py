@@ -29,11 +29,12 @@ import pandas as pd
 
 from .. import kernels
 from ..backend import Backend, get_backend
+from ..core.codes import DistinctRows
 from ..core.codes import encode_columns as encode_host
-from ..errors import InputError, InputTypeError
-from ..engine.transform import all_suppressed, suppressed_rows
-from ..kernels import groupby
 from ..display import Measures
+from ..engine.transform import all_suppressed, suppressed_rows
+from ..errors import InputError, InputTypeError
+from ..kernels import groupby
 from ..progress import Steps
 from ..validation import check_columns
 
@@ -618,8 +619,6 @@ def risk_report_chunks(chunks, quasi_identifiers: Sequence[str], population_size
     rows.  Same figures as :func:`risk_report` of the whole table (no population table).
     With ``weight_column``, each chunk row stands for that many rows (chunks already
     reduced, e.g. a Dask partition's counts: :func:`gpuppdp.cluster.partition_counts`)."""
-    from ..core.codes import DistinctRows
-
     backend = get_backend(backend)
     qids = list(quasi_identifiers)
     if not qids:

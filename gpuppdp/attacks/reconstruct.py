@@ -606,7 +606,7 @@ def match_records(reconstructed: pd.DataFrame, truth: pd.DataFrame, *,
     are compared as strings, numeric ones as numbers; the shares are of ``len(truth)``.
     """
     from scipy.sparse import csr_array  # noqa: PLC0415  # deferred: SciPy, optional
-    from scipy.sparse.csgraph import maximum_bipartite_matching  # noqa: PLC0415
+    from scipy.sparse.csgraph import maximum_bipartite_matching  # noqa: PLC0415  # deferred
 
     cols = list(truth.columns)
     missing = [c for c in cols if c not in reconstructed.columns]

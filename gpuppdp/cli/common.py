@@ -90,7 +90,7 @@ def _order_spec(text: str) -> tuple[str | None, str | list[str]]:
 def orders_by_column(args) -> dict:
     """``--order`` as {column: word or values}; an order without COLUMN= is the first
     --sensitive's."""
-    from ..engine.encoding import SchemaError
+    from ..engine.encoding import SchemaError  # deferred: keeps gpuppdp --help fast
 
     out = {}
     for column, spec in getattr(args, "order", None) or []:

@@ -33,6 +33,7 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ..errors import InputError
 from ..kernels import grouping
@@ -90,8 +91,6 @@ def _from_codes(codes: np.ndarray, categories: pd.Index, na_label, sort: bool):
 
 def _arrow(values):
     """``(codes, labels)`` of a pyarrow Array or ChunkedArray."""
-    import pyarrow as pa  # noqa: PLC0415 - only for Arrow input
-
     chunked = values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
     if not pa.types.is_dictionary(chunked.type):
         chunked = chunked.dictionary_encode()      # first-appearance order, as pandas
@@ -222,8 +221,6 @@ class Domain:
         return last[1]
 
     def _arrow_gathered(self, values) -> np.ndarray | None:
-        import pyarrow as pa  # noqa: PLC0415 - only for Arrow input
-
         chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
         if not chunks or values.null_count:
             return None

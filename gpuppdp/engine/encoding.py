@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-
-if TYPE_CHECKING:
-    import pyarrow as pa
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import kernels
 from ..backend import Backend, DeviceMemoryError, cpu_backend
@@ -381,8 +380,6 @@ def _missing(values) -> np.ndarray | None:
     or a NaN, which pandas reads as missing); ``None`` when none is."""
     if isinstance(values, pd.Series):
         return values.isna().to_numpy() if values.hasnans else None
-    import pyarrow as pa  # noqa: PLC0415 - an Arrow column
-    import pyarrow.compute as pc  # noqa: PLC0415
 
     if not values.null_count and not pa.types.is_floating(values.type):
         return None

@@ -14,13 +14,12 @@ import tempfile
 import threading
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 import pandas as pd
-
-if TYPE_CHECKING:
-    import pyarrow as pa
+import pyarrow as pa
+import pyarrow.ipc as ipc
 
 from ..core.codes import encode_column, smallest_int_dtype
 from ..core.pipeline import Stopwatch, ordered_map
@@ -217,8 +216,6 @@ class RowBuckets:
         """Keep the rows of ``chunk`` (rows ``first, first + 1, ...`` of the table; a DataFrame,
         or an Arrow table kept in Arrow, whose pandas types the release reads back), its QIDs
         as ``codes`` (n, q) host leaf codes in the order of ``qi_names``."""
-        import pyarrow as pa  # noqa: PLC0415 - only for chunked releases
-        import pyarrow.ipc as ipc  # noqa: PLC0415
 
         table = chunk if isinstance(chunk, pa.Table) else \
             pa.Table.from_pandas(chunk, preserve_index=False)
@@ -250,8 +247,6 @@ class RowBuckets:
 
     def read(self, b: int) -> pd.DataFrame:
         """Bucket ``b``'s rows in chunk order; its file is removed."""
-        import pyarrow as pa  # noqa: PLC0415
-        import pyarrow.ipc as ipc  # noqa: PLC0415
 
         with ipc.open_stream(self._path(b)) as reader:
             batches = list(reader)

@@ -73,7 +73,7 @@ def ahead_of_time(dispatcher, signatures) -> None:
     module, meta = _load()
     if module is None:
         return
-    from numba.core import sigutils
+    from numba.core import sigutils  # deferred: Numba's internals, only with the extension
 
     forms = _ATTACHED.setdefault(dispatcher, set())
     try:
@@ -98,6 +98,7 @@ def status() -> str:
 
 
 def _host() -> dict:
+    # deferred: LLVM's CPU probe, only when the extension is opened
     from llvmlite import binding as ll
     from numba.core import config
 
@@ -155,7 +156,7 @@ def _open() -> tuple:
         absent = isinstance(exc, ModuleNotFoundError) and exc.name == module_name
         return None, ("not built (kernels compile on first use)" if absent
                       else f"cannot be loaded ({exc})")
-    import numba
+    import numba  # deferred: the version, only when the extension is opened
 
     meta = json.loads(getattr(module, METADATA)())
     if meta.get("numba") != numba.__version__:
@@ -189,6 +190,7 @@ def build(target: str) -> dict:
 
 
 def _build(target: str) -> dict:
+    # deferred: the ahead-of-time compiler, only when the package is built
     import numba
     from numba.pycc import CC
     from numba.pycc import compiler as pycc_compiler

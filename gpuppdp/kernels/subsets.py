@@ -25,7 +25,7 @@ its id for ``S``'s children.  Two forms give the same numbers: :func:`all_subset
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 from .groupby import count_keys, group_xp, number_keys_sorted, rank_present
 
@@ -317,8 +317,6 @@ def all_subsets_njit(codes, radix, max_size, row_weights, threads=None, count_ra
     (:func:`subtrees_njit`).  Key spaces up to ``count_ratio`` times the set are counted
     densely, up to ``dense_limit`` addressed through a slot table, wider ones hashed.
     """
-    from numba import get_num_threads
-
     q, n = codes.shape
     if q > 30:
         raise ValueError(f"at most 30 columns, got {q}")
