@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, NamedTuple, Sequence
 
-import numpy as np
 import pandas as pd
 
 from . import cluster, kernels
@@ -30,17 +29,8 @@ from .engine.search import PREFERENCES, SEARCHES, SearchResult, make_search
 from .engine.transform import SUPPRESSION_MODES, Release, RowBuckets, release, release_buckets
 from .errors import InputError, InputTypeError, UserError
 from .hierarchy import Hierarchy
-from .io import (
-    CHUNK_ROWS,
-    TABLE_SUFFIXES,
-    DatasetWriter,
-    OutputPlan,
-    TableWriter,
-    estimated_rows,
-    read_chunks,
-    table_columns,
-    table_delimiter,
-)
+from .io import (CHUNK_ROWS, TABLE_SUFFIXES, DatasetWriter, OutputPlan, TableWriter,
+                 estimated_rows, jsonable, read_chunks, table_columns, table_delimiter)
 from .models import KAnonymity, PrivacyModel, Requirement
 from .notebook import result_html
 from .validation import check_int, check_number, format_values
@@ -78,19 +68,6 @@ def _models(k, models) -> list[PrivacyModel]:
         if not isinstance(m, PrivacyModel):
             raise InputTypeError(f"models must be PrivacyModel instances, got {m!r}")
     return found
-
-
-def _plain(value):
-    """JSON values: NumPy scalars and arrays unwrapped, mappings and sequences copied."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def _same(value, default) -> bool:
@@ -252,7 +229,7 @@ class AnonymizationResult:
         ``release``, the release's counts (``input_rows``, ``released_rows``,
         ``suppressed_rows``, ``rows_in_release``), its ``suppressed`` mode and ``path``."""
         rel = self.release
-        return _plain({**self.summary(), "release": {
+        return jsonable({**self.summary(), "release": {
             "input_rows": rel.input_rows, "released_rows": rel.released_rows,
             "suppressed_rows": rel.suppressed_rows, "rows_in_release": rel.rows_in_release,
             "suppressed": rel.suppression, "path": rel.path}})

@@ -19,6 +19,7 @@ import threading
 from collections import Counter
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -30,7 +31,7 @@ from .validation import format_values
 __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "write_table",
            "TableWriter", "DatasetWriter", "PreparedChunk", "CHUNK_ROWS", "PARQUET_SUFFIXES",
            "sniff_delimiter", "TABLE_SUFFIXES", "TEMP_MARK", "OutputError", "OutputPlan",
-           "AtomicOutputs", "interrupts_deferred"]
+           "AtomicOutputs", "interrupts_deferred", "jsonable"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 """File name endings of a Parquet table (or dataset folder)."""
@@ -616,3 +617,18 @@ def interrupts_deferred(reraise: bool = True):
             previous(signal.SIGINT, received[0])
         else:  # SIG_DFL or a handler not set from Python
             raise KeyboardInterrupt
+
+
+def jsonable(value):
+    """Plain JSON values: numpy scalars unwrapped, NaN -> None, infinities -> "inf"/"-inf"."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value

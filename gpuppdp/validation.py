@@ -92,6 +92,19 @@ def check_name(name: str, value) -> str:
     return value
 
 
+def check_attribute(name: str, column, quasi_identifiers) -> str | None:
+    """``column`` itself (None stays None): one column name that is not one of the
+    ``quasi_identifiers`` (``name`` is its role: ``"sensitive"``, ``"target"``)."""
+    if column is None:
+        return None
+    if not isinstance(column, str):
+        raise InputTypeError(f"{name} must be a column name, got {column!r}")
+    if column in quasi_identifiers:
+        raise InputError(f"column {column!r} is given as a quasi-identifier and as the "
+                         f"{name} attribute")
+    return column
+
+
 def column_list(columns, name: str = "quasi_identifiers") -> list[str]:
     """``columns`` as a list of distinct column names (one name may be a plain string)."""
     cols = [columns] if isinstance(columns, str) else list(columns)

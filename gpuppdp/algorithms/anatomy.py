@@ -24,9 +24,9 @@ import pandas as pd
 from numba import njit
 
 from ..core.codes import encode_column
-from ..errors import InputError, InputTypeError
+from ..errors import InputError
 from ..kernels import groupby
-from ..validation import check_columns, check_int, column_list
+from ..validation import check_attribute, check_columns, check_int, column_list
 
 __all__ = ["Anatomy", "AnatomizedRelease"]
 
@@ -182,12 +182,7 @@ class Anatomy:
     def __init__(self, quasi_identifiers: Sequence[str], *, sensitive: str, l: int,
                  seed=None):
         self.quasi_identifiers = column_list(quasi_identifiers)
-        if not isinstance(sensitive, str):
-            raise InputTypeError(f"sensitive must be a column name, got {sensitive!r}")
-        if sensitive in self.quasi_identifiers:
-            raise InputError(f"column {sensitive!r} is given as a quasi-identifier and as the "
-                             "sensitive attribute")
-        self.sensitive = sensitive
+        self.sensitive = check_attribute("sensitive", sensitive, self.quasi_identifiers)
         self.l = check_int("l", l, 2)
         self.seed = seed
 

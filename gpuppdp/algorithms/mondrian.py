@@ -42,7 +42,7 @@ from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..models import PrivacyModel, Requirement
 from ..queries import label_leaves, parse_interval
-from ..validation import check_columns, check_int, column_list, format_values
+from ..validation import check_attribute, check_columns, check_int, column_list, format_values
 
 __all__ = ["Mondrian", "MondrianRelease", "certainty_penalty", "verify_release",
            "removed_columns", "OTHERS"]
@@ -432,9 +432,7 @@ class Mondrian:
         self.l = None if l is None else check_int("l", l, 1)
         if self.l is not None and sensitive is None:
             raise InputError("l needs the sensitive attribute (sensitive=...)")
-        if sensitive is not None and sensitive in self.quasi_identifiers:
-            raise InputError(f"column {sensitive!r} is given as a quasi-identifier and as the "
-                             "sensitive attribute")
+        check_attribute("sensitive", sensitive, self.quasi_identifiers)
         self.strict = bool(strict)
         self.models = list(models)
         _check_models(self.models, sensitive)

@@ -98,9 +98,9 @@ from ..engine import transform
 from ..engine.evaluate import LatticeOracle
 from ..engine.lattice import Lattice
 from ..engine.metrics import Metric
-from ..errors import InputError, InputTypeError
+from ..errors import InputError
 from ..models import PrivacyLoss
-from ..validation import check_number
+from ..validation import check_attribute, check_number
 from ._lattice import lattice_evaluator, lattice_hierarchies
 
 __all__ = ["Negotiation", "LossFigures", "LinearProfit", "parse_profit", "parse_pattern",
@@ -302,12 +302,7 @@ class Negotiation:
                  profit_loss: str = "distribution", others: str = "lowest",
                  max_moves: int = 4, prior: Mapping | None = None, backend="auto"):
         self.hierarchies = lattice_hierarchies(quasi_identifiers)
-        if not isinstance(sensitive, str):
-            raise InputTypeError(f"sensitive must be a column name, got {sensitive!r}")
-        if sensitive in self.hierarchies:
-            raise InputError(f"column {sensitive!r} is given as a quasi-identifier and as the "
-                             "sensitive attribute")
-        self.sensitive = sensitive
+        self.sensitive = check_attribute("sensitive", sensitive, self.hierarchies)
         self.epsilon = check_number("epsilon", epsilon, 0.0)
         self.alpha = check_number("alpha", alpha, 0.0)
         self.gamma = None if gamma is None else check_number("gamma", gamma, 0.0)

@@ -53,16 +53,9 @@ from ..core.codes import encode_column
 from ..errors import InputError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
-from ..validation import check_columns, check_int, check_number, column_list
-from .mondrian import (
-    MondrianRelease,
-    _check_present,
-    _Numeric,
-    _repr,
-    certainty_penalty,
-    qid_hierarchies,
-    removed_columns,
-)
+from ..validation import check_attribute, check_columns, check_int, check_number, column_list
+from .mondrian import (MondrianRelease, _check_present, _Numeric, _repr, certainty_penalty,
+                       qid_hierarchies, removed_columns)
 
 __all__ = ["TDS", "TDSRelease", "GENERALIZATIONS", "verify_release", "release_table"]
 
@@ -512,11 +505,8 @@ class TDS:
             raise InputError("TDS needs a privacy model: k=... and/or lkc=(L, K, C)")
         self.k = None if k is None else check_int("k", k, 1)
         self.lkc = None if lkc is None else _check_lkc(lkc, sensitive)
-        for role, col in (("sensitive", sensitive), ("target", target)):
-            if col is not None and col in self.quasi_identifiers:
-                raise InputError(f"column {col!r} is given as a quasi-identifier and as the "
-                                 f"{role} attribute")
-        self.sensitive, self.target = sensitive, target
+        self.sensitive = check_attribute("sensitive", sensitive, self.quasi_identifiers)
+        self.target = check_attribute("target", target, self.quasi_identifiers)
         self.generalization = generalization
         self.insensitive = column_list(insensitive, "insensitive") if insensitive else []
         self.identifying = column_list(identifying, "identifying") if identifying else []

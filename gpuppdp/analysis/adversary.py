@@ -29,8 +29,8 @@ import pandas as pd
 
 from ..backend import Backend, get_backend
 from ..core.codes import encode_column
-from ..errors import InputError, InputTypeError
 from ..engine.transform import suppressed_rows
+from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import check_int, column_list

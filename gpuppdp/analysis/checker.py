@@ -25,16 +25,16 @@ import pandas as pd
 from ..backend import Backend, get_backend
 from ..core.classes import Classes
 from ..core.codes import DistinctRows, encode_column
-from ..errors import InputError
+from ..display import Measures
 from ..engine.encoding import EncodedTable, SensitiveColumn, smallest_int_dtype
 from ..engine.transform import factorize_qids
+from ..errors import InputError
 from ..io import CHUNK_ROWS, read_chunks
 from ..kernels import groupby
 from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, EntropyLDiversity,
                       LKCPrivacy, PrivacyLoss, RecursiveCLDiversity, TCloseness)
-from ..display import Measures
 from ..progress import Steps
-from ..validation import check_columns, column_list
+from ..validation import check_attribute, check_columns, column_list
 from .risk import population_groups
 
 __all__ = ["check", "check_chunks", "CHECK_KEYS", "value_order", "ORDERS", "classes_of_rows",
@@ -133,9 +133,7 @@ def classes_of_rows(backend: Backend, cls: np.ndarray, sens: np.ndarray | None, 
 
 def _check_options(qids: list, sensitive: str | None, prior, lkc) -> list[str]:
     """Check the options of :func:`check` that do not depend on the data; the columns read."""
-    if sensitive is not None and sensitive in qids:
-        raise InputError(f"column {sensitive!r} is given as a quasi-identifier and as the "
-                         "sensitive attribute")
+    check_attribute("sensitive", sensitive, qids)
     if prior is not None and sensitive is None:
         raise InputError("prior needs a sensitive attribute (sensitive=...)")
     if lkc is not None:

@@ -42,14 +42,14 @@ import pandas as pd
 from ..backend import Backend, get_backend
 from ..core.classes import segment_sum
 from ..core.codes import encode_column
-from ..errors import InputError
 from ..engine.metrics import discernibility as dm_metric
 from ..engine.metrics import generalization_shares, precision_loss
 from ..engine.transform import Release, suppressed_rows
+from ..errors import InputError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..models import PrivacyLoss
-from ..validation import check_columns, column_list
+from ..validation import check_attribute, check_columns, column_list
 from .checker import _class_ids, classes_of_rows, sensitive_table
 from .risk import _classes_encoded, encode_columns
 
@@ -659,10 +659,10 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
 
     per_record = {"distribution_privacy_loss": dist_priv[e], "entropy_privacy_loss": ent_priv[e],
                   "distribution_utility_loss": dist_util, "entropy_utility_loss": ent_util}
-    size = rel.size.astype(be.xp.float64)
+    size, n_e = rel.size.astype(be.xp.float64), rel.n_classes
     per_class = {"distribution_privacy_loss": dist_priv, "entropy_privacy_loss": ent_priv,
-                 "distribution_utility_loss": segment_sum(be.xp, e, dist_util, rel.n_classes) / size,
-                 "entropy_utility_loss": segment_sum(be.xp, e, ent_util, rel.n_classes) / size}
+                 "distribution_utility_loss": segment_sum(be.xp, e, dist_util, n_e) / size,
+                 "entropy_utility_loss": segment_sum(be.xp, e, ent_util, n_e) / size}
     classes = kept.loc[first, qids].reset_index(drop=True)
     classes["size"] = be.to_host(rel.size)
     return _losses_result(be, released, star, e_host, classes, per_record, per_class,
@@ -672,9 +672,7 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
 def _check_loss_options(qids: list[str], sensitive: str, reference: str, basis: str,
                         thresholds: dict) -> None:
     """The options of :func:`privacy_utility_losses`, each named in its error."""
-    if sensitive in qids:
-        raise InputError(f"column {sensitive!r} is given as a quasi-identifier and as the "
-                         "sensitive attribute")
+    check_attribute("sensitive", sensitive, qids)
     if reference not in ("record", "original-class"):
         raise InputError(f"reference must be 'record' or 'original-class', got {reference!r}")
     if basis not in ("class", "total"):

@@ -8,16 +8,16 @@ signatures (:func:`ahead_of_time`, beside their definitions);
 building the package (``setup.py``, :func:`build`) compiles them with Numba's ahead-of-time
 compiler (``numba.pycc``) into the extension module ``gpuppdp.kernels._aot``, for a portable
 instruction-set baseline (on x86-64 the psABI level :data:`X86_BASELINE`, any AVX2 machine;
-elsewhere the building machine's CPU); and when a kernel's module is imported its compiled forms are
-attached to its dispatcher, so that a call with a declared signature runs them and any other
-call compiles as before.
+elsewhere the building machine's CPU); and when a kernel's module is imported its compiled
+forms are attached to its dispatcher, so that a call with a declared signature runs them and
+any other call compiles as before.
 
 The extension is used only where it matches: built from the same kernel sources (a digest of
-the ``gpuppdp.kernels`` and ``gpuppdp.engine`` packages, which hold every compiled function
-these kernels call), by the same Numba, on a CPU with every feature of the baseline.  Otherwise (a source edited
-since the build, a CPU without them, no C compiler at build time, ``GPUPPDP_AOT=0`` when building or
-running) the kernels compile on first use, and :func:`status` says why.  In a development
-install, ``pip install --no-deps -e .`` rebuilds it after a kernel is edited.
+the packages in :data:`PACKAGES`, which hold every compiled function these kernels call), by
+the same Numba, on a CPU with every feature of the baseline.  Otherwise (a source edited
+since the build, a CPU without them, no C compiler at build time, ``GPUPPDP_AOT=0`` when
+building or running) the kernels compile on first use, and :func:`status` says why.  In a
+development install, ``pip install --no-deps -e .`` rebuilds it after a kernel is edited.
 """
 
 from __future__ import annotations

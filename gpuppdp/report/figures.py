@@ -17,6 +17,7 @@ from ..analysis.checker import check
 from ..analysis.risk import RISK_THRESHOLDS, attribute_risks, class_sizes, sample_risk_summary
 from ..engine.transform import suppressed_rows
 from ..errors import InputError, InputTypeError
+from ..io import jsonable
 from ..progress import Steps
 from ..validation import check_frame, check_int
 from .words import describe_release
@@ -26,21 +27,6 @@ if TYPE_CHECKING:
 
 #: a released class in which one sensitive value holds more than this share is flagged
 DOMINANCE_SHARE = 0.5
-
-
-def _jsonable(value):
-    """Plain JSON values: numpy scalars unwrapped, NaN -> None, infinities -> "inf"/"-inf"."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    return value
 
 
 def _size_bins(sizes: np.ndarray, start: int | None = None) -> list[dict]:
@@ -318,4 +304,4 @@ def lattice_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive
         "summary": summary, **figures, "lattice": _lattice(result, qids, max_nodes),
     }
     step()
-    return _jsonable(report)
+    return jsonable(report)

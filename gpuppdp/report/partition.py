@@ -22,10 +22,11 @@ import pandas as pd
 from .. import __version__
 from ..backend import get_backend
 from ..errors import InputError
+from ..io import jsonable
 from ..progress import Steps
 from ..validation import check_frame, check_int
 from ..words import model_sentence
-from .figures import _jsonable, _release_figures
+from .figures import _release_figures
 from .html import _attacker_learns, _column_list, _summary_tables, _table
 from .text import _count_pct, _e, _names, _num, _pct
 
@@ -149,7 +150,7 @@ def build_partition_report(release, data: pd.DataFrame, *, sensitive=None,
     backend = get_backend("cpu")
     kept = _as_released(released, qids)
 
-    details = _jsonable(release.summary())
+    details = jsonable(release.summary())
     details.pop("cut", None)
     models = s.get("models") or _release_models(release)
     k_models = [int(m["k"]) for m in models if m.get("model") == "k-anonymity"]
@@ -183,7 +184,7 @@ def build_partition_report(release, data: pd.DataFrame, *, sensitive=None,
               "summary": s, **figures, "lattice": None,
               "partitioning": _partitioning(release, details)}
     step()
-    return _jsonable(report)
+    return jsonable(report)
 
 
 # --------------------------------------------------------------------------------------------
