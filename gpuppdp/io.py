@@ -13,9 +13,7 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import stat
-import threading
 from collections import Counter
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
@@ -26,12 +24,13 @@ import pyarrow.parquet as pq
 
 from .core.pipeline import LazyChunk
 from .errors import InputError
+from .stops import COMMITTED, interrupts_deferred
 from .validation import format_values
 
 __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "write_table",
            "TableWriter", "DatasetWriter", "PreparedChunk", "CHUNK_ROWS", "PARQUET_SUFFIXES",
            "sniff_delimiter", "TABLE_SUFFIXES", "TEMP_MARK", "OutputError", "OutputPlan",
-           "AtomicOutputs", "interrupts_deferred", "jsonable"]
+           "AtomicOutputs", "jsonable"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 """File name endings of a Parquet table (or dataset folder)."""
@@ -571,6 +570,7 @@ class AtomicOutputs:
                         from None
                 del self._temps[option]
                 replaced.append(f"{option} {out.path}")
+        COMMITTED.set()
 
     def discard(self) -> None:
         """Remove the temporary files (and folders) not renamed yet."""
@@ -596,27 +596,6 @@ def _replace_folder(temp: str, target: str) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def interrupts_deferred(reraise: bool = True):
-    """Hold SIGINT (Ctrl-C) in the block; when one came, pass it on to the previous handler
-    (``KeyboardInterrupt`` by default) after the block, unless ``reraise`` is False.  Does
-    nothing outside the main thread, where signals are not delivered."""
-    received = []
-    installed, previous = False, None
-    if threading.current_thread() is threading.main_thread():
-        with contextlib.suppress(ValueError):  # a thread of another interpreter
-            previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(frame))
-            installed = True
-    try:
-        yield
-    finally:
-        if installed:  # None: a handler not set from Python, restored as the default
-            signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
-    if received and reraise and previous is not signal.SIG_IGN:
-        if callable(previous):
-            previous(signal.SIGINT, received[0])
-        else:  # SIG_DFL or a handler not set from Python
-            raise KeyboardInterrupt
 
 
 def jsonable(value):

@@ -20,14 +20,8 @@ import pytest
 
 from gpuppdp import Hierarchy, datasets
 from gpuppdp.cli.main import main
-from gpuppdp.io import (
-    TABLE_SUFFIXES,
-    TEMP_MARK,
-    OutputError,
-    OutputPlan,
-    interrupts_deferred,
-    read_table,
-)
+from gpuppdp.io import TABLE_SUFFIXES, TEMP_MARK, OutputError, OutputPlan, read_table
+from gpuppdp.stops import interrupts_deferred
 
 SCRIPT = Path(sys.executable).parent / "gpuppdp"
 ENV = {**os.environ, "PYTHONWARNINGS": "ignore"}
@@ -372,3 +366,84 @@ def test_sigint_while_starting_up(tmp_path, table):
     assert_interrupted(proc, stderr, ignore=lambda line: line.startswith("import time:"))
     assert out == ""
     assert not (tmp_path / "o.csv").exists() and temporaries(tmp_path) == []
+
+
+# -- SIGTERM, SIGHUP, a late signal, a closed pipe ------------------------------------------------
+def _chunked_run(big_table, out_dir: Path) -> subprocess.Popen:
+    """A chunked run (bucket files in a hidden folder beside the output) with --json."""
+    return subprocess.Popen([str(SCRIPT), "anonymize", str(big_table), *QI, "--others",
+                             "insensitive", "--k", "5", "--quiet", "--chunk-rows", "100000",
+                             "--output", str(out_dir / "rel.csv"), "--json",
+                             str(out_dir / "rel.json")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+
+
+def _leftovers(folder: Path) -> list[str]:
+    """Hidden temporaries of any kind: output files and the release's bucket folders."""
+    return sorted(p.name for p in folder.rglob(".*") if "gpuppdp" in p.name)
+
+
+@pytest.mark.parametrize("signum, status, line", [
+    (signal.SIGTERM, 143, "gpuppdp: terminated"), (signal.SIGHUP, 129, "gpuppdp: hung up")])
+def test_stop_signals_leave_nothing_behind(big_table, tmp_path, signum, status, line):
+    """SIGTERM and SIGHUP end a run as Ctrl-C does, at each of several moments (start-up,
+    reading and encoding the chunks, the search, the release's buckets): temporaries and
+    bucket folders removed, one line, 128 + the signal's number -- or, once the outputs are
+    in place, the run ends as it would have (status 0, complete outputs)."""
+    finished = 0
+    for delay in (0.3, 1.0, 1.7, 2.4, 3.1, 3.8):
+        out_dir = tmp_path / f"after-{delay}"
+        out_dir.mkdir()
+        proc = _chunked_run(big_table, out_dir)
+        time.sleep(delay)
+        proc.send_signal(signum)
+        _, stderr = proc.communicate(timeout=300)
+        assert _leftovers(out_dir) == [] and _leftovers(tmp_path) == [], (delay, stderr)
+        assert "Traceback" not in stderr
+        if proc.returncode == 0:  # done before the signal: complete outputs
+            finished += 1
+            assert len(pd.read_csv(out_dir / "rel.csv", sep=";")) == 603240
+            continue
+        assert proc.returncode == status and stderr.splitlines() == [line], (delay, stderr)
+        assert sorted(p.name for p in out_dir.iterdir()) == []
+    assert finished < 6  # the signal came during the run at least once
+
+
+def test_a_signal_once_the_outputs_are_in_place_stops_nothing(capsys, table, tmp_path,
+                                                             monkeypatch):
+    """A SIGTERM that arrives after the last rename (here: while the summary is printed)
+    leaves the run's status 0."""
+    from gpuppdp.cli import run as cli_run
+
+    printed = cli_run.print_release
+
+    def print_then_signal(result, plan):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.01)  # (a signal is handled between bytecodes)
+        printed(result, plan)
+
+    monkeypatch.setattr(cli_run, "print_release", print_then_signal)
+    monkeypatch.setattr("gpuppdp.cli.anonymize.print_release", print_then_signal)
+    rc, out, err = anonymize(capsys, table, "--output", tmp_path / "o.csv")
+    assert rc == 0, err
+    assert "released table" in out and len(pd.read_csv(tmp_path / "o.csv", sep=";")) == 200
+
+
+def test_a_closed_stdout_fails_nothing(table, tmp_path):
+    """``gpuppdp anonymize ... | head -c 0``: standard output is a pipe whose reader has
+    already gone, so every print fails; the run still writes its files and exits 0, with
+    nothing on stderr."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([str(SCRIPT), "anonymize", str(table), *QI, "--others",
+                               "insensitive", "--k", "2", "--quiet", "--output",
+                               str(tmp_path / "o.csv"), "--json", str(tmp_path / "o.json")],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, env=ENV,
+                              timeout=120)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 0, proc.stderr
+    assert "rror" not in proc.stderr and "Traceback" not in proc.stderr
+    assert len(pd.read_csv(tmp_path / "o.csv", sep=";")) == 200
+    assert (tmp_path / "o.json").stat().st_size > 0

@@ -13,8 +13,15 @@ Exit statuses:
 * 70 -- any other exception, which is a bug: the line ``gpuppdp: internal error (a bug;
   please report it with the traceback below)`` and the traceback (70 is ``EX_SOFTWARE``,
   "internal software error", of BSD's ``sysexits.h``).
-* 130 -- an interrupt (Ctrl-C, SIGINT) at any moment: the one line ``gpuppdp: interrupted``,
-  leaving no partial output (see :class:`gpuppdp.io.AtomicOutputs`).
+* 130, 143, 129 -- stopped by a signal at any moment: Ctrl-C (SIGINT, 130), ``kill``
+  (SIGTERM, 143) or a closed terminal (SIGHUP, 129), 128 plus the signal's number as shells
+  report it: one line (``gpuppdp: interrupted``, ``gpuppdp: terminated``, ``gpuppdp: hung
+  up``), no partial output and no temporary file or folder left (:mod:`gpuppdp.stops`). A
+  signal that comes once every output is in place stops nothing: the run ends as it would
+  have (0).
+
+A closed standard output (``gpuppdp anonymize ... | head -1``) fails nothing: what is printed
+after the reader has gone is dropped, and the run's files are written as without the pipe.
 
 Importing this module and building the parser load only the standard library and the
 subcommand modules (which load the library in their run functions), so that :func:`main`
@@ -33,6 +40,7 @@ import traceback
 import warnings
 
 from .. import __version__
+from ..stops import COMMITTED, STOP_SIGNALS
 from . import anatomize, anonymize, attack, check, dp, generate, negotiate, report, risk
 
 __all__ = ["main", "build_parser", "INTERRUPTED", "USER_ERROR", "INTERNAL_ERROR"]
@@ -41,32 +49,81 @@ USER_ERROR = 2        # as argparse's usage errors
 INTERNAL_ERROR = 70   # a bug: EX_SOFTWARE of BSD's sysexits.h (1 is a command's "no")
 INTERRUPTED = 130     # 128 + SIGINT, as shells report it
 INTERNAL_LINE = "gpuppdp: internal error (a bug; please report it with the traceback below)"
+_STOP_LINES = {signal.SIGINT: "interrupted", getattr(signal, "SIGTERM", -1): "terminated",
+               getattr(signal, "SIGHUP", -2): "hung up"}
 
 
-class _Interrupts:
-    """SIGINT handler: the first raises ``KeyboardInterrupt``; later ones are ignored while the
+class Stopped(KeyboardInterrupt):
+    """A stop signal turned into an exception (a ``KeyboardInterrupt``, so that every cleanup
+    that runs for Ctrl-C runs for it too); ``signum`` is the signal's number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Stops:
+    """Handler of the stop signals: the first raises :class:`Stopped` unless the run's outputs
+    are all in place (then the run ends as it would have); later ones are ignored while the
     first is handled (temporary files removed, the line printed)."""
 
     def __init__(self):
         self.count = 0
 
     def __call__(self, signum, frame):
+        if COMMITTED.is_set():
+            return
         self.count += 1
         if self.count == 1:
-            raise KeyboardInterrupt
+            raise Stopped(signum)
 
 
-def _install_handler():
-    """Install :class:`_Interrupts`; returns the previous handler, or None where SIGINT is
-    ignored (as a parent may ask) or cannot be handled here (not the main thread)."""
-    try:
-        previous = signal.getsignal(signal.SIGINT)
-        if previous is signal.SIG_IGN:
-            return None
-        signal.signal(signal.SIGINT, _Interrupts())
-    except ValueError:  # not the main thread
-        return None
-    return signal.SIG_DFL if previous is None else previous
+def _install_handlers() -> dict:
+    """Install :class:`_Stops` for every stop signal not ignored (as a parent may ask); returns
+    the previous handlers (none where signals cannot be handled: not the main thread)."""
+    handler, previous = _Stops(), {}
+    for signum in STOP_SIGNALS:
+        try:
+            before = signal.getsignal(signum)
+            if before is signal.SIG_IGN:
+                continue
+            signal.signal(signum, handler)
+        except ValueError:  # not the main thread
+            return previous
+        previous[signum] = signal.SIG_DFL if before is None else before
+    return previous
+
+
+class _ClosedPipeSafe:
+    """Standard output whose reader may go away (``| head``): once a write or flush finds the
+    pipe closed, the file descriptor is pointed at the null device and what follows is
+    dropped, so that the run goes on and ends as without the pipe."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._to_null()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._to_null()
+
+    def _to_null(self) -> None:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, self._stream.fileno())
+        finally:
+            os.close(null)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -141,19 +198,25 @@ def _warning_line(message, category, filename, lineno, file=None, line=None) -> 
 def main(argv=None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status.
 
-    Called without ``argv`` (the console script, which exits next) Ctrl-C stays ignored after
-    the run, so that none can interrupt the interpreter's shutdown with a traceback; with
-    ``argv`` the previous SIGINT handler is restored.
+    Called without ``argv`` (the console script, which exits next) the stop signals stay
+    ignored after the run, so that none can interrupt the interpreter's shutdown with a
+    traceback; with ``argv`` the previous handlers are restored.
     """
-    previous = _install_handler()
+    COMMITTED.clear()
+    previous = _install_handlers()
+    stdout, sys.stdout = sys.stdout, _ClosedPipeSafe(sys.stdout)
     try:
         return _run(argv)
-    except KeyboardInterrupt:
-        print("gpuppdp: interrupted", file=sys.stderr)
-        return INTERRUPTED
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        print(f"gpuppdp: {_STOP_LINES.get(signum, 'stopped')}", file=sys.stderr)
+        return 128 + signum
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, signal.SIG_IGN if argv is None else previous)
+        sys.stdout.flush()
+        if argv is not None:
+            sys.stdout = stdout
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_IGN if argv is None else handler)
 
 
 if __name__ == "__main__":  # pragma: no cover
