@@ -28,8 +28,8 @@ def test_dp_histogram_writes_every_cell_and_reports_the_error(files, capsys):
     tmp, data, hier = files
     out = tmp / "out.csv"
     status = run(["dp-histogram", str(data), "--by", "age,sex", "--epsilon", "1",
-                  "--hierarchy", f"age={hier}", "--level", "age=1", "--seed", "3", "--insecure-seed",
-                  "--public-domain", "--output", str(out)])
+                  "--hierarchy", f"age={hier}", "--level", "age=1", "--seed", "3",
+                  "--insecure-seed", "--public-domain", "--output", str(out)])
     assert status == 0
     assert out.read_text().splitlines()[0] == "age;sex;count"  # the input's delimiter
     table = pd.read_csv(out, sep=";")

@@ -34,9 +34,9 @@ import sys
 import warnings
 
 from .choices import BACKENDS, MECHANISMS
+from .options import table_subcommand
 
 UNKNOWN = ("error", "other", "drop")
-from .options import table_subcommand
 
 __all__ = ["register", "run_dp_histogram"]
 
@@ -121,7 +121,7 @@ def _check_options(args) -> None:
     """Refusals that depend only on the command line: before the ledger or the data."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..errors import InputError
-    from ..validation import check_epsilon
+    from ..validation import check_epsilon  # deferred: start-up
 
     check_epsilon("epsilon", args.epsilon)
     if args.seed is not None and not args.insecure_seed:
@@ -148,12 +148,12 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     """Run ``dp-histogram``; returns the exit status (0)."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..dp.accountant import BudgetAccountant
-    from ..dp.randomness import RandomSource
-    from ..dp.releases import DataDomainError, OutOfDomainError, dp_histogram
-    from ..errors import InputError
-    from ..hierarchy import Hierarchy
-    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter
-    from ..validation import format_values
+    from ..dp.randomness import RandomSource  # deferred: start-up
+    from ..dp.releases import DataDomainError, OutOfDomainError, dp_histogram  # deferred: start-up
+    from ..errors import InputError  # deferred: start-up
+    from ..hierarchy import Hierarchy  # deferred: start-up
+    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter  # deferred: start-up
+    from ..validation import format_values  # deferred: start-up
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
     if not by:
