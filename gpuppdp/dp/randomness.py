@@ -47,6 +47,7 @@ import hashlib
 import numbers
 import os
 import secrets
+import sys
 import threading
 import warnings
 import weakref
@@ -70,17 +71,38 @@ _REGISTRY_LOCK = threading.Lock()
 _HELD: list = []
 
 
+def _compiler_lock():
+    """Numba's compiler lock, if Numba is loaded: a thread compiling a noise kernel at the
+    fork would leave it held in the child, whose first draw would then wait forever."""
+    numba_lock = sys.modules.get("numba.core.compiler_lock")
+    return getattr(numba_lock, "global_compiler_lock", None)
+
+
 def _before_fork() -> None:
-    """Take the registry's and every source's lock: no draw is half-done at the fork."""
+    """Take Numba's compiler lock, the registry's and every source's lock: no draw and no
+    kernel compilation is half-done at the fork."""
+    compiler = _compiler_lock()
+    if compiler is not None:
+        compiler.acquire()
     _REGISTRY_LOCK.acquire()
     sources = list(_SOURCES)
     for source in sources:
         source._lock.acquire()
-    _HELD[:] = sources
+    _HELD[:] = [compiler, sources]
+
+
+def _release_held() -> list:
+    if not _HELD:  # pragma: no cover - a fork hook without its "before"
+        return []
+    compiler, sources = _HELD
+    _HELD[:] = []
+    if compiler is not None:
+        compiler.release()
+    return sources
 
 
 def _after_fork_in_parent() -> None:
-    sources, _HELD[:] = list(_HELD), []
+    sources = _release_held()
     for source in reversed(sources):
         source._lock.release()
     _REGISTRY_LOCK.release()
@@ -89,7 +111,7 @@ def _after_fork_in_parent() -> None:
 def _after_fork_in_child() -> None:  # pragma: no cover - runs in forked children
     global _fork_generation, _REGISTRY_LOCK
     _fork_generation += 1
-    sources, _HELD[:] = list(_HELD), []
+    sources = _release_held()  # the compiler lock is re-entrant: the child owns it, releases
     for source in sources:
         source._lock = threading.Lock()  # the child's own, free
     _REGISTRY_LOCK = threading.Lock()
