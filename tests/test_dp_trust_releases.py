@@ -101,6 +101,17 @@ def test_python_releases_charge_before_refusing():
             dp_histogram(frame, "x", epsilon=0.5, hierarchies={"x": h}, accountant=acc)
 
 
+def test_missing_values_of_a_public_domain_column_are_decided_after_the_charge():
+    df = pd.DataFrame({"x": ["a", None, "b"]})
+    acc = BudgetAccountant(1.0)
+    with pytest.raises(OutOfDomainError, match="'x'"):  # was: refused before the charge
+        dp_histogram(df, "x", epsilon=0.5, public_domain=True, accountant=acc)
+    assert acc.spent == pytest.approx(0.5)
+    t = dp_histogram(df, "x", epsilon=HUGE_EPS, public_domain=True, unknown="drop",
+                     random=exact_source())
+    assert t["x"].tolist() == ["a", "b"] and t["count"].tolist() == [1, 1]
+
+
 # --- person-level bounding ------------------------------------------------------------------
 
 def test_rows_beyond_the_bound_are_dropped_and_sensitivity_scaled():

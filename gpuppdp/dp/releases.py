@@ -190,7 +190,7 @@ def _check_source(source: RandomSource) -> None:
 
 
 def _column_codes(col: str, values: pd.Series, h, level, domains: dict, public: set,
-                  values_are: str):
+                  values_are: str, deferred: bool = False):
     """``(codes, labels, from_data)`` of one column; None when it has no public domain."""
     if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
         raise InputError(f"level of {col!r} must be an integer, got {level!r}")
@@ -214,13 +214,17 @@ def _column_codes(col: str, values: pd.Series, h, level, domains: dict, public: 
         return _match(values, col_labels), col_labels, False
     if col not in public:
         return None
-    if values.isna().any():
+    missing = values.isna().to_numpy()
+    if missing.any() and not deferred:
         raise InputError(f"column {col!r} has missing values; fill or drop them first")
+    present = values[~missing]  # deferred: missing values are out of the domain (code -1)
     try:
-        col_codes, col_labels = encode_column(values, sort=True)
+        codes, col_labels = encode_column(present, sort=True)
     except TypeError:  # mixed types do not sort: compare as strings
-        col_codes, col_labels = encode_column(values.astype(str), sort=True)
-    return col_codes.astype(np.int64), np.asarray(col_labels, dtype=object), True
+        codes, col_labels = encode_column(present.astype(str), sort=True)
+    col_codes = np.full(len(values), -1, dtype=np.int64)
+    col_codes[~missing] = codes
+    return col_codes, np.asarray(col_labels, dtype=object), True
 
 
 def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, public_domain,
@@ -253,7 +257,7 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
     labels, codes, from_data, undeclared = [], [], [], []
     for col in cols:
         got = _column_codes(col, data[col], hierarchies.get(col), levels.get(col, 0), domains,
-                            public, values_are)
+                            public, values_are, deferred)
         if got is None:
             undeclared.append(col)
             continue
@@ -296,8 +300,10 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
     keep = valid if select is None else select(valid)
     if deferred and not keep.all():
         key = key[keep]
+    # with "other", what remains in ``bad`` are missing values of a column whose values are
+    # read from the data (it has no "(other)" cell): refused after the charge as well
     return _Cells(cols, labels, source.backend.asarray(key), from_data,
-                  out_of_domain=bad if unknown == "error" else [])
+                  out_of_domain=[] if unknown == "drop" else bad)
 
 
 def _out_of_domain(bad: list) -> str:
