@@ -430,7 +430,7 @@ def _record(frame: pd.DataFrame, *, epsilon, delta, neighbouring, queries, post,
         "unit": unit,
         "clamping": CLAMP_NOTE if any(p.startswith("clamped at 0") or "clamped at 0" in p
                                       for p in post) else None,
-        "out_of_domain": {"error": "refused (after the charge)",
+        "out_of_domain": {"error": "a release with any is refused, after its charge",
                           "other": f"counted in the {OTHER!r} cells",
                           "drop": "dropped (how many is not released)"}.get(unknown),
         "backend": source.backend.name,
