@@ -171,9 +171,9 @@ def test_delta_is_recorded_and_optionally_limited():
 
 # --- the ledger file --------------------------------------------------------------------
 
-def test_ledger_round_trip_and_atomic_update(tmp_path):
+def test_ledger_round_trip_and_spends_recorded_when_charged(tmp_path):
     path = tmp_path / "ledger.json"
-    with BudgetAccountant.open_ledger(path, epsilon=1.0) as acc:
+    with BudgetAccountant.open_ledger(path, epsilon=1.0, create=True) as acc:
         acc.spend(0.25, label="first", delta=1e-200)
         with acc.parallel("classes", neighbouring="replace") as group:
             group.spend(0.1)
@@ -182,35 +182,43 @@ def test_ledger_round_trip_and_atomic_update(tmp_path):
     assert loaded.total == 1.0 and loaded.spent == pytest.approx(0.55)
     assert [s.label for s in loaded.ledger] == ["first", "classes"]
     assert loaded.ledger[0].delta == 1e-200 and loaded.ledger[1].parts == (0.1, 0.2)
-    before = path.read_bytes()
+    # an exception after a release does not lose its spend (issue 32: it did)
     with pytest.raises(RuntimeError, match="release failed"):
         with BudgetAccountant.open_ledger(path) as acc:
             acc.spend(0.3)
             raise RuntimeError("release failed")
-    assert path.read_bytes() == before  # not updated: the release did not succeed
+    assert BudgetAccountant.load(path).spent == pytest.approx(0.85)
+    before = path.read_bytes()
     with pytest.raises(BudgetError):
         with BudgetAccountant.open_ledger(path) as acc:
             acc.spend(0.5)
-    assert path.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.json", "ledger.json.lock"]
+    assert path.read_bytes() == before  # a refused spend writes nothing
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.json"]  # no lock file
+    loaded = BudgetAccountant.load(path)
     loaded.spend(0.05)
     loaded.save(path)
-    assert BudgetAccountant.load(path).spent == pytest.approx(0.6)
+    assert BudgetAccountant.load(path).spent == pytest.approx(0.9)
 
 
 def test_ledger_refuses_bad_files_and_budget_changes(tmp_path):
     path = tmp_path / "ledger.json"
     with pytest.raises(ValueError, match="give the total budget"):
-        with BudgetAccountant.open_ledger(path):
+        with BudgetAccountant.open_ledger(path, create=True):
             pass
+    with pytest.raises(ValueError, match="does not exist; to start a new ledger pass create=True"):
+        with BudgetAccountant.open_ledger(path, epsilon=1.0):
+            pass
+    assert not path.exists()
     BudgetAccountant(1.0).save(path)
     with pytest.raises(ValueError, match="cannot change"):
         with BudgetAccountant.open_ledger(path, epsilon=2.0):
             pass
-    for text, match in [("[]", "not a gpuppdp budget ledger"), ("{", "not valid JSON"),
-                        ('{"version": 1, "epsilon": -1}', "not a valid budget ledger"),
-                        ('{"version": 1, "epsilon": 1, "ledger": [{"epsilon": 2, '
-                         '"composition": "sequential"}]}', "records more than its budget")]:
+    with pytest.raises(ValueError, match="relation cannot change"):
+        with BudgetAccountant.open_ledger(path, neighbouring="replace"):
+            pass
+    for text, match in [("[]\n", "not a gpuppdp budget ledger"), ("{", "incomplete"),
+                        ("{\n", "not valid JSON"),
+                        ('{"version": 1, "epsilon": 1, "ledger": []}', "version-1 ledger")]:
         path.write_text(text)
         with pytest.raises(ValueError, match=match):
             BudgetAccountant.load(path)
@@ -218,7 +226,7 @@ def test_ledger_refuses_bad_files_and_budget_changes(tmp_path):
     with acc.parallel() as group:
         group.spend(0.1)
         with pytest.raises(BudgetError, match="parallel group is open"):
-            acc.save(path)
+            acc.save(tmp_path / "other.json")
 
 
 def test_ledger_file_lock_serializes_concurrent_runs(tmp_path):

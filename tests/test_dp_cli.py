@@ -29,7 +29,7 @@ def test_dp_histogram_writes_every_cell_and_reports_the_error(files, capsys):
     out = tmp / "out.csv"
     status = run(["dp-histogram", str(data), "--by", "age,sex", "--epsilon", "1",
                   "--hierarchy", f"age={hier}", "--level", "age=1", "--seed", "3",
-                  "--public-domain", "--output", str(out)])
+                  "--insecure-seed", "--public-domain", "--output", str(out)])
     assert status == 0
     assert out.read_text().splitlines()[0] == "age;sex;count"  # the input's delimiter
     table = pd.read_csv(out, sep=";")
@@ -49,7 +49,7 @@ def test_dp_histogram_writes_every_cell_and_reports_the_error(files, capsys):
     # reproducible with the same seed
     again = tmp / "again.csv"
     run(["dp-histogram", str(data), "--by", "age,sex", "--epsilon", "1", "--hierarchy",
-         f"age={hier}", "--level", "age=1", "--seed", "3", "--public-domain",
+         f"age={hier}", "--level", "age=1", "--seed", "3", "--insecure-seed", "--public-domain",
          "--output", str(again)])
     assert again.read_text() == out.read_text()
 
@@ -124,8 +124,10 @@ def test_domains_must_be_public_and_identifying_columns_are_refused(files):
 
 
 def _ledger(path):
+    """The entry lines of a ledger file (JSON Lines: a header, then one line per spend)."""
     import json
-    return json.loads(path.read_text())
+    header, *entries = [json.loads(line) for line in path.read_text().splitlines()]
+    return dict(header, ledger=entries)
 
 
 def test_budget_file_is_enforced_across_runs(files, capsys):
@@ -142,15 +144,19 @@ def test_budget_file_is_enforced_across_runs(files, capsys):
                      "--epsilon", str(eps), "--budget-file", str(ledger), *extra,
                      "--output", str(out)])
 
-    assert release(0.4) == 2  # a new ledger needs its total budget
-    assert "give the total budget" in capsys.readouterr().err and not ledger.exists()
-    assert release(0.4, "--budget", "1") == 0
+    assert release(0.4) == 2  # a missing ledger is an error
+    assert "does not exist" in capsys.readouterr().err and not ledger.exists()
+    assert release(0.4, "--budget", "1") == 2  # ... also with --budget: never implicit
+    assert "--new-ledger" in capsys.readouterr().err and not ledger.exists()
+    assert release(0.4, "--budget", "1", "--new-ledger") == 0
     assert "epsilon 0.4 of 1 spent, 0.6 remaining" in capsys.readouterr().out
     assert release(0.5) == 0  # the ledger keeps its budget
     capsys.readouterr()
     first = _ledger(ledger)
     assert first["epsilon"] == 1 and [e["epsilon"] for e in first["ledger"]] == [0.4, 0.5]
     assert all(0 < e["delta"] < 1e-150 for e in first["ledger"])
+    assert all(e["neighbouring"] == "add-remove" and e["unit"] == "row" and e["seed"] is None
+               for e in first["ledger"])
     written = out.read_bytes()
     assert release(0.2) == 2  # 0.9 spent: 0.2 would overspend
     err = capsys.readouterr().err.strip().splitlines()
@@ -160,9 +166,10 @@ def test_budget_file_is_enforced_across_runs(files, capsys):
     assert release(0.1, "--budget", "2") == 2  # a ledger's budget never changes
     assert "cannot change" in capsys.readouterr().err
     assert release(0.1) == 0 and len(_ledger(ledger)["ledger"]) == 3
-    assert [p.name for p in tmp.iterdir() if p.name.endswith(".tmp")] == []  # no leftovers
+    assert sorted(p.name for p in tmp.iterdir()) == ["age.csv", "ledger.json", "o.csv",
+                                                     "people.csv"]  # no .lock, no .tmp
     with pytest.raises(ValueError, match="--budget needs --budget-file"):
         run(["dp-histogram", str(data), "--by", "age", "--hierarchy", f"age={hier}",
              "--epsilon", "1", "--budget", "1", "--output", str(out)])
-    ledger.write_text("{not json")
-    assert release(0.1) == 2 and "not valid JSON" in capsys.readouterr().err
+    ledger.write_text("{not json\n")
+    assert release(0.1) == 2 and "line 1) is not valid JSON" in capsys.readouterr().err

@@ -106,8 +106,10 @@ def test_sampler_support_and_refusals():
 def test_laplace_refuses_values_beyond_its_exact_range():
     mech = LaplaceMechanism(epsilon=1.0, sensitivity=1.0)
     src = RandomSource("cpu", seed=1)
-    with pytest.raises(NoiseRangeError, match=r"value: 1000000000000000\.0 is out of") as info:
+    with pytest.raises(NoiseRangeError, match=r"a query value is out of .* range") as info:
         mech.release(1e15, random=src)  # was clipped to 5.63e14
+    for shown in ("1e+15", "1000000000000000", "1e15"):  # the range only, never the value
+        assert shown not in str(info.value)
     assert isinstance(info.value, OverflowError) and isinstance(info.value, ValueError)
     with pytest.raises(NoiseRangeError):
         mech.release(np.array([0.0, -1e15]), random=src)
@@ -127,8 +129,9 @@ def test_geometric_refuses_values_that_would_wrap():
     assert low.max() < -2**62 + 1000
     for bad in (np.full(3, 2**62 + 1, dtype=np.int64), np.array([2**63 + 5], dtype=np.uint64),
                 2**70, [1, -2**70], np.array([-2**62 - 1])):
-        with pytest.raises(NoiseRangeError, match="value: -?[0-9]+ is out of"):
+        with pytest.raises(NoiseRangeError, match="a query value is out of") as info:
             mech.release(bad, random=src)
+        assert not any(str(v) in str(info.value) for v in np.ravel(bad))  # never quoted
 
 
 # --- randomized response --------------------------------------------------------------

@@ -3,16 +3,23 @@
 ::
 
     gpuppdp dp-histogram INPUT --by COL[,COL] --epsilon E [--level COL=LEVEL ...]
-        [--hierarchy COL=FILE.csv ...] [--public-domain] [--identifying COL[,COL] ...]
-        [--budget-file LEDGER.json [--budget EPS]] [--sep SEP] [--seed N]
-        [--mechanism geometric|laplace] [--no-clamp] [--backend auto|cpu|gpu]
-        --output OUT.csv
+        [--hierarchy COL=FILE.csv ...] [--hierarchy-sep SEP] [--public-domain]
+        [--unknown error|other|drop] [--identifying COL[,COL] ...]
+        [--person COL [--max-rows-per-person M]]
+        [--budget-file LEDGER [--budget EPS --new-ledger]] [--sep SEP]
+        [--seed N --insecure-seed] [--mechanism geometric|laplace] [--no-clamp]
+        [--backend auto|cpu|gpu] --output OUT.csv
 
 A --by column needs a public domain: a --hierarchy, or --public-domain to declare that its set
-of values (read from INPUT) is public; columns declared --identifying are refused.  With
---budget-file the release is charged to a JSON ledger shared by every run (created with
---budget EPS); a release that would overspend it is refused, and the ledger is updated
-(atomically, under a file lock) once the noisy table is computed, before it is written.
+of values (read from INPUT) is public; columns declared --identifying are refused.  Values
+outside a hierarchy are refused after the charge (--unknown error), counted in an "(other)"
+cell (--unknown other) or dropped (--unknown drop).  With --person each person keeps at most
+--max-rows-per-person rows (a random choice) and epsilon is person-level.  With --budget-file
+the release is charged to a hash-chained ledger shared by every run (started with --budget
+EPS --new-ledger); the parameters and the budget are checked before the data is read, and the
+spend is appended to the ledger (under a lock on the ledger itself, fsync-ed) before any noise
+is drawn.  --seed makes the noise reproducible, hence NOT private: it is refused without
+--insecure-seed, and recorded in the summary and the ledger.
 
 The main CLI calls :func:`register`; bad input raises ``ValueError`` / ``FileNotFoundError``
 (one ``gpuppdp: error: ...`` line, exit status 2, printed by the main CLI).
@@ -28,6 +35,8 @@ import warnings
 
 from .choices import BACKENDS, MECHANISMS
 from .options import table_subcommand
+
+UNKNOWN = ("error", "other", "drop")
 
 __all__ = ["register", "run_dp_histogram"]
 
@@ -49,6 +58,14 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--hierarchy", action="append", default=[], metavar="COL=FILE.csv",
                    help="ARX-style hierarchy file of a column (fixes its public domain); "
                         "repeatable")
+    p.add_argument("--hierarchy-sep", default=";", metavar="SEP",
+                   help="delimiter of the hierarchy files (default ;, as the other commands; "
+                        "never guessed)")
+    p.add_argument("--unknown", choices=UNKNOWN, default="error",
+                   help="rows whose value is not in a --hierarchy (or is missing): refused "
+                        "after the release is charged (error, default), counted in an "
+                        "'(other)' cell that is always released (other), or dropped without "
+                        "saying how many (drop)")
     p.add_argument("--public-domain", action="store_true",
                    help="declare public the sets of values of the --by columns without "
                         "--hierarchy (read from INPUT); without it such columns are refused")
@@ -60,9 +77,21 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "is refused if it would overspend it, and recorded in it")
     p.add_argument("--budget", type=float, default=None, metavar="EPS",
                    help="total epsilon of a new --budget-file (an existing ledger keeps its "
-                        "own)")
+                        "own, and a different value is refused)")
+    p.add_argument("--new-ledger", action="store_true",
+                   help="start --budget-file with --budget if it does not exist (without it a "
+                        "missing ledger is an error: a deleted ledger never starts afresh)")
+    p.add_argument("--person", default=None, metavar="COL",
+                   help="column naming the person each row belongs to: each person keeps at "
+                        "most --max-rows-per-person rows (chosen at random) and epsilon is "
+                        "person-level")
+    p.add_argument("--max-rows-per-person", type=int, default=None, metavar="M",
+                   help="contribution bound with --person (default 1): the sensitivity is M")
     p.add_argument("--seed", type=int, default=None, metavar="N",
-                   help="reproducible noise for testing: NOT private")
+                   help="reproducible noise for testing: NOT private (anyone with the seed "
+                        "recovers the true counts); needs --insecure-seed")
+    p.add_argument("--insecure-seed", action="store_true",
+                   help="accept --seed for this release, knowing that it is not private")
     p.add_argument("--mechanism", choices=MECHANISMS, default="geometric",
                    help="integer two-sided geometric (default) or grid Laplace noise")
     p.add_argument("--no-clamp", action="store_true",
@@ -88,16 +117,43 @@ def _pairs(items: list[str], option: str) -> dict[str, str]:
     return out
 
 
+def _check_options(args) -> None:
+    """Refusals that depend only on the command line: before the ledger or the data."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import InputError
+    from ..validation import check_epsilon  # deferred: start-up
+
+    check_epsilon("epsilon", args.epsilon)
+    if args.seed is not None and not args.insecure_seed:
+        raise InputError("--seed makes the noise reproducible by anyone who knows the seed (the "
+                         "true counts can be recovered exactly), so the release is NOT private; "
+                         "add --insecure-seed to accept that (tests and experiments only)")
+    if args.insecure_seed and args.seed is None:
+        raise InputError("--insecure-seed needs --seed")
+    if args.budget is not None and args.budget_file is None:
+        raise InputError("--budget needs --budget-file (the ledger it starts)")
+    if args.new_ledger and (args.budget_file is None or args.budget is None):
+        raise InputError("--new-ledger needs --budget-file and --budget (the ledger to start "
+                         "and its total epsilon)")
+    if args.max_rows_per_person is not None and args.person is None:
+        raise InputError("--max-rows-per-person needs --person")
+    if args.max_rows_per_person is not None and args.max_rows_per_person < 1:
+        raise InputError(f"--max-rows-per-person must be >= 1, got {args.max_rows_per_person}")
+    if args.budget_file is not None and os.path.realpath(args.budget_file) in {
+            os.path.realpath(args.input), os.path.realpath(args.output)}:
+        raise InputError(f"--budget-file {args.budget_file} is the input or the output")
+
+
 def run_dp_histogram(args: argparse.Namespace) -> int:
     """Run ``dp-histogram``; returns the exit status (0)."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..dp.accountant import BudgetAccountant
-    from ..dp.randomness import RandomSource
-    from ..dp.releases import DataDomainError, dp_histogram
-    from ..errors import InputError
-    from ..hierarchy import Hierarchy
-    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, sniff_delimiter, table_delimiter
-    from ..validation import format_values
+    from ..dp.randomness import RandomSource  # deferred: start-up
+    from ..dp.releases import DataDomainError, OutOfDomainError, dp_histogram  # deferred: start-up
+    from ..errors import InputError  # deferred: start-up
+    from ..hierarchy import Hierarchy  # deferred: start-up
+    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter  # deferred: start-up
+    from ..validation import format_values  # deferred: start-up
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
     if not by:
@@ -115,8 +171,7 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     for col, path in hierarchy_files.items():
         if not os.path.isfile(path):
             raise FileNotFoundError(f"hierarchy file of {col!r} not found: {path}")
-        hierarchies[col] = Hierarchy.from_csv(path, sep=sniff_delimiter(path, default=";"),
-                                              name=col)
+        hierarchies[col] = Hierarchy.from_csv(path, sep=args.hierarchy_sep, name=col)
     for col in list(levels) + list(hierarchies):
         if col not in by:
             raise InputError(f"--level/--hierarchy given for {col!r}, which is not in --by")
@@ -125,29 +180,37 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
         if col in identifying:
             raise InputError(f"column {col!r} is declared identifying (--identifying): a "
                              "table by it would publish who is in the data; drop it from --by")
-    if args.budget is not None and args.budget_file is None:
-        raise InputError("--budget needs --budget-file (the ledger it starts)")
-    if args.budget_file is not None and os.path.realpath(args.budget_file) in {
-            os.path.realpath(args.input), os.path.realpath(args.output)}:
-        raise InputError(f"--budget-file {args.budget_file} is the input or the output")
-    data = read_table(args.input, columns=by, sep=args.sep)
-    ledger = (BudgetAccountant.open_ledger(args.budget_file, epsilon=args.budget)
+    if args.person is not None and args.person in by:
+        raise InputError(f"--person {args.person!r} cannot be in --by: a table by it would "
+                         "publish who is in the data")
+    _check_options(args)
+    ledger = (BudgetAccountant.open_ledger(args.budget_file, epsilon=args.budget,
+                                           create=args.new_ledger)
               if args.budget_file is not None else contextlib.nullcontext())
     with ledger as accountant, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        source = RandomSource(args.backend, seed=args.seed)
-        # charged before any noise is drawn; the ledger is saved when this block succeeds
+        if accountant is not None:  # an exhausted budget is refused before the data is read
+            accountant.check(args.epsilon, label=f"dp_histogram by {by}")
+        source = RandomSource(args.backend, seed=args.seed, insecure=args.insecure_seed)
+        data = read_table(args.input, columns=by + ([args.person] if args.person else []),
+                          sep=args.sep)
+        # charged (appended to the ledger) before any noise is drawn
         try:
             table = dp_histogram(data, by, epsilon=args.epsilon, hierarchies=hierarchies,
                                  levels=levels, public_domain=args.public_domain,
-                                 mechanism=args.mechanism, clamp=not args.no_clamp,
-                                 random=source, accountant=accountant)
+                                 unknown=args.unknown, mechanism=args.mechanism,
+                                 clamp=not args.no_clamp, random=source, accountant=accountant,
+                                 person=args.person,
+                                 max_rows_per_person=args.max_rows_per_person)
         except DataDomainError as exc:  # the library's hint names its keywords
             raise InputError(
                 f"column(s) {format_values(exc.columns)} have no public domain: their set of "
                 "values would be read from the data, which differential privacy does not "
                 "protect; give each a --hierarchy COL=FILE.csv, or declare the values public "
                 "with --public-domain") from None
+        except OutOfDomainError as exc:
+            raise InputError(str(exc).replace("unknown='other'", "--unknown other")
+                             .replace("unknown='drop'", "--unknown drop")) from None
     for w in caught:  # one line each, in the main CLI's style
         print(f"gpuppdp: warning: {w.message}", file=sys.stderr)
     with plan.writing() as out:
@@ -165,4 +228,13 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
           f"expected |error| per cell {q['expected_abs_error']:.4g}, std {q['std']:.4g}")
     if dp["post_processing"]:
         print(f"post-processing: {', '.join(dp['post_processing'])}")
+    if dp.get("clamping"):
+        print(f"note: {dp['clamping']}")
+    if args.person is not None:
+        print(f"unit of privacy: {dp['unit']}; epsilon is person-level (rows beyond the bound "
+              "dropped at random; how many is not released)")
+    if any(h is not None for h in hierarchies.values()):
+        print(f"values outside the hierarchies: {dp['out_of_domain']}")
+    if dp["seed"] is not None:
+        print(f"seed: {dp['seed']} (--insecure-seed: the noise is reproducible, NOT private)")
     return 0

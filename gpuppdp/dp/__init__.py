@@ -8,16 +8,22 @@ hierarchies (:mod:`gpuppdp.hierarchy`) with the rest of the engine.
   (integer counts), :class:`RandomizedResponse` (Warner's protocol), all vectorized on the
   backend, each with the (ε, δ) it guarantees.
 * :mod:`~gpuppdp.dp.randomness` -- :class:`RandomSource`: a ChaCha20 keystream keyed with
-  256 bits of OS entropy, fork-safe, the same bits on CPU and GPU; a seed only on request
-  (with a :class:`SeededNoiseWarning`).
+  256 bits of OS entropy, fork-safe, never copied, the same bits on CPU and GPU; a seed only
+  on request (with a :class:`SeededNoiseWarning`; the releases refuse a seeded source unless
+  it was created with ``insecure=True``).
 * :mod:`~gpuppdp.dp.sensitivity` -- sensitivities from declared bounds, with the
   neighbouring relation explicit (:class:`Neighbouring`).
 * :mod:`~gpuppdp.dp.accountant` -- :class:`BudgetAccountant`: sequential and parallel
-  composition (aware of the neighbouring relation), δ, a locked JSON ledger across runs,
-  :class:`BudgetError`.
+  composition, δ, a budget kept in one neighbouring relation (entries of the other converted),
+  :class:`BudgetError`; :meth:`BudgetAccountant.open_ledger`, the one transaction every spend
+  of a run goes through.
+* :mod:`~gpuppdp.dp.ledger` -- the ledger file: append-only JSON Lines, hash-chained
+  (:class:`LedgerError` names the first edited line), locked with ``flock`` on the file
+  itself, each spend fsync-ed before its noise is drawn.
 * :mod:`~gpuppdp.dp.releases` -- :func:`dp_histogram` (noisy contingency tables at any
-  generalization level, over public domains), :func:`dp_class_counts`,
-  :func:`dp_group_stats`.
+  generalization level, over public domains, optionally with a per-person contribution
+  bound), :func:`dp_class_counts`, :func:`dp_group_stats`; refusals that depend on the data
+  come after the charge.
 * :mod:`~gpuppdp.cli.dp` -- the ``gpuppdp dp-histogram`` subcommand.
 
 References
@@ -26,7 +32,7 @@ References
    Found. Trends Theor. Comput. Sci. 9(3-4), 2014.
 """
 
-from .accountant import BudgetAccountant, BudgetError, ParallelGroup, Spend
+from .accountant import BudgetAccountant, BudgetError, LedgerError, ParallelGroup, Spend, charge
 from .mechanisms import (
     DiscreteLaplaceSampler,
     GeometricMechanism,
@@ -55,7 +61,7 @@ from .sensitivity import (
 )
 
 __all__ = [
-    "BudgetAccountant", "BudgetError", "ParallelGroup", "Spend",
+    "BudgetAccountant", "BudgetError", "LedgerError", "ParallelGroup", "Spend", "charge",
     "DiscreteLaplaceSampler", "GeometricMechanism", "LaplaceMechanism", "NoiseRangeError",
     "RandomizedResponse", "discrete_laplace_noise",
     "RandomSource", "SeededNoiseWarning", "default_source",

@@ -1,4 +1,4 @@
-"""Privacy budget accounting: sequential and parallel composition, δ, a ledger file.
+"""Privacy budget accounting: sequential and parallel composition, δ, relations, a ledger.
 
 * **Sequential composition**: releases computed on the same data add up,
   ``(Σ ε_i, Σ δ_i)`` (Dwork & Roth 2014, Theorem 3.16).
@@ -14,53 +14,92 @@
 
   The caller vouches for disjointness by spending inside :meth:`BudgetAccountant.parallel`.
 
-Every spend is atomic against the ledger: a spend that would exceed the budget raises
-:class:`BudgetError` before any noise is drawn, with the amount still available; a parallel
-group reserves its cost on the ledger as it grows (an open group is on the ledger), so spends
-inside and outside open groups can never together exceed the budget; a closed group refuses
-further spends.  The accountant is thread-safe.  Spends are never refunded: once noise is
-drawn, the information is out.
+**Neighbouring relations.**  A budget is kept in one relation (``neighbouring``, add/remove
+by default); every entry records the relation its ε was computed under and is *charged*
+(:attr:`Spend.charged`) in the budget's relation:
 
-**Across runs**, :meth:`BudgetAccountant.open_ledger` keeps the ledger in a JSON file, locked
-against concurrent runs (``fcntl.flock`` on ``PATH.lock``) and replaced atomically (a temporary
-file in the same folder, then :func:`os.replace`) only when the caller's block succeeds.
+* an add/remove-one entry charged to a replace-one budget costs ``2ε`` and
+  ``(1 + e**ε)·δ``: replacing a record is removing it and adding another, two add/remove
+  steps (group privacy for groups of 2, Dwork & Roth 2014, Theorem 2.2 and its (ε, δ) form);
+* a replace-one entry charged to an add/remove budget costs its ``ε`` (and δ).  This holds
+  for a release whose add/remove sensitivity is at most its replace-one sensitivity -- every
+  release of this package: counts, histograms, class counts and grouped sums have replace-one
+  sensitivity twice the add/remove one, so calibrated to replace-one at ε they are
+  ``ε/2``-DP under add/remove (Dwork & Roth 2014, Example 3.2; charged at ε, conservatively).
+  A mechanism private *only* under replace-one (a mean over a public n) must not be charged
+  to an add/remove budget.
+
+So one add/remove release at ε = 1 and one replace-one release at ε = 1 cost 3 of a
+replace-one budget, not 2.
+
+Every spend is atomic: a spend that would exceed the budget raises :class:`BudgetError`
+before any noise is drawn, with the amount still available; a parallel group reserves its
+cost as it grows (an open group is on the ledger), so spends inside and outside open groups
+never together exceed the budget; a closed group refuses further spends.  The accountant is
+thread-safe.  Spends are never refunded: once noise is drawn, the information is out.
+
+**Across runs**, :meth:`BudgetAccountant.open_ledger` is the one transaction every spend goes
+through: the ledger file (:mod:`gpuppdp.dp.ledger`, append-only and hash-chained) is opened
+at its real path, locked (``fcntl.flock`` on the file itself, no lock file), read and
+verified; each spend is checked against it and appended and fsync-ed *when it is charged*,
+before its noise is drawn (an exception later in the run cannot lose it); the lock is
+released when the block ends.  A missing ledger is created only on request
+(``create=True``; ``--new-ledger`` on the command line), so a deleted ledger never silently
+starts afresh.  :meth:`BudgetAccountant.load` is a read-only snapshot, and
+:meth:`BudgetAccountant.save` refuses a stale snapshot (the file changed since it was loaded).
 
 References
 ----------
 .. [1] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy",
-   Found. Trends Theor. Comput. Sci. 9(3-4), 2014, Theorem 3.16.
+   Found. Trends Theor. Comput. Sci. 9(3-4), 2014, Theorem 2.2 (group privacy),
+   Example 3.2, Theorem 3.16 (composition).
 .. [2] F. McSherry, "Privacy integrated queries", SIGMOD 2009 (parallel composition).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
+import numbers
 import os
-import tempfile
+import secrets
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..errors import InputError
 from ..validation import check_epsilon, check_number
+from . import ledger as _file
+from .ledger import LedgerError
 from .sensitivity import Neighbouring
 
-try:  # POSIX: advisory locks between processes
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no inter-process lock
-    fcntl = None
-
-__all__ = ["BudgetAccountant", "BudgetError", "Spend", "ParallelGroup", "LEDGER_VERSION"]
+__all__ = ["BudgetAccountant", "BudgetError", "LedgerError", "Spend", "ParallelGroup",
+           "charge", "LEDGER_FORMAT"]
 
 _RELATIVE_SLACK = 1e-9  # float round-off when many spends add up exactly to the budget
-LEDGER_VERSION = 1
+LEDGER_FORMAT = _file.LEDGER_FORMAT
 
 
 class BudgetError(InputError):
-    """A spend would exceed the privacy budget (or goes to a closed parallel group)."""
+    """A spend would exceed the privacy budget (or goes to a closed parallel group, or a
+    stale ledger snapshot would be saved)."""
+
+
+def charge(epsilon: float, delta: float, relation: Neighbouring | str,
+           budget: Neighbouring | str) -> tuple[float, float]:
+    """``(ε, δ)`` of an entry computed under ``relation``, charged to a budget kept under
+    ``budget`` (the module's rule: add/remove -> replace doubles ε, Dwork & Roth 2014,
+    Theorem 2.2; replace -> add/remove at face value).
+
+    >>> charge(1.0, 0.0, "add-remove", "replace"), charge(1.0, 0.0, "replace", "add-remove")
+    ((2.0, 0.0), (1.0, 0.0))
+    """
+    relation, budget = Neighbouring.parse(relation), Neighbouring.parse(budget)
+    if relation is budget or budget is Neighbouring.ADD_REMOVE:
+        return epsilon, delta
+    if delta == 0.0:
+        return 2.0 * epsilon, 0.0
+    return 2.0 * epsilon, min(1.0, (1.0 + math.exp(min(epsilon, 700.0))) * delta)
 
 
 @dataclass(frozen=True)
@@ -70,8 +109,8 @@ class Spend:
     Attributes
     ----------
     epsilon : float
-        What the entry cost (for a parallel group: the largest part, or the two largest
-        under replace-one neighbours).
+        What the entry cost in its own relation (for a parallel group: the largest part, or
+        the two largest under replace-one neighbours).
     label : str
     composition : {"sequential", "parallel"}
     parts : tuple of float
@@ -80,10 +119,19 @@ class Spend:
         The entry's δ (composed like ε).
     part_deltas : tuple of float
         The δ of each part.
-    neighbouring : str or None
-        The neighbouring relation a parallel group was composed under.
+    neighbouring : str
+        The neighbouring relation the entry's ε holds under.
     open : bool
         True while a parallel group can still grow (its cost is reserved all the same).
+    charged, charged_delta : float
+        ε and δ charged to the budget (converted to the budget's relation).
+    unit : str
+        The unit of privacy: ``"row"``, or ``"person (COL, at most M rows)"`` for a release
+        that bounded each person's rows (its ε is then person-level).
+    seed : int or None
+        The seed of a seeded (NOT private) release.
+    group : str or None
+        Identifies a parallel group across its ledger lines.
     """
 
     epsilon: float
@@ -92,30 +140,46 @@ class Spend:
     parts: tuple[float, ...]
     delta: float = 0.0
     part_deltas: tuple[float, ...] = field(default=())
-    neighbouring: str | None = None
+    neighbouring: str = Neighbouring.ADD_REMOVE.value
     open: bool = False
+    charged: float | None = None
+    charged_delta: float | None = None
+    unit: str = "row"
+    seed: int | None = None
+    group: str | None = None
 
     def to_json(self) -> dict:
         return {"epsilon": self.epsilon, "delta": self.delta, "label": self.label,
                 "composition": self.composition, "parts": list(self.parts),
-                "part_deltas": list(self.part_deltas), "neighbouring": self.neighbouring}
+                "part_deltas": list(self.part_deltas), "neighbouring": self.neighbouring,
+                "charged": self.charged, "charged_delta": self.charged_delta,
+                "unit": self.unit, "seed": self.seed, "group": self.group}
 
     @classmethod
-    def from_json(cls, item) -> "Spend":
+    def from_json(cls, item, budget: Neighbouring) -> "Spend":
         if not isinstance(item, dict):
             raise InputError(f"a ledger entry must be an object, got {item!r}")
         try:
             composition = item["composition"]
             if composition not in ("sequential", "parallel"):
                 raise InputError(f"unknown composition {composition!r}")
-            return cls(epsilon=check_epsilon("ledger entry epsilon", item["epsilon"]),
-                       label=str(item.get("label", "")), composition=composition,
+            relation = Neighbouring.parse(item["neighbouring"])
+            epsilon = check_epsilon("ledger entry epsilon", item["epsilon"])
+            delta = check_number("ledger entry delta", item.get("delta", 0.0), 0.0, 1.0)
+            seed = item.get("seed")
+            if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+                raise InputError(f"ledger entry seed must be an integer, got {seed!r}")
+            charged, charged_delta = charge(epsilon, delta, relation, budget)
+            return cls(epsilon=epsilon, label=str(item.get("label", "")),
+                       composition=composition,
                        parts=tuple(check_epsilon("ledger part epsilon", p)
-                                   for p in item.get("parts", [item["epsilon"]])),
-                       delta=check_number("ledger entry delta", item.get("delta", 0.0), 0.0, 1.0),
+                                   for p in item.get("parts", [epsilon])),
+                       delta=delta,
                        part_deltas=tuple(check_number("ledger part delta", d, 0.0, 1.0)
                                          for d in item.get("part_deltas", [])),
-                       neighbouring=item.get("neighbouring"))
+                       neighbouring=relation.value, charged=charged,
+                       charged_delta=charged_delta, unit=str(item.get("unit", "row")),
+                       seed=seed, group=item.get("group"))
         except KeyError as exc:
             raise InputError(f"a ledger entry lacks {exc.args[0]!r}: {item!r}") from None
 
@@ -130,8 +194,15 @@ def _group_cost(values, neighbouring: Neighbouring) -> float:
     return math.fsum(top)
 
 
+def _check_seed(seed) -> int | None:
+    if seed is not None and (not isinstance(seed, numbers.Integral) or isinstance(seed, bool)):
+        raise InputError(f"seed must be an integer or None, got {seed!r}")
+    return None if seed is None else int(seed)
+
+
 class BudgetAccountant:
-    """A total privacy budget (ε, δ) and what has been spent from it.
+    """A total privacy budget (ε, δ), kept in one neighbouring relation, and what has been
+    spent from it.
 
     Parameters
     ----------
@@ -140,6 +211,9 @@ class BudgetAccountant:
     delta : float, optional
         The total δ budget in ``[0, 1]``.  None (default): δ is recorded and summed but not
         limited.
+    neighbouring : {"add-remove", "replace"}, default "add-remove"
+        The relation the budget is kept in; entries of the other relation are converted
+        (see the module docstring).
 
     Examples
     --------
@@ -152,24 +226,28 @@ class BudgetAccountant:
     (0.75, 0.25)
     """
 
-    def __init__(self, epsilon: float, delta: float | None = None):
+    def __init__(self, epsilon: float, delta: float | None = None, *,
+                 neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE):
         self.total = check_epsilon("budget epsilon", epsilon)
         self.total_delta = None if delta is None else check_number("budget delta", delta, 0.0, 1.0)
+        self.neighbouring = Neighbouring.parse(neighbouring)
         self._ledger: list[Spend] = []
         self._lock = threading.RLock()
+        self._sink: Callable[[Spend], None] | None = None  # appends to an open ledger file
+        self._origin: tuple[str, str, int] | None = None  # (real path, tip hash, entries)
 
     # -- state ------------------------------------------------------------------------------
     @property
     def spent(self) -> float:
-        """ε spent so far (sequential composition of the ledger, open groups included)."""
+        """ε charged so far (in the budget's relation; open groups included)."""
         with self._lock:
-            return math.fsum(s.epsilon for s in self._ledger)
+            return math.fsum(s.charged for s in self._ledger)
 
     @property
     def spent_delta(self) -> float:
-        """δ spent so far."""
+        """δ charged so far."""
         with self._lock:
-            return math.fsum(s.delta for s in self._ledger)
+            return math.fsum(s.charged_delta for s in self._ledger)
 
     @property
     def remaining(self) -> float:
@@ -206,27 +284,54 @@ class BudgetAccountant:
                 f"{self.total_delta:g}, {others_delta:g} already spent, only {left:g} "
                 "remaining")
 
-    def check(self, epsilon: float, *, label: str = "", delta: float = 0.0) -> float:
+    def _what(self, epsilon: float, charged: float, relation: Neighbouring) -> str:
+        if charged == epsilon:
+            return f"{epsilon:g}"
+        return (f"{epsilon:g} ({relation.value} neighbours, charged {charged:g} to this "
+                f"{self.neighbouring.value} budget)")
+
+    def check(self, epsilon: float, *, label: str = "", delta: float = 0.0,
+              neighbouring: Neighbouring | str | None = None) -> float:
         """Raise :class:`BudgetError` if ``(epsilon, delta)`` cannot be spent now; return
         ``epsilon`` validated.  (Only a snapshot: :meth:`spend` checks again, atomically.)"""
         epsilon = check_epsilon("epsilon", epsilon)
         delta = check_number("delta", delta, 0.0, 1.0)
+        relation = self.neighbouring if neighbouring is None else Neighbouring.parse(neighbouring)
+        charged, charged_delta = charge(epsilon, delta, relation, self.neighbouring)
         with self._lock:
-            self._refuse_if_over(epsilon, delta, label, self.spent, self.spent_delta,
-                                 f"{epsilon:g}")
+            self._refuse_if_over(charged, charged_delta, label, self.spent, self.spent_delta,
+                                 self._what(epsilon, charged, relation))
         return epsilon
 
-    def spend(self, epsilon: float, *, label: str = "", delta: float = 0.0) -> Spend:
+    def spend(self, epsilon: float, *, label: str = "", delta: float = 0.0,
+              neighbouring: Neighbouring | str | None = None, unit: str = "row",
+              seed: int | None = None) -> Spend:
         """Spend ``(epsilon, delta)`` (sequential composition) or raise :class:`BudgetError`;
-        the check and the ledger entry are one atomic step."""
+        the check and the ledger entry (on an open ledger file: the line appended and
+        fsync-ed) are one atomic step.
+
+        ``neighbouring`` is the relation ``epsilon`` holds under (default: the budget's);
+        ``unit`` the unit of privacy; ``seed`` the seed of a seeded release (recorded).
+        """
         epsilon = check_epsilon("epsilon", epsilon)
         delta = check_number("delta", delta, 0.0, 1.0)
+        relation = self.neighbouring if neighbouring is None else Neighbouring.parse(neighbouring)
+        seed = _check_seed(seed)
+        charged, charged_delta = charge(epsilon, delta, relation, self.neighbouring)
         with self._lock:
-            self._refuse_if_over(epsilon, delta, label, self.spent, self.spent_delta,
-                                 f"{epsilon:g}")
-            entry = Spend(epsilon, label, "sequential", (epsilon,), delta, (delta,))
+            self._refuse_if_over(charged, charged_delta, label, self.spent, self.spent_delta,
+                                 self._what(epsilon, charged, relation))
+            entry = Spend(epsilon, label, "sequential", (epsilon,), delta, (delta,),
+                          relation.value, charged=charged, charged_delta=charged_delta,
+                          unit=str(unit), seed=seed)
+            self._record(entry)
             self._ledger.append(entry)
             return entry
+
+    def _record(self, entry: Spend) -> None:
+        """Write ``entry`` to the open ledger file, if any (under the lock)."""
+        if self._sink is not None:
+            self._sink(entry)
 
     @contextmanager
     def parallel(self, label: str = "",
@@ -236,11 +341,12 @@ class BudgetAccountant:
 
         The group costs the largest part under add/remove-one neighbours and the sum of the
         two largest under replace-one (a replaced record leaves one part and enters
-        another).  Each ``group.spend(ε_i)`` is checked at once and reserves the group's new
-        cost on the ledger in the same atomic step (so an over-budget part fails before its
-        noise is drawn, and nothing spent elsewhere meanwhile can overlap it).  Leaving the
-        block closes the group -- also when the block raises, since parts released before
-        the error have used their budget; a closed group refuses spends.
+        another), charged in the budget's relation.  Each ``group.spend(ε_i)`` is checked at
+        once and reserves the group's new cost on the ledger in the same atomic step (so an
+        over-budget part fails before its noise is drawn, and nothing spent elsewhere
+        meanwhile can overlap it).  Leaving the block closes the group -- also when the block
+        raises, since parts released before the error have used their budget; a closed group
+        refuses spends.
 
         Yields
         ------
@@ -253,25 +359,26 @@ class BudgetAccountant:
             group._close()
 
     # -- the ledger file ----------------------------------------------------------------------
-    def to_json(self) -> dict:
-        with self._lock:
-            if any(s.open for s in self._ledger):
-                raise BudgetError("cannot save a ledger while a parallel group is open")
-            return {"version": LEDGER_VERSION, "epsilon": self.total,
-                    "delta": self.total_delta,
-                    "ledger": [s.to_json() for s in self._ledger]}
+    def _header(self) -> dict:
+        return {"epsilon": self.total, "delta": self.total_delta,
+                "neighbouring": self.neighbouring.value}
 
     @classmethod
-    def from_json(cls, data, *, source: str = "ledger") -> "BudgetAccountant":
-        if not isinstance(data, dict) or data.get("version") != LEDGER_VERSION:
-            raise InputError(f"{source} is not a gpuppdp budget ledger (version "
-                             f"{LEDGER_VERSION})")
+    def _from_lines(cls, header: dict, lines: list[dict], source: str) -> "BudgetAccountant":
         try:
-            acc = cls(data["epsilon"], data.get("delta"))
-            entries = data.get("ledger", [])
-            if not isinstance(entries, list):
-                raise InputError("'ledger' must be a list")
-            acc._ledger = [Spend.from_json(item) for item in entries]
+            acc = cls(header["epsilon"], header.get("delta"),
+                      neighbouring=header.get("neighbouring", "add-remove"))
+            entries: list[Spend] = []
+            groups: dict[str, int] = {}
+            for item in lines:
+                entry = Spend.from_json(item, acc.neighbouring)
+                if entry.group is not None and entry.group in groups:
+                    entries[groups[entry.group]] = entry  # a group's later state
+                    continue
+                if entry.group is not None:
+                    groups[entry.group] = len(entries)
+                entries.append(entry)
+            acc._ledger = entries
         except (KeyError, ValueError) as exc:
             raise InputError(f"{source} is not a valid budget ledger: {exc}") from None
         if acc.spent > acc.total * (1.0 + _RELATIVE_SLACK):
@@ -281,110 +388,167 @@ class BudgetAccountant:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "BudgetAccountant":
-        """Read a ledger file (under a shared lock)."""
-        path = os.fspath(path)
-        with _file_lock(path, shared=True):
-            return cls._read(path)
+        """A read-only snapshot of a ledger file (read under a shared lock, verified).
+
+        Spending on it and then :meth:`save` works only while nobody else has written to the
+        file (a stale save is refused); a run should use :meth:`open_ledger`.
+        """
+        with _file.locked(path, shared=True) as (fd, real):
+            acc, tip, count = cls._read_tip(fd, real)
+        if acc is None:
+            raise InputError(f"budget file {real} is empty: not a budget ledger")
+        acc._origin = (real, tip, len(acc._ledger))
+        return acc
+
+    @classmethod
+    def _read_tip(cls, fd: int, real: str):
+        source = f"budget file {real}"
+        header, lines = _file.read(fd, source)
+        if header is None:
+            return None, _file.GENESIS, 0
+        acc = cls._from_lines(header, lines, source)
+        tip = _tip(header, lines)
+        return acc, tip, len(lines)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the ledger to ``path`` atomically (under the exclusive lock)."""
-        path = os.fspath(path)
-        with _file_lock(path, shared=False):
-            self._write(path)
+        """Write this accountant's new spends to the ledger file ``path``.
+
+        A missing (or empty) file is created with the whole ledger.  An existing file takes
+        only an accountant that was :meth:`load`-ed from it and has not gone stale: if the
+        file changed since (another run spent), :class:`BudgetError` -- saving would lose
+        that run's spends.
+        """
+        with self._lock, _file.locked(path, create=True) as (fd, real):
+            if any(s.open for s in self._ledger):
+                raise BudgetError("cannot save a ledger while a parallel group is open")
+            acc, tip, _ = self._read_tip(fd, real)
+            if acc is None:
+                tip = _new_file(fd, real, self._header())
+                start = 0
+            else:
+                if self._origin is None or self._origin[0] != real:
+                    raise BudgetError(f"{real} is an existing ledger that this accountant was "
+                                      "not loaded from: saving would merge two ledgers")
+                if self._origin[1] != tip:
+                    raise BudgetError(
+                        f"{real} changed since this accountant was loaded (another run spent): "
+                        "saving the stale copy would lose those spends; load it again, or "
+                        "spend through BudgetAccountant.open_ledger")
+                start = self._origin[2]
+            for entry in self._ledger[start:]:
+                tip = _file.append(fd, entry.to_json(), tip)
+            self._origin = (real, tip, len(self._ledger))
 
     @classmethod
     @contextmanager
     def open_ledger(cls, path: str | os.PathLike, *, epsilon: float | None = None,
-                    delta: float | None = None) -> Iterator["BudgetAccountant"]:
-        """The ledger in ``path`` for one run: locked for the whole block, saved atomically
-        when the block succeeds, left untouched when it raises.
+                    delta: float | None = None,
+                    neighbouring: Neighbouring | str | None = None,
+                    create: bool = False) -> Iterator["BudgetAccountant"]:
+        """The ledger in ``path`` for one run, as one transaction: locked for the whole
+        block, verified, and every spend appended and fsync-ed when it is charged (before
+        its noise is drawn, so an exception later in the block does not lose it).
 
-        A missing file starts a new ledger with the budget ``epsilon`` (and ``delta``); an
-        existing one keeps its own budget, and an ``epsilon`` that differs from it is refused
-        (a ledger's budget never changes).
+        ``create=True`` starts a missing ledger with the budget ``epsilon`` (``delta``,
+        ``neighbouring``); without it a missing ledger is an error (a deleted ledger must
+        not silently start afresh).  An existing ledger keeps its own budget: an
+        ``epsilon``, ``delta`` or ``neighbouring`` that differs from it is refused.
 
         Examples
         --------
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "ledger.json")
-        >>> with BudgetAccountant.open_ledger(path, epsilon=1.0) as acc:
+        >>> with BudgetAccountant.open_ledger(path, epsilon=1.0, create=True) as acc:
         ...     _ = acc.spend(0.4, label="first release")
         >>> BudgetAccountant.load(path).remaining
         0.6
         """
-        path = os.fspath(path)
-        with _file_lock(path, shared=False):
-            if os.path.exists(path):
-                acc = cls._read(path)
-                if epsilon is not None and check_epsilon("budget epsilon", epsilon) != acc.total:
-                    raise InputError(
-                        f"{path} holds a budget of epsilon={acc.total:g}, not {epsilon:g}: a "
-                        "ledger's budget cannot change (omit the budget or use a new file)")
-                if delta is not None and \
-                        check_number("budget delta", delta, 0.0, 1.0) != acc.total_delta:
-                    raise InputError(f"{path} holds a delta budget of {acc.total_delta}, "
-                                     f"not {delta:g}: a ledger's budget cannot change")
+        if epsilon is not None:
+            epsilon = check_epsilon("budget epsilon", epsilon)
+        if delta is not None:
+            delta = check_number("budget delta", delta, 0.0, 1.0)
+        if neighbouring is not None:
+            neighbouring = Neighbouring.parse(neighbouring)
+        real = os.path.realpath(os.fspath(path))
+        if not os.path.exists(real):
+            if not create:
+                raise InputError(
+                    f"budget file {real} does not exist; to start a new ledger pass "
+                    "create=True (--new-ledger) with its total budget (a missing ledger is "
+                    "never started implicitly: a deleted ledger must not start afresh)")
+            if epsilon is None:
+                raise InputError(f"budget file {real} does not exist; give the total budget "
+                                 "to start it")
+        with _file.locked(real, create=create) as (fd, real):
+            acc, tip, _ = cls._read_tip(fd, real)
+            if acc is None:
+                if not create or epsilon is None:
+                    raise InputError(f"budget file {real} is empty: not a budget ledger")
+                acc = cls(epsilon, delta, neighbouring=neighbouring or Neighbouring.ADD_REMOVE)
+                tip = _new_file(fd, real, acc._header())
             else:
-                if epsilon is None:
-                    raise InputError(f"budget file {path} does not exist; give the total "
-                                     "budget to start it")
-                acc = cls(epsilon, delta)
-            yield acc
-            acc._write(path)
+                acc._check_same_budget(real, epsilon, delta, neighbouring)
+            state = {"tip": tip}
 
-    @classmethod
-    def _read(cls, path: str) -> "BudgetAccountant":
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except FileNotFoundError:
-            raise FileNotFoundError(f"budget file not found: {path}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"budget file {path} is not valid JSON: {exc}") from None
-        return cls.from_json(data, source=f"budget file {path}")
+            def sink(entry: Spend) -> None:
+                state["tip"] = _file.append(fd, entry.to_json(), state["tip"])
 
-    def _write(self, path: str) -> None:
-        text = json.dumps(self.to_json(), indent=2) + "\n"
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.",
-                                   suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        with contextlib.suppress(OSError):  # make the rename durable (POSIX)
-            dir_fd = os.open(folder, os.O_RDONLY)
+            acc._sink = sink
             try:
-                os.fsync(dir_fd)
+                yield acc
             finally:
-                os.close(dir_fd)
+                with acc._lock:
+                    acc._sink = None
+                    acc._origin = (real, state["tip"], len(acc._ledger))
+
+    def _check_same_budget(self, real: str, epsilon, delta, neighbouring) -> None:
+        if epsilon is not None and epsilon != self.total:
+            raise InputError(
+                f"{real} holds a budget of epsilon={self.total:g}, not {epsilon:g}: a "
+                "ledger's budget cannot change (omit the budget or use a new file)")
+        if delta is not None and delta != self.total_delta:
+            raise InputError(f"{real} holds a delta budget of {self.total_delta}, "
+                             f"not {delta:g}: a ledger's budget cannot change")
+        if neighbouring is not None and neighbouring is not self.neighbouring:
+            raise InputError(f"{real} keeps its budget in {self.neighbouring.value} "
+                             f"neighbours, not {neighbouring.value}: a ledger's relation "
+                             "cannot change (entries of the other relation are converted)")
+
+    def __copy__(self):
+        raise TypeError("a BudgetAccountant cannot be copied: two copies would each spend "
+                        "the same budget")
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("a BudgetAccountant cannot be pickled: spend through one accountant "
+                        "(or one ledger file, BudgetAccountant.open_ledger)")
 
     def __repr__(self) -> str:  # pragma: no cover - cosmetic
         return (f"BudgetAccountant(total={self.total:g}, spent={self.spent:g}, "
-                f"remaining={self.remaining:g})")
+                f"remaining={self.remaining:g}, {self.neighbouring.value})")
 
 
-@contextmanager
-def _file_lock(path: str, *, shared: bool):
-    """An advisory lock on ``path + ".lock"`` (never deleted: removing lock files races)."""
-    if fcntl is None:  # pragma: no cover
-        yield
-        return
-    fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+def _tip(header: dict, lines: list[dict]) -> str:
+    return (lines[-1] if lines else header)["hash"]
+
+
+def _new_file(fd: int, real: str, header: dict) -> str:
+    """Write the header of a new ledger (and make the new file durable); its hash."""
+    line = _file.header_line(header)
+    body = {k: v for k, v in line.items() if k not in ("hash", "prev")}
+    tip = _file.append(fd, body, _file.GENESIS)
+    folder = os.path.dirname(real)
+    try:  # the new directory entry (POSIX)
+        dir_fd = os.open(folder, os.O_RDONLY)
         try:
-            yield
+            os.fsync(dir_fd)
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+            os.close(dir_fd)
+    except OSError:  # pragma: no cover - platforms without directory fsync
+        pass
+    return tip
 
 
 def _position(ledger: list, entry: Spend) -> int:
@@ -403,10 +567,11 @@ class ParallelGroup:
         self.part_deltas: list[float] = []
         self.closed = False
         self._entry: Spend | None = None  # the group's reservation on the ledger
+        self._id = secrets.token_hex(8)
 
     @property
     def epsilon(self) -> float:
-        """The group's current cost."""
+        """The group's current cost (in its own relation)."""
         return _group_cost(self.parts, self.neighbouring)
 
     def spend(self, epsilon: float, delta: float = 0.0) -> None:
@@ -425,13 +590,17 @@ class ParallelGroup:
             deltas = self.part_deltas + [delta]
             cost = _group_cost(parts, self.neighbouring)
             cost_delta = _group_cost(deltas, self.neighbouring)
+            charged, charged_delta = charge(cost, cost_delta, self.neighbouring,
+                                            acc.neighbouring)
             others = [s for s in acc._ledger if s is not self._entry]
-            acc._refuse_if_over(cost, cost_delta, self._label,
-                                math.fsum(s.epsilon for s in others),
-                                math.fsum(s.delta for s in others),
-                                f"{epsilon:g} (the group would cost {cost:g})")
+            acc._refuse_if_over(charged, charged_delta, self._label,
+                                math.fsum(s.charged for s in others),
+                                math.fsum(s.charged_delta for s in others),
+                                f"{epsilon:g} (the group would cost {charged:g})")
             entry = Spend(cost, self._label, "parallel", tuple(parts), cost_delta,
-                          tuple(deltas), self.neighbouring.value, open=True)
+                          tuple(deltas), self.neighbouring.value, open=True, charged=charged,
+                          charged_delta=charged_delta, group=self._id)
+            acc._record(entry)
             if self._entry is None:
                 acc._ledger.append(entry)
             else:

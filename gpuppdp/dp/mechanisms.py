@@ -407,7 +407,8 @@ class LaplaceMechanism(_GridMechanism):
         ValueError
             NaN or infinite values.
         NoiseRangeError
-            A value beyond ``2**52 · granularity`` (it is named: the caller passed it).
+            A value beyond ``2**52 · granularity`` (the message states the range, never the
+            value: a query value may be private).
         """
         source = random if random is not None else default_source()
         scalar = isinstance(value, numbers.Real)
@@ -421,7 +422,8 @@ class LaplaceMechanism(_GridMechanism):
                 raise InputError("query values must be finite (got NaN or inf)")
             if largest / self.granularity > _MAX_GRID_UNITS:
                 raise NoiseRangeError(
-                    f"value: {largest!r} is out of the Laplace mechanism's exact range: "
+                    "a query value is out of the Laplace mechanism's exact range (the value "
+                    "is not shown: it may be private): "
                     f"|value| must be <= 2**52 * granularity = "
                     f"{_MAX_GRID_UNITS * self.granularity:g} (granularity "
                     f"{self.granularity:g}); pass a coarser granularity")
@@ -441,8 +443,7 @@ def _check_int_range(value, source: RandomSource):
                                          for v in arr.reshape(-1)):
             ints = [int(v) for v in arr.reshape(-1)]
             if ints and max(abs(v) for v in ints) > _MAX_INT_VALUE:
-                bad = max(ints, key=abs)
-                raise NoiseRangeError(_int_range_message(bad))
+                raise NoiseRangeError(_int_range_message())
             arr = np.array(ints, dtype=np.int64).reshape(arr.shape)
     kind = arr.dtype.kind
     if kind not in "iub":
@@ -454,15 +455,17 @@ def _check_int_range(value, source: RandomSource):
         lo = arr.min()
         hi, lo = (backend.scalar(hi), backend.scalar(lo)) if on_device else (int(hi), int(lo))
         if hi > _MAX_INT_VALUE or lo < -_MAX_INT_VALUE:
-            raise NoiseRangeError(_int_range_message(hi if hi > _MAX_INT_VALUE else lo))
+            raise NoiseRangeError(_int_range_message())
     if on_device:
         return arr.astype(backend.xp.int64)
     return backend.asarray(arr.astype(np.int64))
 
 
-def _int_range_message(bad) -> str:
-    return (f"value: {bad} is out of the geometric mechanism's exact range: |value| must be "
-            "<= 2**62 so that value + noise is exact in int64")
+def _int_range_message() -> str:
+    # the value is not quoted: a query value may be private (say the range only)
+    return ("a query value is out of the geometric mechanism's exact range (the value is not "
+            "shown: it may be private): |value| must be <= 2**62 so that value + noise is "
+            "exact in int64")
 
 
 class GeometricMechanism(_GridMechanism):

@@ -11,12 +11,25 @@ the key means breaking ChaCha20; the key never leaves the process.
 
 * **Fork safety.**  A forked child must not replay its parent's noise: every source that was
   not explicitly seeded draws a fresh key the first time it is used in a new process (a
-  :func:`os.register_at_fork` hook plus a process-id check on every draw).
+  :func:`os.register_at_fork` hook plus a process-id check on every draw).  The same hook
+  takes every source's lock before a fork and releases it after (in the child: a fresh
+  lock), so a fork while another thread draws cannot leave the child's lock held forever.
 * **Thread safety.**  Each draw reserves its range of keystream blocks under a lock, so two
   threads never use the same blocks.
+* **No copies.**  :func:`copy.copy`, :func:`copy.deepcopy` and :mod:`pickle` of a source
+  raise :class:`TypeError`: a copy would replay the same keystream.
 * **Seeds**, for tests and experiments only: the key is derived from the seed (SHA-512), and a
   :class:`SeededNoiseWarning` says that anyone who knows the seed can subtract the noise.  A
-  seeded source is deterministic, also across a fork.
+  seeded source is deterministic, also across a fork.  The releases of
+  :mod:`gpuppdp.dp.releases` refuse a seeded source unless it was created with
+  ``insecure=True``, and record the seed in the release and in the ledger.
+* **Timing.**  A Bernoulli trial reads one 32-bit word and, on a tie with the probability's
+  word (probability ``2**-16`` per trial, whatever the data), three more keystream blocks
+  (:mod:`gpuppdp.kernels.dp_noise`).  How long a draw takes therefore depends on the number
+  of ties, a function of the random words and the public probabilities only -- never of the
+  query values; the extra time is at most three block computations per tied trial, and the
+  number of ties among ``n`` trials is Binomial(n, 2**-16) (expected ``n / 65536``).  The
+  noise itself is not constant-time: treat the timing of a release like its output.
 
 References
 ----------
@@ -34,8 +47,10 @@ import hashlib
 import numbers
 import os
 import secrets
+import sys
 import threading
 import warnings
+import weakref
 
 import numpy as np
 
@@ -50,15 +65,61 @@ _NONCE_BYTES = 8
 
 # bumped in every forked child: a source keyed before the fork re-keys on its next draw
 _fork_generation = 0
+# every live source, so that a fork can hold their locks (no lock is copied while held)
+_SOURCES: "weakref.WeakSet[RandomSource]" = weakref.WeakSet()
+_REGISTRY_LOCK = threading.Lock()
+_HELD: list = []
+
+
+def _compiler_lock():
+    """Numba's compiler lock, if Numba is loaded: a thread compiling a noise kernel at the
+    fork would leave it held in the child, whose first draw would then wait forever."""
+    numba_lock = sys.modules.get("numba.core.compiler_lock")
+    return getattr(numba_lock, "global_compiler_lock", None)
+
+
+def _before_fork() -> None:
+    """Take Numba's compiler lock, the registry's and every source's lock: no draw and no
+    kernel compilation is half-done at the fork."""
+    compiler = _compiler_lock()
+    if compiler is not None:
+        compiler.acquire()
+    _REGISTRY_LOCK.acquire()
+    sources = list(_SOURCES)
+    for source in sources:
+        source._lock.acquire()
+    _HELD[:] = [compiler, sources]
+
+
+def _release_held() -> list:
+    if not _HELD:  # pragma: no cover - a fork hook without its "before"
+        return []
+    compiler, sources = _HELD
+    _HELD[:] = []
+    if compiler is not None:
+        compiler.release()
+    return sources
+
+
+def _after_fork_in_parent() -> None:
+    sources = _release_held()
+    for source in reversed(sources):
+        source._lock.release()
+    _REGISTRY_LOCK.release()
 
 
 def _after_fork_in_child() -> None:  # pragma: no cover - runs in forked children
-    global _fork_generation
+    global _fork_generation, _REGISTRY_LOCK
     _fork_generation += 1
+    sources = _release_held()  # the compiler lock is re-entrant: the child owns it, releases
+    for source in sources:
+        source._lock = threading.Lock()  # the child's own, free
+    _REGISTRY_LOCK = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
 
 
 class SeededNoiseWarning(UserWarning):
@@ -76,12 +137,20 @@ class RandomSource:
         Only for reproducible experiments and tests: the key is derived from ``seed``, which
         voids the privacy guarantee.  Emits a :class:`SeededNoiseWarning`.  Without it the key
         is 256 bits from :func:`secrets.token_bytes`.
+    insecure : bool, default False
+        Required (True) for a seeded source to be accepted by a release
+        (:func:`~gpuppdp.dp.dp_histogram` and the others refuse a seeded source without it):
+        the caller states that the release is not private.
 
     Attributes
     ----------
     backend : Backend
     seeded : bool
         True when the noise is reproducible from a seed (and therefore not private).
+    seed : int or None
+        The seed (None for an OS-keyed source).
+    insecure : bool
+        True when a seeded source may be used for a release.
     generator : str
         ``"chacha20"``.
     streams : int
@@ -109,9 +178,13 @@ class RandomSource:
     generator = "chacha20"
     streams = 1
 
-    def __init__(self, backend: str | Backend = "auto", *, seed: int | None = None):
+    def __init__(self, backend: str | Backend = "auto", *, seed: int | None = None,
+                 insecure: bool = False):
         self.backend = get_backend(backend)
         self.seeded = seed is not None
+        if not isinstance(insecure, bool):
+            raise InputError(f"insecure must be True or False, got {insecure!r}")
+        self.insecure = insecure and self.seeded
         if seed is not None:
             if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
                 raise InputError(f"seed must be a non-negative integer, got {seed!r}")
@@ -123,6 +196,25 @@ class RandomSource:
         self._lock = threading.Lock()
         self._epoch = 0
         self._rekey()
+        with _REGISTRY_LOCK:
+            _SOURCES.add(self)
+
+    @property
+    def seed(self) -> int | None:
+        """The seed of a seeded source (None when keyed from the OS)."""
+        return self._seed
+
+    def __copy__(self):
+        raise TypeError("a RandomSource cannot be copied: the copy would replay the same "
+                        "keystream (the same noise); create a new RandomSource instead")
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("a RandomSource cannot be pickled: the copy would replay the same "
+                        "keystream (the same noise); create a new RandomSource in the other "
+                        "process")
 
     # -- keys and counters ------------------------------------------------------------------
     def _rekey(self) -> None:

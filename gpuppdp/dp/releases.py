@@ -18,14 +18,45 @@ of such columns); the release then records ``domain_from_data``.  Otherwise addi
 person with a new value would add an output row with probability 1, which no amount of noise
 hides.
 
-**Values outside the domain** are refused with an error that names neither the values nor
-how many rows hold them (:class:`OutOfDomainError`), or, with ``unknown="other"``, counted in
-an extra ``"(other)"`` cell per column that is always released (its presence does not
-depend on the data).
+**Values outside the domain** (and missing values) never cause a refusal before the budget
+is charged.  ``unknown`` chooses what happens to their rows:
+
+* ``"other"``: counted in an extra ``"(other)"`` cell per column, always released (its
+  presence does not depend on the data; its noisy count estimates how many there were);
+* ``"drop"``: the rows are dropped before counting (a per-row function of public parameters:
+  the sensitivity does not change); the release says that rows outside the domain are
+  dropped, never how many were;
+* ``"error"`` (the default): the release is charged first, then refused with an error that
+  names neither the values nor how many rows hold them (:class:`OutOfDomainError`).  The
+  refusal is not noisy -- it answers "is any value outside the domain?" exactly -- but each
+  answer costs the release's ε, so probing stops when the budget runs out.  Use "other" or
+  "drop" for a release that is differentially private in every outcome.
+
+Refusals that depend only on the parameters (a bad ε, an exhausted budget, a column without
+a public domain, a seeded source without ``insecure=True``) come before the charge.
+
+**Persons with several rows.**  With ``person=COL`` and ``max_rows_per_person=M``, each
+person (value of ``COL``; each row with a missing ``COL`` is a person of its own) keeps at
+most ``M`` of their rows, chosen uniformly at random with the CSPRNG
+(:class:`~gpuppdp.dp.RandomSource`), before counting, and the sensitivity is scaled by ``M``:
+the release's ε is then person-level, and the ledger records it with the unit
+``person (COL, at most M rows)``.  The bounding is stable: which rows a person keeps depends
+only on that person's rows and on independent random keys, so adding or removing one person
+changes the bounded table by at most that person's ``M`` rows and leaves every other
+person's choice identically distributed -- the bounded histogram has sensitivity ``M``
+(``2M`` under replace-one), and the noise is calibrated to it.  How many rows were dropped
+is not released.
+
+**Seeds.**  A seeded :class:`~gpuppdp.dp.RandomSource` makes the noise reproducible by anyone
+who knows the seed (the true counts can be recovered exactly), so a release refuses it unless
+it was created with ``insecure=True``; the seed is then recorded in ``attrs["dp"]`` and in
+the ledger entry.
 
 Post-processing (rounding, clamping at 0, dividing a noisy sum by a noisy count) uses only
 the noisy values and public parameters, so it keeps the guarantee (Dwork & Roth 2014,
-Proposition 2.1).
+Proposition 2.1).  Clamping at 0 (the default for counts) biases every small cell upward
+and so sums of cells (totals): the release says so in ``attrs["dp"]["post_processing"]``;
+``clamp=False`` keeps the unbiased, possibly negative counts.
 
 References
 ----------
@@ -60,7 +91,7 @@ __all__ = ["DataDomainError", "OutOfDomainError", "dp_histogram",
            "UNKNOWN_CHOICES"]
 
 MECHANISMS = ("geometric", "laplace")
-UNKNOWN_CHOICES = ("error", "other")
+UNKNOWN_CHOICES = ("error", "other", "drop")
 DEFAULT_MAX_CELLS = 10**7
 OTHER = "(other)"  # the label of the cell of out-of-domain values (unknown="other")
 _MAX_KEY = 2**62  # mixed-radix cell keys are int64
@@ -85,8 +116,9 @@ class _Cells:
 
     columns: list[str]
     labels: list[np.ndarray]
-    key: object  # int64 array on the backend, one cell index per row
+    key: object  # int64 array on the backend, one cell index per (kept) row
     from_data: list[str]  # columns whose labels were read from the data (declared public)
+    out_of_domain: list = None  # unknown="error", deferred: columns to refuse after the charge
 
     @property
     def radices(self) -> tuple[int, ...]:
@@ -146,19 +178,73 @@ def _domain_list(col: str, values) -> np.ndarray:
     return labels
 
 
+def _check_source(source: RandomSource) -> None:
+    """A seeded source is refused for a release unless created with ``insecure=True``."""
+    if not isinstance(source, RandomSource):
+        raise InputError(f"random must be a RandomSource, got {type(source).__name__}")
+    if source.seeded and not getattr(source, "insecure", False):
+        raise InputError(
+            "a seeded RandomSource is not private (anyone who knows the seed recovers the "
+            "true counts exactly); a release accepts it only when created with "
+            "RandomSource(..., seed=N, insecure=True) (--insecure-seed on the command line)")
+
+
+def _column_codes(col: str, values: pd.Series, h, level, domains: dict, public: set,
+                  values_are: str, deferred: bool = False):
+    """``(codes, labels, from_data)`` of one column; None when it has no public domain."""
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
+        raise InputError(f"level of {col!r} must be an integer, got {level!r}")
+    if h is not None and col in domains:
+        raise InputError(f"give either a hierarchy or a domain for {col!r}, not both")
+    if h is None and level != 0:
+        raise InputError(f"level {level} of {col!r} needs a hierarchy for {col!r}")
+    if h is not None:
+        if not 0 <= level <= h.height:
+            raise InputError(f"level of {col!r} must be in 0..{h.height} (its hierarchy's "
+                             f"height), got {level}")
+        col_labels = np.asarray(h.labels(level), dtype=object)
+        if values_are == "leaves":
+            leaf = _match(values, h.leaves)
+            col_codes = np.where(leaf >= 0, h.codes(level).astype(np.int64)[leaf], -1)
+        else:
+            col_codes = _match(values, col_labels)
+        return col_codes, col_labels, False
+    if col in domains:
+        col_labels = _domain_list(col, domains[col])
+        return _match(values, col_labels), col_labels, False
+    if col not in public:
+        return None
+    missing = values.isna().to_numpy()
+    if missing.any() and not deferred:
+        raise InputError(f"column {col!r} has missing values; fill or drop them first")
+    present = values[~missing]  # deferred: missing values are out of the domain (code -1)
+    try:
+        codes, col_labels = encode_column(present, sort=True)
+    except TypeError:  # mixed types do not sort: compare as strings
+        codes, col_labels = encode_column(present.astype(str), sort=True)
+    col_codes = np.full(len(values), -1, dtype=np.int64)
+    col_codes[~missing] = codes
+    return col_codes, np.asarray(col_labels, dtype=object), True
+
+
 def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, public_domain,
             unknown: str, source: RandomSource, max_cells: int, *,
-            values_are: str = "leaves") -> _Cells:
+            values_are: str = "leaves", deferred: bool = False, select=None) -> _Cells:
     """Cell keys on the device: each column's codes in its public domain, mixed-radix.
 
     ``values_are``: ``"leaves"`` (data values, generalized through the hierarchies to the
     levels) or ``"labels"`` (a released table: values are already labels of the levels).
+    ``deferred``: out-of-domain rows never raise here (``unknown="error"`` sets
+    ``out_of_domain`` for the caller to refuse after the charge; ``"drop"`` drops them);
+    ``select(valid)``, given the host mask of in-domain rows, returns the rows to count.
     """
     hierarchies = dict(hierarchies or {})
     levels = dict(levels or {})
     domains = dict(domains or {})
-    if unknown not in UNKNOWN_CHOICES:
-        raise InputError(f"unknown must be one of {UNKNOWN_CHOICES}, got {unknown!r}")
+    _check_source(source)
+    if unknown not in UNKNOWN_CHOICES or (unknown == "drop" and not deferred):
+        choices = UNKNOWN_CHOICES if deferred else ("error", "other")
+        raise InputError(f"unknown must be one of {choices}, got {unknown!r}")
     for name, h in hierarchies.items():
         if not isinstance(h, Hierarchy):
             raise InputError(f"hierarchies[{name!r}] must be a Hierarchy, got {type(h).__name__}")
@@ -170,53 +256,19 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
     public = _public_columns(public_domain, cols)
     labels, codes, from_data, undeclared = [], [], [], []
     for col in cols:
-        level = levels.get(col, 0)
-        h = hierarchies.get(col)
-        if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
-            raise InputError(f"level of {col!r} must be an integer, got {level!r}")
-        if h is not None and col in domains:
-            raise InputError(f"give either a hierarchy or a domain for {col!r}, not both")
-        if h is None and level != 0:
-            raise InputError(f"level {level} of {col!r} needs a hierarchy for {col!r}")
-        values = data[col]
-        if h is not None:
-            if not 0 <= level <= h.height:
-                raise InputError(f"level of {col!r} must be in 0..{h.height} (its hierarchy's "
-                                 f"height), got {level}")
-            col_labels = np.asarray(h.labels(level), dtype=object)
-            if values_are == "leaves":
-                leaf = _match(values, h.leaves)
-                col_codes = np.where(leaf >= 0, h.codes(level).astype(np.int64)[leaf], -1)
-            else:
-                col_codes = _match(values, col_labels)
-        elif col in domains:
-            col_labels = _domain_list(col, domains[col])
-            col_codes = _match(values, col_labels)
-        elif col in public:
-            if values.isna().any():
-                raise InputError(f"column {col!r} has missing values; fill or drop them first")
-            try:
-                col_codes, col_labels = encode_column(values, sort=True)
-            except TypeError:  # mixed types do not sort: compare as strings
-                col_codes, col_labels = encode_column(values.astype(str), sort=True)
-            col_codes = col_codes.astype(np.int64)
-            col_labels = np.asarray(col_labels, dtype=object)
-            from_data.append(col)
-        else:
+        got = _column_codes(col, data[col], hierarchies.get(col), levels.get(col, 0), domains,
+                            public, values_are, deferred)
+        if got is None:
             undeclared.append(col)
             continue
-        if col not in from_data:
-            if unknown == "other":  # always present: the table's shape is data-independent
-                if OTHER in {str(v) for v in col_labels}:
-                    raise InputError(f"the domain of {col!r} already has a value {OTHER!r}")
-                col_codes = np.where(col_codes >= 0, col_codes, len(col_labels))
-                col_labels = np.append(col_labels, np.array([OTHER], dtype=object))
-            elif (col_codes < 0).any():
-                raise OutOfDomainError(
-                    f"column {col!r} has values outside its public domain (not shown: naming "
-                    "or counting them would disclose the data); clean the column, extend the "
-                    "domain, or pass unknown='other' to count them in an "
-                    f"{OTHER!r} cell")
+        col_codes, col_labels, read = got
+        if read:
+            from_data.append(col)
+        elif unknown == "other":  # always present: the table's shape is data-independent
+            if OTHER in {str(v) for v in col_labels}:
+                raise InputError(f"the domain of {col!r} already has a value {OTHER!r}")
+            col_codes = np.where(col_codes >= 0, col_codes, len(col_labels))
+            col_labels = np.append(col_labels, np.array([OTHER], dtype=object))
         labels.append(col_labels)
         codes.append(col_codes)
     if undeclared:
@@ -232,12 +284,76 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
             f"the table over {cols} has {cells} cells, more than "
             f"{'max_cells=' + str(max_cells) if max_cells < _MAX_KEY else 'a 63-bit key holds'};"
             " generalize some columns (higher levels) or raise max_cells")
-    backend = source.backend
+    valid = np.ones(len(data), dtype=bool)
+    bad = []
+    for col, col_codes in zip([c for c in cols if c not in undeclared], codes):
+        ok = col_codes >= 0
+        if not ok.all():
+            bad.append(col)
+            valid &= ok
+    if bad and not deferred:  # unknown="error" of a caller that refuses at once
+        raise OutOfDomainError(_out_of_domain(bad))
     key = np.zeros(len(data), dtype=np.int64)
     for col_codes, col_labels in zip(codes, labels):
         key *= len(col_labels)
         key += col_codes
-    return _Cells(cols, labels, backend.asarray(key), from_data)
+    keep = valid if select is None else select(valid)
+    if deferred and not keep.all():
+        key = key[keep]
+    # with "other", what remains in ``bad`` are missing values of a column whose values are
+    # read from the data (it has no "(other)" cell): refused after the charge as well
+    return _Cells(cols, labels, source.backend.asarray(key), from_data,
+                  out_of_domain=[] if unknown == "drop" else bad)
+
+
+def _out_of_domain(bad: list) -> str:
+    return (f"column(s) {format_values(bad)}: values outside its public domain (or missing "
+            "values; not shown: naming or counting them would disclose the data); clean the "
+            f"column, extend the domain, or pass unknown='other' to count them in an {OTHER!r}"
+            " cell or unknown='drop' to drop them")
+
+
+def _bound_persons(persons: pd.Series, valid: np.ndarray, m: int,
+                   source: RandomSource) -> np.ndarray:
+    """Rows kept when each person keeps at most ``m`` of their (valid) rows, chosen
+    uniformly at random: a random 63-bit key per row (CSPRNG), then the ``m`` smallest keys
+    of each person.  A row with a missing person is a person of its own."""
+    codes = pd.factorize(persons, use_na_sentinel=True)[0].astype(np.int64)
+    missing = codes < 0
+    if missing.any():
+        codes[missing] = codes.max(initial=-1) + 1 + np.arange(int(missing.sum()))
+    rows = np.flatnonzero(valid)
+    keep = np.zeros(len(valid), dtype=bool)
+    if rows.shape[0] == 0:
+        return keep
+    who = codes[rows]
+    order = np.lexsort((source.backend.to_host(source.random_bits(rows.shape[0])), who))
+    ranked = who[order]
+    first = np.r_[True, ranked[1:] != ranked[:-1]]
+    start = np.maximum.accumulate(np.where(first, np.arange(ranked.shape[0]), 0))
+    keep[rows[order[np.arange(ranked.shape[0]) - start < m]]] = True
+    return keep
+
+
+def _persons(data: pd.DataFrame, cols: list[str], person, max_rows_per_person):
+    """``(column, M)`` of the contribution bound, or ``(None, 1)``: rows are persons."""
+    if person is None:
+        if max_rows_per_person is not None:
+            raise InputError("max_rows_per_person needs person= (the column that names the "
+                             "person each row belongs to)")
+        return None, 1
+    if not isinstance(person, str) or person not in data.columns:
+        raise InputError(f"person column {person!r} not in the data")
+    if person in cols:
+        raise InputError(f"person column {person!r} cannot be a grouping column: a table by "
+                         "it would publish who is in the data")
+    m = check_int("max_rows_per_person", 1 if max_rows_per_person is None
+                  else max_rows_per_person, 1)
+    return person, m
+
+
+def _unit(person, m: int) -> str:
+    return "row" if person is None else f"person ({person}, at most {m} rows)"
 
 
 def _mechanism(name: str, epsilon: float, sensitivity: float, coordinates: int):
@@ -271,17 +387,34 @@ def _noisy_counts(counts, mech, source: RandomSource, *, clamp: bool, rounding: 
     return source.backend.to_host(noisy), post
 
 
+CLAMP_NOTE = ("counts clamped at 0: this biases small cells, and totals over cells, upward; "
+              "clamp=False (--no-clamp) keeps the unbiased counts")
+
+
+def _check_accountant(accountant, epsilon: float, delta: float,
+                      neighbouring: Neighbouring) -> None:
+    """Before anything reads the data: a wrong accountant or an exhausted budget."""
+    if accountant is None:
+        return
+    if not isinstance(accountant, BudgetAccountant):
+        raise InputError(f"accountant must be a BudgetAccountant, got "
+                         f"{type(accountant).__name__}")
+    accountant.check(epsilon, delta=delta, neighbouring=neighbouring)
+
+
 def _spend(accountant: BudgetAccountant | None, epsilon: float, delta: float,
-           label: str) -> None:
+           label: str, *, neighbouring: Neighbouring | None = None, unit: str = "row",
+           seed: int | None = None) -> None:
     if accountant is not None:
         if not isinstance(accountant, BudgetAccountant):
             raise InputError(f"accountant must be a BudgetAccountant, got "
                              f"{type(accountant).__name__}")
-        accountant.spend(epsilon, delta=delta, label=label)
+        accountant.spend(epsilon, delta=delta, label=label, neighbouring=neighbouring,
+                         unit=unit, seed=seed)
 
 
 def _record(frame: pd.DataFrame, *, epsilon, delta, neighbouring, queries, post, source, cells,
-            from_data, unknown) -> pd.DataFrame:
+            from_data, unknown, unit: str = "row") -> pd.DataFrame:
     frame.attrs["dp"] = {
         "epsilon": epsilon,
         "delta": delta,
@@ -293,6 +426,13 @@ def _record(frame: pd.DataFrame, *, epsilon, delta, neighbouring, queries, post,
         "unknown": unknown,
         "randomness": "chacha20 (seeded: NOT private)" if source.seeded else "chacha20",
         "seeded": source.seeded,
+        "seed": source.seed,
+        "unit": unit,
+        "clamping": CLAMP_NOTE if any(p.startswith("clamped at 0") or "clamped at 0" in p
+                                      for p in post) else None,
+        "out_of_domain": {"error": "a release with any is refused, after its charge",
+                          "other": f"counted in the {OTHER!r} cells",
+                          "drop": "dropped (how many is not released)"}.get(unknown),
         "backend": source.backend.name,
     }
     return frame
@@ -309,14 +449,16 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
                  clamp: bool = True, rounding: bool = True,
                  max_cells: int = DEFAULT_MAX_CELLS,
                  random: RandomSource | None = None,
-                 accountant: BudgetAccountant | None = None) -> pd.DataFrame:
+                 accountant: BudgetAccountant | None = None,
+                 person: str | None = None,
+                 max_rows_per_person: int | None = None) -> pd.DataFrame:
     """A noisy contingency table: counts over any subset of columns, at any level.
 
     Parameters
     ----------
     data : DataFrame
-        One row per person: the unit of privacy.  (If a person can own ``m`` rows, the
-        histogram sensitivity is ``m`` times larger: divide ``epsilon`` by ``m``.)
+        The rows.  Without ``person`` each row is one person (the unit of privacy); if a
+        person can own several rows, give ``person`` and ``max_rows_per_person``.
     by : str or sequence of str
         Grouping columns (typically quasi-identifiers).
     epsilon : float
@@ -332,9 +474,10 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
         hierarchy or domain) is public, so that it may be read from the data.  Without a
         hierarchy, a domain or this declaration a column is refused
         (:class:`DataDomainError`).
-    unknown : {"error", "other"}
-        Values outside a column's domain: refused without being named
-        (:class:`OutOfDomainError`), or counted in an ``"(other)"`` cell, released always.
+    unknown : {"error", "other", "drop"}
+        Rows with values outside a column's domain (or missing): refused *after the charge*
+        without being named (:class:`OutOfDomainError`), counted in an ``"(other)"`` cell
+        (released always), or dropped (the release never says how many).
     mechanism : {"geometric", "laplace"}
         Integer two-sided geometric noise (default) or grid Laplace noise.
     neighbouring : {"add-remove", "replace"}
@@ -346,9 +489,17 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
     max_cells : int
         Refuse tables with more cells than this (every cell is released).
     random : RandomSource, optional
-        Backend and randomness; default :func:`default_source` (OS entropy, ChaCha20).
+        Backend and randomness; default :func:`default_source` (OS entropy, ChaCha20).  A
+        seeded source is refused unless created with ``insecure=True``.
     accountant : BudgetAccountant, optional
-        Charged ``(epsilon, delta)`` before any noise is drawn.
+        Checked before the data is read, charged ``(epsilon, delta)`` (with the
+        neighbouring relation, the unit and any seed) before any noise is drawn.
+    person : str, optional
+        The column naming the person each row belongs to: each person keeps at most
+        ``max_rows_per_person`` rows (a uniformly random choice), the sensitivity is scaled
+        by it and ε is person-level (see the module docstring: the bounding is stable).
+    max_rows_per_person : int, optional
+        ``M`` >= 1 (default 1 with ``person``).
 
     Returns
     -------
@@ -373,24 +524,63 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
     >>> table["sex"].tolist(), table.attrs["dp"]["epsilon"], table.attrs["dp"]["delta"] < 1e-150
     (['f', 'm'], 1.0, True)
     """
+    cols = _columns(data, by)
+    return _count_release(
+        data, cols, epsilon=epsilon, hierarchies=hierarchies, levels=levels, domains=domains,
+        public_domain=public_domain, unknown=unknown, mechanism=mechanism,
+        neighbouring=neighbouring, clamp=clamp, rounding=rounding, max_cells=max_cells,
+        random=random, accountant=accountant, person=person,
+        max_rows_per_person=max_rows_per_person, label=f"dp_histogram by {cols}")
+
+
+def _count_release(data, cols, *, epsilon, hierarchies, levels, domains, public_domain,
+                   unknown, mechanism, neighbouring, clamp, rounding, max_cells, random,
+                   accountant, person, max_rows_per_person, label, values_are="leaves",
+                   class_list_public=False) -> pd.DataFrame:
+    """The counts of :func:`dp_histogram` and :func:`dp_class_counts`: parameter checks and
+    the budget first, then the data (out-of-domain rows decided after the charge)."""
     epsilon = check_epsilon("epsilon", epsilon)
     neighbouring = Neighbouring.parse(neighbouring)
-    mech = _mechanism(mechanism, epsilon, histogram_sensitivity(neighbouring=neighbouring),
-                      _changed_cells(neighbouring))
-    cols = _columns(data, by)
+    person, m = _persons(data, cols, person, max_rows_per_person)
+    mech = _mechanism(mechanism, epsilon,
+                      histogram_sensitivity(neighbouring=neighbouring, max_contributions=m),
+                      _changed_cells(neighbouring) * m)
+    if unknown not in UNKNOWN_CHOICES:
+        raise InputError(f"unknown must be one of {UNKNOWN_CHOICES}, got {unknown!r}")
     source = random if random is not None else default_source()
+    _check_source(source)
+    _check_accountant(accountant, epsilon, mech.delta, neighbouring)
+    limit = _MAX_KEY if class_list_public else check_int("max_cells", max_cells, 1)
+    select = None if person is None else (
+        lambda valid: _bound_persons(data[person], valid, m, source))
     cells = _encode(data, cols, hierarchies, levels, domains, public_domain, unknown, source,
-                    check_int("max_cells", max_cells, 1))
+                    limit, values_are=values_are, deferred=True, select=select)
     xp = source.backend.xp
-    n_cells = math.prod(cells.radices)
-    counts = xp.bincount(cells.key, minlength=n_cells).astype(xp.int64)
-    _spend(accountant, epsilon, mech.delta, f"dp_histogram by {cols}")
+    if class_list_public and cells.key.shape[0]:
+        inverse, rep, _ = groupby.group(xp, [cells.key], order="sorted")
+        counts = xp.bincount(inverse, minlength=rep.shape[0]).astype(xp.int64)
+        rows = source.backend.to_host(cells.key[rep])
+    elif class_list_public:  # no row left: no class found
+        counts, rows = xp.zeros(0, dtype=xp.int64), np.zeros(0, dtype=np.int64)
+    else:
+        rows = np.arange(math.prod(cells.radices))
+        counts = (xp.bincount(cells.key, minlength=len(rows)).astype(xp.int64)
+                  if cells.key.shape[0] else xp.zeros(len(rows), dtype=xp.int64))
+    unit = _unit(person, m)
+    _spend(accountant, epsilon, mech.delta, label, neighbouring=neighbouring, unit=unit,
+           seed=source.seed)
+    if cells.out_of_domain:  # decided after the charge: probing costs epsilon each time
+        raise OutOfDomainError(_out_of_domain(cells.out_of_domain) + (
+            f" (this refusal was charged epsilon={epsilon:g})" if accountant is not None
+            else ""))
     noisy, post = _noisy_counts(counts, mech, source, clamp=clamp, rounding=rounding)
-    frame = cells.frame(np.arange(n_cells))
+    if person is not None:
+        post.insert(0, f"at most {m} rows per person ({person!r}), chosen at random")
+    frame = cells.frame(rows)
     frame["count"] = noisy
     return _record(frame, epsilon=epsilon, delta=mech.delta, neighbouring=neighbouring,
-                   queries={"count": mech.info()}, post=post, source=source, cells=n_cells,
-                   from_data=cells.from_data, unknown=unknown)
+                   queries={"count": mech.info()}, post=post, source=source,
+                   cells=len(frame), from_data=cells.from_data, unknown=unknown, unit=unit)
 
 
 def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
@@ -405,7 +595,9 @@ def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
                     clamp: bool = True, rounding: bool = True,
                     max_cells: int = DEFAULT_MAX_CELLS,
                     random: RandomSource | None = None,
-                    accountant: BudgetAccountant | None = None) -> pd.DataFrame:
+                    accountant: BudgetAccountant | None = None,
+                    person: str | None = None,
+                    max_rows_per_person: int | None = None) -> pd.DataFrame:
     """Noisy size of every equivalence class of a released (generalized) table.
 
     The list of classes must not come from the data.  With ``hierarchies`` (and the
@@ -428,7 +620,8 @@ def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
     hierarchies, levels, domains, public_domain, unknown
         As in :func:`dp_histogram`; the values of ``released`` are labels of the given
         levels (not leaves).
-    epsilon, mechanism, neighbouring, clamp, rounding, max_cells, random, accountant
+    epsilon, mechanism, neighbouring, clamp, rounding, max_cells, random, accountant, person,
+    max_rows_per_person
         As in :func:`dp_histogram`.
 
     Returns
@@ -437,34 +630,18 @@ def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
         One row per class with the ``quasi_identifiers`` columns and ``count``;
         ``attrs["dp"]`` as in :func:`dp_histogram`.
     """
-    epsilon = check_epsilon("epsilon", epsilon)
-    neighbouring = Neighbouring.parse(neighbouring)
-    mech = _mechanism(mechanism, epsilon, histogram_sensitivity(neighbouring=neighbouring),
-                      _changed_cells(neighbouring))
     cols = _columns(released, quasi_identifiers)
-    source = random if random is not None else default_source()
     fixed = set(hierarchies or {}) | set(domains or {})
     class_list_public = _public_columns(public_domain, cols) >= set(cols) and not (
         fixed & set(cols))
     # a declared-public class list releases the classes found, not every combination
-    limit = _MAX_KEY if class_list_public else check_int("max_cells", max_cells, 1)
-    cells = _encode(released, cols, hierarchies, levels, domains, public_domain, unknown,
-                    source, limit, values_are="labels")
-    xp = source.backend.xp
-    if class_list_public:
-        inverse, rep, _ = groupby.group(xp, [cells.key], order="sorted")
-        counts = xp.bincount(inverse, minlength=rep.shape[0]).astype(xp.int64)
-        rows = source.backend.to_host(cells.key[rep])
-    else:
-        rows = np.arange(math.prod(cells.radices))
-        counts = xp.bincount(cells.key, minlength=len(rows)).astype(xp.int64)
-    _spend(accountant, epsilon, mech.delta, f"dp_class_counts over {cols}")
-    noisy, post = _noisy_counts(counts, mech, source, clamp=clamp, rounding=rounding)
-    frame = cells.frame(rows)
-    frame["count"] = noisy
-    return _record(frame, epsilon=epsilon, delta=mech.delta, neighbouring=neighbouring,
-                   queries={"count": mech.info()}, post=post, source=source,
-                   cells=len(frame), from_data=cells.from_data, unknown=unknown)
+    return _count_release(
+        released, cols, epsilon=epsilon, hierarchies=hierarchies, levels=levels,
+        domains=domains, public_domain=public_domain, unknown=unknown, mechanism=mechanism,
+        neighbouring=neighbouring, clamp=clamp, rounding=rounding, max_cells=max_cells,
+        random=random, accountant=accountant, person=person,
+        max_rows_per_person=max_rows_per_person, label=f"dp_class_counts over {cols}",
+        values_are="labels", class_list_public=class_list_public)
 
 
 def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,

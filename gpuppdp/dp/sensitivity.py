@@ -10,8 +10,12 @@ here takes the relation explicitly:
   DP; the dataset size is public).
 
 A person may own several records: ``max_contributions`` bounds how many (1 when each person is
-one row, as in microdata).  Values are only bounded if the query clips them: the releases in
-:mod:`gpuppdp.dp.releases` clip to the declared ``[lower, upper]`` before summing.
+one row, as in microdata).  The bound must be *enforced*, not assumed: the releases in
+:mod:`gpuppdp.dp.releases` enforce it with ``person=`` and ``max_rows_per_person=`` (rows
+beyond the bound dropped at random before counting) and pass it here.  (Dividing ε by ``m``
+instead gives the same noise but records a row-level ε: a ledger would under-count the
+person-level spending ``m``-fold.)  Values are only bounded if the query clips them: the
+releases clip to the declared ``[lower, upper]`` before summing.
 
 References
 ----------
