@@ -66,9 +66,9 @@ def _option(parser: argparse.ArgumentParser, action: argparse.Action) -> Option:
         metavar = "" if action.nargs == 0 else formatter._format_args(
             action, formatter._get_default_metavar_for_optional(action))
     else:
-        names = [formatter._get_default_metavar_for_positional(action)]
-        metavar = formatter._format_args(
-            action, formatter._get_default_metavar_for_positional(action))
+        default = formatter._get_default_metavar_for_positional(action)   # the dest
+        names = [action.metavar if isinstance(action.metavar, str) else default]
+        metavar = formatter._format_args(action, default)   # with nargs: FILE [FILE ...]
     choices = [str(c) for c in action.choices] if action.choices is not None and not isinstance(
         action, argparse._SubParsersAction) else []
     return Option(names, metavar, " ".join(text.split()), choices)
@@ -78,8 +78,8 @@ def describe(parser: argparse.ArgumentParser) -> Command:
     """The description, usage and options of one parser (its subparsers left out)."""
     groups = []
     for group in parser._action_groups:
-        options = [_option(parser, a) for a in group._group_actions
-                   if a.help != argparse.SUPPRESS and not isinstance(a, argparse._SubParsersAction)]
+        options = [_option(parser, a) for a in group._group_actions if a.help != argparse.SUPPRESS
+                   and not isinstance(a, argparse._SubParsersAction)]
         if options:
             groups.append((group.title or "options", options))
     return Command(parser.prog, " ".join((parser.description or "").split()), _usage(parser),
@@ -114,8 +114,8 @@ def setup(app):
         return nodes.paragraph(text, text)
 
     def option_item(option: Option) -> nodes.definition_list_item:
-        spelled = ", ".join(f"{n} {option.metavar}".strip() if n.startswith("-") else n
-                            for n in option.names)
+        spelled = ", ".join(f"{n} {option.metavar}".strip() if n.startswith("-")
+                            else option.metavar or n for n in option.names)
         term = nodes.term("", "", nodes.literal(spelled, spelled))
         body = nodes.definition()
         if option.help:
