@@ -46,10 +46,11 @@ napoleon_use_rtype = False
 napoleon_use_ivar = True   # "Attributes" as fields: no second entry beside a property
 napoleon_preprocess_types = False
 
-autodoc_default_options = {"show-inheritance": True}   # :members: where wanted
+autodoc_default_options: dict = {}   # :members: and :show-inheritance: where wanted
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_typehints_format = "short"
+autodoc_preserve_defaults = True   # defaults as written in the source, not their repr
 autosummary_generate = False
 # optional dependencies the docs build need not install
 autodoc_mock_imports: list[str] = []
