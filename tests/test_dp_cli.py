@@ -130,6 +130,28 @@ def _ledger(path):
     return dict(header, ledger=entries)
 
 
+def test_budget_alone_starts_a_ledger_with_a_note(files, capsys):
+    """``--budget`` with a missing ledger starts it, saying so on the terminal (never
+    silently); ``--new-ledger`` says so itself and has no note."""
+    from gpuppdp.cli import main
+
+    tmp, data, hier = files
+
+    def release(ledger, *extra):
+        return main(["dp-histogram", str(data), "--by", "age", "--hierarchy", f"age={hier}",
+                     "--epsilon", "0.4", "--budget-file", str(ledger), "--budget", "1", *extra,
+                     "--output", str(tmp / f"{ledger.stem}.csv")])
+
+    assert release(tmp / "a.json") == 0
+    err = capsys.readouterr().err
+    assert f"no ledger at {tmp / 'a.json'}: starting a new one with a budget of 1" in err
+    assert release(tmp / "a.json") == 0  # it exists now: no note
+    assert "no ledger" not in capsys.readouterr().err
+    assert release(tmp / "b.json", "--new-ledger") == 0
+    assert "no ledger" not in capsys.readouterr().err
+    assert _ledger(tmp / "a.json")["epsilon"] == 1
+
+
 def test_budget_file_is_enforced_across_runs(files, capsys):
     """Each run charges the ledger; one that would overspend is refused (exit status 2, one
     line) and leaves the ledger and the output as they were."""
@@ -146,8 +168,6 @@ def test_budget_file_is_enforced_across_runs(files, capsys):
 
     assert release(0.4) == 2  # a missing ledger is an error
     assert "does not exist" in capsys.readouterr().err and not ledger.exists()
-    assert release(0.4, "--budget", "1") == 2  # ... also with --budget: never implicit
-    assert "--new-ledger" in capsys.readouterr().err and not ledger.exists()
     assert release(0.4, "--budget", "1", "--new-ledger") == 0
     assert "epsilon 0.4 of 1 spent, 0.6 remaining" in capsys.readouterr().out
     assert release(0.5) == 0  # the ledger keeps its budget

@@ -79,8 +79,10 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="total epsilon of a new --budget-file (an existing ledger keeps its "
                         "own, and a different value is refused)")
     p.add_argument("--new-ledger", action="store_true",
-                   help="start --budget-file with --budget if it does not exist (without it a "
-                        "missing ledger is an error: a deleted ledger never starts afresh)")
+                   help="start --budget-file with --budget if it does not exist (without it, "
+                        "--budget alone starts it with a note on the terminal, and a missing "
+                        "ledger without --budget is an error: a deleted ledger never starts "
+                        "afresh unnoticed)")
     p.add_argument("--person", default=None, metavar="COL",
                    help="column naming the person each row belongs to: each person keeps at "
                         "most --max-rows-per-person rows (chosen at random) and epsilon is "
@@ -184,8 +186,14 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
         raise InputError(f"--person {args.person!r} cannot be in --by: a table by it would "
                          "publish who is in the data")
     _check_options(args)
+    if (args.budget_file is not None and args.budget is not None and not args.new_ledger
+            and not os.path.exists(args.budget_file)):
+        # a ledger started by --budget alone is said on the terminal, never silently
+        print(f"gpuppdp: note: no ledger at {args.budget_file}: starting a new one with a "
+              f"budget of {args.budget:g} (--new-ledger says so and silences this line)",
+              file=sys.stderr)
     ledger = (BudgetAccountant.open_ledger(args.budget_file, epsilon=args.budget,
-                                           create=args.new_ledger)
+                                           create=args.new_ledger or args.budget is not None)
               if args.budget_file is not None else contextlib.nullcontext())
     with ledger as accountant, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
