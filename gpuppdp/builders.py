@@ -401,6 +401,7 @@ def masking_hierarchy(values: Iterable[Any], *, char: str = "*", direction: str 
     Returns
     -------
     Hierarchy
+        Level ``i`` masks ``i`` characters; the top level masks them all.
 
     Examples
     --------
@@ -506,6 +507,7 @@ def date_hierarchy(values: Iterable[Any], *,
     Returns
     -------
     Hierarchy
+        The leaves are the dates as given; one level per granularity, then ``top``.
 
     Examples
     --------

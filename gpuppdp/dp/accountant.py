@@ -71,6 +71,7 @@ from ..errors import InputError
 from ..validation import check_epsilon, check_number
 from . import ledger as _file
 from .ledger import LedgerError
+from .randomness import NoCopies
 from .sensitivity import Neighbouring
 
 __all__ = ["BudgetAccountant", "BudgetError", "LedgerError", "Spend", "ParallelGroup",
@@ -200,7 +201,7 @@ def _check_seed(seed) -> int | None:
     return None if seed is None else int(seed)
 
 
-class BudgetAccountant:
+class BudgetAccountant(NoCopies):
     """A total privacy budget (ε, δ), kept in one neighbouring relation, and what has been
     spent from it.
 
@@ -225,6 +226,9 @@ class BudgetAccountant:
     >>> acc.spent, acc.remaining
     (0.75, 0.25)
     """
+
+    _no_copy_reason = ("two copies would each spend the same budget; spend through one "
+                       "accountant (or one ledger file, BudgetAccountant.open_ledger)")
 
     def __init__(self, epsilon: float, delta: float | None = None, *,
                  neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE):
@@ -514,16 +518,6 @@ class BudgetAccountant:
                              f"neighbours, not {neighbouring.value}: a ledger's relation "
                              "cannot change (entries of the other relation are converted)")
 
-    def __copy__(self):
-        raise TypeError("a BudgetAccountant cannot be copied: two copies would each spend "
-                        "the same budget")
-
-    def __deepcopy__(self, memo):
-        return self.__copy__()
-
-    def __reduce_ex__(self, protocol):
-        raise TypeError("a BudgetAccountant cannot be pickled: spend through one accountant "
-                        "(or one ledger file, BudgetAccountant.open_ledger)")
 
     def __repr__(self) -> str:  # pragma: no cover - cosmetic
         return (f"BudgetAccountant(total={self.total:g}, spent={self.spent:g}, "

@@ -126,7 +126,24 @@ class SeededNoiseWarning(UserWarning):
     """Noise drawn from a caller-supplied seed is reproducible, hence not private."""
 
 
-class RandomSource:
+class NoCopies:
+    """An object a copy of which would break a guarantee (the same noise drawn twice, the same
+    budget spent twice): ``copy``, ``deepcopy`` and ``pickle`` refuse with ``TypeError`` and
+    the class's :attr:`_no_copy_reason`."""
+
+    _no_copy_reason = ""
+
+    def __copy__(self):
+        raise TypeError(f"a {type(self).__name__} cannot be copied: {self._no_copy_reason}")
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f"a {type(self).__name__} cannot be pickled: {self._no_copy_reason}")
+
+
+class RandomSource(NoCopies):
     """A cryptographically secure source of random bits on one backend.
 
     Parameters
@@ -175,6 +192,9 @@ class RandomSource:
     (3,)
     """
 
+    _no_copy_reason = ("a copy would replay the same keystream (the same noise); create a new "
+                       "RandomSource (in the other process)")
+
     generator = "chacha20"
     streams = 1
 
@@ -204,17 +224,6 @@ class RandomSource:
         """The seed of a seeded source (None when keyed from the OS)."""
         return self._seed
 
-    def __copy__(self):
-        raise TypeError("a RandomSource cannot be copied: the copy would replay the same "
-                        "keystream (the same noise); create a new RandomSource instead")
-
-    def __deepcopy__(self, memo):
-        return self.__copy__()
-
-    def __reduce_ex__(self, protocol):
-        raise TypeError("a RandomSource cannot be pickled: the copy would replay the same "
-                        "keystream (the same noise); create a new RandomSource in the other "
-                        "process")
 
     # -- keys and counters ------------------------------------------------------------------
     def _rekey(self) -> None:
