@@ -2,7 +2,9 @@
 (see ``gpuppdp/kernels/aot.py``).  Everything else about the package is in ``pyproject.toml``.
 
 Without a C compiler (or if Numba's ahead-of-time compiler fails), or with ``GPUPPDP_AOT=0``
-in the environment, the package installs all the same, and its kernels compile on first use.
+in the environment, the package installs all the same, and its kernels compile on first use;
+the wheel is then a pure-Python one (``py3-none-any``), and no extension of an earlier build
+is left in the build folder to be shipped by mistake.
 """
 
 import importlib.util
@@ -10,6 +12,7 @@ import os
 import sys
 
 from setuptools import Extension, setup
+from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,9 +55,23 @@ class BuildKernels(build_ext):
     def _leave_out(self, ext):
         """Drop an extension that was not built from the outputs that setuptools copies into
         the wheel or, for an editable install, into the source tree (it would fail on the
-        missing file)."""
+        missing file), remove an earlier build's file at its place, and leave the package
+        without extension modules (a pure wheel, :class:`PureWithoutKernels`)."""
+        stale = self.get_ext_fullpath(ext.name)
+        if os.path.exists(stale):
+            os.remove(stale)
         self.extensions = [e for e in self.extensions if e is not ext]
+        self.distribution.ext_modules = list(self.extensions)
+
+
+class PureWithoutKernels(bdist_wheel):
+    """A platform wheel only when the kernels were compiled: otherwise ``py3-none-any``."""
+
+    def run(self):
+        self.run_command("build")  # once: the command below finds it done
+        self.root_is_pure = not self.distribution.ext_modules
+        super().run()
 
 
 setup(ext_modules=[Extension("gpuppdp.kernels._aot", sources=[])],
-      cmdclass={"build_ext": BuildKernels})
+      cmdclass={"build_ext": BuildKernels, "bdist_wheel": PureWithoutKernels})

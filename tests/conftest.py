@@ -15,9 +15,17 @@ import functools  # noqa: E402
 import pytest  # noqa: E402
 
 from gpuppdp.backend import BackendError, cpu_backend, get_backend  # noqa: E402
-from gpuppdp.testing import strict_backend  # noqa: E402
+from gpuppdp.testing import cupy_reference, strict_backend  # noqa: E402
 
 BACKEND_PARAMS = ["numpy", "strict"] + (["cupy"] if GPU_TIER else [])
+
+
+def pytest_report_header(config):
+    """One line where CuPy is absent: the stand-in then checks no call against its names."""
+    if cupy_reference() is None:
+        return ("cupy: not installed -- the strict CuPy stand-in runs without checking names "
+                "and signatures against CuPy's (pip install -e '.[test-gpu]' adds them)")
+    return None
 
 
 @functools.lru_cache(maxsize=1)
