@@ -1,4 +1,5 @@
-"""The privacy checker (``gpuppdp.analysis.checker.check``) against pycanon on Adult scaled to N rows.
+"""The privacy checker (``gpuppdp.analysis.checker.check``) against pycanon on Adult scaled to N
+rows.
 
 The table: Adult repeated to ``--rows`` N rows with the perturbation of ``bench_scale.py``
 (age jitter +-2, 1 % value swaps, ``--seed``), QIDs ``age, sex, race, marital-status,

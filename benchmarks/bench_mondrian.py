@@ -1,5 +1,5 @@
-"""Mondrian (``gpuppdp.algorithms.mondrian``) and anatomy (``gpuppdp.algorithms.anatomy``) on Adult and on the census
-generator's data, against the full-domain optimum.
+"""Mondrian (``gpuppdp.algorithms.mondrian``) and anatomy (``gpuppdp.algorithms.anatomy``) on Adult
+and on the census generator's data, against the full-domain optimum.
 
 Adult: the bundled extract (30,162 rows), QIDs ``age`` (numeric: Mondrian cuts it at run
 time; full-domain uses ARX's age hierarchy) and ``sex, race, marital-status, education,

@@ -1,5 +1,5 @@
-"""Top-down specialization (``gpuppdp.algorithms.tds``) on Adult and on the census generator's data,
-against Mondrian and the full-domain optimum.
+"""Top-down specialization (``gpuppdp.algorithms.tds``) on Adult and on the census generator's
+data, against Mondrian and the full-domain optimum.
 
 Adult: the bundled extract (30,162 rows), QIDs ``age`` (numeric: TDS splits it at run time;
 full-domain uses ARX's age hierarchy) and ``sex, race, marital-status, education,

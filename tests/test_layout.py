@@ -22,8 +22,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gpuppdp"
 #: the layers, bottom to top: a module belongs to the layer of its longest matching prefix
 LAYERS = [
     ("bottom", ["gpuppdp.errors", "gpuppdp.validation", "gpuppdp.backend", "gpuppdp.progress",
-                "gpuppdp.display", "gpuppdp.words", "gpuppdp.stops", "gpuppdp.kernels", "gpuppdp.core",
-                "gpuppdp.io", "gpuppdp.hierarchy", "gpuppdp.builders"]),
+                "gpuppdp.display", "gpuppdp.words", "gpuppdp.stops", "gpuppdp.kernels",
+                "gpuppdp.core", "gpuppdp.io", "gpuppdp.hierarchy", "gpuppdp.builders"]),
     ("engine", ["gpuppdp.engine"]),
     ("models", ["gpuppdp.models"]),
     ("analysis", ["gpuppdp.analysis", "gpuppdp.dp", "gpuppdp.attacks", "gpuppdp.queries"]),

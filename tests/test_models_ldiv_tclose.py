@@ -1,7 +1,7 @@
 """Entropy and recursive (c,l) l-diversity, t-closeness (equal, ordered, hierarchical distance).
 
-* the ordered-sum kernel (``gpuppdp/kernels/histograms.py``): its three forms are bit-identical and add
-  strictly left to right; the dispatcher gives the same on every backend;
+* the ordered-sum kernel (``gpuppdp/kernels/histograms.py``): its three forms are bit-identical and
+  add strictly left to right; the dispatcher gives the same on every backend;
 * worked examples from the literature: the entropy of Machanavajjhala et al.'s patient classes
   (exp H = 1.89 and 1.7548: entropy l-diverse exactly up to l = 1.7548) and Li, Li &
   Venkatasubramanian's Salary/Disease table (ordered and hierarchical EMD);

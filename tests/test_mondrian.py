@@ -1,5 +1,5 @@
-"""Mondrian (gpuppdp.algorithms.mondrian): the batched rounds against a naive recursive reference, every
-release through the independent checker, NCP against a naive formula and against the
+"""Mondrian (gpuppdp.algorithms.mondrian): the batched rounds against a naive recursive reference,
+every release through the independent checker, NCP against a naive formula and against the
 full-domain optimum, and hand-computed examples."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The UBNB-PPDD negotiation (:mod:`gpuppdp.algorithms.negotiation`): the per-policy losses against a naive
-pandas reference and hand-computed values, matching of utility patterns, promotion and
+"""The UBNB-PPDD negotiation (:mod:`gpuppdp.algorithms.negotiation`): the per-policy losses against
+a naive pandas reference and hand-computed values, matching of utility patterns, promotion and
 demotion, the flat- and variable-rate protocols, a negotiation on Adult whose deal is
 re-checked independently, and the ``negotiate`` command line."""
 

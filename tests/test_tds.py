@@ -1,7 +1,7 @@
-"""Top-down specialization (gpuppdp.algorithms.tds): the vectorized rounds replayed against a brute-force
-reference (every candidate specialization applied to the table, judged by the independent
-checker and scored with pandas), every release through the checker, the cut's shape, and the
-worked example of Fung, Wang & Yu (ICDE 2005)."""
+"""Top-down specialization (gpuppdp.algorithms.tds): the vectorized rounds replayed against a
+brute-force reference (every candidate specialization applied to the table, judged by the
+independent checker and scored with pandas), every release through the checker, the cut's shape,
+and the worked example of Fung, Wang & Yu (ICDE 2005)."""
 
 from __future__ import annotations
 

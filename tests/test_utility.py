@@ -1,4 +1,5 @@
-"""Utility metrics (gpuppdp.analysis.utility): worked examples, naive references, backends, engine."""
+"""Utility metrics (gpuppdp.analysis.utility): worked examples, naive references, backends,
+engine."""
 
 import math
 
