@@ -54,6 +54,7 @@ from .accountant import BudgetAccountant
 from .mechanisms import GeometricMechanism, LaplaceMechanism
 from .randomness import RandomSource, default_source
 from .sensitivity import Neighbouring, grouped_sum_sensitivity, histogram_sensitivity
+from .summation import exact_sum_plan, grouped_exact_sums, round_units_to_grid, to_units
 
 __all__ = ["DataDomainError", "OutOfDomainError", "dp_histogram",
            "dp_class_counts", "dp_group_stats", "MECHANISMS", "DEFAULT_MAX_CELLS", "OTHER",
@@ -482,8 +483,12 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     """Noisy sum or mean of a numeric attribute per group (every cell of the table).
 
     Values are clipped to ``[lower, upper]`` (declared bounds, public), which bounds the
-    sensitivity (:func:`~gpuppdp.dp.sensitivity.grouped_sum_sensitivity`).  A sum gets grid
-    Laplace noise.  A mean is post-processed from a noisy count (geometric, ``count_share·ε``)
+    sensitivity (:func:`~gpuppdp.dp.sensitivity.grouped_sum_sensitivity`), and summed
+    exactly (:mod:`gpuppdp.dp.summation`: each value rounded to a fixed-point grid
+    ``2**-16`` times the noise grid, the sums in integers, so the sensitivity holds whatever
+    the order or the number of rows; tables of ``n`` rows with ``n · max|value|`` at or
+    beyond ``2**62`` grid units are refused with
+    :class:`~gpuppdp.dp.summation.SummationRangeError`).  A sum gets grid Laplace noise.  A mean is post-processed from a noisy count (geometric, ``count_share·ε``)
     and a noisy sum (Laplace, the rest of ε): ``clip(sum / max(count, 1), lower, upper)``;
     the two compose sequentially to ``ε`` (and their δ add up).
 
@@ -507,7 +512,7 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     DataFrame
         The ``by`` columns and ``sum`` (statistic "sum") or ``count``, ``sum``, ``mean``
         (statistic "mean"); ``attrs["dp"]`` records ε, δ and each query's mechanism and
-        error.
+        error, and ``summation``: the method, its grid and the sensitivity used.
 
     References
     ----------
@@ -521,16 +526,19 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     if sum_sens == 0:
         raise InputError("lower and upper are both 0: the sum is constant, nothing to release")
     changed = _changed_cells(neighbouring)
+    sum_epsilon = epsilon
     if statistic == "mean":
         share = check_probability("count_share", count_share, low=0.0, high=1.0)
         count_mech = GeometricMechanism(
             epsilon=share * epsilon, sensitivity=histogram_sensitivity(neighbouring=neighbouring))
-        sum_mech = LaplaceMechanism(epsilon=(1.0 - share) * epsilon, sensitivity=sum_sens,
-                                    coordinates=changed)
-        delta = count_mech.delta + sum_mech.delta
-    else:
-        sum_mech = LaplaceMechanism(epsilon=epsilon, sensitivity=sum_sens, coordinates=changed)
-        delta = sum_mech.delta
+        sum_epsilon = (1.0 - share) * epsilon
+    # the exact sum's sensitivity: max(|lower|, |upper|) rounded to the summation grid, under
+    # the grid the float sum's mechanism would use (gpuppdp.dp.summation)
+    plan = exact_sum_plan(lower, upper, LaplaceMechanism(
+        epsilon=sum_epsilon, sensitivity=sum_sens, coordinates=changed).granularity)
+    sum_mech = LaplaceMechanism(epsilon=sum_epsilon, sensitivity=plan.sensitivity(changed),
+                                granularity=plan.noise_grid, coordinates=changed)
+    delta = sum_mech.delta + (count_mech.delta if statistic == "mean" else 0.0)
     cols = _columns(data, by)
     if value not in data.columns:
         raise InputError(f"value column {value!r} not in the data")
@@ -545,10 +553,11 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
                     check_int("max_cells", max_cells, 1))
     backend, xp = source.backend, source.backend.xp
     n_cells = math.prod(cells.radices)
-    clipped = xp.clip(backend.asarray(values), float(lower), float(upper))
-    sums = xp.bincount(cells.key, weights=clipped, minlength=n_cells)
+    units = to_units(xp, backend.asarray(values), lower, upper, plan)
+    sums = grouped_exact_sums(xp, cells.key, units, n_cells, plan)  # refuses before spending
     _spend(accountant, epsilon, delta, f"dp_group_stats {statistic} of {value!r} by {cols}")
-    noisy_sum = sum_mech.release(sums, random=source)
+    grid_sums = round_units_to_grid(xp, sums).astype(xp.float64) * plan.noise_grid  # exact
+    noisy_sum = sum_mech.release(grid_sums, random=source)
     frame = cells.frame(np.arange(n_cells))
     if statistic == "sum":
         frame["sum"] = backend.to_host(noisy_sum)
@@ -562,6 +571,8 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
         frame["mean"] = backend.to_host(mean)
         queries = {"count": count_mech.info(), "sum": sum_mech.info()}
         post = ["count clamped at 0", "mean = clip(sum / max(count, 1), lower, upper)"]
-    return _record(frame, epsilon=epsilon, delta=delta, neighbouring=neighbouring,
-                   queries=queries, post=post, source=source, cells=n_cells,
-                   from_data=cells.from_data, unknown=unknown)
+    frame = _record(frame, epsilon=epsilon, delta=delta, neighbouring=neighbouring,
+                    queries=queries, post=post, source=source, cells=n_cells,
+                    from_data=cells.from_data, unknown=unknown)
+    frame.attrs["dp"]["summation"] = plan.info(changed)
+    return frame
