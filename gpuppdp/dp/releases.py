@@ -54,7 +54,7 @@ from .accountant import BudgetAccountant
 from .mechanisms import GeometricMechanism, LaplaceMechanism
 from .randomness import RandomSource, default_source
 from .sensitivity import Neighbouring, grouped_sum_sensitivity, histogram_sensitivity
-from .summation import exact_sum_plan, grouped_exact_sums, round_units_to_grid, to_units
+from .summation import exact_grid_sums, exact_sum_mechanism
 
 __all__ = ["DataDomainError", "OutOfDomainError", "dp_histogram",
            "dp_class_counts", "dp_group_stats", "MECHANISMS", "DEFAULT_MAX_CELLS", "OTHER",
@@ -483,14 +483,12 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     """Noisy sum or mean of a numeric attribute per group (every cell of the table).
 
     Values are clipped to ``[lower, upper]`` (declared bounds, public), which bounds the
-    sensitivity (:func:`~gpuppdp.dp.sensitivity.grouped_sum_sensitivity`), and summed
-    exactly (:mod:`gpuppdp.dp.summation`: each value rounded to a fixed-point grid
-    ``2**-16`` times the noise grid, the sums in integers, so the sensitivity holds whatever
-    the order or the number of rows; tables of ``n`` rows with ``n · max|value|`` at or
-    beyond ``2**62`` grid units are refused with
-    :class:`~gpuppdp.dp.summation.SummationRangeError`).  A sum gets grid Laplace noise.  A mean is post-processed from a noisy count (geometric, ``count_share·ε``)
-    and a noisy sum (Laplace, the rest of ε): ``clip(sum / max(count, 1), lower, upper)``;
-    the two compose sequentially to ``ε`` (and their δ add up).
+    sensitivity, and summed exactly (:mod:`gpuppdp.dp.summation`: fixed point, integer sums,
+    in any order; more rows than int64 holds: :class:`~.summation.SummationRangeError`, before
+    anything is spent).  A sum gets grid Laplace noise.  A
+    mean is post-processed from a noisy count (geometric, ``count_share·ε``) and a noisy sum
+    (Laplace, the rest of ε): ``clip(sum / max(count, 1), lower, upper)``; the two compose
+    sequentially to ``ε`` (and their δ add up).
 
     Parameters
     ----------
@@ -532,12 +530,7 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
         count_mech = GeometricMechanism(
             epsilon=share * epsilon, sensitivity=histogram_sensitivity(neighbouring=neighbouring))
         sum_epsilon = (1.0 - share) * epsilon
-    # the exact sum's sensitivity: max(|lower|, |upper|) rounded to the summation grid, under
-    # the grid the float sum's mechanism would use (gpuppdp.dp.summation)
-    plan = exact_sum_plan(lower, upper, LaplaceMechanism(
-        epsilon=sum_epsilon, sensitivity=sum_sens, coordinates=changed).granularity)
-    sum_mech = LaplaceMechanism(epsilon=sum_epsilon, sensitivity=plan.sensitivity(changed),
-                                granularity=plan.noise_grid, coordinates=changed)
+    plan, sum_mech = exact_sum_mechanism(sum_epsilon, lower, upper, sum_sens, changed)
     delta = sum_mech.delta + (count_mech.delta if statistic == "mean" else 0.0)
     cols = _columns(data, by)
     if value not in data.columns:
@@ -553,11 +546,9 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
                     check_int("max_cells", max_cells, 1))
     backend, xp = source.backend, source.backend.xp
     n_cells = math.prod(cells.radices)
-    units = to_units(xp, backend.asarray(values), lower, upper, plan)
-    sums = grouped_exact_sums(xp, cells.key, units, n_cells, plan)  # refuses before spending
+    sums = exact_grid_sums(xp, cells.key, backend.asarray(values), n_cells, plan)  # or refuse
     _spend(accountant, epsilon, delta, f"dp_group_stats {statistic} of {value!r} by {cols}")
-    grid_sums = round_units_to_grid(xp, sums).astype(xp.float64) * plan.noise_grid  # exact
-    noisy_sum = sum_mech.release(grid_sums, random=source)
+    noisy_sum = sum_mech.release(sums, random=source)
     frame = cells.frame(np.arange(n_cells))
     if statistic == "sum":
         frame["sum"] = backend.to_host(noisy_sum)

@@ -46,9 +46,11 @@ import math
 from dataclasses import dataclass
 
 from ..errors import InputError
+from .mechanisms import LaplaceMechanism
 
 __all__ = ["SUM_GRID_BITS", "SUM_LIMIT", "SummationRangeError", "ExactSum", "exact_sum_plan",
-           "grouped_exact_sums", "round_units_to_grid"]
+           "exact_sum_mechanism", "exact_grid_sums", "to_units", "grouped_exact_sums",
+           "round_units_to_grid"]
 
 SUM_GRID_BITS = 16  # the summation grid is the noise grid divided by 2**16
 SUM_LIMIT = 2**62  # n * Q must stay below this (int64 sums, shifted units below 2**63)
@@ -66,6 +68,8 @@ class ExactSum:
     noise_grid: float  # g = s * 2**SUM_GRID_BITS
     lower_units: int  # round(lower / s)
     upper_units: int  # round(upper / s)
+    lower: float = 0.0  # the clipping bounds
+    upper: float = 0.0
 
     @property
     def bound_units(self) -> int:
@@ -95,7 +99,27 @@ def exact_sum_plan(lower: float, upper: float, noise_grid: float) -> ExactSum:
     if grid == 0.0 or not math.isfinite(1.0 / grid):
         raise InputError(f"the noise grid {noise_grid!r} is too fine for an exact sum")
     return ExactSum(grid, noise_grid, _round_half_even(float(lower) / grid),
-                    _round_half_even(float(upper) / grid))
+                    _round_half_even(float(upper) / grid), float(lower), float(upper))
+
+
+def exact_sum_mechanism(epsilon: float, lower: float, upper: float, sensitivity: float,
+                        coordinates: int) -> tuple[ExactSum, LaplaceMechanism]:
+    """The plan of an exact sum and its Laplace mechanism: the grid the float sum's
+    mechanism (``sensitivity``, the stated ``max(|lower|, |upper|)``-based one) would use,
+    and the exact sum's sensitivity, ``coordinates · Q · s``."""
+    plan = exact_sum_plan(lower, upper, LaplaceMechanism(
+        epsilon=epsilon, sensitivity=sensitivity, coordinates=coordinates).granularity)
+    return plan, LaplaceMechanism(epsilon=epsilon, sensitivity=plan.sensitivity(coordinates),
+                                  granularity=plan.noise_grid, coordinates=coordinates)
+
+
+def exact_grid_sums(xp, key, values, n_cells: int, plan: ExactSum):
+    """Per-cell sums of the float64 backend array ``values`` clipped to the plan's bounds,
+    summed exactly and rounded to the noise grid: float64 multiples of ``plan.noise_grid``
+    (exact), for the mechanism; refuses as :func:`grouped_exact_sums`."""
+    units = to_units(xp, values, plan.lower, plan.upper, plan)
+    sums = grouped_exact_sums(xp, key, units, n_cells, plan)
+    return round_units_to_grid(xp, sums).astype(xp.float64) * plan.noise_grid
 
 
 def to_units(xp, values, lower: float, upper: float, plan: ExactSum):

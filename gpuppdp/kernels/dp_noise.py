@@ -362,9 +362,9 @@ def _bernoulli_serial(out, key, n0, n1, base, p_first, ptab, invert):
 # A task covers ``per_task`` units (groups of 16 values, keystream blocks or trial blocks) and
 # walks them ``_SUB_GROUPS`` groups at a time: the keystream of a step (its blocks are
 # consecutive) is computed first, ``LANES`` blocks per vector pass, into a scratch
-# (``word_at(ks, b, w)``: word ``w`` of the step's block ``b``), then read by the trials.  The words
-# and the trials are those of the scalar forms above, bit for bit.  The tasks run on the
-# house's thread pool (:func:`.groupby.run_tasks`, GIL released).
+# (``word_at(ks, b, w)``: word ``w`` of the step's block ``b``), then read by the trials.
+# The words and the trials are those of the scalar forms above, bit for bit.  The tasks run
+# on the house's thread pool (:func:`.groupby.run_tasks`, GIL released).
 
 _SUB_GROUPS = 64  # groups per keystream step: a scratch of 64 * rows blocks (tens of KiB)
 
