@@ -370,27 +370,29 @@ _SUB_GROUPS = 64  # groups per keystream step: a scratch of 64 * rows blocks (te
 
 
 @njit(cache=True, inline="always")
-def _noise_group_lanes(bm, c0, trials, p_first, invert, z, tied):
+def _noise_group_lanes(bm, c0, trials, p_first, invert, z, tied, group):
     """Signed noise of the 16 elements of a group (as :func:`noise_group`, ties aside) into
     ``z``, its blocks at ``c0 .. c0 + rows - 1`` of the block-major scratch ``bm`` (word
-    ``w`` of block ``b`` at ``16 b + w``): the loops over the 16 elements are vector code.
-    ``tied[e]`` is set where a trial of element ``e`` tied (probability ``2**-16`` each):
-    the caller settles that element with :func:`_noise_value_ties` (the extension stream's
-    code in this loop would slow every trial down several times)."""
-    for e in range(GROUP):
+    ``w`` of block ``b`` at ``16 b + w``).  ``group`` is 16, passed at run time: with a
+    constant trip count LLVM unrolls the loops over the elements into scalar code, with a
+    variable one it vectorizes them (about twice faster).  ``tied[e]`` is set where a trial
+    of element ``e`` tied (probability ``2**-16`` each): the caller settles that element
+    with :func:`_noise_value_ties` (the extension stream's code in this loop would slow
+    every trial down several times)."""
+    for e in range(group):
         z[e] = 0
         tied[e] = 0
     for k in range(1, trials):
-        row = 16 * (c0 + (k >> 1))
+        row = uint64(16 * (c0 + (k >> 1)))  # unsigned: contiguous loads, no wraparound
         shift = FIRST_BITS * (k & 1)
         p = p_first[k]
-        flip = invert[k]
-        at = max(k - 2, 0)
-        for e in range(GROUP):
-            c = (int64(bm[row + e]) >> shift) & 0xFFFF
-            tied[e] |= c == p
-            z[e] |= ((int64(c < p) ^ flip) << at) << (61 - at) * (k == 1)
-    for e in range(GROUP):
+        at = k - 2 if k > 1 else 61  # bit k-2 of G, or the nonzero flag
+        flip = invert[k] << at
+        for e in range(group):
+            c = (int64(bm[row + uint64(e)]) >> shift) & 0xFFFF
+            tied[e] |= int64(c == p)
+            z[e] |= (int64(c < p) << at) ^ flip
+    for e in range(group):
         v = z[e]
         mag = ((v & ((int64(1) << 60) - 1)) + 1) * ((v >> 61) & 1)
         z[e] = -mag if int64(bm[16 * c0 + e]) & 1 else mag
@@ -427,9 +429,10 @@ def _noise_value_ties(bm, e, c0, grp, key, n0, n1, base, rows, trials, p_first, 
 
 @njit(cache=True, nogil=True)
 def _noise_task(t, x, out, grid, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab,
-                invert, per_task):
+                invert, group, per_task):
     """Groups ``t * per_task ..`` of the fused kernel: ``x + Z`` into an int64 ``out``
-    (``grid`` False; ``x`` empty: ``Z``), or ``(round(x / g) + Z) * g`` into a float64 one."""
+    (``grid`` False; ``x`` empty: ``Z``), or ``(round(x / g) + Z) * g`` into a float64 one.
+    ``group`` is :data:`GROUP` (see :func:`_noise_group_lanes`)."""
     n = out.shape[0]
     g0 = t * per_task
     g1 = min((n + GROUP - 1) // GROUP, g0 + per_task)
@@ -447,7 +450,7 @@ def _noise_task(t, x, out, grid, inv_g, g, key, n0, n1, base, rows, trials, p_fi
                 bm[16 * b + w] = word_at(ks, b, w)
         for grp in range(s0, s1):
             c0 = (grp - s0) * rows
-            _noise_group_lanes(bm, c0, trials, p_first, invert, z, tied)
+            _noise_group_lanes(bm, c0, trials, p_first, invert, z, tied, group)
             first = grp * GROUP
             for e in range(min(GROUP, n - first)):
                 v = z[e]
@@ -507,12 +510,12 @@ def _bernoulli_task(t, out, key, n0, n1, base, p_first, ptab, invert, per_task):
 
 def _noise_int_lanes(x, out, key, n0, n1, base, rows, trials, p_first, ptab, invert):
     _run_lanes(_noise_task, -(-out.shape[0] // GROUP), _TASK_UNITS, x, out, False, 0.0, 0.0, key,
-               n0, n1, base, rows, trials, p_first, ptab, invert)
+               n0, n1, base, rows, trials, p_first, ptab, invert, GROUP)
 
 
 def _noise_grid_lanes(x, out, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab, invert):
     _run_lanes(_noise_task, -(-out.shape[0] // GROUP), _TASK_UNITS, x, out, True, inv_g, g, key,
-               n0, n1, base, rows, trials, p_first, ptab, invert)
+               n0, n1, base, rows, trials, p_first, ptab, invert, GROUP)
 
 
 def _words_lanes(out, key, n0, n1, base):
