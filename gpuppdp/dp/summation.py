@@ -23,15 +23,18 @@ Adding or removing one record changes one cell's exact sum by ``|q| · s <= Q ·
 sensitivity is ``Q · s`` (``max(|lower|, |upper|)`` rounded to the summation grid; twice
 that under replace-one, where a record can move between two cells), and the mechanism is
 built with it.  The refusal: a table of ``n`` rows with ``n · Q >= 2**62`` could overflow the
-int64 accumulator and is refused (:class:`SummationRangeError`; at the default grid that is
-about ``1.6·10**10`` rows, whatever the bounds).
+int64 accumulator and is refused (:class:`SummationRangeError`, before any budget is spent;
+``Q`` is below ``2**29`` at the mechanism's default grid, so tables up to ``2**33``, about
+``8.6·10**9`` rows, always pass, whatever the bounds).
 
 What changes on small tables: each value moves by at most ``s / 2`` (``s`` is ``g / 65536``,
 with ``g`` at most ``Δ / 4096``: ``Δ / 2**28`` or finer), so a cell's sum moves by at most
-``count · s / 2`` -- below the noise's grid step for cells of fewer than 131072 rows -- and
-the noise scale is that of the float sum's mechanism (the sensitivity rounded to the
-summation grid, which leaves ``floor(Δ / g)`` unchanged but for bounds within ``s/2`` below a
-multiple of ``g``).
+``count · s / 2`` before its rounding to ``g`` -- less than one step of ``g`` for cells of
+fewer than 131072 rows -- and the noise scale is that of the float sum's mechanism (the
+sensitivity rounded to the summation grid, which leaves ``floor(Δ / g)`` unchanged but for
+bounds within ``s/2`` below a multiple of ``g``).  Values already on the summation grid
+(integers, multiples of ``2**-k`` for small ``k``) give the very same release as the float
+sum did with the same key (tests/test_dp_summation.py).
 
 References
 ----------
