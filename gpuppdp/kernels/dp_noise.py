@@ -484,28 +484,30 @@ def _words_task(t, out, key, n0, n1, base, per_task):
 
 @njit(cache=True, nogil=True)
 def _bernoulli_task(t, out, key, n0, n1, base, p_first, ptab, invert, per_task):
-    """Trial blocks ``t * per_task ..`` (32 trials each, as :func:`bernoulli_group`)."""
+    """Trial blocks ``t * per_task ..`` (32 trials each, as :func:`bernoulli_group`); a block
+    with a tied trial is redone by :func:`bernoulli_group` (the extension stream's code in
+    the loop would slow every trial down)."""
     n = out.shape[0]
     b0 = t * per_task
     b1 = min((n + 2 * GROUP - 1) // (2 * GROUP), b0 + per_task)
     ks = np.empty(scratch_words(16 * LANES), np.uint32)
+    buf = np.empty(16, np.uint32)
     ebuf = np.empty(EXT_WORDS, np.uint32)
     p = p_first[0]
+    flip = invert[0]
     for s0 in range(b0, b1, 16 * LANES):
         s1 = min(b1, s0 + 16 * LANES)
         fill_blocks(key, n0, n1, base + s0, s1 - s0, ks)
         for b in range(s0, s1):
+            for w in range(16):
+                buf[w] = word_at(ks, b - s0, w)
+            tied = 0
             for j in range(min(2 * GROUP, n - 2 * GROUP * b)):
-                w = j // 2
-                h = j % 2
-                c = (int64(word_at(ks, b - s0, w)) >> (FIRST_BITS * h)) & 0xFFFF
-                if c < p:
-                    bit = 1
-                elif c > p:
-                    bit = 0
-                else:
-                    bit = _tie(0, ptab, key, n0, n1, ((base + b) * 16 + w) * 2 + h, ebuf)
-                out[2 * GROUP * b + j] = bit ^ invert[0]
+                c = (int64(buf[j >> 1]) >> (FIRST_BITS * (j & 1))) & 0xFFFF
+                tied |= c == p
+                out[2 * GROUP * b + j] = int64(c < p) ^ flip
+            if tied:
+                bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, out)
 
 
 def _noise_int_lanes(x, out, key, n0, n1, base, rows, trials, p_first, ptab, invert):
