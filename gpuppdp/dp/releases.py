@@ -485,10 +485,10 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     Values are clipped to ``[lower, upper]`` (declared bounds, public), which bounds the
     sensitivity, and summed exactly (:mod:`gpuppdp.dp.summation`: fixed point, integer sums,
     in any order; more rows than int64 holds: :class:`~.summation.SummationRangeError`, before
-    anything is spent).  A sum gets grid Laplace noise.  A
-    mean is post-processed from a noisy count (geometric, ``count_share·ε``) and a noisy sum
-    (Laplace, the rest of ε): ``clip(sum / max(count, 1), lower, upper)``; the two compose
-    sequentially to ``ε`` (and their δ add up).
+    anything is spent).  A sum gets grid Laplace noise.  A mean is post-processed from a
+    noisy count (geometric, ``count_share·ε``) and a noisy sum (Laplace, the rest of ε):
+    ``clip(sum / max(count, 1), lower, upper)``; the two compose sequentially to ``ε`` (and
+    their δ add up).
 
     Parameters
     ----------
