@@ -11,10 +11,17 @@ For each size ``n`` it times, best of ``--repeat`` runs after one warm-up:
 * ``laplace``      -- :class:`LaplaceMechanism` release of a float64 array (ε = 1, Δ = 1:
   the fused kernel -- keystream, exact trials, grid rounding, addition -- plus the host-side
   range check);
-* ``laplace kernel`` -- the fused kernel alone (:func:`gpuppdp.kernels.dp_noise.noise_grid`).
+* ``laplace kernel`` -- the fused kernel alone (:func:`gpuppdp.kernels.dp_noise.noise_grid`);
+* ``numpy laplace`` -- the reference: ``np.random.default_rng().laplace(size=n)`` plus the
+  addition (NumPy's PCG64 and inverse-CDF floats: neither cryptographic nor safe against
+  floating-point attacks; on the host whatever the backend).
 
-Then one row for ``--fused-size`` values (default 10**8 float64): the ``laplace`` release at
-that size, timed ``--fused-repeat`` times (best kept) after a warm-up on a small array.
+The column ``x numpy`` is each row's time over the ``numpy laplace`` time at the same size
+(per value; the goal for ``laplace`` on the CPU is <= 2).
+
+Then rows for ``--fused-size`` values (default 10**8 float64): the ``laplace`` release at
+that size, timed ``--fused-repeat`` times (best kept) after a warm-up on a small array, and
+``numpy laplace`` at that size.
 
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_dp.json``).
 It never asserts times.
@@ -42,7 +49,7 @@ from gpuppdp.dp import GeometricMechanism, LaplaceMechanism, RandomSource, discr
 from gpuppdp.kernels import dp_noise
 
 CASES = ("write bound", "keystream", "random bits", "discrete noise", "geometric", "laplace",
-         "laplace kernel")
+         "laplace kernel", "numpy laplace")
 
 
 def _sizes(text: str) -> list[int]:
@@ -84,12 +91,21 @@ def _sync_of(backend):
     return sync
 
 
-def _row(n, name, seconds, bound):
+def _row(n, name, seconds, bound, reference=None):
+    ratio = f"{seconds / reference:>8.2f}" if reference else f"{'':>8}"
     print(f"{n:>12} {name:<15} {seconds:>9.4f} {n / seconds / 1e6:>11.1f} "
-          f"{seconds / bound:>14.1f}")
-    return {"n": n, "case": name, "seconds": seconds, "samples_per_s": n / seconds,
-            "ratio_to_write_bound": seconds / bound,
-            "write_bandwidth_GBps": 8 * n / bound / 1e9}
+          f"{seconds / bound:>14.1f} {ratio}")
+    row = {"n": n, "case": name, "seconds": seconds, "samples_per_s": n / seconds,
+           "ratio_to_write_bound": seconds / bound,
+           "write_bandwidth_GBps": 8 * n / bound / 1e9}
+    if reference:
+        row["ratio_to_numpy_laplace"] = seconds / reference
+    return row
+
+
+def _numpy_laplace(x):
+    """The non-cryptographic reference: NumPy's Laplace floats added to ``x`` (host)."""
+    return x + np.random.default_rng().laplace(size=x.shape[0])
 
 
 def _laplace_kernel(backend, src: RandomSource, laplace: LaplaceMechanism, x):
@@ -113,6 +129,7 @@ def _bench_size(backend, src: RandomSource, n: int, repeat: int, cases) -> list[
 
     x_float = xp.zeros(n, dtype=xp.float64) if {"laplace", "laplace kernel"} & set(cases) \
         else None
+    x_host = np.zeros(n, dtype=np.float64)
     x_int = xp.zeros(n, dtype=xp.int64) if "geometric" in cases else None
     run = {
         "keystream": lambda: src.random_words(2 * n),
@@ -123,10 +140,13 @@ def _bench_size(backend, src: RandomSource, n: int, repeat: int, cases) -> list[
         "laplace kernel": lambda: _laplace_kernel(backend, src, laplace, x_float),
     }
     bound = _best(write, sync, repeat)
-    rows = [_row(n, "write bound", bound, bound)] if "write bound" in cases else []
+    reference = _best(lambda: _numpy_laplace(x_host), lambda a: None, repeat)
+    rows = [_row(n, "write bound", bound, bound, reference)] if "write bound" in cases else []
     for name in cases:
-        if name != "write bound":
-            rows.append(_row(n, name, _best(run[name], sync, repeat), bound))
+        if name == "numpy laplace":
+            rows.append(_row(n, name, reference, bound, reference))
+        elif name != "write bound":
+            rows.append(_row(n, name, _best(run[name], sync, repeat), bound, reference))
     return rows
 
 
@@ -150,7 +170,18 @@ def _bench_fused(backend, src: RandomSource, n: int, repeat: int) -> list[dict]:
         t0 = time.perf_counter()
         sync(laplace.release(x, random=src))
         times.append(time.perf_counter() - t0)
-    return [_row(n, "write bound", bound, bound), _row(n, "laplace (fused)", min(times), bound)]
+    x = out = None  # free the device arrays before the host reference
+    x_host = np.zeros(n, dtype=np.float64)
+    reference = min(_timed(lambda: _numpy_laplace(x_host)) for _ in range(repeat))
+    return [_row(n, "write bound", bound, bound, reference),
+            _row(n, "laplace (fused)", min(times), bound, reference),
+            _row(n, "numpy laplace", reference, bound, reference)]
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def _cases(text: str) -> list[str]:
@@ -186,7 +217,8 @@ def main(argv=None) -> int:
     src = RandomSource(backend)
     print(f"backend: {backend.name} (randomness: {src.generator}); "
           f"cpu_count={os.cpu_count()}; best of {args.repeat}")
-    print(f"{'n':>12} {'case':<15} {'seconds':>9} {'Msamples/s':>11} {'x write bound':>14}")
+    print(f"{'n':>12} {'case':<15} {'seconds':>9} {'Msamples/s':>11} {'x write bound':>14} "
+          f"{'x numpy':>8}")
     rows = []
     for n in args.sizes:
         rows += _bench_size(backend, src, n, args.repeat, args.cases)

@@ -1,6 +1,6 @@
 """The DP randomness: ChaCha20 against RFC 8439, exact Bernoulli trials, the CPU and CUDA
-forms of the fused noise kernel (the CUDA form under Numba's simulator, in a subprocess),
-fork safety."""
+forms of the fused noise kernel (the CUDA form under Numba's simulator, in a subprocess; the
+CPU's vectorized form against its scalar reference), fork safety."""
 
 import json
 import os
@@ -59,7 +59,7 @@ def test_block_function_matches_rfc8439_2_3_2():
     assert serialize(out) != BLOCK_232
 
 
-@pytest.mark.parametrize("form", ["serial", "parallel"])
+@pytest.mark.parametrize("form", ["serial", "parallel", "lanes"])
 def test_keystream_kernels_match_rfc8439_2_4_2(form):
     words = k.keystream_forms(KEY, RFC_242["n0"], RFC_242["n1"], RFC_242["base"], 32, form)
     stream = bytes.fromhex(serialize(words))[:len(SUNSCREEN)]
@@ -247,10 +247,85 @@ def test_cuda_form_gives_the_cpu_forms_bits_under_the_simulator(simulator_run):
 def test_cpu_forms_agree():
     key = np.arange(8, dtype=np.uint32) * 7
     tables = LaplaceMechanism(epsilon=0.5, sensitivity=1.0).sampler.tables
-    x = np.linspace(-1e3, 1e3, 70_001)  # > 4096 groups: the parallel form is the default
+    x = np.linspace(-1e3, 1e3, 70_001)  # > 4096 groups: the thread pool runs the tasks
     serial = k.noise_grid_forms(x, key, 1, 2, 3, tables, 2.0**-12, "serial")
     parallel = k.noise_grid_forms(x, key, 1, 2, 3, tables, 2.0**-12, "parallel")
     np.testing.assert_array_equal(serial, parallel)
+
+
+def _random_stream(rng, carry=False):
+    key = rng.integers(0, 2**32, 8, dtype=np.uint64).astype(np.uint32)
+    n0, n1 = (int(v) for v in rng.integers(0, 2**31, 2))
+    # a base just below 2**32 makes the block counter carry into word 13 inside the call
+    base = 2**32 - int(rng.integers(1, 40)) if carry else int(rng.integers(0, 2**50))
+    return key, n0, n1, base
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_vectorized_keystream_gives_the_scalar_words(seed):
+    """The SIMD keystream (8 blocks a pass) is the scalar block function's, word for word, on
+    random keys, nonces, counters and lengths (most not a multiple of 8 blocks)."""
+    rng = np.random.default_rng(seed)
+    for n_words in (1, 15, 16, 17, 127, 128, 129, 16 * 8 * 3 + 5, int(rng.integers(1, 5000))):
+        key, n0, n1, base = _random_stream(rng, carry=n_words % 2 == 1)
+        np.testing.assert_array_equal(k.keystream_forms(key, n0, n1, base, n_words, "lanes"),
+                                      k.keystream_forms(key, n0, n1, base, n_words, "serial"))
+
+
+def test_vectorized_keystream_over_many_tasks():
+    key, n0, n1, base = _random_stream(np.random.default_rng(7), carry=True)
+    n_words = 16 * (2 * k._TASK_UNITS + 77) + 9  # three tasks on the pool, a ragged end
+    np.testing.assert_array_equal(k.keystream_forms(key, n0, n1, base, n_words, "lanes"),
+                                  k.keystream_forms(key, n0, n1, base, n_words, "serial"))
+
+
+def _ties(key, n0, n1, base, n, tables) -> int:
+    """How many trials of a noise call over ``n`` values tie on their first 16 bits."""
+    p_first = tables[0]
+    trials = p_first.shape[0]
+    rows = k.noise_rows(trials)
+    groups = -(-n // k.GROUP)
+    words = k.keystream_forms(key, n0, n1, base, 16 * groups * rows, "serial").astype(np.int64)
+    words = words.reshape(groups, rows, 16)
+    chunks = np.stack([words & 0xFFFF, words >> 16], axis=2).reshape(groups, 2 * rows, 16)
+    valid = np.arange(groups * 16).reshape(groups, 1, 16) < n
+    return int(((chunks[:, 1:trials, :] == p_first[1:, None]) & valid).sum())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_vectorized_noise_gives_the_scalar_noise(seed):
+    """The fused kernels' task form (SIMD keystream, trials vectorized over a group, ties
+    settled apart) gives the scalar form's values, ties included."""
+    rng = np.random.default_rng(100 + seed)
+    key, n0, n1, base = _random_stream(rng, carry=seed == 0)
+    tables = LaplaceMechanism(epsilon=float(rng.uniform(0.05, 3.0)),
+                              sensitivity=1.0).sampler.tables
+    n = 2 * 16 * k._TASK_UNITS + int(rng.integers(1, 16))  # three tasks, a ragged last group
+    assert _ties(key, n0, n1, base, n, tables) > 0  # the rare path is exercised
+    x = rng.normal(0.0, 1e3, n)
+    np.testing.assert_array_equal(
+        k.noise_grid_forms(x, key, n0, n1, base, tables, 2.0**-12, "lanes"),
+        k.noise_grid_forms(x, key, n0, n1, base, tables, 2.0**-12, "serial"))
+    xi = rng.integers(-(2**40), 2**40, n)
+    np.testing.assert_array_equal(k.noise_int_forms(xi, key, n0, n1, base, tables, "lanes"),
+                                  k.noise_int_forms(xi, key, n0, n1, base, tables, "serial"))
+    small = int(rng.integers(1, 200))  # the calling thread alone
+    np.testing.assert_array_equal(
+        k.noise_int_forms(xi[:small], key, n0, n1, base, tables, "lanes"),
+        k.noise_int_forms(xi[:small], key, n0, n1, base, tables, "serial"))
+
+
+@pytest.mark.parametrize("p", [0.3, 0.5 + 2.0**-20, 1e-9])
+def test_vectorized_bernoulli_gives_the_scalar_trials(p):
+    key, n0, n1, base = _random_stream(np.random.default_rng(int(p * 1e6)), carry=True)
+    tables = k.bernoulli_tables([p])
+    big = 2 * 32 * k._TASK_UNITS + 5
+    words = k.keystream_forms(key, n0, n1, base, 16 * k.bernoulli_blocks(big), "serial")
+    chunks = np.stack([words & 0xFFFF, words >> 16], axis=1).reshape(-1)[:big]
+    assert (chunks == tables[0][0]).sum() > 0  # a tied trial: the rare path is exercised
+    for n in (1, 31, 33, big):
+        np.testing.assert_array_equal(k.bernoulli_forms(key, n0, n1, base, n, tables, "lanes"),
+                                      k.bernoulli_forms(key, n0, n1, base, n, tables, "serial"))
 
 
 def test_backends_give_identical_noise_for_one_seed(backend):

@@ -85,6 +85,7 @@ from .accountant import BudgetAccountant
 from .mechanisms import GeometricMechanism, LaplaceMechanism
 from .randomness import RandomSource, default_source
 from .sensitivity import Neighbouring, grouped_sum_sensitivity, histogram_sensitivity
+from .summation import exact_grid_sums, exact_sum_mechanism
 
 __all__ = ["DataDomainError", "OutOfDomainError", "dp_histogram",
            "dp_class_counts", "dp_group_stats", "MECHANISMS", "DEFAULT_MAX_CELLS", "OTHER",
@@ -659,10 +660,12 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     """Noisy sum or mean of a numeric attribute per group (every cell of the table).
 
     Values are clipped to ``[lower, upper]`` (declared bounds, public), which bounds the
-    sensitivity (:func:`~gpuppdp.dp.sensitivity.grouped_sum_sensitivity`).  A sum gets grid
-    Laplace noise.  A mean is post-processed from a noisy count (geometric, ``count_share·ε``)
-    and a noisy sum (Laplace, the rest of ε): ``clip(sum / max(count, 1), lower, upper)``;
-    the two compose sequentially to ``ε`` (and their δ add up).
+    sensitivity, and summed exactly (:mod:`gpuppdp.dp.summation`: fixed point, integer sums,
+    in any order; more rows than int64 holds: :class:`~.summation.SummationRangeError`, before
+    anything is spent).  A sum gets grid Laplace noise.  A mean is post-processed from a
+    noisy count (geometric, ``count_share·ε``) and a noisy sum (Laplace, the rest of ε):
+    ``clip(sum / max(count, 1), lower, upper)``; the two compose sequentially to ``ε`` (and
+    their δ add up).
 
     Parameters
     ----------
@@ -684,7 +687,7 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     DataFrame
         The ``by`` columns and ``sum`` (statistic "sum") or ``count``, ``sum``, ``mean``
         (statistic "mean"); ``attrs["dp"]`` records ε, δ and each query's mechanism and
-        error.
+        error, and ``summation``: the method, its grid and the sensitivity used.
 
     References
     ----------
@@ -698,16 +701,14 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     if sum_sens == 0:
         raise InputError("lower and upper are both 0: the sum is constant, nothing to release")
     changed = _changed_cells(neighbouring)
+    sum_epsilon = epsilon
     if statistic == "mean":
         share = check_probability("count_share", count_share, low=0.0, high=1.0)
         count_mech = GeometricMechanism(
             epsilon=share * epsilon, sensitivity=histogram_sensitivity(neighbouring=neighbouring))
-        sum_mech = LaplaceMechanism(epsilon=(1.0 - share) * epsilon, sensitivity=sum_sens,
-                                    coordinates=changed)
-        delta = count_mech.delta + sum_mech.delta
-    else:
-        sum_mech = LaplaceMechanism(epsilon=epsilon, sensitivity=sum_sens, coordinates=changed)
-        delta = sum_mech.delta
+        sum_epsilon = (1.0 - share) * epsilon
+    plan, sum_mech = exact_sum_mechanism(sum_epsilon, lower, upper, sum_sens, changed)
+    delta = sum_mech.delta + (count_mech.delta if statistic == "mean" else 0.0)
     cols = _columns(data, by)
     if value not in data.columns:
         raise InputError(f"value column {value!r} not in the data")
@@ -722,8 +723,7 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
                     check_int("max_cells", max_cells, 1))
     backend, xp = source.backend, source.backend.xp
     n_cells = math.prod(cells.radices)
-    clipped = xp.clip(backend.asarray(values), float(lower), float(upper))
-    sums = xp.bincount(cells.key, weights=clipped, minlength=n_cells)
+    sums = exact_grid_sums(xp, cells.key, backend.asarray(values), n_cells, plan)  # or refuse
     _spend(accountant, epsilon, delta, f"dp_group_stats {statistic} of {value!r} by {cols}")
     noisy_sum = sum_mech.release(sums, random=source)
     frame = cells.frame(np.arange(n_cells))
@@ -739,6 +739,8 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
         frame["mean"] = backend.to_host(mean)
         queries = {"count": count_mech.info(), "sum": sum_mech.info()}
         post = ["count clamped at 0", "mean = clip(sum / max(count, 1), lower, upper)"]
-    return _record(frame, epsilon=epsilon, delta=delta, neighbouring=neighbouring,
-                   queries=queries, post=post, source=source, cells=n_cells,
-                   from_data=cells.from_data, unknown=unknown)
+    frame = _record(frame, epsilon=epsilon, delta=delta, neighbouring=neighbouring,
+                    queries=queries, post=post, source=source, cells=n_cells,
+                    from_data=cells.from_data, unknown=unknown)
+    frame.attrs["dp"]["summation"] = plan.info(changed)
+    return frame

@@ -25,8 +25,7 @@ A trial with probability ``p`` (a float64 in ``[0, 1/2]``) is ``u < p`` for a un
 (probability ``2**-16``); a tie is settled by comparing further 32-bit words of ``u`` (three
 extension blocks, 1536 bits) with the binary expansion of ``p`` (at most 1074 bits after the
 point, so the comparison always terminates).  ``P[u < p] = p`` exactly.  Probabilities above
-1/2 are handled by the complement (``invert``).  The trial's expansion tables are built on the
-host by :func:`bernoulli_tables`.
+1/2 are handled by the complement (``invert``).
 
 The fused noise kernel
 ----------------------
@@ -44,13 +43,17 @@ to integer values (:func:`noise_int`) or round real values to the grid ``g·ℤ`
 to even, in units of ``g``), add and scale back (:func:`noise_grid`): keystream, the trials
 (the inverse CDF), grid rounding and the addition in one pass, one thread per group.
 
-Forms: ``_*_serial`` / ``_*_parallel`` (Numba CPU, parallel over groups for large inputs) and
-``_*_cuda`` (CUDA kernels, one thread per group or block; CuPy arrays, or host arrays under
-Numba's simulator).  The dispatchers (:func:`keystream`, :func:`bernoulli`,
-:func:`noise_int`, :func:`noise_grid`) take a :class:`gpuppdp.backend.Backend` and pick the
-form; on the simulator tier (``kernels == "cudasim"``) the first 16 inputs of up to 64 values
-of each kernel run the CUDA form itself, the others the CPU twin, which gives the same bits.
-The ``*_forms`` functions run one named form on host arrays (for the tests and benchmarks).
+Forms: ``_*_serial`` (Numba CPU, one block at a time: the reference), ``_*_task`` (Numba
+CPU, the keystream :data:`~.chacha_lanes.LANES` blocks at a time in SIMD registers
+(:mod:`.chacha_lanes`), the trials vectorized over a group's 16 elements; ranges of units on
+the house's thread pool, :func:`.groupby.run_tasks`) and ``_*_cuda`` (CUDA kernels, one
+thread per group or block; CuPy arrays, or host arrays under Numba's simulator).  All give
+the same bits.  The dispatchers (:func:`keystream`, :func:`bernoulli`, :func:`noise_int`,
+:func:`noise_grid`) take a :class:`gpuppdp.backend.Backend` and pick the form (the task form
+on the CPU); on the simulator tier (``kernels == "cudasim"``) the first 16 inputs of up to
+64 values of each kernel run the CUDA form itself, the others the CPU form.  The ``*_forms``
+functions run one named form on host arrays (for the tests and benchmarks).  The trials'
+tables are built on the host by :func:`~.dp_tables.bernoulli_tables`.
 
 References
 ----------
@@ -64,12 +67,14 @@ from __future__ import annotations
 
 import math
 import types
-from fractions import Fraction
 
 import numpy as np
-from numba import config, cuda, int64, njit, prange, uint32, uint64
+from numba import config, cuda, int64, njit, uint32, uint64
 
+from .chacha_lanes import LANES, fill_blocks, scratch_words, word_at
 from .cudalaunch import launch
+from .dp_tables import EXT_BITS, EXT_BLOCKS, EXT_WORDS, FIRST_BITS, bernoulli_tables
+from .groupby import run_tasks
 
 __all__ = ["chacha20_block", "bernoulli_tables", "keystream", "bernoulli", "noise_int",
            "noise_grid", "GROUP", "FIRST_BITS", "EXT_BITS", "EXT_WORDS", "EXT_FLAG",
@@ -77,13 +82,10 @@ __all__ = ["chacha20_block", "bernoulli_tables", "keystream", "bernoulli", "nois
 
 MASK32 = 0xFFFFFFFF
 GROUP = 16  # elements per group: one keystream word each per block row
-FIRST_BITS = 16  # bits of u compared first (half a keystream word per trial)
-EXT_BITS = 32  # bits per extension word
-EXT_BLOCKS = 3  # extension blocks read on a tie
-EXT_WORDS = 16 * EXT_BLOCKS  # 48 words: 16 + 48 * 32 = 1552 bits > 1074 + 53
 EXT_FLAG = 0x80000000  # bit 31 of word 15: the extension stream
 MAX_BLOCK = 2**54  # block counters stay below this: extension indices fit in int64
-_PARALLEL_GROUPS = 4096  # below this many groups the serial CPU form runs (no thread start-up)
+_PARALLEL_GROUPS = 4096  # below this many units the CPU forms run on the calling thread alone
+_TASK_UNITS = 8192  # units (groups, blocks) per task of the CPU forms
 _SIM_MAX = 64  # under the simulator, inputs up to this size may run the CUDA form itself
 _SIM_LAUNCHES = 16  # ... for the first this many launches of each kernel in a process
 
@@ -326,17 +328,6 @@ def _noise_int_serial(x, out, key, n0, n1, base, rows, trials, p_first, ptab, in
         add_int_group(grp, n, x, out, z)
 
 
-@njit(cache=True, parallel=True)
-def _noise_int_parallel(x, out, key, n0, n1, base, rows, trials, p_first, ptab, invert):
-    n = out.shape[0]
-    for grp in prange((n + GROUP - 1) // GROUP):
-        buf = np.empty(16, np.uint32)
-        ebuf = np.empty(EXT_WORDS, np.uint32)
-        z = np.empty(GROUP, np.int64)
-        noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
-        add_int_group(grp, n, x, out, z)
-
-
 @njit(cache=True)
 def _noise_grid_serial(x, out, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab,
                        invert):
@@ -349,31 +340,11 @@ def _noise_grid_serial(x, out, inv_g, g, key, n0, n1, base, rows, trials, p_firs
         add_grid_group(grp, n, x, out, z, inv_g, g)
 
 
-@njit(cache=True, parallel=True)
-def _noise_grid_parallel(x, out, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab,
-                         invert):
-    n = out.shape[0]
-    for grp in prange((n + GROUP - 1) // GROUP):
-        buf = np.empty(16, np.uint32)
-        ebuf = np.empty(EXT_WORDS, np.uint32)
-        z = np.empty(GROUP, np.int64)
-        noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
-        add_grid_group(grp, n, x, out, z, inv_g, g)
-
-
 @njit(cache=True)
 def _words_serial(out, key, n0, n1, base):
     n = out.shape[0]
     buf = np.empty(16, np.uint32)
     for b in range((n + 15) // 16):
-        words_group(b, n, key, n0, n1, base, buf, out)
-
-
-@njit(cache=True, parallel=True)
-def _words_parallel(out, key, n0, n1, base):
-    n = out.shape[0]
-    for b in prange((n + 15) // 16):
-        buf = np.empty(16, np.uint32)
         words_group(b, n, key, n0, n1, base, buf, out)
 
 
@@ -386,13 +357,187 @@ def _bernoulli_serial(out, key, n0, n1, base, p_first, ptab, invert):
         bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, out)
 
 
-@njit(cache=True, parallel=True)
-def _bernoulli_parallel(out, key, n0, n1, base, p_first, ptab, invert):
+# --- CPU kernels on LANES blocks at a time (chacha_lanes), one task per range of units ---------
+#
+# A task covers ``per_task`` units (groups of 16 values, keystream blocks or trial blocks) and
+# walks them ``_SUB_GROUPS`` groups at a time: the keystream of a step (its blocks are
+# consecutive) is computed first, ``LANES`` blocks per vector pass, into a scratch
+# (``word_at(ks, b, w)``: word ``w`` of the step's block ``b``), then read by the trials.
+# The words and the trials are those of the scalar forms above, bit for bit.  The tasks run
+# on the house's thread pool (:func:`.groupby.run_tasks`, GIL released).
+
+_SUB_GROUPS = 64  # groups per keystream step: a scratch of 64 * rows blocks (tens of KiB)
+
+
+@njit(cache=True, inline="always")
+def _noise_group_lanes(bm, c0, trials, p_first, invert, z, tied, group):
+    """Signed noise of the 16 elements of a group (as :func:`noise_group`, ties aside) into
+    ``z``, its blocks at ``c0 .. c0 + rows - 1`` of the block-major scratch ``bm`` (word
+    ``w`` of block ``b`` at ``16 b + w``).  ``group`` is 16, passed at run time: with a
+    constant trip count LLVM unrolls the loops over the elements into scalar code, with a
+    variable one it vectorizes them (about twice faster).  ``tied[e]`` is set where a trial
+    of element ``e`` tied (probability ``2**-16`` each): the caller settles that element
+    with :func:`_noise_value_ties` (the extension stream's code in this loop would slow
+    every trial down several times)."""
+    for e in range(group):
+        z[e] = 0
+        tied[e] = 0
+    for k in range(1, trials):
+        row = uint64(16 * (c0 + (k >> 1)))  # unsigned: contiguous loads, no wraparound
+        shift = FIRST_BITS * (k & 1)
+        p = p_first[k]
+        at = k - 2 if k > 1 else 61  # bit k-2 of G, or the nonzero flag
+        flip = invert[k] << at
+        for e in range(group):
+            c = (int64(bm[row + uint64(e)]) >> shift) & 0xFFFF
+            tied[e] |= int64(c == p)
+            z[e] |= (int64(c < p) << at) ^ flip
+    for e in range(group):
+        v = z[e]
+        mag = ((v & ((int64(1) << 60) - 1)) + 1) * ((v >> 61) & 1)
+        z[e] = -mag if int64(bm[16 * c0 + e]) & 1 else mag
+
+
+@njit(cache=True)
+def _noise_value_ties(bm, e, c0, grp, key, n0, n1, base, rows, trials, p_first, ptab, invert,
+                      ebuf):
+    """The signed noise of element ``e`` of group ``grp`` (as :func:`noise_group`) with its
+    tied trials settled on the extension stream; ``bm`` as in :func:`_noise_group_lanes`."""
+    sign = int64(bm[16 * c0 + e]) & 1
+    nonzero = int64(0)
+    g = int64(0)
+    for k in range(1, trials):
+        r = k >> 1
+        h = k & 1
+        c = (int64(bm[16 * (c0 + r) + e]) >> (FIRST_BITS * h)) & 0xFFFF
+        p = p_first[k]
+        if c < p:
+            bit = int64(1)
+        elif c > p:
+            bit = int64(0)
+        else:
+            bit = int64(_tie(k, ptab, key, n0, n1, ((base + grp * rows + r) * 16 + e) * 2 + h,
+                             ebuf))
+        bit ^= invert[k]
+        if k == 1:
+            nonzero = bit
+        else:
+            g |= bit << (k - 2)
+    mag = (g + 1) * nonzero
+    return -mag if sign else mag
+
+
+@njit(cache=True, nogil=True)
+def _noise_task(t, x, out, grid, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab,
+                invert, group, per_task):
+    """Groups ``t * per_task ..`` of the fused kernel: ``x + Z`` into an int64 ``out``
+    (``grid`` False; ``x`` empty: ``Z``), or ``(round(x / g) + Z) * g`` into a float64 one.
+    ``group`` is :data:`GROUP` (see :func:`_noise_group_lanes`)."""
     n = out.shape[0]
-    for b in prange((n + 2 * GROUP - 1) // (2 * GROUP)):
-        buf = np.empty(16, np.uint32)
-        ebuf = np.empty(EXT_WORDS, np.uint32)
-        bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, out)
+    g0 = t * per_task
+    g1 = min((n + GROUP - 1) // GROUP, g0 + per_task)
+    ks = np.empty(scratch_words(_SUB_GROUPS * rows), np.uint32)
+    bm = np.empty(16 * _SUB_GROUPS * rows, np.uint32)
+    ebuf = np.empty(EXT_WORDS, np.uint32)
+    z = np.empty(GROUP, np.int64)
+    tied = np.empty(GROUP, np.int64)
+    for s0 in range(g0, g1, _SUB_GROUPS):
+        s1 = min(g1, s0 + _SUB_GROUPS)
+        n_blocks = (s1 - s0) * rows
+        fill_blocks(key, n0, n1, base + s0 * rows, n_blocks, ks)
+        for b in range(n_blocks):  # block-major for the trials
+            for w in range(16):
+                bm[16 * b + w] = word_at(ks, b, w)
+        for grp in range(s0, s1):
+            c0 = (grp - s0) * rows
+            _noise_group_lanes(bm, c0, trials, p_first, invert, z, tied, group)
+            first = grp * GROUP
+            for e in range(min(GROUP, n - first)):
+                v = z[e]
+                if tied[e]:
+                    v = _noise_value_ties(bm, e, c0, grp, key, n0, n1, base, rows, trials,
+                                          p_first, ptab, invert, ebuf)
+                i = first + e
+                if grid:
+                    out[i] = float(round_half_even(x[i] * inv_g) + v) * g
+                elif x.shape[0] > 0:
+                    out[i] = x[i] + v
+                else:
+                    out[i] = v
+
+
+@njit(cache=True, nogil=True)
+def _words_task(t, out, key, n0, n1, base, per_task):
+    """Keystream blocks ``t * per_task ..`` into ``out`` (16 words each, clipped to its
+    length)."""
+    n = out.shape[0]
+    b0 = t * per_task
+    b1 = min((n + 15) // 16, b0 + per_task)
+    ks = np.empty(scratch_words(16 * LANES), np.uint32)
+    for s0 in range(b0, b1, 16 * LANES):
+        s1 = min(b1, s0 + 16 * LANES)
+        fill_blocks(key, n0, n1, base + s0, s1 - s0, ks)
+        for b in range(s0, s1):
+            for w in range(min(16, n - 16 * b)):
+                out[16 * b + w] = word_at(ks, b - s0, w)
+
+
+@njit(cache=True, nogil=True)
+def _bernoulli_task(t, out, key, n0, n1, base, p_first, ptab, invert, per_task):
+    """Trial blocks ``t * per_task ..`` (32 trials each, as :func:`bernoulli_group`); a block
+    with a tied trial is redone by :func:`bernoulli_group` (the extension stream's code in
+    the loop would slow every trial down)."""
+    n = out.shape[0]
+    b0 = t * per_task
+    b1 = min((n + 2 * GROUP - 1) // (2 * GROUP), b0 + per_task)
+    ks = np.empty(scratch_words(16 * LANES), np.uint32)
+    buf = np.empty(16, np.uint32)
+    ebuf = np.empty(EXT_WORDS, np.uint32)
+    p = p_first[0]
+    flip = invert[0]
+    for s0 in range(b0, b1, 16 * LANES):
+        s1 = min(b1, s0 + 16 * LANES)
+        fill_blocks(key, n0, n1, base + s0, s1 - s0, ks)
+        for b in range(s0, s1):
+            for w in range(16):
+                buf[w] = word_at(ks, b - s0, w)
+            tied = 0
+            for j in range(min(2 * GROUP, n - 2 * GROUP * b)):
+                c = (int64(buf[j >> 1]) >> (FIRST_BITS * (j & 1))) & 0xFFFF
+                tied |= c == p
+                out[2 * GROUP * b + j] = int64(c < p) ^ flip
+            if tied:
+                bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, out)
+
+
+def _noise_int_lanes(x, out, key, n0, n1, base, rows, trials, p_first, ptab, invert):
+    _run_lanes(_noise_task, -(-out.shape[0] // GROUP), _TASK_UNITS, x, out, False, 0.0, 0.0, key,
+               n0, n1, base, rows, trials, p_first, ptab, invert, GROUP)
+
+
+def _noise_grid_lanes(x, out, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab, invert):
+    _run_lanes(_noise_task, -(-out.shape[0] // GROUP), _TASK_UNITS, x, out, True, inv_g, g, key,
+               n0, n1, base, rows, trials, p_first, ptab, invert, GROUP)
+
+
+def _words_lanes(out, key, n0, n1, base):
+    _run_lanes(_words_task, keystream_blocks(out.shape[0]), _TASK_UNITS, out, key, n0, n1, base)
+
+
+def _bernoulli_lanes(out, key, n0, n1, base, p_first, ptab, invert):
+    _run_lanes(_bernoulli_task, bernoulli_blocks(out.shape[0]), _TASK_UNITS, out, key, n0, n1,
+               base, p_first, ptab, invert)
+
+
+def _run_lanes(kernel, units: int, per_task: int, *args) -> None:
+    """``kernel(t, *args, per_task)`` for the tasks covering ``units`` units: on the calling
+    thread below ``_PARALLEL_GROUPS`` units, else on the thread pool."""
+    n_tasks = -(-units // per_task)
+    if units < _PARALLEL_GROUPS:
+        for t in range(n_tasks):
+            kernel(t, *args, per_task)
+    else:
+        run_tasks(kernel, n_tasks, *args, per_task)
 
 
 # --- CUDA kernels -----------------------------------------------------------------------------
@@ -473,49 +618,6 @@ def _bernoulli_cuda(out, key, n0, n1, base, p_first, ptab, invert):
 
 # --- host side: tables, block counts, dispatch ---------------------------------------------
 
-def bernoulli_tables(probabilities, invert=None, *, first_bits: int = FIRST_BITS,
-                     ext_bits: int = EXT_BITS, ext_words: int = EXT_WORDS):
-    """Expansion tables of the trials with the given probabilities (floats in ``[0, 1]``).
-
-    Returns ``(p_first, ptab, invert)``: ``int64 (k,)`` first ``first_bits`` bits of each
-    ``p'``, ``uint32 (k, ext_words)`` its next bits in ``ext_bits``-bit words, ``int64 (k,)``
-    1 where the trial is run on ``p'`` and inverted.  Without ``invert``, ``p' = p`` for
-    ``p <= 1/2`` and ``p' = 1 - p`` (exact in float64) above; with ``invert`` (a sequence of
-    0/1), each ``p`` is taken as ``p'`` itself and must be ``<= 1/2``: the caller rounded the
-    smaller of the two probabilities.  ``p'`` must be fully represented
-    (``first_bits + ext_bits * ext_words`` bits cover any float64 in ``[0, 1/2]`` at the
-    default widths); the reduced widths exist for exhaustive tests.
-    """
-    probs = [float(p) for p in probabilities]
-    k = len(probs)
-    flags = None if invert is None else [int(f) for f in invert]
-    if flags is not None and (len(flags) != k or any(f not in (0, 1) for f in flags)
-                              or any(p > 0.5 for p in probs)):
-        raise ValueError("with invert, give one 0/1 flag per probability, each p <= 1/2")
-    total = first_bits + ext_bits * ext_words
-    p_first = np.zeros(k, dtype=np.int64)
-    if not 1 <= ext_bits <= 32 or not 1 <= first_bits <= FIRST_BITS:
-        raise ValueError("first_bits must be in 1..16 and ext_bits in 1..32")
-    ptab = np.zeros((k, max(ext_words, 1)), dtype=np.uint32)
-    invert = np.zeros(k, dtype=np.int64)
-    for row, p in enumerate(probs):
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"a probability must be in [0, 1], got {p!r}")
-        if flags is not None:
-            invert[row] = flags[row]
-        elif p > 0.5:
-            p, invert[row] = 1.0 - p, 1  # exact for p in [1/2, 1] (Sterbenz)
-        scaled = Fraction(p) * 2**total
-        if scaled.denominator != 1:
-            raise ValueError(f"probability {p!r} has more than {total} bits after the point")
-        m = scaled.numerator
-        p_first[row] = m >> (total - first_bits)
-        for w in range(ext_words):
-            shift = total - first_bits - ext_bits * (w + 1)
-            ptab[row, w] = (m >> shift) & ((1 << ext_bits) - 1)
-    return p_first, ptab, invert
-
-
 def noise_rows(trials: int) -> int:
     """Keystream block rows per group for ``trials`` trials (two per keystream word)."""
     return (trials + 1) // 2
@@ -572,10 +674,8 @@ def keystream(backend, key, n0: int, n1: int, base: int, n_words: int):
     out = np.empty(n_words, dtype=np.uint32)
     if form == "sim":
         _launch(_words_cuda, keystream_blocks(n_words), out, _host_key(key), n0, n1, base)
-    elif keystream_blocks(n_words) >= _PARALLEL_GROUPS:
-        _words_parallel(out, _host_key(key), n0, n1, base)
     else:
-        _words_serial(out, _host_key(key), n0, n1, base)
+        _words_lanes(out, _host_key(key), n0, n1, base)
     return backend.asarray(out)
 
 
@@ -592,10 +692,8 @@ def bernoulli(backend, key, n0: int, n1: int, base: int, n: int, tables):
     out = np.empty(n, dtype=np.uint8)
     if form == "sim":
         _launch(_bernoulli_cuda, bernoulli_blocks(n), out, _host_key(key), n0, n1, base, *tables)
-    elif bernoulli_blocks(n) >= _PARALLEL_GROUPS:
-        _bernoulli_parallel(out, _host_key(key), n0, n1, base, *tables)
     else:
-        _bernoulli_serial(out, _host_key(key), n0, n1, base, *tables)
+        _bernoulli_lanes(out, _host_key(key), n0, n1, base, *tables)
     return backend.asarray(out)
 
 
@@ -619,10 +717,8 @@ def noise_int(backend, x, n: int, key, n0: int, n1: int, base: int, tables):
     args = (xin, out, _host_key(key), n0, n1, base, rows, trials, *tables)
     if form == "sim":
         _launch(_noise_int_cuda, -(-n // GROUP), *args)
-    elif -(-n // GROUP) >= _PARALLEL_GROUPS:
-        _noise_int_parallel(*args)
     else:
-        _noise_int_serial(*args)
+        _noise_int_lanes(*args)
     return backend.asarray(out)
 
 
@@ -645,10 +741,8 @@ def noise_grid(backend, x, key, n0: int, n1: int, base: int, tables, granularity
     args = (xin, out, inv_g, granularity, _host_key(key), n0, n1, base, rows, trials, *tables)
     if form == "sim":
         _launch(_noise_grid_cuda, -(-n // GROUP), *args)
-    elif -(-n // GROUP) >= _PARALLEL_GROUPS:
-        _noise_grid_parallel(*args)
     else:
-        _noise_grid_serial(*args)
+        _noise_grid_lanes(*args)
     return backend.asarray(out)
 
 
@@ -659,7 +753,7 @@ def noise_int_forms(x, key, n0, n1, base, tables, form: str):
     out = np.empty(x.shape[0], dtype=np.int64)
     args = (np.ascontiguousarray(x, dtype=np.int64), out, _host_key(key), n0, n1, base,
             noise_rows(trials), trials, *tables)
-    {"serial": _noise_int_serial, "parallel": _noise_int_parallel}.get(
+    {"serial": _noise_int_serial, "lanes": _noise_int_lanes, "parallel": _noise_int_lanes}.get(
         form, lambda *a: _launch(_noise_int_cuda, -(-x.shape[0] // GROUP), *a))(*args)
     return out
 
@@ -670,7 +764,8 @@ def noise_grid_forms(x, key, n0, n1, base, tables, granularity, form: str):
     out = np.empty(x.shape[0], dtype=np.float64)
     args = (np.ascontiguousarray(x, dtype=np.float64), out, 1.0 / granularity, granularity,
             _host_key(key), n0, n1, base, noise_rows(trials), trials, *tables)
-    {"serial": _noise_grid_serial, "parallel": _noise_grid_parallel}.get(
+    {"serial": _noise_grid_serial, "lanes": _noise_grid_lanes,
+     "parallel": _noise_grid_lanes}.get(
         form, lambda *a: _launch(_noise_grid_cuda, -(-x.shape[0] // GROUP), *a))(*args)
     return out
 
@@ -680,8 +775,8 @@ def keystream_forms(key, n0, n1, base, n_words, form: str):
     out = np.empty(n_words, dtype=np.uint32)
     if form == "serial":
         _words_serial(out, _host_key(key), n0, n1, base)
-    elif form == "parallel":
-        _words_parallel(out, _host_key(key), n0, n1, base)
+    elif form in ("lanes", "parallel"):
+        _words_lanes(out, _host_key(key), n0, n1, base)
     else:
         _launch(_words_cuda, keystream_blocks(n_words), out, _host_key(key), n0, n1, base)
     return out
@@ -693,8 +788,8 @@ def bernoulli_forms(key, n0, n1, base, n, tables, form: str):
     args = (out, _host_key(key), n0, n1, base, *tables)
     if form == "serial":
         _bernoulli_serial(*args)
-    elif form == "parallel":
-        _bernoulli_parallel(*args)
+    elif form in ("lanes", "parallel"):
+        _bernoulli_lanes(*args)
     else:
         _launch(_bernoulli_cuda, bernoulli_blocks(n), *args)
     return out
