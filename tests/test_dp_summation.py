@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from gpuppdp.dp import BudgetAccountant, LaplaceMechanism, RandomSource, dp_group_stats, summation
+from gpuppdp.dp.releases import OutOfDomainError
 from gpuppdp.dp.summation import (
     ExactSum,
     SummationRangeError,
@@ -88,7 +89,7 @@ def test_release_refuses_before_spending(monkeypatch):
     accountant = BudgetAccountant(5.0)
     with pytest.raises(SummationRangeError):
         dp_group_stats(data, "g", "v", epsilon=1.0, lower=0, upper=100, statistic="sum",
-                       public_domain=True, random=RandomSource("cpu", seed=1),
+                       public_domain=True, random=RandomSource("cpu", seed=1, insecure=True),
                        accountant=accountant)
     assert accountant.spent == 0
 
@@ -98,7 +99,7 @@ def test_release_records_the_summation_and_its_sensitivity(neighbouring, changed
     data = pd.DataFrame({"g": ["a", "b", "a"], "v": [1.0, 2.0, 1.0 / 3.0]})
     out = dp_group_stats(data, "g", "v", epsilon=1.0, lower=-1.0, upper=1.0 / 3.0,
                          public_domain=True, neighbouring=neighbouring,
-                         random=RandomSource("cpu", seed=4))
+                         random=RandomSource("cpu", seed=4, insecure=True))
     summ = out.attrs["dp"]["summation"]
     assert summ["method"] == "exact: fixed point in int64"
     assert summ["grid"] == summ["noise_grid"] * 2.0**-16
@@ -116,12 +117,12 @@ def test_small_tables_release_what_the_float_sum_released():
     lower, upper = -2.0, 30.0
     new = dp_group_stats(data, "g", "v", epsilon=0.7, lower=lower, upper=upper,
                          statistic="sum", public_domain=True,
-                         random=RandomSource("cpu", seed=11))
+                         random=RandomSource("cpu", seed=11, insecure=True))
     codes = data["g"].map({"a": 0, "b": 1, "c": 2}).to_numpy()
     float_sums = np.bincount(codes, weights=np.clip(data["v"].to_numpy(), lower, upper),
                              minlength=3)
     old = LaplaceMechanism(epsilon=0.7, sensitivity=30.0).release(
-        float_sums, random=RandomSource("cpu", seed=11))
+        float_sums, random=RandomSource("cpu", seed=11, insecure=True))
     np.testing.assert_array_equal(new["sum"].to_numpy(), old)
 
 
@@ -130,7 +131,7 @@ def test_release_is_the_same_for_any_row_order():
     data = pd.DataFrame({"g": key, "v": values})
     shuffled = data.sample(frac=1.0, random_state=3).reset_index(drop=True)
     a, b = (dp_group_stats(d, "g", "v", epsilon=1.0, lower=-10, upper=1e4, statistic="sum",
-                           public_domain=True, random=RandomSource("cpu", seed=2))
+                           public_domain=True, random=RandomSource("cpu", seed=2, insecure=True))
             for d in (data, shuffled))
     np.testing.assert_array_equal(a["sum"].to_numpy(), b["sum"].to_numpy())
 
@@ -147,6 +148,20 @@ def test_every_backend_gives_the_same_exact_sums_and_release(backend):
     np.testing.assert_array_equal(backend.to_host(dev), host)
     data = pd.DataFrame({"g": key, "v": values})
     a, b = (dp_group_stats(data, "g", "v", epsilon=1.0, lower=-10, upper=1e4,
-                           public_domain=True, random=RandomSource(be, seed=6))
+                           public_domain=True, random=RandomSource(be, seed=6, insecure=True))
             for be in ("cpu", backend))
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_group_stats_refuses_an_out_of_domain_value_only_after_the_charge():
+    """A value outside the declared domain is refused after epsilon is charged, so that a
+    probe ("does anyone have value v?") is never free, as the counts' releases do."""
+    data = pd.DataFrame({"g": ["a", "b", "zzz"], "v": [1.0, 2.0, 3.0]})
+    accountant = BudgetAccountant(5.0)
+    with pytest.raises(OutOfDomainError):
+        dp_group_stats(data, "g", "v", epsilon=1.0, lower=0, upper=10, statistic="sum",
+                       domains={"g": ["a", "b"]}, accountant=accountant)
+    assert accountant.spent == 1.0
+    out = dp_group_stats(data, "g", "v", epsilon=1.0, lower=0, upper=10, statistic="sum",
+                         domains={"g": ["a", "b"]}, unknown="drop", accountant=accountant)
+    assert list(out["g"]) == ["a", "b"] and accountant.spent == 2.0

@@ -50,6 +50,7 @@ from .releases import (
     dp_group_stats,
     dp_histogram,
 )
+from .summation import SummationRangeError
 from .sensitivity import (
     Neighbouring,
     count_sensitivity,
@@ -62,6 +63,7 @@ from .sensitivity import (
 
 __all__ = [
     "BudgetAccountant", "BudgetError", "LedgerError", "ParallelGroup", "Spend", "charge",
+    "SummationRangeError",
     "DiscreteLaplaceSampler", "GeometricMechanism", "LaplaceMechanism", "NoiseRangeError",
     "RandomizedResponse", "discrete_laplace_noise",
     "RandomSource", "SeededNoiseWarning", "default_source",

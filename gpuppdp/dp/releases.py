@@ -120,6 +120,7 @@ class _Cells:
     key: object  # int64 array on the backend, one cell index per (kept) row
     from_data: list[str]  # columns whose labels were read from the data (declared public)
     out_of_domain: list = None  # unknown="error", deferred: columns to refuse after the charge
+    kept: np.ndarray | None = None  # deferred: host mask of the rows the keys are of (None: all)
 
     @property
     def radices(self) -> tuple[int, ...]:
@@ -299,12 +300,13 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
         key *= len(col_labels)
         key += col_codes
     keep = valid if select is None else select(valid)
+    kept = None
     if deferred and not keep.all():
-        key = key[keep]
+        key, kept = key[keep], keep
     # with "other", what remains in ``bad`` are missing values of a column whose values are
     # read from the data (it has no "(other)" cell): refused after the charge as well
     return _Cells(cols, labels, source.backend.asarray(key), from_data,
-                  out_of_domain=[] if unknown == "drop" else bad)
+                  out_of_domain=[] if unknown == "drop" else bad, kept=kept)
 
 
 def _out_of_domain(bad: list) -> str:
@@ -720,11 +722,15 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
         raise InputError(f"value column {value!r} has missing values; fill or drop them first")
     source = random if random is not None else default_source()
     cells = _encode(data, cols, hierarchies, levels, domains, public_domain, unknown, source,
-                    check_int("max_cells", max_cells, 1))
+                    check_int("max_cells", max_cells, 1), deferred=True)
     backend, xp = source.backend, source.backend.xp
     n_cells = math.prod(cells.radices)
-    sums = exact_grid_sums(xp, cells.key, backend.asarray(values), n_cells, plan)  # or refuse
-    _spend(accountant, epsilon, delta, f"dp_group_stats {statistic} of {value!r} by {cols}")
+    kept = values if cells.kept is None else values[cells.kept]
+    sums = exact_grid_sums(xp, cells.key, backend.asarray(kept), n_cells, plan)  # or refuse
+    _spend(accountant, epsilon, delta, f"dp_group_stats {statistic} of {value!r} by {cols}",
+           neighbouring=neighbouring, seed=source.seed)
+    if cells.out_of_domain:  # decided after the charge: probing costs epsilon each time
+        raise OutOfDomainError(_out_of_domain(cells.out_of_domain))
     noisy_sum = sum_mech.release(sums, random=source)
     frame = cells.frame(np.arange(n_cells))
     if statistic == "sum":
