@@ -306,7 +306,7 @@ def test_group_stats_charge_the_whole_epsilon(backend, people, hierarchies):
 
 @pytest.mark.parametrize("kwargs,match", [
     (dict(value="nope"), "'nope' not in the data"),
-    (dict(value="sex"), "must be numeric"),
+    (dict(value="sex"), "values that are not numbers"),
     (dict(lower=5, upper=1), "lower <= upper"),
     (dict(lower=0, upper=0), "nothing to release"),
     (dict(statistic="median"), "statistic must be"),

@@ -647,6 +647,34 @@ def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
         values_are="labels", class_list_public=class_list_public)
 
 
+def _noisy_stats(frame: pd.DataFrame, sums, key, sum_mech, count_mech, source: RandomSource,
+                 lower: float, upper: float) -> tuple[dict, list]:
+    """Noisy ``sum`` per cell into ``frame`` and, with ``count_mech`` (a mean), the noisy
+    ``count`` and the post-processed ``mean``; returns the queries' record and the
+    post-processing steps."""
+    backend, xp = source.backend, source.backend.xp
+    noisy_sum = sum_mech.release(sums, random=source)
+    frame["sum"] = backend.to_host(noisy_sum)
+    if count_mech is None:
+        return {"sum": sum_mech.info()}, []
+    counts = xp.bincount(key, minlength=len(frame)).astype(xp.int64)
+    noisy_count = xp.maximum(count_mech.release(counts, random=source), 0)
+    mean = xp.clip(noisy_sum / xp.maximum(noisy_count, 1), float(lower), float(upper))
+    frame.insert(len(frame.columns) - 1, "count", backend.to_host(noisy_count))
+    frame["mean"] = backend.to_host(mean)
+    return ({"count": count_mech.info(), "sum": sum_mech.info()},
+            ["count clamped at 0", "mean = clip(sum / max(count, 1), lower, upper)"])
+
+
+def _numeric_column(data: pd.DataFrame, value: str) -> np.ndarray:
+    """Column ``value`` as float64, NaN where a value is missing or not a number (the caller
+    refuses those rows after the charge, or drops them); refused at once only when the column
+    is absent (the schema is public)."""
+    if value not in data.columns:
+        raise InputError(f"value column {value!r} not in the data")
+    return pd.to_numeric(data[value], errors="coerce").to_numpy(dtype=np.float64)
+
+
 def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
                    epsilon: float, lower: float, upper: float, statistic: str = "mean",
                    count_share: float = 0.5,
@@ -712,39 +740,29 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     plan, sum_mech = exact_sum_mechanism(sum_epsilon, lower, upper, sum_sens, changed)
     delta = sum_mech.delta + (count_mech.delta if statistic == "mean" else 0.0)
     cols = _columns(data, by)
-    if value not in data.columns:
-        raise InputError(f"value column {value!r} not in the data")
-    try:
-        values = pd.to_numeric(data[value], errors="raise").to_numpy(dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"value column {value!r} must be numeric") from None
-    if np.isnan(values).any():
-        raise InputError(f"value column {value!r} has missing values; fill or drop them first")
+    values = _numeric_column(data, value)
+    not_numbers = np.isnan(values)
     source = random if random is not None else default_source()
     cells = _encode(data, cols, hierarchies, levels, domains, public_domain, unknown, source,
-                    check_int("max_cells", max_cells, 1), deferred=True)
+                    check_int("max_cells", max_cells, 1), deferred=True,
+                    select=(lambda valid: valid & ~not_numbers) if unknown == "drop" else None)
     backend, xp = source.backend, source.backend.xp
     n_cells = math.prod(cells.radices)
     kept = values if cells.kept is None else values[cells.kept]
-    sums = exact_grid_sums(xp, cells.key, backend.asarray(kept), n_cells, plan)  # or refuse
+    sums = exact_grid_sums(xp, cells.key, backend.asarray(np.nan_to_num(kept)), n_cells,
+                           plan)  # or refuse: the bounds and the row count decide
     _spend(accountant, epsilon, delta, f"dp_group_stats {statistic} of {value!r} by {cols}",
            neighbouring=neighbouring, seed=source.seed)
     if cells.out_of_domain:  # decided after the charge: probing costs epsilon each time
         raise OutOfDomainError(_out_of_domain(cells.out_of_domain))
-    noisy_sum = sum_mech.release(sums, random=source)
+    if unknown != "drop" and not_numbers.any():  # as well
+        raise InputError(f"value column {value!r} holds missing values or values that are not "
+                         "numbers (not shown); clean it, or pass unknown='drop' to drop their "
+                         "rows")
     frame = cells.frame(np.arange(n_cells))
-    if statistic == "sum":
-        frame["sum"] = backend.to_host(noisy_sum)
-        queries, post = {"sum": sum_mech.info()}, []
-    else:
-        counts = xp.bincount(cells.key, minlength=n_cells).astype(xp.int64)
-        noisy_count = xp.maximum(count_mech.release(counts, random=source), 0)
-        mean = xp.clip(noisy_sum / xp.maximum(noisy_count, 1), float(lower), float(upper))
-        frame["count"] = backend.to_host(noisy_count)
-        frame["sum"] = backend.to_host(noisy_sum)
-        frame["mean"] = backend.to_host(mean)
-        queries = {"count": count_mech.info(), "sum": sum_mech.info()}
-        post = ["count clamped at 0", "mean = clip(sum / max(count, 1), lower, upper)"]
+    queries, post = _noisy_stats(frame, sums, cells.key, sum_mech,
+                                 count_mech if statistic == "mean" else None, source,
+                                 lower, upper)
     frame = _record(frame, epsilon=epsilon, delta=delta, neighbouring=neighbouring,
                     queries=queries, post=post, source=source, cells=n_cells,
                     from_data=cells.from_data, unknown=unknown)
