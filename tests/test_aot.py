@@ -11,6 +11,8 @@ import pytest
 
 from gpuppdp.kernels import aot
 
+pytestmark = pytest.mark.smoke  # also run against the installed wheel (.ci/run)
+
 # searches on every code type: both compiled-Flash variants (with and without classes), the
 # exhaustive search (the batched evaluator) and the Python traversal (ordered t-closeness);
 # prints the search's results and the functions Numba compiled (a fresh, empty cache)

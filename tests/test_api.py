@@ -16,6 +16,8 @@ from gpuppdp.backend import BackendError
 from gpuppdp.io import read_table
 from gpuppdp.report import write_report
 
+pytestmark = pytest.mark.smoke  # also run against the installed wheel (.ci/run)
+
 QIDS = ["sex", "age", "race", "education"]
 ROWS = 1500
 

@@ -99,6 +99,7 @@ def test_enough_supported_cases():
     assert {c["suppression_limit"] for c in CASES} == {0.0, 0.05}
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_flash_matches_arx(adult, case):
     exp = case["expected"]
