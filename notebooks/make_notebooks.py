@@ -244,14 +244,16 @@ except BudgetError as exc:            # refused before any noise is drawn
     md("""
 ## A ledger across runs
 
-`BudgetAccountant.open_ledger` locks the file for the block, and saves it atomically only when
-the block succeeds: a refused release leaves it as it was.
+`BudgetAccountant.open_ledger` locks the file for the block (a transaction): each spend is
+appended, hash-chained to the one before and written to disk before its noise is drawn, and a
+refused release leaves the ledger as it was. `create=True` starts a missing ledger (a ledger
+that has gone missing is never started again without it).
 """),
     code("""
 ledger = Path(tempfile.mkdtemp(prefix="gpuppdp-dp-")) / "ledger.json"
 for run in range(3):
     try:
-        with BudgetAccountant.open_ledger(ledger, epsilon=1.0) as acc:
+        with BudgetAccountant.open_ledger(ledger, epsilon=1.0, create=True) as acc:
             dp_histogram(data, ["education"], epsilon=0.4, public_domain=True, accountant=acc)
         print(f"run {run}: released, {acc.spent:.1f} of {acc.total} spent")
     except BudgetError as exc:
