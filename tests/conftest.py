@@ -20,6 +20,28 @@ from gpuppdp.testing import cupy_reference, strict_backend  # noqa: E402
 BACKEND_PARAMS = ["numpy", "strict"] + (["cupy"] if GPU_TIER else [])
 
 
+#: the slow tier (``pytest -m slow``; the default ``pytest`` leaves it out): the tests that take
+#: ten seconds or more each on the 2-core box (``pytest --durations=0``); every module they are
+#: in keeps faster tests in the default tier
+SLOW = {
+    "test_aot.py::test_ahead_of_time_kernels_give_the_jit_results",
+    "test_aot.py::test_first_search_compiles_no_declared_kernel",
+    "test_outputs.py::test_stop_signals_leave_nothing_behind",
+    "test_models_population.py::test_two_sensitive_attributes_suppress_the_union",
+    "test_flash_sparse.py::test_top_down_path_sources_under_a_small_batch_budget",
+    "test_cluster.py::test_cli_risk_and_check_on_dask_print_the_in_memory_reports",
+    "test_cluster.py::test_cli_dask_writes_a_parquet_dataset",
+    "test_compile_notice.py::test_loss_sums_and_class_verdicts_compile_on_their_own_first",
+    "test_golden_arx.py::test_extra_arx_runs_flash_equals_exhaustive",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if f"{item.path.name}::{getattr(item, 'originalname', item.name)}" in SLOW:
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_report_header(config):
     """One line where CuPy is absent: the stand-in then checks no call against its names."""
     if cupy_reference() is None:
