@@ -606,7 +606,7 @@ def write_census(folder: str | os.PathLike, rows: int, seed: int = 0, *,
     groups = 0
     with plan.writing() as out:
         # column statistics for the numeric columns only (min/max of the dictionary columns'
-        # labels took 40 % of the writing); the row numbers delta-encoded (a third smaller)
+        # labels are costly to write and serve no reader); the row numbers delta-encoded
         with pq.ParquetWriter(out.path("--output"), arrow_schema(rows, seed),
                               use_dictionary=[c for c in COLUMNS
                                               if c not in ("person_id", "income")],

@@ -1,7 +1,7 @@
 """Kernels compiled ahead of time, so that the first search after installing compiles nothing.
 
-Numba compiles a kernel on its first call and caches the machine code on disk: the first
-Flash search after an install used to spend about 10 s compiling.  The kernels a search
+Numba compiles a kernel on its first call and caches the machine code on disk, so without
+this the first search after an install spends seconds compiling.  The kernels a search
 calls from Python (the compiled Flash; the Python traversal's node properties and roll-up
 source; the batched evaluator of the exhaustive and level searches) declare explicit
 signatures (:func:`ahead_of_time`, beside their definitions);

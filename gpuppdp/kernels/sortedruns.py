@@ -171,9 +171,8 @@ def _popcount(x):
 
 
 #: canonical order is placed partition by partition, each ``2**PART_BITS`` rows: a bitmap of
-#: 8 KiB and about ``2**PART_BITS`` entries of output, in the cache -- placing every entry by
-#: rank at once (random writes over the whole set) took 260 ns an entry on this project's
-#: virtual test box, TLB misses mostly
+#: 8 KiB and about ``2**PART_BITS`` entries of output, in the cache (placing every entry by
+#: rank at once writes at random over the whole set: TLB misses; benchmarks/RESULTS.md)
 PART_BITS = 16
 
 
