@@ -199,8 +199,11 @@ class Anatomy:
         check_columns("sensitive", data, [sensitive])
         miss = data[sensitive].isna().to_numpy()
         if miss.any():
-            raise InputError(f"column {sensitive!r} has {int(miss.sum())} missing value(s), "
-                             f"first at row {int(np.flatnonzero(miss)[0])}")
+            first = int(np.flatnonzero(miss)[0])
+            error = InputError(f"column {sensitive!r} has {int(miss.sum())} missing "
+                               f"value(s), first at row {first}")
+            error.row = first  # the command line names the file's line
+            raise error
         if len(data) == 0:
             raise InputError("data has no rows")
         sens, values = encode_column(data[sensitive], sort=True)  # the ST in value order

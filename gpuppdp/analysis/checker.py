@@ -172,8 +172,11 @@ def _unsuppressed(data: pd.DataFrame, qids: list[str], wanted: list[str]) -> tup
     for c in wanted:
         miss = data[c].isna().to_numpy()
         if miss.any():
-            raise InputError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
-                             f"row {int(np.flatnonzero(miss)[0])}")
+            first = int(np.flatnonzero(miss)[0])
+            error = InputError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
+                               f"row {first}")
+            error.row = first  # the command line names the file's line
+            raise error
     codes, cards, suppressed = factorize_qids(data, qids)
     n_suppressed = int(suppressed.sum())
     if n_suppressed == len(data):
@@ -339,9 +342,12 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
         for c in wanted:
             if chunk[c].hasnans:
                 miss = chunk[c].isna().to_numpy()
-                where = "" if weight_column is not None else \
-                    f", first at row {rows + int(np.flatnonzero(miss)[0])}"
-                raise InputError(f"column {c!r} has missing value(s){where}")
+                first = None if weight_column is not None else \
+                    rows + int(np.flatnonzero(miss)[0])
+                where = "" if first is None else f", first at row {first}"
+                error = InputError(f"column {c!r} has missing value(s){where}")
+                error.row = first  # the command line names the file's line
+                raise error
         suppressed = factorize_qids(chunk, qids)[2]
         n = int(weights[suppressed].sum())
         if n:

@@ -156,8 +156,11 @@ def check_known_labels(data, known: dict[str, set], files: dict[str, str],
         codes, values = encode_column(data[name], as_str=True)  # only distinct values compared
         bad = np.flatnonzero([v not in known[name] for v in values.tolist()])
         if len(bad):
-            where = "" if row_offset is None else \
-                f" (first at row {row_offset + int(np.flatnonzero(np.isin(codes, bad))[0])})"
-            raise InputError(f"--qi {name}={path}: {len(bad)} value(s) of {name!r} are not "
-                             f"labels of the hierarchy{where}: "
-                             f"{format_values(values[bad].tolist())}")
+            first = None if row_offset is None else \
+                row_offset + int(np.flatnonzero(np.isin(codes, bad))[0])
+            where = "" if first is None else f" (first at row {first})"
+            error = InputError(f"--qi {name}={path}: {len(bad)} value(s) of {name!r} are not "
+                               f"labels of the hierarchy{where}: "
+                               f"{format_values(values[bad].tolist())}")
+            error.row = first  # main names the file's line
+            raise error

@@ -369,10 +369,13 @@ def check_complete(data: "pd.DataFrame | pa.Table", columns: Sequence[str],
     for c in columns:
         miss = _missing(data[c])
         if miss is not None and miss.any():
-            raise SchemaError(
+            first = row_offset + int(np.flatnonzero(miss)[0])
+            error = SchemaError(
                 f"column {c!r} has {int(miss.sum())} missing value(s) (NaN/None), first at "
-                f"row {row_offset + int(np.flatnonzero(miss)[0])}; fill or remove them, or add "
-                "a label for them to the hierarchy and encode them as that label")
+                f"row {first}; fill or remove them, or add a label for them to the hierarchy "
+                "and encode them as that label")
+            error.row = first  # the command line names the file's line instead
+            raise error
 
 
 def _missing(values) -> np.ndarray | None:
