@@ -39,6 +39,15 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 _SNIFF_BYTES = 64 * 1024
 
 
+def hinted(message: str, python: str, cli: str) -> InputError:
+    """An error whose remedy depends on the interface: ``message`` then ``python`` (the
+    parameter to pass) as its text, then ``cli`` (the flag) as its ``cli`` attribute, which
+    the command line shows instead."""
+    error = InputError(message + python)
+    error.cli = message + cli
+    return error
+
+
 def _text_encoding(encoding: str) -> str:
     """The codec reading ``encoding`` text: UTF-8 with a byte-order mark ignored."""
     return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
@@ -59,8 +68,9 @@ def _check_encoding(encoding: str) -> str:
     try:
         codecs.lookup(encoding)
     except (LookupError, TypeError):
-        raise InputError(f"unknown text encoding {encoding!r} (encoding=, CLI: --encoding; "
-                         "e.g. utf-8, latin-1, cp1252)") from None
+        raise hinted(f"unknown text encoding {encoding!r}; ", "pass encoding= one Python knows "
+                     "(utf-8, latin-1, cp1252, ...)", "give --encoding one Python knows (utf-8, "
+                     "latin-1, cp1252, ...)") from None
     return encoding
 
 
@@ -86,7 +96,7 @@ def sniff_delimiter(path: str, candidates: str = ";,\t|", default: str | None = 
     except csv.Error:
         if default is not None:
             return default
-        raise InputError(f"cannot detect the delimiter of {path}; pass sep (CLI: --sep)") \
+        raise hinted(f"cannot detect the delimiter of {path}; ", "pass sep=", "give --sep") \
             from None
 
 
@@ -151,13 +161,14 @@ def not_utf8(path: str, exc: UnicodeDecodeError, encoding: str = "utf-8") -> Inp
                 # the decoder may hold back the start of a sequence from the previous block
                 at = offset + bad.start - (len(bad.object) - len(block))
                 line = 1 + _count_newlines(path, at)
-                return InputError(f"{path} is not {encoding.upper()} text ({bad.reason} at "
-                                  f"byte {at}, line {line}); {_ENCODING_HINT}")
+                return hinted(f"{path} is not {encoding.upper()} text ({bad.reason} at byte "
+                              f"{at}, line {line}); ", *_ENCODING_HINTS)
             offset += len(block)
-    return InputError(f"{path} is not {encoding.upper()} text ({exc.reason}); {_ENCODING_HINT}")
+    return hinted(f"{path} is not {encoding.upper()} text ({exc.reason}); ", *_ENCODING_HINTS)
 
 
-_ENCODING_HINT = "give its encoding: encoding= (CLI: --encoding), e.g. latin-1"
+_ENCODING_HINTS = ("pass its encoding, e.g. encoding='latin-1'",
+                   "give its encoding, e.g. --encoding latin-1")
 
 
 def _count_newlines(path: str, end: int) -> int:
@@ -399,10 +410,13 @@ def check_fields(path: str | os.PathLike, sep: str, fields: int, *,
         if len(bad):
             line, count = int(lines[bad[0]]), int(counts[bad[0]])
             what = "more" if count > fields else "fewer"
-            hint = (f"quote a value holding the delimiter {sep!r}, or give the right one "
-                    "(sep=, CLI: --sep)" if count > fields else "fill in the missing fields")
-            raise InputError(f"{path}, line {line}: {count} field(s), {what} than the "
-                             f"{fields} of the header line; {hint}")
+            message = (f"{path}, line {line}: {count} field(s), {what} than the {fields} of "
+                       "the header line; ")
+            if count < fields:
+                raise InputError(message + "fill in the missing fields (empty ones are "
+                                 "delimiters with nothing between)")
+            hint = f"quote a value holding the delimiter {sep!r}, or "
+            raise hinted(message + hint, "pass the right sep=", "give the right --sep")
 
 
 def file_line(path: str | os.PathLike, row: int, *, sep: str | None = None,

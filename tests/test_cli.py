@@ -161,7 +161,7 @@ def test_anonymize_undetectable_delimiter_needs_sep(capsys, tmp_path, table):
                                       "--quiet", "--output", str(tmp_path / "o.csv")])
     assert rc == 2
     assert stderr.splitlines() == [f"gpuppdp: error: cannot detect the delimiter of {path}; "
-                                   "pass sep (CLI: --sep)"]
+                                   "give --sep"]
 
 
 def test_anonymize_parquet(capsys, tmp_path, table):

@@ -64,7 +64,7 @@ def run_anatomize(args: argparse.Namespace) -> int:
             .add("--st", args.st, TABLE_SUFFIXES).add("--json", args.json))
     columns = list(dict.fromkeys(qids + [args.sensitive]
                                  + ([args.groups] if args.groups else [])))
-    data = read_table(args.input, sep=args.sep, columns=columns)
+    data = read_table(args.input, sep=args.sep, columns=columns, encoding=args.encoding)
     release = anatomy.fit(data, groups=args.groups)
     summary = release.summary()
     print(f"anatomy: {summary['records']} records in {summary['groups']} groups "

@@ -20,7 +20,7 @@ from .choices import TDS_GENERALIZATIONS
 from .common import _privacy_models, add_anonymization_options
 from .generate import whole_number
 from .measure import chunk_rows_for
-from .options import add_chunk_option, add_dask_option, add_run_options
+from .options import add_chunk_option, add_dask_option, add_run_options, encoding_of
 from .progress import search_progress
 from .run import anonymizer_from_args, format_summary, print_release, release_plan, run_summary
 
@@ -117,6 +117,7 @@ def _dask_anonymize(args) -> int:
     from ..cluster import client_for, read_dask, write_release
     from ..io import PARQUET_SUFFIXES, TABLE_SUFFIXES, OutputPlan, table_delimiter
 
+    encoding_of(args, "--dask")  # the cluster reads UTF-8 (for now)
     inputs = [args.input, *(path for _, path in args.qi)]
     OutputPlan(inputs).add("--output", args.output, TABLE_SUFFIXES,  # the checks only
                            dataset=args.output.lower().endswith(PARQUET_SUFFIXES))
@@ -179,6 +180,8 @@ def cmd_anonymize(args) -> int:
     chunk_rows = chunk_rows_for(args)
     if args.parquet_dataset and chunk_rows is None:  # a dataset is written out of core
         chunk_rows = CHUNK_ROWS
+    if chunk_rows is not None:  # Anonymizer.fit_file reads UTF-8 only (for now)
+        encoding_of(args, "--chunk-rows (or an input over 256 MiB, read in chunks)")
     data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
     if chunk_rows is None:
         t1 = time.perf_counter()
@@ -187,7 +190,8 @@ def cmd_anonymize(args) -> int:
         logging.getLogger("gpuppdp").debug("loaded in %.3f s", t1 - t0)
         result = anonymizer.fit(data, progress=search_progress(args))
         result.timings["kernel load"] = t2 - t1
-        _publish(result, plan, args, table_delimiter(args.input, args.sep))
+        _publish(result, plan, args, table_delimiter(args.input, args.sep,
+                                                     encoding=args.encoding))
         return 0
     with plan.writing() as out:  # the release streams to its temporary file
         result = anonymizer.fit_file(args.input, out.path("--output"), sep=args.sep,
@@ -296,7 +300,7 @@ def partition_run(args, plan: OutputPlan) -> tuple:
 
     model = _partition_models(args)
     t0 = time.perf_counter()
-    data = read_table(args.input, sep=args.sep)
+    data = read_table(args.input, sep=args.sep, encoding=args.encoding)
     release = _partition_algorithm(args, model, data).fit(data)
     order = np.random.default_rng(args.seed).permutation(len(release.released))
     released = release.released.iloc[order].reset_index(drop=True)

@@ -27,7 +27,7 @@ import argparse
 import os
 import sys
 
-from .options import _qi_spec, add_json_option
+from .options import _qi_spec, add_encoding_option, add_json_option
 
 __all__ = ["register", "run_reconstruct", "run_linkage"]
 
@@ -67,7 +67,7 @@ def run_reconstruct(args: argparse.Namespace) -> int:
     stats = load_statistics(args.stats)
     truth = None
     if args.truth is not None:
-        truth = read_table(args.truth, sep=args.sep)
+        truth = read_table(args.truth, sep=args.sep, encoding=args.encoding)
         numeric = [n for n, d in stats.get("attributes", {}).items() if isinstance(d, dict)]
         for col in numeric:
             if col in truth.columns:
@@ -118,8 +118,8 @@ def run_linkage(args: argparse.Namespace) -> int:
     qids = [name for name, _ in args.qi]
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
                    for name, path in args.qi}
-    a = read_table(args.a, sep=args.sep)
-    b = read_table(args.b, sep=args.sep)
+    a = read_table(args.a, sep=args.sep, encoding=args.encoding)
+    b = read_table(args.b, sep=args.sep, encoding=args.encoding)
     link_on = None if not args.link_on else [c for group in args.link_on for c in group]
     report = linkage_attack(a, b, qids, hierarchies, sensitive=args.sensitive, k=args.k,
                             mode=args.mode, link_on=link_on)
@@ -180,6 +180,7 @@ def register(subparsers) -> None:
     p.add_argument("--sep", default=None, metavar="SEP",
                    help="delimiter of --truth (default: detected) and of --output "
                         "(default ',')")
+    add_encoding_option(p, "--truth")
     add_json_option(p, "the summary", "SUMMARY.json")
     p.set_defaults(func=run_reconstruct)
 
@@ -210,5 +211,6 @@ def register(subparsers) -> None:
     p.add_argument("--json", default=None, metavar="OUT.json", help="write the summary as JSON")
     p.add_argument("--sep", default=None, metavar="SEP",
                    help="delimiter of the releases (default: detected)")
+    add_encoding_option(p, "the releases")
     p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
     p.set_defaults(func=run_linkage)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from .choices import OTHERS, SUPPRESSION_MODES
-from .options import _fraction, _qi_spec, add_prior_option, read_prior
+from .options import _fraction, _qi_spec, add_encoding_option, add_prior_option, read_prior
 
 __all__ = ["add_anonymization_options", "orders_by_column"]
 
@@ -186,6 +186,7 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
     p.add_argument("--suppressed", choices=SUPPRESSION_MODES, default="mark",
                    help="mark suppressed records with * (default) or drop them")
     p.add_argument("--sep", default=None, help="CSV delimiter (default: detected)")
+    add_encoding_option(p, "INPUT and --population")
     p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter")
 
 
@@ -220,7 +221,8 @@ def _privacy_models(args, data=None) -> list:
 
     def population_table():
         if not population:
-            population.append(read_table(args.population, sep=args.sep))
+            population.append(read_table(args.population, sep=args.sep,
+                                         encoding=args.encoding))
         return population[0]
 
     context = {

@@ -196,9 +196,10 @@ def _writes_stdout(args) -> bool:
 
 
 def _located(exc: BaseException, args) -> str:
-    """The message of ``exc``; an error about data row ``exc.row`` (counted from 0) of the
+    """The message of ``exc`` (its ``cli`` text when it has one: the remedy as a flag rather
+    than a parameter); an error about data row ``exc.row`` (counted from 0) of the
     command's CSV input names that row's 1-based line of the file instead."""
-    message, row = str(exc), getattr(exc, "row", None)
+    message, row = getattr(exc, "cli", None) or str(exc), getattr(exc, "row", None)
     path = getattr(args, "input", None)
     if not isinstance(row, int) or not isinstance(path, str) or f"row {row}" not in message:
         return message

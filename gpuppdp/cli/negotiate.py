@@ -28,7 +28,7 @@ import argparse
 from ..errors import InputError
 from .choices import BACKENDS
 from .common import _numbers
-from .options import add_json_option, add_prior_option, read_prior
+from .options import add_encoding_option, add_json_option, add_prior_option, read_prior
 
 __all__ = ["register", "run_negotiate", "BASES", "OBJECTIVES", "OTHERS"]
 
@@ -71,6 +71,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "protocol; write the rounds and the deal.")
     p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
     p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
+    add_encoding_option(p)
     p.add_argument("--qi", action="append", required=True, type=_qi,
                    metavar="COL=HIERARCHY.csv",
                    help="quasi-identifier and its ARX hierarchy (repeatable)")
@@ -146,7 +147,7 @@ def run_negotiate(args: argparse.Namespace) -> int:
                       max_moves=args.max_moves,
                       prior=None if args.prior is None else read_prior(args.prior),
                       backend=args.backend)
-    neg.fit(read_table(args.input, sep=args.sep,
+    neg.fit(read_table(args.input, sep=args.sep, encoding=args.encoding,
                        columns=list(dict.fromkeys(names + [args.sensitive]))))
     _play(neg, patterns, accept_counter=args.accept_counter)
     summary = neg.summary()

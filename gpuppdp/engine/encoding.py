@@ -102,10 +102,12 @@ class Schema:
                               f"the data has {format_values(list(columns), 12)}")
         unassigned = [c for c in columns if c not in roles]
         if unassigned and self.others == "error":
-            raise SchemaError(
-                f"{len(unassigned)} column(s) have no role: {format_values(unassigned, 10)}; "
-                "give each a role, or say what to do with the rest (others='insensitive' "
-                "or 'drop'; CLI: --others insensitive|drop)")
+            message = (f"{len(unassigned)} column(s) have no role: "
+                       f"{format_values(unassigned, 10)}; give each a role, or say what to do "
+                       "with the rest (")
+            error = SchemaError(message + "others='insensitive' or 'drop')")
+            error.cli = message + "--others insensitive|drop)"  # what the command line shows
+            raise error
         fallback = Role.INSENSITIVE if self.others == "insensitive" else None
         return {c: roles.get(c, fallback) for c in columns}
 
