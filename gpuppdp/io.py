@@ -23,6 +23,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .core.csvlines import records as _records
+from .core.csvlines import text_encoding as _text_encoding
 from .core.pipeline import LazyChunk
 from .errors import InputError
 from .stops import COMMITTED, interrupts_deferred
@@ -46,11 +48,6 @@ def hinted(message: str, python: str, cli: str) -> InputError:
     error = InputError(message + python)
     error.cli = message + cli
     return error
-
-
-def _text_encoding(encoding: str) -> str:
-    """The codec reading ``encoding`` text: UTF-8 with a byte-order mark ignored."""
-    return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
 
 
 def input_file(path: str | os.PathLike, what: str = "input file") -> str:
@@ -306,93 +303,6 @@ def _csv_header(path: str, sep: str, encoding: str = "utf-8") -> list[str]:
         else:  # pandas reads a longer separator as a regular expression
             rows = (re.split(sep, line.rstrip("\r\n")) for line in fh)
         return next((row for row in rows if any(row)), [])
-
-
-_FIELDS_BLOCK = 1 << 24
-
-
-def _records(path: str, sep: str, encoding: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """``(line numbers, field counts)`` of the non-blank records of a CSV file, block by block:
-    1-based file lines (a quoted record spanning lines: its first).  Blocks without a quote
-    character are counted with NumPy (one ASCII delimiter, an ASCII-compatible encoding); the
-    rest of the file, from the first quote, with the ``csv`` module."""
-    fast = len(sep) == 1 and ord(sep) < 128 and sep != '"' and \
-        codecs.lookup(encoding).name in ("utf-8", "latin-1", "iso8859-1", "cp1252", "ascii")
-    done = 0  # lines counted
-    with open(path, "rb") as fh:
-        start, tail = 0, b""
-        while fast:
-            block = fh.read(_FIELDS_BLOCK)
-            data = tail + block
-            if not block:
-                cut = len(data)
-            else:
-                cut = data.rfind(b"\n") + 1
-                if cut == 0:
-                    tail = data
-                    continue
-            part, tail = data[:cut], data[cut:]
-            if b'"' in part:
-                break
-            if part:
-                yield _counted(part, ord(sep), done)
-                done += part.count(b"\n") + (not part.endswith(b"\n"))
-            start += len(part)
-            if not block:
-                return
-        fh.seek(start)
-        text = codecs.getreader(_text_encoding(encoding) if start == 0 else encoding)(fh)
-        yield from _counted_text(_text_lines(text), sep, done)
-
-
-def _counted_text(lines: Iterator[str], sep: str, before: int
-                  ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """:func:`_records` of text lines read by the ``csv`` module (a regular expression
-    delimiter: split line by line, as pandas does), the first being line ``before + 1``."""
-    reader = csv.reader(lines, delimiter=sep) if len(sep) == 1 else None
-    rows = reader if reader is not None else (re.split(sep, line.rstrip("\r\n"))
-                                              for line in lines)
-    found, counts, previous = [], [], before
-    for row in rows:
-        first = previous + 1
-        previous = before + reader.line_num if reader is not None else first
-        if len(row) > 1 or (row and row[0].strip()):
-            found.append(first)
-            counts.append(len(row))
-            if len(found) >= 1 << 16:
-                yield np.array(found), np.array(counts)
-                found, counts = [], []
-    if found:
-        yield np.array(found), np.array(counts)
-
-
-def _text_lines(text) -> Iterator[str]:
-    """The lines of a text stream, line endings kept (as ``newline=""`` reads them)."""
-    pending = ""
-    while chunk := text.read(1 << 20):
-        pending += chunk
-        parts = pending.splitlines(keepends=True)
-        pending = parts.pop() if parts and not parts[-1].endswith(("\n", "\r")) else ""
-        yield from parts
-    if pending:
-        yield pending
-
-
-def _counted(part: bytes, sep: int, before: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(line numbers, field counts)`` of the non-blank lines of ``part`` (whole lines, the
-    first being line ``before + 1``)."""
-    buf = np.frombuffer(part, np.uint8)
-    ends = np.flatnonzero(buf == 10)
-    if not part.endswith(b"\n"):
-        ends = np.append(ends, len(buf))
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    delims = np.concatenate(([0], np.cumsum(buf == sep)))
-    counts = delims[ends] - delims[starts] + 1
-    # a line of white space only is blank (the reader skips it)
-    solid = np.concatenate(([0], np.cumsum((buf != 32) & (buf != 9) & (buf != 13)
-                                           & (buf != 10))))
-    keep = (solid[ends] - solid[starts] > 0) | (counts > 1)
-    return np.flatnonzero(keep) + before + 1, counts[keep]
 
 
 def check_fields(path: str | os.PathLike, sep: str, fields: int, *,

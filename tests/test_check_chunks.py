@@ -187,7 +187,9 @@ def test_cli_value_not_in_the_hierarchy_names_its_row_and_column(adult, tmp_path
         assert main(["check", str(src), "--qi", f"age={age}", "--qi", "sex", "--backend",
                      "cpu", "--quiet", "--json", str(out), *extra]) == 2
         err = capsys.readouterr().err
-        assert f"first at row {row}" in err and "'age'" in err and "'999'" in err
+        # a CSV file's line (the header is line 1), a Parquet file's record from 1
+        where = f"line {row + 2}" if suffix == ".csv" else f"record {row + 1}"
+        assert f"first at {where} of {src}" in err and "'age'" in err and "'999'" in err
         assert not out.exists()
 
 

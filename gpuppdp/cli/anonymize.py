@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING
 
 from .choices import TDS_GENERALIZATIONS
-from .common import _privacy_models, add_anonymization_options
+from .common import _privacy_models, add_anonymization_options, check_roles
 from .generate import whole_number
 from .measure import chunk_rows_for
 from .options import add_chunk_option, add_dask_option, add_run_options, encoding_of
@@ -156,6 +156,7 @@ def cmd_anonymize(args) -> int:
     from .. import kernels
     from ..io import CHUNK_ROWS, table_delimiter
 
+    check_roles(args)
     if args.algorithm == "full-domain":
         bare = [name for name, path in args.qi if path is None]
         if bare:

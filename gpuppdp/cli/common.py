@@ -15,7 +15,26 @@ import argparse
 from .choices import OTHERS, SUPPRESSION_MODES
 from .options import _fraction, _qi_spec, add_encoding_option, add_prior_option, read_prior
 
-__all__ = ["add_anonymization_options", "orders_by_column"]
+__all__ = ["add_anonymization_options", "orders_by_column", "check_roles"]
+
+
+def check_roles(args) -> None:
+    """A column given twice as --qi (the last would silently win) or given two roles
+    (--qi and --sensitive/--insensitive/--identifying): an error naming it."""
+    from ..errors import InputError  # deferred: keeps gpuppdp --help fast
+
+    qids = [name for name, _ in args.qi or []]
+    twice = list(dict.fromkeys(n for n in qids if qids.count(n) > 1))
+    if twice:
+        raise InputError(f"--qi {twice[0]} is given {qids.count(twice[0])} times; give each "
+                         "quasi-identifier once")
+    for option, names in (("--sensitive", [n for n, _ in args.sensitive]),
+                          ("--insensitive", args.insensitive),
+                          ("--identifying", args.identifying)):
+        both = [n for n in names if n in qids]
+        if both:
+            raise InputError(f"{both[0]!r} is given both --qi and {option}; give each column "
+                             "one role")
 
 
 def _on_attribute(text: str) -> tuple[str, str | None]:

@@ -14,7 +14,8 @@ from .choices import BACKENDS, METRICS, PREFERENCES, SEARCHES
 
 __all__ = ["add_measured_qi_option", "add_chunk_option", "add_dask_option",
            "add_measuring_options", "add_json_option", "add_prior_option", "read_prior",
-           "table_subcommand", "add_run_options", "add_encoding_option", "encoding_of"]
+           "table_subcommand", "add_run_options", "add_encoding_option", "encoding_of",
+           "unassigned_error"]
 
 
 def _fraction(text: str) -> float:
@@ -88,6 +89,20 @@ def encoding_of(args, where: str | None = None) -> str:
         raise InputError(f"--encoding {encoding} is not supported with {where} yet; convert "
                          "INPUT to UTF-8 (iconv -f ENC -t UTF-8) or leave out " + where)
     return encoding
+
+
+def unassigned_error(columns: list[str], others: str, option: str = "--others",
+                     choices: str = "insensitive|drop") -> None:
+    """Columns of INPUT given no role, with ``option`` ``error``: an error listing them (as
+    ``anonymize`` does), so that none is dropped or published without a word."""
+    if columns and others == "error":
+        # deferred: keeps gpuppdp --help from importing NumPy/pandas
+        from ..errors import InputError
+        from ..validation import format_values
+
+        raise InputError(f"{len(columns)} column(s) have no role: "
+                         f"{format_values(columns, 10)}; give each a role, or say what to do "
+                         f"with the rest ({option} {choices})")
 
 
 def add_chunk_option(p: argparse.ArgumentParser, what: str) -> None:
