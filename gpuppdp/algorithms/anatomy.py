@@ -221,7 +221,8 @@ class Anatomy:
             group, labels = encode_column(_given_groups(data, groups))
             group = group.astype(np.int64)
             _check_diverse(group, labels, sens, values, l, sensitive)
-        check_columns("insensitive", data, self.insensitive)
+        if self.insensitive:
+            check_columns("insensitive", data, self.insensitive)
         qit = data[qids + self.insensitive].copy()  # insensitive columns published as they are
         qit["group_id"] = group + 1
         pair, rep, _ = groupby.group(np, [group, sens], None, order="sorted")
