@@ -225,6 +225,9 @@ def _partition_models(args) -> dict:
         return out  # its class-level models come from _partition_algorithm, with the data
     if len(args.lkc) > 1:
         raise SchemaError("--algorithm tds takes one --lkc")
+    if any(values is not None for values in getattr(args, "lkc_values", [])):
+        raise SchemaError("--algorithm tds bounds every sensitive value: its --lkc takes no "
+                          "@V1,V2,... (full-domain does)")
     if args.k is None and not args.lkc:
         raise SchemaError("--algorithm tds needs --k and/or --lkc L,K,C")
     for L, K, C, column in args.lkc:  # noqa: N806 - the literature's names
