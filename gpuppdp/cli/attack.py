@@ -74,7 +74,8 @@ def run_reconstruct(args: argparse.Namespace) -> int:
                 truth[col] = pd.to_numeric(truth[col])
     result = reconstruct(stats, all_solutions=args.all_solutions, time_limit=args.time_limit,
                          truth=truth, max_solutions=args.max_solutions,
-                         on_inconsistent=args.inconsistent)
+                         on_inconsistent=args.inconsistent, max_model=args.max_model,
+                         max_types=args.max_types)
     if args.all_solutions:
         table = pd.concat([s.assign(solution=i + 1) for i, s in enumerate(result.solutions)],
                           ignore_index=True)
@@ -174,6 +175,12 @@ def register(subparsers) -> None:
                    help="the true records: report the share recovered exactly / within +-1")
     p.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
                    help="seconds per solve (default: none)")
+    p.add_argument("--max-model", type=_positive_int, default=1_000_000, metavar="N",
+                   help="refuse a program estimated at more than N variables + constraints "
+                   "before building it (default %(default)s; memory and time grow with it)")
+    p.add_argument("--max-types", type=_positive_int, default=1_000_000, metavar="N",
+                   help="refuse attribute domains of more than N combinations (record types; "
+                   "default %(default)s)")
     p.add_argument("--inconsistent", choices=("closest", "error"), default="closest",
                    help="statistics no table satisfies (noisy releases): write the closest "
                         "table (default) or fail")
