@@ -177,7 +177,8 @@ def cmd_anonymize(args) -> int:
     t0 = time.perf_counter()
     # while the input is read; joined before the command returns, so that a short run never
     # leaves it loading (the process would wait for it, ignoring Ctrl-C)
-    warm = kernels.warm_up(*_warm_kernels(args), wanted=_wanted_variant(args))
+    run_kernels, variant = _warm_kernels(args), _wanted_variant(args)
+    warm = kernels.warm_up(*run_kernels, wanted=variant)
     chunk_rows = chunk_rows_for(args)
     if args.parquet_dataset and chunk_rows is None:  # a dataset is written out of core
         chunk_rows = CHUNK_ROWS
@@ -189,7 +190,7 @@ def cmd_anonymize(args) -> int:
         warm.join()  # the kernels in memory before the fit: its timings hold no loading
         t2 = time.perf_counter()
         logging.getLogger("gpuppdp").debug("loaded in %.3f s", t1 - t0)
-        result = anonymizer.fit(data, progress=search_progress(args))
+        result = anonymizer.fit(data, progress=search_progress(args, run_kernels, variant))
         result.timings["kernel load"] = t2 - t1
         _publish(result, plan, args, table_delimiter(args.input, args.sep,
                                                      encoding=args.encoding))
@@ -197,7 +198,7 @@ def cmd_anonymize(args) -> int:
     with plan.writing() as out:  # the release streams to its temporary file
         result = anonymizer.fit_file(args.input, out.path("--output"), sep=args.sep,
                                      chunk_rows=chunk_rows, dataset=args.parquet_dataset,
-                                     progress=search_progress(args))
+                                     progress=search_progress(args, run_kernels, variant))
         print(format_summary(result))
         out.write_json("--json", run_summary(result, args, plan))
     print_release(result, plan)
