@@ -122,7 +122,7 @@ def test_stream_names_are_planned_as_streams():
     assert plan.path("--output") == "/dev/stdout"
 
 
-# -- item 13: lines, folders, empty files, encodings, messages per interface -----------------------
+# -- item 13: lines, folders, empty files, encodings, messages per interface ----------------------
 @pytest.mark.parametrize("command", ["anonymize", "check", "risk"])
 def test_a_value_error_names_the_file_line(capsys, tmp_path, table, command):
     rows = lines_of(table)
@@ -238,7 +238,7 @@ def test_unassigned_columns_message_per_interface(capsys, tmp_path, table):
     assert "others='" not in line
 
 
-# -- item 14: every QID '*' is one class, not all suppressed ---------------------------------------
+# -- item 14: every QID '*' is one class, not all suppressed --------------------------------------
 def test_a_release_at_the_top_of_the_lattice_is_measured(capsys, tmp_path, table):
     top = pd.read_csv(table, sep=";", dtype=str).assign(sex="*", race="*")
     path = tmp_path / "top.csv"
@@ -261,7 +261,7 @@ def test_a_release_at_the_top_of_the_lattice_is_measured(capsys, tmp_path, table
     assert json.loads(out.read_text())["suppressed_rows"] == 190
 
 
-# -- item 15: roles -----------------------------------------------------------------------------------
+# -- item 15: roles -------------------------------------------------------------------------------
 def test_a_repeated_qi_is_an_error_naming_it(capsys, tmp_path, table):
     age = datasets.adult_path("adult_hierarchy_age.csv")
     rc, _, err = cli(capsys, "anonymize", table, *QI, "--qi", f"sex={age}", "--others", "drop",
@@ -344,7 +344,7 @@ def test_reconstruct_max_model_is_the_limit(capsys, tmp_path):
         reconstruct(json.loads(stats.read_text()), max_model=500)
 
 
-# -- item 16: the compile notice ---------------------------------------------------------------------
+# -- item 16: the compile notice ------------------------------------------------------------------
 def test_compile_notice_only_while_the_run_s_kernels_are_cold(tmp_path, table):
     env = {**ENV, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "GPUPPDP_AOT": "0"}
     runs = {"anonymize": [str(SCRIPT), "anonymize", str(table), *QI, "--others", "insensitive",

@@ -15,7 +15,16 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["Attribute", "group_mask", "is_number", "load_statistics", "parse_attributes"]
+__all__ = ["Attribute", "group_mask", "is_number", "load_statistics", "parse_attributes",
+           "too_large"]
+
+
+def too_large(message: str, parameter: str) -> InputError:
+    """An error ending in ``message`` + the parameter to raise (``max_types``), whose ``cli``
+    text (what the command line shows) names its flag (``--max-types``) instead."""
+    error = InputError(message + parameter)
+    error.cli = message + "--" + parameter.replace("_", "-")
+    return error
 
 
 @dataclass(frozen=True)
@@ -64,12 +73,9 @@ def parse_attributes(raw, max_values: int | None = None) -> list[Attribute]:
                                  "reconstructed (the encoding has one variable per value); "
                                  "give \"integer\": true, or bin the attribute")
             if max_values is not None and hi - lo + 1 > max_values:
-                message = (f"{where}: the domain min {lo:,} .. max {hi:,} has {hi - lo + 1:,} "
-                           f"values, more than the {max_values:,} record types allowed; "
-                           "narrow or bin it, or raise ")
-                error = InputError(message + "max_types")
-                error.cli = message + "--max-types"  # what the command line shows
-                raise error
+                raise too_large(f"{where}: the domain min {lo:,} .. max {hi:,} has "
+                                f"{hi - lo + 1:,} values, more than the {max_values:,} record "
+                                "types allowed; narrow or bin it, or raise ", "max_types")
             out.append(Attribute(name, True, tuple(range(int(lo), int(hi) + 1))))
         elif isinstance(dom, (list, tuple)):
             if not dom or len(set(map(repr, dom))) != len(dom):

@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, InputTypeError
-from .domains import Attribute, group_mask, is_number, load_statistics, parse_attributes
+from .domains import Attribute, group_mask, is_number, load_statistics, parse_attributes, too_large
 
 __all__ = ["Reconstruction", "ReconstructionError", "groups_by", "load_statistics",
            "match_records", "reconstruct", "tabulate"]
@@ -128,11 +128,8 @@ def _parse(stats, max_types: int) -> _Spec:
     sizes = [len(a.values) for a in attributes]
     n = math.prod(sizes)
     if n > max_types:
-        message = (f"the attribute domains have {n:,} combinations (record types), more than "
-                   f"{max_types:,}: narrow the domains, or raise ")
-        error = InputError(message + "max_types")
-        error.cli = message + "--max-types"  # what the command line shows
-        raise error
+        raise too_large(f"the attribute domains have {n:,} combinations (record types), "
+                        f"more than {max_types:,}: narrow the domains, or raise ", "max_types")
     grids = np.meshgrid(*[np.arange(s) for s in sizes], indexing="ij")
     types = {}
     for attr, grid in zip(attributes, grids):
@@ -573,13 +570,25 @@ def _check_size(spec: _Spec, max_model: int) -> None:
     variables, rows = _model_size(spec)
     if variables + rows > max_model:
         big = max(spec.attributes, key=lambda a: len(a.values))
-        message = (f"the reconstruction program would have about {variables:,} variables and "
-                   f"{rows:,} constraints ({spec.n_types:,} record types; {big.name!r} has "
-                   f"{len(big.values):,} values), more than {max_model:,} in all; narrow or bin "
-                   f"{big.name!r}, or raise ")
-        error = InputError(message + "max_model")
-        error.cli = message + "--max-model"  # what the command line shows
-        raise error
+        raise too_large(f"the reconstruction program would have about {variables:,} variables "
+                        f"and {rows:,} constraints ({spec.n_types:,} record types; {big.name!r} "
+                        f"has {len(big.values):,} values), more than {max_model:,} in all; "
+                        f"narrow or bin {big.name!r}, or raise ", "max_model")
+
+
+def _check_arguments(solver, on_inconsistent, time_limit, **limits) -> None:
+    """:func:`reconstruct`'s arguments checked (``limits``: integers >= 1)."""
+    if solver != "highs":
+        raise InputError(f"solver must be 'highs' (HiGHS through scipy.optimize.milp), got "
+                         f"{solver!r}")
+    if on_inconsistent not in ("closest", "error"):
+        raise InputError(f"on_inconsistent must be 'closest' or 'error', got "
+                         f"{on_inconsistent!r}")
+    if time_limit is not None and (not is_number(time_limit) or time_limit <= 0):
+        raise InputError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
+    for name, value in limits.items():
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+            raise InputError(f"{name} must be an integer >= 1, got {value!r}")
 
 
 def reconstruct(stats, *, all_solutions: bool = False, solver: str = "highs",
@@ -621,18 +630,8 @@ def reconstruct(stats, *, all_solutions: bool = False, solver: str = "highs",
     -------
     Reconstruction
     """
-    if solver != "highs":
-        raise InputError(f"solver must be 'highs' (HiGHS through scipy.optimize.milp), got "
-                         f"{solver!r}")
-    if on_inconsistent not in ("closest", "error"):
-        raise InputError(f"on_inconsistent must be 'closest' or 'error', got "
-                         f"{on_inconsistent!r}")
-    if time_limit is not None and (not is_number(time_limit) or time_limit <= 0):
-        raise InputError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
-    for name, value in (("max_solutions", max_solutions), ("max_types", max_types),
-                        ("max_records", max_records), ("max_model", max_model)):
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-            raise InputError(f"{name} must be an integer >= 1, got {value!r}")
+    _check_arguments(solver, on_inconsistent, time_limit, max_solutions=max_solutions,
+                     max_types=max_types, max_records=max_records, max_model=max_model)
     _scipy()
     t0 = time.perf_counter()
     spec = _parse(stats, max_types)

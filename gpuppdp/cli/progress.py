@@ -47,7 +47,7 @@ def compile_notice(args, dispatchers=(), wanted=None, seconds: str = "about 10 s
     """Say on stderr (unless ``--quiet``) that the run is about to compile kernels, when one
     it will call -- ``dispatchers`` (default: the batched search's) -- is neither compiled
     ahead of time nor in Numba's cache (:func:`gpuppdp.kernels.compiled`)."""
-    if not args.quiet:
+    if not getattr(args, "quiet", False):
         from .. import kernels  # deferred: keeps gpuppdp --help from importing Numba
 
         if not kernels.compiled(*dispatchers, wanted=wanted):
