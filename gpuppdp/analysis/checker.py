@@ -9,8 +9,8 @@ same code the anonymization search uses, so each formula lives in one place
 Rows whose quasi-identifiers are all ``*`` (records suppressed by a release) are left out
 and counted in ``suppressed_rows`` -- unless every row is, which is no suppression but the top
 of the lattice (every QID generalized to ``*``, e.g. a negotiated deal): that table is one
-class of all its records, ``suppressed_rows`` 0.  The table's distribution of the sensitive attribute
-(``p`` of t-closeness, delta-disclosure, beta-likeness, and the default prior of the
+class of all its records, ``suppressed_rows`` 0.  The table's distribution of the sensitive
+attribute (``p`` of t-closeness, delta-disclosure, beta-likeness, and the default prior of the
 privacy-loss model) is taken over the remaining rows.
 """
 
@@ -213,8 +213,9 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     """Privacy measures of ``data`` grouped by ``quasi_identifiers`` (values as they are).
 
     Returns a dict with ``records`` (rows measured), ``suppressed_rows`` (rows whose QIDs are
-    all ``*``, left out; when every row's are, none is: the table is one class), ``classes``, ``k`` (smallest class) and, with a ``sensitive``
-    column (``None`` otherwise): ``distinct_l`` (fewest distinct values in a class),
+    all ``*``, left out; when every row's are, none is: the table is one class),
+    ``classes``, ``k`` (smallest class) and, with a ``sensitive`` column (``None``
+    otherwise): ``distinct_l`` (fewest distinct values in a class),
     ``entropy_l`` (``exp(H)`` of the least diverse class, natural log), ``recursive_c``
     (largest ``r1 / (r2 + ... + rm)``; ``inf`` when a class has one value), ``t_equal`` and
     ``t_ordered`` (largest EMD, equal / ordered ground distance; ``t_ordered`` is ``None``

@@ -28,8 +28,8 @@ from .grouping import reused_scratch, small_pages
 warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result in GPU "
                         r"under-utilization")
 
-__all__ = ["cached_signatures", "compiled", "risk_kernels", "warm_up", "rollup", "reused_scratch", "small_pages",
-           "classes", "common_groups", "marginal_counts", "loss_sums", "node_stats", "segment_min",
+__all__ = ["cached_signatures", "compiled", "risk_kernels", "warm_up", "rollup", "reused_scratch",
+           "small_pages", "classes", "common_groups", "marginal_counts", "loss_sums", "node_stats", "segment_min",
            "ordered_sums", "subset_stats", "groupby"]
 
 
