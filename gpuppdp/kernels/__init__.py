@@ -29,8 +29,8 @@ warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result i
                         r"under-utilization")
 
 __all__ = ["cached_signatures", "compiled", "risk_kernels", "warm_up", "rollup", "reused_scratch",
-           "small_pages", "classes", "common_groups", "marginal_counts", "loss_sums", "node_stats", "segment_min",
-           "ordered_sums", "subset_stats", "groupby"]
+           "small_pages", "classes", "common_groups", "marginal_counts", "loss_sums", "node_stats",
+           "segment_min", "ordered_sums", "subset_stats", "groupby"]
 
 
 def warm_up(*dispatchers, wanted=None) -> threading.Thread:
