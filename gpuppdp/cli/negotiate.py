@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import InputError
 from .choices import BACKENDS
 from .common import _numbers
 from .options import (
@@ -135,6 +134,7 @@ def run_negotiate(args: argparse.Namespace) -> int:
     # deferred: keeps `gpuppdp --help` fast
     from ..algorithms import Negotiation
     from ..algorithms.negotiation import parse_pattern
+    from ..errors import InputError
     from ..hierarchy import Hierarchy
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_columns, table_delimiter
 
