@@ -98,6 +98,17 @@ def test_blank_lines_and_quoted_fields_are_no_field_error(tmp_path):
         read_table(path)
 
 
+def test_one_column_files_and_white_space_lines(tmp_path):
+    """A file of one column (every line without a delimiter: blank lines found among many)."""
+    path = tmp_path / "one.csv"
+    path.write_text("a\n" + "x\n" * 3000 + "  \n\t\n" + "y\n" * 3000, encoding="utf-8")
+    assert len(read_table(path, sep=";")) == 6000
+    assert file_line(path, 3000, sep=";") == 3004
+    path.write_text("a;b\n" + "1;2\n" * 5000 + " \n" + "3\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"line 5003: 1 field\(s\), fewer"):
+        read_table(path)
+
+
 # -- item 12: standard streams are written directly -----------------------------------------------
 def test_output_to_dev_stdout_is_the_table_alone(tmp_path, table):
     argv = [str(SCRIPT), "anonymize", str(table), *QI, "--others", "insensitive", "--k", "2",

@@ -98,10 +98,14 @@ def _counted(part: bytes, sep: int, before: int) -> tuple[np.ndarray, np.ndarray
     if not part.endswith(b"\n"):
         ends = np.append(ends, len(buf))
     starts = np.concatenate(([0], ends[:-1] + 1))
-    delims = np.concatenate(([0], np.cumsum(buf == sep)))
-    counts = delims[ends] - delims[starts] + 1
-    # a line of white space only is blank (the reader skips it)
-    solid = np.concatenate(([0], np.cumsum((buf != 32) & (buf != 9) & (buf != 13)
-                                           & (buf != 10))))
-    keep = (solid[ends] - solid[starts] > 0) | (counts > 1)
+    counts = np.diff(np.searchsorted(np.flatnonzero(buf == sep), ends), prepend=0) + 1
+    keep = counts > 1
+    single = np.flatnonzero(~keep)  # no delimiter: blank when white space only (skipped)
+    if len(single) > 4096:
+        solid = np.concatenate(([0], np.cumsum((buf != 32) & (buf != 9) & (buf != 13)
+                                               & (buf != 10), dtype=np.int32)))
+        keep |= solid[ends] - solid[starts] > 0
+    else:
+        for i in single.tolist():
+            keep[i] = bool(part[starts[i]:ends[i]].strip())
     return np.flatnonzero(keep) + before + 1, counts[keep]
