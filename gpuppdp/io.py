@@ -14,6 +14,7 @@ import re
 import secrets
 import shutil
 import stat
+import sys
 from collections import Counter
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
@@ -22,12 +23,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .core.csvlines import records as _records
+from .core.csvlines import text_encoding as _text_encoding
 from .core.pipeline import LazyChunk
 from .errors import InputError
 from .stops import COMMITTED, interrupts_deferred
 from .validation import format_values
 
 __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "write_table",
+           "check_fields", "file_line", "input_file",
            "TableWriter", "DatasetWriter", "PreparedChunk", "CHUNK_ROWS", "PARQUET_SUFFIXES",
            "sniff_delimiter", "TABLE_SUFFIXES", "TEMP_MARK", "OutputError", "OutputPlan",
            "AtomicOutputs", "jsonable"]
@@ -37,26 +41,70 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 _SNIFF_BYTES = 64 * 1024
 
 
-def sniff_delimiter(path: str, candidates: str = ";,\t|", default: str | None = None) -> str:
-    """The delimiter of a CSV file among ``candidates``; ``default`` (or an error) if unclear."""
-    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+def hinted(message: str, python: str, cli: str) -> InputError:
+    """An error whose remedy depends on the interface: ``message`` then ``python`` (the
+    parameter to pass) as its text, then ``cli`` (the flag) as its ``cli`` attribute, which
+    the command line shows instead."""
+    error = InputError(message + python)
+    error.cli = message + cli
+    return error
+
+
+def input_file(path: str | os.PathLike, what: str = "input file") -> str:
+    """``path`` checked as a file to read: a missing path raises ``FileNotFoundError``
+    ("``what`` not found"), a folder ``IsADirectoryError`` ("is a folder, not a file")."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{what} {path} is a folder, not a file")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{what} not found: {path}")
+    return path
+
+
+def _check_encoding(encoding: str) -> str:
+    try:
+        codecs.lookup(encoding)
+    except (LookupError, TypeError):
+        raise hinted(f"unknown text encoding {encoding!r}; ", "pass encoding= one Python knows "
+                     "(utf-8, latin-1, cp1252, ...)", "give --encoding one Python knows (utf-8, "
+                     "latin-1, cp1252, ...)") from None
+    return encoding
+
+
+def _blank_text(path: str, encoding: str) -> bool:
+    """Whether a CSV file holds nothing but white space (no header line)."""
+    with open(path, encoding=_text_encoding(encoding), errors="replace") as fh:
+        while block := fh.read(_SNIFF_BYTES):
+            if block.strip():
+                return False
+    return True
+
+
+def sniff_delimiter(path: str, candidates: str = ";,\t|", default: str | None = None, *,
+                    encoding: str = "utf-8") -> str:
+    """The delimiter of a CSV file among ``candidates``; ``default`` (or an error) if unclear.
+    An empty file (nothing but white space) raises an error saying so."""
+    with open(path, newline="", encoding=_text_encoding(encoding), errors="replace") as fh:
         sample = fh.read(_SNIFF_BYTES)
+    if not sample.strip() and _blank_text(path, encoding):
+        raise InputError(f"{path} is empty (no header line, no rows)")
     try:
         return csv.Sniffer().sniff(sample, delimiters=candidates).delimiter
     except csv.Error:
         if default is not None:
             return default
-        raise InputError(f"cannot detect the delimiter of {path}; pass sep (CLI: --sep)") \
+        raise hinted(f"cannot detect the delimiter of {path}; ", "pass sep=", "give --sep") \
             from None
 
 
-def table_delimiter(path: str | os.PathLike, sep: str | None = None) -> str:
+def table_delimiter(path: str | os.PathLike, sep: str | None = None, *,
+                    encoding: str = "utf-8") -> str:
     """The delimiter a table written for input ``path`` uses: the input's own (``sep``, or
     detected from a CSV file), ``;`` (ARX's) for Parquet input."""
     path = os.fspath(path)
     if sep is not None:
         return sep
-    return ";" if _is_parquet(path) else sniff_delimiter(path, default=";")
+    return ";" if _is_parquet(path) else sniff_delimiter(path, default=";", encoding=encoding)
 
 
 CHUNK_ROWS = 1 << 20
@@ -67,29 +115,34 @@ _CSV_OPTIONS = dict(dtype=str, keep_default_na=False, na_values=[""])
 
 
 def read_table(path: str | os.PathLike, *, sep: str | None = None,
-               columns: Sequence[str] | None = None) -> pd.DataFrame:
+               columns: Sequence[str] | None = None, encoding: str = "utf-8") -> pd.DataFrame:
     """Read a CSV or Parquet file (optionally only ``columns``).
 
     CSV values are read as strings (hierarchies match them as strings, as ARX does); only empty
     fields count as missing.  The delimiter is detected among ``; , TAB |`` unless ``sep`` is
-    given.  Requested columns that the file lacks raise ``ValueError`` listing them.
+    given; the text is ``encoding`` (default UTF-8, a byte-order mark ignored; e.g.
+    ``"latin-1"``).  Every record of a CSV file must have as many fields as its header line
+    (:func:`check_fields`: a longer or shorter one is an error naming its line).  Requested
+    columns that the file lacks raise ``ValueError`` listing them; a missing file
+    ``FileNotFoundError``, a folder ``IsADirectoryError``, an empty file ``ValueError``.
     """
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"input file not found: {path}")
+    path = input_file(path)
+    _check_encoding(encoding)
     try:
-        return _read(path, sep, columns)
+        return _read(path, sep, columns, encoding)
     except UnicodeDecodeError as exc:
-        raise not_utf8(path, exc) from None
+        raise not_utf8(path, exc, encoding) from None
     except pd.errors.EmptyDataError:
-        raise InputError(f"{path} is empty") from None
+        raise InputError(f"{path} is empty (no header line, no rows)") from None
 
 
-def _read(path: str, sep: str | None, columns: Sequence[str] | None) -> pd.DataFrame:
-    sep, columns = _columns_of(path, sep, columns)
+def _read(path: str, sep: str | None, columns: Sequence[str] | None,
+          encoding: str = "utf-8") -> pd.DataFrame:
+    sep, columns, available = _columns_of(path, sep, columns, encoding, full=True)
     if _is_parquet(path):
         return pd.read_parquet(path, columns=columns)
-    return pd.read_csv(path, sep=sep, usecols=columns, **_CSV_OPTIONS)
+    check_fields(path, sep, len(available), encoding=encoding)
+    return pd.read_csv(path, sep=sep, usecols=columns, encoding=encoding, **_CSV_OPTIONS)
 
 
 def not_utf8(path: str, exc: UnicodeDecodeError, encoding: str = "utf-8") -> InputError:
@@ -105,10 +158,14 @@ def not_utf8(path: str, exc: UnicodeDecodeError, encoding: str = "utf-8") -> Inp
                 # the decoder may hold back the start of a sequence from the previous block
                 at = offset + bad.start - (len(bad.object) - len(block))
                 line = 1 + _count_newlines(path, at)
-                return InputError(f"{path} is not {encoding.upper()} text ({bad.reason} at "
-                                  f"byte {at}, line {line})")
+                return hinted(f"{path} is not {encoding.upper()} text ({bad.reason} at byte "
+                              f"{at}, line {line}); ", *_ENCODING_HINTS)
             offset += len(block)
-    return InputError(f"{path} is not {encoding.upper()} text ({exc.reason})")
+    return hinted(f"{path} is not {encoding.upper()} text ({exc.reason}); ", *_ENCODING_HINTS)
+
+
+_ENCODING_HINTS = ("pass its encoding, e.g. encoding='latin-1'",
+                   "give its encoding, e.g. --encoding latin-1")
 
 
 def _count_newlines(path: str, end: int) -> int:
@@ -137,17 +194,20 @@ def _is_parquet(path: str) -> bool:
     return path.lower().endswith(PARQUET_SUFFIXES)
 
 
-def table_columns(path: str | os.PathLike, *, sep: str | None = None) -> list[str]:
+def table_columns(path: str | os.PathLike, *, sep: str | None = None,
+                  encoding: str = "utf-8") -> list[str]:
     """The column names of a CSV or Parquet file (checked as :func:`read_table` does)."""
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"input file not found: {path}")
-    return _columns_of(path, sep, None)[1]
+    path = input_file(path)
+    try:
+        return _columns_of(path, sep, None, _check_encoding(encoding))[1]
+    except UnicodeDecodeError as exc:
+        raise not_utf8(path, exc, encoding) from None
 
 
 def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
                 columns: Sequence[str] | None = None, rows: int = CHUNK_ROWS,
-                lazy: bool = False) -> Iterator[pd.DataFrame | LazyChunk]:
+                lazy: bool = False, encoding: str = "utf-8"
+                ) -> Iterator[pd.DataFrame | LazyChunk]:
     """Read a CSV or Parquet file as consecutive DataFrames of at most ``rows`` rows (only
     ``columns``, in the file's order if not given), with the values :func:`read_table` gives;
     memory holds one chunk, whatever the file's size.
@@ -158,11 +218,12 @@ def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
     several threads can read the file at once and no chunk goes through pandas; anything else
     comes as DataFrames, read here.
     """
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"input file not found: {path}")
-    sep, columns = _columns_of(path, sep, columns)
+    path = input_file(path)
+    _check_encoding(encoding)
     try:
+        sep, columns, available = _columns_of(path, sep, columns, encoding, full=True)
+        if not _is_parquet(path):
+            check_fields(path, sep, len(available), encoding=encoding)
         if _is_parquet(path):
             # (no pre-buffering: its cache holds every row group read until the file closes,
             # 0.7 GiB over 10^8 census rows)
@@ -176,13 +237,13 @@ def read_chunks(path: str | os.PathLike, *, sep: str | None = None,
                     yield batch.to_pandas()
         else:
             with pd.read_csv(path, sep=sep, usecols=columns, chunksize=rows,
-                             **_CSV_OPTIONS) as reader:
+                             encoding=encoding, **_CSV_OPTIONS) as reader:
                 for chunk in reader:
                     yield chunk[columns].reset_index(drop=True)
     except UnicodeDecodeError as exc:
-        raise not_utf8(path, exc) from None
+        raise not_utf8(path, exc, encoding) from None
     except pd.errors.EmptyDataError:
-        raise InputError(f"{path} is empty") from None
+        raise InputError(f"{path} is empty (no header line, no rows)") from None
 
 
 def _row_group_chunks(path: str, columns: list[str], sizes: list[int], rows: int
@@ -206,17 +267,20 @@ def _row_group_chunks(path: str, columns: list[str], sizes: list[int], rows: int
         yield LazyChunk(held, reader(groups))
 
 
-def _columns_of(path: str, sep: str | None, columns: Sequence[str] | None
-                ) -> tuple[str | None, list[str]]:
+def _columns_of(path: str, sep: str | None, columns: Sequence[str] | None,
+                encoding: str = "utf-8", full: bool = False) -> tuple:
     """``(sep, columns)``: the CSV delimiter (detected unless given) and the columns to read
-    (all, in the file's order, when ``columns`` is None), checked against the file's."""
+    (all, in the file's order, when ``columns`` is None), checked against the file's;
+    ``full``: ``(sep, columns, the file's columns)``."""
     parquet = _is_parquet(path)
     if not parquet and sep is None:
-        sep = sniff_delimiter(path)
+        sep = sniff_delimiter(path, encoding=encoding)
     if parquet:
         available = list(pq.read_schema(path).names)
     else:
-        available = _csv_header(path, sep)
+        available = _csv_header(path, sep, encoding)
+        if not available:
+            raise InputError(f"{path} is empty (no header line, no rows)")
     repeated = [name for name, count in Counter(available).items() if count > 1]
     if repeated:
         raise InputError(f"{path}: column name(s) {format_values(repeated)} appear more than "
@@ -226,19 +290,60 @@ def _columns_of(path: str, sep: str | None, columns: Sequence[str] | None
         if missing:
             raise InputError(f"column(s) {format_values(missing)} not in {path}; its columns "
                              f"are {format_values(available, first=10)}")
-        return sep, list(columns)
-    return sep, available
+        return (sep, list(columns), available) if full else (sep, list(columns))
+    return (sep, available, available) if full else (sep, available)
 
 
-def _csv_header(path: str, sep: str) -> list[str]:
+def _csv_header(path: str, sep: str, encoding: str = "utf-8") -> list[str]:
     """The column names of a CSV file as written, byte-order mark removed (pandas renames a
     repeated name ``a`` to ``a.1``, so repeated names are only visible here)."""
-    with open(path, newline="", encoding="utf-8-sig") as fh:
+    with open(path, newline="", encoding=_text_encoding(encoding)) as fh:
         if len(sep) == 1:
             rows = csv.reader(fh, delimiter=sep)
         else:  # pandas reads a longer separator as a regular expression
             rows = (re.split(sep, line.rstrip("\r\n")) for line in fh)
         return next((row for row in rows if any(row)), [])
+
+
+def check_fields(path: str | os.PathLike, sep: str, fields: int, *,
+                 encoding: str = "utf-8") -> None:
+    """Every record of CSV file ``path`` after its header line has ``fields`` fields (blank
+    lines are skipped, as the reader skips them); otherwise an :class:`InputError` naming the
+    first other record's 1-based file line and both counts -- a longer record would lose its
+    last fields, a shorter one would release empty values (both are refused)."""
+    path = os.fspath(path)
+    header = True
+    for lines, counts in _records(path, sep, encoding):
+        if header and len(lines):
+            lines, counts, header = lines[1:], counts[1:], False
+        bad = np.flatnonzero(counts != fields)
+        if len(bad):
+            line, count = int(lines[bad[0]]), int(counts[bad[0]])
+            what = "more" if count > fields else "fewer"
+            message = (f"{path}, line {line}: {count} field(s), {what} than the {fields} of "
+                       "the header line; ")
+            if count < fields:
+                raise InputError(message + "fill in the missing fields (empty ones are "
+                                 "delimiters with nothing between)")
+            hint = f"quote a value holding the delimiter {sep!r}, or "
+            raise hinted(message + hint, "pass the right sep=", "give the right --sep")
+
+
+def file_line(path: str | os.PathLike, row: int, *, sep: str | None = None,
+              encoding: str = "utf-8") -> int | None:
+    """The 1-based line of CSV file ``path`` where data row ``row`` (counted from 0, as
+    :func:`read_table` numbers them) starts; None for a Parquet file or a row it lacks."""
+    path = os.fspath(path)
+    if _is_parquet(path) or row < 0:
+        return None
+    if sep is None:
+        sep = sniff_delimiter(path, encoding=encoding)
+    target, seen = row + 1, 0  # the header is record 0
+    for lines, _ in _records(path, sep, encoding):
+        if target < seen + len(lines):
+            return int(lines[target - seen])
+        seen += len(lines)
+    return None
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike, *, sep: str = ";") -> None:
@@ -247,7 +352,13 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike, *, sep: str = ";") ->
     if _is_parquet(path):
         df.to_parquet(path, index=False)
     else:
-        df.to_csv(path, sep=sep, index=False)
+        df.to_csv(path, sep=sep, index=False, mode=_text_mode(path))
+
+
+def _text_mode(path: str) -> str:
+    """How a text output is opened: a standard stream's name appended to (a file the shell
+    opened keeps what was written before), any other file written anew."""
+    return "a" if _STREAM_NAME.fullmatch(os.path.abspath(path)) else "w"
 
 
 class TableWriter:
@@ -287,7 +398,8 @@ class TableWriter:
             self._file.write_table(table)
         else:
             if self._file is None:
-                self._file = open(self.path, "w", encoding="utf-8", newline="")
+                self._file = open(self.path, _text_mode(self.path), encoding="utf-8",
+                                  newline="")
                 self._file.write(chunk.header)
             self._file.write(chunk.data)
         self.rows += chunk.rows
@@ -366,6 +478,10 @@ class OutputError(InputError):
     """An output path that cannot or must not be written (an input, a missing folder, ...)."""
 
 
+_STREAM_NAME = re.compile(r"/dev/(stdout|stderr|fd/\d+)|/proc/(self|\d+)/fd/\d+")
+"""Names of an open file (a standard stream): outputs written directly, nothing replaced."""
+
+
 class _Output(NamedTuple):
     option: str   # the command-line option naming it, for messages
     path: str     # as given
@@ -396,7 +512,9 @@ class OutputPlan:
             out.write_table("--output", released)
 
     Outputs that are existing devices or pipes (``/dev/null``, ``/dev/stdout``) are written
-    directly: nothing can be renamed onto them.
+    directly: nothing can be renamed onto them.  So is a standard stream's name
+    (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``) when the shell pointed it at a file; a
+    stream's name needs no table ending (its table is CSV).
     """
 
     def __init__(self, inputs: Iterable[str | os.PathLike | None] = ()):
@@ -421,9 +539,12 @@ class OutputPlan:
         named = f"{option} {path}"
         if not path:
             raise OutputError(f"{option} needs a file name")
-        target = os.path.realpath(path)
+        # a standard stream's name (/dev/stdout, /dev/fd/1, ...) is written directly, whatever
+        # it is now (a terminal, a pipe, a file the shell opened); other names resolved
+        device = _STREAM_NAME.fullmatch(os.path.abspath(path)) is not None
+        target = os.path.abspath(path) if device else os.path.realpath(path)
         try:
-            mode = os.stat(target).st_mode
+            mode = os.stat(target).st_mode  # follows /proc's links to pipes too
         except OSError:
             mode = None
         if mode is not None and stat.S_ISDIR(mode):
@@ -436,7 +557,8 @@ class OutputPlan:
             raise OutputError(f"{named} is a file, not a Parquet dataset folder")
         if dataset:
             suffixes = PARQUET_SUFFIXES
-        stream = mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+        stream = mode is not None and not stat.S_ISDIR(mode) and \
+            (device or not stat.S_ISREG(mode))
         if not stream:
             folder = os.path.dirname(target)
             if not os.path.isdir(folder):
@@ -508,6 +630,7 @@ class AtomicOutputs:
         the output itself)."""
         out = self._outputs[option]
         if out.stream:
+            sys.stdout.flush()  # what the run printed comes first on a shared stream
             return out.path
         if option not in self._temps:
             folder, name = os.path.split(out.target)
@@ -540,7 +663,8 @@ class AtomicOutputs:
         """``value`` as JSON to ``option``'s output; False (nothing written) if unplanned."""
         if option not in self._outputs:
             return False
-        with open(self.path(option), "w", encoding="utf-8") as fh:
+        path = self.path(option)
+        with open(path, _text_mode(path), encoding="utf-8") as fh:
             json.dump(value, fh, indent=indent)
             fh.write("\n")
         return True

@@ -165,12 +165,12 @@ def test_cli_error_writes_nothing(tmp_path, capsys):
     MICRODATA.to_csv(src, sep=";", index=False)
     qit, st_ = tmp_path / "qit.csv", tmp_path / "st.csv"
     code = main(["anatomize", str(src), "--qi", "age", "--sensitive", "disease", "--l", "5",
-                 "--qit", str(qit), "--st", str(st_)])
+                 "--others", "drop", "--qit", str(qit), "--st", str(st_)])
     assert code == 2
     assert "not 5-eligible" in capsys.readouterr().err
     assert not qit.exists() and not st_.exists()
     code = main(["anatomize", str(src), "--qi", "age", "--sensitive", "disease", "--l", "2",
-                 "--qit", str(src), "--st", str(st_)])
+                 "--others", "drop", "--qit", str(src), "--st", str(st_)])
     assert code == 2 and "input of this run" in capsys.readouterr().err
 
 

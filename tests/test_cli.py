@@ -161,7 +161,7 @@ def test_anonymize_undetectable_delimiter_needs_sep(capsys, tmp_path, table):
                                       "--quiet", "--output", str(tmp_path / "o.csv")])
     assert rc == 2
     assert stderr.splitlines() == [f"gpuppdp: error: cannot detect the delimiter of {path}; "
-                                   "pass sep (CLI: --sep)"]
+                                   "give --sep"]
 
 
 def test_anonymize_parquet(capsys, tmp_path, table):
@@ -421,7 +421,9 @@ def test_error_missing_value(capsys, tmp_path, table):
     path = write_csv(bad, tmp_path / "in.csv", ";")
     rc, _, stderr = run(capsys, ["anonymize", str(path), *qi_args(), *ROLES, "--k", "2",
                                  "--quiet", "--output", str(tmp_path / "o.csv")])
-    assert_one_error_line(rc, stderr, "column 'race' has 1 missing value(s)", "row 7")
+    # data row 7 (from 0) is the file's line 9: the header is line 1
+    assert_one_error_line(rc, stderr, "column 'race' has 1 missing value(s)",
+                          f"first at line 9 of {path};")
 
 
 def test_error_k_too_large(capsys, tmp_path, table):

@@ -17,12 +17,12 @@ def test_compiled_reads_numba_cache_index(monkeypatch, tmp_path):
 
 
 def test_notice_only_when_cold_and_not_quiet(monkeypatch, capsys):
-    monkeypatch.setattr(kernels, "compiled", lambda: False)
+    monkeypatch.setattr(kernels, "compiled", lambda *kernels, wanted=None: False)
     search_progress(argparse.Namespace(quiet=False))
     assert "compiling kernels (first run only" in capsys.readouterr().err
     search_progress(argparse.Namespace(quiet=True))
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(kernels, "compiled", lambda: True)
+    monkeypatch.setattr(kernels, "compiled", lambda *kernels, wanted=None: True)
     search_progress(argparse.Namespace(quiet=False))
     assert capsys.readouterr().err == ""
 

@@ -26,15 +26,16 @@ from numba import njit
 from ..core.codes import encode_column
 from ..errors import InputError
 from ..kernels import groupby
-from ..validation import check_attribute, check_columns, check_int, column_list
+from ..validation import check_attribute, check_columns, check_int, column_list, format_values
 
 __all__ = ["Anatomy", "AnatomizedRelease"]
 
 
 @dataclass
 class AnatomizedRelease:
-    """An anatomized release: ``qit`` (the QIDs unmodified, in the input's row order, and
-    ``group_id``, numbered from 1) and ``st`` (``group_id``, the sensitive value, ``count``)."""
+    """An anatomized release: ``qit`` (the QIDs unmodified, in the input's row order, the
+    insensitive columns beside them, and ``group_id``, numbered from 1) and ``st``
+    (``group_id``, the sensitive value, ``count``)."""
 
     qit: pd.DataFrame
     st: pd.DataFrame
@@ -170,9 +171,10 @@ class Anatomy:
     """Anatomy (Xiao & Tao, VLDB 2006): :meth:`fit` gives an :class:`AnatomizedRelease` whose
     groups are l-diverse (no sensitive value on more than ``1/l`` of a group).
 
-    Groups come from the bucket algorithm (the table must be l-eligible; ``seed`` picks the
-    rows taken from a bucket and the groups of the residual rows), or from ``fit``'s
-    ``groups``.
+    ``insensitive`` columns are published unmodified in the QIT beside the QIDs; any other
+    column of the data is left out.  Groups come from the bucket algorithm (the table must be
+    l-eligible; ``seed`` picks the rows taken from a bucket and the groups of the residual
+    rows), or from ``fit``'s ``groups``.
 
     >>> df = pd.DataFrame({"age": [20, 30, 40, 50], "disease": ["flu", "hiv", "flu", "hiv"]})
     >>> Anatomy(["age"], sensitive="disease", l=2, seed=0).fit(df).st["count"].tolist()
@@ -180,9 +182,14 @@ class Anatomy:
     """
 
     def __init__(self, quasi_identifiers: Sequence[str], *, sensitive: str, l: int,
-                 seed=None):
+                 seed=None, insensitive: Sequence[str] = ()):
         self.quasi_identifiers = column_list(quasi_identifiers)
         self.sensitive = check_attribute("sensitive", sensitive, self.quasi_identifiers)
+        self.insensitive = column_list(insensitive, "insensitive") if len(insensitive) else []
+        clash = [c for c in self.insensitive if c in self.quasi_identifiers + [self.sensitive]]
+        if clash:
+            raise InputError(f"insensitive: {format_values(clash)} already has a role "
+                             "(a quasi-identifier or the sensitive attribute)")
         self.l = check_int("l", l, 2)
         self.seed = seed
 
@@ -199,8 +206,11 @@ class Anatomy:
         check_columns("sensitive", data, [sensitive])
         miss = data[sensitive].isna().to_numpy()
         if miss.any():
-            raise InputError(f"column {sensitive!r} has {int(miss.sum())} missing value(s), "
-                             f"first at row {int(np.flatnonzero(miss)[0])}")
+            first = int(np.flatnonzero(miss)[0])
+            error = InputError(f"column {sensitive!r} has {int(miss.sum())} missing "
+                               f"value(s), first at row {first}")
+            error.row = first  # the command line names the file's line
+            raise error
         if len(data) == 0:
             raise InputError("data has no rows")
         sens, values = encode_column(data[sensitive], sort=True)  # the ST in value order
@@ -211,7 +221,9 @@ class Anatomy:
             group, labels = encode_column(_given_groups(data, groups))
             group = group.astype(np.int64)
             _check_diverse(group, labels, sens, values, l, sensitive)
-        qit = data[qids].copy()
+        if self.insensitive:
+            check_columns("insensitive", data, self.insensitive)
+        qit = data[qids + self.insensitive].copy()  # insensitive columns published as they are
         qit["group_id"] = group + 1
         pair, rep, _ = groupby.group(np, [group, sens], None, order="sorted")
         st = pd.DataFrame({"group_id": group[rep] + 1, sensitive: values[sens[rep]],

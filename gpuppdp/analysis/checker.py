@@ -7,8 +7,10 @@ same code the anonymization search uses, so each formula lives in one place
 (:mod:`gpuppdp.models`).
 
 Rows whose quasi-identifiers are all ``*`` (records suppressed by a release) are left out
-and counted in ``suppressed_rows``; the table's distribution of the sensitive attribute
-(``p`` of t-closeness, delta-disclosure, beta-likeness, and the default prior of the
+and counted in ``suppressed_rows`` -- unless every row is, which is no suppression but the top
+of the lattice (every QID generalized to ``*``, e.g. a negotiated deal): that table is one
+class of all its records, ``suppressed_rows`` 0.  The table's distribution of the sensitive
+attribute (``p`` of t-closeness, delta-disclosure, beta-likeness, and the default prior of the
 privacy-loss model) is taken over the remaining rows.
 """
 
@@ -172,13 +174,15 @@ def _unsuppressed(data: pd.DataFrame, qids: list[str], wanted: list[str]) -> tup
     for c in wanted:
         miss = data[c].isna().to_numpy()
         if miss.any():
-            raise InputError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
-                             f"row {int(np.flatnonzero(miss)[0])}")
+            first = int(np.flatnonzero(miss)[0])
+            error = InputError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
+                               f"row {first}")
+            error.row = first  # the command line names the file's line
+            raise error
     codes, cards, suppressed = factorize_qids(data, qids)
     n_suppressed = int(suppressed.sum())
-    if n_suppressed == len(data):
-        raise InputError(f"no rows to measure: the table has {len(data)} row(s), "
-                         f"{n_suppressed} of them suppressed (all quasi-identifiers '*')")
+    if n_suppressed == len(data):  # every QID of every row '*': one class, nothing suppressed
+        n_suppressed = 0
     kept = data[wanted]
     if n_suppressed:
         rows = np.flatnonzero(~suppressed)
@@ -209,8 +213,9 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     """Privacy measures of ``data`` grouped by ``quasi_identifiers`` (values as they are).
 
     Returns a dict with ``records`` (rows measured), ``suppressed_rows`` (rows whose QIDs are
-    all ``*``, left out), ``classes``, ``k`` (smallest class) and, with a ``sensitive``
-    column (``None`` otherwise): ``distinct_l`` (fewest distinct values in a class),
+    all ``*``, left out; when every row's are, none is: the table is one class),
+    ``classes``, ``k`` (smallest class) and, with a ``sensitive`` column (``None``
+    otherwise): ``distinct_l`` (fewest distinct values in a class),
     ``entropy_l`` (``exp(H)`` of the least diverse class, natural log), ``recursive_c``
     (largest ``r1 / (r2 + ... + rm)``; ``inf`` when a class has one value), ``t_equal`` and
     ``t_ordered`` (largest EMD, equal / ordered ground distance; ``t_ordered`` is ``None``
@@ -327,6 +332,7 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
     step = Steps(progress, 1 + (sensitive is not None) + (lkc is not None))
     step()
     reducer = DistinctRows(wanted, merge_rows=1 << 20)  # pending chunk sets: ~ a chunk's rows
+    starred = DistinctRows(wanted)  # the rows all '*' (a few entries: their sensitive values)
     rows = n_suppressed = 0
     for chunk in chunks:
         check_columns("quasi_identifiers", chunk, qids, frame="chunk")
@@ -339,20 +345,26 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
         for c in wanted:
             if chunk[c].hasnans:
                 miss = chunk[c].isna().to_numpy()
-                where = "" if weight_column is not None else \
-                    f", first at row {rows + int(np.flatnonzero(miss)[0])}"
-                raise InputError(f"column {c!r} has missing value(s){where}")
+                first = None if weight_column is not None else \
+                    rows + int(np.flatnonzero(miss)[0])
+                where = "" if first is None else f", first at row {first}"
+                error = InputError(f"column {c!r} has missing value(s){where}")
+                error.row = first  # the command line names the file's line
+                raise error
         suppressed = factorize_qids(chunk, qids)[2]
         n = int(weights[suppressed].sum())
         if n:
             reducer.add(chunk.loc[~suppressed, wanted], weights[~suppressed])
+            starred.add(chunk.loc[suppressed, wanted], weights[suppressed])
         else:
             reducer.add(chunk[wanted], weights)
         n_suppressed += n
         rows += int(weights.sum())
-    if n_suppressed == rows:
-        raise InputError(f"no rows to measure: the table has {rows} row(s), "
-                         f"{n_suppressed} of them suppressed (all quasi-identifiers '*')")
+    if rows == 0:
+        raise InputError("no rows to measure: the table is empty (0 rows)")
+    if n_suppressed == rows:  # every QID of every row '*': one class, nothing suppressed
+        reducer, n_suppressed = starred, 0
+    del starred
     codes, labels, counts = reducer.result()    # entries in order of first appearance (int32)
     del reducer                                 # its copy of the frequency set
     q = len(qids)

@@ -584,7 +584,9 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
     risks against a ``population`` table when one is given.
 
     Rows whose QIDs are all ``'*'`` (suppressed in a release) are left out of every figure,
-    as ARX's risk models skip suppressed records; ``suppressed_rows`` counts them.
+    as ARX's risk models skip suppressed records; ``suppressed_rows`` counts them.  When every
+    row's are, none is suppressed: the table is the top of the lattice (every QID generalized
+    to ``*``), one class of all its records.
     ``progress(done, total)``, if given, is called before the first step and after each
     (classes, population uniqueness, attribute risks)."""
     backend = get_backend(backend)
@@ -593,10 +595,9 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
     step()
     suppressed = suppressed_rows(data, qids)
     n_suppressed = int(suppressed.sum())
+    if n_suppressed == len(data):  # every QID of every row '*': one class, nothing suppressed
+        n_suppressed = 0
     if n_suppressed:
-        if n_suppressed == len(data):
-            raise InputError(f"no rows to measure: all {len(data)} rows are suppressed (all "
-                             "quasi-identifiers '*')")
         data = data.loc[~suppressed]
     if population is None:
         sizes = class_sizes(data, qids, backend)
@@ -633,9 +634,8 @@ def risk_report_chunks(chunks, quasi_identifiers: Sequence[str], population_size
     codes, labels, counts = reducer.result()
     star = all_suppressed(codes, labels, len(counts))
     n_suppressed = int(counts[star].sum())
-    if n_suppressed == reducer.rows:
-        raise InputError(f"no rows to measure: all {reducer.rows} rows are suppressed (all "
-                         "quasi-identifiers '*')")
+    if n_suppressed == reducer.rows:  # every QID of every row '*': one class, none suppressed
+        star[:], n_suppressed = False, 0
     codes = [backend.asarray(c[~star].astype(np.int32)) for c in codes]
     counts = counts[~star]
     step()

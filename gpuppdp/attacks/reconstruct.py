@@ -44,7 +44,6 @@ References
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import numbers
 import os
@@ -56,11 +55,13 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, InputTypeError
+from .domains import Attribute, group_mask, is_number, load_statistics, parse_attributes, too_large
 
 __all__ = ["Reconstruction", "ReconstructionError", "groups_by", "load_statistics",
            "match_records", "reconstruct", "tabulate"]
 
 DEFAULT_MAX_TYPES = 1_000_000
+DEFAULT_MAX_MODEL = 1_000_000  # variables + constraints, estimated before building
 DEFAULT_MAX_RECORDS = 10_000
 _FUZZ = 1e-9
 _STAT_KEYS = {"group", "count", "mean", "median", "attribute", "decimals", "tolerance",
@@ -82,13 +83,6 @@ def _scipy():
 
 
 # -- the statistics file ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Attribute:
-    name: str
-    numeric: bool
-    values: tuple  # categorical: the labels; numeric: every integer from min to max
-
-
 @dataclass(frozen=True)
 class _Statistic:
     index: int
@@ -118,88 +112,6 @@ class _Spec:
         return [a.name for a in self.attributes if a.numeric]
 
 
-def load_statistics(path: str | os.PathLike) -> dict:
-    """The statistics file ``path`` (JSON) as a dict; see :func:`reconstruct`."""
-    with open(os.fspath(path), encoding="utf-8") as fh:
-        try:
-            return json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{os.fspath(path)}: not valid JSON ({exc})") from None
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) \
-        and math.isfinite(float(value))
-
-
-def _parse_attributes(raw) -> list[_Attribute]:
-    if not isinstance(raw, Mapping) or not raw:
-        raise InputError("attributes must be a non-empty object: name -> list of values "
-                         "(categorical) or {\"min\", \"max\", \"integer\"} (numeric)")
-    out = []
-    for name, dom in raw.items():
-        where = f"attributes[{name!r}]"
-        if isinstance(dom, Mapping):
-            extra = set(dom) - {"min", "max", "integer"}
-            if extra:
-                raise InputError(f"{where}: unknown key(s) {sorted(extra)}; a numeric "
-                                 "attribute has min, max and integer")
-            lo, hi = dom.get("min"), dom.get("max")
-            if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
-                       for v in (lo, hi)) or lo > hi:
-                raise InputError(f"{where}: min and max must be integers with min <= max, "
-                                 f"got {lo!r} and {hi!r}")
-            if dom.get("integer", True) is not True:
-                raise InputError(f"{where}: only integer-valued numeric attributes can be "
-                                 "reconstructed (the encoding has one variable per value); "
-                                 "give \"integer\": true, or bin the attribute")
-            out.append(_Attribute(name, True, tuple(range(int(lo), int(hi) + 1))))
-        elif isinstance(dom, (list, tuple)):
-            if not dom or len(set(map(repr, dom))) != len(dom):
-                raise InputError(f"{where}: a categorical domain is a non-empty list of "
-                                 f"distinct values, got {dom!r}")
-            out.append(_Attribute(name, False, tuple(dom)))
-        else:
-            raise InputError(f"{where}: expected a list of values or {{\"min\", \"max\", "
-                             f"\"integer\"}}, got {dom!r}")
-    return out
-
-
-def _mask(filters, attributes: dict, types: dict, where: str) -> np.ndarray:
-    """Boolean mask over the record types of a group's filters (equality, a list of values,
-    or a numeric range ``[lo, hi]``, inclusive, ``null`` for an open end)."""
-    if not isinstance(filters, Mapping):
-        raise InputError(f"{where}: a group is an object of filters, got {filters!r}")
-    mask = np.ones(len(next(iter(types.values()))), dtype=bool)
-    for name, cond in filters.items():
-        if name not in attributes:
-            raise InputError(f"{where}: unknown attribute {name!r}; the attributes are "
-                             f"{', '.join(map(repr, attributes))}")
-        attr, col = attributes[name], types[name]
-        if attr.numeric:
-            if _is_number(cond):
-                mask &= col == cond
-            elif isinstance(cond, (list, tuple)) and len(cond) == 2 and all(
-                    c is None or _is_number(c) for c in cond):
-                lo = -math.inf if cond[0] is None else cond[0]
-                hi = math.inf if cond[1] is None else cond[1]
-                mask &= (col >= lo) & (col <= hi)
-            else:
-                raise InputError(f"{where}: {name!r} is numeric: give a number or a range "
-                                 f"[lo, hi], got {cond!r}")
-        else:
-            wanted = cond if isinstance(cond, (list, tuple)) else [cond]
-            codes = []
-            for value in wanted:
-                if value not in attr.values:
-                    raise InputError(f"{where}: {value!r} is not in the domain of {name!r} "
-                                     f"({', '.join(map(repr, attr.values[:8]))}"
-                                     f"{', ...' if len(attr.values) > 8 else ''})")
-                codes.append(attr.values.index(value))
-            mask &= np.isin(col, codes)
-    return mask
-
-
 def _parse(stats, max_types: int) -> _Spec:
     if isinstance(stats, (str, os.PathLike)):
         stats = load_statistics(stats)
@@ -211,13 +123,13 @@ def _parse(stats, max_types: int) -> _Spec:
     if extra:
         raise InputError(f"stats: unknown key(s) {sorted(extra)}; expected attributes, rules, "
                          "statistics, suppression_threshold")
-    attributes = _parse_attributes(stats.get("attributes"))
+    attributes = parse_attributes(stats.get("attributes"), max_types)
     by_name = {a.name: a for a in attributes}
     sizes = [len(a.values) for a in attributes]
     n = math.prod(sizes)
     if n > max_types:
-        raise InputError(f"the attribute domains have {n:,} combinations (record types), more "
-                         f"than max_types={max_types:,}: narrow the domains")
+        raise too_large(f"the attribute domains have {n:,} combinations (record types), "
+                        f"more than {max_types:,}: narrow the domains, or raise ", "max_types")
     grids = np.meshgrid(*[np.arange(s) for s in sizes], indexing="ij")
     types = {}
     for attr, grid in zip(attributes, grids):
@@ -232,8 +144,8 @@ def _parse(stats, max_types: int) -> _Spec:
         if not isinstance(rule, Mapping) or set(rule) != {"if", "then"}:
             raise InputError(f"rules[{i}]: expected {{\"if\": {{...}}, \"then\": {{...}}}}, "
                              f"got {rule!r}")
-        keep &= ~_mask(rule["if"], by_name, types, f"rules[{i}].if") \
-            | _mask(rule["then"], by_name, types, f"rules[{i}].then")
+        keep &= ~group_mask(rule["if"], by_name, types, f"rules[{i}].if") \
+            | group_mask(rule["then"], by_name, types, f"rules[{i}].then")
     types = {k: v[keep] for k, v in types.items()}
     threshold = stats.get("suppression_threshold")
     if threshold is not None and (not isinstance(threshold, numbers.Integral)
@@ -253,7 +165,7 @@ def _parse(stats, max_types: int) -> _Spec:
             raise InputError(f"{where}: unknown key(s) {sorted(unknown)}; expected "
                              f"{', '.join(sorted(_STAT_KEYS))}")
         label = str(st.get("label", i))
-        mask = _mask(st["group"], by_name, types, f"{where}.group")
+        mask = group_mask(st["group"], by_name, types, f"{where}.group")
         suppressed = st.get("suppressed", False)
         if suppressed not in (True, False):
             raise InputError(f"{where}: suppressed must be true or false")
@@ -270,7 +182,7 @@ def _parse(stats, max_types: int) -> _Spec:
                                   or isinstance(count, bool) or count < 0):
             raise InputError(f"{where}: count must be an integer >= 0, got {count!r}")
         for key, value in (("mean", mean), ("median", median)):
-            if value is not None and not _is_number(value):
+            if value is not None and not is_number(value):
                 raise InputError(f"{where}: {key} must be a finite number, got {value!r}")
         attribute = st.get("attribute")
         if mean is not None or median is not None:
@@ -291,7 +203,7 @@ def _parse(stats, max_types: int) -> _Spec:
             tolerance = 0.5 * 10.0 ** (-int(decimals))
         elif tolerance is None:
             tolerance = 0.0
-        elif not _is_number(tolerance) or tolerance < 0:
+        elif not is_number(tolerance) or tolerance < 0:
             raise InputError(f"{where}: tolerance must be a number >= 0, got {tolerance!r}")
         out.append(_Statistic(i, label, dict(st["group"]), mask,
                               None if count is None else int(count),
@@ -614,7 +526,7 @@ def match_records(reconstructed: pd.DataFrame, truth: pd.DataFrame, *,
         raise InputError(f"truth: column(s) {missing} are not reconstructed")
     if len(truth) == 0:
         return math.nan, math.nan
-    attrs = [_Attribute(c, c in numeric, ()) for c in cols]
+    attrs = [Attribute(c, c in numeric, ()) for c in cols]
     rk, tk = _keys(reconstructed[cols], attrs), _keys(truth[cols], attrs)
     pool: dict = {}
     for key in rk:
@@ -638,11 +550,53 @@ def match_records(reconstructed: pd.DataFrame, truth: pd.DataFrame, *,
     return exact / len(tk), float(np.sum(matched >= 0)) / len(tk)
 
 
+def _model_size(spec: _Spec) -> tuple[int, int]:
+    """Upper bounds of the variables and constraints of the exact program (before it is
+    built): a variable per record type, and a median's cumulative counts (and, for an even
+    count, binaries) and rows per value of its attribute."""
+    variables, rows = spec.n_types, 0
+    sizes = {a.name: len(a.values) for a in spec.attributes}
+    for st in spec.statistics:
+        rows += 2 * (st.count is not None) + st.suppressed + 3 * (st.mean is not None)
+        if st.median is not None:
+            variables += 3 * sizes[st.attribute]
+            rows += 7 * sizes[st.attribute] + 4
+    return variables, rows
+
+
+def _check_size(spec: _Spec, max_model: int) -> None:
+    """Refuse a program over ``max_model`` variables + constraints, naming its largest
+    domain, before it is built (it would take the memory and time of its size)."""
+    variables, rows = _model_size(spec)
+    if variables + rows > max_model:
+        big = max(spec.attributes, key=lambda a: len(a.values))
+        raise too_large(f"the reconstruction program would have about {variables:,} variables "
+                        f"and {rows:,} constraints ({spec.n_types:,} record types; {big.name!r} "
+                        f"has {len(big.values):,} values), more than {max_model:,} in all; "
+                        f"narrow or bin {big.name!r}, or raise ", "max_model")
+
+
+def _check_arguments(solver, on_inconsistent, time_limit, **limits) -> None:
+    """:func:`reconstruct`'s arguments checked (``limits``: integers >= 1)."""
+    if solver != "highs":
+        raise InputError(f"solver must be 'highs' (HiGHS through scipy.optimize.milp), got "
+                         f"{solver!r}")
+    if on_inconsistent not in ("closest", "error"):
+        raise InputError(f"on_inconsistent must be 'closest' or 'error', got "
+                         f"{on_inconsistent!r}")
+    if time_limit is not None and (not is_number(time_limit) or time_limit <= 0):
+        raise InputError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
+    for name, value in limits.items():
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+            raise InputError(f"{name} must be an integer >= 1, got {value!r}")
+
+
 def reconstruct(stats, *, all_solutions: bool = False, solver: str = "highs",
                 time_limit: float | None = None, truth: pd.DataFrame | None = None,
                 max_solutions: int = 100, on_inconsistent: str = "closest",
                 max_types: int = DEFAULT_MAX_TYPES,
-                max_records: int = DEFAULT_MAX_RECORDS) -> Reconstruction:
+                max_records: int = DEFAULT_MAX_RECORDS,
+                max_model: int = DEFAULT_MAX_MODEL) -> Reconstruction:
     """Reconstruct the records behind published statistics (see the module docstring).
 
     Parameters
@@ -666,25 +620,18 @@ def reconstruct(stats, *, all_solutions: bool = False, solver: str = "highs",
         Statistics that no table satisfies: return the closest table, or raise
         :class:`ReconstructionError`.
     max_types, max_records : int
-        Refuse domains with more record types; bound on the number of records when no total
-        count is published.
+        Refuse domains with more record types (a numeric domain with more values is refused
+        before it is built); bound on the number of records when no total count is published.
+    max_model : int
+        Refuse a program estimated (before it is built) at more variables + constraints:
+        its memory and solving time grow with it (default 1,000,000).
 
     Returns
     -------
     Reconstruction
     """
-    if solver != "highs":
-        raise InputError(f"solver must be 'highs' (HiGHS through scipy.optimize.milp), got "
-                         f"{solver!r}")
-    if on_inconsistent not in ("closest", "error"):
-        raise InputError(f"on_inconsistent must be 'closest' or 'error', got "
-                         f"{on_inconsistent!r}")
-    if time_limit is not None and (not _is_number(time_limit) or time_limit <= 0):
-        raise InputError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
-    for name, value in (("max_solutions", max_solutions), ("max_types", max_types),
-                        ("max_records", max_records)):
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-            raise InputError(f"{name} must be an integer >= 1, got {value!r}")
+    _check_arguments(solver, on_inconsistent, time_limit, max_solutions=max_solutions,
+                     max_types=max_types, max_records=max_records, max_model=max_model)
     _scipy()
     t0 = time.perf_counter()
     spec = _parse(stats, max_types)
@@ -692,6 +639,7 @@ def reconstruct(stats, *, all_solutions: bool = False, solver: str = "highs",
         missing = [a.name for a in spec.attributes if a.name not in truth.columns]
         if missing:
             raise InputError(f"truth: column(s) {missing} missing")
+    _check_size(spec, max_model)
     program = _Program(spec, closest=False, max_records=max_records)
     status, x, _ = program.m.solve(time_limit)
     solves, consistent, deviation = 1, True, 0.0
@@ -748,7 +696,7 @@ def tabulate(data: pd.DataFrame, attributes: Mapping, groups: Sequence[Mapping],
     the mean and median of the numeric ``attribute`` (rounded to ``decimals``), or
     ``"suppressed": true`` when the count is below ``suppression_threshold`` (zero
     included).  Groups are filter objects as in :func:`reconstruct`."""
-    spec_attrs = _parse_attributes(attributes)
+    spec_attrs = parse_attributes(attributes)
     by_name = {a.name: a for a in spec_attrs}
     numeric = [a.name for a in spec_attrs if a.numeric]
     attribute = attribute if attribute is not None else (numeric[0] if numeric else None)
@@ -768,7 +716,7 @@ def tabulate(data: pd.DataFrame, attributes: Mapping, groups: Sequence[Mapping],
                                  "domain") from None
     out = []
     for i, group in enumerate(groups):
-        members = _mask(group, by_name, cols, f"groups[{i}]") if len(data) else \
+        members = group_mask(group, by_name, cols, f"groups[{i}]") if len(data) else \
             np.zeros(0, dtype=bool)
         n = int(members.sum())
         st: dict = {"group": dict(group)}

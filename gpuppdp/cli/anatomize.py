@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import argparse
 
-from .options import table_subcommand
+from .choices import OTHERS
+from .options import table_subcommand, unassigned_error
 
 __all__ = ["register", "run_anatomize"]
 
@@ -39,6 +40,11 @@ def register(subparsers) -> argparse.ArgumentParser:
                    metavar="COL", help="quasi-identifying column(s); repeatable, space- or "
                    "comma-separated")
     p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive column")
+    p.add_argument("--insensitive", action="append", default=[], metavar="COL",
+                   help="published unmodified in the QIT beside the QIDs (repeatable)")
+    p.add_argument("--others", choices=OTHERS, default="error",
+                   help="role of columns given none: error (default: they are listed), "
+                   "insensitive (in the QIT) or drop (left out)")
     p.add_argument("--l", type=int, required=True, metavar="L",
                    help="no sensitive value on more than 1/L of a group (L >= 2)")
     p.add_argument("--groups", default=None, metavar="COL",
@@ -56,15 +62,20 @@ def run_anatomize(args: argparse.Namespace) -> int:
     """Run ``anatomize``; returns the exit status (0)."""
     # deferred: keeps `gpuppdp --help` fast
     from ..algorithms import Anatomy
-    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter
+    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_columns, table_delimiter
 
     qids = [c for group in args.qi for items in group for c in items]
-    anatomy = Anatomy(qids, sensitive=args.sensitive, l=args.l, seed=args.seed)
     plan = (OutputPlan([args.input]).add("--qit", args.qit, TABLE_SUFFIXES)
             .add("--st", args.st, TABLE_SUFFIXES).add("--json", args.json))
-    columns = list(dict.fromkeys(qids + [args.sensitive]
-                                 + ([args.groups] if args.groups else [])))
-    data = read_table(args.input, sep=args.sep, columns=columns)
+    given = qids + [args.sensitive] + args.insensitive + ([args.groups] if args.groups else [])
+    others = [c for c in table_columns(args.input, sep=args.sep, encoding=args.encoding)
+              if c not in given]
+    insensitive = args.insensitive + (others if args.others == "insensitive" else [])
+    unassigned_error(others, args.others)
+    anatomy = Anatomy(qids, sensitive=args.sensitive, l=args.l, seed=args.seed,
+                      insensitive=insensitive)
+    columns = list(dict.fromkeys(given + insensitive))
+    data = read_table(args.input, sep=args.sep, columns=columns, encoding=args.encoding)
     release = anatomy.fit(data, groups=args.groups)
     summary = release.summary()
     print(f"anatomy: {summary['records']} records in {summary['groups']} groups "

@@ -17,10 +17,10 @@ import time
 from typing import TYPE_CHECKING
 
 from .choices import TDS_GENERALIZATIONS
-from .common import _privacy_models, add_anonymization_options
+from .common import _privacy_models, add_anonymization_options, check_roles
 from .generate import whole_number
 from .measure import chunk_rows_for
-from .options import add_chunk_option, add_dask_option, add_run_options
+from .options import add_chunk_option, add_dask_option, add_run_options, encoding_of
 from .progress import search_progress
 from .run import anonymizer_from_args, format_summary, print_release, release_plan, run_summary
 
@@ -117,6 +117,7 @@ def _dask_anonymize(args) -> int:
     from ..cluster import client_for, read_dask, write_release
     from ..io import PARQUET_SUFFIXES, TABLE_SUFFIXES, OutputPlan, table_delimiter
 
+    encoding_of(args, "--dask")  # the cluster reads UTF-8 (for now)
     inputs = [args.input, *(path for _, path in args.qi)]
     OutputPlan(inputs).add("--output", args.output, TABLE_SUFFIXES,  # the checks only
                            dataset=args.output.lower().endswith(PARQUET_SUFFIXES))
@@ -155,6 +156,7 @@ def cmd_anonymize(args) -> int:
     from .. import kernels
     from ..io import CHUNK_ROWS, table_delimiter
 
+    check_roles(args)
     if args.algorithm == "full-domain":
         bare = [name for name, path in args.qi if path is None]
         if bare:
@@ -175,24 +177,28 @@ def cmd_anonymize(args) -> int:
     t0 = time.perf_counter()
     # while the input is read; joined before the command returns, so that a short run never
     # leaves it loading (the process would wait for it, ignoring Ctrl-C)
-    warm = kernels.warm_up(*_warm_kernels(args), wanted=_wanted_variant(args))
+    run_kernels, variant = _warm_kernels(args), _wanted_variant(args)
+    warm = kernels.warm_up(*run_kernels, wanted=variant)
     chunk_rows = chunk_rows_for(args)
     if args.parquet_dataset and chunk_rows is None:  # a dataset is written out of core
         chunk_rows = CHUNK_ROWS
+    if chunk_rows is not None:  # Anonymizer.fit_file reads UTF-8 only (for now)
+        encoding_of(args, "--chunk-rows (or an input over 256 MiB, read in chunks)")
     data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
     if chunk_rows is None:
         t1 = time.perf_counter()
         warm.join()  # the kernels in memory before the fit: its timings hold no loading
         t2 = time.perf_counter()
         logging.getLogger("gpuppdp").debug("loaded in %.3f s", t1 - t0)
-        result = anonymizer.fit(data, progress=search_progress(args))
+        result = anonymizer.fit(data, progress=search_progress(args, run_kernels, variant))
         result.timings["kernel load"] = t2 - t1
-        _publish(result, plan, args, table_delimiter(args.input, args.sep))
+        _publish(result, plan, args, table_delimiter(args.input, args.sep,
+                                                     encoding=args.encoding))
         return 0
     with plan.writing() as out:  # the release streams to its temporary file
         result = anonymizer.fit_file(args.input, out.path("--output"), sep=args.sep,
                                      chunk_rows=chunk_rows, dataset=args.parquet_dataset,
-                                     progress=search_progress(args))
+                                     progress=search_progress(args, run_kernels, variant))
         print(format_summary(result))
         out.write_json("--json", run_summary(result, args, plan))
     print_release(result, plan)
@@ -220,6 +226,9 @@ def _partition_models(args) -> dict:
         return out  # its class-level models come from _partition_algorithm, with the data
     if len(args.lkc) > 1:
         raise SchemaError("--algorithm tds takes one --lkc")
+    if any(values is not None for values in getattr(args, "lkc_values", [])):
+        raise SchemaError("--algorithm tds bounds every sensitive value: its --lkc takes no "
+                          "@V1,V2,... (full-domain does)")
     if args.k is None and not args.lkc:
         raise SchemaError("--algorithm tds needs --k and/or --lkc L,K,C")
     for L, K, C, column in args.lkc:  # noqa: N806 - the literature's names
@@ -296,7 +305,7 @@ def partition_run(args, plan: OutputPlan) -> tuple:
 
     model = _partition_models(args)
     t0 = time.perf_counter()
-    data = read_table(args.input, sep=args.sep)
+    data = read_table(args.input, sep=args.sep, encoding=args.encoding)
     release = _partition_algorithm(args, model, data).fit(data)
     order = np.random.default_rng(args.seed).permutation(len(release.released))
     released = release.released.iloc[order].reset_index(drop=True)

@@ -27,7 +27,7 @@ import argparse
 import os
 import sys
 
-from .options import _qi_spec, add_json_option
+from .options import _qi_spec, add_encoding_option, add_json_option
 
 __all__ = ["register", "run_reconstruct", "run_linkage"]
 
@@ -67,14 +67,15 @@ def run_reconstruct(args: argparse.Namespace) -> int:
     stats = load_statistics(args.stats)
     truth = None
     if args.truth is not None:
-        truth = read_table(args.truth, sep=args.sep)
+        truth = read_table(args.truth, sep=args.sep, encoding=args.encoding)
         numeric = [n for n, d in stats.get("attributes", {}).items() if isinstance(d, dict)]
         for col in numeric:
             if col in truth.columns:
                 truth[col] = pd.to_numeric(truth[col])
     result = reconstruct(stats, all_solutions=args.all_solutions, time_limit=args.time_limit,
                          truth=truth, max_solutions=args.max_solutions,
-                         on_inconsistent=args.inconsistent)
+                         on_inconsistent=args.inconsistent, max_model=args.max_model,
+                         max_types=args.max_types)
     if args.all_solutions:
         table = pd.concat([s.assign(solution=i + 1) for i, s in enumerate(result.solutions)],
                           ignore_index=True)
@@ -118,8 +119,8 @@ def run_linkage(args: argparse.Namespace) -> int:
     qids = [name for name, _ in args.qi]
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
                    for name, path in args.qi}
-    a = read_table(args.a, sep=args.sep)
-    b = read_table(args.b, sep=args.sep)
+    a = read_table(args.a, sep=args.sep, encoding=args.encoding)
+    b = read_table(args.b, sep=args.sep, encoding=args.encoding)
     link_on = None if not args.link_on else [c for group in args.link_on for c in group]
     report = linkage_attack(a, b, qids, hierarchies, sensitive=args.sensitive, k=args.k,
                             mode=args.mode, link_on=link_on)
@@ -174,12 +175,19 @@ def register(subparsers) -> None:
                    help="the true records: report the share recovered exactly / within +-1")
     p.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
                    help="seconds per solve (default: none)")
+    p.add_argument("--max-model", type=_positive_int, default=1_000_000, metavar="N",
+                   help="refuse a program estimated at more than N variables + constraints "
+                   "before building it (default %(default)s; memory and time grow with it)")
+    p.add_argument("--max-types", type=_positive_int, default=1_000_000, metavar="N",
+                   help="refuse attribute domains of more than N combinations (record types; "
+                   "default %(default)s)")
     p.add_argument("--inconsistent", choices=("closest", "error"), default="closest",
                    help="statistics no table satisfies (noisy releases): write the closest "
                         "table (default) or fail")
     p.add_argument("--sep", default=None, metavar="SEP",
                    help="delimiter of --truth (default: detected) and of --output "
                         "(default ',')")
+    add_encoding_option(p, "--truth")
     add_json_option(p, "the summary", "SUMMARY.json")
     p.set_defaults(func=run_reconstruct)
 
@@ -210,5 +218,6 @@ def register(subparsers) -> None:
     p.add_argument("--json", default=None, metavar="OUT.json", help="write the summary as JSON")
     p.add_argument("--sep", default=None, metavar="SEP",
                    help="delimiter of the releases (default: detected)")
+    add_encoding_option(p, "the releases")
     p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
     p.set_defaults(func=run_linkage)

@@ -13,9 +13,30 @@ from __future__ import annotations
 import argparse
 
 from .choices import OTHERS, SUPPRESSION_MODES
-from .options import _fraction, _qi_spec, add_prior_option, read_prior
+from .options import _fraction, _qi_spec, add_encoding_option, add_prior_option, read_prior
 
-__all__ = ["add_anonymization_options", "orders_by_column"]
+__all__ = ["add_anonymization_options", "orders_by_column", "check_roles"]
+
+
+def check_roles(args) -> None:
+    """A column given twice as --qi (the last would silently win) or given two roles
+    (--qi and --sensitive/--insensitive/--identifying): an error naming it; then
+    :func:`resolve_lkc`."""
+    from ..errors import InputError  # deferred: keeps gpuppdp --help fast
+
+    resolve_lkc(args)
+    qids = [name for name, _ in args.qi or []]
+    twice = list(dict.fromkeys(n for n in qids if qids.count(n) > 1))
+    if twice:
+        raise InputError(f"--qi {twice[0]} is given {qids.count(twice[0])} times; give each "
+                         "quasi-identifier once")
+    for option, names in (("--sensitive", [n for n, _ in args.sensitive]),
+                          ("--insensitive", args.insensitive),
+                          ("--identifying", args.identifying)):
+        both = [n for n in names if n in qids]
+        if both:
+            raise InputError(f"{both[0]!r} is given both --qi and {option}; give each column "
+                             "one role")
 
 
 def _on_attribute(text: str) -> tuple[str, str | None]:
@@ -107,6 +128,46 @@ def orders_by_column(args) -> dict:
 
 _qid_set = _model_option("--qid-set")
 _lkc = _model_option("--lkc")
+
+
+def _lkc_target(text: str) -> tuple:
+    """``anonymize --lkc L,K,C[@TARGET]`` -> (L, K, C, TARGET or None); the TARGET (a
+    --sensitive column, values of the first --sensitive, or COLUMN=V1,V2,...) is resolved
+    against --sensitive by :func:`resolve_lkc`."""
+    spec, at, target = text.partition("@")
+    L, K, C, _ = _lkc(spec)  # noqa: N806 - the literature's names
+    if at and not target:
+        raise argparse.ArgumentTypeError(f"--lkc expects L,K,C[@COLUMN|@V1,V2,...], got {text!r}")
+    return L, K, C, target if at else None
+
+
+def resolve_lkc(args) -> None:
+    """``args.lkc`` as (L, K, C, COLUMN or None) and ``args.lkc_values`` (the sensitive values
+    each one bounds, None: all): ``@COLUMN=V1,V2,...`` those values of COLUMN, ``@NAME`` the
+    --sensitive column NAME, any other ``@V1,V2,...`` those values of the first --sensitive
+    (as ``check --lkc`` reads them)."""
+    from ..engine.encoding import SchemaError  # deferred: keeps gpuppdp --help fast
+
+    names = [name for name, _ in args.sensitive]
+    specs, listed = [], []
+    for L, K, C, target in args.lkc:  # noqa: N806 - the literature's names
+        column, values = None, None
+        if target is not None:
+            column, sep, text = target.partition("=")
+            if not sep and column in names:
+                text = None
+            elif not sep:
+                column, text = None, target
+            if text is not None:
+                values = [v for v in text.split(",") if v]
+                if not names:
+                    raise SchemaError(f"--lkc {L},{K},{C}@{target}: the values are of the "
+                                      "sensitive attribute; give --sensitive COLUMN")
+                if not values:
+                    raise SchemaError(f"--lkc {L},{K},{C}@{target}: no value listed")
+        specs.append((L, K, C, column))
+        listed.append(values)
+    args.lkc, args.lkc_values = specs, listed
 _alpha_k = _model_option("--alpha-k")
 _privacy_loss = _model_option("--privacy-loss")
 _delta_disclosure = _model_option("--delta-disclosure")
@@ -170,9 +231,12 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
                         metavar="COL,COL,...",
                         help="k-anonymity (with --k) over this set of quasi-identifiers: with "
                         "--qid-set, --k applies to each given set instead of all QIDs")
-    models.add_argument("--lkc", type=_lkc, action="append", default=[], metavar="L,K,C[@COL]",
+    models.add_argument("--lkc", type=_lkc_target, action="append", default=[],
+                        metavar="L,K,C[@COL|@V1,V2,...|@COL=V1,V2,...]",
                         help="LKC-privacy: every combination of at most L QID values is shared "
-                        "by >= K records, confidence of each sensitive value <= C")
+                        "by >= K records, confidence of each sensitive value <= C (of the "
+                        "values listed after @ only, as in check: @V1,V2 of the first "
+                        "--sensitive, @COL=V1,V2 of COL; @COL alone: all values of COL)")
     models.add_argument("--population", metavar="FILE",
                         help="population table (CSV/Parquet) containing the input, for --k-map "
                         "and --delta-presence")
@@ -186,6 +250,7 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
     p.add_argument("--suppressed", choices=SUPPRESSION_MODES, default="mark",
                    help="mark suppressed records with * (default) or drop them")
     p.add_argument("--sep", default=None, help="CSV delimiter (default: detected)")
+    add_encoding_option(p, "INPUT and --population")
     p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter")
 
 
@@ -206,7 +271,7 @@ def _privacy_models(args, data=None) -> list:
     from ..engine.encoding import SchemaError
     from ..hierarchy import Hierarchy
     from ..io import read_table
-    from ..models import from_spec, spec_attribute
+    from ..models import LKCPrivacy, from_spec, spec_attribute
 
     names = [name for name, _ in args.sensitive]
     files = dict(args.sensitive)
@@ -220,7 +285,8 @@ def _privacy_models(args, data=None) -> list:
 
     def population_table():
         if not population:
-            population.append(read_table(args.population, sep=args.sep))
+            population.append(read_table(args.population, sep=args.sep,
+                                         encoding=args.encoding))
         return population[0]
 
     context = {
@@ -236,4 +302,10 @@ def _privacy_models(args, data=None) -> list:
     models = [from_spec("--qid-set", args.qid_set, k=args.k)] if args.qid_set else []
     for option, name in _MODEL_OPTIONS:
         models += [from_spec(option, spec, **context) for spec in getattr(args, name)]
+    for i, values in enumerate(getattr(args, "lkc_values", None) or []):
+        if values is not None:  # the same model, bounding only the listed values
+            L, K, C, column = args.lkc[i]  # noqa: N806 - the literature's names
+            models[i + bool(args.qid_set)] = LKCPrivacy(
+                L, K, C, sensitive_values=values,
+                attribute=spec_attribute("--lkc", column, names))
     return models

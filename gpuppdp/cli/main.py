@@ -163,10 +163,13 @@ def _run(argv) -> int:
     logging.getLogger("gpuppdp").setLevel(os.environ.get("GPUPPDP_LOG", "WARNING"))
     previous = warnings.showwarning
     warnings.showwarning = _warning_line
+    stdout = sys.stdout
+    if _writes_stdout(args):  # the table owns standard output: the summary goes to stderr
+        sys.stdout = sys.stderr
     try:
         return args.func(args)
     except (UserError, OSError) as exc:  # OSError: the user's files (missing, unreadable, ...)
-        return _user_error(str(exc), args.debug)
+        return _user_error(_located(exc, args), args.debug)
     except MemoryError as exc:  # the host's, or the GPU's (CuPy's OutOfMemoryError)
         device = isinstance(exc, DeviceMemoryError) or type(exc).__module__.startswith("cupy")
         where = "device" if device else "host"
@@ -180,6 +183,37 @@ def _run(argv) -> int:
         return INTERNAL_ERROR
     finally:
         warnings.showwarning = previous
+        sys.stdout = stdout
+
+
+_STDOUT_NAMES = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+
+
+def _writes_stdout(args) -> bool:
+    """Whether an output option of the command names standard output."""
+    return any(isinstance(value, str) and value in _STDOUT_NAMES
+               for name, value in vars(args).items() if name not in ("input", "func"))
+
+
+def _located(exc: BaseException, args) -> str:
+    """The message of ``exc`` (its ``cli`` text when it has one: the remedy as a flag rather
+    than a parameter); an error about data row ``exc.row`` (counted from 0) of the
+    command's CSV input names that row's 1-based line of the file instead."""
+    message, row = getattr(exc, "cli", None) or str(exc), getattr(exc, "row", None)
+    path = getattr(args, "input", None)
+    if not isinstance(row, int) or not isinstance(path, str) or f"row {row}" not in message:
+        return message
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import UserError
+    from ..io import file_line
+
+    try:
+        line = file_line(path, row, sep=getattr(args, "sep", None),
+                         encoding=getattr(args, "encoding", None) or "utf-8")
+    except (UserError, OSError, UnicodeError):
+        line = None
+    where = f"line {line} of {path}" if line is not None else f"record {row + 1} of {path}"
+    return message.replace(f"row {row}", where, 1)
 
 
 def _user_error(message: str, debug: bool) -> int:

@@ -30,6 +30,7 @@ def measure_streamed(args, columns: list[str], hierarchies: dict[str, str],
     chunk's rows numbered in the whole table when it holds rows rather than counts."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..io import OutputPlan, read_chunks
+    from .options import encoding_of
 
     plan = OutputPlan([args.input, *hierarchies.values()]).add("--json", args.json)
     known = known_labels(hierarchies, args.hierarchy_sep)
@@ -46,10 +47,12 @@ def measure_streamed(args, columns: list[str], hierarchies: dict[str, str],
         from ..cluster import COUNT_COLUMN, client_for, partition_counts, read_dask
 
         with client_for(args.dask):
+            encoding_of(args, "--dask")
             parts = partition_counts(read_dask(args.input, sep=args.sep, columns=columns),
                                      columns)
             return plan, measure(checked(parts, False), COUNT_COLUMN)
-    chunks = read_chunks(args.input, sep=args.sep, columns=columns, rows=chunk_rows)
+    chunks = read_chunks(args.input, sep=args.sep, columns=columns, rows=chunk_rows,
+                         encoding=encoding_of(args))
     return plan, measure(checked(chunks, True), None)
 
 
@@ -115,9 +118,10 @@ def read_measured(args, columns: list[str], population_columns: list[str],
     from ..io import OutputPlan, read_table
 
     plan = OutputPlan([args.input, args.population, *inputs]).add("--json", args.json)
-    data = read_table(args.input, sep=args.sep, columns=columns)
+    data = read_table(args.input, sep=args.sep, columns=columns, encoding=args.encoding)
     population = None if args.population is None else \
-        read_table(args.population, sep=args.sep, columns=population_columns)
+        read_table(args.population, sep=args.sep, columns=population_columns,
+                   encoding=args.encoding)
     return plan, data, population
 
 
@@ -156,8 +160,11 @@ def check_known_labels(data, known: dict[str, set], files: dict[str, str],
         codes, values = encode_column(data[name], as_str=True)  # only distinct values compared
         bad = np.flatnonzero([v not in known[name] for v in values.tolist()])
         if len(bad):
-            where = "" if row_offset is None else \
-                f" (first at row {row_offset + int(np.flatnonzero(np.isin(codes, bad))[0])})"
-            raise InputError(f"--qi {name}={path}: {len(bad)} value(s) of {name!r} are not "
-                             f"labels of the hierarchy{where}: "
-                             f"{format_values(values[bad].tolist())}")
+            first = None if row_offset is None else \
+                row_offset + int(np.flatnonzero(np.isin(codes, bad))[0])
+            where = "" if first is None else f" (first at row {first})"
+            error = InputError(f"--qi {name}={path}: {len(bad)} value(s) of {name!r} are not "
+                               f"labels of the hierarchy{where}: "
+                               f"{format_values(values[bad].tolist())}")
+            error.row = first  # main names the file's line
+            raise error

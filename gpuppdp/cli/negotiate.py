@@ -8,6 +8,7 @@
         --utility-loss GAMMA,DELTA
         [--utility-basis class|total] --pattern "age,sex,race;zip;occupation" [--pattern ...]
         --objective flat|variable [--profit linear:MAX,SLOPE] [--others lowest|top|free]
+        [--other-columns error|drop]
         [--accept-counter] --json DEAL.json [--output OUT.csv] [--seed N]
 
 Each ``--pattern`` is one offer of the data user, in order (layers separated by ``;``,
@@ -25,10 +26,15 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import InputError
 from .choices import BACKENDS
 from .common import _numbers
-from .options import add_json_option, add_prior_option, read_prior
+from .options import (
+    add_encoding_option,
+    add_json_option,
+    add_prior_option,
+    read_prior,
+    unassigned_error,
+)
 
 __all__ = ["register", "run_negotiate", "BASES", "OBJECTIVES", "OTHERS"]
 
@@ -71,6 +77,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "protocol; write the rounds and the deal.")
     p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
     p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
+    add_encoding_option(p)
     p.add_argument("--qi", action="append", required=True, type=_qi,
                    metavar="COL=HIERARCHY.csv",
                    help="quasi-identifier and its ARX hierarchy (repeatable)")
@@ -103,6 +110,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--others", choices=OTHERS, default="lowest",
                    help="QIDs outside a pattern: an implicit lowest layer (default), fully "
                    "generalized, or unconstrained")
+    p.add_argument("--other-columns", choices=("error", "drop"), default="error",
+                   help="columns of INPUT that are neither a --qi nor --sensitive: error "
+                   "(default: they are listed) or drop (left out of the release; --others is "
+                   "the QIDs outside a pattern)")
     p.add_argument("--max-moves", type=int, default=4, metavar="N",
                    help="most promotions/demotions of a counter-offer pattern (default 4)")
     p.add_argument("--accept-counter", action="store_true",
@@ -123,8 +134,9 @@ def run_negotiate(args: argparse.Namespace) -> int:
     # deferred: keeps `gpuppdp --help` fast
     from ..algorithms import Negotiation
     from ..algorithms.negotiation import parse_pattern
+    from ..errors import InputError
     from ..hierarchy import Hierarchy
-    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter
+    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_columns, table_delimiter
 
     names = [n for n, _ in args.qi]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -138,6 +150,9 @@ def run_negotiate(args: argparse.Namespace) -> int:
             .add("--output", args.output, TABLE_SUFFIXES))
     hierarchies = {n: Hierarchy.from_csv(path, name=n, sep=args.hierarchy_sep)
                    for n, path in args.qi}
+    unassigned_error([c for c in table_columns(args.input, sep=args.sep, encoding=args.encoding)
+                      if c not in names and c != args.sensitive], args.other_columns,
+                     "--other-columns", "drop")
     eps, alpha = args.privacy_loss
     gamma, delta = args.utility_loss
     neg = Negotiation(hierarchies, args.sensitive, epsilon=eps, alpha=alpha, gamma=gamma,
@@ -146,7 +161,7 @@ def run_negotiate(args: argparse.Namespace) -> int:
                       max_moves=args.max_moves,
                       prior=None if args.prior is None else read_prior(args.prior),
                       backend=args.backend)
-    neg.fit(read_table(args.input, sep=args.sep,
+    neg.fit(read_table(args.input, sep=args.sep, encoding=args.encoding,
                        columns=list(dict.fromkeys(names + [args.sensitive]))))
     _play(neg, patterns, accept_counter=args.accept_counter)
     summary = neg.summary()

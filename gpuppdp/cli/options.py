@@ -14,7 +14,8 @@ from .choices import BACKENDS, METRICS, PREFERENCES, SEARCHES
 
 __all__ = ["add_measured_qi_option", "add_chunk_option", "add_dask_option",
            "add_measuring_options", "add_json_option", "add_prior_option", "read_prior",
-           "table_subcommand", "add_run_options"]
+           "table_subcommand", "add_run_options", "add_encoding_option", "encoding_of",
+           "unassigned_error"]
 
 
 def _fraction(text: str) -> float:
@@ -69,6 +70,39 @@ def add_measured_qi_option(p: argparse.ArgumentParser) -> None:
                    "every value of the column must be a label of the hierarchy, at any "
                    "level)")
     p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
+
+
+def add_encoding_option(p: argparse.ArgumentParser, what: str = "INPUT") -> None:
+    """``--encoding ENC``: the text encoding of the CSV tables read (default UTF-8)."""
+    p.add_argument("--encoding", default="utf-8", metavar="ENC",
+                   help=f"text encoding of {what} when CSV (default utf-8, a byte-order mark "
+                   "ignored; e.g. latin-1, cp1252)")
+
+
+def encoding_of(args, where: str | None = None) -> str:
+    """``--encoding`` of the command (UTF-8 when it has none); with ``where`` (a reader that
+    cannot take another encoding yet, e.g. "--dask") any other encoding is refused."""
+    encoding = getattr(args, "encoding", None) or "utf-8"
+    if where is not None and encoding.replace("_", "-").lower() not in ("utf-8", "utf8"):
+        from ..errors import InputError  # deferred: keeps gpuppdp --help fast
+
+        raise InputError(f"--encoding {encoding} is not supported with {where} yet; convert "
+                         "INPUT to UTF-8 (iconv -f ENC -t UTF-8) or leave out " + where)
+    return encoding
+
+
+def unassigned_error(columns: list[str], others: str, option: str = "--others",
+                     choices: str = "insensitive|drop") -> None:
+    """Columns of INPUT given no role, with ``option`` ``error``: an error listing them (as
+    ``anonymize`` does), so that none is dropped or published without a word."""
+    if columns and others == "error":
+        # deferred: keeps gpuppdp --help from importing NumPy/pandas
+        from ..errors import InputError
+        from ..validation import format_values
+
+        raise InputError(f"{len(columns)} column(s) have no role: "
+                         f"{format_values(columns, 10)}; give each a role, or say what to do "
+                         f"with the rest ({option} {choices})")
 
 
 def add_chunk_option(p: argparse.ArgumentParser, what: str) -> None:
@@ -142,6 +176,7 @@ def table_subcommand(subparsers, name: str, run, *, population: str | None = Non
     p = subparsers.add_parser(name, **texts)
     p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
     p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
+    add_encoding_option(p, "INPUT (and --population)" if population is not None else "INPUT")
     if population is not None:
         p.add_argument("--population", default=None, metavar="FILE", help=population)
     if json is not None:

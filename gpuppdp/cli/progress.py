@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["ProgressBar", "search_progress"]
+__all__ = ["ProgressBar", "search_progress", "compile_notice"]
 
 
 class ProgressBar:
@@ -43,12 +43,20 @@ class ProgressBar:
         sys.stderr.flush()
 
 
-def search_progress(args) -> ProgressBar:
-    """The search's progress bar; says first when the kernels are about to be compiled."""
-    if not args.quiet:
+def compile_notice(args, dispatchers=(), wanted=None, seconds: str = "about 10 s") -> None:
+    """Say on stderr (unless ``--quiet``) that the run is about to compile kernels, when one
+    it will call -- ``dispatchers`` (default: the batched search's) -- is neither compiled
+    ahead of time nor in Numba's cache (:func:`gpuppdp.kernels.compiled`)."""
+    if not getattr(args, "quiet", False):
         from .. import kernels  # deferred: keeps gpuppdp --help from importing Numba
 
-        if not kernels.compiled():
-            print(f"compiling kernels (first run only, about 10 s; ahead-of-time kernels: "
+        if not kernels.compiled(*dispatchers, wanted=wanted):
+            print(f"compiling kernels (first run only, {seconds}; ahead-of-time kernels: "
                   f"{kernels.aot.status()}) ...", file=sys.stderr, flush=True)
+
+
+def search_progress(args, dispatchers=(), wanted=None) -> ProgressBar:
+    """The search's progress bar; says first when the kernels the search will call
+    (``dispatchers``, default: the batched search's) are about to be compiled."""
+    compile_notice(args, dispatchers, wanted)
     return ProgressBar("search", not args.quiet)

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 
 from .anonymize import _qi_optional, add_algorithm_options, partition_run
-from .common import add_anonymization_options
+from .common import add_anonymization_options, check_roles
 from .options import add_run_options
 from .progress import ProgressBar, search_progress
 from .run import anonymizer_from_args, format_summary, print_release, release_plan, run_files
@@ -74,6 +74,7 @@ def run_report(args: argparse.Namespace) -> int:
     if args.input is None or not args.qi:
         raise InputError("report needs INPUT and --qi COL=HIERARCHY.csv (or --compare A.json "
                          "B.json)")
+    check_roles(args)
 
     for option, value in (("--top-classes", args.top_classes),
                           ("--max-subsets", args.max_subsets)):

@@ -18,7 +18,7 @@ from .choices import BACKENDS
 from .measure import (check_hierarchy_values, chunk_rows_for, dask_refusals, measure_streamed,
                       measured_qids, read_measured)
 from .options import add_measured_qi_option, add_measuring_options, table_subcommand
-from .progress import ProgressBar
+from .progress import ProgressBar, compile_notice
 
 __all__ = ["register", "run_risk", "format_report"]
 
@@ -106,6 +106,7 @@ def format_report(rep: dict, top: int = 10) -> str:
 def run_risk(args: argparse.Namespace) -> int:
     """Run ``risk``; returns the exit status (0)."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from .. import kernels
     from ..analysis.risk import risk_report, risk_report_chunks
     from ..backend import get_backend
     from ..errors import InputError
@@ -116,6 +117,8 @@ def run_risk(args: argparse.Namespace) -> int:
         raise InputError(f"--top must be at least 0, got {args.top}")
     bar = ProgressBar("risk", not args.quiet, unit="steps")
     dask_refusals(args)
+    if get_backend(args.backend).kernels == "cpu":
+        compile_notice(args, kernels.risk_kernels(), seconds="about 15 s")
     chunk_rows = chunk_rows_for(args) if args.population is None else None
     if args.dask or chunk_rows is not None:  # memory follows the classes, not the rows
         plan, rep = measure_streamed(args, qids, hierarchies, chunk_rows, lambda chunks, w: (

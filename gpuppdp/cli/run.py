@@ -28,11 +28,11 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
     from ..io import read_table
 
     if read:
-        data = values = read_table(args.input, sep=args.sep)
+        data = values = read_table(args.input, sep=args.sep, encoding=args.encoding)
     else:
         data = values = None
         if any(distance == "ordered" for distance, _, _ in args.t_closeness):
-            values = read_table(args.input, sep=args.sep,
+            values = read_table(args.input, sep=args.sep, encoding=args.encoding,
                                 columns=[name for name, _ in args.sensitive])
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
                    for name, path in args.qi}

@@ -143,7 +143,7 @@ class UnknownValuesError(InputError):
         self.attribute = attribute
         self.values = list(values)
         self.count_rows = count_rows
-        self.first_row = first_row
+        self.first_row = self.row = first_row  # row: the command line names the file's line
         where = "" if first_row is None else f", first at row {first_row}"
         super().__init__(
             f"column {attribute!r}: {len(self.values)} value(s) not in its hierarchy "

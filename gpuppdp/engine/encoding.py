@@ -102,10 +102,12 @@ class Schema:
                               f"the data has {format_values(list(columns), 12)}")
         unassigned = [c for c in columns if c not in roles]
         if unassigned and self.others == "error":
-            raise SchemaError(
-                f"{len(unassigned)} column(s) have no role: {format_values(unassigned, 10)}; "
-                "give each a role, or say what to do with the rest (others='insensitive' "
-                "or 'drop'; CLI: --others insensitive|drop)")
+            message = (f"{len(unassigned)} column(s) have no role: "
+                       f"{format_values(unassigned, 10)}; give each a role, or say what to do "
+                       "with the rest (")
+            error = SchemaError(message + "others='insensitive' or 'drop')")
+            error.cli = message + "--others insensitive|drop)"  # what the command line shows
+            raise error
         fallback = Role.INSENSITIVE if self.others == "insensitive" else None
         return {c: roles.get(c, fallback) for c in columns}
 
@@ -369,10 +371,13 @@ def check_complete(data: "pd.DataFrame | pa.Table", columns: Sequence[str],
     for c in columns:
         miss = _missing(data[c])
         if miss is not None and miss.any():
-            raise SchemaError(
+            first = row_offset + int(np.flatnonzero(miss)[0])
+            error = SchemaError(
                 f"column {c!r} has {int(miss.sum())} missing value(s) (NaN/None), first at "
-                f"row {row_offset + int(np.flatnonzero(miss)[0])}; fill or remove them, or add "
-                "a label for them to the hierarchy and encode them as that label")
+                f"row {first}; fill or remove them, or add a label for them to the hierarchy "
+                "and encode them as that label")
+            error.row = first  # the command line names the file's line instead
+            raise error
 
 
 def _missing(values) -> np.ndarray | None:

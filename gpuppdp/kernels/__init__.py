@@ -28,9 +28,9 @@ from .grouping import reused_scratch, small_pages
 warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result in GPU "
                         r"under-utilization")
 
-__all__ = ["cached_signatures", "compiled", "warm_up", "rollup", "reused_scratch", "small_pages",
-           "classes", "common_groups", "marginal_counts", "loss_sums", "node_stats", "segment_min",
-           "ordered_sums", "subset_stats", "groupby"]
+__all__ = ["cached_signatures", "compiled", "risk_kernels", "warm_up", "rollup", "reused_scratch",
+           "small_pages", "classes", "common_groups", "marginal_counts", "loss_sums", "node_stats",
+           "segment_min", "ordered_sums", "subset_stats", "groupby"]
 
 
 def warm_up(*dispatchers, wanted=None) -> threading.Thread:
@@ -67,16 +67,29 @@ def cached_signatures(dispatcher) -> list | None:
         return None
 
 
-def compiled() -> bool:
-    """Whether the search's hot kernels (the roll-up and the group-by) are compiled ahead of
-    time (:mod:`.aot`) or in Numba's on-disk cache for the current source: when they are
-    not, the first search compiles them first (seconds).  ``True`` when that cannot be
-    told."""
-    if aot.status() == "attached":
-        return True
-    cached = [cached_signatures(d)
-              for d in (grouping._rollup_njit_parallel, groupby._group_first)]
-    return any(c is None for c in cached) or all(cached)
+def compiled(*dispatchers, wanted=None) -> bool:
+    """Whether the kernels a run will call -- ``dispatchers`` (default: the batched search's
+    hot kernels, the roll-up and the group-by) -- are each compiled ahead of time
+    (:mod:`.aot`) or in Numba's on-disk cache for the current source (a signature for which
+    ``wanted(dispatcher, signature)`` holds, when given): when one is not, the run compiles it
+    first (seconds).  ``True`` when that cannot be told."""
+    for d in dispatchers or (grouping._rollup_njit_parallel, groupby._group_first):
+        aot.status()  # the extension opened (its forms attached) if it is there
+        if any(wanted is None or wanted(d, args) for args in aot._ATTACHED.get(d, ())):
+            continue  # compiled ahead of time (the package's own table of attached forms)
+        cached = cached_signatures(d)
+        if cached is None:
+            continue  # cannot be told
+        if not any(wanted is None or wanted(d, signature) for signature in cached):
+            return False
+    return True
+
+
+def risk_kernels() -> tuple:
+    """The CPU kernels a risk report compiles on first use (the class sizes' group-by and the
+    attribute risks' subset walk), for :func:`compiled`."""
+    return (groupby._group_sorted, groupby._packed_keys, subsets.suffix_sets_njit,
+            subsets.subtrees_njit)
 
 
 #: under Numba's CUDA simulator (``kernels == "cudasim"``: a Python thread per CUDA thread)
