@@ -73,8 +73,9 @@ def test_unknown_values_listed_and_truncated(hierarchies, table):
 
 def test_unknown_values_few_are_all_listed(hierarchies, table):
     bad = table.assign(sex=list("MFMFMXMY"))
-    with pytest.raises(UnknownValuesError, match=r"column 'sex': 2 value\(s\) not in its "
-                                                  r"hierarchy \(2 row\(s\), first at row 5\): 'X', 'Y'$"):
+    with pytest.raises(UnknownValuesError,
+                       match=r"column 'sex': 2 value\(s\) not in its hierarchy "
+                             r"\(2 row\(s\), first at row 5\): 'X', 'Y'$"):
         make(hierarchies).fit(bad)
 
 
@@ -160,8 +161,8 @@ def test_bad_l(hierarchies):
 # -- suppression limit ----------------------------------------------------------------------------
 @pytest.mark.parametrize("limit", [-0.01, 1.5, math.nan, "0.1", None, True])
 def test_bad_suppression_limit(hierarchies, limit):
-    with pytest.raises(ValueError, match=r"suppression_limit must be a finite number in \[0, 1\], got "
-                                         + re.escape(repr(limit))):
+    with pytest.raises(ValueError, match=r"suppression_limit must be a finite number in "
+                                         r"\[0, 1\], got " + re.escape(repr(limit))):
         make(hierarchies, suppression_limit=limit)
 
 
@@ -170,7 +171,7 @@ def test_good_suppression_limit(hierarchies, limit):
     assert make(hierarchies, suppression_limit=limit).suppression_limit == float(limit)
 
 
-# -- table ------------------------------------------------------------------------------------------
+# -- table ----------------------------------------------------------------------------------------
 def test_empty_table(hierarchies, table):
     with pytest.raises(SchemaError, match=r"the table is empty \(0 rows\)"):
         make(hierarchies).fit(table.iloc[:0])
@@ -196,7 +197,7 @@ def test_qid_absent_from_data(hierarchies, table):
         make(hierarchies).fit(table.drop(columns=["sex"]))
 
 
-# -- roles -----------------------------------------------------------------------------------------
+# -- roles ----------------------------------------------------------------------------------------
 def test_qid_without_hierarchy(hierarchies):
     with pytest.raises(SchemaError, match=r"quasi-identifier 'zip' has no hierarchy"):
         make({**hierarchies, "zip": None})
@@ -276,7 +277,7 @@ def test_models_not_privacy_models(hierarchies):
         make(hierarchies, models=[5])
 
 
-# -- option names ------------------------------------------------------------------------------------
+# -- option names ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("option,value,message", [
     ("metric", "entropy",
      "metric must be one of ['discernibility', 'loss', 'precision'] or a Metric, got 'entropy'"),
@@ -294,7 +295,7 @@ def test_metric_name_case_insensitive(hierarchies, table):
     assert make(hierarchies, metric="Precision").fit(table).metric == "precision"
 
 
-# -- files ------------------------------------------------------------------------------------------
+# -- files ----------------------------------------------------------------------------------------
 def test_read_table_missing_file(tmp_path):
     path = tmp_path / "missing.csv"
     with pytest.raises(FileNotFoundError, match=re.escape(f"input file not found: {path}")):
@@ -322,7 +323,7 @@ def test_hierarchy_from_csv_missing_file(tmp_path):
         Hierarchy.from_csv(path)
 
 
-# -- backends ----------------------------------------------------------------------------------------
+# -- backends -------------------------------------------------------------------------------------
 def test_gpu_backend_without_cupy_raises(monkeypatch):
     # CuPy is not installed here; make sure of it even on a GPU machine (None in sys.modules
     # makes ``import cupy`` raise ImportError)
@@ -356,7 +357,7 @@ def test_gpu_backend_error_through_anonymizer(hierarchies, table, monkeypatch):
         anonymizer.fit(table)
 
 
-# -- no solution -------------------------------------------------------------------------------------
+# -- no solution ----------------------------------------------------------------------------------
 def test_no_solution_distinct_l_too_large(hierarchies, table):
     # only two distinct diseases: no class can hold three
     anonymizer = make(hierarchies, k=None, models=[DistinctLDiversity("disease", 3)],

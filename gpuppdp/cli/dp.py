@@ -34,7 +34,8 @@ import sys
 import warnings
 
 from .choices import BACKENDS, MECHANISMS
-from .options import table_subcommand
+from .options import encoding_of, table_subcommand
+from .progress import compile_notice
 
 UNKNOWN = ("error", "other", "drop")
 
@@ -155,6 +156,7 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     from ..errors import InputError  # deferred: start-up
     from ..hierarchy import Hierarchy  # deferred: start-up
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter  # deferred: start-up
+    from ..kernels import dp_noise  # deferred: start-up
     from ..validation import format_values  # deferred: start-up
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
@@ -201,7 +203,8 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
             accountant.check(args.epsilon, label=f"dp_histogram by {by}")
         source = RandomSource(args.backend, seed=args.seed, insecure=args.insecure_seed)
         data = read_table(args.input, columns=by + ([args.person] if args.person else []),
-                          sep=args.sep)
+                          sep=args.sep, encoding=encoding_of(args))
+        compile_notice(args, (dp_noise._noise_task,), seconds="about 10 s")
         # charged (appended to the ledger) before any noise is drawn
         try:
             table = dp_histogram(data, by, epsilon=args.epsilon, hierarchies=hierarchies,

@@ -294,7 +294,7 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
             bad.append(col)
             valid &= ok
     if bad and not deferred:  # unknown="error" of a caller that refuses at once
-        raise OutOfDomainError(_out_of_domain(bad))
+        raise _out_of_domain(bad)
     key = np.zeros(len(data), dtype=np.int64)
     for col_codes, col_labels in zip(codes, labels):
         key *= len(col_labels)
@@ -309,11 +309,17 @@ def _encode(data: pd.DataFrame, cols: list[str], hierarchies, levels, domains, p
                   out_of_domain=[] if unknown == "drop" else bad, kept=kept)
 
 
-def _out_of_domain(bad: list) -> str:
-    return (f"column(s) {format_values(bad)}: values outside its public domain (or missing "
-            "values; not shown: naming or counting them would disclose the data); clean the "
-            f"column, extend the domain, or pass unknown='other' to count them in an {OTHER!r}"
-            " cell or unknown='drop' to drop them")
+def _out_of_domain(bad: list, charged: str = "") -> OutOfDomainError:
+    """The refusal of values outside a public domain, never naming or counting them; its
+    remedy as a parameter, and as the command line's flag in its ``cli`` text."""
+    message = (f"column(s) {format_values(bad)}: values outside its public domain (or missing "
+               f"values; not shown: naming or counting them would disclose the data){charged}; "
+               "clean the column, extend the domain, or ")
+    error = OutOfDomainError(message + f"pass unknown='other' to count them in an {OTHER!r} "
+                             "cell or unknown='drop' to drop them")
+    error.cli = message + (f"give --unknown other to count them in an {OTHER!r} cell or "
+                           "--unknown drop to drop them")
+    return error
 
 
 def _bound_persons(persons: pd.Series, valid: np.ndarray, m: int,
@@ -573,9 +579,8 @@ def _count_release(data, cols, *, epsilon, hierarchies, levels, domains, public_
     _spend(accountant, epsilon, mech.delta, label, neighbouring=neighbouring, unit=unit,
            seed=source.seed)
     if cells.out_of_domain:  # decided after the charge: probing costs epsilon each time
-        raise OutOfDomainError(_out_of_domain(cells.out_of_domain) + (
-            f" (this refusal was charged epsilon={epsilon:g})" if accountant is not None
-            else ""))
+        raise _out_of_domain(cells.out_of_domain, f" (this refusal was charged epsilon="
+                             f"{epsilon:g})" if accountant is not None else "")
     noisy, post = _noisy_counts(counts, mech, source, clamp=clamp, rounding=rounding)
     if person is not None:
         post.insert(0, f"at most {m} rows per person ({person!r}), chosen at random")
@@ -754,7 +759,7 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     _spend(accountant, epsilon, delta, f"dp_group_stats {statistic} of {value!r} by {cols}",
            neighbouring=neighbouring, seed=source.seed)
     if cells.out_of_domain:  # decided after the charge: probing costs epsilon each time
-        raise OutOfDomainError(_out_of_domain(cells.out_of_domain))
+        raise _out_of_domain(cells.out_of_domain)
     if unknown != "drop" and not_numbers.any():  # as well
         raise InputError(f"value column {value!r} holds missing values or values that are not "
                          "numbers (not shown); clean it, or pass unknown='drop' to drop their "
