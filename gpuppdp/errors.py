@@ -11,7 +11,7 @@ scikit-learn's ``NotFittedError`` derives from ``ValueError`` and ``AttributeErr
 
 from __future__ import annotations
 
-__all__ = ["UserError", "InputError", "InputTypeError", "MissingNameError"]
+__all__ = ["UserError", "InputError", "InputTypeError", "MissingNameError", "hinted"]
 
 
 class UserError(Exception):
@@ -32,3 +32,12 @@ class MissingNameError(UserError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; a user reads it as a sentence
         return str(self.args[0]) if self.args else ""
+
+
+def hinted(message: str, python: str, cli: str, kind: type = InputError) -> UserError:
+    """An error whose remedy depends on the interface: ``message`` then ``python`` (the
+    parameter to pass) as its text, then ``cli`` (the flag) as its ``cli`` attribute, which
+    the command line shows instead."""
+    error = kind(message + python)
+    error.cli = message + cli
+    return error

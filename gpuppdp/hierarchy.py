@@ -20,7 +20,7 @@ import numpy as np
 
 from .core.codes import Domain, UnknownValuesError, encode_column
 from .display import hierarchy_html
-from .errors import InputError
+from .errors import InputError, hinted
 from .validation import format_values
 
 __all__ = ["Hierarchy", "HierarchyError", "UnknownValuesError"]
@@ -121,8 +121,9 @@ class Hierarchy:
                 rows = [r for r in csv.reader(fh, delimiter=sep)
                         if r and any(c.strip() for c in r)]
         except UnicodeDecodeError as exc:
-            raise HierarchyError(f"hierarchy file {path} is not {encoding} text ({exc.reason} "
-                                 f"at byte {exc.start}); pass its encoding") from None
+            raise hinted(f"hierarchy file {path} is not {encoding} text ({exc.reason} at byte "
+                         f"{exc.start}); ", "pass its encoding (encoding=)",
+                         "convert it to UTF-8", HierarchyError) from None
         return cls.from_rows(rows, name=name or os.path.basename(path))
 
     @classmethod

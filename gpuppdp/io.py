@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from .core.csvlines import records as _records
 from .core.csvlines import text_encoding as _text_encoding
 from .core.pipeline import LazyChunk
-from .errors import InputError
+from .errors import InputError, hinted
 from .stops import COMMITTED, interrupts_deferred
 from .validation import format_values
 
@@ -39,15 +39,6 @@ __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "writ
 PARQUET_SUFFIXES = (".parquet", ".pq")
 """File name endings of a Parquet table (or dataset folder)."""
 _SNIFF_BYTES = 64 * 1024
-
-
-def hinted(message: str, python: str, cli: str) -> InputError:
-    """An error whose remedy depends on the interface: ``message`` then ``python`` (the
-    parameter to pass) as its text, then ``cli`` (the flag) as its ``cli`` attribute, which
-    the command line shows instead."""
-    error = InputError(message + python)
-    error.cli = message + cli
-    return error
 
 
 def input_file(path: str | os.PathLike, what: str = "input file") -> str:

@@ -152,7 +152,7 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..dp.accountant import BudgetAccountant
     from ..dp.randomness import RandomSource  # deferred: start-up
-    from ..dp.releases import DataDomainError, OutOfDomainError, dp_histogram  # deferred: start-up
+    from ..dp.releases import DataDomainError, dp_histogram  # deferred: start-up
     from ..errors import InputError  # deferred: start-up
     from ..hierarchy import Hierarchy  # deferred: start-up
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter  # deferred: start-up
@@ -219,13 +219,16 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
                 "values would be read from the data, which differential privacy does not "
                 "protect; give each a --hierarchy COL=FILE.csv, or declare the values public "
                 "with --public-domain") from None
-        except OutOfDomainError as exc:
-            raise InputError(str(exc).replace("unknown='other'", "--unknown other")
-                             .replace("unknown='drop'", "--unknown drop")) from None
     for w in caught:  # one line each, in the main CLI's style
         print(f"gpuppdp: warning: {w.message}", file=sys.stderr)
     with plan.writing() as out:
         out.write_table("--output", table, sep=table_delimiter(args.input, args.sep))
+    _print_release(args, table, by, levels, hierarchies, accountant)
+    return 0
+
+
+def _print_release(args, table, by: list, levels: dict, hierarchies: dict, accountant) -> None:
+    """What ``dp-histogram`` released and spent, on stdout."""
     dp = table.attrs["dp"]
     q = dp["queries"]["count"]
     where = ", ".join(f"{c} (level {levels.get(c, 0)})" for c in by)
@@ -248,4 +251,4 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
         print(f"values outside the hierarchies: {dp['out_of_domain']}")
     if dp["seed"] is not None:
         print(f"seed: {dp['seed']} (--insecure-seed: the noise is reproducible, NOT private)")
-    return 0
+

@@ -12,7 +12,7 @@ import numpy as np
 from .. import kernels
 from ..core.classes import Classes
 from ..core.codes import encode_column
-from ..errors import InputError, InputTypeError
+from ..errors import InputError, InputTypeError, hinted
 from ..hierarchy import Hierarchy, HierarchyError
 from ..validation import check_number, format_values, plain_number
 from .base import CompiledCheck, Requirement, SensitiveModel
@@ -119,10 +119,12 @@ class TCloseness(SensitiveModel):
                     bad.append(v)
             if bad or not np.isfinite(key).all():
                 bad = bad or [v for v, k in zip(labels, key) if not np.isfinite(k)]
-                raise InputError(
+                raise hinted(
                     f"t-closeness with ordered distance orders {self.sensitive_attribute!r} "
-                    f"numerically, but some values are not numbers: {format_values(bad)}; "
-                    "pass order=[...] (every value, in order) for ordinal values")
+                    f"numerically, but some values are not numbers: {format_values(bad)}; ",
+                    "pass order=[...] (every value, in order) for ordinal values",
+                    f"give --order {self.sensitive_attribute}=V1,V2,... (every value, in "
+                    "order) or --order lexical")
         order = np.argsort(key, kind="stable")    # ARX: a stable sort of the dictionary
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
