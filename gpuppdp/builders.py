@@ -82,6 +82,19 @@ def _is_missing(v: Any) -> bool:
     return isinstance(r, (bool, np.bool_)) and bool(r)
 
 
+def _present_values(values: Any, p: str, kind: str, missing_names: str) -> list:
+    """``values`` as a list, refused when empty or holding a missing value (``kind``: what
+    was expected, for the message)."""
+    vals = _as_list(values, "values", p)
+    if not vals:
+        raise InputError(f"{p}values: expected at least one value, got none")
+    missing = [v for v in vals if _is_missing(v)]
+    if missing:
+        raise InputError(f"{p}values: expected {kind}, got {len(missing)} missing value(s) "
+                         f"({missing_names}): {format_values(missing)}")
+    return vals
+
+
 def _check_top(top: Any, p: str) -> str:
     if not isinstance(top, str):
         raise InputError(f"{p}top: expected a string label, got {type(top).__name__} ({top!r})")
@@ -414,13 +427,7 @@ def masking_hierarchy(values: Iterable[Any], *, char: str = "*", direction: str 
         raise InputError(f"{p}char: expected a single character, got {char!r}")
     if direction not in ("right", "left"):
         raise InputError(f"{p}direction: expected 'right' or 'left', got {direction!r}")
-    vals = _as_list(values, "values", p)
-    if not vals:
-        raise InputError(f"{p}values: expected at least one value, got none")
-    missing = [v for v in vals if _is_missing(v)]
-    if missing:
-        raise InputError(f"{p}values: expected codes, got {len(missing)} missing value(s) "
-                         f"(None/NaN): {format_values(missing)}")
+    vals = _present_values(values, p, "codes", "None/NaN")
     leaves = list(dict.fromkeys(str(v) for v in vals))
     lengths = Counter(len(s) for s in leaves)
     if len(lengths) > 1:
@@ -545,13 +552,7 @@ def _date_leaves(values, format: str | None, p: str) -> dict[str, tuple[int, int
     """The distinct ``values`` of :func:`date_hierarchy` as ``{leaf: (year, month, day)}`` in
     order of first appearance (a string stays as it is, an object becomes its date); missing,
     non-date and unparseable values refused."""
-    vals = _as_list(values, "values", p)
-    if not vals:
-        raise InputError(f"{p}values: expected at least one value, got none")
-    missing = [v for v in vals if _is_missing(v)]
-    if missing:
-        raise InputError(f"{p}values: expected dates, got {len(missing)} missing value(s) "
-                         f"(None/NaN/NaT): {format_values(missing)}")
+    vals = _present_values(values, p, "dates", "None/NaN/NaT")
     parsed: dict[str, tuple[int, int, int]] = {}   # leaf -> (y, m, d), order of appearance
     pending: dict[str, None] = {}                    # strings to parse, in order
     not_dates: list[Any] = []

@@ -105,6 +105,19 @@ def check_attribute(name: str, column, quasi_identifiers) -> str | None:
     return column
 
 
+def check_complete(data, columns) -> None:
+    """``InputError`` naming the first missing value of ``columns`` of ``data``, with its
+    0-based row as the error's ``row`` (the command line names the file's line)."""
+    for c in columns:
+        miss = data[c].isna().to_numpy()
+        if miss.any():
+            first = int(miss.argmax())
+            error = InputError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
+                               f"row {first}")
+            error.row = first
+            raise error
+
+
 def column_list(columns, name: str = "quasi_identifiers") -> list[str]:
     """``columns`` as a list of distinct column names (one name may be a plain string)."""
     cols = [columns] if isinstance(columns, str) else list(columns)

@@ -26,7 +26,8 @@ from numba import njit
 from ..core.codes import encode_column
 from ..errors import InputError
 from ..kernels import groupby
-from ..validation import check_attribute, check_columns, check_int, column_list, format_values
+from ..validation import (check_attribute, check_columns, check_complete, check_int,
+                          column_list, format_values)
 
 __all__ = ["Anatomy", "AnatomizedRelease"]
 
@@ -204,13 +205,7 @@ class Anatomy:
         qids, sensitive, l = self.quasi_identifiers, self.sensitive, self.l
         check_columns("quasi_identifiers", data, qids)
         check_columns("sensitive", data, [sensitive])
-        miss = data[sensitive].isna().to_numpy()
-        if miss.any():
-            first = int(np.flatnonzero(miss)[0])
-            error = InputError(f"column {sensitive!r} has {int(miss.sum())} missing "
-                               f"value(s), first at row {first}")
-            error.row = first  # the command line names the file's line
-            raise error
+        check_complete(data, [sensitive])
         if len(data) == 0:
             raise InputError("data has no rows")
         sens, values = encode_column(data[sensitive], sort=True)  # the ST in value order

@@ -42,7 +42,8 @@ from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..models import PrivacyModel, Requirement
 from ..queries import label_leaves, parse_interval
-from ..validation import check_attribute, check_columns, check_int, column_list, format_values
+from ..validation import (check_attribute, check_columns, check_complete, check_int,
+                          column_list, format_values)
 
 __all__ = ["Mondrian", "MondrianRelease", "certainty_penalty", "verify_release",
            "removed_columns", "OTHERS"]
@@ -343,15 +344,6 @@ def removed_columns(columns: Sequence[str], named: Sequence[str], *,
     return identifying + dropped, dropped
 
 
-def _check_present(data: pd.DataFrame, columns: Sequence[str]) -> None:
-    """``InputError`` naming the first missing value of ``columns``."""
-    for c in columns:
-        miss = data[c].isna().to_numpy()
-        if miss.any():
-            raise InputError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
-                             f"row {int(np.flatnonzero(miss)[0])}")
-
-
 class _ClassJudge:
     """The verdict of class-level privacy models (t-closeness, l-diversity of any kind,
     (alpha,k), delta-disclosure, beta-likeness, privacy loss ...) on candidate partitions: the
@@ -494,7 +486,7 @@ class Mondrian:
         named = qids + ([sensitive] if sensitive else []) + self.insensitive
         removed = removed_columns(list(data.columns), named, identifying=self.identifying,
                                   others=self.others)
-        _check_present(data, qids + ([sensitive] if sensitive else []))
+        check_complete(data, qids + ([sensitive] if sensitive else []))
         if len(data) < self.k:
             raise InputError(f"k={self.k} needs at least {self.k} records, the table has "
                              f"{len(data)}")

@@ -53,8 +53,9 @@ from ..core.codes import encode_column
 from ..errors import InputError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
-from ..validation import check_attribute, check_columns, check_int, check_number, column_list
-from .mondrian import (MondrianRelease, _check_present, _Numeric, _repr, certainty_penalty,
+from ..validation import (check_attribute, check_columns, check_complete, check_int,
+                          check_number, column_list)
+from .mondrian import (MondrianRelease, _Numeric, _repr, certainty_penalty,
                        qid_hierarchies, removed_columns)
 
 __all__ = ["TDS", "TDSRelease", "GENERALIZATIONS", "verify_release", "release_table"]
@@ -557,7 +558,7 @@ class TDS:
                 check_columns(role, data, [col])
         removed = removed_columns(list(data.columns), qids + roles + self.insensitive,
                                   identifying=self.identifying, others=self.others)
-        _check_present(data, qids + roles)
+        check_complete(data, qids + roles)
         smallest = max(self.k or 1, self.lkc[1] if self.lkc else 1)
         if len(data) < smallest:
             raise InputError(f"k={smallest} needs at least {smallest} records, the table has "

@@ -36,7 +36,7 @@ from ..kernels import groupby
 from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, EntropyLDiversity,
                       LKCPrivacy, PrivacyLoss, RecursiveCLDiversity, TCloseness)
 from ..progress import Steps
-from ..validation import check_attribute, check_columns, column_list
+from ..validation import check_attribute, check_columns, check_complete, column_list
 from .risk import population_groups
 
 __all__ = ["check", "check_chunks", "CHECK_KEYS", "value_order", "ORDERS", "classes_of_rows",
@@ -171,14 +171,7 @@ def _unsuppressed(data: pd.DataFrame, qids: list[str], wanted: list[str]) -> tup
     """The ``wanted`` columns of the rows not suppressed (QIDs not all ``*``), their QID codes
     and cardinalities, and the number of suppressed rows; refuses missing values and a table
     with no row left."""
-    for c in wanted:
-        miss = data[c].isna().to_numpy()
-        if miss.any():
-            first = int(np.flatnonzero(miss)[0])
-            error = InputError(f"column {c!r} has {int(miss.sum())} missing value(s), first at "
-                               f"row {first}")
-            error.row = first  # the command line names the file's line
-            raise error
+    check_complete(data, wanted)
     codes, cards, suppressed = factorize_qids(data, qids)
     n_suppressed = int(suppressed.sum())
     if n_suppressed == len(data):  # every QID of every row '*': one class, nothing suppressed

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import math
 
-from .choices import BACKENDS
 from .common import _lkc, _order_spec, _sensitive_spec, orders_by_column
 from .measure import (check_hierarchy_values, chunk_rows_for, dask_refusals, measure_streamed,
                       measured_qids, read_measured)
@@ -41,9 +40,8 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="also measure LKC-privacy for combinations of at most L QIDs (C as "
                    "0.5 or 50%%); @V1,V2,... bounds the confidence of these sensitive values "
                    "only (the set S of Mohammed et al.; default: every value)")
-    p.add_argument("--backend", choices=BACKENDS, default="auto",
-                   help="where the classes are measured (default: GPU when usable)")
-    add_measuring_options(p, "its frequency set")
+    add_measuring_options(p, "its frequency set", "auto",
+                          "where the classes are measured (default: GPU when usable)")
     return p
 
 

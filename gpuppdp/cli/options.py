@@ -119,9 +119,12 @@ def add_dask_option(p: argparse.ArgumentParser, what: str) -> None:
                    "processes, or a running scheduler")
 
 
-def add_measuring_options(p: argparse.ArgumentParser, measured: str) -> None:
-    """``--quiet``, ``--chunk-rows`` and ``--dask`` of a command that measures INPUT's
-    ``measured`` (its frequency set, its distinct QID combinations)."""
+def add_measuring_options(p: argparse.ArgumentParser, measured: str, backend: str,
+                          backend_help: str) -> None:
+    """``--backend`` (default ``backend``), ``--quiet``, ``--chunk-rows`` and ``--dask`` of a
+    command that measures INPUT's ``measured`` (its frequency set, its distinct QID
+    combinations)."""
+    p.add_argument("--backend", choices=BACKENDS, default=backend, help=backend_help)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_chunk_option(p, f"read INPUT N rows at a time and measure {measured} (memory follows "
                      "the classes, not the rows; not with --population)")

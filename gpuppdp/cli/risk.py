@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import math
 
-from .choices import BACKENDS
 from .measure import (check_hierarchy_values, chunk_rows_for, dask_refusals, measure_streamed,
                       measured_qids, read_measured)
 from .options import add_measured_qi_option, add_measuring_options, table_subcommand
@@ -42,9 +41,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=10, metavar="K",
                    help="QID subsets shown in the summary (most distinguishing first; "
                         "default 10, 0: none)")
-    p.add_argument("--backend", choices=BACKENDS, default="cpu",
-                   help="where the arrays are computed (default cpu)")
-    add_measuring_options(p, "its distinct QID combinations")
+    add_measuring_options(p, "its distinct QID combinations", "cpu",
+                          "where the arrays are computed (default cpu)")
     return p
 
 

@@ -542,10 +542,11 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
         max_rows_per_person=max_rows_per_person, label=f"dp_histogram by {cols}")
 
 
-def _count_release(data, cols, *, epsilon, hierarchies, levels, domains, public_domain,
-                   unknown, mechanism, neighbouring, clamp, rounding, max_cells, random,
-                   accountant, person, max_rows_per_person, label, values_are="leaves",
-                   class_list_public=False) -> pd.DataFrame:
+def _count_release(data, cols, *, epsilon, hierarchies, levels, domains, public_domain, label,
+                   values_are="leaves", class_list_public=False, unknown="error",
+                   mechanism="geometric", neighbouring=Neighbouring.ADD_REMOVE, clamp=True,
+                   rounding=True, max_cells=DEFAULT_MAX_CELLS, random=None, accountant=None,
+                   person=None, max_rows_per_person=None) -> pd.DataFrame:
     """The counts of :func:`dp_histogram` and :func:`dp_class_counts`: parameter checks and
     the budget first, then the data (out-of-domain rows decided after the charge)."""
     epsilon = check_epsilon("epsilon", epsilon)
@@ -592,20 +593,11 @@ def _count_release(data, cols, *, epsilon, hierarchies, levels, domains, public_
 
 
 def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
-                    epsilon: float,
-                    hierarchies: Mapping[str, Hierarchy] | None = None,
+                    epsilon: float, hierarchies: Mapping[str, Hierarchy] | None = None,
                     levels: Mapping[str, int] | None = None,
                     domains: Mapping[str, Sequence] | None = None,
                     public_domain: bool | str | Sequence[str] = False,
-                    unknown: str = "error",
-                    mechanism: str = "geometric",
-                    neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
-                    clamp: bool = True, rounding: bool = True,
-                    max_cells: int = DEFAULT_MAX_CELLS,
-                    random: RandomSource | None = None,
-                    accountant: BudgetAccountant | None = None,
-                    person: str | None = None,
-                    max_rows_per_person: int | None = None) -> pd.DataFrame:
+                    **options) -> pd.DataFrame:
     """Noisy size of every equivalence class of a released (generalized) table.
 
     The list of classes must not come from the data.  With ``hierarchies`` (and the
@@ -625,12 +617,13 @@ def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
         ``unknown="other"``.
     quasi_identifiers : sequence of str
         Its quasi-identifier columns.
-    hierarchies, levels, domains, public_domain, unknown
+    hierarchies, levels, domains, public_domain
         As in :func:`dp_histogram`; the values of ``released`` are labels of the given
         levels (not leaves).
-    epsilon, mechanism, neighbouring, clamp, rounding, max_cells, random, accountant, person,
-    max_rows_per_person
-        As in :func:`dp_histogram`.
+    epsilon, **options
+        As in :func:`dp_histogram` (``unknown``, ``mechanism``, ``neighbouring``, ``clamp``,
+        ``rounding``, ``max_cells``, ``random``, ``accountant``, ``person``,
+        ``max_rows_per_person``).
 
     Returns
     -------
@@ -645,11 +638,8 @@ def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
     # a declared-public class list releases the classes found, not every combination
     return _count_release(
         released, cols, epsilon=epsilon, hierarchies=hierarchies, levels=levels,
-        domains=domains, public_domain=public_domain, unknown=unknown, mechanism=mechanism,
-        neighbouring=neighbouring, clamp=clamp, rounding=rounding, max_cells=max_cells,
-        random=random, accountant=accountant, person=person,
-        max_rows_per_person=max_rows_per_person, label=f"dp_class_counts over {cols}",
-        values_are="labels", class_list_public=class_list_public)
+        domains=domains, public_domain=public_domain, label=f"dp_class_counts over {cols}",
+        values_are="labels", class_list_public=class_list_public, **options)
 
 
 def _noisy_stats(frame: pd.DataFrame, sums, key, sum_mech, count_mech, source: RandomSource,

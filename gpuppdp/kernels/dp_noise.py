@@ -318,26 +318,19 @@ def bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, o
 # --- CPU kernels --------------------------------------------------------------------------------
 
 @njit(cache=True)
-def _noise_int_serial(x, out, key, n0, n1, base, rows, trials, p_first, ptab, invert):
+def _noise_serial(x, out, grid, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab,
+                  invert):
+    """The reference form, one group after another (the CUDA kernel's arguments)."""
     n = out.shape[0]
     buf = np.empty(16, np.uint32)
     ebuf = np.empty(EXT_WORDS, np.uint32)
     z = np.empty(GROUP, np.int64)
     for grp in range((n + GROUP - 1) // GROUP):
         noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
-        add_int_group(grp, n, x, out, z)
-
-
-@njit(cache=True)
-def _noise_grid_serial(x, out, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab,
-                       invert):
-    n = out.shape[0]
-    buf = np.empty(16, np.uint32)
-    ebuf = np.empty(EXT_WORDS, np.uint32)
-    z = np.empty(GROUP, np.int64)
-    for grp in range((n + GROUP - 1) // GROUP):
-        noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
-        add_grid_group(grp, n, x, out, z, inv_g, g)
+        if grid:
+            add_grid_group(grp, n, x, out, z, inv_g, g)
+        else:
+            add_int_group(grp, n, x, out, z)
 
 
 @njit(cache=True)
@@ -574,7 +567,10 @@ def _cuda_kernel(function):
 
 
 @_cuda_kernel
-def _noise_int_cuda(x, out, key, n0, n1, base, rows, trials, p_first, ptab, invert):
+def _noise_cuda(x, out, grid, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab, invert):
+    """A thread per group of ``GROUP`` values: their noise, added to ``x`` as integers
+    (``grid`` 0: int64 ``x``/``out``, ``x`` empty for the noise alone) or on the grid ``g``
+    (``grid`` 1: float64; :func:`add_grid_group`)."""
     grp = cuda.grid(1)
     n = out.shape[0]
     if grp < (n + GROUP - 1) // GROUP:
@@ -582,19 +578,10 @@ def _noise_int_cuda(x, out, key, n0, n1, base, rows, trials, p_first, ptab, inve
         ebuf = cuda.local.array(EXT_WORDS, uint32)
         z = cuda.local.array(GROUP, int64)
         noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
-        add_int_group(grp, n, x, out, z)
-
-
-@_cuda_kernel
-def _noise_grid_cuda(x, out, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab, invert):
-    grp = cuda.grid(1)
-    n = out.shape[0]
-    if grp < (n + GROUP - 1) // GROUP:
-        buf = cuda.local.array(16, uint32)
-        ebuf = cuda.local.array(EXT_WORDS, uint32)
-        z = cuda.local.array(GROUP, int64)
-        noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
-        add_grid_group(grp, n, x, out, z, inv_g, g)
+        if grid:
+            add_grid_group(grp, n, x, out, z, inv_g, g)
+        else:
+            add_int_group(grp, n, x, out, z)
 
 
 @_cuda_kernel
@@ -708,15 +695,15 @@ def noise_int(backend, x, n: int, key, n0: int, n1: int, base: int, tables):
         xp = backend.xp
         out = xp.empty(n, dtype=xp.int64)
         xin = x if x is not None else xp.empty(0, dtype=xp.int64)
-        _launch(_noise_int_cuda, -(-n // GROUP), xin, out, backend.asarray(key), n0, n1, base,
-                rows, trials, *(backend.asarray(t) for t in tables))
+        _launch(_noise_cuda, -(-n // GROUP), xin, out, 0, 0.0, 0.0, backend.asarray(key), n0,
+                n1, base, rows, trials, *(backend.asarray(t) for t in tables))
         return out
     xin = backend.to_host(x) if x is not None else np.empty(0, dtype=np.int64)
     xin = np.ascontiguousarray(xin, dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
     args = (xin, out, _host_key(key), n0, n1, base, rows, trials, *tables)
     if form == "sim":
-        _launch(_noise_int_cuda, -(-n // GROUP), *args)
+        _launch(_noise_cuda, -(-n // GROUP), *args[:2], 0, 0.0, 0.0, *args[2:])
     else:
         _noise_int_lanes(*args)
     return backend.asarray(out)
@@ -732,7 +719,7 @@ def noise_grid(backend, x, key, n0: int, n1: int, base: int, tables, granularity
     form = _form(backend, n, "noise_grid")
     if form == "cuda":
         out = backend.xp.empty(n, dtype=backend.xp.float64)
-        _launch(_noise_grid_cuda, -(-n // GROUP), x, out, inv_g, granularity,
+        _launch(_noise_cuda, -(-n // GROUP), x, out, 1, inv_g, granularity,
                 backend.asarray(key), n0, n1, base, rows, trials,
                 *(backend.asarray(t) for t in tables))
         return out
@@ -740,21 +727,24 @@ def noise_grid(backend, x, key, n0: int, n1: int, base: int, tables, granularity
     out = np.empty(n, dtype=np.float64)
     args = (xin, out, inv_g, granularity, _host_key(key), n0, n1, base, rows, trials, *tables)
     if form == "sim":
-        _launch(_noise_grid_cuda, -(-n // GROUP), *args)
+        _launch(_noise_cuda, -(-n // GROUP), *args[:2], 1, *args[2:])
     else:
         _noise_grid_lanes(*args)
     return backend.asarray(out)
 
 
 def noise_int_forms(x, key, n0, n1, base, tables, form: str):
-    """Test hook: the noise kernel in one named form (``"serial"``, ``"parallel"`` or
-    ``"cuda"``, the last on host arrays under the simulator) on host arrays."""
+    """Test hook: the noise kernel in one named form (``"serial"``, ``"lanes"`` (also
+    ``"parallel"``) or ``"cuda"``, the last on host arrays under the simulator) on host
+    arrays."""
     trials = tables[0].shape[0]
     out = np.empty(x.shape[0], dtype=np.int64)
-    args = (np.ascontiguousarray(x, dtype=np.int64), out, _host_key(key), n0, n1, base,
-            noise_rows(trials), trials, *tables)
-    {"serial": _noise_int_serial, "lanes": _noise_int_lanes, "parallel": _noise_int_lanes}.get(
-        form, lambda *a: _launch(_noise_int_cuda, -(-x.shape[0] // GROUP), *a))(*args)
+    x = np.ascontiguousarray(x, dtype=np.int64)
+    rest = (_host_key(key), n0, n1, base, noise_rows(trials), trials, *tables)
+    if form in ("lanes", "parallel"):
+        _noise_int_lanes(x, out, *rest)
+    else:
+        _reference_form(form, x, out, 0, 0.0, 0.0, *rest)
     return out
 
 
@@ -762,12 +752,23 @@ def noise_grid_forms(x, key, n0, n1, base, tables, granularity, form: str):
     """Test hook: :func:`noise_grid` in one named form on host arrays."""
     trials = tables[0].shape[0]
     out = np.empty(x.shape[0], dtype=np.float64)
-    args = (np.ascontiguousarray(x, dtype=np.float64), out, 1.0 / granularity, granularity,
-            _host_key(key), n0, n1, base, noise_rows(trials), trials, *tables)
-    {"serial": _noise_grid_serial, "lanes": _noise_grid_lanes,
-     "parallel": _noise_grid_lanes}.get(
-        form, lambda *a: _launch(_noise_grid_cuda, -(-x.shape[0] // GROUP), *a))(*args)
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    grid = (1.0 / granularity, granularity)
+    rest = (_host_key(key), n0, n1, base, noise_rows(trials), trials, *tables)
+    if form in ("lanes", "parallel"):
+        _noise_grid_lanes(x, out, *grid, *rest)
+    else:
+        _reference_form(form, x, out, 1, *grid, *rest)
     return out
+
+
+def _reference_form(form: str, *args) -> None:
+    """The serial reference, or the CUDA kernel under the simulator, on the CUDA kernel's
+    arguments (``x, out, grid, inv_g, g, key, ...``)."""
+    if form == "serial":
+        _noise_serial(*args)
+    else:
+        _launch(_noise_cuda, -(-args[1].shape[0] // GROUP), *args)
 
 
 def keystream_forms(key, n0, n1, base, n_words, form: str):
