@@ -10,8 +10,17 @@ NumPy or pandas before the command line has installed its interrupt handler.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # the exported names' types, for type checkers (imported lazily at run time)
+    from .anonymizer import AnonymizationResult, Anonymizer, NoSolutionError
+    from .backend import Backend, BackendError, get_backend
+    from .engine.encoding import Schema, SchemaError
+    from .engine.metrics import Discernibility, Loss, Precision
+    from .hierarchy import Hierarchy, HierarchyError, UnknownValuesError
+    from .models import DistinctLDiversity, KAnonymity, PrivacyModel
 
 _EXPORTS = {
     "Anonymizer": "anonymizer", "AnonymizationResult": "anonymizer",
