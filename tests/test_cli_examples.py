@@ -143,6 +143,14 @@ def test_hierarchy_build_errors_are_one_line(table, tmp_path, capsys, options, m
     assert table.read_text().startswith("age;zip;visit;diag\n")
 
 
+def test_hierarchy_without_action_is_one_usage_line(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["hierarchy"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ACTION" in err, err
+
+
 def test_hierarchy_help_loads_no_heavy_package():
     probe = ("import contextlib, io, sys\n"
              "from gpuppdp.cli.main import main\n"

@@ -133,7 +133,7 @@ def register(subparsers) -> None:
     """Add ``hierarchy build`` to an ``argparse`` subparsers object."""
     hierarchy = subparsers.add_parser(
         "hierarchy", help="build a generalization hierarchy (ARX CSV) from a column")
-    sub = hierarchy.add_subparsers(dest="hierarchy_command", required=True)
+    sub = hierarchy.add_subparsers(dest="action", required=True, metavar="ACTION")
     p = sub.add_parser(
         "build", help="intervals, masking, dates or ordered groups -> an ARX hierarchy file",
         description="Build the hierarchy of one column of INPUT and write it as an ARX "
