@@ -132,6 +132,16 @@ class Hierarchy:
         leaves = list(dict.fromkeys(str(v) for v in values))
         return cls([leaves, [top] * len(leaves)], name=name)
 
+    # -- writing ------------------------------------------------------------------------
+    def to_csv(self, path: str | os.PathLike, sep: str = ";", *,
+               encoding: str = "utf-8") -> None:
+        """Write the ARX hierarchy file :meth:`from_csv` reads: one line per leaf,
+        ``leaf;level1;...;top``, no header (a label holding ``sep`` or a quote is quoted)."""
+        with open(os.fspath(path), "w", newline="", encoding=encoding) as fh:
+            csv.writer(fh, delimiter=sep, lineterminator="\n").writerows(
+                [str(self._labels[lv][self._codes[lv][i]]) for lv in range(len(self._codes))]
+                for i in range(len(self._codes[0])))
+
     # -- queries ------------------------------------------------------------------------
     @property
     def height(self) -> int:

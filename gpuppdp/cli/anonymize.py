@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shlex
 import time
 from typing import TYPE_CHECKING
 
@@ -64,6 +65,12 @@ def cmd_demo(args) -> int:
     from ..anonymizer import Anonymizer
     from ..errors import InputError
 
+    if args.show_command:
+        if args.census is not None:
+            raise InputError("--show-command prints the Adult demo's command; leave out --census "
+                             "(gpuppdp generate census writes the census table)")
+        print(demo_command(args))
+        return 0
     if args.census is not None:
         return _census_demo(args)
     if args.census_seed is not None:
@@ -80,6 +87,30 @@ def cmd_demo(args) -> int:
                             seed=args.seed, time_limit=args.time_limit, prefer=args.prefer)
     _publish(anonymizer.fit(data, progress=search_progress(args)), plan, args)
     return 0
+
+
+def demo_command(args) -> str:
+    """The ``gpuppdp anonymize`` command line that does what ``demo`` does on the bundled Adult
+    extract: its files' absolute paths, every column a quasi-identifier with its hierarchy,
+    k=5, suppression limit 5%, the loss metric and the demo's options (shell-quoted)."""
+    from .. import datasets  # deferred: keeps gpuppdp --help fast
+
+    words = ["gpuppdp", "anonymize", datasets.adult_path()]
+    for column in datasets.ADULT_QUASI_IDENTIFIERS:
+        words += ["--qi", f"{column}={datasets.adult_path(f'adult_hierarchy_{column}.csv')}"]
+    words += ["--k", "5", "--suppression-limit", "5%", "--metric", "loss",
+              "--output", args.output or "adult_k5.released.csv"]
+    for option, value, default in (("--search", args.search, "auto"),
+                                   ("--backend", args.backend, "auto"),
+                                   ("--prefer", args.prefer, "height"),
+                                   ("--seed", args.seed, None),
+                                   ("--time-limit", args.time_limit, None),
+                                   ("--json", args.json, None)):
+        if value is not None and value != default:
+            words += [option, f"{value:g}" if isinstance(value, float) else str(value)]
+    if args.quiet:
+        words.append("--quiet")
+    return " ".join(shlex.quote(word) for word in words)
 
 
 def _census_demo(args) -> int:
@@ -435,8 +466,14 @@ def add_algorithm_options(p) -> None:
 
 def register(subparsers) -> None:
     """Add the ``demo`` and ``anonymize`` subcommands to an ``argparse`` subparsers object."""
-    demo = subparsers.add_parser("demo", help="k=5, 5%% suppression on the bundled Adult extract "
-                                 "(or on a generated census: --census ROWS)")
+    demo = subparsers.add_parser("demo", help="k=5, suppression limit 5%% (the loss metric) on "
+                                 "the bundled Adult extract (or on a generated census: --census "
+                                 "ROWS); --show-command prints it as gpuppdp anonymize ...",
+                                 description="Optimal generalization of the bundled Adult "
+                                 "extract (every column a quasi-identifier with ARX's "
+                                 "hierarchy): k=5, suppression limit 5%, the loss metric; or "
+                                 "of a generated census (--census ROWS).  --show-command "
+                                 "prints the same run as a gpuppdp anonymize command line.")
     demo.add_argument("--output", default=None,
                       help="released table, .csv or .parquet (default: adult_k5.released.csv, "
                       "with --census census_k5.released.csv)")
@@ -445,6 +482,9 @@ def register(subparsers) -> None:
                       "race, marital, education; see `gpuppdp generate census`)")
     demo.add_argument("--census-seed", default=None, metavar="S",
                       help="seed of the --census table (default 0)")
+    demo.add_argument("--show-command", action="store_true",
+                      help="print the gpuppdp anonymize command that does what the demo does "
+                      "(the bundled files' paths, every option) and exit without running it")
     add_run_options(demo)
     demo.set_defaults(func=cmd_demo)
 

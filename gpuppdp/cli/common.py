@@ -246,7 +246,8 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
                         metavar="DMIN,DMAX", help="delta-presence against --population")
     p.add_argument("--suppression-limit", "--suppression", dest="suppression", type=_fraction,
                    default=0.0, metavar="S", help="the most records suppressed, a fraction "
-                   "(0.05) or percentage (5%%) of the input (--suppression: the same)")
+                   "(0.05) or percentage (5%%) of the input (default 0: no record "
+                   "suppressed, as ARX's default; --suppression: the same)")
     p.add_argument("--suppressed", choices=SUPPRESSION_MODES, default="mark",
                    help="mark suppressed records with * (default) or drop them")
     p.add_argument("--sep", default=None, help="CSV delimiter (default: detected)")

@@ -41,7 +41,8 @@ import warnings
 
 from .. import __version__
 from ..stops import COMMITTED, STOP_SIGNALS
-from . import anatomize, anonymize, attack, check, dp, generate, negotiate, report, risk
+from . import (anatomize, anonymize, attack, check, dp, generate, hierarchy, negotiate, report,
+               risk)
 
 __all__ = ["main", "build_parser", "INTERRUPTED", "USER_ERROR", "INTERNAL_ERROR"]
 
@@ -145,7 +146,8 @@ def build_parser():
                         help="print the traceback of an error too (before the subcommand: "
                         "gpuppdp --debug COMMAND ...)")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (anonymize, check, risk, report, dp, generate, attack, anatomize, negotiate):
+    for module in (anonymize, check, risk, report, dp, generate, hierarchy, attack, anatomize,
+                   negotiate):
         module.register(sub)
     return parser
 
