@@ -19,7 +19,7 @@ from gpuppdp.cli.main import main
 
 HEAVY = ("pandas", "numpy", "numba", "pyarrow", "scipy", "cupy")
 SUBCOMMANDS = ("demo", "anonymize", "check", "risk", "report", "dp-histogram", "generate",
-               "anatomize", "attack", "negotiate")
+               "anatomize", "attack", "negotiate", "hierarchy")
 
 
 def _heavy_modules_after(code: str) -> dict:

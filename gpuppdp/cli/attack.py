@@ -27,7 +27,7 @@ import argparse
 import os
 import sys
 
-from .options import _qi_spec, add_encoding_option, add_json_option
+from .options import _qi_spec, add_encoding_option, add_json_option, subcommand_group
 
 __all__ = ["register", "run_reconstruct", "run_linkage"]
 
@@ -152,10 +152,10 @@ def run_linkage(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     """Add the ``attack`` subcommand (``attack reconstruct``, ``attack linkage``) to an
     ``argparse`` subparsers object."""
-    attack = subparsers.add_parser(
-        "attack", help="run an attack on released data and report what it recovers",
+    kinds = subcommand_group(
+        subparsers, "attack", "attack",
+        help="run an attack on released data and report what it recovers",
         description="Attacks on released data: what an adversary actually recovers.")
-    kinds = attack.add_subparsers(dest="attack", required=True, metavar="ATTACK")
     p = kinds.add_parser(
         "reconstruct", help="rebuild the records behind published statistics (integer "
                             "program, HiGHS)",

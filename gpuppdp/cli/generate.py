@@ -9,6 +9,7 @@ import time
 from decimal import Decimal, InvalidOperation
 
 from .choices import CENSUS_ROW_GROUP_ROWS
+from .options import subcommand_group
 
 __all__ = ["register", "cmd_generate_census", "whole_number"]
 
@@ -58,11 +59,10 @@ def cmd_generate_census(args) -> int:
 def register(subparsers) -> None:
     """Add the ``generate`` subcommand (``generate census``) to an ``argparse`` subparsers
     object."""
-    gen = subparsers.add_parser(
-        "generate", help="write a synthetic data set and its hierarchies",
+    kinds = subcommand_group(
+        subparsers, "generate", "dataset", help="write a synthetic data set and its hierarchies",
         description="Write a synthetic data set and the ARX hierarchies of its "
                     "quasi-identifiers.")
-    kinds = gen.add_subparsers(dest="dataset", required=True, metavar="DATASET")
     p = kinds.add_parser(
         "census", help="US-census-like people, any number of rows (Parquet)",
         description="Write DIR/census.parquet: ROWS synthetic people with US-census-like "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 from fractions import Fraction
 
-from .options import add_encoding_option
+from .options import add_encoding_option, subcommand_group
 
 __all__ = ["register", "cmd_hierarchy_build"]
 
@@ -129,11 +129,25 @@ def cmd_hierarchy_build(args) -> int:
     return 0
 
 
+#: the kinds given by a value: (flag, metavar, help)
+_KIND_OPTIONS = (
+    ("--intervals", "W1,W2,...", "numbers in nested intervals [a, a+W), one width per level, "
+     "finest first, each a multiple of the one before (e.g. 5,10,20); then --top"),
+    ("--dates", "LEVELS", "dates along the calendar, the levels finest first among day, month, "
+     "quarter, year, decade, century (e.g. month,year,decade); then --top"),
+    ("--date-format", "FMT", "--dates: strftime format of the dates (e.g. %%d/%%m/%%Y; default "
+     "inferred)"),
+    ("--groups", "GROUPS.csv", "ordered groups: a file of lines value;group1;group2;... (no "
+     "header, ';'), one per value, every line the same number of groups; --top is added unless "
+     "the last group is one value"),
+)
+
+
 def register(subparsers) -> None:
     """Add ``hierarchy build`` to an ``argparse`` subparsers object."""
-    hierarchy = subparsers.add_parser(
-        "hierarchy", help="build a generalization hierarchy (ARX CSV) from a column")
-    sub = hierarchy.add_subparsers(dest="action", required=True, metavar="ACTION")
+    sub = subcommand_group(
+        subparsers, "hierarchy", "action",
+        help="build a generalization hierarchy (ARX CSV) from a column")
     p = sub.add_parser(
         "build", help="intervals, masking, dates or ordered groups -> an ARX hierarchy file",
         description="Build the hierarchy of one column of INPUT and write it as an ARX "
@@ -144,25 +158,13 @@ def register(subparsers) -> None:
     p.add_argument("--column", required=True, metavar="COL",
                    help="the column whose values are the hierarchy's leaves")
     kind = p.add_argument_group("kind of hierarchy (one)")
-    kind.add_argument("--intervals", default=None, metavar="W1,W2,...",
-                      help="numbers in nested intervals [a, a+W), one width per level, finest "
-                      "first, each a multiple of the one before (e.g. 5,10,20); then --top")
     kind.add_argument("--mask", action="store_true",
                       help="codes of one length (ZIP codes) masked one more character per "
                       "level: 47677, 4767*, ..., *****")
     kind.add_argument("--mask-direction", choices=("right", "left"), default=None,
                       help="--mask from the end (right, default: 4767*) or the start (*7677)")
-    kind.add_argument("--dates", default=None, metavar="LEVELS",
-                      help="dates along the calendar, the levels finest first among day, "
-                      "month, quarter, year, decade, century (e.g. month,year,decade); then "
-                      "--top")
-    kind.add_argument("--date-format", default=None, metavar="FMT",
-                      help="--dates: strftime format of the dates (e.g. %%d/%%m/%%Y; default "
-                      "inferred)")
-    kind.add_argument("--groups", default=None, metavar="GROUPS.csv",
-                      help="ordered groups: a file of lines value;group1;group2;... (no "
-                      "header, ';'), one per value, every line the same number of groups; "
-                      "--top is added unless the last group is one value")
+    for flag, metavar, text in _KIND_OPTIONS:
+        kind.add_argument(flag, default=None, metavar=metavar, help=text)
     p.add_argument("--output", required=True, metavar="H.csv",
                    help="the hierarchy file written (ARX format)")
     p.add_argument("--top", default=None, metavar="T",

@@ -171,6 +171,14 @@ def read_prior(path: str) -> dict:
     return prior
 
 
+def subcommand_group(subparsers, name: str, dest: str, **texts):
+    """A subcommand whose second word says what it does (``generate census``, ``attack
+    linkage``, ``hierarchy build``): the subparsers of that word (``dest``, required, shown as
+    ``DEST``); ``texts`` are the subcommand's ``help`` and ``description``."""
+    parent = subparsers.add_parser(name, **texts)
+    return parent.add_subparsers(dest=dest, required=True, metavar=dest.upper())
+
+
 def table_subcommand(subparsers, name: str, run, *, population: str | None = None,
                      json: str | None = None, **texts) -> argparse.ArgumentParser:
     """A subcommand reading one table: INPUT and --sep, with ``population`` (its help) a
