@@ -11,6 +11,7 @@ def test_compiled_reads_numba_cache_index(monkeypatch, tmp_path):
     # no kernels compiled ahead of time, and an index file that is not there: the kernels
     # would be compiled first
     monkeypatch.setattr(kernels.aot, "status", lambda: "not built")
+    monkeypatch.setattr(kernels.aot, "_ATTACHED", {})  # none attached from an extension
     cache_file = grouping._rollup_njit_parallel._cache._cache_file
     monkeypatch.setattr(cache_file, "_index_path", str(tmp_path / "missing.nbi"))
     assert kernels.compiled() is False
