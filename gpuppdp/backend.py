@@ -26,7 +26,10 @@ import numpy as np
 
 from .errors import InputError, UserError
 
-__all__ = ["Backend", "BackendError", "DeviceMemoryError", "get_backend", "cpu_backend",
+#: a NumPy or CuPy array (or a stand-in's): the two share one interface, which neither names
+Array = Any
+
+__all__ = ["Array", "Backend", "BackendError", "DeviceMemoryError", "get_backend", "cpu_backend",
            "gpu_count"]
 
 log = logging.getLogger("gpuppdp")

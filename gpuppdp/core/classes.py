@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..backend import Array
 from ..kernels import groupby
 
 __all__ = ["Classes", "entry_shares", "segment_max", "segment_sum"]
@@ -27,16 +28,16 @@ class Classes:
     its values)`` when the carried code combines several attributes (see :meth:`for_attribute`).
     """
 
-    xp: object
-    size: object
-    node: object
-    ptr: object
-    host_ptr: object
-    codes: object
-    distinct: object = None
-    entry_class: object = None
-    entry_sens: object = None
-    entry_count: object = None
+    xp: Array
+    size: Array
+    node: Array
+    ptr: Array
+    host_ptr: Array
+    codes: Array
+    distinct: Array = None
+    entry_class: Array = None
+    entry_sens: Array = None
+    entry_count: Array = None
     levels: np.ndarray | None = None
     sensitive_maps: dict = field(default_factory=dict)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)

@@ -54,7 +54,7 @@ import weakref
 
 import numpy as np
 
-from ..backend import Backend, get_backend
+from ..backend import Array, Backend, get_backend
 from ..errors import InputError
 from ..kernels import dp_noise
 
@@ -271,7 +271,7 @@ class RandomSource(NoCopies):
         key, n0, n1, base = self._reserve(dp_noise.keystream_blocks(n))
         return dp_noise.keystream(self.backend, key, n0, n1, base, n)
 
-    def random_bits(self, shape) -> object:
+    def random_bits(self, shape) -> Array:
         """An ``int64`` array of ``shape`` whose values are 63 independent uniform bits.
 
         Parameters
@@ -289,7 +289,7 @@ class RandomSource(NoCopies):
         bits = (words[0::2] << 31) | (words[1::2] >> 1)
         return bits.reshape(shape)
 
-    def bernoulli(self, p: float, shape) -> object:
+    def bernoulli(self, p: float, shape) -> Array:
         """A boolean array of ``shape``, each value True with probability ``p`` exactly.
 
         ``p`` (a float in ``[0, 1]``) is compared with a uniform read from the keystream as far
@@ -300,7 +300,7 @@ class RandomSource(NoCopies):
             raise InputError(f"p must be in [0, 1], got {p!r}")
         return self.bernoulli_table(dp_noise.bernoulli_tables([float(p)]), shape)
 
-    def bernoulli_table(self, tables, shape) -> object:
+    def bernoulli_table(self, tables, shape) -> Array:
         """Trials of row 0 of prepared :func:`~gpuppdp.kernels.dp_noise.bernoulli_tables`."""
         shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
         n = int(np.prod(shape, dtype=np.int64))

@@ -76,6 +76,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..backend import Array
 from ..core.codes import encode_column
 from ..errors import InputError
 from ..hierarchy import Hierarchy
@@ -117,7 +118,7 @@ class _Cells:
 
     columns: list[str]
     labels: list[np.ndarray]
-    key: object  # int64 array on the backend, one cell index per (kept) row
+    key: Array  # int64 array on the backend, one cell index per (kept) row
     from_data: list[str]  # columns whose labels were read from the data (declared public)
     out_of_domain: list = None  # unknown="error", deferred: columns to refuse after the charge
     kept: np.ndarray | None = None  # deferred: host mask of the rows the keys are of (None: all)

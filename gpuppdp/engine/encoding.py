@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import kernels
-from ..backend import Backend, DeviceMemoryError, cpu_backend
+from ..backend import Array, Backend, DeviceMemoryError, cpu_backend
 from ..core.codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
 from ..core.pipeline import DEVICE_ROWS, Stopwatch, materialized, ordered_map, row_numbered
 from ..errors import InputError, InputTypeError
@@ -126,11 +126,11 @@ class FrequencySet:
     """
 
     levels: np.ndarray
-    codes: object
-    sens: object
-    count: object
-    first: object
-    ptr: object
+    codes: Array
+    sens: Array
+    count: Array
+    first: Array
+    ptr: Array
     host_ptr: np.ndarray
 
     @property
@@ -175,9 +175,9 @@ class SensitiveColumn:
     ``from_carried`` (device) maps the code carried by the frequency set to this attribute's
     code (``None``: the carried code is this one)."""
 
-    counts: object
+    counts: Array
     labels: np.ndarray
-    from_carried: object = None
+    from_carried: Array = None
 
 
 #: merges of at least this many entries read counts and first rows as int32 (memory)
@@ -201,7 +201,7 @@ class EncodedTable:
     hierarchies: list[Hierarchy]
     qi_codes: list | None
     n_rows: int
-    sens_codes: object = None
+    sens_codes: Array = None
     n_sens: int = 1
     sensitive: dict = field(default_factory=dict)
     roles: dict = field(default_factory=dict)
@@ -283,7 +283,7 @@ class EncodedTable:
             self._maps = (self.backend.asarray(np.concatenate(parts).astype(self.code_dtype)), off)
         return self._maps
 
-    def generalize(self, levels, qi_codes: Sequence) -> object:
+    def generalize(self, levels, qi_codes: Sequence) -> Array:
         """Device (n, q): leaf codes ``qi_codes`` (one array per QID) at node ``levels``."""
         xp = self.backend.xp
         maps, off = self.level_maps()

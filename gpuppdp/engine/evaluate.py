@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from .. import kernels
+from ..backend import Array
 from ..core.classes import Classes
 from ..core.model import PrivacyModel, Requirement
 from ..kernels.aot import ahead_of_time
@@ -235,7 +236,7 @@ class Evaluator:
             self._node_classes = (key, classes, outlier)
         return self._node_classes[1], self._node_classes[2]
 
-    def suppressed_classes(self, levels) -> object:
+    def suppressed_classes(self, levels) -> Array:
         """Device (F, q): the QID codes at node ``levels`` of the classes that fail a privacy
         model, whose records a release suppresses."""
         classes, outlier = self.node_classes(levels)
