@@ -20,9 +20,9 @@ from gpuppdp.testing import cupy_reference, strict_backend  # noqa: E402
 BACKEND_PARAMS = ["numpy", "strict"] + (["cupy"] if GPU_TIER else [])
 
 
-#: the slow tier (``pytest -m slow``; the default ``pytest`` leaves it out): the tests that take
-#: ten seconds or more each on the 2-core box (``pytest --durations=0``); every module they are
-#: in keeps faster tests in the default tier
+#: the slow tier (``pytest -m slow``; the default ``pytest`` leaves it out): the tests (all
+#: parametrizations together) that take seven seconds or more on the 2-core box (``pytest
+#: --durations=0``); every module they are in keeps faster tests in the default tier
 SLOW = {
     "test_aot.py::test_ahead_of_time_kernels_give_the_jit_results",
     "test_aot.py::test_first_search_compiles_no_declared_kernel",
@@ -33,6 +33,11 @@ SLOW = {
     "test_cluster.py::test_cli_dask_writes_a_parquet_dataset",
     "test_compile_notice.py::test_loss_sums_and_class_verdicts_compile_on_their_own_first",
     "test_golden_arx.py::test_extra_arx_runs_flash_equals_exhaustive",
+    "test_outofcore.py::test_chunked_frequency_set_is_the_whole_tables",
+    "test_subsets_kernel.py::test_every_path_equals_pandas",
+    "test_check_chunks.py::test_adult_in_chunks_measures_what_check_does",
+    "test_check_chunks.py::test_random_tables_in_chunks_measure_what_check_does",
+    "test_cluster.py::test_dask_fit_is_the_single_process_fit",
 }
 
 
