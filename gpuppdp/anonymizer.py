@@ -21,8 +21,10 @@ import pandas as pd
 
 from . import cluster, kernels
 from .backend import BACKEND_CHOICES, Backend, get_backend
-from .engine.encoding import EncodedTable, Role, Schema, SchemaError, encode, encode_chunks
-from .engine.evaluate import Evaluator, LatticeOracle, NodeStats
+from .engine.encoding import (EncodedTable, Role, Schema, SchemaError, check_hierarchy, encode,
+                              encode_chunks, hierarchy_of)
+from .engine.evaluate import (Evaluator, LatticeOracle, NodeStats, check_models, checked_evaluator,
+                              referred_sensitive)
 from .engine.lattice import Lattice
 from .engine.metrics import METRICS, Metric, make_metric
 from .engine.search import PREFERENCES, SEARCHES, SearchResult, make_search
@@ -31,9 +33,9 @@ from .errors import InputError, InputTypeError, UserError
 from .hierarchy import Hierarchy
 from .io import (CHUNK_ROWS, TABLE_SUFFIXES, DatasetWriter, OutputPlan, TableWriter,
                  estimated_rows, jsonable, read_chunks, table_columns, table_delimiter)
-from .models import KAnonymity, PrivacyModel, Requirement
+from .models import KAnonymity, PrivacyModel
 from .notebook import result_html
-from .validation import check_int, check_number, format_values
+from .validation import check_int, check_number
 from .words import loss_scale, models_text
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError"]
@@ -43,31 +45,11 @@ class NoSolutionError(UserError, RuntimeError):
     """No lattice node satisfies the privacy models within the suppression limit."""
 
 
-def _check_hierarchy(name: str, value) -> None:
-    """A quasi-identifier's hierarchy is a Hierarchy or the path of its CSV file."""
-    if value is None:
-        raise SchemaError(f"quasi-identifier {name!r} has no hierarchy")
-    if not isinstance(value, (Hierarchy, str, os.PathLike)):
-        raise SchemaError(f"quasi-identifier {name!r}: expected a Hierarchy or a CSV path, "
-                          f"got {type(value).__name__}")
-
-
-def _hierarchy(name: str, value) -> Hierarchy:
-    """The hierarchy of quasi-identifier ``name``, read from its CSV file when given a path."""
-    _check_hierarchy(name, value)
-    return value if isinstance(value, Hierarchy) else Hierarchy.from_csv(value, name=name)
-
-
-def _models(k, models) -> list[PrivacyModel]:
-    """``KAnonymity(k)`` (when ``k`` is given) and ``models``, checked."""
-    found = ([KAnonymity(k)] if k is not None else []) + list(models)
-    if not found:
-        raise InputError("no privacy model given: pass k=... and/or models=[...] "
-                         "(CLI: --k, --l-diversity, --t-closeness)")
-    for m in found:
-        if not isinstance(m, PrivacyModel):
-            raise InputTypeError(f"models must be PrivacyModel instances, got {m!r}")
-    return found
+def _models(k, models, sensitive) -> list[PrivacyModel]:
+    """``KAnonymity(k)`` (when ``k`` is given) and ``models``, checked against the declared
+    ``sensitive`` attributes."""
+    return check_models(([KAnonymity(k)] if k is not None else []) + list(models), sensitive,
+                        " (CLI: --k, --l-diversity, --t-closeness)")
 
 
 def _same(value, default) -> bool:
@@ -96,13 +78,8 @@ class _Setup(NamedTuple):
     sensitive: list[str]
 
     def evaluator(self, enc: EncodedTable, suppression_limit: float) -> Evaluator:
-        """The evaluator of ``enc``; :class:`InputError` when a model needs larger classes
-        than the table has rows."""
-        for m in self.models:
-            if m.min_class_size is not None and m.min_class_size > enc.n_rows:
-                raise InputError(f"{m!r} needs classes of {m.min_class_size} records but the "
-                                 f"table has only {enc.n_rows} rows")
-        return Evaluator(enc, self.models, self.metric, suppression_limit)
+        """The evaluator of ``enc`` (:func:`~gpuppdp.engine.evaluate.checked_evaluator`)."""
+        return checked_evaluator(enc, self.models, self.metric, suppression_limit)
 
 
 @dataclass
@@ -357,18 +334,12 @@ class Anonymizer:
         if not isinstance(qis, Mapping) or not qis:
             raise SchemaError("quasi_identifiers must be a non-empty mapping column -> hierarchy")
         for name, value in qis.items():
-            _check_hierarchy(name, value)
+            check_hierarchy(name, value)
         for role in ("sensitive", "insensitive", "identifying"):
             if isinstance(getattr(self, role), str):
                 raise InputTypeError(f"{role} must be a list of column names, got the string "
                                      f"{getattr(self, role)!r}")
-        models = _models(self.k, self.models)
-        referred = {m.sensitive_attribute for m in models
-                    if Requirement.SENSITIVE_HISTOGRAM in m.requires}
-        undeclared = sorted(referred - set(self.sensitive))
-        if undeclared:
-            raise SchemaError(f"models refer to {format_values(undeclared)}: declare them "
-                              "sensitive (sensitive=[...])")
+        _models(self.k, self.models, self.sensitive)
         check_number("suppression_limit", self.suppression_limit, 0.0, 1.0)
         if not isinstance(self.metric, Metric) and not (
                 isinstance(self.metric, str) and self.metric.lower() in METRICS):
@@ -398,12 +369,11 @@ class Anonymizer:
     def _setup(self) -> _Setup:
         """Read the hierarchy files, build the schema, bind the metric and the backend."""
         self._check_parameters()
-        hierarchies = {n: _hierarchy(n, h) for n, h in self.quasi_identifiers.items()}
+        hierarchies = {n: hierarchy_of(n, h) for n, h in self.quasi_identifiers.items()}
         schema = Schema(hierarchies, self.sensitive, self.insensitive, self.identifying,
                         self.others)
-        models = _models(self.k, self.models)
-        referred = {m.sensitive_attribute for m in models
-                    if Requirement.SENSITIVE_HISTOGRAM in m.requires}
+        models = _models(self.k, self.models, self.sensitive)
+        referred = referred_sensitive(models)
         return _Setup(schema, models, make_metric(self.metric), get_backend(self.backend),
                       [c for c in schema.sensitive if c in referred])
 

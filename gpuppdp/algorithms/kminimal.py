@@ -17,13 +17,13 @@ import numpy as np
 import pandas as pd
 
 from ..backend import get_backend
-from ..engine.evaluate import LatticeOracle
+from ..engine.evaluate import LatticeOracle, check_models
 from ..engine.lattice import Lattice
 from ..engine.metrics import make_metric
 from ..engine.search.samarati import minimal_nodes
 from ..models import KAnonymity
 from ..validation import check_number
-from ._lattice import check_models, lattice_evaluator, lattice_hierarchies
+from ._lattice import lattice_evaluator, lattice_hierarchies
 
 __all__ = ["KMinimalGeneralizations"]
 

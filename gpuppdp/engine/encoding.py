@@ -7,6 +7,7 @@ evaluation starts from a :class:`FrequencySet` (distinct rows + counts), never f
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable, Iterable, Mapping, Sequence
@@ -25,13 +26,29 @@ from ..hierarchy import Hierarchy
 from ..kernels import groupby, sortedruns
 from ..validation import format_values
 
-__all__ = ["Role", "Schema", "SchemaError", "EncodedTable", "FrequencySet", "SensitiveColumn",
+__all__ = ["Role", "Schema", "SchemaError", "check_hierarchy", "hierarchy_of", "EncodedTable",
+           "FrequencySet", "SensitiveColumn",
            "encode", "encode_chunks", "SensitiveEncoder", "check_complete", "leaf_codes",
            "sensitive_names", "smallest_int_dtype"]
 
 
 class SchemaError(InputError):
     """Attribute roles that do not fit the data."""
+
+
+def check_hierarchy(name: str, value) -> None:
+    """A quasi-identifier's hierarchy is a Hierarchy or the path of its CSV file."""
+    if value is None:
+        raise SchemaError(f"quasi-identifier {name!r} has no hierarchy")
+    if not isinstance(value, (Hierarchy, str, os.PathLike)):
+        raise SchemaError(f"quasi-identifier {name!r}: expected a Hierarchy or a CSV path, "
+                          f"got {type(value).__name__}")
+
+
+def hierarchy_of(name: str, value) -> Hierarchy:
+    """The hierarchy of quasi-identifier ``name``, read from its CSV file when given a path."""
+    check_hierarchy(name, value)
+    return value if isinstance(value, Hierarchy) else Hierarchy.from_csv(value, name=name)
 
 
 class Role(str, Enum):

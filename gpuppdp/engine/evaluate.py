@@ -21,14 +21,51 @@ from .. import kernels
 from ..backend import Array
 from ..core.classes import Classes
 from ..core.model import PrivacyModel, Requirement
+from ..errors import InputError, InputTypeError
 from ..kernels.aot import ahead_of_time
 from ..kernels.groupby import segment_ids
-from .encoding import EncodedTable, FrequencySet
+from ..validation import format_values
+from .encoding import EncodedTable, FrequencySet, SchemaError
 from .lattice import Lattice
 from .metrics import Metric
 from .solution_space import level_nodes
 
-__all__ = ["NodeStats", "Evaluator", "LatticeOracle", "RollupBuffers"]
+__all__ = ["NodeStats", "Evaluator", "LatticeOracle", "RollupBuffers", "referred_sensitive",
+           "check_models", "checked_evaluator"]
+
+
+def referred_sensitive(models: Sequence[PrivacyModel]) -> set[str]:
+    """The sensitive attributes whose histograms ``models`` judge."""
+    return {m.sensitive_attribute for m in models
+            if Requirement.SENSITIVE_HISTOGRAM in m.requires}
+
+
+def check_models(models: Sequence, sensitive: Sequence[str], hint: str = "") -> list:
+    """``models`` as a list, checked: at least one, each a PrivacyModel, every sensitive
+    attribute they judge declared in ``sensitive`` (``hint``: how the caller's user gives
+    models, appended to the message when there is none)."""
+    models = list(models)
+    if not models:
+        raise InputError("no privacy model given: pass k=... and/or models=[...]" + hint)
+    for m in models:
+        if not isinstance(m, PrivacyModel):
+            raise InputTypeError(f"models must be PrivacyModel instances, got {m!r}")
+    undeclared = sorted(referred_sensitive(models) - set(sensitive))
+    if undeclared:
+        raise SchemaError(f"models refer to {format_values(undeclared)}: declare them "
+                          "sensitive (sensitive=[...])")
+    return models
+
+
+def checked_evaluator(encoded: EncodedTable, models: Sequence[PrivacyModel], metric: Metric,
+                      suppression_limit: float) -> "Evaluator":
+    """The :class:`Evaluator` of ``encoded``; :class:`InputError` when a model needs larger
+    classes than the table has rows."""
+    for m in models:
+        if m.min_class_size is not None and m.min_class_size > encoded.n_rows:
+            raise InputError(f"{m!r} needs classes of {m.min_class_size} records but the "
+                             f"table has only {encoded.n_rows} rows")
+    return Evaluator(encoded, list(models), metric, suppression_limit)
 
 
 @dataclass
