@@ -47,7 +47,7 @@ if ! GPUPPDP_AOT=0 "$py" -m pip install --quiet --no-deps --no-build-isolation -
     > "$out/install.log" 2>&1; then
   echo "editable install failed (see install.log): copying the package onto PYTHONPATH"
   site=$(mktemp -d)
-  cp -r gpuppdp "$site/gpuppdp" && cp -r kernels "$site/gpuppdp/kernels" || exit 1
+  cp -r gpuppdp "$site/gpuppdp" || exit 1
   mkdir "$site/bin" && printf '#!%s\nimport sys\nfrom gpuppdp.cli import main\nsys.exit(main())\n' \
     "$(command -v "$py")" > "$site/bin/gpuppdp" && chmod +x "$site/bin/gpuppdp"
   export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PATH="$site/bin:$PATH"
