@@ -59,7 +59,11 @@ DIVERSITY = {"distinct": lambda: [DistinctLDiversity("s", 2)],
              "t-equal": lambda: [TCloseness("s", 0.3)],
              "t-hierarchical": lambda: [TCloseness("s", 0.25, "hierarchical", hierarchy=Hierarchy(
                  [list("abcdef"), ["ab", "ab", "cd", "cd", "ef", "ef"], ["*"] * 6]))],
-             "entropy+t-equal": lambda: [EntropyLDiversity("s", 1.4), TCloseness("s", 0.4)]}
+             "entropy+t-equal": lambda: [EntropyLDiversity("s", 1.4), TCloseness("s", 0.4)],
+             "t-ordered": lambda: [TCloseness("s", 0.2, "ordered", order=list("fbdace"))],
+             "recursive+t-ordered": lambda: [RecursiveCLDiversity("s", 3, 2),
+                                             TCloseness("s", 0.3, "ordered",
+                                                        order=list("abcdef"))]}
 
 
 def assert_same_search(got, want, context):
@@ -115,7 +119,7 @@ def test_compiled_equals_python_on_random_tables(seed, monkeypatch):
 @pytest.mark.parametrize("seed", range(6))
 def test_compiled_equals_python_with_sensitive_models(seed, monkeypatch):
     """Classes of several (QIDs, sensitive value) entries judged by distinct, entropy and
-    recursive (c, l) l-diversity and equal and hierarchical t-closeness, with and without
+    recursive (c, l) l-diversity and equal, ordered and hierarchical t-closeness, with and without
     suppression (the linear phase and the k-anonymity sub-flag of a partially monotone search)."""
     data, hierarchies = _table(seed)
     data["s"] = np.random.default_rng(seed).choice(list("abcdef"), size=len(data),
@@ -141,6 +145,19 @@ def test_compiled_equals_python_on_adult(case, monkeypatch):
     got = _fit(data, qids, k, limit, metric, True, monkeypatch, **kw)
     want = _fit(data, qids, k, limit, metric, False, monkeypatch, **kw)
     assert_same_search(got, want, case)
+
+
+@pytest.mark.parametrize("sens,t", [("salary-class", 0.05), ("age", 0.15)])
+def test_compiled_equals_python_on_adult_ordered_closeness(sens, t, monkeypatch):
+    """Ordered t-closeness on Adult (8 QIDs, k=5, 5 %): two values in a given order, and
+    ages (72 values, numerically ordered) -- the compiled EMD is the vectorized one."""
+    data, hierarchies = datasets.adult()
+    qids = {q: h for q, h in hierarchies.items() if q != sens}
+    order = ["<=50K", ">50K"] if sens == "salary-class" else None
+    fits = [_fit(data, qids, 5, 0.05, "loss", compiled, monkeypatch, sensitive=[sens],
+                 others="insensitive", models=[TCloseness(sens, t, "ordered", order=order)])
+            for compiled in (True, False)]
+    assert_same_search(*fits, (sens, t))
 
 
 def _adult_9(k, limit, metric, monkeypatch):
@@ -235,17 +252,19 @@ def test_full_work_arrays_and_cache_give_the_same_search(monkeypatch):
 
 
 def test_what_runs_compiled(monkeypatch):
-    """k-anonymity, l-diversity and equal or hierarchical t-closeness run compiled; ordered
-    t-closeness runs the Python traversal."""
+    """k-anonymity, l-diversity and t-closeness (every distance) run compiled; two models
+    of one kind run the Python traversal."""
     data, hierarchies = _table(0)
     data["s"] = np.resize(list("abc"), len(data))
     for kw in ({"insensitive": ["s"]},
-               {"sensitive": ["s"], "models": [DistinctLDiversity("s", 2)]}):
+               {"sensitive": ["s"], "models": [DistinctLDiversity("s", 2)]},
+               {"sensitive": ["s"], "models": [TCloseness("s", 0.5, "ordered",
+                                                          order=list("abc"))]}):
         fit = _fit(data, hierarchies, 2, 0.3, "loss", True, monkeypatch, **kw)
         assert fit.search.details["compiled"]
     other = Anonymizer(quasi_identifiers=hierarchies, sensitive=["s"],
                        models=[TCloseness("s", 0.5, "ordered", order=list("abc")),
-                               KAnonymity(2)],
+                               TCloseness("s", 0.5), KAnonymity(2)],
                        suppression_limit=0.3, backend="cpu").fit(data)
     assert not other.search.details.get("compiled")
 

@@ -114,6 +114,8 @@ def test_flash_matches_arx(adult, case):
     assert result.lattice_size == exp["lattice_size"]
     assert result.node["anonymous"]
     assert result.node["height"] == sum(exp["transformation"].values())
+    # every reference case's models are judged in the compiled Flash on the CPU
+    assert result.search.details.get("compiled") == (ENGINE_BACKEND == "cpu")
     # ARX's getTransformationsChecked(): with limit 0 it includes the bottom and top nodes
     # that ARX force-evaluates after the traversal (utility FULL).
     assert result.nodes_evaluated == case["arx"]["nodes_checked"]
@@ -224,6 +226,9 @@ EXTRA_RUNS = {
         hierarchy=datasets.adult_path("adult_hierarchy_occupation.csv")), "precision"),
     "entropy-l3-discernibility": (lambda: EntropyLDiversity("occupation", 3), "discernibility"),
     "recursive-c3-l2-precision": (lambda: RecursiveCLDiversity("occupation", 3, 2), "precision"),
+    "ordered-t0.2-loss": (lambda: TCloseness("occupation", 0.2, "ordered",
+                                             order=sorted(set(datasets.adult()[0]["occupation"]))),
+                          "loss"),
 }
 
 
@@ -238,6 +243,7 @@ def test_extra_arx_runs_flash_equals_exhaustive(adult, run):
             models=[make_model()], suppression_limit=0.05, metric=metric, search=search,
             backend=ENGINE_BACKEND, seed=0).fit(data)
     flash, exhaustive = results["flash"], results["exhaustive"]
+    assert flash.search.details.get("compiled") == (ENGINE_BACKEND == "cpu")
     assert flash.information_loss == exhaustive.information_loss
     assert flash.node["height"] == exhaustive.node["height"]
     assert flash.suppressed_records <= math.floor(0.05 * len(data))

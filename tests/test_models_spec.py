@@ -164,4 +164,4 @@ def test_parsed_models_know_their_compiled_kind_before_the_table_is_read():
     got = [(m.option, m.compiled_kind, m.sensitive_attribute)
            for m in parsed_models(specs, ["s", "t"])]
     assert got == [("--k", "size", None), ("--l-diversity", "distinct", "s"),
-                   ("--t-closeness", None, "t"), ("--k-map", None, None)]
+                   ("--t-closeness", "t-closeness", "t"), ("--k-map", None, None)]

@@ -17,7 +17,7 @@ from .classes import Classes
 __all__ = ["Requirement", "PrivacyModel", "CompiledCheck", "COMPILED_KINDS"]
 
 #: the kinds of :class:`CompiledCheck`: class sizes only, distinct, entropy and recursive
-#: (c, l)-diversity, t-closeness with the equal or hierarchical distance
+#: (c, l)-diversity, t-closeness with the equal, ordered or hierarchical distance
 COMPILED_KINDS = ("size", "distinct", "entropy", "recursive", "t-closeness")
 
 
@@ -27,10 +27,11 @@ class CompiledCheck:
     :data:`COMPILED_KINDS`), the sensitive ``attribute`` it judges and its parameters:
 
     * ``distinct``: ``l``;  ``entropy``: ``min_size`` (ceil l) and ``ln_l``;  ``recursive``:
-      ``l`` and ``c``;  ``t-closeness``: ``t`` and ``hierarchical`` (0 or 1), the arrays
-      ``shares`` (each sensitive value's share of the table) and, hierarchical, ``tree`` (per
-      level its node count, child offsets and children) and ``value_counts`` (each value's
-      count, then the table's rows).
+      ``l`` and ``c``;  ``t-closeness``: ``t`` (ordered: ``t (m - 1)``, ARX's test) and
+      ``distance`` (0 equal, 1 ordered, 2 hierarchical), the arrays ``shares`` (each
+      sensitive value's share of the table) and, hierarchical, ``tree`` (per level its node
+      count, child offsets and children) and ``value_counts`` (each value's count, then the
+      table's rows), ordered, ``order`` (the codes in the attribute's order).
     """
 
     kind: str

@@ -174,7 +174,7 @@ def spec_compiled_kind(option: str, spec) -> str | None:
         return {"distinct": DistinctLDiversity, "entropy": EntropyLDiversity,
                 "recursive": RecursiveCLDiversity}[spec[0]].compiled_kind_of()
     if option == "--t-closeness":
-        return TCloseness.compiled_kind_of(distance=spec[0])
+        return TCloseness.compiled_kind_of()
     return _CLASSES[option].compiled_kind_of()
 
 

@@ -52,6 +52,7 @@ class TCloseness(SensitiveModel):
     monotonic_with_generalization = True
     monotonic_with_suppression = False
     min_class_size = None
+    compiled_kind = "t-closeness"
 
     @property
     def requires(self) -> Requirement:
@@ -129,6 +130,7 @@ class TCloseness(SensitiveModel):
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
         self._rank = self.backend.asarray(rank)                       # code -> position
+        self._order = order.astype(np.int64)                          # position -> code
         self._q_ordered = self._q[self.backend.asarray(order)]
         self._threshold = self.t * (len(labels) - 1.0)
 
@@ -240,26 +242,23 @@ class TCloseness(SensitiveModel):
         return _concat(xp, parts)
 
     # -- the compiled Flash's check (:mod:`gpuppdp.engine.search.flash_classes`) --------------
-    @classmethod
-    def compiled_kind_of(cls, distance: str = "equal", **parameters) -> str | None:
-        return "t-closeness" if distance in ("equal", "hierarchical") else None
-
-    @property
-    def compiled_kind(self) -> str | None:
-        return self.compiled_kind_of(self.distance)
-
-    def compiled_check(self) -> CompiledCheck | None:
-        """``t``, the values' shares of the table and, for the hierarchical distance, the tree
-        (per level its node count, child offsets and children) and the values' counts."""
-        if self.compiled_kind is None:
-            return None
+    def compiled_check(self) -> CompiledCheck:
+        """``t`` (the ordered distance: ARX's unnormalized threshold ``t (m - 1)``), the
+        distance's number (its place in :data:`TCLOSENESS_DISTANCES`), the values' shares of
+        the table and, for the hierarchical distance, the tree (per level its node count,
+        child offsets and children) and the values' counts; for the ordered one, the codes in
+        the attribute's order."""
         be = self.backend
-        numbers = {"t": self.t, "hierarchical": int(self.distance == "hierarchical")}
+        ordered = self.distance == "ordered"
+        numbers = {"t": self._threshold if ordered else self.t,
+                   "distance": TCLOSENESS_DISTANCES.index(self.distance)}
         arrays = {"shares": be.to_host(self._q)}
         if self.distance == "hierarchical":
             arrays["tree"] = self._flat_tree()
             arrays["value_counts"] = np.append(be.to_host(self._counts),
                                                self.n_rows).astype(np.int64)
+        elif ordered:
+            arrays["order"] = self._order
         return CompiledCheck("t-closeness", self.sensitive_attribute, numbers, arrays)
 
     def _flat_tree(self) -> np.ndarray:

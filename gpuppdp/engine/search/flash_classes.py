@@ -1,7 +1,7 @@
 """The compiled Flash's class verdicts: the classes of a node's (QIDs, sensitive value)
 entries, each judged by the models' compiled checks
 (:meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`): distinct, entropy and recursive
-(c, l)-diversity (Machanavajjhala et al. 2007) and t-closeness with ARX's equal or
+(c, l)-diversity (Machanavajjhala et al. 2007) and t-closeness with ARX's equal, ordered or
 hierarchical distance (Li, Li & Venkatasubramanian 2007), with the same operations in the same
 order as the models' vectorized checks, so the verdicts are identical."""
 
@@ -15,7 +15,8 @@ from numba import njit
 from ...kernels.groupby import space_of
 from ...kernels.grouping import _find_slot, _hash_shift, _table_size
 
-__all__ = ["PARAMETER_SLOTS", "judge_classes", "hierarchical_emd"]
+__all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "judge_classes", "closeness",
+           "hierarchical_emd", "ordered_emd"]
 
 _i64 = np.int64
 # rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
@@ -23,16 +24,21 @@ _i64 = np.int64
 # its class
 SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF = (_i64(i) for i in range(7))
 # entries of the models' parameters: distinct l, entropy l's ceil(l) and ln(l), recursive
-# (c, l) (0: the model is not asked for), t of t-closeness (-1: not asked for) and its
-# distance (0 equal, 1 hierarchical), then the sensitive values' shares of the table q_v
+# (c, l) (0: the model is not asked for), t of t-closeness (-1: not asked for; the ordered
+# distance's unnormalized threshold t (m - 1)) and its distance (:data:`CLOSENESS_DISTANCES`),
+# then the sensitive values' shares of the table q_v
 (DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
- CLOSENESS_HIERARCHICAL, SHARES) = (_i64(i) for i in range(8))
+ CLOSENESS_DISTANCE, SHARES) = (_i64(i) for i in range(8))
+#: t-closeness's distances, by their number in the parameters (as
+#: :data:`gpuppdp.models.tcloseness.TCLOSENESS_DISTANCES`)
+CLOSENESS_DISTANCES = ("equal", "ordered", "hierarchical")
+_ORDERED, _HIERARCHICAL = _i64(1), _i64(2)
 
 #: (compiled check kind, number) -> its entry in the parameters (:meth:`CompiledCheck.numbers`)
 PARAMETER_SLOTS = {("distinct", "l"): DISTINCT_L, ("entropy", "min_size"): ENTROPY_MIN,
                    ("entropy", "ln_l"): ENTROPY_LN_L, ("recursive", "l"): RECURSIVE_L,
                    ("recursive", "c"): RECURSIVE_C, ("t-closeness", "t"): CLOSENESS_T,
-                   ("t-closeness", "hierarchical"): CLOSENESS_HIERARCHICAL}
+                   ("t-closeness", "distance"): CLOSENESS_DISTANCE}
 
 
 @njit(cache=True)
@@ -75,6 +81,45 @@ def hierarchical_emd(hist, d, n, tree, value_counts):
 
 
 @njit(cache=True)
+def ordered_emd(hist, d, n, order, params):
+    """ARX's ordered earth mover's distance, unnormalized, of a class of ``n`` records whose
+    ``d`` (sensitive code, count) pairs are ``hist[0:2, :d]`` (see
+    :meth:`gpuppdp.models.tcloseness.TCloseness._ordered`): over the values in the attribute's
+    order (``order``: the codes by position), ``run += p_v - q_v``, ``sum += |run|``, with
+    ``p_v = f_v / n`` (0 for a value not in the class) -- the ordered-sum kernel's operations
+    (:mod:`gpuppdp.kernels.histograms`).  ``hist[2]`` (zeros) holds the counts by code and is
+    zeros again on return."""
+    dense = hist[2]
+    for t in range(d):
+        dense[hist[0, t]] = hist[1, t]
+    total = 0.0
+    run = 0.0
+    for i in range(order.shape[0]):
+        v = order[i]
+        run += float(dense[v]) / float(n) - params[SHARES + v]
+        total += abs(run)
+        dense[v] = 0
+    return total
+
+
+@njit(cache=True)
+def closeness(hist, d, n, params, tree, value_counts):
+    """The t-closeness distance of a class (``hist``, ``d``, ``n`` as in
+    :func:`hierarchical_emd`) that ``params`` asks for: ARX's equal distance
+    ``(1 + sum (|q - p| - q)) / 2`` in ascending sensitive code, :func:`ordered_emd` (``tree``
+    the codes in the attribute's order) or :func:`hierarchical_emd`."""
+    if params[CLOSENESS_DISTANCE] == _HIERARCHICAL:
+        return hierarchical_emd(hist, d, n, tree, value_counts)
+    if params[CLOSENESS_DISTANCE] == _ORDERED:
+        return ordered_emd(hist, d, n, tree, params)
+    distance = 1.0
+    for t in range(d):
+        share = params[SHARES + hist[0, t]]
+        distance += abs(share - float(hist[1, t]) / float(n)) - share
+    return distance / 2.0
+
+
+@njit(cache=True)
 def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scratch, cls,
                    class_codes, hist, params, tree, value_counts, min_size, outlier):
     """The equivalence classes of the node's entries ``pos:pos+n`` (distinct (QIDs,
@@ -83,8 +128,8 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
     judged by size and by the models of ``params`` as the Python models judge it
     (:mod:`gpuppdp.models.ldiversity`: entropy summed in ascending sensitive code, recursive
     (c, l) on the ascending frequencies; :mod:`gpuppdp.models.tcloseness`: ARX's equal
-    distance summed in ascending sensitive code, its hierarchical one by
-    :func:`hierarchical_emd`).  Fills ``cls``, ``class_codes`` and
+    distance summed in ascending sensitive code, its ordered and hierarchical ones by
+    :func:`closeness`).  Fills ``cls``, ``class_codes`` and
     ``outlier``; returns the number of classes."""
     q = codes.shape[1]
     space = space_of(node_radix[0, :q])  # below the bottom's, which fits
@@ -147,15 +192,8 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
                 threshold = float(total) * (math.log(total) - params[ENTROPY_LN_L])
                 fails = d < params[ENTROPY_MIN] or threshold < flogf
             if not fails and params[CLOSENESS_T] >= 0:
-                if params[CLOSENESS_HIERARCHICAL]:
-                    distance = hierarchical_emd(hist, d, total, tree, value_counts)
-                else:  # ARX: (1 + sum |q - p| - q) / 2
-                    distance = 1.0
-                    for t in range(d):
-                        share = params[SHARES + hist[0, t]]
-                        distance += abs(share - float(hist[1, t]) / float(total)) - share
-                    distance /= 2.0
-                fails = distance > params[CLOSENESS_T]
+                fails = closeness(hist, d, total, params, tree, value_counts) > \
+                    params[CLOSENESS_T]
             if not fails and params[RECURSIVE_L] > 0:
                 for t in range(1, d):  # the frequencies ascending (insertion)
                     f = hist[1, t]

@@ -10,7 +10,7 @@ in one compiled call; Python runs once per search.
 
 It covers the common case: models whose :meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`
 it judges (k-anonymity, l-diversity -- distinct, entropy, recursive (c, l) -- and t-closeness
-with the equal or hierarchical distance, one of each at most, on one sensitive attribute
+with the equal, ordered or hierarchical distance, one of each at most, on one sensitive attribute
 carried with its own codes), the loss, precision and discernibility metrics, a CPU backend, a
 frequency set of at most :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most
 :data:`MAX_LATTICE` nodes (node properties are arrays the size of the lattice here: one byte
@@ -191,8 +191,10 @@ def _model_parameters(ev) -> tuple:
             params[PARAMETER_SLOTS[check.kind, name]] = value
         if "shares" in check.arrays:
             params[SHARES:] = check.arrays["shares"]
-        arrays.update((k, v) for k, v in check.arrays.items() if k != "shares")
-    return params, arrays["tree"], arrays["value_counts"].astype(np.int64)
+        if "order" in check.arrays:  # the ordered distance's order takes the tree's place
+            arrays["tree"] = check.arrays["order"]
+        arrays.update((k, v) for k, v in check.arrays.items() if k in arrays)
+    return params, arrays["tree"].astype(np.int64), arrays["value_counts"].astype(np.int64)
 
 
 def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
