@@ -21,6 +21,7 @@ import json
 import math
 from fractions import Fraction
 
+import numba
 import numpy as np
 import pandas as pd
 import pytest
@@ -74,6 +75,28 @@ def test_ordered_sums_forms_bit_identical(seed, abs_prefix):
     # empty segments hold init
     empty = np.flatnonzero(np.diff(ptr) == 0)
     assert (ref[empty] == init).all()
+
+
+@pytest.mark.parametrize("abs_prefix", [False, True])
+def test_ordered_sums_on_the_task_pool_bit_identical(abs_prefix, monkeypatch):
+    """Many segments, in runs the threads take as tasks (:func:`.groupby.run_tasks`): the
+    oracle's sums, with every thread and with one."""
+    rng = np.random.default_rng(77)
+    ptr = np.concatenate([[0], np.cumsum(rng.integers(0, 12, size=12_000))]).astype(np.int64)
+    values = rng.integers(-97, 98, size=int(ptr[-1])) / 97.0
+    ref = histograms.ordered_sums_reference(values, ptr, 0.5, abs_prefix)
+    tasks, real = [], histograms.run_tasks
+    monkeypatch.setattr(histograms, "run_tasks",
+                        lambda kernel, n, *args: (tasks.append(n), real(kernel, n, *args)))
+    threads = numba.get_num_threads()
+    for n_threads in sorted({1, threads}):
+        numba.set_num_threads(n_threads)
+        try:
+            got = histograms.ordered_sums_njit(values, ptr, 0.5, abs_prefix)
+        finally:
+            numba.set_num_threads(threads)
+        np.testing.assert_array_equal(got, ref)
+        assert tasks[-1] == (1 if n_threads == 1 else 4 * n_threads)
 
 
 def test_ordered_sums_are_sequential():

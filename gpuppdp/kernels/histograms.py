@@ -14,7 +14,8 @@ threshold, so these sums are kernels that add strictly left to right, in every f
   earth mover's distance of Li, Li & Venkatasubramanian 2007, unnormalized).
 
 Three forms: :func:`ordered_sums_reference` (``np.add.accumulate`` per segment, the oracle),
-:func:`ordered_sums_njit` (Numba CPU, parallel over segments) and :func:`ordered_sums_cuda`
+:func:`ordered_sums_njit` (Numba CPU, runs of segments as tasks the threads take as they come
+free, :func:`.groupby.run_tasks`) and :func:`ordered_sums_cuda`
 (Numba CUDA, one thread per segment; CuPy arrays, or host arrays under Numba's simulator).
 All three are bit-identical.
 """
@@ -24,10 +25,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import cuda, njit, prange
+from numba import cuda, njit
 
 from .aot import ahead_of_time
 from .cudalaunch import launch
+from .groupby import balanced_runs, n_tasks_for, run_tasks
 
 
 def ordered_sums_reference(values, ptr, init=0.0, abs_prefix=False):
@@ -63,29 +65,26 @@ _segment = njit(cache=True)(_segment_sum)
 _segment_device = cuda.jit(device=True)(_segment_sum)
 
 
-@njit(cache=True)
-def _serial(values, ptr, init, abs_prefix, out):
-    for s in range(ptr.shape[0] - 1):
+@njit(cache=True, nogil=True)
+def _runs(t, bounds, values, ptr, init, abs_prefix, out):
+    """Task ``t``: the segments ``bounds[t]:bounds[t+1]``, in turn."""
+    for s in range(bounds[t], bounds[t + 1]):
         _segment(s, values, ptr, init, abs_prefix, out)
 
 
-ahead_of_time(_serial, ["none(float64[::1], int64[::1], float64, boolean, float64[::1])"])
-
-
-@njit(cache=True, parallel=True)
-def _parallel(values, ptr, init, abs_prefix, out):
-    for s in prange(ptr.shape[0] - 1):
-        _segment(s, values, ptr, init, abs_prefix, out)
+ahead_of_time(_runs, ["none(int64, int64[::1], float64[::1], int64[::1], float64, boolean, "
+                      "float64[::1])"])
 
 
 def ordered_sums_njit(values, ptr, init=0.0, abs_prefix=False):
-    """Numba CPU form (parallel over segments when there are many)."""
+    """Numba CPU form: runs of segments with about equal terms, taken by the threads as they
+    come free (one run for little work)."""
     values = np.ascontiguousarray(values, dtype=np.float64)
     ptr = np.ascontiguousarray(ptr, dtype=np.int64)
     n_seg = ptr.shape[0] - 1
     out = np.empty(n_seg, dtype=np.float64)
-    run = _parallel if n_seg >= 4096 else _serial
-    run(values, ptr, float(init), bool(abs_prefix), out)
+    bounds = balanced_runs(ptr, n_tasks_for(int(ptr[-1] - ptr[0]) if n_seg > 0 else 0, n_seg))
+    run_tasks(_runs, len(bounds) - 1, bounds, values, ptr, float(init), bool(abs_prefix), out)
     return out
 
 

@@ -14,8 +14,8 @@ its id for ``S``'s children.  Two forms give the same numbers: :func:`all_subset
 * :func:`subtrees_njit` -- the subsets with lowest bit ``b`` run on suffix set ``b``, split
   into subtrees by their second-lowest bit and visited depth-first (the parent's ids are the
   last ones computed one level up, so a thread needs one id row per depth); the subtrees are
-  spread over the threads by estimated work (``prange`` over one chunk per thread, a single
-  parallel region per call);
+  dealt by estimated work into a few chunks per thread, which the threads take as tasks as
+  they come free (:func:`.groupby.run_tasks`: a thread slowed by other work takes fewer);
 * per subset one pass over the set (:func:`_one_subset_dense`: counting over the whole key
   space when it is at most a few times the set -- no branch per entry; else
   :func:`_one_subset`: a directly addressed slot table or an open-addressing hash table,
@@ -25,9 +25,13 @@ its id for ``S``'s children.  Two forms give the same numbers: :func:`all_subset
 from __future__ import annotations
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import get_num_threads, njit
 
-from .groupby import count_keys, group_xp, number_keys_sorted, rank_present
+from .groupby import count_keys, group_xp, number_keys_sorted, rank_present, run_tasks
+
+
+#: chunks of subtrees per thread (tasks taken as the threads come free)
+CHUNKS_PER_THREAD = 4
 
 
 @njit(cache=True, inline="always")
@@ -198,34 +202,30 @@ def _grow_slots(slot, space):
     return np.full(space, -1, dtype=np.int32)
 
 
-@njit(cache=True, parallel=True)
-def subtrees_njit(codes, radix, ptr, weights, max_size, task_b, task_h, chunk_ptr, chunk_tasks,
-                  count_ratio, dense_limit, groups, sumsq):
-    """Groups and sums of squared sizes of the subsets of one subtree per task.
+@njit(cache=True, nogil=True)
+def subtrees_njit(c, codes, radix, ptr, weights, max_size, task_b, task_h, chunk_ptr,
+                  chunk_tasks, count_ratio, dense_limit, fmax, groups, sumsq):
+    """Groups and sums of squared sizes of the subsets of the subtrees of chunk ``c`` (a
+    task of :func:`.groupby.run_tasks`).
 
     Set ``b`` (entries ``ptr[b]:ptr[b+1]`` of ``codes`` (q, E) and ``weights`` (E,)) holds
-    the distinct rows of the columns ``b..q-1``.  Task ``t`` with ``task_h[t] == task_b[t]``
-    measures the subset ``{b}``; otherwise every subset of at most ``max_size`` columns that
-    has lowest bit ``b`` and second-lowest bit ``h``, in depth-first pre-order, each grouped
-    from its parent without the highest bit (whose ids are the last ones computed one level
-    up).  The tasks ``chunk_tasks[chunk_ptr[c]:chunk_ptr[c+1]]`` run on one thread, with
-    scratch of their own.  Writes ``groups[mask]`` and ``sumsq[mask]``."""
-    q = codes.shape[0]
-    fmax = 1
-    for b in range(q):
-        fmax = max(fmax, ptr[b + 1] - ptr[b])
-    n_chunks = chunk_ptr.shape[0] - 1
-    for c in prange(n_chunks):
-        _run_chunk(codes, radix, ptr, weights, max_size, task_b, task_h,
-                   chunk_tasks[chunk_ptr[c]:chunk_ptr[c + 1]], count_ratio, dense_limit, fmax,
-                   groups, sumsq)
+    the distinct rows of the columns ``b..q-1``; ``fmax`` is its largest size.  Task ``t``
+    with ``task_h[t] == task_b[t]`` measures the subset ``{b}``; otherwise every subset of at
+    most ``max_size`` columns that has lowest bit ``b`` and second-lowest bit ``h``, in
+    depth-first pre-order, each grouped from its parent without the highest bit (whose ids
+    are the last ones computed one level up).  The chunk's tasks
+    ``chunk_tasks[chunk_ptr[c]:chunk_ptr[c+1]]`` run in turn, with scratch of their own.
+    Writes ``groups[mask]`` and ``sumsq[mask]``."""
+    _run_chunk(codes, radix, ptr, weights, max_size, task_b, task_h,
+               chunk_tasks[chunk_ptr[c]:chunk_ptr[c + 1]], count_ratio, dense_limit, fmax,
+               groups, sumsq)
 
 
 @njit(cache=True)
 def _run_chunk(codes, radix, ptr, weights, max_size, task_b, task_h, tasks, count_ratio,
                dense_limit, fmax, groups, sumsq):
-    """The tasks of one thread, in turn, with scratch of their own (a plain function: the
-    scratch arrays are reallocated as they grow, which a ``prange`` body does not allow)."""
+    """The tasks of one chunk, in turn, with scratch of their own (reallocated as it
+    grows)."""
     q = codes.shape[0]
     hcap = 16
     while hcap < 2 * fmax:
@@ -313,9 +313,10 @@ def all_subsets_njit(codes, radix, max_size, row_weights, threads=None, count_ra
     The subsets whose lowest bit is ``b`` are grouped on the frequency set of the columns
     ``b..q-1`` (:func:`suffix_sets_njit`; place the widest columns first, so they appear in
     the fewest sets), in subtrees by their second-lowest bit spread over ``threads`` threads
-    (default: Numba's), each subset from its parent without the highest bit
-    (:func:`subtrees_njit`).  Key spaces up to ``count_ratio`` times the set are counted
-    densely, up to ``dense_limit`` addressed through a slot table, wider ones hashed.
+    (default: Numba's; a few chunks of about equal work per thread, taken as they come free),
+    each subset from its parent without the highest bit (:func:`subtrees_njit`).  Key spaces
+    up to ``count_ratio`` times the set are counted densely, up to ``dense_limit`` addressed
+    through a slot table, wider ones hashed.
     """
     q, n = codes.shape
     if q > 30:
@@ -335,9 +336,10 @@ def all_subsets_njit(codes, radix, max_size, row_weights, threads=None, count_ra
                 tasks_h.append(h)
                 work.append(int(sizes[b]) << (q - 1 - h))  # subtree size times the set
     threads = get_num_threads() if threads is None else int(threads)
-    # one thread for little work: a parallel region costs more than it saves there (and far
-    # more when the machine is loaded)
-    chunks = max(1, min(threads, len(work), sum(work) // 200_000))
+    # one chunk for little work: threads cost more than they save there (and far more when
+    # the machine is loaded); else a few per thread, so that a slowed thread takes fewer
+    chunks = max(1, min(CHUNKS_PER_THREAD * threads if threads > 1 else 1, len(work),
+                        sum(work) // 200_000))
     load = [0] * chunks
     members = [[] for _ in range(chunks)]
     for t in sorted(range(len(work)), key=lambda t: -work[t]):  # largest first, least loaded
@@ -348,9 +350,10 @@ def all_subsets_njit(codes, radix, max_size, row_weights, threads=None, count_ra
     chunk_tasks = np.array([t for m in members for t in m], dtype=np.int64)
     groups = np.full(1 << q, -1, dtype=np.int64)
     sumsq = np.full(1 << q, -1, dtype=np.int64)
-    subtrees_njit(sets, radix, ptr, weights, int(max_size), np.array(tasks_b, dtype=np.int64),
-                  np.array(tasks_h, dtype=np.int64), chunk_ptr, chunk_tasks, int(count_ratio),
-                  int(dense_limit), groups, sumsq)
+    run_tasks(subtrees_njit, chunks, sets, radix, ptr, weights, int(max_size),
+              np.array(tasks_b, dtype=np.int64), np.array(tasks_h, dtype=np.int64), chunk_ptr,
+              chunk_tasks, int(count_ratio), int(dense_limit), max(1, int(sizes.max(initial=1))),
+              groups, sumsq)
     return groups, sumsq
 
 
