@@ -16,6 +16,8 @@ from gpuppdp.anonymizer import NoSolutionError
 from gpuppdp.engine.search import flash_compiled, flash_kernels
 from gpuppdp.hierarchy import Hierarchy
 from gpuppdp.models import (
+    AlphaKAnonymity,
+    BetaLikeness,
     DistinctLDiversity,
     EntropyLDiversity,
     KAnonymity,
@@ -63,7 +65,13 @@ DIVERSITY = {"distinct": lambda: [DistinctLDiversity("s", 2)],
              "t-ordered": lambda: [TCloseness("s", 0.2, "ordered", order=list("fbdace"))],
              "recursive+t-ordered": lambda: [RecursiveCLDiversity("s", 3, 2),
                                              TCloseness("s", 0.3, "ordered",
-                                                        order=list("abcdef"))]}
+                                                        order=list("abcdef"))],
+             "alpha-k": lambda: [AlphaKAnonymity("s", 0.6, k=3)],
+             "alpha-k-value": lambda: [AlphaKAnonymity("s", 0.3, k=2, value="b")],
+             "beta": lambda: [BetaLikeness("s", 1.5)],
+             "beta-enhanced+t-ordered": lambda: [
+                 BetaLikeness("s", 3.0, enhanced=True),
+                 TCloseness("s", 0.3, "ordered", order=list("fedcba"))]}
 
 
 def assert_same_search(got, want, context):
@@ -119,7 +127,8 @@ def test_compiled_equals_python_on_random_tables(seed, monkeypatch):
 @pytest.mark.parametrize("seed", range(6))
 def test_compiled_equals_python_with_sensitive_models(seed, monkeypatch):
     """Classes of several (QIDs, sensitive value) entries judged by distinct, entropy and
-    recursive (c, l) l-diversity and equal, ordered and hierarchical t-closeness, with and without
+    recursive (c, l) l-diversity, equal, ordered and hierarchical t-closeness, (alpha,
+    k)-anonymity and basic and enhanced beta-likeness, with and without
     suppression (the linear phase and the k-anonymity sub-flag of a partially monotone search)."""
     data, hierarchies = _table(seed)
     data["s"] = np.random.default_rng(seed).choice(list("abcdef"), size=len(data),
@@ -147,17 +156,26 @@ def test_compiled_equals_python_on_adult(case, monkeypatch):
     assert_same_search(got, want, case)
 
 
-@pytest.mark.parametrize("sens,t", [("salary-class", 0.05), ("age", 0.15)])
-def test_compiled_equals_python_on_adult_ordered_closeness(sens, t, monkeypatch):
-    """Ordered t-closeness on Adult (8 QIDs, k=5, 5 %): two values in a given order, and
-    ages (72 values, numerically ordered) -- the compiled EMD is the vectorized one."""
+ADULT_MODELS = {
+    "ordered-salary": ("salary-class", lambda: [
+        KAnonymity(5), TCloseness("salary-class", 0.05, "ordered", order=["<=50K", ">50K"])]),
+    "ordered-age": ("age", lambda: [KAnonymity(5), TCloseness("age", 0.15, "ordered")]),
+    "alpha-k": ("occupation", lambda: [AlphaKAnonymity("occupation", 0.5, k=5)]),
+    "beta-enhanced": ("occupation", lambda: [KAnonymity(5),
+                                             BetaLikeness("occupation", 1.0, enhanced=True)]),
+}
+
+
+@pytest.mark.parametrize("name", list(ADULT_MODELS))
+def test_compiled_equals_python_on_adult_sensitive_models(name, monkeypatch):
+    """Ordered t-closeness (two values in a given order; 72 ages, ordered numerically),
+    (alpha, k)-anonymity and enhanced beta-likeness on Adult (8 QIDs, 5 %)."""
+    sens, models = ADULT_MODELS[name]
     data, hierarchies = datasets.adult()
     qids = {q: h for q, h in hierarchies.items() if q != sens}
-    order = ["<=50K", ">50K"] if sens == "salary-class" else None
-    fits = [_fit(data, qids, 5, 0.05, "loss", compiled, monkeypatch, sensitive=[sens],
-                 others="insensitive", models=[TCloseness(sens, t, "ordered", order=order)])
-            for compiled in (True, False)]
-    assert_same_search(*fits, (sens, t))
+    fits = [_fit(data, qids, None, 0.05, "loss", compiled, monkeypatch, sensitive=[sens],
+                 others="insensitive", models=models()) for compiled in (True, False)]
+    assert_same_search(*fits, name)
 
 
 def _adult_9(k, limit, metric, monkeypatch):

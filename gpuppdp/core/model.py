@@ -17,8 +17,10 @@ from .classes import Classes
 __all__ = ["Requirement", "PrivacyModel", "CompiledCheck", "COMPILED_KINDS"]
 
 #: the kinds of :class:`CompiledCheck`: class sizes only, distinct, entropy and recursive
-#: (c, l)-diversity, t-closeness with the equal, ordered or hierarchical distance
-COMPILED_KINDS = ("size", "distinct", "entropy", "recursive", "t-closeness")
+#: (c, l)-diversity, t-closeness with the equal, ordered or hierarchical distance,
+#: (alpha, k)-anonymity, beta-likeness
+COMPILED_KINDS = ("size", "distinct", "entropy", "recursive", "t-closeness", "alpha-k",
+                  "beta-likeness")
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,10 @@ class CompiledCheck:
       ``distance`` (0 equal, 1 ordered, 2 hierarchical), the arrays ``shares`` (each
       sensitive value's share of the table) and, hierarchical, ``tree`` (per level its node
       count, child offsets and children) and ``value_counts`` (each value's count, then the
-      table's rows), ordered, ``order`` (the codes in the attribute's order).
+      table's rows), ordered, ``order`` (the codes in the attribute's order);  ``alpha-k``:
+      ``alpha`` and ``value`` (the value's code; -1: every value);  ``beta-likeness``:
+      ``beta``, ``enhanced`` (0 or 1) and the arrays ``shares`` and ``neg_log_shares``
+      (``-ln`` of each share).
     """
 
     kind: str

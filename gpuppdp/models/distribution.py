@@ -13,7 +13,7 @@ import numpy as np
 from ..core.classes import Classes, entry_shares, segment_max, segment_sum
 from ..errors import InputError
 from ..validation import check_int, check_number, check_positive, format_values, plain_number
-from .base import SensitiveModel
+from .base import CompiledCheck, SensitiveModel
 
 __all__ = ["AlphaKAnonymity", "DeltaDisclosurePrivacy", "BetaLikeness", "PrivacyLoss"]
 
@@ -39,6 +39,7 @@ class AlphaKAnonymity(SensitiveModel):
 
     monotonic_with_generalization = True
     monotonic_with_suppression = False
+    compiled_kind = "alpha-k"
 
     def __init__(self, attribute: str, alpha: float, k: int = 1, value: str | None = None):
         super().__init__(attribute)
@@ -66,6 +67,13 @@ class AlphaKAnonymity(SensitiveModel):
 
     def class_fails(self, classes: Classes):
         return self.alphas(classes) > self.alpha
+
+    def compiled_check(self) -> CompiledCheck:
+        """``alpha`` and the value's code (-1: every value; one past the codes: a value not in
+        the data, whose share is 0)."""
+        code = -1 if self.value is None else self._code if self._code >= 0 else self.n_values
+        return CompiledCheck("alpha-k", self.sensitive_attribute,
+                             {"alpha": self.alpha, "value": code})
 
     def describe(self) -> dict:
         out = {"model": "alpha-k-anonymity", "attribute": self.sensitive_attribute,
@@ -131,6 +139,7 @@ class BetaLikeness(_DistributionModel):
     monotonic_with_generalization = True
     monotonic_with_suppression = False
     min_class_size = None
+    compiled_kind = "beta-likeness"
 
     def __init__(self, attribute: str, beta: float, enhanced: bool = False):
         super().__init__(attribute)
@@ -152,6 +161,14 @@ class BetaLikeness(_DistributionModel):
 
     def class_fails(self, classes: Classes):
         return self.betas(classes) > self.beta
+
+    def compiled_check(self) -> CompiledCheck:
+        """``beta``, ``enhanced``, the values' shares of the table and their ``-ln``."""
+        be, xp = self.backend, self.backend.xp
+        return CompiledCheck("beta-likeness", self.sensitive_attribute,
+                             {"beta": self.beta, "enhanced": int(self.enhanced)},
+                             {"shares": be.to_host(self._p),
+                              "neg_log_shares": be.to_host(-xp.log(self._p))})
 
     def describe(self) -> dict:
         return {"model": "enhanced-beta-likeness" if self.enhanced else "basic-beta-likeness",

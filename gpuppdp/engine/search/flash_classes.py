@@ -1,9 +1,10 @@
 """The compiled Flash's class verdicts: the classes of a node's (QIDs, sensitive value)
 entries, each judged by the models' compiled checks
 (:meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`): distinct, entropy and recursive
-(c, l)-diversity (Machanavajjhala et al. 2007) and t-closeness with ARX's equal, ordered or
-hierarchical distance (Li, Li & Venkatasubramanian 2007), with the same operations in the same
-order as the models' vectorized checks, so the verdicts are identical."""
+(c, l)-diversity (Machanavajjhala et al. 2007), t-closeness with ARX's equal, ordered or
+hierarchical distance (Li, Li & Venkatasubramanian 2007), (alpha, k)-anonymity (Wong et al.
+2006) and beta-likeness (Cao & Karras 2012), with the same operations in the same order as the
+models' vectorized checks, so the verdicts are identical."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from numba import njit
 from ...kernels.groupby import space_of
 from ...kernels.grouping import _find_slot, _hash_shift, _table_size
 
-__all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "judge_classes", "closeness",
-           "hierarchical_emd", "ordered_emd"]
+__all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "NOT_ASKED", "judge_classes", "closeness",
+           "hierarchical_emd", "ordered_emd", "recursive_fails", "shares_fail"]
 
 _i64 = np.int64
 # rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
@@ -26,9 +27,14 @@ SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF = (_i64(i) for i in rang
 # entries of the models' parameters: distinct l, entropy l's ceil(l) and ln(l), recursive
 # (c, l) (0: the model is not asked for), t of t-closeness (-1: not asked for; the ordered
 # distance's unnormalized threshold t (m - 1)) and its distance (:data:`CLOSENESS_DISTANCES`),
-# then the sensitive values' shares of the table q_v
+# alpha of (alpha, k)-anonymity (-1: not asked for) and its value's code (-1: every value),
+# beta of beta-likeness (-1: not asked for) and whether enhanced, then the sensitive values'
+# shares of the table q_v and their -ln q_v
 (DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
- CLOSENESS_DISTANCE, SHARES) = (_i64(i) for i in range(8))
+ CLOSENESS_DISTANCE, ALPHA, ALPHA_VALUE, BETA, BETA_ENHANCED, SHARES) = \
+    (_i64(i) for i in range(12))
+#: parameters that are -1 where their model is not asked for
+NOT_ASKED = (CLOSENESS_T, ALPHA, BETA)
 #: t-closeness's distances, by their number in the parameters (as
 #: :data:`gpuppdp.models.tcloseness.TCLOSENESS_DISTANCES`)
 CLOSENESS_DISTANCES = ("equal", "ordered", "hierarchical")
@@ -38,7 +44,9 @@ _ORDERED, _HIERARCHICAL = _i64(1), _i64(2)
 PARAMETER_SLOTS = {("distinct", "l"): DISTINCT_L, ("entropy", "min_size"): ENTROPY_MIN,
                    ("entropy", "ln_l"): ENTROPY_LN_L, ("recursive", "l"): RECURSIVE_L,
                    ("recursive", "c"): RECURSIVE_C, ("t-closeness", "t"): CLOSENESS_T,
-                   ("t-closeness", "distance"): CLOSENESS_DISTANCE}
+                   ("t-closeness", "distance"): CLOSENESS_DISTANCE,
+                   ("alpha-k", "alpha"): ALPHA, ("alpha-k", "value"): ALPHA_VALUE,
+                   ("beta-likeness", "beta"): BETA, ("beta-likeness", "enhanced"): BETA_ENHANCED}
 
 
 @njit(cache=True)
@@ -120,6 +128,48 @@ def closeness(hist, d, n, params, tree, value_counts):
 
 
 @njit(cache=True)
+def recursive_fails(hist, d, params):
+    """Recursive (c, l)-diversity's verdict on a class's ``d`` counts ``hist[1, :d]`` (sorted
+    ascending here, by insertion): fewer than ``l`` values, or ``r[d-1] >= c (r[0] + ... +
+    r[d-l])``."""
+    for t in range(1, d):
+        f = hist[1, t]
+        u = t
+        while u > 0 and hist[1, u - 1] > f:
+            hist[1, u] = hist[1, u - 1]
+            u -= 1
+        hist[1, u] = f
+    l_ = np.int64(params[RECURSIVE_L])
+    if d < l_:
+        return True
+    low = np.int64(0)
+    for t in range(d - l_ + 1):
+        low += hist[1, t]
+    return not (float(hist[1, d - 1]) < float(low) * params[RECURSIVE_C])
+
+
+@njit(cache=True)
+def shares_fail(hist, d, n, params):
+    """(alpha, k)-anonymity's and beta-likeness's verdicts on a class of ``n`` records
+    (:mod:`gpuppdp.models.distribution`): a share ``p_E(v) = f_v / n`` above ``alpha`` (of
+    the value ``ALPHA_VALUE``, unless -1); for ``p_E(v) > p(v)`` a gain ``(p_E(v) - p(v)) /
+    p(v)`` above ``beta`` or, enhanced, above ``-ln p(v)``."""
+    m = (params.shape[0] - SHARES) // 2
+    for t in range(d):
+        v = hist[0, t]
+        share = float(hist[1, t]) / float(n)
+        if params[ALPHA] >= 0 and share > params[ALPHA] and \
+                (params[ALPHA_VALUE] < 0 or v == params[ALPHA_VALUE]):
+            return True
+        p = params[SHARES + v]
+        if params[BETA] >= 0 and share > p:
+            gain = (share - p) / p
+            if gain > params[BETA] or (params[BETA_ENHANCED] and gain > params[SHARES + m + v]):
+                return True
+    return False
+
+
+@njit(cache=True)
 def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scratch, cls,
                    class_codes, hist, params, tree, value_counts, min_size, outlier):
     """The equivalence classes of the node's entries ``pos:pos+n`` (distinct (QIDs,
@@ -127,10 +177,9 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
     order of first appearance (a hashed or directly addressed table as in the roll-up), each
     judged by size and by the models of ``params`` as the Python models judge it
     (:mod:`gpuppdp.models.ldiversity`: entropy summed in ascending sensitive code, recursive
-    (c, l) on the ascending frequencies; :mod:`gpuppdp.models.tcloseness`: ARX's equal
-    distance summed in ascending sensitive code, its ordered and hierarchical ones by
-    :func:`closeness`).  Fills ``cls``, ``class_codes`` and
-    ``outlier``; returns the number of classes."""
+    (c, l) by :func:`recursive_fails`; :mod:`gpuppdp.models.tcloseness` by :func:`closeness`;
+    :mod:`gpuppdp.models.distribution` by :func:`shares_fail`).  Fills ``cls``,
+    ``class_codes`` and ``outlier``; returns the number of classes."""
     q = codes.shape[1]
     space = space_of(node_radix[0, :q])  # below the bottom's, which fits
     size = _table_size(n, space)
@@ -175,8 +224,8 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
         fails = total < min_size
         if not fails and params[DISTINCT_L] > 0:
             fails = d < params[DISTINCT_L]
-        if not fails and (params[ENTROPY_MIN] > 0 or params[RECURSIVE_L] > 0
-                          or params[CLOSENESS_T] >= 0):
+        if not fails and (params[ENTROPY_MIN] > 0 or params[RECURSIVE_L] > 0 or
+                          max(params[CLOSENESS_T], params[ALPHA], params[BETA]) >= 0):
             for t in range(d):  # (sensitive code, count), sorted by code (insertion)
                 e = cls[ENTRIES, cls[START, k] + t]
                 v, f = np.int64(sens[e]), count[e]
@@ -195,20 +244,8 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
                 fails = closeness(hist, d, total, params, tree, value_counts) > \
                     params[CLOSENESS_T]
             if not fails and params[RECURSIVE_L] > 0:
-                for t in range(1, d):  # the frequencies ascending (insertion)
-                    f = hist[1, t]
-                    u = t
-                    while u > 0 and hist[1, u - 1] > f:
-                        hist[1, u] = hist[1, u - 1]
-                        u -= 1
-                    hist[1, u] = f
-                l_ = np.int64(params[RECURSIVE_L])
-                if d < l_:
-                    fails = True
-                else:
-                    low = np.int64(0)
-                    for t in range(d - l_ + 1):
-                        low += hist[1, t]
-                    fails = not (float(hist[1, d - 1]) < float(low) * params[RECURSIVE_C])
+                fails = recursive_fails(hist, d, params)
+            if not fails and (params[ALPHA] >= 0 or params[BETA] >= 0):
+                fails = shares_fail(hist, d, total, params)
         outlier[k] = fails
     return n_classes

@@ -9,12 +9,13 @@ per checked node comparable to ARX's whole check on small tables.  Here the same
 in one compiled call; Python runs once per search.
 
 It covers the common case: models whose :meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`
-it judges (k-anonymity, l-diversity -- distinct, entropy, recursive (c, l) -- and t-closeness
-with the equal, ordered or hierarchical distance, one of each at most, on one sensitive attribute
-carried with its own codes), the loss, precision and discernibility metrics, a CPU backend, a
-frequency set of at most :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most
-:data:`MAX_LATTICE` nodes (node properties are arrays the size of the lattice here: one byte
-per direction and property set, as ARX's solution space stores them for small lattices).
+it judges (k-anonymity, l-diversity -- distinct, entropy, recursive (c, l) --, t-closeness
+with the equal, ordered or hierarchical distance, (alpha, k)-anonymity and beta-likeness, one
+of each at most, on one sensitive attribute carried with its own codes), the loss, precision
+and discernibility metrics, a CPU backend, a frequency set of at most
+:data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
+properties are arrays the size of the lattice here: one byte per direction and property set,
+as ARX's solution space stores them for small lattices).
 Anything else runs the Python traversal, which gives the same optimum and checked nodes.
 
 A check stops early, the node not anonymous, once it has more classes than an anonymous node
@@ -43,7 +44,7 @@ from ...kernels.segsum import _one_node
 from ..evaluate import NodeStats
 from ..metrics import Discernibility, Loss, Metric, Precision
 from ..solution_space import _fill_level
-from .flash_classes import CLOSENESS_T, PARAMETER_SLOTS, SHARES, judge_classes
+from .flash_classes import NOT_ASKED, PARAMETER_SLOTS, SHARES, judge_classes
 from .flash_kernels import (
     _CLASSES_ARGUMENT,
     _FLASH_PARAMETERS,
@@ -75,8 +76,6 @@ CACHE_ENTRIES, CACHE_BOTTOMS = 20_000_000, 64
 FIRST_CAPACITY = 1 << 14
 
 METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2}
-#: the model checks judged besides class sizes, on one sensitive attribute
-SENSITIVE_KINDS = ("distinct", "entropy", "recursive", "t-closeness")
 
 
 def compiled_flash_refusal(models, metric=None, *, evaluator=None,
@@ -182,15 +181,18 @@ def _metric_tables(ev, lat, limit: int | None) -> tuple:
 def _model_parameters(ev) -> tuple:
     """``(params, tree, value_counts)`` of :func:`~.flash_classes.judge_classes` from the
     evaluator's models' :meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`."""
-    params = np.zeros(SHARES + ev.encoded.n_sens)
-    params[CLOSENESS_T] = -1.0
+    m = ev.encoded.n_sens
+    params = np.zeros(SHARES + 2 * m)
+    params[list(NOT_ASKED)] = -1.0
     arrays = {"tree": np.zeros(1, np.int64), "value_counts": np.zeros(1, np.int64)}
     for model in ev.models:
         check = model.compiled_check()
         for name, value in check.numbers.items():
             params[PARAMETER_SLOTS[check.kind, name]] = value
         if "shares" in check.arrays:
-            params[SHARES:] = check.arrays["shares"]
+            params[SHARES:SHARES + m] = check.arrays["shares"]
+        if "neg_log_shares" in check.arrays:
+            params[SHARES + m:] = check.arrays["neg_log_shares"]
         if "order" in check.arrays:  # the ordered distance's order takes the tree's place
             arrays["tree"] = check.arrays["order"]
         arrays.update((k, v) for k, v in check.arrays.items() if k in arrays)
