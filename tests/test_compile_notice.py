@@ -66,7 +66,7 @@ def test_warm_up_kernels_follow_the_search():
     assert _warm_kernels(args(search="flash",
                               t_closeness=[("hierarchical", 0.2, None)])) == flash
     assert _warm_kernels(args(search="exhaustive")) == batched
-    assert _warm_kernels(args(t_closeness=[("ordered", 0.2, None)])) == ()
+    assert _warm_kernels(args(t_closeness=[("ordered", 0.2, None)])) == flash
     assert _warm_kernels(args(lkc=[(2, 5, 0.5, None)])) == ()
 
 
