@@ -13,7 +13,7 @@ import pytest
 
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.anonymizer import NoSolutionError
-from gpuppdp.engine.search import flash_compiled, flash_kernels
+from gpuppdp.engine.search import flash_classes, flash_compiled, flash_kernels
 from gpuppdp.hierarchy import Hierarchy
 from gpuppdp.models import (
     AlphaKAnonymity,
@@ -21,6 +21,7 @@ from gpuppdp.models import (
     DistinctLDiversity,
     EntropyLDiversity,
     KAnonymity,
+    TCLOSENESS_DISTANCES,
     RecursiveCLDiversity,
     TCloseness,
 )
@@ -280,6 +281,7 @@ def test_what_runs_compiled(monkeypatch):
                                                           order=list("abc"))]}):
         fit = _fit(data, hierarchies, 2, 0.3, "loss", True, monkeypatch, **kw)
         assert fit.search.details["compiled"]
+    assert flash_classes.CLOSENESS_DISTANCES == TCLOSENESS_DISTANCES  # one numbering
     other = Anonymizer(quasi_identifiers=hierarchies, sensitive=["s"],
                        models=[TCloseness("s", 0.5, "ordered", order=list("abc")),
                                TCloseness("s", 0.5), KAnonymity(2)],

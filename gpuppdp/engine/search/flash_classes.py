@@ -38,7 +38,7 @@ NOT_ASKED = (CLOSENESS_T, ALPHA, BETA)
 #: t-closeness's distances, by their number in the parameters (as
 #: :data:`gpuppdp.models.tcloseness.TCLOSENESS_DISTANCES`)
 CLOSENESS_DISTANCES = ("equal", "ordered", "hierarchical")
-_ORDERED, _HIERARCHICAL = _i64(1), _i64(2)
+_ORDERED, _HIERARCHICAL = (_i64(CLOSENESS_DISTANCES.index(d)) for d in ("ordered", "hierarchical"))
 
 #: (compiled check kind, number) -> its entry in the parameters (:meth:`CompiledCheck.numbers`)
 PARAMETER_SLOTS = {("distinct", "l"): DISTINCT_L, ("entropy", "min_size"): ENTROPY_MIN,
