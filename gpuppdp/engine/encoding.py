@@ -373,11 +373,10 @@ class EncodedTable:
         if backend is not self.backend:
             maps = backend.asarray(self.backend.to_host(maps))
         bottom = np.zeros((1, q), dtype=np.int64)
-        codes, sens, count, first, ptr = kernels.rollup(
+        codes, sens, count, first, ptr, host_ptr = kernels.rollup(
             backend, codes, sens, count, first, np.array([0]), np.array([len(count)]),
             off[np.arange(q), 0, 0][None, :], maps, self.node_radix(bottom))
-        ptr = backend.asarray(ptr)
-        return FrequencySet(bottom, codes, sens, count, first, ptr, backend.to_host(ptr))
+        return FrequencySet(bottom, codes, sens, count, first, backend.asarray(ptr), host_ptr)
 
 
 def check_complete(data: "pd.DataFrame | pa.Table", columns: Sequence[str],

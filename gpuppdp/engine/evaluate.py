@@ -180,11 +180,10 @@ class Evaluator:
             raise ValueError("a source node must be at least as specific as its target")
         q = levels.shape[1]
         node_map_off = self.map_off[np.arange(q)[None, :], src_levels, levels]
-        codes, sens, count, first, ptr = kernels.rollup(
+        codes, sens, count, first, ptr, host_ptr = kernels.rollup(
             self.backend, source.codes, source.sens, source.count, source.first,
             source.host_ptr[source_index], source.host_ptr[source_index + 1], node_map_off,
             self.maps, self.encoded.node_radix(levels), out)
-        host_ptr = self.backend.to_host(ptr).astype(np.int64)  # every form's ptr is int64
         return FrequencySet(levels, codes, sens, count, first, ptr, host_ptr)
 
     def _classes(self, fs: FrequencySet) -> Classes:

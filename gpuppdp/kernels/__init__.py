@@ -105,12 +105,14 @@ def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, n
     ``node_radix`` (B, q+1, host) is each node's number of codes per QID and sensitive value.
     Numba CPU form on the CPU, the CUDA form (:func:`grouping.rollup_cuda`) on a GPU.  ``out``:
     host arrays to write into, for the CPU form only (see :func:`grouping.rollup_njit`; a
-    GPU's allocations come from CuPy's memory pool)."""
+    GPU's allocations come from CuPy's memory pool).  Returns ``(codes, sens, count, first,
+    ptr, host_ptr)``: the frequency sets, their offsets and the offsets on the host (int64)."""
     if backend.kernels == "cpu":
-        return grouping.rollup_njit(src_codes, src_sens, src_count, src_first,
-                                    np.asarray(node_src_start), np.asarray(node_src_stop),
-                                    np.asarray(node_map_off, dtype=np.int64), maps_flat,
-                                    node_radix, out)
+        out = grouping.rollup_njit(src_codes, src_sens, src_count, src_first,
+                                   np.asarray(node_src_start), np.asarray(node_src_stop),
+                                   np.asarray(node_map_off, dtype=np.int64), maps_flat,
+                                   node_radix, out)
+        return out + (out[4].astype(np.int64, copy=False),)
     if out is not None:
         raise ValueError(f"rollup: out= is for the CPU form, not the {backend.kernels!r} one")
     if backend.kernels == "cuda":
@@ -119,13 +121,14 @@ def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, n
                                     node_radix)
     entries = int(np.sum(np.asarray(node_src_stop) - np.asarray(node_src_start)))
     if entries > SIMULATED_THREADS:
-        return grouping.rollup_xp(backend.xp, src_codes, src_sens, src_count, src_first,
-                                  node_src_start, node_src_stop, node_map_off, maps_flat,
-                                  node_radix)
+        out = grouping.rollup_xp(backend.xp, src_codes, src_sens, src_count, src_first,
+                                 node_src_start, node_src_stop, node_map_off, maps_flat,
+                                 node_radix)
+        return out + (backend.to_host(out[4]).astype(np.int64),)
     host = [backend.to_host(a) for a in (src_codes, src_sens, src_count, src_first, maps_flat)]
     out = grouping.rollup_cuda(np, host[0], host[1], host[2], host[3], node_src_start,
                                node_src_stop, node_map_off, host[4], node_radix)
-    return tuple(backend.asarray(a) for a in out)
+    return tuple(backend.asarray(a) for a in out[:5]) + (out[5],)
 
 
 def classes(backend, ptr, codes, radix):

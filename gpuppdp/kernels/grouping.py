@@ -730,6 +730,11 @@ def _rollup_emit(row_ptr, src_start, src_codes, src_sens, src_first, node_map_of
     out_count[o] = table_count[slot_of[i]]
 
 
+def _host(xp, ptr) -> np.ndarray:
+    """Device offsets ``ptr`` as a host int64 array."""
+    return np.asarray(ptr if xp is np else ptr.get(), dtype=np.int64)
+
+
 def _cuda_tables(lens, node_radix):
     """Per node: the packing strides (B, q+1) and the table's first slot and mask (-1:
     directly addressed, the key space's size) -- or ``None`` when a key space reaches
@@ -756,13 +761,16 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     thread per source entry, its node's table a slice of one array (directly addressed, or
     linear probing with slots claimed by compare-and-swap); a group's first entry is the
     smallest batch position in its slot (atomic minimum), a prefix sum over the first
-    entries numbers the groups.  On CuPy arrays, or NumPy ones under Numba's CUDA simulator."""
+    entries numbers the groups.  On CuPy arrays, or NumPy ones under Numba's CUDA simulator.
+    A sixth output: the offsets copied to the host, the one synchronization (their last is the
+    number of groups, which the outputs' allocation waits for)."""
     node_src_start = np.asarray(node_src_start, dtype=np.int64)
     lens = np.asarray(node_src_stop, dtype=np.int64) - node_src_start
     tables = _cuda_tables(lens, node_radix)
     if tables is None:
-        return rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start,
-                         node_src_start + lens, node_map_off, maps_flat, node_radix)
+        out = rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start,
+                        node_src_start + lens, node_map_off, maps_flat, node_radix)
+        return out + (_host(xp, out[4]),)
     strides, base, mask = tables
     host_row_ptr = np.zeros(len(lens) + 1, np.int64)
     np.cumsum(lens, out=host_row_ptr[1:])
@@ -771,7 +779,7 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     if total == 0:
         return (xp.zeros((0, q), dtype=maps_flat.dtype), xp.zeros(0, dtype=src_sens.dtype),
                 xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=src_first.dtype),
-                xp.zeros(len(lens) + 1, dtype=xp.int64))
+                xp.zeros(len(lens) + 1, dtype=xp.int64), np.zeros(len(lens) + 1, np.int64))
     row_ptr, start, map_off, strides, table_base, table_mask = to_device_together(
         xp, host_row_ptr, node_src_start, node_map_off, strides, base[:-1], mask)
     slots = int(base[-1])
@@ -788,7 +796,10 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     launch(_rollup_firsts, grid, CUDA_THREADS, slot_of, table_first, is_first)
     group_at = xp.concatenate([xp.zeros(1, dtype=xp.int64),  # exclusive prefix sum
                                xp.cumsum(is_first, dtype=xp.int64)])
-    n_groups = int(group_at[-1])
+    ptr = group_at[row_ptr]
+    # the one synchronization: the nodes' offsets, whose last is the number of groups
+    host_ptr = _host(xp, ptr)
+    n_groups = int(host_ptr[-1])
     codes = xp.empty((n_groups, q), dtype=maps_flat.dtype)
     sens = xp.empty(n_groups, dtype=src_sens.dtype)
     count = xp.empty(n_groups, dtype=xp.int64)
@@ -796,4 +807,4 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     launch(_rollup_emit, grid, CUDA_THREADS, row_ptr, start, src_codes, src_sens, src_first,
            map_off, maps_flat, slot_of, table_count, is_first, group_at, codes, sens, count,
            first)
-    return codes, sens, count, first, group_at[row_ptr]
+    return codes, sens, count, first, ptr, host_ptr

@@ -122,7 +122,7 @@ class _PopulationModel(PrivacyModel):
         maps, off = enc.level_maps()
         pop = self._bottom
         entries = pop.codes.shape[0]
-        codes, _, count, _, ptr = kernels.rollup(
+        codes, _, count, _, ptr, _ = kernels.rollup(
             be, pop.codes, pop.sens, pop.count, pop.first, np.zeros(n_nodes, dtype=np.int64),
             np.full(n_nodes, entries, dtype=np.int64), off[np.arange(q)[None, :], 0, levels],
             maps, enc.node_radix(levels))
