@@ -66,7 +66,7 @@ step compare 150 "$py" benchmarks/gpu_compare.py --rows "$rows" --json "$out/gpu
 step launch 60 "$py" benchmarks/bench_launch.py --json "$out/bench_launch_gpu.json"
 step search 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --json "$out/bench_search_gpu.json"
 step levels 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --search levels --json "$out/bench_levels_gpu.json"
-step exhaustive 60 "$py" benchmarks/bench_exhaustive.py --backend gpu --repeats 3 --json "$out/bench_exhaustive_gpu.json"
+step exhaustive 90 "$py" benchmarks/bench_exhaustive.py --backend gpu --repeats 3 --device-profile --json "$out/bench_exhaustive_gpu.json"
 step lattice 150 "$py" benchmarks/bench_lattice.py --backend gpu --qids 8 9 10 --repeats 1 --json "$out/bench_lattice_gpu.json"
 step scale 90 "$py" benchmarks/bench_scale.py --rows "$rows" --backend gpu --repeats 3 --warmup small --json "$out/bench_scale_gpu.json"
 step dp 60 "$py" benchmarks/bench_dp.py --backend gpu --fused-size 1e8 --json "$out/bench_dp_gpu.json"
