@@ -34,19 +34,8 @@ from numba import cuda, njit
 
 from .aot import CODE_TYPES, ahead_of_time
 from .cudalaunch import launch, to_device_together
-from .groupby import (
-    _HASH_MUL,
-    KEY_LIMIT,
-    balanced_runs,
-    extend_key,
-    group_xp,
-    n_tasks_for,
-    number_keys,
-    run_tasks,
-    segment_ids,
-    segment_of,
-    space_of,
-)
+from .groupby import (_HASH_MUL, KEY_LIMIT, balanced_runs, extend_key, group_xp, n_tasks_for,
+                      number_keys, run_tasks, segment_ids, segment_of, space_of)
 
 # -- Numba CPU form --------------------------------------------------------------------
 IDENTITY_OFFSET = 0  # a map at this offset is the identity: maps_flat[:d] == arange(d)
@@ -730,11 +719,6 @@ def _rollup_emit(row_ptr, src_start, src_codes, src_sens, src_first, node_map_of
     out_count[o] = table_count[slot_of[i]]
 
 
-def _host(xp, ptr) -> np.ndarray:
-    """Device offsets ``ptr`` as a host int64 array."""
-    return np.asarray(ptr if xp is np else ptr.get(), dtype=np.int64)
-
-
 def _cuda_tables(lens, node_radix):
     """Per node: the packing strides (B, q+1) and the table's first slot and mask (-1:
     directly addressed, the key space's size) -- or ``None`` when a key space reaches
@@ -762,15 +746,14 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     linear probing with slots claimed by compare-and-swap); a group's first entry is the
     smallest batch position in its slot (atomic minimum), a prefix sum over the first
     entries numbers the groups.  On CuPy arrays, or NumPy ones under Numba's CUDA simulator.
-    A sixth output: the offsets copied to the host, the one synchronization (their last is the
-    number of groups, which the outputs' allocation waits for)."""
+    Sixth output: the offsets on the host, the one synchronization (the last is the size)."""
     node_src_start = np.asarray(node_src_start, dtype=np.int64)
     lens = np.asarray(node_src_stop, dtype=np.int64) - node_src_start
     tables = _cuda_tables(lens, node_radix)
     if tables is None:
         out = rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start,
                         node_src_start + lens, node_map_off, maps_flat, node_radix)
-        return out + (_host(xp, out[4]),)
+        return out + (np.asarray(out[4] if xp is np else out[4].get(), dtype=np.int64),)
     strides, base, mask = tables
     host_row_ptr = np.zeros(len(lens) + 1, np.int64)
     np.cumsum(lens, out=host_row_ptr[1:])
@@ -797,8 +780,7 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     group_at = xp.concatenate([xp.zeros(1, dtype=xp.int64),  # exclusive prefix sum
                                xp.cumsum(is_first, dtype=xp.int64)])
     ptr = group_at[row_ptr]
-    # the one synchronization: the nodes' offsets, whose last is the number of groups
-    host_ptr = _host(xp, ptr)
+    host_ptr = np.asarray(ptr if xp is np else ptr.get(), dtype=np.int64)  # last: the size
     n_groups = int(host_ptr[-1])
     codes = xp.empty((n_groups, q), dtype=maps_flat.dtype)
     sens = xp.empty(n_groups, dtype=src_sens.dtype)
