@@ -29,6 +29,9 @@ Numba's too: the device's busy time (the union of those intervals) against the s
 time says how much of it the host's launching and waiting is, and the kernels with the most
 device time are listed.
 
+With ``--host-profile``, one more search runs under :mod:`cProfile`: the functions with the
+most host time (own and cumulative) are listed, where the host's share of a GPU search goes.
+
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_exhaustive.json``);
 it asserts nothing about time.
 
@@ -40,8 +43,10 @@ Example::
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import sys
 import tempfile
 import time
@@ -166,6 +171,33 @@ def device_profile(evaluator, lattice, sync, top: int = 12) -> dict:
                     for name, (n, us) in ranked]}
 
 
+def host_profile(evaluator, lattice, sync, top: int = 25) -> dict:
+    """One exhaustive search under :mod:`cProfile`: wall time and the ``top`` functions by own
+    time, with their calls and cumulative time."""
+    profiler = cProfile.Profile()
+    sync()
+    t0 = time.perf_counter()
+    profiler.enable()
+    exhaustive(evaluator, lattice)
+    sync()
+    profiler.disable()
+    wall = time.perf_counter() - t0
+    stats = pstats.Stats(profiler)
+    rows = []
+    for (path, line, name), (_, calls, own, cumulative, _) in stats.stats.items():
+        rows.append({"function": f"{os.path.basename(path)}:{line}({name})", "calls": calls,
+                     "own_seconds": own, "cumulative_seconds": cumulative})
+    rows.sort(key=lambda r: -r["own_seconds"])
+    return {"wall_seconds": wall, "top": rows[:top]}
+
+
+def print_host_profile(q: int, found: dict) -> None:
+    print(f"host profile, {q} QIDs (cProfile, wall {fmt_seconds(found['wall_seconds'])}):")
+    print_table(["function", "calls", "own", "cumulative"],
+                [[r["function"][:70], r["calls"], fmt_seconds(r["own_seconds"]),
+                  fmt_seconds(r["cumulative_seconds"])] for r in found["top"]])
+
+
 def print_device_profile(q: int, found: dict) -> None:
     if "error" in found:
         print(f"device profile, {q} QIDs: {found['error']}")
@@ -187,6 +219,8 @@ def main(argv=None) -> int:
     p.add_argument("--metric", default="loss", choices=("loss", "precision", "discernibility"))
     p.add_argument("--device-profile", action="store_true",
                    help="one more search under PyTorch's CUDA profiler (GPU only)")
+    p.add_argument("--host-profile", action="store_true",
+                   help="one more search under cProfile: where the host's time goes")
     args = p.parse_args(argv)
     qids = [int(q) for q in args.qids.split(",") if q.strip()]
 
@@ -224,6 +258,7 @@ def main(argv=None) -> int:
                      key=lambda spent: spent["total"])
         rollup = phases["roll-up"]
         profiled = device_profile(evaluator, lattice, sync) if args.device_profile else None
+        host = host_profile(evaluator, lattice, sync) if args.host_profile else None
         il = np.where(stats.anonymous, stats.information_loss, np.inf)
         best = None
         if stats.anonymous.any():
@@ -248,6 +283,7 @@ def main(argv=None) -> int:
             "optimum_information_loss": None if best is None else float(il[best]),
             "same_optimum_as_arx": same,
             "device_profile": profiled,
+            "host_profile": host,
         }
         results.append(case)
         rows.append([
@@ -272,6 +308,9 @@ def main(argv=None) -> int:
         if c["device_profile"] is not None:
             print()
             print_device_profile(c["qids"], c["device_profile"])
+        if c["host_profile"] is not None:
+            print()
+            print_host_profile(c["qids"], c["host_profile"])
     write_json(args.json, {"benchmark": "bench_exhaustive", "machine": info,
                            "settings": {"repeats": args.repeats, "warmup_runs": 1,
                                         "k": args.k, "suppression": args.suppression,
