@@ -17,6 +17,7 @@ import os
 from typing import Iterable, Sequence
 
 import numpy as np
+import pandas as pd
 
 from .core.codes import Domain, UnknownValuesError, encode_column
 from .display import hierarchy_html
@@ -194,7 +195,8 @@ class Hierarchy:
         level = self._level(level)
         return np.bincount(self._codes[level], minlength=len(self._labels[level]))
 
-    def leaf_codes(self, values: Sequence, *, attribute: str | None = None) -> np.ndarray:
+    def leaf_codes(self, values: Sequence | np.ndarray | pd.Series, *,
+                   attribute: str | None = None) -> np.ndarray:
         """Encode data values (compared as strings) to leaf codes (int32); values that are not
         leaves raise :class:`UnknownValuesError` naming them."""
         codes, _ = encode_column(values, domain=self.leaf_domain, name=attribute or self.name)
