@@ -518,7 +518,8 @@ class _ChunkEncoder:
         self.merge_entries, self.tee = merge_entries, tee
         self.merged: list[FrequencySet] = []
         self.pending: list[FrequencySet] = []
-        self.host: Backend | None = None  # the CPU backend, once the sets have been spilled to host memory
+        # the CPU backend, once the sets have been spilled to host memory
+        self.host: Backend | None = None
         self.watch, self.n_chunks = Stopwatch("encoding"), 0
         # on the CPU, without sensitive codes to number in order, a chunk's own frequency set
         # is built on its host thread too: sorted by key where the keys fit in int64, so that

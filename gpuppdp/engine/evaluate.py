@@ -158,7 +158,8 @@ class Evaluator:
         self.sensitive_maps = {name: (col.from_carried, len(col.labels))
                                for name, col in encoded.sensitive.items()
                                if col.from_carried is not None}
-        self._node_classes: tuple[tuple, Classes, Any] | None = None  # (levels, classes, outlier) of the last node_classes call
+        # (levels, classes, outlier) of the last node_classes call
+        self._node_classes: tuple[tuple, Classes, Any] | None = None
 
     # -- one batch ---------------------------------------------------------------------
     def evaluate(self, levels: np.ndarray, source: FrequencySet, source_index: np.ndarray,
@@ -375,7 +376,8 @@ class RollupBuffers:
         self.capacity = capacity
         self._q = bottom.codes.shape[1]
         self._dtypes = (evaluator.maps.dtype, bottom.sens.dtype)
-        self._open: list | None = None  # the set being filled: [arrays, next free row, batches in it]
+        # the set being filled: [arrays, next free row, batches in it]
+        self._open: list | None = None
         self._free: list[list] = []
 
     def take(self, entries: int):
