@@ -355,7 +355,7 @@ class _ClassJudge:
         _check_models(models, sensitive)
         if sensitive is not None:
             codes, labels = encode_column(values, as_str=True)
-            self.codes = codes.astype(np.int64)
+            self.codes: np.ndarray | None = codes.astype(np.int64)
             self.n_values = len(labels)
             table = sensitive_table(self.backend, sensitive, self.codes, labels)
             self.models = [copy.copy(m).bind(table) if getattr(m, "sensitive_attribute", None)

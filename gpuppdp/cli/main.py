@@ -82,7 +82,8 @@ class _Stops:
 def _install_handlers() -> dict:
     """Install :class:`_Stops` for every stop signal not ignored (as a parent may ask); returns
     the previous handlers (none where signals cannot be handled: not the main thread)."""
-    handler, previous = _Stops(), {}
+    handler = _Stops()
+    previous: dict[int, object] = {}
     for signum in STOP_SIGNALS:
         try:
             before = signal.getsignal(signum)

@@ -117,6 +117,7 @@ class _PopulationModel(PrivacyModel):
 
     def _population_sizes(self, classes: Classes):
         be, xp, enc = self.backend, self.backend.xp, self._encoded
+        assert enc is not None  # (population_sizes checked that the model is bound)
         levels = np.asarray(classes.levels, dtype=np.int64)
         n_nodes, q = levels.shape
         maps, off = enc.level_maps()
