@@ -39,7 +39,8 @@ def _float_array(xp, values, name: str) -> Array:
 
 
 def _percent(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value <= 100:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
+            not 0 < float(value) <= 100:
         raise InputError(f"{name} must be a percentage in (0, 100], got {value!r}")
     return float(value)
 
