@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from . import aot, groupby, grouping, histograms, segsum, subsets
+from . import aot, groupby, grouping, histograms, mdav, segsum, subsets
 from .cudalaunch import to_device_together
 from .grouping import reused_scratch, small_pages
 
@@ -30,7 +30,8 @@ warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result i
 
 __all__ = ["cached_signatures", "compiled", "risk_kernels", "warm_up", "rollup", "reused_scratch",
            "small_pages", "classes", "common_groups", "marginal_counts", "loss_sums", "node_stats",
-           "segment_min", "ordered_sums", "subset_stats", "groupby"]
+           "segment_min", "ordered_sums", "subset_stats", "groupby", "column_moments",
+           "microaggregate_partitions"]
 
 
 def warm_up(*dispatchers, wanted=None) -> threading.Thread:
@@ -285,3 +286,41 @@ def subset_stats(backend, codes, radix, max_size, weights=None):
     groups, sumsq = subsets.all_subsets_xp(backend.xp, list(codes), [int(r) for r in radix],
                                            int(max_size), weights)
     return backend.to_host(groups), backend.to_host(sumsq)
+
+
+#: rows at most of an MDAV run through the CUDA form under the simulator (a block's 128
+#: threads are Python threads there); larger ones take the CPU form, which chooses the same
+SIMULATED_MDAV_ROWS = 256
+
+
+def column_moments(backend, x, center, power: int) -> np.ndarray:
+    """Host (d,) sums of ``(x - center) ** power`` over the rows of ``x`` (n, d), the same
+    floats on every backend: fixed chunks of rows summed in order, then the chunks' sums
+    (:func:`.mdav.chunk_moments`)."""
+    if backend.kernels == "cudasim":  # the CUDA form on host arrays, under the simulator
+        return mdav.chunk_moments("cuda", np, backend.to_host(x), center, power).sum(axis=0)
+    return mdav.chunk_moments(backend.kernels, backend.xp, x, center, power).sum(axis=0)
+
+
+def microaggregate_partitions(backend, part_ptr, z, qz, scale: float, k: int):
+    """MDAV groups of the rows of each partition ``part_ptr[t]:part_ptr[t+1]`` (host
+    offsets) of ``z`` (n, d), ``qz`` its fixed-point integers: per row (device int64) the row
+    its group was formed around; the same groups on every backend (see :mod:`.mdav`)."""
+    part_ptr = np.asarray(part_ptr, dtype=np.int64)
+    n = z.shape[0]
+    if backend.kernels == "cpu" or (backend.kernels == "cudasim" and n > SIMULATED_MDAV_ROWS):
+        host = [backend.to_host(a) for a in (z, qz)] if backend.kernels == "cudasim" else \
+            [z, qz]
+        label = np.full(n, -1, np.int64)
+        mdav.mdav_njit(part_ptr, np.ascontiguousarray(host[0]), np.ascontiguousarray(host[1]),
+                       scale, k, label)
+        return label if backend.kernels == "cpu" else backend.asarray(label)
+    if backend.kernels == "cudasim":
+        label = np.full(n, -1, np.int64)
+        mdav.mdav_cuda(np, part_ptr, backend.to_host(z), backend.to_host(qz), scale, k, label)
+        return backend.asarray(label)
+    xp = backend.xp
+    label = xp.full(n, -1, dtype=xp.int64)
+    mdav.mdav_cuda(xp, part_ptr, xp.ascontiguousarray(z), xp.ascontiguousarray(qz), scale, k,
+                   label)
+    return label

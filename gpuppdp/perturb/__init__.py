@@ -1,9 +1,12 @@
-"""Perturbative masking of microdata (statistical disclosure control): noise, rank swapping,
-PRAM, top and bottom coding and permutation within groups, on the CPU or a GPU."""
+"""Perturbative masking of microdata (statistical disclosure control): microaggregation
+(MDAV), noise, rank swapping, PRAM, top and bottom coding and permutation within groups, on
+the CPU or a GPU."""
 
 from .draws import normal, random_source, uniform
+from .microaggregation import Microaggregation, microaggregate
 from .methods import (add_noise, bottom_code, invariant_pram_matrix, permute_within, pram,
                       rank_swap, top_code)
 
-__all__ = ["add_noise", "rank_swap", "pram", "invariant_pram_matrix", "top_code",
-           "bottom_code", "permute_within", "random_source", "uniform", "normal"]
+__all__ = ["microaggregate", "Microaggregation", "add_noise", "rank_swap", "pram",
+           "invariant_pram_matrix", "top_code", "bottom_code", "permute_within",
+           "random_source", "uniform", "normal"]
