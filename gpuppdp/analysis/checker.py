@@ -69,8 +69,9 @@ def value_order(values, order="auto", *, attribute: str = "the attribute") -> li
 
     ``order`` is ``"numeric"`` (every value must be a number; returns None: the model's own
     numeric order), ``"lexical"`` (the values as strings in the order of ARX's string data
-    type, Java's ``String.compareTo``), ``"auto"`` (ARX's default: numeric when every value
-    is a number, lexical otherwise) or a list of every value in order (returned as strings).
+    type, Java's ``String.compareTo``), ``"auto"`` (numeric when every value is a number, as
+    ARX orders an attribute declared ``DataType.INTEGER`` or ``DECIMAL``; lexical otherwise,
+    as ARX's default ``DataType.STRING``) or a list of every value in order (returned as strings).
     """
     distinct = list(dict.fromkeys(str(v) for v in values))
     if not isinstance(order, str):

@@ -214,8 +214,9 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
     models.add_argument("--order", type=_order_spec, action="append", default=[],
                         metavar="COL=lexical|numeric|V1,V2,...",
                         help="order of a sensitive attribute for --t-closeness ordered:T "
-                        "(default, as ARX: numerically when every value is a number, "
-                        "otherwise lexically as ARX's string type orders them)")
+                        "(default: numerically when every value is a number, as ARX orders an "
+                        "INTEGER or DECIMAL attribute, otherwise lexically, as ARX's default "
+                        "STRING type orders them)")
     models.add_argument("--alpha-k", type=_alpha_k, action="append", default=[],
                         metavar="ALPHA,K[@COL]", help="(alpha,k)-anonymity")
     models.add_argument("--delta-disclosure", type=_delta_disclosure, action="append",
