@@ -142,7 +142,8 @@ def _check_options(qids: list, sensitive: str | None, prior, lkc) -> list[str]:
     if lkc is not None:
         if not isinstance(lkc, (tuple, list)) or len(lkc) not in (3, 4):
             raise InputError(f"lkc must be a tuple (L, K, C) or (L, K, C, values), got {lkc!r}")
-        LKCPrivacy(*lkc, attribute=sensitive or "-")  # validates L, K, C and the values
+        LKCPrivacy(lkc[0], lkc[1], lkc[2], lkc[3] if len(lkc) == 4 else None,
+                   attribute=sensitive or "-")  # validates L, K, C and the values
         if len(lkc) == 4 and sensitive is None:
             raise InputError("lkc with sensitive values needs the sensitive attribute "
                              "(sensitive=...)")
@@ -264,6 +265,7 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
         out.update({k: None for k in _SENSITIVE_KEYS})
     else:
         step()
+        assert sens_codes is not None and labels is not None  # encoded with the sensitive
         distinct, stats = _sensitive_measures(
             out, be, classes, sensitive_table(be, sensitive, sens_codes, labels), sensitive,
             labels, prior, order, sensitive_hierarchy)
@@ -375,6 +377,7 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
         out.update({k: None for k in _SENSITIVE_KEYS})
     else:
         step()
+        assert sens_codes is not None and sens_labels is not None  # read with the sensitive
         sens_counts = np.bincount(sens_codes, weights=counts.astype(np.float64),
                                   minlength=len(sens_labels)).astype(np.int64)
         _sensitive_measures(out, be, classes, _counts_table(be, sensitive, sens_counts,
