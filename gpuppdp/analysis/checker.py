@@ -365,9 +365,7 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
     del reducer                                 # its copy of the frequency set
     q = len(qids)
     cards = [max(len(lab), 1) for lab in labels[:q]]
-    sens_codes = sens_labels = None
-    if sensitive is not None:
-        sens_codes, sens_labels = codes[q], labels[q]
+    sens_codes, sens_labels = (codes[q], labels[q]) if sensitive is not None else (None, None)
     classes = _classes_of_entries(be, _combine(codes[:q], cards)[0], sens_codes, counts)
     if lkc is None:
         del codes                               # only LKC regroups the QID codes
