@@ -264,9 +264,9 @@ class Domain:
         return out if known or out.min() >= 0 else None
 
 
-def encode_column(values, *, domain: Sequence | Domain | None = None, name: str | None = None,
-                  sort: bool = False, as_str: bool = False, unknown: str = "error"
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def encode_column(values, *, domain: Sequence | np.ndarray | Domain | None = None,
+                  name: str | None = None, sort: bool = False, as_str: bool = False,
+                  unknown: str = "error") -> tuple[np.ndarray, np.ndarray]:
     """Encode one column: ``(codes, labels)`` with ``labels[codes[i]]`` the value of row ``i``.
 
     Parameters

@@ -262,7 +262,7 @@ class Evaluator:
                          kept.astype(np.int64), smallest, aecs, il, lb,
                          entries.astype(np.int64), levels.sum(axis=1))
 
-    def node_classes(self, levels) -> tuple[Classes, object]:
+    def node_classes(self, levels) -> tuple[Classes, Array]:
         """``(classes, outlier)`` of node ``levels``: its equivalence classes and which fail a
         privacy model; kept for the last node asked (a release and its summary ask for the
         optimum, each more than once).  No node statistics or metric: a release after the
