@@ -62,7 +62,7 @@ step tests 210 env GPUPPDP_TEST_GPU=1 "$py" "${safe_path[@]}" -m pytest -q --max
   tests/test_dp_chacha.py tests/test_dp_sampler.py tests/test_dp_mechanisms.py \
   tests/test_backend.py tests/test_testing.py tests/test_flash_sparse.py tests/test_cudalaunch.py \
   tests/test_models_ldiv_tclose.py tests/test_models_more.py tests/test_risk.py tests/test_utility.py \
-  tests/test_perturb.py
+  tests/test_perturb.py tests/test_microaggregation.py
 step compare 150 "$py" benchmarks/gpu_compare.py --rows "$rows" --json "$out/gpu_compare.json"
 step launch 60 "$py" benchmarks/bench_launch.py --json "$out/bench_launch_gpu.json"
 step search 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --json "$out/bench_search_gpu.json"
@@ -70,7 +70,7 @@ step levels 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 
 step exhaustive 90 "$py" benchmarks/bench_exhaustive.py --backend gpu --repeats 3 --device-profile --json "$out/bench_exhaustive_gpu.json"
 step lattice 150 "$py" benchmarks/bench_lattice.py --backend gpu --qids 8 9 10 --repeats 1 --json "$out/bench_lattice_gpu.json"
 step scale 90 "$py" benchmarks/bench_scale.py --rows "$rows" --backend gpu --repeats 3 --warmup small --json "$out/bench_scale_gpu.json"
-step perturb 120 "$py" benchmarks/bench_perturb.py --backend gpu --rows 5e7 --repeats 3 --json "$out/bench_perturb_gpu.json"
+step perturb 150 "$py" benchmarks/bench_perturb.py --backend gpu --rows 5e7 --repeats 3 --mdav-rows 1e5 --mdav-census-rows 1e8 --json "$out/bench_perturb_gpu.json"
 step dp 60 "$py" benchmarks/bench_dp.py --backend gpu --fused-size 1e8 --json "$out/bench_dp_gpu.json"
 export GPUPPDP_LOG=DEBUG  # the census runs log where their ordered thread spent its time
 step census 210 "$py" benchmarks/bench_census.py --rows 2e7 --runs 2 --backend gpu --measure risk check --json "$out/bench_census_gpu.json"
