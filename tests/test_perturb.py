@@ -52,16 +52,17 @@ def test_correlated_noise_has_the_datas_covariance(backend):
     assert abs(corr - np.corrcoef(x, rowvar=False)[0, 1]) < 0.01  # correlation kept
 
 
-def _rank_swap_reference(x, p, keys):
+def _rank_swap_reference(x, p, bits):
     """Direct loops: ranks in blocks of ceil(p n / 100), each block's ranks ordered by the
-    keys, consecutive ones paired and swapped."""
+    random bits (those a block number leaves of 63), consecutive ones paired and swapped."""
     n = len(x)
     width = max(2, -(-int(round(p * n)) // 100))
+    kept = 63 - max(1, int((n - 1) // width).bit_length())
     by_rank = np.argsort(x, kind="stable")
     out = x.copy()
     for start in range(0, n, width):
         ranks = list(range(start, min(start + width, n)))
-        ranks.sort(key=lambda r: (keys[r], r))
+        ranks.sort(key=lambda r: (int(bits[r]) >> (63 - kept), r))
         for a, b in zip(ranks[0::2], ranks[1::2]):
             out[by_rank[a]], out[by_rank[b]] = x[by_rank[b]], x[by_rank[a]]
     return out
@@ -146,10 +147,11 @@ def test_permutation_within_groups_equals_direct_loops(backend):
     got = _host(backend, permute_within(backend.asarray(values), backend.asarray(groups),
                                         seed=4, backend=backend))
     keys = _host(backend, random_source(backend, seed=4).random_bits(len(values)))
+    used = int(groups.max()).bit_length()  # the random bits below the group's
     want = np.empty_like(values)
     for g in np.unique(groups):
         rows = np.flatnonzero(groups == g)
-        shuffled = sorted(rows, key=lambda r: (keys[r], r))
+        shuffled = sorted(rows, key=lambda r: (int(keys[r]) >> used, r))
         want[rows] = values[shuffled]
     np.testing.assert_array_equal(got, want)
     for g in np.unique(groups):
@@ -170,6 +172,8 @@ def test_bad_input_is_named(backend):
         pram(backend.asarray(np.array([0, 2])), np.eye(2), seed=1, backend=backend)
     with pytest.raises(InputError, match="sum"):
         pram(backend.asarray(np.array([0, 1])), [[0.5, 0.4], [0, 1]], seed=1, backend=backend)
+    with pytest.raises(InputError, match="non-negative integer labels"):
+        permute_within(x, backend.asarray(np.full(10, -1)), seed=1, backend=backend)
     with pytest.raises(InputError, match="differ in length"):
         permute_within(x, backend.asarray(np.zeros(3, np.int64)), seed=1, backend=backend)
     with pytest.raises(InputError, match="seed or source"):

@@ -102,7 +102,11 @@ def rank_swap(values, p: float, *, seed: int | None = None, source=None,
     width = max(2, -(-int(round(_percent(p, "p") * n)) // 100))
     by_rank = xp.argsort(x, kind="stable")             # rank -> row
     block = xp.arange(n, dtype=xp.int64) // width      # of each rank
-    shuffled = xp.lexsort(xp.stack([src.random_bits(n), block]))  # ranks, shuffled in blocks
+    # ranks shuffled within their blocks: one sort by the block in the high bits and random
+    # bits below it (a tie between equal random bits keeps the rank order)
+    shift = 63 - max(1, int((n - 1) // width).bit_length())
+    key = (block << shift) | (src.random_bits(n) >> (63 - shift))
+    shuffled = xp.argsort(key, kind="stable")
     pos = xp.arange(n, dtype=xp.int64) - block * width  # position in its block's shuffle
     block_size = xp.minimum(width, n - block * width)
     mate = pos ^ 1
@@ -200,8 +204,14 @@ def permute_within(values, groups, *, seed: int | None = None, source=None,
     v, g = xp.asarray(values), xp.asarray(groups)
     if v.shape[0] != g.shape[0]:
         raise InputError(f"values and groups differ in length: {v.shape[0]} and {g.shape[0]}")
+    if g.dtype.kind not in "iu" or (g.size and int(g.min()) < 0):
+        raise InputError("groups must be non-negative integer labels (e.g. class numbers)")
+    g = g.astype(xp.int64)
+    used = max(1, int(g.max()).bit_length()) if g.size else 1
     by_group = xp.argsort(g, kind="stable")
-    shuffled = xp.lexsort(xp.stack([src.random_bits(v.shape[0]), g.astype(xp.int64)]))
+    # the group in the high bits, random bits below it: one sort shuffles every group
+    shuffled = xp.argsort((g << (63 - used)) | (src.random_bits(v.shape[0]) >> used),
+                          kind="stable")
     out = xp.empty_like(v)
     out[by_group] = v[shuffled]
     return out
