@@ -4,9 +4,10 @@ the CPU or a GPU."""
 
 from .draws import normal, random_source, uniform
 from .microaggregation import Microaggregation, microaggregate
+from .release import Perturbation, PerturbedRelease
 from .methods import (add_noise, bottom_code, invariant_pram_matrix, permute_within, pram,
-                      rank_swap, top_code)
+                      rank_swap, rank_swap_sources, top_code)
 
-__all__ = ["microaggregate", "Microaggregation", "add_noise", "rank_swap", "pram",
-           "invariant_pram_matrix", "top_code", "bottom_code", "permute_within",
-           "random_source", "uniform", "normal"]
+__all__ = ["Perturbation", "PerturbedRelease", "microaggregate", "Microaggregation",
+           "add_noise", "rank_swap", "rank_swap_sources", "pram", "invariant_pram_matrix",
+           "top_code", "bottom_code", "permute_within", "random_source", "uniform", "normal"]

@@ -24,8 +24,8 @@ from ..backend import Array
 from ..errors import InputError
 from .draws import normal, random_source, uniform
 
-__all__ = ["add_noise", "rank_swap", "pram", "invariant_pram_matrix", "top_code",
-           "bottom_code", "permute_within"]
+__all__ = ["add_noise", "rank_swap", "rank_swap_sources", "pram", "invariant_pram_matrix",
+           "top_code", "bottom_code", "permute_within"]
 
 
 def _float_array(xp, values, name: str) -> Array:
@@ -87,12 +87,22 @@ def add_noise(values, noise: float, *, method: str = "additive", seed: int | Non
 
 def rank_swap(values, p: float, *, seed: int | None = None, source=None,
               backend="auto") -> Array:
-    """Rank swapping of one numeric column: records are paired at random within blocks of
-    ``ceil(p/100 * n)`` consecutive ranks (ties ordered by position) and each pair exchanges
-    its values (the odd one of a block keeps its own).  The column's multiset of values is
-    kept exactly, and no value moves further than ``p`` % of the rank range.  Moore's (1996)
-    sequential algorithm draws each partner from a window sliding over the ranks; the blocks
-    make every pair independent, so the whole column is one sort and one gather."""
+    """Rank swapping of one numeric column (:func:`rank_swap_sources`): each record gets the
+    value of the record it is paired with."""
+    src = random_source(backend, seed, source)
+    x = src.backend.xp.asarray(values)
+    return x[rank_swap_sources(x, p, source=src)]
+
+
+def rank_swap_sources(values, p: float, *, seed: int | None = None, source=None,
+                      backend="auto") -> Array:
+    """Rank swapping's pairs: for each record, the record whose value it takes.  Records are
+    paired at random within blocks of ``ceil(p/100 * n)`` consecutive ranks of ``values``
+    (ties ordered by position) and each pair exchanges its values (the odd one of a block
+    keeps its own), so the column's multiset of values is kept exactly and no value moves
+    further than ``p`` % of the rank range.  Moore's (1996) sequential algorithm draws each
+    partner from a window sliding over the ranks; the blocks make every pair independent, so
+    the whole column is one sort and one gather."""
     src = random_source(backend, seed, source)
     xp = src.backend.xp
     x = xp.asarray(values)
@@ -112,9 +122,9 @@ def rank_swap(values, p: float, *, seed: int | None = None, source=None,
     mate = pos ^ 1
     partner = xp.where(mate < block_size, xp.arange(n, dtype=xp.int64) - pos + mate,
                        xp.arange(n, dtype=xp.int64))
-    out = xp.empty_like(x)
-    out[by_rank[shuffled]] = x[by_rank[shuffled[partner]]]
-    return out
+    sources = xp.empty(n, dtype=xp.int64)
+    sources[by_rank[shuffled]] = by_rank[shuffled[partner]]
+    return sources
 
 
 def pram(codes, matrix, *, seed: int | None = None, source=None, backend="auto") -> Array:
