@@ -101,6 +101,11 @@ def test_cli_writes_the_release_and_summary(tmp_path, capsys):
                                                          "permute"]
     assert summary["dropped_identifying"] == ["id"] and summary["records"] == 600
     assert summary["methods"][0]["checked_k"] >= 3
+    measures = summary["measures"]
+    assert measures["columns"] == ["age", "hours", "income"]
+    assert 0 <= measures["risk"]["linkage_rate"] <= 1
+    assert measures["utility"]["mean_variation"] < 1e-9  # group means and swaps keep means
+    assert "record linkage" in capsys.readouterr().out
 
 
 def test_cli_errors_write_nothing(tmp_path, capsys):

@@ -121,6 +121,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None,
                    help="reproducible draws, for tests and experiments (default: OS entropy)")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
+    p.add_argument("--no-measures", action="store_true",
+                   help="skip the risk and utility measures of the changed numeric columns "
+                   "(record linkage, interval disclosure, IL1s, propensity score, ...)")
     return p
 
 
@@ -150,7 +153,8 @@ def run_perturb(args: argparse.Namespace) -> int:
         top_code={c: v for cols, v in args.top_code for c in cols},
         bottom_code={c: v for cols, v in args.bottom_code for c in cols},
         permute={c: args.by for c in args.permute}, partition_rows=args.partition_rows,
-        aggregate=args.aggregate, seed=args.seed, backend=args.backend)
+        aggregate=args.aggregate, seed=args.seed, backend=args.backend,
+        measures=not args.no_measures)
     data = read_table(args.input, sep=args.sep, encoding=args.encoding)
     absent = [c for c in args.identifying if c not in data.columns]
     if absent:
@@ -161,6 +165,13 @@ def run_perturb(args: argparse.Namespace) -> int:
     summary["dropped_identifying"] = list(args.identifying)
     for m in summary["methods"]:
         print(f"{m['method']}: {', '.join(m['columns'])} ({m['seconds']:.2f} s)")
+    measures = summary["measures"]
+    if measures is not None:
+        risk, utility = measures["risk"], measures["utility"]
+        print(f"measures of {', '.join(measures['columns'])}: record linkage "
+              f"{risk['linkage_rate']:.4f}, interval disclosure "
+              f"{risk['interval_disclosure']['records_at_risk']:.4f}, IL1s "
+              f"{utility['il1s']:.4f}, propensity score {utility['propensity_score']:.4f}")
     print(f"released {len(released):,} records, {released.shape[1]} columns")
     with plan.writing() as out:
         out.write_table("--output", released, sep=table_delimiter(args.input, args.sep))

@@ -22,6 +22,7 @@ from ..backend import get_backend
 from ..errors import InputError
 from ..validation import format_values
 from .draws import random_source
+from .measures import perturbation_measures
 from .methods import (add_noise, bottom_code, invariant_pram_matrix, permute_within, pram,
                       rank_swap_sources, top_code)
 from .microaggregation import microaggregate
@@ -36,9 +37,11 @@ class PerturbedRelease:
     data: pd.DataFrame
     methods: list[dict] = field(default_factory=list)
     seconds: float = 0.0
+    measures: dict | None = None
 
     def summary(self) -> dict:
-        return {"records": len(self.data), "methods": self.methods, "seconds": self.seconds}
+        return {"records": len(self.data), "methods": self.methods, "measures": self.measures,
+                "seconds": self.seconds}
 
 
 def _numeric(data: pd.DataFrame, column: str, method: str) -> np.ndarray:
@@ -103,6 +106,10 @@ class Perturbation:
     seed : int, optional
         Reproducible draws (tests, experiments); by default keyed from the OS.
     backend : "auto", "cpu" or "gpu"
+    measures : bool, default True
+        Measure the numeric columns changed (microaggregated, swapped, noised, coded)
+        against the original ones (:func:`.perturbation_measures`: information loss,
+        propensity score, record linkage, interval disclosure).
     """
 
     def __init__(self, *, microaggregate: Sequence[tuple[Sequence[str], int]] = (),
@@ -113,7 +120,7 @@ class Perturbation:
                  bottom_code: Mapping[str, float] | None = None,
                  permute: Mapping[str, Sequence[str]] | None = None,
                  partition_rows: int | None = None, aggregate: str = "mean",
-                 seed: int | None = None, backend="auto"):
+                 seed: int | None = None, backend="auto", measures: bool = True):
         self.microaggregate = [(list(cols), k) for cols, k in microaggregate]
         self.swap = dict(swap or {})
         self.noise = {((c,) if isinstance(c, str) else tuple(c)): v
@@ -124,7 +131,7 @@ class Perturbation:
         self.top_code, self.bottom_code = dict(top_code or {}), dict(bottom_code or {})
         self.permute = {c: list(by) for c, by in (permute or {}).items()}
         self.partition_rows, self.aggregate = partition_rows, aggregate
-        self.seed, self.backend = seed, backend
+        self.seed, self.backend, self.measures = seed, backend, measures
         if not any((self.microaggregate, self.swap, self.noise, self.pram, self.top_code,
                     self.bottom_code, self.permute)):
             raise InputError("no perturbation asked for: name columns for at least one method")
@@ -185,7 +192,16 @@ class Perturbation:
             methods.append(self._timed("permute", [column], {
                 "by": by, "groups": int(groups.max()) + 1 if len(groups) else 0},
                 lambda c=column, g=groups: self._permuted(be, data, c, g, source), out))
-        return PerturbedRelease(out, methods, time.perf_counter() - t0)
+        numeric = [c for m in methods if m["method"] not in ("pram", "permute")
+                   for c in m["columns"]]
+        measured = None
+        if self.measures and numeric:
+            measured = perturbation_measures(
+                be.asarray(np.column_stack([_numeric(data, c, "measures") for c in numeric])),
+                be.asarray(np.column_stack([_numeric(out, c, "measures") for c in numeric])),
+                backend=be)
+            measured["columns"] = numeric
+        return PerturbedRelease(out, methods, time.perf_counter() - t0, measured)
 
     @staticmethod
     def _timed(method: str, columns: list, info: dict, run, out: pd.DataFrame) -> dict:
