@@ -122,3 +122,20 @@ def test_cli_errors_write_nothing(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["perturb", str(src), "--swap", "income", "--output", str(target)])
     assert "--swap expects COL:NUMBER%" in capsys.readouterr().err
+
+
+def test_risk_measures_a_perturbed_release_against_its_original(tmp_path, capsys):
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    _table().to_csv(src, index=False)
+    assert main(["perturb", str(src), "--noise", "income:1e-6", "--output", str(out),
+                 "--seed", "1", "--backend", "cpu", "--no-measures"]) == 0
+    capsys.readouterr()
+    js = tmp_path / "risk.json"
+    assert main(["risk", str(out), "--qi", "sex", "zip", "--original", str(src),
+                 "--perturbed", "income", "--json", str(js), "--top", "0",
+                 "--backend", "cpu", "--quiet"]) == 0
+    assert "record linkage" in capsys.readouterr().out
+    pert = json.loads(js.read_text())["perturbation"]
+    assert pert["columns"] == ["income"] and pert["risk"]["linkage_rate"] > 0.9  # tiny noise
+    assert main(["risk", str(out), "--qi", "sex", "--original", str(src)]) == USER_ERROR
+    assert "go together" in capsys.readouterr().err

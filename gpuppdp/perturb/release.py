@@ -27,7 +27,7 @@ from .methods import (add_noise, bottom_code, invariant_pram_matrix, permute_wit
                       rank_swap_sources, top_code)
 from .microaggregation import microaggregate
 
-__all__ = ["Perturbation", "PerturbedRelease"]
+__all__ = ["Perturbation", "PerturbedRelease", "numeric_columns"]
 
 
 @dataclass
@@ -62,6 +62,15 @@ def _numeric(data: pd.DataFrame, column: str, method: str) -> np.ndarray:
                          f"{int(np.flatnonzero(values.isna().to_numpy())[0])}); impute or "
                          "drop them first")
     return values.to_numpy(dtype=np.float64)
+
+
+def numeric_columns(data: pd.DataFrame, columns, what: str) -> np.ndarray:
+    """``columns`` of ``data`` as a float64 (n, d) array (text read as numbers; see
+    :func:`_numeric`), ``what`` naming the caller in errors."""
+    absent = [c for c in columns if c not in data.columns]
+    if absent:
+        raise InputError(f"{what}: columns not in the table: {format_values(absent)}")
+    return np.column_stack([_numeric(data, c, what) for c in columns])
 
 
 def _pram_matrix(column: str, labels: list, counts: np.ndarray, given, retain: float):
