@@ -23,16 +23,19 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from numba import cuda, njit
 
+from .aot import ahead_of_time
 from .cudalaunch import launch
 from .groupby import run_tasks
 
 #: rows per chunk of the deterministic column sums
 SUM_CHUNK = 4096
-#: threads per block of the CUDA MDAV (one block per partition)
-MDAV_THREADS = 128
+#: threads per block of the CUDA MDAV (one block per partition); fewer under Numba's
+#: simulator, whose threads are Python threads (the groups do not depend on the number)
+MDAV_THREADS = 32 if numba.config.ENABLE_CUDASIM else 128
 #: columns at most (the CUDA form keeps the centroid's sums in shared memory)
 MDAV_MAX_COLUMNS = 32
 #: group size at most on a GPU (a group's rows are kept in shared memory while it is formed)
@@ -57,6 +60,10 @@ def _chunk_moments_njit(x, center, power, out):
             out[c, j] = s
 
 
+ahead_of_time(_chunk_moments_njit, ["none(float64[:, ::1], float64[::1], int64, "
+                                    "float64[:, ::1])"])
+
+
 @cuda.jit(cache=True)
 def _chunk_moments_cuda(x, center, power, out):
     """One thread per (chunk, column): :func:`_chunk_moments_njit`'s sums, the same order."""
@@ -79,7 +86,8 @@ def chunk_moments(kernels: str, xp, x, center, power: int) -> np.ndarray:
     chunks = max(1, -(-n // SUM_CHUNK))
     if kernels == "cpu":
         out = np.empty((chunks, d))
-        _chunk_moments_njit(x, np.ascontiguousarray(center, dtype=np.float64), power, out)
+        _chunk_moments_njit(np.ascontiguousarray(x, dtype=np.float64),
+                            np.ascontiguousarray(center, dtype=np.float64), power, out)
         return out
     out = xp.empty((chunks, d), dtype=xp.float64)
     launch(_chunk_moments_cuda, -(-chunks * d // MDAV_THREADS), MDAV_THREADS, x,
@@ -215,6 +223,10 @@ def _mdav_partition(t, part_ptr, z, qz, scale, k, label):
         rest = ids[:m].min()
         for p in range(m):
             label[ids[p]] = rest
+
+
+ahead_of_time(_mdav_partition, ["none(int64, int64[::1], float64[:, ::1], int64[:, ::1], "
+                                "float64, int64, int64[::1])"])
 
 
 def mdav_njit(part_ptr, z, qz, scale: float, k: int, label) -> None:
