@@ -312,8 +312,8 @@ class _Diversity:
 
 
 def _run(backend, attrs, sens, k, l, strict, part, judge=None):
-    """Cut ``part`` (device class ids, changed in place) round by round; returns the final
-    partition (host, ids ``0..`` in the order of the rounds' ids) and the number of rounds."""
+    """Cut ``part`` (device class ids, changed in place) round by round; returns
+    :func:`_classes` of the final partition and the number of rounds."""
     xp = backend.xp
     diversity = None if l is None else _Diversity(l, int(sens.max()) + 1)
     rows = xp.arange(part.shape[0], dtype=xp.int64)
@@ -336,17 +336,28 @@ def _run(backend, attrs, sens, k, l, strict, part, judge=None):
                                  (rows, seg, ptr, info, dim, cand, n_parts))
             split |= good
         rows = rows[split[seg]]
-    _, part = xp.unique(part, return_inverse=True)
-    return backend.to_host(part).astype(np.int64).reshape(-1), rounds
+    return _classes(backend, attrs, part), rounds
+
+
+def _classes(backend, attrs, part):
+    """The classes of ``part`` (device ids), computed on the device, brought to the host:
+    ``(partition, widths, info)``, each row's class (ids ``0..`` in the order of ``part``'s)
+    and :func:`_ranges`' per class."""
+    xp, host = backend.xp, backend.to_host
+    order = xp.argsort(part, kind="stable")
+    seg, ptr = _segments(xp, part[order])
+    final = xp.empty_like(seg)
+    final[order] = seg
+    widths, info = _ranges(xp, attrs, order, seg, ptr)
+    return host(final), host(widths), [(host(x), host(y)) for x, y in info]
 
 
 # --------------------------------------------------------------------------------------
 # the release
 # --------------------------------------------------------------------------------------
-def _release(data, qids, attrs, part):
-    order = np.argsort(part, kind="stable")
-    seg, ptr = _segments(np, part[order])
-    widths, info = _ranges(np, attrs, order, seg, ptr)
+def _release(data, qids, attrs, part, widths, info):
+    """The released table, the NCP per QID and the GCP of the classes ``part`` (host;
+    ``widths``, ``info``: :func:`_classes`')."""
     released = data.copy()
     ncp = {}
     for j, (name, a, (x, y)) in enumerate(zip(qids, attrs, info)):
@@ -358,9 +369,8 @@ def _release(data, qids, attrs, part):
                                            [int(u % (a.radix + 1))])
         uniq, inverse = np.unique(key, return_inverse=True)
         names = [labels_of(int(u)) for u in uniq]
-        codes = inverse[part]
         cats, remap = np.unique(np.array(names, dtype=object), return_inverse=True)
-        released[name] = pd.Categorical.from_codes(remap[codes], categories=cats)
+        released[name] = pd.Categorical.from_codes(remap[inverse][part], categories=cats)
         ncp[name] = float(widths[part, j].mean())
     gcp = float(np.mean(list(ncp.values())))
     return released, ncp, gcp
@@ -552,10 +562,10 @@ class Mondrian:
                              f"fail{'' if partition is not None else 's'} the models "
                              f"{[m.describe() for m in judge.models]}: no release satisfies "
                              "them")
-        part, rounds = _run(be, [a.on(be) for a in attrs],
-                            None if sens is None else be.asarray(sens), k, l, self.strict,
-                            part, judge)
-        released, ncp, gcp = _release(data, qids, attrs, part)
+        (part, widths, info), rounds = _run(be, [a.on(be) for a in attrs],
+                                            None if sens is None else be.asarray(sens), k, l,
+                                            self.strict, part, judge)
+        released, ncp, gcp = _release(data, qids, attrs, part, widths, info)
         result = MondrianRelease(released.drop(columns=removed), part, qids, sensitive, k, l,
                                  self.strict, ncp, gcp, rounds, 0.0, self.hierarchies,
                                  models=list(self.models), removed_columns=removed,
