@@ -295,12 +295,10 @@ def _cut(xp, attrs, sens, k, l, strict, part, judge, cut):
     bad[g_seg[~ok]] = True
     good = cand & ~bad
     keep = good[g_seg]
-    n_keep = int(keep.sum())
-    new_id = xp.full(rep.shape[0], -1, dtype=xp.int64)
-    new_id[keep] = n_parts + xp.arange(n_keep, dtype=xp.int64)
+    taken = xp.cumsum(keep, dtype=xp.int64)      # the kept groups' new ids, in order
     moved = good[s]
-    part[rows[pos[moved]]] = new_id[ids[moved]]
-    return good, n_parts + n_keep
+    part[rows[pos[moved]]] = (n_parts - 1 + taken)[ids[moved]]
+    return good, n_parts + int(taken[-1])
 
 
 @dataclass(frozen=True)
