@@ -16,7 +16,13 @@ allowable cut on any QID (tried in order of width) is final.
 
 All open partitions of a round are cut together with array operations (a segmented sort for
 the medians, one group-by for the parts, segment reductions for ranges and ancestors); only
-rounds and QIDs are looped over.  Released values: a numeric range ``[lo-hi]`` (one value as
+rounds and QIDs are looped over.  The rounds run on a backend (:mod:`gpuppdp.backend`): NumPy,
+or CuPy with the codes and partition ids on the GPU, where only a few scalars per round (the
+counts that size the next arrays) come back to the host, the segment minima and maxima are
+read off one sort (CuPy's ufuncs have no ``minimum.reduceat``) and the release reads the
+final classes' ranges, one row per class; the partition is the CPU's, id for id.
+
+Released values: a numeric range ``[lo-hi]`` (one value as
 itself), a categorical ancestor's label.  The information loss is the normalized certainty
 penalty (NCP, Xu et al., KDD 2006): per record and QID ``(hi - lo) / (max - min)``, or
 ``(leaves under the label - 1) / (leaves - 1)``; the global certainty penalty (GCP) is their
