@@ -35,7 +35,7 @@ from .groupby import run_tasks
 SUM_CHUNK = 4096
 #: threads per block of the CUDA MDAV (one block per partition); fewer under Numba's
 #: simulator, whose threads are Python threads (the groups do not depend on the number)
-MDAV_THREADS = 32 if numba.config.ENABLE_CUDASIM else 128
+MDAV_THREADS = 32 if numba.config.ENABLE_CUDASIM else 128  # type: ignore[attr-defined]  # set at run time
 #: columns at most (the CUDA form keeps the centroid's sums in shared memory)
 MDAV_MAX_COLUMNS = 32
 #: group size at most on a GPU (a group's rows are kept in shared memory while it is formed)
