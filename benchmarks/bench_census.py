@@ -8,7 +8,9 @@ insensitive; k=5, 5 % suppression, loss metric; ``--backend``; extra CLI options
 memory is read from ``getrusage(RUSAGE_CHILDREN)``.  Inputs above 2^20 rows are anonymized
 out of core (``Anonymizer.fit_file``).  Reported per N: generation time, end-to-end wall time,
 the CLI's encode/search/release split, peak RSS, the nodes checked, classes and suppressed
-records, and the optimum.  With ``--runs 2`` every table is anonymized twice: the first run in
+records, and the optimum.  ``--measure risk check`` also times ``gpuppdp risk`` and
+``gpuppdp check`` (the same QIDs, ``--backend``) once on each table, end to end with their
+peak RSS.  With ``--runs 2`` every table is anonymized twice: the first run in
 a fresh environment compiles the GPU kernels (CuPy and Numba keep them on disk), the second
 shows a user's later runs.  ``--host-threads 8 16`` runs once per value with that many host
 threads (``GPUPPDP_HOST_THREADS``).  With ``GPUPPDP_LOG=DEBUG`` in the environment, each run
@@ -52,6 +54,33 @@ def generate(gp: str, rows: int, seed: int, folder: str) -> float:
     return time.perf_counter() - t0
 
 
+def _wrapped(cmd: list[str], env: dict | None = None) -> tuple[float, float, str]:
+    """Run ``cmd`` in a child process: ``(seconds, peak RSS in GiB, stderr)``; exits on a
+    failure."""
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", _WRAP, *cmd], capture_output=True, text=True,
+                       env=env)
+    wall = time.perf_counter() - t0
+    if p.returncode:
+        raise SystemExit(f"{' '.join(cmd[1:2])} failed: {p.stderr.strip()[-500:]}")
+    rss_kb = [int(line.split()[1]) for line in p.stderr.splitlines()
+              if line.startswith("MAXRSS_KB ")][-1]
+    return wall, rss_kb / 2 ** 20, p.stderr
+
+
+def measure_one(gp: str, command: str, rows: int, backend: str, folder: str) -> dict:
+    """One ``gpuppdp risk`` or ``gpuppdp check`` of the census in ``folder`` (values as they
+    are, the anonymizer's QIDs), in a child process."""
+    js = os.path.join(folder, f"{command}.json")
+    cmd = [gp, command, os.path.join(folder, "census.parquet"), "--qi", *QUASI_IDENTIFIERS,
+           "--backend", backend, "--quiet", "--json", js]
+    wall, rss, _ = _wrapped(cmd)
+    report = json.load(open(js))
+    classes = report.get("equivalence_classes", report.get("classes"))
+    return {"command": command, "rows": rows, "wall_s": wall, "peak_rss_gib": rss,
+            "classes": classes}
+
+
 def run_one(gp: str, rows: int, backend: str, extra: list[str], folder: str,
             host_threads: int | None = None) -> dict:
     """One ``gpuppdp anonymize`` of the census in ``folder``, in a child process (with
@@ -63,25 +92,18 @@ def run_one(gp: str, rows: int, backend: str, extra: list[str], folder: str,
     cmd += ["--identifying", "person_id", "--others", "insensitive", "--k", "5",
             "--suppression", "0.05", "--metric", "loss", "--backend", backend, "--quiet",
             "--output", out, "--json", js, *extra]
-    t0 = time.perf_counter()
     env = dict(os.environ)
     if host_threads is not None:
         env["GPUPPDP_HOST_THREADS"] = str(host_threads)
-    p = subprocess.run([sys.executable, "-c", _WRAP, *cmd], capture_output=True, text=True,
-                       env=env)
-    wall = time.perf_counter() - t0
-    if p.returncode:
-        raise SystemExit(f"anonymize failed on {rows} rows: {p.stderr.strip()[-500:]}")
-    rss_kb = [int(line.split()[1]) for line in p.stderr.splitlines()
-              if line.startswith("MAXRSS_KB ")][-1]
+    wall, rss, stderr = _wrapped(cmd, env)
     # with GPUPPDP_LOG=DEBUG the CLI logs where each pass's calling thread spent its time
-    log = [line for line in p.stderr.splitlines()
+    log = [line for line in stderr.splitlines()
            if " on the calling thread: " in line or line.startswith("loaded in")]
     summary = json.load(open(js))
     timings = summary.get("timings", {})
     return {"rows": rows, "host_threads": host_threads, "wall_s": wall,
             "encode_s": timings.get("encode"), "search_s": timings.get("search"),
-            "release_s": timings.get("release"), "peak_rss_gib": rss_kb / 2 ** 20,
+            "release_s": timings.get("release"), "peak_rss_gib": rss,
             "nodes_evaluated": summary["nodes_evaluated"],
             "classes": summary["equivalence_classes"],
             "suppressed": summary["suppressed_records"],
@@ -100,6 +122,8 @@ def main(argv=None) -> int:
                          "kernel caches on disk: CuPy's and Numba's compiled kernels)")
     ap.add_argument("--host-threads", type=int, nargs="+", default=None, metavar="N",
                     help="one run per N, with GPUPPDP_HOST_THREADS=N (instead of --runs)")
+    ap.add_argument("--measure", nargs="+", default=[], choices=("risk", "check"),
+                    help="also time these commands once on each table")
     ap.add_argument("--json", default="benchmarks/out/bench_census.json")
     args = ap.parse_args(argv)
     gp = shutil.which("gpuppdp") or os.path.join(os.path.dirname(sys.executable), "gpuppdp")
@@ -107,13 +131,13 @@ def main(argv=None) -> int:
 
     machine = machine_info(resolve_backend(args.backend))
     print_machine(machine)
-    results = []
+    results, measured = [], []
     threads = args.host_threads or [None] * args.runs
 
     def write():
         write_json(args.json, {"benchmark": "census", "machine": machine,
                                "backend": args.backend, "extra": args.extra,
-                               "results": results})
+                               "results": results, "measured": measured})
 
     for rows in args.rows:
         folder = tempfile.mkdtemp(prefix="bench-census-")
@@ -130,6 +154,12 @@ def main(argv=None) -> int:
                       f"{r['search_s']:.1f}, release {r['release_s']:.1f}), "
                       f"{r['peak_rss_gib']:.2f} GiB", *r["log"], sep="\n  ", file=sys.stderr,
                       flush=True)
+            for command in args.measure:
+                m = measure_one(gp, command, rows, args.backend, folder)
+                measured.append(m)
+                write()
+                print(f"{rows:,} rows, {command}: {m['wall_s']:.1f} s, "
+                      f"{m['peak_rss_gib']:.2f} GiB", file=sys.stderr, flush=True)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     print_table(["rows", "run", "threads", "generate", "end to end", "encode", "search", "release",
@@ -141,6 +171,10 @@ def main(argv=None) -> int:
                   f"{r['peak_rss_gib']:.2f} GiB", r["nodes_evaluated"], f"{r['classes']:,}",
                   f"{r['suppressed']:,}",
                   ",".join(str(v) for v in r["transformation"].values())] for r in results])
+    if measured:
+        print_table(["rows", "command", "end to end", "peak RSS", "classes"],
+                    [[f"{m['rows']:,}", m["command"], f"{m['wall_s']:.1f} s",
+                      f"{m['peak_rss_gib']:.2f} GiB", m["classes"]] for m in measured])
     write()
     return 0
 

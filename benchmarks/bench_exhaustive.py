@@ -23,6 +23,15 @@ reported as ``setup``, timed once after a warm-up).  It reports
   verdicts, node statistics, loss sums) timed around its calls with the device synchronized
   after each, and the rest (host bookkeeping, transfers, small array operations).
 
+With ``--device-profile`` (a GPU and PyTorch needed), one more search runs under PyTorch's
+profiler, whose CUPTI tracing records every kernel and copy of the process -- CuPy's and
+Numba's too: the device's busy time (the union of those intervals) against the search's wall
+time says how much of it the host's launching and waiting is, and the kernels with the most
+device time are listed.
+
+With ``--host-profile``, one more search runs under :mod:`cProfile`: the functions with the
+most host time (own and cumulative) are listed, where the host's share of a GPU search goes.
+
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_exhaustive.json``);
 it asserts nothing about time.
 
@@ -34,7 +43,12 @@ Example::
 from __future__ import annotations
 
 import argparse
+import cProfile
+import json
+import os
+import pstats
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -116,6 +130,86 @@ def phase_seconds(evaluator, lattice, sync) -> dict:
     return spent
 
 
+def device_profile(evaluator, lattice, sync, top: int = 12) -> dict:
+    """One exhaustive search under PyTorch's profiler (CUPTI): wall time, device busy time
+    (union of kernel, copy and set intervals), their counts and the ``top`` kernels by device
+    time; ``{"error": ...}`` without PyTorch or a GPU it can trace."""
+    try:  # deferred: PyTorch is an optional tool of this benchmark, never of the package
+        from torch.profiler import ProfilerActivity, profile
+    except ImportError as e:
+        return {"error": f"PyTorch not importable: {e}"}
+    with tempfile.TemporaryDirectory() as folder:
+        trace = os.path.join(folder, "trace.json")
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            sync()
+            t0 = time.perf_counter()
+            exhaustive(evaluator, lattice)
+            sync()
+            wall = time.perf_counter() - t0
+        prof.export_chrome_trace(trace)
+        events = json.load(open(trace)).get("traceEvents", [])
+    device = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+              and "dur" in e]
+    if not device:
+        return {"error": "the profiler recorded no device activity", "wall_seconds": wall}
+    spans = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in device)
+    busy, end = 0.0, -np.inf
+    for start, stop in spans:  # union of intervals (µs), in time order
+        busy += max(0.0, stop - max(start, end))
+        end = max(end, stop)
+    per_kernel: dict[str, list] = {}
+    for e in device:
+        entry = per_kernel.setdefault(f"{e['cat']}: {e.get('name', '?')[:60]}", [0, 0.0])
+        entry[0] += 1
+        entry[1] += float(e["dur"])
+    ranked = sorted(per_kernel.items(), key=lambda kv: -kv[1][1])[:top]
+    return {"wall_seconds": wall, "device_busy_seconds": busy * 1e-6,
+            "device_span_seconds": (spans[-1][1] - spans[0][0]) * 1e-6,
+            "launches": sum(1 for e in device if e["cat"] == "kernel"),
+            "copies": sum(1 for e in device if e["cat"] != "kernel"),
+            "top": [{"name": name, "count": n, "seconds": us * 1e-6}
+                    for name, (n, us) in ranked]}
+
+
+def host_profile(evaluator, lattice, sync, top: int = 25) -> dict:
+    """One exhaustive search under :mod:`cProfile`: wall time and the ``top`` functions by own
+    time, with their calls and cumulative time."""
+    profiler = cProfile.Profile()
+    sync()
+    t0 = time.perf_counter()
+    profiler.enable()
+    exhaustive(evaluator, lattice)
+    sync()
+    profiler.disable()
+    wall = time.perf_counter() - t0
+    stats = pstats.Stats(profiler)
+    rows = []
+    for (path, line, name), (_, calls, own, cumulative, _) in stats.stats.items():
+        rows.append({"function": f"{os.path.basename(path)}:{line}({name})", "calls": calls,
+                     "own_seconds": own, "cumulative_seconds": cumulative})
+    rows.sort(key=lambda r: -r["own_seconds"])
+    return {"wall_seconds": wall, "top": rows[:top]}
+
+
+def print_host_profile(q: int, found: dict) -> None:
+    print(f"host profile, {q} QIDs (cProfile, wall {fmt_seconds(found['wall_seconds'])}):")
+    print_table(["function", "calls", "own", "cumulative"],
+                [[r["function"][:70], r["calls"], fmt_seconds(r["own_seconds"]),
+                  fmt_seconds(r["cumulative_seconds"])] for r in found["top"]])
+
+
+def print_device_profile(q: int, found: dict) -> None:
+    if "error" in found:
+        print(f"device profile, {q} QIDs: {found['error']}")
+        return
+    print(f"device profile, {q} QIDs: wall {fmt_seconds(found['wall_seconds'])}, device busy "
+          f"{fmt_seconds(found['device_busy_seconds'])} "
+          f"({100 * found['device_busy_seconds'] / found['wall_seconds']:.0f} %), "
+          f"{found['launches']} kernels, {found['copies']} copies/sets")
+    print_table(["device work", "count", "device time"],
+                [[t["name"], t["count"], fmt_seconds(t["seconds"])] for t in found["top"]])
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_common_args(p, "bench_exhaustive")
@@ -123,6 +217,10 @@ def main(argv=None) -> int:
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--suppression", type=float, default=0.05)
     p.add_argument("--metric", default="loss", choices=("loss", "precision", "discernibility"))
+    p.add_argument("--device-profile", action="store_true",
+                   help="one more search under PyTorch's CUDA profiler (GPU only)")
+    p.add_argument("--host-profile", action="store_true",
+                   help="one more search under cProfile: where the host's time goes")
     args = p.parse_args(argv)
     qids = [int(q) for q in args.qids.split(",") if q.strip()]
 
@@ -159,6 +257,8 @@ def main(argv=None) -> int:
         phases = min((phase_seconds(evaluator, lattice, sync) for _ in range(args.repeats)),
                      key=lambda spent: spent["total"])
         rollup = phases["roll-up"]
+        profiled = device_profile(evaluator, lattice, sync) if args.device_profile else None
+        host = host_profile(evaluator, lattice, sync) if args.host_profile else None
         il = np.where(stats.anonymous, stats.information_loss, np.inf)
         best = None
         if stats.anonymous.any():
@@ -182,6 +282,8 @@ def main(argv=None) -> int:
             "optimum": transformation,
             "optimum_information_loss": None if best is None else float(il[best]),
             "same_optimum_as_arx": same,
+            "device_profile": profiled,
+            "host_profile": host,
         }
         results.append(case)
         rows.append([
@@ -202,6 +304,13 @@ def main(argv=None) -> int:
     print_table(["qids"] + names,
                 [[c["qids"]] + [fmt_seconds(c["phase_seconds"][n]) for n in names]
                  for c in results])
+    for c in results:
+        if c["device_profile"] is not None:
+            print()
+            print_device_profile(c["qids"], c["device_profile"])
+        if c["host_profile"] is not None:
+            print()
+            print_host_profile(c["qids"], c["host_profile"])
     write_json(args.json, {"benchmark": "bench_exhaustive", "machine": info,
                            "settings": {"repeats": args.repeats, "warmup_runs": 1,
                                         "k": args.k, "suppression": args.suppression,

@@ -8,10 +8,10 @@
 # pytest-xdist is there), compares CPU and GPU results (every ARX reference case on Adult and
 # a 10-million-row table) and runs the launch (host time of a kernel launch, a copy, a
 # synchronization), search, level search, exhaustive, large-lattice (5^8, 5^9 and 5^10 nodes),
-# scale, DP and census (20 M rows, out of core, end to end) benchmarks on the GPU; not by
-# default, the US-population census (330 M rows, generated then anonymized to a Parquet
-# dataset written by the host threads: about 80 s on an H200 machine, 43 s of it generating;
-# GPU_CHECK_STEPS=census330), nor the host work per chunk on the machine's CPU (chunk: the
+# scale, Mondrian (10 M rows), perturbation, DP and census (20 M rows, out of core, end to end, then `gpuppdp risk` and `check` on
+# the same table) benchmarks on the GPU; not by default, the US-population census (330 M rows,
+# generated then anonymized to a Parquet dataset written by the host threads, about 80 s on an
+# H200 machine, 43 s of it generating, then `gpuppdp risk`; GPU_CHECK_STEPS=census330), nor the host work per chunk on the machine's CPU (chunk: the
 # steps that feed the device thread).  JSON and one log per step go to $OUT (or
 # benchmarks/out); each step has its own time limit, and the script goes on after a failing
 # step and exits 1 at the end.
@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/out}"
 py="${PYTHON:-python3}"
 rows="${GPU_CHECK_ROWS:-1e7}"
-steps="${GPU_CHECK_STEPS:-probe tests compare launch search levels exhaustive lattice scale dp census}"
+steps="${GPU_CHECK_STEPS:-probe tests compare launch search levels exhaustive lattice scale mondrian perturb dp census}"
 mkdir -p "$out"
 fail=0
 safe_path=()
@@ -61,18 +61,22 @@ step tests 210 env GPUPPDP_TEST_GPU=1 "$py" "${safe_path[@]}" -m pytest -q --max
   "${pytest_options[@]}" tests/test_groupby.py tests/test_kernels.py tests/test_golden_arx.py \
   tests/test_dp_chacha.py tests/test_dp_sampler.py tests/test_dp_mechanisms.py \
   tests/test_backend.py tests/test_testing.py tests/test_flash_sparse.py tests/test_cudalaunch.py \
-  tests/test_models_ldiv_tclose.py tests/test_models_more.py tests/test_risk.py tests/test_utility.py
+  tests/test_models_ldiv_tclose.py tests/test_models_more.py tests/test_risk.py tests/test_utility.py \
+  tests/test_perturb.py tests/test_microaggregation.py tests/test_mondrian.py \
+  tests/test_perturb_measures.py
 step compare 150 "$py" benchmarks/gpu_compare.py --rows "$rows" --json "$out/gpu_compare.json"
 step launch 60 "$py" benchmarks/bench_launch.py --json "$out/bench_launch_gpu.json"
 step search 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --json "$out/bench_search_gpu.json"
 step levels 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --search levels --json "$out/bench_levels_gpu.json"
-step exhaustive 60 "$py" benchmarks/bench_exhaustive.py --backend gpu --repeats 3 --json "$out/bench_exhaustive_gpu.json"
+step exhaustive 90 "$py" benchmarks/bench_exhaustive.py --backend gpu --repeats 3 --device-profile --json "$out/bench_exhaustive_gpu.json"
 step lattice 150 "$py" benchmarks/bench_lattice.py --backend gpu --qids 8 9 10 --repeats 1 --json "$out/bench_lattice_gpu.json"
 step scale 90 "$py" benchmarks/bench_scale.py --rows "$rows" --backend gpu --repeats 3 --warmup small --json "$out/bench_scale_gpu.json"
+step mondrian 150 "$py" benchmarks/bench_mondrian.py --backend gpu --rows 1e7 --repeats 1 --mondrian-only --json "$out/bench_mondrian_gpu.json"
+step perturb 150 "$py" benchmarks/bench_perturb.py --backend gpu --rows 5e7 --repeats 3 --mdav-rows 1e5 --mdav-census-rows 1e8 --json "$out/bench_perturb_gpu.json"
 step dp 60 "$py" benchmarks/bench_dp.py --backend gpu --fused-size 1e8 --json "$out/bench_dp_gpu.json"
 export GPUPPDP_LOG=DEBUG  # the census runs log where their ordered thread spent its time
-step census 150 "$py" benchmarks/bench_census.py --rows 2e7 --runs 2 --backend gpu --json "$out/bench_census_gpu.json"
+step census 210 "$py" benchmarks/bench_census.py --rows 2e7 --runs 2 --backend gpu --measure risk check --json "$out/bench_census_gpu.json"
 step chunk 90 "$py" benchmarks/bench_chunk.py --repeats 8 --json "$out/bench_chunk.json"
-step census330 590 "$py" benchmarks/bench_census.py --rows 3.3e8 --backend gpu --extra="--parquet-dataset" --json "$out/bench_census330_gpu.json"
+step census330 590 "$py" benchmarks/bench_census.py --rows 3.3e8 --backend gpu --extra="--parquet-dataset" --measure risk --json "$out/bench_census330_gpu.json"
 echo "gpu_check: $([ $fail -eq 0 ] && echo all steps passed || echo some steps failed) (JSON and logs in $out)"
 exit $fail

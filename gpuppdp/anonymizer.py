@@ -241,6 +241,7 @@ class AnonymizationResult:
         rel = release(data, evaluator, list(self.transformation.values()),
                       suppression=self.release.suppression, seed=seed)
         table = rel.data
+        assert table is not None  # (a release in memory)
         table.attrs.update(input_rows=rel.input_rows, suppressed_rows=rel.suppressed_rows,
                            released_rows=rel.released_rows, suppressed=rel.suppression)
         return table

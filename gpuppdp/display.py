@@ -5,7 +5,7 @@ in :mod:`gpuppdp.notebook`."""
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:
     from .hierarchy import Hierarchy
@@ -21,7 +21,7 @@ def _cell(value) -> str:
     return html.escape(str(value))
 
 
-def html_table(rows: Iterable[tuple], header: tuple | None = None, caption: str = "") -> str:
+def html_table(rows: Iterable[Sequence], header: tuple | None = None, caption: str = "") -> str:
     """Rows as an HTML table (cells escaped, floats to 6 significant digits)."""
     head = "" if header is None else \
         "<tr>" + "".join(f"<th>{_cell(h)}</th>" for h in header) + "</tr>"

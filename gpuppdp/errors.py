@@ -17,6 +17,11 @@ __all__ = ["UserError", "InputError", "InputTypeError", "MissingNameError", "hin
 class UserError(Exception):
     """An error in what the user asked for or gave; its message says what to change."""
 
+    #: where set, what the command line shows instead of the message (see :func:`hinted`)
+    cli: str
+    #: where set, the row the error is at, which the command line names as the file's line
+    row: int | None
+
 
 class InputError(UserError, ValueError):
     """A parameter or a value in the data that is not allowed (names the parameter or the

@@ -17,6 +17,7 @@ import os
 from typing import Iterable, Sequence
 
 import numpy as np
+import pandas as pd
 
 from .core.codes import Domain, UnknownValuesError, encode_column
 from .display import hierarchy_html
@@ -58,11 +59,11 @@ class Hierarchy:
 
     def __init__(self, levels: Sequence[Sequence[str]], *, name: str | None = None):
         self.name = name or "hierarchy"
-        levels = [np.asarray([str(v) for v in level], dtype=object) for level in levels]
-        if not levels or len(levels[0]) == 0:
+        arrays = [np.asarray([str(v) for v in level], dtype=object) for level in levels]
+        if not arrays or len(arrays[0]) == 0:
             raise HierarchyError(f"{self.name}: a hierarchy needs at least one leaf")
-        _check_lengths(self.name, [len(level) for level in levels], "level", "labels", 0)
-        leaves = levels[0]
+        _check_lengths(self.name, [len(level) for level in arrays], "level", "labels", 0)
+        leaves = arrays[0]
         uniq, counts = np.unique(leaves, return_counts=True)
         if (counts > 1).any():
             raise HierarchyError(
@@ -70,14 +71,14 @@ class Hierarchy:
         self._labels: list[np.ndarray] = []
         self._codes: list[np.ndarray] = []
         self._leaf_domain: Domain | None = None
-        for level in levels:
+        for level in arrays:
             codes, labels = encode_column(level)
             codes = codes.astype(np.int32)
             self._labels.append(labels)
             self._codes.append(codes)
-        for lv in range(1, len(levels)):
+        for lv in range(1, len(arrays)):
             self._check_function(lv)
-        if len(levels) > 1 and len(self._labels[-1]) != 1:
+        if len(arrays) > 1 and len(self._labels[-1]) != 1:
             raise HierarchyError(
                 f"{self.name}: the top level must have one value, it has "
                 f"{len(self._labels[-1])}: {format_values(self._labels[-1].tolist())}")
@@ -194,7 +195,8 @@ class Hierarchy:
         level = self._level(level)
         return np.bincount(self._codes[level], minlength=len(self._labels[level]))
 
-    def leaf_codes(self, values: Sequence, *, attribute: str | None = None) -> np.ndarray:
+    def leaf_codes(self, values: Sequence | np.ndarray | pd.Series, *,
+                   attribute: str | None = None) -> np.ndarray:
         """Encode data values (compared as strings) to leaf codes (int32); values that are not
         leaves raise :class:`UnknownValuesError` naming them."""
         codes, _ = encode_column(values, domain=self.leaf_domain, name=attribute or self.name)

@@ -97,7 +97,7 @@ class _Column:
         """Expected share of the original values behind released ``label`` that satisfy
         ``cond``."""
         text = str(label)
-        if self.under is not None and text in self.under:
+        if self.under is not None and self.leaves is not None and text in self.under:
             leaves = self.leaves[self.under[text]]
             return float(self._match(leaves, cond).mean())
         if text == "*":
@@ -105,8 +105,9 @@ class _Column:
                 raise InputError(f"column {self.name!r}: '*' needs the column's hierarchy "
                                  "(hierarchies=) or domain (domains=) to be spread over")
             nums = [_as_number(v) for v in self.domain]
-            if all(x is not None and float(x).is_integer() for x in nums) and nums:
-                return self._integers(min(nums), max(nums), True, True, cond)
+            numbers = [x for x in nums if x is not None]
+            if len(numbers) == len(nums) and all(float(x).is_integer() for x in numbers) and nums:
+                return self._integers(min(numbers), max(numbers), True, True, cond)
             return float(self._match(self.domain, cond).mean())
         interval = parse_interval(text)
         if interval is not None:
@@ -259,7 +260,7 @@ def workload_error(original: pd.DataFrame, release, *, queries: int = 1000, seed
     rows = []
     for _ in range(queries):
         picked = rng.choice(len(columns), size=min(dims, len(columns)), replace=False)
-        where = {}
+        where: dict[str, tuple[float, float] | str] = {}
         for j in sorted(picked):
             kind, dom = domains[columns[j]]
             if kind == "range":

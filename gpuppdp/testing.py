@@ -414,11 +414,29 @@ class _StrictProxy:
             wrapped = _wrap_callable(attr, f"{self._where}.{name}")
             if name == "at" and self._obj is np.add:
                 return _strict_add_at(wrapped)
+            if name in _REDUCING and self._obj not in _REDUCING[name]:
+                return _unsupported(f"cupy_{self._obj.__name__}.{name}")
             return wrapped
         return attr
 
     def __repr__(self):
         return f"<strict {self._obj!r}>"
+
+
+#: the ufuncs whose ``reduce``, ``accumulate`` and ``reduceat`` CuPy has (the others raise
+#: NotImplementedError: cupy/_core/_kernel.pyx ufunc, as CuPy 14.2.0 answers; add.reduce is sum,
+#: add.accumulate cumsum, multiply's prod and cumprod, add.reduceat the one reduceat)
+_REDUCING = {"reduce": (np.add, np.multiply), "accumulate": (np.add, np.multiply),
+             "reduceat": (np.add,)}
+
+
+def _unsupported(name):
+    """A ufunc method CuPy lacks: calling it raises CuPy's NotImplementedError."""
+
+    def method(*args, **kwargs):
+        raise NotImplementedError(f"`{name}` is not supported yet")
+
+    return method
 
 
 #: the dtypes CuPy's ``add.at`` (an atomic scatter-add) accepts: no int64 before CuPy 14.1

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Sequence
+from typing import Sequence, overload
 
 import numpy as np
 import pandas as pd
@@ -92,6 +92,10 @@ def check_name(name: str, value) -> str:
     return value
 
 
+@overload
+def check_attribute(name: str, column: str, quasi_identifiers) -> str: ...
+@overload
+def check_attribute(name: str, column: object, quasi_identifiers) -> str | None: ...
 def check_attribute(name: str, column, quasi_identifiers) -> str | None:
     """``column`` itself (None stays None): one column name that is not one of the
     ``quasi_identifiers`` (``name`` is its role: ``"sensitive"``, ``"target"``)."""

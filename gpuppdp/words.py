@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 __all__ = ["model_sentence", "models_text", "loss_scale"]
 
 
@@ -19,7 +21,7 @@ def model_sentence(model: dict, *, explain: bool = False) -> str:
     with ``explain`` followed by what it guarantees, in parentheses."""
     name = model.get("model", "privacy model")
     a = model.get("attribute")
-    g = model.get
+    g: Callable[..., Any] = model.get    # a parameter: any JSON value
 
     def on(text):  # "<model> of <attribute> with <parameters>"
         if not a:

@@ -416,3 +416,55 @@ def test_roles_of_the_other_columns():
     assert list(kept.released.columns) == ["x", "note"]
     with pytest.raises(ValueError, match="1 column\\(s\\) have no role: 'note'"):
         Mondrian(["x"], k=2, identifying=["id"], others="error").fit(df)
+
+
+# -- the rounds on a device backend ------------------------------------------------------------
+def _same_release(device, cpu):
+    np.testing.assert_array_equal(device.partition, cpu.partition)
+    pd.testing.assert_frame_equal(device.released, cpu.released)
+    assert (device.ncp, device.gcp, device.rounds) == (cpu.ncp, cpu.gcp, cpu.rounds)
+
+
+@pytest.mark.parametrize("strict", [True, False])
+@pytest.mark.parametrize("l", [None, 4])
+def test_device_rounds_release_what_the_cpu_does_on_adult(backend, strict, l):
+    """Strict and relaxed, k and distinct l: the backend's rounds (the strict CuPy stand-in,
+    CuPy in the GPU tier) give the CPU's partition ids and release, with a few scalars per
+    round back on the host, however many partitions."""
+    from gpuppdp import datasets
+    from gpuppdp.testing import device_to_host_count
+
+    data, h = datasets.adult()
+    qids = ["age", "sex", "race", "marital-status", "education", "workclass"]
+    kw = dict(k=10, sensitive="occupation" if l else None, l=l, strict=strict,
+              hierarchies={c: h[c] for c in qids if c != "age"})
+    cpu = Mondrian(qids, **kw).fit(data)
+    before = device_to_host_count()
+    device = Mondrian(qids, backend=backend, **kw).fit(data)
+    _same_release(device, cpu)
+    assert cpu.partitions > 500
+    assert device_to_host_count() - before <= 15 * device.rounds
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_device_rounds_release_what_the_cpu_does_on_random_tables(backend, seed):
+    """Random tables (numeric and categorical QIDs, ties, k, l, strict or relaxed, a
+    starting partition, a class-level model judged on the device): the CPU's release."""
+    rng = np.random.default_rng(seed)
+    df = _table(rng, int(rng.integers(100, 400)), with_cat=bool(seed % 2))
+    qids = ["x", "y", "c"] if seed % 2 else ["x", "y"]
+    k = int(rng.integers(2, 9))
+    l = [None, 2, 3][seed % 3]
+    models = [TCloseness("s", 0.5, "equal")] if seed % 4 == 3 else []
+    kw = dict(k=k, sensitive="s", l=l, strict=seed % 4 < 2, models=models,
+              hierarchies={"c": H_CAT} if seed % 2 else None)
+    start = (df["y"] > 2).to_numpy() if l is None else None  # classes of ~n/2 rows
+    cpu = Mondrian(qids, **kw).fit(df, partition=start)
+    _same_release(Mondrian(qids, backend=backend, **kw).fit(df, partition=start), cpu)
+
+
+def test_device_rounds_judge_class_level_models_as_the_cpu_does(backend):
+    data, qids, cat = _adult_numeric_age(3000)
+    kw = dict(k=4, sensitive="occupation", hierarchies=cat,
+              models=[EntropyLDiversity("occupation", 2.5), AlphaKAnonymity("occupation", 0.5, 2)])
+    _same_release(Mondrian(qids, backend=backend, **kw).fit(data), Mondrian(qids, **kw).fit(data))

@@ -16,7 +16,13 @@ allowable cut on any QID (tried in order of width) is final.
 
 All open partitions of a round are cut together with array operations (a segmented sort for
 the medians, one group-by for the parts, segment reductions for ranges and ancestors); only
-rounds and QIDs are looped over.  Released values: a numeric range ``[lo-hi]`` (one value as
+rounds and QIDs are looped over.  The rounds run on a backend (:mod:`gpuppdp.backend`): NumPy,
+or CuPy with the codes and partition ids on the GPU, where only a few scalars per round (the
+counts that size the next arrays) come back to the host, the segment minima and maxima are
+read off one sort (CuPy's ufuncs have no ``minimum.reduceat``) and the release reads the
+final classes' ranges, one row per class; the partition is the CPU's, id for id.
+
+Released values: a numeric range ``[lo-hi]`` (one value as
 itself), a categorical ancestor's label.  The information loss is the normalized certainty
 penalty (NCP, Xu et al., KDD 2006): per record and QID ``(hi - lo) / (max - min)``, or
 ``(leaves under the label - 1) / (leaves - 1)``; the global certainty penalty (GCP) is their
@@ -34,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.checker import check, classes_of_rows, sensitive_table
-from ..backend import get_backend
+from ..backend import Backend, get_backend
 from ..core.codes import encode_column
 from ..engine.encoding import SchemaError
 from ..errors import InputError, InputTypeError
@@ -115,10 +121,16 @@ class _Numeric:
         self.span = float(self.values[-1] - self.values[0])
         self.radix = len(self.values)
 
-    def width(self, lo, hi):
+    def on(self, backend):
+        """This QID with its arrays on ``backend`` (the rounds' copy)."""
+        out = copy.copy(self)
+        out.codes, out.values = backend.asarray(self.codes), backend.asarray(self.values)
+        return out
+
+    def width(self, xp, lo, hi):
         """Normalized range of codes ``lo..hi``."""
         return (self.values[hi] - self.values[lo]) / self.span if self.span > 0 else \
-            np.zeros(np.shape(lo))
+            xp.zeros(lo.shape)
 
     def label(self, lo: int, hi: int) -> str:
         a, b = _number(self.values[lo]), _number(self.values[hi])
@@ -127,7 +139,7 @@ class _Numeric:
 
 class _Categorical:
     """A categorical QID cut along ``hierarchy``: codes are leaf codes; ``table[L, leaf]`` the
-    leaf's ancestor at level ``L``; ``penalty[L][code]`` the NCP of that ancestor."""
+    leaf's ancestor at level ``L``; ``penalty[offset[L] + code]`` the NCP of that ancestor."""
 
     def __init__(self, name: str, column: pd.Series, hierarchy: Hierarchy):
         self.hierarchy = hierarchy
@@ -135,9 +147,18 @@ class _Categorical:
         self.table = np.stack([hierarchy.codes(L) for L in range(hierarchy.height + 1)]
                               ).astype(np.int64)
         d = len(hierarchy.leaves)
-        self.penalty = [(hierarchy.label_row_counts(L) - 1) / (d - 1) if d > 1 else
-                        np.zeros(len(hierarchy.labels(L))) for L in range(hierarchy.height + 1)]
+        penalty = [(hierarchy.label_row_counts(L) - 1) / (d - 1) if d > 1 else
+                   np.zeros(len(hierarchy.labels(L))) for L in range(hierarchy.height + 1)]
+        self.penalty = np.concatenate(penalty).astype(float)
+        self.offset = np.cumsum([0] + [len(p) for p in penalty])[:-1].astype(np.int64)
         self.radix = d
+
+    def on(self, backend):
+        """This QID with its arrays on ``backend`` (the rounds' copy)."""
+        out = copy.copy(self)
+        for name in ("codes", "table", "penalty", "offset"):
+            setattr(out, name, backend.asarray(getattr(self, name)))
+        return out
 
 
 def _number(x: float) -> str:
@@ -145,18 +166,44 @@ def _number(x: float) -> str:
 
 
 # --------------------------------------------------------------------------------------
-# the rounds
+# the rounds, on the backend's arrays (NumPy, or CuPy: nothing but scalars leaves the device)
 # --------------------------------------------------------------------------------------
-def _segments(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _segments(xp, keys):
     """Sorted ``keys`` -> (segment of each element, segment offsets)."""
-    step = np.empty(len(keys), dtype=bool)
+    n = keys.shape[0]
+    step = xp.empty(n, dtype=xp.bool_)
     step[:1] = True
-    np.not_equal(keys[1:], keys[:-1], out=step[1:])
-    starts = np.flatnonzero(step)
-    return np.cumsum(step) - 1, np.append(starts, len(keys))
+    xp.not_equal(keys[1:], keys[:-1], out=step[1:])
+    starts = xp.flatnonzero(step)
+    ptr = xp.empty(starts.shape[0] + 1, dtype=xp.int64)
+    ptr[:-1] = starts
+    ptr[-1] = n
+    return xp.cumsum(step, dtype=xp.int64) - 1, ptr
 
 
-def _ranges(attrs, rows, ptr):
+def _extremes(xp, values, seg, ptr, radix):
+    """The lowest and highest of ``values`` (codes below ``radix``) per segment (``seg``:
+    each element's, ``ptr``: the offsets): ``reduceat`` on NumPy; CuPy's ufuncs reduce at
+    indices by ``add`` only, so there one sort of the segment-major keys, read at the
+    segments' ends."""
+    if xp is np:
+        return np.minimum.reduceat(values, ptr[:-1]), np.maximum.reduceat(values, ptr[:-1])
+    base = xp.arange(ptr.shape[0] - 1, dtype=xp.int64) * radix
+    key = xp.sort(seg * radix + values)
+    return key[ptr[:-1]] - base, key[ptr[1:] - 1] - base
+
+
+def _varies(xp, values, ptr):
+    """Per segment ``ptr``: do its ``values`` differ?  On the device: are some neighbours in
+    it unequal (prefix sums, no sort; on NumPy ``reduceat`` is the faster)."""
+    if xp is np:
+        return np.minimum.reduceat(values, ptr[:-1]) != np.maximum.reduceat(values, ptr[:-1])
+    unequal = xp.zeros(values.shape[0], dtype=xp.int64)  # unequal neighbour pairs up to i
+    unequal[1:] = xp.cumsum(values[1:] != values[:-1], dtype=xp.int64)
+    return unequal[ptr[1:] - 1] > unequal[ptr[:-1]]
+
+
+def _ranges(xp, attrs, rows, seg, ptr):
     """Per segment of ``rows`` and QID: its normalized width, and (numeric) the lowest and
     highest code or (categorical) the level and code of the lowest common ancestor."""
     starts = ptr[:-1]
@@ -164,118 +211,157 @@ def _ranges(attrs, rows, ptr):
     for a in attrs:
         c = a.codes[rows]
         if isinstance(a, _Numeric):
-            lo, hi = np.minimum.reduceat(c, starts), np.maximum.reduceat(c, starts)
-            widths.append(a.width(lo, hi))
+            lo, hi = _extremes(xp, c, seg, ptr, a.radix)
+            widths.append(a.width(xp, lo, hi))
             info.append((lo, hi))
         else:
-            level = np.zeros(len(starts), dtype=np.int64)
-            for t in a.table:            # LCA level = number of levels the codes differ on
-                anc = t[c]
-                level += np.minimum.reduceat(anc, starts) != np.maximum.reduceat(anc, starts)
+            level = xp.zeros(starts.shape[0], dtype=xp.int64)
+            for L in range(a.table.shape[0]):  # LCA level = number of levels the codes differ on
+                level += _varies(xp, a.table[L][c], ptr)
             node = a.table[level, c[starts]]
-            pen = np.concatenate(a.penalty)
-            offset = np.cumsum([0] + [len(p) for p in a.penalty])[:-1]
-            widths.append(pen[offset[level] + node])
+            widths.append(a.penalty[a.offset[level] + node])
             info.append((level, node))
-    return np.stack(widths, axis=1), info
+    return xp.stack(widths, axis=1), info
 
 
-def _parts(attrs, info, rows, seg, ptr, dim, cand, k, strict):
+def _median_cut(xp, s, c, size, radix, k, strict, bad):
+    """Each row's side (0, 1) of its segment's median cut: rows in segments ``s`` (sorted),
+    codes ``c`` below ``radix``, ``size`` per segment.  All segments' medians at once: one
+    segmented sort by (segment, value), the median by index arithmetic.  Strict: the records
+    equal to the median go left, or right when that is the allowable and more balanced cut;
+    segments with neither cut allowable are marked in ``bad``.  Relaxed: two halves of the
+    sorted rows."""
+    key = s * radix + c                          # segmented sort: segment, then value
+    order = xp.argsort(key, kind="stable")
+    ks = key[order]
+    if not strict:
+        seg_of = s[order]
+        first = xp.searchsorted(ks, seg_of * radix)  # each element's segment start
+        side = xp.empty(s.shape[0], dtype=xp.int64)
+        side[order] = (xp.arange(ks.shape[0], dtype=xp.int64) - first) >= size[seg_of] // 2
+        return side
+    step = xp.empty(s.shape[0], dtype=xp.bool_)  # s is sorted: its distinct values
+    step[:1] = True
+    xp.not_equal(s[1:], s[:-1], out=step[1:])
+    segs = s[step]
+    base = segs * radix
+    start = xp.searchsorted(ks, base)
+    median = ks[start + (size[segs] - 1) // 2] - base
+    le = xp.searchsorted(ks, base + median, side="right") - start
+    lt = xp.searchsorted(ks, base + median, side="left") - start
+    nn = size[segs]
+    ok_le = (le >= k) & (nn - le >= k)
+    ok_lt = (lt >= k) & (nn - lt >= k)
+    use_lt = ok_lt & (~ok_le | (xp.abs(2 * lt - nn) < xp.abs(2 * le - nn)))
+    threshold = xp.full(size.shape[0], -1, dtype=xp.int64)
+    threshold[segs] = xp.where(use_lt, median - 1, median)
+    bad[segs[~(ok_le | ok_lt)]] = True
+    return c > threshold[s]
+
+
+def _parts(xp, attrs, info, rows, seg, ptr, dim, cand, k, strict):
     """For the rows of candidate segments (``cand``), each row's part (``child``) under the cut
     of its segment's dimension ``dim`` (``info``: :func:`_ranges`'); segments whose median cut
     leaves a part under ``k`` records come back in ``bad``."""
-    size = np.diff(ptr)
-    pos = np.flatnonzero(cand[seg])
-    child = np.zeros(len(pos), dtype=np.int64)
-    bad = np.zeros(len(size), dtype=bool)
+    size = xp.diff(ptr)
+    pos = xp.flatnonzero(cand[seg])
+    child = xp.zeros(pos.shape[0], dtype=xp.int64)
+    bad = xp.zeros(size.shape[0], dtype=xp.bool_)
     d_row = dim[seg[pos]]
     for j, a in enumerate(attrs):
-        at = np.flatnonzero(d_row == j)
-        if not len(at):
+        at = xp.flatnonzero(d_row == j)
+        if not at.shape[0]:
             continue
         s = seg[pos[at]]
         c = a.codes[rows[pos[at]]]
         if isinstance(a, _Categorical):
-            level = np.maximum(info[j][0][s] - 1, 0)
+            level = xp.maximum(info[j][0][s] - 1, 0)
             child[at] = a.table[level, c]
-            continue
-        key = s * a.radix + c                     # segmented sort: segment, then value
-        order = np.argsort(key, kind="stable")
-        ks = key[order]
-        if not strict:                            # relaxed: two halves of the sorted rows
-            seg_of = s[order]
-            first = np.searchsorted(ks, seg_of * a.radix)  # each element's segment start
-            side = np.empty(len(at), dtype=np.int64)
-            side[order] = (np.arange(len(ks)) - first) >= size[seg_of] // 2
-            child[at] = side
-            continue
-        segs = np.unique(s)
-        base = segs * a.radix
-        start = np.searchsorted(ks, base)
-        median = ks[start + (size[segs] - 1) // 2] - base
-        le = np.searchsorted(ks, base + median, side="right") - start
-        lt = np.searchsorted(ks, base + median, side="left") - start
-        nn = size[segs]
-        ok_le = (le >= k) & (nn - le >= k)
-        ok_lt = (lt >= k) & (nn - lt >= k)
-        use_lt = ok_lt & (~ok_le | (np.abs(2 * lt - nn) < np.abs(2 * le - nn)))
-        threshold = np.full(len(size), -1, dtype=np.int64)
-        threshold[segs] = np.where(use_lt, median - 1, median)
-        bad[segs[~(ok_le | ok_lt)]] = True
-        child[at] = c > threshold[s]
+        else:
+            child[at] = _median_cut(xp, s, c, size, a.radix, k, strict, bad)
     return pos, child, bad
 
 
-def _run(attrs, sens, k, l, strict, part, judge=None):
-    n = len(attrs[0].codes)
-    rows = np.arange(n)
+def _cut(xp, attrs, sens, k, l, strict, part, judge, cut):
+    """One attempt of a round: cut the candidate segments (``cut``: rows, seg, ptr, info, dim,
+    cand, n_parts), relabel the rows of those whose every part is allowable; returns the
+    segments cut and the next free part id."""
+    rows, seg, ptr, info, dim, cand, n_parts = cut
+    n_seg = ptr.shape[0] - 1
+    pos, child, bad = _parts(xp, attrs, info, rows, seg, ptr, dim, cand, k, strict)
+    s = seg[pos]
+    ids, rep, _ = groupby.group(xp, [s, child], [n_seg, int(child.max()) + 1])
+    g_seg = s[rep]
+    ok = xp.bincount(ids) >= k
+    if l is not None:
+        _, prep, _ = groupby.group(xp, [ids, sens[rows[pos]]], [rep.shape[0], l.values])
+        ok &= xp.bincount(ids[prep], minlength=rep.shape[0]) >= l.l
+    if judge is not None:
+        ok &= judge.ok(ids, rows[pos])
+    bad[g_seg[~ok]] = True
+    good = cand & ~bad
+    keep = good[g_seg]
+    taken = xp.cumsum(keep, dtype=xp.int64)      # the kept groups' new ids, in order
+    moved = good[s]
+    part[rows[pos[moved]]] = (n_parts - 1 + taken)[ids[moved]]
+    return good, n_parts + int(taken[-1])
+
+
+@dataclass(frozen=True)
+class _Diversity:
+    """Distinct l-diversity in the rounds: ``l`` and the number of sensitive codes."""
+
+    l: int
+    values: int
+
+
+def _run(backend, attrs, sens, k, l, strict, part, judge=None):
+    """Cut ``part`` (device class ids, changed in place) round by round; returns
+    :func:`_classes` of the final partition and the number of rounds."""
+    xp = backend.xp
+    diversity = None if l is None else _Diversity(l, int(sens.max()) + 1)
+    rows = xp.arange(part.shape[0], dtype=xp.int64)
     n_parts, rounds = int(part.max()) + 1, 0
-    while len(rows):
+    while rows.shape[0]:
         rounds += 1
-        rows = rows[np.argsort(part[rows], kind="stable")]
-        seg, ptr = _segments(part[rows])
-        size = np.diff(ptr)
-        widths, info = _ranges(attrs, rows, ptr)
-        rank = np.argsort(-widths, axis=1, kind="stable")
+        rows = rows[xp.argsort(part[rows], kind="stable")]
+        seg, ptr = _segments(xp, part[rows])
+        size = xp.diff(ptr)
+        widths, info = _ranges(xp, attrs, rows, seg, ptr)
+        rank = xp.argsort(-widths, axis=1, kind="stable")
         open_ = size >= 2 * k
-        split = np.zeros(len(size), dtype=bool)
+        split = xp.zeros(size.shape[0], dtype=xp.bool_)
         for attempt in range(len(attrs)):
             dim = rank[:, attempt]
-            cand = open_ & ~split & (widths[np.arange(len(size)), dim] > 0)
-            if not cand.any():
+            cand = open_ & ~split & (widths[xp.arange(size.shape[0]), dim] > 0)
+            if not bool(cand.any()):
                 break
-            pos, child, bad = _parts(attrs, info, rows, seg, ptr, dim, cand, k, strict)
-            s = seg[pos]
-            ids, rep, _ = groupby.group(np, [s, child], [len(size), int(child.max()) + 1])
-            g_seg = s[rep]
-            ok = np.bincount(ids) >= k
-            if l is not None:
-                _, prep, _ = groupby.group(np, [ids, sens[rows[pos]]],
-                                              [len(rep), int(sens.max()) + 1])
-                ok &= np.bincount(ids[prep], minlength=len(rep)) >= l
-            if judge is not None:
-                ok &= judge.ok(ids, rows[pos])
-            bad |= np.bincount(g_seg[~ok], minlength=len(size)) > 0
-            good = cand & ~bad
-            keep = good[g_seg]
-            new_id = np.full(len(rep), -1, dtype=np.int64)
-            new_id[keep] = n_parts + np.arange(int(keep.sum()))
-            n_parts += int(keep.sum())
-            moved = good[s]
-            part[rows[pos[moved]]] = new_id[ids[moved]]
+            good, n_parts = _cut(xp, attrs, sens, k, diversity, strict, part, judge,
+                                 (rows, seg, ptr, info, dim, cand, n_parts))
             split |= good
         rows = rows[split[seg]]
-    _, part = np.unique(part, return_inverse=True)
-    return part.astype(np.int64), rounds
+    return _classes(backend, attrs, part), rounds
+
+
+def _classes(backend, attrs, part):
+    """The classes of ``part`` (device ids), computed on the device, brought to the host:
+    ``(partition, widths, info)``, each row's class (ids ``0..`` in the order of ``part``'s)
+    and :func:`_ranges`' per class."""
+    xp, host = backend.xp, backend.to_host
+    order = xp.argsort(part, kind="stable")
+    seg, ptr = _segments(xp, part[order])
+    final = xp.empty_like(seg)
+    final[order] = seg
+    widths, info = _ranges(xp, attrs, order, seg, ptr)
+    return host(final), host(widths), [(host(x), host(y)) for x, y in info]
 
 
 # --------------------------------------------------------------------------------------
 # the release
 # --------------------------------------------------------------------------------------
-def _release(data, qids, attrs, part):
-    order = np.argsort(part, kind="stable")
-    seg, ptr = _segments(part[order])
-    widths, info = _ranges(attrs, order, ptr)
+def _release(data, qids, attrs, part, widths, info):
+    """The released table, the NCP per QID and the GCP of the classes ``part`` (host;
+    ``widths``, ``info``: :func:`_classes`')."""
     released = data.copy()
     ncp = {}
     for j, (name, a, (x, y)) in enumerate(zip(qids, attrs, info)):
@@ -287,9 +373,8 @@ def _release(data, qids, attrs, part):
                                            [int(u % (a.radix + 1))])
         uniq, inverse = np.unique(key, return_inverse=True)
         names = [labels_of(int(u)) for u in uniq]
-        codes = inverse[part]
         cats, remap = np.unique(np.array(names, dtype=object), return_inverse=True)
-        released[name] = pd.Categorical.from_codes(remap[codes], categories=cats)
+        released[name] = pd.Categorical.from_codes(remap[inverse][part], categories=cats)
         ncp[name] = float(widths[part, j].mean())
     gcp = float(np.mean(list(ncp.values())))
     return released, ncp, gcp
@@ -348,30 +433,34 @@ class _ClassJudge:
     """The verdict of class-level privacy models (t-closeness, l-diversity of any kind,
     (alpha,k), delta-disclosure, beta-likeness, privacy loss ...) on candidate partitions: the
     models are bound to the whole table's ``sensitive`` column (its distribution) and judge
-    the partitions' histograms with their own ``class_fails``."""
+    the partitions' histograms with their own ``class_fails``, on ``backend`` (the rounds')."""
 
-    def __init__(self, models: Sequence, sensitive: str | None, values: pd.Series | None):
-        self.backend = get_backend("cpu")
+    def __init__(self, models: Sequence, sensitive: str | None, values: pd.Series | None,
+                 backend=None):
+        self.backend = get_backend("cpu" if backend is None else backend)
         _check_models(models, sensitive)
         if sensitive is not None:
             codes, labels = encode_column(values, as_str=True)
-            self.codes = codes.astype(np.int64)
+            codes = codes.astype(np.int64)
+            self.codes = self.backend.asarray(codes)
             self.n_values = len(labels)
-            table = sensitive_table(self.backend, sensitive, self.codes, labels)
+            table = sensitive_table(self.backend, sensitive, codes, labels)
             self.models = [copy.copy(m).bind(table) if getattr(m, "sensitive_attribute", None)
                            else m for m in models]
         else:
             self.codes, self.n_values, self.models = None, 0, list(models)
 
-    def ok(self, group: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Per group (``group[i]`` of row ``rows[i]``): does every model hold on it?"""
+    def ok(self, group, rows):
+        """Per group (``group[i]`` of row ``rows[i]``; arrays of the backend): does every
+        model hold on it?"""
+        be = self.backend
         sens = None if self.codes is None else self.codes[rows]
-        classes = classes_of_rows(self.backend, group, sens, self.n_values)
-        ok = np.ones(classes.n_classes, dtype=bool)
+        classes = classes_of_rows(be, group, sens, self.n_values)
+        ok = be.xp.ones(classes.n_classes, dtype=be.xp.bool_)
         for m in self.models:
             fails = m.class_fails(classes)
             if fails is not None:
-                ok &= ~self.backend.to_host(fails).astype(bool)
+                ok &= ~be.asarray(fails).astype(be.xp.bool_)
         return ok
 
 
@@ -407,6 +496,12 @@ class Mondrian:
     them).  ``verify`` re-measures the release with the independent checker
     (:func:`verify_release`) and raises ``RuntimeError`` if it fails.
 
+    ``backend`` (``"cpu"``, the default; ``"gpu"``, ``"auto"`` or a
+    :class:`~gpuppdp.backend.Backend`) runs the rounds: on a GPU the codes stay on the device,
+    every open partition's median cut of a round is one segmented sort, and only a few scalars
+    per round come back; the models' verdicts are taken there too.  The partition and the
+    release are the CPU's, exactly.
+
     >>> df = pd.DataFrame({"age": [21, 22, 35, 36], "zip": [1, 2, 3, 4]})
     >>> Mondrian(["age", "zip"], k=2).fit(df).released["age"].tolist()
     ['[21-22]', '[21-22]', '[35-36]', '[35-36]']
@@ -416,7 +511,8 @@ class Mondrian:
                  sensitive: str | None = None, l: int | None = None, strict: bool = True,
                  hierarchies: Mapping[str, Hierarchy] | None = None, models: Sequence = (),
                  insensitive: Sequence[str] = (), identifying: Sequence[str] = (),
-                 others: str = "insensitive", verify: bool = False):
+                 others: str = "insensitive", verify: bool = False,
+                 backend: str | Backend = "cpu"):
         self.quasi_identifiers, self.hierarchies = qid_hierarchies(quasi_identifiers,
                                                                    hierarchies)
         self.k = check_int("k", k, 1)
@@ -432,10 +528,12 @@ class Mondrian:
         self.identifying = column_list(identifying, "identifying") if identifying else []
         self.others = others
         self.verify = bool(verify)
+        self.backend = backend
 
     def __repr__(self) -> str:
         return _repr(self, ("quasi_identifiers", "k", "sensitive", "l", "strict", "hierarchies",
-                            "models", "insensitive", "identifying", "others", "verify"))
+                            "models", "insensitive", "identifying", "others", "verify",
+                            "backend"))
 
     def fit(self, data: pd.DataFrame, *, partition=None) -> MondrianRelease:
         """Partition ``data``; returns a :class:`MondrianRelease`.
@@ -456,17 +554,22 @@ class Mondrian:
             if l is not None and int(sens.max()) + 1 < l:
                 raise InputError(f"l={l}: the table has only {int(sens.max()) + 1} distinct "
                                  f"value(s) of {sensitive!r}, so no release is {l}-diverse")
+        be = get_backend(self.backend)
         judge = None
         if self.models:
-            judge = _ClassJudge(self.models, sensitive, data[sensitive] if sensitive else None)
-        part = _start(data, partition, qids, k, l, sens)
-        if judge is not None and not judge.ok(part, np.arange(len(part))).all():
+            judge = _ClassJudge(self.models, sensitive, data[sensitive] if sensitive else None,
+                                be)
+        part = be.asarray(_start(data, partition, qids, k, l, sens))
+        if judge is not None and not bool(
+                judge.ok(part, be.xp.arange(len(part), dtype=be.xp.int64)).all()):
             raise InputError(f"the starting partition{'s' if partition is not None else ''} "
                              f"fail{'' if partition is not None else 's'} the models "
                              f"{[m.describe() for m in judge.models]}: no release satisfies "
                              "them")
-        part, rounds = _run(attrs, sens, k, l, self.strict, part, judge)
-        released, ncp, gcp = _release(data, qids, attrs, part)
+        (part, widths, info), rounds = _run(be, [a.on(be) for a in attrs],
+                                            None if sens is None else be.asarray(sens), k, l,
+                                            self.strict, part, judge)
+        released, ncp, gcp = _release(data, qids, attrs, part, widths, info)
         result = MondrianRelease(released.drop(columns=removed), part, qids, sensitive, k, l,
                                  self.strict, ncp, gcp, rounds, 0.0, self.hierarchies,
                                  models=list(self.models), removed_columns=removed,

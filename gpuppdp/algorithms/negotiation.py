@@ -86,6 +86,7 @@ Protocols (``objective``)
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -327,8 +328,8 @@ class Negotiation:
         self.max_moves = int(max_moves)
         self.prior = None if prior is None else dict(prior)
         self.backend = get_backend(backend)
-        self.data = None
-        self.policies = None
+        self.data: Any = None      # the table, a DataFrame once fitted
+        self.policies: Any = None  # every node's policy and figures, a DataFrame once fitted
         self.log: list[dict] = []
         self.status = "open"
         self.deal: dict | None = None
@@ -372,7 +373,7 @@ class Negotiation:
     def _evaluate_all(self) -> tuple[np.ndarray, np.ndarray]:
         """``(levels, figures)`` of every lattice node, in node-id order: the whole lattice
         evaluated in batches, the :data:`FIGURES` kept by the metric plug-in."""
-        figures = self._evaluator.metric
+        figures = cast(LossFigures, self._evaluator.metric)
         figures.batches.clear()
         stats = LatticeOracle(self._evaluator, self.lattice).evaluate_all()
         values = np.full((self.lattice.size, len(FIGURES)), np.nan)
@@ -407,7 +408,7 @@ class Negotiation:
             utility_ok &= self._utility_ent <= self.delta
         table["privacy_ok"] = privacy_ok
         table["utility_ok"] = utility_ok
-        self._profit_values = None
+        self._profit_values: np.ndarray | None = None
         if self.profit is not None:
             self._profit_values = self._profits()
             table["profit"] = self._profit_values
@@ -417,9 +418,11 @@ class Negotiation:
     def _profits(self) -> np.ndarray:
         """The profit of every node, from the utility loss ``profit_loss`` names."""
         loss = self._utility_dist if self.profit_loss == "distribution" else self._utility_ent
-        profit_values = self.profit(loss)
+        profit = self.profit
+        assert profit is not None  # (a profit function is given)
+        profit_values = profit(loss)
         if np.ndim(profit_values) == 0:  # a scalar function: one call per node
-            profit_values = np.fromiter((float(self.profit(float(u))) for u in loss),
+            profit_values = np.fromiter((float(profit(float(u))) for u in loss),
                                         dtype=np.float64, count=len(loss))
         return np.asarray(profit_values, dtype=np.float64).reshape(-1)
 
@@ -488,6 +491,7 @@ class Negotiation:
         keys = [ids, -self.policies["height"].to_numpy()[ids], self._privacy_ent[ids],
                 self._privacy_dist[ids]]
         if self.objective == "variable":
+            assert self._profit_values is not None  # (the variable-rate objective's profits)
             keys.append(-self._profit_values[ids])
         return int(ids[np.lexsort(keys)[0]])
 
@@ -554,6 +558,7 @@ class Negotiation:
             node, layers, moves = self._best(self._ok), None, None
         else:
             node, layers, moves = found
+        assert node is not None  # (a node meets both the constraint and the threshold)
         answer = self._record("owner", "counter",
                               pattern=None if layers is None else [list(x) for x in layers],
                               moves=moves, n_moves=None if moves is None else len(moves),
@@ -590,17 +595,20 @@ class Negotiation:
         """The data user accepts the pending proposal or counter-offer: the deal."""
         self._require("pending", what="accept (nothing is pending)")
         pending = self._pending
+        assert pending is not None  # (checked: one is pending)
         self._record("user", "accept", node=pending["node"])
-        self.deal = {k: v for k, v in pending.items() if k not in ("round", "party", "action")}
-        self.deal["via"] = pending["action"]
+        deal = {k: v for k, v in pending.items() if k not in ("round", "party", "action")}
+        deal["via"] = pending["action"]
+        self.deal = deal
         self.status = "deal"
         self._pending = None
-        return self.deal
+        return deal
 
     def reject(self) -> None:
         """The data user rejects the pending proposal or counter-offer; the user may offer
         again or :meth:`terminate`."""
         self._require("pending", what="reject (nothing is pending)")
+        assert self._pending is not None  # (checked: one is pending)
         self._record("user", "reject", node=self._pending["node"])
         self._pending = None
         self._last_offer = None
@@ -623,7 +631,7 @@ class Negotiation:
         levels = [self.deal["policy"][q] for q in self.quasi_identifiers]
         out = transform.release(self.data, self._evaluator, levels, suppression=suppression,
                                 seed=seed)
-        self._evaluator.metric.batches.clear()  # the figures of the node just released
+        cast(LossFigures, self._evaluator.metric).batches.clear()  # the node's figures
         return out
 
     def summary(self) -> dict:

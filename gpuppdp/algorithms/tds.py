@@ -43,7 +43,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, cast
 
 import numpy as np
 import pandas as pd
@@ -536,7 +536,7 @@ class TDS:
         released, current = release_table(data, qids, cuts)
         partition = groupby.group(np, current)[0].astype(np.int64)
         cp = certainty_penalty(released, data, qids, hierarchies=self.hierarchies)
-        k = self.k if self.k is not None else self.lkc[1]
+        k = self.k if self.k is not None else cast(tuple, self.lkc)[1]  # (k or lkc given)
         result = TDSRelease(released.drop(columns=removed), partition, qids, self.sensitive, k,
                             None, True, cp["ncp"], cp["gcp"], len(history) + 1, 0.0,
                             self.hierarchies, removed_columns=removed, dropped_columns=dropped,
@@ -576,8 +576,9 @@ class TDS:
             return constraints
         L, K, C = self.lkc[:3]                                        # noqa: N806
         values = None if len(self.lkc) == 3 else self.lkc[3]
-        listed = None
+        listed: np.ndarray | None = None
         if self.sensitive is not None and C < 1.0:
+            assert table.labels is not None and table.sens is not None  # (sensitive given)
             listed = np.array([values is None or v in values for v in table.labels],
                               dtype=float)
             top = np.bincount(table.sens, weights=table.weights * listed[table.sens]).max() \
@@ -642,7 +643,7 @@ def _specialize(cuts, table: _Table, constraints, *, scored: bool, sibling: bool
                 qids) -> list:
     """Specialize ``cuts`` in place, round by round, while a specialization is valid (with
     ``sibling``: subtree ones first, then sibling ones); returns the history."""
-    history = []
+    history: list = []
     while True:
         state = [c.rows(col) for c, col in zip(cuts, table.codes)]
         # rows alike in every value, child, class and sensitive value count as one
@@ -683,7 +684,7 @@ def release_table(data: pd.DataFrame, qids: Sequence[str], cuts) -> tuple:
         uniq, inverse = np.unique(cur, return_inverse=True)
         names = np.array([cut.label(int(u)) for u in uniq], dtype=object)
         cats, remap = np.unique(names, return_inverse=True)
-        released[name] = pd.Categorical.from_codes(remap[inverse], categories=cats)
+        released[name] = pd.Categorical.from_codes(remap[inverse], categories=pd.Index(cats))
     return released, current
 
 

@@ -69,8 +69,9 @@ def value_order(values, order="auto", *, attribute: str = "the attribute") -> li
 
     ``order`` is ``"numeric"`` (every value must be a number; returns None: the model's own
     numeric order), ``"lexical"`` (the values as strings in the order of ARX's string data
-    type, Java's ``String.compareTo``), ``"auto"`` (ARX's default: numeric when every value
-    is a number, lexical otherwise) or a list of every value in order (returned as strings).
+    type, Java's ``String.compareTo``), ``"auto"`` (numeric when every value is a number, as
+    ARX orders an attribute declared ``DataType.INTEGER`` or ``DECIMAL``; lexical otherwise,
+    as ARX's default ``DataType.STRING``) or a list of every value in order (returned as strings).
     """
     distinct = list(dict.fromkeys(str(v) for v in values))
     if not isinstance(order, str):
@@ -141,7 +142,8 @@ def _check_options(qids: list, sensitive: str | None, prior, lkc) -> list[str]:
     if lkc is not None:
         if not isinstance(lkc, (tuple, list)) or len(lkc) not in (3, 4):
             raise InputError(f"lkc must be a tuple (L, K, C) or (L, K, C, values), got {lkc!r}")
-        LKCPrivacy(*lkc, attribute=sensitive or "-")  # validates L, K, C and the values
+        LKCPrivacy(lkc[0], lkc[1], lkc[2], lkc[3] if len(lkc) == 4 else None,
+                   attribute=sensitive or "-")  # validates L, K, C and the values
         if len(lkc) == 4 and sensitive is None:
             raise InputError("lkc with sensitive values needs the sensitive attribute "
                              "(sensitive=...)")
@@ -263,6 +265,7 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
         out.update({k: None for k in _SENSITIVE_KEYS})
     else:
         step()
+        assert sens_codes is not None and labels is not None  # encoded with the sensitive
         distinct, stats = _sensitive_measures(
             out, be, classes, sensitive_table(be, sensitive, sens_codes, labels), sensitive,
             labels, prior, order, sensitive_hierarchy)
@@ -362,9 +365,7 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
     del reducer                                 # its copy of the frequency set
     q = len(qids)
     cards = [max(len(lab), 1) for lab in labels[:q]]
-    sens_codes = sens_labels = None
-    if sensitive is not None:
-        sens_codes, sens_labels = codes[q], labels[q]
+    sens_codes, sens_labels = (codes[q], labels[q]) if sensitive is not None else (None, None)
     classes = _classes_of_entries(be, _combine(codes[:q], cards)[0], sens_codes, counts)
     if lkc is None:
         del codes                               # only LKC regroups the QID codes
@@ -374,6 +375,7 @@ def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | N
         out.update({k: None for k in _SENSITIVE_KEYS})
     else:
         step()
+        assert sens_codes is not None and sens_labels is not None  # read with the sensitive
         sens_counts = np.bincount(sens_codes, weights=counts.astype(np.float64),
                                   minlength=len(sens_labels)).astype(np.int64)
         _sensitive_measures(out, be, classes, _counts_table(be, sensitive, sens_counts,

@@ -63,7 +63,8 @@ def _check_qids(data, qids) -> list[str]:
     return qids
 
 
-def encode_columns(data: pd.DataFrame, qids: Sequence[str], backend: Backend):
+def encode_columns(data: pd.DataFrame, qids: Sequence[str], backend: Backend
+                   ) -> tuple[list, list[int]]:
     """The ``qids`` columns encoded by :func:`gpuppdp.core.codes.encode_columns`:
     ``(codes, cards)`` with ``codes[j]`` an int32 device array (0..cards[j]-1, every code
     present) and ``cards[j]`` a host int."""
@@ -418,7 +419,7 @@ def snb_uniques(hist: np.ndarray, population_size: float, *, variant: str = "arx
     s = 1.0 if variant == "arx" else -1.0
     w1, w2 = 1.0 / c1, 1.0 / max(c2, 1.0)  # residual weights of the line search
 
-    def params(u, v):
+    def params(u, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return np.exp(u), 1.0 / (1.0 + np.exp(-v)), 1.0 / (1.0 + np.exp(v))
 
     with np.errstate(all="ignore"):

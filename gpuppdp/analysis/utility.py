@@ -292,6 +292,7 @@ def _source_rows(original, released) -> tuple[pd.DataFrame, np.ndarray]:
             raise InputError(f"the release was made from {released.input_rows} rows, the "
                              f"original table has {len(original)}")
         if released.source_rows is not None:
+            assert released.data is not None, "a release with source_rows holds its rows"
             return released.data, np.asarray(released.source_rows, dtype=np.int64)
         released = released.data
     if isinstance(released, pd.DataFrame) and len(released) != len(original):

@@ -64,10 +64,11 @@ def parse_attributes(raw, max_values: int | None = None) -> list[Attribute]:
                 raise InputError(f"{where}: unknown key(s) {sorted(extra)}; a numeric "
                                  "attribute has min, max and integer")
             lo, hi = dom.get("min"), dom.get("max")
-            if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
-                       for v in (lo, hi)) or lo > hi:
+            if not (isinstance(lo, numbers.Integral) and not isinstance(lo, bool)
+                    and isinstance(hi, numbers.Integral) and not isinstance(hi, bool)) or lo > hi:
                 raise InputError(f"{where}: min and max must be integers with min <= max, "
                                  f"got {lo!r} and {hi!r}")
+            lo, hi = int(lo), int(hi)
             if dom.get("integer", True) is not True:
                 raise InputError(f"{where}: only integer-valued numeric attributes can be "
                                  "reconstructed (the encoding has one variable per value); "
@@ -76,7 +77,7 @@ def parse_attributes(raw, max_values: int | None = None) -> list[Attribute]:
                 raise too_large(f"{where}: the domain min {lo:,} .. max {hi:,} has "
                                 f"{hi - lo + 1:,} values, more than the {max_values:,} record "
                                 "types allowed; narrow or bin it, or raise ", "max_types")
-            out.append(Attribute(name, True, tuple(range(int(lo), int(hi) + 1))))
+            out.append(Attribute(name, True, tuple(range(lo, hi + 1))))
         elif isinstance(dom, (list, tuple)):
             if not dom or len(set(map(repr, dom))) != len(dom):
                 raise InputError(f"{where}: a categorical domain is a non-empty list of "

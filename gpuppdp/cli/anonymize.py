@@ -372,7 +372,7 @@ def _partition_algorithm(args, model: dict, data):
     model["sensitive"] = next(iter(attributes), None)
     model["models"] += models
     return Mondrian(qids, k=model["k"], sensitive=model["sensitive"], strict=not args.relaxed,
-                    models=models, verify=True,
+                    models=models, verify=True, backend=args.backend,
                     insensitive=_kept(args, model["sensitive"]), **roles)
 
 

@@ -34,8 +34,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     add_prior_option(p)
     p.add_argument("--order", type=_order_spec, action="append", default=[],
                    metavar="[COL=]lexical|numeric|V1,V2,...",
-                   help="order of the sensitive values for t_ordered (default, as ARX: "
-                   "numerically when every value is a number, otherwise lexically)")
+                   help="order of the sensitive values for t_ordered (default: numerically when "
+                   "every value is a number, as ARX orders an INTEGER or DECIMAL attribute, "
+                   "otherwise lexically, as ARX's default STRING type)")
     p.add_argument("--lkc", default=None, type=_lkc, metavar="L,K,C[@V1,V2,...]",
                    help="also measure LKC-privacy for combinations of at most L QIDs (C as "
                    "0.5 or 50%%); @V1,V2,... bounds the confidence of these sensitive values "

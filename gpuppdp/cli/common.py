@@ -11,6 +11,7 @@ bar), :mod:`.measure` (``check``/``risk``: measured QIDs, streamed measuring) an
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from .choices import OTHERS, SUPPRESSION_MODES
 from .options import _fraction, _qi_spec, add_encoding_option, add_prior_option, read_prior
@@ -91,6 +92,7 @@ _ORDER_WORDS = ("auto", "lexical", "numeric")
 def _order_spec(text: str) -> tuple[str | None, str | list[str]]:
     """``[COL=]lexical|numeric|auto|v1,v2,...`` -> (COL or None, the word or the values): the
     order of a sensitive attribute for ordered t-closeness."""
+    column: str | None
     column, sep, spec = text.partition("=")
     if not sep:
         column, spec = None, text
@@ -214,8 +216,9 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
     models.add_argument("--order", type=_order_spec, action="append", default=[],
                         metavar="COL=lexical|numeric|V1,V2,...",
                         help="order of a sensitive attribute for --t-closeness ordered:T "
-                        "(default, as ARX: numerically when every value is a number, "
-                        "otherwise lexically as ARX's string type orders them)")
+                        "(default: numerically when every value is a number, as ARX orders an "
+                        "INTEGER or DECIMAL attribute, otherwise lexically, as ARX's default "
+                        "STRING type orders them)")
     models.add_argument("--alpha-k", type=_alpha_k, action="append", default=[],
                         metavar="ALPHA,K[@COL]", help="(alpha,k)-anonymity")
     models.add_argument("--delta-disclosure", type=_delta_disclosure, action="append",
@@ -276,7 +279,7 @@ def _privacy_models(args, data=None) -> list:
 
     names = [name for name, _ in args.sensitive]
     files = dict(args.sensitive)
-    population = []
+    population: list = []  # the population table, read once when a model needs it
     orders = orders_by_column(args)
     ordered = {spec_attribute("--t-closeness", c, names) for d, _, c in args.t_closeness
                if d == "ordered"}
@@ -290,7 +293,7 @@ def _privacy_models(args, data=None) -> list:
                                          encoding=args.encoding))
         return population[0]
 
-    context = {
+    context: dict[str, Any] = {
         "sensitive": names,
         "hierarchy": lambda name: None if files[name] is None else
         Hierarchy.from_csv(files[name], sep=args.hierarchy_sep),

@@ -37,7 +37,7 @@ def _builder_input(args) -> tuple[str, object]:
     return given[0]
 
 
-def _widths(text: str) -> list[str]:
+def _widths(text: str) -> list[int | Fraction]:
     """``--intervals W1,W2,...`` -> the widths (the builder checks them)."""
     from ..errors import InputError  # deferred: keeps gpuppdp --help fast
 

@@ -41,8 +41,8 @@ import warnings
 
 from .. import __version__
 from ..stops import COMMITTED, STOP_SIGNALS
-from . import (anatomize, anonymize, attack, check, dp, generate, hierarchy, negotiate, report,
-               risk)
+from . import (anatomize, anonymize, attack, check, dp, generate, hierarchy, negotiate, perturb,
+               report, risk)
 
 __all__ = ["main", "build_parser", "INTERRUPTED", "USER_ERROR", "INTERNAL_ERROR"]
 
@@ -82,7 +82,8 @@ class _Stops:
 def _install_handlers() -> dict:
     """Install :class:`_Stops` for every stop signal not ignored (as a parent may ask); returns
     the previous handlers (none where signals cannot be handled: not the main thread)."""
-    handler, previous = _Stops(), {}
+    handler = _Stops()
+    previous: dict[int, object] = {}
     for signum in STOP_SIGNALS:
         try:
             before = signal.getsignal(signum)
@@ -147,7 +148,7 @@ def build_parser():
                         "gpuppdp --debug COMMAND ...)")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (anonymize, check, risk, report, dp, generate, hierarchy, attack, anatomize,
-                   negotiate):
+                   negotiate, perturb):
         module.register(sub)
     return parser
 

@@ -51,6 +51,7 @@ def measure_streamed(args, columns: list[str], hierarchies: dict[str, str],
             parts = partition_counts(read_dask(args.input, sep=args.sep, columns=columns),
                                      columns)
             return plan, measure(checked(parts, False), COUNT_COLUMN)
+    assert chunk_rows is not None, "without --dask the caller gives a chunk size"
     chunks = read_chunks(args.input, sep=args.sep, columns=columns, rows=chunk_rows,
                          encoding=encoding_of(args))
     return plan, measure(checked(chunks, True), None)

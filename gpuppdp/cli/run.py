@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from .common import _privacy_models
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..anonymizer import AnonymizationResult
     from ..io import OutputPlan
 
@@ -27,6 +29,8 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
     from ..hierarchy import Hierarchy
     from ..io import read_table
 
+    data: pd.DataFrame | None
+    values: pd.DataFrame | None
     if read:
         data = values = read_table(args.input, sep=args.sep, encoding=args.encoding)
     else:

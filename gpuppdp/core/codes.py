@@ -29,7 +29,7 @@ A table read in chunks is encoded chunk by chunk with a :class:`ColumnDictionary
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -166,12 +166,15 @@ class Domain:
     #: integer columns spanning at most this many values (or twice the domain) are gathered
     INTEGER_SPAN = 1 << 16
 
-    def __init__(self, values: Sequence):
+    def __init__(self, values: Sequence | np.ndarray):
         self.values = np.asarray(values, dtype=object).reshape(-1)
         self._index = {str(v): i for i, v in enumerate(self.values.tolist())}
-        self._categories = None  # (the last categorical's categories, their positions)
-        self._dictionary = None  # (the last Arrow dictionary, its positions)
-        self._integers = None    # (lowest integer, positions of lowest, lowest + 1, ...)
+        # (the last categorical's categories, their positions)
+        self._categories: tuple[pd.Index, tuple[np.ndarray, bool]] | None = None
+        # (the last Arrow dictionary, its positions)
+        self._dictionary: tuple[Any, tuple[np.ndarray, bool]] | None = None
+        # (lowest integer, positions of lowest, lowest + 1, ...)
+        self._integers: tuple[int, tuple[np.ndarray, bool]] | None = None
 
     def positions(self, labels) -> np.ndarray:
         """int64 position of each label's string in the domain, ``-1`` where absent."""
@@ -186,7 +189,7 @@ class Domain:
         if isinstance(values, pd.Categorical) or (
                 isinstance(values, (pd.Series, pd.Index))
                 and isinstance(values.dtype, pd.CategoricalDtype)):
-            cat = values if isinstance(values, pd.Categorical) else values.array
+            cat: Any = values if isinstance(values, pd.Categorical) else values.array
             return self._through(self._category_positions(cat.categories), cat.codes)
         if type(values).__module__.partition(".")[0] == "pyarrow":
             return self._arrow_gathered(values)
@@ -261,9 +264,9 @@ class Domain:
         return out if known or out.min() >= 0 else None
 
 
-def encode_column(values, *, domain: Sequence | Domain | None = None, name: str | None = None,
-                  sort: bool = False, as_str: bool = False, unknown: str = "error"
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def encode_column(values, *, domain: Sequence | np.ndarray | Domain | None = None,
+                  name: str | None = None, sort: bool = False, as_str: bool = False,
+                  unknown: str = "error") -> tuple[np.ndarray, np.ndarray]:
     """Encode one column: ``(codes, labels)`` with ``labels[codes[i]]`` the value of row ``i``.
 
     Parameters

@@ -17,7 +17,7 @@ import time
 from collections import defaultdict, deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Callable, Generator, Iterable, Iterator, TypeVar
 
 import pandas as pd
 
@@ -111,7 +111,7 @@ class Stopwatch:
         finally:
             self.seconds[key] += time.perf_counter() - t
 
-    def waited(self, items: Iterable[T], key: str) -> Iterator[T]:
+    def waited(self, items: Iterable[T], key: str) -> Generator[T, None, None]:
         """``items``, the time spent waiting for each one added to part ``key``; closing
         this closes ``items``."""
         source = iter(items)

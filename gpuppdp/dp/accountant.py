@@ -185,6 +185,18 @@ class Spend:
             raise InputError(f"a ledger entry lacks {exc.args[0]!r}: {item!r}") from None
 
 
+def _charged(entries) -> tuple[list[float], list[float]]:
+    """``(ε, δ)`` charged by each of ``entries``: every entry the accountant records carries
+    both; one without them fails, as ``math.fsum`` of ``None`` does."""
+    eps, deltas = [], []
+    for s in entries:
+        if s.charged is None or s.charged_delta is None:
+            raise TypeError(f"ledger entry {s.label!r} carries no charge")
+        eps.append(s.charged)
+        deltas.append(s.charged_delta)
+    return eps, deltas
+
+
 def _group_cost(values, neighbouring: Neighbouring) -> float:
     """Cost of parallel parts: the largest, or the two largest under replace-one."""
     if not values:
@@ -245,13 +257,13 @@ class BudgetAccountant(NoCopies):
     def spent(self) -> float:
         """ε charged so far (in the budget's relation; open groups included)."""
         with self._lock:
-            return math.fsum(s.charged for s in self._ledger)
+            return math.fsum(_charged(self._ledger)[0])
 
     @property
     def spent_delta(self) -> float:
         """δ charged so far."""
         with self._lock:
-            return math.fsum(s.charged_delta for s in self._ledger)
+            return math.fsum(_charged(self._ledger)[1])
 
     @property
     def remaining(self) -> float:
@@ -586,10 +598,9 @@ class ParallelGroup:
             cost_delta = _group_cost(deltas, self.neighbouring)
             charged, charged_delta = charge(cost, cost_delta, self.neighbouring,
                                             acc.neighbouring)
-            others = [s for s in acc._ledger if s is not self._entry]
+            others = _charged(s for s in acc._ledger if s is not self._entry)
             acc._refuse_if_over(charged, charged_delta, self._label,
-                                math.fsum(s.charged for s in others),
-                                math.fsum(s.charged_delta for s in others),
+                                math.fsum(others[0]), math.fsum(others[1]),
                                 f"{epsilon:g} (the group would cost {charged:g})")
             entry = Spend(cost, self._label, "parallel", tuple(parts), cost_delta,
                           tuple(deltas), self.neighbouring.value, open=True, charged=charged,

@@ -32,7 +32,7 @@ from ..errors import InputError
 try:  # POSIX: advisory locks between processes
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no inter-process lock
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # None marks a platform without fcntl
 
 __all__ = ["LEDGER_FORMAT", "LedgerError", "canonical", "chain_hash", "locked", "read",
            "append", "header_line"]
@@ -102,7 +102,7 @@ def locked(path, *, create: bool = False, shared: bool = False) -> Iterator[tupl
 
 def _read_all(fd: int) -> bytes:
     os.lseek(fd, 0, os.SEEK_SET)
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         chunk = os.read(fd, 1 << 20)
         if not chunk:
@@ -140,7 +140,7 @@ def read(fd: int, source: str) -> tuple[dict | None, list[dict]]:
     if lines[-1] != "":
         raise LedgerError(f"{source}: line {len(lines)} is incomplete (a write was "
                           "interrupted, or the file was edited): the ledger cannot be trusted")
-    prev = GENESIS
+    prev: str | None = GENESIS
     out = []
     for number, line in enumerate(lines[:-1], start=1):
         what = "the header (line 1)" if number == 1 else f"entry {number - 1} (line {number})"

@@ -227,7 +227,7 @@ class RandomSource(NoCopies):
 
     # -- keys and counters ------------------------------------------------------------------
     def _rekey(self) -> None:
-        if self.seeded:
+        if self._seed is not None:  # (seeded)
             material = hashlib.sha512(
                 b"gpuppdp.dp.RandomSource seed v1\0%d\0%d" % (self._seed, self._epoch)).digest()
         else:

@@ -120,7 +120,8 @@ class _Cells:
     labels: list[np.ndarray]
     key: Array  # int64 array on the backend, one cell index per (kept) row
     from_data: list[str]  # columns whose labels were read from the data (declared public)
-    out_of_domain: list = None  # unknown="error", deferred: columns to refuse after the charge
+    # unknown="error", deferred: columns to refuse after the charge
+    out_of_domain: list | None = None
     kept: np.ndarray | None = None  # deferred: host mask of the rows the keys are of (None: all)
 
     @property
@@ -163,7 +164,7 @@ def _public_columns(public_domain, cols: list[str]) -> set[str]:
     return set(names)
 
 
-def _match(values: pd.Series, labels: Sequence) -> np.ndarray:
+def _match(values: pd.Series, labels: Sequence | np.ndarray) -> np.ndarray:
     """Index of each value in ``labels`` (compared as strings, as hierarchies compare), -1
     where absent (missing values included)."""
     return encode_column(values, domain=labels, unknown="missing")[0].astype(np.int64)
@@ -366,7 +367,7 @@ def _unit(person, m: int) -> str:
     return "row" if person is None else f"person ({person}, at most {m} rows)"
 
 
-def _mechanism(name: str, epsilon: float, sensitivity: float, coordinates: int):
+def _mechanism(name: str, epsilon: float, sensitivity: int, coordinates: int):
     if name == "geometric":
         return GeometricMechanism(epsilon=epsilon, sensitivity=sensitivity)
     if name == "laplace":

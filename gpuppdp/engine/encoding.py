@@ -20,7 +20,8 @@ import pyarrow.compute as pc
 from .. import kernels
 from ..backend import Array, Backend, DeviceMemoryError, cpu_backend
 from ..core.codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
-from ..core.pipeline import DEVICE_ROWS, Stopwatch, materialized, ordered_map, row_numbered
+from ..core.pipeline import (DEVICE_ROWS, LazyChunk, Stopwatch, materialized, ordered_map,
+                             row_numbered)
 from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby, sortedruns
@@ -163,8 +164,9 @@ class FrequencySet:
 
     def moved(self, convert: Callable) -> "FrequencySet":
         """This set with its arrays passed through ``convert`` (e.g. ``Backend.to_host``)."""
-        return FrequencySet(self.levels, *(convert(a) for a in (
-            self.codes, self.sens, self.count, self.first, self.ptr)), self.host_ptr)
+        codes, sens, count, first, ptr = (convert(a) for a in (
+            self.codes, self.sens, self.count, self.first, self.ptr))
+        return FrequencySet(self.levels, codes, sens, count, first, ptr, self.host_ptr)
 
     @staticmethod
     def concatenate(xp, parts: list["FrequencySet"]) -> "FrequencySet":
@@ -172,10 +174,10 @@ class FrequencySet:
         start = np.cumsum([0] + [int(p.host_ptr[-1]) for p in parts])
         host_ptr = np.concatenate([np.zeros(1, np.int64)] + [
             p.host_ptr[1:] + off for p, off in zip(parts, start)]).astype(np.int64)
-        return FrequencySet(np.concatenate([p.levels for p in parts]),
-                            *(xp.concatenate([getattr(p, name) for p in parts])
-                              for name in ("codes", "sens", "count", "first")),
-                            xp.asarray(host_ptr), host_ptr)
+        codes, sens, count, first = (xp.concatenate([getattr(p, name) for p in parts])
+                                     for name in ("codes", "sens", "count", "first"))
+        return FrequencySet(np.concatenate([p.levels for p in parts]), codes, sens, count,
+                            first, xp.asarray(host_ptr), host_ptr)
 
     def node(self, b: int) -> "FrequencySet":
         """Node ``b`` alone, as views of this set's arrays (no copy)."""
@@ -317,6 +319,7 @@ class EncodedTable:
     def frequency_set(self) -> FrequencySet:
         """The bottom node's frequency set (one pass over the rows, kept)."""
         if self._bottom is None:
+            assert self.qi_codes is not None  # (a chunked table's set is built as it is read)
             xp = self.backend.xp
             self._bottom = self.bottom_of(
                 xp.stack([c.astype(self.code_dtype) for c in self.qi_codes], axis=1),
@@ -363,7 +366,8 @@ class EncodedTable:
             else:
                 columns.append(xp.concatenate(parts))
             parts.clear()
-        return self._merged(*columns, backend=backend)
+        codes, sens, count, first = columns
+        return self._merged(codes, sens, count, first, backend=backend)
 
     def _merged(self, codes, sens, count, first, backend: Backend | None = None
                 ) -> FrequencySet:
@@ -373,11 +377,10 @@ class EncodedTable:
         if backend is not self.backend:
             maps = backend.asarray(self.backend.to_host(maps))
         bottom = np.zeros((1, q), dtype=np.int64)
-        codes, sens, count, first, ptr = kernels.rollup(
+        codes, sens, count, first, ptr, host_ptr = kernels.rollup(
             backend, codes, sens, count, first, np.array([0]), np.array([len(count)]),
             off[np.arange(q), 0, 0][None, :], maps, self.node_radix(bottom))
-        ptr = backend.asarray(ptr)
-        return FrequencySet(bottom, codes, sens, count, first, ptr, backend.to_host(ptr))
+        return FrequencySet(bottom, codes, sens, count, first, backend.asarray(ptr), host_ptr)
 
 
 def check_complete(data: "pd.DataFrame | pa.Table", columns: Sequence[str],
@@ -492,12 +495,14 @@ def encode_chunks(chunks: Iterable["pd.DataFrame | pa.Table"], columns: Sequence
                     DEVICE_ROWS if device_rows is None else device_rows)
     encoder.watch.log(f"{encoder.n_chunks} chunks")
     if encoder.host is not None:  # back to the device for the search, if it fits there
-        if _device_short(backend, [enc._bottom], BOTTOM_FACTOR):
+        bottom = enc._bottom
+        assert bottom is not None  # (encoder.run built it)
+        if _device_short(backend, [bottom], BOTTOM_FACTOR):
             raise DeviceMemoryError(
-                f"the bottom frequency set ({len(enc._bottom.count):,} entries, "
-                f"{enc._bottom.nbytes / 2**30:.2f} GiB) does not fit in the GPU's free memory "
-                f"({backend.free_memory() / 2**30:.2f} GiB) with room for the search")
-        enc._bottom = enc._bottom.moved(backend.asarray)
+                f"the bottom frequency set ({len(bottom.count):,} entries, "
+                f"{bottom.nbytes / 2**30:.2f} GiB) does not fit in the GPU's free memory "
+                f"({(backend.free_memory() or 0) / 2**30:.2f} GiB) with room for the search")
+        enc._bottom = bottom.moved(backend.asarray)
     if sensitive.names:
         sensitive.finish(enc)
     return enc
@@ -513,7 +518,8 @@ class _ChunkEncoder:
         self.merge_entries, self.tee = merge_entries, tee
         self.merged: list[FrequencySet] = []
         self.pending: list[FrequencySet] = []
-        self.host = None  # the CPU backend, once the sets have been spilled to host memory
+        # the CPU backend, once the sets have been spilled to host memory
+        self.host: Backend | None = None
         self.watch, self.n_chunks = Stopwatch("encoding"), 0
         # on the CPU, without sensitive codes to number in order, a chunk's own frequency set
         # is built on its host thread too: sorted by key where the keys fit in int64, so that
@@ -526,7 +532,7 @@ class _ChunkEncoder:
         if self.on_thread and self.runs is None:
             enc.level_maps()
 
-    def coded(self, numbered: tuple[int, pd.DataFrame]) -> tuple:
+    def coded(self, numbered: tuple[int, pd.DataFrame | pa.Table | LazyChunk]) -> tuple:
         """(first row, host leaf codes (n, q), sensitive columns, the chunk's frequency set
         when built here) of a chunk (host threads)."""
         enc, first, chunk = self.enc, numbered[0], materialized(numbered[1])

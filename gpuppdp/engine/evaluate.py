@@ -12,7 +12,7 @@ import copy
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, fields
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from numba import njit
@@ -37,7 +37,8 @@ __all__ = ["NodeStats", "Evaluator", "LatticeOracle", "RollupBuffers", "referred
 def referred_sensitive(models: Sequence[PrivacyModel]) -> set[str]:
     """The sensitive attributes whose histograms ``models`` judge."""
     return {m.sensitive_attribute for m in models
-            if Requirement.SENSITIVE_HISTOGRAM in m.requires}
+            if Requirement.SENSITIVE_HISTOGRAM in m.requires
+            and m.sensitive_attribute is not None}
 
 
 def check_models(models: Sequence, sensitive: Sequence[str], hint: str = "") -> list:
@@ -110,13 +111,14 @@ class NodeStats:
 
     def take(self, rows: np.ndarray) -> "NodeStats":
         """The nodes at ``rows``, in that order."""
-        return NodeStats(**{name: (None if getattr(self, name) is None
-                                   else getattr(self, name)[rows])
-                            for name in _NODE_STATS_FIELDS})
+        fields: dict[str, Any] = {name: (None if getattr(self, name) is None
+                                         else getattr(self, name)[rows])
+                                  for name in _NODE_STATS_FIELDS}
+        return NodeStats(**fields)
 
     @staticmethod
     def concatenate(parts: Sequence["NodeStats"]) -> "NodeStats":
-        kw = {}
+        kw: dict[str, Any] = {}
         for name in _NODE_STATS_FIELDS:
             vals = [getattr(p, name) for p in parts]
             kw[name] = None if vals[0] is None else np.concatenate(vals)
@@ -156,7 +158,8 @@ class Evaluator:
         self.sensitive_maps = {name: (col.from_carried, len(col.labels))
                                for name, col in encoded.sensitive.items()
                                if col.from_carried is not None}
-        self._node_classes = None  # (levels, classes, outlier) of the last node_classes call
+        # (levels, classes, outlier) of the last node_classes call
+        self._node_classes: tuple[tuple, Classes, Any] | None = None
 
     # -- one batch ---------------------------------------------------------------------
     def evaluate(self, levels: np.ndarray, source: FrequencySet, source_index: np.ndarray,
@@ -180,11 +183,10 @@ class Evaluator:
             raise ValueError("a source node must be at least as specific as its target")
         q = levels.shape[1]
         node_map_off = self.map_off[np.arange(q)[None, :], src_levels, levels]
-        codes, sens, count, first, ptr = kernels.rollup(
+        codes, sens, count, first, ptr, host_ptr = kernels.rollup(
             self.backend, source.codes, source.sens, source.count, source.first,
             source.host_ptr[source_index], source.host_ptr[source_index + 1], node_map_off,
             self.maps, self.encoded.node_radix(levels), out)
-        host_ptr = self.backend.to_host(ptr).astype(np.int64)  # every form's ptr is int64
         return FrequencySet(levels, codes, sens, count, first, ptr, host_ptr)
 
     def _classes(self, fs: FrequencySet) -> Classes:
@@ -216,7 +218,7 @@ class Evaluator:
         else:
             small = None
             outlier = xp.zeros(classes.size.shape[0], dtype=xp.bool_)
-        grouped = []
+        grouped: list[Any] = []  # their class_fails also takes the classes suppressed so far
         for model in self.models:
             if Requirement.RELEASED_CLASSES in model.requires:
                 grouped.append(model)
@@ -260,7 +262,7 @@ class Evaluator:
                          kept.astype(np.int64), smallest, aecs, il, lb,
                          entries.astype(np.int64), levels.sum(axis=1))
 
-    def node_classes(self, levels) -> tuple[Classes, object]:
+    def node_classes(self, levels) -> tuple[Classes, Array]:
         """``(classes, outlier)`` of node ``levels``: its equivalence classes and which fail a
         privacy model; kept for the last node asked (a release and its summary ask for the
         optimum, each more than once).  No node statistics or metric: a release after the
@@ -283,6 +285,7 @@ class Evaluator:
         """Per input row (device bool): is the row in a class that fails a privacy model at
         node ``levels``?  Also returns the rows' QID codes at that node, ``(N, q)``."""
         levels = np.asarray(levels, dtype=np.int64).reshape(-1)
+        assert self.encoded.qi_codes is not None  # (a table encoded whole)
         row_codes = self.encoded.generalize(levels, self.encoded.qi_codes)
         outlier = self.encoded.class_set(levels, self.suppressed_classes(levels)).contains(
             row_codes)
@@ -373,7 +376,8 @@ class RollupBuffers:
         self.capacity = capacity
         self._q = bottom.codes.shape[1]
         self._dtypes = (evaluator.maps.dtype, bottom.sens.dtype)
-        self._open = None  # the set being filled: [arrays, next free row, batches in it]
+        # the set being filled: [arrays, next free row, batches in it]
+        self._open: list | None = None
         self._free: list[list] = []
 
     def take(self, entries: int):
@@ -411,7 +415,7 @@ class RollupBuffers:
         them (when it was the last one taken)."""
         if handle is not None:
             held, at = handle
-            if held is self._open:
+            if self._open is not None and held is self._open:
                 held[1] = at + rows
 
     def give(self, handle) -> None:
@@ -510,10 +514,11 @@ class LatticeOracle:
         node-id order (:meth:`evaluate_all` returns its own)."""
         rows = [self._results[i] for i in sorted(self._results)]
         shape = {"levels": (len(rows), self.lattice.n_attributes)}
-        return NodeStats(**{name: (None if rows and rows[0][name] is None else
-                                   np.array([r[name] for r in rows]).reshape(
-                                       shape.get(name, (len(rows),))))
-                            for name in _NODE_STATS_FIELDS})
+        fields: dict[str, Any] = {name: (None if rows and rows[0][name] is None else
+                                         np.array([r[name] for r in rows]).reshape(
+                                             shape.get(name, (len(rows),))))
+                                  for name in _NODE_STATS_FIELDS}
+        return NodeStats(**fields)
 
     def evaluate_all(self, progress: Callable[[int, int], None] | None = None,
                      bounds: bool = True) -> NodeStats:
@@ -542,7 +547,8 @@ class LatticeOracle:
         buffers = RollupBuffers(self.evaluator, budget)
         # where each node of the previous level lives: (batch, index in batch, size), and the
         # batches' roll-up buffers
-        prev_batches, prev_buffers = [self.evaluator.bottom], [None]
+        prev_batches: list[FrequencySet | None] = [self.evaluator.bottom]
+        prev_buffers: list = [None]
         where_batch = np.zeros(lat.size, dtype=np.int64)
         where_index = np.zeros(lat.size, dtype=np.int64)
         size = np.full(lat.size, np.iinfo(np.int64).max, dtype=np.int64)
@@ -558,7 +564,8 @@ class LatticeOracle:
                 ids, np.ascontiguousarray(levels, dtype=np.int64), lat.strides, size)
             if (src < 0).any():
                 raise ValueError("a chosen node has no evaluated predecessor")
-            batches, batch_buffers = [], []
+            batches: list[FrequencySet | None] = []
+            batch_buffers: list = []
             order = np.lexsort((ids, where_batch[src]))
             ids, src, levels = ids[order], src[order], levels[order]
             for start, stop in self._split(where_batch[src], size[src], budget):
@@ -571,6 +578,7 @@ class LatticeOracle:
                     buffers.give(prev_buffers[b])
                     prev_buffers[b] = None
                 source = prev_batches[used]
+                assert source is not None  # (let go only once its batch has been read)
                 out, handle = buffers.take(int(np.sum(size[src[sl]])))
                 stats, fs = self.evaluator.evaluate(levels[sl], source, where_index[src[sl]],
                                                     out, bounds)

@@ -14,7 +14,7 @@ import tempfile
 import threading
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 import pandas as pd
@@ -176,13 +176,14 @@ class RowBuckets:
         self.qi_names = list(qi_names)
         self.spill_dir = spill_dir
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        self._chunk_seeds, self._bucket_seeds = (g.bit_generator.seed_seq for g in rng.spawn(2))
+        self._chunk_seeds, self._bucket_seeds = (
+            cast(np.random.SeedSequence, g.bit_generator.seed_seq) for g in rng.spawn(2))
         self._locks = [threading.Lock() for _ in range(self.n_buckets)]
         self._writers: dict = {}                                   # bucket -> open stream
         self._firsts: list[list[int]] = [[] for _ in range(self.n_buckets)]  # of each piece
         self._rows = np.zeros(self.n_buckets, dtype=np.int64)
-        self._schema = None                                        # of the kept columns
-        self._folder = None
+        self._schema: pa.Schema | None = None                      # of the kept columns
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> "RowBuckets":
         self._folder = tempfile.TemporaryDirectory(prefix=".gpuppdp-buckets-",
@@ -193,9 +194,11 @@ class RowBuckets:
         try:
             self._close_writers()
         finally:
-            self._folder.cleanup()
+            if self._folder is not None:
+                self._folder.cleanup()
 
-    def _path(self, b: int) -> str:
+    def _path(self, b: int | np.integer) -> str:
+        assert self._folder is not None, "RowBuckets used outside its with block"
         return os.path.join(self._folder.name, f"{b}.arrows")
 
     def _close_writers(self) -> None:
@@ -256,6 +259,7 @@ class RowBuckets:
 
     def empty(self) -> pd.DataFrame:
         """The kept columns (QIDs as codes), without rows."""
+        assert self._schema is not None  # (rows were scattered)
         return self._frame(self._schema.empty_table())
 
     def _frame(self, table) -> pd.DataFrame:
@@ -275,7 +279,7 @@ class RowBuckets:
 
 
 def release_buckets(buckets: RowBuckets, evaluator: Evaluator, levels,
-                    write: Callable[[object], None], *, suppression: str = "mark",
+                    write: Callable[[Any], None], *, suppression: str = "mark",
                     prepare: Callable[[pd.DataFrame, int], object] | None = None,
                     threads: int | None = None) -> Release:
     """:func:`release` of the table kept in ``buckets`` (the table ``evaluator`` was built on),

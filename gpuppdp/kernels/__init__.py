@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from . import aot, groupby, grouping, histograms, segsum, subsets
+from . import aot, groupby, grouping, histograms, mdav, segsum, subsets
 from .cudalaunch import to_device_together
 from .grouping import reused_scratch, small_pages
 
@@ -30,7 +30,8 @@ warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result i
 
 __all__ = ["cached_signatures", "compiled", "risk_kernels", "warm_up", "rollup", "reused_scratch",
            "small_pages", "classes", "common_groups", "marginal_counts", "loss_sums", "node_stats",
-           "segment_min", "ordered_sums", "subset_stats", "groupby"]
+           "segment_min", "ordered_sums", "subset_stats", "groupby", "column_moments",
+           "microaggregate_partitions"]
 
 
 def warm_up(*dispatchers, wanted=None) -> threading.Thread:
@@ -105,12 +106,14 @@ def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, n
     ``node_radix`` (B, q+1, host) is each node's number of codes per QID and sensitive value.
     Numba CPU form on the CPU, the CUDA form (:func:`grouping.rollup_cuda`) on a GPU.  ``out``:
     host arrays to write into, for the CPU form only (see :func:`grouping.rollup_njit`; a
-    GPU's allocations come from CuPy's memory pool)."""
+    GPU's allocations come from CuPy's memory pool).  Returns ``(codes, sens, count, first,
+    ptr, host_ptr)``: the frequency sets, their offsets and the offsets on the host (int64)."""
     if backend.kernels == "cpu":
-        return grouping.rollup_njit(src_codes, src_sens, src_count, src_first,
-                                    np.asarray(node_src_start), np.asarray(node_src_stop),
-                                    np.asarray(node_map_off, dtype=np.int64), maps_flat,
-                                    node_radix, out)
+        out = grouping.rollup_njit(src_codes, src_sens, src_count, src_first,
+                                   np.asarray(node_src_start), np.asarray(node_src_stop),
+                                   np.asarray(node_map_off, dtype=np.int64), maps_flat,
+                                   node_radix, out)
+        return out + (out[4].astype(np.int64, copy=False),)
     if out is not None:
         raise ValueError(f"rollup: out= is for the CPU form, not the {backend.kernels!r} one")
     if backend.kernels == "cuda":
@@ -119,13 +122,14 @@ def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, n
                                     node_radix)
     entries = int(np.sum(np.asarray(node_src_stop) - np.asarray(node_src_start)))
     if entries > SIMULATED_THREADS:
-        return grouping.rollup_xp(backend.xp, src_codes, src_sens, src_count, src_first,
-                                  node_src_start, node_src_stop, node_map_off, maps_flat,
-                                  node_radix)
+        out = grouping.rollup_xp(backend.xp, src_codes, src_sens, src_count, src_first,
+                                 node_src_start, node_src_stop, node_map_off, maps_flat,
+                                 node_radix)
+        return out + (backend.to_host(out[4]).astype(np.int64),)
     host = [backend.to_host(a) for a in (src_codes, src_sens, src_count, src_first, maps_flat)]
     out = grouping.rollup_cuda(np, host[0], host[1], host[2], host[3], node_src_start,
                                node_src_stop, node_map_off, host[4], node_radix)
-    return tuple(backend.asarray(a) for a in out)
+    return tuple(backend.asarray(a) for a in out[:5]) + (out[5],)
 
 
 def classes(backend, ptr, codes, radix):
@@ -282,3 +286,41 @@ def subset_stats(backend, codes, radix, max_size, weights=None):
     groups, sumsq = subsets.all_subsets_xp(backend.xp, list(codes), [int(r) for r in radix],
                                            int(max_size), weights)
     return backend.to_host(groups), backend.to_host(sumsq)
+
+
+#: rows at most of an MDAV run through the CUDA form under the simulator (a block's 128
+#: threads are Python threads there); larger ones take the CPU form, which chooses the same
+SIMULATED_MDAV_ROWS = 256
+
+
+def column_moments(backend, x, center, power: int) -> np.ndarray:
+    """Host (d,) sums of ``(x - center) ** power`` over the rows of ``x`` (n, d), the same
+    floats on every backend: fixed chunks of rows summed in order, then the chunks' sums
+    (:func:`.mdav.chunk_moments`)."""
+    if backend.kernels == "cudasim":  # the CUDA form on host arrays, under the simulator
+        return mdav.chunk_moments("cuda", np, backend.to_host(x), center, power).sum(axis=0)
+    return mdav.chunk_moments(backend.kernels, backend.xp, x, center, power).sum(axis=0)
+
+
+def microaggregate_partitions(backend, part_ptr, z, qz, scale: float, k: int):
+    """MDAV groups of the rows of each partition ``part_ptr[t]:part_ptr[t+1]`` (host
+    offsets) of ``z`` (n, d), ``qz`` its fixed-point integers: per row (device int64) the row
+    its group was formed around; the same groups on every backend (see :mod:`.mdav`)."""
+    part_ptr = np.asarray(part_ptr, dtype=np.int64)
+    n = z.shape[0]
+    if backend.kernels == "cpu" or (backend.kernels == "cudasim" and n > SIMULATED_MDAV_ROWS):
+        host = [backend.to_host(a) for a in (z, qz)] if backend.kernels == "cudasim" else \
+            [z, qz]
+        label = np.full(n, -1, np.int64)
+        mdav.mdav_njit(part_ptr, np.ascontiguousarray(host[0]), np.ascontiguousarray(host[1]),
+                       scale, k, label)
+        return label if backend.kernels == "cpu" else backend.asarray(label)
+    if backend.kernels == "cudasim":
+        label = np.full(n, -1, np.int64)
+        mdav.mdav_cuda(np, part_ptr, backend.to_host(z), backend.to_host(qz), scale, k, label)
+        return backend.asarray(label)
+    xp = backend.xp
+    label = xp.full(n, -1, dtype=xp.int64)
+    mdav.mdav_cuda(xp, part_ptr, xp.ascontiguousarray(z), xp.ascontiguousarray(qz), scale, k,
+                   label)
+    return label

@@ -102,8 +102,10 @@ def _host() -> dict:
     from llvmlite import binding as ll
     from numba.core import config
 
-    return {"cpu": config.CPU_NAME or ll.get_host_cpu_name(),
-            "features": config.CPU_FEATURES or ll.get_host_cpu_features().flatten()}
+    # Numba's config sets its attributes at run time (from the environment)
+    return {"cpu": config.CPU_NAME or ll.get_host_cpu_name(),  # type: ignore[attr-defined]
+            "features": (config.CPU_FEATURES  # type: ignore[attr-defined]
+                         or ll.get_host_cpu_features().flatten())}
 
 
 def _enabled(features: str) -> set[str]:
@@ -122,7 +124,9 @@ def baseline() -> dict:
 
 
 def _package_dir(name: str) -> Path:
-    return Path(importlib.util.find_spec(name).submodule_search_locations[0])
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.submodule_search_locations is not None, name  # a package
+    return Path(spec.submodule_search_locations[0])
 
 
 def source_digest() -> str:
@@ -221,11 +225,12 @@ def _build(target: str) -> dict:
             "exports": exports}
     cc.export(METADATA, "unicode_type()")(_constant(json.dumps(meta)))
     flags = pycc_compiler.Flags
-    pycc_compiler.Flags = ReleasingGil
+    # patched for the build only: pycc's compiler flags, with the GIL released
+    pycc_compiler.Flags = ReleasingGil  # type: ignore[misc]
     try:
         cc.compile()
     finally:
-        pycc_compiler.Flags = flags
+        pycc_compiler.Flags = flags  # type: ignore[misc]
     return meta
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,8 @@ _ARRAY, _BOOL = "array", "bool"
 #: (kernel, argument signature) -> (compiled kernel, marshal kinds), or None: the dispatcher
 _SIGNATURES: dict = {}
 _LOCK = threading.Lock()
-_NUMBA = None  # numba-cuda's launch pieces, imported at the first launch on a device
+#: numba-cuda's launch pieces, imported at the first launch on a device
+_NUMBA: dict[str, Any] | None = None
 
 
 def launch(kernel, grid, block, *args) -> None:
@@ -44,6 +46,7 @@ def launch(kernel, grid, block, *args) -> None:
         return
     compiled, kinds = fast
     numba_cuda = _NUMBA
+    assert numba_cuda is not None, "a fast path is kept only once _fast_path imported these"
     numba_cuda["launch"](numba_cuda["stream"], _config(grid, block), compiled,
                          *_marshal(args, kinds))
 
@@ -64,7 +67,7 @@ def _signature_of(value):
 def _marshal(args, kinds) -> list:
     """Kernel parameters of ``args``: an array as Numba lays it out (meminfo, parent, size,
     itemsize, pointer, shape, strides in bytes), a scalar as its ctypes value."""
-    params = []
+    params: list = []
     for value, kind in zip(args, kinds):
         if kind is _ARRAY:
             params += (0, 0, value.size, value.itemsize, value.data.ptr)
@@ -89,8 +92,10 @@ def _strides(value) -> tuple:
 
 
 def _config(grid: int, block: int):
-    return _NUMBA["config"](grid=grid, block=block, shmem_size=0,
-                            **{_NUMBA["cooperative"]: False})
+    numba_cuda = _NUMBA
+    assert numba_cuda is not None, "called on the fast path only"
+    return numba_cuda["config"](grid=grid, block=block, shmem_size=0,
+                                **{numba_cuda["cooperative"]: False})
 
 
 def _fast_path(kernel, args):

@@ -634,8 +634,9 @@ def _form(backend, n: int, kernel: str) -> str:
         return "cuda"
     # the simulator tier: the first few small inputs of each kernel run the CUDA form itself
     # (a check of the CUDA form; the simulator runs ChaCha20 in Python, slowly), the others
-    # the CPU twin, which gives the same bits
-    if config.ENABLE_CUDASIM and n <= _SIM_MAX and _sim_launches.get(kernel, 0) < _SIM_LAUNCHES:
+    # the CPU twin, which gives the same bits (Numba's config sets its attributes at run time)
+    simulator = config.ENABLE_CUDASIM  # type: ignore[attr-defined]
+    if simulator and n <= _SIM_MAX and _sim_launches.get(kernel, 0) < _SIM_LAUNCHES:
         _sim_launches[kernel] = _sim_launches.get(kernel, 0) + 1
         return "sim"
     return "cpu"

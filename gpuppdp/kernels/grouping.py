@@ -34,19 +34,8 @@ from numba import cuda, njit
 
 from .aot import CODE_TYPES, ahead_of_time
 from .cudalaunch import launch, to_device_together
-from .groupby import (
-    _HASH_MUL,
-    KEY_LIMIT,
-    balanced_runs,
-    extend_key,
-    group_xp,
-    n_tasks_for,
-    number_keys,
-    run_tasks,
-    segment_ids,
-    segment_of,
-    space_of,
-)
+from .groupby import (_HASH_MUL, KEY_LIMIT, balanced_runs, extend_key, group_xp, n_tasks_for,
+                      number_keys, run_tasks, segment_ids, segment_of, space_of)
 
 # -- Numba CPU form --------------------------------------------------------------------
 IDENTITY_OFFSET = 0  # a map at this offset is the identity: maps_flat[:d] == arange(d)
@@ -756,13 +745,15 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     thread per source entry, its node's table a slice of one array (directly addressed, or
     linear probing with slots claimed by compare-and-swap); a group's first entry is the
     smallest batch position in its slot (atomic minimum), a prefix sum over the first
-    entries numbers the groups.  On CuPy arrays, or NumPy ones under Numba's CUDA simulator."""
+    entries numbers the groups.  On CuPy arrays, or NumPy ones under Numba's CUDA simulator.
+    Sixth output: the offsets on the host, the one synchronization (the last is the size)."""
     node_src_start = np.asarray(node_src_start, dtype=np.int64)
     lens = np.asarray(node_src_stop, dtype=np.int64) - node_src_start
     tables = _cuda_tables(lens, node_radix)
     if tables is None:
-        return rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start,
-                         node_src_start + lens, node_map_off, maps_flat, node_radix)
+        out = rollup_xp(xp, src_codes, src_sens, src_count, src_first, node_src_start,
+                        node_src_start + lens, node_map_off, maps_flat, node_radix)
+        return out + (np.asarray(out[4] if xp is np else out[4].get(), dtype=np.int64),)
     strides, base, mask = tables
     host_row_ptr = np.zeros(len(lens) + 1, np.int64)
     np.cumsum(lens, out=host_row_ptr[1:])
@@ -771,7 +762,7 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     if total == 0:
         return (xp.zeros((0, q), dtype=maps_flat.dtype), xp.zeros(0, dtype=src_sens.dtype),
                 xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=src_first.dtype),
-                xp.zeros(len(lens) + 1, dtype=xp.int64))
+                xp.zeros(len(lens) + 1, dtype=xp.int64), np.zeros(len(lens) + 1, np.int64))
     row_ptr, start, map_off, strides, table_base, table_mask = to_device_together(
         xp, host_row_ptr, node_src_start, node_map_off, strides, base[:-1], mask)
     slots = int(base[-1])
@@ -788,7 +779,9 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     launch(_rollup_firsts, grid, CUDA_THREADS, slot_of, table_first, is_first)
     group_at = xp.concatenate([xp.zeros(1, dtype=xp.int64),  # exclusive prefix sum
                                xp.cumsum(is_first, dtype=xp.int64)])
-    n_groups = int(group_at[-1])
+    ptr = group_at[row_ptr]
+    host_ptr = np.asarray(ptr if xp is np else ptr.get(), dtype=np.int64)  # last: the size
+    n_groups = int(host_ptr[-1])
     codes = xp.empty((n_groups, q), dtype=maps_flat.dtype)
     sens = xp.empty(n_groups, dtype=src_sens.dtype)
     count = xp.empty(n_groups, dtype=xp.int64)
@@ -796,4 +789,4 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     launch(_rollup_emit, grid, CUDA_THREADS, row_ptr, start, src_codes, src_sens, src_first,
            map_off, maps_flat, slot_of, table_count, is_first, group_at, codes, sens, count,
            first)
-    return codes, sens, count, first, group_at[row_ptr]
+    return codes, sens, count, first, ptr, host_ptr

@@ -237,7 +237,7 @@ def canonical(sets: list, radix, n_rows: int, code_dtype) -> tuple:
     n_parts = (max(int(n_rows), 1) - 1 >> PART_BITS) + 1
     ptr = np.zeros(n_parts + 1, np.int64)
     np.cumsum(np.bincount(first >> PART_BITS, minlength=n_parts), out=ptr[1:])
-    parted = tuple(np.empty(n, np.int64) for _ in range(3))
+    parted = (np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64))
     _by_part(keys, count, first, PART_BITS, ptr[:-1].copy(), *parted)
     del keys, count, first
     codes = np.empty((n, len(shifts)), code_dtype)

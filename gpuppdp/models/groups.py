@@ -82,10 +82,11 @@ class _GroupModel(PrivacyModel):
         self.backend = encoded.backend
         return self
 
-    def _require_bound(self):
+    def _require_bound(self) -> list:
         if self._subsets_idx is None:
             raise RuntimeError(f"{self!r} is not bound to a table: call model.bind(encoded) "
                                "first (the Anonymizer and the Evaluator do)")
+        return self._subsets_idx
 
     #: subsets are judged in chunks of at most this many (subset, class or entry) pairs
     chunk_pairs = 8_000_000
@@ -96,7 +97,7 @@ class _GroupModel(PrivacyModel):
         raise NotImplementedError
 
     def class_fails(self, classes: Classes, suppressed=None):
-        self._require_bound()
+        subsets = self._require_bound()
         xp = classes.xp
         n = classes.n_classes
         fails = xp.zeros(n, dtype=xp.bool_) if suppressed is None else suppressed.copy()
@@ -104,8 +105,8 @@ class _GroupModel(PrivacyModel):
             return fails
         width = max(n, 0 if classes.entry_class is None else int(classes.entry_class.shape[0]))
         step = max(1, self.chunk_pairs // width)
-        chunks = [_subset_groups(classes, self._subsets_idx[i:i + step])
-                  for i in range(0, len(self._subsets_idx), step)]
+        chunks = [_subset_groups(classes, subsets[i:i + step])
+                  for i in range(0, len(subsets), step)]
         while True:
             alive = ~fails
             new = xp.zeros(n, dtype=xp.bool_)

@@ -66,7 +66,7 @@ class EntropyLDiversity(SensitiveModel):
 
     def compiled_check(self) -> CompiledCheck:
         return CompiledCheck("entropy", self.sensitive_attribute,
-                             {"min_size": self.min_class_size, "ln_l": self._ln_l})
+                             {"min_size": math.ceil(self.l), "ln_l": self._ln_l})
 
     def _bind(self, encoded):
         size = min(self.n_rows, LOG_TABLE_MAX)

@@ -117,12 +117,13 @@ class _PopulationModel(PrivacyModel):
 
     def _population_sizes(self, classes: Classes):
         be, xp, enc = self.backend, self.backend.xp, self._encoded
+        assert enc is not None  # (population_sizes checked that the model is bound)
         levels = np.asarray(classes.levels, dtype=np.int64)
         n_nodes, q = levels.shape
         maps, off = enc.level_maps()
         pop = self._bottom
         entries = pop.codes.shape[0]
-        codes, _, count, _, ptr = kernels.rollup(
+        codes, _, count, _, ptr, _ = kernels.rollup(
             be, pop.codes, pop.sens, pop.count, pop.first, np.zeros(n_nodes, dtype=np.int64),
             np.full(n_nodes, entries, dtype=np.int64), off[np.arange(q)[None, :], 0, levels],
             maps, enc.node_radix(levels))

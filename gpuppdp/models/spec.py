@@ -171,17 +171,20 @@ def spec_compiled_kind(option: str, spec) -> str | None:
     """The compiled Flash's kind of check of the model a parsed spec builds
     (:meth:`~gpuppdp.core.model.PrivacyModel.compiled_kind_of`), without building it."""
     if option == "--l-diversity":
-        return {"distinct": DistinctLDiversity, "entropy": EntropyLDiversity,
-                "recursive": RecursiveCLDiversity}[spec[0]].compiled_kind_of()
+        l_classes: dict[str, type[PrivacyModel]] = {
+            "distinct": DistinctLDiversity, "entropy": EntropyLDiversity,
+            "recursive": RecursiveCLDiversity}
+        return l_classes[spec[0]].compiled_kind_of()
     if option == "--t-closeness":
         return TCloseness.compiled_kind_of()
     return _CLASSES[option].compiled_kind_of()
 
 
-_CLASSES = {"--k": KAnonymity, "--alpha-k": AlphaKAnonymity,
-            "--delta-disclosure": DeltaDisclosurePrivacy, "--beta-likeness": BetaLikeness,
-            "--privacy-loss": PrivacyLoss, "--lkc": LKCPrivacy, "--qid-set": KAnonymityOnSubsets,
-            "--k-map": KMap, "--delta-presence": DeltaPresence}
+_CLASSES: dict[str, type[PrivacyModel]] = {
+    "--k": KAnonymity, "--alpha-k": AlphaKAnonymity,
+    "--delta-disclosure": DeltaDisclosurePrivacy, "--beta-likeness": BetaLikeness,
+    "--privacy-loss": PrivacyLoss, "--lkc": LKCPrivacy, "--qid-set": KAnonymityOnSubsets,
+    "--k-map": KMap, "--delta-presence": DeltaPresence}
 
 
 class ParsedModel(NamedTuple):

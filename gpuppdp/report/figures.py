@@ -288,8 +288,8 @@ def lattice_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive
     summary.update(describe_release(result, files))
     summary.update(sensitive=sens, suppression=result.release.suppression,
                    released_table_rows=int(len(released)))
-    sizes_allowed = [m.min_class_size for m in result.privacy_models
-                     if getattr(m, "min_class_size", None)]
+    sizes_allowed: list[int] = [size for m in result.privacy_models
+                                if (size := getattr(m, "min_class_size", None))]
     k_models = [int(m["k"]) for m in summary["models"] if m.get("model") == "k-anonymity"]
     smallest_allowed = max(sizes_allowed) if sizes_allowed else None
 

@@ -192,7 +192,7 @@ def build_partition_report(release, data: pd.DataFrame, *, sensitive=None,
 # --------------------------------------------------------------------------------------------
 
 def _name(s: dict) -> str:
-    name = _NAMES.get(s.get("scheme"), s.get("algorithm"))
+    name = _NAMES.get(str(s.get("scheme")), str(s["algorithm"]))  # both set by the summary
     d = s.get("details") or {}
     if d.get("mode"):
         name += f", {d['mode']}"

@@ -20,7 +20,7 @@ def level_samples(hierarchy, value=None) -> list[dict]:
     """One value through every level of ``hierarchy``: ``[{"level": L, "sample": label}]``,
     for ``value`` (a leaf; default, or when not a leaf: the first leaf)."""
     leaves = hierarchy.leaves
-    at = np.flatnonzero(leaves == str(value)) if value is not None else []
+    at = np.flatnonzero(leaves == str(value)) if value is not None else np.empty(0, np.intp)
     leaf = int(at[0]) if len(at) else 0
     return [{"level": lv, "sample": str(hierarchy.labels(lv)[hierarchy.codes(lv)[leaf]])}
             for lv in range(hierarchy.height + 1)]
@@ -34,6 +34,7 @@ def _value_counts(result: AnonymizationResult) -> tuple[list, list]:
     for a GPU backend, :func:`gpuppdp.kernels.marginal_counts`): only the per-label counts
     travel to the host."""
     evaluator = result._evaluator
+    assert evaluator is not None, "a result holds its evaluator until pickled"
     enc, be = evaluator.encoded, evaluator.backend
     levels = np.array(list(result.transformation.values()), dtype=np.int64)
     bottom = enc.frequency_set()
@@ -62,6 +63,7 @@ def describe_release(result: AnonymizationResult, files: dict | None = None, *,
     """
     files = {k: v for k, v in dict(files or {}).items() if v is not None}
     schema = result.schema
+    assert result._evaluator is not None, "a result holds its evaluator until pickled"
     roles = result._evaluator.encoded.roles
     columns = list(roles)
     hierarchy_files = {str(k): str(v) for k, v in (files.get("hierarchies") or {}).items()}

@@ -31,8 +31,9 @@ __all__ = ["SEARCHES", "SEARCH_FACTORIES", "ARX_OPTIMAL_LIMIT", "LEVELS_FROM_ROW
            "compiled_flash_refusal", "search_kernels"]
 
 
-#: ARX's default limit for an optimal search (``ARXConfiguration``'s heuristic search
-#: threshold, 100,000 nodes): above it ARX falls back to a heuristic unless told otherwise.
+#: ARX's default limit for an optimal search (``ARXConfiguration.getHeuristicSearchThreshold()``,
+#: 100,000 nodes): on a larger lattice ARX 3.9.2's optimal algorithm refuses to run ("Solution
+#: space is too large") unless ``setHeuristicSearchThreshold`` raises the limit.
 ARX_OPTIMAL_LIMIT = 100_000
 
 

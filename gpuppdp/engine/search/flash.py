@@ -80,7 +80,7 @@ class FlashSearch:
         self.pruning = not self.utility_full
         self.predictive_anon = self.privacy == FULL
         if self.privacy == FULL and self.utility_full:
-            self.binary = Phase(ANON, ANON | NOTANON, ANON | NOTANON, TAG_PRUNED)
+            self.binary: Phase | None = Phase(ANON, ANON | NOTANON, ANON | NOTANON, TAG_PRUNED)
             self.linear = None
         elif self.privacy in (FULL, PARTIAL):
             prop, notprop = (ANON, NOTANON) if self.privacy == FULL else (KANON, NOTKANON)
@@ -228,6 +228,7 @@ class FlashSearch:
         return self._sorted(self.lattice.successors(g))
 
     def _binary(self, g: int) -> None:
+        assert self.binary is not None  # (the search has a binary phase)
         queue = _JavaPriorityQueue(self.key)
         queue.add(g)
         while queue:
@@ -239,6 +240,7 @@ class FlashSearch:
                 self._linear(found)
 
     def _path(self, h: int) -> list[int]:
+        assert self.binary is not None
         chain = [h]
         while True:
             nxt = next((s for s in self._successors(chain[-1])
@@ -248,6 +250,7 @@ class FlashSearch:
             chain.append(nxt)
 
     def _check_path(self, chain: list[int], queue) -> int | None:
+        assert self.binary is not None
         lo, hi, last = 0, len(chain) - 1, None
         while lo <= hi:
             mid = (lo + hi) // 2
@@ -267,6 +270,7 @@ class FlashSearch:
         return last
 
     def _linear(self, g: int) -> None:
+        assert self.linear is not None  # (the search has a linear phase)
         if not self._skip(self.linear.skip, g):
             self._check_and_tag(g, self.linear)
             # the successors will most likely be checked next: evaluate them as one batch
@@ -287,6 +291,7 @@ class FlashSearch:
                                                   evaluator=evaluator, lattice_size=lat.size):
             return self._run_compiled(oracle, progress, t0)
         outer = self.binary or self.linear
+        assert outer is not None  # (a binary or a linear phase)
         done = 0
         for height in range(lat.max_height + 1):
             levels = level_nodes(lat.max_levels, height)

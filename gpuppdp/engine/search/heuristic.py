@@ -67,8 +67,8 @@ class _Heuristic:
         self.t0 = time.perf_counter()
         self.evals0 = oracle.evaluations
         self.best: int | None = None
-        self.best_key = None
-        self.stopped = None
+        self.best_key: tuple | None = None
+        self.stopped: str | None = None
 
     def _spent(self) -> bool:
         """Whether the budget is used up (records why)."""
@@ -169,11 +169,12 @@ class LightningSearch(_Heuristic):
         self.n_rows = oracle.evaluator.encoded.n_rows
         self.top_bound = self._check([self.lattice.top])[0]["lower_bound"]
         bottom = self._check([0])[0]
-        self.queue = [(self._key(bottom), 0)]
+        self.queue: list[tuple] = [(self._key(bottom), 0)]
         self.expanded: set[int] = set()
         self.insufficient: set[int] = set()
         stepping, step = max(self.lattice.max_height, 1), 0
         while self.queue and not self._spent():
+            g: int | None
             _, g = heapq.heappop(self.queue)
             if self._pruned(g):
                 continue

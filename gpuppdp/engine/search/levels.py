@@ -99,11 +99,12 @@ class LevelSearch:
         ``batch_entries`` source entries; else node after node, each from the one before."""
         evaluator, zeros = oracle.evaluator, np.zeros(len(path), np.int64)
         if len(path) * int(evaluator.bottom.host_ptr[-1]) <= oracle.batch_entries:
-            stats, sources = evaluator.evaluate(path, evaluator.bottom, zeros, bounds=False)
+            stats, path_sets = evaluator.evaluate(path, evaluator.bottom, zeros, bounds=False)
             oracle.evaluations += len(path)
-            return [stats], path, sources
+            return [stats], path, path_sets
         parts = [oracle.evaluate_from(path[:1], evaluator.bottom, zeros[:1], bounds=False)]
-        sources, source = [], evaluator.bottom
+        sources: list[FrequencySet | None] = []
+        source = evaluator.bottom
         for levels in path[1:]:
             stats, source = evaluator.evaluate(levels[None, :], source, zeros[:1],
                                                bounds=False)
@@ -112,12 +113,14 @@ class LevelSearch:
         oracle.evaluations += len(path) - 1
         # path nodes 1 + kept.. are kept; the top (one entry) always is
         kept, total = len(sources), 0
-        while kept and sources[kept - 1] is not None and \
-                total + int(sources[kept - 1].host_ptr[-1]) <= oracle.batch_entries:
+        while kept:
+            below = sources[kept - 1]
+            if below is None or total + int(below.host_ptr[-1]) > oracle.batch_entries:
+                break
             kept -= 1
-            total += int(sources[kept].host_ptr[-1])
-        return (parts, path[1 + kept:],
-                FrequencySet.concatenate(evaluator.backend.xp, sources[kept:]))
+            total += int(below.host_ptr[-1])
+        return (parts, path[1 + kept:], FrequencySet.concatenate(
+            evaluator.backend.xp, [s for s in sources[kept:] if s is not None]))  # (none is)
 
     def _bottom_up(self, oracle: LatticeOracle, progress: Callable | None):
         lat = oracle.lattice

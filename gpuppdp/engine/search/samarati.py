@@ -24,7 +24,7 @@ minimal elements.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -79,7 +79,7 @@ class SamaratiSearch:
         if self.monotonic and self.prefer == "height":
             candidates, probed = self._binary(oracle, progress)
             stats = _evaluated(oracle, candidates)
-            details = {"levels_probed": probed}
+            details: dict[str, Any] = {"levels_probed": probed}
         else:
             everything = oracle.evaluate_all(progress)      # every node, by id
             candidates = minimal_nodes(lattice, everything.anonymous.astype(bool))
@@ -124,8 +124,9 @@ class SamaratiSearch:
 
 
 def _select(stats: NodeStats, at: np.ndarray) -> NodeStats:
-    return NodeStats(**{name: (None if getattr(stats, name) is None
-                               else getattr(stats, name)[at]) for name in _FIELDS})
+    fields: dict[str, Any] = {name: (None if getattr(stats, name) is None
+                                     else getattr(stats, name)[at]) for name in _FIELDS}
+    return NodeStats(**fields)
 
 
 def _evaluated(oracle: LatticeOracle, nodes: np.ndarray) -> NodeStats:
