@@ -22,10 +22,12 @@ order; the chunks' sums are added on the host, in order, by both forms.
 from __future__ import annotations
 
 import math
+import operator
 
 import numba
 import numpy as np
 from numba import cuda, njit
+from numba.cuda import libdevice
 
 from .aot import ahead_of_time
 from .cudalaunch import launch
@@ -33,9 +35,14 @@ from .groupby import run_tasks
 
 #: rows per chunk of the deterministic column sums
 SUM_CHUNK = 4096
+_SIMULATED = numba.config.ENABLE_CUDASIM  # type: ignore[attr-defined]  # set at run time
 #: threads per block of the CUDA MDAV (one block per partition); fewer under Numba's
 #: simulator, whose threads are Python threads (the groups do not depend on the number)
-MDAV_THREADS = 32 if numba.config.ENABLE_CUDASIM else 128  # type: ignore[attr-defined]  # set at run time
+MDAV_THREADS = 32 if _SIMULATED else 128
+#: the CUDA forms' multiply and add: correctly rounded, never fused (the simulator's libdevice
+#: functions are stubs: Python's own operations there)
+_mul = operator.mul if _SIMULATED else libdevice.dmul_rn
+_add = operator.add if _SIMULATED else libdevice.dadd_rn
 #: columns at most (the CUDA form keeps the centroid's sums in shared memory)
 MDAV_MAX_COLUMNS = 32
 #: group size at most on a GPU (a group's rows are kept in shared memory while it is formed)
@@ -75,7 +82,7 @@ def _chunk_moments_cuda(x, center, power, out):
     s = 0.0
     for i in range(c * SUM_CHUNK, min(n, (c + 1) * SUM_CHUNK)):
         v = x[i, j] - center[j]
-        s += v if power == 1 else v * v
+        s = _add(s, v if power == 1 else _mul(v, v))
     out[c, j] = s
 
 
@@ -280,7 +287,7 @@ def _cuda_farthest_from_centroid(z, a, b, state, sums, m, scale, centroid, rd, r
             s = 0.0
             for j in range(z.shape[1]):
                 t = z[i, j] - centroid[j]
-                s += t * t
+                s = _add(s, _mul(t, t))
             if _better(s, i, best_d, best_i, True):
                 best_d, best_i = s, i
     return _block_best(rd, ri, best_d, best_i, True)
@@ -296,7 +303,7 @@ def _cuda_group(z, a, b, state, seed, k, dist, chosen, rd, ri):
             s = 0.0
             for j in range(z.shape[1]):
                 t = z[i, j] - z[seed, j]
-                s += t * t
+                s = _add(s, _mul(t, t))
             dist[i] = s
     cuda.syncthreads()
     if tid == 0:
