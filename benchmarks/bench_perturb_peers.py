@@ -17,7 +17,8 @@ CASCrefmicrodata = "Census", EIA; exported from R by this script) and on synthet
 Every partition's information loss is computed here the same way, ``SSE / SST`` of the
 standardized columns (as ``gpuppdp`` reports it), and compared with gpuppdp's groups (the share
 of gpuppdp's groups that the peer forms too).  Univariate: gpuppdp's MDAV on one column against
-the optimum (microagg1d; the ``microaggregation`` DP on the sorted column must agree with it).
+the optimum (microagg1d, with its default method and with "wilber"; the ``microaggregation``
+DP on the sorted column is the optimum too).
 PRAM: gpuppdp ``pram`` against the PyPI package ``pram`` (time and share of changed cells; the
 two use different transition matrices, see the JSON).
 
@@ -199,6 +200,31 @@ def run_sdcmicro(exe, tmp, x, k, repeats):
     return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"], labels.reshape(-1)
 
 
+def shared_groups_by_value(x: np.ndarray, ours: np.ndarray, theirs: np.ndarray) -> float:
+    """:func:`shared_groups` up to identical records: a group is the multiset of its records'
+    values, and groups with identical means are merged in both partitions (as reading sdcMicro's
+    groups back from its released means merges them), so that swapping two identical records
+    between groups, or two groups of identical records, is no difference."""
+    from collections import Counter
+
+    _, record_class = np.unique(x, axis=0, return_inverse=True)
+    record_class = record_class.reshape(-1)
+
+    def signatures(labels):
+        _, g = np.unique(labels, return_inverse=True)
+        g = g.reshape(-1)
+        size = np.bincount(g).astype(np.float64)
+        means = np.stack([np.bincount(g, weights=x[:, j]) / size for j in range(x.shape[1])], 1)
+        _, merged = np.unique(means, axis=0, return_inverse=True)
+        merged = merged.reshape(-1)[g]
+        order = np.lexsort((record_class, merged))
+        cuts = np.flatnonzero(np.diff(merged[order])) + 1
+        return Counter(tuple(record_class[part].tolist()) for part in np.split(order, cuts))
+
+    a, b = signatures(ours), signatures(theirs)
+    return sum((a & b).values()) / sum(a.values())
+
+
 def pc1_order(z: np.ndarray) -> np.ndarray:
     _, vectors = np.linalg.eigh(np.cov(z, rowvar=False).reshape(z.shape[1], -1))
     return np.argsort(z @ vectors[:, -1], kind="stable")
@@ -284,7 +310,9 @@ def main() -> None:
                 try:
                     rsecs, lab = run_sdcmicro(r_exe, tmp, x, k, a.repeats)
                     case["sdcmicro"] = {"seconds": summarize(rsecs), **information_loss(z, lab),
-                                        "shared_groups": shared_groups(ours, lab)}
+                                        "shared_groups": shared_groups(ours, lab),
+                                        "shared_groups_by_value":
+                                            shared_groups_by_value(x, ours, lab)}
                 except Exception as exc:  # noqa: BLE001
                     case["sdcmicro"] = {"skipped": str(exc)}
             if peers.get("anonypyx"):
@@ -293,7 +321,9 @@ def main() -> None:
                         r, lab = run_driver(a.peers_python, "anonypyx", x, tmp, k, 1)
                         case["anonypyx"] = {"seconds": summarize(r["seconds"]),
                                             **information_loss(z, lab),
-                                            "shared_groups": shared_groups(ours, lab)}
+                                            "shared_groups": shared_groups(ours, lab),
+                                            "shared_groups_by_value":
+                                                shared_groups_by_value(x, ours, lab)}
                     except Exception as exc:  # noqa: BLE001
                         case["anonypyx"] = {"skipped": str(exc)}
                 else:
@@ -327,14 +357,16 @@ def main() -> None:
                          cell("gpuppdp"), tcell("gpuppdp"),
                          cell("sdcmicro"), tcell("sdcmicro"),
                          cell("sdcmicro", "shared_groups", 100.0, "{:.1f}%"),
+                         cell("sdcmicro", "shared_groups_by_value", 100.0, "{:.1f}%"),
                          cell("anonypyx"), tcell("anonypyx"),
                          cell("anonypyx", "shared_groups", 100.0, "{:.1f}%"),
                          cell("pc1_dp"), tcell("pc1_dp")])
             print(f"  done {nm} k={k}", flush=True)
     print("\nMultivariate MDAV: IL = 100 * SSE/SST (standardized columns), median seconds, "
-          "share of gpuppdp's groups the peer forms too")
+          "share of gpuppdp's groups the peer forms too (by value: up to identical records)")
     print_table(["data", "n", "k", "published", "gpuppdp IL", "time", "sdcMicro IL", "time",
-                 "same groups", "anonypyx IL", "time", "same groups", "PC1+DP IL", "time"], rows)
+                 "same groups", "by value", "anonypyx IL", "time", "same groups", "PC1+DP IL",
+                 "time"], rows)
 
     # ---------------------------------------------------------------- univariate
     uni_rows, uni = [], []
@@ -350,13 +382,16 @@ def main() -> None:
                 secs.append(time.perf_counter() - t0)
             u["gpuppdp"] = {"seconds": summarize(secs),
                             **information_loss(z, be.to_host(res.groups))}
-            if peers.get("microagg1d"):
+            for key, method in (("microagg1d_default", "auto"), ("microagg1d_wilber", "wilber")):
+                if not peers.get("microagg1d"):
+                    break
                 try:
-                    r, lab = run_driver(a.peers_python, "microagg1d", v, tmp, k, a.repeats)
-                    u["microagg1d_optimal"] = {"seconds": summarize(r["seconds"]),
-                                               **information_loss(z, lab)}
+                    r, lab = run_driver(a.peers_python, "microagg1d", z, tmp, k, a.repeats,
+                                        ("--method", method))
+                    u[key] = {"method": method, "seconds": summarize(r["seconds"]),
+                              **information_loss(z, lab)}
                 except Exception as exc:  # noqa: BLE001
-                    u["microagg1d_optimal"] = {"skipped": str(exc)}
+                    u[key] = {"skipped": str(exc)}
             if peers.get("microaggregation"):
                 try:
                     r, _ = run_driver(a.peers_python, "dp_sse", np.sort(z, axis=0), tmp, k,
@@ -376,11 +411,12 @@ def main() -> None:
                 return fmt_seconds(c["seconds"]["median"]) if c and "seconds" in c else "-"
 
             uni_rows.append([nm, cols[0], x.shape[0], k, ucell("gpuppdp"), utime("gpuppdp"),
-                             ucell("microagg1d_optimal"), utime("microagg1d_optimal"),
+                             ucell("microagg1d_default"), ucell("microagg1d_wilber"),
+                             utime("microagg1d_wilber"),
                              ucell("sorted_dp"), utime("sorted_dp")])
     print("\nUnivariate (first column): gpuppdp MDAV vs the optimum (IL = 100 * SSE/SST)")
-    print_table(["data", "column", "n", "k", "gpuppdp IL", "time", "microagg1d (opt) IL",
-                 "time", "microaggregation DP IL", "time"], uni_rows)
+    print_table(["data", "column", "n", "k", "gpuppdp IL", "time", "microagg1d auto IL",
+                 "microagg1d wilber IL", "time", "microaggregation DP IL", "time"], uni_rows)
 
     # ---------------------------------------------------------------- PRAM
     pram_rows, prams = [], []
