@@ -38,6 +38,7 @@ SLOW = {
     "test_check_chunks.py::test_adult_in_chunks_measures_what_check_does",
     "test_check_chunks.py::test_random_tables_in_chunks_measure_what_check_does",
     "test_cluster.py::test_dask_fit_is_the_single_process_fit",
+    "test_trust_inputs.py::test_compile_notice_only_while_the_run_s_kernels_are_cold",
 }
 
 
