@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from .common import _lkc, _order_spec, _sensitive_spec, orders_by_column
+from .common import ORDER_DEFAULT, _lkc, _order_spec, _sensitive_spec, orders_by_column
 from .measure import (check_hierarchy_values, chunk_rows_for, dask_refusals, measure_streamed,
                       measured_qids, read_measured)
 from .options import (add_measured_qi_option, add_measuring_options, add_prior_option,
@@ -34,9 +34,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     add_prior_option(p)
     p.add_argument("--order", type=_order_spec, action="append", default=[],
                    metavar="[COL=]lexical|numeric|V1,V2,...",
-                   help="order of the sensitive values for t_ordered (default: numerically when "
-                   "every value is a number, as ARX orders an INTEGER or DECIMAL attribute, "
-                   "otherwise lexically, as ARX's default STRING type)")
+                   help=f"order of the sensitive values for t_ordered ({ORDER_DEFAULT})")
     p.add_argument("--lkc", default=None, type=_lkc, metavar="L,K,C[@V1,V2,...]",
                    help="also measure LKC-privacy for combinations of at most L QIDs (C as "
                    "0.5 or 50%%); @V1,V2,... bounds the confidence of these sensitive values "

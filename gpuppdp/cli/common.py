@@ -89,6 +89,11 @@ _beta_likeness = _model_option("--beta-likeness")
 _ORDER_WORDS = ("auto", "lexical", "numeric")
 
 
+#: how a sensitive attribute's values are ordered when --order does not say (check, anonymize)
+ORDER_DEFAULT = ("default: numerically when every value is a number, as ARX orders an INTEGER "
+                 "or DECIMAL attribute, otherwise lexically, as ARX's default STRING type")
+
+
 def _order_spec(text: str) -> tuple[str | None, str | list[str]]:
     """``[COL=]lexical|numeric|auto|v1,v2,...`` -> (COL or None, the word or the values): the
     order of a sensitive attribute for ordered t-closeness."""
@@ -215,10 +220,8 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
                         metavar="equal:T|ordered:T|hierarchical:T[@COL]")
     models.add_argument("--order", type=_order_spec, action="append", default=[],
                         metavar="COL=lexical|numeric|V1,V2,...",
-                        help="order of a sensitive attribute for --t-closeness ordered:T "
-                        "(default: numerically when every value is a number, as ARX orders an "
-                        "INTEGER or DECIMAL attribute, otherwise lexically, as ARX's default "
-                        "STRING type orders them)")
+                        help=f"order of a sensitive attribute for --t-closeness ordered:T "
+                        f"({ORDER_DEFAULT})")
     models.add_argument("--alpha-k", type=_alpha_k, action="append", default=[],
                         metavar="ALPHA,K[@COL]", help="(alpha,k)-anonymity")
     models.add_argument("--delta-disclosure", type=_delta_disclosure, action="append",

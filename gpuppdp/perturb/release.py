@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..analysis.checker import check
 from ..backend import get_backend
+from ..core.codes import encode_column
 from ..errors import InputError
 from ..validation import format_values
 from .draws import random_source
@@ -243,7 +244,7 @@ class Perturbation:
         retain = self.pram_retain
         if isinstance(retain, bool) or not isinstance(retain, numbers.Real):
             raise InputError(f"pram_retain must be a number in (0, 1], got {retain!r}")
-        codes, uniques = pd.factorize(values, sort=True)
+        codes, uniques = encode_column(values, sort=True)
         labels = list(uniques)
         counts = np.bincount(codes, minlength=len(labels)).astype(float)
         matrix, kind = _pram_matrix(column, labels, counts, given, retain)
@@ -258,7 +259,7 @@ class Perturbation:
     def _permuted(be, data: pd.DataFrame, column: str, groups: np.ndarray,
                   source) -> np.ndarray:
         values: pd.Series = data[column]
-        codes, uniques = pd.factorize(values, use_na_sentinel=False)
+        codes, uniques = encode_column(values)
         moved = be.to_host(permute_within(be.asarray(codes.astype(np.int64)),
                                           be.asarray(groups), source=source))
         return np.asarray(uniques, dtype=object)[moved] if values.dtype == object else \
