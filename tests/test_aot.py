@@ -14,7 +14,7 @@ from gpuppdp.kernels import aot
 pytestmark = pytest.mark.smoke  # also run against the installed wheel (.ci/run)
 
 # searches on every code type: both compiled-Flash variants (with and without classes), the
-# exhaustive search (the batched evaluator) and the Python traversal (ordered t-closeness);
+# exhaustive search (the batched evaluator) and the Python traversal (delta-disclosure);
 # prints the search's results and the functions Numba compiled (a fresh, empty cache)
 PROBE = """
 import json, sys
@@ -22,7 +22,7 @@ import numpy as np, pandas as pd
 from numba.core import event
 from gpuppdp import Anonymizer, Hierarchy
 from gpuppdp.kernels import aot
-from gpuppdp.models import DistinctLDiversity, TCloseness
+from gpuppdp.models import DeltaDisclosurePrivacy, DistinctLDiversity
 
 rng = np.random.default_rng(7)
 out = {"runs": []}
@@ -36,9 +36,9 @@ with event.install_recorder("numba:compile") as rec:
                              "b": rng.choice(list("xyz"), n), "s": rng.choice(list("pqr"), n)})
         h = {"w": wide, **{c: Hierarchy.flat(sorted(set(data[c])), name=c) for c in "ab"}}
         for search, sensitive in (("auto", False), ("auto", True), ("exhaustive", False),
-                                  ("flash", "ordered")):
+                                  ("flash", "delta")):
             model = (DistinctLDiversity("s", 2) if sensitive is True else
-                     TCloseness("s", 0.4, "ordered", order=list("pqr")))
+                     DeltaDisclosurePrivacy("s", 2.0))
             kw = dict(sensitive=["s"], models=[model]) if sensitive else dict(insensitive=["s"])
             r = Anonymizer(quasi_identifiers=h, k=3, suppression_limit=0.05, backend="cpu",
                            search=search, **kw).fit(data)
@@ -68,8 +68,7 @@ def test_first_search_compiles_no_declared_kernel(ahead):
     """On a fresh Numba cache, searches with int8, int16 and int32 codes -- the compiled
     Flash with and without a sensitive attribute, the exhaustive search and the Python
     traversal -- compile none of the declared kernels (a few small helpers called from
-    Python remain, and the parallel ordered sums, which Numba cannot compile ahead of time:
-    about 0.5 s)."""
+    Python remain: about 0.5 s)."""
     assert ahead["status"] == "attached"
     assert [run[1] for run in ahead["runs"]] == [True, True, False, False] * 3
     assert {"_flash", "_rollup_chunk", "_group_first", "_loss_sums_run",
