@@ -42,7 +42,6 @@ SLOW = {
     # about 4 s each on the 2-core box, moved for the default tier's margin under load
     "test_dp_trust_ledger.py::test_eight_concurrent_processes_spend_exactly_the_budget",
     "test_outofcore.py::test_release_order_is_random_over_all_chunks",
-    "test_microaggregation.py::test_small_partitions_take_a_block_each",
     "test_mondrian.py::test_refining_the_full_domain_classes_never_loses",
 }
 
