@@ -139,3 +139,10 @@ def test_risk_measures_a_perturbed_release_against_its_original(tmp_path, capsys
     assert pert["columns"] == ["income"] and pert["risk"]["linkage_rate"] > 0.9  # tiny noise
     assert main(["risk", str(out), "--qi", "sex", "--original", str(src)]) == USER_ERROR
     assert "go together" in capsys.readouterr().err
+    checked = tmp_path / "check.json"
+    assert main(["check", str(out), "--qi", "sex", "zip", "--original", str(src),
+                 "--perturbed", "income", "--json", str(checked), "--backend", "cpu",
+                 "--quiet"]) == 0
+    assert "record linkage" in capsys.readouterr().out
+    report = json.loads(checked.read_text())
+    assert report["perturbation"] == pert and report["k"] >= 1  # the same measures as risk

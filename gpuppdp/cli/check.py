@@ -6,8 +6,9 @@ import argparse
 import math
 
 from .common import ORDER_DEFAULT, _lkc, _order_spec, _sensitive_spec, orders_by_column
-from .measure import (check_hierarchy_values, chunk_rows_for, dask_refusals, measure_streamed,
-                      measured_qids, read_measured)
+from .measure import (add_original_options, check_hierarchy_values, chunk_rows_for,
+                      dask_refusals, measure_streamed, measured_qids, perturbation_line,
+                      perturbation_measures_of, read_measured)
 from .options import (add_measured_qi_option, add_measuring_options, add_prior_option,
                       read_prior, table_subcommand)
 from .progress import ProgressBar
@@ -39,6 +40,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="also measure LKC-privacy for combinations of at most L QIDs (C as "
                    "0.5 or 50%%); @V1,V2,... bounds the confidence of these sensitive values "
                    "only (the set S of Mohammed et al.; default: every value)")
+    add_original_options(p)
     add_measuring_options(p, "its frequency set", "auto",
                           "where the classes are measured (default: GPU when usable)")
     return p
@@ -54,6 +56,7 @@ def run_check(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit status (0)."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..analysis.checker import CHECK_KEYS, check, check_chunks, format_report
+    from ..backend import get_backend
     from ..errors import InputError
     from ..hierarchy import Hierarchy
 
@@ -97,7 +100,12 @@ def run_check(args: argparse.Namespace) -> int:
         plan, data, population = read_measured(args, columns, qids, hierarchies.values())
         check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
         result = check(data, population=population, **options)
+    perturbation = perturbation_measures_of(args, get_backend(args.backend))
     print(format_report(result))
+    if perturbation is not None:
+        print(perturbation_line(perturbation))
     with plan.writing() as out:
-        out.write_json("--json", {k: _json_value(result[k]) for k in CHECK_KEYS})
+        out.write_json("--json", {**{k: _json_value(result[k]) for k in CHECK_KEYS},
+                                  **({} if perturbation is None else
+                                     {"perturbation": perturbation})})
     return 0

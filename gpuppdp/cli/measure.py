@@ -169,3 +169,55 @@ def check_known_labels(data, known: dict[str, set], files: dict[str, str],
                                f"{format_values(values[bad].tolist())}")
             error.row = first  # main names the file's line
             raise error
+
+
+def add_original_options(p) -> None:
+    """``--original FILE`` and ``--perturbed COL,COL`` of ``check`` and ``risk``."""
+    p.add_argument("--original", default=None, metavar="FILE",
+                   help="the original table of a perturbed INPUT (the same records in the same "
+                   "order): adds distance-based record linkage, interval disclosure and the "
+                   "information loss of the --perturbed columns")
+    p.add_argument("--perturbed", default=None, metavar="COL,COL",
+                   type=lambda t: [c.strip() for c in t.split(",") if c.strip()],
+                   help="the numeric columns that were perturbed (with --original)")
+
+
+def perturbation_measures_of(args, backend) -> dict | None:
+    """The measures of ``--perturbed`` columns against ``--original`` (None without them;
+    :func:`gpuppdp.perturb.perturbation_measures`)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import InputError
+    from ..io import read_table
+    from ..perturb import numeric_columns, perturbation_measures
+
+    if (args.original is None) != (args.perturbed is None):
+        raise InputError("--original and --perturbed go together: the original table and the "
+                         "perturbed columns to compare")
+    if args.original is None:
+        return None
+    if args.dask or args.chunk_rows is not None:
+        raise InputError("--original compares the tables record by record in memory: leave "
+                         "out --dask and --chunk-rows")
+    released = read_table(args.input, sep=args.sep, columns=args.perturbed,
+                          encoding=args.encoding)
+    original = read_table(args.original, sep=args.sep, columns=args.perturbed,
+                          encoding=args.encoding)
+    if len(released) != len(original):
+        raise InputError(f"--original has {len(original)} records, INPUT {len(released)}: "
+                         "the same records, in the same order, are compared")
+    out = perturbation_measures(numeric_columns(original, args.perturbed, "--original"),
+                                numeric_columns(released, args.perturbed, "--perturbed"),
+                                backend=backend)
+    out["columns"] = list(args.perturbed)
+    return out
+
+
+def perturbation_line(measures: dict) -> str:
+    """One line of :func:`perturbation_measures_of`'s figures for a printed report."""
+    risk, utility = measures["risk"], measures["utility"]
+    return (f"perturbed columns ({', '.join(measures['columns'])}) against the original: "
+            f"record linkage {100 * risk['linkage_rate']:.4g} % of {risk['records_linked']} "
+            f"records, interval disclosure "
+            f"{100 * risk['interval_disclosure']['records_at_risk']:.4g} %; IL1s "
+            f"{utility['il1s']:.4g}, propensity score {utility['propensity_score']:.4g}")
+

@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import math
 
-from .measure import (check_hierarchy_values, chunk_rows_for, dask_refusals, measure_streamed,
-                      measured_qids, read_measured)
+from .measure import (add_original_options, check_hierarchy_values, chunk_rows_for,
+                      dask_refusals, measure_streamed, measured_qids, perturbation_line,
+                      perturbation_measures_of, read_measured)
 from .options import add_measured_qi_option, add_measuring_options, table_subcommand
 from .progress import ProgressBar, compile_notice
 
@@ -41,45 +42,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=10, metavar="K",
                    help="QID subsets shown in the summary (most distinguishing first; "
                         "default 10, 0: none)")
-    p.add_argument("--original", default=None, metavar="FILE",
-                   help="the original table of a perturbed INPUT (the same records in the same "
-                   "order): adds distance-based record linkage, interval disclosure and the "
-                   "information loss of the --perturbed columns")
-    p.add_argument("--perturbed", default=None, metavar="COL,COL",
-                   type=lambda t: [c.strip() for c in t.split(",") if c.strip()],
-                   help="the numeric columns that were perturbed (with --original)")
+    add_original_options(p)
     add_measuring_options(p, "its distinct QID combinations", "cpu",
                           "where the arrays are computed (default cpu)")
     return p
-
-
-def _perturbation(args, backend) -> dict | None:
-    """The measures of ``--perturbed`` columns against ``--original`` (None without it)."""
-    # deferred: keeps gpuppdp --help from importing NumPy/pandas
-    from ..errors import InputError
-    from ..io import read_table
-    from ..perturb import numeric_columns, perturbation_measures
-
-    if (args.original is None) != (args.perturbed is None):
-        raise InputError("--original and --perturbed go together: the original table and the "
-                         "perturbed columns to compare")
-    if args.original is None:
-        return None
-    if args.dask or args.chunk_rows is not None:
-        raise InputError("--original compares the tables record by record in memory: leave "
-                         "out --dask and --chunk-rows")
-    released = read_table(args.input, sep=args.sep, columns=args.perturbed,
-                          encoding=args.encoding)
-    original = read_table(args.original, sep=args.sep, columns=args.perturbed,
-                          encoding=args.encoding)
-    if len(released) != len(original):
-        raise InputError(f"--original has {len(original)} records, INPUT {len(released)}: "
-                         "the same records, in the same order, are compared")
-    out = perturbation_measures(numeric_columns(original, args.perturbed, "--original"),
-                                numeric_columns(released, args.perturbed, "--perturbed"),
-                                backend=backend)
-    out["columns"] = list(args.perturbed)
-    return out
 
 
 def _population(value):
@@ -125,14 +91,8 @@ def format_report(rep: dict, top: int = 10) -> str:
             f"Pitman {_pct(pu['pitman'])}, Zayatz {_pct(pu['zayatz'])}, "
             f"SNB {_pct(pu['snb'])}; "
             f"Dankar's rule ({pu['dankar_choice']}): {_pct(pu['dankar'])}")
-    pert = rep.get("perturbation")
-    if pert is not None:
-        risk, utility = pert["risk"], pert["utility"]
-        lines.append(
-            f"perturbed columns ({', '.join(pert['columns'])}) against the original: record "
-            f"linkage {_pct(risk['linkage_rate'])} of {risk['records_linked']} records, "
-            f"interval disclosure {_pct(risk['interval_disclosure']['records_at_risk'])}; "
-            f"IL1s {utility['il1s']:.4g}, propensity score {utility['propensity_score']:.4g}")
+    if rep.get("perturbation") is not None:
+        lines.append(perturbation_line(rep["perturbation"]))
     attrs = rep.get("attribute_risks")
     if attrs and top > 0:
         ranked = sorted(attrs.items(), key=lambda kv: (-kv[1]["distinction"],
@@ -172,7 +132,7 @@ def run_risk(args: argparse.Namespace) -> int:
         check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
         rep = risk_report(data, qids, population_size=population,
                           backend=get_backend(args.backend), population=table, progress=bar)
-    perturbation = _perturbation(args, get_backend(args.backend))
+    perturbation = perturbation_measures_of(args, get_backend(args.backend))
     if perturbation is not None:
         rep["perturbation"] = perturbation
     print(format_report(rep, args.top))
