@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -149,22 +147,6 @@ def test_hierarchy_without_action_is_one_usage_line(capsys):
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "ACTION" in err, err
-
-
-def test_hierarchy_help_loads_no_heavy_package():
-    probe = ("import contextlib, io, sys\n"
-             "from gpuppdp.cli.main import main\n"
-             "with contextlib.redirect_stdout(io.StringIO()):\n"
-             "    try:\n"
-             "        main(['hierarchy', 'build', '--help'])\n"
-             "    except SystemExit as exc:\n"
-             "        assert exc.code == 0\n"
-             "print(sorted(m for m in ('numpy', 'pandas', 'numba', 'pyarrow') "
-             "if m in sys.modules))\n")
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
 
 
 # -- the default suppression limit in --help -------------------------------------------------

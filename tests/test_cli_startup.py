@@ -5,6 +5,7 @@ own constants.  No wall-clock assertions: the imports are checked on ``sys.modul
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -15,11 +16,23 @@ import pytest
 
 import gpuppdp
 from gpuppdp.cli import choices
-from gpuppdp.cli.main import main
+from gpuppdp.cli.main import build_parser, main
 
 HEAVY = ("pandas", "numpy", "numba", "pyarrow", "scipy", "cupy")
-SUBCOMMANDS = ("demo", "anonymize", "check", "risk", "report", "dp-histogram", "generate",
-               "anatomize", "attack", "negotiate", "hierarchy")
+
+
+def _command_paths(parser, path=()) -> list[tuple[str, ...]]:
+    """Every subcommand of ``parser``, nested ones (``hierarchy build``) too, as argv paths."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.append(path + (name,))
+                found.extend(_command_paths(sub, path + (name,)))
+    return found
+
+
+COMMANDS = _command_paths(build_parser())
 
 
 def _heavy_modules_after(code: str) -> dict:
@@ -47,9 +60,14 @@ def test_build_parser_imports_only_the_standard_library():
         loaded["gpuppdp"]
 
 
+def test_every_subcommand_is_probed():
+    """The probe below finds the subcommands from the parser itself (nested ones too)."""
+    assert {("perturb",), ("hierarchy", "build"), ("attack", "reconstruct"),
+            ("generate", "census")} <= set(COMMANDS)
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["--version"]]
-                         + [[c, "--help"] for c in SUBCOMMANDS] + [["generate", "census",
-                                                                     "--help"]])
+                         + [[*path, "--help"] for path in COMMANDS])
 def test_help_and_version_load_no_heavy_package(argv):
     """Through :func:`main`, as the console script runs: the parser exits before the run
     imports anything."""

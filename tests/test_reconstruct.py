@@ -8,8 +8,6 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -268,21 +266,6 @@ def test_cli_bad_statistics_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("gpuppdp: error:") and err.count("\n") == 1
     assert not out.exists()
-
-
-def test_attack_help_loads_no_heavy_package():
-    probe = ("import contextlib, io, sys\n"
-             "from gpuppdp.cli.main import main\n"
-             "with contextlib.redirect_stdout(io.StringIO()):\n"
-             "    try:\n"
-             "        main(['attack', 'reconstruct', '--help'])\n"
-             "    except SystemExit as exc:\n"
-             "        assert exc.code == 0\n"
-             "print(sorted(m for m in ('numpy', 'pandas', 'scipy') if m in sys.modules))\n")
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
 
 
 def test_groups_by():
