@@ -59,11 +59,14 @@ class Microaggregation:
 
 
 def _checked(xp, values, k, partition_rows, aggregate):
+    """``values`` as a float64 (n, d) array, checked with the parameters, and whether it was
+    one column."""
     x = xp.asarray(values)
     if x.ndim not in (1, 2) or x.shape[0] == 0:
         raise InputError(f"values must be a non-empty column or table, got shape {x.shape}")
     if x.dtype.kind not in "iuf":
         raise InputError(f"values must be numeric, got dtype {x.dtype}")
+    one_column = x.ndim == 1
     x = x.astype(xp.float64).reshape(x.shape[0], -1)
     if not bool(xp.isfinite(x).all()):
         raise InputError("values have missing or infinite entries: impute or drop them first")
@@ -77,7 +80,7 @@ def _checked(xp, values, k, partition_rows, aggregate):
                          f"{partition_rows!r}")
     if aggregate not in ("mean", "median"):
         raise InputError(f"aggregate must be 'mean' or 'median', got {aggregate!r}")
-    return x
+    return x, one_column
 
 
 def _standardized(be, x):
@@ -108,22 +111,20 @@ def _partition_order(be, z, partition_rows):
             (np.arange(parts + 1, dtype=np.int64) * n) // parts)
 
 
-def _group_values(xp, x, groups, n_groups, aggregate):
-    """Per record, its group's mean or median of each column of ``x``."""
-    size = xp.bincount(groups, minlength=n_groups).astype(xp.float64)
+def _group_values(xp, x, groups, sizes, aggregate):
+    """Per record, its group's mean or median of each column of ``x`` (``sizes``: the
+    groups' record counts)."""
+    if aggregate == "median":
+        start = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(sizes)[:-1]])
+        lower, upper = start + (sizes - 1) // 2, start + sizes // 2
     columns = []
     for j in range(x.shape[1]):
         if aggregate == "mean":
-            columns.append((xp.bincount(groups, weights=x[:, j], minlength=n_groups)
-                            / size)[groups])
+            sums = xp.bincount(groups, weights=x[:, j], minlength=sizes.shape[0])
+            columns.append((sums / sizes)[groups])
             continue
-        order = xp.lexsort(xp.stack([x[:, j], groups.astype(xp.float64)]))
-        start = xp.concatenate([xp.zeros(1, dtype=xp.int64),
-                                xp.cumsum(size.astype(xp.int64))[:-1]])
-        v = x[order, j]
-        lo = v[start + (size.astype(xp.int64) - 1) // 2]
-        hi = v[start + size.astype(xp.int64) // 2]
-        columns.append(((lo + hi) / 2)[groups])
+        v = x[xp.lexsort(xp.stack([x[:, j], groups.astype(xp.float64)])), j]
+        columns.append(((v[lower] + v[upper]) / 2)[groups])
     return xp.stack(columns, axis=1)
 
 
@@ -137,7 +138,7 @@ def microaggregate(values, k: int, *, partition_rows: int | None = None,
     t0 = time.perf_counter()
     be = get_backend(backend)
     xp = be.xp
-    x = _checked(xp, values, k, partition_rows, aggregate)
+    x, one_column = _checked(xp, values, k, partition_rows, aggregate)
     z = _standardized(be, x)
     order, part_ptr = _partition_order(be, z, partition_rows)
     zs = xp.ascontiguousarray(z[order])
@@ -148,14 +149,13 @@ def microaggregate(values, k: int, *, partition_rows: int | None = None,
     named[order] = order[label]  # the group's seed as a row of the input
     _, groups = xp.unique(named, return_inverse=True)
     groups = groups.reshape(-1).astype(xp.int64)
-    n_groups = int(groups.max()) + 1
-    released = _group_values(xp, x, groups, n_groups, aggregate)
-    within = z - _group_values(xp, z, groups, n_groups, "mean")
+    sizes = xp.bincount(groups)
+    released = _group_values(xp, x, groups, sizes, aggregate)
+    within = z - _group_values(xp, z, groups, sizes, "mean")
     sse = float((within * within).sum())
     centered = z - z.mean(axis=0)
     sst = float((centered * centered).sum())
-    sizes = xp.bincount(groups, minlength=n_groups)
-    values_out = released if xp.asarray(values).ndim == 2 else released[:, 0]
-    return Microaggregation(values_out, groups, n_groups, int(sizes.min()), int(sizes.max()),
+    return Microaggregation(released[:, 0] if one_column else released, groups,
+                            int(sizes.shape[0]), int(sizes.min()), int(sizes.max()),
                             sse, sst, sse / sst if sst > 0 else 0.0, len(part_ptr) - 1,
                             time.perf_counter() - t0)
