@@ -183,7 +183,7 @@ class Perturbation:
                 data[c].to_numpy()[be.to_host(rank_swap_sources(
                     be.asarray(_numeric(data, c, "swap")), p, source=source))]), out))
         for noised, percent in self.noise.items():
-            x = np.column_stack([_numeric(data, c, "noise") for c in noised])
+            x = numeric_columns(data, noised, "noise")
             methods.append(self._timed("noise", list(noised), {
                 "percent_of_variance": percent, "method": self.noise_method},
                 lambda x=x, percent=percent: be.to_host(add_noise(
@@ -207,8 +207,8 @@ class Perturbation:
         measured = None
         if self.measures and numeric:
             measured = perturbation_measures(
-                be.asarray(np.column_stack([_numeric(data, c, "measures") for c in numeric])),
-                be.asarray(np.column_stack([_numeric(out, c, "measures") for c in numeric])),
+                be.asarray(numeric_columns(data, numeric, "measures")),
+                be.asarray(numeric_columns(out, numeric, "measures")),
                 backend=be)
             measured["columns"] = numeric
         return PerturbedRelease(out, methods, time.perf_counter() - t0, measured)
@@ -226,7 +226,7 @@ class Perturbation:
                 "seconds": time.perf_counter() - t0}
 
     def _microaggregate(self, be, data, out, cols, k) -> dict:
-        x = np.column_stack([_numeric(data, c, "microaggregate") for c in cols])
+        x = numeric_columns(data, cols, "microaggregate")
         result = microaggregate(be.asarray(x), k, partition_rows=self.partition_rows,
                                 aggregate=self.aggregate, backend=be)
         released = be.to_host(result.values).reshape(len(data), -1)
