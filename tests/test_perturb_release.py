@@ -146,3 +146,13 @@ def test_risk_measures_a_perturbed_release_against_its_original(tmp_path, capsys
     assert "record linkage" in capsys.readouterr().out
     report = json.loads(checked.read_text())
     assert report["perturbation"] == pert and report["k"] >= 1  # the same measures as risk
+    before = src.read_bytes()
+    for command in ("risk", "check"):  # the original is an input: no output overwrites it
+        assert main([command, str(out), "--qi", "sex", "--original", str(src), "--perturbed",
+                     "income", "--json", str(src), "--backend", "cpu", "--quiet"]) == \
+            USER_ERROR
+        assert "gpuppdp: error:" in capsys.readouterr().err
+        assert main([command, str(out), "--qi", "sex", "--original", str(src), "--perturbed",
+                     "income", "--chunk-rows", "100", "--backend", "cpu"]) == USER_ERROR
+        assert "in memory" in capsys.readouterr().err
+    assert src.read_bytes() == before

@@ -8,7 +8,7 @@ import math
 from .common import ORDER_DEFAULT, _lkc, _order_spec, _sensitive_spec, orders_by_column
 from .measure import (add_original_options, check_hierarchy_values, chunk_rows_for,
                       dask_refusals, measure_streamed, measured_qids, perturbation_line,
-                      perturbation_measures_of, read_measured)
+                      perturbation_measures_of, perturbed_columns, read_measured)
 from .options import (add_measured_qi_option, add_measuring_options, add_prior_option,
                       read_prior, table_subcommand)
 from .progress import ProgressBar
@@ -91,16 +91,21 @@ def run_check(args: argparse.Namespace) -> int:
                    sensitive_hierarchy=sensitive_hierarchy, prior=prior,
                    progress=ProgressBar("check", not args.quiet, unit="steps"))
     dask_refusals(args)
-    chunk_rows = chunk_rows_for(args) if args.population is None else None
+    perturbed = perturbed_columns(args)
+    chunk_rows = chunk_rows_for(args) if args.population is None and not perturbed else None
+    perturbation = None
     if args.dask or chunk_rows is not None:  # memory follows the frequency set, not the rows
         plan, result = measure_streamed(args, columns, hierarchies, chunk_rows,
                                         lambda chunks, w: check_chunks(chunks, weight_column=w,
                                                                        **options))
     else:
-        plan, data, population = read_measured(args, columns, qids, hierarchies.values())
+        plan, data, population = read_measured(
+            args, list(dict.fromkeys(columns + perturbed)), qids,
+            [*hierarchies.values(), *([args.original] if perturbed else [])])
         check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
         result = check(data, population=population, **options)
-    perturbation = perturbation_measures_of(args, get_backend(args.backend))
+        if perturbed:
+            perturbation = perturbation_measures_of(args, data, get_backend(args.backend))
     print(format_report(result))
     if perturbation is not None:
         print(perturbation_line(perturbation))

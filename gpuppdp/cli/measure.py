@@ -182,24 +182,31 @@ def add_original_options(p) -> None:
                    help="the numeric columns that were perturbed (with --original)")
 
 
-def perturbation_measures_of(args, backend) -> dict | None:
-    """The measures of ``--perturbed`` columns against ``--original`` (None without them;
-    :func:`gpuppdp.perturb.perturbation_measures`)."""
+def perturbed_columns(args) -> list[str]:
+    """``--perturbed``'s columns, checked with ``--original`` (none without them): the tables
+    are compared record by record in memory, so not with ``--dask`` or ``--chunk-rows``."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..errors import InputError
-    from ..io import read_table
-    from ..perturb import numeric_columns, perturbation_measures
 
     if (args.original is None) != (args.perturbed is None):
         raise InputError("--original and --perturbed go together: the original table and the "
                          "perturbed columns to compare")
     if args.original is None:
-        return None
+        return []
     if args.dask or args.chunk_rows is not None:
         raise InputError("--original compares the tables record by record in memory: leave "
                          "out --dask and --chunk-rows")
-    released = read_table(args.input, sep=args.sep, columns=args.perturbed,
-                          encoding=args.encoding)
+    return list(args.perturbed)
+
+
+def perturbation_measures_of(args, released, backend) -> dict:
+    """The measures (:func:`gpuppdp.perturb.perturbation_measures`) of the ``--perturbed``
+    columns of ``released`` (INPUT, read) against the same columns of ``--original``."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import InputError
+    from ..io import read_table
+    from ..perturb import numeric_columns, perturbation_measures
+
     original = read_table(args.original, sep=args.sep, columns=args.perturbed,
                           encoding=args.encoding)
     if len(released) != len(original):

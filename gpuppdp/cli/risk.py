@@ -16,7 +16,7 @@ import math
 
 from .measure import (add_original_options, check_hierarchy_values, chunk_rows_for,
                       dask_refusals, measure_streamed, measured_qids, perturbation_line,
-                      perturbation_measures_of, read_measured)
+                      perturbation_measures_of, perturbed_columns, read_measured)
 from .options import add_measured_qi_option, add_measuring_options, table_subcommand
 from .progress import ProgressBar, compile_notice
 
@@ -121,20 +121,23 @@ def run_risk(args: argparse.Namespace) -> int:
     dask_refusals(args)
     if get_backend(args.backend).kernels == "cpu":
         compile_notice(args, kernels.risk_kernels(), seconds="about 15 s")
-    chunk_rows = chunk_rows_for(args) if args.population is None else None
+    perturbed = perturbed_columns(args)
+    chunk_rows = chunk_rows_for(args) if args.population is None and not perturbed else None
     if args.dask or chunk_rows is not None:  # memory follows the classes, not the rows
         plan, rep = measure_streamed(args, qids, hierarchies, chunk_rows, lambda chunks, w: (
             risk_report_chunks(chunks, qids, population_size=population,
                                backend=get_backend(args.backend), weight_column=w,
                                progress=bar)))
     else:
-        plan, data, table = read_measured(args, qids, qids, hierarchies.values())
+        plan, data, table = read_measured(
+            args, list(dict.fromkeys(qids + perturbed)), qids,
+            [*hierarchies.values(), *([args.original] if perturbed else [])])
         check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
         rep = risk_report(data, qids, population_size=population,
                           backend=get_backend(args.backend), population=table, progress=bar)
-    perturbation = perturbation_measures_of(args, get_backend(args.backend))
-    if perturbation is not None:
-        rep["perturbation"] = perturbation
+        if perturbed:
+            rep["perturbation"] = perturbation_measures_of(args, data,
+                                                           get_backend(args.backend))
     print(format_report(rep, args.top))
     with plan.writing() as out:
         out.write_json("--json", rep, indent=1)
