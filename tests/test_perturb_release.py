@@ -119,6 +119,12 @@ def test_cli_errors_write_nothing(tmp_path, capsys):
         USER_ERROR
     assert "'sex' has" in capsys.readouterr().err
     assert not target.exists()
+    matrix = tmp_path / "m.csv"
+    matrix.write_text("from,F,M\nF,1,0\nM,0,1\n")
+    assert main(["perturb", str(src), "--pram", f"sex={matrix}", "--output", str(matrix)]) \
+        == USER_ERROR  # the matrix is an input of the run: no output overwrites it
+    assert "is an input of this run" in capsys.readouterr().err
+    assert matrix.read_text() == "from,F,M\nF,1,0\nM,0,1\n"
     with pytest.raises(SystemExit):
         main(["perturb", str(src), "--swap", "income", "--output", str(target)])
     assert "--swap expects COL:NUMBER%" in capsys.readouterr().err

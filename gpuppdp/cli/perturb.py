@@ -138,7 +138,8 @@ def run_perturb(args: argparse.Namespace) -> int:
         raise InputError("--permute needs --by COL,COL (the groups to shuffle within)")
     if args.by and not args.permute:
         raise InputError("--by is for --permute: name the column(s) to shuffle")
-    plan = (OutputPlan([args.input]).add("--output", args.output, TABLE_SUFFIXES)
+    matrix_files = [path for _, path in args.pram if path is not None]
+    plan = (OutputPlan([args.input, *matrix_files]).add("--output", args.output, TABLE_SUFFIXES)
             .add("--json", args.json))
     matrices = {column: None if path is None else _matrix(read_table(path), path)
                 for column, path in args.pram}
