@@ -112,7 +112,7 @@ def anonymize_perturbed(perturbation: Perturbation, data: pd.DataFrame, anonymiz
     unnamed = [c for _, c in perturbation._targets() if c not in named and c not in micro]
     perturbed = perturbation.fit(data)
     table = perturbed.data
-    identity = {c: Hierarchy([pd.unique(table[c])], name=c) for c in micro}
+    identity = {c: Hierarchy([list(pd.unique(table[c]))], name=c) for c in micro}
     combined = Anonymizer(**{**params,
                              "quasi_identifiers": {**params["quasi_identifiers"], **identity},
                              "insensitive": [*params["insensitive"], *unnamed]})
