@@ -19,21 +19,15 @@ from typing import TYPE_CHECKING, Callable
 
 import pandas as pd
 
-from ..algorithms.mondrian import measured_holds
-from ..analysis.checker import check
-from ..anonymizer import AnonymizationResult, Anonymizer
+from ..analysis.checker import MEASURED_MODELS, check, measured_holds
 from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the public API's classes, a layer above: an anonymizer is passed in
+    from ..anonymizer import AnonymizationResult, Anonymizer
     from .release import Perturbation, PerturbedRelease
 
 __all__ = ["PerturbedAnonymization", "anonymize_perturbed", "check_perturbed_roles"]
-
-#: the models the independent checker measures (the others are reported as not measured)
-_MEASURED = ("k-anonymity", "distinct-l-diversity", "entropy-l-diversity", "t-closeness",
-             "alpha-k-anonymity", "delta-disclosure")
-
 
 @dataclass
 class PerturbedAnonymization:
@@ -100,7 +94,7 @@ def anonymize_perturbed(perturbation: Perturbation, data: pd.DataFrame, anonymiz
     identity); the perturbed columns the anonymizer gives no role are released as
     insensitive.  See :meth:`.Perturbation.anonymize`."""
     t0 = time.perf_counter()
-    if not isinstance(anonymizer, Anonymizer):
+    if not callable(getattr(anonymizer, "get_params", None)):
         raise InputTypeError(f"anonymizer must be a gpuppdp.Anonymizer, got "
                              f"{type(anonymizer).__name__}")
     params = anonymizer.get_params()
@@ -113,19 +107,21 @@ def anonymize_perturbed(perturbation: Perturbation, data: pd.DataFrame, anonymiz
     perturbed = perturbation.fit(data)
     table = perturbed.data
     identity = {c: Hierarchy([list(pd.unique(table[c]))], name=c) for c in micro}
-    combined = Anonymizer(**{**params,
-                             "quasi_identifiers": {**params["quasi_identifiers"], **identity},
-                             "insensitive": [*params["insensitive"], *unnamed]})
+    combined = type(anonymizer)(**{**params,
+                                   "quasi_identifiers": {**params["quasi_identifiers"],
+                                                         **identity},
+                                   "insensitive": [*params["insensitive"], *unnamed]})
     result = combined.fit(table, progress=progress)
-    checked = checked_release(result)
+    checked = _checked_release(result)
     return PerturbedAnonymization(perturbed, result, micro, checked, time.perf_counter() - t0)
 
 
-def checked_release(result: AnonymizationResult) -> dict:
+def _checked_release(result: AnonymizationResult) -> dict:
     """The independent checker's measures of ``result``'s release over all its quasi-
     identifiers (``k``, ``classes``, ``suppressed_rows``) and, per privacy model, whether
-    they satisfy it (``holds``; ``measured`` False for a model the checker has no measure of,
-    e.g. LKC-privacy or k-map: the search's own verdict stands); ``satisfied``: all hold."""
+    they satisfy it (``holds``, :func:`~gpuppdp.analysis.checker.measured_holds`;
+    ``measured`` False for a model the checker has no measure of, e.g. LKC-privacy or k-map:
+    the search's own verdict stands); ``satisfied``: all hold."""
     released, qids = result.released, list(result.transformation)
     measured = {None: check(released, quasi_identifiers=qids, backend="cpu")}
     verdicts = []
@@ -135,9 +131,10 @@ def checked_release(result: AnonymizationResult) -> dict:
             measured[attribute] = check(released, quasi_identifiers=qids,
                                         sensitive=attribute, backend="cpu")
         values = measured[attribute]
-        holds = values["k"] >= int(model["k"]) if model["model"] == "k-anonymity" else \
-            measured_holds(model, values)
-        verdicts.append({**model, "measured": model["model"] in _MEASURED, "holds": holds})
+        measured_here = model["model"] in MEASURED_MODELS and not (  # e.g. hierarchical t
+            model["model"] == "t-closeness" and values.get(f"t_{model['distance']}") is None)
+        verdicts.append({**model, "measured": measured_here,
+                         "holds": measured_holds(model, values)})
     overall = measured[None]
     return {"quasi_identifiers": qids, "k": overall["k"], "classes": overall["classes"],
             "suppressed_rows": overall["suppressed_rows"], "models": verdicts,
