@@ -96,7 +96,9 @@ def _pram_matrix(column: str, labels: list, counts: np.ndarray, given, retain: f
 
 
 class Perturbation:
-    """Perturbative masking of a table, one method per named column.
+    """Perturbative masking of a table, one method per named column: :meth:`fit` perturbs a
+    table; :meth:`anonymize` perturbs it and then generalizes other quasi-identifiers in the
+    same run.
 
     Parameters
     ----------
@@ -122,9 +124,6 @@ class Perturbation:
         against the original ones (:func:`.perturbation_measures`: information loss,
         propensity score, record linkage, interval disclosure); each such method's summary
         gets the ``il1s`` of its own columns.
-
-    :meth:`fit` perturbs a table; :meth:`anonymize` perturbs it and then generalizes other
-    quasi-identifiers in the same run.
     """
 
     def __init__(self, *, microaggregate: Sequence[tuple[Sequence[str], int]] = (),
