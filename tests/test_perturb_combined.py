@@ -37,20 +37,20 @@ def _hierarchies():
             "sex": Hierarchy.flat(["F", "M"], name="sex")}
 
 
-def _twin(data, seed):
+def _twin(data, seed, backend="cpu"):
     """The run of the tests, in Python: MDAV of age and income (k=8), hours swapped; zip and
     sex generalized for k=3 and distinct 2-diversity, 10 % suppression (the optimum keeps
     sex, which splits MDAV's groups, and suppresses the classes under 3)."""
     anonymizer = Anonymizer(quasi_identifiers=_hierarchies(), sensitive=["disease"],
                             identifying=["id"], k=3, models=[DistinctLDiversity("disease", 2)],
-                            suppression_limit=0.1, backend="cpu", seed=seed)
+                            suppression_limit=0.1, backend=backend, seed=seed)
     return Perturbation(microaggregate=[(["age", "income"], 8)], swap={"hours": 10},
-                        seed=seed, backend="cpu").anonymize(data, anonymizer)
+                        seed=seed, backend=backend).anonymize(data, anonymizer)
 
 
-def test_release_is_k_anonymous_over_every_qid_and_rows_add_up():
+def test_release_is_k_anonymous_over_every_qid_and_rows_add_up(backend):
     data = _table()
-    outcome = _twin(data, seed=4)
+    outcome = _twin(data, seed=4, backend=backend)
     out, perturbed = outcome.released, outcome.perturbation.data
     qids = ["zip", "sex", "age", "income"]
     kept = out[~(out[qids] == "*").all(axis=1)]  # suppressed rows: every QID *
