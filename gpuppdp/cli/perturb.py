@@ -151,7 +151,7 @@ def run_perturb(args: argparse.Namespace) -> int:
     """Run ``perturb``; returns the exit status (0)."""
     # deferred: keeps `gpuppdp --help` fast
     from ..errors import InputError
-    from ..io import OutputPlan, read_table
+    from ..io import read_table
     from ..perturb import Perturbation, check_perturbed_roles
 
     if args.input is None:
@@ -165,7 +165,7 @@ def run_perturb(args: argparse.Namespace) -> int:
     else:
         _refuse_generalization_options(args)
     matrix_files = [path for _, path in args.pram if path is not None]
-    plan = _output_plan(args, OutputPlan, matrix_files)
+    plan = _output_plan(args, matrix_files)
     matrices = {column: None if path is None else _matrix(read_table(path), path)
                 for column, path in args.pram}
     for cols, k in args.microaggregate:
@@ -224,14 +224,14 @@ def _refuse_generalization_options(args) -> None:
                          "generalize (--qi COL=HIERARCHY.csv), or leave it out")
 
 
-def _output_plan(args, output_plan, matrix_files: list[str]):
+def _output_plan(args, matrix_files: list[str]):
     """The checked outputs (--output, --json, --html and its JSON twin); the inputs are
     INPUT, the PRAM matrices, the hierarchies and --population."""
-    from ..io import TABLE_SUFFIXES  # deferred: keeps `gpuppdp --help` fast
+    from ..io import TABLE_SUFFIXES, OutputPlan  # deferred: keeps `gpuppdp --help` fast
 
     inputs = [args.input, *matrix_files, *(path for _, path in args.qi or []),
               *(path for _, path in args.sensitive if path), args.population]
-    plan = (output_plan(inputs).add("--output", args.output, TABLE_SUFFIXES)
+    plan = (OutputPlan(inputs).add("--output", args.output, TABLE_SUFFIXES)
             .add("--json", args.json))
     if args.html is not None:
         plan.add("--html", args.html).add("--html (its JSON twin)",
