@@ -40,7 +40,7 @@ from ..validation import check_attribute, check_columns, check_complete, column_
 from .risk import population_groups
 
 __all__ = ["check", "check_chunks", "CHECK_KEYS", "value_order", "ORDERS", "classes_of_rows",
-           "sensitive_table"]
+           "sensitive_table", "measured_holds", "MEASURED_MODELS"]
 
 #: the named orders of :func:`value_order` (besides an explicit list of values)
 ORDERS = ("auto", "lexical", "numeric")
@@ -524,3 +524,30 @@ def format_report(result: dict) -> str:
             text = str(value)
         lines.append(f"{key:<{width}}  {text}")
     return "\n".join(lines)
+
+
+#: the kinds of privacy model (``describe()["model"]``) :func:`measured_holds` judges
+MEASURED_MODELS = ("k-anonymity", "t-closeness", "distinct-l-diversity",
+                   "entropy-l-diversity", "alpha-k-anonymity", "delta-disclosure")
+
+
+def measured_holds(model: dict, measured: dict) -> bool:
+    """Does the checker's measure of a release (:func:`check`, with the model's sensitive
+    attribute) satisfy a model (its ``describe()``)?  Models the checker has no single
+    measure for (not in :data:`MEASURED_MODELS`) are taken as holding: the algorithm judged
+    them with their own verdict."""
+    kind, tol = model["model"], 1e-9
+    if kind == "k-anonymity":
+        return measured["k"] >= int(model["k"])
+    if kind == "t-closeness":
+        value = measured.get(f"t_{model['distance']}")
+        return value is None or value <= float(model["t"]) + tol
+    if kind == "distinct-l-diversity":
+        return measured["distinct_l"] >= int(model["l"])
+    if kind == "entropy-l-diversity":
+        return measured["entropy_l"] >= float(model["l"]) - tol
+    if kind == "alpha-k-anonymity":
+        return measured["alpha"] <= float(model["alpha"]) + tol
+    if kind == "delta-disclosure":
+        return measured["delta_disclosure"] <= float(model["delta"]) + tol
+    return True

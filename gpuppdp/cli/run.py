@@ -118,13 +118,14 @@ def run_summary(result: AnonymizationResult, args, plan: OutputPlan | None = Non
 def release_plan(args, inputs=None, *, dataset: bool = False) -> OutputPlan:
     """The checked outputs of an anonymization: the released table (``--output``, when
     given; a Parquet dataset folder with ``dataset``); ``inputs`` default to every file the
-    options name (table, hierarchies, population)."""
+    options name (table, hierarchies, population, the --original of a perturbed table)."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..io import TABLE_SUFFIXES, OutputPlan
 
     if inputs is None:
         inputs = [args.input, *(path for _, path in args.qi),
-                  *(path for _, path in args.sensitive if path), args.population]
+                  *(path for _, path in args.sensitive if path), args.population,
+                  getattr(args, "original", None)]
     return OutputPlan(inputs).add("--output", args.output, TABLE_SUFFIXES, dataset=dataset)
 
 

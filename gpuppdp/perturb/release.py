@@ -22,6 +22,7 @@ from ..backend import get_backend
 from ..core.codes import encode_column
 from ..errors import InputError
 from ..validation import format_values
+from .combined import PerturbedAnonymization, anonymize_perturbed
 from .draws import random_source
 from .measures import perturbation_measures
 from .methods import (add_noise, bottom_code, invariant_pram_matrix, permute_within, pram,
@@ -95,7 +96,9 @@ def _pram_matrix(column: str, labels: list, counts: np.ndarray, given, retain: f
 
 
 class Perturbation:
-    """Perturbative masking of a table, one method per named column.
+    """Perturbative masking of a table, one method per named column: :meth:`fit` perturbs a
+    table; :meth:`anonymize` perturbs it and then generalizes other quasi-identifiers in the
+    same run.
 
     Parameters
     ----------
@@ -119,7 +122,8 @@ class Perturbation:
     measures : bool, default True
         Measure the numeric columns changed (microaggregated, swapped, noised, coded)
         against the original ones (:func:`.perturbation_measures`: information loss,
-        propensity score, record linkage, interval disclosure).
+        propensity score, record linkage, interval disclosure); each such method's summary
+        gets the ``il1s`` of its own columns.
     """
 
     def __init__(self, *, microaggregate: Sequence[tuple[Sequence[str], int]] = (),
@@ -185,7 +189,7 @@ class Perturbation:
         for noised, percent in self.noise.items():
             x = numeric_columns(data, noised, "noise")
             methods.append(self._timed("noise", list(noised), {
-                "percent_of_variance": percent, "method": self.noise_method},
+                "percent_of_variance": percent, "noise_method": self.noise_method},
                 lambda x=x, percent=percent: be.to_host(add_noise(
                     be.asarray(x), percent, method=self.noise_method, source=source)), out))
         for column, given in self.pram.items():
@@ -211,7 +215,23 @@ class Perturbation:
                 be.asarray(numeric_columns(out, numeric, "measures")),
                 backend=be)
             measured["columns"] = numeric
+            per_column = dict(zip(numeric, measured["utility"]["il1s_per_column"]))
+            for m in methods:  # each method's IL1s: the mean over its own columns
+                if m["columns"][0] in per_column:
+                    m["il1s"] = float(np.mean([per_column[c] for c in m["columns"]]))
         return PerturbedRelease(out, methods, time.perf_counter() - t0, measured)
+
+    def anonymize(self, data: pd.DataFrame, anonymizer,
+                  progress=None) -> PerturbedAnonymization:
+        """Perturbation and generalization in one run: ``data`` perturbed (:meth:`fit`),
+        then the optimal full-domain generalization of ``anonymizer``'s quasi-identifiers
+        (an :class:`~gpuppdp.Anonymizer`: its models, suppression limit, metric, search) over
+        the perturbed table, the microaggregated columns taking part in the classes as
+        quasi-identifiers that are never generalized (a microaggregated column has no role
+        in ``anonymizer``; a perturbed one is not identifying; the other perturbed columns
+        it gives no role are insensitive).  The release is checked over all QIDs by the
+        independent checker (``checked``); see :mod:`gpuppdp.perturb.combined`."""
+        return anonymize_perturbed(self, data, anonymizer, progress=progress)
 
     @staticmethod
     def _timed(method: str, columns: list, info: dict, run, out: pd.DataFrame) -> dict:
