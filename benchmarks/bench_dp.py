@@ -45,11 +45,17 @@ import time
 import numpy as np
 
 from gpuppdp.backend import get_backend
-from gpuppdp.dp import GeometricMechanism, LaplaceMechanism, RandomSource, discrete_laplace_noise
+from gpuppdp.dp import (
+    GeometricMechanism,
+    LaplaceMechanism,
+    RandomSource,
+    discrete_gaussian_noise,
+    discrete_laplace_noise,
+)
 from gpuppdp.kernels import dp_noise
 
-CASES = ("write bound", "keystream", "random bits", "discrete noise", "geometric", "laplace",
-         "laplace kernel", "numpy laplace")
+CASES = ("write bound", "keystream", "random bits", "discrete noise", "discrete gaussian",
+         "geometric", "laplace", "laplace kernel", "numpy laplace")
 
 
 def _sizes(text: str) -> list[int]:
@@ -135,6 +141,8 @@ def _bench_size(backend, src: RandomSource, n: int, repeat: int, cases) -> list[
         "keystream": lambda: src.random_words(2 * n),
         "random bits": lambda: src.random_bits(n),
         "discrete noise": lambda: discrete_laplace_noise(n, scale=1.0, random=src),
+        # the exact discrete Gaussian (CKS 2020) at σ = 10 on the integers (array passes)
+        "discrete gaussian": lambda: discrete_gaussian_noise(n, sigma=10.0, random=src),
         "geometric": lambda: geometric.release(x_int, random=src),
         "laplace": lambda: laplace.release(x_float, random=src),
         "laplace kernel": lambda: _laplace_kernel(backend, src, laplace, x_float),
