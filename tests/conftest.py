@@ -51,6 +51,7 @@ SLOW = {
     "test_cluster.py::test_release_order_is_shuffled_across_partitions",
     "test_dp_trust_releases.py::test_fork_while_another_thread_draws_does_not_deadlock",
     "test_properties.py::test_node_stats_match_the_naive_checker",
+    "test_vmdav.py::test_vmdav_equals_the_paper_on_every_backend",
 }
 
 

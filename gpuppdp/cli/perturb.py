@@ -3,7 +3,8 @@
 
 ::
 
-    gpuppdp perturb INPUT [--microaggregate COL,COL:k=K ...] [--swap COL:P% ...]
+    gpuppdp perturb INPUT [--microaggregate COL,COL:k=K ...] [--method mdav|vmdav|optimal]
+        [--gamma G] [--order COL=V1,V2,...] [--swap COL:P% ...]
         [--noise COL[,COL]:S ...] [--pram COL[=MATRIX.csv] ...] [--top-code COL:V ...]
         [--bottom-code COL:V ...] [--permute COL ... --by COL,COL] [--identifying COL ...]
         --output OUT [--json SUMMARY.json] [--seed N] [--backend auto|cpu|gpu]
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 
 from .choices import BACKENDS
+from .common import _order_spec
 from .options import table_subcommand
 
 __all__ = ["register", "run_perturb"]
@@ -84,8 +86,17 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "top and bottom coding, and permutation within groups.")
     p.add_argument("--microaggregate", action="append", default=[], metavar="COL,COL:k=K",
                    type=_column_number("--microaggregate", "k="),
-                   help="MDAV over these numeric columns together, groups of at least K "
-                   "records, each record released as its group's mean")
+                   help="microaggregation of these numeric or ordinal columns together, "
+                   "groups of at least K records, each record released as its group's mean")
+    p.add_argument("--method", choices=("mdav", "vmdav", "optimal"), default="mdav",
+                   help="the microaggregation's grouping: MDAV (default), V-MDAV (variable "
+                   "group sizes) or the optimal grouping of one column")
+    p.add_argument("--gamma", type=float, default=None, metavar="G",
+                   help="V-MDAV's gain factor (default 0.2; larger extends groups more)")
+    p.add_argument("--order", type=_order_spec, action="append", default=[],
+                   metavar="COL=V1,V2,...",
+                   help="a microaggregated column is ordinal, its values in this order (or "
+                   "COL=lexical): aggregated by rank, released as the group's median value")
     p.add_argument("--aggregate", choices=("mean", "median"), default="mean",
                    help="the value a microaggregated group releases (default mean)")
     p.add_argument("--partition-rows", type=int, default=None, metavar="N",
@@ -146,6 +157,8 @@ def run_perturb(args: argparse.Namespace) -> int:
     for cols, k in args.microaggregate:
         if not float(k).is_integer():
             raise InputError(f"--microaggregate: k must be a whole number, got {k}")
+    if any(column is None for column, _ in args.order):
+        raise InputError("--order names its column: --order COLUMN=V1,V2,...")
     perturbation = Perturbation(
         microaggregate=[(cols, int(k)) for cols, k in args.microaggregate],
         swap={c: p for cols, p in args.swap for c in cols},
@@ -154,7 +167,8 @@ def run_perturb(args: argparse.Namespace) -> int:
         top_code={c: v for cols, v in args.top_code for c in cols},
         bottom_code={c: v for cols, v in args.bottom_code for c in cols},
         permute={c: args.by for c in args.permute}, partition_rows=args.partition_rows,
-        aggregate=args.aggregate, seed=args.seed, backend=args.backend,
+        aggregate=args.aggregate, microaggregate_method=args.method, gamma=args.gamma,
+        order=dict(args.order), seed=args.seed, backend=args.backend,
         measures=not args.no_measures)
     data = read_table(args.input, sep=args.sep, encoding=args.encoding)
     absent = [c for c in args.identifying if c not in data.columns]
@@ -165,7 +179,9 @@ def run_perturb(args: argparse.Namespace) -> int:
     summary = release.summary()
     summary["dropped_identifying"] = list(args.identifying)
     for m in summary["methods"]:
-        print(f"{m['method']}: {', '.join(m['columns'])} ({m['seconds']:.2f} s)")
+        how = f" ({m['algorithm']}, SSE/SST {m['information_loss']:.5f})" \
+            if "algorithm" in m else ""
+        print(f"{m['method']}{how}: {', '.join(m['columns'])} ({m['seconds']:.2f} s)")
     measures = summary["measures"]
     if measures is not None:
         risk, utility = measures["risk"], measures["utility"]

@@ -13,8 +13,8 @@ partitions of about that many records, each aggregated on its own -- in parallel
 partition on a GPU -- at the price of some within-group variance (the ``information_loss``
 says how much).  The groups are the same on the CPU and on a GPU (:mod:`gpuppdp.kernels.mdav`);
 released means agree to rounding.  Ordinal columns (``ordinal``: their values are ranks)
-release the group's lower median, always a value of the column.  The information loss is ``SSE / SST`` on the standardized
-columns (Domingo-Ferrer and Mateo-Sanz 2002, section 2).
+release the group's lower median, always a value of the column.  The information loss is
+``SSE / SST`` on the standardized columns (Domingo-Ferrer and Mateo-Sanz 2002, section 2).
 """
 
 from __future__ import annotations
