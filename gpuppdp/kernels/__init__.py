@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from typing import Callable
 
 import numpy as np
 
@@ -311,8 +312,8 @@ def microaggregate_partitions(backend, part_ptr, z, qz, scale: float, k: int,
     part_ptr = np.asarray(part_ptr, dtype=np.int64)
     n = z.shape[0]
     extra = () if method == "mdav" else (float(gamma),)
-    cpu_form, cuda_form = (mdav.mdav_njit, mdav.mdav_cuda) if method == "mdav" else \
-        (vmdav.vmdav_njit, vmdav.vmdav_cuda)
+    cpu_form: Callable[..., None] = mdav.mdav_njit if method == "mdav" else vmdav.vmdav_njit
+    cuda_form: Callable[..., None] = mdav.mdav_cuda if method == "mdav" else vmdav.vmdav_cuda
     if backend.kernels == "cpu" or (backend.kernels == "cudasim" and n > SIMULATED_MDAV_ROWS):
         host = [backend.to_host(a) for a in (z, qz)] if backend.kernels == "cudasim" else \
             [z, qz]
