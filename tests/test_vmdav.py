@@ -216,6 +216,9 @@ def test_ordinal_columns_release_the_groups_median_category():
     with pytest.raises(InputError, match="misses its values 'mid'"):
         Perturbation(microaggregate=[(["grade"], 3)], order={"grade": ["low", "high"]},
                      backend="cpu").fit(data)
+    with pytest.raises(InputError, match="order is for microaggregated columns; 'grade'"):
+        Perturbation(microaggregate=[(["income"], 3)], order={"grade": ["low", "high"]},
+                     backend="cpu").fit(data)
 
 
 def test_ordinal_array_columns_and_bad_input():

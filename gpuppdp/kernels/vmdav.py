@@ -39,6 +39,8 @@ from .mdav import (_FAR, MDAV_MAX_COLUMNS, MDAV_MAX_K, MDAV_THREADS, _add, _bett
                    _centroid, _cuda_group, _distances, _mul, _nearest, _position_of, _remove)
 
 _INF = math.inf
+#: rows at most of a group being formed on a GPU (kept in shared memory): ``2k - 1``
+VMDAV_MAX_GROUP = 2 * MDAV_MAX_K
 
 
 # --------------------------------------------------------------------------------------
@@ -170,15 +172,15 @@ def _vmdav_blocks(part_ptr, z, qz, scale, k, gamma, label, state, dcen, din, dtm
     a, b = part_ptr[t], part_ptr[t + 1]
     d = z.shape[1]
     centroid = cuda.shared.array(MDAV_MAX_COLUMNS, np.float64)
-    chosen = cuda.shared.array(2 * MDAV_MAX_K, np.int64)
+    chosen = cuda.shared.array(VMDAV_MAX_GROUP, np.int64)
     rd = cuda.shared.array(MDAV_THREADS, np.float64)
     ri = cuda.shared.array(MDAV_THREADS, np.int64)
     remaining = cuda.shared.array(1, np.int64)
     if tid < d:
-        s = 0
+        total = 0
         for i in range(a, b):
-            s += qz[i, tid]
-        centroid[tid] = (s / (b - a)) / scale
+            total += qz[i, tid]
+        centroid[tid] = (total / (b - a)) / scale
     if tid == 0:
         remaining[0] = b - a
     cuda.syncthreads()

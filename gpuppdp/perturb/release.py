@@ -171,6 +171,10 @@ class Perturbation:
                 raise InputError(f"column {column!r} is named by {seen[column]} and {method}: "
                                  "one method per column")
             seen[column] = method
+        stray = [c for c in self.order if seen.get(c) != "microaggregate"]
+        if stray:
+            raise InputError(f"order is for microaggregated columns; {format_values(stray)} "
+                             "is not microaggregated")
         return named
 
     def fit(self, data: pd.DataFrame) -> PerturbedRelease:
@@ -253,6 +257,8 @@ class Perturbation:
                              attribute=f"microaggregate column {column!r}")
         if levels is None:  # "numeric": the values themselves
             return None
+        if len(set(levels)) != len(levels):
+            raise InputError(f"microaggregate: the order of {column!r} lists a value twice")
         text = values.astype(str)
         unknown = sorted(set(text) - set(levels))
         if unknown:
