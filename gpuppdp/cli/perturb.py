@@ -4,7 +4,8 @@ quasi-identifiers in the same run (:meth:`gpuppdp.perturb.Perturbation.anonymize
 
 ::
 
-    gpuppdp perturb INPUT [--microaggregate COL,COL:k=K ...] [--swap COL:P% ...]
+    gpuppdp perturb INPUT [--microaggregate COL,COL:k=K ...] [--method mdav|vmdav|optimal]
+        [--gamma G] [--order COL=V1,V2,...] [--swap COL:P% ...]
         [--noise COL[,COL]:S ...] [--pram COL[=MATRIX.csv] ...] [--top-code COL:V ...]
         [--bottom-code COL:V ...] [--permute COL ... --by COL,COL] [--identifying COL ...]
         [--qi COL=HIERARCHY.csv ... [--k K] [--suppression-limit S] [the other options of
@@ -99,8 +100,13 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "checker.")
     p.add_argument("--microaggregate", action="append", default=[], metavar="COL,COL:k=K",
                    type=_column_number("--microaggregate", "k="),
-                   help="MDAV over these numeric columns together, groups of at least K "
-                   "records, each record released as its group's mean")
+                   help="microaggregation of these numeric or ordinal columns together, "
+                   "groups of at least K records, each record released as its group's mean")
+    p.add_argument("--method", choices=("mdav", "vmdav", "optimal"), default="mdav",
+                   help="the microaggregation's grouping: MDAV (default), V-MDAV (variable "
+                   "group sizes) or the optimal grouping of one column")
+    p.add_argument("--gamma", type=float, default=None, metavar="G",
+                   help="V-MDAV's gain factor (default 0.2; larger extends groups more)")
     p.add_argument("--aggregate", choices=("mean", "median"), default="mean",
                    help="the value a microaggregated group releases (default mean)")
     p.add_argument("--partition-rows", type=int, default=None, metavar="N",
@@ -130,6 +136,11 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--by", default=None, metavar="COL,COL",
                    type=lambda t: _columns(t, "--by"), help="the groups of --permute")
     add_anonymization_options(p, required=False)  # the generalization of --qi (and roles)
+    for action in p._actions:  # --order serves the microaggregation too
+        if action.dest == "order":
+            action.help = ("the order of an ordinal microaggregated column (aggregated by "
+                           "rank, released as its group's median value), or of a sensitive "
+                           "attribute for --t-closeness ordered:T")
     p.add_argument("--output", required=True, metavar="OUT",
                    help="the released table (CSV or Parquet by the ending)")
     p.add_argument("--no-measures", action="store_true",
@@ -171,6 +182,12 @@ def run_perturb(args: argparse.Namespace) -> int:
     for cols, k in args.microaggregate:
         if not float(k).is_integer():
             raise InputError(f"--microaggregate: k must be a whole number, got {k}")
+    if any(column is None for column, _ in args.order):
+        raise InputError("--order names its column: --order COLUMN=V1,V2,...")
+    # --order of a microaggregated column: its ordinal order; of another, the generalization's
+    aggregated = {c for cols, _ in args.microaggregate for c in cols}
+    ordinal = dict(o for o in args.order if o[0] in aggregated)
+    args.order = [o for o in args.order if o[0] not in aggregated]
     perturbation = Perturbation(
         microaggregate=[(cols, int(k)) for cols, k in args.microaggregate],
         swap={c: p for cols, p in args.swap for c in cols},
@@ -179,7 +196,8 @@ def run_perturb(args: argparse.Namespace) -> int:
         top_code={c: v for cols, v in args.top_code for c in cols},
         bottom_code={c: v for cols, v in args.bottom_code for c in cols},
         permute={c: args.by for c in args.permute}, partition_rows=args.partition_rows,
-        aggregate=args.aggregate, seed=args.seed, backend=args.backend,
+        aggregate=args.aggregate, microaggregate_method=args.method, gamma=args.gamma,
+        order=ordinal, seed=args.seed, backend=args.backend,
         measures=not args.no_measures)
     check_perturbed_roles(perturbation, quasi_identifiers=[name for name, _ in args.qi or []],
                           sensitive=[name for name, _ in args.sensitive],
@@ -203,7 +221,7 @@ def run_perturb(args: argparse.Namespace) -> int:
 
 #: the options of ``perturb`` that apply without --qi (the others configure the generalization)
 _PERTURBATION_DESTS = ("input", "qi", "identifying", "sep", "encoding", "backend", "seed",
-                       "json", "quiet")
+                       "json", "quiet", "order")
 
 
 def _refuse_generalization_options(args) -> None:
@@ -270,7 +288,9 @@ def _perturb_and_generalize(args, plan, perturbation) -> int:
 def _print_perturbation(summary: dict) -> None:
     """The lines of the perturbation: each method and the measures of the changed columns."""
     for m in summary["methods"]:
-        print(f"{m['method']}: {', '.join(m['columns'])} ({m['seconds']:.2f} s)")
+        how = f" ({m['algorithm']}, SSE/SST {m['information_loss']:.5f})" \
+            if "algorithm" in m else ""
+        print(f"{m['method']}{how}: {', '.join(m['columns'])} ({m['seconds']:.2f} s)")
     measures = summary["measures"]
     if measures is not None:
         risk, utility = measures["risk"], measures["utility"]
