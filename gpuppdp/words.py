@@ -104,9 +104,13 @@ def models_text(models) -> str:
 def loss_scale(metric: str, rows: int) -> tuple[float, str]:
     """``(divisor, words)``: what divides a loss of ``metric`` into a share of its maximum on
     a table of ``rows`` records, and that scale in words."""
-    if metric == "discernibility":  # sum |E|^2 + n per suppressed record <= n^2
+    if metric in ("discernibility", "discernibility-monotonic"):  # <= n^2
         return float(rows * rows), (
             f"sum of squared class sizes plus {rows} per suppressed record; maximum "
             f"{rows * rows} (every record in one class or suppressed)")
+    if metric == "aecs":
+        return float(rows), f"average class size; maximum {rows} (one class)"
+    if metric not in ("loss", "precision"):
+        return 1.0, f"ARX's value of the {metric} metric, in its own units"
     return 1.0, ("share of the maximum: 0 = no value generalized or suppressed, 1 = every "
                  "value at the top of its hierarchy or suppressed")
