@@ -178,7 +178,8 @@ class AnonymizationResult:
         return {
             "transformation": dict(self.transformation),
             "information_loss": self.information_loss,
-            "information_loss_relative": self.information_loss / divisor if n else 0.0,
+            "information_loss_relative": (None if divisor is None else
+                                          self.information_loss / divisor if n else 0.0),
             "information_loss_scale": scale,
             "metric": self.metric,
             "rows_in_release": self.release.rows_in_release,

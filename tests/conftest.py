@@ -51,6 +51,8 @@ SLOW = {
     "test_cluster.py::test_release_order_is_shuffled_across_partitions",
     "test_dp_trust_releases.py::test_fork_while_another_thread_draws_does_not_deadlock",
     "test_properties.py::test_node_stats_match_the_naive_checker",
+    "test_quality_models_arx.py::test_arx_optimum_and_loss_more_cases",
+    "test_quality_models_arx.py::test_every_node_against_a_plain_reference_more_parameters",
 }
 
 

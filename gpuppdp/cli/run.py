@@ -63,8 +63,9 @@ def format_summary(result: AnonymizationResult) -> str:
     levels = ", ".join(f"{k}={v}" for k, v in s["transformation"].items())
     lines = [
         f"optimum            {levels}",
-        f"information loss   {s['information_loss']:.10g} ({s['metric']} metric; "
-        f"{s['information_loss_relative']:.2%} of the maximum)",
+        f"information loss   {s['information_loss']:.10g} ({s['metric']} metric"
+        + ("" if s["information_loss_relative"] is None else
+           f"; {s['information_loss_relative']:.2%} of the maximum") + ")",
         f"classes            {s['equivalence_classes']} (smallest {s['smallest_class']}, "
         f"average {s['average_class_size']:.1f})",
         f"suppressed rows    {s['suppressed_records']} of {s['input_rows']} "
