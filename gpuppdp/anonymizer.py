@@ -26,7 +26,7 @@ from .engine.encoding import (EncodedTable, Role, Schema, SchemaError, check_hie
 from .engine.evaluate import (Evaluator, LatticeOracle, NodeStats, check_models, checked_evaluator,
                               referred_sensitive)
 from .engine.lattice import Lattice
-from .engine.metrics import METRICS, Metric, make_metric
+from .engine.metrics import Metric, make_metric
 from .engine.search import PREFERENCES, SEARCHES, SearchResult, make_search
 from .engine.transform import SUPPRESSION_MODES, Release, RowBuckets, release, release_buckets
 from .errors import InputError, InputTypeError, UserError
@@ -178,7 +178,8 @@ class AnonymizationResult:
         return {
             "transformation": dict(self.transformation),
             "information_loss": self.information_loss,
-            "information_loss_relative": self.information_loss / divisor if n else 0.0,
+            "information_loss_relative": (None if divisor is None else
+                                          self.information_loss / divisor if n else 0.0),
             "information_loss_scale": scale,
             "metric": self.metric,
             "rows_in_release": self.release.rows_in_release,
@@ -273,7 +274,17 @@ class Anonymizer:
         Further privacy models (e.g. ``DistinctLDiversity("occupation", 3)``).
     suppression_limit : float in [0, 1]
         Largest share of records that may be suppressed.
-    metric : {"loss", "precision", "discernibility"} or Metric
+    metric : str or Metric
+        A name of :data:`gpuppdp.engine.metrics.METRICS` (``loss``, ``precision``,
+        ``discernibility``, ``discernibility-monotonic``, ``aecs``, ``entropy``,
+        ``entropy-monotonic``, ``normalized-entropy``, ``height``, ``ambiguity``: ARX's quality
+        models) or a :class:`~gpuppdp.engine.metrics.Metric`.
+    attribute_weights : mapping QID -> weight >= 0, optional
+        ARX's attribute weights (``setAttributeWeight``; 0.5 unless given) for the metrics
+        that weigh attributes (loss, precision, entropy, normalized-entropy, height).
+    gs_factor : float in [0, 1], optional
+        ARX's generalization/suppression factor (default 0.5) for loss, precision, entropy and
+        aecs.
     search : {"auto", "flash", "exhaustive", "levels", "lightning", "beam", "samarati"}
         ``flash`` is ARX's algorithm (same optimum, same tie-break as ARX); ``exhaustive``
         evaluates every node in batches (ties: lower height, then smaller node id);
@@ -304,7 +315,9 @@ class Anonymizer:
     def __init__(self, *, quasi_identifiers: Mapping[str, Hierarchy | str], sensitive=(),
                  insensitive=(), identifying=(), others: str = "error", k: int | None = None,
                  models: Sequence[PrivacyModel] = (), suppression_limit: float = 0.0,
-                 metric: str | Metric = "loss", search: str = "auto",
+                 metric: str | Metric = "loss",
+                 attribute_weights: Mapping[str, float] | None = None,
+                 gs_factor: float | None = None, search: str = "auto",
                  backend: str | Backend = "auto", suppressed: str = "mark", seed=None,
                  time_limit: float | None = None, prefer: str = "height",
                  suppression=_NOT_GIVEN):
@@ -321,6 +334,8 @@ class Anonymizer:
         self.models = models
         self.suppression_limit = suppression_limit
         self.metric = metric
+        self.attribute_weights = attribute_weights
+        self.gs_factor = gs_factor
         self.search = search
         self.backend = backend
         self.suppressed = suppressed
@@ -342,10 +357,11 @@ class Anonymizer:
                                      f"{getattr(self, role)!r}")
         _models(self.k, self.models, self.sensitive)
         check_number("suppression_limit", self.suppression_limit, 0.0, 1.0)
-        if not isinstance(self.metric, Metric) and not (
-                isinstance(self.metric, str) and self.metric.lower() in METRICS):
-            raise InputError(f"metric must be one of {sorted(METRICS)} or a Metric, got "
-                             f"{self.metric!r}")
+        self._metric()
+        for column in self.attribute_weights or {}:
+            if column not in qis:
+                raise InputError(f"attribute_weights: {column!r} is not a quasi-identifier "
+                                 f"(they are {list(qis)})")
         for name, value, choices in (("search", self.search, SEARCHES),
                                      ("prefer", self.prefer, PREFERENCES),
                                      ("suppressed", self.suppressed, SUPPRESSION_MODES)):
@@ -355,6 +371,10 @@ class Anonymizer:
             raise InputError(f"backend must be one of {BACKEND_CHOICES}, got {self.backend!r}")
         if self.time_limit is not None:
             check_number("time_limit", self.time_limit, 0.001)
+
+    def _metric(self) -> Metric:
+        return make_metric(self.metric, gs_factor=self.gs_factor,
+                           attribute_weights=self.attribute_weights)
 
     def get_params(self, deep: bool = True) -> dict:
         """The constructor's parameters, by name (scikit-learn's ``get_params``; ``deep`` is
@@ -375,7 +395,7 @@ class Anonymizer:
                         self.others)
         models = _models(self.k, self.models, self.sensitive)
         referred = referred_sensitive(models)
-        return _Setup(schema, models, make_metric(self.metric), get_backend(self.backend),
+        return _Setup(schema, models, self._metric(), get_backend(self.backend),
                       [c for c in schema.sensitive if c in referred])
 
     def _evaluator_for(self, data: pd.DataFrame) -> Evaluator:

@@ -54,6 +54,8 @@ SLOW = {
     "test_dp_gaussian.py::test_release_on_the_grid",
     "test_dp_gaussian.py::test_one_million_draws_pass_chi_squared",
     "test_vmdav.py::test_vmdav_equals_the_paper_on_every_backend",
+    "test_quality_models_arx.py::test_arx_optimum_and_loss_more_cases",
+    "test_quality_models_arx.py::test_every_node_against_a_plain_reference_more_parameters",
 }
 
 

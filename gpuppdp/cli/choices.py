@@ -12,7 +12,9 @@ __all__ = ["BACKENDS", "METRICS", "SEARCHES", "PREFERENCES", "SUPPRESSION_MODES"
            "TDS_GENERALIZATIONS"]
 
 BACKENDS = ("auto", "cpu", "gpu")  # gpuppdp.backend.BACKEND_CHOICES
-METRICS = ("discernibility", "loss", "precision")  # sorted(gpuppdp.engine.metrics.METRICS)
+METRICS = ("aecs", "ambiguity", "discernibility", "discernibility-monotonic", "entropy",
+           "entropy-monotonic", "height", "loss", "normalized-entropy",
+           "precision")  # sorted(gpuppdp.engine.metrics.METRICS)
 SEARCHES = ("auto", "flash", "exhaustive", "levels", "lightning", "beam",
             "samarati")  # gpuppdp.engine.search.SEARCHES
 PREFERENCES = ("height", "precision", "classes",

@@ -26,6 +26,7 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
     their values' order."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..anonymizer import Anonymizer
+    from ..errors import InputError
     from ..hierarchy import Hierarchy
     from ..io import read_table
 
@@ -40,12 +41,17 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
                                 columns=[name for name, _ in args.sensitive])
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
                    for name, path in args.qi}
+    for column in args.weights or {}:
+        if column not in hierarchies:
+            raise InputError(f"--weights names {column!r}, which is not a --qi column "
+                             f"(they are {', '.join(hierarchies)})")
     anonymizer = Anonymizer(quasi_identifiers=hierarchies,
                             sensitive=[name for name, _ in args.sensitive],
                             insensitive=args.insensitive, identifying=args.identifying,
                             others=args.others, models=_privacy_models(args, values),
                             k=None if args.qid_set else args.k,
                             suppression_limit=args.suppression, metric=args.metric,
+                            attribute_weights=args.weights, gs_factor=args.gs_factor,
                             search=args.search, backend=args.backend,
                             suppressed=args.suppressed, seed=args.seed,
                             time_limit=args.time_limit, prefer=args.prefer)
@@ -57,8 +63,9 @@ def format_summary(result: AnonymizationResult) -> str:
     levels = ", ".join(f"{k}={v}" for k, v in s["transformation"].items())
     lines = [
         f"optimum            {levels}",
-        f"information loss   {s['information_loss']:.10g} ({s['metric']} metric; "
-        f"{s['information_loss_relative']:.2%} of the maximum)",
+        f"information loss   {s['information_loss']:.10g} ({s['metric']} metric"
+        + ("" if s["information_loss_relative"] is None else
+           f"; {s['information_loss_relative']:.2%} of the maximum") + ")",
         f"classes            {s['equivalence_classes']} (smallest {s['smallest_class']}, "
         f"average {s['average_class_size']:.1f})",
         f"suppressed rows    {s['suppressed_records']} of {s['input_rows']} "

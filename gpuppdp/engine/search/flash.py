@@ -6,6 +6,7 @@ very node ARX returns, and checks the same nodes.  Where the compiled Flash runs
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Callable
 
@@ -25,7 +26,16 @@ from ..solution_space import (
     level_nodes,
 )
 from . import flash_compiled
-from .base import FULL, PARTIAL, TAG_PRUNED, TAG_VISITED, Phase, SearchResult
+from .base import (
+    FULL,
+    PARTIAL,
+    TAG_INSUFFICIENT,
+    TAG_PRUNED,
+    TAG_VISITED,
+    TAG_VISITED_INSUFFICIENT,
+    Phase,
+    SearchResult,
+)
 
 __all__ = ["FlashSearch"]
 
@@ -77,11 +87,21 @@ class FlashSearch:
                        [float(d[level]) / float(d[0]) for level in range(radix)])
                       for (stride, radix, top), d in
                       zip(lat._digits, oracle.evaluator.encoded.distinct_per_level())]
-        self.pruning = not self.utility_full
+        self.pruning = not (self.privacy == FULL and self.utility_full)
         self.predictive_anon = self.privacy == FULL
+        self.binary: Phase | None
         if self.privacy == FULL and self.utility_full:
-            self.binary: Phase | None = Phase(ANON, ANON | NOTANON, ANON | NOTANON, TAG_PRUNED)
+            self.binary = Phase(ANON, ANON | NOTANON, ANON | NOTANON, TAG_PRUNED)
             self.linear = None
+        elif self.privacy == PARTIAL and self.utility_full:  # ARX's createPartialFull
+            skip = KANON | NOTKANON | INSUFF
+            self.binary = Phase(KANON, skip, skip, TAG_INSUFFICIENT)
+            self.linear = Phase(0, VISITED | NOTKANON | INSUFF,
+                                VISITED | NOTKANON | INSUFF | CHECKED, TAG_VISITED_INSUFFICIENT)
+        elif self.utility_full:  # ARX's createNoneFull
+            self.binary = None
+            skip = ANON | NOTANON | INSUFF
+            self.linear = Phase(0, skip, skip, TAG_INSUFFICIENT)
         elif self.privacy in (FULL, PARTIAL):
             prop, notprop = (ANON, NOTANON) if self.privacy == FULL else (KANON, NOTKANON)
             self.binary = Phase(prop, prop | notprop, prop | notprop)
@@ -187,7 +207,7 @@ class FlashSearch:
             self.opt = g
 
     def _prune(self, g: int) -> None:
-        if not self.pruning or g not in self.lb:
+        if not self.pruning or g not in self.lb or math.isnan(self.lb[g]):  # NaN: no bound
             return
         if g != self.opt and self.has(g, SUCC_PRUNED):
             return
@@ -222,6 +242,13 @@ class FlashSearch:
                 self._set(g, SUCC_PRUNED, up=True)
         elif phase.tag == TAG_VISITED:
             self._set(g, VISITED)
+        elif phase.tag in (TAG_INSUFFICIENT, TAG_VISITED_INSUFFICIENT):
+            if phase.tag == TAG_VISITED_INSUFFICIENT:
+                self._set(g, VISITED)
+            if self.has(g, ANON):
+                for s in self.lattice.successors(g):
+                    self._set(s, INSUFF, up=True)
+                self._set(g, SUCC_PRUNED, up=True)
         self._prune(g)
 
     def _successors(self, g: int) -> list[int]:
