@@ -230,9 +230,9 @@ def _scatter_plot(title: str, x, y, *, xlabel: str, ylabel: str, tips, filled, f
     for axis, value, label in lines:
         if axis == "x":
             x1 = x2 = x_of(value)
-            y1, y2 = top, bottom
+            y1, y2 = float(top), float(bottom)
         else:
-            x1, x2 = left, right
+            x1, x2 = float(left), float(right)
             y1 = y2 = y_of(value)
         parts.append(f'<line x1="{x1:.1f}" x2="{x2:.1f}" y1="{y1:.1f}" y2="{y2:.1f}" '
                      'stroke="#b8433d" stroke-width="1.5" stroke-dasharray="5 3">'

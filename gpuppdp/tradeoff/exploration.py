@@ -64,34 +64,36 @@ PARETO = {"pareto_privacy_utility": ("distribution_privacy_loss_max",
 _BATCH = ("kept_squares", "records_at_risk") + FIGURES
 
 
-def node_levels(node, quasi_identifiers: Sequence[str], heights: Sequence[int]) -> np.ndarray:
+def node_levels(node, quasi_identifiers: Sequence[str], heights: Sequence[int] | np.ndarray,
+                name: str = "node") -> np.ndarray:
     """The level vector of ``node``: a mapping QID -> level naming every QID once, or a
     sequence of levels in ``quasi_identifiers``' order; each level an integer within its
-    hierarchy's height.  :class:`InputError` names the offending QID and level."""
+    hierarchy's height.  :class:`InputError` names the offending QID and level (and
+    ``name``, how the caller's user gives the node)."""
     names = list(quasi_identifiers)
     if isinstance(node, Mapping):
         unknown = [c for c in node if c not in names]
         if unknown:
-            raise InputError(f"node: {unknown[0]!r} is not a quasi-identifier (they are "
+            raise InputError(f"{name}: {unknown[0]!r} is not a quasi-identifier (they are "
                              f"{', '.join(names)})")
         missing = [c for c in names if c not in node]
         if missing:
-            raise InputError(f"node: no level given for quasi-identifier(s) "
+            raise InputError(f"{name}: no level given for quasi-identifier(s) "
                              f"{', '.join(map(repr, missing))}; name every one once")
         values = [node[c] for c in names]
     elif isinstance(node, (str, bytes)) or not isinstance(node, (Sequence, np.ndarray)):
-        raise InputTypeError(f"node must be a mapping QID -> level or a sequence of levels, "
+        raise InputTypeError(f"{name} must be a mapping QID -> level or a sequence of levels, "
                              f"got {node!r}")
     else:
         values = list(node)
         if len(values) != len(names):
-            raise InputError(f"node: {len(values)} levels given for {len(names)} "
+            raise InputError(f"{name}: {len(values)} levels given for {len(names)} "
                              f"quasi-identifiers ({', '.join(names)})")
     levels = np.zeros(len(names), dtype=np.int64)
-    for j, (name, value, height) in enumerate(zip(names, values, heights)):
+    for j, (qid, value, height) in enumerate(zip(names, values, heights)):
         whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
         if not whole or not 0 <= int(value) <= int(height):
-            raise InputError(f"node: the level of {name!r} must be an integer from 0 to its "
+            raise InputError(f"{name}: the level of {qid!r} must be an integer from 0 to its "
                              f"hierarchy's height {int(height)}, got {value!r}")
         levels[j] = int(value)
     return levels
@@ -144,15 +146,19 @@ class NodeFigures(Metric):
             entry_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
             if with_sens:
                 entry_ptr[1:] = np.cumsum(cl.per_node(cl.distinct.astype(np.int64)))
-            empty = np.zeros(0, dtype=np.int64)
             prior, prior_sq, prior_h = (np.zeros(0), 0.0, 0.0) if self._privacy is None else (
                 np.asarray(self._privacy._q, dtype=np.float64), self._privacy._q_sq,
                 self._privacy._h_prior)
+
+            def entries(name):  # one compiled form: int64 arrays (empty without histograms)
+                return np.ascontiguousarray(getattr(cl, name) if with_sens else [],
+                                            dtype=np.int64)
             return _figures_njit(
                 np.asarray(cl.host_ptr, dtype=np.int64), entry_ptr,
-                cl.size, outlier, cl.entry_class if with_sens else empty,
-                cl.entry_sens if with_sens else empty, cl.entry_count if with_sens else empty,
-                self._values if with_sens else 0, prior, prior_sq, prior_h,
+                np.ascontiguousarray(cl.size, dtype=np.int64),
+                np.ascontiguousarray(outlier, dtype=np.bool_), entries("entry_class"),
+                entries("entry_sens"), entries("entry_count"),
+                self._values if with_sens else 0, prior, float(prior_sq), float(prior_h),
                 self.risk_threshold, with_sens)
         xp, be = classes.xp, self.backend
         kept = ~outlier
