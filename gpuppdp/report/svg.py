@@ -213,7 +213,7 @@ def _scatter_plot(title: str, x, y, *, xlabel: str, ylabel: str, tips, filled, f
     ys = np.concatenate([y[shown], [v for a, v, _ in lines if a == "y"]])
     xlo, xhi = (float(xs.min()), float(xs.max())) if len(xs) else (0.0, 1.0)
     ylo, yhi = (float(ys.min()), float(ys.max())) if len(ys) else (0.0, 1.0)
-    xticks, yticks = _ticks(min(xlo, 0.0), xhi), _ticks(min(ylo, 0.0), yhi)
+    xticks, yticks = _ticks(xlo, xhi), _ticks(ylo, yhi)  # the data's range, not from 0
     xleft, xright = min(xticks[0], xlo), max(xticks[-1], xhi)
     parts = _svg_open(width, height, title)
     y_of = _axes(parts, (left, top, right, bottom), yticks, max(yticks[-1], yhi),
@@ -237,8 +237,8 @@ def _scatter_plot(title: str, x, y, *, xlabel: str, ylabel: str, tips, filled, f
         parts.append(f'<line x1="{x1:.1f}" x2="{x2:.1f}" y1="{y1:.1f}" y2="{y2:.1f}" '
                      'stroke="#b8433d" stroke-width="1.5" stroke-dasharray="5 3">'
                      f"<title>{_e(label)}</title></line>")
-        parts.append(f'<text x="{x1 + 4:.1f}" y="{y1 - 4 if axis == "y" else top + 10:.1f}" '
-                     f'fill="#b8433d">{_e(label)}</text>')
+        parts.append(f'<text x="{x1 - 4:.1f}" y="{y1 - 4 if axis == "y" else top + 10:.1f}" '
+                     f'text-anchor="end" fill="#b8433d">{_e(label)}</text>')
     front = np.flatnonzero(shown & np.asarray(frontier, dtype=bool))
     front = front[np.lexsort((y[front], x[front]))]
     if len(front) > 1:  # the staircase: right along the lower y, then down

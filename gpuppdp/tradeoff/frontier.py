@@ -103,17 +103,17 @@ def exploration_html(exp: Exploration, chosen: np.ndarray | None) -> str:
                      "ties another on both axes is kept with it); nodes that are not anonymous "
                      "are drawn as rings where both figures are defined (their information "
                      "loss is not).</p>")
+        columns = list(dict.fromkeys((x_name, y_name, "information_loss")))
         rows = [(", ".join(f"{q}={int(r[q])}" for q in exp.quasi_identifiers),
-                 _num(float(r[x_name])), _num(float(r[y_name])),
-                 _num(float(r["information_loss"]))) for _, r in front.head(40).iterrows()]
-        plots.append(_table(("node", x_name, y_name, "information_loss"), rows, (1, 2, 3)))
+                 *(_num(float(r[c])) for c in columns)) for _, r in front.head(40).iterrows()]
+        plots.append(_table(("node", *columns), rows, tuple(range(1, len(columns) + 1))))
     chosen_part = ""
     if at is not None:
         row = nodes.iloc[at]
         facts = [("node", ", ".join(f"{q}={int(row[q])}" for q in exp.quasi_identifiers)),
                  ("anonymous", "yes" if row["anonymous"] else "no")]
         facts += [(c, _num(float(row[c])) if np.isfinite(row[c]) else "-") for c in _SHOWN]
-        chosen_part = "<h2>Chosen node</h2>" + _table(("", ""), facts, (1,))
+        chosen_part = "<h2>Chosen node</h2>" + _table(("figure", "value"), facts, (1,))
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
