@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the exported names' types, for type checkers (imported lazi
     from .engine.metrics import Discernibility, Loss, Precision
     from .hierarchy import Hierarchy, HierarchyError, UnknownValuesError
     from .models import DistinctLDiversity, KAnonymity, PrivacyModel
+    from .tradeoff import Exploration, explore
 
 _EXPORTS = {
     "Anonymizer": "anonymizer", "AnonymizationResult": "anonymizer",
@@ -29,12 +30,13 @@ _EXPORTS = {
     "Loss": "engine.metrics", "Precision": "engine.metrics", "Discernibility": "engine.metrics",
     "Hierarchy": "hierarchy", "HierarchyError": "hierarchy", "UnknownValuesError": "hierarchy",
     "KAnonymity": "models", "DistinctLDiversity": "models", "PrivacyModel": "models",
+    "explore": "tradeoff", "Exploration": "tradeoff",
 }
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError", "Backend", "BackendError",
            "get_backend", "Schema", "SchemaError", "Hierarchy", "HierarchyError",
            "UnknownValuesError", "Loss", "Precision", "Discernibility", "KAnonymity",
-           "DistinctLDiversity", "PrivacyModel"]
+           "DistinctLDiversity", "PrivacyModel", "explore", "Exploration"]
 
 
 def __getattr__(name: str):

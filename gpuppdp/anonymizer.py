@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, NamedTuple, Sequence
 
+import numpy as np
 import pandas as pd
 
 from . import cluster, kernels
@@ -469,6 +470,41 @@ class Anonymizer:
             rel = release(data, evaluator, searched[3], suppression=self.suppressed,
                           seed=self.seed)
         return self._result(setup, evaluator, searched, rel, [t0, t1, t2, time.perf_counter()])
+
+    def release(self, data: pd.DataFrame, node) -> AnonymizationResult:
+        """Release ``data`` at a node of one's choice (e.g. from the frontier of
+        :func:`gpuppdp.explore`) instead of the searched optimum: ``node`` is a mapping QID
+        -> level naming every QID once, or a sequence of levels in the table's QID order.
+        The node is checked against the models as the search checks one: its failing classes
+        are suppressed, and :class:`NoSolutionError` says so when they hold more records than
+        the suppression limit allows.  The result is :meth:`fit`'s, its search ``"given"``."""
+        from .tradeoff.exploration import node_levels  # (that module imports this one)
+
+        t0 = time.perf_counter()
+        setup = self._setup()
+        evaluator = setup.evaluator(encode(data, setup.schema, setup.backend, setup.sensitive),
+                                    float(self.suppression_limit))
+        enc = evaluator.encoded
+        levels = node_levels(node, enc.qi_names, enc.heights)
+        t1 = time.perf_counter()
+        stats, _ = evaluator.evaluate(levels[None, :], evaluator.bottom, np.zeros(1, np.int64))
+        row = stats.row(0)
+        if not row["anonymous"]:
+            given = ", ".join(f"{q}={v}" for q, v in zip(enc.qi_names, levels))
+            raise NoSolutionError(
+                f"transformation {given} does not satisfy "
+                f"{models_text([m.describe() for m in setup.models])} within the suppression "
+                f"limit: {row['suppressed']} records would be suppressed, at most "
+                f"{evaluator.max_suppressed} of {enc.n_rows} may "
+                f"({float(self.suppression_limit):.2%}); allow more suppression or pick "
+                "another node")
+        lattice = Lattice(enc.heights)
+        found = SearchResult(lattice.node_id(levels), row, 1, time.perf_counter() - t1,
+                             "given", {"all_stats": stats})
+        t2 = time.perf_counter()
+        rel = release(data, evaluator, levels, suppression=self.suppressed, seed=self.seed)
+        return self._result(setup, evaluator, (found, lattice, None, levels), rel,
+                            [t0, t1, t2, time.perf_counter()])
 
     def fit_file(self, path: str | os.PathLike, output: str | os.PathLike, *,
                  sep: str | None = None, output_sep: str | None = None,

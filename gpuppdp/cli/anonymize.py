@@ -181,6 +181,45 @@ def _qi_optional(text: str) -> tuple[str, str | None]:
     return name, path or None
 
 
+def _transformation(text: str) -> dict[str, int]:
+    """``COL=LEVEL,COL=LEVEL,...`` -> {COL: LEVEL} (each column once; the columns and levels
+    are checked against the hierarchies by :meth:`gpuppdp.Anonymizer.release`)."""
+    out: dict[str, int] = {}
+    for part in text.split(","):
+        name, sep, level = part.strip().partition("=")
+        if not name or not sep or not level.strip().isdigit():
+            raise argparse.ArgumentTypeError(
+                f"--transformation expects COL=LEVEL,COL=LEVEL,... (a level a whole number "
+                f">= 0), got {part.strip()!r} in {text!r}")
+        if name in out:
+            raise argparse.ArgumentTypeError(f"--transformation names {name!r} twice")
+        out[name] = int(level)
+    return out
+
+
+def _given_release(args, plan: OutputPlan) -> int:
+    """``anonymize --transformation``: the given node released (checked against the models
+    by :meth:`gpuppdp.Anonymizer.release`), summarized as a searched release."""
+    from ..io import table_delimiter  # deferred: keeps `gpuppdp --help` fast
+
+    refused = [option for option, given in (
+        ("--dask", args.dask), ("--chunk-rows", args.chunk_rows is not None),
+        ("--parquet-dataset", args.parquet_dataset), ("--search", args.search != "auto"),
+        ("--time-limit", args.time_limit is not None)) if given]
+    if refused:
+        args.usage_error(f"--transformation releases the node it names in memory, without a "
+                         f"search: leave out {', '.join(refused)}")
+    from ..tradeoff import node_levels  # deferred: keeps `gpuppdp --help` fast
+
+    data, anonymizer = anonymizer_from_args(args)
+    hierarchies = anonymizer.quasi_identifiers
+    node_levels(args.transformation, list(hierarchies),
+                [h.height for h in hierarchies.values()], "--transformation")
+    result = anonymizer.release(data, args.transformation)
+    _publish(result, plan, args, table_delimiter(args.input, args.sep, encoding=args.encoding))
+    return 0
+
+
 def cmd_anonymize(args) -> int:
     """Run ``anonymize``; returns the exit status (0)."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
@@ -199,9 +238,14 @@ def cmd_anonymize(args) -> int:
         if args.generalization is not None:
             args.usage_error("--generalization is an option of --algorithm tds")
     else:
+        if args.transformation is not None:
+            args.usage_error("--transformation names a node of the full-domain lattice: "
+                             "leave it out with --algorithm mondrian or tds")
         return _partition_anonymize(args)
     if args.relaxed:
         args.usage_error("--relaxed is an option of --algorithm mondrian")
+    if args.transformation is not None:
+        return _given_release(args, release_plan(args).add("--json", args.json))
     if args.dask:
         return _dask_anonymize(args)
     plan = release_plan(args, dataset=args.parquet_dataset).add("--json", args.json)
@@ -492,6 +536,11 @@ def register(subparsers) -> None:
                                "(or Mondrian, top-down specialization: --algorithm)")
     add_anonymization_options(an, qi_type=_qi_optional)
     add_algorithm_options(an)
+    an.add_argument("--transformation", type=_transformation, default=None,
+                    metavar="COL=LEVEL,...",
+                    help="release this node (every --qi named once, e.g. from gpuppdp "
+                    "explore's frontier) instead of the searched optimum; it must satisfy "
+                    "the models within --suppression-limit, else the run fails")
     an.add_argument("--output", required=True, help="released table (.csv or .parquet)")
     add_chunk_option(an, "anonymize out of core, reading and releasing N rows at a time "
                      "(memory: a chunk and the frequency sets)")

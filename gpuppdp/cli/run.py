@@ -62,7 +62,7 @@ def format_summary(result: AnonymizationResult) -> str:
     s = result.summary()
     levels = ", ".join(f"{k}={v}" for k, v in s["transformation"].items())
     lines = [
-        f"optimum            {levels}",
+        f"{'transformation' if s['search'] == 'given' else 'optimum':<19}{levels}",
         f"information loss   {s['information_loss']:.10g} ({s['metric']} metric"
         + ("" if s["information_loss_relative"] is None else
            f"; {s['information_loss_relative']:.2%} of the maximum") + ")",
