@@ -153,6 +153,7 @@ class LossFigures(Metric):
     monotonic_with_suppression = False
 
     def __init__(self, sensitive: str, prior: Mapping | None = None):
+        super().__init__()
         self.sensitive = sensitive
         self.prior = prior
         self.batches: list[tuple[np.ndarray, np.ndarray]] = []

@@ -108,6 +108,8 @@ class NodeFigures(Metric):
 
     def __init__(self, metric: Metric, sensitive: str | None, prior: Mapping | None,
                  risk_threshold: float):
+        self.takes_gs_factor, self.takes_weights = metric.takes_gs_factor, metric.takes_weights
+        super().__init__(gs_factor=metric.gs_factor, attribute_weights=metric.attribute_weights)
         self.metric = metric
         self.name = metric.name
         self.monotonic_with_generalization = metric.monotonic_with_generalization
