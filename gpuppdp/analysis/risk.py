@@ -602,7 +602,7 @@ def _sampling_weights(data: pd.DataFrame, sampling_weights) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         error = InputError(f"{name}: weights must be positive numbers, got "
-                           f"{np.asarray(values).reshape(-1)[i]!r} at row {i}")
+                           f"{np.asarray(values).reshape(-1)[i].item()!r} at row {i}")
         error.row = i
         raise error
     return w
@@ -724,7 +724,7 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
         n_suppressed = 0
     if n_suppressed:
         data = data.loc[~suppressed]
-        weights = None if weights is None else weights[~suppressed.to_numpy()]
+        weights = None if weights is None else weights[~np.asarray(suppressed)]
     if population is None:
         sizes = class_sizes(data, qids, backend)
         summary = sample_risk_summary(sizes, backend)
