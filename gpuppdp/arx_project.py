@@ -59,7 +59,7 @@ _NUM = r"([-+0-9.eE]+|NaN|Infinity)"
 _ATTR = r" for attribute '(.*)'$"
 #: ARX criteria (``toString()``) -> (command-line option, its value from the match)
 _CRITERIA = [
-    (re.compile(rf"^(\d+)-anonymity$"), "--k", lambda m: m[1]),
+    (re.compile(r"^(\d+)-anonymity$"), "--k", lambda m: m[1]),
     (re.compile(rf"^distinct-{_NUM}-diversity{_ATTR}"), "--l-diversity",
      lambda m: f"distinct:{_int(m[1])}@{m[2]}"),
     (re.compile(rf"^shannon-entropy-{_NUM}-diversity{_ATTR}"), "--l-diversity",
@@ -172,7 +172,7 @@ def read_arx_project(path: str | os.PathLike) -> ArxProject:
         raise InputError(f"{path}: not an ARX project (.deid files are zip archives)") from None
     with zf:
         project = _xml(zf, "project.xml", path)
-        sep = _text(project, "separator", ";")
+        sep = _text(project, "separator") or ";"
         try:
             text = zf.read("data/input.csv").decode("utf-8")
         except KeyError:
@@ -237,7 +237,7 @@ def read_arx_project(path: str | os.PathLike) -> ArxProject:
         metric, gs_factor = _metric(metric_text, unsupported)
         weights = {}
         for node in config.iter("attributeWeight"):
-            weights[_text(node, "attribute")] = float(_text(node, "weight", "0.5"))
+            weights[_text(node, "attribute")] = float(_text(node, "weight") or 0.5)
         weights = {k: v for k, v in weights.items() if roles.get(k) == "qi"}
         limit = float(_text(config, "relativeMaxOutliers", "0") or 0.0)
         if _text(config, "suppressionAlwaysEnabled", "true") == "false":
