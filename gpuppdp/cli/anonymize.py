@@ -226,6 +226,13 @@ def cmd_anonymize(args) -> int:
     from .. import kernels
     from ..io import CHUNK_ROWS, table_delimiter
 
+    if args.arx_project is not None:
+        return _arx_project_anonymize(args)
+    if args.strict:
+        args.usage_error("--strict is an option of --arx-project")
+    if args.input is None or not args.qi:
+        args.usage_error("the following arguments are required: input, --qi (or "
+                         "--arx-project FILE.deid)")
     check_roles(args)
     if args.algorithm == "full-domain":
         bare = [name for name, path in args.qi if path is None]
@@ -281,6 +288,68 @@ def cmd_anonymize(args) -> int:
         print(f"summary            {plan.path('--json')}")
     warm.join()
     return 0
+
+
+def _arx_project_anonymize(args) -> int:
+    """``anonymize --arx-project FILE.deid``: the project's table, roles, hierarchies, privacy
+    models, suppression limit and metric (:func:`gpuppdp.arx_project.read_arx_project`) set on
+    ``args`` as their options would, then the run of any other table; each setting gpuppdp
+    cannot honour is one warning line on stderr (an error with --strict)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    import os
+    import sys
+    import tempfile
+
+    from ..arx_project import read_arx_project
+    from ..errors import InputError
+    from ..io import write_table
+    from ..models import parse_spec
+    from .common import _order_spec
+
+    given = [option for option, value in (
+        ("INPUT", args.input), ("--qi", args.qi), ("--sensitive", args.sensitive),
+        ("--insensitive", args.insensitive), ("--identifying", args.identifying),
+        ("--order", args.order), ("--suppression-limit", args.suppression),
+        ("--metric", args.metric != "loss"), ("--weights", args.weights),
+        ("--gs-factor", args.gs_factor is not None), ("--population", args.population),
+        *((o, getattr(args, name)) for o, name in _PYTHON_SEARCH_OPTIONS)) if value]
+    if given:
+        args.usage_error(f"--arx-project gives the table, its roles and hierarchies, the "
+                         f"privacy models, the suppression limit and the metric; leave out "
+                         f"{given[0]}")
+    if args.algorithm != "full-domain" or args.dask:
+        args.usage_error("--arx-project runs ARX's full-domain generalization in memory; "
+                         "leave out --algorithm and --dask")
+    project = read_arx_project(args.arx_project)
+    if project.unsupported and args.strict:
+        raise InputError(f"--strict: {len(project.unsupported)} setting(s) of the ARX project "
+                         f"cannot be honoured: {'; '.join(project.unsupported)}")
+    for line in project.unsupported:
+        print(f"gpuppdp: warning: ARX project setting not honoured: {line}", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="gpuppdp-arx-") as folder:
+        args.input = os.path.join(folder, "input.csv")
+        write_table(project.data, args.input, sep=";")
+        files = {}
+        for i, (name, hierarchy) in enumerate(project.hierarchies.items()):
+            files[name] = os.path.join(folder, f"hierarchy{i}.csv")
+            hierarchy.to_csv(files[name], sep=";")
+        args.sep, args.hierarchy_sep, args.encoding = ";", ";", "utf-8"
+        args.qi = [(c, files[c]) for c in project.columns("qi")]
+        args.sensitive = [(c, files.get(c)) for c in project.columns("sensitive")]
+        args.insensitive = project.columns("insensitive")
+        args.identifying = project.columns("identifying")
+        args.others = "error"
+        for option, value in project.models:
+            if option == "--k":
+                args.k = int(value)
+            else:
+                getattr(args, option.lstrip("-").replace("-", "_")).append(
+                    parse_spec(option, value))
+        args.order = [_order_spec(f"{c}={o}") for c, o in project.orders.items()]
+        args.suppression, args.metric = project.suppression_limit, project.metric
+        args.gs_factor, args.weights = project.gs_factor, project.attribute_weights
+        args.arx_project = None
+        return cmd_anonymize(args)
 
 
 def _partition_models(args) -> dict:
@@ -534,7 +603,14 @@ def register(subparsers) -> None:
 
     an = subparsers.add_parser("anonymize", help="optimal generalization of a CSV/Parquet table "
                                "(or Mondrian, top-down specialization: --algorithm)")
-    add_anonymization_options(an, qi_type=_qi_optional)
+    add_anonymization_options(an, required=False, qi_type=_qi_optional)
+    an.add_argument("--arx-project", default=None, metavar="FILE.deid",
+                    help="run an ARX project file instead of INPUT and its options: its "
+                    "table, attribute types, hierarchies, privacy models, suppression limit "
+                    "and quality model; each setting gpuppdp cannot honour is a warning")
+    an.add_argument("--strict", action="store_true",
+                    help="with --arx-project: refuse a project with a setting gpuppdp cannot "
+                    "honour instead of warning")
     add_algorithm_options(an)
     an.add_argument("--transformation", type=_transformation, default=None,
                     metavar="COL=LEVEL,...",
