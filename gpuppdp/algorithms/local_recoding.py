@@ -58,7 +58,9 @@ class LocalRecoding:
     ``iterations[0]`` is the full-domain optimum, ``iterations[t]`` the ``t``-th re-anonymization
     of the records still suppressed: its ``transformation``, the ``records`` it released, the
     ``candidates`` it was run on, its ``suppression_limit`` and the ``information_loss`` of its
-    optimum on those candidates.  ``row_iteration`` (host int64, one per input row, not for
+    optimum on those candidates.  ``timings``: seconds of the iterations (``search``, the
+    re-anonymizations, as ARX's ``optimizeIterativeFast``), of the ``release`` (as ARX's
+    ``getOutput``) and in ``total``.  ``row_iteration`` (host int64, one per input row, not for
     publication) is the iteration that released each row, ``-1`` where it stays suppressed.
     """
 
@@ -66,7 +68,7 @@ class LocalRecoding:
     iterations: list[dict]
     row_iteration: np.ndarray = field(repr=False)
     records_per_iteration: float
-    seconds: float
+    timings: dict[str, float]
 
     @property
     def released(self) -> pd.DataFrame:
@@ -79,7 +81,7 @@ class LocalRecoding:
 
     def summary(self) -> dict:
         """Plain values: the records per iteration, each iteration's transformation and
-        records, the suppressed records before (``initially_suppressed``) and after, seconds."""
+        records, the suppressed records before (``initially_suppressed``) and after, timings."""
         return {"records_per_iteration": self.records_per_iteration,
                 "iterations": len(self.iterations) - 1,
                 "initially_suppressed": (self.iterations[0]["candidates"]
@@ -87,7 +89,7 @@ class LocalRecoding:
                 "suppressed_records": self.suppressed_records,
                 "released_records": self.release.released_rows,
                 "steps": [dict(it) for it in self.iterations],
-                "seconds": self.seconds}
+                "timings": dict(self.timings)}
 
 
 def _check_models(models) -> None:
@@ -187,8 +189,11 @@ def local_recoding(result, data: pd.DataFrame,
                            limit, nodes))
         levels.append(np.asarray(node, dtype=np.int64))
         remaining = remaining[still]
+    t1 = time.perf_counter()
     rel = _release(data, enc, np.array(levels), row_iteration, suppressed, seed)
-    return LocalRecoding(rel, steps, row_iteration, rate, time.perf_counter() - t0)
+    t2 = time.perf_counter()
+    return LocalRecoding(rel, steps, row_iteration, rate,
+                         {"search": t1 - t0, "release": t2 - t1, "total": t2 - t0})
 
 
 def _release(data: pd.DataFrame, enc: EncodedTable, levels: np.ndarray,
@@ -205,17 +210,17 @@ def _release(data: pd.DataFrame, enc: EncodedTable, levels: np.ndarray,
 
     def qid(j: int) -> pd.Categorical:
         h = enc.hierarchies[j]
-        used = sorted(set(levels[:, j].tolist()))
-        categories = pd.Index(pd.unique(np.concatenate(
-            [h.labels(lv).astype(object) for lv in used] + [np.array([SUPPRESSED_LABEL],
-                                                                    dtype=object)])))
+        position: dict[str, int] = {}   # the labels of the levels used, each once, then *
+        luts = {lv: np.array([position.setdefault(str(v), len(position))
+                              for v in h.labels(lv).tolist()], dtype=np.int64)
+                for lv in sorted(set(levels[:, j].tolist()))}
+        star = position.setdefault(SUPPRESSED_LABEL, len(position))
         leaf = be.to_host(enc.qi_codes[j]).astype(np.int64)[order]
-        out = np.full(len(order), categories.get_loc(SUPPRESSED_LABEL), dtype=np.int64)
+        out = np.full(len(order), star, dtype=np.int64)
         for t, lv in enumerate(levels[:, j].tolist()):  # a loop over iterations only
             at = it == t
-            lut = categories.get_indexer(h.labels(lv).astype(object))
-            out[at] = lut[h.codes(lv)[leaf[at]]]
-        return pd.Categorical.from_codes(out, dtype=pd.CategoricalDtype(categories))
+            out[at] = luts[lv][h.codes(lv)[leaf[at]]]
+        return pd.Categorical.from_codes(out, dtype=pd.CategoricalDtype(list(position)))
 
     columns = released_columns(data.columns, enc, qid,
                                lambda name: data[name].take(order).reset_index(drop=True))
