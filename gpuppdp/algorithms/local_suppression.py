@@ -9,11 +9,12 @@ neither shows ``*`` (itself included; :func:`gpuppdp.analysis.checker.wildcard_c
 Suppressing a cell never lowers any ``fk``.  The greedy works in passes, each batched over every
 record still below ``k``: for each such record and each of its unsuppressed QIDs it counts the
 ``fk`` the record would have with that cell suppressed (one batched count for all of them),
-and suppresses the least important QID that lifts it to ``k`` -- or, if none does, the one that
+and picks the least important QID that lifts it to ``k`` -- or, if none does, the one that
 lifts it most (ties: the least important), as sdcMicro suppresses the least important
-variable that makes the record match its nearest records.  Passes repeat until every
-``fk >= k`` (at most one per QID: each pass suppresses one more cell of every record below
-``k``).  Importance is the order of ``importance`` (most important first); by default,
+variable that makes the record match its nearest records.  Of the records the picks would
+make identical, only the first (in row order) is suppressed in a pass: the others then match
+it and may need no cell of their own.  Passes repeat until every ``fk >= k`` (each suppresses
+at least one cell).  Importance is the order of ``importance`` (most important first); by default,
 sdcMicro's: QIDs with more distinct values are less important.
 """
 
@@ -94,8 +95,14 @@ def local_suppression(data: pd.DataFrame, quasi_identifiers: Sequence[str], k: i
         gain[codes[rows] < 0] = -1                     # already suppressed: not a choice
         gain = gain[:, least_first]
         reached = gain >= k
-        pick = np.where(reached.any(axis=1), reached.argmax(axis=1), gain.argmax(axis=1))
-        codes[rows, least_first[pick]] = -1
+        column = least_first[np.where(reached.any(axis=1), reached.argmax(axis=1),
+                                      gain.argmax(axis=1))]
+        # records that would become the same: one of them this pass (the others may then
+        # match it and need no cell of their own)
+        target = codes[rows]
+        target[np.arange(len(rows)), column] = -1
+        _, first = np.unique(target, axis=0, return_index=True)
+        codes[rows[first], column[first]] = -1
         passes += 1
         fk = wildcard_class_sizes(codes, codes, cards)
     new = (codes < 0) & ~before
