@@ -13,9 +13,9 @@ come from the reference file (its runner, one JVM, after warm-up); run them on t
 machine for a fair ratio.  Then, per case, the utility of the other releases of the same
 data (``--no-utility`` skips them): the full-domain release, its local recoding,
 sdcMicro-style local suppression of the table generalized to the full-domain optimum's
-levels (cells suppressed instead of records) and Mondrian on the same hierarchies: granularity, the global certainty penalty (GCP)
-and the suppressed records / cells, each release checked (``check``, or ``check_cells`` with
-a suppressed cell matching any value).
+levels (cells suppressed instead of records) and Mondrian on the same hierarchies:
+granularity, the global certainty penalty (GCP) and the suppressed records / cells, each
+release checked (``check``, or ``check_cells`` with a suppressed cell matching any value).
 
 It prints two tables and writes JSON (``--json``, default
 ``benchmarks/out/bench_local_recoding.json``); it asserts nothing about time::

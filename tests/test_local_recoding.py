@@ -125,3 +125,32 @@ def test_local_recoding_errors():
     result._setup = result._setup._replace(models=[TCloseness("disease", 0.9)])
     with pytest.raises(InputError, match="local recoding supports"):
         result.local_recoding(data, 0.01)
+
+
+def test_command_line_local_options(tmp_path, capsys):
+    from gpuppdp.cli.main import main
+
+    data, hier = _small()
+    data.to_csv(tmp_path / "in.csv", sep=";", index=False)
+    qi = []
+    for name, h in hier.items():
+        h.to_csv(tmp_path / f"{name}.csv")
+        qi += ["--qi", f"{name}={tmp_path / f'{name}.csv'}"]
+    base = ["anonymize", str(tmp_path / "in.csv"), *qi, "--others", "insensitive",
+            "--suppression-limit", "20%", "--output", str(tmp_path / "out.csv"), "--quiet",
+            "--backend", "cpu", "--seed", "0"]
+    with pytest.raises(SystemExit):
+        main(base + ["--local-suppression"])                     # no --k
+    assert "--local-suppression needs --k" in capsys.readouterr().err
+    assert main(base + ["--k", "6", "--local-recoding", "--local-suppression", "--importance",
+                        "sex,zip,age", "--json", str(tmp_path / "s.json")]) == 0
+    summary = json.loads((tmp_path / "s.json").read_text())
+    released = pd.read_csv(tmp_path / "out.csv", sep=";", dtype=str)
+    assert summary["local_recoding"]["steps"][0]["transformation"] == summary["transformation"]
+    assert summary["local_recoding"]["suppressed_records"] + \
+        summary["local_recoding"]["released_records"] == len(data)
+    cells = summary["local_suppression"]["suppressed_cells"]
+    assert set(cells) == set(hier)
+    assert check(released, quasi_identifiers=list(hier), backend="cpu")["k"] >= 1
+    from gpuppdp.analysis.checker import check_cells
+    assert check_cells(released, quasi_identifiers=list(hier))["k"] >= 6

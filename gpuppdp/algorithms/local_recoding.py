@@ -201,21 +201,23 @@ def _release(data: pd.DataFrame, enc: EncodedTable, levels: np.ndarray,
     """The release: row ``i`` generalized to ``levels[row_iteration[i]]``, ``*`` where
     ``row_iteration`` is -1 (removed with ``drop``), rows in a random order."""
     be = enc.backend
-    assert enc.qi_codes is not None
+    qi_codes = enc.qi_codes
+    assert qi_codes is not None
     outlier = row_iteration < 0
     keep = ~outlier if suppression == "drop" else np.ones(len(outlier), dtype=bool)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     order = rng.permutation(np.flatnonzero(keep))
     it = row_iteration[order]
 
-    def qid(j: int) -> pd.Categorical:
+    def qid(j: int):
+        """QID ``j`` as released: a categorical of the labels of the levels used and ``*``."""
         h = enc.hierarchies[j]
         position: dict[str, int] = {}   # the labels of the levels used, each once, then *
         luts = {lv: np.array([position.setdefault(str(v), len(position))
                               for v in h.labels(lv).tolist()], dtype=np.int64)
                 for lv in sorted(set(levels[:, j].tolist()))}
         star = position.setdefault(SUPPRESSED_LABEL, len(position))
-        leaf = be.to_host(enc.qi_codes[j]).astype(np.int64)[order]
+        leaf = be.to_host(qi_codes[j]).astype(np.int64)[order]
         out = np.full(len(order), star, dtype=np.int64)
         for t, lv in enumerate(levels[:, j].tolist()):  # a loop over iterations only
             at = it == t

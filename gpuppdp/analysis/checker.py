@@ -39,8 +39,9 @@ from ..progress import Steps
 from ..validation import check_attribute, check_columns, check_complete, column_list
 from .risk import population_groups
 
-__all__ = ["check", "check_chunks", "wildcard_class_sizes", "check_cells", "CHECK_KEYS", "value_order", "ORDERS", "classes_of_rows",
-           "sensitive_table", "measured_holds", "MEASURED_MODELS"]
+__all__ = ["check", "check_chunks", "wildcard_class_sizes", "check_cells", "cell_codes",
+           "CHECK_KEYS", "value_order", "ORDERS", "classes_of_rows", "sensitive_table",
+           "measured_holds", "MEASURED_MODELS"]
 
 #: the named orders of :func:`value_order` (besides an explicit list of values)
 ORDERS = ("auto", "lexical", "numeric")
