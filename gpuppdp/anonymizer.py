@@ -232,6 +232,15 @@ class AnonymizationResult:
     def _repr_html_(self) -> str:
         return result_html(self)
 
+    def local_recoding(self, data: pd.DataFrame, records_per_iteration: float = 0.01, *,
+                       search: str | None = None, suppressed: str | None = None, seed=None):
+        """ARX's iterative local recoding (``optimizeIterativeFast``) of this result's
+        suppressed records; ``data`` is the table :meth:`Anonymizer.fit` was given.  See
+        :func:`gpuppdp.algorithms.local_recoding.local_recoding`."""
+        from .algorithms.local_recoding import local_recoding
+        return local_recoding(self, data, records_per_iteration, search=search,
+                              suppressed=suppressed, seed=seed)
+
     def apply(self, data: pd.DataFrame, *, seed=None) -> pd.DataFrame:
         """Apply the chosen generalization to new data of the same schema; classes of the new
         data that fail the privacy models are suppressed.  Returns the released table; its

@@ -44,14 +44,43 @@ def _certainty(result: AnonymizationResult) -> dict:
     return certainty_penalty(table, table, list(hierarchies), hierarchies=hierarchies)
 
 
-def _publish(result: AnonymizationResult, plan: OutputPlan, args, sep: str = ";") -> None:
+def _local(result: AnonymizationResult, data, args) -> tuple:
+    """``(table, summary keys)`` of ``--local-recoding`` and ``--local-suppression`` after the
+    full-domain optimum (``result`` of ``data``); the table is ``result``'s without them."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..algorithms.local_suppression import local_suppression
+    from ..analysis.utility import granularity
+
+    table, extra = result.released, {}
+    if args.local_recoding is not None:
+        recoded = result.local_recoding(data, args.local_recoding, seed=args.seed)
+        table, extra["local_recoding"] = recoded.released, recoded.summary()
+        print(f"local recoding     {recoded.summary()['iterations']} iteration(s), "
+              f"{recoded.suppressed_records} record(s) still suppressed")
+    if args.local_suppression:
+        qids = list(result.schema.quasi_identifiers)
+        cells = local_suppression(table, qids, args.k,
+                                  importance=args.importance.split(",") if args.importance
+                                  else None)
+        table, extra["local_suppression"] = cells.released, cells.summary()
+        print(f"local suppression  {cells.summary()['total_cells']} cell(s) suppressed")
+    if extra:
+        hierarchies = dict(result.schema.quasi_identifiers)
+        extra["granularity"] = granularity(table, hierarchies, list(hierarchies))
+    return table, extra
+
+
+def _publish(result: AnonymizationResult, plan: OutputPlan, args, sep: str = ";",
+             data=None) -> None:
     print(format_summary(result))
+    table, extra = _local(result, data, args) if data is not None else (result.released, {})
     with plan.writing() as out:
-        out.write_table("--output", result.released, sep=sep)
+        out.write_table("--output", table, sep=sep)
         if "--json" in plan:
             summary = run_summary(result, args, plan)
             summary["algorithm"] = "full-domain"
             summary.update(_certainty(result))
+            summary.update(extra)
             out.write_json("--json", summary)
     print_release(result, plan)
     if "--json" in plan:
@@ -234,6 +263,7 @@ def cmd_anonymize(args) -> int:
         args.usage_error("the following arguments are required: input, --qi (or "
                          "--arx-project FILE.deid)")
     check_roles(args)
+    _check_local_options(args)
     if args.algorithm == "full-domain":
         bare = [name for name, path in args.qi if path is None]
         if bare:
@@ -266,6 +296,9 @@ def cmd_anonymize(args) -> int:
         chunk_rows = CHUNK_ROWS
     if chunk_rows is not None:  # Anonymizer.fit_file reads UTF-8 only (for now)
         encoding_of(args, "--chunk-rows (or an input over 256 MiB, read in chunks)")
+        if args.local_recoding is not None or args.local_suppression:
+            args.usage_error("--local-recoding and --local-suppression need the table in "
+                             "memory; this input is read in chunks (over 256 MiB)")
     data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
     if chunk_rows is None:
         t1 = time.perf_counter()
@@ -275,7 +308,8 @@ def cmd_anonymize(args) -> int:
         result = anonymizer.fit(data, progress=search_progress(args, run_kernels, variant))
         result.timings["kernel load"] = t2 - t1
         _publish(result, plan, args, table_delimiter(args.input, args.sep,
-                                                     encoding=args.encoding))
+                                                     encoding=args.encoding),
+                 data if args.local_recoding is not None or args.local_suppression else None)
         return 0
     with plan.writing() as out:  # the release streams to its temporary file
         result = anonymizer.fit_file(args.input, out.path("--output"), sep=args.sep,
@@ -555,6 +589,35 @@ def _print_partition_run(args, model: dict, release, released) -> None:
              f", LKC satisfied = {measured.get('lkc_satisfied')}"))
 
 
+def _check_local_options(args) -> None:
+    """Usage errors of ``--local-recoding``, ``--local-suppression`` and ``--importance``."""
+    local = args.local_recoding is not None or args.local_suppression
+    if args.importance and not args.local_suppression:
+        args.usage_error("--importance orders the QIDs of --local-suppression")
+    if args.local_suppression and args.k is None:
+        args.usage_error("--local-suppression needs --k (every record compatible with k)")
+    if local and (args.dask or args.parquet_dataset or args.chunk_rows is not None
+                  or args.algorithm != "full-domain"):
+        args.usage_error("--local-recoding and --local-suppression follow the full-domain "
+                         "optimum of a table in memory (not --algorithm mondrian|tds, --dask, "
+                         "--parquet-dataset or --chunk-rows)")
+
+
+def add_local_options(p) -> None:
+    """``--local-recoding [RECORDS_PER_ITERATION]``, ``--local-suppression``, ``--importance``."""
+    p.add_argument("--local-recoding", nargs="?", type=float, const=0.01, default=None,
+                   metavar="RECORDS_PER_ITERATION",
+                   help="re-anonymize the suppressed records with their own transformations, "
+                   "as ARX's optimizeIterativeFast; each iteration releases at least this "
+                   "share of the input's records (default 0.01, as ARX's 100 iterations)")
+    p.add_argument("--local-suppression", action="store_true",
+                   help="then suppress the fewest QID cells (*, matching any value) so that "
+                   "every record is compatible with --k records (sdcMicro's localSuppression)")
+    p.add_argument("--importance", default=None, metavar="COL,COL,...",
+                   help="--local-suppression's QIDs, most important (suppressed last) first "
+                   "(default: fewer distinct values, more important)")
+
+
 def add_algorithm_options(p) -> None:
     """``--algorithm`` and the options of Mondrian and TDS (``anonymize`` and ``report``)."""
 
@@ -617,6 +680,7 @@ def register(subparsers) -> None:
                     help="release this node (every --qi named once, e.g. from gpuppdp "
                     "explore's frontier) instead of the searched optimum; it must satisfy "
                     "the models within --suppression-limit, else the run fails")
+    add_local_options(an)
     an.add_argument("--output", required=True, help="released table (.csv or .parquet)")
     add_chunk_option(an, "anonymize out of core, reading and releasing N rows at a time "
                      "(memory: a chunk and the frequency sets)")
