@@ -77,6 +77,7 @@ class DataType:
         (ARX compares them with ``String.compareTo``).  An ``InputError`` names ``column`` and
         the first value that is not of the type."""
         text = pd.Series(np.asarray(values, dtype=object)).astype(str)
+        keys: pd.Series
         if self.kind == "string":
             return text.to_numpy(dtype=object)
         if self.kind == "ordered":
@@ -85,9 +86,9 @@ class DataType:
             bad = keys.isna()
             what = f"one of its {len(self.order or ())} ordered values"
         elif self.kind == "date":
-            keys = pd.to_datetime(text, format=self.format or "%Y-%m-%d", errors="coerce")
-            bad = keys.isna()
-            keys = keys.astype("int64") / 1e9
+            dates = pd.to_datetime(text, format=self.format or "%Y-%m-%d", errors="coerce")
+            bad = dates.isna()
+            keys = dates.astype("int64") / 1e9
             what = f"a date of format {self.format or '%Y-%m-%d'!r}"
         else:
             keys = pd.to_numeric(text, errors="coerce")
