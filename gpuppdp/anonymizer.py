@@ -28,9 +28,11 @@ from .engine.evaluate import (Evaluator, LatticeOracle, NodeStats, check_models,
                               referred_sensitive)
 from .engine.lattice import Lattice
 from .engine.metrics import Metric, make_metric
+from .engine.microaggregation import check_microaggregation
 from .engine.search import PREFERENCES, SEARCHES, SearchResult, make_search
 from .engine.transform import SUPPRESSION_MODES, Release, RowBuckets, release, release_buckets
 from .errors import InputError, InputTypeError, UserError
+from .core.datatypes import check_types
 from .hierarchy import Hierarchy
 from .io import (CHUNK_ROWS, TABLE_SUFFIXES, DatasetWriter, OutputPlan, TableWriter,
                  estimated_rows, jsonable, read_chunks, table_columns, table_delimiter)
@@ -320,6 +322,16 @@ class Anonymizer:
         ``FutureWarning`` for one release.
     seed : int, optional
         Seed of the release's row permutation (default: OS entropy).
+    microaggregation : mapping column -> {"mean", "geomean", "median", "mode", "interval"}
+        ARX's microaggregation inside the generalization (CLI: ``--microaggregate
+        COL:FUNCTION``): the column is released as the aggregate of its values in each class.
+        A column without a hierarchy joins no lattice and the loss metric charges it (ARX's
+        default); one with a hierarchy in ``quasi_identifiers`` is generalized, then
+        aggregated (ARX's ``performClustering``).  See :mod:`gpuppdp.engine.microaggregation`.
+    types : mapping column -> DataType or text, optional
+        Data types (ARX's ``setDataType``; CLI: ``--type COL=TYPE``): ``integer``,
+        ``decimal``, ``date[:FORMAT]``, ``ordered:V1,V2,...`` or ``string``
+        (:mod:`gpuppdp.core.datatypes`).  Untyped columns are numbers when every value is one.
     """
 
     def __init__(self, *, quasi_identifiers: Mapping[str, Hierarchy | str], sensitive=(),
@@ -330,7 +342,8 @@ class Anonymizer:
                  gs_factor: float | None = None, search: str = "auto",
                  backend: str | Backend = "auto", suppressed: str = "mark", seed=None,
                  time_limit: float | None = None, prefer: str = "height",
-                 suppression=_NOT_GIVEN):
+                 microaggregation: Mapping[str, str] | None = None,
+                 types: Mapping[str, object] | None = None, suppression=_NOT_GIVEN):
         if suppression is not _NOT_GIVEN:
             warnings.warn("Anonymizer(suppression=...) is renamed suppressed=...; the old "
                           "name goes in the next release", FutureWarning, stacklevel=2)
@@ -352,6 +365,8 @@ class Anonymizer:
         self.seed = seed
         self.time_limit = time_limit
         self.prefer = prefer
+        self.microaggregation = microaggregation
+        self.types = types
         self._check_parameters()
 
     def _check_parameters(self) -> None:
@@ -368,8 +383,9 @@ class Anonymizer:
         _models(self.k, self.models, self.sensitive)
         check_number("suppression_limit", self.suppression_limit, 0.0, 1.0)
         self._metric()
+        aggregated = self._aggregations()
         for column in self.attribute_weights or {}:
-            if column not in qis:
+            if column not in qis and column not in aggregated:
                 raise InputError(f"attribute_weights: {column!r} is not a quasi-identifier "
                                  f"(they are {list(qis)})")
         for name, value, choices in (("search", self.search, SEARCHES),
@@ -381,6 +397,18 @@ class Anonymizer:
             raise InputError(f"backend must be one of {BACKEND_CHOICES}, got {self.backend!r}")
         if self.time_limit is not None:
             check_number("time_limit", self.time_limit, 0.001)
+
+    def _aggregations(self) -> dict:
+        """``{column: Aggregation}`` of :attr:`microaggregation`, checked against the metric
+        (ARX's precision charges an aggregated attribute in a way not reproduced here)."""
+        aggregated = check_microaggregation(self.microaggregation, self.quasi_identifiers,
+                                            check_types(self.types))
+        if any(not a.clustered for a in aggregated.values()) and \
+                self._metric().name in ("precision", "precision-monotonic"):
+            raise InputError("microaggregation with the precision metric is not supported "
+                             "yet (ARX charges the aggregated attribute there); use the loss "
+                             "metric, or give the column a hierarchy")
+        return aggregated
 
     def _metric(self) -> Metric:
         return make_metric(self.metric, gs_factor=self.gs_factor,
@@ -402,11 +430,15 @@ class Anonymizer:
         self._check_parameters()
         hierarchies = {n: hierarchy_of(n, h) for n, h in self.quasi_identifiers.items()}
         schema = Schema(hierarchies, self.sensitive, self.insensitive, self.identifying,
-                        self.others)
+                        self.others, self._aggregations())
         models = _models(self.k, self.models, self.sensitive)
         referred = referred_sensitive(models)
-        return _Setup(schema, models, self._metric(), get_backend(self.backend),
-                      [c for c in schema.sensitive if c in referred])
+        metric = self._metric()
+        # the aggregated attributes the metric charges travel with the sensitive ones
+        charged = schema.microaggregated if getattr(metric, "charges_microaggregation",
+                                                    False) else []
+        return _Setup(schema, models, metric, get_backend(self.backend),
+                      [c for c in schema.sensitive if c in referred] + charged)
 
     def _evaluator_for(self, data: pd.DataFrame) -> Evaluator:
         """The evaluator of ``data`` under this anonymizer's parameters."""
@@ -462,6 +494,9 @@ class Anonymizer:
         setup = self._setup()
         limit = float(self.suppression_limit)
         on_dask = cluster.is_dask_frame(data)
+        if on_dask and self.microaggregation:
+            raise InputError("microaggregation needs the table in memory (a pandas "
+                             "DataFrame), not a Dask DataFrame")
         if on_dask:
             evaluator = setup.evaluator(cluster.encode_dask(data, setup.schema, setup.backend,
                                                             setup.sensitive), limit)
@@ -543,6 +578,9 @@ class Anonymizer:
         plan = OutputPlan([path]).add("output", output, TABLE_SUFFIXES, dataset=dataset)
         t0 = time.perf_counter()
         setup = self._setup()
+        if self.microaggregation:
+            raise InputError("microaggregation needs the table in memory: use fit() (the "
+                             "command line reads such a table whole)")
         columns = table_columns(path, sep=sep)
         roles = setup.schema.resolve(columns)
         kept = [c for c in columns if roles[c] not in (None, Role.IDENTIFYING)]

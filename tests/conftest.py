@@ -57,6 +57,7 @@ SLOW = {
     "test_vmdav.py::test_vmdav_equals_the_paper_on_every_backend",
     "test_quality_models_arx.py::test_arx_optimum_and_loss_more_cases",
     "test_quality_models_arx.py::test_every_node_against_a_plain_reference_more_parameters",
+    "test_arx_microaggregation.py::test_arx_optimum_loss_and_release_more_cases",
 }
 
 

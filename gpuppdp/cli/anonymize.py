@@ -274,6 +274,8 @@ def cmd_anonymize(args) -> int:
             args.usage_error("--target is the classification attribute of --algorithm tds")
         if args.generalization is not None:
             args.usage_error("--generalization is an option of --algorithm tds")
+    elif args.microaggregate:
+        args.usage_error("--microaggregate is an option of --algorithm full-domain")
     else:
         if args.transformation is not None:
             args.usage_error("--transformation names a node of the full-domain lattice: "
@@ -689,8 +691,29 @@ def register(subparsers) -> None:
                     "name ending in .parquet) of one file per bucket of rows, written by "
                     "several threads at once; out of core")
     add_dask_option(an, "encode and release (a .parquet release is then a dataset folder)")
+    an.add_argument("--microaggregate", type=_column_value("--microaggregate", ":"),
+                    action="append", default=[], metavar="COL:FUNCTION",
+                    help="release COL as one aggregate per class: mean, geomean, median, mode "
+                    "or interval (ARX's microaggregation; without --qi COL=... the column joins "
+                    "no lattice and the loss metric charges it, with one it is generalized, "
+                    "then aggregated); repeatable")
+    an.add_argument("--type", type=_column_value("--type", "="), action="append", default=[],
+                    metavar="COL=TYPE", dest="types",
+                    help="data type of COL (ARX's DataType): integer, decimal, date[:FORMAT] "
+                    "(strptime, default %%Y-%%m-%%d), ordered:V1,V2,... or string; untyped "
+                    "columns are numbers when every value is one; repeatable")
     add_run_options(an)
     an.set_defaults(func=cmd_anonymize, usage_error=an.error)
+
+
+def _column_value(option: str, sep: str):
+    """Parser of ``--option COL<sep>VALUE`` -> (COL, VALUE)."""
+    def parse(text: str) -> tuple[str, str]:
+        column, found, value = text.partition(sep)
+        if not found or not column or not value:
+            raise argparse.ArgumentTypeError(f"{option} takes COL{sep}VALUE, got {text!r}")
+        return column, value
+    return parse
 
 
 #: the model options and their ``args`` names, as the warm-up reads them

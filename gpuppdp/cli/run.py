@@ -41,8 +41,9 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
                                 columns=[name for name, _ in args.sensitive])
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
                    for name, path in args.qi}
+    microaggregation = dict(getattr(args, "microaggregate", None) or [])
     for column in args.weights or {}:
-        if column not in hierarchies:
+        if column not in hierarchies and column not in microaggregation:
             raise InputError(f"--weights names {column!r}, which is not a --qi column "
                              f"(they are {', '.join(hierarchies)})")
     anonymizer = Anonymizer(quasi_identifiers=hierarchies,
@@ -54,7 +55,9 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
                             attribute_weights=args.weights, gs_factor=args.gs_factor,
                             search=args.search, backend=args.backend,
                             suppressed=args.suppressed, seed=args.seed,
-                            time_limit=args.time_limit, prefer=args.prefer)
+                            time_limit=args.time_limit, prefer=args.prefer,
+                            microaggregation=microaggregation,
+                            types=dict(getattr(args, "types", None) or []))
     return data, anonymizer
 
 

@@ -95,7 +95,8 @@ class Metric:
         self.backend = encoded.backend
         self.n_rows = encoded.n_rows
         self.heights = encoded.heights
-        unknown = sorted(set(self.attribute_weights) - set(encoded.qi_names))
+        unknown = sorted(set(self.attribute_weights) - set(encoded.qi_names)
+                         - set(encoded.microaggregation))
         if unknown:
             raise InputError(f"attribute_weights: {unknown[0]!r} is not a quasi-identifier "
                              f"(they are {list(encoded.qi_names)})")
@@ -222,16 +223,57 @@ def _loss_sums_factors(size, codes, outlier, ptr, off, share, g_factor, s_factor
     return charged, kept
 
 
+@njit(cache=True)
+def _aggregated_sums(size, distinct, outlier, ptr, domain, g_factor, s_factor):
+    """Per node ARX's loss sum of one microaggregated attribute (``MetricMDNMLoss``: a kept
+    class costs ``|E| (d_E / D) g``, ``d_E`` its distinct values of the attribute and ``D``
+    the attribute's distinct values in the table; a suppressed one as for a generalized
+    attribute), added in class order."""
+    n_nodes = ptr.shape[0] - 1
+    out = np.zeros(n_nodes)
+    for b in range(n_nodes):
+        h = 0.0
+        for c in range(ptr[b], ptr[b + 1]):
+            count = float(size[c])
+            x = count * (float(distinct[c]) / domain)
+            if outlier[c]:
+                h += count if s_factor == 1.0 else x + s_factor * (count - x)
+            else:
+                h += x * g_factor
+        out[b] = h
+    return out
+
+
+def charged_aggregations(encoded) -> list[str]:
+    """The microaggregated attributes a metric that charges them sees (ARX's
+    ``getHotQIsNotGeneralized``): those without a hierarchy, in table order."""
+    return [c for c in encoded.roles if c in encoded.microaggregation
+            and not encoded.microaggregation[c].clustered]
+
+
 class Loss(Metric):
     """ARX's loss metric (normalized LM, weighted geometric mean over attributes;
-    ``createLossMetric(gsFactor)``)."""
+    ``createLossMetric(gsFactor)``).  A microaggregated attribute without hierarchy is one
+    more attribute (:mod:`gpuppdp.engine.microaggregation`), after the generalized ones,
+    normalized by the row count; the lower bound charges it nothing."""
 
     name = "loss"
     takes_gs_factor = True
     takes_weights = True
+    #: ARX's ``isAbleToHandleMicroaggregation()``
+    charges_microaggregation = True
+
+    @property
+    def arx_default(self) -> bool:
+        return super().arx_default and not getattr(self, "_aggregated", None)
 
     def bind(self, encoded):
         super().bind(encoded)
+        self._aggregated = charged_aggregations(encoded)
+        if self._aggregated:  # ARX's weights over the generalized, then the aggregated ones
+            w = np.array([self.attribute_weights.get(c, 0.5)
+                          for c in list(encoded.qi_names) + self._aggregated])
+            self.weights = np.ones(len(w)) if w.max(initial=0.0) == 0.0 else w / w.max()
         hmax = int(self.heights.max())
         off = np.zeros((len(encoded.hierarchies), hmax + 1), dtype=np.int64)
         parts, pos = [], 0
@@ -248,6 +290,10 @@ class Loss(Metric):
         self._share_off = off
         self._minimum = (self.g_factor * self.n_rows) / self._domain
         self._maximum = np.full(len(self._domain), float(self.n_rows))
+        if self._aggregated:  # normalized as aggregate / rows
+            a = len(self._aggregated)
+            self._minimum = np.concatenate([self._minimum, np.zeros(a)])
+            self._maximum = np.concatenate([self._maximum, np.full(a, float(self.n_rows))])
         return self
 
     def evaluate(self, classes, outlier, levels):
@@ -297,10 +343,28 @@ class Loss(Metric):
             charged, kept = _loss_sums_factors(size, codes, out, ptr, off,
                                                self.backend.to_host(self._share),
                                                self.g_factor, self.s_factor)
+        if self._aggregated:
+            charged, kept = self._with_aggregated(classes, outlier, charged, kept)
         lb = _geometric_mean(kept, self._minimum, self._maximum, self.weights)
         if not bounds and needed is not None:  # NaN on every backend, whatever it computed
             lb = np.where(needed, lb, np.nan)
         return _geometric_mean(charged, self._minimum, self._maximum, self.weights), lb
+
+
+    def _with_aggregated(self, classes, outlier, charged, kept):
+        """The sums with one column per microaggregated attribute: charged as ARX does, 0 in
+        the lower bound (ARX computes no bound for them)."""
+        be = self.backend
+        size, _, out, ptr = self._host_classes(classes, outlier)
+        extra = [_aggregated_sums(size, be.to_host(classes.for_attribute(c).distinct)
+                                  .astype(np.int64), out, ptr,
+                                  float(len(self.encoded.sensitive[c].labels)),
+                                  self.g_factor, self.s_factor)
+                 for c in self._aggregated]
+        charged = np.column_stack([np.asarray(charged, dtype=np.float64)] + extra)
+        kept = np.column_stack([np.asarray(kept, dtype=np.float64),
+                                np.zeros((charged.shape[0], len(extra)))])
+        return np.ascontiguousarray(charged), np.ascontiguousarray(kept)
 
 
 def generalization_shares(levels, heights) -> np.ndarray:

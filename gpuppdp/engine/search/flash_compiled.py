@@ -117,7 +117,7 @@ def _problem_refusal(evaluator, lattice_size: int | None, attributes: set) -> st
     if evaluator.carries_sensitive:
         names = list(encoded.sensitive)
         if len(names) != 1 or encoded.sensitive[names[0]].from_carried is not None \
-                or not attributes <= {names[0]}:
+                or attributes != {names[0]}:
             return "the sensitive attributes carried"
     elif attributes:
         return "no sensitive attribute carried"
