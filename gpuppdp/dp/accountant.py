@@ -275,30 +275,28 @@ def compose(entries, delta_budget: float | None) -> tuple[float, float, str]:
     rho: list[float] = []
     deltas: list[float] = []
     for s in entries:
-        if s.charged_delta is None or (s.charged is None and s.charged_rho is None):
+        value = s.charged_rho if s.notion == "zcdp" else s.charged
+        if s.charged_delta is None or value is None:
             raise TypeError(f"ledger entry {s.label!r} carries no charge")
         deltas.append(s.charged_delta)
-        if s.notion == "zcdp":
-            rho.append(s.charged_rho)
-        elif s.charged_delta == 0.0:
-            pure.append(s.charged)
-        else:
-            approx.append(s.charged)
+        kind = rho if s.notion == "zcdp" else pure if s.charged_delta == 0.0 else approx
+        kind.append(value)
     own_delta = min(1.0, math.fsum(deltas))
-    found = []
+    found: list[tuple[float, float, str]] = []
     if not rho:
         found.append((math.fsum(pure) + math.fsum(approx), own_delta, "basic"))
-    slack = 0.0 if not delta_budget else delta_budget - own_delta
-    if 0.0 < slack < 1.0:
+    budget = delta_budget or 0.0
+    slack = budget - own_delta
+    if budget > 0.0 and 0.0 < slack < 1.0:
         if not rho and len(pure) + len(approx) > 1:
-            found.append((advanced_composition(pure + approx, slack), delta_budget, "advanced"))
+            found.append((advanced_composition(pure + approx, slack), budget, "advanced"))
         rho_z, rho_p = math.fsum(rho), math.fsum(0.5 * e * e for e in pure)
         if rho or pure:
             found.append((zcdp_to_approx(rho_z + rho_p, slack) + math.fsum(approx),
-                          delta_budget, "zcdp"))
+                          budget, "zcdp"))
         if rho and pure:
             found.append((zcdp_to_approx(rho_z, slack) + math.fsum(pure) + math.fsum(approx),
-                          delta_budget, "zcdp, pure kept pure"))
+                          budget, "zcdp, pure kept pure"))
     if not found:
         return math.inf, own_delta, "none"
     return min(found, key=lambda c: (c[0], c[1]))
@@ -462,7 +460,9 @@ class BudgetAccountant(NoCopies):
         entry, what = self._entry(epsilon, rho, delta, neighbouring, label)
         with self._lock:
             self._refuse_if_over(self._ledger, entry, label, what)
-        return entry.epsilon if entry.rho is None else entry.rho
+        validated = entry.rho if entry.rho is not None else entry.epsilon
+        assert validated is not None  # _entry validated one of them
+        return validated
 
     def spend(self, epsilon: float | None = None, *, rho: float | None = None,
               label: str = "", delta: float = 0.0,
