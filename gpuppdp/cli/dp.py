@@ -247,7 +247,10 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
         source = RandomSource(args.backend, seed=args.seed, insecure=args.insecure_seed)
         data = read_table(args.input, columns=by + ([args.person] if args.person else []),
                           sep=args.sep, encoding=encoding_of(args))
-        compile_notice(args, (dp_noise._noise_task,), seconds="about 10 s")
+        compile_notice(args, (dp_noise._noise_task,) + (
+            (dp_noise._gaussian_task,) if args.mechanism in ("gaussian", "discrete-gaussian")
+            else ()),
+            seconds="about 10 s")
         # charged (appended to the ledger) before any noise is drawn
         try:
             table = dp_histogram(data, by, **target, hierarchies=hierarchies,
