@@ -540,34 +540,6 @@ def _coin_tail(words, k, m):
     return 1 if v < m else 0
 
 
-@njit(cache=True, inline="always")
-def _gaussian_accept(y, center, two_sigma2, max_gamma, w0, w1, key, n0, n1, ext_index, words,
-                     ebuf, fbuf, fbits):
-    """The acceptance coin of proposal ``y`` (module docstring), ``u``'s first 64 bits in
-    ``w0 w1``; ``fbuf`` a float64 array of one value and ``fbits`` its uint64 view (to read
-    ``p``'s exponent and mantissa)."""
-    d = abs(float(y)) - center
-    gamma = (d * d) / two_sigma2
-    if gamma > max_gamma:
-        return 0
-    fbuf[0] = math.exp(-gamma)
-    b = fbits[0]
-    biased = int64(b >> uint64(52))  # p > 0 is normal (gamma <= 700)
-    if biased >= 1023:
-        return 1  # p = 1
-    m = int64(b & uint64((1 << 52) - 1)) | (int64(1) << 52)  # p = m 2**-(k + 53)
-    k = 1022 - biased
-    x = (uint64(w0) << uint64(32)) | uint64(w1)
-    if k <= 11:
-        return 1 if (x >> uint64(11 - k)) < uint64(m) else 0
-    if k >= 64:
-        if x != 0:
-            return 0
-    elif (x >> uint64(64 - k)) != 0:
-        return 0
-    return _coin_slow(w0, w1, key, n0, n1, ext_index, words, ebuf, k, m)
-
-
 @njit(cache=True)
 def _coin_slow(w0, w1, key, n0, n1, ext_index, words, ebuf, k, m):
     """A coin the first 64 bits did not decide: ``u`` continued on the extension stream."""
@@ -593,8 +565,6 @@ def _gaussian_task(t, y_out, accept, key, n0, n1, base, coin_base, rows, trials,
     cks = np.empty(scratch_words(2 * _SUB_GROUPS), np.uint32)
     ebuf = np.empty(EXT_WORDS, np.uint32)
     words = np.empty(2 + EXT_WORDS, np.uint32)
-    fbuf = np.empty(1, np.float64)
-    fbits = fbuf.view(np.uint64)
     z = np.empty(GROUP, np.int64)
     tied = np.empty(GROUP, np.int64)
     for s0 in range(g0, g1, _SUB_GROUPS):
@@ -614,14 +584,43 @@ def _gaussian_task(t, y_out, accept, key, n0, n1, base, coin_base, rows, trials,
                 if tied[e]:
                     v = _noise_value_ties(bm, e, c0, grp, key, n0, n1, base, rows, trials,
                                           p_first, ptab, invert, ebuf)
-                cb = 2 * (grp - s0) + e // 8  # the coin's block in the scratch
-                w = 2 * (e % 8)
-                i = first + e
-                y_out[i] = v
-                accept[i] = _gaussian_accept(
-                    v, center, two_sigma2, max_gamma, word_at(cks, cb, w),
-                    word_at(cks, cb, w + 1), key, n0, n1,
-                    2 * (16 * (coin_base + 2 * s0 + cb) + w), words, ebuf, fbuf, fbits)
+                y_out[first + e] = v
+        _gaussian_coins(y_out, accept, s0, s1, cks, key, n0, n1, coin_base, center,
+                        two_sigma2, max_gamma, words, ebuf)
+
+
+@njit(cache=True)
+def _gaussian_coins(y_out, accept, s0, s1, cks, key, n0, n1, coin_base, center, two_sigma2,
+                    max_gamma, words, ebuf):
+    """The coins of groups ``s0 .. s1 - 1`` (module docstring; their words in the scratch
+    ``cks``, from block ``coin_base + 2 s0``).  A loop apart from the proposals' (in theirs
+    this code stops LLVM from vectorizing the trials), the first 64 bits' decision written
+    out (a call per value with array arguments costs more than the coin)."""
+    n = y_out.shape[0]
+    for i in range(s0 * GROUP, min(n, s1 * GROUP)):
+        d = abs(float(y_out[i])) - center
+        gamma = (d * d) / two_sigma2
+        if gamma > max_gamma:
+            accept[i] = 0
+            continue
+        frac, ex = math.frexp(math.exp(-gamma))  # p = m 2**-(k + 53), 2**52 <= m < 2**53
+        if frac == 0.5 and ex == 1:
+            accept[i] = 1  # p = 1
+            continue
+        m = int64(math.ldexp(frac, 53))
+        k = -ex
+        cb = (i - s0 * GROUP) // 8  # the coin's block in the scratch: 8 values a block
+        w = 2 * (i % 8)
+        w0 = word_at(cks, cb, w)
+        w1 = word_at(cks, cb, w + 1)
+        x = (uint64(w0) << uint64(32)) | uint64(w1)
+        if k <= 11:
+            accept[i] = 1 if (x >> uint64(11 - k)) < uint64(m) else 0
+        elif (k >= 64 and x != 0) or (k < 64 and (x >> uint64(64 - k)) != 0):
+            accept[i] = 0
+        else:
+            accept[i] = _coin_slow(w0, w1, key, n0, n1,
+                                   2 * (16 * (coin_base + 2 * s0 + cb) + w), words, ebuf, k, m)
 
 
 def _noise_int_lanes(x, out, key, n0, n1, base, rows, trials, p_first, ptab, invert):
