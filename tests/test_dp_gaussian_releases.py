@@ -42,7 +42,7 @@ def test_discrete_gaussian_calibrated_from_epsilon_delta_is_the_smallest_sigma()
 
 @pytest.mark.parametrize("mechanism", ["discrete-gaussian", "gaussian"])
 def test_noise_variance_is_sigma_squared_on_many_cells(backend, mechanism):
-    n = 8000
+    n = 4000
     data = pd.DataFrame({"x": np.repeat(np.arange(4), 5)})
     table = dp_histogram(data, "x", domains={"x": list(range(n))}, rho=0.02,
                          mechanism=mechanism, clamp=False, random=src(backend, 7))

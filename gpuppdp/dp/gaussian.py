@@ -5,10 +5,12 @@ The discrete Gaussian ``N_Z(0, σ²)``, ``P[Y = y] ∝ exp(-y²/(2σ²))`` on th
 discrete Laplace ``P ∝ exp(-r|y|)`` (the exact sampler of :mod:`~gpuppdp.dp.mechanisms`,
 ``r ≈ 1/(floor(σ) + 1)``), accepted with probability ``exp(-γ)``,
 ``γ = (|Y| - σ² r)² / (2σ²)`` (the product of the two is ``∝ exp(-y²/(2σ²))``), else
-redrawn.  The rounds are array passes over the values still pending (about 1.3-1.6 proposals
-per value), the proposals from the fused noise kernel, the coins from
-:func:`~gpuppdp.dp.coins.bernoulli_exp`: plain array calls on the GPU (CuPy), not a fused
-kernel.
+redrawn, in rounds over the values still pending (about 1.3-1.6 proposals per value): on
+the CPU each round is one fused Numba kernel
+(:func:`~gpuppdp.kernels.dp_noise.gaussian_round`; its exact coin uses libm's ``exp``, within
+:data:`~gpuppdp.dp.coins.EXP_ERROR`); elsewhere (CuPy) array passes, the proposals from the
+fused noise kernel, the coins from :func:`~gpuppdp.dp.coins.bernoulli_exp`.  The two paths
+read the keystream differently (each documented, each exact).
 
 * :class:`DiscreteGaussianMechanism` adds it to integer queries; ``ρ = Δ²/(2σ²)``-zCDP for
   an L2 sensitivity ``Δ`` (CKS20 Theorem 4).
