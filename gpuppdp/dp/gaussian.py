@@ -5,10 +5,12 @@ The discrete Gaussian ``N_Z(0, σ²)``, ``P[Y = y] ∝ exp(-y²/(2σ²))`` on th
 discrete Laplace ``P ∝ exp(-r|y|)`` (the exact sampler of :mod:`~gpuppdp.dp.mechanisms`,
 ``r ≈ 1/(floor(σ) + 1)``), accepted with probability ``exp(-γ)``,
 ``γ = (|Y| - σ² r)² / (2σ²)`` (the product of the two is ``∝ exp(-y²/(2σ²))``), else
-redrawn.  The rounds are array passes over the values still pending (about 1.3-1.6 proposals
-per value), the proposals from the fused noise kernel, the coins from
-:func:`~gpuppdp.dp.coins.bernoulli_exp`: plain array calls on the GPU (CuPy), not a fused
-kernel.
+redrawn, in rounds over the values still pending (about 1.3-1.6 proposals per value): on
+the CPU each round is one fused Numba kernel
+(:func:`~gpuppdp.kernels.dp_noise.gaussian_round`; its exact coin uses libm's ``exp``, within
+:data:`~gpuppdp.dp.coins.EXP_ERROR`); elsewhere (CuPy) array passes, the proposals from the
+fused noise kernel, the coins from :func:`~gpuppdp.dp.coins.bernoulli_exp`.  The two paths
+read the keystream differently (each documented, each exact).
 
 * :class:`DiscreteGaussianMechanism` adds it to integer queries; ``ρ = Δ²/(2σ²)``-zCDP for
   an L2 sensitivity ``Δ`` (CKS20 Theorem 4).
@@ -71,6 +73,7 @@ from .mechanisms import (
     _on_backend,
     _sampler,
 )
+from ..kernels import dp_noise
 from .randomness import RandomSource, default_source
 
 __all__ = ["DiscreteGaussianSampler", "discrete_gaussian_noise", "discrete_gaussian_delta",
@@ -153,12 +156,17 @@ def _check_sigma(sigma) -> float:
 
 
 def _draw(source: RandomSource, n: int, sampler: DiscreteGaussianSampler):
-    """``n`` draws of the sampler (int64 on the backend): proposals and coins in array
-    passes over the pending values (CKS20 Algorithm 3)."""
+    """``n`` draws of the sampler (int64 on the backend), in rounds over the pending values
+    (CKS20 Algorithm 3): on the CPU each round is one fused kernel
+    (:func:`~gpuppdp.kernels.dp_noise.gaussian_round`), elsewhere array passes (proposals
+    from the noise kernel, coins from :func:`~gpuppdp.dp.coins.bernoulli_exp`).  The two
+    read the keystream differently: each is exact, neither replays the other."""
     xp = source.backend.xp
+    tables = sampler.laplace.tables
+    if source.backend.kernels == "cpu":
+        return xp.asarray(_draw_fused(source, n, sampler))
     out = xp.zeros(n, dtype=xp.int64)
     pending = xp.arange(n)
-    tables = sampler.laplace.tables
     while pending.shape[0]:
         y = source.discrete_noise(None, pending.shape[0], tables)
         gamma = sampler.gamma(y, xp)
@@ -166,6 +174,29 @@ def _draw(source: RandomSource, n: int, sampler: DiscreteGaussianSampler):
         accept = bernoulli_exp(source, xp.where(inside, gamma, 0.0)) & inside
         out[pending[accept]] = y[accept]
         pending = pending[~accept]
+    return out
+
+
+def _draw_fused(source: RandomSource, n: int, sampler: DiscreteGaussianSampler) -> np.ndarray:
+    """:func:`_draw` on the CPU: a fused round for the pending values, on fresh blocks, until
+    none is left (about ``n/2.5`` proposals after the first round)."""
+    tables = sampler.laplace.tables
+    trials = tables[0].shape[0]
+    out = np.empty(n, dtype=np.int64)
+    pending: np.ndarray | None = None  # None: every value (the first round)
+    m = n
+    while m:
+        key, n0, n1, base = source._reserve(dp_noise.gaussian_blocks(m, trials))
+        y, accept = dp_noise.gaussian_round(key, n0, n1, base, m, tables, sampler.center,
+                                            sampler.sigma2, MAX_GAMMA)
+        ok = accept.view(np.bool_)
+        if pending is None:
+            out[ok] = y[ok]
+            pending = np.flatnonzero(~ok)
+        else:
+            out[pending[ok]] = y[ok]
+            pending = pending[~ok]
+        m = pending.shape[0]
     return out
 
 
@@ -294,10 +325,45 @@ def _epsilon_at(delta: float, grid_sigma: float, l2: float, shift: int, coordina
     return min(via_rho, hi + 2.0 * eta)
 
 
+def _calibrate(epsilon: float, delta: float, l2: float, shift: int, coordinates: int) -> float:
+    """The smallest σ (grid steps, up to a relative ``2**-20``) whose release meets the
+    (ε, δ) target, starting from the analytic σ (Balle & Wang 2018) for one coordinate, from
+    the smallest ρ whose tight conversion meets it for several."""
+    eps = check_epsilon("epsilon", epsilon)
+    delta = check_number("delta", delta, 0.0, 1.0)
+    if not 0.0 < delta < 1.0:
+        raise InputError(f"delta must be in (0, 1) for the Gaussian mechanism, got {delta!r}")
+    if coordinates == 1:
+        sigma = _check_sigma(analytic_gaussian_sigma(eps, delta, l2))
+    else:  # the smallest ρ whose tight conversion meets the target
+        lo, hi = 0.0, eps
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            if zcdp_to_approx(mid, 0.5 * delta) <= eps:
+                lo = mid
+            else:
+                hi = mid
+        sigma = l2 / math.sqrt(2.0 * max(lo, 1e-300))
+    step = 2.0**-20
+    for _ in range(1 << 12):
+        sigma = _check_sigma(sigma)
+        sampler = _gaussian_sampler(sigma * sigma)
+        trunc = min(1.0, coordinates * sampler.truncation_delta(shift))
+        if trunc < min(delta, _MAX_TRUNC_DELTA) and \
+                _epsilon_at(delta, sigma, l2, shift, coordinates, trunc) <= eps:
+            return sigma
+        sigma *= 1.0 + step
+        step *= 2.0
+    raise InputError(f"cannot calibrate the Gaussian mechanism to epsilon={eps:g}, "
+                     f"delta={delta:g}")  # pragma: no cover - σ doubles within 20 steps
+
+
 class _GaussianBase:
     """Discrete Gaussian noise in grid steps (shared by both mechanisms)."""
 
     name = ""
+    epsilon: float | None = None  # the (ε, δ) target, when calibrated from one
+    delta: float | None = None
 
     def _setup(self, grid_sigma: float, sensitivity: float, granularity: float,
                l2_steps: float, shift_steps: int, coordinates: int) -> None:
@@ -354,11 +420,21 @@ class _GaussianBase:
         return _epsilon_at(delta, self.grid_sigma, self.grid_sensitivity, self._shift,
                            self.coordinates, self.delta_trunc)
 
+    def _target(self, epsilon, delta, rho, l2: float, shift: int, coordinates: int) -> float:
+        """σ in grid steps from ``rho`` (``Δ/sqrt(2ρ)``) or from the (ε, δ) target
+        (:func:`_calibrate`); sets :attr:`epsilon` and :attr:`delta` in the latter case."""
+        if rho is not None:
+            return l2 / math.sqrt(2.0 * check_positive("rho", rho))
+        self.epsilon = check_epsilon("epsilon", epsilon)
+        self.delta = check_number("delta", delta, 0.0, 1.0)
+        return _calibrate(self.epsilon, self.delta, l2, shift, coordinates)
+
     def info(self) -> dict:
         """The mechanism's parameters and guarantee, as recorded on releases."""
         return {"mechanism": self.name, "sigma": self.sigma, "rho": self.rho,
                 "delta_trunc": self.delta_trunc, "sensitivity": self.sensitivity,
-                "granularity": self.granularity, "std": self.std}
+                "granularity": self.granularity, "std": self.std,
+                "epsilon": self.epsilon, "delta": self.delta}
 
 
 class DiscreteGaussianMechanism(_GaussianBase):
@@ -372,8 +448,10 @@ class DiscreteGaussianMechanism(_GaussianBase):
     sigma : float, optional
         The noise's σ.
     rho : float, optional
-        The zCDP target instead: ``σ = Δ / sqrt(2ρ)``.  Give exactly one of ``sigma`` and
-        ``rho``.
+        The zCDP target instead: ``σ = Δ / sqrt(2ρ)``.
+    epsilon, delta : float, optional
+        The (ε, δ) target instead (as :class:`GaussianMechanism`, on the integers).  Give
+        exactly one of ``sigma``, ``rho`` and (``epsilon`` and ``delta``).
     sensitivity : float, default 1
         L2 sensitivity of the integer query (1 for a count or a histogram under add/remove,
         ``sqrt(2)`` for a histogram under replace-one).
@@ -390,14 +468,15 @@ class DiscreteGaussianMechanism(_GaussianBase):
     name = "discrete-gaussian"
 
     def __init__(self, *, sigma: float | None = None, rho: float | None = None,
+                 epsilon: float | None = None, delta: float | None = None,
                  sensitivity: float = 1.0, coordinates: int = 1):
         sens = check_positive("sensitivity", sensitivity)
         coordinates = _check_coordinates(coordinates)
-        if (sigma is None) == (rho is None):
-            raise InputError("give exactly one of sigma and rho")
-        if rho is not None:
-            sigma = sens / math.sqrt(2.0 * check_positive("rho", rho))
-        self._setup(_check_sigma(sigma), sens, 1.0, sens, math.ceil(sens), coordinates)
+        _check_one_target(epsilon, delta, rho, sigma)
+        shift = math.ceil(sens)
+        if sigma is None:
+            sigma = self._target(epsilon, delta, rho, sens, shift, coordinates)
+        self._setup(_check_sigma(sigma), sens, 1.0, sens, shift, coordinates)
 
     def release(self, value, *, random: RandomSource | None = None):
         """Add noise to an integer scalar or to every value of an integer array
@@ -408,6 +487,15 @@ class DiscreteGaussianMechanism(_GaussianBase):
         out = x.reshape(-1) + _draw(source, x.size, self._sampler)
         out = out.reshape(x.shape)
         return source.backend.scalar(out) if scalar else out
+
+
+def _check_one_target(epsilon, delta, rho, sigma) -> None:
+    given = (epsilon is not None or delta is not None) + (rho is not None) \
+        + (sigma is not None)
+    if given != 1 or (epsilon is None) != (delta is None):
+        raise InputError(f"give exactly one of sigma and rho, or epsilon and delta together; "
+                         f"got epsilon={epsilon!r}, delta={delta!r}, rho={rho!r}, "
+                         f"sigma={sigma!r}")
 
 
 def _check_coordinates(coordinates) -> int:
@@ -460,10 +548,7 @@ class GaussianMechanism(_GaussianBase):
                  coordinates: int = 1):
         sens = check_positive("sensitivity", sensitivity)
         coordinates = _check_coordinates(coordinates)
-        given = (epsilon is not None or delta is not None) + (rho is not None) \
-            + (sigma is not None)
-        if given != 1 or (epsilon is None) != (delta is None):
-            raise InputError("give exactly one of (epsilon and delta), rho and sigma")
+        _check_one_target(epsilon, delta, rho, sigma)
         if granularity is None:
             granularity = math.ldexp(1.0, math.frexp(sens / _DEFAULT_GRID_STEPS)[1] - 1)
         else:
@@ -472,49 +557,11 @@ class GaussianMechanism(_GaussianBase):
                 raise InputError(f"granularity must be a power of two, got {granularity!r}")
         shift = math.floor(sens / granularity) + 1
         l2 = float(shift) if coordinates == 1 else sens / granularity + math.sqrt(coordinates)
-        self.epsilon: float | None = None
-        self.delta: float | None = None
         if sigma is not None:
             grid_sigma = check_positive("sigma", sigma) / granularity
-        elif rho is not None:
-            grid_sigma = l2 / math.sqrt(2.0 * check_positive("rho", rho))
         else:
-            self.epsilon = check_epsilon("epsilon", epsilon)
-            self.delta = check_number("delta", delta, 0.0, 1.0)
-            if not 0.0 < self.delta < 1.0:
-                raise InputError(f"delta must be in (0, 1) for the Gaussian mechanism, "
-                                 f"got {delta!r}")
-            grid_sigma = self._calibrate(l2, shift, coordinates)
+            grid_sigma = self._target(epsilon, delta, rho, l2, shift, coordinates)
         self._setup(grid_sigma, sens, granularity, l2, shift, coordinates)
-
-    def _calibrate(self, l2: float, shift: int, coordinates: int) -> float:
-        """The smallest σ (grid steps, up to a relative ``2**-20``) whose release meets the
-        (ε, δ) target, starting from the analytic σ."""
-        assert self.epsilon is not None and self.delta is not None
-        eps, delta = self.epsilon, self.delta
-        if coordinates == 1:
-            sigma = _check_sigma(analytic_gaussian_sigma(eps, delta, l2))
-        else:  # the smallest ρ whose tight conversion meets the target
-            lo, hi = 0.0, eps
-            for _ in range(80):
-                mid = 0.5 * (lo + hi)
-                if zcdp_to_approx(mid, 0.5 * delta) <= eps:
-                    lo = mid
-                else:
-                    hi = mid
-            sigma = l2 / math.sqrt(2.0 * max(lo, 1e-300))
-        step = 2.0**-20
-        for _ in range(1 << 12):
-            sigma = _check_sigma(sigma)
-            sampler = _gaussian_sampler(sigma * sigma)
-            trunc = min(1.0, coordinates * sampler.truncation_delta(shift))
-            if trunc < min(delta, _MAX_TRUNC_DELTA) and \
-                    _epsilon_at(delta, sigma, l2, shift, coordinates, trunc) <= eps:
-                return sigma
-            sigma *= 1.0 + step
-            step *= 2.0
-        raise InputError(f"cannot calibrate the Gaussian mechanism to epsilon={eps:g}, "
-                         f"delta={delta:g}")  # pragma: no cover - σ doubles within 20 steps
 
     def release(self, value, *, random: RandomSource | None = None):
         """Add noise to a real scalar or every value of an array: float64 multiples of
