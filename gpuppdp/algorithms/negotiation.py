@@ -104,8 +104,8 @@ from ..models import PrivacyLoss
 from ..validation import check_attribute, check_number
 from ._lattice import lattice_evaluator, lattice_hierarchies
 
-__all__ = ["Negotiation", "LossFigures", "LinearProfit", "parse_profit", "parse_pattern",
-           "FIGURES", "BASES", "OBJECTIVES", "OTHERS"]
+__all__ = ["Negotiation", "LossFigures", "utility_losses", "LinearProfit", "parse_profit",
+           "parse_pattern", "FIGURES", "BASES", "OBJECTIVES", "OTHERS"]
 
 BASES = ("class", "total")
 OBJECTIVES = ("flat", "variable")
@@ -123,6 +123,20 @@ _AGG = {"class": "max", "total": "mean"}
 # ------------------------------------------------------------------------------------------
 # the figures of every node, computed by the evaluator in its batches
 # ------------------------------------------------------------------------------------------
+
+def utility_losses(classes: Classes):
+    """``(distribution, entropy)`` utility loss per class (device float64): the mean over the
+    class's records of ``||1_{s(r)} - p_E||_2`` and ``H(p_E)`` (bits), as the module docstring
+    defines them."""
+    xp = classes.xp
+    cls, _, share = entry_shares(classes)
+    sq = segment_sum(xp, cls, share * share, classes.n_classes)
+    # a record of value v in class E loses sqrt(1 - 2 p_E(v) + sum p_E^2); p_E(v) of the
+    # class's records hold v: the class's mean is the share-weighted sum
+    per_value = xp.sqrt(xp.maximum(1.0 - 2.0 * share + sq[cls], 0.0))
+    return (segment_sum(xp, cls, share * per_value, classes.n_classes),
+            xp.abs(classes.entropy_bits()))
+
 
 class LossFigures(Metric):
     """A metric plug-in that computes, for every node of a batch, the privacy and utility
@@ -151,15 +165,8 @@ class LossFigures(Metric):
     def evaluate(self, classes: Classes, outlier, levels: np.ndarray):
         xp = classes.xp
         cl = classes.for_attribute(self.sensitive)
-        n_classes = cl.n_classes
         dist_priv, ent_priv = self._privacy.losses(cl)
-        cls, _, share = entry_shares(cl)
-        sq = segment_sum(xp, cls, share * share, n_classes)
-        # a record of value v in class E loses sqrt(1 - 2 p_E(v) + sum p_E^2); p_E(v) of the
-        # class's records hold v: the class's mean is the share-weighted sum
-        per_value = xp.sqrt(xp.maximum(1.0 - 2.0 * share + sq[cls], 0.0))
-        dist_util = segment_sum(xp, cls, share * per_value, n_classes)
-        ent_util = xp.abs(cl.entropy_bits())
+        dist_util, ent_util = utility_losses(cl)
         n_nodes = levels.shape[0]
         node = cl.node.astype(xp.int64)
         size = cl.size.astype(xp.float64)

@@ -15,7 +15,8 @@ from ..errors import InputError
 from ..validation import check_int, check_number, check_positive, format_values, plain_number
 from .base import CompiledCheck, SensitiveModel
 
-__all__ = ["AlphaKAnonymity", "DeltaDisclosurePrivacy", "BetaLikeness", "PrivacyLoss"]
+__all__ = ["AlphaKAnonymity", "DeltaDisclosurePrivacy", "BetaLikeness", "PrivacyLoss",
+           "privacy_losses"]
 
 
 class _DistributionModel(SensitiveModel):
@@ -195,6 +196,19 @@ def _check_prior(prior) -> dict:
     return out
 
 
+def privacy_losses(classes: Classes, prior_of, prior_sq, prior_entropy):
+    """``(distribution_loss, entropy_loss)`` per class of the (epsilon, alpha) privacy-loss
+    model: ``||p_E - q||_2`` and ``|H(q) - H(p_E)|`` (bits) against a prior ``q`` given by
+    ``prior_of(cls, sens) -> q(v)`` of each histogram entry (its class and value), ``sum q^2``
+    and ``H(q)`` (scalars, or per class: a prior per node)."""
+    xp = classes.xp
+    cls, sens, share = entry_shares(classes)
+    # |p_E - q|^2 = sum_all q^2 + sum_{v in E} (p_E^2 - 2 p_E q)
+    sq = prior_sq + segment_sum(xp, cls, share * share - 2.0 * share * prior_of(cls, sens),
+                                classes.n_classes)
+    return xp.sqrt(xp.maximum(sq, 0.0)), xp.abs(prior_entropy - classes.entropy_bits())
+
+
 class PrivacyLoss(SensitiveModel):
     """The (epsilon, alpha) privacy-loss model: per class the distribution loss is the
     Euclidean distance between the prior distribution of the sensitive attribute (the table's
@@ -241,14 +255,7 @@ class PrivacyLoss(SensitiveModel):
     def losses(self, classes: Classes):
         """``(distribution_loss, entropy_loss)`` per class (device float64 each)."""
         self._require_bound(classes)
-        xp = classes.xp
-        cls, sens, share = entry_shares(classes)
-        q = self._q[sens]
-        n_classes = classes.n_classes
-        # |p_E - q|^2 = sum_all q^2 + sum_{v in E} (p_E^2 - 2 p_E q)
-        sq = self._q_sq + segment_sum(xp, cls, share * share - 2.0 * share * q, n_classes)
-        dist = xp.sqrt(xp.maximum(sq, 0.0))
-        return dist, xp.abs(self._h_prior - classes.entropy_bits())
+        return privacy_losses(classes, lambda cls, sens: self._q[sens], self._q_sq, self._h_prior)
 
     def class_fails(self, classes: Classes):
         dist, ent = self.losses(classes)
