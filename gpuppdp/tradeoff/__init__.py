@@ -1,0 +1,17 @@
+"""The utility-privacy trade-off of the thesis "seed 004": the three optimizations of section
+4.3 over a class's published distribution (:mod:`.optimize`), steering the generalization
+toward their answer (:mod:`.steer`) and the machine-learning trade-off of chapter 5
+(:mod:`.ml`)."""
+
+from .optimize import (
+    Region,
+    Solution,
+    class_distributions,
+    feasible_region,
+    loss_values,
+    min_privacy_loss,
+    min_utility_loss,
+)
+
+__all__ = ["min_utility_loss", "min_privacy_loss", "feasible_region", "loss_values",
+           "class_distributions", "Solution", "Region"]
