@@ -12,6 +12,8 @@ from .optimize import (
     min_privacy_loss,
     min_utility_loss,
 )
+from .steer import STEER_FIGURES, SteerResult, steer
 
 __all__ = ["min_utility_loss", "min_privacy_loss", "feasible_region", "loss_values",
-           "class_distributions", "Solution", "Region"]
+           "class_distributions", "Solution", "Region", "steer", "SteerResult",
+           "STEER_FIGURES"]
