@@ -3,6 +3,7 @@
 toward their answer (:mod:`.steer`) and the machine-learning trade-off of chapter 5
 (:mod:`.ml`)."""
 
+from .ml import MLTradeoff, ml_tradeoff
 from .optimize import (
     Region,
     Solution,
@@ -16,4 +17,4 @@ from .steer import STEER_FIGURES, SteerResult, steer
 
 __all__ = ["min_utility_loss", "min_privacy_loss", "feasible_region", "loss_values",
            "class_distributions", "Solution", "Region", "steer", "SteerResult",
-           "STEER_FIGURES"]
+           "STEER_FIGURES", "ml_tradeoff", "MLTradeoff"]
