@@ -154,8 +154,9 @@ def test_every_policy_equals_the_naive_reference(seed):
                          "v": rng.choice(["v0", "v1", "v2"], n, p=[.6, .3, .1]),
                          "w": rng.choice([f"w{i}" for i in range(4)], n),
                          "s": rng.choice(list("pqrst"), n, p=[.4, .3, .15, .1, .05])})
-    neg = Negotiation(hs, "s", epsilon=0.3, alpha=0.5, delta_distribution=0.8, gamma_entropy=1.5, basis="total",
-                      utility_basis="class", backend="cpu").fit(data)
+    neg = Negotiation(hs, "s", epsilon=0.3, alpha=0.5, delta_distribution=0.8,
+                      gamma_entropy=1.5, basis="total", utility_basis="class",
+                      backend="cpu").fit(data)
     qids = neg.quasi_identifiers
     assert qids == ["u", "v", "w"]
     prior = data["s"].value_counts() / n
@@ -367,7 +368,7 @@ def test_cli_choices_equal_the_library_constants():
 
 ADULT_QIDS = ["sex", "age", "race", "marital-status", "education"]
 ADULT_PATTERN = [["age", "education"], ["sex", "race"], ["marital-status"]]
-EPS, ALPHA, GAMMA, DELTA = 0.6, 0.85, 0.55, 0.8
+EPS, ALPHA, DELTA_D, GAMMA_H = 0.6, 0.85, 0.55, 0.8
 
 
 @pytest.fixture(scope="module")
@@ -396,8 +397,9 @@ def adult_reference(adult):
 @pytest.mark.parametrize("objective", ["flat", "variable"])
 def test_adult_deal_rechecked_independently(adult, adult_reference, objective):
     data, hs = adult
-    neg = Negotiation(hs, "salary-class", epsilon=EPS, alpha=ALPHA, delta_distribution=GAMMA, gamma_entropy=DELTA,
-                      basis="class", utility_basis="total", objective=objective,
+    neg = Negotiation(hs, "salary-class", epsilon=EPS, alpha=ALPHA, delta_distribution=DELTA_D,
+                      gamma_entropy=GAMMA_H, basis="class", utility_basis="total",
+                      objective=objective,
                       profit="linear:100,50", backend="cpu").fit(data)
     assert neg.lattice.size == 2 * 5 * 2 * 3 * 4
     answer = neg.offer(ADULT_PATTERN)
@@ -421,8 +423,8 @@ def test_adult_deal_rechecked_independently(adult, adult_reference, objective):
     # the utility threshold, measured with pandas on the release
     prior = data["salary-class"].value_counts() / len(data)
     ref = naive_figures(released, ADULT_QIDS, "salary-class", prior)
-    assert ref["distribution_utility_loss_mean"] <= GAMMA
-    assert ref["entropy_utility_loss_mean"] <= DELTA
+    assert ref["distribution_utility_loss_mean"] <= DELTA_D
+    assert ref["entropy_utility_loss_mean"] <= GAMMA_H
     assert ref["distribution_utility_loss_mean"] == pytest.approx(
         deal["distribution_utility_loss_mean"])
     # the pattern
@@ -433,8 +435,8 @@ def test_adult_deal_rechecked_independently(adult, adult_reference, objective):
     acceptable = {lv: f for lv, f in adult_reference.items()
                   if f["distribution_privacy_loss_max"] <= EPS
                   and f["entropy_privacy_loss_max"] <= ALPHA
-                  and f["distribution_utility_loss_mean"] <= GAMMA
-                  and f["entropy_utility_loss_mean"] <= DELTA}
+                  and f["distribution_utility_loss_mean"] <= DELTA_D
+                  and f["entropy_utility_loss_mean"] <= GAMMA_H}
     assert len(acceptable) >= 2
     chosen = tuple(levels[q] for q in ADULT_QIDS)
     assert chosen in acceptable
@@ -448,9 +450,10 @@ def test_adult_deal_rechecked_independently(adult, adult_reference, objective):
 
 def test_adult_counter_offer_rechecked_independently(adult):
     data, hs = adult
-    gamma = 0.45
-    neg = Negotiation(hs, "salary-class", epsilon=EPS, alpha=ALPHA, delta_distribution=gamma, gamma_entropy=DELTA,
-                      basis="class", utility_basis="total", backend="cpu").fit(data)
+    delta = 0.45
+    neg = Negotiation(hs, "salary-class", epsilon=EPS, alpha=ALPHA, delta_distribution=delta,
+                      gamma_entropy=GAMMA_H, basis="class", utility_basis="total",
+                      backend="cpu").fit(data)
     offered = [["education"], ["age"], ["race"]]
     heights = {q: hs[q].height for q in ADULT_QIDS}
     prior = data["salary-class"].value_counts() / len(data)
@@ -458,8 +461,8 @@ def test_adult_counter_offer_rechecked_independently(adult):
     def acceptable(levels):
         f = naive_figures(generalized(data, hs, levels), ADULT_QIDS, "salary-class", prior)
         return (f["distribution_privacy_loss_max"] <= EPS and f["entropy_privacy_loss_max"]
-                <= ALPHA and f["distribution_utility_loss_mean"] <= gamma
-                and f["entropy_utility_loss_mean"] <= DELTA)
+                <= ALPHA and f["distribution_utility_loss_mean"] <= delta
+                and f["entropy_utility_loss_mean"] <= GAMMA_H)
 
     # naively: no acceptable policy matches the offer
     matching = [lv for lv in all_levels(hs, ADULT_QIDS)

@@ -5,7 +5,6 @@ Anonymizer's; the `gpuppdp tradeoff` command."""
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from gpuppdp import Anonymizer

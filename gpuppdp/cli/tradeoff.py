@@ -85,7 +85,7 @@ def run_tradeoff(args: argparse.Namespace) -> int:
     from ..hierarchy import Hierarchy
     from ..io import OutputPlan, read_table
     from ..models import KAnonymity
-    from ..tradeoff import feasible_region, min_privacy_loss, min_utility_loss, steer
+    from ..tradeoff import Solution, feasible_region, min_privacy_loss, min_utility_loss, steer
 
     names = [n for n, _ in args.qi]
     if len(set(names)) != len(names):
@@ -104,6 +104,7 @@ def run_tradeoff(args: argparse.Namespace) -> int:
     kw = {"objective": args.objective, "reference": args.reference, "labels": labels}
     util = min_utility_loss(a, table, args.epsilon, args.alpha, **kw)
     priv = min_privacy_loss(a, table, args.delta, args.gamma, **kw)
+    assert isinstance(util, Solution) and isinstance(priv, Solution)  # (one class: 1-D)
     region = feasible_region(a, table, args.epsilon, args.alpha, args.delta, args.gamma,
                              reference=args.reference)
     print(f"tradeoff: {args.sensitive} over {len(data)} records: "

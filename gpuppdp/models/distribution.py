@@ -249,7 +249,7 @@ class PrivacyLoss(SensitiveModel):
                 raise InputError(f"prior must be None, 'conditional' or a mapping value -> "
                                  f"probability, got {prior!r}")
             self.prior_qids = column_list(prior_qids, "prior_qids")
-            self.prior = prior
+            self.prior: str | dict | None = prior
         else:
             if len(prior_qids):
                 raise InputError(f"prior_qids={list(prior_qids)!r} needs prior='conditional'")
@@ -322,7 +322,7 @@ class PrivacyLoss(SensitiveModel):
                "epsilon": plain_number(self.epsilon), "alpha": plain_number(self.alpha)}
         if self.prior == "conditional":
             out["prior"], out["prior_qids"] = "conditional", list(self.prior_qids)
-        elif self.prior is not None:
+        elif isinstance(self.prior, dict):
             out["prior"] = dict(self.prior)
         return out
 

@@ -120,10 +120,10 @@ def ml_tradeoff(data: pd.DataFrame, *, quasi_identifiers: Mapping, sensitive: st
         row.update({f"{m}_released": scores[f"{m}_released"] for m in ML_METRICS})
         row["L_U"] = scores["relative_loss"]
         rows.append(row)
-    scores = pd.DataFrame(rows)
-    loss = scores["L_U"].to_numpy(dtype=np.float64)
+    frame = pd.DataFrame(rows)
+    loss = frame["L_U"].to_numpy(dtype=np.float64)
     with np.errstate(invalid="ignore"):
         met = loss[None, :] <= np.asarray(lambdas)[:, None] + 1e-12   # NaN: never
     table = pd.DataFrame(met, index=pd.Index(lambdas, name="lambda"),
-                         columns=scores["constraint"].tolist())
-    return MLTradeoff(scores, original or {}, table)
+                         columns=frame["constraint"].tolist())
+    return MLTradeoff(frame, original or {}, table)

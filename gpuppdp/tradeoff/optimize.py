@@ -51,12 +51,12 @@ concave term (``+H``) is replaced by its convex envelope there, the affine inter
 one solved with SciPy's SLSQP: its value is a lower bound on the cell, its answer (if it meets
 the true constraints) an upper bound; cells are split on their longest edge, best bound first.
 A problem without concave terms is convex and solved exactly in the first cell (``convex`` is
-``True``, ``gap`` 0 up to the solver's 1e-12).  Otherwise the result carries the certified ``gap`` (best value found
-minus the least lower bound of the cells left), at most ``gap_tol`` unless ``max_cells`` ran
-out.  "Certified" is up to SLSQP's tolerance on the convex relaxations (a relaxation SLSQP
-does not solve gets the valid, weaker bound of its linearization at the cell's vertices).
-Infeasibility is certified when every cell's relaxation is infeasible (a convex phase-one
-problem with a positive optimum).
+``True``, ``gap`` 0 up to the solver's 1e-12).  Otherwise the result carries the certified
+``gap`` (best value found minus the least lower bound of the cells left), at most ``gap_tol``
+unless ``max_cells`` ran out. "Certified" is up to SLSQP's tolerance on the convex relaxations
+(a relaxation SLSQP does not solve gets the valid, weaker bound of its linearization at the
+cell's vertices). Infeasibility is certified when every cell's relaxation is infeasible (a
+convex phase-one problem with a positive optimum).
 
 Per class: given 2-D ``prior`` / ``original`` (one row per class), each function answers a list,
 one problem per class, solved one after the other (a Python loop calling SciPy: the problems are
@@ -154,7 +154,8 @@ class _Term:
             return 2.0 * (x - self.c)
         if self.kind == "record":
             dist = np.sqrt(np.maximum(1.0 - 2.0 * x + x @ x, 0.0))
-            w = np.divide(self.c, dist, out=np.zeros_like(dist), where=dist > 1e-12)
+            c = np.asarray(self.c)
+            w = np.divide(c, dist, out=np.zeros_like(dist), where=dist > 1e-12)
             return w.sum() * x - w                   # sum_v w_v (x - e_v)
         if self.kind == "entropy":
             return -self.sign * (np.log2(np.maximum(x, _TINY)) + 1.0 / math.log(2))
@@ -217,8 +218,8 @@ def _relax(problem: _Problem, V: np.ndarray, optimize):
     m = V.shape[1]
     hv = _entropy(V.T)
     f, g = _cell_terms(problem.objective, V, hv)
-    cons = [{"type": "eq", "fun": lambda lam: lam.sum() - 1.0,
-             "jac": lambda lam: np.ones_like(lam)}]
+    cons: list[dict] = [{"type": "eq", "fun": lambda lam: lam.sum() - 1.0,
+                         "jac": lambda lam: np.ones_like(lam)}]
     for term, bound in problem.constraints:
         cf, cg = _cell_terms(term, V, hv)
         cons.append({"type": "ineq", "fun": (lambda lam, cf=cf, b=bound: b - cf(lam)),
@@ -279,9 +280,9 @@ def _polish(problem: _Problem, x0: np.ndarray, optimize) -> np.ndarray | None:
 
 def _branch_and_bound(problem: _Problem, starts: Sequence[np.ndarray], gap_tol: float,
                       max_cells: int, target: float | None = None) -> _Outcome:
-    """The simplicial branch and bound of the module docstring, in the objective term's
-    own unit (squared for a distance; ``gap_tol`` in the loss's); it stops early once a point of value <= ``target``
-    is found."""
+    """The simplicial branch and bound of the module docstring, in the objective term's own
+    unit (squared for a distance; ``gap_tol`` in the loss's); it stops early once a point of
+    value <= ``target`` is found."""
     from scipy import optimize  # noqa: PLC0415  # deferred: SciPy, optional
 
     m = len(starts[0])
