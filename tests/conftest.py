@@ -25,6 +25,7 @@ BACKEND_PARAMS = ["numpy", "strict"] + (["cupy"] if GPU_TIER else [])
 #: --durations=0``); every module they are in keeps faster tests in the default tier
 SLOW = {
     "test_local_recoding.py::test_local_recoding_matches_arx_on_more_qids",
+    "test_tradeoff_optimize.py::test_m4_and_more_instances_beat_the_grid",
     "test_aot.py::test_ahead_of_time_kernels_give_the_jit_results",
     "test_aot.py::test_first_search_compiles_no_declared_kernel",
     "test_outputs.py::test_stop_signals_leave_nothing_behind",

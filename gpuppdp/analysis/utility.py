@@ -36,7 +36,8 @@ permutation; given a DataFrame they pair rows by *position* (a release in input 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+import warnings
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -58,7 +59,7 @@ from .risk import _classes_encoded, encode_columns
 __all__ = ["precision", "iloss", "ILOSS_DEFINITIONS", "discernibility", "average_class_size",
            "non_uniform_entropy", "kl_divergence", "info_gain", "released_levels", "granularity",
            "privacy_utility_losses", "PrivacyUtilityLosses", "LOSS_NAMES",
-           "info_gain_scores"]
+           "info_gain_scores", "utility_thresholds"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -568,9 +569,36 @@ def info_gain_scores(data: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
 # privacy and utility losses of records, classes and the release
 # --------------------------------------------------------------------------------------------
 
-#: the losses of :func:`privacy_utility_losses`, each with the threshold that bounds it
+#: the losses of :func:`privacy_utility_losses`, each with the threshold that bounds it (the
+#: thesis's names: epsilon, alpha the privacy losses; delta the distribution and gamma the
+#: entropy utility loss)
 LOSS_NAMES = {"distribution_privacy_loss": "epsilon", "entropy_privacy_loss": "alpha",
-              "distribution_utility_loss": "gamma", "entropy_utility_loss": "delta"}
+              "distribution_utility_loss": "delta_distribution",
+              "entropy_utility_loss": "gamma_entropy"}
+
+_NOT_GIVEN: Any = object()
+
+
+def utility_thresholds(delta_distribution, gamma_entropy, gamma=_NOT_GIVEN, delta=_NOT_GIVEN,
+                       *, stacklevel: int = 3) -> tuple:
+    """``(delta_distribution, gamma_entropy)``, the utility-loss bounds by the thesis's names
+    (delta bounds the distribution utility loss, gamma the entropy one), from the former
+    keywords ``gamma=`` (then the distribution bound) and ``delta=`` (then the entropy bound)
+    when those are given: accepted with their former meaning and a ``DeprecationWarning``
+    for one release."""
+    old = {name: value for name, value in (("gamma", gamma), ("delta", delta))
+           if value is not _NOT_GIVEN}
+    if not old:
+        return delta_distribution, gamma_entropy
+    if delta_distribution is not None or gamma_entropy is not None:
+        raise InputError("give the utility-loss bounds as delta_distribution= and "
+                         "gamma_entropy= only, not with the former gamma= / delta=")
+    warnings.warn("gamma= and delta= are renamed to the thesis's names: delta_distribution= "
+                  "bounds the distribution utility loss (formerly gamma=), gamma_entropy= the "
+                  "entropy utility loss (formerly delta=); the former keywords, with their "
+                  "former meaning, go in the next release", DeprecationWarning,
+                  stacklevel=stacklevel)
+    return old.get("gamma"), old.get("delta")
 
 
 @dataclass
@@ -638,10 +666,11 @@ def _pair_distances(be, orig, rel, rel_distinct, pair_o, pair_e, m: int):
 def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Release,
                            quasi_identifiers: Sequence[str], sensitive: str, *,
                            prior: Mapping | None = None, epsilon: float | None = None,
-                           alpha: float | None = None, gamma: float | None = None,
-                           delta: float | None = None, reference: str = "record",
-                           basis: str = "class",
-                           backend: Backend | str = "cpu") -> PrivacyUtilityLosses:
+                           alpha: float | None = None,
+                           delta_distribution: float | None = None,
+                           gamma_entropy: float | None = None, reference: str = "record",
+                           basis: str = "class", backend: Backend | str = "cpu",
+                           gamma=_NOT_GIVEN, delta=_NOT_GIVEN) -> PrivacyUtilityLosses:
     r"""Privacy and utility losses of every record, class and the whole release, measured on
     the distribution of the ``sensitive`` attribute.
 
@@ -669,7 +698,10 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     of its records' losses; the release (``total``) the mean over all released records.
 
     Thresholds: ``epsilon`` / ``alpha`` bound the distribution / entropy privacy loss,
-    ``gamma`` / ``delta`` the distribution / entropy utility loss; on ``basis="class"`` (the
+    ``delta_distribution`` / ``gamma_entropy`` the distribution / entropy utility loss (the
+    thesis's delta and gamma; the former ``gamma=`` / ``delta=``, which bounded the
+    distribution / entropy utility loss, are accepted with a ``DeprecationWarning`` for one
+    release); on ``basis="class"`` (the
     default) every class's loss (the largest, ``maximum``) must stay within the bound, on
     ``basis="total"`` the release's mean (``total``); each given threshold gets a flag in
     ``satisfied``.
@@ -681,7 +713,10 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     table.
     """
     qids = column_list(quasi_identifiers)
-    thresholds = {"epsilon": epsilon, "alpha": alpha, "gamma": gamma, "delta": delta}
+    delta_distribution, gamma_entropy = utility_thresholds(delta_distribution, gamma_entropy,
+                                                           gamma, delta)
+    thresholds = {"epsilon": epsilon, "alpha": alpha, "delta_distribution": delta_distribution,
+                  "gamma_entropy": gamma_entropy}
     _check_loss_options(qids, sensitive, reference, basis, thresholds)
     released, src = _source_rows(original, released)
     _check_frames(original, released, qids + [sensitive])
