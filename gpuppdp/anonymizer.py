@@ -26,7 +26,7 @@ from .engine.encoding import (EncodedTable, Role, Schema, SchemaError, check_hie
                               encode_chunks, hierarchy_of)
 from .engine.evaluate import (Evaluator, LatticeOracle, NodeStats, check_models, checked_evaluator,
                               referred_sensitive)
-from .engine.lattice import Lattice
+from .engine.lattice import Lattice, node_levels
 from .engine.metrics import Metric, make_metric
 from .engine.microaggregation import check_microaggregation
 from .engine.search import PREFERENCES, SEARCHES, SearchResult, make_search
@@ -239,7 +239,7 @@ class AnonymizationResult:
         """ARX's iterative local recoding (``optimizeIterativeFast``) of this result's
         suppressed records; ``data`` is the table :meth:`Anonymizer.fit` was given.  See
         :func:`gpuppdp.algorithms.local_recoding.local_recoding`."""
-        from .algorithms.local_recoding import local_recoding
+        from .algorithms.local_recoding import local_recoding  # deferred: it imports this
         return local_recoding(self, data, records_per_iteration, search=search,
                               suppressed=suppressed, seed=seed)
 
@@ -522,7 +522,6 @@ class Anonymizer:
         The node is checked against the models as the search checks one: its failing classes
         are suppressed, and :class:`NoSolutionError` says so when they hold more records than
         the suppression limit allows.  The result is :meth:`fit`'s, its search ``"given"``."""
-        from .tradeoff.exploration import node_levels  # (that module imports this one)
 
         t0 = time.perf_counter()
         setup = self._setup()

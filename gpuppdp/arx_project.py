@@ -122,6 +122,7 @@ class ArxProject:
     def anonymizer(self, **kwargs):
         """The :class:`~gpuppdp.anonymizer.Anonymizer` of the project (``kwargs``: further
         options such as ``backend``, ``search`` or ``seed``)."""
+        # deferred: the CLI reads a project without loading the engine until it runs it
         from .analysis.checker import value_order
         from .anonymizer import Anonymizer
         from .models import from_spec

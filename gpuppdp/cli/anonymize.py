@@ -238,7 +238,7 @@ def _given_release(args, plan: OutputPlan) -> int:
     if refused:
         args.usage_error(f"--transformation releases the node it names in memory, without a "
                          f"search: leave out {', '.join(refused)}")
-    from ..tradeoff import node_levels  # deferred: keeps `gpuppdp --help` fast
+    from ..engine.lattice import node_levels  # deferred: keeps `gpuppdp --help` fast
 
     data, anonymizer = anonymizer_from_args(args)
     hierarchies = anonymizer.quasi_identifiers

@@ -4,8 +4,9 @@ of section 4.3 over a class's published distribution (:mod:`.optimize`), steerin
 generalization toward their answer (:mod:`.steer`) and the machine-learning trade-off of
 chapter 5 (:mod:`.ml`)."""
 
-from .exploration import PARETO, Exploration, NodeFigures, explore, node_levels
-from .frontier import exploration_html, pareto_mask
+from ..engine.lattice import node_levels
+from .exploration import Exploration, NodeFigures, explore
+from .frontier import PARETO, exploration_html, pareto_mask
 from .ml import MLTradeoff, ml_tradeoff
 from .optimize import (
     Region,

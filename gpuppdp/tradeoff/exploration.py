@@ -43,7 +43,7 @@ from ..anonymizer import Anonymizer
 from ..core.classes import Classes, entry_shares, segment_max, segment_sum
 from ..engine.encoding import encode
 from ..engine.evaluate import LatticeOracle, checked_evaluator
-from ..engine.lattice import Lattice
+from ..engine.lattice import Lattice, node_levels
 from ..engine.metrics import Metric, discernibility, generalization_shares, precision_loss
 from ..engine.search.base import smallest_loss
 from ..errors import InputError, InputTypeError
@@ -51,52 +51,12 @@ from ..kernels.groupby import balanced_runs, n_tasks_for, run_tasks
 from ..models import KAnonymity, PrivacyLoss
 from ..models.distribution import privacy_losses
 from ..validation import check_number
-from .frontier import exploration_html, pareto_mask
+from .frontier import PARETO, exploration_html, pareto_mask
 
-__all__ = ["explore", "Exploration", "NodeFigures", "node_levels", "PARETO"]
-
-#: the Pareto flags: column -> (x axis, y axis), both minimized
-PARETO = {"pareto_privacy_utility": ("distribution_privacy_loss_max",
-                                     "distribution_utility_loss_mean"),
-          "pareto_risk_loss": ("highest_risk", "information_loss")}
+__all__ = ["explore", "Exploration", "NodeFigures"]
 
 #: the per-node figures :class:`NodeFigures` computes, in its columns' order
 _BATCH = ("kept_squares", "records_at_risk") + FIGURES
-
-
-def node_levels(node, quasi_identifiers: Sequence[str], heights: Sequence[int] | np.ndarray,
-                name: str = "node") -> np.ndarray:
-    """The level vector of ``node``: a mapping QID -> level naming every QID once, or a
-    sequence of levels in ``quasi_identifiers``' order; each level an integer within its
-    hierarchy's height.  :class:`InputError` names the offending QID and level (and
-    ``name``, how the caller's user gives the node)."""
-    names = list(quasi_identifiers)
-    if isinstance(node, Mapping):
-        unknown = [c for c in node if c not in names]
-        if unknown:
-            raise InputError(f"{name}: {unknown[0]!r} is not a quasi-identifier (they are "
-                             f"{', '.join(names)})")
-        missing = [c for c in names if c not in node]
-        if missing:
-            raise InputError(f"{name}: no level given for quasi-identifier(s) "
-                             f"{', '.join(map(repr, missing))}; name every one once")
-        values = [node[c] for c in names]
-    elif isinstance(node, (str, bytes)) or not isinstance(node, (Sequence, np.ndarray)):
-        raise InputTypeError(f"{name} must be a mapping QID -> level or a sequence of levels, "
-                             f"got {node!r}")
-    else:
-        values = list(node)
-        if len(values) != len(names):
-            raise InputError(f"{name}: {len(values)} levels given for {len(names)} "
-                             f"quasi-identifiers ({', '.join(names)})")
-    levels = np.zeros(len(names), dtype=np.int64)
-    for j, (qid, value, height) in enumerate(zip(names, values, heights)):
-        whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-        if not whole or not 0 <= int(value) <= int(height):
-            raise InputError(f"{name}: the level of {qid!r} must be an integer from 0 to its "
-                             f"hierarchy's height {int(height)}, got {value!r}")
-        levels[j] = int(value)
-    return levels
 
 
 class NodeFigures(Metric):

@@ -15,7 +15,12 @@ from ..words import models_text
 if TYPE_CHECKING:
     from .exploration import Exploration
 
-__all__ = ["pareto_mask", "exploration_html"]
+__all__ = ["PARETO", "pareto_mask", "exploration_html"]
+
+#: the Pareto flags: column -> (x axis, y axis), both minimized
+PARETO = {"pareto_privacy_utility": ("distribution_privacy_loss_max",
+                                     "distribution_utility_loss_mean"),
+          "pareto_risk_loss": ("highest_risk", "information_loss")}
 
 
 def pareto_mask(x, y, eligible=None) -> np.ndarray:
@@ -74,7 +79,6 @@ def exploration_html(exp: Exploration, chosen: np.ndarray | None) -> str:
     """The frontier page of ``exp``: a summary, the chosen node's figures, both scatter plots
     (privacy vs utility loss, risk vs information loss) with their frontiers and thresholds,
     and the frontier nodes in a table."""
-    from .exploration import PARETO  # (the module that imports this one)
 
     nodes = exp.nodes
     tips = _tips(exp)

@@ -74,6 +74,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from ..errors import InputError
 
@@ -710,8 +711,6 @@ def class_distributions(data, quasi_identifiers: Sequence[str], sensitive: str, 
     mapping value -> probability, or ``"conditional"``: the distribution among the records
     sharing the class's values on ``prior_qids`` (as :class:`gpuppdp.models.PrivacyLoss`
     with ``prior="conditional"``)."""
-    import pandas as pd  # noqa: PLC0415  # (pandas is imported by gpuppdp already)
-
     qids = list(quasi_identifiers)
     sens = data[sensitive].astype(str)
     labels = sorted(sens.unique())
