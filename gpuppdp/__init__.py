@@ -20,7 +20,14 @@ if TYPE_CHECKING:  # the exported names' types, for type checkers (imported lazi
     from .engine.encoding import Schema, SchemaError
     from .engine.metrics import Discernibility, Loss, Precision
     from .hierarchy import Hierarchy, HierarchyError, UnknownValuesError
-    from .models import DistinctLDiversity, KAnonymity, PrivacyModel
+    from .models import (
+        AverageReidentificationRisk,
+        DistinctLDiversity,
+        KAnonymity,
+        PopulationUniqueness,
+        PrivacyModel,
+        SampleUniqueness,
+    )
 
 _EXPORTS = {
     "Anonymizer": "anonymizer", "AnonymizationResult": "anonymizer",
@@ -29,12 +36,15 @@ _EXPORTS = {
     "Loss": "engine.metrics", "Precision": "engine.metrics", "Discernibility": "engine.metrics",
     "Hierarchy": "hierarchy", "HierarchyError": "hierarchy", "UnknownValuesError": "hierarchy",
     "KAnonymity": "models", "DistinctLDiversity": "models", "PrivacyModel": "models",
+    "AverageReidentificationRisk": "models", "PopulationUniqueness": "models",
+    "SampleUniqueness": "models",
 }
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError", "Backend", "BackendError",
            "get_backend", "Schema", "SchemaError", "Hierarchy", "HierarchyError",
            "UnknownValuesError", "Loss", "Precision", "Discernibility", "KAnonymity",
-           "DistinctLDiversity", "PrivacyModel"]
+           "DistinctLDiversity", "PrivacyModel", "AverageReidentificationRisk",
+           "PopulationUniqueness", "SampleUniqueness"]
 
 
 def __getattr__(name: str):

@@ -25,7 +25,7 @@ from ..solution_space import (
     level_nodes,
 )
 from . import flash_compiled
-from .base import FULL, PARTIAL, TAG_PRUNED, TAG_VISITED, Phase, SearchResult
+from .base import FULL, PARTIAL, TAG_INSUFF, TAG_PRUNED, TAG_VISITED, Phase, SearchResult
 
 __all__ = ["FlashSearch"]
 
@@ -77,17 +77,27 @@ class FlashSearch:
                        [float(d[level]) / float(d[0]) for level in range(radix)])
                       for (stride, radix, top), d in
                       zip(lat._digits, oracle.evaluator.encoded.distinct_per_level())]
-        self.pruning = not self.utility_full
+        self.pruning = not (self.privacy == FULL and self.utility_full)
         self.predictive_anon = self.privacy == FULL
+        self.binary: Phase | None = None
         if self.privacy == FULL and self.utility_full:
-            self.binary: Phase | None = Phase(ANON, ANON | NOTANON, ANON | NOTANON, TAG_PRUNED)
+            self.binary = Phase(ANON, ANON | NOTANON, ANON | NOTANON, TAG_PRUNED)
             self.linear = None
+        elif self.utility_full:  # ARX's createPartialFull and createNoneFull
+            if self.privacy == PARTIAL:
+                self.binary = Phase(KANON, KANON | NOTKANON | INSUFF, KANON | NOTKANON | INSUFF,
+                                    TAG_INSUFF)
+                self.linear = Phase(0, VISITED | NOTKANON | INSUFF,
+                                    VISITED | NOTKANON | INSUFF | CHECKED,
+                                    TAG_VISITED | TAG_INSUFF)
+            else:
+                self.linear = Phase(0, ANON | NOTANON | INSUFF, ANON | NOTANON | INSUFF,
+                                    TAG_INSUFF)
         elif self.privacy in (FULL, PARTIAL):
             prop, notprop = (ANON, NOTANON) if self.privacy == FULL else (KANON, NOTKANON)
             self.binary = Phase(prop, prop | notprop, prop | notprop)
             self.linear = Phase(0, notprop | VISITED, CHECKED | notprop, TAG_VISITED)
         else:
-            self.binary = None
             self.linear = Phase(0, ANON | NOTANON, ANON | NOTANON)
 
     def _levels(self, g: int) -> list[int]:
@@ -217,11 +227,15 @@ class FlashSearch:
         if not self.has(g, phase.check):
             self._check(g)
         self._track(g)
-        if phase.tag == TAG_PRUNED:
+        if phase.tag & TAG_PRUNED:
             if self.has(g, ANON):
                 self._set(g, SUCC_PRUNED, up=True)
-        elif phase.tag == TAG_VISITED:
+        if phase.tag & TAG_VISITED:
             self._set(g, VISITED)
+        if phase.tag & TAG_INSUFF and self.has(g, ANON):
+            for s in self.lattice.successors(g):
+                self._set(s, INSUFF, up=True)
+            self._set(g, SUCC_PRUNED, up=True)
         self._prune(g)
 
     def _successors(self, g: int) -> list[int]:
