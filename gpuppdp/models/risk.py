@@ -161,21 +161,29 @@ class RiskModel(PrivacyModel):
         size = classes.size
         star = self._all_star(classes)
         node = classes.node
-        free = ~outlier & ~star & (size > 0)
-        idx = xp.flatnonzero(free)
+        n_nodes = len(classes.host_ptr) - 1
+        idx = xp.flatnonzero(~outlier & ~star & (size > 0))  # by node, first appearance
+        free_node = be.to_host(node[idx]).astype(np.int64)
+        base = be.to_host(xp.bincount(node, weights=xp.where(outlier & ~star, size, 0).astype(
+            xp.float64), minlength=n_nodes)).astype(np.int64)
+        # without suppression the order does not matter: the nodes that pass need no sort
+        whole = _Remaining(be.to_host(size[idx]).astype(np.int64), _runs(free_node, n_nodes),
+                           base)
+        failing = np.flatnonzero((whole.classes > 0) & ~self._fulfilled(
+            whole, np.zeros(n_nodes, dtype=np.int64), np.arange(n_nodes)))
+        if len(failing) == 0:
+            return outlier
+        idx = idx[be.asarray(np.isin(free_node, failing))]
         keys = [idx.astype(xp.float64)]
         if order_key is not None:
             keys.append(order_key[idx].astype(xp.float64))
         keys += [size[idx].astype(xp.float64), node[idx].astype(xp.float64)]
         order = idx[xp.lexsort(xp.stack(keys))]
-        n_nodes = len(classes.host_ptr) - 1
-        sorted_node = be.to_host(node[order]).astype(np.int64)
-        ptr = np.concatenate([[0], np.cumsum(np.bincount(sorted_node, minlength=n_nodes))])
-        base = be.to_host(xp.bincount(node, weights=xp.where(outlier & ~star, size, 0).astype(
-            xp.float64), minlength=n_nodes)).astype(np.int64)
-        rest = _Remaining(be.to_host(size[order]).astype(np.int64), ptr, base)
+        sorted_node = np.searchsorted(failing, be.to_host(node[order]).astype(np.int64))
+        rest = _Remaining(be.to_host(size[order]).astype(np.int64),
+                          _runs(sorted_node, len(failing)), base[failing])
         prefix = _binary_search(self, rest, max_suppressed)
-        rank = np.arange(len(sorted_node)) - ptr[sorted_node]
+        rank = np.arange(len(sorted_node)) - rest.ptr[sorted_node]
         chosen = order[be.asarray(rank < prefix[sorted_node])]
         out = outlier.copy()
         out[chosen] = True
@@ -187,6 +195,11 @@ class RiskModel(PrivacyModel):
         raise NotImplementedError
 
 
+def _runs(node: np.ndarray, n_nodes: int) -> np.ndarray:
+    """(B+1,) offsets of the nodes' runs in ``node`` (host, ascending)."""
+    return np.concatenate([[0], np.cumsum(np.bincount(node, minlength=n_nodes))])
+
+
 def _java_half(x: np.ndarray) -> np.ndarray:
     """``x / 2`` in Java's int arithmetic (truncated toward zero)."""
     return np.where(x < 0, -((-x) // 2), x // 2)
@@ -195,16 +208,19 @@ def _java_half(x: np.ndarray) -> np.ndarray:
 def _binary_search(model: RiskModel, rest: _Remaining, limit: int) -> np.ndarray:
     """Per node the number of remaining classes ARX's ``RiskBasedCriterion.enforce`` suppresses
     (``HashGroupifyDistribution.suppressWhileNotFulfilledBinary``, the early abort of a
-    search at ``limit`` records), all nodes' searches stepped together."""
+    search at ``limit`` records), all nodes' searches stepped together.  Every node of
+    ``rest`` fails the model without suppression and has a class to suppress; where every
+    prefix exceeds the limit, 1 (the node is not anonymous whichever ARX ends at)."""
     n_nodes = len(rest.classes)
-    everything = np.arange(n_nodes)
-    prefix = np.zeros(n_nodes, dtype=np.int64)
     length = rest.classes
-    active = (length > 0) & ~model._fulfilled(rest, prefix, everything)
+    # where suppressing even the first class exceeds the limit, no prefix is anonymous: one
+    # class stands for ARX's search (which ends above the limit too), no estimate is made
+    hopeless = rest.base + rest.cut(np.ones(n_nodes, dtype=np.int64), np.arange(n_nodes)) > limit
+    active = ~hopeless
     low = np.zeros(n_nodes, dtype=np.int64)
     high = length - 1
     mid = _java_half(low + high)
-    prefix = np.where(active, mid + 1, 0)
+    prefix = np.where(active, mid + 1, hopeless.astype(np.int64))
 
     def state(nodes):
         ok = model._fulfilled(rest, prefix[nodes], nodes)
