@@ -245,10 +245,9 @@ class Evaluator:
                 if bool((fails & ~outlier).any()):
                     outlier = outlier | fails
                     changed = len(grouped) > 1
-        if sized:  # ARX's sample-based criteria, after the class-based ones
-            key = self.metric.suppression_order(classes)
-            for model in sized:
-                outlier = model.suppress(classes, outlier, self.max_suppressed, key)
+        for model in sized:  # ARX's sample-based criteria, after the class-based ones
+            outlier = model.suppress(classes, outlier, self.max_suppressed,
+                                     self.metric.suppression_order)
         return outlier, small
 
     def _judge(self, classes: Classes, levels: np.ndarray, entries: np.ndarray,

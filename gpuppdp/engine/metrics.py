@@ -58,10 +58,11 @@ class Metric:
         NaN where that saves work.  By default :meth:`evaluate`."""
         return self.evaluate(classes, outlier, levels)
 
-    def suppression_order(self, classes: Classes):
-        """Device float per class ordering classes of equal size for the risk-based models'
-        suppression (ARX's ``HashGroupifyDistribution``: the entry's own loss), or ``None``:
-        first appearance only (ARX's list of metrics whose entry loss is the class size)."""
+    def suppression_order(self, classes: Classes, idx):
+        """Device float per class of ``idx`` (device indices into ``classes``) ordering classes
+        of equal size for the risk-based models' suppression (ARX's
+        ``HashGroupifyDistribution``: the entry's own loss), or ``None``: first appearance only
+        (ARX's list of metrics whose entry loss is the class size)."""
         return None
 
     #: ``levels (B, q) -> bounds (B,)`` usable before a node is checked, or ``None``
@@ -156,18 +157,18 @@ class Loss(Metric):
     def evaluate(self, classes, outlier, levels):
         return self.evaluate_needed(classes, outlier, levels, None)
 
-    def suppression_order(self, classes):
+    def suppression_order(self, classes, idx):
         """ARX's ``MetricMDNMLoss.getInformationLoss(node, entry)`` aggregated: the geometric
         mean ``prod_j (|E| share_j + 1)^(1/q) - 1`` of the class's unnormalized terms."""
         xp = classes.xp
         levels = np.asarray(classes.levels)
         q = levels.shape[1]
-        size = classes.size.astype(xp.float64)
-        node = classes.node
+        size = classes.size[idx].astype(xp.float64)
+        node = classes.node[idx]
         g = xp.ones(size.shape[0], dtype=xp.float64)
         for j in range(q):
             off = self.backend.asarray(self._share_off[j, levels[:, j]])[node]
-            share = self._share[off + classes.codes[:, j].astype(xp.int64)]
+            share = self._share[off + classes.codes[idx, j].astype(xp.int64)]
             g = g * xp.power(size * share + 1.0, 1.0 / q)
         return g - 1.0
 

@@ -123,9 +123,8 @@ class RiskModel(PrivacyModel):
         return None
 
     def bind(self, encoded):
-        # per QID a device table (level, code) -> labelled '*' (ARX's completely generalized
-        # class); empty when some QID has no '*' at all: then no class is
-        self.backend = be = encoded.backend
+        # per QID a table (level, code) -> labelled '*' (ARX's completely generalized class)
+        self.backend = encoded.backend
         self._stars = []
         for h in encoded.hierarchies:
             table = np.zeros((h.height + 1, max(len(h.labels(L)) for L in range(h.height + 1))),
@@ -133,27 +132,33 @@ class RiskModel(PrivacyModel):
             for level in range(h.height + 1):
                 labels = np.asarray(h.labels(level))
                 table[level, :len(labels)] = labels == SUPPRESSED_LABEL
-            if not table.any():
-                self._stars = []
-                break
-            self._stars.append(be.asarray(table))
+            self._stars.append(table)
         return self
 
     def _all_star(self, classes: Classes):
-        """Device bool (C,): the classes whose every QID is ``*``."""
+        """Device bool (C,): the classes whose every QID is ``*`` (only in nodes whose every
+        level has a ``*`` label: mostly the top alone)."""
         xp, be = classes.xp, self.backend
         levels = np.asarray(classes.levels)
-        out = xp.full(classes.size.shape[0], bool(self._stars), dtype=xp.bool_)
-        for j, table in enumerate(self._stars or []):
-            at = be.asarray(levels[:, j].astype(np.int64))[classes.node]
-            out &= table[at, classes.codes[:, j].astype(xp.int64)]
+        out = xp.zeros(classes.size.shape[0], dtype=xp.bool_)
+        assert self._stars is not None  # (bound)
+        maybe = np.flatnonzero(np.all([table[levels[:, j]].any(axis=1)
+                                       for j, table in enumerate(self._stars)], axis=0))
+        for b in maybe.tolist():  # a node or two per batch
+            lo, hi = int(classes.host_ptr[b]), int(classes.host_ptr[b + 1])
+            star = xp.ones(hi - lo, dtype=xp.bool_)
+            for j, table in enumerate(self._stars):
+                star &= be.asarray(table[levels[b, j]])[classes.codes[lo:hi, j].astype(xp.int64)]
+            out[lo:hi] = star
         return out
 
     def suppress(self, classes: Classes, outlier, max_suppressed: int, order_key=None):
         """``outlier`` (device bool, the classes suppressed so far) with the classes this model
         suppresses added, by ARX's binary search over the prefixes of the remaining classes
-        sorted by size, ``order_key`` (device float per class, or ``None``), first appearance;
-        the search gives up on a node once a failing prefix exceeds ``max_suppressed``."""
+        sorted by size, ``order_key(classes, idx)`` (device float per class of ``idx``, or
+        ``None``; :meth:`~gpuppdp.engine.metrics.Metric.suppression_order`), first
+        appearance; the search gives up on a node once a failing prefix exceeds
+        ``max_suppressed``."""
         if self._stars is None:
             raise RuntimeError(f"{self!r} is not bound to a table: call model.bind(encoded) "
                                "first (the Anonymizer and the Evaluator do)")
@@ -173,20 +178,46 @@ class RiskModel(PrivacyModel):
             whole, np.zeros(n_nodes, dtype=np.int64), np.arange(n_nodes)))
         if len(failing) == 0:
             return outlier
-        idx = idx[be.asarray(np.isin(free_node, failing))]
-        keys = [idx.astype(xp.float64)]
-        if order_key is not None:
-            keys.append(order_key[idx].astype(xp.float64))
-        keys += [size[idx].astype(xp.float64), node[idx].astype(xp.float64)]
-        order = idx[xp.lexsort(xp.stack(keys))]
-        sorted_node = np.searchsorted(failing, be.to_host(node[order]).astype(np.int64))
-        rest = _Remaining(be.to_host(size[order]).astype(np.int64),
-                          _runs(sorted_node, len(failing)), base[failing])
+        pick = np.isin(free_node, failing)
+        idx = idx[be.asarray(pick)]
+        # sizes by node, then size, then first appearance (a stable sort of one int key)
+        local = np.searchsorted(failing, free_node[pick])
+        sizes = whole.sizes[pick]
+        order = np.argsort(local * (int(sizes.max()) + 1) + sizes, kind="stable")
+        local, sizes = local[order], sizes[order]
+        rest = _Remaining(sizes, _runs(local, len(failing)), base[failing])
         prefix = _binary_search(self, rest, max_suppressed)
-        rank = np.arange(len(sorted_node)) - rest.ptr[sorted_node]
-        chosen = order[be.asarray(rank < prefix[sorted_node])]
+        chosen = (np.arange(len(local)) - rest.ptr[local]) < prefix[local]
+        # which classes of a node that stays above the limit does not matter (not anonymous)
+        kept = rest.base + rest.cut(prefix, np.arange(len(failing))) <= max_suppressed
+        if order_key is not None and (kept & (prefix > 0)).any():
+            chosen = self._ties_by_key(classes, idx, order, local, rest,
+                                       np.where(kept, prefix, 0), chosen, order_key)
         out = outlier.copy()
-        out[chosen] = True
+        out[idx[be.asarray(order[chosen])]] = True
+        return out
+
+    def _ties_by_key(self, classes, idx, order, local, rest, prefix, chosen, order_key):
+        """``chosen`` with the classes of each node's last suppressed size picked by
+        ``order_key`` (then first appearance) instead of first appearance alone: ARX's
+        entries of equal size are sorted by their own loss.  Only those classes are keyed, in
+        the nodes whose ``prefix`` is positive."""
+        xp, be = classes.xp, self.backend
+        last = np.where(prefix > 0, rest.sizes[np.maximum(rest.ptr[:-1] + prefix - 1, 0)], 0)
+        tied = np.flatnonzero(rest.sizes == last[local])  # sorted positions, node by node
+        if len(tied) == 0:
+            return chosen
+        key = order_key(classes, idx[be.asarray(order[tied])])
+        if key is None:
+            return chosen
+        below = np.bincount(local[chosen & (rest.sizes < last[local])], minlength=len(prefix))
+        by_key = xp.lexsort(xp.stack([xp.arange(len(tied), dtype=xp.float64),
+                                      key.astype(xp.float64),
+                                      be.asarray(local[tied].astype(np.float64))]))
+        tied = tied[be.to_host(by_key)]
+        ranked = np.arange(len(tied)) - np.searchsorted(local[tied], local[tied])
+        out = chosen.copy()
+        out[tied] = ranked < (prefix - below)[local[tied]]
         return out
 
     def _fulfilled(self, rest: _Remaining, prefix: np.ndarray, nodes: np.ndarray) -> np.ndarray:
