@@ -25,6 +25,7 @@ BACKEND_PARAMS = ["numpy", "strict"] + (["cupy"] if GPU_TIER else [])
 #: --durations=0``); every module they are in keeps faster tests in the default tier
 SLOW = {
     "test_risk_models_arx.py::test_flash_matches_arx",
+    "test_risk_models_arx.py::test_other_searches_reach_arxs_optimum",
     "test_aot.py::test_ahead_of_time_kernels_give_the_jit_results",
     "test_aot.py::test_first_search_compiles_no_declared_kernel",
     "test_outputs.py::test_stop_signals_leave_nothing_behind",
