@@ -244,3 +244,25 @@ def test_size_threshold_is_arxs():
     # ParameterTranslation.getSizeThreshold: 1/r rounded down unless 1 % off the risk
     assert [size_threshold(r) for r in (0.5, 0.2, 0.1, 0.34, 0.33, 0.05, 1.0)] == \
         [2, 5, 10, 3, 4, 20, 1]
+
+
+def test_command_line_average_risk_holds_in_the_release(capsys, tmp_path):
+    from gpuppdp import datasets
+    from tests.test_cli import QIDS, ROWS, anonymize, qi_args, run, suppressed, write_csv
+
+    data, _ = datasets.adult()
+    path = write_csv(data.loc[:ROWS - 1, QIDS + ["occupation", "salary-class"]],
+                     tmp_path / "in.csv", ";")
+    roles = ["--insensitive", "occupation", "--insensitive", "salary-class"]
+    out, summary, _ = anonymize(capsys, tmp_path, path, "--average-risk", "0.2,0.5,10%",
+                                roles=roles, k=1)
+    assert summary["models"][-1] == {"model": "average-risk", "t": 0.2, "highest_risk": 0.5,
+                                     "records_at_risk": 0.1}
+    kept = out[~suppressed(out)]
+    sizes = kept.groupby(QIDS).size()
+    assert len(sizes) / len(kept) <= 0.2 and (sizes == 1).sum() / len(kept) <= 0.1
+    assert int(suppressed(out).sum()) == summary["suppressed_records"] <= 0.05 * ROWS
+    rc, _, stderr = run(capsys, ["anonymize", str(path), *qi_args(), *roles,
+                                 "--sample-uniqueness", "0.1", "--average-risk", "0.2",
+                                 "--output", str(tmp_path / "x.csv")])
+    assert rc == 2 and "one risk-based model at a time" in stderr
