@@ -12,6 +12,13 @@ For each size ``n`` it times, best of ``--repeat`` runs after one warm-up:
   the fused kernel -- keystream, exact trials, grid rounding, addition -- plus the host-side
   range check);
 * ``laplace kernel`` -- the fused kernel alone (:func:`gpuppdp.kernels.dp_noise.noise_grid`);
+* ``discrete gaussian`` -- :func:`discrete_gaussian_noise` at σ = 10 (int64; on the CPU the
+  fused rounds of :func:`gpuppdp.kernels.dp_noise.gaussian_round`);
+* ``opendp gaussian`` -- OpenDP's discrete Gaussian on integers at the same σ
+  (``make_gaussian`` on ``vector_domain(atom_domain(T=int))``, the "contrib" feature; not a
+  dependency: ``pip install opendp``), one run on ``min(n, --opendp-size)`` values (its
+  write-bound and NumPy columns scaled to that size); skipped with a note when OpenDP is
+  not installed;
 * ``numpy laplace`` -- the reference: ``np.random.default_rng().laplace(size=n)`` plus the
   addition (NumPy's PCG64 and inverse-CDF floats: neither cryptographic nor safe against
   floating-point attacks; on the host whatever the backend).
@@ -45,11 +52,18 @@ import time
 import numpy as np
 
 from gpuppdp.backend import get_backend
-from gpuppdp.dp import GeometricMechanism, LaplaceMechanism, RandomSource, discrete_laplace_noise
+from gpuppdp.dp import (
+    GeometricMechanism,
+    LaplaceMechanism,
+    RandomSource,
+    discrete_gaussian_noise,
+    discrete_laplace_noise,
+)
 from gpuppdp.kernels import dp_noise
 
-CASES = ("write bound", "keystream", "random bits", "discrete noise", "geometric", "laplace",
-         "laplace kernel", "numpy laplace")
+CASES = ("write bound", "keystream", "random bits", "discrete noise", "discrete gaussian",
+         "opendp gaussian", "geometric", "laplace", "laplace kernel", "numpy laplace")
+SIGMA = 10.0  # the discrete Gaussians' σ
 
 
 def _sizes(text: str) -> list[int]:
@@ -115,7 +129,25 @@ def _laplace_kernel(backend, src: RandomSource, laplace: LaplaceMechanism, x):
                                laplace.granularity)
 
 
-def _bench_size(backend, src: RandomSource, n: int, repeat: int, cases) -> list[dict]:
+def _opendp_gaussian(k: int, bound: float, reference: float, n: int) -> dict | None:
+    """OpenDP's discrete Gaussian on ``k`` integers at σ = :data:`SIGMA`, one run (after a
+    warm-up on 100 values); None (and a note) when OpenDP is not installed."""
+    try:
+        import opendp.prelude as opendp
+    except ImportError:
+        print(f"{'':>12} opendp gaussian: skipped (pip install opendp)")
+        return None
+    opendp.enable_features("contrib")
+    meas = opendp.m.make_gaussian(opendp.vector_domain(opendp.atom_domain(T=int)),
+                                  opendp.l2_distance(T=int), scale=SIGMA)
+    meas([0] * 100)
+    x = [0] * k
+    seconds = _timed(lambda: meas(x))
+    return _row(k, "opendp gaussian", seconds, bound * k / n, reference * k / n)
+
+
+def _bench_size(backend, src: RandomSource, n: int, repeat: int, cases,
+                opendp_size: int = 10**5) -> list[dict]:
     """Time the selected cases at size ``n``; print one line per case."""
     xp = backend.xp
     laplace = LaplaceMechanism(epsilon=1.0, sensitivity=1.0)
@@ -135,6 +167,8 @@ def _bench_size(backend, src: RandomSource, n: int, repeat: int, cases) -> list[
         "keystream": lambda: src.random_words(2 * n),
         "random bits": lambda: src.random_bits(n),
         "discrete noise": lambda: discrete_laplace_noise(n, scale=1.0, random=src),
+        # the exact discrete Gaussian (CKS 2020) at σ = 10 on the integers (array passes)
+        "discrete gaussian": lambda: discrete_gaussian_noise(n, sigma=SIGMA, random=src),
         "geometric": lambda: geometric.release(x_int, random=src),
         "laplace": lambda: laplace.release(x_float, random=src),
         "laplace kernel": lambda: _laplace_kernel(backend, src, laplace, x_float),
@@ -145,6 +179,9 @@ def _bench_size(backend, src: RandomSource, n: int, repeat: int, cases) -> list[
     for name in cases:
         if name == "numpy laplace":
             rows.append(_row(n, name, reference, bound, reference))
+        elif name == "opendp gaussian":
+            row = _opendp_gaussian(min(n, opendp_size), bound, reference, n)
+            rows += [row] if row else []
         elif name != "write bound":
             rows.append(_row(n, name, _best(run[name], sync, repeat), bound, reference))
     return rows
@@ -204,6 +241,8 @@ def main(argv=None) -> int:
                    help="size of the fused Laplace row (default 1e8; 0 skips it)")
     p.add_argument("--fused-repeat", type=int, default=1,
                    help="timed runs of the fused row (best kept; default 1)")
+    p.add_argument("--opendp-size", type=lambda t: int(float(t)), default=10**5,
+                   help="values of the opendp gaussian row (default 1e5; about 26 us each)")
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu"))
     p.add_argument("--json", default=os.path.join("benchmarks", "out", "bench_dp.json"),
                    help="where to write the results")
@@ -221,7 +260,7 @@ def main(argv=None) -> int:
           f"{'x numpy':>8}")
     rows = []
     for n in args.sizes:
-        rows += _bench_size(backend, src, n, args.repeat, args.cases)
+        rows += _bench_size(backend, src, n, args.repeat, args.cases, args.opendp_size)
     if args.fused_size:
         rows += _bench_fused(backend, src, args.fused_size, args.fused_repeat)
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)

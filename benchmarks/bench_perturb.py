@@ -12,6 +12,9 @@ after a small warm-up: exact on ``--mdav-rows`` records (goal: 10^5 in <= 5 s on
 box, 10^6 in <= 5 s on one H100), and in partitions of ``--partition-rows`` on
 ``--mdav-census-rows`` records (goal: 10^8 in <= 3 min on a GPU), whose information loss on a
 10^5-record sample is compared with exact MDAV's on the same sample (goal: within 5 %).
+V-MDAV (k = 5, gamma 0.2) exactly on ``--vmdav-rows`` records of the same 5 columns, and the
+optimal univariate grouping (k = 5) of ``--optimal-rows`` values of one column, each timed
+once after a small warm-up.
 
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_perturb.json``);
 it asserts nothing about time.  Example::
@@ -34,9 +37,11 @@ from gpuppdp.perturb import (add_noise, invariant_pram_matrix, microaggregate, p
                              pram, random_source, rank_swap, top_code)
 
 
-def mdav_cases(backend, sync, rows: int, census_rows: int, partition_rows: int) -> list:
-    """Exact MDAV on ``rows`` records, partitioned MDAV on ``census_rows``, and the two
-    information losses on a 10^5-record sample."""
+def mdav_cases(backend, sync, rows: int, census_rows: int, partition_rows: int,
+               vmdav_rows: int, optimal_rows: int) -> list:
+    """Exact MDAV on ``rows`` records, partitioned MDAV on ``census_rows`` and the two
+    information losses on a 10^5-record sample; exact V-MDAV on ``vmdav_rows`` records and
+    the optimal grouping of ``optimal_rows`` values of one column."""
     xp = backend.xp
     xp.random.seed(7)
     mix = xp.asarray(np.random.default_rng(7).normal(size=(5, 5)))
@@ -44,26 +49,33 @@ def mdav_cases(backend, sync, rows: int, census_rows: int, partition_rows: int) 
     def table(n):
         return xp.random.standard_normal((n, 5)) @ mix
 
-    microaggregate(table(1_000), 5, partition_rows=200, backend=backend)  # compile
+    for method in ("mdav", "vmdav"):  # compile
+        microaggregate(table(1_000), 5, method=method, partition_rows=200, backend=backend)
+    microaggregate(table(1_000)[:, 0], 5, method="optimal", backend=backend)
     out = []
-    for name, n, part in (("MDAV exact", rows, None),
-                          (f"MDAV in partitions of {partition_rows:,}", census_rows,
-                           partition_rows)):
-        x = table(n)
+    for name, n, part, method, columns in (
+            ("MDAV exact", rows, None, "mdav", 5),
+            (f"MDAV in partitions of {partition_rows:,}", census_rows, partition_rows, "mdav",
+             5),
+            ("V-MDAV exact", vmdav_rows, None, "vmdav", 5),
+            ("optimal univariate", optimal_rows, None, "optimal", 1)):
+        x = table(n)[:, 0] if columns == 1 else table(n)
         sync()
         t0 = time.perf_counter()
-        result = microaggregate(x, 5, partition_rows=part, backend=backend)
+        result = microaggregate(x, 5, method=method, partition_rows=part, backend=backend)
         sync()
         seconds = time.perf_counter() - t0
-        out.append({**result.summary(), "method": name, "values": 5 * n, "rows": n,
-                    "seconds": summarize([seconds]), "values_per_second": 5 * n / seconds})
+        out.append({**result.summary(), "method": name, "algorithm": method,
+                    "columns": columns, "values": columns * n, "rows": n,
+                    "seconds": summarize([seconds]),
+                    "values_per_second": columns * n / seconds})
         del x, result
     sample = table(100_000)
     exact = microaggregate(sample, 5, backend=backend).information_loss
     parted = microaggregate(sample, 5, partition_rows=partition_rows,
                             backend=backend).information_loss
-    out[-1]["sample_information_loss"] = {"exact": exact, "partitioned": parted,
-                                          "ratio": parted / exact}
+    out[1]["sample_information_loss"] = {"exact": exact, "partitioned": parted,
+                                         "ratio": parted / exact}
     return out
 
 
@@ -74,6 +86,8 @@ def main(argv=None) -> int:
     p.add_argument("--mdav-rows", type=row_count, default=100_000)
     p.add_argument("--mdav-census-rows", type=row_count, default=1_000_000)
     p.add_argument("--partition-rows", type=row_count, default=20_000)
+    p.add_argument("--vmdav-rows", type=row_count, default=100_000)
+    p.add_argument("--optimal-rows", type=row_count, default=1_000_000)
     args = p.parse_args(argv)
     backend = resolve_backend(args.backend)
     sync = synchronizer(backend)
@@ -108,16 +122,17 @@ def main(argv=None) -> int:
                      f"({fmt_seconds(t['min'])})", f"{values / t['median'] / 1e6:,.1f} M/s"])
         print(f"  done {name}", file=sys.stderr, flush=True)
     for case in mdav_cases(backend, sync, args.mdav_rows, args.mdav_census_rows,
-                           args.partition_rows):
+                           args.partition_rows, args.vmdav_rows, args.optimal_rows):
         results.append(case)
         t = case["seconds"]["median"]
-        rows.append([f"{case['method']} ({case['rows']:,} x 5)", f"{case['values']:,}",
+        rows.append([f"{case['method']} ({case['rows']:,} x {case['columns']})",
+                     f"{case['values']:,}",
                      fmt_seconds(t), f"{case['values_per_second'] / 1e6:,.1f} M/s"])
         print(f"  done {case['method']}: information loss {case['information_loss']:.5f}",
               file=sys.stderr, flush=True)
     print()
     print_table(["method", "values", "time", "values/s"], rows)
-    loss = results[-1]["sample_information_loss"]
+    loss = next(c["sample_information_loss"] for c in results if "sample_information_loss" in c)
     print(f"# information loss on a 10^5-record sample: exact {loss['exact']:.5f}, in "
           f"partitions of {args.partition_rows:,} {loss['partitioned']:.5f} "
           f"({100 * (loss['ratio'] - 1):+.1f} %)")

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the exported names' types, for type checkers (imported lazi
         PrivacyModel,
         SampleUniqueness,
     )
+    from .tradeoff import Exploration, explore
 
 _EXPORTS = {
     "Anonymizer": "anonymizer", "AnonymizationResult": "anonymizer",
@@ -38,13 +39,14 @@ _EXPORTS = {
     "KAnonymity": "models", "DistinctLDiversity": "models", "PrivacyModel": "models",
     "AverageReidentificationRisk": "models", "PopulationUniqueness": "models",
     "SampleUniqueness": "models",
+    "explore": "tradeoff", "Exploration": "tradeoff",
 }
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError", "Backend", "BackendError",
            "get_backend", "Schema", "SchemaError", "Hierarchy", "HierarchyError",
            "UnknownValuesError", "Loss", "Precision", "Discernibility", "KAnonymity",
            "DistinctLDiversity", "PrivacyModel", "AverageReidentificationRisk",
-           "PopulationUniqueness", "SampleUniqueness"]
+           "PopulationUniqueness", "SampleUniqueness", "explore", "Exploration"]
 
 
 def __getattr__(name: str):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, NamedTuple, Sequence
 
+import numpy as np
 import pandas as pd
 
 from . import cluster, kernels
@@ -25,11 +26,13 @@ from .engine.encoding import (EncodedTable, Role, Schema, SchemaError, check_hie
                               encode_chunks, hierarchy_of)
 from .engine.evaluate import (Evaluator, LatticeOracle, NodeStats, check_models, checked_evaluator,
                               referred_sensitive)
-from .engine.lattice import Lattice
-from .engine.metrics import METRICS, Metric, make_metric
+from .engine.lattice import Lattice, node_levels
+from .engine.metrics import Metric, make_metric
+from .engine.microaggregation import check_microaggregation
 from .engine.search import PREFERENCES, SEARCHES, SearchResult, make_search
 from .engine.transform import SUPPRESSION_MODES, Release, RowBuckets, release, release_buckets
 from .errors import InputError, InputTypeError, UserError
+from .core.datatypes import check_types
 from .hierarchy import Hierarchy
 from .io import (CHUNK_ROWS, TABLE_SUFFIXES, DatasetWriter, OutputPlan, TableWriter,
                  estimated_rows, jsonable, read_chunks, table_columns, table_delimiter)
@@ -178,7 +181,8 @@ class AnonymizationResult:
         return {
             "transformation": dict(self.transformation),
             "information_loss": self.information_loss,
-            "information_loss_relative": self.information_loss / divisor if n else 0.0,
+            "information_loss_relative": (None if divisor is None else
+                                          self.information_loss / divisor if n else 0.0),
             "information_loss_scale": scale,
             "metric": self.metric,
             "rows_in_release": self.release.rows_in_release,
@@ -230,6 +234,15 @@ class AnonymizationResult:
     def _repr_html_(self) -> str:
         return result_html(self)
 
+    def local_recoding(self, data: pd.DataFrame, records_per_iteration: float = 0.01, *,
+                       search: str | None = None, suppressed: str | None = None, seed=None):
+        """ARX's iterative local recoding (``optimizeIterativeFast``) of this result's
+        suppressed records; ``data`` is the table :meth:`Anonymizer.fit` was given.  See
+        :func:`gpuppdp.algorithms.local_recoding.local_recoding`."""
+        from .algorithms.local_recoding import local_recoding  # deferred: it imports this
+        return local_recoding(self, data, records_per_iteration, search=search,
+                              suppressed=suppressed, seed=seed)
+
     def apply(self, data: pd.DataFrame, *, seed=None) -> pd.DataFrame:
         """Apply the chosen generalization to new data of the same schema; classes of the new
         data that fail the privacy models are suppressed.  Returns the released table; its
@@ -273,7 +286,17 @@ class Anonymizer:
         Further privacy models (e.g. ``DistinctLDiversity("occupation", 3)``).
     suppression_limit : float in [0, 1]
         Largest share of records that may be suppressed.
-    metric : {"loss", "precision", "discernibility"} or Metric
+    metric : str or Metric
+        A name of :data:`gpuppdp.engine.metrics.METRICS` (``loss``, ``precision``,
+        ``discernibility``, ``discernibility-monotonic``, ``aecs``, ``entropy``,
+        ``entropy-monotonic``, ``normalized-entropy``, ``height``, ``ambiguity``: ARX's quality
+        models) or a :class:`~gpuppdp.engine.metrics.Metric`.
+    attribute_weights : mapping QID -> weight >= 0, optional
+        ARX's attribute weights (``setAttributeWeight``; 0.5 unless given) for the metrics
+        that weigh attributes (loss, precision, entropy, normalized-entropy, height).
+    gs_factor : float in [0, 1], optional
+        ARX's generalization/suppression factor (default 0.5) for loss, precision, entropy and
+        aecs.
     search : {"auto", "flash", "exhaustive", "levels", "lightning", "beam", "samarati"}
         ``flash`` is ARX's algorithm (same optimum, same tie-break as ARX); ``exhaustive``
         evaluates every node in batches (ties: lower height, then smaller node id);
@@ -299,15 +322,28 @@ class Anonymizer:
         ``FutureWarning`` for one release.
     seed : int, optional
         Seed of the release's row permutation (default: OS entropy).
+    microaggregation : mapping column -> {"mean", "geomean", "median", "mode", "interval"}
+        ARX's microaggregation inside the generalization (CLI: ``--microaggregate
+        COL:FUNCTION``): the column is released as the aggregate of its values in each class.
+        A column without a hierarchy joins no lattice and the loss metric charges it (ARX's
+        default); one with a hierarchy in ``quasi_identifiers`` is generalized, then
+        aggregated (ARX's ``performClustering``).  See :mod:`gpuppdp.engine.microaggregation`.
+    types : mapping column -> DataType or text, optional
+        Data types (ARX's ``setDataType``; CLI: ``--type COL=TYPE``): ``integer``,
+        ``decimal``, ``date[:FORMAT]``, ``ordered:V1,V2,...`` or ``string``
+        (:mod:`gpuppdp.core.datatypes`).  Untyped columns are numbers when every value is one.
     """
 
     def __init__(self, *, quasi_identifiers: Mapping[str, Hierarchy | str], sensitive=(),
                  insensitive=(), identifying=(), others: str = "error", k: int | None = None,
                  models: Sequence[PrivacyModel] = (), suppression_limit: float = 0.0,
-                 metric: str | Metric = "loss", search: str = "auto",
+                 metric: str | Metric = "loss",
+                 attribute_weights: Mapping[str, float] | None = None,
+                 gs_factor: float | None = None, search: str = "auto",
                  backend: str | Backend = "auto", suppressed: str = "mark", seed=None,
                  time_limit: float | None = None, prefer: str = "height",
-                 suppression=_NOT_GIVEN):
+                 microaggregation: Mapping[str, str] | None = None,
+                 types: Mapping[str, object] | None = None, suppression=_NOT_GIVEN):
         if suppression is not _NOT_GIVEN:
             warnings.warn("Anonymizer(suppression=...) is renamed suppressed=...; the old "
                           "name goes in the next release", FutureWarning, stacklevel=2)
@@ -321,12 +357,16 @@ class Anonymizer:
         self.models = models
         self.suppression_limit = suppression_limit
         self.metric = metric
+        self.attribute_weights = attribute_weights
+        self.gs_factor = gs_factor
         self.search = search
         self.backend = backend
         self.suppressed = suppressed
         self.seed = seed
         self.time_limit = time_limit
         self.prefer = prefer
+        self.microaggregation = microaggregation
+        self.types = types
         self._check_parameters()
 
     def _check_parameters(self) -> None:
@@ -342,10 +382,12 @@ class Anonymizer:
                                      f"{getattr(self, role)!r}")
         _models(self.k, self.models, self.sensitive)
         check_number("suppression_limit", self.suppression_limit, 0.0, 1.0)
-        if not isinstance(self.metric, Metric) and not (
-                isinstance(self.metric, str) and self.metric.lower() in METRICS):
-            raise InputError(f"metric must be one of {sorted(METRICS)} or a Metric, got "
-                             f"{self.metric!r}")
+        self._metric()
+        aggregated = self._aggregations()
+        for column in self.attribute_weights or {}:
+            if column not in qis and column not in aggregated:
+                raise InputError(f"attribute_weights: {column!r} is not a quasi-identifier "
+                                 f"(they are {list(qis)})")
         for name, value, choices in (("search", self.search, SEARCHES),
                                      ("prefer", self.prefer, PREFERENCES),
                                      ("suppressed", self.suppressed, SUPPRESSION_MODES)):
@@ -355,6 +397,22 @@ class Anonymizer:
             raise InputError(f"backend must be one of {BACKEND_CHOICES}, got {self.backend!r}")
         if self.time_limit is not None:
             check_number("time_limit", self.time_limit, 0.001)
+
+    def _aggregations(self) -> dict:
+        """``{column: Aggregation}`` of :attr:`microaggregation`, checked against the metric
+        (ARX's precision charges an aggregated attribute in a way not reproduced here)."""
+        aggregated = check_microaggregation(self.microaggregation, self.quasi_identifiers,
+                                            check_types(self.types))
+        if any(not a.clustered for a in aggregated.values()) and \
+                self._metric().name in ("precision", "precision-monotonic"):
+            raise InputError("microaggregation with the precision metric is not supported "
+                             "yet (ARX charges the aggregated attribute there); use the loss "
+                             "metric, or give the column a hierarchy")
+        return aggregated
+
+    def _metric(self) -> Metric:
+        return make_metric(self.metric, gs_factor=self.gs_factor,
+                           attribute_weights=self.attribute_weights)
 
     def get_params(self, deep: bool = True) -> dict:
         """The constructor's parameters, by name (scikit-learn's ``get_params``; ``deep`` is
@@ -372,11 +430,15 @@ class Anonymizer:
         self._check_parameters()
         hierarchies = {n: hierarchy_of(n, h) for n, h in self.quasi_identifiers.items()}
         schema = Schema(hierarchies, self.sensitive, self.insensitive, self.identifying,
-                        self.others)
+                        self.others, self._aggregations())
         models = _models(self.k, self.models, self.sensitive)
         referred = referred_sensitive(models)
-        return _Setup(schema, models, make_metric(self.metric), get_backend(self.backend),
-                      [c for c in schema.sensitive if c in referred])
+        metric = self._metric()
+        # the aggregated attributes the metric charges travel with the sensitive ones
+        charged = schema.microaggregated if getattr(metric, "charges_microaggregation",
+                                                    False) else []
+        return _Setup(schema, models, metric, get_backend(self.backend),
+                      [c for c in schema.sensitive if c in referred] + charged)
 
     def _evaluator_for(self, data: pd.DataFrame) -> Evaluator:
         """The evaluator of ``data`` under this anonymizer's parameters."""
@@ -432,6 +494,9 @@ class Anonymizer:
         setup = self._setup()
         limit = float(self.suppression_limit)
         on_dask = cluster.is_dask_frame(data)
+        if on_dask and self.microaggregation:
+            raise InputError("microaggregation needs the table in memory (a pandas "
+                             "DataFrame), not a Dask DataFrame")
         if on_dask:
             evaluator = setup.evaluator(cluster.encode_dask(data, setup.schema, setup.backend,
                                                             setup.sensitive), limit)
@@ -449,6 +514,40 @@ class Anonymizer:
             rel = release(data, evaluator, searched[3], suppression=self.suppressed,
                           seed=self.seed)
         return self._result(setup, evaluator, searched, rel, [t0, t1, t2, time.perf_counter()])
+
+    def release(self, data: pd.DataFrame, node) -> AnonymizationResult:
+        """Release ``data`` at a node of one's choice (e.g. from the frontier of
+        :func:`gpuppdp.explore`) instead of the searched optimum: ``node`` is a mapping QID
+        -> level naming every QID once, or a sequence of levels in the table's QID order.
+        The node is checked against the models as the search checks one: its failing classes
+        are suppressed, and :class:`NoSolutionError` says so when they hold more records than
+        the suppression limit allows.  The result is :meth:`fit`'s, its search ``"given"``."""
+
+        t0 = time.perf_counter()
+        setup = self._setup()
+        evaluator = setup.evaluator(encode(data, setup.schema, setup.backend, setup.sensitive),
+                                    float(self.suppression_limit))
+        enc = evaluator.encoded
+        levels = node_levels(node, enc.qi_names, enc.heights)
+        t1 = time.perf_counter()
+        stats, _ = evaluator.evaluate(levels[None, :], evaluator.bottom, np.zeros(1, np.int64))
+        row = stats.row(0)
+        if not row["anonymous"]:
+            given = ", ".join(f"{q}={v}" for q, v in zip(enc.qi_names, levels))
+            raise NoSolutionError(
+                f"transformation {given} does not satisfy "
+                f"{models_text([m.describe() for m in setup.models])} within the suppression "
+                f"limit: {row['suppressed']} records would be suppressed, at most "
+                f"{evaluator.max_suppressed} of {enc.n_rows} may "
+                f"({float(self.suppression_limit):.2%}); allow more suppression or pick "
+                "another node")
+        lattice = Lattice(enc.heights)
+        found = SearchResult(lattice.node_id(levels), row, 1, time.perf_counter() - t1,
+                             "given", {"all_stats": stats})
+        t2 = time.perf_counter()
+        rel = release(data, evaluator, levels, suppression=self.suppressed, seed=self.seed)
+        return self._result(setup, evaluator, (found, lattice, None, levels), rel,
+                            [t0, t1, t2, time.perf_counter()])
 
     def fit_file(self, path: str | os.PathLike, output: str | os.PathLike, *,
                  sep: str | None = None, output_sep: str | None = None,
@@ -478,6 +577,9 @@ class Anonymizer:
         plan = OutputPlan([path]).add("output", output, TABLE_SUFFIXES, dataset=dataset)
         t0 = time.perf_counter()
         setup = self._setup()
+        if self.microaggregation:
+            raise InputError("microaggregation needs the table in memory: use fit() (the "
+                             "command line reads such a table whole)")
         columns = table_columns(path, sep=sep)
         roles = setup.schema.resolve(columns)
         kept = [c for c in columns if roles[c] not in (None, Role.IDENTIFYING)]

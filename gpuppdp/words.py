@@ -101,12 +101,16 @@ def models_text(models) -> str:
     return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def loss_scale(metric: str, rows: int) -> tuple[float, str]:
+def loss_scale(metric: str, rows: int) -> tuple[float | None, str]:
     """``(divisor, words)``: what divides a loss of ``metric`` into a share of its maximum on
-    a table of ``rows`` records, and that scale in words."""
-    if metric == "discernibility":  # sum |E|^2 + n per suppressed record <= n^2
+    a table of ``rows`` records (``None``: a metric without one), and that scale in words."""
+    if metric in ("discernibility", "discernibility-monotonic"):  # <= n^2
         return float(rows * rows), (
             f"sum of squared class sizes plus {rows} per suppressed record; maximum "
             f"{rows * rows} (every record in one class or suppressed)")
+    if metric == "aecs":
+        return float(rows), f"average class size; maximum {rows} (one class)"
+    if metric not in ("loss", "precision"):
+        return None, f"ARX's value of the {metric} metric, in its own units"
     return 1.0, ("share of the maximum: 0 = no value generalized or suppressed, 1 = every "
                  "value at the top of its hierarchy or suppressed")

@@ -26,6 +26,8 @@ BACKEND_PARAMS = ["numpy", "strict"] + (["cupy"] if GPU_TIER else [])
 SLOW = {
     "test_risk_models_arx.py::test_flash_matches_arx",
     "test_risk_models_arx.py::test_other_searches_reach_arxs_optimum",
+    "test_local_recoding.py::test_local_recoding_matches_arx_on_more_qids",
+    "test_tradeoff_optimize.py::test_m4_and_more_instances_beat_the_grid",
     "test_aot.py::test_ahead_of_time_kernels_give_the_jit_results",
     "test_aot.py::test_first_search_compiles_no_declared_kernel",
     "test_outputs.py::test_stop_signals_leave_nothing_behind",
@@ -53,6 +55,12 @@ SLOW = {
     "test_cluster.py::test_release_order_is_shuffled_across_partitions",
     "test_dp_trust_releases.py::test_fork_while_another_thread_draws_does_not_deadlock",
     "test_properties.py::test_node_stats_match_the_naive_checker",
+    "test_dp_gaussian.py::test_release_on_the_grid",
+    "test_dp_gaussian.py::test_one_million_draws_pass_chi_squared",
+    "test_vmdav.py::test_vmdav_equals_the_paper_on_every_backend",
+    "test_quality_models_arx.py::test_arx_optimum_and_loss_more_cases",
+    "test_quality_models_arx.py::test_every_node_against_a_plain_reference_more_parameters",
+    "test_arx_microaggregation.py::test_arx_optimum_loss_and_release_more_cases",
 }
 
 

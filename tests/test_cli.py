@@ -466,7 +466,7 @@ def test_error_l_diversity_without_sensitive(capsys, tmp_path, table):
     (["--qi", "age=h.csv", "--suppression", "lots"],
      "expected a fraction like 0.05 or 5%, got 'lots'"),
     (["--qi", "age=h.csv", "--l-diversity", "entropy:two"], "--l-diversity expects distinct:L"),
-    (["--qi", "age=h.csv", "--metric", "entropy"], "invalid choice: 'entropy'"),
+    (["--qi", "age=h.csv", "--metric", "gini"], "invalid choice: 'gini'"),
     (["--qi", "age=h.csv", "--alpha-k", "0.5"], "--alpha-k expects ALPHA,K"),
     (["--qi", "age=h.csv", "--beta-likeness", "strong:2"],
      "--beta-likeness expects basic:B or enhanced:B"),

@@ -182,3 +182,22 @@ def test_ml_tolerance(sk):
     assert not any(tight["within_tolerance"].values())
     with pytest.raises(ValueError, match="tolerance"):
         ml.ml_utility_loss(orig, rel, features=["f"], target="y", tolerance=-1)
+
+
+def test_ml_tolerance_is_relative(sk):
+    # Def. 25: lambda bounds L_U = (acc_original - acc_released) / acc_original, not the drop
+    y = ["a"] * 36 + ["b"] * 24
+    f = list(y)
+    f[0], f[36] = "b", "a"           # an original a little noisy: accuracy below 1
+    orig = pd.DataFrame({"f": f, "y": y})
+    rel = orig.assign(f="*")
+    res = ml.ml_utility_loss(orig, rel, features=["f"], target="y", cv=2)
+    acc_o, acc_r = res["accuracy_original"], res["accuracy_released"]
+    assert 0 < acc_r < acc_o < 1
+    drop, rel_loss = acc_o - acc_r, (acc_o - acc_r) / acc_o
+    lam = (drop + rel_loss) / 2      # above the absolute drop, below the relative loss
+    res = ml.ml_utility_loss(orig, rel, features=["f"], target="y", cv=2, tolerance=lam)
+    assert res["within_tolerance"]["accuracy"] is False
+    res = ml.ml_utility_loss(orig, rel, features=["f"], target="y", cv=2,
+                             tolerance=rel_loss + 1e-9)
+    assert res["within_tolerance"]["accuracy"] is True

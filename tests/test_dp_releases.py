@@ -236,7 +236,7 @@ def test_releases_record_delta(backend, people, hierarchies):
     (dict(by="sex", levels={"age": 1}), ValueError, "not among the grouping columns"),
     (dict(by="income", levels={"income": 1}), ValueError, "needs a hierarchy"),
     (dict(by=["age", "sex"], max_cells=10), ValueError, "120 cells, more than max_cells=10"),
-    (dict(by="sex", mechanism="gaussian"), ValueError, "mechanism must be one of"),
+    (dict(by="sex", mechanism="cauchy"), ValueError, "mechanism must be one of"),
     (dict(by="sex", epsilon=0), ValueError, "epsilon must be a finite number > 0"),
     (dict(by="sex", neighbouring="swap"), ValueError, "neighbouring must be one of"),
 ])

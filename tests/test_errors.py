@@ -279,8 +279,10 @@ def test_models_not_privacy_models(hierarchies):
 
 # -- option names ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("option,value,message", [
-    ("metric", "entropy",
-     "metric must be one of ['discernibility', 'loss', 'precision'] or a Metric, got 'entropy'"),
+    ("metric", "gini",
+     "metric must be one of ['aecs', 'ambiguity', 'discernibility', 'discernibility-monotonic', "
+     "'entropy', 'entropy-monotonic', 'height', 'loss', 'normalized-entropy', 'precision'] or a "
+     "Metric, got 'gini'"),
     ("search", "genetic", "search must be one of ('auto', 'flash', 'exhaustive', 'levels', "
                           "'lightning', 'beam', 'samarati'), got 'genetic'"),
     ("backend", "tpu", "backend must be one of ('auto', 'cpu', 'gpu'), got 'tpu'"),

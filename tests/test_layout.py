@@ -31,7 +31,7 @@ LAYERS = [
     ("algorithms", ["gpuppdp.algorithms"]),
     ("api", ["gpuppdp", "gpuppdp.anonymizer", "gpuppdp.cluster", "gpuppdp.notebook",
              "gpuppdp.datasets", "gpuppdp.census", "gpuppdp.testing", "gpuppdp.data"]),
-    ("report", ["gpuppdp.report"]),
+    ("report", ["gpuppdp.report", "gpuppdp.tradeoff"]),
     ("cli", ["gpuppdp.cli"]),
 ]
 

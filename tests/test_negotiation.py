@@ -154,8 +154,9 @@ def test_every_policy_equals_the_naive_reference(seed):
                          "v": rng.choice(["v0", "v1", "v2"], n, p=[.6, .3, .1]),
                          "w": rng.choice([f"w{i}" for i in range(4)], n),
                          "s": rng.choice(list("pqrst"), n, p=[.4, .3, .15, .1, .05])})
-    neg = Negotiation(hs, "s", epsilon=0.3, alpha=0.5, gamma=0.8, delta=1.5, basis="total",
-                      utility_basis="class", backend="cpu").fit(data)
+    neg = Negotiation(hs, "s", epsilon=0.3, alpha=0.5, delta_distribution=0.8,
+                      gamma_entropy=1.5, basis="total", utility_basis="class",
+                      backend="cpu").fit(data)
     qids = neg.quasi_identifiers
     assert qids == ["u", "v", "w"]
     prior = data["s"].value_counts() / n
@@ -251,10 +252,10 @@ def test_promotions_and_demotions():
 
 def tiny_class_negotiation(**kw):
     # class basis: G = {2, 3, 4, 5} (eps .65 excludes the sqrt(.875) classes of 0 and 1);
-    # gamma .75 keeps 0, 1, 3 (0.7739 > .75): acceptable = {3} = (a 0, b 1)
+    # delta .75 keeps 0, 1, 3 (0.7739 > .75): acceptable = {3} = (a 0, b 1)
     data, hs = tiny()
-    return Negotiation(hs, "s", epsilon=0.65, alpha=1.5, gamma=0.75, delta=1.5,
-                       backend="cpu", **kw).fit(data)
+    return Negotiation(hs, "s", epsilon=0.65, alpha=1.5, delta_distribution=0.75,
+                       gamma_entropy=1.5, backend="cpu", **kw).fit(data)
 
 
 def test_flat_rate_proposal_and_deal():
@@ -312,7 +313,7 @@ def test_counter_offer_without_a_pattern_when_moves_run_out():
 
 def test_no_acceptable_policy_terminates():
     data, hs = tiny()
-    neg = Negotiation(hs, "s", epsilon=0.65, alpha=1.5, gamma=0.1, delta=0.1,
+    neg = Negotiation(hs, "s", epsilon=0.65, alpha=1.5, delta_distribution=0.1, gamma_entropy=0.1,
                       backend="cpu").fit(data)
     assert neg.offer([["a"]])["action"] == "no-match"
     assert neg.counter() is None
@@ -367,7 +368,7 @@ def test_cli_choices_equal_the_library_constants():
 
 ADULT_QIDS = ["sex", "age", "race", "marital-status", "education"]
 ADULT_PATTERN = [["age", "education"], ["sex", "race"], ["marital-status"]]
-EPS, ALPHA, GAMMA, DELTA = 0.6, 0.85, 0.55, 0.8
+EPS, ALPHA, DELTA_D, GAMMA_H = 0.6, 0.85, 0.55, 0.8
 
 
 @pytest.fixture(scope="module")
@@ -396,8 +397,9 @@ def adult_reference(adult):
 @pytest.mark.parametrize("objective", ["flat", "variable"])
 def test_adult_deal_rechecked_independently(adult, adult_reference, objective):
     data, hs = adult
-    neg = Negotiation(hs, "salary-class", epsilon=EPS, alpha=ALPHA, gamma=GAMMA, delta=DELTA,
-                      basis="class", utility_basis="total", objective=objective,
+    neg = Negotiation(hs, "salary-class", epsilon=EPS, alpha=ALPHA, delta_distribution=DELTA_D,
+                      gamma_entropy=GAMMA_H, basis="class", utility_basis="total",
+                      objective=objective,
                       profit="linear:100,50", backend="cpu").fit(data)
     assert neg.lattice.size == 2 * 5 * 2 * 3 * 4
     answer = neg.offer(ADULT_PATTERN)
@@ -421,8 +423,8 @@ def test_adult_deal_rechecked_independently(adult, adult_reference, objective):
     # the utility threshold, measured with pandas on the release
     prior = data["salary-class"].value_counts() / len(data)
     ref = naive_figures(released, ADULT_QIDS, "salary-class", prior)
-    assert ref["distribution_utility_loss_mean"] <= GAMMA
-    assert ref["entropy_utility_loss_mean"] <= DELTA
+    assert ref["distribution_utility_loss_mean"] <= DELTA_D
+    assert ref["entropy_utility_loss_mean"] <= GAMMA_H
     assert ref["distribution_utility_loss_mean"] == pytest.approx(
         deal["distribution_utility_loss_mean"])
     # the pattern
@@ -433,8 +435,8 @@ def test_adult_deal_rechecked_independently(adult, adult_reference, objective):
     acceptable = {lv: f for lv, f in adult_reference.items()
                   if f["distribution_privacy_loss_max"] <= EPS
                   and f["entropy_privacy_loss_max"] <= ALPHA
-                  and f["distribution_utility_loss_mean"] <= GAMMA
-                  and f["entropy_utility_loss_mean"] <= DELTA}
+                  and f["distribution_utility_loss_mean"] <= DELTA_D
+                  and f["entropy_utility_loss_mean"] <= GAMMA_H}
     assert len(acceptable) >= 2
     chosen = tuple(levels[q] for q in ADULT_QIDS)
     assert chosen in acceptable
@@ -448,9 +450,10 @@ def test_adult_deal_rechecked_independently(adult, adult_reference, objective):
 
 def test_adult_counter_offer_rechecked_independently(adult):
     data, hs = adult
-    gamma = 0.45
-    neg = Negotiation(hs, "salary-class", epsilon=EPS, alpha=ALPHA, gamma=gamma, delta=DELTA,
-                      basis="class", utility_basis="total", backend="cpu").fit(data)
+    delta = 0.45
+    neg = Negotiation(hs, "salary-class", epsilon=EPS, alpha=ALPHA, delta_distribution=delta,
+                      gamma_entropy=GAMMA_H, basis="class", utility_basis="total",
+                      backend="cpu").fit(data)
     offered = [["education"], ["age"], ["race"]]
     heights = {q: hs[q].height for q in ADULT_QIDS}
     prior = data["salary-class"].value_counts() / len(data)
@@ -458,8 +461,8 @@ def test_adult_counter_offer_rechecked_independently(adult):
     def acceptable(levels):
         f = naive_figures(generalized(data, hs, levels), ADULT_QIDS, "salary-class", prior)
         return (f["distribution_privacy_loss_max"] <= EPS and f["entropy_privacy_loss_max"]
-                <= ALPHA and f["distribution_utility_loss_mean"] <= gamma
-                and f["entropy_utility_loss_mean"] <= DELTA)
+                <= ALPHA and f["distribution_utility_loss_mean"] <= delta
+                and f["entropy_utility_loss_mean"] <= GAMMA_H)
 
     # naively: no acceptable policy matches the offer
     matching = [lv for lv in all_levels(hs, ADULT_QIDS)
@@ -486,7 +489,7 @@ def _write_tiny(tmp_path):
     (tmp_path / "b.csv").write_text("\n".join(";".join(r) for r in B_ROWS) + "\n")
     return [str(tmp_path / "in.csv"), "--qi", f"a={tmp_path / 'a.csv'}",
             "--qi", f"b={tmp_path / 'b.csv'}", "--sensitive", "s",
-            "--privacy-loss", "0.65,1.5", "--utility-loss", "0.75,1.5", "--backend", "cpu"]
+            "--privacy-loss", "0.65,1.5", "--delta", "0.75", "--gamma", "1.5", "--backend", "cpu"]
 
 
 def test_cli_round_trip(tmp_path, capsys):
@@ -518,6 +521,35 @@ def test_cli_round_trip(tmp_path, capsys):
     assert set(released["b"]) == {"*"}
 
 
+def test_former_gamma_delta_names_keep_their_meaning_with_a_warning(tmp_path, capsys):
+    # the thesis: delta bounds the distribution utility loss, gamma the entropy one; the
+    # former gamma= (distribution) and delta= (entropy) are accepted with a warning
+    data, hs = tiny()
+    new = Negotiation(hs, "s", epsilon=0.65, alpha=1.5, delta_distribution=0.75,
+                      gamma_entropy=0.9, backend="cpu").fit(data)
+    with pytest.warns(DeprecationWarning, match="delta_distribution"):
+        old = Negotiation(hs, "s", epsilon=0.65, alpha=1.5, gamma=0.75, delta=0.9,
+                          backend="cpu").fit(data)
+    assert (old.delta_distribution, old.gamma_entropy) == (0.75, 0.9)
+    pd.testing.assert_frame_equal(old.policies, new.policies)
+    # the entropy bound really bounds the entropy utility loss: 0.9 bits drops the nodes
+    # whose classes' mean entropy exceeds it
+    ent = new.policies["entropy_utility_loss_max"].to_numpy()
+    dist = new.policies["distribution_utility_loss_max"].to_numpy()
+    assert (new.policies["utility_ok"].to_numpy() == ((ent <= 0.9) & (dist <= 0.75))).all()
+    with pytest.raises(ValueError, match="not with the former"):
+        Negotiation(hs, "s", epsilon=0.65, alpha=1.5, gamma=0.75, gamma_entropy=0.9)
+    base = _write_tiny(tmp_path)
+    i = base.index("--delta")
+    base[i:i + 4] = ["--utility-loss", "0.75,1.5"]
+    rc = main(["negotiate", *base, "--pattern", "a;b", "--objective", "flat", "--json",
+               str(tmp_path / "deal.json")])
+    assert rc == 0
+    assert "--utility-loss GAMMA,DELTA is deprecated" in capsys.readouterr().err
+    assert json.loads((tmp_path / "deal.json").read_text())["utility_threshold"] == {
+        "delta_distribution": 0.75, "gamma_entropy": 1.5, "basis": "class"}
+
+
 def test_cli_accept_counter_and_no_deal(tmp_path):
     base = _write_tiny(tmp_path)
     deal_json = tmp_path / "deal.json"
@@ -537,7 +569,7 @@ def test_cli_accept_counter_and_no_deal(tmp_path):
                "--prior", str(tmp_path / "prior.csv"), "--json", str(deal_json)])
     summary = json.loads(deal_json.read_text())
     data, hs = tiny()
-    neg = Negotiation(hs, "s", epsilon=0.65, alpha=1.5, gamma=0.75, delta=1.5,
+    neg = Negotiation(hs, "s", epsilon=0.65, alpha=1.5, delta_distribution=0.75, gamma_entropy=1.5,
                       prior={"x": 0.25, "y": 0.25, "z": 0.25, "w": 0.25}, backend="cpu").fit(data)
     assert summary["policies_in_G"] == int(neg.policies["privacy_ok"].sum())
     assert rc == (0 if neg.offer("a;b")["action"] == "proposal" else 1)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gpuppdp.errors import InputError
+from gpuppdp.kernels import swap
 from gpuppdp.perturb import (add_noise, bottom_code, invariant_pram_matrix, normal,
                              permute_within, pram, random_source, rank_swap, top_code, uniform)
 
@@ -87,6 +88,16 @@ def test_rank_swap_equals_direct_loops_and_keeps_the_multiset(backend, p):
     distinct = rng.permutation(len(x)).astype(np.float64)  # only a block's odd one stays
     moved = _host(backend, rank_swap(backend.asarray(distinct), p, seed=11, backend=backend))
     assert (moved == distinct).sum() <= -(-len(x) // width)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_rank_order_in_chunks_is_numpys_stable_order(monkeypatch, dtype):
+    monkeypatch.setattr(swap, "SORT_CHUNK_ROWS", 1_000)  # several chunks, merged pairwise
+    monkeypatch.setattr(swap.numba, "get_num_threads", lambda: 5)
+    x = np.random.default_rng(3).integers(-40, 40, size=5_003).astype(dtype)  # many ties
+    if dtype == np.float64:
+        x[::7] = -0.0  # equal to 0.0, ordered by position
+    np.testing.assert_array_equal(swap.stable_argsort(x), np.argsort(x, kind="stable"))
 
 
 def test_pram_follows_the_matrix_draw_by_draw(backend):

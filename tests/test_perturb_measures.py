@@ -17,8 +17,11 @@ def test_information_loss_by_hand(backend):
     assert got["mean_variation"] == pytest.approx(1 / 6)       # |2 - 7/3| / 2
     assert got["covariance_variation"] == pytest.approx(4 / 3)  # |1 - 7/3| / 1
     assert got["correlation_variation"] == 0.0 and got["eigenvalue_distance"] == 0.0
+    assert got["il1s_per_column"] == [pytest.approx((1 / 3) / np.sqrt(2))]
+    assert got["correlations"] == {"original": [], "masked": []}  # one column, no pair
     same = information_loss(backend.asarray(x), backend.asarray(x), backend=backend)
-    assert all(v == 0 for v in same.values())
+    assert all(v == 0 for v in same.values() if isinstance(v, float))
+    assert same["il1s_per_column"] == [0.0]
 
 
 def test_correlations_and_eigenvalues(backend):
@@ -32,6 +35,13 @@ def test_correlations_and_eigenvalues(backend):
     assert got["correlation_variation"] == pytest.approx(abs(r[0, 1]) / 3, abs=0.02)
     assert got["eigenvalue_distance"] > 0.3
     assert got["mean_variation"] == pytest.approx(0.0, abs=1e-12)
+    pairs = np.triu_indices(3, 1)  # (0, 1), (0, 2), (1, 2)
+    assert got["correlations"]["original"] == pytest.approx(r[pairs].tolist())
+    assert got["correlations"]["masked"] == \
+        pytest.approx(np.corrcoef(y, rowvar=False)[pairs].tolist())
+    per = np.abs(x - y).mean(axis=0) / (np.sqrt(2) * x.std(axis=0, ddof=1))
+    assert got["il1s_per_column"] == pytest.approx(per.tolist())
+    assert np.mean(got["il1s_per_column"]) == pytest.approx(got["il1s"])
 
 
 def test_record_linkage_counts_ties(backend):

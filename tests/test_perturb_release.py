@@ -65,6 +65,11 @@ def test_noise_coding_and_a_given_pram_matrix():
     assert not np.allclose(out["income"], data["income"])
     ratio = np.var(out["hours"] - data["hours"]) / np.var(data["hours"])
     assert 0.1 < ratio < 0.3  # noise of 20 % of the variance
+    assert methods["noise"]["noise_method"] == "correlated"
+    for method, columns in (("noise", ["income", "hours"]), ("top_code", ["age"])):
+        il1s = np.mean([np.abs(out[c] - data[c]).mean() / (np.sqrt(2) * data[c].std())
+                        for c in columns])  # each method's IL1s, by hand
+        assert methods[method]["il1s"] == pytest.approx(il1s)
 
 
 def test_text_numbers_are_read_and_misuse_is_named():

@@ -83,13 +83,22 @@ def test_identity_release_loses_no_utility(backend):
 def test_thresholds():
     orig, rel = inpatient()
     res = utility.privacy_utility_losses(orig, rel, QIDS, "condition", epsilon=0.72, alpha=1.5,
-                                         gamma=0.78, delta=1.5)
-    assert res.satisfied == {"epsilon": True, "alpha": False, "gamma": True, "delta": True}
-    assert res.thresholds == {"epsilon": 0.72, "alpha": 1.5, "gamma": 0.78, "delta": 1.5}
-    res = utility.privacy_utility_losses(orig, rel, QIDS, "condition", epsilon=0.7, gamma=0.77)
-    assert res.satisfied == {"epsilon": False, "gamma": False}
-    with pytest.raises(ValueError, match="gamma"):
-        utility.privacy_utility_losses(orig, rel, QIDS, "condition", gamma=-1)
+                                         delta_distribution=0.78, gamma_entropy=1.5)
+    assert res.satisfied == {"epsilon": True, "alpha": False, "delta_distribution": True,
+                             "gamma_entropy": True}
+    assert res.thresholds == {"epsilon": 0.72, "alpha": 1.5, "delta_distribution": 0.78,
+                              "gamma_entropy": 1.5}
+    res = utility.privacy_utility_losses(orig, rel, QIDS, "condition", epsilon=0.7,
+                                         delta_distribution=0.77)
+    assert res.satisfied == {"epsilon": False, "delta_distribution": False}
+    with pytest.raises(ValueError, match="delta_distribution"):
+        utility.privacy_utility_losses(orig, rel, QIDS, "condition", delta_distribution=-1)
+    # the former keywords: gamma= bounded the distribution, delta= the entropy utility loss
+    with pytest.warns(DeprecationWarning, match="delta_distribution"):
+        old = utility.privacy_utility_losses(orig, rel, QIDS, "condition", gamma=0.77,
+                                             delta=0.5)
+    assert old.thresholds == {"delta_distribution": 0.77, "gamma_entropy": 0.5}
+    assert old.satisfied["delta_distribution"] is False
 
 
 def test_prior_and_suppressed_rows():
@@ -355,12 +364,14 @@ def test_record_reference_is_the_definition_duplicate_qids_lose(backend):
 
 def test_thresholds_on_class_or_total_basis(backend):
     df = pd.DataFrame({"a": ["x", "x", "y", "y", "y", "y"], "s": ["p", "q", "p", "p", "p", "p"]})
-    by_class = utility.privacy_utility_losses(df, df, ["a"], "s", backend=backend, delta=0.5)
-    by_total = utility.privacy_utility_losses(df, df, ["a"], "s", backend=backend, delta=0.5,
-                                              basis="total")
+    by_class = utility.privacy_utility_losses(df, df, ["a"], "s", backend=backend,
+                                              gamma_entropy=0.5)
+    by_total = utility.privacy_utility_losses(df, df, ["a"], "s", backend=backend,
+                                              gamma_entropy=0.5, basis="total")
     assert by_class.maximum["entropy_utility_loss"] == pytest.approx(1.0)
     assert by_class.total["entropy_utility_loss"] == pytest.approx(2 / 6)
-    assert by_class.satisfied == {"delta": False} and by_total.satisfied == {"delta": True}
+    assert by_class.satisfied == {"gamma_entropy": False}
+    assert by_total.satisfied == {"gamma_entropy": True}
     with pytest.raises(ValueError, match="basis must be"):
         utility.privacy_utility_losses(df, df, ["a"], "s", basis="mean")
     with pytest.raises(ValueError, match="reference must be"):

@@ -39,7 +39,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..analysis.checker import check, classes_of_rows, sensitive_table
+from ..analysis.checker import check, classes_of_rows, measured_holds, sensitive_table
 from ..backend import Backend, get_backend
 from ..core.codes import encode_column
 from ..engine.encoding import SchemaError
@@ -622,25 +622,6 @@ def verify_release(release: MondrianRelease) -> dict:
         raise RuntimeError(f"the Mondrian release fails the independent checker: "
                            f"{failing or measured}")
     return measured
-
-
-def measured_holds(model: dict, measured: dict) -> bool:
-    """Does the checker's measure of a release satisfy a model (its ``describe()``)?  Models
-    the checker has no single measure for are taken as holding (Mondrian judged them with
-    their own verdict)."""
-    kind, tol = model["model"], 1e-9
-    if kind == "t-closeness":
-        value = measured.get(f"t_{model['distance']}")
-        return value is None or value <= float(model["t"]) + tol
-    if kind == "distinct-l-diversity":
-        return measured["distinct_l"] >= int(model["l"])
-    if kind == "entropy-l-diversity":
-        return measured["entropy_l"] >= float(model["l"]) - tol
-    if kind == "alpha-k-anonymity":
-        return measured["alpha"] <= float(model["alpha"]) + tol
-    if kind == "delta-disclosure":
-        return measured["delta_disclosure"] <= float(model["delta"]) + tol
-    return True
 
 
 def _start(data, partition, qids, k, l, sens) -> np.ndarray:

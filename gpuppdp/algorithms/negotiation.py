@@ -5,7 +5,8 @@ GLOBECOM 2018), on full-domain generalization.
 >>> from gpuppdp import datasets                                             # doctest: +SKIP
 >>> data, h = datasets.adult()                                               # doctest: +SKIP
 >>> neg = Negotiation({c: h[c] for c in ["age", "sex", "race", "education"]},
-...                   "salary-class", epsilon=0.6, alpha=0.85, gamma=0.55, delta=0.8,
+...                   "salary-class", epsilon=0.6, alpha=0.85, delta_distribution=0.55,
+...                   gamma_entropy=0.8,
 ...                   utility_basis="total", objective="variable",
 ...                   profit="linear:100,50").fit(data)                      # doctest: +SKIP
 >>> neg.offer([["age", "education"], ["sex", "race"]])["policy"]            # doctest: +SKIP
@@ -16,7 +17,8 @@ The parties
 -----------
 * The **data owner** holds the table and fixes a *privacy constraint*, the (epsilon, alpha)
   privacy-loss model of :class:`gpuppdp.models.PrivacyLoss`, and a *utility threshold*
-  (gamma, delta).  Each is judged on a ``"class"`` basis (every equivalence class within the
+  (delta, gamma: the thesis's delta bounds the distribution utility loss, gamma the entropy
+  one).  Each is judged on a ``"class"`` basis (every equivalence class within the
   bound: the largest class value) or a ``"total"`` basis (the release as a whole: the mean over
   its records).
 * A **generalization policy** is a node of the full-domain lattice (one hierarchy level per
@@ -100,12 +102,13 @@ from ..engine.evaluate import LatticeOracle
 from ..engine.lattice import Lattice
 from ..engine.metrics import Metric
 from ..errors import InputError
+from ..analysis.utility import _NOT_GIVEN, utility_thresholds
 from ..models import PrivacyLoss
 from ..validation import check_attribute, check_number
 from ._lattice import lattice_evaluator, lattice_hierarchies
 
-__all__ = ["Negotiation", "LossFigures", "LinearProfit", "parse_profit", "parse_pattern",
-           "FIGURES", "BASES", "OBJECTIVES", "OTHERS"]
+__all__ = ["Negotiation", "LossFigures", "utility_losses", "LinearProfit", "parse_profit",
+           "parse_pattern", "FIGURES", "BASES", "OBJECTIVES", "OTHERS"]
 
 BASES = ("class", "total")
 OBJECTIVES = ("flat", "variable")
@@ -124,6 +127,20 @@ _AGG = {"class": "max", "total": "mean"}
 # the figures of every node, computed by the evaluator in its batches
 # ------------------------------------------------------------------------------------------
 
+def utility_losses(classes: Classes):
+    """``(distribution, entropy)`` utility loss per class (device float64): the mean over the
+    class's records of ``||1_{s(r)} - p_E||_2`` and ``H(p_E)`` (bits), as the module docstring
+    defines them."""
+    xp = classes.xp
+    cls, _, share = entry_shares(classes)
+    sq = segment_sum(xp, cls, share * share, classes.n_classes)
+    # a record of value v in class E loses sqrt(1 - 2 p_E(v) + sum p_E^2); p_E(v) of the
+    # class's records hold v: the class's mean is the share-weighted sum
+    per_value = xp.sqrt(xp.maximum(1.0 - 2.0 * share + sq[cls], 0.0))
+    return (segment_sum(xp, cls, share * per_value, classes.n_classes),
+            xp.abs(classes.entropy_bits()))
+
+
 class LossFigures(Metric):
     """A metric plug-in that computes, for every node of a batch, the privacy and utility
     losses of the module docstring (largest class value and mean over the records of each)
@@ -139,6 +156,7 @@ class LossFigures(Metric):
     monotonic_with_suppression = False
 
     def __init__(self, sensitive: str, prior: Mapping | None = None):
+        super().__init__()
         self.sensitive = sensitive
         self.prior = prior
         self.batches: list[tuple[np.ndarray, np.ndarray]] = []
@@ -151,15 +169,8 @@ class LossFigures(Metric):
     def evaluate(self, classes: Classes, outlier, levels: np.ndarray):
         xp = classes.xp
         cl = classes.for_attribute(self.sensitive)
-        n_classes = cl.n_classes
         dist_priv, ent_priv = self._privacy.losses(cl)
-        cls, _, share = entry_shares(cl)
-        sq = segment_sum(xp, cls, share * share, n_classes)
-        # a record of value v in class E loses sqrt(1 - 2 p_E(v) + sum p_E^2); p_E(v) of the
-        # class's records hold v: the class's mean is the share-weighted sum
-        per_value = xp.sqrt(xp.maximum(1.0 - 2.0 * share + sq[cls], 0.0))
-        dist_util = segment_sum(xp, cls, share * per_value, n_classes)
-        ent_util = xp.abs(cl.entropy_bits())
+        dist_util, ent_util = utility_losses(cl)
         n_nodes = levels.shape[0]
         node = cl.node.astype(xp.int64)
         size = cl.size.astype(xp.float64)
@@ -264,8 +275,11 @@ class Negotiation:
         The sensitive column.
     epsilon, alpha : float
         The privacy constraint: distribution and entropy privacy loss (bits) bounds.
-    gamma, delta : float or None
-        The utility threshold: distribution and entropy utility loss bounds (None: no bound).
+    delta_distribution, gamma_entropy : float or None
+        The utility threshold, by the thesis's names: delta bounds the distribution utility
+        loss, gamma the entropy utility loss (bits) (None: no bound).  The former keywords
+        ``gamma=`` (the distribution bound) and ``delta=`` (the entropy bound) are accepted,
+        with that meaning and a ``DeprecationWarning``, for one release.
     basis : {"class", "total"}
         Basis of the privacy constraint; ``utility_basis`` that of the utility threshold and
         of the profit's loss (default: ``basis``).
@@ -297,17 +311,22 @@ class Negotiation:
     """
 
     def __init__(self, quasi_identifiers: Mapping, sensitive: str, *,
-                 epsilon: float, alpha: float, gamma: float | None = None,
-                 delta: float | None = None, basis: str = "class",
+                 epsilon: float, alpha: float, delta_distribution: float | None = None,
+                 gamma_entropy: float | None = None, basis: str = "class",
                  utility_basis: str | None = None, objective: str = "flat", profit=None,
                  profit_loss: str = "distribution", others: str = "lowest",
-                 max_moves: int = 4, prior: Mapping | None = None, backend="auto"):
+                 max_moves: int = 4, prior: Mapping | None = None, backend="auto",
+                 gamma=_NOT_GIVEN, delta=_NOT_GIVEN):
         self.hierarchies = lattice_hierarchies(quasi_identifiers)
         self.sensitive = check_attribute("sensitive", sensitive, self.hierarchies)
         self.epsilon = check_number("epsilon", epsilon, 0.0)
         self.alpha = check_number("alpha", alpha, 0.0)
-        self.gamma = None if gamma is None else check_number("gamma", gamma, 0.0)
-        self.delta = None if delta is None else check_number("delta", delta, 0.0)
+        delta_distribution, gamma_entropy = utility_thresholds(delta_distribution,
+                                                               gamma_entropy, gamma, delta)
+        self.delta_distribution = None if delta_distribution is None else check_number(
+            "delta_distribution", delta_distribution, 0.0)
+        self.gamma_entropy = None if gamma_entropy is None else check_number(
+            "gamma_entropy", gamma_entropy, 0.0)
         utility_basis = basis if utility_basis is None else utility_basis
         for name, value, allowed in (("basis", basis, BASES),
                                      ("utility_basis", utility_basis, BASES),
@@ -336,7 +355,8 @@ class Negotiation:
 
     def __repr__(self) -> str:
         params = ", ".join(f"{name}={getattr(self, name)!r}" for name in (
-            "sensitive", "epsilon", "alpha", "gamma", "delta", "basis", "utility_basis",
+            "sensitive", "epsilon", "alpha", "delta_distribution", "gamma_entropy", "basis",
+            "utility_basis",
             "objective", "profit", "profit_loss", "others", "max_moves", "prior"))
         return (f"Negotiation(quasi_identifiers={list(self.hierarchies)!r}, {params}, "
                 f"backend={self.backend.name!r})")
@@ -402,10 +422,10 @@ class Negotiation:
         self._utility_ent = values[:, FIGURES.index(f"entropy_utility_loss_{ub}")]
         privacy_ok = (self._privacy_dist <= self.epsilon) & (self._privacy_ent <= self.alpha)
         utility_ok = np.ones(self.lattice.size, dtype=bool)
-        if self.gamma is not None:
-            utility_ok &= self._utility_dist <= self.gamma
-        if self.delta is not None:
-            utility_ok &= self._utility_ent <= self.delta
+        if self.delta_distribution is not None:
+            utility_ok &= self._utility_dist <= self.delta_distribution
+        if self.gamma_entropy is not None:
+            utility_ok &= self._utility_ent <= self.gamma_entropy
         table["privacy_ok"] = privacy_ok
         table["utility_ok"] = utility_ok
         self._profit_values: np.ndarray | None = None
@@ -648,7 +668,8 @@ class Negotiation:
             "quasi_identifiers": list(self.quasi_identifiers),
             "privacy_constraint": {"epsilon": self.epsilon, "alpha": self.alpha,
                                    "basis": self.basis, "prior": self.prior},
-            "utility_threshold": {"gamma": self.gamma, "delta": self.delta,
+            "utility_threshold": {"delta_distribution": self.delta_distribution,
+                                  "gamma_entropy": self.gamma_entropy,
                                   "basis": self.utility_basis},
             "profit": profit, "profit_loss": self.profit_loss, "others": self.others,
             "lattice_size": int(self.lattice.size),

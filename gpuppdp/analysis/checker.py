@@ -29,7 +29,7 @@ from ..core.classes import Classes
 from ..core.codes import DistinctRows, encode_column
 from ..display import Measures
 from ..engine.encoding import EncodedTable, SensitiveColumn, smallest_int_dtype
-from ..engine.transform import factorize_qids
+from ..engine.transform import SUPPRESSED_LABEL, factorize_qids
 from ..errors import InputError
 from ..io import CHUNK_ROWS, read_chunks
 from ..kernels import groupby
@@ -39,8 +39,9 @@ from ..progress import Steps
 from ..validation import check_attribute, check_columns, check_complete, column_list
 from .risk import population_groups
 
-__all__ = ["check", "check_chunks", "CHECK_KEYS", "value_order", "ORDERS", "classes_of_rows",
-           "sensitive_table"]
+__all__ = ["check", "check_chunks", "wildcard_class_sizes", "check_cells", "cell_codes",
+           "CHECK_KEYS", "value_order", "ORDERS", "classes_of_rows", "sensitive_table",
+           "measured_holds", "MEASURED_MODELS"]
 
 #: the named orders of :func:`value_order` (besides an explicit list of values)
 ORDERS = ("auto", "lexical", "numeric")
@@ -109,6 +110,63 @@ def _combine(codes: list, cards: list) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_class_ids` of host code columns (``cards`` values each)."""
     cls, first, _ = groupby.group(np, codes, cards)
     return cls, first
+
+
+def wildcard_class_sizes(query: np.ndarray, data: np.ndarray, cards) -> np.ndarray:
+    """Per row of ``query`` ((m, q) host int64 codes, ``-1`` a suppressed cell), the number of
+    rows of ``data`` ((n, q), the same coding) compatible with it: equal in every column where
+    neither is suppressed -- sdcMicro's frequency ``fk`` with a missing value matching any
+    value (``freqCalc``, alpha = 1; Templ, Kowarik & Meindl 2015, JSS 67(4)).  Rows are
+    grouped by their suppression patterns: one group-by per pair of patterns present, no loop
+    over rows."""
+    q = query.shape[1]
+    bits = 1 << np.arange(q, dtype=np.int64)
+    q_pat, d_pat = (query < 0) @ bits, (data < 0) @ bits
+    out = np.zeros(len(query), dtype=np.int64)
+    d_rows = {int(p): np.flatnonzero(d_pat == p) for p in np.unique(d_pat)}
+    for p in np.unique(q_pat).tolist():  # a loop over patterns (pairs), not rows
+        qi = np.flatnonzero(q_pat == p)
+        for p2, di in d_rows.items():
+            keep = [c for c in range(q) if not (p | p2) >> c & 1]
+            if not keep:
+                out[qi] += len(di)
+                continue
+            gid = groupby.group(np, np.concatenate([query[qi][:, keep], data[di][:, keep]]),
+                                [int(cards[c]) for c in keep])[0].astype(np.int64)
+            counts = np.bincount(gid[len(qi):], minlength=int(gid.max()) + 1)
+            out[qi] += counts[gid[:len(qi)]]
+    return out
+
+
+def cell_codes(data: pd.DataFrame, qids: Sequence[str]) -> tuple[np.ndarray, list, list]:
+    """``(codes, labels, cards)``: the QID columns of ``data`` as one (n, q) host int64 array,
+    ``-1`` where a cell shows ``*`` (suppressed), each column's labels and cardinality."""
+    codes, labels = [], []
+    for q in qids:
+        col, lab = encode_column(data[q], as_str=True)
+        col = col.astype(np.int64)
+        star = np.flatnonzero(np.asarray(lab) == SUPPRESSED_LABEL)
+        if len(star):
+            col[col == int(star[0])] = -1
+        codes.append(col)
+        labels.append(lab)
+    matrix = np.stack(codes, axis=1) if codes else np.zeros((len(data), 0), np.int64)
+    return matrix, labels, [max(len(lab), 1) for lab in labels]
+
+
+def check_cells(data: pd.DataFrame, *, quasi_identifiers: Sequence[str]) -> dict:
+    """k-anonymity of a release with suppressed cells (``*``), a suppressed cell matching any
+    value (sdcMicro's convention, :func:`wildcard_class_sizes`): ``{"records", "k"`` (the
+    fewest records any record is compatible with, itself included), ``"suppressed_cells":
+    {QID: cells showing *}}``."""
+    qids = check_columns("quasi_identifiers", data, quasi_identifiers)
+    check_complete(data, qids)
+    if not len(data):
+        raise InputError("the table is empty (0 rows)")
+    codes, _, cards = cell_codes(data, qids)
+    fk = wildcard_class_sizes(codes, codes, cards)
+    return {"records": int(len(data)), "k": int(fk.min()),
+            "suppressed_cells": {q: int((codes[:, j] < 0).sum()) for j, q in enumerate(qids)}}
 
 
 def classes_of_rows(backend: Backend, cls: np.ndarray, sens: np.ndarray | None, n_values: int
@@ -524,3 +582,30 @@ def format_report(result: dict) -> str:
             text = str(value)
         lines.append(f"{key:<{width}}  {text}")
     return "\n".join(lines)
+
+
+#: the kinds of privacy model (``describe()["model"]``) :func:`measured_holds` judges
+MEASURED_MODELS = ("k-anonymity", "t-closeness", "distinct-l-diversity",
+                   "entropy-l-diversity", "alpha-k-anonymity", "delta-disclosure")
+
+
+def measured_holds(model: dict, measured: dict) -> bool:
+    """Does the checker's measure of a release (:func:`check`, with the model's sensitive
+    attribute) satisfy a model (its ``describe()``)?  Models the checker has no single
+    measure for (not in :data:`MEASURED_MODELS`) are taken as holding: the algorithm judged
+    them with their own verdict."""
+    kind, tol = model["model"], 1e-9
+    if kind == "k-anonymity":
+        return measured["k"] >= int(model["k"])
+    if kind == "t-closeness":
+        value = measured.get(f"t_{model['distance']}")
+        return value is None or value <= float(model["t"]) + tol
+    if kind == "distinct-l-diversity":
+        return measured["distinct_l"] >= int(model["l"])
+    if kind == "entropy-l-diversity":
+        return measured["entropy_l"] >= float(model["l"]) - tol
+    if kind == "alpha-k-anonymity":
+        return measured["alpha"] <= float(model["alpha"]) + tol
+    if kind == "delta-disclosure":
+        return measured["delta_disclosure"] <= float(model["delta"]) + tol
+    return True

@@ -11,7 +11,12 @@ ARX's risk models do (``RiskModelSampleSummary``, ``RiskModelPopulationUniquenes
   (Hoshino 2001), Zayatz's (1991) and the SNB model (Chen & Keller-McNulty 1998) and Dankar
   et al.'s (2012) decision rule among them;
 * :func:`attribute_risks` -- alpha-distinction and separation of every non-empty QID subset;
-* :func:`risk_report` -- all of the above in one JSON-ready dict.
+* :func:`individual_risk` / :func:`survey_risk` -- with survey (sampling) weights: the
+  weighted class sizes ``F_k`` (the records of the population each class stands for,
+  sdcMicro's ``freqCalc``) and Benedetti & Franconi's individual risk (sdcMicro's
+  ``indivRisk``), summed to the expected number of re-identifications;
+* :func:`risk_report` -- all of the above in one JSON-ready dict (SUDA2's special uniques:
+  :mod:`gpuppdp.analysis.suda`).
 
 Columns are dictionary-encoded on the host (:func:`gpuppdp.core.codes.encode_column`; a
 missing value counts as a value of its own, as ``'*'`` does) and every array pass runs on
@@ -44,7 +49,8 @@ __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_colu
            "population_groups",
            "population_uniqueness", "pitman_uniques", "zayatz_uniques", "snb_uniques",
            "attribute_risks",
-           "attribute_risks_encoded", "risk_report"]
+           "attribute_risks_encoded", "individual_risk", "individual_risks", "survey_risk",
+           "risk_report"]
 
 #: Thresholds of ``records_at_risk`` (ARX's summary): share of records whose prosecutor risk
 #: ``1/|E|`` is strictly greater than the threshold.
@@ -594,12 +600,120 @@ def attribute_risks_encoded(codes, cards, names, backend: Backend, *,
 
 
 # --------------------------------------------------------------------------------------------
+# survey weights: weighted frequencies and the individual risk
+# --------------------------------------------------------------------------------------------
+
+def _sampling_weights(data: pd.DataFrame, sampling_weights) -> np.ndarray:
+    """The survey weights of ``data``'s rows (host float64): a column name or one number
+    per row, each finite and positive (a record stands for ``w`` records of the
+    population)."""
+    if isinstance(sampling_weights, str):
+        if sampling_weights not in data.columns:
+            raise InputError(f"sampling_weights: no column {sampling_weights!r} in the table")
+        values = data[sampling_weights]
+        name = f"sampling_weights column {sampling_weights!r}"
+    else:
+        values = sampling_weights
+        name = "sampling_weights"
+    w = pd.to_numeric(pd.Series(np.asarray(values).reshape(-1)), errors="coerce") \
+        .to_numpy(dtype=np.float64)
+    if len(w) != len(data):
+        raise InputError(f"{name}: one weight per row is needed ({len(data)}), got {len(w)}")
+    bad = ~np.isfinite(w) | (w <= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        error = InputError(f"{name}: weights must be positive numbers, got "
+                           f"{np.asarray(values).reshape(-1)[i].item()!r} at row {i}")
+        error.row = i
+        raise error
+    return w
+
+
+def individual_risk(sizes, weight_sums, backend: Backend | str = "cpu"):
+    """Benedetti & Franconi's individual risk of the records of each class (device float64),
+    as sdcMicro's ``indivRisk(method="approx")`` computes it (Franconi & Polettini 2004).
+
+    ``sizes`` ``f_k`` are the sample class sizes, ``weight_sums`` ``F_k`` the sums of the
+    records' survey weights (``F_k >= f_k``).  With ``p = f_k / F_k``: ``p / (1-p) *
+    log(1/p)`` for ``f_k = 1``, ``p/(1-p) - (p/(1-p))**2 * log(1/p)`` for ``f_k = 2``,
+    ``p / (f_k - (1-p))`` above, and ``1 / f_k`` where ``F_k = f_k`` (a class that is its
+    whole population)."""
+    backend = get_backend(backend)
+    xp = backend.xp
+    f = backend.asarray(sizes).astype(xp.float64).reshape(-1)
+    big = backend.asarray(weight_sums).astype(xp.float64).reshape(-1)
+    if f.shape != big.shape:
+        raise InputError(f"weight_sums: one sum per class is needed ({f.shape[0]}), got "
+                         f"{big.shape[0]}")
+    short = int(backend.scalar(xp.count_nonzero(big < f)))
+    if short:
+        raise InputError(f"weight_sums: {short} class(es) weigh less than their records "
+                         "(F_k < f_k); survey weights count the population records each "
+                         "record stands for, at least itself")
+    whole = big == f
+    p = xp.where(whole, 0.5, f / big)                # 0.5: any value in (0, 1), replaced below
+    odds = p / (1.0 - p)
+    log_inv = -xp.log(p)
+    risk = xp.where(f == 1, odds * log_inv,
+                    xp.where(f == 2, odds - odds * odds * log_inv, p / (f - (1.0 - p))))
+    return xp.where(whole, 1.0 / f, risk)
+
+
+def survey_risk(sizes, weight_sums, backend: Backend | str = "cpu",
+                thresholds: Sequence[float] = RISK_THRESHOLDS) -> dict:
+    """Weighted frequencies and individual risk of the classes (``sizes`` ``f_k`` and survey
+    ``weight_sums`` ``F_k``, see :func:`individual_risk`): the estimated population ``sum
+    F_k``, the sample uniques' weight, the expected number of re-identifications ``sum_k f_k
+    r_k`` (sdcMicro's global risk ``ER``), its share of the records, the highest individual
+    risk and the share of records whose risk exceeds each threshold."""
+    backend = get_backend(backend)
+    xp = backend.xp
+    f = backend.asarray(sizes).astype(xp.float64).reshape(-1)
+    big = backend.asarray(weight_sums).astype(xp.float64).reshape(-1)
+    rk = individual_risk(f, big, backend)
+    ts = [float(t) for t in thresholds]
+    parts = [f.sum(), big.sum(), (f * rk).sum(), rk.max(), big.min(),
+             xp.where(f == 1, big, 0.0).sum()]
+    parts += [xp.where(rk > t, f, 0.0).sum() for t in ts]
+    host = backend.to_host(xp.stack(parts))
+    n = float(host[0])
+    return {"estimated_population": float(host[1]),
+            "expected_reidentifications": float(host[2]),
+            "global_risk": float(host[2]) / n,
+            "highest_individual_risk": float(host[3]),
+            "smallest_class_weight": float(host[4]),
+            "sample_uniques_weight": float(host[5]),
+            "records_at_risk": {_threshold_key(t): float(v) / n for t, v in zip(ts, host[6:])}}
+
+
+def _weighted_classes(data, qids, weights, backend: Backend):
+    """``(ids, sizes, weight_sums)`` of the classes of ``data``'s QIDs (device)."""
+    xp = backend.xp
+    codes, cards = encode_columns(data, qids, backend)
+    ids, sizes = _classes_encoded(codes, cards, backend)
+    sums = xp.bincount(ids, weights=backend.asarray(weights), minlength=int(sizes.shape[0]))
+    return ids, sizes, sums
+
+
+def individual_risks(data: pd.DataFrame, quasi_identifiers: Sequence[str], sampling_weights,
+                     backend: Backend | str = "cpu") -> np.ndarray:
+    """Each record's individual risk (host float64, :func:`individual_risk`) given its
+    ``sampling_weights`` (a column name or one weight per row)."""
+    backend = get_backend(backend)
+    qids = _check_qids(data, quasi_identifiers)
+    ids, sizes, sums = _weighted_classes(data, qids, _sampling_weights(data, sampling_weights),
+                                         backend)
+    return backend.to_host(individual_risk(sizes, sums, backend)[ids])
+
+
+# --------------------------------------------------------------------------------------------
 # everything together
 # --------------------------------------------------------------------------------------------
 
 def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
                 population_size=None, backend: Backend | str = "cpu", *,
                 attributes: bool = True, population: pd.DataFrame | None = None,
+                sampling_weights=None, suda2: bool | int | None = None,
                 progress=None) -> dict:
     """Sample summary, population uniqueness (when ``population_size`` is given) and
     attribute risks, in the layout of ``arx_adult_risk.json``; journalist and marketer
@@ -609,11 +723,21 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
     as ARX's risk models skip suppressed records; ``suppressed_rows`` counts them.  When every
     row's are, none is suppressed: the table is the top of the lattice (every QID generalized
     to ``*``), one class of all its records.
+    ``sampling_weights`` (a column name or one survey weight per row) adds
+    ``survey_weights``: the weighted class sizes and individual risks of
+    :func:`survey_risk`.  ``suda2`` (``True``: MSUs of any size; a number: of at most that
+    many attributes) adds ``suda2``: the special uniques' summary of
+    :func:`gpuppdp.analysis.suda.suda2`.
     ``progress(done, total)``, if given, is called before the first step and after each
-    (classes, population uniqueness, attribute risks)."""
+    (classes, survey weights, SUDA2, population uniqueness, attribute risks)."""
+    from .suda import suda2 as find_msus  # deferred: suda imports this module
+
     backend = get_backend(backend)
     qids = _check_qids(data, quasi_identifiers)
-    step = Steps(progress, 1 + (population_size is not None) + bool(attributes))
+    weights = None if sampling_weights is None else \
+        _sampling_weights(data, sampling_weights)
+    step = Steps(progress, 1 + (weights is not None) + (suda2 not in (None, False))
+                 + (population_size is not None) + bool(attributes))
     step()
     suppressed = suppressed_rows(data, qids)
     n_suppressed = int(suppressed.sum())
@@ -621,15 +745,27 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
         n_suppressed = 0
     if n_suppressed:
         data = data.loc[~suppressed]
+        weights = None if weights is None else weights[~np.asarray(suppressed)]
     if population is None:
         sizes = class_sizes(data, qids, backend)
         summary = sample_risk_summary(sizes, backend)
     else:
         sizes, big = population_class_sizes(data, population, qids, backend)
         summary = sample_risk_summary(sizes, backend, population_sizes=big)
+    extra = {}
+    if weights is not None:
+        step()
+        _, f, big_f = _weighted_classes(data, qids, weights, backend)
+        extra["survey_weights"] = {
+            "column": sampling_weights if isinstance(sampling_weights, str) else None,
+            **survey_risk(f, big_f, backend)}
+    if suda2 not in (None, False):
+        step()
+        extra["suda2"] = find_msus(data, qids, backend,
+                                   max_size=None if suda2 is True else suda2).summary()
     return _assemble(qids, n_suppressed, summary, sizes, population_size, backend,
                      (lambda: attribute_risks(data, qids, backend)) if attributes else None,
-                     step)
+                     step, extra)
 
 
 def risk_report_chunks(chunks, quasi_identifiers: Sequence[str], population_size=None,
@@ -671,11 +807,13 @@ def risk_report_chunks(chunks, quasi_identifiers: Sequence[str], population_size
 
 
 def _assemble(qids, n_suppressed, summary, sizes, population_size, backend, attribute_risks_of,
-              step) -> dict:
+              step, extra=None) -> dict:
     """The report of :func:`risk_report` from its parts (attribute risks computed by
-    ``attribute_risks_of()``, when given, in ARX's order)."""
+    ``attribute_risks_of()``, when given, in ARX's order; ``extra`` entries after the
+    summary)."""
     rep = {"quasi_identifiers": qids, "suppressed_rows": n_suppressed}
     rep.update(summary.to_dict())
+    rep.update(extra or {})
     rep["population_size"] = None
     rep["population_uniqueness"] = None
     if population_size is not None:

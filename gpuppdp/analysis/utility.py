@@ -8,6 +8,8 @@ in the hierarchies), and every pass over rows or classes runs vectorized on ``ba
 * :func:`precision` -- Sweeney's Prec (Sweeney 2002);
 * :func:`iloss` -- Xiao & Tao's ILoss, summed over the cells (by default), or Iyengar's LM
   normalized per attribute and averaged as ARX does (``definition="arx"``);
+* :func:`granularity` -- ARX's granularity of any release (per cell: the share of the domain a
+  label covers; local recodings, suppressed cells and records included);
 * :func:`discernibility` -- DM (Bayardo & Agrawal 2005);
 * :func:`average_class_size` -- normalized C_AVG (LeFevre, DeWitt & Ramakrishnan 2006);
 * :func:`non_uniform_entropy` -- (de Waal & Willenborg 1999; Gionis & Tassa 2008);
@@ -34,7 +36,8 @@ permutation; given a DataFrame they pair rows by *position* (a release in input 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+import warnings
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -44,19 +47,19 @@ from ..core.classes import segment_sum
 from ..core.codes import encode_column
 from ..engine.metrics import discernibility as dm_metric
 from ..engine.metrics import generalization_shares, precision_loss
-from ..engine.transform import Release, suppressed_rows
+from ..engine.transform import SUPPRESSED_LABEL, Release, suppressed_rows
 from ..errors import InputError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..models import PrivacyLoss
-from ..validation import check_attribute, check_columns, column_list
+from ..validation import check_attribute, check_columns, column_list, format_values
 from .checker import _class_ids, classes_of_rows, sensitive_table
 from .risk import _classes_encoded, encode_columns
 
 __all__ = ["precision", "iloss", "ILOSS_DEFINITIONS", "discernibility", "average_class_size",
-           "non_uniform_entropy", "kl_divergence", "info_gain", "released_levels",
+           "non_uniform_entropy", "kl_divergence", "info_gain", "released_levels", "granularity",
            "privacy_utility_losses", "PrivacyUtilityLosses", "LOSS_NAMES",
-           "info_gain_scores"]
+           "info_gain_scores", "utility_thresholds"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -234,6 +237,51 @@ def iloss(original: pd.DataFrame, released: pd.DataFrame, hierarchies: Mapping[s
         s = be.scalar(xp.sum(cost[idx])) if len(released) else 0.0
         total += w[j] * (s + n_dropped * top)
     return float(total / n) if arx else float(total)
+
+
+def granularity(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
+                quasi_identifiers: Sequence[str], *, input_rows: int | None = None) -> dict:
+    r"""ARX's granularity of a release (``StatisticsQuality.getGranularity()``, the loss
+    measure of Iyengar 2002 per cell), label by label, so any release is measured: full-domain,
+    locally recoded (records at different levels), with suppressed cells or records.
+
+    A cell showing label ``v`` of QID ``i`` covers the share ``|leaves(v)| / |D_i|`` of the
+    domain (``*``, and every QID of a suppressed record, 1; a label on several levels counts
+    at its highest, as ARX's ``QualityDomainShareRaw``); ``r_i`` is its mean over the
+    ``input_rows`` records (default ``len(released)``; those missing from a ``drop`` release
+    count as suppressed) and ``m_i = 1/|D_i|``.  Returns ``{"granularity": 1 - (mean_i r_i -
+    mean_i m_i) / (1 - mean_i m_i), "per_attribute": {QID: 1 - (r_i - m_i) / (1 - m_i)}}``
+    (ARX's ``getArithmeticMean(false)`` and ``getValue(attribute)``: 1 is the input itself, 0
+    every cell suppressed); ``1 - per_attribute`` is the normalized certainty penalty NCP.
+    """
+    qids = check_columns("quasi_identifiers", released, quasi_identifiers, "released")
+    n = len(released) if input_rows is None else int(input_rows)
+    if n < len(released) or n == 0:
+        raise InputError(f"input_rows must be at least the release's {len(released)} rows and "
+                         f"positive, got {input_rows!r}")
+    star = suppressed_rows(released, qids)
+    missing = n - len(released)
+    r, m = [], []
+    for q in qids:  # a loop over attributes; the rows are looked up through their labels
+        h = hierarchies[q]
+        share: dict[str, float] = {}
+        for level in range(h.height + 1):
+            share.update(zip(h.labels(level).astype(str).tolist(),
+                             (h.label_row_counts(level) / len(h.codes(0))).tolist()))
+        share[SUPPRESSED_LABEL] = 1.0
+        codes, labels = encode_column(released[q], as_str=True)
+        unknown = [v for v in labels.tolist() if v not in share]
+        if unknown:
+            raise InputError(f"released column {q!r}: {format_values(unknown)} not labels of "
+                             "its hierarchy")
+        cell = np.array([share[v] for v in labels.tolist()], dtype=np.float64)[codes]
+        r.append((float(np.where(star, 1.0, cell).sum()) + missing) / n)
+        m.append(1.0 / len(h.codes(0)))
+    r_arr, m_arr = np.array(r), np.array(m)
+    per = 1.0 - np.clip((r_arr - m_arr) / (1.0 - m_arr), 0.0, 1.0)
+    overall = (r_arr.mean() - m_arr.mean()) / (1.0 - m_arr.mean())
+    return {"granularity": float(1.0 - min(max(overall, 0.0), 1.0)),
+            "per_attribute": {q: float(v) for q, v in zip(qids, per)}}
 
 
 # --------------------------------------------------------------------------------------------
@@ -521,9 +569,36 @@ def info_gain_scores(data: pd.DataFrame, hierarchies: Mapping[str, Hierarchy],
 # privacy and utility losses of records, classes and the release
 # --------------------------------------------------------------------------------------------
 
-#: the losses of :func:`privacy_utility_losses`, each with the threshold that bounds it
+#: the losses of :func:`privacy_utility_losses`, each with the threshold that bounds it (the
+#: thesis's names: epsilon, alpha the privacy losses; delta the distribution and gamma the
+#: entropy utility loss)
 LOSS_NAMES = {"distribution_privacy_loss": "epsilon", "entropy_privacy_loss": "alpha",
-              "distribution_utility_loss": "gamma", "entropy_utility_loss": "delta"}
+              "distribution_utility_loss": "delta_distribution",
+              "entropy_utility_loss": "gamma_entropy"}
+
+_NOT_GIVEN: Any = object()
+
+
+def utility_thresholds(delta_distribution, gamma_entropy, gamma=_NOT_GIVEN, delta=_NOT_GIVEN,
+                       *, stacklevel: int = 3) -> tuple:
+    """``(delta_distribution, gamma_entropy)``, the utility-loss bounds by the thesis's names
+    (delta bounds the distribution utility loss, gamma the entropy one), from the former
+    keywords ``gamma=`` (then the distribution bound) and ``delta=`` (then the entropy bound)
+    when those are given: accepted with their former meaning and a ``DeprecationWarning``
+    for one release."""
+    old = {name: value for name, value in (("gamma", gamma), ("delta", delta))
+           if value is not _NOT_GIVEN}
+    if not old:
+        return delta_distribution, gamma_entropy
+    if delta_distribution is not None or gamma_entropy is not None:
+        raise InputError("give the utility-loss bounds as delta_distribution= and "
+                         "gamma_entropy= only, not with the former gamma= / delta=")
+    warnings.warn("gamma= and delta= are renamed to the thesis's names: delta_distribution= "
+                  "bounds the distribution utility loss (formerly gamma=), gamma_entropy= the "
+                  "entropy utility loss (formerly delta=); the former keywords, with their "
+                  "former meaning, go in the next release", DeprecationWarning,
+                  stacklevel=stacklevel)
+    return old.get("gamma"), old.get("delta")
 
 
 @dataclass
@@ -591,10 +666,11 @@ def _pair_distances(be, orig, rel, rel_distinct, pair_o, pair_e, m: int):
 def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Release,
                            quasi_identifiers: Sequence[str], sensitive: str, *,
                            prior: Mapping | None = None, epsilon: float | None = None,
-                           alpha: float | None = None, gamma: float | None = None,
-                           delta: float | None = None, reference: str = "record",
-                           basis: str = "class",
-                           backend: Backend | str = "cpu") -> PrivacyUtilityLosses:
+                           alpha: float | None = None,
+                           delta_distribution: float | None = None,
+                           gamma_entropy: float | None = None, reference: str = "record",
+                           basis: str = "class", backend: Backend | str = "cpu",
+                           gamma=_NOT_GIVEN, delta=_NOT_GIVEN) -> PrivacyUtilityLosses:
     r"""Privacy and utility losses of every record, class and the whole release, measured on
     the distribution of the ``sensitive`` attribute.
 
@@ -622,7 +698,10 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     of its records' losses; the release (``total``) the mean over all released records.
 
     Thresholds: ``epsilon`` / ``alpha`` bound the distribution / entropy privacy loss,
-    ``gamma`` / ``delta`` the distribution / entropy utility loss; on ``basis="class"`` (the
+    ``delta_distribution`` / ``gamma_entropy`` the distribution / entropy utility loss (the
+    thesis's delta and gamma; the former ``gamma=`` / ``delta=``, which bounded the
+    distribution / entropy utility loss, are accepted with a ``DeprecationWarning`` for one
+    release); on ``basis="class"`` (the
     default) every class's loss (the largest, ``maximum``) must stay within the bound, on
     ``basis="total"`` the release's mean (``total``); each given threshold gets a flag in
     ``satisfied``.
@@ -634,7 +713,10 @@ def privacy_utility_losses(original: pd.DataFrame, released: pd.DataFrame | Rele
     table.
     """
     qids = column_list(quasi_identifiers)
-    thresholds = {"epsilon": epsilon, "alpha": alpha, "gamma": gamma, "delta": delta}
+    delta_distribution, gamma_entropy = utility_thresholds(delta_distribution, gamma_entropy,
+                                                           gamma, delta)
+    thresholds = {"epsilon": epsilon, "alpha": alpha, "delta_distribution": delta_distribution,
+                  "gamma_entropy": gamma_entropy}
     _check_loss_options(qids, sensitive, reference, basis, thresholds)
     released, src = _source_rows(original, released)
     _check_frames(original, released, qids + [sensitive])

@@ -44,14 +44,43 @@ def _certainty(result: AnonymizationResult) -> dict:
     return certainty_penalty(table, table, list(hierarchies), hierarchies=hierarchies)
 
 
-def _publish(result: AnonymizationResult, plan: OutputPlan, args, sep: str = ";") -> None:
+def _local(result: AnonymizationResult, data, args) -> tuple:
+    """``(table, summary keys)`` of ``--local-recoding`` and ``--local-suppression`` after the
+    full-domain optimum (``result`` of ``data``); the table is ``result``'s without them."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..algorithms.local_suppression import local_suppression
+    from ..analysis.utility import granularity
+
+    table, extra = result.released, {}
+    if args.local_recoding is not None:
+        recoded = result.local_recoding(data, args.local_recoding, seed=args.seed)
+        table, extra["local_recoding"] = recoded.released, recoded.summary()
+        print(f"local recoding     {recoded.summary()['iterations']} iteration(s), "
+              f"{recoded.suppressed_records} record(s) still suppressed")
+    if args.local_suppression:
+        qids = list(result.schema.quasi_identifiers)
+        cells = local_suppression(table, qids, args.k,
+                                  importance=args.importance.split(",") if args.importance
+                                  else None)
+        table, extra["local_suppression"] = cells.released, cells.summary()
+        print(f"local suppression  {cells.summary()['total_cells']} cell(s) suppressed")
+    if extra:
+        hierarchies = dict(result.schema.quasi_identifiers)
+        extra["granularity"] = granularity(table, hierarchies, list(hierarchies))
+    return table, extra
+
+
+def _publish(result: AnonymizationResult, plan: OutputPlan, args, sep: str = ";",
+             data=None) -> None:
     print(format_summary(result))
+    table, extra = _local(result, data, args) if data is not None else (result.released, {})
     with plan.writing() as out:
-        out.write_table("--output", result.released, sep=sep)
+        out.write_table("--output", table, sep=sep)
         if "--json" in plan:
             summary = run_summary(result, args, plan)
             summary["algorithm"] = "full-domain"
             summary.update(_certainty(result))
+            summary.update(extra)
             out.write_json("--json", summary)
     print_release(result, plan)
     if "--json" in plan:
@@ -181,13 +210,60 @@ def _qi_optional(text: str) -> tuple[str, str | None]:
     return name, path or None
 
 
+def _transformation(text: str) -> dict[str, int]:
+    """``COL=LEVEL,COL=LEVEL,...`` -> {COL: LEVEL} (each column once; the columns and levels
+    are checked against the hierarchies by :meth:`gpuppdp.Anonymizer.release`)."""
+    out: dict[str, int] = {}
+    for part in text.split(","):
+        name, sep, level = part.strip().partition("=")
+        if not name or not sep or not level.strip().isdigit():
+            raise argparse.ArgumentTypeError(
+                f"--transformation expects COL=LEVEL,COL=LEVEL,... (a level a whole number "
+                f">= 0), got {part.strip()!r} in {text!r}")
+        if name in out:
+            raise argparse.ArgumentTypeError(f"--transformation names {name!r} twice")
+        out[name] = int(level)
+    return out
+
+
+def _given_release(args, plan: OutputPlan) -> int:
+    """``anonymize --transformation``: the given node released (checked against the models
+    by :meth:`gpuppdp.Anonymizer.release`), summarized as a searched release."""
+    from ..io import table_delimiter  # deferred: keeps `gpuppdp --help` fast
+
+    refused = [option for option, given in (
+        ("--dask", args.dask), ("--chunk-rows", args.chunk_rows is not None),
+        ("--parquet-dataset", args.parquet_dataset), ("--search", args.search != "auto"),
+        ("--time-limit", args.time_limit is not None)) if given]
+    if refused:
+        args.usage_error(f"--transformation releases the node it names in memory, without a "
+                         f"search: leave out {', '.join(refused)}")
+    from ..engine.lattice import node_levels  # deferred: keeps `gpuppdp --help` fast
+
+    data, anonymizer = anonymizer_from_args(args)
+    hierarchies = anonymizer.quasi_identifiers
+    node_levels(args.transformation, list(hierarchies),
+                [h.height for h in hierarchies.values()], "--transformation")
+    result = anonymizer.release(data, args.transformation)
+    _publish(result, plan, args, table_delimiter(args.input, args.sep, encoding=args.encoding))
+    return 0
+
+
 def cmd_anonymize(args) -> int:
     """Run ``anonymize``; returns the exit status (0)."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from .. import kernels
     from ..io import CHUNK_ROWS, table_delimiter
 
+    if args.arx_project is not None:
+        return _arx_project_anonymize(args)
+    if args.strict:
+        args.usage_error("--strict is an option of --arx-project")
+    if args.input is None or not args.qi:
+        args.usage_error("the following arguments are required: input, --qi (or "
+                         "--arx-project FILE.deid)")
     check_roles(args)
+    _check_local_options(args)
     if args.algorithm == "full-domain":
         bare = [name for name, path in args.qi if path is None]
         if bare:
@@ -198,10 +274,17 @@ def cmd_anonymize(args) -> int:
             args.usage_error("--target is the classification attribute of --algorithm tds")
         if args.generalization is not None:
             args.usage_error("--generalization is an option of --algorithm tds")
+    elif args.microaggregate:
+        args.usage_error("--microaggregate is an option of --algorithm full-domain")
     else:
+        if args.transformation is not None:
+            args.usage_error("--transformation names a node of the full-domain lattice: "
+                             "leave it out with --algorithm mondrian or tds")
         return _partition_anonymize(args)
     if args.relaxed:
         args.usage_error("--relaxed is an option of --algorithm mondrian")
+    if args.transformation is not None:
+        return _given_release(args, release_plan(args).add("--json", args.json))
     if args.dask:
         return _dask_anonymize(args)
     plan = release_plan(args, dataset=args.parquet_dataset).add("--json", args.json)
@@ -215,6 +298,9 @@ def cmd_anonymize(args) -> int:
         chunk_rows = CHUNK_ROWS
     if chunk_rows is not None:  # Anonymizer.fit_file reads UTF-8 only (for now)
         encoding_of(args, "--chunk-rows (or an input over 256 MiB, read in chunks)")
+        if args.local_recoding is not None or args.local_suppression:
+            args.usage_error("--local-recoding and --local-suppression need the table in "
+                             "memory; this input is read in chunks (over 256 MiB)")
     data, anonymizer = anonymizer_from_args(args, read=chunk_rows is None)
     if chunk_rows is None:
         t1 = time.perf_counter()
@@ -224,7 +310,8 @@ def cmd_anonymize(args) -> int:
         result = anonymizer.fit(data, progress=search_progress(args, run_kernels, variant))
         result.timings["kernel load"] = t2 - t1
         _publish(result, plan, args, table_delimiter(args.input, args.sep,
-                                                     encoding=args.encoding))
+                                                     encoding=args.encoding),
+                 data if args.local_recoding is not None or args.local_suppression else None)
         return 0
     with plan.writing() as out:  # the release streams to its temporary file
         result = anonymizer.fit_file(args.input, out.path("--output"), sep=args.sep,
@@ -237,6 +324,68 @@ def cmd_anonymize(args) -> int:
         print(f"summary            {plan.path('--json')}")
     warm.join()
     return 0
+
+
+def _arx_project_anonymize(args) -> int:
+    """``anonymize --arx-project FILE.deid``: the project's table, roles, hierarchies, privacy
+    models, suppression limit and metric (:func:`gpuppdp.arx_project.read_arx_project`) set on
+    ``args`` as their options would, then the run of any other table; each setting gpuppdp
+    cannot honour is one warning line on stderr (an error with --strict)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    import os
+    import sys
+    import tempfile
+
+    from ..arx_project import read_arx_project
+    from ..errors import InputError
+    from ..io import write_table
+    from ..models import parse_spec
+    from .common import _order_spec
+
+    given = [option for option, value in (
+        ("INPUT", args.input), ("--qi", args.qi), ("--sensitive", args.sensitive),
+        ("--insensitive", args.insensitive), ("--identifying", args.identifying),
+        ("--order", args.order), ("--suppression-limit", args.suppression),
+        ("--metric", args.metric != "loss"), ("--weights", args.weights),
+        ("--gs-factor", args.gs_factor is not None), ("--population", args.population),
+        *((o, getattr(args, name)) for o, name in _PYTHON_SEARCH_OPTIONS)) if value]
+    if given:
+        args.usage_error(f"--arx-project gives the table, its roles and hierarchies, the "
+                         f"privacy models, the suppression limit and the metric; leave out "
+                         f"{given[0]}")
+    if args.algorithm != "full-domain" or args.dask:
+        args.usage_error("--arx-project runs ARX's full-domain generalization in memory; "
+                         "leave out --algorithm and --dask")
+    project = read_arx_project(args.arx_project)
+    if project.unsupported and args.strict:
+        raise InputError(f"--strict: {len(project.unsupported)} setting(s) of the ARX project "
+                         f"cannot be honoured: {'; '.join(project.unsupported)}")
+    for line in project.unsupported:
+        print(f"gpuppdp: warning: ARX project setting not honoured: {line}", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="gpuppdp-arx-") as folder:
+        args.input = os.path.join(folder, "input.csv")
+        write_table(project.data, args.input, sep=";")
+        files = {}
+        for i, (name, hierarchy) in enumerate(project.hierarchies.items()):
+            files[name] = os.path.join(folder, f"hierarchy{i}.csv")
+            hierarchy.to_csv(files[name], sep=";")
+        args.sep, args.hierarchy_sep, args.encoding = ";", ";", "utf-8"
+        args.qi = [(c, files[c]) for c in project.columns("qi")]
+        args.sensitive = [(c, files.get(c)) for c in project.columns("sensitive")]
+        args.insensitive = project.columns("insensitive")
+        args.identifying = project.columns("identifying")
+        args.others = "error"
+        for option, value in project.models:
+            if option == "--k":
+                args.k = int(value)
+            else:
+                getattr(args, option.lstrip("-").replace("-", "_")).append(
+                    parse_spec(option, value))
+        args.order = [_order_spec(f"{c}={o}") for c, o in project.orders.items()]
+        args.suppression, args.metric = project.suppression_limit, project.metric
+        args.gs_factor, args.weights = project.gs_factor, project.attribute_weights
+        args.arx_project = None
+        return cmd_anonymize(args)
 
 
 def _partition_models(args) -> dict:
@@ -445,6 +594,35 @@ def _print_partition_run(args, model: dict, release, released) -> None:
              f", LKC satisfied = {measured.get('lkc_satisfied')}"))
 
 
+def _check_local_options(args) -> None:
+    """Usage errors of ``--local-recoding``, ``--local-suppression`` and ``--importance``."""
+    local = args.local_recoding is not None or args.local_suppression
+    if args.importance and not args.local_suppression:
+        args.usage_error("--importance orders the QIDs of --local-suppression")
+    if args.local_suppression and args.k is None:
+        args.usage_error("--local-suppression needs --k (every record compatible with k)")
+    if local and (args.dask or args.parquet_dataset or args.chunk_rows is not None
+                  or args.algorithm != "full-domain"):
+        args.usage_error("--local-recoding and --local-suppression follow the full-domain "
+                         "optimum of a table in memory (not --algorithm mondrian|tds, --dask, "
+                         "--parquet-dataset or --chunk-rows)")
+
+
+def add_local_options(p) -> None:
+    """``--local-recoding [RECORDS_PER_ITERATION]``, ``--local-suppression``, ``--importance``."""
+    p.add_argument("--local-recoding", nargs="?", type=float, const=0.01, default=None,
+                   metavar="RECORDS_PER_ITERATION",
+                   help="re-anonymize the suppressed records with their own transformations, "
+                   "as ARX's optimizeIterativeFast; each iteration releases at least this "
+                   "share of the input's records (default 0.01, as ARX's 100 iterations)")
+    p.add_argument("--local-suppression", action="store_true",
+                   help="then suppress the fewest QID cells (*, matching any value) so that "
+                   "every record is compatible with --k records (sdcMicro's localSuppression)")
+    p.add_argument("--importance", default=None, metavar="COL,COL,...",
+                   help="--local-suppression's QIDs, most important (suppressed last) first "
+                   "(default: fewer distinct values, more important)")
+
+
 def add_algorithm_options(p) -> None:
     """``--algorithm`` and the options of Mondrian and TDS (``anonymize`` and ``report``)."""
 
@@ -493,8 +671,21 @@ def register(subparsers) -> None:
 
     an = subparsers.add_parser("anonymize", help="optimal generalization of a CSV/Parquet table "
                                "(or Mondrian, top-down specialization: --algorithm)")
-    add_anonymization_options(an, qi_type=_qi_optional)
+    add_anonymization_options(an, required=False, qi_type=_qi_optional)
+    an.add_argument("--arx-project", default=None, metavar="FILE.deid",
+                    help="run an ARX project file instead of INPUT and its options: its "
+                    "table, attribute types, hierarchies, privacy models, suppression limit "
+                    "and quality model; each setting gpuppdp cannot honour is a warning")
+    an.add_argument("--strict", action="store_true",
+                    help="with --arx-project: refuse a project with a setting gpuppdp cannot "
+                    "honour instead of warning")
     add_algorithm_options(an)
+    an.add_argument("--transformation", type=_transformation, default=None,
+                    metavar="COL=LEVEL,...",
+                    help="release this node (every --qi named once, e.g. from gpuppdp "
+                    "explore's frontier) instead of the searched optimum; it must satisfy "
+                    "the models within --suppression-limit, else the run fails")
+    add_local_options(an)
     an.add_argument("--output", required=True, help="released table (.csv or .parquet)")
     add_chunk_option(an, "anonymize out of core, reading and releasing N rows at a time "
                      "(memory: a chunk and the frequency sets)")
@@ -503,8 +694,29 @@ def register(subparsers) -> None:
                     "name ending in .parquet) of one file per bucket of rows, written by "
                     "several threads at once; out of core")
     add_dask_option(an, "encode and release (a .parquet release is then a dataset folder)")
+    an.add_argument("--microaggregate", type=_column_value("--microaggregate", ":"),
+                    action="append", default=[], metavar="COL:FUNCTION",
+                    help="release COL as one aggregate per class: mean, geomean, median, mode "
+                    "or interval (ARX's microaggregation; without --qi COL=... the column joins "
+                    "no lattice and the loss metric charges it, with one it is generalized, "
+                    "then aggregated); repeatable")
+    an.add_argument("--type", type=_column_value("--type", "="), action="append", default=[],
+                    metavar="COL=TYPE", dest="types",
+                    help="data type of COL (ARX's DataType): integer, decimal, date[:FORMAT] "
+                    "(strptime, default %%Y-%%m-%%d), ordered:V1,V2,... or string; untyped "
+                    "columns are numbers when every value is one; repeatable")
     add_run_options(an)
     an.set_defaults(func=cmd_anonymize, usage_error=an.error)
+
+
+def _column_value(option: str, sep: str):
+    """Parser of ``--option COL<sep>VALUE`` -> (COL, VALUE)."""
+    def parse(text: str) -> tuple[str, str]:
+        column, found, value = text.partition(sep)
+        if not found or not column or not value:
+            raise argparse.ArgumentTypeError(f"{option} takes COL{sep}VALUE, got {text!r}")
+        return column, value
+    return parse
 
 
 #: the model options and their ``args`` names, as the warm-up reads them

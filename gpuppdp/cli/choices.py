@@ -12,14 +12,17 @@ __all__ = ["BACKENDS", "METRICS", "SEARCHES", "PREFERENCES", "SUPPRESSION_MODES"
            "TDS_GENERALIZATIONS"]
 
 BACKENDS = ("auto", "cpu", "gpu")  # gpuppdp.backend.BACKEND_CHOICES
-METRICS = ("discernibility", "loss", "precision")  # sorted(gpuppdp.engine.metrics.METRICS)
+METRICS = ("aecs", "ambiguity", "discernibility", "discernibility-monotonic", "entropy",
+           "entropy-monotonic", "height", "loss", "normalized-entropy",
+           "precision")  # sorted(gpuppdp.engine.metrics.METRICS)
 SEARCHES = ("auto", "flash", "exhaustive", "levels", "lightning", "beam",
             "samarati")  # gpuppdp.engine.search.SEARCHES
 PREFERENCES = ("height", "precision", "classes",
                "suppression")  # gpuppdp.engine.search.samarati.PREFERENCES
 SUPPRESSION_MODES = ("mark", "drop")  # gpuppdp.engine.transform.SUPPRESSION_MODES
 TCLOSENESS_DISTANCES = ("equal", "ordered", "hierarchical")  # gpuppdp.models.TCLOSENESS_DISTANCES
-MECHANISMS = ("geometric", "laplace")  # gpuppdp.dp.releases.MECHANISMS
+MECHANISMS = ("geometric", "laplace", "gaussian",
+              "discrete-gaussian")  # gpuppdp.dp.releases.MECHANISMS
 OTHERS = ("error", "insensitive", "drop")  # the roles of gpuppdp.engine.encoding.Schema's others
 CENSUS_ROW_GROUP_ROWS = 1 << 20  # gpuppdp.census.ROW_GROUP_ROWS
 TDS_GENERALIZATIONS = ("subtree", "sibling")  # gpuppdp.algorithms.tds.GENERALIZATIONS

@@ -2,13 +2,15 @@
 
 ::
 
-    gpuppdp dp-histogram INPUT --by COL[,COL] --epsilon E [--level COL=LEVEL ...]
+    gpuppdp dp-histogram INPUT --by COL[,COL] (--epsilon E [--delta D] | --rho R)
+        [--level COL=LEVEL ...]
         [--hierarchy COL=FILE.csv ...] [--hierarchy-sep SEP] [--public-domain]
         [--unknown error|other|drop] [--identifying COL[,COL] ...]
         [--person COL [--max-rows-per-person M]]
-        [--budget-file LEDGER [--budget EPS --new-ledger]] [--sep SEP]
-        [--seed N --insecure-seed] [--mechanism geometric|laplace] [--no-clamp]
-        [--backend auto|cpu|gpu] --output OUT.csv
+        [--budget-file LEDGER [--budget EPS [--budget-delta D] --new-ledger]] [--sep SEP]
+        [--seed N --insecure-seed]
+        [--mechanism geometric|laplace|gaussian|discrete-gaussian] [--no-clamp]
+        [--backend auto|cpu|gpu] [--json OUT.json] --output OUT.csv
 
 A --by column needs a public domain: a --hierarchy, or --public-domain to declare that its set
 of values (read from INPUT) is public; columns declared --identifying are refused.  Values
@@ -18,8 +20,12 @@ cell (--unknown other) or dropped (--unknown drop).  With --person each person k
 the release is charged to a hash-chained ledger shared by every run (started with --budget
 EPS --new-ledger); the parameters and the budget are checked before the data is read, and the
 spend is appended to the ledger (under a lock on the ledger itself, fsync-ed) before any noise
-is drawn.  --seed makes the noise reproducible, hence NOT private: it is refused without
---insecure-seed, and recorded in the summary and the ledger.
+is drawn.  The Gaussian mechanisms (calibrated from --epsilon and --delta, or from --rho) are
+charged to the ledger in zCDP (their rho), which needs a ledger with a delta budget
+(--budget-delta).  --json writes the release's record (mechanism, sigma, rho, the (epsilon,
+delta) of the release) and the ledger's entry and totals.  --seed makes the noise
+reproducible, hence NOT private: it is refused without --insecure-seed, and recorded in the
+summary and the ledger.
 
 The main CLI calls :func:`register`; bad input raises ``ValueError`` / ``FileNotFoundError``
 (one ``gpuppdp: error: ...`` line, exit status 2, printed by the main CLI).
@@ -52,8 +58,15 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "privacy (add/remove-one neighbours) and write every cell to --output.")
     p.add_argument("--by", required=True, metavar="COL[,COL]",
                    help="comma-separated grouping columns")
-    p.add_argument("--epsilon", required=True, type=float, metavar="E",
-                   help="privacy parameter of the whole table (> 0)")
+    p.add_argument("--epsilon", type=float, default=None, metavar="E",
+                   help="privacy parameter of the whole table (> 0); required unless --rho")
+    p.add_argument("--delta", type=float, default=None, metavar="D",
+                   help="with --epsilon, the (epsilon, delta) target of --mechanism gaussian "
+                        "or discrete-gaussian (0 < D < 1); with --rho, the delta at which the "
+                        "release's epsilon is reported")
+    p.add_argument("--rho", type=float, default=None, metavar="R",
+                   help="zCDP target of --mechanism gaussian or discrete-gaussian, instead of "
+                        "--epsilon")
     p.add_argument("--level", action="append", default=[], metavar="COL=LEVEL",
                    help="generalization level of a column (needs --hierarchy); repeatable")
     p.add_argument("--hierarchy", action="append", default=[], metavar="COL=FILE.csv",
@@ -79,6 +92,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--budget", type=float, default=None, metavar="EPS",
                    help="total epsilon of a new --budget-file (an existing ledger keeps its "
                         "own, and a different value is refused)")
+    p.add_argument("--budget-delta", type=float, default=None, metavar="D",
+                   help="total delta of a new --budget-file (needed by the Gaussian "
+                        "mechanisms, whose zCDP spends are converted at it)")
     p.add_argument("--new-ledger", action="store_true",
                    help="start --budget-file with --budget if it does not exist (without it, "
                         "--budget alone starts it with a note on the terminal, and a missing "
@@ -96,13 +112,17 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--insecure-seed", action="store_true",
                    help="accept --seed for this release, knowing that it is not private")
     p.add_argument("--mechanism", choices=MECHANISMS, default="geometric",
-                   help="integer two-sided geometric (default) or grid Laplace noise")
+                   help="integer two-sided geometric (default), grid Laplace, grid Gaussian "
+                        "or integer discrete Gaussian noise (the Gaussians need --delta with "
+                        "--epsilon, or --rho)")
     p.add_argument("--no-clamp", action="store_true",
                    help="keep negative noisy counts instead of clamping them at 0")
     p.add_argument("--output", required=True, metavar="OUT.csv",
                    help="where to write the table (CSV, or Parquet by suffix)")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="where counts and noise are computed (default: GPU when usable)")
+    p.add_argument("--json", default=None, metavar="OUT.json",
+                   help="write the release's record and the ledger's charge as JSON")
     return p
 
 
@@ -124,9 +144,22 @@ def _check_options(args) -> None:
     """Refusals that depend only on the command line: before the ledger or the data."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..errors import InputError
-    from ..validation import check_epsilon  # deferred: start-up
+    from ..dp.releases import GAUSSIAN_MECHANISMS  # deferred: start-up
 
-    check_epsilon("epsilon", args.epsilon)
+    gaussian = args.mechanism in GAUSSIAN_MECHANISMS
+    if args.epsilon is None and args.rho is None:
+        raise InputError("--epsilon is required (or --rho with --mechanism gaussian or "
+                         "discrete-gaussian)")
+    if not gaussian and (args.delta is not None or args.rho is not None):
+        raise InputError(f"--delta and --rho apply to --mechanism gaussian or "
+                         f"discrete-gaussian, not {args.mechanism}")
+    if gaussian and args.rho is None and args.delta is None:
+        raise InputError(f"--mechanism {args.mechanism} needs --delta D > 0 with --epsilon (or "
+                         "--rho R instead)")
+    if args.epsilon is not None and args.rho is not None:
+        raise InputError("give --epsilon (with --delta) or --rho, not both")
+    if args.budget_delta is not None and args.budget is None:
+        raise InputError("--budget-delta needs --budget (the new ledger's total epsilon)")
     if args.seed is not None and not args.insecure_seed:
         raise InputError("--seed makes the noise reproducible by anyone who knows the seed (the "
                          "true counts can be recovered exactly), so the release is NOT private; "
@@ -152,7 +185,11 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..dp.accountant import BudgetAccountant
     from ..dp.randomness import RandomSource  # deferred: start-up
-    from ..dp.releases import DataDomainError, dp_histogram  # deferred: start-up
+    from ..dp.releases import (  # deferred: start-up
+        DataDomainError,
+        dp_histogram,
+        histogram_charge,
+    )
     from ..errors import InputError  # deferred: start-up
     from ..hierarchy import Hierarchy  # deferred: start-up
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter  # deferred: start-up
@@ -194,20 +231,29 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
         print(f"gpuppdp: note: no ledger at {args.budget_file}: starting a new one with a "
               f"budget of {args.budget:g} (--new-ledger says so and silences this line)",
               file=sys.stderr)
+    target = {"epsilon": args.epsilon, "delta": args.delta, "rho": args.rho}
+    charge = histogram_charge(args.mechanism, **target,
+                              max_rows_per_person=args.max_rows_per_person or 1)
+    if args.json is not None:
+        plan.add("--json", args.json)
     ledger = (BudgetAccountant.open_ledger(args.budget_file, epsilon=args.budget,
+                                           delta=args.budget_delta,
                                            create=args.new_ledger or args.budget is not None)
               if args.budget_file is not None else contextlib.nullcontext())
     with ledger as accountant, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if accountant is not None:  # an exhausted budget is refused before the data is read
-            accountant.check(args.epsilon, label=f"dp_histogram by {by}")
+            accountant.check(**charge, label=f"dp_histogram by {by}")
         source = RandomSource(args.backend, seed=args.seed, insecure=args.insecure_seed)
         data = read_table(args.input, columns=by + ([args.person] if args.person else []),
                           sep=args.sep, encoding=encoding_of(args))
-        compile_notice(args, (dp_noise._noise_task,), seconds="about 10 s")
+        compile_notice(args, (dp_noise._noise_task,) + (
+            (dp_noise._gaussian_task,) if args.mechanism in ("gaussian", "discrete-gaussian")
+            else ()),
+            seconds="about 10 s")
         # charged (appended to the ledger) before any noise is drawn
         try:
-            table = dp_histogram(data, by, epsilon=args.epsilon, hierarchies=hierarchies,
+            table = dp_histogram(data, by, **target, hierarchies=hierarchies,
                                  levels=levels, public_domain=args.public_domain,
                                  unknown=args.unknown, mechanism=args.mechanism,
                                  clamp=not args.no_clamp, random=source, accountant=accountant,
@@ -223,8 +269,23 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
         print(f"gpuppdp: warning: {w.message}", file=sys.stderr)
     with plan.writing() as out:
         out.write_table("--output", table, sep=table_delimiter(args.input, args.sep))
+        out.write_json("--json", _summary(args, table, accountant))
     _print_release(args, table, by, levels, hierarchies, accountant)
     return 0
+
+
+def _summary(args, table, accountant) -> dict:
+    """The ``--json`` document: the release's record, and the ledger's entry and totals."""
+    out = {"release": table.attrs["dp"], "ledger": None}
+    if accountant is not None:
+        eps, delta, how = accountant.composition
+        out["ledger"] = {"file": os.path.realpath(args.budget_file),
+                         "entry": accountant.ledger[-1].to_json(),
+                         "budget": {"epsilon": accountant.total,
+                                    "delta": accountant.total_delta,
+                                    "neighbouring": accountant.neighbouring.value},
+                         "spent": {"epsilon": eps, "delta": delta, "accounting": how}}
+    return out
 
 
 def _print_release(args, table, by: list, levels: dict, hierarchies: dict, accountant) -> None:
@@ -233,13 +294,24 @@ def _print_release(args, table, by: list, levels: dict, hierarchies: dict, accou
     q = dp["queries"]["count"]
     where = ", ".join(f"{c} (level {levels.get(c, 0)})" for c in by)
     print(f"dp-histogram: {dp['cells']} cells over {where} written to {args.output}")
-    print(f"epsilon spent: {dp['epsilon']:g} ({dp['neighbouring']} neighbours, "
-          f"sensitivity {q['sensitivity']:g}); delta {dp['delta']:.3g}")
+    if dp["rho"] is None:
+        print(f"epsilon spent: {dp['epsilon']:g} ({dp['neighbouring']} neighbours, "
+              f"sensitivity {q['sensitivity']:g}); delta {dp['delta']:.3g}")
+    else:
+        at = "" if dp["epsilon"] is None else \
+            f"; (epsilon, delta) = ({dp['epsilon']:.6g}, {dp['delta']:.3g})"
+        print(f"rho spent (zCDP): {dp['rho']:.6g} ({dp['neighbouring']} neighbours, L2 "
+              f"sensitivity {q['sensitivity']:g}; support delta {q['delta_trunc']:.3g}){at}")
     if accountant is not None:
-        print(f"budget {args.budget_file}: epsilon {accountant.spent:g} of "
-              f"{accountant.total:g} spent, {accountant.remaining:g} remaining")
-    print(f"noise: {q['mechanism']}, scale {q['scale']:.6g} (sensitivity/epsilon); "
-          f"expected |error| per cell {q['expected_abs_error']:.4g}, std {q['std']:.4g}")
+        eps, delta, how = accountant.composition
+        print(f"budget {args.budget_file}: epsilon {eps:g} of {accountant.total:g} spent, "
+              f"{accountant.remaining:g} remaining ({how} composition, delta {delta:.3g})")
+    if dp["rho"] is None:
+        print(f"noise: {q['mechanism']}, scale {q['scale']:.6g} (sensitivity/epsilon); "
+              f"expected |error| per cell {q['expected_abs_error']:.4g}, std {q['std']:.4g}")
+    else:
+        print(f"noise: {q['mechanism']}, sigma {q['sigma']:.6g}; std per cell "
+              f"<= {q['std']:.4g}")
     if dp["post_processing"]:
         print(f"post-processing: {', '.join(dp['post_processing'])}")
     if dp.get("clamping"):

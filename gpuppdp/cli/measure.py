@@ -172,7 +172,8 @@ def check_known_labels(data, known: dict[str, set], files: dict[str, str],
 
 
 def add_original_options(p) -> None:
-    """``--original FILE`` and ``--perturbed COL,COL`` of ``check`` and ``risk``."""
+    """``--original FILE`` and ``--perturbed COL,COL`` of ``check``, ``risk`` and
+    ``report``."""
     p.add_argument("--original", default=None, metavar="FILE",
                    help="the original table of a perturbed INPUT (the same records in the same "
                    "order): adds distance-based record linkage, interval disclosure and the "
@@ -184,7 +185,8 @@ def add_original_options(p) -> None:
 
 def perturbed_columns(args) -> list[str]:
     """``--perturbed``'s columns, checked with ``--original`` (none without them): the tables
-    are compared record by record in memory, so not with ``--dask`` or ``--chunk-rows``."""
+    are compared record by record in memory, so not with ``--dask`` or ``--chunk-rows``
+    (where the command has them)."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..errors import InputError
 
@@ -193,7 +195,7 @@ def perturbed_columns(args) -> list[str]:
                          "perturbed columns to compare")
     if args.original is None:
         return []
-    if args.dask or args.chunk_rows is not None:
+    if getattr(args, "dask", None) or getattr(args, "chunk_rows", None) is not None:
         raise InputError("--original compares the tables record by record in memory: leave "
                          "out --dask and --chunk-rows")
     return list(args.perturbed)

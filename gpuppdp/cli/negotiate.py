@@ -5,7 +5,7 @@
 
     gpuppdp negotiate INPUT --qi COL=H.csv [--qi ...] --sensitive COL
         --privacy-loss EPS,ALPHA [--basis class|total] [--prior PRIOR.csv]
-        --utility-loss GAMMA,DELTA
+        [--delta D] [--gamma G]
         [--utility-basis class|total] --pattern "age,sex,race;zip;occupation" [--pattern ...]
         --objective flat|variable [--profit linear:MAX,SLOPE] [--others lowest|top|free]
         [--other-columns error|drop]
@@ -18,13 +18,17 @@ which the user accepts with ``--accept-counter`` and otherwise rejects, going on
 pattern.  After the last pattern without a deal the user terminates.  ``--json`` gets the
 settings, every round and the deal; ``--output`` the released table of the deal (the QID
 columns and the sensitive column, rows shuffled by ``--seed``).  Outputs are
-written together at the end (:class:`gpuppdp.io.OutputPlan`).  Exit status 0 with a deal, 1
+written together at the end (:class:`gpuppdp.io.OutputPlan`).  ``--delta`` bounds the
+distribution utility loss and ``--gamma`` the entropy utility loss, as the thesis names them;
+the former ``--utility-loss GAMMA,DELTA`` (distribution, entropy) is accepted with a warning on
+stderr for one release.  Exit status 0 with a deal, 1
 without one (the JSON is written either way; ``--output`` only with a deal).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .choices import BACKENDS
 from .common import _numbers
@@ -54,6 +58,21 @@ def _pair(option: str, names: str):
             raise argparse.ArgumentTypeError(f"{option}: {names} must be finite numbers >= 0, "
                                              f"got {text!r}")
         return a, b
+
+    return parse
+
+
+def _bound(option: str):
+    """Parser of one finite number >= 0."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0 <= value < float("inf"):
+            raise argparse.ArgumentTypeError(f"{option} must be a finite number >= 0, got "
+                                             f"{text!r}")
+        return value
 
     return parse
 
@@ -91,10 +110,16 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--basis", choices=BASES, default="class",
                    help="privacy constraint on every class (default) or on the release's "
                    "mean over records")
-    p.add_argument("--utility-loss", required=True, metavar="GAMMA,DELTA",
-                   type=_pair("--utility-loss", "GAMMA,DELTA"),
-                   help="the owner's utility threshold: distribution and entropy (bits) "
-                   "utility-loss bounds")
+    p.add_argument("--delta", type=_bound("--delta"), default=None, metavar="D",
+                   help="the owner's utility threshold on the distribution utility loss (the "
+                   "thesis's delta)")
+    p.add_argument("--gamma", type=_bound("--gamma"), default=None, metavar="G",
+                   help="the owner's utility threshold on the entropy utility loss, bits (the "
+                   "thesis's gamma)")
+    p.add_argument("--utility-loss", default=None, metavar="DIST,ENT",
+                   type=_pair("--utility-loss", "DIST,ENT"),
+                   help="deprecated: the distribution and entropy utility-loss bounds; use "
+                   "--delta DIST --gamma ENT")
     p.add_argument("--utility-basis", choices=BASES, default=None,
                    help="basis of the utility threshold and of the profit's loss (default: "
                    "--basis)")
@@ -154,9 +179,17 @@ def run_negotiate(args: argparse.Namespace) -> int:
                       if c not in names and c != args.sensitive], args.other_columns,
                      "--other-columns", "drop")
     eps, alpha = args.privacy_loss
-    gamma, delta = args.utility_loss
-    neg = Negotiation(hierarchies, args.sensitive, epsilon=eps, alpha=alpha, gamma=gamma,
-                      delta=delta, basis=args.basis, utility_basis=args.utility_basis,
+    delta, gamma = args.delta, args.gamma
+    if args.utility_loss is not None:
+        if delta is not None or gamma is not None:
+            raise InputError("give --delta/--gamma or the deprecated --utility-loss, not both")
+        delta, gamma = args.utility_loss
+        print("gpuppdp negotiate: warning: --utility-loss GAMMA,DELTA is deprecated: the "
+              "thesis's delta bounds the distribution utility loss and gamma the entropy one; "
+              f"use --delta {delta:g} --gamma {gamma:g}", file=sys.stderr)
+    neg = Negotiation(hierarchies, args.sensitive, epsilon=eps, alpha=alpha,
+                      delta_distribution=delta, gamma_entropy=gamma, basis=args.basis,
+                      utility_basis=args.utility_basis,
                       objective=args.objective, profit=args.profit, others=args.others,
                       max_moves=args.max_moves,
                       prior=None if args.prior is None else read_prior(args.prior),

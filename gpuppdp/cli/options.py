@@ -36,6 +36,34 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _weights(text: str) -> dict[str, float]:
+    """``COL=W,COL=W`` -> ``{COL: W}`` (weights finite and >= 0)."""
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        name, sep, value = part.rpartition("=")
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = math.nan
+        if not sep or not name:
+            raise argparse.ArgumentTypeError(f"expected COL=WEIGHT,..., got {part!r}")
+        if not (math.isfinite(weight) and weight >= 0):
+            raise argparse.ArgumentTypeError(f"the weight of {name!r} must be a number >= 0, "
+                                             f"got {value!r}")
+        out[name] = weight
+    return out
+
+
+def _gs_factor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+    return value
+
+
 def _qi_spec(text: str) -> tuple[str, str]:
     name, sep, path = text.partition("=")
     if not sep or not name or not path:
@@ -199,7 +227,17 @@ def table_subcommand(subparsers, name: str, run, *, population: str | None = Non
 def add_run_options(p: argparse.ArgumentParser,
                     json_help: str = "write the summary as JSON") -> None:
     """Metric, search, backend, seed, --json and --quiet."""
-    p.add_argument("--metric", choices=METRICS, default="loss")
+    p.add_argument("--metric", choices=METRICS, default="loss",
+                   help="ARX's quality models: loss (default), precision, discernibility, "
+                   "discernibility-monotonic (DM*), aecs, entropy (non-uniform entropy), "
+                   "entropy-monotonic, normalized-entropy, height, ambiguity")
+    p.add_argument("--weights", type=_weights, default=None, metavar="COL=W,...",
+                   help="attribute weights >= 0 (ARX's setAttributeWeight; 0.5 unless given) "
+                   "of loss, precision, entropy, normalized-entropy and height")
+    p.add_argument("--gs-factor", type=_gs_factor, default=None, metavar="F",
+                   help="ARX's generalization/suppression factor in [0, 1] (default 0.5; 0: "
+                   "only suppression costs, 1: only generalization) of loss, precision, "
+                   "entropy, entropy-monotonic and aecs")
     p.add_argument("--search", choices=SEARCHES, default="auto",
                    help="auto (default): levels on a GPU, above 100,000 nodes, and on "
                    "tables over 2**20 rows with the loss metric and monotone models; flash "

@@ -7,11 +7,14 @@
         --html OUT.html [--json OUT.json] [--output RELEASED.csv]
     gpuppdp report INPUT --algorithm mondrian|tds --qi COL[=HIERARCHY.csv] ... --k K
         [--relaxed | --target COL --generalization subtree|sibling] --html OUT.html
+    gpuppdp report PERTURBED --qi ... --original ORIGINAL --perturbed COL,COL --html OUT.html
 
 ``--algorithm mondrian|tds`` runs the release as ``anonymize`` does (a QID without
 hierarchy is numeric) and reports it: the same sections computed on its classes, NCP/GCP
 as the loss, how the records were partitioned instead of the lattice
-(:mod:`gpuppdp.report.partition`).
+(:mod:`gpuppdp.report.partition`).  ``--original ORIGINAL --perturbed COL,COL`` (as ``check``
+and ``risk`` take them) adds a section on INPUT's perturbed columns against the original's
+(:mod:`gpuppdp.report.perturbation`).
 
 The main CLI calls :func:`register`; bad input raises ``ValueError`` and friends (one
 ``gpuppdp: error: ...`` line, exit status 2, printed by the main CLI).
@@ -25,6 +28,8 @@ from pathlib import Path
 
 from .anonymize import _qi_optional, add_algorithm_options, partition_run
 from .common import add_anonymization_options, check_roles
+from .measure import (add_original_options, perturbation_line, perturbation_measures_of,
+                      perturbed_columns)
 from .options import add_run_options
 from .progress import ProgressBar, search_progress
 from .run import anonymizer_from_args, format_summary, print_release, release_plan, run_files
@@ -43,7 +48,8 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "default: the HTML path with the suffix .json).  With --algorithm "
                     "mondrian|tds the same sections are computed on that release's classes, "
                     "with its NCP/GCP and how the records were partitioned instead of the "
-                    "lattice.")
+                    "lattice.  With --original and --perturbed, a section on the perturbed "
+                    "columns against the original ones (utility and disclosure risk).")
     add_anonymization_options(p, required=False, qi_type=_qi_optional)
     add_algorithm_options(p)
     p.add_argument("--html", required=True, metavar="OUT.html", help="the HTML report")
@@ -56,6 +62,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="classes in the per-class privacy-loss plot (default 50)")
     p.add_argument("--max-subsets", type=int, default=255, metavar="N",
                    help="QID subsets in the distinction/separation table (default 255)")
+    add_original_options(p)
     add_run_options(p, json_help="the report's figures as JSON (default: the HTML path with "
                     "the suffix .json)")
     p.set_defaults(func=run_report)
@@ -81,6 +88,7 @@ def run_report(args: argparse.Namespace) -> int:
         if value < 1:
             raise InputError(f"{option} must be at least 1, got {value}")
     json_path = args.json if args.json is not None else os.path.splitext(args.html)[0] + ".json"
+    perturbed_columns(args)  # --original and --perturbed checked before any work
     if args.algorithm != "full-domain":
         return _run_partition_report(args, json_path)
     bare = [name for name, path in args.qi if path is None]
@@ -94,13 +102,14 @@ def run_report(args: argparse.Namespace) -> int:
                              f"{'mondrian' if option == '--relaxed' else 'tds'}")
     plan = release_plan(args).add("--html", args.html).add("--json", json_path)
     data, anonymizer = anonymizer_from_args(args)
+    measures = _perturbation(args, data)
     result = anonymizer.fit(data, progress=search_progress(args))
     print(format_summary(result))
     with plan.writing() as out:
         out.write_table("--output", result.released, sep=table_delimiter(args.input, args.sep))
         write_report(result, data, out.path("--html"), json_path=out.path("--json"),
                      max_classes=args.top_classes, max_subsets=args.max_subsets,
-                     files=run_files(args, plan),
+                     files=run_files(args, plan), perturbation=measures,
                      progress=ProgressBar("report", not args.quiet, unit="steps"))
     print_release(result, plan)
     print(f"report             {args.html}")
@@ -116,17 +125,29 @@ def _run_partition_report(args: argparse.Namespace, json_path: str) -> int:
 
     plan = release_plan(args).add("--html", args.html).add("--json", json_path)
     data, release, released, summary = partition_run(args, plan)
+    measures = _perturbation(args, data)
     with plan.writing() as out:
         out.write_table("--output", released, sep=table_delimiter(args.input, args.sep))
         write_report(release, data, out.path("--html"), json_path=out.path("--json"),
                      summary=summary, released=released, max_classes=args.top_classes,
                      max_subsets=args.max_subsets, files=summary["files"],
+                     perturbation=measures,
                      progress=ProgressBar("report", not args.quiet, unit="steps"))
     if "--output" in plan:
         print(f"released table     {plan.path('--output')} ({len(released)} rows)")
     print(f"report             {args.html}")
     print(f"report data        {json_path}")
     return 0
+
+
+def _perturbation(args: argparse.Namespace, data) -> dict | None:
+    """The measures of INPUT's ``--perturbed`` columns (``data``, read) against
+    ``--original``'s, printed in one line; None without them."""
+    if not perturbed_columns(args):
+        return None
+    measures = perturbation_measures_of(args, data, args.backend)
+    print(perturbation_line(measures))
+    return measures
 
 
 def _run_compare(args: argparse.Namespace) -> int:
@@ -136,9 +157,10 @@ def _run_compare(args: argparse.Namespace) -> int:
     from ..io import OutputPlan
     from ..report.compare import compare, render_compare_html
 
-    if args.input is not None or args.qi or args.output is not None:
-        raise InputError("report --compare takes no INPUT, --qi or --output: it reads two "
-                         "JSON files")
+    if args.input is not None or args.qi or args.output is not None or \
+            args.original is not None:
+        raise InputError("report --compare takes no INPUT, --qi or --output (nor --original):"
+                         " it reads two JSON files")
     plan = OutputPlan(list(args.compare)).add("--html", args.html)
     figures = compare(*args.compare)
     with plan.writing() as out:

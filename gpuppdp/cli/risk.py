@@ -3,7 +3,8 @@
 ::
 
     gpuppdp risk INPUT --qi COL[=HIERARCHY.csv] [COL ...] [--population-size N] [--json OUT.json]
-        [--sep SEP] [--top K] [--backend auto|cpu|gpu]
+        [--sampling-weights COL] [--suda2 [MAX_SIZE]] [--sep SEP] [--top K]
+        [--backend auto|cpu|gpu]
 
 The main CLI calls :func:`register`; bad input raises :class:`~gpuppdp.errors.InputError` or
 an ``OSError`` (one ``gpuppdp: error: ...`` line, exit status 2, printed by the main CLI).
@@ -39,6 +40,15 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--population-size", type=float, default=None, metavar="N",
                    help="size of the population the table was sampled from (enables the "
                         "population uniqueness estimates)")
+    p.add_argument("--sampling-weights", default=None, metavar="COL",
+                   help="column of survey (sampling) weights, the population records each "
+                        "record stands for: weighted class sizes and Benedetti-Franconi "
+                        "individual risks, as sdcMicro's freqCalc/indivRisk (not anonymize's "
+                        "--weights, the attribute weights of a metric)")
+    p.add_argument("--suda2", nargs="?", type=int, const=True, default=None, metavar="MAX_SIZE",
+                   help="special uniques (SUDA2): minimal sample uniques of at most MAX_SIZE "
+                        "attributes (default all), SUDA and DIS-SUDA scores and each "
+                        "attribute's contribution, as sdcMicro's suda2")
     p.add_argument("--top", type=int, default=10, metavar="K",
                    help="QID subsets shown in the summary (most distinguishing first; "
                         "default 10, 0: none)")
@@ -62,6 +72,33 @@ def _population(value):
 
 def _pct(x) -> str:
     return "n/a" if x is None else f"{100 * x:.4g} %"
+
+
+def _survey_lines(sw: dict) -> list[str]:
+    """The ``survey_weights`` section of a report, in words."""
+    return [f"survey weights ({sw['column'] or 'given'}): estimated population "
+            f"{sw['estimated_population']:.6g}; individual risk (Benedetti-Franconi): highest "
+            f"{sw['highest_individual_risk']:.4g}, expected re-identifications "
+            f"{sw['expected_reidentifications']:.4g} ({_pct(sw['global_risk'])} of the records)",
+            "records at individual risk (risk > threshold): " + ", ".join(
+                f"{t}: {_pct(v)}" for t, v in sw["records_at_risk"].items())]
+
+
+def _suda_lines(su: dict) -> list[str]:
+    """The ``suda2`` section of a report: MSUs by size, DIS-SUDA scores by interval and the
+    attribute contributions, as small tables."""
+    sizes = ", ".join(f"{s}: {v}" for s, v in su["msus_by_size"].items())
+    lines = [f"special uniques (SUDA2, MSUs of at most {su['max_size']} attributes): "
+             f"{su['msus']} MSUs ({sizes}) in {su['records_with_msus']} records; highest "
+             f"SUDA score {su['highest_score']:.6g}, highest DIS-SUDA score "
+             f"{su['highest_dis_score']:.4g}",
+             "  DIS-SUDA score  records"]
+    lines += [f"  {k:<14}  {v}" for k, v in su["dis_score_intervals"].items()]
+    contrib = sorted(su["attribute_contributions"].items(), key=lambda kv: -kv[1])
+    width = max(len("attribute"), *(len(k) for k, _ in contrib))
+    lines.append(f"  {'attribute':<{width}}  contribution")
+    lines += [f"  {k:<{width}}  {v:10.2f} %" for k, v in contrib]
+    return lines
 
 
 def format_report(rep: dict, top: int = 10) -> str:
@@ -91,6 +128,10 @@ def format_report(rep: dict, top: int = 10) -> str:
             f"Pitman {_pct(pu['pitman'])}, Zayatz {_pct(pu['zayatz'])}, "
             f"SNB {_pct(pu['snb'])}; "
             f"Dankar's rule ({pu['dankar_choice']}): {_pct(pu['dankar'])}")
+    if rep.get("survey_weights") is not None:
+        lines += _survey_lines(rep["survey_weights"])
+    if rep.get("suda2") is not None:
+        lines += _suda_lines(rep["suda2"])
     if rep.get("perturbation") is not None:
         lines.append(perturbation_line(rep["perturbation"]))
     attrs = rep.get("attribute_risks")
@@ -117,24 +158,36 @@ def run_risk(args: argparse.Namespace) -> int:
     population = _population(args.population_size)
     if args.top < 0:
         raise InputError(f"--top must be at least 0, got {args.top}")
+    in_memory = [o for o, v in (("--sampling-weights", args.sampling_weights),
+                                ("--suda2", args.suda2)) if v is not None]
+    if in_memory and args.dask:
+        raise InputError(f"--dask and {in_memory[0]}: they need INPUT's rows in memory; "
+                         "leave out --dask")
+    if args.suda2 is not None and args.suda2 is not True and args.suda2 < 1:
+        raise InputError(f"--suda2 must be at least 1, got {args.suda2}")
     bar = ProgressBar("risk", not args.quiet, unit="steps")
     dask_refusals(args)
     if get_backend(args.backend).kernels == "cpu":
         compile_notice(args, kernels.risk_kernels(), seconds="about 15 s")
     perturbed = perturbed_columns(args)
-    chunk_rows = chunk_rows_for(args) if args.population is None and not perturbed else None
+    chunk_rows = chunk_rows_for(args) if args.population is None and not perturbed \
+        and not in_memory else None
     if args.dask or chunk_rows is not None:  # memory follows the classes, not the rows
         plan, rep = measure_streamed(args, qids, hierarchies, chunk_rows, lambda chunks, w: (
             risk_report_chunks(chunks, qids, population_size=population,
                                backend=get_backend(args.backend), weight_column=w,
                                progress=bar)))
     else:
+        weights = [] if args.sampling_weights is None else [args.sampling_weights]
         plan, data, table = read_measured(
-            args, list(dict.fromkeys(qids + perturbed)), qids,
+            args, list(dict.fromkeys(qids + perturbed + weights)), qids,
             [*hierarchies.values(), *([args.original] if perturbed else [])])
         check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
         rep = risk_report(data, qids, population_size=population,
-                          backend=get_backend(args.backend), population=table, progress=bar)
+                          backend=get_backend(args.backend), population=table,
+                          sampling_weights=args.sampling_weights,
+                          suda2=args.suda2,
+                          progress=bar)
         if perturbed:
             rep["perturbation"] = perturbation_measures_of(args, data,
                                                            get_backend(args.backend))

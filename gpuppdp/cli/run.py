@@ -26,6 +26,7 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
     their values' order."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..anonymizer import Anonymizer
+    from ..errors import InputError
     from ..hierarchy import Hierarchy
     from ..io import read_table
 
@@ -40,15 +41,23 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
                                 columns=[name for name, _ in args.sensitive])
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
                    for name, path in args.qi}
+    microaggregation = dict(getattr(args, "microaggregate", None) or [])
+    for column in args.weights or {}:
+        if column not in hierarchies and column not in microaggregation:
+            raise InputError(f"--weights names {column!r}, which is not a --qi column "
+                             f"(they are {', '.join(hierarchies)})")
     anonymizer = Anonymizer(quasi_identifiers=hierarchies,
                             sensitive=[name for name, _ in args.sensitive],
                             insensitive=args.insensitive, identifying=args.identifying,
                             others=args.others, models=_privacy_models(args, values),
                             k=None if args.qid_set else args.k,
                             suppression_limit=args.suppression, metric=args.metric,
+                            attribute_weights=args.weights, gs_factor=args.gs_factor,
                             search=args.search, backend=args.backend,
                             suppressed=args.suppressed, seed=args.seed,
-                            time_limit=args.time_limit, prefer=args.prefer)
+                            time_limit=args.time_limit, prefer=args.prefer,
+                            microaggregation=microaggregation,
+                            types=dict(getattr(args, "types", None) or []))
     return data, anonymizer
 
 
@@ -56,9 +65,10 @@ def format_summary(result: AnonymizationResult) -> str:
     s = result.summary()
     levels = ", ".join(f"{k}={v}" for k, v in s["transformation"].items())
     lines = [
-        f"optimum            {levels}",
-        f"information loss   {s['information_loss']:.10g} ({s['metric']} metric; "
-        f"{s['information_loss_relative']:.2%} of the maximum)",
+        f"{'transformation' if s['search'] == 'given' else 'optimum':<19}{levels}",
+        f"information loss   {s['information_loss']:.10g} ({s['metric']} metric"
+        + ("" if s["information_loss_relative"] is None else
+           f"; {s['information_loss_relative']:.2%} of the maximum") + ")",
         f"classes            {s['equivalence_classes']} (smallest {s['smallest_class']}, "
         f"average {s['average_class_size']:.1f})",
         f"suppressed rows    {s['suppressed_records']} of {s['input_rows']} "
@@ -118,13 +128,14 @@ def run_summary(result: AnonymizationResult, args, plan: OutputPlan | None = Non
 def release_plan(args, inputs=None, *, dataset: bool = False) -> OutputPlan:
     """The checked outputs of an anonymization: the released table (``--output``, when
     given; a Parquet dataset folder with ``dataset``); ``inputs`` default to every file the
-    options name (table, hierarchies, population)."""
+    options name (table, hierarchies, population, the --original of a perturbed table)."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..io import TABLE_SUFFIXES, OutputPlan
 
     if inputs is None:
         inputs = [args.input, *(path for _, path in args.qi),
-                  *(path for _, path in args.sensitive if path), args.population]
+                  *(path for _, path in args.sensitive if path), args.population,
+                  getattr(args, "original", None)]
     return OutputPlan(inputs).add("--output", args.output, TABLE_SUFFIXES, dataset=dataset)
 
 

@@ -7,6 +7,13 @@ hierarchies (:mod:`gpuppdp.hierarchy`) with the rest of the engine.
   grid so that it resists Mironov's floating-point attack), :class:`GeometricMechanism`
   (integer counts), :class:`RandomizedResponse` (Warner's protocol), all vectorized on the
   backend, each with the (ε, δ) it guarantees.
+* :mod:`~gpuppdp.dp.gaussian` -- the discrete Gaussian (exact sampler, CKS 2020),
+  :class:`DiscreteGaussianMechanism` (integers, zCDP) and :class:`GaussianMechanism` (the
+  ``2**k`` grid, Balle & Wang's analytic calibration).
+* :mod:`~gpuppdp.dp.selection` -- the exponential mechanism, report-noisy-max (Gumbel,
+  exponential) and permute-and-flip, exact coins, many selections at once.
+* :mod:`~gpuppdp.dp.accounting` -- pure, (ε, δ), zCDP and RDP: conversions (standard and
+  tight) and composition (basic, advanced).
 * :mod:`~gpuppdp.dp.randomness` -- :class:`RandomSource`: a ChaCha20 keystream keyed with
   256 bits of OS entropy, fork-safe, never copied, the same bits on CPU and GPU; a seed only
   on request (with a :class:`SeededNoiseWarning`; the releases refuse a seeded source unless
@@ -41,7 +48,14 @@ from .mechanisms import (
     RandomizedResponse,
     discrete_laplace_noise,
 )
+from .gaussian import (
+    DiscreteGaussianMechanism,
+    GaussianMechanism,
+    analytic_gaussian_sigma,
+    discrete_gaussian_noise,
+)
 from .randomness import RandomSource, SeededNoiseWarning, default_source
+from .selection import exponential_mechanism, permute_and_flip, report_noisy_max
 from .releases import (
     OTHER,
     DataDomainError,
@@ -66,6 +80,8 @@ __all__ = [
     "SummationRangeError",
     "DiscreteLaplaceSampler", "GeometricMechanism", "LaplaceMechanism", "NoiseRangeError",
     "RandomizedResponse", "discrete_laplace_noise",
+    "DiscreteGaussianMechanism", "GaussianMechanism", "analytic_gaussian_sigma",
+    "discrete_gaussian_noise", "exponential_mechanism", "permute_and_flip", "report_noisy_max",
     "RandomSource", "SeededNoiseWarning", "default_source",
     "OTHER", "DataDomainError", "OutOfDomainError", "dp_class_counts",
     "dp_group_stats", "dp_histogram",

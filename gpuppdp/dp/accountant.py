@@ -32,6 +32,28 @@ by default); every entry records the relation its ε was computed under and is *
 So one add/remove release at ε = 1 and one replace-one release at ε = 1 cost 3 of a
 replace-one budget, not 2.
 
+**Privacy notions.**  Every entry records its notion (:data:`NOTIONS`): ``"pure"`` (ε),
+``"approx"`` (ε, δ) or ``"zcdp"`` (ρ, with the δ of approximate zCDP, Bun & Steinke 2016,
+Definition 8.1: the discrete Gaussian's support).  A zCDP entry under add/remove-one charged
+to a replace-one budget costs ``4ρ`` (group privacy for groups of 2, Bun & Steinke 2016,
+Proposition 1.9; refused when its δ > 0); a replace-one entry is charged at face value, as
+above.  The budget stays an (ε, δ) pair, and what the ledger has spent is the tightest of
+these accountings of all its entries (:func:`compose`), each at a δ within the budget:
+
+* *basic*: ``(Σ ε_i, Σ δ_i)`` (no zCDP entry);
+* *advanced*: advanced composition of the (ε, δ) entries at the δ the budget has left
+  (:func:`~gpuppdp.dp.accounting.advanced_composition`);
+* *zCDP*: the ρ of the zCDP entries plus ``ε²/2`` for every pure entry (Bun & Steinke 2016,
+  Proposition 1.4), converted once with the tight conversion
+  (:func:`~gpuppdp.dp.accounting.zcdp_to_approx`) at the δ left after the entries' own δ,
+  plus the ε of the approximate entries (basic composition);
+* *zCDP, pure kept pure*: as the last, the pure entries added as ε instead.
+
+A spend is refused (:class:`BudgetError`) when no accounting of the ledger with it fits the
+budget.  A zCDP spend needs a budget with δ > 0.  The accountings are composition theorems
+for releases whose parameters do not depend on earlier outputs (the basic sum and the zCDP
+sum also hold as privacy filters when they do: Rogers et al. 2016; Whitehouse et al. 2023).
+
 Every spend is atomic: a spend that would exceed the budget raises :class:`BudgetError`
 before any noise is drawn, with the amount still available; a parallel group reserves its
 cost as it grows (an open group is on the ledger), so spends inside and outside open groups
@@ -54,6 +76,11 @@ References
    Found. Trends Theor. Comput. Sci. 9(3-4), 2014, Theorem 2.2 (group privacy),
    Example 3.2, Theorem 3.16 (composition).
 .. [2] F. McSherry, "Privacy integrated queries", SIGMOD 2009 (parallel composition).
+.. [3] M. Bun and T. Steinke, "Concentrated Differential Privacy: Simplifications,
+   Extensions, and Lower Bounds", TCC 2016: Propositions 1.4 and 1.9, section 8.
+.. [4] R. Rogers, A. Roth, J. Ullman and S. Vadhan, "Privacy Odometers and Filters",
+   NeurIPS 2016; J. Whitehouse, A. Ramdas, R. Rogers and Z. S. Wu, "Fully-Adaptive
+   Composition in Differential Privacy", ICML 2023.
 """
 
 from __future__ import annotations
@@ -68,17 +95,20 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
 from ..errors import InputError
-from ..validation import check_epsilon, check_number
+from ..validation import check_epsilon, check_number, check_positive
 from . import ledger as _file
+from .accounting import advanced_composition, zcdp_to_approx
 from .ledger import LedgerError
 from .randomness import NoCopies
 from .sensitivity import Neighbouring
 
 __all__ = ["BudgetAccountant", "BudgetError", "LedgerError", "Spend", "ParallelGroup",
-           "charge", "LEDGER_FORMAT"]
+           "charge", "charge_zcdp", "compose", "LEDGER_FORMAT", "NOTIONS"]
 
 _RELATIVE_SLACK = 1e-9  # float round-off when many spends add up exactly to the budget
 LEDGER_FORMAT = _file.LEDGER_FORMAT
+#: the privacy notions of ledger entries
+NOTIONS = ("pure", "approx", "zcdp")
 
 
 class BudgetError(InputError):
@@ -103,29 +133,50 @@ def charge(epsilon: float, delta: float, relation: Neighbouring | str,
     return 2.0 * epsilon, min(1.0, (1.0 + math.exp(min(epsilon, 700.0))) * delta)
 
 
+def charge_zcdp(rho: float, delta: float, relation: Neighbouring | str,
+                budget: Neighbouring | str) -> tuple[float, float]:
+    """``(ρ, δ)`` of a zCDP entry computed under ``relation``, charged to a budget kept under
+    ``budget``: add/remove -> replace costs ``4ρ`` (group privacy, Bun & Steinke 2016,
+    Proposition 1.9; an approximate entry, δ > 0, is refused), replace -> add/remove at face
+    value (as :func:`charge`).
+
+    >>> charge_zcdp(0.5, 0.0, "add-remove", "replace")
+    (2.0, 0.0)
+    """
+    relation, budget = Neighbouring.parse(relation), Neighbouring.parse(budget)
+    if relation is budget or budget is Neighbouring.ADD_REMOVE:
+        return rho, delta
+    if delta > 0.0:
+        raise BudgetError(
+            f"a zCDP entry with delta={delta:g} under add-remove neighbours cannot be charged "
+            "to a replace budget (group privacy of approximate zCDP is not bounded here): "
+            "compute the release under replace-one neighbours")
+    return 4.0 * rho, 0.0
+
+
 @dataclass(frozen=True)
 class Spend:
     """One entry of the ledger.
 
     Attributes
     ----------
-    epsilon : float
+    epsilon : float or None
         What the entry cost in its own relation (for a parallel group: the largest part, or
-        the two largest under replace-one neighbours).
+        the two largest under replace-one neighbours); None for a zCDP entry.
     label : str
     composition : {"sequential", "parallel"}
     parts : tuple of float
-        The ε of each disjoint part (a single value for a sequential spend).
+        The ε of each disjoint part (a single value for a sequential spend; none for zCDP).
     delta : float
-        The entry's δ (composed like ε).
+        The entry's δ (composed like ε; for zCDP, the δ of approximate zCDP).
     part_deltas : tuple of float
         The δ of each part.
     neighbouring : str
-        The neighbouring relation the entry's ε holds under.
+        The neighbouring relation the entry's ε (or ρ) holds under.
     open : bool
         True while a parallel group can still grow (its cost is reserved all the same).
     charged, charged_delta : float
-        ε and δ charged to the budget (converted to the budget's relation).
+        ε (None for zCDP) and δ charged to the budget (converted to the budget's relation).
     unit : str
         The unit of privacy: ``"row"``, or ``"person (COL, at most M rows)"`` for a release
         that bounded each person's rows (its ε is then person-level).
@@ -133,9 +184,14 @@ class Spend:
         The seed of a seeded (NOT private) release.
     group : str or None
         Identifies a parallel group across its ledger lines.
+    notion : {"pure", "approx", "zcdp"}
+        The privacy notion (:data:`NOTIONS`); ledgers written before it read as pure
+        (δ = 0) or approx.
+    rho, charged_rho : float or None
+        A zCDP entry's ρ in its own relation and charged to the budget.
     """
 
-    epsilon: float
+    epsilon: float | None
     label: str
     composition: str
     parts: tuple[float, ...]
@@ -148,13 +204,17 @@ class Spend:
     unit: str = "row"
     seed: int | None = None
     group: str | None = None
+    notion: str = "approx"
+    rho: float | None = None
+    charged_rho: float | None = None
 
     def to_json(self) -> dict:
         return {"epsilon": self.epsilon, "delta": self.delta, "label": self.label,
                 "composition": self.composition, "parts": list(self.parts),
                 "part_deltas": list(self.part_deltas), "neighbouring": self.neighbouring,
                 "charged": self.charged, "charged_delta": self.charged_delta,
-                "unit": self.unit, "seed": self.seed, "group": self.group}
+                "unit": self.unit, "seed": self.seed, "group": self.group,
+                "notion": self.notion, "rho": self.rho, "charged_rho": self.charged_rho}
 
     @classmethod
     def from_json(cls, item, budget: Neighbouring) -> "Spend":
@@ -165,36 +225,81 @@ class Spend:
             if composition not in ("sequential", "parallel"):
                 raise InputError(f"unknown composition {composition!r}")
             relation = Neighbouring.parse(item["neighbouring"])
-            epsilon = check_epsilon("ledger entry epsilon", item["epsilon"])
             delta = check_number("ledger entry delta", item.get("delta", 0.0), 0.0, 1.0)
             seed = item.get("seed")
             if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
                 raise InputError(f"ledger entry seed must be an integer, got {seed!r}")
+            notion = item.get("notion", "pure" if delta == 0.0 else "approx")
+            common = dict(label=str(item.get("label", "")), composition=composition,
+                          delta=delta, neighbouring=relation.value,
+                          unit=str(item.get("unit", "row")), seed=seed,
+                          group=item.get("group"), notion=notion)
+            if notion == "zcdp":
+                if composition != "sequential":
+                    raise InputError("a zCDP ledger entry must be sequential")
+                rho = check_positive("ledger entry rho", item["rho"])
+                charged_rho, charged_delta = charge_zcdp(rho, delta, relation, budget)
+                return cls(epsilon=None, parts=(), part_deltas=(delta,), rho=rho,
+                           charged_rho=charged_rho, charged_delta=charged_delta, **common)
+            if notion not in NOTIONS:
+                raise InputError(f"unknown privacy notion {notion!r} (one of {NOTIONS})")
+            epsilon = check_epsilon("ledger entry epsilon", item["epsilon"])
             charged, charged_delta = charge(epsilon, delta, relation, budget)
-            return cls(epsilon=epsilon, label=str(item.get("label", "")),
-                       composition=composition,
+            return cls(epsilon=epsilon,
                        parts=tuple(check_epsilon("ledger part epsilon", p)
                                    for p in item.get("parts", [epsilon])),
-                       delta=delta,
                        part_deltas=tuple(check_number("ledger part delta", d, 0.0, 1.0)
                                          for d in item.get("part_deltas", [])),
-                       neighbouring=relation.value, charged=charged,
-                       charged_delta=charged_delta, unit=str(item.get("unit", "row")),
-                       seed=seed, group=item.get("group"))
+                       charged=charged, charged_delta=charged_delta, **common)
         except KeyError as exc:
             raise InputError(f"a ledger entry lacks {exc.args[0]!r}: {item!r}") from None
 
 
-def _charged(entries) -> tuple[list[float], list[float]]:
-    """``(ε, δ)`` charged by each of ``entries``: every entry the accountant records carries
-    both; one without them fails, as ``math.fsum`` of ``None`` does."""
-    eps, deltas = [], []
+def _notion(delta: float) -> str:
+    return "pure" if delta == 0.0 else "approx"
+
+
+def compose(entries, delta_budget: float | None) -> tuple[float, float, str]:
+    """``(ε, δ, accounting)``: the tightest accounting of the charged ``entries`` (the module
+    docstring's list; the smallest ε, then the smallest δ) whose δ fits ``delta_budget``
+    (None or 0: only the basic sum, which needs no δ to spare).  ``ε`` is ``inf`` when no
+    accounting applies (zCDP entries without δ to convert them).
+
+    >>> e = [Spend(None, "", "sequential", (), notion="zcdp", charged_rho=0.5, charged_delta=0.0)]
+    >>> eps, delta, how = compose(e, 1e-6)
+    >>> round(eps, 4), delta, how
+    (5.2215, 1e-06, 'zcdp')
+    """
+    pure: list[float] = []
+    approx: list[float] = []
+    rho: list[float] = []
+    deltas: list[float] = []
     for s in entries:
-        if s.charged is None or s.charged_delta is None:
+        value = s.charged_rho if s.notion == "zcdp" else s.charged
+        if s.charged_delta is None or value is None:
             raise TypeError(f"ledger entry {s.label!r} carries no charge")
-        eps.append(s.charged)
         deltas.append(s.charged_delta)
-    return eps, deltas
+        kind = rho if s.notion == "zcdp" else pure if s.charged_delta == 0.0 else approx
+        kind.append(value)
+    own_delta = min(1.0, math.fsum(deltas))
+    found: list[tuple[float, float, str]] = []
+    if not rho:
+        found.append((math.fsum(pure) + math.fsum(approx), own_delta, "basic"))
+    budget = delta_budget or 0.0
+    slack = budget - own_delta
+    if budget > 0.0 and 0.0 < slack < 1.0:
+        if not rho and len(pure) + len(approx) > 1:
+            found.append((advanced_composition(pure + approx, slack), budget, "advanced"))
+        rho_z, rho_p = math.fsum(rho), math.fsum(0.5 * e * e for e in pure)
+        if rho or pure:
+            found.append((zcdp_to_approx(rho_z + rho_p, slack) + math.fsum(approx),
+                          budget, "zcdp"))
+        if rho and pure:
+            found.append((zcdp_to_approx(rho_z, slack) + math.fsum(pure) + math.fsum(approx),
+                          budget, "zcdp, pure kept pure"))
+    if not found:
+        return math.inf, own_delta, "none"
+    return min(found, key=lambda c: (c[0], c[1]))
 
 
 def _group_cost(values, neighbouring: Neighbouring) -> float:
@@ -254,16 +359,23 @@ class BudgetAccountant(NoCopies):
 
     # -- state ------------------------------------------------------------------------------
     @property
-    def spent(self) -> float:
-        """ε charged so far (in the budget's relation; open groups included)."""
+    def composition(self) -> tuple[float, float, str]:
+        """``(ε, δ, accounting)`` of everything charged so far: the tightest accounting
+        (:func:`compose`; open groups included)."""
         with self._lock:
-            return math.fsum(_charged(self._ledger)[0])
+            return compose(self._ledger, self.total_delta)
+
+    @property
+    def spent(self) -> float:
+        """ε charged so far (in the budget's relation; open groups included), by the
+        tightest accounting (:attr:`composition`)."""
+        return self.composition[0]
 
     @property
     def spent_delta(self) -> float:
-        """δ charged so far."""
-        with self._lock:
-            return math.fsum(_charged(self._ledger)[1])
+        """δ of that accounting (the sum of the entries' δ, or the whole budget's δ when a
+        conversion uses what is left of it)."""
+        return self.composition[1]
 
     @property
     def remaining(self) -> float:
@@ -284,62 +396,91 @@ class BudgetAccountant(NoCopies):
             return tuple(self._ledger)
 
     # -- spending ---------------------------------------------------------------------------
-    def _refuse_if_over(self, epsilon: float, delta: float, label: str,
-                        others_eps: float, others_delta: float, what: str) -> None:
+    def _refuse_if_over(self, others: list[Spend], entry: Spend, label: str,
+                        what: str) -> None:
+        """:class:`BudgetError` unless the ledger ``others`` plus ``entry`` fits the budget."""
+        eps, delta, _ = compose(others + [entry], self.total_delta)
+        over_delta = self.total_delta is not None and \
+            delta > self.total_delta * (1.0 + _RELATIVE_SLACK) + 1e-300
+        if eps <= self.total * (1.0 + _RELATIVE_SLACK) and not over_delta:
+            return
         where = f" for {label!r}" if label else ""
-        if others_eps + epsilon > self.total * (1.0 + _RELATIVE_SLACK):
-            left = max(0.0, self.total - others_eps)
+        before_eps, before_delta, _ = compose(others, self.total_delta)
+        if over_delta or math.isinf(eps):
+            left = max(0.0, (self.total_delta or 0.0) - before_delta)
             raise BudgetError(
-                f"cannot spend epsilon={what}{where}: the budget is epsilon={self.total:g}, "
-                f"{others_eps:g} already spent, only {left:g} remaining")
-        if self.total_delta is not None and \
-                others_delta + delta > self.total_delta * (1.0 + _RELATIVE_SLACK) + 1e-300:
-            left = max(0.0, self.total_delta - others_delta)
-            raise BudgetError(
-                f"cannot spend delta={delta:g}{where}: the delta budget is "
-                f"{self.total_delta:g}, {others_delta:g} already spent, only {left:g} "
-                "remaining")
+                f"cannot spend {what}{where}: the delta budget is {self.total_delta:g}, "
+                f"{before_delta:g} already spent, only {left:g} remaining")
+        left = max(0.0, self.total - before_eps)
+        raise BudgetError(
+            f"cannot spend {what}{where}: the budget is epsilon={self.total:g}, "
+            f"{before_eps:g} already spent, only {left:g} remaining (with it the ledger "
+            f"would cost epsilon={eps:g})")
 
-    def _what(self, epsilon: float, charged: float, relation: Neighbouring) -> str:
+    def _what(self, epsilon: float, charged: float, relation: Neighbouring,
+              name: str = "epsilon") -> str:
         if charged == epsilon:
-            return f"{epsilon:g}"
-        return (f"{epsilon:g} ({relation.value} neighbours, charged {charged:g} to this "
-                f"{self.neighbouring.value} budget)")
+            return f"{name}={epsilon:g}"
+        return (f"{name}={epsilon:g} ({relation.value} neighbours, charged {charged:g} to "
+                f"this {self.neighbouring.value} budget)")
 
-    def check(self, epsilon: float, *, label: str = "", delta: float = 0.0,
-              neighbouring: Neighbouring | str | None = None) -> float:
-        """Raise :class:`BudgetError` if ``(epsilon, delta)`` cannot be spent now; return
-        ``epsilon`` validated.  (Only a snapshot: :meth:`spend` checks again, atomically.)"""
-        epsilon = check_epsilon("epsilon", epsilon)
+    def _entry(self, epsilon, rho, delta, neighbouring, label: str, unit: str = "row",
+               seed: int | None = None) -> tuple[Spend, str]:
+        """The validated sequential entry of a spend of ε or ρ, and what it is called in a
+        refusal."""
         delta = check_number("delta", delta, 0.0, 1.0)
         relation = self.neighbouring if neighbouring is None else Neighbouring.parse(neighbouring)
+        if (epsilon is None) == (rho is None):
+            raise InputError(f"give exactly one of epsilon and rho, got epsilon={epsilon!r}, "
+                             f"rho={rho!r}")
+        if rho is not None:
+            rho = check_positive("rho", rho)
+            if not self.total_delta:
+                raise BudgetError(
+                    f"a zCDP spend (rho={rho:g}) needs a budget with delta > 0 to convert "
+                    f"it to (epsilon, delta); this budget's delta is {self.total_delta}")
+            charged_rho, charged_delta = charge_zcdp(rho, delta, relation, self.neighbouring)
+            entry = Spend(None, label, "sequential", (), delta, (delta,), relation.value,
+                          charged_delta=charged_delta, unit=str(unit), seed=seed,
+                          notion="zcdp", rho=rho, charged_rho=charged_rho)
+            return entry, self._what(rho, charged_rho, relation, "rho")
+        epsilon = check_epsilon("epsilon", epsilon)
         charged, charged_delta = charge(epsilon, delta, relation, self.neighbouring)
-        with self._lock:
-            self._refuse_if_over(charged, charged_delta, label, self.spent, self.spent_delta,
-                                 self._what(epsilon, charged, relation))
-        return epsilon
+        entry = Spend(epsilon, label, "sequential", (epsilon,), delta, (delta,),
+                      relation.value, charged=charged, charged_delta=charged_delta,
+                      unit=str(unit), seed=seed, notion=_notion(delta))
+        return entry, self._what(epsilon, charged, relation)
 
-    def spend(self, epsilon: float, *, label: str = "", delta: float = 0.0,
+    def check(self, epsilon: float | None = None, *, rho: float | None = None,
+              label: str = "", delta: float = 0.0,
+              neighbouring: Neighbouring | str | None = None) -> float:
+        """Raise :class:`BudgetError` if ``(epsilon, delta)`` (or ``(rho, delta)``, zCDP)
+        cannot be spent now; return ``epsilon`` (or ``rho``) validated.  (Only a snapshot:
+        :meth:`spend` checks again, atomically.)"""
+        entry, what = self._entry(epsilon, rho, delta, neighbouring, label)
+        with self._lock:
+            self._refuse_if_over(self._ledger, entry, label, what)
+        validated = entry.rho if entry.rho is not None else entry.epsilon
+        assert validated is not None  # _entry validated one of them
+        return validated
+
+    def spend(self, epsilon: float | None = None, *, rho: float | None = None,
+              label: str = "", delta: float = 0.0,
               neighbouring: Neighbouring | str | None = None, unit: str = "row",
               seed: int | None = None) -> Spend:
-        """Spend ``(epsilon, delta)`` (sequential composition) or raise :class:`BudgetError`;
-        the check and the ledger entry (on an open ledger file: the line appended and
-        fsync-ed) are one atomic step.
+        """Spend ``(epsilon, delta)`` (sequential composition), or ``rho`` of zCDP with the
+        ``delta`` of approximate zCDP, or raise :class:`BudgetError`; the check and the
+        ledger entry (on an open ledger file: the line appended and fsync-ed) are one atomic
+        step.
 
-        ``neighbouring`` is the relation ``epsilon`` holds under (default: the budget's);
-        ``unit`` the unit of privacy; ``seed`` the seed of a seeded release (recorded).
+        ``neighbouring`` is the relation ``epsilon`` (``rho``) holds under (default: the
+        budget's); ``unit`` the unit of privacy; ``seed`` the seed of a seeded release
+        (recorded).  A zCDP spend needs a budget with δ > 0.
         """
-        epsilon = check_epsilon("epsilon", epsilon)
-        delta = check_number("delta", delta, 0.0, 1.0)
-        relation = self.neighbouring if neighbouring is None else Neighbouring.parse(neighbouring)
-        seed = _check_seed(seed)
-        charged, charged_delta = charge(epsilon, delta, relation, self.neighbouring)
+        entry, what = self._entry(epsilon, rho, delta, neighbouring, label, unit,
+                                  _check_seed(seed))
         with self._lock:
-            self._refuse_if_over(charged, charged_delta, label, self.spent, self.spent_delta,
-                                 self._what(epsilon, charged, relation))
-            entry = Spend(epsilon, label, "sequential", (epsilon,), delta, (delta,),
-                          relation.value, charged=charged, charged_delta=charged_delta,
-                          unit=str(unit), seed=seed)
+            self._refuse_if_over(self._ledger, entry, label, what)
             self._record(entry)
             self._ledger.append(entry)
             return entry
@@ -598,13 +739,13 @@ class ParallelGroup:
             cost_delta = _group_cost(deltas, self.neighbouring)
             charged, charged_delta = charge(cost, cost_delta, self.neighbouring,
                                             acc.neighbouring)
-            others = _charged(s for s in acc._ledger if s is not self._entry)
-            acc._refuse_if_over(charged, charged_delta, self._label,
-                                math.fsum(others[0]), math.fsum(others[1]),
-                                f"{epsilon:g} (the group would cost {charged:g})")
             entry = Spend(cost, self._label, "parallel", tuple(parts), cost_delta,
                           tuple(deltas), self.neighbouring.value, open=True, charged=charged,
-                          charged_delta=charged_delta, group=self._id)
+                          charged_delta=charged_delta, group=self._id,
+                          notion=_notion(cost_delta))
+            acc._refuse_if_over([s for s in acc._ledger if s is not self._entry], entry,
+                                self._label,
+                                f"epsilon={epsilon:g} (the group would cost {charged:g})")
             acc._record(entry)
             if self._entry is None:
                 acc._ledger.append(entry)

@@ -83,16 +83,19 @@ from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import check_epsilon, check_int, check_probability, format_values
 from .accountant import BudgetAccountant
+from .gaussian import DiscreteGaussianMechanism, GaussianMechanism
 from .mechanisms import GeometricMechanism, LaplaceMechanism
 from .randomness import RandomSource, default_source
 from .sensitivity import Neighbouring, grouped_sum_sensitivity, histogram_sensitivity
 from .summation import exact_grid_sums, exact_sum_mechanism
 
 __all__ = ["DataDomainError", "OutOfDomainError", "dp_histogram",
-           "dp_class_counts", "dp_group_stats", "MECHANISMS", "DEFAULT_MAX_CELLS", "OTHER",
-           "UNKNOWN_CHOICES"]
+           "dp_class_counts", "dp_group_stats", "histogram_charge", "MECHANISMS",
+           "GAUSSIAN_MECHANISMS", "DEFAULT_MAX_CELLS", "OTHER", "UNKNOWN_CHOICES"]
 
-MECHANISMS = ("geometric", "laplace")
+MECHANISMS = ("geometric", "laplace", "gaussian", "discrete-gaussian")
+#: the mechanisms calibrated from (ε, δ) or ρ and charged in zCDP
+GAUSSIAN_MECHANISMS = ("gaussian", "discrete-gaussian")
 UNKNOWN_CHOICES = ("error", "other", "drop")
 DEFAULT_MAX_CELLS = 10**7
 OTHER = "(other)"  # the label of the cell of out-of-domain values (unknown="other")
@@ -367,13 +370,72 @@ def _unit(person, m: int) -> str:
     return "row" if person is None else f"person ({person}, at most {m} rows)"
 
 
-def _mechanism(name: str, epsilon: float, sensitivity: int, coordinates: int):
-    if name == "geometric":
-        return GeometricMechanism(epsilon=epsilon, sensitivity=sensitivity)
-    if name == "laplace":
-        return LaplaceMechanism(epsilon=epsilon, sensitivity=sensitivity,
-                                coordinates=coordinates)
-    raise InputError(f"mechanism must be one of {MECHANISMS}, got {name!r}")
+def _mechanism(name: str, *, epsilon, delta, rho, neighbouring: Neighbouring, m: int):
+    """The noise of a histogram's counts (``m`` rows per person at most): geometric or
+    Laplace at ε (L1 sensitivity), or a Gaussian (L2 sensitivity ``m``, ``sqrt(2) m`` under
+    replace-one) calibrated from ``(epsilon, delta)`` or from ``rho``."""
+    if name not in MECHANISMS:
+        raise InputError(f"mechanism must be one of {MECHANISMS}, got {name!r}")
+    coordinates = _changed_cells(neighbouring) * m
+    if name not in GAUSSIAN_MECHANISMS:
+        if rho is not None or delta is not None:
+            raise InputError(f"rho and delta apply to the mechanisms {GAUSSIAN_MECHANISMS}, "
+                             f"not {name!r}: got rho={rho!r}, delta={delta!r}")
+        epsilon = check_epsilon("epsilon", epsilon)
+        sens = histogram_sensitivity(neighbouring=neighbouring, max_contributions=m)
+        if name == "geometric":
+            return GeometricMechanism(epsilon=epsilon, sensitivity=sens)
+        return LaplaceMechanism(epsilon=epsilon, sensitivity=sens, coordinates=coordinates)
+    if rho is None and (epsilon is None or delta is None):
+        raise InputError(f"mechanism {name!r} needs delta > 0 with epsilon (or rho instead), "
+                         f"got epsilon={epsilon!r}, delta={delta!r}")
+    if rho is not None and epsilon is not None:
+        raise InputError(f"give epsilon and delta, or rho, not both: got epsilon={epsilon!r}, "
+                         f"rho={rho!r}")
+    target = {"rho": rho} if rho is not None else {"epsilon": epsilon, "delta": delta}
+    l2 = m * (1.0 if neighbouring is Neighbouring.ADD_REMOVE else math.sqrt(2.0))
+    cls = GaussianMechanism if name == "gaussian" else DiscreteGaussianMechanism
+    return cls(**target, sensitivity=l2, coordinates=coordinates)
+
+
+def _charge(mech) -> dict:
+    """What a release with ``mech`` spends: ``rho`` (zCDP) and the support's δ for a
+    Gaussian, else ``epsilon`` and ``delta``."""
+    if isinstance(mech, (GaussianMechanism, DiscreteGaussianMechanism)):
+        return {"rho": mech.rho, "delta": mech.delta_trunc}
+    return {"epsilon": mech.epsilon, "delta": mech.delta}
+
+
+def _guarantee(mech, delta) -> dict:
+    """The release's record of its guarantee: ε and δ (for a Gaussian: its (ε, δ) target, or
+    the ε at ``delta`` of one calibrated from ρ, or none), the notion and ρ."""
+    charge = _charge(mech)
+    if "rho" not in charge:
+        return {"epsilon": mech.epsilon, "delta": mech.delta, "rho": None,
+                "notion": "pure" if mech.delta == 0.0 else "approx"}
+    if mech.epsilon is not None:
+        epsilon, delta = mech.epsilon, mech.delta
+    elif delta is not None:
+        epsilon = mech.epsilon_at(delta)
+    else:
+        epsilon, delta = None, mech.delta_trunc
+    return {"epsilon": epsilon, "delta": delta, "rho": mech.rho, "notion": "zcdp"}
+
+
+def histogram_charge(mechanism: str = "geometric", *, epsilon: float | None = None,
+                     delta: float | None = None, rho: float | None = None,
+                     neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
+                     max_rows_per_person: int = 1) -> dict:
+    """What :func:`dp_histogram` with these parameters spends, as keywords of
+    :meth:`BudgetAccountant.check <gpuppdp.dp.accountant.BudgetAccountant.check>` (to check
+    a budget before reading the data).
+
+    >>> sorted(histogram_charge("discrete-gaussian", rho=0.5))
+    ['delta', 'rho']
+    """
+    return _charge(_mechanism(mechanism, epsilon=epsilon, delta=delta, rho=rho,
+                              neighbouring=Neighbouring.parse(neighbouring),
+                              m=check_int("max_rows_per_person", max_rows_per_person, 1)))
 
 
 def _changed_cells(neighbouring: Neighbouring) -> int:
@@ -385,7 +447,7 @@ def _noisy_counts(counts, mech, source: RandomSource, *, clamp: bool, rounding: 
     """Noisy counts (host) and the post-processing applied, from exact device counts."""
     xp = source.backend.xp
     post = []
-    if isinstance(mech, GeometricMechanism):
+    if isinstance(mech, (GeometricMechanism, DiscreteGaussianMechanism)):
         noisy = mech.release(counts, random=source)
     else:
         noisy = mech.release(counts.astype(xp.float64), random=source)
@@ -402,33 +464,36 @@ CLAMP_NOTE = ("counts clamped at 0: this biases small cells, and totals over cel
               "clamp=False (--no-clamp) keeps the unbiased counts")
 
 
-def _check_accountant(accountant, epsilon: float, delta: float,
-                      neighbouring: Neighbouring) -> None:
-    """Before anything reads the data: a wrong accountant or an exhausted budget."""
+def _check_accountant(accountant, charge: dict, neighbouring: Neighbouring) -> None:
+    """Before anything reads the data: a wrong accountant or an exhausted budget
+    (``charge``: ``epsilon`` or ``rho``, and ``delta``)."""
     if accountant is None:
         return
     if not isinstance(accountant, BudgetAccountant):
         raise InputError(f"accountant must be a BudgetAccountant, got "
                          f"{type(accountant).__name__}")
-    accountant.check(epsilon, delta=delta, neighbouring=neighbouring)
+    accountant.check(**charge, neighbouring=neighbouring)
 
 
-def _spend(accountant: BudgetAccountant | None, epsilon: float, delta: float,
-           label: str, *, neighbouring: Neighbouring | None = None, unit: str = "row",
+def _spend(accountant: BudgetAccountant | None, charge: dict, label: str, *,
+           neighbouring: Neighbouring | None = None, unit: str = "row",
            seed: int | None = None) -> None:
     if accountant is not None:
         if not isinstance(accountant, BudgetAccountant):
             raise InputError(f"accountant must be a BudgetAccountant, got "
                              f"{type(accountant).__name__}")
-        accountant.spend(epsilon, delta=delta, label=label, neighbouring=neighbouring,
-                         unit=unit, seed=seed)
+        accountant.spend(**charge, label=label, neighbouring=neighbouring, unit=unit,
+                         seed=seed)
 
 
 def _record(frame: pd.DataFrame, *, epsilon, delta, neighbouring, queries, post, source, cells,
-            from_data, unknown, unit: str = "row") -> pd.DataFrame:
+            from_data, unknown, unit: str = "row", rho: float | None = None,
+            notion: str | None = None) -> pd.DataFrame:
     frame.attrs["dp"] = {
         "epsilon": epsilon,
         "delta": delta,
+        "rho": rho,
+        "notion": notion or ("pure" if delta == 0.0 else "approx"),
         "neighbouring": neighbouring.value,
         "queries": queries,
         "post_processing": post,
@@ -449,7 +514,9 @@ def _record(frame: pd.DataFrame, *, epsilon, delta, neighbouring, queries, post,
     return frame
 
 
-def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
+def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *,
+                 epsilon: float | None = None, delta: float | None = None,
+                 rho: float | None = None,
                  hierarchies: Mapping[str, Hierarchy] | None = None,
                  levels: Mapping[str, int] | None = None,
                  domains: Mapping[str, Sequence] | None = None,
@@ -474,6 +541,11 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
         Grouping columns (typically quasi-identifiers).
     epsilon : float
         Privacy parameter of the whole table (parallel composition over its disjoint cells).
+    delta : float, optional
+        With ``epsilon``, the (ε, δ) target of a Gaussian mechanism; with ``rho``, the δ at
+        which the release's ε is recorded.  Only for the Gaussian mechanisms.
+    rho : float, optional
+        A Gaussian mechanism's zCDP target instead of ``(epsilon, delta)``.
     hierarchies : mapping column -> Hierarchy, optional
         Fix each column's public domain and allow generalization; extra entries are ignored.
     levels : mapping column -> int, optional
@@ -489,8 +561,13 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
         Rows with values outside a column's domain (or missing): refused *after the charge*
         without being named (:class:`OutOfDomainError`), counted in an ``"(other)"`` cell
         (released always), or dropped (the release never says how many).
-    mechanism : {"geometric", "laplace"}
-        Integer two-sided geometric noise (default) or grid Laplace noise.
+    mechanism : {"geometric", "laplace", "gaussian", "discrete-gaussian"}
+        Integer two-sided geometric noise (default), grid Laplace noise, grid Gaussian
+        noise (:class:`~gpuppdp.dp.gaussian.GaussianMechanism`, rounded like the Laplace) or
+        integer discrete Gaussian noise
+        (:class:`~gpuppdp.dp.gaussian.DiscreteGaussianMechanism`).  The Gaussians have L2
+        sensitivity ``M`` (``sqrt(2) M`` under replace-one) and are charged in zCDP (their
+        ρ, with the δ of their support), so the accountant needs a δ budget.
     neighbouring : {"add-remove", "replace"}
         Sets the histogram sensitivity: 1 or 2.
     clamp : bool, default True
@@ -503,8 +580,8 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
         Backend and randomness; default :func:`default_source` (OS entropy, ChaCha20).  A
         seeded source is refused unless created with ``insecure=True``.
     accountant : BudgetAccountant, optional
-        Checked before the data is read, charged ``(epsilon, delta)`` (with the
-        neighbouring relation, the unit and any seed) before any noise is drawn.
+        Checked before the data is read, charged ``(epsilon, delta)`` (or ``rho``; with
+        the neighbouring relation, the unit and any seed) before any noise is drawn.
     person : str, optional
         The column naming the person each row belongs to: each person keeps at most
         ``max_rows_per_person`` rows (a uniformly random choice), the sensitivity is scaled
@@ -516,8 +593,8 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
     -------
     DataFrame
         One row per cell (all label combinations, row-major in label order) with the ``by``
-        columns and ``count``; ``attrs["dp"]`` records ε, δ, the mechanism, its scale and
-        expected absolute error per cell, the post-processing.
+        columns and ``count``; ``attrs["dp"]`` records ε, δ (ρ and the notion), the
+        mechanism, its scale or σ and error per cell, the post-processing.
 
     References
     ----------
@@ -537,7 +614,8 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
     """
     cols = _columns(data, by)
     return _count_release(
-        data, cols, epsilon=epsilon, hierarchies=hierarchies, levels=levels, domains=domains,
+        data, cols, epsilon=epsilon, delta=delta, rho=rho, hierarchies=hierarchies,
+        levels=levels, domains=domains,
         public_domain=public_domain, unknown=unknown, mechanism=mechanism,
         neighbouring=neighbouring, clamp=clamp, rounding=rounding, max_cells=max_cells,
         random=random, accountant=accountant, person=person,
@@ -545,23 +623,23 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *, epsilon: float,
 
 
 def _count_release(data, cols, *, epsilon, hierarchies, levels, domains, public_domain, label,
+                   delta=None, rho=None,
                    values_are="leaves", class_list_public=False, unknown="error",
                    mechanism="geometric", neighbouring=Neighbouring.ADD_REMOVE, clamp=True,
                    rounding=True, max_cells=DEFAULT_MAX_CELLS, random=None, accountant=None,
                    person=None, max_rows_per_person=None) -> pd.DataFrame:
     """The counts of :func:`dp_histogram` and :func:`dp_class_counts`: parameter checks and
     the budget first, then the data (out-of-domain rows decided after the charge)."""
-    epsilon = check_epsilon("epsilon", epsilon)
     neighbouring = Neighbouring.parse(neighbouring)
     person, m = _persons(data, cols, person, max_rows_per_person)
-    mech = _mechanism(mechanism, epsilon,
-                      histogram_sensitivity(neighbouring=neighbouring, max_contributions=m),
-                      _changed_cells(neighbouring) * m)
+    mech = _mechanism(mechanism, epsilon=epsilon, delta=delta, rho=rho,
+                      neighbouring=neighbouring, m=m)
+    charge = _charge(mech)
     if unknown not in UNKNOWN_CHOICES:
         raise InputError(f"unknown must be one of {UNKNOWN_CHOICES}, got {unknown!r}")
     source = random if random is not None else default_source()
     _check_source(source)
-    _check_accountant(accountant, epsilon, mech.delta, neighbouring)
+    _check_accountant(accountant, charge, neighbouring)
     limit = _MAX_KEY if class_list_public else check_int("max_cells", max_cells, 1)
     select = None if person is None else (
         lambda valid: _bound_persons(data[person], valid, m, source))
@@ -579,23 +657,24 @@ def _count_release(data, cols, *, epsilon, hierarchies, levels, domains, public_
         counts = (xp.bincount(cells.key, minlength=len(rows)).astype(xp.int64)
                   if cells.key.shape[0] else xp.zeros(len(rows), dtype=xp.int64))
     unit = _unit(person, m)
-    _spend(accountant, epsilon, mech.delta, label, neighbouring=neighbouring, unit=unit,
-           seed=source.seed)
+    _spend(accountant, charge, label, neighbouring=neighbouring, unit=unit, seed=source.seed)
     if cells.out_of_domain:  # decided after the charge: probing costs epsilon each time
-        raise _out_of_domain(cells.out_of_domain, f" (this refusal was charged epsilon="
-                             f"{epsilon:g})" if accountant is not None else "")
+        what = ", ".join(f"{k}={v:g}" for k, v in charge.items() if k != "delta")
+        raise _out_of_domain(cells.out_of_domain, f" (this refusal was charged {what})"
+                             if accountant is not None else "")
     noisy, post = _noisy_counts(counts, mech, source, clamp=clamp, rounding=rounding)
     if person is not None:
         post.insert(0, f"at most {m} rows per person ({person!r}), chosen at random")
     frame = cells.frame(rows)
     frame["count"] = noisy
-    return _record(frame, epsilon=epsilon, delta=mech.delta, neighbouring=neighbouring,
+    return _record(frame, **_guarantee(mech, delta), neighbouring=neighbouring,
                    queries={"count": mech.info()}, post=post, source=source,
                    cells=len(frame), from_data=cells.from_data, unknown=unknown, unit=unit)
 
 
 def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
-                    epsilon: float, hierarchies: Mapping[str, Hierarchy] | None = None,
+                    epsilon: float | None = None,
+                    hierarchies: Mapping[str, Hierarchy] | None = None,
                     levels: Mapping[str, int] | None = None,
                     domains: Mapping[str, Sequence] | None = None,
                     public_domain: bool | str | Sequence[str] = False,
@@ -623,7 +702,8 @@ def dp_class_counts(released: pd.DataFrame, quasi_identifiers: Sequence[str], *,
         As in :func:`dp_histogram`; the values of ``released`` are labels of the given
         levels (not leaves).
     epsilon, **options
-        As in :func:`dp_histogram` (``unknown``, ``mechanism``, ``neighbouring``, ``clamp``,
+        As in :func:`dp_histogram` (``delta``, ``rho``, ``unknown``, ``mechanism``,
+        ``neighbouring``, ``clamp``,
         ``rounding``, ``max_cells``, ``random``, ``accountant``, ``person``,
         ``max_rows_per_person``).
 
@@ -748,8 +828,9 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     kept = values if cells.kept is None else values[cells.kept]
     sums = exact_grid_sums(xp, cells.key, backend.asarray(np.nan_to_num(kept)), n_cells,
                            plan)  # or refuse: the bounds and the row count decide
-    _spend(accountant, epsilon, delta, f"dp_group_stats {statistic} of {value!r} by {cols}",
-           neighbouring=neighbouring, seed=source.seed)
+    _spend(accountant, {"epsilon": epsilon, "delta": delta},
+           f"dp_group_stats {statistic} of {value!r} by {cols}", neighbouring=neighbouring,
+           seed=source.seed)
     if cells.out_of_domain:  # decided after the charge: probing costs epsilon each time
         raise _out_of_domain(cells.out_of_domain)
     if unknown != "drop" and not_numbers.any():  # as well

@@ -59,6 +59,9 @@ class Role(str, Enum):
     QUASI_IDENTIFYING = "quasi-identifying"
     SENSITIVE = "sensitive"
     INSENSITIVE = "insensitive"
+    #: a quasi-identifier without hierarchy, aggregated within the classes (ARX's
+    #: microaggregation without clustering, :mod:`gpuppdp.engine.microaggregation`)
+    MICROAGGREGATED = "microaggregated"
 
 
 @dataclass
@@ -72,6 +75,9 @@ class Schema:
     others : {"error", "insensitive", "drop"}
         What to do with columns given no role: ``"error"`` (default) lists them in an error, so
         nothing passes through by accident.
+    microaggregation : mapping name -> :class:`~gpuppdp.engine.microaggregation.Aggregation`
+        Attributes released as one aggregate per class; those without a hierarchy in
+        ``quasi_identifiers`` have the role ``microaggregated``.
     """
 
     quasi_identifiers: Mapping[str, Hierarchy]
@@ -79,6 +85,7 @@ class Schema:
     insensitive: Sequence[str] = ()
     identifying: Sequence[str] = ()
     others: str = "error"
+    microaggregation: Mapping = field(default_factory=dict)
 
     def __post_init__(self):
         if self.others not in ("error", "insensitive", "drop"):
@@ -94,7 +101,8 @@ class Schema:
         for role, names in ((Role.QUASI_IDENTIFYING, list(self.quasi_identifiers)),
                             (Role.SENSITIVE, list(self.sensitive)),
                             (Role.INSENSITIVE, list(self.insensitive)),
-                            (Role.IDENTIFYING, list(self.identifying))):
+                            (Role.IDENTIFYING, list(self.identifying)),
+                            (Role.MICROAGGREGATED, self.microaggregated)):
             for name in names:
                 if name in seen:
                     raise SchemaError(
@@ -104,8 +112,14 @@ class Schema:
         self.insensitive = list(self.insensitive)
         self.identifying = list(self.identifying)
 
+    @property
+    def microaggregated(self) -> list[str]:
+        """The microaggregated attributes without a hierarchy (not in the lattice)."""
+        return [n for n in self.microaggregation if n not in self.quasi_identifiers]
+
     def roles(self) -> dict[str, Role]:
         out = {n: Role.QUASI_IDENTIFYING for n in self.quasi_identifiers}
+        out.update({n: Role.MICROAGGREGATED for n in self.microaggregated})
         out.update({n: Role.SENSITIVE for n in self.sensitive})
         out.update({n: Role.INSENSITIVE for n in self.insensitive})
         out.update({n: Role.IDENTIFYING for n in self.identifying})
@@ -224,6 +238,8 @@ class EncodedTable:
     n_sens: int = 1
     sensitive: dict = field(default_factory=dict)
     roles: dict = field(default_factory=dict)
+    #: column -> typed :class:`~gpuppdp.engine.microaggregation.Aggregation`
+    microaggregation: dict = field(default_factory=dict)
     _bottom: FrequencySet | None = None
     _maps: tuple | None = None
     _level_sizes: np.ndarray | None = None
@@ -446,10 +462,12 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
         raise InputTypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     roles = _table_columns(data, schema)
     qi_names = [c for c in data.columns if roles[c] is Role.QUASI_IDENTIFYING]
-    check_complete(data, qi_names + list(schema.sensitive), 0)
+    check_complete(data, qi_names + list(schema.sensitive) + schema.microaggregated, 0)
     hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
     qi_codes = [backend.asarray(c) for c in leaf_codes(data, qi_names, hierarchies, 0)]
-    enc = EncodedTable(backend, qi_names, hierarchies, qi_codes, len(data), roles=roles)
+    enc = EncodedTable(backend, qi_names, hierarchies, qi_codes, len(data), roles=roles,
+                       microaggregation={c: a.typed(data[c])
+                                         for c, a in schema.microaggregation.items()})
     sensitive = SensitiveEncoder(sensitive_names(sensitive_attributes), roles)
     if sensitive.names:
         carried = sensitive.encode(data)
@@ -674,7 +692,7 @@ class SensitiveEncoder:
 
     def __init__(self, names: list[str], roles: dict):
         for name in names:
-            if roles.get(name) is not Role.SENSITIVE:
+            if roles.get(name) not in (Role.SENSITIVE, Role.MICROAGGREGATED):
                 raise SchemaError(f"privacy models refer to {name!r}, which is not a sensitive "
                                   "attribute of the schema")
         self.names = names

@@ -6,11 +6,13 @@ significant digit); successors of ``g`` are ``g + e_i`` in ascending ``i``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 
-__all__ = ["Lattice"]
+__all__ = ["Lattice", "node_levels"]
 
 
 class Lattice:
@@ -50,3 +52,38 @@ class Lattice:
     @property
     def top(self) -> int:
         return self.size - 1
+
+
+def node_levels(node, quasi_identifiers: Sequence[str], heights: Sequence[int] | np.ndarray,
+                name: str = "node") -> np.ndarray:
+    """The level vector of ``node``: a mapping QID -> level naming every QID once, or a
+    sequence of levels in ``quasi_identifiers``' order; each level an integer within its
+    hierarchy's height.  :class:`InputError` names the offending QID and level (and
+    ``name``, how the caller's user gives the node)."""
+    names = list(quasi_identifiers)
+    if isinstance(node, Mapping):
+        unknown = [c for c in node if c not in names]
+        if unknown:
+            raise InputError(f"{name}: {unknown[0]!r} is not a quasi-identifier (they are "
+                             f"{', '.join(names)})")
+        missing = [c for c in names if c not in node]
+        if missing:
+            raise InputError(f"{name}: no level given for quasi-identifier(s) "
+                             f"{', '.join(map(repr, missing))}; name every one once")
+        values = [node[c] for c in names]
+    elif isinstance(node, (str, bytes)) or not isinstance(node, (Sequence, np.ndarray)):
+        raise InputTypeError(f"{name} must be a mapping QID -> level or a sequence of levels, "
+                             f"got {node!r}")
+    else:
+        values = list(node)
+        if len(values) != len(names):
+            raise InputError(f"{name}: {len(values)} levels given for {len(names)} "
+                             f"quasi-identifiers ({', '.join(names)})")
+    levels = np.zeros(len(names), dtype=np.int64)
+    for j, (qid, value, height) in enumerate(zip(names, values, heights)):
+        whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        if not whole or not 0 <= int(value) <= int(height):
+            raise InputError(f"{name}: the level of {qid!r} must be an integer from 0 to its "
+                             f"hierarchy's height {int(height)}, got {value!r}")
+        levels[j] = int(value)
+    return levels

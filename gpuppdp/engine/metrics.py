@@ -11,13 +11,27 @@ order (classes summed sequentially in order of first appearance, see
 * :class:`Precision` -- ARX ``createPrecisionMetric()``: Sweeney's Prec (Sweeney 2002),
   arithmetic mean over attributes, suppressed records cost the top level.
 * :class:`Discernibility` -- ARX ``createDiscernabilityMetric()``: DM (Bayardo & Agrawal 2005),
-  ``sum |E|^2`` over kept classes plus ``R`` per suppressed record.
+  ``sum |E|^2`` over kept classes plus ``R`` per suppressed record;
+  :class:`MonotonicDiscernibility` (``createDiscernabilityMetric(true)``, DM*) ``sum |E|^2``.
+* :class:`AECS` -- ``createAECSMetric()``: the average equivalence class size (LeFevre, DeWitt &
+  Ramakrishnan 2006), the suppressed records one class.
+* :class:`Entropy` -- ``createEntropyMetric()``: non-uniform entropy (Gionis & Tassa 2009;
+  ARX's ``MetricMDNUNMEntropy``), :class:`MonotonicEntropy` (``createEntropyMetric(true)``,
+  ``MetricMDNUEntropy``) and :class:`NormalizedEntropy` (``createNormalizedEntropyMetric()``).
+* :class:`Height` -- ``createHeightMetric()``: the sum of the generalization levels.
+* :class:`Ambiguity` -- ``createAmbiguityMetric()``: Nergiz & Clifton's (2007) ambiguity.
+
+``gs_factor`` (ARX's generalization/suppression factor, ``createLossMetric(gsFactor)``) weighs
+generalization against suppression where ARX honours it (loss, precision, entropy, AECS);
+``attribute_weights`` weigh the attributes of the multi-dimensional metrics (loss, precision,
+entropy, normalized entropy, height; ARX's ``ARXConfiguration.setAttributeWeight``: 0.5 unless
+given, divided by the largest).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 from numba import njit
@@ -26,17 +40,54 @@ from .. import kernels
 from ..core.classes import Classes
 from ..errors import InputError
 from ..kernels.aot import ahead_of_time
+from ..validation import check_number
 
-__all__ = ["Metric", "Loss", "Precision", "Discernibility", "METRICS", "make_metric",
-           "precision_loss", "discernibility", "generalization_shares"]
+__all__ = ["Metric", "Loss", "Precision", "Discernibility", "MonotonicDiscernibility", "AECS",
+           "Entropy", "MonotonicEntropy", "NormalizedEntropy", "Height", "Ambiguity",
+           "METRICS", "make_metric", "precision_loss", "discernibility",
+           "generalization_shares"]
 
 
 class Metric:
-    """Base class. Subclasses implement :meth:`bind` and :meth:`evaluate`."""
+    """Base class. Subclasses implement :meth:`bind` and :meth:`evaluate`.
+
+    ``gs_factor`` in [0, 1] (ARX's ``gsFactor``; 0.5: generalization and suppression alike, 0:
+    only suppression costs, 1: only generalization) for the metrics that take one
+    (:attr:`takes_gs_factor`); ``attribute_weights`` ``{QID: weight >= 0}`` for the
+    multi-dimensional ones (:attr:`takes_weights`)."""
 
     name = "metric"
     monotonic_with_generalization = True
     monotonic_with_suppression = False
+    #: ARX's ``isGSFactorSupported()``
+    takes_gs_factor = False
+    #: ARX's ``AbstractMetricMultiDimensional``: per-attribute values, weighted and aggregated
+    takes_weights = False
+
+    def __init__(self, *, gs_factor: float = 0.5,
+                 attribute_weights: Mapping[str, float] | None = None):
+        gs_factor = check_number("gs_factor", gs_factor, 0.0, 1.0)
+        if gs_factor != 0.5 and not self.takes_gs_factor:
+            raise InputError(f"gs_factor: the {self.name} metric takes none (ARX's take one for "
+                             f"loss, precision, entropy and aecs), got {gs_factor!r}")
+        weights = dict(attribute_weights or {})
+        if weights and not self.takes_weights:
+            raise InputError(f"attribute_weights: the {self.name} metric weighs no attributes "
+                             "(ARX weighs those of loss, precision, entropy, normalized-entropy "
+                             f"and height), got {weights!r}")
+        for column, weight in weights.items():
+            check_number(f"attribute_weights[{column!r}]", weight, 0.0)
+        self.gs_factor = gs_factor
+        self.attribute_weights = {column: float(w) for column, w in weights.items()}
+        # ARX's Metric(): sFactor = 0 charges generalization only, gFactor = 0 suppression only
+        self.s_factor = 2.0 * gs_factor if gs_factor < 0.5 else 1.0
+        self.g_factor = 1.0 if gs_factor <= 0.5 else 1.0 - 2.0 * (gs_factor - 0.5)
+
+    @property
+    def arx_default(self) -> bool:
+        """Whether the metric has ARX's default parameters (gs-factor 0.5, equal weights): the
+        form the compiled Flash evaluates."""
+        return self.gs_factor == 0.5 and not self.attribute_weights
 
     def bind(self, encoded) -> "Metric":
         """Precompute what the metric needs from the encoded table; returns ``self``."""
@@ -44,6 +95,14 @@ class Metric:
         self.backend = encoded.backend
         self.n_rows = encoded.n_rows
         self.heights = encoded.heights
+        unknown = sorted(set(self.attribute_weights) - set(encoded.qi_names)
+                         - set(encoded.microaggregation))
+        if unknown:
+            raise InputError(f"attribute_weights: {unknown[0]!r} is not a quasi-identifier "
+                             f"(they are {list(encoded.qi_names)})")
+        # ARX's AbstractMetricMultiDimensional: 0.5 unless given, divided by the largest
+        w = np.array([self.attribute_weights.get(c, 0.5) for c in encoded.qi_names])
+        self.weights = np.ones(len(w)) if w.max(initial=0.0) == 0.0 else w / w.max()
         return self
 
     def evaluate(self, classes: Classes, outlier, levels: np.ndarray):
@@ -75,15 +134,24 @@ class Metric:
         has none).  By default :attr:`data_independent_bound`."""
         return self.data_independent_bound
 
+    def _host_classes(self, classes: Classes, outlier):
+        """``(size, codes, outlier, ptr)`` of the classes on the host (for the kernels of the
+        metrics that add their terms in ARX's order on the CPU whatever the backend)."""
+        be = self.backend
+        return (be.to_host(classes.size).astype(np.int64), be.to_host(classes.codes),
+                be.to_host(outlier).astype(np.bool_), classes.host_ptr.astype(np.int64))
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+        args = ([f"gs_factor={self.gs_factor!r}"] if self.gs_factor != 0.5 else []) + \
+            ([f"attribute_weights={self.attribute_weights!r}"] if self.attribute_weights else [])
+        return f"{type(self).__name__}({', '.join(args)})"
 
 
 @njit(cache=True)
-def _attribute_factor(total, minimum, maximum, exponent):
+def _attribute_factor(total, minimum, maximum, exponent, weight):
     """One attribute's factor of ARX's loss: its sum normalized to [0, 1] (``v = 0`` for an
     attribute whose domain has a single value, minimum == maximum), truncated to 1e-10, as
-    ``(v + 1) ** exponent``; NaN for a sum not computed."""
+    ``(v * weight + 1) ** exponent``; NaN for a sum not computed."""
     span = maximum - minimum
     v = (total - minimum) / span if span > 0.0 else 0.0
     if math.isnan(v):
@@ -91,22 +159,29 @@ def _attribute_factor(total, minimum, maximum, exponent):
     if v < 0.0:
         v = 0.0
     v = math.floor(v * 1e10) / 1e10
-    return math.pow(v * 1.0 + 1.0, exponent)
+    return math.pow(v * weight + 1.0, exponent)
 
 
 @njit(cache=True)
-def _normalize_and_aggregate(sums, minimum, maximum):
-    """ARX's per-attribute normalization, truncation to 1e-10 and geometric mean of ``B``
-    nodes' per-attribute sums (B, q); NaN for a node whose sums were not computed."""
+def _geometric_mean(sums, minimum, maximum, weights):
+    """ARX's per-attribute normalization, truncation to 1e-10 and weighted geometric mean
+    (``ILMultiDimensionalGeometricMean``) of ``B`` nodes' per-attribute sums (B, q); NaN for a
+    node whose sums were not computed."""
     n_nodes, q = sums.shape
     out = np.empty(n_nodes, np.float64)
     exponent = 1.0 / q
     for b in range(n_nodes):
         g = 1.0
         for i in range(q):
-            g *= _attribute_factor(sums[b, i], minimum[i], maximum[i], exponent)
+            g *= _attribute_factor(sums[b, i], minimum[i], maximum[i], exponent, weights[i])
         out[b] = g - 1.0
     return out
+
+
+@njit(cache=True)
+def _normalize_and_aggregate(sums, minimum, maximum):
+    """:func:`_geometric_mean` with equal weights (ARX's default)."""
+    return _geometric_mean(sums, minimum, maximum, np.ones(sums.shape[1]))
 
 
 ahead_of_time(_normalize_and_aggregate,
@@ -122,20 +197,90 @@ def _factor_table(sums, minimum, maximum):
     out = np.empty((q, n_levels), np.float64)
     for i in range(q):
         for level in range(n_levels):
-            out[i, level] = _attribute_factor(sums[i, level], minimum[i], maximum[i], 1.0 / q)
+            out[i, level] = _attribute_factor(sums[i, level], minimum[i], maximum[i], 1.0 / q,
+                                               1.0)
     return out
 
 
 ahead_of_time(_factor_table, ["float64[:, ::1](float64[:, ::1], float64[::1], float64[::1])"])
 
 
+@njit(cache=True)
+def _loss_sums_factors(size, codes, outlier, ptr, off, share, g_factor, s_factor):
+    """Per node and QID the charged and the kept sums of ARX's loss with a gs-factor
+    (``MetricMDNMLoss``: a kept class costs ``|E| share g``, a suppressed one ``|E|`` when
+    ``s == 1``, else ``|E| share + s (|E| - |E| share)``), added in class order."""
+    n_nodes, q = off.shape
+    charged = np.zeros((n_nodes, q))
+    kept = np.zeros((n_nodes, q))
+    for b in range(n_nodes):
+        for j in range(q):
+            h = 0.0
+            k = 0.0
+            for c in range(ptr[b], ptr[b + 1]):
+                count = float(size[c])
+                x = count * share[off[b, j] + codes[c, j]]
+                if outlier[c]:
+                    h += count if s_factor == 1.0 else x + s_factor * (count - x)
+                else:
+                    h += x * g_factor
+                k += x * g_factor
+            charged[b, j] = h
+            kept[b, j] = k
+    return charged, kept
+
+
+@njit(cache=True)
+def _aggregated_sums(size, distinct, outlier, ptr, domain, g_factor, s_factor):
+    """Per node ARX's loss sum of one microaggregated attribute (``MetricMDNMLoss``: a kept
+    class costs ``|E| (d_E / D) g``, ``d_E`` its distinct values of the attribute and ``D``
+    the attribute's distinct values in the table; a suppressed one as for a generalized
+    attribute), added in class order."""
+    n_nodes = ptr.shape[0] - 1
+    out = np.zeros(n_nodes)
+    for b in range(n_nodes):
+        h = 0.0
+        for c in range(ptr[b], ptr[b + 1]):
+            count = float(size[c])
+            x = count * (float(distinct[c]) / domain)
+            if outlier[c]:
+                h += count if s_factor == 1.0 else x + s_factor * (count - x)
+            else:
+                h += x * g_factor
+        out[b] = h
+    return out
+
+
+def charged_aggregations(encoded) -> list[str]:
+    """The microaggregated attributes a metric that charges them sees (ARX's
+    ``getHotQIsNotGeneralized``): those without a hierarchy, in table order."""
+    return [c for c in encoded.roles if c in encoded.microaggregation
+            and not encoded.microaggregation[c].clustered]
+
+
 class Loss(Metric):
-    """ARX's loss metric (normalized LM, geometric mean over attributes)."""
+    """ARX's loss metric (normalized LM, weighted geometric mean over attributes;
+    ``createLossMetric(gsFactor)``).  A microaggregated attribute without hierarchy is one
+    more attribute (:mod:`gpuppdp.engine.microaggregation`), after the generalized ones,
+    normalized by the row count; the lower bound charges it nothing."""
 
     name = "loss"
+    takes_gs_factor = True
+    takes_weights = True
+    #: ARX's ``isAbleToHandleMicroaggregation()``
+    charges_microaggregation = True
+
+    @property
+    def arx_default(self) -> bool:
+        return super().arx_default and not getattr(self, "_aggregated", None)
 
     def bind(self, encoded):
         super().bind(encoded)
+        self._aggregated = charged_aggregations(encoded)
+        if self._aggregated:  # ARX's weights over the generalized, then the aggregated ones
+            w = np.array([self.attribute_weights.get(c, 0.5)
+                          for c in list(encoded.qi_names) + self._aggregated])
+            self.weights = np.ones(len(w)) if w.max(initial=0.0) == 0.0 else w / w.max()
         hmax = int(self.heights.max())
         off = np.zeros((len(encoded.hierarchies), hmax + 1), dtype=np.int64)
         parts, pos = [], 0
@@ -150,26 +295,31 @@ class Loss(Metric):
                 pos += len(share)
         self._share = self.backend.asarray(np.concatenate(parts).astype(np.float64))
         self._share_off = off
-        self._minimum = (1.0 * self.n_rows) / self._domain
+        self._minimum = (self.g_factor * self.n_rows) / self._domain
         self._maximum = np.full(len(self._domain), float(self.n_rows))
+        if self._aggregated:  # normalized as aggregate / rows
+            a = len(self._aggregated)
+            self._minimum = np.concatenate([self._minimum, np.zeros(a)])
+            self._maximum = np.concatenate([self._maximum, np.full(a, float(self.n_rows))])
         return self
 
     def evaluate(self, classes, outlier, levels):
         return self.evaluate_needed(classes, outlier, levels, None)
 
     def suppression_order(self, classes, idx):
-        """ARX's ``MetricMDNMLoss.getInformationLoss(node, entry)`` aggregated: the geometric
-        mean ``prod_j (|E| share_j + 1)^(1/q) - 1`` of the class's unnormalized terms."""
+        """ARX's ``MetricMDNMLoss.getInformationLoss(node, entry)`` aggregated: the weighted
+        geometric mean ``prod_j (|E| share_j w_j + 1)^(1/n) - 1`` of the class's unnormalized
+        terms (``n`` attributes; a microaggregated attribute's term is left out: 1)."""
         xp = classes.xp
         levels = np.asarray(classes.levels)
-        q = levels.shape[1]
+        exponent = 1.0 / len(self.weights)
         size = classes.size[idx].astype(xp.float64)
         node = classes.node[idx]
         g = xp.ones(size.shape[0], dtype=xp.float64)
-        for j in range(q):
+        for j in range(levels.shape[1]):
             off = self.backend.asarray(self._share_off[j, levels[:, j]])[node]
             share = self._share[off + classes.codes[idx, j].astype(xp.int64)]
-            g = g * xp.power(size * share + 1.0, 1.0 / q)
+            g = g * xp.power(size * share * float(self.weights[j]) + 1.0, exponent)
         return g - 1.0
 
     def prior_factors(self, bottom) -> np.ndarray:
@@ -191,7 +341,9 @@ class Loss(Metric):
         share: per attribute a sum that depends only on that attribute's level and marginal
         counts, so one table of ``q x (height + 1)`` sums gives every node's bound unchecked.
         Its additions run in another order than the checked bound's: a search pruning with
-        it must allow for rounding."""
+        it must allow for rounding.  None with a gs-factor or attribute weights."""
+        if not self.arx_default:
+            return None
         factors = self.prior_factors(bottom)
 
         def bound(levels):  # the factors multiplied in attribute order, as ARX aggregates
@@ -205,13 +357,37 @@ class Loss(Metric):
     def evaluate_needed(self, classes, outlier, levels, needed, bounds=True):
         q = levels.shape[1]
         off = self._share_off[np.arange(q)[None, :], levels]  # (B, q) host
-        charged, kept = kernels.loss_sums(self.backend, classes.size, classes.codes, outlier,
-                                          classes.ptr, off, self._share, needed,
-                                          None if bounds else needed)
-        lb = _normalize_and_aggregate(kept, self._minimum, self._maximum)
+        if self.g_factor == 1.0 and self.s_factor == 1.0:
+            charged, kept = kernels.loss_sums(self.backend, classes.size, classes.codes,
+                                              outlier, classes.ptr, off, self._share, needed,
+                                              None if bounds else needed)
+        else:
+            size, codes, out, ptr = self._host_classes(classes, outlier)
+            charged, kept = _loss_sums_factors(size, codes, out, ptr, off,
+                                               self.backend.to_host(self._share),
+                                               self.g_factor, self.s_factor)
+        if self._aggregated:
+            charged, kept = self._with_aggregated(classes, outlier, charged, kept)
+        lb = _geometric_mean(kept, self._minimum, self._maximum, self.weights)
         if not bounds and needed is not None:  # NaN on every backend, whatever it computed
             lb = np.where(needed, lb, np.nan)
-        return _normalize_and_aggregate(charged, self._minimum, self._maximum), lb
+        return _geometric_mean(charged, self._minimum, self._maximum, self.weights), lb
+
+
+    def _with_aggregated(self, classes, outlier, charged, kept):
+        """The sums with one column per microaggregated attribute: charged as ARX does, 0 in
+        the lower bound (ARX computes no bound for them)."""
+        be = self.backend
+        size, _, out, ptr = self._host_classes(classes, outlier)
+        extra = [_aggregated_sums(size, be.to_host(classes.for_attribute(c).distinct)
+                                  .astype(np.int64), out, ptr,
+                                  float(len(self.encoded.sensitive[c].labels)),
+                                  self.g_factor, self.s_factor)
+                 for c in self._aggregated]
+        charged = np.column_stack([np.asarray(charged, dtype=np.float64)] + extra)
+        kept = np.column_stack([np.asarray(kept, dtype=np.float64),
+                                np.zeros((charged.shape[0], len(extra)))])
+        return np.ascontiguousarray(charged), np.ascontiguousarray(kept)
 
 
 def generalization_shares(levels, heights) -> np.ndarray:
@@ -230,27 +406,42 @@ def precision_loss(shares, suppressed, n_rows: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def _precision(shares, sup, n_rows):
-    """:func:`precision_loss` node by node (compiled: Flash asks for one node at a time)."""
+def _precision_weighted(shares, sup, n_rows, g_factor, s_factor, weights):
+    """ARX's ``MetricMDNMPrecision`` of ``B`` nodes: per attribute
+    ``((kept * share) * g + sup * s) / n_rows``, their weighted arithmetic mean
+    (``ILMultiDimensionalArithmeticMean``)."""
     n_nodes, q = shares.shape
     il = np.zeros(n_nodes)
     for b in range(n_nodes):
         kept = n_rows - sup[b]
         for i in range(q):
-            v = ((kept * shares[b, i]) * 1.0 + sup[b] * 1.0) / n_rows
-            il[b] += (v / q) * 1.0
+            v = ((kept * shares[b, i]) * g_factor + sup[b] * s_factor) / n_rows
+            il[b] += (v / q) * weights[i]
     return il
 
 
 @njit(cache=True)
-def _mean_share(shares):
-    """Prec's lower bound: the mean ``level / height`` per node, in ARX's order."""
+def _precision(shares, sup, n_rows):
+    """:func:`precision_loss` node by node (compiled: Flash asks for one node at a time)."""
+    return _precision_weighted(shares, sup, n_rows, 1.0, 1.0, np.ones(shares.shape[1]))
+
+
+@njit(cache=True)
+def _mean_share_weighted(shares, g_factor, weights):
+    """Prec's lower bound: the weighted mean of ``level / height * g`` per node, in ARX's
+    order."""
     n_nodes, q = shares.shape
     lb = np.zeros(n_nodes)
     for b in range(n_nodes):
         for i in range(q):
-            lb[b] += ((shares[b, i] * 1.0) / q) * 1.0
+            lb[b] += ((shares[b, i] * g_factor) / q) * weights[i]
     return lb
+
+
+@njit(cache=True)
+def _mean_share(shares):
+    """Prec's lower bound with ARX's default parameters."""
+    return _mean_share_weighted(shares, 1.0, np.ones(shares.shape[1]))
 
 
 def discernibility(kept_sq_sum, suppressed, n_rows: int) -> np.ndarray:
@@ -262,9 +453,12 @@ def discernibility(kept_sq_sum, suppressed, n_rows: int) -> np.ndarray:
 
 
 class Precision(Metric):
-    """ARX's precision metric (Prec, arithmetic mean over attributes)."""
+    """ARX's precision metric (Prec, weighted arithmetic mean over attributes;
+    ``createPrecisionMetric(false, gsFactor)``)."""
 
     name = "precision"
+    takes_gs_factor = True
+    takes_weights = True
 
     def _generalization_shares(self, levels):
         return generalization_shares(levels, self.heights)
@@ -273,11 +467,14 @@ class Precision(Metric):
         xp = classes.xp
         sup = self.backend.to_host(
             classes.per_node(xp.where(outlier, classes.size, 0))).astype(np.float64)
-        return (precision_loss(self._generalization_shares(levels), sup, self.n_rows),
+        shares = np.atleast_2d(self._generalization_shares(levels))
+        return (_precision_weighted(shares, sup, float(self.n_rows), self.g_factor,
+                                    self.s_factor, self.weights),
                 self.data_independent_bound(levels))
 
     def data_independent_bound(self, levels):
-        return _mean_share(self._generalization_shares(np.atleast_2d(levels)))
+        return _mean_share_weighted(self._generalization_shares(np.atleast_2d(levels)),
+                                    self.g_factor, self.weights)
 
 
 class Discernibility(Metric):
@@ -296,13 +493,280 @@ class Discernibility(Metric):
         return il, self.backend.to_host(all_sq).astype(np.float64)
 
 
-METRICS = {"loss": Loss, "precision": Precision, "discernibility": Discernibility}
+class MonotonicDiscernibility(Metric):
+    """ARX's monotonic discernibility DM* (``createDiscernabilityMetric(true)``,
+    ``MetricSDDiscernability``): ``sum |E|^2`` over every class, suppressed or not."""
+
+    name = "discernibility-monotonic"
+    monotonic_with_suppression = True
+
+    def evaluate(self, classes, outlier, levels):
+        size = classes.size
+        sq = self.backend.to_host(classes.per_node(size * size)).astype(np.float64)
+        return sq, sq.copy()
 
 
-def make_metric(metric) -> Metric:
-    """A :class:`Metric` instance from a name (``loss``, ``precision``, ``discernibility``)."""
+class AECS(Metric):
+    """ARX's average equivalence class size (``createAECSMetric(gsFactor)``, ``MetricSDAECS``;
+    LeFevre, DeWitt & Ramakrishnan 2006): ``R / (kept classes * s + g)``, the suppressed
+    records one more class when there are any (ARX switches the two factors here); lower
+    bound ``R / (classes * s)``."""
+
+    name = "aecs"
+    takes_gs_factor = True
+
+    def evaluate(self, classes, outlier, levels):
+        xp, be = classes.xp, self.backend
+        kept = be.to_host(classes.per_node((~outlier).astype(xp.int64))).astype(np.float64)
+        every = np.diff(classes.host_ptr).astype(np.float64)
+        groups = kept * self.s_factor
+        groups = np.where(kept != every, groups + 1.0 * self.g_factor, groups)
+        rows = float(self.n_rows)
+        with np.errstate(divide="ignore"):
+            return rows / groups, rows / (every * self.s_factor)
+
+
+class Height(Metric):
+    """ARX's height metric (``createHeightMetric()``, ``MetricMDHeight``): the weighted sum of
+    the generalization levels, known before any check."""
+
+    name = "height"
+    monotonic_with_suppression = True
+    takes_weights = True
+
+    def data_independent_bound(self, levels):
+        return _weighted_sum(np.atleast_2d(levels).astype(np.float64), self.weights)
+
+    def evaluate(self, classes, outlier, levels):
+        il = self.data_independent_bound(levels)
+        return il, il.copy()
+
+
+@njit(cache=True)
+def _weighted_sum(values, weights):
+    """ARX's ``ILMultiDimensionalSum`` of ``B`` nodes' per-attribute values (B, q): added in
+    attribute order, an infinite or NaN sum becomes ``Double.MAX_VALUE``."""
+    n_nodes, q = values.shape
+    out = np.zeros(n_nodes)
+    for b in range(n_nodes):
+        total = 0.0
+        for i in range(q):
+            total += values[b, i] * weights[i]
+        out[b] = total if math.isfinite(total) else 1.7976931348623157e308
+    return out
+
+
+@njit(cache=True)
+def _ambiguity(size, codes, outlier, ptr, off, share, domain):
+    """Per node the ambiguity ``sum_E |E| prod_i (share_i * S_i)`` (a suppressed class charged
+    ``S_i``) and its bound (every class kept), classes added in order (``MetricSDNMAmbiguity``)."""
+    n_nodes, q = off.shape
+    il = np.zeros(n_nodes)
+    lb = np.zeros(n_nodes)
+    for b in range(n_nodes):
+        for c in range(ptr[b], ptr[b + 1]):
+            charged = 1.0
+            kept = 1.0
+            for i in range(q):
+                x = share[off[b, i] + codes[c, i]]
+                charged *= (1.0 if outlier[c] else x) * domain[i]
+                kept *= x * domain[i]
+            il[b] += charged * size[c]
+            lb[b] += kept * size[c]
+    return il, lb
+
+
+class Ambiguity(Loss):
+    """ARX's ambiguity metric (``createAmbiguityMetric()``, ``MetricSDNMAmbiguity``; Nergiz &
+    Clifton 2007): per class its size times the product over attributes of the number of
+    hierarchy rows its generalized value stands for (``share * S``, the materialized domain
+    shares of :class:`Loss`; a suppressed value stands for all ``S``)."""
+
+    name = "ambiguity"
+    takes_gs_factor = False
+    takes_weights = False
+
+    def prior_bound(self, bottom):
+        return None
+
+    def evaluate_needed(self, classes, outlier, levels, needed, bounds=True):
+        q = levels.shape[1]
+        off = self._share_off[np.arange(q)[None, :], levels]
+        size, codes, out, ptr = self._host_classes(classes, outlier)
+        return _ambiguity(size, codes, out, ptr, off, self.backend.to_host(self._share),
+                          self._domain)
+
+
+@njit(cache=True)
+def _log2(x):
+    """ARX's ``log2``: ``Math.log(x) / Math.log(2)``."""
+    return math.log(x) / math.log(2.0)
+
+
+@njit(cache=True)
+def _entropy_sum(a, b):
+    """``sum a log2(a / b)`` added in order (``MetricMDNUEntropyPrecomputed``)."""
+    value = 0.0
+    for i in range(a.shape[0]):
+        if a[i] != 0.0:
+            value += a[i] * _log2(a[i] / b[i])
+    return value
+
+
+@njit(cache=True)
+def _round(x):
+    """ARX's ``Metric.round``: truncation to 1e-10."""
+    return math.floor(x * 1e10) / 1e10
+
+
+@njit(cache=True)
+def _entropy_values(raw, levels, size, codes, outlier, ptr, radix, g_factor, s_factor,
+                    suppressed_part):
+    """Per node and attribute ARX's non-uniform entropy (B, q): ``raw[i, L_i] * g`` plus, with
+    ``suppressed_part``, ``sum_v n_v log2(n_v / n_sup) s`` over the values ``v`` of the
+    suppressed records (``n_v`` of them, ``n_sup`` in all; added in code order), negated and
+    truncated to 1e-10 (``MetricMDNUNMEntropyPrecomputed``)."""
+    n_nodes, q = levels.shape
+    out = np.zeros((n_nodes, q))
+    scratch = np.zeros(radix.max() if radix.size else 0, np.int64)
+    for b in range(n_nodes):
+        n_sup = 0
+        if suppressed_part:
+            for c in range(ptr[b], ptr[b + 1]):
+                if outlier[c]:
+                    n_sup += size[c]
+        for i in range(q):
+            value = raw[i, levels[b, i]] * g_factor
+            if n_sup != 0:
+                for c in range(ptr[b], ptr[b + 1]):
+                    if outlier[c]:
+                        scratch[codes[c, i]] += size[c]
+                for v in range(radix[b, i]):
+                    if scratch[v] != 0:
+                        count = float(scratch[v])
+                        value += count * _log2(count / n_sup) * s_factor
+                        scratch[v] = 0
+            out[b, i] = _round(-value) if value != 0.0 else value
+    return out
+
+
+class Entropy(Metric):
+    """ARX's non-monotonic non-uniform entropy (``createEntropyMetric()``,
+    ``MetricMDNUNMEntropy``; Gionis & Tassa 2009): per attribute
+    ``-sum_leaves n_x log2(n_x / n_g(x))`` over the records (``n_g(x)`` the records sharing
+    x's generalized value), plus for the suppressed records the entropy of their values,
+    each truncated to 1e-10; the weighted sum over attributes.  ARX's lower bound of a node
+    it computes the loss of is the generalization part *before* negation (<= 0: it prunes
+    nothing), of the others the generalization part."""
+
+    name = "entropy"
+    takes_gs_factor = True
+    takes_weights = True
+    _suppressed_part = True
+
+    def bind(self, encoded):
+        super().bind(encoded)
+        bottom = encoded.frequency_set()
+        be = self.backend
+        codes = be.to_host(bottom.codes)
+        counts = kernels.marginal_counts(be, bottom.codes, bottom.count,
+                                         [len(h.leaves) for h in encoded.hierarchies])
+        hmax = int(self.heights.max())
+        self._raw = np.zeros((len(encoded.hierarchies), hmax + 1))
+        for j, h in enumerate(encoded.hierarchies):
+            # ARX sums over the leaves in order of first appearance (its dictionary codes)
+            leaves, first = np.unique(codes[:, j].astype(np.int64), return_index=True)
+            leaves = leaves[np.argsort(first, kind="stable")]
+            a = counts[j][leaves].astype(np.float64)
+            for level in range(h.height + 1):
+                label = h.codes(level)
+                per_label = np.bincount(label, weights=counts[j].astype(np.float64),
+                                        minlength=len(h.labels(level)))
+                self._raw[j, level] = _entropy_sum(a, per_label[label[leaves]])
+        self._radix = encoded.node_radix
+        return self
+
+    def _values(self, classes, outlier, levels, suppressed_part: bool):
+        size, codes, out, ptr = self._host_classes(classes, outlier)
+        return _entropy_values(self._raw, np.ascontiguousarray(levels, dtype=np.int64), size,
+                               codes, out, ptr, self._radix(levels)[:, :-1], self.g_factor,
+                               self.s_factor, suppressed_part)
+
+    def _scale(self, values):
+        """The per-attribute values as the metric reports them (normalized entropy: divided)."""
+        return values
+
+    def evaluate_needed(self, classes, outlier, levels, needed, bounds=True):
+        charged = self._scale(self._values(classes, outlier, levels, self._suppressed_part))
+        il = _weighted_sum(charged, self.weights)
+        if not self._suppressed_part:
+            return il, il.copy()
+        generalized = self._raw[np.arange(levels.shape[1])[None, :], levels] * self.g_factor
+        rounded = _weighted_sum(self._scale(self._values(classes, outlier, levels, False)),
+                                self.weights)
+        negative = _weighted_sum(self._scale(generalized), self.weights)
+        lb = rounded if needed is None else np.where(needed, negative, rounded)
+        return il, lb
+
+
+class MonotonicEntropy(Entropy):
+    """ARX's monotonic non-uniform entropy (``createEntropyMetric(true)``,
+    ``MetricMDNUEntropy``): the generalization part of :class:`Entropy` alone, suppressed
+    records charged as if kept; no lower bound for a node ARX computes no loss of (NaN)."""
+
+    name = "entropy-monotonic"
+    monotonic_with_suppression = True
+    _suppressed_part = False
+
+    def evaluate_needed(self, classes, outlier, levels, needed, bounds=True):
+        il, lb = super().evaluate_needed(classes, outlier, levels, needed, bounds)
+        return il, lb if needed is None else np.where(needed, lb, np.nan)
+
+
+class NormalizedEntropy(Entropy):
+    """ARX's normalized non-uniform entropy (``createNormalizedEntropyMetric()``,
+    ``MetricMDNUNMNormalizedEntropy``): each attribute's :class:`Entropy` divided by its
+    largest, ``-sum_leaves n_x log2(n_x / R)`` truncated to 1e-10 (gs-factor 0.5)."""
+
+    name = "normalized-entropy"
+    takes_gs_factor = False
+
+    def bind(self, encoded):
+        super().bind(encoded)
+        bottom = encoded.frequency_set()
+        codes = self.backend.to_host(bottom.codes)
+        counts = kernels.marginal_counts(self.backend, bottom.codes, bottom.count,
+                                         [len(h.leaves) for h in encoded.hierarchies])
+        upper = []
+        for j in range(len(encoded.hierarchies)):
+            leaves, first = np.unique(codes[:, j].astype(np.int64), return_index=True)
+            a = counts[j][leaves[np.argsort(first, kind="stable")]].astype(np.float64)
+            value = _entropy_sum(a, np.full(len(a), float(self.n_rows))) * self.g_factor
+            upper.append(_round(-value) if value != 0.0 else value)
+        self._upper = np.array(upper)
+        return self
+
+    def _scale(self, values):
+        with np.errstate(divide="ignore", invalid="ignore"):  # ARX: NaN -> Double.MAX_VALUE
+            return values / self._upper
+
+
+#: the metrics by their command-line names
+METRICS = {m.name: m for m in (AECS, Ambiguity, Discernibility, MonotonicDiscernibility, Entropy,
+                               MonotonicEntropy, Height, Loss, NormalizedEntropy, Precision)}
+
+
+def make_metric(metric, *, gs_factor: float | None = None,
+                attribute_weights: Mapping[str, float] | None = None) -> Metric:
+    """A :class:`Metric` instance from a name (:data:`METRICS`) with ``gs_factor`` and
+    ``attribute_weights``, or ``metric`` itself when it is one (then with neither)."""
     if isinstance(metric, Metric):
+        if gs_factor is not None or attribute_weights is not None:
+            raise InputError("gs_factor and attribute_weights: give them to the metric object "
+                             f"({type(metric).__name__}(...)), not beside it")
         return metric
     if isinstance(metric, str) and metric.lower() in METRICS:
-        return METRICS[metric.lower()]()
+        return METRICS[metric.lower()](
+            gs_factor=0.5 if gs_factor is None else gs_factor,
+            attribute_weights=attribute_weights)
     raise InputError(f"metric must be one of {sorted(METRICS)} or a Metric, got {metric!r}")

@@ -26,6 +26,7 @@ from ..core.pipeline import Stopwatch, ordered_map
 from ..errors import InputError
 from .encoding import Role
 from .evaluate import Evaluator
+from .microaggregation import aggregated_column
 
 __all__ = ["Release", "release", "RowBuckets", "release_buckets", "released_columns",
            "suppressed_rows", "all_suppressed", "categories_of", "labelled_codes",
@@ -144,13 +145,17 @@ def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: st
     keep = ~outlier if suppression == "drop" else np.ones(len(outlier), dtype=bool)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     order = rng.permutation(np.flatnonzero(keep))
-    codes = be.to_host(row_codes)[order]
+    all_codes = be.to_host(row_codes)
+    codes = all_codes[order]
     shown_suppressed = outlier[order]
     columns = released_columns(
         data.columns, enc,
         lambda j: labelled_codes(categories_of(enc.hierarchies[j].labels(int(levels[j]))),
                                  codes[:, j], shown_suppressed),
         lambda name: data[name].take(order).reset_index(drop=True))
+    for name, agg in enc.microaggregation.items():  # one aggregate per class
+        columns[name] = pd.Series(aggregated_column(data[name].to_numpy(), all_codes, outlier,
+                                                    agg)[order])
     return Release(pd.DataFrame(columns), enc.n_rows, int(outlier.sum()), suppression,
                    order.astype(np.int64))
 

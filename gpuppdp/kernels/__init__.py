@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import threading
 import warnings
+from typing import Callable
 
 import numpy as np
 
-from . import aot, groupby, grouping, histograms, mdav, segsum, subsets
+from . import aot, groupby, grouping, histograms, mdav, segsum, subsets, univariate, vmdav
 from .cudalaunch import to_device_together
 from .grouping import reused_scratch, small_pages
 
@@ -31,7 +32,7 @@ warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result i
 __all__ = ["cached_signatures", "compiled", "risk_kernels", "warm_up", "rollup", "reused_scratch",
            "small_pages", "classes", "common_groups", "marginal_counts", "loss_sums", "node_stats",
            "segment_min", "ordered_sums", "subset_stats", "groupby", "column_moments",
-           "microaggregate_partitions"]
+           "microaggregate_partitions", "optimal_univariate"]
 
 
 def warm_up(*dispatchers, wanted=None) -> threading.Thread:
@@ -302,25 +303,41 @@ def column_moments(backend, x, center, power: int) -> np.ndarray:
     return mdav.chunk_moments(backend.kernels, backend.xp, x, center, power).sum(axis=0)
 
 
-def microaggregate_partitions(backend, part_ptr, z, qz, scale: float, k: int):
-    """MDAV groups of the rows of each partition ``part_ptr[t]:part_ptr[t+1]`` (host
-    offsets) of ``z`` (n, d), ``qz`` its fixed-point integers: per row (device int64) the row
-    its group was formed around; the same groups on every backend (see :mod:`.mdav`)."""
+def microaggregate_partitions(backend, part_ptr, z, qz, scale: float, k: int,
+                              method: str = "mdav", gamma: float = 0.0):
+    """MDAV (``method`` "mdav") or V-MDAV ("vmdav", gain factor ``gamma``) groups of the rows
+    of each partition ``part_ptr[t]:part_ptr[t+1]`` (host offsets) of ``z`` (n, d), ``qz``
+    its fixed-point integers: per row (device int64) the row its group is named by; the same
+    groups on every backend (see :mod:`.mdav`, :mod:`.vmdav`)."""
     part_ptr = np.asarray(part_ptr, dtype=np.int64)
     n = z.shape[0]
+    extra = () if method == "mdav" else (float(gamma),)
+    cpu_form: Callable[..., None] = mdav.mdav_njit if method == "mdav" else vmdav.vmdav_njit
+    cuda_form: Callable[..., None] = mdav.mdav_cuda if method == "mdav" else vmdav.vmdav_cuda
     if backend.kernels == "cpu" or (backend.kernels == "cudasim" and n > SIMULATED_MDAV_ROWS):
         host = [backend.to_host(a) for a in (z, qz)] if backend.kernels == "cudasim" else \
             [z, qz]
         label = np.full(n, -1, np.int64)
-        mdav.mdav_njit(part_ptr, np.ascontiguousarray(host[0]), np.ascontiguousarray(host[1]),
-                       scale, k, label)
+        cpu_form(part_ptr, np.ascontiguousarray(host[0]), np.ascontiguousarray(host[1]),
+                 scale, k, *extra, label)
         return label if backend.kernels == "cpu" else backend.asarray(label)
     if backend.kernels == "cudasim":
         label = np.full(n, -1, np.int64)
-        mdav.mdav_cuda(np, part_ptr, backend.to_host(z), backend.to_host(qz), scale, k, label)
+        cuda_form(np, part_ptr, backend.to_host(z), backend.to_host(qz), scale, k, *extra,
+                  label)
         return backend.asarray(label)
     xp = backend.xp
     label = xp.full(n, -1, dtype=xp.int64)
-    mdav.mdav_cuda(xp, part_ptr, xp.ascontiguousarray(z), xp.ascontiguousarray(qz), scale, k,
-                   label)
+    cuda_form(xp, part_ptr, xp.ascontiguousarray(z), xp.ascontiguousarray(qz), scale, k,
+              *extra, label)
     return label
+
+
+def optimal_univariate(backend, v, k: int):
+    """Per sorted position (device int64) the first position of its group in the optimal
+    grouping of the sorted column ``v`` into runs of ``k`` to ``2k - 1`` values
+    (:mod:`.univariate`; a host kernel: on a GPU ``v`` goes to the host and back)."""
+    label = np.empty(v.shape[0], np.int64)
+    univariate.optimal_groups(np.ascontiguousarray(backend.to_host(v), dtype=np.float64),
+                              int(k), label)
+    return label if backend.kernels == "cpu" else backend.asarray(label)

@@ -39,7 +39,7 @@ CODE_TYPES = ("int8", "int16", "int32")
 MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kernels.segsum",
            "gpuppdp.kernels.histograms", "gpuppdp.kernels.sortedruns", "gpuppdp.engine.metrics",
            "gpuppdp.engine.solution_space", "gpuppdp.engine.evaluate",
-           "gpuppdp.engine.search.flash_kernels")
+           "gpuppdp.engine.search.flash_kernels", "gpuppdp.kernels.swap")
 #: the packages whose sources the digest covers
 PACKAGES = ("gpuppdp.kernels", "gpuppdp.core", "gpuppdp.engine", "gpuppdp.engine.search")
 #: the x86-64 instruction-set level the extension is compiled for (the psABI's level 3:

@@ -6,16 +6,25 @@ Each exposes its per-class statistic (one formula, shared with the checker).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..core.classes import Classes, entry_shares, segment_max, segment_sum
 from ..errors import InputError
-from ..validation import check_int, check_number, check_positive, format_values, plain_number
+from ..kernels import groupby
+from ..validation import (
+    check_int,
+    check_number,
+    check_positive,
+    column_list,
+    format_values,
+    plain_number,
+)
 from .base import CompiledCheck, SensitiveModel
 
-__all__ = ["AlphaKAnonymity", "DeltaDisclosurePrivacy", "BetaLikeness", "PrivacyLoss"]
+__all__ = ["AlphaKAnonymity", "DeltaDisclosurePrivacy", "BetaLikeness", "PrivacyLoss",
+           "privacy_losses"]
 
 
 class _DistributionModel(SensitiveModel):
@@ -195,6 +204,19 @@ def _check_prior(prior) -> dict:
     return out
 
 
+def privacy_losses(classes: Classes, prior_of, prior_sq, prior_entropy):
+    """``(distribution_loss, entropy_loss)`` per class of the (epsilon, alpha) privacy-loss
+    model: ``||p_E - q||_2`` and ``|H(q) - H(p_E)|`` (bits) against a prior ``q`` given by
+    ``prior_of(cls, sens) -> q(v)`` of each histogram entry (its class and value), ``sum q^2``
+    and ``H(q)`` (scalars, or per class: a prior per node)."""
+    xp = classes.xp
+    cls, sens, share = entry_shares(classes)
+    # |p_E - q|^2 = sum_all q^2 + sum_{v in E} (p_E^2 - 2 p_E q)
+    sq = prior_sq + segment_sum(xp, cls, share * share - 2.0 * share * prior_of(cls, sens),
+                                classes.n_classes)
+    return xp.sqrt(xp.maximum(sq, 0.0)), xp.abs(prior_entropy - classes.entropy_bits())
+
+
 class PrivacyLoss(SensitiveModel):
     """The (epsilon, alpha) privacy-loss model: per class the distribution loss is the
     Euclidean distance between the prior distribution of the sensitive attribute (the table's
@@ -203,6 +225,13 @@ class PrivacyLoss(SensitiveModel):
     A class fails when its distribution loss exceeds ``epsilon`` or its entropy loss
     exceeds ``alpha``.
 
+    ``prior="conditional"`` with ``prior_qids``: the class-conditional prior ``a_{S,[C_q]}``
+    of the thesis "seed 004" -- the adversary, who knows a class's values on the public QIDs
+    ``prior_qids``, expects of class ``C`` the sensitive distribution among all records of the
+    table that share ``C``'s (generalized) values on ``prior_qids`` at the same node, estimated
+    from the table before suppression.  With every QID public the prior is the class itself
+    (no loss); with none it would be the table's distribution (the default).
+
     Not monotonic (entropy loss can grow when classes merge): both flags ``False``.
     """
 
@@ -210,15 +239,34 @@ class PrivacyLoss(SensitiveModel):
     monotonic_with_suppression = False
     min_class_size = None
 
-    def __init__(self, attribute: str, epsilon: float, alpha: float, prior=None):
+    def __init__(self, attribute: str, epsilon: float, alpha: float, prior=None,
+                 prior_qids: Sequence[str] = ()):
         super().__init__(attribute)
         self.epsilon = check_number("epsilon", epsilon, 0.0)
         self.alpha = check_number("alpha", alpha, 0.0)
-        self.prior = None if prior is None else _check_prior(prior)
+        if isinstance(prior, str):
+            if prior != "conditional":
+                raise InputError(f"prior must be None, 'conditional' or a mapping value -> "
+                                 f"probability, got {prior!r}")
+            self.prior_qids = column_list(prior_qids, "prior_qids")
+            self.prior: str | dict | None = prior
+        else:
+            if len(prior_qids):
+                raise InputError(f"prior_qids={list(prior_qids)!r} needs prior='conditional'")
+            self.prior_qids = []
+            self.prior = None if prior is None else _check_prior(prior)
 
     def _bind(self, encoded):
         be = self.backend
         labels = [str(v) for v in self.labels]
+        if self.prior == "conditional":
+            names = list(encoded.qi_names)
+            unknown = [q for q in self.prior_qids if q not in names]
+            if unknown:
+                raise InputError(f"prior_qids: {unknown[0]!r} is not a quasi-identifier (they "
+                                 f"are {', '.join(names)})")
+            self._prior_columns = [names.index(q) for q in self.prior_qids]
+            return
         if self.prior is None:
             counts = be.to_host(self._global_counts()).astype(np.float64)
             q = counts / float(self.n_rows)
@@ -241,14 +289,29 @@ class PrivacyLoss(SensitiveModel):
     def losses(self, classes: Classes):
         """``(distribution_loss, entropy_loss)`` per class (device float64 each)."""
         self._require_bound(classes)
+        if self.prior == "conditional":
+            return self._conditional_losses(classes)
+        return privacy_losses(classes, lambda cls, sens: self._q[sens], self._q_sq, self._h_prior)
+
+    def _conditional_losses(self, classes: Classes):
+        """The losses against each class's conditional prior: the classes grouped by node and
+        their codes on ``prior_qids``, each group's sensitive histogram the sum of its
+        classes'."""
         xp = classes.xp
-        cls, sens, share = entry_shares(classes)
-        q = self._q[sens]
-        n_classes = classes.n_classes
-        # |p_E - q|^2 = sum_all q^2 + sum_{v in E} (p_E^2 - 2 p_E q)
-        sq = self._q_sq + segment_sum(xp, cls, share * share - 2.0 * share * q, n_classes)
-        dist = xp.sqrt(xp.maximum(sq, 0.0))
-        return dist, xp.abs(self._h_prior - classes.entropy_bits())
+        cls, sens, _ = entry_shares(classes)
+        keys = [classes.node.astype(xp.int64)] + [
+            classes.codes[:, j].astype(xp.int64) for j in self._prior_columns]
+        grp = groupby.group(xp, keys, order="sorted")[0].astype(xp.int64)
+        n_groups = int(self.backend.scalar(grp.max())) + 1 if grp.shape[0] else 0
+        size = segment_sum(xp, grp, classes.size, n_groups)
+        pair, rep, _ = groupby.group(xp, [grp[cls], sens], order="sorted")
+        pair = pair.astype(xp.int64)
+        n_pairs = int(rep.shape[0])
+        g_pair = grp[cls][rep]
+        q_pair = segment_sum(xp, pair, classes.entry_count, n_pairs) / size[g_pair]
+        q_sq = segment_sum(xp, g_pair, q_pair * q_pair, n_groups)
+        h = -segment_sum(xp, g_pair, q_pair * xp.log2(q_pair), n_groups)
+        return privacy_losses(classes, lambda c, s: q_pair[pair], q_sq[grp], h[grp])
 
     def class_fails(self, classes: Classes):
         dist, ent = self.losses(classes)
@@ -257,7 +320,9 @@ class PrivacyLoss(SensitiveModel):
     def describe(self) -> dict:
         out = {"model": "privacy-loss", "attribute": self.sensitive_attribute,
                "epsilon": plain_number(self.epsilon), "alpha": plain_number(self.alpha)}
-        if self.prior is not None:
+        if self.prior == "conditional":
+            out["prior"], out["prior_qids"] = "conditional", list(self.prior_qids)
+        elif isinstance(self.prior, dict):
             out["prior"] = dict(self.prior)
         return out
 

@@ -55,22 +55,27 @@ def information_loss(original, masked, backend="auto") -> dict:
     ``covariance_variation``: the same over the covariance matrix's upper triangle;
     ``correlation_variation``: mean of ``|r - r'|`` over the pairs of columns;
     ``eigenvalue_distance``: ``sum |l - l'| / sum l`` of the sorted eigenvalues of the two
-    correlation matrices (0 with one column)."""
+    correlation matrices (0 with one column).  Per column: ``il1s_per_column`` (whose mean is
+    ``il1s``) and ``correlations``, the ``original`` and ``masked`` correlation of each pair
+    of columns ``(i, j)``, ``i < j`` in row-major order (empty with one column)."""
     be = get_backend(backend)
     xp = be.xp
     x, y = _pair(be, original, masked)
     sd = x.std(axis=0, ddof=1)
     scale = xp.where(sd > 0, sd, 1.0) * np.sqrt(2.0)
-    il1s = float((xp.abs(x - y) / scale).mean())
+    distance = xp.abs(x - y) / scale
+    il1s = float(distance.mean())
     mx, my = be.to_host(x.mean(axis=0)), be.to_host(y.mean(axis=0))
     cx = np.atleast_2d(be.to_host(xp.cov(x, rowvar=False)))
     cy = np.atleast_2d(be.to_host(xp.cov(y, rowvar=False)))
     upper = np.triu_indices(cx.shape[0])
     out = {"il1s": il1s, "mean_variation": _relative(mx, my),
-           "covariance_variation": _relative(cx[upper], cy[upper])}
+           "covariance_variation": _relative(cx[upper], cy[upper]),
+           "il1s_per_column": [float(v) for v in be.to_host(distance.mean(axis=0))]}
     d = cx.shape[0]
     if d < 2:
-        out.update(correlation_variation=0.0, eigenvalue_distance=0.0)
+        out.update(correlation_variation=0.0, eigenvalue_distance=0.0,
+                   correlations={"original": [], "masked": []})
         return out
     with np.errstate(invalid="ignore", divide="ignore"):
         rx = cx / np.sqrt(np.outer(np.diag(cx), np.diag(cx)))
@@ -80,6 +85,8 @@ def information_loss(original, masked, backend="auto") -> dict:
     lx, ly = np.linalg.eigvalsh(rx), np.linalg.eigvalsh(ry)
     out["correlation_variation"] = float(np.mean(np.abs(rx[pairs] - ry[pairs])))
     out["eigenvalue_distance"] = float(np.abs(lx - ly).sum() / max(lx.sum(), 1e-300))
+    out["correlations"] = {"original": [float(v) for v in rx[pairs]],
+                           "masked": [float(v) for v in ry[pairs]]}
     return out
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..backend import Array
 from ..errors import InputError
+from ..kernels.swap import stable_argsort, swap_sources
 from .draws import normal, random_source, uniform
 
 __all__ = ["add_noise", "rank_swap", "rank_swap_sources", "pram", "invariant_pram_matrix",
@@ -94,6 +95,11 @@ def rank_swap(values, p: float, *, seed: int | None = None, source=None,
     return x[rank_swap_sources(x, p, source=src)]
 
 
+def _block_bits(n: int, width: int) -> int:
+    """The high bits of rank swapping's sort key that number the blocks of ``width`` ranks."""
+    return max(1, int((n - 1) // width).bit_length())
+
+
 def rank_swap_sources(values, p: float, *, seed: int | None = None, source=None,
                       backend="auto") -> Array:
     """Rank swapping's pairs: for each record, the record whose value it takes.  Records are
@@ -108,13 +114,18 @@ def rank_swap_sources(values, p: float, *, seed: int | None = None, source=None,
     x = xp.asarray(values)
     if x.ndim != 1:
         raise InputError(f"rank_swap takes one column, got shape {tuple(x.shape)}")
+    if x.dtype.kind not in "iuf" or not bool(xp.isfinite(x).all()):
+        raise InputError("rank_swap needs numbers without missing or infinite entries: impute "
+                         "or drop them first")
     n = int(x.shape[0])
     width = max(2, -(-int(round(_percent(p, "p") * n)) // 100))
+    if src.backend.kernels == "cpu":  # the same pairs, sorted in parallel chunks and blocks
+        return swap_sources(stable_argsort(x), src.random_bits(n), width, _block_bits(n, width))
     by_rank = xp.argsort(x, kind="stable")             # rank -> row
     block = xp.arange(n, dtype=xp.int64) // width      # of each rank
     # ranks shuffled within their blocks: one sort by the block in the high bits and random
     # bits below it (a tie between equal random bits keeps the rank order)
-    shift = 63 - max(1, int((n - 1) // width).bit_length())
+    shift = 63 - _block_bits(n, width)
     key = (block << shift) | (src.random_bits(n) >> (63 - shift))
     shuffled = xp.argsort(key, kind="stable")
     pos = xp.arange(n, dtype=xp.int64) - block * width  # position in its block's shuffle

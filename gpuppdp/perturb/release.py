@@ -17,16 +17,17 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..analysis.checker import check
+from ..analysis.checker import check, value_order
 from ..backend import get_backend
 from ..core.codes import encode_column
 from ..errors import InputError
 from ..validation import format_values
+from .combined import PerturbedAnonymization, anonymize_perturbed
 from .draws import random_source
 from .measures import perturbation_measures
 from .methods import (add_noise, bottom_code, invariant_pram_matrix, permute_within, pram,
                       rank_swap_sources, top_code)
-from .microaggregation import microaggregate
+from .microaggregation import VMDAV_GAMMA, microaggregate
 
 __all__ = ["Perturbation", "PerturbedRelease", "numeric_columns"]
 
@@ -45,9 +46,9 @@ class PerturbedRelease:
                 "seconds": self.seconds}
 
 
-def _numeric(data: pd.DataFrame, column: str, method: str) -> np.ndarray:
+def _numeric(data: pd.DataFrame, column: str, method: str, hint: str = "") -> np.ndarray:
     """The column as float64; text is read as numbers (a CSV's columns are text), and a value
-    that is no number is named."""
+    that is no number is named (with ``hint``, what else the method takes)."""
     values = data[column]
     if pd.api.types.is_bool_dtype(values):
         raise InputError(f"{method} needs a numeric column; {column!r} is boolean")
@@ -56,7 +57,8 @@ def _numeric(data: pd.DataFrame, column: str, method: str) -> np.ndarray:
         bad = values[numbers_.isna() & values.notna()]
         if len(bad):
             raise InputError(f"{method} needs a numeric column; {column!r} has "
-                             f"{format_values(bad.unique()[:5].tolist())} (row {bad.index[0]})")
+                             f"{format_values(bad.unique()[:5].tolist())} (row {bad.index[0]})"
+                             f"{hint}")
         values = numbers_
     if values.isna().any():
         raise InputError(f"{method}: column {column!r} has missing values (row "
@@ -95,13 +97,21 @@ def _pram_matrix(column: str, labels: list, counts: np.ndarray, given, retain: f
 
 
 class Perturbation:
-    """Perturbative masking of a table, one method per named column.
+    """Perturbative masking of a table, one method per named column: :meth:`fit` perturbs a
+    table; :meth:`anonymize` perturbs it and then generalizes other quasi-identifiers in the
+    same run.
 
     Parameters
     ----------
     microaggregate : list of (columns, k)
-        MDAV over each set of numeric columns, groups of at least ``k`` records
-        (:func:`.microaggregate`), with ``partition_rows`` and ``aggregate``.
+        Microaggregation of each set of numeric or ordinal columns, groups of at least ``k``
+        records (:func:`.microaggregate`), with ``microaggregate_method`` ("mdav", "vmdav"
+        or "optimal"), ``gamma`` (V-MDAV), ``partition_rows`` and ``aggregate``.  An ordinal
+        column -- an ordered pandas Categorical, or a column given an ``order`` -- is
+        aggregated on its ranks and released as the group's lower median category.
+    order : {column: list of values or "lexical"}
+        The order of a microaggregated column's values, making it ordinal
+        (:func:`gpuppdp.analysis.checker.value_order`).
     swap : {column: p}
         Rank swapping within ``p`` % of the rank range (:func:`.rank_swap`).
     noise : {column or tuple of columns: percent}
@@ -119,7 +129,8 @@ class Perturbation:
     measures : bool, default True
         Measure the numeric columns changed (microaggregated, swapped, noised, coded)
         against the original ones (:func:`.perturbation_measures`: information loss,
-        propensity score, record linkage, interval disclosure).
+        propensity score, record linkage, interval disclosure); each such method's summary
+        gets the ``il1s`` of its own columns.
     """
 
     def __init__(self, *, microaggregate: Sequence[tuple[Sequence[str], int]] = (),
@@ -130,8 +141,12 @@ class Perturbation:
                  bottom_code: Mapping[str, float] | None = None,
                  permute: Mapping[str, Sequence[str]] | None = None,
                  partition_rows: int | None = None, aggregate: str = "mean",
+                 microaggregate_method: str = "mdav", gamma: float | None = None,
+                 order: Mapping[str, Any] | None = None,
                  seed: int | None = None, backend="auto", measures: bool = True):
         self.microaggregate = [(list(cols), k) for cols, k in microaggregate]
+        self.microaggregate_method, self.gamma = microaggregate_method, gamma
+        self.order = dict(order or {})
         self.swap = dict(swap or {})
         self.noise = {((c,) if isinstance(c, str) else tuple(c)): v
                       for c, v in (noise or {}).items()}
@@ -160,6 +175,10 @@ class Perturbation:
                 raise InputError(f"column {column!r} is named by {seen[column]} and {method}: "
                                  "one method per column")
             seen[column] = method
+        stray = [c for c in self.order if seen.get(c) != "microaggregate"]
+        if stray:
+            raise InputError(f"order is for microaggregated columns; {format_values(stray)} "
+                             "is not microaggregated")
         return named
 
     def fit(self, data: pd.DataFrame) -> PerturbedRelease:
@@ -185,7 +204,7 @@ class Perturbation:
         for noised, percent in self.noise.items():
             x = numeric_columns(data, noised, "noise")
             methods.append(self._timed("noise", list(noised), {
-                "percent_of_variance": percent, "method": self.noise_method},
+                "percent_of_variance": percent, "noise_method": self.noise_method},
                 lambda x=x, percent=percent: be.to_host(add_noise(
                     be.asarray(x), percent, method=self.noise_method, source=source)), out))
         for column, given in self.pram.items():
@@ -203,7 +222,7 @@ class Perturbation:
                 "by": by, "groups": int(groups.max()) + 1 if len(groups) else 0},
                 lambda c=column, g=groups: self._permuted(be, data, c, g, source), out))
         numeric = [c for m in methods if m["method"] not in ("pram", "permute")
-                   for c in m["columns"]]
+                   for c in m["columns"] if c not in m.get("ordinal", ())]
         measured = None
         if self.measures and numeric:
             measured = perturbation_measures(
@@ -211,7 +230,23 @@ class Perturbation:
                 be.asarray(numeric_columns(out, numeric, "measures")),
                 backend=be)
             measured["columns"] = numeric
+            per_column = dict(zip(numeric, measured["utility"]["il1s_per_column"]))
+            for m in methods:  # each method's IL1s: the mean over its own columns
+                if m["columns"][0] in per_column:
+                    m["il1s"] = float(np.mean([per_column[c] for c in m["columns"]]))
         return PerturbedRelease(out, methods, time.perf_counter() - t0, measured)
+
+    def anonymize(self, data: pd.DataFrame, anonymizer,
+                  progress=None) -> PerturbedAnonymization:
+        """Perturbation and generalization in one run: ``data`` perturbed (:meth:`fit`),
+        then the optimal full-domain generalization of ``anonymizer``'s quasi-identifiers
+        (an :class:`~gpuppdp.Anonymizer`: its models, suppression limit, metric, search) over
+        the perturbed table, the microaggregated columns taking part in the classes as
+        quasi-identifiers that are never generalized (a microaggregated column has no role
+        in ``anonymizer``; a perturbed one is not identifying; the other perturbed columns
+        it gives no role are insensitive).  The release is checked over all QIDs by the
+        independent checker (``checked``); see :mod:`gpuppdp.perturb.combined`."""
+        return anonymize_perturbed(self, data, anonymizer, progress=progress)
 
     @staticmethod
     def _timed(method: str, columns: list, info: dict, run, out: pd.DataFrame) -> dict:
@@ -225,16 +260,67 @@ class Perturbation:
         return {"method": method, "columns": columns, **info,
                 "seconds": time.perf_counter() - t0}
 
+    def _ranks(self, data: pd.DataFrame, column: str):
+        """An ordinal column's ranks (float64) and its values by rank, or None for a
+        numeric column."""
+        values = data[column]
+        categorical = isinstance(values.dtype, pd.CategoricalDtype) and values.cat.ordered
+        if not categorical and column not in self.order:
+            return None
+        if values.isna().any():
+            raise InputError(f"microaggregate: column {column!r} has missing values (row "
+                             f"{int(np.flatnonzero(values.isna().to_numpy())[0])}); impute or "
+                             "drop them first")
+        if categorical:
+            return values.cat.codes.to_numpy(np.float64), values.cat.categories
+        levels = value_order(values.unique(), self.order[column],
+                             attribute=f"microaggregate column {column!r}")
+        if levels is None:  # "numeric": the values themselves
+            return None
+        if len(set(levels)) != len(levels):
+            raise InputError(f"microaggregate: the order of {column!r} lists a value twice")
+        text = values.astype(str)
+        unknown = sorted(set(text) - set(levels))
+        if unknown:
+            raise InputError(f"microaggregate: the order of {column!r} misses its values "
+                             f"{format_values(unknown[:5])}")
+        codes = pd.Categorical(text, categories=levels).codes
+        ranks = np.empty(len(levels), dtype=object)
+        ranks[codes] = values.to_numpy(dtype=object)  # each rank's value as the table has it
+        return codes.astype(np.float64), ranks
+
     def _microaggregate(self, be, data, out, cols, k) -> dict:
-        x = numeric_columns(data, cols, "microaggregate")
-        result = microaggregate(be.asarray(x), k, partition_rows=self.partition_rows,
-                                aggregate=self.aggregate, backend=be)
+        absent = [c for c in cols if c not in data.columns]
+        if absent:
+            raise InputError(f"microaggregate: columns not in the table: "
+                             f"{format_values(absent)}")
+        ranked = {c: self._ranks(data, c) for c in cols}
+        hint = ("; an ordinal column is an ordered pandas Categorical or is given its order "
+                "(order={column: [values in order]}, --order COLUMN=V1,V2,...)")
+        x = np.column_stack([r[0] if r is not None else _numeric(data, c, "microaggregate",
+                                                                 hint)
+                             for c, r in ranked.items()])
+        ordinal = [j for j, c in enumerate(cols) if ranked[c] is not None]
+        result = microaggregate(be.asarray(x), k, method=self.microaggregate_method,
+                                gamma=self.gamma, partition_rows=self.partition_rows,
+                                aggregate=self.aggregate, ordinal=ordinal, backend=be)
         released = be.to_host(result.values).reshape(len(data), -1)
         for j, c in enumerate(cols):
-            out[c] = released[:, j]
+            if ranked[c] is None:
+                out[c] = released[:, j]
+                continue
+            codes = released[:, j].astype(np.int64)
+            levels = ranked[c][1]
+            out[c] = pd.Categorical.from_codes(codes, dtype=data[c].dtype) if isinstance(
+                data[c].dtype, pd.CategoricalDtype) else pd.Series(
+                    levels[codes], index=out.index).astype(data[c].dtype)
         verified = check(out, quasi_identifiers=cols, backend="cpu")["k"]
-        return {"method": "microaggregate", "columns": cols, "k": k, **result.summary(),
-                "checked_k": verified}
+        info = result.summary()
+        info["algorithm"] = info.pop("method")
+        if self.microaggregate_method == "vmdav":
+            info["gamma"] = VMDAV_GAMMA if self.gamma is None else self.gamma
+        return {"method": "microaggregate", "columns": cols, "k": k,
+                "ordinal": [cols[j] for j in ordinal], **info, "checked_k": verified}
 
     def _pram(self, be, data, out, column, given, source) -> dict:
         t0 = time.perf_counter()

@@ -9,13 +9,16 @@ figures.
 Sections: summary; class-size distribution of the release; records by risk level and the risk
 summary before and after; per-class privacy losses and the sensitive distribution of the worst
 class (for each sensitive attribute); distinction and separation of the QID subsets; the lattice
-nodes the search evaluated.  A Mondrian or TDS release (:mod:`gpuppdp.algorithms.mondrian`,
-:mod:`gpuppdp.algorithms.tds`) gets the same sections computed on its classes, with NCP/GCP as
-the loss and, in place of the lattice, how the records were partitioned (:mod:`.partition`).
+nodes the search evaluated; with ``perturbation``, the measures of perturbed columns against
+the original ones (:mod:`.perturbation`).  A Mondrian or TDS release
+(:mod:`gpuppdp.algorithms.mondrian`, :mod:`gpuppdp.algorithms.tds`) gets the same sections
+computed on its classes, with NCP/GCP as the loss and, in place of the lattice, how the
+records were partitioned (:mod:`.partition`).
 
 Modules: :mod:`.figures` (the numbers), :mod:`.svg` (the plots), :mod:`.html` (the page),
 :mod:`.text` (escaping and numbers for people), :mod:`.words` (what a release holds),
-:mod:`.partition` (Mondrian and TDS), :mod:`.compare` (two runs side by side).
+:mod:`.partition` (Mondrian and TDS), :mod:`.perturbation` (perturbed columns),
+:mod:`.compare` (two runs side by side).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from ..words import model_sentence, models_text
 from .figures import DOMINANCE_SHARE, lattice_report
 from .html import PARTITION_SECTION_TITLES, SECTION_TITLES, lattice_bodies, render_page
 from .partition import build_partition_report, partition_bodies
+from .perturbation import PERTURBATION_TITLE, checked_measures, perturbation_html
 from .words import describe_release, level_samples
 
 if TYPE_CHECKING:
@@ -46,7 +50,8 @@ __all__ = ["build_report", "render_html", "write_report", "SECTION_TITLES",
 def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=None,
                  max_classes: int = 50, max_values: int = 30, max_subsets: int = 255,
                  max_nodes: int = 3000, files: dict | None = None, progress=None,
-                 summary: dict | None = None, released: pd.DataFrame | None = None) -> dict:
+                 summary: dict | None = None, released: pd.DataFrame | None = None,
+                 perturbation: dict | None = None) -> dict:
     """The report's figures as a JSON-ready dict (the JSON twin of the HTML).
 
     Parameters
@@ -71,26 +76,41 @@ def build_report(result: AnonymizationResult, data: pd.DataFrame, *, sensitive=N
     summary, released : Mondrian and TDS releases only: the run's summary (``gpuppdp
         anonymize --json``'s keys: files, roles, models) and the table as published (rows
         shuffled, identifying columns removed); default: the release's own
+    perturbation : the measures of the perturbed columns of ``data`` against the original
+        ones (:func:`gpuppdp.perturb.perturbation_measures` with ``columns``, as
+        ``PerturbedRelease.measures`` holds them): the report's ``perturbation``, a section
+        of tables and bar charts
     """
+    measures = None if perturbation is None else checked_measures(perturbation)
     if isinstance(result, MondrianRelease):
-        return build_partition_report(result, data, sensitive=sensitive,
-                                      max_classes=max_classes, max_values=max_values,
-                                      max_subsets=max_subsets, files=files, progress=progress,
-                                      summary=summary, released=released)
-    if summary is not None or released is not None:
+        report = build_partition_report(result, data, sensitive=sensitive,
+                                        max_classes=max_classes, max_values=max_values,
+                                        max_subsets=max_subsets, files=files,
+                                        progress=progress, summary=summary, released=released)
+    elif summary is not None or released is not None:
         raise InputTypeError("summary= and released= are for Mondrian and TDS releases")
-    return lattice_report(result, data, sensitive=sensitive, max_classes=max_classes,
-                          max_values=max_values, max_subsets=max_subsets, max_nodes=max_nodes,
-                          files=files, progress=progress)
+    else:
+        report = lattice_report(result, data, sensitive=sensitive, max_classes=max_classes,
+                                max_values=max_values, max_subsets=max_subsets,
+                                max_nodes=max_nodes, files=files, progress=progress)
+    if measures is not None:
+        report["perturbation"] = measures
+    return report
 
 
 def render_html(report: dict) -> str:
     """The report of :func:`build_report`'s dict as one self-contained HTML page: the common
     sections, then the lattice -- or, for a Mondrian or TDS release, how the records were
-    partitioned (:mod:`.partition`)."""
+    partitioned (:mod:`.partition`) -- and the perturbed columns' measures when it has
+    them."""
     if report.get("partitioning") is not None:
-        return render_page(report, PARTITION_SECTION_TITLES, partition_bodies(report))
-    return render_page(report, SECTION_TITLES, lattice_bodies(report))
+        titles, own = dict(PARTITION_SECTION_TITLES), partition_bodies(report)
+    else:
+        titles, own = dict(SECTION_TITLES), lattice_bodies(report)
+    if report.get("perturbation") is not None:
+        titles["perturbation"] = PERTURBATION_TITLE
+        own["perturbation"] = perturbation_html(report["perturbation"])
+    return render_page(report, titles, own)
 
 
 def _path(value, name: str) -> Path:

@@ -69,8 +69,11 @@ def _table(header, rows, numeric=(), flags=None) -> str:
     return "\n".join(out)
 
 
-def _qid_phrase(q: dict) -> str:
+def _qid_phrase(q: dict, perturbed=()) -> str:
     if q["level"] == 0:
+        if q["name"] in perturbed:
+            return (f"{q['name']} perturbed (section 9), not generalized (level 0 of "
+                    f"{q['max_level']})")
         return f"{q['name']} kept as it is (level 0 of {q['max_level']})"
     like = ", ".join(f"\u201c{v}\u201d" for v in q.get("labels", [])[:3])
     return (f"{q['name']} generalized to level {q['level']} of {q['max_level']}"
@@ -95,9 +98,11 @@ def _conclusion_html(report: dict) -> str:
            f"suppressed ({_e(how)}; at most {_pct(s['suppression_limit'])} allowed).</p>"]
     removed = s.get("identifying_columns", [])
     dropped = s.get("dropped_columns", [])
-    out.append(_column_list(s, [_qid_phrase(q) for q in s["quasi_identifiers"]],
+    perturbed = perturbed_columns(report)
+    out.append(_column_list(s, [_qid_phrase(q, perturbed) for q in s["quasi_identifiers"]],
                             "removed: " + _names(removed, "no identifying column")
-                            + (f"; dropped (no role): {_names(dropped)}" if dropped else "")))
+                            + (f"; dropped (no role): {_names(dropped)}" if dropped else ""),
+                            perturbed))
     out.append("<p><b>Guarantees</b> (hold for every published record; suppressed records "
                "are not counted):</p><ul>" + "".join(
                    f"<li>{_e(model_sentence(m, explain=True))}</li>" for m in s["models"])
@@ -147,15 +152,27 @@ def _conclusion_html(report: dict) -> str:
     return "\n".join(out)
 
 
-def _column_list(s: dict, qid_phrases: list[str], removed: str) -> str:
+def perturbed_columns(report: dict) -> list[str]:
+    """The columns the report's perturbation section measures (none without one)."""
+    return list((report.get("perturbation") or {}).get("columns", []))
+
+
+def _column_list(s: dict, qid_phrases: list[str], removed: str, perturbed=()) -> str:
     """The list of what became of the columns: each QID's phrase, the ``removed`` ones, the
-    sensitive and insensitive ones published unchanged."""
+    sensitive and insensitive ones published unchanged or, those in ``perturbed``,
+    perturbed."""
     items = [*qid_phrases, removed]
-    if s.get("sensitive_columns"):
-        items.append("published unchanged as sensitive attributes: "
-                     + _names(s["sensitive_columns"]))
-    if s.get("insensitive_columns"):
-        items.append("published unchanged (insensitive): " + _names(s["insensitive_columns"]))
+    for key, unchanged, changed in (
+            ("sensitive_columns", "published unchanged as sensitive attributes",
+             "published perturbed as sensitive attributes (section 9)"),
+            ("insensitive_columns", "published unchanged (insensitive)",
+             "published perturbed (insensitive; section 9)")):
+        names = s.get(key) or []
+        kept = [c for c in names if c not in perturbed]
+        if kept:
+            items.append(f"{unchanged}: {_names(kept)}")
+        if len(kept) < len(names):
+            items.append(f"{changed}: {_names([c for c in names if c in perturbed])}")
     return "<ul>" + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
 
 

@@ -27,7 +27,7 @@ from ..progress import Steps
 from ..validation import check_frame, check_int
 from ..words import model_sentence
 from .figures import _release_figures
-from .html import _attacker_learns, _column_list, _summary_tables, _table
+from .html import _attacker_learns, _column_list, _summary_tables, _table, perturbed_columns
 from .text import _count_pct, _e, _names, _num, _pct
 
 __all__ = ["build_partition_report", "partition_bodies", "TOP_AS_RELEASED",
@@ -225,7 +225,8 @@ def _conclusion_html(report: dict) -> str:
            f"by {_e(_name(s))}: {_count_pct(s['released_records'], n)} records are "
            "published, none suppressed (the scheme generalizes every record instead).</p>"]
     out.append(_column_list(s, [_qid_phrase(q) for q in s["quasi_identifiers"]],
-                            "removed: " + _names(s.get("removed_columns") or [], "no column")))
+                            "removed: " + _names(s.get("removed_columns") or [], "no column"),
+                            perturbed_columns(report)))
     out.append("<p><b>Guarantees</b> (hold for every published record):</p><ul>" + "".join(
         f"<li>{_e(model_sentence(m, explain=True))}</li>" for m in s["models"]) + "</ul>")
     after, before = risk["release"], risk["input"]

@@ -196,3 +196,74 @@ def _lattice_plot(lat: dict, width: int = 640, height: int = 400) -> str:
                                 'stroke-width="2"/>')], right - 200, 34)
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _scatter_plot(title: str, x, y, *, xlabel: str, ylabel: str, tips, filled, frontier,
+                  lines=(), chosen: int | None = None, width: int = 640,
+                  height: int = 420) -> str:
+    """Points ``(x[i], y[i])`` (NaN ones left out) with hover text ``tips[i]``: ``filled``
+    ones solid, the others as rings; the ``frontier`` ones (a bool mask) in their own colour,
+    joined by a staircase in x order; ``lines``: ``(axis, value, label)`` dashed threshold
+    lines (``axis`` ``"x"`` or ``"y"``); point ``chosen`` ringed."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    shown = np.isfinite(x) & np.isfinite(y)
+    left, top, right, bottom = 72, 84, width - 16, height - 44
+    xs = np.concatenate([x[shown], [v for a, v, _ in lines if a == "x"]])
+    ys = np.concatenate([y[shown], [v for a, v, _ in lines if a == "y"]])
+    xlo, xhi = (float(xs.min()), float(xs.max())) if len(xs) else (0.0, 1.0)
+    ylo, yhi = (float(ys.min()), float(ys.max())) if len(ys) else (0.0, 1.0)
+    xticks, yticks = _ticks(xlo, xhi), _ticks(ylo, yhi)  # the data's range, not from 0
+    xleft, xright = min(xticks[0], xlo), max(xticks[-1], xhi)
+    parts = _svg_open(width, height, title)
+    y_of = _axes(parts, (left, top, right, bottom), yticks, max(yticks[-1], yhi),
+                 min(yticks[0], ylo), ylabel, lambda t: f"{t:.4g}")
+
+    def x_of(v: float) -> float:
+        return left + (v - xleft) / ((xright - xleft) or 1.0) * (right - left)
+
+    for t in xticks:
+        parts.append(f'<text x="{x_of(t):.1f}" y="{bottom + 15}" text-anchor="middle">'
+                     f"{_e(f'{t:.4g}')}</text>")
+    parts.append(f'<text x="{(left + right) / 2:.1f}" y="{height - 6}" text-anchor="middle">'
+                 f"{_e(xlabel)}</text>")
+    for axis, value, label in lines:
+        if axis == "x":
+            x1 = x2 = x_of(value)
+            y1, y2 = float(top), float(bottom)
+        else:
+            x1, x2 = float(left), float(right)
+            y1 = y2 = y_of(value)
+        parts.append(f'<line x1="{x1:.1f}" x2="{x2:.1f}" y1="{y1:.1f}" y2="{y2:.1f}" '
+                     'stroke="#b8433d" stroke-width="1.5" stroke-dasharray="5 3">'
+                     f"<title>{_e(label)}</title></line>")
+        parts.append(f'<text x="{x1 - 4:.1f}" y="{y1 - 4 if axis == "y" else top + 10:.1f}" '
+                     f'text-anchor="end" fill="#b8433d">{_e(label)}</text>')
+    front = np.flatnonzero(shown & np.asarray(frontier, dtype=bool))
+    front = front[np.lexsort((y[front], x[front]))]
+    if len(front) > 1:  # the staircase: right along the lower y, then down
+        path = [f"{x_of(x[front[0]]):.1f},{y_of(y[front[0]]):.1f}"]
+        for a, b in zip(front[:-1], front[1:]):
+            path.append(f"{x_of(x[b]):.1f},{y_of(y[a]):.1f}")
+            path.append(f"{x_of(x[b]):.1f},{y_of(y[b]):.1f}")
+        parts.append(f'<polyline points="{" ".join(path)}" fill="none" stroke="#1d3f73" '
+                     'stroke-width="1.5"/>')
+    is_front = np.asarray(frontier, dtype=bool)
+    for i in np.flatnonzero(shown):
+        style = ('fill="#1d3f73"' if is_front[i] else
+                 'fill="#4c9a54" fill-opacity="0.55"' if filled[i] else
+                 'fill="none" stroke="#b8433d" stroke-opacity="0.6"')
+        parts.append(f'<circle cx="{x_of(x[i]):.1f}" cy="{y_of(y[i]):.1f}" r="3.2" {style}>'
+                     f"<title>{_e(tips[i])}</title></circle>")
+    if chosen is not None and shown[chosen]:
+        parts.append(f'<circle cx="{x_of(x[chosen]):.1f}" cy="{y_of(y[chosen]):.1f}" r="8" '
+                     'fill="none" stroke="#e08a2c" stroke-width="3">'
+                     f"<title>{_e('chosen: ' + tips[chosen])}</title></circle>")
+    _legend(parts, [("anonymous", '<circle cx="{x}" cy="{y}" r="4" fill="#4c9a54"/>'),
+                    ("not anonymous", '<circle cx="{x}" cy="{y}" r="4" fill="none" '
+                                      'stroke="#b8433d"/>'),
+                    ("Pareto frontier", '<circle cx="{x}" cy="{y}" r="4" fill="#1d3f73"/>'),
+                    ("chosen node", '<circle cx="{x}" cy="{y}" r="6" fill="none" '
+                                    'stroke="#e08a2c" stroke-width="2"/>')], right - 170, 34)
+    parts.append("</svg>")
+    return "\n".join(parts)

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["SearchResult", "FULL", "PARTIAL", "NONE", "TAG_NONE", "TAG_PRUNED", "TAG_VISITED",
-           "TAG_INSUFF",
+           "TAG_INSUFFICIENT", "TAG_VISITED_INSUFFICIENT",
            "Phase", "privacy_monotonicity",
            "prior_where_unchecked", "smallest_loss"]
 
@@ -34,11 +34,13 @@ class SearchResult:
 
 FULL, PARTIAL, NONE = "full", "partial", "none"
 
-#: what a Flash phase does to a node after its check (bits): nothing, prune the cone above an
-#: anonymous node (``SUCC_PRUNED``), mark the node ``VISITED``, or, a monotonic metric with
-#: privacy not fully monotonic, give an anonymous node's successors ``INSUFF`` and the node
-#: ``SUCC_PRUNED`` (ARX's ``setPropertyToNeighbours``)
-TAG_NONE, TAG_PRUNED, TAG_VISITED, TAG_INSUFF = 0, 1, 2, 4
+#: what a Flash phase does to a node after its check: nothing, prune the cone above an
+#: anonymous node (``SUCC_PRUNED``), or mark the node ``VISITED``
+TAG_NONE, TAG_PRUNED, TAG_VISITED = 0, 1, 2
+#: with a utility monotone under suppression but privacy not (ARX's PARTIAL/FULL and NONE/FULL
+#: Flash): an anonymous node's generalizations have insufficient utility (``INSUFF`` on its
+#: successors, ``SUCC_PRUNED`` on it); the second marks the node ``VISITED`` first
+TAG_INSUFFICIENT, TAG_VISITED_INSUFFICIENT = 3, 4
 
 
 @dataclass
@@ -49,7 +51,7 @@ class Phase:
     prop: int                     # the property the binary phase searches for
     skip: int                     # a node carrying any of these bits is skipped
     check: int                    # a node carrying none of these bits is checked
-    tag: int = TAG_NONE           # TAG_NONE or TAG_PRUNED, TAG_VISITED, TAG_INSUFF bits
+    tag: int = TAG_NONE           # one of the TAG_ constants
 
 
 def privacy_monotonicity(evaluator) -> str:

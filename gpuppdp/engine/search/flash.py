@@ -6,6 +6,7 @@ very node ARX returns, and checks the same nodes.  Where the compiled Flash runs
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Callable
 
@@ -25,7 +26,16 @@ from ..solution_space import (
     level_nodes,
 )
 from . import flash_compiled
-from .base import FULL, PARTIAL, TAG_INSUFF, TAG_PRUNED, TAG_VISITED, Phase, SearchResult
+from .base import (
+    FULL,
+    PARTIAL,
+    TAG_INSUFFICIENT,
+    TAG_PRUNED,
+    TAG_VISITED,
+    TAG_VISITED_INSUFFICIENT,
+    Phase,
+    SearchResult,
+)
 
 __all__ = ["FlashSearch"]
 
@@ -79,25 +89,25 @@ class FlashSearch:
                       zip(lat._digits, oracle.evaluator.encoded.distinct_per_level())]
         self.pruning = not (self.privacy == FULL and self.utility_full)
         self.predictive_anon = self.privacy == FULL
-        self.binary: Phase | None = None
+        self.binary: Phase | None
         if self.privacy == FULL and self.utility_full:
             self.binary = Phase(ANON, ANON | NOTANON, ANON | NOTANON, TAG_PRUNED)
             self.linear = None
-        elif self.utility_full:  # ARX's createPartialFull and createNoneFull
-            if self.privacy == PARTIAL:
-                self.binary = Phase(KANON, KANON | NOTKANON | INSUFF, KANON | NOTKANON | INSUFF,
-                                    TAG_INSUFF)
-                self.linear = Phase(0, VISITED | NOTKANON | INSUFF,
-                                    VISITED | NOTKANON | INSUFF | CHECKED,
-                                    TAG_VISITED | TAG_INSUFF)
-            else:
-                self.linear = Phase(0, ANON | NOTANON | INSUFF, ANON | NOTANON | INSUFF,
-                                    TAG_INSUFF)
+        elif self.privacy == PARTIAL and self.utility_full:  # ARX's createPartialFull
+            skip = KANON | NOTKANON | INSUFF
+            self.binary = Phase(KANON, skip, skip, TAG_INSUFFICIENT)
+            self.linear = Phase(0, VISITED | NOTKANON | INSUFF,
+                                VISITED | NOTKANON | INSUFF | CHECKED, TAG_VISITED_INSUFFICIENT)
+        elif self.utility_full:  # ARX's createNoneFull
+            self.binary = None
+            skip = ANON | NOTANON | INSUFF
+            self.linear = Phase(0, skip, skip, TAG_INSUFFICIENT)
         elif self.privacy in (FULL, PARTIAL):
             prop, notprop = (ANON, NOTANON) if self.privacy == FULL else (KANON, NOTKANON)
             self.binary = Phase(prop, prop | notprop, prop | notprop)
             self.linear = Phase(0, notprop | VISITED, CHECKED | notprop, TAG_VISITED)
         else:
+            self.binary = None
             self.linear = Phase(0, ANON | NOTANON, ANON | NOTANON)
 
     def _levels(self, g: int) -> list[int]:
@@ -197,7 +207,7 @@ class FlashSearch:
             self.opt = g
 
     def _prune(self, g: int) -> None:
-        if not self.pruning or g not in self.lb:
+        if not self.pruning or g not in self.lb or math.isnan(self.lb[g]):  # NaN: no bound
             return
         if g != self.opt and self.has(g, SUCC_PRUNED):
             return
@@ -227,15 +237,18 @@ class FlashSearch:
         if not self.has(g, phase.check):
             self._check(g)
         self._track(g)
-        if phase.tag & TAG_PRUNED:
+        if phase.tag == TAG_PRUNED:
             if self.has(g, ANON):
                 self._set(g, SUCC_PRUNED, up=True)
-        if phase.tag & TAG_VISITED:
+        elif phase.tag == TAG_VISITED:
             self._set(g, VISITED)
-        if phase.tag & TAG_INSUFF and self.has(g, ANON):
-            for s in self.lattice.successors(g):
-                self._set(s, INSUFF, up=True)
-            self._set(g, SUCC_PRUNED, up=True)
+        elif phase.tag in (TAG_INSUFFICIENT, TAG_VISITED_INSUFFICIENT):
+            if phase.tag == TAG_VISITED_INSUFFICIENT:
+                self._set(g, VISITED)
+            if self.has(g, ANON):
+                for s in self.lattice.successors(g):
+                    self._set(s, INSUFF, up=True)
+                self._set(g, SUCC_PRUNED, up=True)
         self._prune(g)
 
     def _successors(self, g: int) -> list[int]:

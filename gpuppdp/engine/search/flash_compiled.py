@@ -102,6 +102,8 @@ def compiled_flash_refusal(models, metric=None, *, evaluator=None,
         if name not in METRIC_KINDS or (isinstance(metric, Metric) and
                                         type(metric) not in (Loss, Precision, Discernibility)):
             return f"the {name} metric"
+        if isinstance(metric, Metric) and not metric.arx_default:
+            return f"the {name} metric with a gs-factor or attribute weights"
     return None if evaluator is None else _problem_refusal(evaluator, lattice_size, attributes)
 
 
@@ -115,7 +117,7 @@ def _problem_refusal(evaluator, lattice_size: int | None, attributes: set) -> st
     if evaluator.carries_sensitive:
         names = list(encoded.sensitive)
         if len(names) != 1 or encoded.sensitive[names[0]].from_carried is not None \
-                or not attributes <= {names[0]}:
+                or attributes != {names[0]}:
             return "the sensitive attributes carried"
     elif attributes:
         return "no sensitive attribute carried"

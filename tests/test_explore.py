@@ -1,0 +1,225 @@
+"""Every node measured (:func:`gpuppdp.explore`): each node's figures against the independent
+checker, risk summary and loss measures on that node's release (``Anonymizer.release``), the
+Pareto flags against a brute-force filter, the release of a chosen node against ``fit``'s, the
+frontier page, and the ``explore`` / ``anonymize --transformation`` command lines."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import gpuppdp
+from gpuppdp import Anonymizer, NoSolutionError, datasets
+from gpuppdp.analysis.checker import check
+from gpuppdp.analysis.risk import class_sizes, sample_risk_summary
+from gpuppdp.analysis.utility import privacy_utility_losses
+from gpuppdp.cli.main import main
+from gpuppdp.engine.transform import suppressed_rows
+from gpuppdp.errors import InputError
+from gpuppdp.models import DistinctLDiversity, PrivacyLoss
+from gpuppdp.tradeoff import PARETO, pareto_mask
+
+QIDS = ["age", "sex", "race", "education"]
+
+
+@pytest.fixture(scope="module")
+def adult_part():
+    """1,500 Adult rows, four QIDs (80 nodes) and occupation."""
+    data, hierarchies = datasets.adult()
+    return (data[QIDS + ["occupation"]].iloc[:1500].reset_index(drop=True),
+            {q: hierarchies[q] for q in QIDS})
+
+
+def brute_pareto(x, y, eligible):
+    """O(n^2): a point is optimal when eligible, not NaN and no other such point is <= on
+    both axes and < on one."""
+    ok = eligible & ~np.isnan(x) & ~np.isnan(y)
+    out = np.zeros(len(x), dtype=bool)
+    for i in np.flatnonzero(ok):
+        out[i] = not any((x[j] <= x[i] and y[j] <= y[i] and (x[j] < x[i] or y[j] < y[i]))
+                         for j in np.flatnonzero(ok))
+    return out
+
+
+def test_pareto_mask_equals_a_brute_force_filter():
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        n = int(rng.integers(1, 60))
+        x = rng.integers(0, 6, n).astype(float)  # many ties on each axis and on both
+        y = rng.integers(0, 6, n).astype(float)
+        x[rng.random(n) < 0.1] = np.nan
+        eligible = rng.random(n) < 0.8
+        assert (pareto_mask(x, y, eligible) == brute_pareto(x, y, eligible)).all(), trial
+    # two points tying on both axes are both kept; one point dominating both removes them
+    assert pareto_mask([1, 1, 2], [2, 2, 1]).tolist() == [True, True, True]
+    assert pareto_mask([1, 1, 0], [2, 2, 2]).tolist() == [False, False, True]
+
+
+def _release_figures(data, hierarchies, node, suppression_limit, models):
+    """The figures of ``node``'s release, measured by the independent tools."""
+    anonymizer = Anonymizer(quasi_identifiers=hierarchies, sensitive=["occupation"],
+                            models=models, k=3, suppression_limit=suppression_limit,
+                            backend="cpu", seed=0)
+    result = anonymizer.release(data, node)
+    released = result.released
+    measured = check(released, quasi_identifiers=QIDS, sensitive="occupation", backend="cpu")
+    kept = released[~suppressed_rows(released, QIDS)]
+    risk = sample_risk_summary(class_sizes(kept, QIDS), "cpu")
+    losses = privacy_utility_losses(data, result.release, QIDS, "occupation")
+    return result, measured, risk, losses
+
+
+def test_each_node_s_figures_are_those_of_its_release(adult_part, backend):
+    data, hierarchies = adult_part
+    models = [DistinctLDiversity("occupation", 2)]
+    found = gpuppdp.explore(data, quasi_identifiers=hierarchies, sensitive=["occupation"],
+                            k=3, models=models, suppression_limit=0.05, backend=backend)
+    nodes = found.nodes
+    assert len(nodes) == 80 and (nodes["node"] == np.arange(80)).all()
+    anonymous = np.flatnonzero(nodes["anonymous"].to_numpy())
+    assert 0 < len(anonymous) < 80
+    rng = np.random.default_rng(3)
+    for at in rng.choice(anonymous, 4, replace=False):
+        row = nodes.iloc[at]
+        node = {q: int(row[q]) for q in QIDS}
+        result, measured, risk, losses = _release_figures(data, hierarchies, node, 0.05, models)
+        assert row["suppressed_records"] == result.suppressed_records == \
+            measured["suppressed_rows"]
+        assert row["classes"] == measured["classes"] == risk.equivalence_classes
+        assert row["smallest_class"] == measured["k"]
+        assert row["information_loss"] == result.information_loss
+        assert row["highest_risk"] == pytest.approx(risk.prosecutor_highest_risk, abs=1e-12)
+        assert row["average_risk"] == pytest.approx(risk.prosecutor_average_risk, abs=1e-12)
+        assert row["records_at_risk"] == pytest.approx(risk.records_at_risk["0.20"], abs=1e-12)
+        assert row["distribution_privacy_loss_max"] == pytest.approx(
+            measured["distribution_loss_max"], abs=1e-9)
+        assert row["entropy_privacy_loss_max"] == pytest.approx(measured["entropy_loss_max"],
+                                                                abs=1e-9)
+        for name in ("distribution_privacy_loss", "entropy_privacy_loss",
+                     "distribution_utility_loss", "entropy_utility_loss"):
+            assert row[f"{name}_max"] == pytest.approx(losses.maximum[name], abs=1e-9)
+            assert row[f"{name}_mean"] == pytest.approx(losses.total[name], abs=1e-9)
+    for flag, (x, y) in PARETO.items():
+        assert (nodes[flag].to_numpy() == brute_pareto(
+            nodes[x].to_numpy(), nodes[y].to_numpy(), nodes["anonymous"].to_numpy())).all()
+    # the optimum: least loss, then lowest height, then smallest id (the exhaustive search's)
+    loss = np.where(nodes["anonymous"], nodes["information_loss"], np.inf)
+    best = nodes.iloc[np.lexsort((nodes["node"], nodes["height"], loss))[0]]
+    assert found.optimum == {q: int(best[q]) for q in QIDS}
+
+
+def test_a_given_prior_and_no_sensitive_attribute(adult_part):
+    data, hierarchies = adult_part
+    values = data["occupation"].astype(str).unique()
+    prior = {v: 1.0 / len(values) for v in values}
+    found = gpuppdp.explore(data, quasi_identifiers=hierarchies, sensitive=["occupation"],
+                            models=[PrivacyLoss("occupation", 0.9, 3.5)], prior=prior,
+                            backend="cpu")
+    row = found.nodes.iloc[41]
+    released = Anonymizer(quasi_identifiers=hierarchies, sensitive=["occupation"],
+                          models=[PrivacyLoss("occupation", 0.9, 3.5)], backend="cpu",
+                          suppression_limit=1.0).release(data, row[QIDS].tolist()).released
+    measured = check(released, quasi_identifiers=QIDS, sensitive="occupation", prior=prior,
+                     backend="cpu")
+    assert row["distribution_privacy_loss_max"] == pytest.approx(
+        measured["distribution_loss_max"], abs=1e-9)
+    assert found.thresholds == {"distribution_privacy_loss_max": 0.9}
+    plain = gpuppdp.explore(data.drop(columns="occupation"), quasi_identifiers=hierarchies,
+                            k=2, backend="cpu")
+    assert plain.nodes["entropy_utility_loss_mean"].isna().all()
+    assert not plain.nodes["pareto_privacy_utility"].any()
+    assert plain.nodes["pareto_risk_loss"].any()
+    assert plain.thresholds == {"highest_risk": 0.5}
+
+
+def test_release_of_the_optimum_is_fit_s_release_and_bad_nodes_are_named(adult_part):
+    data, hierarchies = adult_part
+    anonymizer = Anonymizer(quasi_identifiers=hierarchies, sensitive=["occupation"], k=4,
+                            suppression_limit=0.02, backend="cpu", seed=5)
+    fitted = anonymizer.fit(data)
+    given = anonymizer.release(data, fitted.transformation)
+    pd.testing.assert_frame_equal(given.released, fitted.released)
+    a, b = fitted.summary(), given.summary()
+    for key in ("transformation", "information_loss", "equivalence_classes",
+                "suppressed_records", "smallest_class", "released_records"):
+        assert a[key] == b[key], key
+    assert b["search"] == "given" and b["nodes_evaluated"] == 1
+    as_tuple = anonymizer.release(data, tuple(fitted.transformation.values()))
+    pd.testing.assert_frame_equal(as_tuple.released, fitted.released)
+    with pytest.raises(NoSolutionError, match="records would be suppressed, at most 30 of"):
+        anonymizer.release(data, {q: 0 for q in QIDS})
+    for node, match in (({"age": 1}, "no level given for quasi-identifier.*'sex'"),
+                        ({**fitted.transformation, "zip": 1}, "'zip' is not a quasi-id"),
+                        ({**fitted.transformation, "age": 5}, "'age' must be an integer "
+                                                              "from 0 to .* height 4, got 5"),
+                        ({**fitted.transformation, "sex": 0.5}, "'sex'.*got 0.5"),
+                        ((0, 1), "2 levels given for 4")):
+        with pytest.raises(InputError, match=match):
+            anonymizer.release(data, node)
+
+
+def test_frontier_page_is_self_contained_and_marks_the_chosen_node(adult_part):
+    data, hierarchies = adult_part
+    found = gpuppdp.explore(data, quasi_identifiers=hierarchies, sensitive=["occupation"],
+                            k=3, suppression_limit=0.05, backend="cpu")
+    page = found.to_html(chosen={"age": 2, "sex": 1, "race": 1, "education": 2})
+    assert "<script" not in page and "http" not in page.replace("http://www.w3.org", "")
+    assert page.count("<svg") == 2
+    assert "chosen: age=2, sex=1, race=1, education=2" in page
+    assert "highest_risk = 0.3333" in page            # the line of 1/k
+    finite = found.nodes[["distribution_privacy_loss_max",
+                          "distribution_utility_loss_mean"]].notna().all(axis=1)
+    assert page.count("<circle") >= int(finite.sum())
+    assert found._repr_html_() == found.to_html()
+
+
+def _adult_options(tmp_path):
+    files = {q: datasets.adult_path(f"adult_hierarchy_{q}.csv") for q in QIDS}
+    data, _ = datasets.adult()
+    path = tmp_path / "in.csv"
+    data[QIDS + ["occupation"]].iloc[:1500].to_csv(path, sep=";", index=False)
+    return [str(path), *sum((["--qi", f"{q}={f}"] for q, f in files.items()), []),
+            "--sensitive", "occupation", "--k", "3", "--suppression-limit", "5%",
+            "--backend", "cpu"]
+
+
+def test_cli_explore_and_release_the_chosen_node(tmp_path, adult_part, capsys):
+    options = _adult_options(tmp_path)
+    out = tmp_path / "nodes.csv"
+    assert main(["explore", *options, "--output", str(out), "--html",
+                 str(tmp_path / "f.html"), "--json", str(tmp_path / "s.json"), "--quiet"]) == 0
+    nodes = pd.read_csv(out, sep=";")
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["nodes"] == len(nodes) == 80 and summary["seconds"] > 0
+    assert "<svg" in (tmp_path / "f.html").read_text()
+    data, hierarchies = adult_part
+    found = gpuppdp.explore(data, quasi_identifiers=hierarchies, sensitive=["occupation"],
+                            k=3, suppression_limit=0.05, backend="cpu")
+    assert (nodes["pareto_risk_loss"] == found.nodes["pareto_risk_loss"]).all()
+    pick = found.frontier("pareto_risk_loss").iloc[-1]
+    spec = ",".join(f"{q}={int(pick[q])}" for q in QIDS)
+    released = tmp_path / "rel.csv"
+    assert main(["anonymize", *options, "--transformation", spec, "--output", str(released),
+                 "--json", str(tmp_path / "r.json"), "--seed", "1"]) == 0
+    run = json.loads((tmp_path / "r.json").read_text())
+    assert run["transformation"] == {q: int(pick[q]) for q in QIDS}
+    assert run["suppressed_records"] == pick["suppressed_records"]
+    assert run["information_loss"] == pick["information_loss"]
+    table = pd.read_csv(released, sep=";", dtype=str)
+    assert check(table, quasi_identifiers=QIDS)["classes"] == pick["classes"]
+    capsys.readouterr()
+    assert main(["anonymize", *options, "--transformation", "age=0,sex=0", "--output",
+                 str(released)]) == 2
+    assert "--transformation: no level given for quasi-identifier(s) 'race'" in \
+        capsys.readouterr().err
+    for extra, message in ((["--search", "flash"], "leave out --search"),
+                           (["--algorithm", "mondrian"], "full-domain lattice")):
+        with pytest.raises(SystemExit):
+            main(["anonymize", *options, "--transformation", spec, "--output",
+                  str(released), *extra])
+        assert message in capsys.readouterr().err
+    assert not math.isnan(pick["highest_risk"])
