@@ -20,7 +20,14 @@ if TYPE_CHECKING:  # the exported names' types, for type checkers (imported lazi
     from .engine.encoding import Schema, SchemaError
     from .engine.metrics import Discernibility, Loss, Precision
     from .hierarchy import Hierarchy, HierarchyError, UnknownValuesError
-    from .models import DistinctLDiversity, KAnonymity, PrivacyModel
+    from .models import (
+        AverageReidentificationRisk,
+        DistinctLDiversity,
+        KAnonymity,
+        PopulationUniqueness,
+        PrivacyModel,
+        SampleUniqueness,
+    )
     from .tradeoff import Exploration, explore
 
 _EXPORTS = {
@@ -30,13 +37,16 @@ _EXPORTS = {
     "Loss": "engine.metrics", "Precision": "engine.metrics", "Discernibility": "engine.metrics",
     "Hierarchy": "hierarchy", "HierarchyError": "hierarchy", "UnknownValuesError": "hierarchy",
     "KAnonymity": "models", "DistinctLDiversity": "models", "PrivacyModel": "models",
+    "AverageReidentificationRisk": "models", "PopulationUniqueness": "models",
+    "SampleUniqueness": "models",
     "explore": "tradeoff", "Exploration": "tradeoff",
 }
 
 __all__ = ["Anonymizer", "AnonymizationResult", "NoSolutionError", "Backend", "BackendError",
            "get_backend", "Schema", "SchemaError", "Hierarchy", "HierarchyError",
            "UnknownValuesError", "Loss", "Precision", "Discernibility", "KAnonymity",
-           "DistinctLDiversity", "PrivacyModel", "explore", "Exploration"]
+           "DistinctLDiversity", "PrivacyModel", "AverageReidentificationRisk",
+           "PopulationUniqueness", "SampleUniqueness", "explore", "Exploration"]
 
 
 def __getattr__(name: str):

@@ -24,6 +24,8 @@ BACKEND_PARAMS = ["numpy", "strict"] + (["cupy"] if GPU_TIER else [])
 #: parametrizations together) that take seven seconds or more on the 2-core box (``pytest
 #: --durations=0``); every module they are in keeps faster tests in the default tier
 SLOW = {
+    "test_risk_models_arx.py::test_flash_matches_arx",
+    "test_risk_models_arx.py::test_other_searches_reach_arxs_optimum",
     "test_local_recoding.py::test_local_recoding_matches_arx_on_more_qids",
     "test_tradeoff_optimize.py::test_m4_and_more_instances_beat_the_grid",
     "test_aot.py::test_ahead_of_time_kernels_give_the_jit_results",

@@ -274,13 +274,21 @@ def zayatz_uniques(hist: np.ndarray, population_size: float) -> float:
     return c1 * cond / (n / N)
 
 
+#: Scale factors of the starts of the Pitman solver: the initial guess itself, then an 8 x 8
+#: grid over [-1, 1]^2 (ARX restarts from random factors in that square)
+_PITMAN_RESTARTS = [(1.0, 1.0)] + [(float(x), float(y)) for x in np.linspace(1, -1, 8)
+                                   for y in np.linspace(1, -1, 8)]
+
+
 def pitman_uniques(hist: np.ndarray, population_size: float, *, max_iter: int = 200,
                    tol: float = 1e-12) -> float:
     """Pitman's model (Hoshino 2001): the number of population uniques, or NaN when the
     maximum-likelihood equations have no usable solution.
 
     The likelihood equations in ``(theta, alpha)`` are solved with Newton's method from ARX's
-    initial guess; the estimate is ``Gamma(theta+1)/Gamma(theta+alpha) * N**alpha``.
+    initial guess, and where that fails (or leaves ``theta >= 0``, ARX's constraint) from the
+    guess scaled by the factors of ``_PITMAN_RESTARTS`` in turn, as ARX restarts from random
+    ones; the estimate is ``Gamma(theta+1)/Gamma(theta+alpha) * N**alpha``.
     """
     hist = np.asarray(hist, dtype=np.float64)
     sizes = np.arange(len(hist), dtype=np.float64)
@@ -293,6 +301,8 @@ def pitman_uniques(hist: np.ndarray, population_size: float, *, max_iter: int = 
     N = float(population_size)
     c2 = c2 if c2 != 0 else 1.0
     c = c1 * (c1 - 1) / c2
+    if 2 * c1 * u + c1 * c - n * c == 0:  # no initial guess (Java: a NaN, no solution)
+        return float("nan")
     t = (n * u * c - c1 * (n - 1) * (2 * u + c)) / (2 * c1 * u + c1 * c - n * c)
     a = (t * (c1 - n) + (n - 1) * c1) / (n * u)
 
@@ -314,24 +324,35 @@ def pitman_uniques(hist: np.ndarray, population_size: float, *, max_iter: int = 
                         [-d5, -(iu2 * r2).sum() - (m * q * q).sum()]])
         return f, jac
 
-    converged = False
-    with np.errstate(all="ignore"):
-        for _ in range(max_iter):
-            if not (math.isfinite(t) and math.isfinite(a)):
-                break
-            f, jac = equations(t, a)
-            if not np.all(np.isfinite(f)) or not np.all(np.isfinite(jac)):
-                break
-            det = jac[0, 0] * jac[1, 1] - jac[0, 1] * jac[1, 0]
-            if det == 0:
-                break
-            dt = (f[0] * jac[1, 1] - f[1] * jac[0, 1]) / det
-            da = (jac[0, 0] * f[1] - jac[1, 0] * f[0]) / det
-            t, a = t - dt, a - da
-            if abs(dt) <= tol * max(1.0, abs(t)) and abs(da) <= tol * max(1.0, abs(a)):
-                converged = True
-                break
-    if not converged or not math.isfinite(t) or not math.isfinite(a) or a == 0:
+    def solve(t, a):
+        """Newton's method from ``(t, a)``; ``None`` when it fails or leaves ``theta >= 0``."""
+        with np.errstate(all="ignore"):
+            for _ in range(max_iter):
+                if not (math.isfinite(t) and math.isfinite(a)) or t < 0:
+                    return None
+                f, jac = equations(t, a)
+                if not np.all(np.isfinite(f)) or not np.all(np.isfinite(jac)):
+                    return None
+                det = jac[0, 0] * jac[1, 1] - jac[0, 1] * jac[1, 0]
+                if det == 0:
+                    return None
+                dt = (f[0] * jac[1, 1] - f[1] * jac[0, 1]) / det
+                da = (jac[0, 0] * f[1] - jac[1, 0] * f[0]) / det
+                t, a = t - dt, a - da
+                if abs(dt) <= tol * max(1.0, abs(t)) and abs(da) <= tol * max(1.0, abs(a)):
+                    return (t, a) if t >= 0 else None
+        return None
+
+    # ARX's solver restarts a failed try from the initial guess scaled by random factors in
+    # [-1, 1] (NewtonRaphson2D); here by the fixed factors of _PITMAN_RESTARTS, in order
+    for scale_t, scale_a in _PITMAN_RESTARTS:
+        found = solve(scale_t * t, scale_a * a)
+        if found is not None:
+            break
+    else:
+        return float("nan")
+    t, a = found
+    if not math.isfinite(t) or not math.isfinite(a) or a == 0:
         return float("nan")
     try:
         val = math.exp(math.lgamma(t + 1.0) - math.lgamma(t + a) + a * math.log(N))

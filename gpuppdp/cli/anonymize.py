@@ -441,7 +441,10 @@ def _refuse_unsupported(args) -> None:
                    ("--prior", args.prior), ("--order", args.order))
     unsupported = [option for option, value in (
         ("--qid-set", args.qid_set), ("--k-map", args.k_map),
-        ("--delta-presence", args.delta_presence), ("--population", args.population))
+        ("--delta-presence", args.delta_presence), ("--population", args.population),
+        ("--average-risk", args.average_risk),
+        ("--population-uniqueness", args.population_uniqueness),
+        ("--sample-uniqueness", args.sample_uniqueness))
         if value]
     if args.algorithm == "mondrian":
         unsupported += ["--lkc"] if args.lkc else []
@@ -722,7 +725,10 @@ _PYTHON_SEARCH_OPTIONS = (("--k", "k"), ("--qid-set", "qid_set"), ("--lkc", "lkc
                           ("--alpha-k", "alpha_k"), ("--delta-disclosure", "delta_disclosure"),
                           ("--beta-likeness", "beta_likeness"),
                           ("--privacy-loss", "privacy_loss"), ("--k-map", "k_map"),
-                          ("--delta-presence", "delta_presence"))
+                          ("--delta-presence", "delta_presence"),
+                          ("--average-risk", "average_risk"),
+                          ("--population-uniqueness", "population_uniqueness"),
+                          ("--sample-uniqueness", "sample_uniqueness"))
 
 
 def _warm_kernels(args) -> tuple:

@@ -179,6 +179,9 @@ _alpha_k = _model_option("--alpha-k")
 _privacy_loss = _model_option("--privacy-loss")
 _delta_disclosure = _model_option("--delta-disclosure")
 _delta_presence = _model_option("--delta-presence")
+_average_risk = _model_option("--average-risk")
+_population_uniqueness = _model_option("--population-uniqueness")
+_sample_uniqueness = _model_option("--sample-uniqueness")
 
 
 def _sensitive_spec(text: str) -> tuple[str, str | None]:
@@ -250,6 +253,18 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
                         help="k-map: every released class matches >= K population records")
     models.add_argument("--delta-presence", type=_delta_presence, action="append", default=[],
                         metavar="DMIN,DMAX", help="delta-presence against --population")
+    models.add_argument("--average-risk", type=_average_risk, action="append", default=[],
+                        metavar="T[,HIGHEST,RECORDS_AT_RISK]",
+                        help="average re-identification risk (classes / records) <= T; with "
+                        "HIGHEST and RECORDS_AT_RISK also <= that share of records at a risk "
+                        "above HIGHEST (ARX's model)")
+    models.add_argument("--population-uniqueness", type=_population_uniqueness,
+                        action="append", default=[],
+                        metavar="T:pitman|zayatz|snb|dankar[:REGION|:SIZE]",
+                        help="estimated share of population uniques <= T, for a population of "
+                        "SIZE records or an ARX region (default usa)")
+    models.add_argument("--sample-uniqueness", type=_sample_uniqueness, action="append",
+                        default=[], metavar="T", help="share of sample uniques <= T")
     p.add_argument("--suppression-limit", "--suppression", dest="suppression", type=_fraction,
                    default=0.0, metavar="S", help="the most records suppressed, a fraction "
                    "(0.05) or percentage (5%%) of the input (default 0: no record "
@@ -266,7 +281,10 @@ _MODEL_OPTIONS = (("--lkc", "lkc"), ("--l-diversity", "l_diversity"),
                   ("--t-closeness", "t_closeness"), ("--alpha-k", "alpha_k"),
                   ("--delta-disclosure", "delta_disclosure"),
                   ("--beta-likeness", "beta_likeness"), ("--privacy-loss", "privacy_loss"),
-                  ("--k-map", "k_map"), ("--delta-presence", "delta_presence"))
+                  ("--k-map", "k_map"), ("--delta-presence", "delta_presence"),
+                  ("--average-risk", "average_risk"),
+                  ("--population-uniqueness", "population_uniqueness"),
+                  ("--sample-uniqueness", "sample_uniqueness"))
 
 
 def _privacy_models(args, data=None) -> list:

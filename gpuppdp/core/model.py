@@ -53,7 +53,11 @@ class Requirement(enum.Flag):
     model asks for it); ``SENSITIVE_HIERARCHY``: that attribute's generalization hierarchy;
     ``POPULATION``: a population table the input is a sample of; ``RELEASED_CLASSES``: the
     verdict on a class depends on which other classes are released (the evaluator iterates
-    such models to a common fixed point, passing the classes suppressed so far).
+    such models to a common fixed point, passing the classes suppressed so far);
+    ``SIZE_DISTRIBUTION``: the model judges the distribution of the released classes' sizes
+    as a whole and suppresses classes until it holds (ARX's ``SampleBasedCriterion``: the
+    evaluator calls its ``suppress(classes, outlier, max_suppressed, order_key)`` after every
+    other model has chosen its outliers).
     """
 
     COUNTS = enum.auto()
@@ -61,6 +65,7 @@ class Requirement(enum.Flag):
     SENSITIVE_HIERARCHY = enum.auto()
     POPULATION = enum.auto()
     RELEASED_CLASSES = enum.auto()
+    SIZE_DISTRIBUTION = enum.auto()
 
 
 class PrivacyModel:

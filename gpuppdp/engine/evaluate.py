@@ -42,15 +42,19 @@ def referred_sensitive(models: Sequence[PrivacyModel]) -> set[str]:
 
 
 def check_models(models: Sequence, sensitive: Sequence[str], hint: str = "") -> list:
-    """``models`` as a list, checked: at least one, each a PrivacyModel, every sensitive
-    attribute they judge declared in ``sensitive`` (``hint``: how the caller's user gives
-    models, appended to the message when there is none)."""
+    """``models`` as a list, checked: at least one, each a PrivacyModel, at most one
+    risk-based, every sensitive attribute they judge declared in ``sensitive`` (``hint``: how
+    the caller's user gives models, appended to the message when there is none)."""
     models = list(models)
     if not models:
         raise InputError("no privacy model given: pass k=... and/or models=[...]" + hint)
     for m in models:
         if not isinstance(m, PrivacyModel):
             raise InputTypeError(f"models must be PrivacyModel instances, got {m!r}")
+    risk = [m for m in models if Requirement.SIZE_DISTRIBUTION in m.requires]
+    if len(risk) > 1:
+        raise InputError(f"one risk-based model at a time (ARX enforces one on the classes "
+                         f"the others leave), got {', '.join(map(repr, risk))}")
     undeclared = sorted(referred_sensitive(models) - set(sensitive))
     if undeclared:
         raise SchemaError(f"models refer to {format_values(undeclared)}: declare them "
@@ -210,7 +214,8 @@ class Evaluator:
         (``small`` is ``None`` when no model sets a minimal size; ``outlier`` is ``small``
         itself, the same array, when no model fails other classes).  Models that judge the
         released classes together (LKC, k on QID subsets) see the classes the others
-        suppress."""
+        suppress; the risk-based models (:mod:`gpuppdp.models.risk`) come last and suppress
+        classes in the metric's :meth:`~.Metric.suppression_order`."""
         xp = classes.xp
         if self.min_class_size is not None:
             small = classes.size < self.min_class_size
@@ -219,9 +224,13 @@ class Evaluator:
             small = None
             outlier = xp.zeros(classes.size.shape[0], dtype=xp.bool_)
         grouped: list[Any] = []  # their class_fails also takes the classes suppressed so far
+        sized: list[Any] = []    # they suppress classes to fit the size distribution, last
         for model in self.models:
             if Requirement.RELEASED_CLASSES in model.requires:
                 grouped.append(model)
+                continue
+            if Requirement.SIZE_DISTRIBUTION in model.requires:
+                sized.append(model)
                 continue
             fails = model.class_fails(classes.for_attribute(model.sensitive_attribute))
             if fails is not None:
@@ -236,6 +245,9 @@ class Evaluator:
                 if bool((fails & ~outlier).any()):
                     outlier = outlier | fails
                     changed = len(grouped) > 1
+        for model in sized:  # ARX's sample-based criteria, after the class-based ones
+            outlier = model.suppress(classes, outlier, self.max_suppressed,
+                                     self.metric.suppression_order)
         return outlier, small
 
     def _judge(self, classes: Classes, levels: np.ndarray, entries: np.ndarray,

@@ -117,6 +117,13 @@ class Metric:
         NaN where that saves work.  By default :meth:`evaluate`."""
         return self.evaluate(classes, outlier, levels)
 
+    def suppression_order(self, classes: Classes, idx):
+        """Device float per class of ``idx`` (device indices into ``classes``) ordering classes
+        of equal size for the risk-based models' suppression (ARX's
+        ``HashGroupifyDistribution``: the entry's own loss), or ``None``: first appearance only
+        (ARX's list of metrics whose entry loss is the class size)."""
+        return None
+
     #: ``levels (B, q) -> bounds (B,)`` usable before a node is checked, or ``None``
     #: (in ARX only Precision has one).
     data_independent_bound = None
@@ -298,6 +305,22 @@ class Loss(Metric):
 
     def evaluate(self, classes, outlier, levels):
         return self.evaluate_needed(classes, outlier, levels, None)
+
+    def suppression_order(self, classes, idx):
+        """ARX's ``MetricMDNMLoss.getInformationLoss(node, entry)`` aggregated: the weighted
+        geometric mean ``prod_j (|E| share_j w_j + 1)^(1/n) - 1`` of the class's unnormalized
+        terms (``n`` attributes; a microaggregated attribute's term is left out: 1)."""
+        xp = classes.xp
+        levels = np.asarray(classes.levels)
+        exponent = 1.0 / len(self.weights)
+        size = classes.size[idx].astype(xp.float64)
+        node = classes.node[idx]
+        g = xp.ones(size.shape[0], dtype=xp.float64)
+        for j in range(levels.shape[1]):
+            off = self.backend.asarray(self._share_off[j, levels[:, j]])[node]
+            share = self._share[off + classes.codes[idx, j].astype(xp.int64)]
+            g = g * xp.power(size * share * float(self.weights[j]) + 1.0, exponent)
+        return g - 1.0
 
     def prior_factors(self, bottom) -> np.ndarray:
         """(q, height + 1): per attribute and level the factor of :meth:`prior_bound` (the

@@ -8,7 +8,8 @@ returns one verdict per class, on the device, from the
 (:class:`PrivacyModel`, :class:`Requirement`, :class:`CompiledCheck`) lives in
 :mod:`gpuppdp.core.model`, where the engine sees it; :mod:`.spec` parses the command line's
 model options (:func:`from_spec`) and rebuilds a model from its description
-(:func:`from_description`).
+(:func:`from_description`).  :mod:`.risk` holds the models judging the released classes'
+size distribution as a whole (average risk, sample and population uniqueness).
 """
 
 from .base import CompiledCheck, PrivacyModel, Requirement, SensitiveModel
@@ -17,6 +18,7 @@ from .groups import KAnonymityOnSubsets, LKCPrivacy
 from .kanonymity import KAnonymity
 from .ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from .population import DeltaPresence, KMap
+from .risk import AverageReidentificationRisk, PopulationUniqueness, RiskModel, SampleUniqueness
 from .spec import (
                    SPEC_OPTIONS,
                    ParsedModel,
@@ -32,5 +34,6 @@ __all__ = ["PrivacyModel", "Requirement", "CompiledCheck", "SensitiveModel", "KA
            "DistinctLDiversity", "EntropyLDiversity", "RecursiveCLDiversity", "TCloseness",
            "TCLOSENESS_DISTANCES", "AlphaKAnonymity", "DeltaDisclosurePrivacy", "BetaLikeness",
            "PrivacyLoss", "KAnonymityOnSubsets", "LKCPrivacy", "KMap", "DeltaPresence",
+           "RiskModel", "AverageReidentificationRisk", "PopulationUniqueness", "SampleUniqueness",
            "SPEC_OPTIONS", "ParsedModel", "parse_spec", "parsed_models", "from_spec",
            "from_description", "spec_attribute"]

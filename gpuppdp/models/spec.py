@@ -7,8 +7,11 @@ A spec is an option's value as the command line takes it:
 ``--t-closeness equal:T|ordered:T|hierarchical:T[@COL]``, ``--alpha-k ALPHA,K[@COL]``,
 ``--delta-disclosure DELTA[@COL]``, ``--beta-likeness basic:B|enhanced:B[@COL]``,
 ``--privacy-loss EPSILON,ALPHA[@COL]``, ``--lkc L,K,C[@COL]``,
-``--qid-set COL,COL,...``, ``--k K``, ``--k-map K`` and ``--delta-presence DMIN,DMAX``;
-``@COL`` names the sensitive attribute (default: the first one given).
+``--qid-set COL,COL,...``, ``--k K``, ``--k-map K``, ``--delta-presence DMIN,DMAX``,
+``--average-risk T[,HIGHEST,RECORDS_AT_RISK]``,
+``--population-uniqueness T:pitman|zayatz|snb|dankar[:REGION|:SIZE]`` and
+``--sample-uniqueness T``; ``@COL`` names the sensitive attribute (default: the first one
+given).
 """
 
 from __future__ import annotations
@@ -23,6 +26,12 @@ from .groups import KAnonymityOnSubsets, LKCPrivacy
 from .kanonymity import KAnonymity
 from .ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from .population import DeltaPresence, KMap
+from .risk import (
+    POPULATION_ESTIMATORS,
+    AverageReidentificationRisk,
+    PopulationUniqueness,
+    SampleUniqueness,
+)
 from .tcloseness import TCLOSENESS_DISTANCES, TCloseness
 
 __all__ = ["SPEC_OPTIONS", "ParsedModel", "parse_spec", "from_spec", "parsed_models",
@@ -106,6 +115,49 @@ def _integer(option: str) -> Callable:
     return parse
 
 
+def _average_risk(text: str) -> tuple:
+    """``T`` or ``T,HIGHEST,RECORDS_AT_RISK`` -> (T, HIGHEST or None, RECORDS or None)."""
+    parts = text.split(",")
+    try:
+        if len(parts) not in (1, 3):
+            raise ValueError(text)
+        values = [fraction(p) for p in parts]
+    except (ValueError, InputError):
+        raise InputError("--average-risk expects T or T,HIGHEST,RECORDS_AT_RISK (e.g. 0.2 or "
+                         f"0.1,0.2,5%), got {text!r}") from None
+    return (values[0], None, None) if len(values) == 1 else tuple(values)
+
+
+def _population_uniqueness(text: str) -> tuple:
+    """``T:MODEL[:REGION|:SIZE]`` -> (T, MODEL, REGION or None, SIZE or None); no population
+    given: the USA (ARX's region of its examples)."""
+    parts = text.split(":")
+    message = ("--population-uniqueness expects T:MODEL[:REGION|:SIZE], MODEL one of "
+               f"{', '.join(POPULATION_ESTIMATORS)} (e.g. 0.01:pitman:usa or "
+               f"0.01:dankar:1000000), got {text!r}")
+    if len(parts) not in (2, 3) or parts[1] not in POPULATION_ESTIMATORS:
+        raise InputError(message)
+    try:
+        t = fraction(parts[0])
+    except InputError:
+        raise InputError(message) from None
+    where = parts[2] if len(parts) == 3 else "usa"
+    try:
+        return t, parts[1], None, float(where)
+    except ValueError:
+        return t, parts[1], where, None
+
+
+def _fraction_option(option: str) -> Callable:
+    def parse(text: str) -> float:
+        try:
+            return fraction(text)
+        except InputError:
+            raise InputError(f"{option} expects a threshold like 0.05 or 5%, got "
+                             f"{text!r}") from None
+    return parse
+
+
 _ALPHA_K = "ALPHA,K (e.g. 0.5,5), optionally @COLUMN"
 
 #: option -> parser of its text (:func:`parse_spec`)
@@ -133,7 +185,13 @@ _PARSERS: dict[str, Callable] = {
     "--qid-set": _qid_set,
     "--k-map": _integer("--k-map"),
     "--delta-presence": _numbers("--delta-presence", "DMIN,DMAX (e.g. 0.05,0.5)", (float, float)),
+    "--average-risk": _average_risk,
+    "--population-uniqueness": _population_uniqueness,
+    "--sample-uniqueness": _fraction_option("--sample-uniqueness"),
 }
+
+#: the model options that judge no sensitive attribute although their value is a tuple
+_NO_ATTRIBUTE = ("--delta-presence", "--average-risk", "--population-uniqueness")
 
 #: the command line's model options, in the order :func:`from_spec` is asked for them
 SPEC_OPTIONS = tuple(_PARSERS)
@@ -145,8 +203,10 @@ def parse_spec(option: str, text: str):
     ``("recursive", C, L, COL)``; ``--t-closeness``: ``(distance, T, COL)``;
     ``--beta-likeness``: ``("basic" | "enhanced", B, COL)``; the comma-separated numbers of
     the others followed by COL (None without ``@``); ``--qid-set``: the column names;
-    ``--k``, ``--k-map``: the integer.  Raises :class:`~gpuppdp.errors.InputError` (the usage)
-    on a malformed value."""
+    ``--k``, ``--k-map``: the integer; ``--average-risk``: ``(T, HIGHEST, RECORDS)`` (None,
+    None without them); ``--population-uniqueness``: ``(T, MODEL, REGION, SIZE)`` (one of
+    the last two None); ``--sample-uniqueness``: the threshold.  Raises
+    :class:`~gpuppdp.errors.InputError` (the usage) on a malformed value."""
     parser = _PARSERS.get(option)
     if parser is None:
         raise InputError(f"not a model option: {option!r} (model options: "
@@ -184,7 +244,9 @@ _CLASSES: dict[str, type[PrivacyModel]] = {
     "--k": KAnonymity, "--alpha-k": AlphaKAnonymity,
     "--delta-disclosure": DeltaDisclosurePrivacy, "--beta-likeness": BetaLikeness,
     "--privacy-loss": PrivacyLoss, "--lkc": LKCPrivacy, "--qid-set": KAnonymityOnSubsets,
-    "--k-map": KMap, "--delta-presence": DeltaPresence}
+    "--k-map": KMap, "--delta-presence": DeltaPresence,
+    "--average-risk": AverageReidentificationRisk, "--population-uniqueness": PopulationUniqueness,
+    "--sample-uniqueness": SampleUniqueness}
 
 
 class ParsedModel(NamedTuple):
@@ -206,7 +268,7 @@ def parsed_models(specs: dict, sensitive: Sequence[str] = ()) -> list[ParsedMode
         if option in ("--k", "--qid-set"):
             values = [] if values is None or values == [] else [values]
         for spec in values:
-            on_attribute = isinstance(spec, tuple) and option != "--delta-presence"
+            on_attribute = isinstance(spec, tuple) and option not in _NO_ATTRIBUTE
             out.append(ParsedModel(option, spec_compiled_kind(option, spec),
                                    (spec[-1] or default) if on_attribute else None))
     return out
@@ -238,6 +300,14 @@ def from_spec(option: str, spec, *, sensitive: Sequence[str] = (),
         if spec[-1] is not None:
             raise SchemaError("--delta-presence takes no @COLUMN")
         return DeltaPresence(spec[0], spec[1], population=population())
+    if option == "--average-risk":
+        return AverageReidentificationRisk(spec[0], highest_risk=spec[1],
+                                           records_at_risk=spec[2])
+    if option == "--population-uniqueness":
+        return PopulationUniqueness(spec[0], model=spec[1], region=spec[2],
+                                    population_size=spec[3])
+    if option == "--sample-uniqueness":
+        return SampleUniqueness(spec)
     if option == "--lkc":
         L, K, C, column = spec  # noqa: N806 - the literature's names
         if column is None and not sensitive and C >= 1:
@@ -306,6 +376,12 @@ _DESCRIBED: dict[str, Callable] = {
     "k-map": lambda d, h, p: KMap(d["k"], population=p),
     "delta-presence": lambda d, h, p: DeltaPresence(d["delta_min"], d["delta_max"],
                                                     population=p),
+    "average-risk": lambda d, h, p: AverageReidentificationRisk(
+        d["t"], highest_risk=d.get("highest_risk"), records_at_risk=d.get("records_at_risk")),
+    "population-uniqueness": lambda d, h, p: PopulationUniqueness(
+        d["t"], model=d["estimator"], region=d.get("region"),
+        population_size=None if d.get("region") else d["population_size"]),
+    "sample-uniqueness": lambda d, h, p: SampleUniqueness(d["t"]),
 }
 
 #: the descriptions naming a table parameter, and which

@@ -1,0 +1,442 @@
+"""Risk-based privacy models: thresholds on the re-identification risk of the release as a
+whole, judged from the distribution of the released classes' sizes (ARX's
+``RiskBasedCriterion``, a ``SampleBasedCriterion``).
+
+* :class:`AverageReidentificationRisk` -- the average prosecutor risk, #classes / #records,
+  at most ``t``; optionally at most a share ``records_at_risk`` of the records in classes whose
+  risk exceeds ``highest_risk`` (El Emam 2013; ARX's relaxed variant).
+* :class:`SampleUniqueness` -- at most a share ``t`` of the records are sample uniques.
+* :class:`PopulationUniqueness` -- the estimated share of population uniques at most ``t``,
+  by Pitman's (Hoshino 2001), Zayatz's (1991) or the SNB model (Chen & Keller-McNulty 1998),
+  or Dankar et al.'s (2012) rule among them (:mod:`gpuppdp.analysis.risk`'s estimators), for
+  a population of a given size or region (ARX's ``ARXPopulationModel``).
+
+They are enforced as ARX 3.9.2 enforces them (``HashGroupifyDistribution``): after the
+class-based models (k, l, t, ...) have chosen their outliers, the remaining classes -- a class
+whose every QID is ``*`` counts neither as released nor as suppressed -- are sorted by size,
+then (with the loss metric) by their own loss ``prod_j (|E| share_j + 1)^(1/q) - 1``, then by
+first appearance; if the model fails, a prefix of that order is suppressed, its length found
+by ARX's binary search, which gives up as soon as a prefix that fails suppresses more than the
+limit.  A node is anonymous when the records suppressed in all stay within the limit.
+
+Monotonicity flags are ARX's: average risk and sample uniqueness are declared monotonic (Flash
+tags predictively, as ARX does, though a prefix suppression may break it: the exhaustive
+search is the exact optimum), population uniqueness is monotonic in generalization with
+Zayatz's model only and never with suppression.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..analysis.risk import pitman_uniques, snb_uniques, zayatz_uniques
+from ..core.classes import Classes
+from ..engine.transform import SUPPRESSED_LABEL
+from ..errors import InputError
+from ..validation import check_number, format_values, plain_number
+from .base import PrivacyModel, Requirement
+
+__all__ = ["RiskModel", "AverageReidentificationRisk", "SampleUniqueness",
+           "PopulationUniqueness", "POPULATION_REGIONS", "POPULATION_ESTIMATORS",
+           "size_threshold"]
+
+#: ARX's ``ARXPopulationModel.Region`` population sizes (ARX 3.9.2)
+POPULATION_REGIONS = {
+    "africa": 1_100_000_000, "australia": 23_130_900, "europe": 740_000_000,
+    "north_america": 565_265_000, "south_america": 385_742_554,
+    "european_union": 507_420_000, "brasil": 202_656_788, "canada": 34_834_841,
+    "china": 1_366_040_000, "france": 65_820_916, "germany": 80_767_000,
+    "india": 1_210_569_573, "uk": 63_705_000, "usa": 317_238_626,
+}
+
+#: the estimators of :class:`PopulationUniqueness`
+POPULATION_ESTIMATORS = ("pitman", "zayatz", "snb", "dankar")
+
+# the states of ARX's PrivacyCondition
+_ABORT, _FULFILLED, _NOT_FULFILLED = 0, 1, 2
+
+
+def size_threshold(highest_risk: float) -> int:
+    """ARX's ``ParameterTranslation.getSizeThreshold``: the smallest class size whose risk
+    ``1/size`` counts as at most ``highest_risk`` (1 % relative slack on the risk)."""
+    size = 1.0 / highest_risk
+    floor = math.floor(size)
+    if (1.0 / floor) - (1.0 / size) >= 0.01 * highest_risk:
+        floor += 1
+    return int(floor)
+
+
+class _Remaining:
+    """The classes a risk model may suppress, per node, sorted as ARX sorts them (host arrays):
+    ``sizes`` (E,) with ``ptr`` (B+1,) the nodes' runs, their running sums ``start``,
+    each node's ``records``, ``classes`` and records ``base`` already suppressed."""
+
+    def __init__(self, sizes, ptr, base):
+        self.sizes, self.ptr, self.base = sizes, ptr, base
+        self.start = np.concatenate([[0], np.cumsum(sizes)])
+        self.classes = np.diff(ptr)
+        self.records = self.cut(self.classes, np.arange(len(self.classes)))
+        self._counts: dict[int, np.ndarray] = {}
+
+    def cut(self, prefix, nodes) -> np.ndarray:
+        """Records in the first ``prefix`` classes of each of ``nodes``."""
+        at = self.ptr[nodes]
+        return self.start[at + prefix] - self.start[at]
+
+    def left(self, prefix, nodes) -> np.ndarray:
+        """Records of ``nodes`` left once their first ``prefix`` classes are suppressed."""
+        return self.records[nodes] - self.cut(prefix, nodes)
+
+    def count_up_to(self, size: int) -> np.ndarray:
+        """(B, size + 1): per node the classes of at most ``s`` records, s = 0..size."""
+        hit = self._counts.get(size)
+        if hit is not None:
+            return hit
+        n_nodes = len(self.classes)
+        node = np.repeat(np.arange(n_nodes), self.classes)
+        small = self.sizes <= size
+        table = np.bincount(node[small] * (size + 1) + self.sizes[small],
+                            minlength=n_nodes * (size + 1)).reshape(n_nodes, size + 1)
+        hit = self._counts[size] = np.cumsum(table, axis=1)
+        return hit
+
+
+class RiskModel(PrivacyModel):
+    """Base of the risk-based models (ARX's ``RiskBasedCriterion``): a threshold ``t`` on a
+    risk of the released classes' size distribution, met by suppressing the smallest classes
+    (see the module docstring); subclasses say when the distribution left after suppressing
+    a prefix fulfils the model (:meth:`_fulfilled`)."""
+
+    _stars: list | None = None
+
+    def __init__(self, t: float):
+        self.t = check_number("t", t, 0.0, 1.0)
+
+    @property
+    def requires(self) -> Requirement:
+        return Requirement.COUNTS | Requirement.SIZE_DISTRIBUTION
+
+    @property
+    def compiled_kind(self) -> str | None:
+        return None
+
+    def bind(self, encoded):
+        # per QID a table (level, code) -> labelled '*' (ARX's completely generalized class)
+        self.backend = encoded.backend
+        self._stars = []
+        for h in encoded.hierarchies:
+            table = np.zeros((h.height + 1, max(len(h.labels(L)) for L in range(h.height + 1))),
+                             dtype=bool)
+            for level in range(h.height + 1):
+                labels = np.asarray(h.labels(level))
+                table[level, :len(labels)] = labels == SUPPRESSED_LABEL
+            self._stars.append(table)
+        return self
+
+    def _all_star(self, classes: Classes):
+        """Device bool (C,): the classes whose every QID is ``*`` (only in nodes whose every
+        level has a ``*`` label: mostly the top alone)."""
+        xp, be = classes.xp, self.backend
+        levels = np.asarray(classes.levels)
+        out = xp.zeros(classes.size.shape[0], dtype=xp.bool_)
+        assert self._stars is not None  # (bound)
+        maybe = np.flatnonzero(np.all([table[levels[:, j]].any(axis=1)
+                                       for j, table in enumerate(self._stars)], axis=0))
+        for b in maybe.tolist():  # a node or two per batch
+            lo, hi = int(classes.host_ptr[b]), int(classes.host_ptr[b + 1])
+            star = xp.ones(hi - lo, dtype=xp.bool_)
+            for j, table in enumerate(self._stars):
+                star &= be.asarray(table[levels[b, j]])[classes.codes[lo:hi, j].astype(xp.int64)]
+            out[lo:hi] = star
+        return out
+
+    def suppress(self, classes: Classes, outlier, max_suppressed: int, order_key=None):
+        """``outlier`` (device bool, the classes suppressed so far) with the classes this model
+        suppresses added, by ARX's binary search over the prefixes of the remaining classes
+        sorted by size, ``order_key(classes, idx)`` (device float per class of ``idx``, or
+        ``None``; :meth:`~gpuppdp.engine.metrics.Metric.suppression_order`), first
+        appearance; the search gives up on a node once a failing prefix exceeds
+        ``max_suppressed``."""
+        if self._stars is None:
+            raise RuntimeError(f"{self!r} is not bound to a table: call model.bind(encoded) "
+                               "first (the Anonymizer and the Evaluator do)")
+        xp, be = classes.xp, self.backend
+        size = classes.size
+        star = self._all_star(classes)
+        node = classes.node
+        n_nodes = len(classes.host_ptr) - 1
+        idx = xp.flatnonzero(~outlier & ~star & (size > 0))  # by node, first appearance
+        free_node = be.to_host(node[idx]).astype(np.int64)
+        base = be.to_host(xp.bincount(node, weights=xp.where(outlier & ~star, size, 0).astype(
+            xp.float64), minlength=n_nodes)).astype(np.int64)
+        # without suppression the order does not matter: the nodes that pass need no sort
+        whole = _Remaining(be.to_host(size[idx]).astype(np.int64), _runs(free_node, n_nodes),
+                           base)
+        failing = np.flatnonzero((whole.classes > 0) & ~self._fulfilled(
+            whole, np.zeros(n_nodes, dtype=np.int64), np.arange(n_nodes)))
+        if len(failing) == 0:
+            return outlier
+        pick = np.isin(free_node, failing)
+        idx = idx[be.asarray(pick)]
+        # sizes by node, then size, then first appearance (a stable sort of one int key)
+        local = np.searchsorted(failing, free_node[pick])
+        sizes = whole.sizes[pick]
+        order = np.argsort(local * (int(sizes.max()) + 1) + sizes, kind="stable")
+        local, sizes = local[order], sizes[order]
+        rest = _Remaining(sizes, _runs(local, len(failing)), base[failing])
+        prefix = _binary_search(self, rest, max_suppressed)
+        chosen = (np.arange(len(local)) - rest.ptr[local]) < prefix[local]
+        # which classes of a node that stays above the limit does not matter (not anonymous)
+        kept = rest.base + rest.cut(prefix, np.arange(len(failing))) <= max_suppressed
+        if order_key is not None and (kept & (prefix > 0)).any():
+            chosen = self._ties_by_key(classes, idx, order, local, rest,
+                                       np.where(kept, prefix, 0), chosen, order_key)
+        out = outlier.copy()
+        out[idx[be.asarray(order[chosen])]] = True
+        return out
+
+    def _ties_by_key(self, classes, idx, order, local, rest, prefix, chosen, order_key):
+        """``chosen`` with the classes of each node's last suppressed size picked by
+        ``order_key`` (then first appearance) instead of first appearance alone: ARX's
+        entries of equal size are sorted by their own loss.  Only those classes are keyed, in
+        the nodes whose ``prefix`` is positive."""
+        xp, be = classes.xp, self.backend
+        last = np.where(prefix > 0, rest.sizes[np.maximum(rest.ptr[:-1] + prefix - 1, 0)], 0)
+        tied = np.flatnonzero(rest.sizes == last[local])  # sorted positions, node by node
+        if len(tied) == 0:
+            return chosen
+        key = order_key(classes, idx[be.asarray(order[tied])])
+        if key is None:
+            return chosen
+        below = np.bincount(local[chosen & (rest.sizes < last[local])], minlength=len(prefix))
+        by_key = xp.lexsort(xp.stack([xp.arange(len(tied), dtype=xp.float64),
+                                      key.astype(xp.float64),
+                                      be.asarray(local[tied].astype(np.float64))]))
+        tied = tied[be.to_host(by_key)]
+        ranked = np.arange(len(tied)) - np.searchsorted(local[tied], local[tied])
+        out = chosen.copy()
+        out[tied] = ranked < (prefix - below)[local[tied]]
+        return out
+
+    def _fulfilled(self, rest: _Remaining, prefix: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+        """Host bool (len(nodes),): does each of ``nodes`` fulfil the model once its first
+        ``prefix`` remaining classes are suppressed?"""
+        raise NotImplementedError
+
+
+def _runs(node: np.ndarray, n_nodes: int) -> np.ndarray:
+    """(B+1,) offsets of the nodes' runs in ``node`` (host, ascending)."""
+    return np.concatenate([[0], np.cumsum(np.bincount(node, minlength=n_nodes))])
+
+
+def _java_half(x: np.ndarray) -> np.ndarray:
+    """``x / 2`` in Java's int arithmetic (truncated toward zero)."""
+    return np.where(x < 0, -((-x) // 2), x // 2)
+
+
+def _binary_search(model: RiskModel, rest: _Remaining, limit: int) -> np.ndarray:
+    """Per node the number of remaining classes ARX's ``RiskBasedCriterion.enforce`` suppresses
+    (``HashGroupifyDistribution.suppressWhileNotFulfilledBinary``, the early abort of a
+    search at ``limit`` records), all nodes' searches stepped together.  Every node of
+    ``rest`` fails the model without suppression and has a class to suppress; where every
+    prefix exceeds the limit, 1 (the node is not anonymous whichever ARX ends at)."""
+    n_nodes = len(rest.classes)
+    length = rest.classes
+    # where suppressing even the first class exceeds the limit, no prefix is anonymous: one
+    # class stands for ARX's search (which ends above the limit too), no estimate is made
+    hopeless = rest.base + rest.cut(np.ones(n_nodes, dtype=np.int64), np.arange(n_nodes)) > limit
+    active = ~hopeless
+    low = np.zeros(n_nodes, dtype=np.int64)
+    high = length - 1
+    mid = _java_half(low + high)
+    prefix = np.where(active, mid + 1, hopeless.astype(np.int64))
+
+    def state(nodes):
+        ok = model._fulfilled(rest, prefix[nodes], nodes)
+        over = rest.base[nodes] + rest.cut(prefix[nodes], nodes) > limit
+        return np.where(ok, _FULFILLED, np.where(over, _ABORT, _NOT_FULFILLED))
+
+    while True:
+        run = np.flatnonzero(active & (low <= high))
+        if len(run) == 0:
+            break
+        st = state(run)
+        active[run[st == _ABORT]] = False
+        ok, no = run[st == _FULFILLED], run[st == _NOT_FULFILLED]
+        high[ok] = mid[ok] - 1
+        low[no] = mid[no] + 1
+        moved = np.concatenate([ok, no])
+        mid[moved] = _java_half(low[moved] + high[moved])
+        prefix[moved] = mid[moved] + 1
+    last = np.flatnonzero(active)
+    if len(last):
+        st = state(last)
+        more = last[(st == _NOT_FULFILLED) & (mid[last] + 1 < length[last])]
+        prefix[more] += 1
+    return prefix
+
+
+class AverageReidentificationRisk(RiskModel):
+    """Average re-identification risk (ARX's ``AverageReidentificationRisk``; El Emam 2013):
+    the released classes per released record at most ``t`` (all records suppressed passes).
+    With ``highest_risk`` and ``records_at_risk`` (both or neither), also at most a share
+    ``records_at_risk`` of the released records in classes smaller than ARX's size threshold
+    of ``highest_risk`` (:func:`size_threshold`: the risk ``1/|E|`` above it, with ARX's 1 %
+    slack).  Monotonic in ARX's declaration (see the module docstring)."""
+
+    def __init__(self, t: float, *, highest_risk: float | None = None,
+                 records_at_risk: float | None = None):
+        super().__init__(t)
+        if (highest_risk is None) != (records_at_risk is None):
+            raise InputError("highest_risk and records_at_risk go together: give both or "
+                             f"neither, got highest_risk={highest_risk!r}, "
+                             f"records_at_risk={records_at_risk!r}")
+        self.highest_risk: float | None = None
+        self.records_at_risk: float | None = None
+        self.smallest_size: int | None = None
+        if highest_risk is not None:
+            self.highest_risk = check_number("highest_risk", highest_risk, 0.0, 1.0)
+            if self.highest_risk == 0.0:
+                raise InputError("highest_risk must be in (0, 1], got 0")
+            self.records_at_risk = check_number("records_at_risk", records_at_risk, 0.0, 1.0)
+            self.smallest_size = size_threshold(self.highest_risk)
+
+    def _fulfilled(self, rest, prefix, nodes):
+        records = rest.left(prefix, nodes)
+        classes = rest.classes[nodes] - prefix
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ok = (records == 0) | (1.0 / (records.astype(np.float64) / classes) <= self.t)
+        if self.smallest_size is None:
+            return ok
+        top = self.smallest_size - 1
+        count = rest.count_up_to(top)[nodes]
+        fraction = np.zeros(len(nodes))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for s in range(1, top + 1):  # ARX's sum, in ascending size
+                left = np.maximum(count[:, s] - np.maximum(prefix, count[:, s - 1]), 0)
+                fraction += np.where(records > 0, left.astype(np.float64) * s / records, 0.0)
+        return ok & (fraction <= self.records_at_risk)
+
+    def describe(self) -> dict:
+        out = {"model": "average-risk", "t": plain_number(self.t)}
+        if self.highest_risk is not None and self.records_at_risk is not None:
+            out.update(highest_risk=plain_number(self.highest_risk),
+                       records_at_risk=plain_number(self.records_at_risk))
+        return out
+
+    def __repr__(self) -> str:
+        if self.highest_risk is None or self.records_at_risk is None:
+            return f"AverageReidentificationRisk({plain_number(self.t)})"
+        return (f"AverageReidentificationRisk({plain_number(self.t)}, "
+                f"highest_risk={plain_number(self.highest_risk)}, "
+                f"records_at_risk={plain_number(self.records_at_risk)})")
+
+
+class SampleUniqueness(RiskModel):
+    """Sample uniqueness (ARX's ``SampleUniqueness``): at most a share ``t`` of the released
+    records are alone in their class.  Monotonic in ARX's declaration."""
+
+    def _fulfilled(self, rest, prefix, nodes):
+        records = rest.left(prefix, nodes)
+        uniques = np.maximum(rest.count_up_to(1)[nodes, 1] - prefix, 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(records > 0, uniques.astype(np.float64) / records, 0.0)
+        return share <= self.t
+
+    def describe(self) -> dict:
+        return {"model": "sample-uniqueness", "t": plain_number(self.t)}
+
+    def __repr__(self) -> str:
+        return f"SampleUniqueness({plain_number(self.t)})"
+
+
+class PopulationUniqueness(RiskModel):
+    """Population uniqueness (ARX's ``PopulationUniqueness``): the share of population uniques
+    estimated from the released classes' sizes by ``model`` (``pitman``, ``zayatz``, ``snb`` or
+    ``dankar``: :mod:`gpuppdp.analysis.risk`) is in ``(0, t]``, or is 0 with no sample unique.
+    The population has ``population_size`` records or is a ``region`` of ARX's
+    (:data:`POPULATION_REGIONS`, e.g. ``"usa"``).  As in ARX, Dankar's rule here has no
+    fallback: where it picks Pitman's model (sampling fraction at most 10 %) and that has no
+    solution, the model fails.  Monotonic in generalization with Zayatz's model only, never
+    with suppression (ARX's flags).
+
+    The estimators iterate; theirs and ARX's may differ in the last digits, which matters only
+    for a node whose estimate lies that close to ``t``."""
+
+    monotonic_with_suppression = False
+
+    def __init__(self, t: float, *, model: str = "dankar", population_size: float | None = None,
+                 region: str | None = None):
+        super().__init__(t)
+        if model not in POPULATION_ESTIMATORS:
+            raise InputError(f"model must be one of {format_values(POPULATION_ESTIMATORS)}, "
+                             f"got {model!r}")
+        self.model = model
+        self.monotonic_with_generalization = model == "zayatz"
+        if (population_size is None) == (region is None):
+            raise InputError("give the population as population_size=N or region=NAME (one of "
+                             f"them), got population_size={population_size!r}, "
+                             f"region={region!r}")
+        self.region = None
+        if region is not None:
+            key = str(region).lower().replace(" ", "_").replace("-", "_")
+            if key not in POPULATION_REGIONS:
+                regions = format_values(sorted(POPULATION_REGIONS), 20)
+                raise InputError(f"region must be one of {regions}, got {region!r}")
+            self.region = key
+            population_size = POPULATION_REGIONS[key]
+        self.population_size = check_number("population_size", population_size, 1.0)
+
+    def bind(self, encoded):
+        if self.population_size < encoded.n_rows:
+            raise InputError(f"population_size must be at least the table's rows "
+                             f"({encoded.n_rows}), got {plain_number(self.population_size)}")
+        return super().bind(encoded)
+
+    def uniques_share(self, hist: np.ndarray) -> float:
+        """ARX's estimate of the share of population uniques from a class-size histogram
+        ``hist[s]`` (an estimator without a solution gives 0; Dankar's rule without one, -1)."""
+        n = float(np.arange(len(hist)) @ hist)
+        big = self.population_size
+        if len(hist) < 2 or hist[1] == 0:
+            return 0.0
+        est = {"pitman": pitman_uniques, "zayatz": zayatz_uniques, "snb": snb_uniques}
+
+        def valid(v):
+            return math.isfinite(v) and v != 0.0
+
+        if self.model != "dankar":
+            v = est[self.model](hist, big)
+            return v / big if valid(v) else 0.0
+        if n / big <= 0.1:
+            v = pitman_uniques(hist, big)
+            return v / big if valid(v) else -1.0 / big
+        snb, zayatz = snb_uniques(hist, big), zayatz_uniques(hist, big)
+        v = (zayatz if zayatz < snb else snb) if valid(snb) else zayatz
+        return v / big if valid(v) else 0.0
+
+    def _fulfilled(self, rest, prefix, nodes):
+        out = np.ones(len(nodes), dtype=bool)
+        for i, (b, p) in enumerate(zip(nodes.tolist(), prefix.tolist())):  # an estimator each
+            sizes = rest.sizes[rest.ptr[b] + p:rest.ptr[b + 1]]
+            if len(sizes) == 0:
+                continue
+            hist = np.bincount(sizes)
+            share = self.uniques_share(hist)
+            out[i] = (0.0 < share <= self.t) or (share == 0.0 and
+                                                 (len(hist) < 2 or hist[1] == 0))
+        return out
+
+    def describe(self) -> dict:
+        out = {"model": "population-uniqueness", "t": plain_number(self.t),
+               "estimator": self.model, "population_size": plain_number(self.population_size)}
+        if self.region is not None:
+            out["region"] = self.region
+        return out
+
+    def __repr__(self) -> str:
+        where = (f"region={self.region!r}" if self.region is not None
+                 else f"population_size={plain_number(self.population_size)}")
+        return f"PopulationUniqueness({plain_number(self.t)}, model={self.model!r}, {where})"
