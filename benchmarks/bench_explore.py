@@ -13,7 +13,8 @@ encoding and the node table):
   risks and metrics only (goal: <= 3 s on the CPU);
 * ``census N`` -- a generated census of ``--census-rows`` rows (6 QIDs, 2,592 nodes),
   occupation sensitive (27 values; the income column, nearly one value per person, would
-  make every node's histograms as large as the table), k=5, 5 % suppression (``--census-rows 0`` leaves it out).
+  make every node's histograms as large as the table), k=5, 5 % suppression
+  (``--census-rows 0`` leaves it out).
 
 Prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_explore.json``).
 It never asserts times.

@@ -46,7 +46,7 @@ from ..engine.evaluate import LatticeOracle, checked_evaluator
 from ..engine.lattice import Lattice, node_levels
 from ..engine.metrics import Metric, discernibility, generalization_shares, precision_loss
 from ..engine.search.base import smallest_loss
-from ..errors import InputError, InputTypeError
+from ..errors import InputError
 from ..kernels.groupby import balanced_runs, n_tasks_for, run_tasks
 from ..models import KAnonymity, PrivacyLoss
 from ..models.distribution import privacy_losses
