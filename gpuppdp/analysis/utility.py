@@ -54,7 +54,7 @@ from ..kernels import groupby
 from ..models import PrivacyLoss
 from ..validation import check_attribute, check_columns, column_list, format_values
 from .checker import _class_ids, classes_of_rows, sensitive_table
-from .risk import _classes_encoded, encode_columns
+from .qid_classes import _classes_encoded, encode_columns
 
 __all__ = ["precision", "iloss", "ILOSS_DEFINITIONS", "discernibility", "average_class_size",
            "non_uniform_entropy", "kl_divergence", "info_gain", "released_levels", "granularity",
