@@ -250,8 +250,7 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *,
                  levels: Mapping[str, int] | None = None,
                  domains: Mapping[str, Sequence] | None = None,
                  public_domain: bool | str | Sequence[str] = False,
-                 unknown: str = "error",
-                 mechanism: str = "geometric",
+                 unknown: str = "error", mechanism: str = "geometric",
                  neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
                  clamp: bool = True, rounding: bool = True,
                  max_cells: int = DEFAULT_MAX_CELLS,
@@ -269,7 +268,8 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *,
     by : str or sequence of str
         Grouping columns (typically quasi-identifiers).
     epsilon : float
-        Privacy parameter of the whole table (parallel composition over its disjoint cells).
+        Privacy parameter of the whole table (parallel composition over its disjoint cells;
+        a histogram has sensitivity 1, Dwork & Roth 2014, Example 3.2).
     delta : float, optional
         With ``epsilon``, the (ε, δ) target of a Gaussian mechanism; with ``rho``, the δ at
         which the release's ε is recorded.  Only for the Gaussian mechanisms.
@@ -291,12 +291,12 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *,
         without being named (:class:`OutOfDomainError`), counted in an ``"(other)"`` cell
         (released always), or dropped (the release never says how many).
     mechanism : {"geometric", "laplace", "gaussian", "discrete-gaussian"}
-        Integer two-sided geometric noise (default), grid Laplace noise, grid Gaussian
-        noise (:class:`~gpuppdp.dp.gaussian.GaussianMechanism`, rounded like the Laplace) or
-        integer discrete Gaussian noise
-        (:class:`~gpuppdp.dp.gaussian.DiscreteGaussianMechanism`).  The Gaussians have L2
-        sensitivity ``M`` (``sqrt(2) M`` under replace-one) and are charged in zCDP (their
-        ρ, with the δ of their support), so the accountant needs a δ budget.
+        Integer two-sided geometric noise (default; Ghosh, Roughgarden & Sundararajan, STOC
+        2009), grid Laplace noise, grid Gaussian noise
+        (:class:`~gpuppdp.dp.gaussian.GaussianMechanism`, rounded like the Laplace) or integer
+        discrete Gaussian noise (:class:`~gpuppdp.dp.gaussian.DiscreteGaussianMechanism`).
+        The Gaussians (L2 sensitivity ``M``, ``sqrt(2) M`` under replace-one) are charged in
+        zCDP (their ρ, with the δ of their support): the accountant needs a δ budget.
     neighbouring : {"add-remove", "replace"}
         Sets the histogram sensitivity: 1 or 2.
     clamp : bool, default True
@@ -325,11 +325,6 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *,
         columns and ``count``; ``attrs["dp"]`` records ε, δ (ρ and the notion), the
         mechanism, its scale or σ and error per cell, the post-processing.
 
-    References
-    ----------
-    .. [1] Dwork and Roth 2014, Example 3.2 (histogram queries have sensitivity 1).
-    .. [2] Ghosh, Roughgarden and Sundararajan, STOC 2009 (geometric mechanism).
-
     Examples
     --------
     >>> import pandas as pd
@@ -344,10 +339,9 @@ def dp_histogram(data: pd.DataFrame, by: str | Sequence[str], *,
     cols = _columns(data, by)
     return _count_release(
         data, cols, epsilon=epsilon, delta=delta, rho=rho, hierarchies=hierarchies,
-        levels=levels, domains=domains,
-        public_domain=public_domain, unknown=unknown, mechanism=mechanism,
-        neighbouring=neighbouring, clamp=clamp, rounding=rounding, max_cells=max_cells,
-        random=random, accountant=accountant, person=person,
+        levels=levels, domains=domains, public_domain=public_domain, unknown=unknown,
+        mechanism=mechanism, neighbouring=neighbouring, clamp=clamp, rounding=rounding,
+        max_cells=max_cells, random=random, accountant=accountant, person=person,
         max_rows_per_person=max_rows_per_person, label=f"dp_histogram by {cols}")
 
 
