@@ -13,7 +13,7 @@ For each size ``n`` it times, best of ``--repeat`` runs after one warm-up:
   range check);
 * ``laplace kernel`` -- the fused kernel alone (:func:`gpuppdp.kernels.dp_noise.noise_grid`);
 * ``discrete gaussian`` -- :func:`discrete_gaussian_noise` at σ = 10 (int64; on the CPU the
-  fused rounds of :func:`gpuppdp.kernels.dp_noise.gaussian_round`);
+  fused rounds of :func:`gpuppdp.kernels.dp_gaussian.gaussian_round`);
 * ``opendp gaussian`` -- OpenDP's discrete Gaussian on integers at the same σ
   (``make_gaussian`` on ``vector_domain(atom_domain(T=int))``, the "contrib" feature; not a
   dependency: ``pip install opendp``), one run on ``min(n, --opendp-size)`` values (its

@@ -1,4 +1,4 @@
-"""The fused discrete Gaussian round of :mod:`gpuppdp.kernels.dp_noise` (the CPU path of
+"""The fused discrete Gaussian round of :mod:`gpuppdp.kernels.dp_gaussian` (the CPU path of
 :func:`gpuppdp.dp.gaussian.discrete_gaussian_noise`) against a reference of its documented
 keystream written out here in Python integers."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from gpuppdp.dp.coins import MAX_GAMMA
 from gpuppdp.dp.gaussian import _gaussian_sampler
-from gpuppdp.kernels import dp_noise
+from gpuppdp.kernels import dp_gaussian, dp_noise
 
 
 def reference_round(key, n0, n1, base, m, sampler):
@@ -46,7 +46,7 @@ def reference_round(key, n0, n1, base, m, sampler):
 def test_fused_round_follows_its_documented_stream(sigma2, m):
     sampler = _gaussian_sampler(sigma2)
     key = np.random.default_rng(int(sigma2 * 10)).integers(0, 2**32, 8, dtype=np.uint32)
-    y, accept = dp_noise.gaussian_round(key, 7, 11, 1000, m, sampler.laplace.tables,
+    y, accept = dp_gaussian.gaussian_round(key, 7, 11, 1000, m, sampler.laplace.tables,
                                         sampler.center, sampler.sigma2, MAX_GAMMA)
     ref_y, ref_accept = reference_round(key, 7, 11, 1000, m, sampler)
     np.testing.assert_array_equal(y, ref_y)
@@ -69,4 +69,4 @@ def test_undecided_coins_read_the_extension_stream():
         for w in words:
             u = (u << 32) | int(w)
         expected = int((u >> (1600 - k - 53)) < mant)
-        assert dp_noise._coin_tail(words, k, mant) == expected
+        assert dp_gaussian._coin_tail(words, k, mant) == expected

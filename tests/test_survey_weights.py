@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuppdp.analysis.risk import individual_risk, individual_risks, risk_report, survey_risk
+from gpuppdp.analysis.risk import risk_report
+from gpuppdp.analysis.survey import individual_risk, individual_risks, survey_risk
 from gpuppdp.errors import InputError
 
 from .test_risk import run

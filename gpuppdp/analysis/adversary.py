@@ -34,7 +34,7 @@ from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
 from ..validation import check_int, column_list
-from .risk import _classes_encoded, encode_columns
+from .qid_classes import _classes_encoded, encode_columns
 from .utility import released_levels
 
 __all__ = ["posterior_beliefs", "max_posterior", "largest_gain", "linkage_check"]

@@ -11,16 +11,14 @@ ARX's risk models do (``RiskModelSampleSummary``, ``RiskModelPopulationUniquenes
   (Hoshino 2001), Zayatz's (1991) and the SNB model (Chen & Keller-McNulty 1998) and Dankar
   et al.'s (2012) decision rule among them;
 * :func:`attribute_risks` -- alpha-distinction and separation of every non-empty QID subset;
-* :func:`individual_risk` / :func:`survey_risk` -- with survey (sampling) weights: the
-  weighted class sizes ``F_k`` (the records of the population each class stands for,
-  sdcMicro's ``freqCalc``) and Benedetti & Franconi's individual risk (sdcMicro's
-  ``indivRisk``), summed to the expected number of re-identifications;
-* :func:`risk_report` -- all of the above in one JSON-ready dict (SUDA2's special uniques:
-  :mod:`gpuppdp.analysis.suda`).
+* :func:`risk_report` -- all of the above in one JSON-ready dict, with the risks of survey
+  (sampling) weights (:mod:`gpuppdp.analysis.survey`) and SUDA2's special uniques
+  (:mod:`gpuppdp.analysis.suda`) on request.
 
 Columns are dictionary-encoded on the host (:func:`gpuppdp.core.codes.encode_column`; a
-missing value counts as a value of its own, as ``'*'`` does) and every array pass runs on
-``backend.xp``.
+missing value counts as a value of its own, as ``'*'`` does; :mod:`.qid_classes`, whose
+:func:`encode_columns`, :func:`class_sizes` and :func:`class_sizes_encoded` this module
+exports) and every array pass runs on ``backend.xp``.
 """
 
 from __future__ import annotations
@@ -35,13 +33,14 @@ import pandas as pd
 from .. import kernels
 from ..backend import Backend, get_backend
 from ..core.codes import DistinctRows
-from ..core.codes import encode_columns as encode_host
 from ..display import Measures
 from ..engine.transform import all_suppressed, suppressed_rows
 from ..errors import InputError, InputTypeError
-from ..kernels import groupby
 from ..progress import Steps
-from ..validation import check_columns
+from .qid_classes import (RISK_THRESHOLDS, _check_qids, _classes_encoded, _threshold_key,
+                          class_sizes, class_sizes_encoded, encode_columns)
+from .suda import suda2 as find_msus
+from .survey import _sampling_weights, _weighted_classes, survey_risk
 
 __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_columns",
            "risk_report_chunks",
@@ -49,57 +48,7 @@ __all__ = ["RISK_THRESHOLDS", "SampleRiskSummary", "AttributeRisk", "encode_colu
            "population_groups",
            "population_uniqueness", "pitman_uniques", "zayatz_uniques", "snb_uniques",
            "attribute_risks",
-           "attribute_risks_encoded", "individual_risk", "individual_risks", "survey_risk",
-           "risk_report"]
-
-#: Thresholds of ``records_at_risk`` (ARX's summary): share of records whose prosecutor risk
-#: ``1/|E|`` is strictly greater than the threshold.
-RISK_THRESHOLDS = (0.5, 0.2, 0.1, 0.05)
-
-
-
-# --------------------------------------------------------------------------------------------
-# encoding and class sizes
-# --------------------------------------------------------------------------------------------
-
-def _check_qids(data, qids) -> list[str]:
-    qids = check_columns("quasi_identifiers", data, qids)
-    if len(data) == 0:
-        raise InputError("the table is empty (0 rows)")
-    return qids
-
-
-def encode_columns(data: pd.DataFrame, qids: Sequence[str], backend: Backend
-                   ) -> tuple[list, list[int]]:
-    """The ``qids`` columns encoded by :func:`gpuppdp.core.codes.encode_columns`:
-    ``(codes, cards)`` with ``codes[j]`` an int32 device array (0..cards[j]-1, every code
-    present) and ``cards[j]`` a host int."""
-    codes, labels = encode_host(data, _check_qids(data, qids))
-    return ([backend.asarray(c.astype(np.int32)) for c in codes],
-            [max(len(lab), 1) for lab in labels])
-
-
-def _classes_encoded(codes, cards, backend: Backend):
-    """``(ids, sizes)``: each row's class id (classes in sorted order of the codes, widest
-    columns first) and the class sizes (device int64), by :func:`gpuppdp.kernels.groupby.group`."""
-    xp = backend.xp
-    order = sorted(range(len(cards)), key=lambda j: -int(cards[j]))
-    ids, rep, _ = groupby.group(xp, [codes[j] for j in order], [cards[j] for j in order],
-                                order="sorted")
-    return ids, xp.bincount(ids, minlength=int(rep.shape[0])).astype(xp.int64)
-
-
-def class_sizes_encoded(codes, cards, backend: Backend):
-    """Class sizes (device int64) of dictionary codes, as from :func:`encode_columns`."""
-    return _classes_encoded(codes, cards, backend)[1]
-
-
-def class_sizes(data: pd.DataFrame, quasi_identifiers: Sequence[str],
-                backend: Backend | str = "cpu"):
-    """Sizes of the equivalence classes of the QID combination (device int64 array)."""
-    backend = get_backend(backend)
-    codes, cards = encode_columns(data, quasi_identifiers, backend)
-    return class_sizes_encoded(codes, cards, backend)
+           "attribute_risks_encoded", "risk_report"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -128,9 +77,6 @@ class SampleRiskSummary:
     def to_dict(self) -> dict:
         return asdict(self)
 
-
-def _threshold_key(t: float) -> str:
-    return f"{t:.2f}"
 
 
 def sample_risk_summary(sizes, backend: Backend | str = "cpu",
@@ -600,113 +546,6 @@ def attribute_risks_encoded(codes, cards, names, backend: Backend, *,
 
 
 # --------------------------------------------------------------------------------------------
-# survey weights: weighted frequencies and the individual risk
-# --------------------------------------------------------------------------------------------
-
-def _sampling_weights(data: pd.DataFrame, sampling_weights) -> np.ndarray:
-    """The survey weights of ``data``'s rows (host float64): a column name or one number
-    per row, each finite and positive (a record stands for ``w`` records of the
-    population)."""
-    if isinstance(sampling_weights, str):
-        if sampling_weights not in data.columns:
-            raise InputError(f"sampling_weights: no column {sampling_weights!r} in the table")
-        values = data[sampling_weights]
-        name = f"sampling_weights column {sampling_weights!r}"
-    else:
-        values = sampling_weights
-        name = "sampling_weights"
-    w = pd.to_numeric(pd.Series(np.asarray(values).reshape(-1)), errors="coerce") \
-        .to_numpy(dtype=np.float64)
-    if len(w) != len(data):
-        raise InputError(f"{name}: one weight per row is needed ({len(data)}), got {len(w)}")
-    bad = ~np.isfinite(w) | (w <= 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        error = InputError(f"{name}: weights must be positive numbers, got "
-                           f"{np.asarray(values).reshape(-1)[i].item()!r} at row {i}")
-        error.row = i
-        raise error
-    return w
-
-
-def individual_risk(sizes, weight_sums, backend: Backend | str = "cpu"):
-    """Benedetti & Franconi's individual risk of the records of each class (device float64),
-    as sdcMicro's ``indivRisk(method="approx")`` computes it (Franconi & Polettini 2004).
-
-    ``sizes`` ``f_k`` are the sample class sizes, ``weight_sums`` ``F_k`` the sums of the
-    records' survey weights (``F_k >= f_k``).  With ``p = f_k / F_k``: ``p / (1-p) *
-    log(1/p)`` for ``f_k = 1``, ``p/(1-p) - (p/(1-p))**2 * log(1/p)`` for ``f_k = 2``,
-    ``p / (f_k - (1-p))`` above, and ``1 / f_k`` where ``F_k = f_k`` (a class that is its
-    whole population)."""
-    backend = get_backend(backend)
-    xp = backend.xp
-    f = backend.asarray(sizes).astype(xp.float64).reshape(-1)
-    big = backend.asarray(weight_sums).astype(xp.float64).reshape(-1)
-    if f.shape != big.shape:
-        raise InputError(f"weight_sums: one sum per class is needed ({f.shape[0]}), got "
-                         f"{big.shape[0]}")
-    short = int(backend.scalar(xp.count_nonzero(big < f)))
-    if short:
-        raise InputError(f"weight_sums: {short} class(es) weigh less than their records "
-                         "(F_k < f_k); survey weights count the population records each "
-                         "record stands for, at least itself")
-    whole = big == f
-    p = xp.where(whole, 0.5, f / big)                # 0.5: any value in (0, 1), replaced below
-    odds = p / (1.0 - p)
-    log_inv = -xp.log(p)
-    risk = xp.where(f == 1, odds * log_inv,
-                    xp.where(f == 2, odds - odds * odds * log_inv, p / (f - (1.0 - p))))
-    return xp.where(whole, 1.0 / f, risk)
-
-
-def survey_risk(sizes, weight_sums, backend: Backend | str = "cpu",
-                thresholds: Sequence[float] = RISK_THRESHOLDS) -> dict:
-    """Weighted frequencies and individual risk of the classes (``sizes`` ``f_k`` and survey
-    ``weight_sums`` ``F_k``, see :func:`individual_risk`): the estimated population ``sum
-    F_k``, the sample uniques' weight, the expected number of re-identifications ``sum_k f_k
-    r_k`` (sdcMicro's global risk ``ER``), its share of the records, the highest individual
-    risk and the share of records whose risk exceeds each threshold."""
-    backend = get_backend(backend)
-    xp = backend.xp
-    f = backend.asarray(sizes).astype(xp.float64).reshape(-1)
-    big = backend.asarray(weight_sums).astype(xp.float64).reshape(-1)
-    rk = individual_risk(f, big, backend)
-    ts = [float(t) for t in thresholds]
-    parts = [f.sum(), big.sum(), (f * rk).sum(), rk.max(), big.min(),
-             xp.where(f == 1, big, 0.0).sum()]
-    parts += [xp.where(rk > t, f, 0.0).sum() for t in ts]
-    host = backend.to_host(xp.stack(parts))
-    n = float(host[0])
-    return {"estimated_population": float(host[1]),
-            "expected_reidentifications": float(host[2]),
-            "global_risk": float(host[2]) / n,
-            "highest_individual_risk": float(host[3]),
-            "smallest_class_weight": float(host[4]),
-            "sample_uniques_weight": float(host[5]),
-            "records_at_risk": {_threshold_key(t): float(v) / n for t, v in zip(ts, host[6:])}}
-
-
-def _weighted_classes(data, qids, weights, backend: Backend):
-    """``(ids, sizes, weight_sums)`` of the classes of ``data``'s QIDs (device)."""
-    xp = backend.xp
-    codes, cards = encode_columns(data, qids, backend)
-    ids, sizes = _classes_encoded(codes, cards, backend)
-    sums = xp.bincount(ids, weights=backend.asarray(weights), minlength=int(sizes.shape[0]))
-    return ids, sizes, sums
-
-
-def individual_risks(data: pd.DataFrame, quasi_identifiers: Sequence[str], sampling_weights,
-                     backend: Backend | str = "cpu") -> np.ndarray:
-    """Each record's individual risk (host float64, :func:`individual_risk`) given its
-    ``sampling_weights`` (a column name or one weight per row)."""
-    backend = get_backend(backend)
-    qids = _check_qids(data, quasi_identifiers)
-    ids, sizes, sums = _weighted_classes(data, qids, _sampling_weights(data, sampling_weights),
-                                         backend)
-    return backend.to_host(individual_risk(sizes, sums, backend)[ids])
-
-
-# --------------------------------------------------------------------------------------------
 # everything together
 # --------------------------------------------------------------------------------------------
 
@@ -725,13 +564,11 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
     to ``*``), one class of all its records.
     ``sampling_weights`` (a column name or one survey weight per row) adds
     ``survey_weights``: the weighted class sizes and individual risks of
-    :func:`survey_risk`.  ``suda2`` (``True``: MSUs of any size; a number: of at most that
-    many attributes) adds ``suda2``: the special uniques' summary of
+    :func:`gpuppdp.analysis.survey.survey_risk`.  ``suda2`` (``True``: MSUs of any size; a
+    number: of at most that many attributes) adds ``suda2``: the special uniques' summary of
     :func:`gpuppdp.analysis.suda.suda2`.
     ``progress(done, total)``, if given, is called before the first step and after each
     (classes, survey weights, SUDA2, population uniqueness, attribute risks)."""
-    from .suda import suda2 as find_msus  # deferred: suda imports this module
-
     backend = get_backend(backend)
     qids = _check_qids(data, quasi_identifiers)
     weights = None if sampling_weights is None else \

@@ -38,7 +38,7 @@ import pandas as pd
 from ..backend import Backend, get_backend
 from ..errors import InputError
 from ..kernels import groupby
-from .risk import _check_qids, encode_columns
+from .qid_classes import _check_qids, encode_columns
 
 __all__ = ["Suda2Result", "suda2", "msu_weights", "DIS_INTERVALS"]
 

@@ -193,7 +193,7 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     from ..errors import InputError  # deferred: start-up
     from ..hierarchy import Hierarchy  # deferred: start-up
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter  # deferred: start-up
-    from ..kernels import dp_noise  # deferred: start-up
+    from ..kernels import dp_gaussian, dp_noise  # deferred: start-up
     from ..validation import format_values  # deferred: start-up
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
@@ -248,7 +248,7 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
         data = read_table(args.input, columns=by + ([args.person] if args.person else []),
                           sep=args.sep, encoding=encoding_of(args))
         compile_notice(args, (dp_noise._noise_task,) + (
-            (dp_noise._gaussian_task,) if args.mechanism in ("gaussian", "discrete-gaussian")
+            (dp_gaussian._gaussian_task,) if args.mechanism in ("gaussian", "discrete-gaussian")
             else ()),
             seconds="about 10 s")
         # charged (appended to the ledger) before any noise is drawn

@@ -7,7 +7,7 @@ discrete Laplace ``P ∝ exp(-r|y|)`` (the exact sampler of :mod:`~gpuppdp.dp.me
 ``γ = (|Y| - σ² r)² / (2σ²)`` (the product of the two is ``∝ exp(-y²/(2σ²))``), else
 redrawn, in rounds over the values still pending (about 1.3-1.6 proposals per value): on
 the CPU each round is one fused Numba kernel
-(:func:`~gpuppdp.kernels.dp_noise.gaussian_round`; its exact coin uses libm's ``exp``, within
+(:func:`~gpuppdp.kernels.dp_gaussian.gaussian_round`; its exact coin uses libm's ``exp``, within
 :data:`~gpuppdp.dp.coins.EXP_ERROR`); elsewhere (CuPy) array passes, the proposals from the
 fused noise kernel, the coins from :func:`~gpuppdp.dp.coins.bernoulli_exp`.  The two paths
 read the keystream differently (each documented, each exact).
@@ -73,7 +73,7 @@ from .mechanisms import (
     _on_backend,
     _sampler,
 )
-from ..kernels import dp_noise
+from ..kernels import dp_gaussian
 from .randomness import RandomSource, default_source
 
 __all__ = ["DiscreteGaussianSampler", "discrete_gaussian_noise", "discrete_gaussian_delta",
@@ -158,7 +158,7 @@ def _check_sigma(sigma) -> float:
 def _draw(source: RandomSource, n: int, sampler: DiscreteGaussianSampler):
     """``n`` draws of the sampler (int64 on the backend), in rounds over the pending values
     (CKS20 Algorithm 3): on the CPU each round is one fused kernel
-    (:func:`~gpuppdp.kernels.dp_noise.gaussian_round`), elsewhere array passes (proposals
+    (:func:`~gpuppdp.kernels.dp_gaussian.gaussian_round`), elsewhere array passes (proposals
     from the noise kernel, coins from :func:`~gpuppdp.dp.coins.bernoulli_exp`).  The two
     read the keystream differently: each is exact, neither replays the other."""
     xp = source.backend.xp
@@ -186,8 +186,8 @@ def _draw_fused(source: RandomSource, n: int, sampler: DiscreteGaussianSampler) 
     pending: np.ndarray | None = None  # None: every value (the first round)
     m = n
     while m:
-        key, n0, n1, base = source._reserve(dp_noise.gaussian_blocks(m, trials))
-        y, accept = dp_noise.gaussian_round(key, n0, n1, base, m, tables, sampler.center,
+        key, n0, n1, base = source._reserve(dp_gaussian.gaussian_blocks(m, trials))
+        y, accept = dp_gaussian.gaussian_round(key, n0, n1, base, m, tables, sampler.center,
                                             sampler.sigma2, MAX_GAMMA)
         ok = accept.view(np.bool_)
         if pending is None:

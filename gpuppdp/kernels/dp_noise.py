@@ -41,7 +41,8 @@ and ``Z = ±(1 + G)`` if nonzero, else 0.  Element ``i`` of a call belongs to gr
 ``i % 16`` of the keystream block ``base + group * rows + r``.  The kernels then add the noise
 to integer values (:func:`noise_int`) or round real values to the grid ``g·ℤ`` (round half
 to even, in units of ``g``), add and scale back (:func:`noise_grid`): keystream, the trials
-(the inverse CDF), grid rounding and the addition in one pass, one thread per group.
+(the inverse CDF), grid rounding and the addition in one pass, one thread per group.  The
+discrete Gaussian's fused rounds (:mod:`.dp_gaussian`) draw their proposals with it.
 
 Forms: ``_*_serial`` (Numba CPU, one block at a time: the reference), ``_*_task`` (Numba
 CPU, the keystream :data:`~.chacha_lanes.LANES` blocks at a time in SIMD registers
@@ -55,28 +56,8 @@ on the CPU); on the simulator tier (``kernels == "cudasim"``) the first 16 input
 functions run one named form on host arrays (for the tests and benchmarks).  The trials'
 tables are built on the host by :func:`~.dp_tables.bernoulli_tables`.
 
-The discrete Gaussian round
----------------------------
-:func:`gaussian_round` is one round of the rejection sampler of Canonne, Kamath & Steinke
-(2020, Algorithm 3) for ``m`` values, fused (CPU only): a proposal ``Y`` from the noise
-kernel above, ``γ = (|Y| - c)² / (2σ²)`` (``c = fl(σ² r)``; the float operations of
-:meth:`gpuppdp.dp.gaussian.DiscreteGaussianSampler.gamma`), and the coin
-``u < fl(exp(-γ))`` (rejected outright when ``γ > 700``).  Its keystream: the round reserves
-:func:`gaussian_blocks` blocks from ``base``; the proposals use the first
-:func:`noise_blocks` of them exactly as :func:`noise_int` does, and value ``j``'s coin reads
-``u`` from words ``2j`` and ``2j + 1`` of the blocks after them (the words
-:meth:`~gpuppdp.dp.RandomSource.random_words` would return there, 64 bits, the first word
-most significant), continued, when those 64 bits do not decide (probability below
-``2**-11``), by the three extension blocks at the extension index of its first word (word
-``w`` of block ``b``: ``2 (16 b + w)``, an index no trial uses).  ``u < p`` for
-``p = M 2**-(k+53)`` (``frexp``) is decided exactly: the first ``k + 53`` bits of ``u``, as an
-integer, are below ``M``.  The caller redraws the rejected values in a new round on fresh
-blocks (:mod:`gpuppdp.dp.gaussian`).
-
 References
 ----------
-.. [CKS20] C. L. Canonne, G. Kamath and T. Steinke, "The Discrete Gaussian for Differential
-   Privacy", NeurIPS 2020, Algorithm 3.
 .. [RFC8439] Y. Nir and A. Langley, "ChaCha20 and Poly1305 for IETF Protocols", RFC 8439,
    2018, section 2.3 (block function), test vectors 2.3.2 and 2.4.2.
 .. [GRS09] A. Ghosh, T. Roughgarden and M. Sundararajan, "Universally utility-maximizing
@@ -97,7 +78,7 @@ from .dp_tables import EXT_BITS, EXT_BLOCKS, EXT_WORDS, FIRST_BITS, bernoulli_ta
 from .groupby import run_tasks
 
 __all__ = ["chacha20_block", "bernoulli_tables", "keystream", "bernoulli", "noise_int",
-           "noise_grid", "gaussian_round", "gaussian_blocks", "GROUP", "FIRST_BITS",
+           "noise_grid", "GROUP", "FIRST_BITS",
            "EXT_BITS", "EXT_WORDS", "EXT_FLAG", "MAX_BLOCK"]
 
 MASK32 = 0xFFFFFFFF
@@ -523,106 +504,6 @@ def _bernoulli_task(t, out, key, n0, n1, base, p_first, ptab, invert, per_task):
                 bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, out)
 
 
-@njit(cache=True)
-def _coin_tail(words, k, m):
-    """``u < M 2**-(k+53)`` for ``u``'s bits in ``words`` (uint32, most significant first;
-    ``k + 53`` bits at most ``32 len(words)``): the first ``k`` bits are zero and the next
-    53, as an integer, are below ``m``."""
-    for w in range(k // 32):
-        if words[w] != 0:
-            return 0
-    r = k % 32
-    if r and (int64(words[k // 32]) >> (32 - r)) != 0:
-        return 0
-    v = int64(0)
-    for b in range(k, k + 53):
-        v = (v << 1) | ((int64(words[b // 32]) >> (31 - b % 32)) & 1)
-    return 1 if v < m else 0
-
-
-@njit(cache=True)
-def _coin_slow(w0, w1, key, n0, n1, ext_index, words, ebuf, k, m):
-    """A coin the first 64 bits did not decide: ``u`` continued on the extension stream."""
-    words[0] = w0
-    words[1] = w1
-    for b in range(EXT_BLOCKS):
-        _block_at(key, n0, n1 | EXT_FLAG, ext_index * EXT_BLOCKS + b, ebuf, 16 * b)
-    for w in range(EXT_WORDS):
-        words[2 + w] = ebuf[w]
-    return _coin_tail(words, k, m)
-
-
-@njit(cache=True, nogil=True)
-def _gaussian_task(t, y_out, accept, key, n0, n1, base, coin_base, rows, trials, p_first, ptab,
-                   invert, center, two_sigma2, max_gamma, group, per_task):
-    """Groups ``t * per_task ..`` of :func:`gaussian_round`: proposals into ``y_out``, coins
-    into ``accept``.  ``group`` is :data:`GROUP` (see :func:`_noise_group_lanes`)."""
-    n = y_out.shape[0]
-    g0 = t * per_task
-    g1 = min((n + GROUP - 1) // GROUP, g0 + per_task)
-    ks = np.empty(scratch_words(_SUB_GROUPS * rows), np.uint32)
-    bm = np.empty(16 * _SUB_GROUPS * rows, np.uint32)
-    cks = np.empty(scratch_words(2 * _SUB_GROUPS), np.uint32)
-    ebuf = np.empty(EXT_WORDS, np.uint32)
-    words = np.empty(2 + EXT_WORDS, np.uint32)
-    z = np.empty(GROUP, np.int64)
-    tied = np.empty(GROUP, np.int64)
-    for s0 in range(g0, g1, _SUB_GROUPS):
-        s1 = min(g1, s0 + _SUB_GROUPS)
-        n_blocks = (s1 - s0) * rows
-        fill_blocks(key, n0, n1, base + s0 * rows, n_blocks, ks)
-        for b in range(n_blocks):  # block-major for the trials
-            for w in range(16):
-                bm[16 * b + w] = word_at(ks, b, w)
-        fill_blocks(key, n0, n1, coin_base + 2 * s0, 2 * (s1 - s0), cks)  # 2 per group
-        for grp in range(s0, s1):
-            c0 = (grp - s0) * rows
-            _noise_group_lanes(bm, c0, trials, p_first, invert, z, tied, group)
-            first = grp * GROUP
-            for e in range(min(GROUP, n - first)):
-                v = z[e]
-                if tied[e]:
-                    v = _noise_value_ties(bm, e, c0, grp, key, n0, n1, base, rows, trials,
-                                          p_first, ptab, invert, ebuf)
-                y_out[first + e] = v
-        _gaussian_coins(y_out, accept, s0, s1, cks, key, n0, n1, coin_base, center,
-                        two_sigma2, max_gamma, words, ebuf)
-
-
-@njit(cache=True)
-def _gaussian_coins(y_out, accept, s0, s1, cks, key, n0, n1, coin_base, center, two_sigma2,
-                    max_gamma, words, ebuf):
-    """The coins of groups ``s0 .. s1 - 1`` (module docstring; their words in the scratch
-    ``cks``, from block ``coin_base + 2 s0``).  A loop apart from the proposals' (in theirs
-    this code stops LLVM from vectorizing the trials), the first 64 bits' decision written
-    out (a call per value with array arguments costs more than the coin)."""
-    n = y_out.shape[0]
-    for i in range(s0 * GROUP, min(n, s1 * GROUP)):
-        d = abs(float(y_out[i])) - center
-        gamma = (d * d) / two_sigma2
-        if gamma > max_gamma:
-            accept[i] = 0
-            continue
-        frac, ex = math.frexp(math.exp(-gamma))  # p = m 2**-(k + 53), 2**52 <= m < 2**53
-        if frac == 0.5 and ex == 1:
-            accept[i] = 1  # p = 1
-            continue
-        m = int64(math.ldexp(frac, 53))
-        k = -ex
-        cb = (i - s0 * GROUP) // 8  # the coin's block in the scratch: 8 values a block
-        w = 2 * (i % 8)
-        w0 = word_at(cks, cb, w)
-        w1 = word_at(cks, cb, w + 1)
-        x = (uint64(w0) << uint64(32)) | uint64(w1)
-        if k <= 11:
-            accept[i] = 1 if (x >> uint64(11 - k)) < uint64(m) else 0
-        elif (k >= 64 and x != 0) or (k < 64 and (x >> uint64(64 - k)) != 0):
-            accept[i] = 0
-        else:
-            accept[i] = _coin_slow(w0, w1, key, n0, n1,
-                                   2 * (16 * (coin_base + 2 * s0 + cb) + w), words, ebuf, k, m)
-
-
 def _noise_int_lanes(x, out, key, n0, n1, base, rows, trials, p_first, ptab, invert):
     _run_lanes(_noise_task, -(-out.shape[0] // GROUP), _TASK_UNITS, x, out, False, 0.0, 0.0, key,
                n0, n1, base, rows, trials, p_first, ptab, invert, GROUP)
@@ -867,27 +748,6 @@ def noise_int_forms(x, key, n0, n1, base, tables, form: str):
     else:
         _reference_form(form, x, out, 0, 0.0, 0.0, *rest)
     return out
-
-
-def gaussian_blocks(m: int, trials: int) -> int:
-    """Keystream blocks one :func:`gaussian_round` over ``m`` values uses: the proposals'
-    and two per group for the coins."""
-    return noise_blocks(m, trials) + 2 * -(-m // GROUP)
-
-
-def gaussian_round(key, n0: int, n1: int, base: int, m: int, tables, center: float,
-                   sigma2: float, max_gamma: float):
-    """One fused round of the discrete Gaussian sampler for ``m`` values (module docstring),
-    on the host: ``(proposals, accepted)``, int64 and uint8 arrays.  ``tables`` are the
-    proposal's (discrete Laplace) trial tables."""
-    trials = tables[0].shape[0]
-    rows = noise_rows(trials)
-    y = np.empty(m, dtype=np.int64)
-    accept = np.empty(m, dtype=np.uint8)
-    _run_lanes(_gaussian_task, -(-m // GROUP), _TASK_UNITS, y, accept, _host_key(key), n0, n1,
-               base, base + noise_blocks(m, trials), rows, trials, *tables, float(center),
-               2.0 * float(sigma2), float(max_gamma), GROUP)
-    return y, accept
 
 
 def noise_grid_forms(x, key, n0, n1, base, tables, granularity, form: str):

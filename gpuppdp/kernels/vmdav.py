@@ -162,6 +162,90 @@ def _sq_distance(z, i, other):
     return s
 
 
+@cuda.jit(device=True)
+def _cuda_extend(z, a, b, state, k, gamma, din, dtmp, chosen, rd, ri):
+    """Extend the group ``chosen[:k]`` (state 1; ``din``: each unassigned row's distance to
+    ``chosen[0]``) as :func:`_vmdav_partition` does: ``din`` becomes the distance to the
+    group, and its nearest unassigned row joins while ``d_in < gamma * d_out`` and the group
+    has fewer than ``2k - 1`` rows (``dtmp``: scratch).  Returns the group's size."""
+    tid = cuda.threadIdx.x
+    for g in range(1, k):
+        c = chosen[g]
+        for i in range(a + tid, b, MDAV_THREADS):
+            if state[i] == 0:
+                s = _sq_distance(z, i, c)
+                if s < din[i]:
+                    din[i] = s
+    size = k
+    while size < 2 * k - 1:
+        best_d, best_i = 0.0, -1
+        for i in range(a + tid, b, MDAV_THREADS):
+            if state[i] == 0 and _better(din[i], i, best_d, best_i, False):
+                best_d, best_i = din[i], i
+        c = _block_best(rd, ri, best_d, best_i, False)
+        if c < 0:
+            break
+        best_d, best_i = 0.0, -1
+        for i in range(a + tid, b, MDAV_THREADS):
+            if state[i] == 0 and i != c:
+                s = _sq_distance(z, i, c)
+                dtmp[i] = s
+                if _better(s, i, best_d, best_i, False):
+                    best_d, best_i = s, i
+        q = _block_best(rd, ri, best_d, best_i, False)
+        d_out = dtmp[q] if q >= 0 else _INF
+        if not math.sqrt(din[c]) < _mul(gamma, math.sqrt(d_out)):
+            break
+        for i in range(a + tid, b, MDAV_THREADS):
+            if state[i] == 0 and i != c and dtmp[i] < din[i]:
+                din[i] = dtmp[i]
+        if tid == 0:
+            chosen[size] = c
+            state[c] = 1
+        size += 1
+        cuda.syncthreads()
+    return size
+
+
+@cuda.jit(device=True)
+def _first_unassigned(a, b, state, rd, ri):
+    """The block's smallest unassigned row (-1: none)."""
+    first = -1
+    for i in range(a + cuda.threadIdx.x, b, MDAV_THREADS):
+        if state[i] == 0 and (first < 0 or i < first):
+            first = i
+    return _block_best(rd, ri, 0.0, first, False)
+
+
+@cuda.jit(device=True)
+def _cuda_last_group(z, a, b, state, k, scale, label, gsum, gsize, remaining, rd, ri):
+    """The ``remaining`` unassigned rows: one group named by its smallest row when ``k`` or
+    more, else each to the group whose centroid is nearest (``gsum``/``gsize``)."""
+    tid = cuda.threadIdx.x
+    rest = _first_unassigned(a, b, state, rd, ri)
+    if remaining >= k:
+        for i in range(a + tid, b, MDAV_THREADS):
+            if state[i] == 0:
+                label[i] = rest
+        return
+    while rest >= 0:  # fewer than k left: each to the group with the nearest centroid
+        best_d, best_i = 0.0, -1
+        for g in range(a + tid, b, MDAV_THREADS):
+            if gsize[g] > 0:
+                s = 0.0
+                for j in range(z.shape[1]):
+                    u = z[rest, j] - (gsum[g, j] / gsize[g]) / scale
+                    s = _add(s, _mul(u, u))
+                if _better(s, g, best_d, best_i, False):
+                    best_d, best_i = s, g
+        near = _block_best(rd, ri, best_d, best_i, False)
+        if tid == 0:
+            label[rest] = near
+            state[rest] = 2
+        cuda.syncthreads()
+        rest = _first_unassigned(a, b, state, rd, ri)
+
+
 @cuda.jit(cache=True)
 def _vmdav_blocks(part_ptr, z, qz, scale, k, gamma, label, state, dcen, din, dtmp, gsum,
                   gsize):
@@ -197,41 +281,7 @@ def _vmdav_blocks(part_ptr, z, qz, scale, k, gamma, label, state, dcen, din, dtm
                 best_d, best_i = dcen[i], i
         e = _block_best(rd, ri, best_d, best_i, True)
         _cuda_group(z, a, b, state, e, k, din, chosen, rd, ri)  # din: distances to e
-        for g in range(1, k):
-            c = chosen[g]
-            for i in range(a + tid, b, MDAV_THREADS):
-                if state[i] == 0:
-                    s = _sq_distance(z, i, c)
-                    if s < din[i]:
-                        din[i] = s
-        size = k
-        while size < 2 * k - 1:
-            best_d, best_i = 0.0, -1
-            for i in range(a + tid, b, MDAV_THREADS):
-                if state[i] == 0 and _better(din[i], i, best_d, best_i, False):
-                    best_d, best_i = din[i], i
-            c = _block_best(rd, ri, best_d, best_i, False)
-            if c < 0:
-                break
-            best_d, best_i = 0.0, -1
-            for i in range(a + tid, b, MDAV_THREADS):
-                if state[i] == 0 and i != c:
-                    s = _sq_distance(z, i, c)
-                    dtmp[i] = s
-                    if _better(s, i, best_d, best_i, False):
-                        best_d, best_i = s, i
-            q = _block_best(rd, ri, best_d, best_i, False)
-            d_out = dtmp[q] if q >= 0 else _INF
-            if not math.sqrt(din[c]) < _mul(gamma, math.sqrt(d_out)):
-                break
-            for i in range(a + tid, b, MDAV_THREADS):
-                if state[i] == 0 and i != c and dtmp[i] < din[i]:
-                    din[i] = dtmp[i]
-            if tid == 0:
-                chosen[size] = c
-                state[c] = 1
-            size += 1
-            cuda.syncthreads()
+        size = _cuda_extend(z, a, b, state, k, gamma, din, dtmp, chosen, rd, ri)
         if tid == 0:
             for g in range(size):
                 i = chosen[g]
@@ -242,36 +292,7 @@ def _vmdav_blocks(part_ptr, z, qz, scale, k, gamma, label, state, dcen, din, dtm
             gsize[e] = size
             remaining[0] -= size
         cuda.syncthreads()
-    first = -1
-    for i in range(a + tid, b, MDAV_THREADS):
-        if state[i] == 0 and (first < 0 or i < first):
-            first = i
-    rest = _block_best(rd, ri, 0.0, first, False)
-    if remaining[0] >= k:
-        for i in range(a + tid, b, MDAV_THREADS):
-            if state[i] == 0:
-                label[i] = rest
-        return
-    while rest >= 0:  # fewer than k left: each to the group with the nearest centroid
-        best_d, best_i = 0.0, -1
-        for g in range(a + tid, b, MDAV_THREADS):
-            if gsize[g] > 0:
-                s = 0.0
-                for j in range(d):
-                    u = z[rest, j] - (gsum[g, j] / gsize[g]) / scale
-                    s = _add(s, _mul(u, u))
-                if _better(s, g, best_d, best_i, False):
-                    best_d, best_i = s, g
-        near = _block_best(rd, ri, best_d, best_i, False)
-        if tid == 0:
-            label[rest] = near
-            state[rest] = 2
-        cuda.syncthreads()
-        first = -1
-        for i in range(a + tid, b, MDAV_THREADS):
-            if state[i] == 0 and (first < 0 or i < first):
-                first = i
-        rest = _block_best(rd, ri, 0.0, first, False)
+    _cuda_last_group(z, a, b, state, k, scale, label, gsum, gsize, remaining[0], rd, ri)
 
 
 def vmdav_cuda(xp, part_ptr, z, qz, scale: float, k: int, gamma: float, label) -> None:
