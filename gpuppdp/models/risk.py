@@ -31,12 +31,12 @@ import math
 
 import numpy as np
 
-from ..analysis.risk import pitman_uniques, snb_uniques, zayatz_uniques
 from ..core.classes import Classes
 from ..engine.transform import SUPPRESSED_LABEL
 from ..errors import InputError
 from ..validation import check_number, format_values, plain_number
 from .base import PrivacyModel, Requirement
+from .uniqueness import pitman_uniques, snb_uniques, zayatz_uniques
 
 __all__ = ["RiskModel", "AverageReidentificationRisk", "SampleUniqueness",
            "PopulationUniqueness", "POPULATION_REGIONS", "POPULATION_ESTIMATORS",
