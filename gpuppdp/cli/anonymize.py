@@ -274,7 +274,7 @@ def cmd_anonymize(args) -> int:
             args.usage_error("--target is the classification attribute of --algorithm tds")
         if args.generalization is not None:
             args.usage_error("--generalization is an option of --algorithm tds")
-    elif args.microaggregate:
+    elif args.attribute_microaggregation:
         args.usage_error("--microaggregate is an option of --algorithm full-domain")
     else:
         if args.transformation is not None:
@@ -695,7 +695,8 @@ def register(subparsers) -> None:
                     "several threads at once; out of core")
     add_dask_option(an, "encode and release (a .parquet release is then a dataset folder)")
     an.add_argument("--microaggregate", type=_column_value("--microaggregate", ":"),
-                    action="append", default=[], metavar="COL:FUNCTION",
+                    dest="attribute_microaggregation", action="append", default=[],
+                    metavar="COL:FUNCTION",
                     help="release COL as one aggregate per class: mean, geomean, median, mode "
                     "or interval (ARX's microaggregation; without --qi COL=... the column joins "
                     "no lattice and the loss metric charges it, with one it is generalized, "

@@ -41,7 +41,8 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
                                 columns=[name for name, _ in args.sensitive])
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
                    for name, path in args.qi}
-    microaggregation = dict(getattr(args, "microaggregate", None) or [])
+    # anonymize's ARX attribute aggregates (perturb's --microaggregate is MDAV: another dest)
+    microaggregation = dict(getattr(args, "attribute_microaggregation", None) or [])
     for column in args.weights or {}:
         if column not in hierarchies and column not in microaggregation:
             raise InputError(f"--weights names {column!r}, which is not a --qi column "
