@@ -289,8 +289,8 @@ class Anonymizer:
     metric : str or Metric
         A name of :data:`gpuppdp.engine.metrics.METRICS` (``loss``, ``precision``,
         ``discernibility``, ``discernibility-monotonic``, ``aecs``, ``entropy``,
-        ``entropy-monotonic``, ``normalized-entropy``, ``height``, ``ambiguity``: ARX's quality
-        models) or a :class:`~gpuppdp.engine.metrics.Metric`.
+        ``entropy-monotonic``, ``normalized-entropy``, ``height``, ``ambiguity``, ``kl``: ARX's
+        quality models) or a :class:`~gpuppdp.engine.metrics.Metric`.
     attribute_weights : mapping QID -> weight >= 0, optional
         ARX's attribute weights (``setAttributeWeight``; 0.5 unless given) for the metrics
         that weigh attributes (loss, precision, entropy, normalized-entropy, height).
