@@ -430,7 +430,7 @@ class Anonymizer:
         self._check_parameters()
         hierarchies = {n: hierarchy_of(n, h) for n, h in self.quasi_identifiers.items()}
         schema = Schema(hierarchies, self.sensitive, self.insensitive, self.identifying,
-                        self.others, self._aggregations())
+                        self.others, self._aggregations(), check_types(self.types))
         models = _models(self.k, self.models, self.sensitive)
         referred = referred_sensitive(models)
         metric = self._metric()

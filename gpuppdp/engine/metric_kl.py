@@ -99,8 +99,8 @@ class KLDivergence(Ambiguity):
     def bind(self, encoded):
         if encoded.qi_codes is None:
             raise InputError("metric: 'kl' sums over the input rows in order, as ARX does, and "
-                             "needs them in memory; this table is read in chunks (choose another metric, "
-                             "or read the table whole)")
+                             "needs them in memory; this table is read in chunks (choose another "
+                             "metric, or read the table whole)")
         super().bind(encoded)
         be = self.backend
         rows = np.stack([be.to_host(c).astype(np.int64) for c in encoded.qi_codes], axis=1)
