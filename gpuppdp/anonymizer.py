@@ -331,7 +331,9 @@ class Anonymizer:
     types : mapping column -> DataType or text, optional
         Data types (ARX's ``setDataType``; CLI: ``--type COL=TYPE``): ``integer``,
         ``decimal``, ``date[:FORMAT]``, ``ordered:V1,V2,...`` or ``string``
-        (:mod:`gpuppdp.core.datatypes`).  Untyped columns are numbers when every value is one.
+        (:mod:`gpuppdp.core.datatypes`): how a microaggregated column is aggregated, and how
+        ordered t-closeness orders a sensitive column (as ARX).  Untyped columns are numbers
+        when every value is one.
     """
 
     def __init__(self, *, quasi_identifiers: Mapping[str, Hierarchy | str], sensitive=(),
