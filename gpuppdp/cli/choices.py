@@ -13,7 +13,7 @@ __all__ = ["BACKENDS", "METRICS", "SEARCHES", "PREFERENCES", "SUPPRESSION_MODES"
 
 BACKENDS = ("auto", "cpu", "gpu")  # gpuppdp.backend.BACKEND_CHOICES
 METRICS = ("aecs", "ambiguity", "discernibility", "discernibility-monotonic", "entropy",
-           "entropy-monotonic", "height", "loss", "normalized-entropy",
+           "entropy-monotonic", "height", "kl", "loss", "normalized-entropy",
            "precision")  # sorted(gpuppdp.engine.metrics.METRICS)
 SEARCHES = ("auto", "flash", "exhaustive", "levels", "lightning", "beam",
             "samarati")  # gpuppdp.engine.search.SEARCHES

@@ -20,6 +20,8 @@ order (classes summed sequentially in order of first appearance, see
   ``MetricMDNUEntropy``) and :class:`NormalizedEntropy` (``createNormalizedEntropyMetric()``).
 * :class:`Height` -- ``createHeightMetric()``: the sum of the generalization levels.
 * :class:`Ambiguity` -- ``createAmbiguityMetric()``: Nergiz & Clifton's (2007) ambiguity.
+* :class:`~.metric_kl.KLDivergence` -- ``createKLDivergenceMetric()``: the KL divergence of
+  the release from the input (Machanavajjhala et al. 2007), in :mod:`.metric_kl`.
 
 ``gs_factor`` (ARX's generalization/suppression factor, ``createLossMetric(gsFactor)``) weighs
 generalization against suppression where ARX honours it (loss, precision, entropy, AECS);
@@ -44,7 +46,7 @@ from ..validation import check_number
 
 __all__ = ["Metric", "Loss", "Precision", "Discernibility", "MonotonicDiscernibility", "AECS",
            "Entropy", "MonotonicEntropy", "NormalizedEntropy", "Height", "Ambiguity",
-           "METRICS", "make_metric", "precision_loss", "discernibility",
+           "KLDivergence", "METRICS", "make_metric", "precision_loss", "discernibility",
            "generalization_shares"]
 
 
@@ -751,9 +753,12 @@ class NormalizedEntropy(Entropy):
             return values / self._upper
 
 
+from .metric_kl import KLDivergence  # noqa: E402  (a subclass of Ambiguity, in its own module)
+
 #: the metrics by their command-line names
 METRICS = {m.name: m for m in (AECS, Ambiguity, Discernibility, MonotonicDiscernibility, Entropy,
-                               MonotonicEntropy, Height, Loss, NormalizedEntropy, Precision)}
+                               MonotonicEntropy, Height, KLDivergence, Loss, NormalizedEntropy,
+                               Precision)}
 
 
 def make_metric(metric, *, gs_factor: float | None = None,
