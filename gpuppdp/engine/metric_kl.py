@@ -18,7 +18,7 @@ from numba import njit
 
 from ..errors import InputError
 from ..kernels import groupby
-from .metrics import Ambiguity, _log2
+from .metrics import METRICS, Ambiguity, _log2
 
 __all__ = ["KLDivergence"]
 
@@ -151,3 +151,6 @@ class KLDivergence(Ambiguity):
                             area, local_ptr, float(self.n_rows), self._max_area,
                             needed[lo:hi])
         return il, np.full(n_nodes, np.nan)
+
+
+METRICS[KLDivergence.name] = KLDivergence

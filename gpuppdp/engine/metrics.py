@@ -46,7 +46,7 @@ from ..validation import check_number
 
 __all__ = ["Metric", "Loss", "Precision", "Discernibility", "MonotonicDiscernibility", "AECS",
            "Entropy", "MonotonicEntropy", "NormalizedEntropy", "Height", "Ambiguity",
-           "KLDivergence", "METRICS", "make_metric", "precision_loss", "discernibility",
+           "METRICS", "make_metric", "precision_loss", "discernibility",
            "generalization_shares"]
 
 
@@ -753,12 +753,11 @@ class NormalizedEntropy(Entropy):
             return values / self._upper
 
 
-from .metric_kl import KLDivergence  # noqa: E402  (a subclass of Ambiguity, in its own module)
-
-#: the metrics by their command-line names
-METRICS = {m.name: m for m in (AECS, Ambiguity, Discernibility, MonotonicDiscernibility, Entropy,
-                               MonotonicEntropy, Height, KLDivergence, Loss, NormalizedEntropy,
-                               Precision)}
+#: the metrics by their command-line names (:mod:`.metric_kl` adds ``kl`` when the engine
+#: package is imported: it subclasses :class:`Ambiguity`, in its own module)
+METRICS: dict[str, type[Metric]] = {m.name: m for m in (
+    AECS, Ambiguity, Discernibility, MonotonicDiscernibility, Entropy, MonotonicEntropy, Height,
+    Loss, NormalizedEntropy, Precision)}
 
 
 def make_metric(metric, *, gs_factor: float | None = None,
