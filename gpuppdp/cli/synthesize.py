@@ -214,7 +214,8 @@ def run_synthesize(args: argparse.Namespace) -> int:
         two = ev["two_way"]
         print(f"evaluation: mean 1-way TV {ev['one_way']['mean']:.4f}"
               + (f", mean 2-way TV {two['mean']:.4f} (max {two['max']:.4f})" if two else "")
-              + f"; identical to a real record {100 * ev['closest_record']['identical_share']:.1f} %")
+              + "; identical to a real record "
+              f"{100 * ev['closest_record']['identical_share']:.1f} %")
     if p["seeded"]:
         print(f"seed: {args.seed} (--insecure-seed: the noise is reproducible, NOT private)")
     return 0

@@ -45,7 +45,8 @@ from ..errors import InputError
 from ..validation import check_epsilon, check_number, check_positive
 
 __all__ = ["ALPHAS", "MIN_ORDER", "pure_to_zcdp", "zcdp_to_approx", "zcdp_to_approx_standard",
-           "approx_to_zcdp", "rdp_to_approx", "zcdp_curve", "compose_approx", "advanced_composition"]
+           "approx_to_zcdp",
+           "rdp_to_approx", "zcdp_curve", "compose_approx", "advanced_composition"]
 
 #: the smallest Rényi order the conversions use
 MIN_ORDER = 1.0 + 2.0**-6

@@ -144,7 +144,10 @@ class _Column:
 
     @property
     def size(self) -> int:
-        return len(self.labels) if self.labels is not None else int(self.bins[2])
+        if self.labels is not None:
+            return len(self.labels)
+        assert self.bins is not None  # a column has labels or bins
+        return int(self.bins[2])
 
 
 def _check_bins(bins, cols) -> dict:
@@ -236,7 +239,7 @@ class MSTSynthesizer:
         if rho is not None:
             self.rho = check_epsilon("rho", rho)
         else:
-            self.rho = approx_to_zcdp(epsilon, delta)
+            self.rho = approx_to_zcdp(epsilon, delta)  # type: ignore[arg-type]
         self.epsilon, self.delta = epsilon, delta
         if unknown not in UNKNOWN_CHOICES:
             raise InputError(f"unknown must be one of {UNKNOWN_CHOICES}, got {unknown!r}")
@@ -250,7 +253,7 @@ class MSTSynthesizer:
         self.source = random if random is not None else default_source()
         _check_source(self.source)
         self.accountant = accountant
-        self._model = None
+        self._model: dict | None = None
 
     # -- the budget -------------------------------------------------------------------------
     def mechanisms(self, d: int) -> tuple:
@@ -288,7 +291,7 @@ class MSTSynthesizer:
         spec, codes, bad, undeclared = [], [], [], []
         for col in cols:
             if col in bins:
-                lower, upper, _ = self.bins[col]
+                lower, upper, _ = dict(self.bins or {})[col]
                 integer = all(isinstance(v, numbers.Integral) for v in (lower, upper))
                 spec.append(_Column(col, bins=bins[col], integer=integer))
                 codes.append(_bin_codes(data[col], bins[col]))
@@ -375,16 +378,19 @@ class MSTSynthesizer:
     def sample(self, n: int | None = None) -> pd.DataFrame:
         """``n`` synthetic records (default: the noisy number of records) by ancestral
         sampling along the tree, on the backend."""
+        model = self._fitted()
+        n = self.rows_estimate if n is None else check_int("n", n, 0)
+        return _decode(model, self.sample_codes(n), self.source)
+
+    def _fitted(self) -> dict:
         if self._model is None:
             raise InputError("fit the synthesizer before sampling (fit(data))")
-        n = self.rows_estimate if n is None else check_int("n", n, 0)
-        codes = self.sample_codes(n)
-        return _decode(self._model, codes, self.source)
+        return self._model
 
     def sample_codes(self, n: int):
         """``n`` records as compressed codes (n, d) int64 on the backend (before the merged
         codes and the bins are expanded)."""
-        m, xp = self._model, self.source.backend.xp
+        m, xp = self._fitted(), self.source.backend.xp
         out = xp.zeros((n, len(m["order"])), dtype=xp.int64)
         for node in m["order"]:
             cum, starts, sums, width = m["tables"][node]

@@ -51,7 +51,8 @@ def synthesis_html(summary: dict) -> str:
             rows.append(("propensity score (0: indistinguishable, 0.25: told apart)",
                          f"{ev['propensity']['propensity_score']:.4f}"))
         cr = ev["closest_record"]
-        rows += [("synthetic records identical to a real one", f"{100 * cr['identical_share']:.2f} %"),
+        rows += [("synthetic records identical to a real one",
+                  f"{100 * cr['identical_share']:.2f} %"),
                  ("median Hamming distance to the closest real record",
                   f"{cr['hamming_quantiles'][50]:g}")]
         one = ev["one_way"]["per_clique"]
