@@ -42,7 +42,7 @@ import warnings
 from .. import __version__
 from ..stops import COMMITTED, STOP_SIGNALS
 from . import (anatomize, anonymize, attack, check, dp, explore, generate, hierarchy, negotiate,
-               perturb, report, risk, tradeoff)
+               perturb, report, risk, synthesize, tradeoff)
 
 __all__ = ["main", "build_parser", "INTERRUPTED", "USER_ERROR", "INTERNAL_ERROR"]
 
@@ -148,7 +148,7 @@ def build_parser():
                         "gpuppdp --debug COMMAND ...)")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (anonymize, check, risk, report, explore, dp, generate, hierarchy, attack,
-                   anatomize, negotiate, perturb, tradeoff):
+                   anatomize, negotiate, perturb, tradeoff, synthesize):
         module.register(sub)
     return parser
 

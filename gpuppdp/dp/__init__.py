@@ -31,7 +31,11 @@ hierarchies (:mod:`gpuppdp.hierarchy`) with the rest of the engine.
   generalization level, over public domains, optionally with a per-person contribution
   bound), :func:`dp_class_counts`, :func:`dp_group_stats`; refusals that depend on the data
   come after the charge.
-* :mod:`~gpuppdp.cli.dp` -- the ``gpuppdp dp-histogram`` subcommand.
+* :mod:`~gpuppdp.dp.synthesis` -- :class:`~gpuppdp.dp.synthesis.MSTSynthesizer`, synthetic
+  records from a tree of noisy marginals (MST, McKenna, Miklau & Sheldon 2021), and
+  :mod:`~gpuppdp.dp.synthesis_eval` to measure them.
+* :mod:`~gpuppdp.cli.dp` -- the ``gpuppdp dp-histogram`` subcommand
+  (:mod:`~gpuppdp.cli.synthesize`: ``gpuppdp synthesize``).
 
 References
 ----------
