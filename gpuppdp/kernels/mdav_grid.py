@@ -34,16 +34,19 @@ On a GPU the passes run in one persistent cooperative kernel (all blocks residen
 ``max_cooperative_grid_blocks``).  Numba's simulator runs the blocks of a launch one after
 another, so its grid barrier holds for one block only: there (and on a GPU whose cooperative
 launch fails) a launch per pass runs the same pass function, :func:`_pass` -- the tests run
-both on a few blocks.  The other designs: a launch per pass from the host costs 5-10 us of
-host time each, ``3m / 2k`` passes (3 x 10^5 for 10^6 rows: 2-3 s of launches alone); CUDA
-graphs from Numba are not at hand.
+it on 2 to 4 blocks, and the cooperative kernel on one.  Why not a launch per pass on a GPU
+too: 5-10 us of host time each, ``3m / 2k`` passes (3 x 10^5 for 10^6 rows: 2-3 s of
+launches alone), and CUDA graphs are not at hand from Numba.  The slices' packing is the
+"compact as rows go" idea, done by each block on its own slice at every pass.
 
-Expected time, 10^6 x 5, k = 5, H100/H200 (not measured here): ``3 x 10^5`` passes reading the
-remaining rows' 40 bytes each, ``sum 3m / 2k`` over ``m = n, n - 2k, ...`` = 1.5 x 10^11 row
-reads = 6 TB, from L2 (the 40 MB table fits H100's 50 MB, H200's 60 MB) at ~5 TB/s: ~1.2 s;
-per pass a grid barrier (~2 us) and ``2k - 1`` reductions of the blocks' lists (~0.2 us each)
-and the merge of the grid's candidates (~2 us): ~5 us x 3 x 10^5 = ~1.5 s.  About 3 s,
-under the 5 s goal; the barrier's latency and the merge are the uncertain terms.
+Expected time, 10^6 x 5, k = 5, H100/H200 (an estimate: not run on a GPU).  The cooperative
+kernel compiles (sm_90, numba 0.68) to 152 registers a thread, 128 threads a block: 3 blocks
+per multiprocessor, ~400 blocks, ~20 rows a thread at first.  Per two groups (10^5 times):
+three passes, each reading the remaining rows' 40 bytes (on average 20 MB; the 40 MB table
+stays in the 50 MB (H100) or 60 MB (H200) L2) at ~5 TB/s: ~12 us; 24 block reductions of
+the candidates' lists (9 block barriers each, ~0.4 us): ~10 us; three grid barriers: ~6 us.
+About 3 s in all, under the 5 s goal; the block barriers and the grid barrier's latency are
+the uncertain terms (warp shuffles would cut the first).
 """
 
 from __future__ import annotations
@@ -96,7 +99,7 @@ def _insert(ld, li, n, cap, d, i, largest):
         at -= 1
     ld[at] = d
     li[at] = i
-    return min(n + 1, cap)
+    return n + 1 if n < cap else cap
 
 
 @cuda.jit(device=True)
