@@ -60,6 +60,7 @@ SLOW = {
     "test_report.py::test_strict_backend_gives_the_same_figures",
     "test_tds.py::test_lkc_steps_match_brute_force",
     "test_tds.py::test_k_anonymity_steps_match_brute_force",
+    "test_mdav_grid.py::test_grid_form_on_more_tables",  # the CUDA simulator: ~15 s
     "test_cluster.py::test_release_order_is_shuffled_across_partitions",
     "test_dp_trust_releases.py::test_fork_while_another_thread_draws_does_not_deadlock",
     "test_properties.py::test_node_stats_match_the_naive_checker",
