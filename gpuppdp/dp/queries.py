@@ -67,7 +67,7 @@ from .sensitivity import Neighbouring, grouped_sum_sensitivity
 from .summation import exact_grid_sums, exact_sum_mechanism, exact_sum_plan
 
 __all__ = ["dp_count", "dp_sum", "dp_mean", "dp_variance", "dp_query", "QUERIES",
-           "QUERY_MECHANISMS", "noise_interval", "query_charge"]
+           "QUERY_MECHANISMS", "noise_interval", "gaussian_tail_bound", "query_charge"]
 
 QUERIES = ("count", "sum", "mean", "variance")
 #: the noise families: discrete Laplace or discrete Gaussian (integers for counts, the
@@ -209,6 +209,15 @@ def query_charge(statistic: str, *, lower: float = 0.0, upper: float = 1.0,
     return _charge_of([mech for _, mech, _ in plan.values()])
 
 
+def gaussian_tail_bound(y0: int, sigma2: float, norm: float) -> float:
+    """An upper bound on ``P[Y >= y0]`` (``y0 >= 1``) of ``Y ~ N_Z(0, σ²)``: the first term
+    plus the integral beyond it, ``(f(y0) + ∫_{y0}^∞ f) / Σ f`` with ``f(y) = e**(-y²/2σ²)``
+    (``f`` decreases), ``norm`` the sum."""
+    first = math.exp(-y0 * y0 / (2.0 * sigma2))
+    integral = math.sqrt(math.pi * sigma2 / 2.0) * math.erfc(y0 / math.sqrt(2.0 * sigma2))
+    return (first + integral) / norm
+
+
 def noise_interval(mech, confidence: float) -> tuple[float, float]:
     """``(half_width, coverage)`` of the interval ``noisy ± half_width`` around a value
     released by ``mech``: the smallest multiple ``t·g`` of the grid step with
@@ -233,11 +242,8 @@ def noise_interval(mech, confidence: float) -> tuple[float, float]:
         s2 = mech.grid_sigma**2
         norm = _normalizer(s2)
 
-        def tail(t: int) -> float:  # 2 (f(t+1) + ∫_{t+1}^∞ f) / Σ f, f(y) = e**(-y²/2σ²)
-            y0 = t + 1.0
-            first = math.exp(-y0 * y0 / (2.0 * s2))
-            integral = math.sqrt(math.pi * s2 / 2.0) * math.erfc(y0 / math.sqrt(2.0 * s2))
-            return min(1.0, 2.0 * (first + integral) / norm)
+        def tail(t: int) -> float:
+            return min(1.0, 2.0 * gaussian_tail_bound(t + 1, s2, norm))
 
         t = max(0, math.floor(mech.grid_sigma * math.sqrt(2.0 * math.log(2.0 / alpha))))
     while t > 0 and tail(t - 1) <= alpha:  # the smallest t (float steps fixed here)
