@@ -55,7 +55,7 @@ from .randomness import RandomSource, default_source
 from .releases import _charge, _check_accountant, _record, _spend
 from .sensitivity import Neighbouring
 
-__all__ = ["dp_key_counts", "key_threshold", "KEY_MECHANISMS"]
+__all__ = ["dp_key_counts", "key_charge", "key_threshold", "KEY_MECHANISMS"]
 
 #: the integer mechanisms of :func:`dp_key_counts` (names as in ``dp_histogram``)
 KEY_MECHANISMS = ("geometric", "discrete-gaussian")
@@ -105,6 +105,24 @@ def key_threshold(mech, delta: float, k: int) -> int:
     return t + 1
 
 
+def key_charge(mechanism: str = "geometric", *, delta: float, epsilon: float | None = None,
+               rho: float | None = None, max_keys_per_person: int = 1) -> dict:
+    """What :func:`dp_key_counts` with these parameters spends, as keywords of
+    :meth:`BudgetAccountant.check <gpuppdp.dp.accountant.BudgetAccountant.check>`: the
+    noise's ε (or ρ) and δ, plus the threshold's ``delta``.
+
+    >>> key_charge(epsilon=1.0, delta=1e-6)["delta"]
+    1e-06
+    """
+    delta = check_number("delta", delta, 0.0, 1.0)
+    if not 0.0 < delta < 1.0:
+        raise InputError(f"delta must be in (0, 1), got {delta!r}")
+    charge = _charge(_key_mechanism(mechanism, epsilon, rho,
+                                    check_int("max_keys_per_person", max_keys_per_person, 1)))
+    charge["delta"] += delta
+    return charge
+
+
 def dp_key_counts(data: pd.DataFrame, by: str | Sequence[str], *, delta: float,
                   epsilon: float | None = None, rho: float | None = None,
                   mechanism: str = "geometric", person: str | None = None,
@@ -150,9 +168,6 @@ def dp_key_counts(data: pd.DataFrame, by: str | Sequence[str], *, delta: float,
     (['a'], 15)
     """
     cols = _columns(data, by)
-    delta = check_number("delta", delta, 0.0, 1.0)
-    if not 0.0 < delta < 1.0:
-        raise InputError(f"delta must be in (0, 1), got {delta!r}")
     if person is None:
         if max_keys_per_person is not None:
             raise InputError("max_keys_per_person needs person= (the column that names the "
@@ -166,10 +181,10 @@ def dp_key_counts(data: pd.DataFrame, by: str | Sequence[str], *, delta: float,
                              "would publish who is in the data")
         k = check_int("max_keys_per_person", 1 if max_keys_per_person is None
                       else max_keys_per_person, 1)
+    charge = key_charge(mechanism, delta=delta, epsilon=epsilon, rho=rho,
+                        max_keys_per_person=k)
     mech = _key_mechanism(mechanism, epsilon, rho, k)
     tau = key_threshold(mech, delta, k)
-    charge = _charge(mech)
-    charge["delta"] += delta
     source = random if random is not None else default_source()
     _check_source(source)
     _check_accountant(accountant, charge, Neighbouring.ADD_REMOVE)
