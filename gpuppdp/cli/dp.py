@@ -202,7 +202,7 @@ def _check_options(args) -> None:
     if args.max_rows_per_person is not None and args.max_rows_per_person < 1:
         raise InputError(f"--max-rows-per-person must be >= 1, got {args.max_rows_per_person}")
     if args.budget_file is not None and os.path.realpath(args.budget_file) in {
-            os.path.realpath(args.input), os.path.realpath(args.output)}:
+            os.path.realpath(path) for path in (args.input, args.output) if path is not None}:
         raise InputError(f"--budget-file {args.budget_file} is the input or the output")
 
 

@@ -130,7 +130,7 @@ def run_dp_query(args: argparse.Namespace) -> int:
                   "max_rows_per_person": args.max_rows_per_person,
                   "confidence": args.confidence}
         if statistic == "quantile":
-            table = dp_quantile(data, args.column, levels_q, lower=args.lower,
+            table = dp_quantile(data, args.column, list(levels_q or ()), lower=args.lower,
                                 upper=args.upper, epsilon=args.epsilon,
                                 unknown="drop" if args.unknown == "drop" else "error",
                                 **common)

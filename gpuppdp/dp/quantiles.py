@@ -53,6 +53,7 @@ from ..validation import check_epsilon, check_number, check_probability
 from .accountant import BudgetAccountant
 from .cells import _bound_persons, _check_source, _persons, _unit
 from .randomness import RandomSource, default_source
+from .queries import missing_values
 from .releases import _check_accountant, _numeric_column, _record, _spend
 from .selection import _MAX_GAP, COIN_ERROR
 from .sensitivity import Neighbouring
@@ -158,6 +159,44 @@ def _select(ranks: np.ndarray, q: float, epsilon: float, sens: float,
     return int(ranks[run]) + _uniform_int(source, int(k[run])), eps_run
 
 
+def _positions(data, column: str, unknown: str, person, m: int, source: RandomSource,
+               lower: float, upper: float, g: float, j_lo: int, j_hi: int):
+    """``(ranks, not_numbers)``: the sorted grid positions ``floor(x/g) + 1`` of the clamped
+    values (rows bounded per person) between ``j_lo`` and ``j_hi + 1`` (host int64), and the
+    mask of missing values."""
+    values = _numeric_column(data, column)
+    not_numbers = np.isnan(values)
+    keep = ~not_numbers if unknown == "drop" else np.ones(len(values), dtype=bool)
+    if person is not None:
+        keep = _bound_persons(data[person], keep, m, source)
+    backend, xp = source.backend, source.backend.xp
+    x = xp.clip(backend.asarray(np.nan_to_num(values[keep])), lower, upper)
+    position = xp.clip(xp.floor(x * (1.0 / g)).astype(xp.int64) + 1, j_lo, j_hi + 1)
+    ranks = np.concatenate(([j_lo], backend.to_host(xp.sort(position)), [j_hi + 1]))
+    if ranks.shape[0] - 1 > _MAX_RUNS:
+        raise InputError(f"more than {_MAX_RUNS - 1} rows: split the table")
+    return ranks, not_numbers
+
+
+def _quantiles(ranks, levels: list[float], epsilon: float, neighbouring: Neighbouring, m: int,
+               source: RandomSource, g: float, candidates: int, confidence: float):
+    """The chosen values (``ε`` split equally over ``levels``) and each level's record."""
+    shares = [epsilon / len(levels)] * (len(levels) - 1)
+    shares.append(epsilon - sum(shares))
+    chosen, queries = [], {}
+    for level, eps_q in zip(levels, shares):
+        sens = _sensitivity(level, neighbouring, m)
+        index, eps_run = _select(ranks, level, eps_q, sens, source)
+        chosen.append(index * g)
+        queries[f"q={level:g}"] = {
+            "mechanism": "exponential (Smith 2011), exact", "epsilon": eps_q,
+            "epsilon_run": eps_run, "sensitivity": sens, "granularity": g,
+            "candidates": candidates,
+            "rank_error": 2.0 * sens / eps_run * (math.log(candidates)
+                                                  - math.log1p(-confidence))}
+    return chosen, queries
+
+
 def dp_quantile(data: pd.DataFrame, column: str, q: float | Sequence[float], *,
                 lower: float, upper: float, epsilon: float,
                 granularity: float | None = None, confidence: float = 0.95,
@@ -203,10 +242,10 @@ def dp_quantile(data: pd.DataFrame, column: str, q: float | Sequence[float], *,
     >>> bool(450 < r["value"][0] < 550)
     True
     """
-    levels = [q] if not isinstance(q, (list, tuple, np.ndarray)) else list(q)
-    if not levels:
+    given = [q] if not isinstance(q, (list, tuple, np.ndarray)) else list(q)
+    if not given:
         raise InputError("q must name at least one quantile level")
-    levels = [check_number("q", v, 0.0, 1.0) for v in levels]
+    levels = [check_number("q", v, 0.0, 1.0) for v in given]
     epsilon = check_epsilon("epsilon", epsilon)
     for name, v in (("lower", lower), ("upper", upper)):
         check_number(name, v, -math.inf)
@@ -225,38 +264,15 @@ def dp_quantile(data: pd.DataFrame, column: str, q: float | Sequence[float], *,
     _check_source(source)
     charge = {"epsilon": epsilon, "delta": 0.0}
     _check_accountant(accountant, charge, neighbouring)
-    values = _numeric_column(data, column)
-    not_numbers = np.isnan(values)
-    keep = ~not_numbers if unknown == "drop" else np.ones(len(values), dtype=bool)
-    if person is not None:
-        keep = _bound_persons(data[person], keep, m, source)
-    backend, xp = source.backend, source.backend.xp
-    x = xp.clip(backend.asarray(np.nan_to_num(values[keep])), lower, upper)
-    position = xp.clip(xp.floor(x * (1.0 / g)).astype(xp.int64) + 1, j_lo, j_hi + 1)
-    ranks = np.concatenate(([j_lo], backend.to_host(xp.sort(position)), [j_hi + 1]))
-    if ranks.shape[0] - 1 > _MAX_RUNS:
-        raise InputError(f"more than {_MAX_RUNS - 1} rows: split the table")
+    ranks, not_numbers = _positions(data, column, unknown, person, m, source, lower, upper,
+                                    g, j_lo, j_hi)
     unit = _unit(person, m)
     _spend(accountant, charge, f"dp_quantile {levels} of {column!r}", neighbouring=neighbouring,
            unit=unit, seed=source.seed)
     if unknown != "drop" and not_numbers.any():  # decided after the charge
-        raise InputError(f"column {column!r} holds missing values or values that are not "
-                         "numbers (not shown); clean it, or pass unknown='drop' to drop their "
-                         "rows")
-    shares = [epsilon / len(levels)] * (len(levels) - 1)
-    shares.append(epsilon - sum(shares))
-    chosen, queries = [], {}
-    candidates = j_hi - j_lo + 1
-    for level, eps_q in zip(levels, shares):
-        sens = _sensitivity(level, neighbouring, m)
-        index, eps_run = _select(ranks, level, eps_q, sens, source)
-        chosen.append(index * g)
-        queries[f"q={level:g}"] = {
-            "mechanism": "exponential (Smith 2011), exact", "epsilon": eps_q,
-            "epsilon_run": eps_run, "sensitivity": sens, "granularity": g,
-            "candidates": candidates,
-            "rank_error": 2.0 * sens / eps_run * (math.log(candidates)
-                                                  - math.log1p(-confidence))}
+        raise missing_values(column)
+    chosen, queries = _quantiles(ranks, levels, epsilon, neighbouring, m, source, g,
+                                 j_hi - j_lo + 1, confidence)
     frame = pd.DataFrame({"quantile": levels, "value": chosen})
     post = [] if person is None else [f"at most {m} rows per person ({person!r}), chosen at "
                                       "random"]

@@ -47,7 +47,7 @@ References
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -57,7 +57,8 @@ from ..hierarchy import Hierarchy
 from ..validation import check_epsilon, check_int, check_number, check_probability
 from .accountant import BudgetAccountant
 from .accounting import zcdp_to_approx
-from .cells import _bound_persons, _check_source, _columns, _encode, _out_of_domain, _persons, _unit
+from .cells import (UNKNOWN_CHOICES, _bound_persons, _check_source, _columns, _encode,
+                    _out_of_domain, _persons, _unit)
 from .gaussian import GaussianMechanism, _normalizer
 from .mechanisms import GeometricMechanism, LaplaceMechanism
 from .randomness import RandomSource, default_source
@@ -82,7 +83,8 @@ def _split(target: dict, k: int) -> list[dict]:
     takes the remainder so that the parts add up to the total."""
     if k == 1:
         return [target]
-    parts = [{name: None if v is None else v / k for name, v in target.items()}
+    parts: list[dict[str, Any]] = [{name: None if v is None else v / k
+                                    for name, v in target.items()}
              for _ in range(k - 1)]
     parts.append({name: None if v is None else v - sum(p[name] for p in parts)
                   for name, v in target.items()})
@@ -130,7 +132,7 @@ def _plan(statistic: str, mechanism: str, target: dict, lower, upper,
     else:
         target = {"rho": _rho_for(target["epsilon"], target["delta"])}
     parts = _PARTS[statistic]
-    out = {}
+    out: dict[str, tuple] = {}
     for part, share in zip(parts, _split(target, len(parts))):
         if part == "count":
             integer = "geometric" if mechanism == "laplace" else "discrete-gaussian"
@@ -297,6 +299,105 @@ def _intervals(statistic: str, noisy: dict, plan: dict, confidence: float, lower
     return out
 
 
+def _exact_parts(data, cols, statistic: str, plan: dict, values, select,
+                 source: RandomSource, lo: float, hi: float, grouping: dict):
+    """The cells' keys on the device (``_encode`` with ``grouping``, or one cell) and the
+    exact sums of the parts: ``(key, out_of_domain, n_cells, frame, from_data, exact)``;
+    refuses (before the charge) a sum that could overflow."""
+    backend, xp = source.backend, source.backend.xp
+    if cols is None:
+        keep = select(np.ones(len(data), dtype=bool))
+        key, kept, n_cells = backend.asarray(np.zeros(int(keep.sum()), dtype=np.int64)), keep, 1
+        bad: list = []
+        frame, from_data = pd.DataFrame(index=range(1)), []
+    else:
+        max_cells = check_int("max_cells", grouping.pop("max_cells"), 1)
+        cells = _encode(data, cols, source=source, max_cells=max_cells, deferred=True,
+                        select=select, **grouping)
+        key, kept, bad = cells.key, cells.kept, cells.out_of_domain or []
+        n_cells = math.prod(cells.radices)
+        frame, from_data = cells.frame(np.arange(n_cells)), cells.from_data
+    x = backend.asarray(np.nan_to_num(values if kept is None else values[kept]))
+    exact = {}
+    if statistic == "sum":
+        exact["sum"] = exact_grid_sums(xp, key, x, n_cells, plan["sum"][0])
+    elif statistic != "count":
+        half = plan["sum"][2][1]
+        centred = xp.clip(x - (lo + hi) / 2.0, -half, half)
+        exact["sum"] = exact_grid_sums(xp, key, centred, n_cells, plan["sum"][0])
+        if statistic == "variance":
+            exact["squares"] = exact_grid_sums(xp, key, centred * centred, n_cells,
+                                               plan["squares"][0])
+    return key, bad, n_cells, frame, from_data, exact
+
+
+def _annotate(frame, statistic: str, plan: dict, mechs, delta, confidence: float, person,
+              m: int, exact: dict, numeric: bool, lo: float, hi: float, record: dict):
+    """``frame`` with ``attrs["dp"]``: the guarantee, the parts, the split, the intervals'
+    method and the summation."""
+    neighbouring = record["neighbouring"]
+    post = [] if person is None else [f"at most {m} rows per person ({person!r}), chosen at "
+                                      "random"]
+    if statistic in ("mean", "variance"):
+        post.append("mean = mid + clip(sum / max(count, 1), -half, half), mid and half of "
+                    "[lower, upper]")
+    if statistic == "variance":
+        post.append("variance = clip(squares / max(count, 1) - (sum / max(count, 1))**2, 0, "
+                    "half**2)")
+    frame = _record(frame, **_guarantee_of(mechs, delta), post=post,
+                    queries={p: mech.info() for p, (_, mech, _) in plan.items()}, **record)
+    dp = frame.attrs["dp"]
+    dp["statistic"] = statistic
+    dp["bounds"] = [lo, hi] if numeric else None
+    dp["split"] = {p: 1.0 / len(plan) for p in plan}
+    dp["confidence"] = {
+        "level": confidence,
+        "method": ("exact: the noise's tail (a bound for the Gaussian)"
+                   if statistic in ("count", "sum") else
+                   f"conservative: each of {len(plan)} parts at "
+                   f"{1.0 - (1.0 - confidence) / len(plan):.6g} (union bound), the extreme "
+                   "ratios"),
+        "covers": "the statistic of the clamped values as summed (not the clamping bias)"}
+    dp["summation"] = {p: plan[p][0].info(_changed_cells(neighbouring) * m)
+                       for p in exact}
+    return frame
+
+
+def _check_query(data, statistic: str, column, lower, upper) -> tuple[bool, float, float]:
+    """``(numeric, lower, upper)`` of a query: a count takes no column or bounds (``(0, 1)``
+    stand in), every other statistic needs them."""
+    if not isinstance(data, pd.DataFrame):
+        raise InputError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    if statistic not in QUERIES:
+        raise InputError(f"statistic must be one of {QUERIES}, got {statistic!r}")
+    numeric = statistic != "count"
+    if numeric and (column is None or lower is None or upper is None):
+        raise InputError(f"a {statistic} needs column, lower and upper, got column={column!r}, "
+                         f"lower={lower!r}, upper={upper!r}")
+    if not numeric and (column is not None or lower is not None or upper is not None):
+        raise InputError(f"a count takes no column or bounds, got column={column!r}, "
+                         f"lower={lower!r}, upper={upper!r}")
+    return numeric, (float(lower) if numeric else 0.0), (float(upper) if numeric else 1.0)
+
+
+def missing_values(column: str) -> InputError:
+    """The refusal (after the charge) of a numeric column with missing values."""
+    return InputError(f"column {column!r} holds missing values or values that are not numbers "
+                      "(not shown); clean it, or pass unknown='drop' to drop their rows")
+
+
+def _noisy_parts(plan: dict, key, n_cells: int, exact: dict, source: RandomSource) -> dict:
+    """Each part's noisy values (host): the counts per cell and the exact sums, released."""
+    backend, xp = source.backend, source.backend.xp
+    noisy = {}
+    if "count" in plan:
+        counts = xp.bincount(key, minlength=n_cells).astype(xp.int64)
+        noisy["count"] = backend.to_host(plan["count"][1].release(counts, random=source))
+    for part, exact_sums in exact.items():
+        noisy[part] = backend.to_host(plan[part][1].release(exact_sums, random=source))
+    return noisy
+
+
 def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
              lower: float | None = None, upper: float | None = None,
              by: str | Sequence[str] | None = None,
@@ -358,65 +459,30 @@ def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
     >>> list(r.columns), r.attrs["dp"]["split"]
     (['count', 'mean', 'mean_low', 'mean_high'], {'count': 0.5, 'sum': 0.5})
     """
-    if statistic not in QUERIES:
-        raise InputError(f"statistic must be one of {QUERIES}, got {statistic!r}")
-    numeric = statistic != "count"
-    if numeric and (column is None or lower is None or upper is None):
-        raise InputError(f"a {statistic} needs column, lower and upper, got column={column!r}, "
-                         f"lower={lower!r}, upper={upper!r}")
-    if not numeric and (column is not None or lower is not None or upper is not None):
-        raise InputError(f"a count takes no column or bounds, got column={column!r}, "
-                         f"lower={lower!r}, upper={upper!r}")
+    numeric, lo, hi = _check_query(data, statistic, column, lower, upper)
     confidence = check_probability("confidence", confidence, low=0.0, high=1.0)
     neighbouring = Neighbouring.parse(neighbouring)
     cols = None if by is None else _columns(data, by)
-    if not isinstance(data, pd.DataFrame):
-        raise InputError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     person, m = _persons(data, cols or [], person, max_rows_per_person)
-    lo, hi = (0.0, 1.0) if not numeric else (lower, upper)
     plan = _plan(statistic, mechanism, {"epsilon": epsilon, "delta": delta, "rho": rho},
                  lo, hi, neighbouring, m)
-    mechs = [mech for _, mech, _ in plan.values()]
-    charge = _charge_of(mechs)
-    if unknown not in ("error", "other", "drop"):
-        raise InputError(f"unknown must be one of ('error', 'other', 'drop'), got {unknown!r}")
+    charge = _charge_of(mechs := [mech for _, mech, _ in plan.values()])
+    if unknown not in UNKNOWN_CHOICES:
+        raise InputError(f"unknown must be one of {UNKNOWN_CHOICES}, got {unknown!r}")
     source = random if random is not None else default_source()
     _check_source(source)
     _check_accountant(accountant, charge, neighbouring)
-    values = _numeric_column(data, column) if numeric else np.zeros(len(data))
+    values = _numeric_column(data, str(column)) if numeric else np.zeros(len(data))
     not_numbers = np.isnan(values)
 
     def select(valid):
         keep = valid & ~not_numbers if unknown == "drop" else valid
         return keep if person is None else _bound_persons(data[person], keep, m, source)
 
-    backend, xp = source.backend, source.backend.xp
-    if cols is None:
-        keep = select(np.ones(len(data), dtype=bool))
-        key, kept, bad, n_cells = (backend.asarray(np.zeros(int(keep.sum()), dtype=np.int64)),
-                                   keep, [], 1)
-        frame, from_data = pd.DataFrame(index=range(1)), []
-    else:
-        cells = _encode(data, cols, hierarchies, levels, domains, public_domain, unknown,
-                        source, check_int("max_cells", max_cells, 1), deferred=True,
-                        select=select)
-        key, kept, bad = cells.key, cells.kept, cells.out_of_domain
-        n_cells = math.prod(cells.radices)
-        frame, from_data = cells.frame(np.arange(n_cells)), cells.from_data
-    kept_values = values if kept is None else values[kept]
-    x = backend.asarray(np.nan_to_num(kept_values))
-    exact = {}
-    if numeric:  # or refuse before the charge: the bounds and the row count decide
-        if statistic == "sum":
-            exact["sum"] = exact_grid_sums(xp, key, x, n_cells, plan["sum"][0])
-        else:
-            mid = (lower + upper) / 2.0
-            half = plan["sum"][2][1]
-            centred = xp.clip(x - mid, -half, half)
-            exact["sum"] = exact_grid_sums(xp, key, centred, n_cells, plan["sum"][0])
-            if statistic == "variance":
-                exact["squares"] = exact_grid_sums(xp, key, centred * centred, n_cells,
-                                                   plan["squares"][0])
+    key, bad, n_cells, frame, from_data, exact = _exact_parts(
+        data, cols, statistic, plan, values, select, source, lo, hi,
+        dict(hierarchies=hierarchies, levels=levels, domains=domains,
+             public_domain=public_domain, unknown=unknown, max_cells=max_cells))
     label = f"dp_query {statistic}" + (f" of {column!r}" if numeric else "") + \
         (f" by {cols}" if cols else "")
     unit = _unit(person, m)
@@ -424,45 +490,14 @@ def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
     if bad:  # decided after the charge: probing costs epsilon each time
         raise _out_of_domain(bad)
     if numeric and unknown != "drop" and not_numbers.any():  # as well
-        raise InputError(f"column {column!r} holds missing values or values that are not "
-                         "numbers (not shown); clean it, or pass unknown='drop' to drop their "
-                         "rows")
-    noisy = {}
-    if "count" in plan:
-        counts = xp.bincount(key, minlength=n_cells).astype(xp.int64)
-        noisy["count"] = backend.to_host(plan["count"][1].release(counts, random=source))
-    for part, exact_sums in exact.items():
-        noisy[part] = backend.to_host(plan[part][1].release(exact_sums, random=source))
+        raise missing_values(str(column))
+    noisy = _noisy_parts(plan, key, n_cells, exact, source)
     for name, col in _intervals(statistic, noisy, plan, confidence, lo, hi).items():
         frame[name] = col
-    post = [] if person is None else [f"at most {m} rows per person ({person!r}), chosen at "
-                                      "random"]
-    if statistic in ("mean", "variance"):
-        post.append("mean = mid + clip(sum / max(count, 1), -half, half), mid and half of "
-                    "[lower, upper]")
-    if statistic == "variance":
-        post.append("variance = clip(squares / max(count, 1) - (sum / max(count, 1))**2, 0, "
-                    "half**2)")
-    frame = _record(frame, **_guarantee_of(mechs, delta if mechanism == "gaussian" else None),
-                    neighbouring=neighbouring,
-                    queries={p: mech.info() for p, (_, mech, _) in plan.items()}, post=post,
-                    source=source, cells=n_cells, from_data=from_data, unknown=unknown,
-                    unit=unit)
-    dp = frame.attrs["dp"]
-    dp["statistic"] = statistic
-    dp["bounds"] = None if not numeric else [float(lower), float(upper)]
-    dp["split"] = {p: 1.0 / len(plan) for p in plan}
-    dp["confidence"] = {
-        "level": confidence,
-        "method": ("exact: the noise's tail (a bound for the Gaussian)"
-                   if statistic in ("count", "sum") else
-                   f"conservative: each of {len(plan)} parts at "
-                   f"{1.0 - (1.0 - confidence) / len(plan):.6g} (union bound), the extreme "
-                   "ratios"),
-        "covers": "the statistic of the clamped values as summed (not the clamping bias)"}
-    dp["summation"] = {p: plan[p][0].info(_changed_cells(neighbouring) * m)
-                       for p in exact}
-    return frame
+    return _annotate(frame, statistic, plan, mechs, delta if mechanism == "gaussian" else None,
+                     confidence, person, m, exact, numeric, lo, hi,
+                     dict(neighbouring=neighbouring, source=source, cells=n_cells,
+                          from_data=from_data, unknown=unknown, unit=unit))
 
 
 def dp_count(data: pd.DataFrame, **options) -> pd.DataFrame:
