@@ -205,10 +205,10 @@ class MSTSynthesizer:
     accountant : BudgetAccountant, optional
         Checked before the data is read, charged once (``rho`` and δ) before any noise.
 
-    Attributes (after :meth:`fit`)
-    ------------------------------
+    Attributes
+    ----------
     edges : list of (str, str)
-        The tree's edges, in the order selected.
+        The tree's edges, in the order selected (set by :meth:`fit`, as the two below).
     rows_estimate : int
         The noisy number of records (the default of :meth:`sample`).
     privacy : dict
