@@ -301,13 +301,15 @@ def _intervals(statistic: str, noisy: dict, plan: dict, confidence: float, lower
 
 def _exact_parts(data, cols, statistic: str, plan: dict, values, select,
                  source: RandomSource, lo: float, hi: float, grouping: dict):
-    """The cells' keys on the device (``_encode`` with ``grouping``, or one cell) and the
-    exact sums of the parts: ``(key, out_of_domain, n_cells, frame, from_data, exact)``;
-    refuses (before the charge) a sum that could overflow."""
+    """The cells' keys on the device (``_encode`` with ``grouping``; None for the one cell of
+    the whole table), the exact sums of the parts and the rows per cell of a count: ``(exact,
+    counts, out_of_domain, n_cells, frame, from_data)``; refuses (before the charge) a sum
+    that could overflow."""
     backend, xp = source.backend, source.backend.xp
     if cols is None:
         keep = select(np.ones(len(data), dtype=bool))
-        key, kept, n_cells = backend.asarray(np.zeros(int(keep.sum()), dtype=np.int64)), keep, 1
+        kept = None if keep.all() else keep
+        key, n_cells, rows = None, 1, int(keep.sum())
         bad: list = []
         frame, from_data = pd.DataFrame(index=range(1)), []
     else:
@@ -317,18 +319,21 @@ def _exact_parts(data, cols, statistic: str, plan: dict, values, select,
         key, kept, bad = cells.key, cells.kept, cells.out_of_domain or []
         n_cells = math.prod(cells.radices)
         frame, from_data = cells.frame(np.arange(n_cells)), cells.from_data
-    x = backend.asarray(np.nan_to_num(values if kept is None else values[kept]))
     exact = {}
-    if statistic == "sum":
-        exact["sum"] = exact_grid_sums(xp, key, x, n_cells, plan["sum"][0])
-    elif statistic != "count":
-        half = plan["sum"][2][1]
-        centred = xp.clip(x - (lo + hi) / 2.0, -half, half)
-        exact["sum"] = exact_grid_sums(xp, key, centred, n_cells, plan["sum"][0])
-        if statistic == "variance":
-            exact["squares"] = exact_grid_sums(xp, key, centred * centred, n_cells,
-                                               plan["squares"][0])
-    return key, bad, n_cells, frame, from_data, exact
+    if statistic != "count":
+        x = backend.asarray(values if kept is None else values[kept])
+        sums, squares = exact_grid_sums(
+            xp, key, x, n_cells, plan["sum"][0],
+            shift=0.0 if statistic == "sum" else (lo + hi) / 2.0,
+            squares=plan["squares"][0] if statistic == "variance" else None)
+        exact["sum"] = sums
+        if squares is not None:
+            exact["squares"] = squares
+    counts = None
+    if "count" in plan:
+        counts = (xp.bincount(key, minlength=n_cells).astype(xp.int64) if key is not None
+                  else xp.full(1, rows, dtype=xp.int64))
+    return exact, counts, bad, n_cells, frame, from_data
 
 
 def _annotate(frame, statistic: str, plan: dict, mechs, delta, confidence: float, person,
@@ -386,12 +391,11 @@ def missing_values(column: str) -> InputError:
                       "(not shown); clean it, or pass unknown='drop' to drop their rows")
 
 
-def _noisy_parts(plan: dict, key, n_cells: int, exact: dict, source: RandomSource) -> dict:
+def _noisy_parts(plan: dict, counts, exact: dict, source: RandomSource) -> dict:
     """Each part's noisy values (host): the counts per cell and the exact sums, released."""
-    backend, xp = source.backend, source.backend.xp
+    backend = source.backend
     noisy = {}
     if "count" in plan:
-        counts = xp.bincount(key, minlength=n_cells).astype(xp.int64)
         noisy["count"] = backend.to_host(plan["count"][1].release(counts, random=source))
     for part, exact_sums in exact.items():
         noisy[part] = backend.to_host(plan[part][1].release(exact_sums, random=source))
@@ -479,7 +483,7 @@ def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
         keep = valid & ~not_numbers if unknown == "drop" else valid
         return keep if person is None else _bound_persons(data[person], keep, m, source)
 
-    key, bad, n_cells, frame, from_data, exact = _exact_parts(
+    exact, counts, bad, n_cells, frame, from_data = _exact_parts(
         data, cols, statistic, plan, values, select, source, lo, hi,
         dict(hierarchies=hierarchies, levels=levels, domains=domains,
              public_domain=public_domain, unknown=unknown, max_cells=max_cells))
@@ -491,7 +495,7 @@ def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
         raise _out_of_domain(bad)
     if numeric and unknown != "drop" and not_numbers.any():  # as well
         raise missing_values(str(column))
-    noisy = _noisy_parts(plan, key, n_cells, exact, source)
+    noisy = _noisy_parts(plan, counts, exact, source)
     for name, col in _intervals(statistic, noisy, plan, confidence, lo, hi).items():
         frame[name] = col
     return _annotate(frame, statistic, plan, mechs, delta if mechanism == "gaussian" else None,

@@ -469,10 +469,13 @@ def _noisy_stats(frame: pd.DataFrame, sums, key, sum_mech, count_mech, source: R
 def _numeric_column(data: pd.DataFrame, value: str) -> np.ndarray:
     """Column ``value`` as float64, NaN where a value is missing or not a number (the caller
     refuses those rows after the charge, or drops them); refused at once only when the column
-    is absent (the schema is public)."""
+    is absent (the schema is public); a float64 column is read without a copy (read-only)."""
     if value not in data.columns:
         raise InputError(f"value column {value!r} not in the data")
-    return pd.to_numeric(data[value], errors="coerce").to_numpy(dtype=np.float64)
+    column = data[value]
+    if column.dtype == np.float64:
+        return column.to_numpy()
+    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
 
 
 def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
@@ -549,8 +552,8 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     backend, xp = source.backend, source.backend.xp
     n_cells = math.prod(cells.radices)
     kept = values if cells.kept is None else values[cells.kept]
-    sums = exact_grid_sums(xp, cells.key, backend.asarray(np.nan_to_num(kept)), n_cells,
-                           plan)  # or refuse: the bounds and the row count decide
+    sums = exact_grid_sums(xp, cells.key, backend.asarray(kept), n_cells,
+                           plan)[0]  # or refuse: the bounds and the row count decide
     _spend(accountant, {"epsilon": epsilon, "delta": delta},
            f"dp_group_stats {statistic} of {value!r} by {cols}", neighbouring=neighbouring,
            seed=source.seed)

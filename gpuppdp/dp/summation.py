@@ -14,7 +14,8 @@ and the Laplace noise calibrated to ``max(|lower|, |upper|)`` no longer gives th
    ``bincount`` gives the same sums as the CPU's): the units, shifted to ``0 .. 2Q``, are
    cut into digits of ``L = 52 - bit_length(n)`` bits and each digit summed with a float64
    ``bincount`` -- every partial sum is an integer below ``2**52``, exact in float64 --
-   then recombined in int64;
+   then recombined in int64 (on the CPU one fused pass over the rows adds the units into
+   int64 totals directly: :mod:`gpuppdp.kernels.dp_sums`);
 3. the exact sum ``S·s`` is rounded (half to even) to the mechanism's grid ``g`` in integer
    arithmetic, as the mechanism itself rounds a real input, and handed over as an exact
    multiple of ``g``.
@@ -48,12 +49,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import InputError
+from ..kernels.dp_sums import grid_unit_sums
 from .mechanisms import LaplaceMechanism
 
 __all__ = ["SUM_GRID_BITS", "SUM_LIMIT", "SummationRangeError", "ExactSum", "exact_sum_plan",
-           "exact_sum_mechanism", "exact_grid_sums", "to_units", "grouped_exact_sums",
-           "round_units_to_grid"]
+           "exact_sum_mechanism", "exact_grid_sums", "to_units", "check_range",
+           "grouped_exact_sums", "round_units_to_grid"]
 
 SUM_GRID_BITS = 16  # the summation grid is the noise grid divided by 2**16
 SUM_LIMIT = 2**62  # n * Q must stay below this (int64 sums, shifted units below 2**63)
@@ -116,13 +120,34 @@ def exact_sum_mechanism(epsilon: float, lower: float, upper: float, sensitivity:
                                   granularity=plan.noise_grid, coordinates=coordinates)
 
 
-def exact_grid_sums(xp, key, values, n_cells: int, plan: ExactSum):
-    """Per-cell sums of the float64 backend array ``values`` clipped to the plan's bounds,
-    summed exactly and rounded to the noise grid: float64 multiples of ``plan.noise_grid``
-    (exact), for the mechanism; refuses as :func:`grouped_exact_sums`."""
-    units = to_units(xp, values, plan.lower, plan.upper, plan)
-    sums = grouped_exact_sums(xp, key, units, n_cells, plan)
-    return round_units_to_grid(xp, sums).astype(xp.float64) * plan.noise_grid
+def exact_grid_sums(xp, key, values, n_cells: int, plan: ExactSum, *, shift: float = 0.0,
+                    squares: ExactSum | None = None):
+    """Per-cell sums (cells ``key``, or None: one cell) of ``values - shift`` (a float64
+    backend array, NaN read as 0) clipped to the plan's bounds, summed exactly and rounded to the noise grid: float64 multiples of
+    ``plan.noise_grid`` (exact), for the mechanism; with ``squares`` (a plan) also those of
+    the clipped values' squares, clipped to its bounds: ``(sums, sums of squares or None)``.
+    On NumPy one fused pass (:func:`~gpuppdp.kernels.dp_sums.grid_unit_sums`), elsewhere array
+    passes (the same sums); refuses as :func:`grouped_exact_sums`, before any pass."""
+    n = int(values.shape[0])
+    for p in (plan,) if squares is None else (plan, squares):
+        check_range(n, p)
+    if xp is np:
+        sums, sq = grid_unit_sums(
+            key, values, n_cells, shift, (plan.lower, plan.upper), 1.0 / plan.grid,
+            None if squares is None else (squares.lower, squares.upper),
+            1.0 if squares is None else 1.0 / squares.grid)
+    else:
+        x = xp.where(xp.isnan(values), 0.0, values)
+        key = xp.zeros(n, dtype=xp.int64) if key is None else key
+        c = xp.clip(x - shift if shift else x, plan.lower, plan.upper)
+        sums = grouped_exact_sums(xp, key, to_units(xp, c, plan.lower, plan.upper, plan),
+                                  n_cells, plan)
+        sq = None if squares is None else grouped_exact_sums(
+            xp, key, to_units(xp, c * c, squares.lower, squares.upper, squares), n_cells,
+            squares)
+    return tuple(None if u is None else
+                 round_units_to_grid(xp, u).astype(xp.float64) * p.noise_grid
+                 for u, p in ((sums, plan), (sq, squares)))
 
 
 def to_units(xp, values, lower: float, upper: float, plan: ExactSum):
@@ -132,17 +157,24 @@ def to_units(xp, values, lower: float, upper: float, plan: ExactSum):
     return xp.rint(clipped * (1.0 / plan.grid)).astype(xp.int64)
 
 
-def grouped_exact_sums(xp, key, units, n_cells: int, plan: ExactSum):
-    """Exact per-cell sums (int64, in units of the summation grid) of ``units`` (int64,
-    ``|q| <= Q``) by cell ``key``; refuses (:class:`SummationRangeError`) when ``n · Q``
-    could overflow."""
-    n = int(units.shape[0])
+def check_range(n: int, plan: ExactSum) -> None:
+    """Refuses (:class:`SummationRangeError`) an exact sum of ``n`` rows that could overflow
+    int64: ``n · Q >= 2**62``."""
     bound = plan.bound_units
     if n * bound >= SUM_LIMIT:
         raise SummationRangeError(
             f"the exact sum of {n} rows of up to {bound} units of the summation grid "
             f"({plan.grid:g}) could overflow int64 (n * max|value| must stay below 2**62): "
             "split the table, or release with a coarser granularity")
+
+
+def grouped_exact_sums(xp, key, units, n_cells: int, plan: ExactSum):
+    """Exact per-cell sums (int64, in units of the summation grid) of ``units`` (int64,
+    ``|q| <= Q``) by cell ``key``, array passes; refuses (:class:`SummationRangeError`) when
+    ``n · Q`` could overflow."""
+    n = int(units.shape[0])
+    check_range(n, plan)
+    bound = plan.bound_units
     shifted = units + bound  # 0 .. 2Q
     counts = xp.bincount(key, minlength=n_cells).astype(xp.int64)
     digit_bits = max(52 - max(n, 1).bit_length(), 1)  # n * 2**digit_bits <= 2**52: exact

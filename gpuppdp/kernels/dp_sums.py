@@ -1,0 +1,65 @@
+"""Exact per-cell sums of clipped values on the CPU, in one pass over the rows.
+
+The CPU form of steps 1-2 of :mod:`gpuppdp.dp.summation`: each value (NaN read as 0) less a
+shift is clipped to ``[lower, upper]``, scaled by the power of two ``1/s`` and rounded half to
+even (``rint``: the same float operations, in the same order, as the array form's ``clip``,
+product and ``rint``), and its integer units are added to its cell's int64 total; optionally
+the square of the clipped value, clipped to its own bounds, is summed on its own grid in the
+same pass (the sufficient statistics of a variance).  Integer additions are exact, so any
+order gives the array form's sums: the rows are cut into tasks on the thread pool
+(:func:`.groupby.run_tasks`), each adding into its own row of totals (rows padded apart, no
+false sharing), and the rows are summed at the end.  The caller refuses a table whose sums
+could overflow int64 first (:class:`~gpuppdp.dp.summation.SummationRangeError`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .groupby import n_tasks_for, run_tasks
+
+__all__ = ["grid_unit_sums"]
+
+_PAD = 8  # int64 words between two tasks' rows of totals: one cache line
+
+
+@njit(cache=True, nogil=True)
+def _unit_sums(t, bounds, key, values, shift, lower, upper, scale, sq_lower, sq_upper,
+               sq_scale, sums, squares):
+    """Task ``t``: rows ``bounds[t]:bounds[t+1]`` added into ``sums[t]`` (and ``squares[t]``
+    when it has rows); an empty ``key``: every row in cell 0."""
+    with_squares = squares.shape[0] > 0
+    keyed = key.shape[0] > 0
+    for i in range(bounds[t], bounds[t + 1]):
+        v = values[i]
+        if v != v:
+            v = 0.0
+        c = min(max(v - shift, lower), upper)
+        k = key[i] if keyed else 0
+        sums[t, k] += np.int64(np.rint(c * scale))
+        if with_squares:
+            c2 = min(max(c * c, sq_lower), sq_upper)
+            squares[t, k] += np.int64(np.rint(c2 * sq_scale))
+
+
+def grid_unit_sums(key, values, n_cells: int, shift: float, bounds: tuple[float, float],
+                   scale: float, sq_bounds: tuple[float, float] | None = None,
+                   sq_scale: float = 1.0):
+    """Per-cell int64 sums of ``rint(clip(v - shift, *bounds) * scale)`` over the rows (``key``
+    int64 cell indices or None: one cell; ``values`` float64; host arrays), and with ``sq_bounds`` those of
+    ``rint(clip(c * c, *sq_bounds) * sq_scale)``, ``c`` the clipped value: ``(sums,
+    squares or None)``."""
+    key = np.zeros(0, np.int64) if key is None else np.ascontiguousarray(key, dtype=np.int64)
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    n = values.shape[0]
+    n_tasks = max(1, min(n_tasks_for(n, n), (n + (1 << 16)) // max(n_cells, 1)))
+    cuts = np.linspace(0, n, n_tasks + 1).astype(np.int64)
+    sums = np.zeros((n_tasks, n_cells + _PAD), np.int64)
+    squares = np.zeros((n_tasks if sq_bounds is not None else 0, n_cells + _PAD), np.int64)
+    sq_lower, sq_upper = sq_bounds if sq_bounds is not None else (0.0, 0.0)
+    run_tasks(_unit_sums, n_tasks, cuts, key, values, float(shift), float(bounds[0]),
+              float(bounds[1]), float(scale), float(sq_lower), float(sq_upper),
+              float(sq_scale), sums, squares)
+    total = sums[:, :n_cells].sum(axis=0)
+    return total, (squares[:, :n_cells].sum(axis=0) if sq_bounds is not None else None)
