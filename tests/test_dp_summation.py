@@ -12,11 +12,14 @@ from gpuppdp.dp.releases import OutOfDomainError
 from gpuppdp.dp.summation import (
     ExactSum,
     SummationRangeError,
+    exact_grid_sums,
     exact_sum_plan,
     grouped_exact_sums,
     round_units_to_grid,
     to_units,
 )
+from gpuppdp.kernels.dp_sums import grid_unit_sums
+from gpuppdp.testing import strict_backend
 
 pytestmark = pytest.mark.filterwarnings("ignore::gpuppdp.dp.SeededNoiseWarning")
 
@@ -165,3 +168,77 @@ def test_group_stats_refuses_an_out_of_domain_value_only_after_the_charge():
     out = dp_group_stats(data, "g", "v", epsilon=1.0, lower=0, upper=10, statistic="sum",
                          domains={"g": ["a", "b"]}, unknown="drop", accountant=accountant)
     assert list(out["g"]) == ["a", "b"] and accountant.spent == 2.0
+
+
+def _adversarial(rng, n, lower, upper, grid):
+    """Values that stress a fused sum: NaN, infinities, the largest and smallest floats,
+    negative zero, the clipping bounds and their neighbours, exact ties of the summation grid
+    (``(k + 1/2)·s``, ``k`` even and odd), then ordinary values of every magnitude."""
+    special = [np.nan, np.inf, -np.inf, 1.7976931348623157e308, -1.7976931348623157e308,
+               5e-324, -5e-324, 0.0, -0.0, lower, upper, (lower + upper) / 2.0,
+               np.nextafter(lower, -np.inf), np.nextafter(lower, np.inf),
+               np.nextafter(upper, -np.inf), np.nextafter(upper, np.inf)]
+    ties = (rng.integers(-1000, 1000, 64) + 0.5) * grid
+    ordinary = rng.uniform(-1.0, 1.0, n) * 10.0 ** rng.integers(-12, 12, n)
+    x = np.concatenate([special, ties, ties + (lower + upper) / 2.0, ordinary])
+    return x[rng.permutation(x.shape[0])]
+
+
+def _naive_unit_sums(key, values, n_cells, plan, shift, squares):
+    """Reference: each value in Python floats and exact fractions, one at a time; the
+    per-cell sums in units of the summation grid (before their rounding to the noise grid,
+    which would hide an error of a few units)."""
+    out = [[0] * n_cells, [0] * n_cells]
+    for k, v in zip(key.tolist(), values.tolist()):
+        c = min(max((0.0 if v != v else v) - shift, plan.lower), plan.upper)
+        out[0][k] += round(Fraction(c) / Fraction(plan.grid))  # half to even, exact
+        if squares is not None:
+            c2 = min(max(c * c, squares.lower), squares.upper)
+            out[1][k] += round(Fraction(c2) / Fraction(squares.grid))
+    return out
+
+
+@pytest.mark.parametrize("statistic", ["sum", "mean", "variance"])
+def test_fused_sums_are_the_exact_sums_and_the_array_forms(statistic):
+    """The CPU's fused pass (:mod:`gpuppdp.kernels.dp_sums`, several tasks on the pool) gives
+    a per-value exact reference's sums to the unit, and the array form's (as CuPy runs it)
+    release sums, on values at every magnitude, ties, signed zeros, NaN, infinities and the
+    clipping edges."""
+    rng = np.random.default_rng(21)
+    lower, upper = -3.0, 1000.5
+    if statistic == "sum":
+        plan, shift, squares = _plan(lower, upper), 0.0, None
+    else:
+        half = (upper - lower) / 2.0
+        plan, shift = _plan(-half, half), (lower + upper) / 2.0
+        squares = _plan(0.0, half * half) if statistic == "variance" else None
+    x = _adversarial(rng, 40_000, plan.lower + shift, plan.upper + shift, plan.grid)
+    key = rng.integers(0, 5, x.shape[0]).astype(np.int64)
+    units = grid_unit_sums(key, x, 5, shift, (plan.lower, plan.upper), 1.0 / plan.grid,
+                           None if squares is None else (squares.lower, squares.upper),
+                           1.0 if squares is None else 1.0 / squares.grid)
+    naive = _naive_unit_sums(key, x, 5, plan, shift, squares)
+    assert units[0].tolist() == naive[0]
+    assert (units[1] is None) if squares is None else units[1].tolist() == naive[1]
+    fused = exact_grid_sums(np, key, x, 5, plan, shift=shift, squares=squares)
+    strict = strict_backend()  # the array form: what the other backends run
+    array = exact_grid_sums(strict.xp, strict.asarray(key), strict.asarray(x), 5, plan,
+                            shift=shift, squares=squares)
+    whole = exact_grid_sums(np, None, x, 1, plan, shift=shift, squares=squares)  # no key
+    for part, p in enumerate((plan, squares)):
+        if p is None:
+            assert fused[part] is None and array[part] is None
+            continue
+        np.testing.assert_array_equal(fused[part], strict.to_host(array[part]))
+        np.testing.assert_array_equal(
+            fused[part], [round(Fraction(u, 2**summation.SUM_GRID_BITS)) * p.noise_grid
+                          for u in naive[part]])
+        assert whole[part][0] == round(Fraction(sum(naive[part]), 2**summation.SUM_GRID_BITS)
+                                       ) * p.noise_grid
+
+
+def test_fused_sums_refuse_an_overflow_before_any_pass():
+    plan = exact_sum_plan(-(2.0**24), 2.0**24, 2.0**-20)  # Q = 2**60 units
+    with pytest.raises(SummationRangeError, match="overflow"):
+        exact_grid_sums(np, None, np.zeros(4), 1, plan)
+    assert exact_grid_sums(np, None, np.full(3, 2.0**30), 1, plan)[0][0] == 3 * 2.0**24
