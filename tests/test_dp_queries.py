@@ -20,7 +20,7 @@ from gpuppdp.cli import choices, main
 from gpuppdp.dp import (BudgetAccountant, RandomSource, dp_count, dp_key_counts, dp_mean,
                         dp_median, dp_quantile, dp_query, dp_sum, dp_variance)
 from gpuppdp.dp.keys import key_threshold
-from gpuppdp.dp.quantiles import _choose, _eta, _select, quantile_gaps
+from gpuppdp.dp.quantiles import _choose, _draw, _eta, _near_runs, quantile_gaps
 from gpuppdp.dp.queries import QUERY_MECHANISMS
 from gpuppdp.errors import InputError
 
@@ -164,7 +164,9 @@ def test_quantile_probabilities_are_the_exponential_mechanism(q):
     per_candidate = np.repeat(run_p / np.maximum(k, 1), k)  # uniform within a run
     assert np.max(np.abs(np.log(per_candidate / ideal))) <= 2 * _eta(eps / (2 * sens))
     src = source(seed=11)
-    draws = np.array([_select(ranks, q, eps, sens, src)[0] for _ in range(2000)])
+    lam = eps_run / (2 * sens)
+    draws = np.array([_draw(src, ranks[:-1], *quantile_gaps(ranks, q, lam))
+                      for _ in range(2000)])
     observed = np.bincount(draws, minlength=17)
     assert stats.chisquare(observed, ideal * 2000).pvalue > 1e-4
 
@@ -194,6 +196,57 @@ def test_float_weights_are_drawn_exactly():
     observed = np.bincount(draws, minlength=6)[[0, 2, 4]]
     assert observed.sum() == 2000  # the tiny weights: probability below 2**-61
     assert stats.chisquare(observed, np.array([3, 1, 1.5]) / 5.5 * 2000).pvalue > 1e-4
+
+
+def _per_candidate(starts, k, gaps, n_cand, j_lo):
+    """Each candidate's weight (its run's float weight shared equally), as exact fractions
+    on a dense array of the candidates (a coarse grid)."""
+    w = np.where(k > 0, k * np.exp(-gaps), 0.0)
+    out = np.zeros(n_cand, dtype=object)
+    covered = np.zeros(n_cand, dtype=np.int64)
+    for s0, ki, wi in zip(starts.tolist(), k.tolist(), w.tolist()):
+        out[s0 - j_lo:s0 - j_lo + ki] = Fraction(wi) / ki if ki else 0
+        covered[s0 - j_lo:s0 - j_lo + ki] += 1
+    assert (covered == 1).all()  # the runs tile the candidates
+    return out
+
+
+@pytest.mark.parametrize("q, eps", [(0.5, 1.0), (0.03, 2.0), (0.9, 0.5)])
+def test_partial_sort_gives_the_full_sorts_runs(q, eps):
+    """The runs found by a partial sort (``np.partition``) and the capped runs beyond it,
+    drawn as blocks: per candidate the same weights as the fully sorted runs' (exactly within
+    the window, to a rounding of the product ``K·w`` beyond, where the blocks are exact)."""
+    rng = np.random.default_rng(7)
+    x = np.round(rng.normal(50, 15, 30_000), 1)  # ties at a 0.1 step
+    g, j_lo, j_hi = 2.0**-8, 0, 100 * 2**8
+    pos = np.clip(np.floor(np.clip(x, 0, 100) / g).astype(np.int64) + 1, j_lo, j_hi + 1)
+    ranks = np.concatenate(([j_lo], np.sort(pos), [j_hi + 1]))
+    sens = max(q, 1 - q)
+    lam = eps / (2 * sens)
+    near = _near_runs(pos, q, lam, j_lo, j_hi)
+    assert near is not None and near[0].shape[0] < 8000  # a window, not every run
+    full = (ranks[:-1],) + quantile_gaps(ranks, q, lam)
+    a = _per_candidate(*near, j_hi - j_lo + 1, j_lo)
+    b = _per_candidate(*full, j_hi - j_lo + 1, j_lo)
+    cap = near[2] >= 690.0
+    inside = np.concatenate([np.arange(s0, s0 + ki) for s0, ki, c
+                             in zip(near[0], near[1], cap) if not c]) - j_lo
+    assert inside.shape[0] > 0 and all(a[j] == b[j] for j in inside)
+    ratio = [float(u / v) for u, v in zip(a, b) if v]
+    assert max(abs(r - 1.0) for r in ratio) <= 2.0**-52
+    assert all(u == 0 for u, v in zip(a, b) if not v)
+
+
+def test_partial_sort_declines_ties_beyond_its_window():
+    """The nearest values on one side of ``q n`` beyond the window (a long run of ties): no
+    window, the full sort decides (and the release is still near the median)."""
+    x = np.concatenate([np.full(20_000, 40.0), np.linspace(60, 70, 100)])
+    g = 2.0**-8
+    pos = np.floor(x / g).astype(np.int64) + 1
+    assert _near_runs(pos, 0.5, 1.0, 0, 100 * 2**8) is None
+    out = dp_median(pd.DataFrame({"v": x}), "v", lower=0, upper=100, epsilon=1.0,
+                    random=source())
+    assert 40.0 <= out["value"][0] <= 60.0
 
 
 def test_quantiles_of_a_large_table_are_accurate(backend):

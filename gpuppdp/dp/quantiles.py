@@ -24,6 +24,15 @@ and the run is drawn *exactly* in proportion to the float weights (:func:`_choos
 exponent, integer sums, then a rejection within one exponent).  So each output's probability
 is within ``e**±2η`` of the ideal mechanism's at ``ε' = ε - 4η``, which is ε-DP (δ = 0).
 
+**Without a full sort.**  Only the runs within ``690/λ`` ranks of ``q n`` (``λ = ε'/(2Δ)``) have
+gaps below the cap; every run beyond has the capped gap, whose weight is the same
+``fl(exp(-690))`` per candidate.  So the values of ranks ``q n ± (690/λ + 64)`` are found by a
+partial sort (``np.partition``, linear time) and only they are sorted; the candidates beyond
+(one contiguous range on each side) are drawn as blocks of ``2**b`` candidates weighing exactly
+``2**b·fl(exp(-690))`` each -- their runs' ideal weights summed, within the bound above.  When
+ties reach beyond that window (the nearest value on one side of ``q n`` is outside it), or the
+window is most of the table, every position is sorted instead.
+
 **Accuracy.**  With probability at least ``confidence`` the released value ``c`` has
 ``|#{x < c} - q n| <= d* + (2Δ/ε')(ln C + ln(1/(1 - confidence)))`` (McSherry & Talwar 2007,
 Theorem 6; ``C`` the number of candidates, ``d*`` the best distance on the grid: at most 1
@@ -49,6 +58,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..kernels.dp_sums import grid_positions
 from ..validation import check_epsilon, check_number, check_probability
 from .accountant import BudgetAccountant
 from .cells import _bound_persons, _check_source, _persons, _unit
@@ -63,6 +73,7 @@ __all__ = ["dp_quantile", "dp_median", "quantile_gaps"]
 _GRID_STEPS = 2**32  # default grid: the largest power of two <= (upper - lower) / 2**32
 _MAX_CANDIDATES = 2**52
 _MAX_RUNS = 2**26  # the per-exponent sums of 27-bit halves stay exact in float64
+_WINDOW_SLACK = 64  # runs beyond the capped gaps' reach in a partial sort's window
 
 
 def _uniform_int(source: RandomSource, total: int) -> int:
@@ -132,61 +143,125 @@ def quantile_gaps(ranks: np.ndarray, q: float, lam: float) -> tuple[np.ndarray, 
     ``min((d_i - d*) λ, 690)`` as the mechanism computes them (host float64)."""
     k = np.diff(ranks)
     n = k.shape[0] - 1
+    gaps = _gaps(np.arange(n + 1, dtype=np.int64), k, n, q, lam)
+    assert gaps is not None  # every run is here
+    return k, gaps
+
+
+def _gaps(i: np.ndarray, k: np.ndarray, n: int, q: float, lam: float) -> np.ndarray | None:
+    """The gaps of the consecutive runs ``i`` (``K = k``) of a table of ``n`` rows, each
+    computed alone (the same float operations whichever runs are given); ``d*`` from the
+    nearest present run on each side of ``q n``; None when a side has runs beyond ``i`` and
+    none present in ``i`` (``d*`` is then unknown here)."""
     qn = Fraction(q) * n
     r = math.floor(qn)
     f = qn - r
-    i = np.arange(n + 1, dtype=np.int64)
     below = i <= r
     a = np.where(below, r - i, i - r)  # d_i = a_i + s_i f, exactly
     s = np.where(below, 1, -1)
     present = np.flatnonzero(k > 0)
-    sides = [present[present <= r][-1:], present[present > r][:1]]
+    sides = [present[below[present]][-1:], present[~below[present]][:1]]
+    if (not sides[0].shape[0] and i[0] > 0) or (not sides[1].shape[0] and i[-1] < n):
+        return None
     best = min((int(j[0]) for j in sides if j.shape[0]),
-               key=lambda j: (r - j + f) if j <= r else (j - r - f))
+               key=lambda j: (r - i[j] + f) if i[j] <= r else (i[j] - r - f))
     diff = (a - a[best]).astype(np.float64) + (s - s[best]) * float(f)
-    return k, np.minimum(diff * lam, _MAX_GAP)
+    return np.minimum(diff * lam, _MAX_GAP)
 
 
-def _select(ranks: np.ndarray, q: float, epsilon: float, sens: float,
-            source: RandomSource) -> tuple[int, float]:
-    """The chosen candidate's grid index and the ε' the mechanism ran at."""
+def _run_epsilon(epsilon: float, sens: float) -> tuple[float, float]:
+    """``(ε', λ = ε'/(2Δ))`` the mechanism runs at (module docstring)."""
     eps_run = epsilon - 4.0 * _eta(epsilon / (2.0 * sens))
     if eps_run <= 0.0:
         raise InputError(f"epsilon={epsilon:g} is too small for the exact quantile")
-    k, gaps = quantile_gaps(ranks, q, eps_run / (2.0 * sens))
-    weights = np.where(k > 0, k * np.exp(-gaps), 0.0)
+    return eps_run, eps_run / (2.0 * sens)
+
+
+def _draw(source: RandomSource, starts: np.ndarray, k: np.ndarray, gaps: np.ndarray) -> int:
+    """A run drawn exactly in proportion to its float weight ``fl(K·fl(exp(-γ)))``, then a
+    uniform candidate of it: its grid index."""
+    present = k > 0  # an empty run's gap may be negative (d_i < d*): never exponentiated
+    weights = np.zeros(k.shape[0])
+    weights[present] = k[present] * np.exp(-gaps[present])
     run = _choose(source, weights)
-    return int(ranks[run]) + _uniform_int(source, int(k[run])), eps_run
+    return int(starts[run]) + _uniform_int(source, int(k[run]))
+
+
+def _blocks(start: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` consecutive candidates from ``start`` as blocks of ``2**b`` (the bits of
+    ``count``): ``(starts, sizes)``."""
+    sizes = np.array([1 << b for b in range(count.bit_length()) if count >> b & 1], np.int64)
+    return start + np.cumsum(sizes) - sizes, sizes
+
+
+def _near_runs(positions: np.ndarray, q: float, lam: float, j_lo: int, j_hi: int):
+    """The runs of :func:`quantile_gaps` without sorting every position: ``(starts, K, γ)``
+    of the runs within reach of ``q n`` whose gaps are below the cap, found by a partial sort
+    (``np.partition``), with the same gaps; every run beyond has the capped gap, and its
+    candidates (a contiguous range on each side) come as blocks of ``2**b`` candidates, each
+    weighing exactly ``2**b·fl(exp(-690))`` (the sum of those runs' ideal weights).  None
+    when the window does not settle it (ties reach beyond it, or it is most of the table)."""
+    n = positions.shape[0]
+    r = math.floor(Fraction(q) * n)
+    reach = math.ceil(_MAX_GAP / lam) + _WINDOW_SLACK
+    lo, hi = max(r - reach, 0), min(r + reach + 1, n)  # the runs lo..hi
+    if 4 * (hi - lo) > n:
+        return None
+    first, last = max(lo - 1, 0), min(hi, n - 1)  # ranks[lo..hi+1]: sorted[first..last]
+    middle = np.sort(np.partition(positions, (first, last))[first:last + 1])
+    ranks = np.concatenate(([j_lo] if lo == 0 else [], middle,
+                            [j_hi + 1] if hi == n else [])).astype(np.int64)
+    k = np.diff(ranks)
+    gaps = _gaps(np.arange(lo, hi + 1, dtype=np.int64), k, n, q, lam)
+    if gaps is None or (lo > 0 and gaps[0] < _MAX_GAP) or (hi < n and gaps[-1] < _MAX_GAP):
+        return None
+    below, below_k = _blocks(j_lo, int(ranks[0]) - j_lo)
+    above, above_k = _blocks(int(ranks[-1]), j_hi + 1 - int(ranks[-1]))
+    return (np.concatenate((below, ranks[:-1], above)), np.concatenate((below_k, k, above_k)),
+            np.concatenate((np.full(below_k.shape[0], _MAX_GAP), gaps,
+                            np.full(above_k.shape[0], _MAX_GAP))))
 
 
 def _positions(data, column: str, unknown: str, person, m: int, source: RandomSource,
                lower: float, upper: float, g: float, j_lo: int, j_hi: int):
-    """``(ranks, not_numbers)``: the sorted grid positions ``floor(x/g) + 1`` of the clamped
-    values (rows bounded per person) between ``j_lo`` and ``j_hi + 1`` (host int64), and the
-    mask of missing values."""
+    """``(positions, not_numbers)``: the grid positions ``floor(x/g) + 1`` of the clamped
+    values (rows bounded per person) between ``j_lo`` and ``j_hi + 1`` (host int64, in row
+    order), and the mask of missing values."""
     values = _numeric_column(data, column)
     not_numbers = np.isnan(values)
     keep = ~not_numbers if unknown == "drop" else np.ones(len(values), dtype=bool)
     if person is not None:
         keep = _bound_persons(data[person], keep, m, source)
-    backend, xp = source.backend, source.backend.xp
-    x = xp.clip(backend.asarray(np.nan_to_num(values[keep])), lower, upper)
-    position = xp.clip(xp.floor(x * (1.0 / g)).astype(xp.int64) + 1, j_lo, j_hi + 1)
-    ranks = np.concatenate(([j_lo], backend.to_host(xp.sort(position)), [j_hi + 1]))
-    if ranks.shape[0] - 1 > _MAX_RUNS:
+    kept = values if keep.all() else values[keep]
+    if kept.shape[0] >= _MAX_RUNS:
         raise InputError(f"more than {_MAX_RUNS - 1} rows: split the table")
-    return ranks, not_numbers
+    backend, xp = source.backend, source.backend.xp
+    if xp is np:  # one pass on the task pool, the same positions
+        return grid_positions(kept, lower, upper, 1.0 / g, j_lo, j_hi + 1), not_numbers
+    x = xp.clip(backend.asarray(np.nan_to_num(kept)), lower, upper)
+    position = xp.clip(xp.floor(x * (1.0 / g)).astype(xp.int64) + 1, j_lo, j_hi + 1)
+    return backend.to_host(position), not_numbers
 
 
-def _quantiles(ranks, levels: list[float], epsilon: float, neighbouring: Neighbouring, m: int,
-               source: RandomSource, g: float, candidates: int, confidence: float):
+def _quantiles(positions, levels: list[float], epsilon: float, neighbouring: Neighbouring,
+               m: int, source: RandomSource, g: float, grid: tuple[int, int],
+               confidence: float):
     """The chosen values (``ε`` split equally over ``levels``) and each level's record."""
     shares = [epsilon / len(levels)] * (len(levels) - 1)
     shares.append(epsilon - sum(shares))
     chosen, queries = [], {}
+    ranks = None
+    j_lo, j_hi = grid
+    candidates = j_hi - j_lo + 1
     for level, eps_q in zip(levels, shares):
         sens = _sensitivity(level, neighbouring, m)
-        index, eps_run = _select(ranks, level, eps_q, sens, source)
+        eps_run, lam = _run_epsilon(eps_q, sens)
+        runs = _near_runs(positions, level, lam, j_lo, j_hi)
+        if runs is None:  # every position sorted, once
+            if ranks is None:
+                ranks = np.concatenate(([j_lo], np.sort(positions), [j_hi + 1]))
+            runs = (ranks[:-1],) + quantile_gaps(ranks, level, lam)
+        index = _draw(source, *runs)
         chosen.append(index * g)
         queries[f"q={level:g}"] = {
             "mechanism": "exponential (Smith 2011), exact", "epsilon": eps_q,
@@ -264,15 +339,15 @@ def dp_quantile(data: pd.DataFrame, column: str, q: float | Sequence[float], *,
     _check_source(source)
     charge = {"epsilon": epsilon, "delta": 0.0}
     _check_accountant(accountant, charge, neighbouring)
-    ranks, not_numbers = _positions(data, column, unknown, person, m, source, lower, upper,
-                                    g, j_lo, j_hi)
+    positions, not_numbers = _positions(data, column, unknown, person, m, source, lower,
+                                        upper, g, j_lo, j_hi)
     unit = _unit(person, m)
     _spend(accountant, charge, f"dp_quantile {levels} of {column!r}", neighbouring=neighbouring,
            unit=unit, seed=source.seed)
     if unknown != "drop" and not_numbers.any():  # decided after the charge
         raise missing_values(column)
-    chosen, queries = _quantiles(ranks, levels, epsilon, neighbouring, m, source, g,
-                                 j_hi - j_lo + 1, confidence)
+    chosen, queries = _quantiles(positions, levels, epsilon, neighbouring, m, source, g,
+                                 (j_lo, j_hi), confidence)
     frame = pd.DataFrame({"quantile": levels, "value": chosen})
     post = [] if person is None else [f"at most {m} rows per person ({person!r}), chosen at "
                                       "random"]

@@ -123,9 +123,10 @@ def exact_sum_mechanism(epsilon: float, lower: float, upper: float, sensitivity:
 def exact_grid_sums(xp, key, values, n_cells: int, plan: ExactSum, *, shift: float = 0.0,
                     squares: ExactSum | None = None):
     """Per-cell sums (cells ``key``, or None: one cell) of ``values - shift`` (a float64
-    backend array, NaN read as 0) clipped to the plan's bounds, summed exactly and rounded to the noise grid: float64 multiples of
-    ``plan.noise_grid`` (exact), for the mechanism; with ``squares`` (a plan) also those of
-    the clipped values' squares, clipped to its bounds: ``(sums, sums of squares or None)``.
+    backend array, NaN read as 0) clipped to the plan's bounds, summed exactly and rounded to
+    the noise grid: float64 multiples of ``plan.noise_grid`` (exact), for the mechanism; with
+    ``squares`` (a plan) also those of the clipped values' squares, clipped to its bounds:
+    ``(sums, sums of squares or None)``.
     On NumPy one fused pass (:func:`~gpuppdp.kernels.dp_sums.grid_unit_sums`), elsewhere array
     passes (the same sums); refuses as :func:`grouped_exact_sums`, before any pass."""
     n = int(values.shape[0])
@@ -145,9 +146,9 @@ def exact_grid_sums(xp, key, values, n_cells: int, plan: ExactSum, *, shift: flo
         sq = None if squares is None else grouped_exact_sums(
             xp, key, to_units(xp, c * c, squares.lower, squares.upper, squares), n_cells,
             squares)
-    return tuple(None if u is None else
-                 round_units_to_grid(xp, u).astype(xp.float64) * p.noise_grid
-                 for u, p in ((sums, plan), (sq, squares)))
+    return (round_units_to_grid(xp, sums).astype(xp.float64) * plan.noise_grid,
+            None if squares is None else
+            round_units_to_grid(xp, sq).astype(xp.float64) * squares.noise_grid)
 
 
 def to_units(xp, values, lower: float, upper: float, plan: ExactSum):

@@ -1,4 +1,5 @@
-"""Exact per-cell sums of clipped values on the CPU, in one pass over the rows.
+"""Exact per-cell sums of clipped values, and quantiles' grid positions, on the CPU: one pass
+over the rows each.
 
 The CPU form of steps 1-2 of :mod:`gpuppdp.dp.summation`: each value (NaN read as 0) less a
 shift is clipped to ``[lower, upper]``, scaled by the power of two ``1/s`` and rounded half to
@@ -10,6 +11,10 @@ order gives the array form's sums: the rows are cut into tasks on the thread poo
 (:func:`.groupby.run_tasks`), each adding into its own row of totals (rows padded apart, no
 false sharing), and the rows are summed at the end.  The caller refuses a table whose sums
 could overflow int64 first (:class:`~gpuppdp.dp.summation.SummationRangeError`).
+
+:func:`grid_positions` is the CPU form of :mod:`gpuppdp.dp.quantiles`' positions: each value
+(NaN read as 0) clipped, scaled, floored, plus one, clipped to the grid's range, in the array
+form's float operations, the rows cut into tasks on the pool.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from numba import njit
 
 from .groupby import n_tasks_for, run_tasks
 
-__all__ = ["grid_unit_sums"]
+__all__ = ["grid_unit_sums", "grid_positions"]
 
 _PAD = 8  # int64 words between two tasks' rows of totals: one cache line
 
@@ -47,9 +52,9 @@ def grid_unit_sums(key, values, n_cells: int, shift: float, bounds: tuple[float,
                    scale: float, sq_bounds: tuple[float, float] | None = None,
                    sq_scale: float = 1.0):
     """Per-cell int64 sums of ``rint(clip(v - shift, *bounds) * scale)`` over the rows (``key``
-    int64 cell indices or None: one cell; ``values`` float64; host arrays), and with ``sq_bounds`` those of
-    ``rint(clip(c * c, *sq_bounds) * sq_scale)``, ``c`` the clipped value: ``(sums,
-    squares or None)``."""
+    int64 cell indices or None: one cell; ``values`` float64; host arrays), and with
+    ``sq_bounds`` those of ``rint(clip(c * c, *sq_bounds) * sq_scale)``, ``c`` the clipped
+    value: ``(sums, squares or None)``."""
     key = np.zeros(0, np.int64) if key is None else np.ascontiguousarray(key, dtype=np.int64)
     values = np.ascontiguousarray(values, dtype=np.float64)
     n = values.shape[0]
@@ -63,3 +68,26 @@ def grid_unit_sums(key, values, n_cells: int, shift: float, bounds: tuple[float,
               float(sq_scale), sums, squares)
     total = sums[:, :n_cells].sum(axis=0)
     return total, (squares[:, :n_cells].sum(axis=0) if sq_bounds is not None else None)
+
+
+@njit(cache=True, nogil=True)
+def _positions(t, bounds, values, lower, upper, scale, j_lo, j_top, out):
+    """Task ``t``: the positions of rows ``bounds[t]:bounds[t+1]``."""
+    for i in range(bounds[t], bounds[t + 1]):
+        v = values[i]
+        if v != v:
+            v = 0.0
+        p = np.int64(np.floor(min(max(v, lower), upper) * scale)) + 1
+        out[i] = min(max(p, j_lo), j_top)
+
+
+def grid_positions(values, lower: float, upper: float, scale: float, j_lo: int, j_top: int):
+    """``clip(floor(clip(v, lower, upper) * scale) + 1, j_lo, j_top)`` of each value (``values``
+    float64, host; NaN read as 0): int64."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    n = values.shape[0]
+    n_tasks = n_tasks_for(n, n)
+    out = np.empty(n, np.int64)
+    run_tasks(_positions, n_tasks, np.linspace(0, n, n_tasks + 1).astype(np.int64), values,
+              float(lower), float(upper), float(scale), int(j_lo), int(j_top), out)
+    return out
