@@ -22,11 +22,12 @@ For each size ``n`` it times, best of ``--repeat`` runs after one warm-up:
 * ``dp sum``, ``dp mean``, ``dp quantile`` -- :func:`~gpuppdp.dp.dp_sum`,
   :func:`~gpuppdp.dp.dp_mean` and :func:`~gpuppdp.dp.dp_median` of ``n`` values uniform in
   [0, 100] (bounds [0, 100], ε = 1; the whole release from a DataFrame: exact grid sums and
-  noise, or the sort and the exact exponential mechanism), one run after a warm-up;
+  noise, or the partial sort and the exact exponential mechanism), best of ``--repeat``
+  after a warm-up;
 * ``opendp sum``, ``opendp quantile`` -- OpenDP's Laplace sum (``then_clamp >> then_sum >>
   then_laplace``, scale 100: ε = 1) and median (``then_quantile_score_candidates`` on the
   10001 candidates 0, 0.01, ..., 100 ``>> then_report_noisy_max_gumbel``, ε = 1) on
-  ``min(n, --opendp-size)`` values of a Python list, one run;
+  ``min(n, --opendp-size)`` values of a Python list, best of ``--repeat``;
 * ``numpy laplace`` -- the reference: ``np.random.default_rng().laplace(size=n)`` plus the
   addition (NumPy's PCG64 and inverse-CDF floats: neither cryptographic nor safe against
   floating-point attacks; on the host whatever the backend).
@@ -103,7 +104,8 @@ def _best(fn, sync, repeat: int) -> float:
 def _machine(backend) -> dict:
     info = {"platform": platform.platform(), "processor": platform.processor(),
             "cpu_count": os.cpu_count(), "python": platform.python_version(),
-            "numpy": np.__version__, "backend": backend.name}
+            "numpy": np.__version__, "backend": backend.name,
+            "load_average": list(os.getloadavg())}
     if backend.name == "cupy":
         props = backend.xp.cuda.runtime.getDeviceProperties(0)
         info["device"] = props["name"].decode() if isinstance(props["name"], bytes) \
@@ -159,7 +161,7 @@ def _opendp_gaussian(k: int, bound: float, reference: float, n: int) -> dict | N
     return _row(k, "opendp gaussian", seconds, bound * k / n, reference * k / n)
 
 
-def _query_case(name: str, n: int, src: RandomSource, opendp_size: int):
+def _query_case(name: str, n: int, src: RandomSource, opendp_size: int, repeat: int):
     """``(values, seconds)`` of one query case (module docstring), or None without OpenDP."""
     import pandas as pd
 
@@ -170,7 +172,7 @@ def _query_case(name: str, n: int, src: RandomSource, opendp_size: int):
                  "dp quantile": lambda d: dp_median(d, "v", **bounds)}[name]
         query(pd.DataFrame({"v": np.linspace(0, 100, 1000)}))  # compile, start
         frame = pd.DataFrame({"v": np.random.default_rng(0).uniform(0, 100, n)})
-        return n, _timed(lambda: query(frame))
+        return n, _best(lambda: query(frame), lambda a: None, repeat)
     try:
         import opendp.prelude as opendp
     except ImportError:
@@ -190,7 +192,7 @@ def _query_case(name: str, n: int, src: RandomSource, opendp_size: int):
     k = min(n, opendp_size)
     x = np.random.default_rng(0).uniform(0, 100, k).tolist()
     meas(x[:100])
-    return k, _timed(lambda: meas(x))
+    return k, _best(lambda: meas(x), lambda a: None, repeat)
 
 
 def _bench_size(backend, src: RandomSource, n: int, repeat: int, cases,
@@ -230,7 +232,7 @@ def _bench_size(backend, src: RandomSource, n: int, repeat: int, cases,
             row = _opendp_gaussian(min(n, opendp_size), bound, reference, n)
             rows += [row] if row else []
         elif name in QUERY_CASES:
-            got = _query_case(name, n, src, opendp_size)
+            got = _query_case(name, n, src, opendp_size, repeat)
             if got:
                 k, seconds = got
                 rows.append(_row(k, name, seconds, bound * k / n, reference * k / n))

@@ -20,6 +20,7 @@ from gpuppdp.cli import choices, main
 from gpuppdp.dp import (BudgetAccountant, RandomSource, dp_count, dp_key_counts, dp_mean,
                         dp_median, dp_quantile, dp_query, dp_sum, dp_variance)
 from gpuppdp.dp.keys import key_threshold
+from gpuppdp.kernels.dp_sums import order_statistics
 from gpuppdp.dp.quantiles import _choose, _draw, _eta, _near_runs, quantile_gaps
 from gpuppdp.dp.queries import QUERY_MECHANISMS
 from gpuppdp.errors import InputError
@@ -213,7 +214,7 @@ def _per_candidate(starts, k, gaps, n_cand, j_lo):
 
 @pytest.mark.parametrize("q, eps", [(0.5, 1.0), (0.03, 2.0), (0.9, 0.5)])
 def test_partial_sort_gives_the_full_sorts_runs(q, eps):
-    """The runs found by a partial sort (``np.partition``) and the capped runs beyond it,
+    """The runs found by a partial sort (histogram selection) and the capped runs beyond it,
     drawn as blocks: per candidate the same weights as the fully sorted runs' (exactly within
     the window, to a rounding of the product ``K·w`` beyond, where the blocks are exact)."""
     rng = np.random.default_rng(7)
@@ -235,6 +236,22 @@ def test_partial_sort_gives_the_full_sorts_runs(q, eps):
     ratio = [float(u / v) for u, v in zip(a, b) if v]
     assert max(abs(r - 1.0) for r in ratio) <= 2.0**-52
     assert all(u == 0 for u, v in zip(a, b) if not v)
+
+
+def test_order_statistics_are_the_sorts():
+    """Histogram selection against ``np.sort`` on spread, equal, few-valued, skewed (one value
+    and a scatter over 2**52) and tiny arrays, at both ends and in the middle."""
+    rng = np.random.default_rng(0)
+    cases = [rng.integers(0, 2**40, 200_000), np.full(50_000, 7), rng.integers(0, 3, 50_000),
+             np.concatenate([rng.integers(0, 2**52, 1000), np.full(100_000, 2**51)]),
+             (rng.normal(0, 1, 100_000) * 100).astype(np.int64) + 2**30,
+             rng.integers(0, 50, 10)]
+    for v in cases:
+        ordered, n = np.sort(v), v.shape[0]
+        for first, last in [(0, n - 1), (max(n // 2 - 100, 0), min(n // 2 + 100, n - 1)),
+                            (0, 0), (n - 1, n - 1), (3, 9)]:
+            got = order_statistics(v, first, last, int(v.min()) - 5, int(v.max()) + 3)
+            np.testing.assert_array_equal(got, ordered[first:last + 1])
 
 
 def test_partial_sort_declines_ties_beyond_its_window():

@@ -27,7 +27,8 @@ is within ``e**±2η`` of the ideal mechanism's at ``ε' = ε - 4η``, which is 
 **Without a full sort.**  Only the runs within ``690/λ`` ranks of ``q n`` (``λ = ε'/(2Δ)``) have
 gaps below the cap; every run beyond has the capped gap, whose weight is the same
 ``fl(exp(-690))`` per candidate.  So the values of ranks ``q n ± (690/λ + 64)`` are found by a
-partial sort (``np.partition``, linear time) and only they are sorted; the candidates beyond
+histogram selection (:func:`~gpuppdp.kernels.dp_sums.order_statistics`, a pass or two) and
+only they are sorted; the candidates beyond
 (one contiguous range on each side) are drawn as blocks of ``2**b`` candidates weighing exactly
 ``2**b·fl(exp(-690))`` each -- their runs' ideal weights summed, within the bound above.  When
 ties reach beyond that window (the nearest value on one side of ``q n`` is outside it), or the
@@ -58,7 +59,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..kernels.dp_sums import grid_positions
+from ..kernels.dp_sums import grid_positions, order_statistics
 from ..validation import check_epsilon, check_number, check_probability
 from .accountant import BudgetAccountant
 from .cells import _bound_persons, _check_source, _persons, _unit
@@ -197,9 +198,10 @@ def _blocks(start: int, count: int) -> tuple[np.ndarray, np.ndarray]:
 def _near_runs(positions: np.ndarray, q: float, lam: float, j_lo: int, j_hi: int):
     """The runs of :func:`quantile_gaps` without sorting every position: ``(starts, K, γ)``
     of the runs within reach of ``q n`` whose gaps are below the cap, found by a partial sort
-    (``np.partition``), with the same gaps; every run beyond has the capped gap, and its
-    candidates (a contiguous range on each side) come as blocks of ``2**b`` candidates, each
-    weighing exactly ``2**b·fl(exp(-690))`` (the sum of those runs' ideal weights).  None
+    (:func:`~gpuppdp.kernels.dp_sums.order_statistics`), with the same gaps; every run beyond
+    has the capped gap, and its candidates (a contiguous range on each side) come as blocks
+    of ``2**b`` candidates, each weighing exactly ``2**b·fl(exp(-690))`` (the sum of those
+    runs' ideal weights).  None
     when the window does not settle it (ties reach beyond it, or it is most of the table)."""
     n = positions.shape[0]
     r = math.floor(Fraction(q) * n)
@@ -208,7 +210,7 @@ def _near_runs(positions: np.ndarray, q: float, lam: float, j_lo: int, j_hi: int
     if 4 * (hi - lo) > n:
         return None
     first, last = max(lo - 1, 0), min(hi, n - 1)  # ranks[lo..hi+1]: sorted[first..last]
-    middle = np.sort(np.partition(positions, (first, last))[first:last + 1])
+    middle = order_statistics(positions, first, last, j_lo, j_hi + 2)
     ranks = np.concatenate(([j_lo] if lo == 0 else [], middle,
                             [j_hi + 1] if hi == n else [])).astype(np.int64)
     k = np.diff(ranks)

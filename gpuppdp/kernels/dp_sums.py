@@ -1,5 +1,5 @@
-"""Exact per-cell sums of clipped values, and quantiles' grid positions, on the CPU: one pass
-over the rows each.
+"""Exact per-cell sums of clipped values, quantiles' grid positions and order statistics, on
+the CPU: a pass or two over the rows each.
 
 The CPU form of steps 1-2 of :mod:`gpuppdp.dp.summation`: each value (NaN read as 0) less a
 shift is clipped to ``[lower, upper]``, scaled by the power of two ``1/s`` and rounded half to
@@ -14,7 +14,11 @@ could overflow int64 first (:class:`~gpuppdp.dp.summation.SummationRangeError`).
 
 :func:`grid_positions` is the CPU form of :mod:`gpuppdp.dp.quantiles`' positions: each value
 (NaN read as 0) clipped, scaled, floored, plus one, clipped to the grid's range, in the array
-form's float operations, the rows cut into tasks on the pool.
+form's float operations, the rows cut into tasks on the pool.  :func:`order_statistics` finds
+``sorted(values)[first:last + 1]`` of integers by histogram selection: a histogram of ``2**16``
+buckets (tasks on the pool), the values of the buckets holding the two ranks gathered, and
+again on them while they are many and the buckets wider than one value; then a sort of what
+is left.  Exact whatever the data (ties and skew only cost more rounds).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from numba import njit
 
 from .groupby import n_tasks_for, run_tasks
 
-__all__ = ["grid_unit_sums", "grid_positions"]
+__all__ = ["grid_unit_sums", "grid_positions", "order_statistics"]
 
 _PAD = 8  # int64 words between two tasks' rows of totals: one cache line
 
@@ -91,3 +95,50 @@ def grid_positions(values, lower: float, upper: float, scale: float, j_lo: int, 
     run_tasks(_positions, n_tasks, np.linspace(0, n, n_tasks + 1).astype(np.int64), values,
               float(lower), float(upper), float(scale), int(j_lo), int(j_top), out)
     return out
+
+
+_BUCKET_BITS = 16
+
+
+@njit(cache=True, nogil=True)
+def _bucket_counts(t, bounds, values, low, high, shift, out):
+    """Task ``t``: values ``bounds[t]:bounds[t+1]`` in ``[low, high)`` counted by bucket
+    ``(v - low) >> shift`` into ``out[t]``."""
+    for i in range(bounds[t], bounds[t + 1]):
+        v = values[i]
+        if low <= v and v < high:
+            out[t, (v - low) >> shift] += 1
+
+
+@njit(cache=True, nogil=True)
+def _gather(values, low, high, out):
+    """The values in ``[low, high)``, in order, into ``out`` (exactly as many)."""
+    m = 0
+    for i in range(values.shape[0]):
+        v = values[i]
+        if low <= v and v < high:
+            out[m] = v
+            m += 1
+
+
+def order_statistics(values, first: int, last: int, low: int, high: int):
+    """``np.sort(values)[first:last + 1]`` of int64 ``values`` (host), all in ``[low, high)``,
+    without sorting them all (module docstring)."""
+    below, sub = 0, np.ascontiguousarray(values, dtype=np.int64)
+    enough = max(4 * (last - first + 1), 1 << 12)
+    while True:
+        shift = max((high - low - 1).bit_length() - _BUCKET_BITS, 0)
+        n = sub.shape[0]
+        n_tasks = n_tasks_for(n, n)
+        counts = np.zeros((n_tasks, ((high - low - 1) >> shift) + 1), np.int64)
+        run_tasks(_bucket_counts, n_tasks, np.linspace(0, n, n_tasks + 1).astype(np.int64),
+                  sub, low, high, shift, counts)
+        cum = np.cumsum(counts.sum(axis=0))
+        b1, b2 = np.searchsorted(cum, [first - below, last - below], side="right").tolist()
+        before = int(cum[b1 - 1]) if b1 else 0
+        kept = np.empty(int(cum[b2]) - before, np.int64)
+        low, high = low + (b1 << shift), min(low + ((b2 + 1) << shift), high)
+        _gather(sub, low, high, kept)
+        below, sub = below + before, kept
+        if shift == 0 or sub.shape[0] <= enough:
+            return np.sort(sub)[first - below:last - below + 1]
