@@ -7,9 +7,10 @@ Cases:
   k = 5): Adult with 8 QIDs, ``occupation`` sensitive; ARX 3.9.2's median ``anonymize()``
   time, checked-node count, optimum and loss are in the file;
 * the other models of :mod:`gpuppdp.models`, which have no ARX reference here, in the same
-  setting (8 QIDs, ``occupation`` sensitive, suppression 0 %, loss): (alpha, k)-anonymity,
-  delta-disclosure privacy, basic and enhanced beta-likeness, the (epsilon, alpha)
-  privacy-loss model, LKC-privacy and k-anonymity on QID subsets (see ``EXTRA``).
+  setting (8 QIDs, ``occupation`` sensitive, suppression 0 % or ``--extra-suppression``,
+  loss): (alpha, k)-anonymity, delta-disclosure privacy, basic and enhanced beta-likeness,
+  the (epsilon, alpha) privacy-loss model (the table's prior, a uniform one), LKC-privacy
+  and k-anonymity on QID subsets (see ``EXTRA``).
 
 Per case one warm-up ``fit`` and ``--repeats`` timed ones; reported: whether the search ran
 compiled (:mod:`gpuppdp.engine.search.flash_compiled`; ``--python-flash``: never, the Python
@@ -95,6 +96,9 @@ def main(argv=None) -> int:
     add_common_args(p, "bench_models")
     p.add_argument("--search", default="flash", choices=("flash", "exhaustive"))
     p.add_argument("--only", default=None, help="run the cases whose id contains this")
+    p.add_argument("--extra-suppression", type=float, default=None,
+                   help="suppression limit of the cases without ARX reference (default: "
+                        "the ARX cases' 0)")
     p.add_argument("--python-flash", action="store_true",
                    help="never the compiled Flash: the Python traversal")
     args = p.parse_args(argv)
@@ -111,6 +115,8 @@ def main(argv=None) -> int:
     arx_cases = [c for c in load_arx_cases()
                  if any(m["model"] != "k-anonymity" for m in c["models"])]
     template = arx_cases[0]  # 8 QIDs, occupation sensitive, 0 %, loss
+    if args.extra_suppression is not None:
+        template = dict(template, suppression_limit=args.extra_suppression)
     cases = [(c["id"], _describe(c["models"]), c, None) for c in arx_cases]
     cases += [(cid, desc, template, factory) for cid, (desc, factory) in EXTRA.items()]
     if args.only:

@@ -112,8 +112,6 @@ def _problem_refusal(evaluator, lattice_size: int | None, attributes: set) -> st
     """The part of :func:`compiled_flash_refusal` that needs the evaluator."""
     if evaluator.backend.is_gpu or evaluator.backend.kernels != "cpu":
         return "not the CPU backend"
-    if evaluator.min_class_size is None:
-        return "no minimal class size"
     encoded = evaluator.encoded
     if evaluator.carries_sensitive:
         names = list(encoded.sensitive)
@@ -154,7 +152,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats] | None:
     phases = np.array([search.binary is not None, *_phase(search.binary),
                        search.linear is not None, *_phase(search.linear)], np.int64)
     cfg = np.array([search.predictive_anon, search.has_k, search.pruning,
-                    search.bound is not None, search.utility_full, n0, ev.min_class_size,
+                    search.bound is not None, search.utility_full, n0, ev.min_class_size or 0,
                     ev.max_suppressed, ev.encoded.n_rows, METRIC_KINDS[metric.name],
                     ev.encoded.n_sens, NO_GROUP_LIMIT if limit is None else limit], np.int64)
     inputs = (np.stack([lat.max_levels, lat.strides]).astype(np.int64), keys, phases, cfg,
@@ -269,7 +267,8 @@ def _stats(ev, lat, rec_int: np.ndarray, rec_float: np.ndarray) -> NodeStats:
     suppressed, kept = ints[:, 2], ints[:, 3]
     kept_records = ev.encoded.n_rows - suppressed
     aecs = np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0)
-    return NodeStats(levels, ints[:, 1] > 0, ints[:, 6] > 0, suppressed, kept, ints[:, 4],
+    k_anonymous = None if ev.min_class_size is None else ints[:, 6] > 0  # as the evaluator
+    return NodeStats(levels, ints[:, 1] > 0, k_anonymous, suppressed, kept, ints[:, 4],
                      np.where(kept < 0, np.nan, aecs), floats[:, 0], floats[:, 1], ints[:, 5],
                      levels.sum(axis=1))
 
