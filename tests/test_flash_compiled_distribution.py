@@ -8,13 +8,15 @@ give the same optimum, checked nodes and node statistics."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from gpuppdp import datasets
+from gpuppdp import Anonymizer, datasets
 from gpuppdp.engine.search import compiled_flash_refusal, flash_classes, flash_compiled
 from gpuppdp.models import (BetaLikeness, DeltaDisclosurePrivacy, KAnonymity, PrivacyLoss,
                             RecursiveCLDiversity, TCloseness)
@@ -220,3 +222,27 @@ def test_compiled_equals_python_on_adult(name, monkeypatch):
                  others="insensitive", models=ADULT_MODELS[name](values))
             for compiled in (True, False)]
     assert_same_search(*fits, name)
+
+
+ARX_DELTA = Path(__file__).parent / "data" / "arx_delta_disclosure.json"
+
+
+@pytest.mark.parametrize("case", json.loads(ARX_DELTA.read_text())["cases"],
+                         ids=lambda case: case["id"])
+def test_compiled_delta_disclosure_is_arxs(case):
+    """ARX 3.9.2's optimum, loss (to the last bit) and checked nodes for delta-disclosure on
+    Adult (8 QIDs, occupation sensitive, with and without k-anonymity and suppression), from
+    the compiled Flash."""
+    data, hierarchies = datasets.adult()
+    models = ([KAnonymity(case["k"])] if case["k"] else []) + \
+        [DeltaDisclosurePrivacy("occupation", case["delta"])]
+    got = Anonymizer(quasi_identifiers={q: h for q, h in hierarchies.items()
+                                        if q != "occupation"},
+                     sensitive=["occupation"], others="insensitive", models=models,
+                     suppression_limit=case["suppression_limit"], metric="loss",
+                     search="flash", backend="cpu").fit(data)
+    want = case["expected"]
+    assert got.search.details["compiled"]
+    assert got.transformation == want["transformation"]
+    assert got.information_loss == float(want["information_loss"])
+    assert got.nodes_evaluated == want["transformations_checked"]
