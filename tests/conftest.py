@@ -69,7 +69,7 @@ SLOW = {
     "test_quality_models_arx.py::test_arx_optimum_and_loss_more_cases",
     "test_quality_models_arx.py::test_every_node_against_a_plain_reference_more_parameters",
     "test_arx_microaggregation.py::test_arx_optimum_loss_and_release_more_cases",
-    # the compiled delta-disclosure and privacy loss on Adult (about 10 s and 4 s on the 2-core box)
+    # the compiled delta-disclosure and privacy loss on Adult (10 s and 4 s on the 2-core box)
     "test_flash_compiled_distribution.py::test_compiled_equals_python_on_adult",
     "test_flash_compiled_distribution.py::test_compiled_delta_disclosure_is_arxs",
 }
