@@ -10,8 +10,9 @@ in one compiled call; Python runs once per search.
 
 It covers the common case: models whose :meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`
 it judges (k-anonymity, l-diversity -- distinct, entropy, recursive (c, l) --, t-closeness
-with the equal, ordered or hierarchical distance, (alpha, k)-anonymity and beta-likeness, one
-of each at most, on one sensitive attribute carried with its own codes), the loss, precision
+with the equal, ordered or hierarchical distance, (alpha, k)-anonymity, beta-likeness,
+delta-disclosure privacy and the privacy-loss model, one of each at most, on one sensitive
+attribute carried with its own codes, with or without a minimal class size), the loss, precision
 and discernibility metrics, a CPU backend, a frequency set of at most
 :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
 properties are arrays the size of the lattice here: one byte per direction and property set,
