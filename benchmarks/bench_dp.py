@@ -19,6 +19,14 @@ For each size ``n`` it times, best of ``--repeat`` runs after one warm-up:
   dependency: ``pip install opendp``), one run on ``min(n, --opendp-size)`` values (its
   write-bound and NumPy columns scaled to that size); skipped with a note when OpenDP is
   not installed;
+* ``dp sum``, ``dp mean``, ``dp quantile`` -- :func:`~gpuppdp.dp.dp_sum`,
+  :func:`~gpuppdp.dp.dp_mean` and :func:`~gpuppdp.dp.dp_median` of ``n`` values uniform in
+  [0, 100] (bounds [0, 100], ε = 1; the whole release from a DataFrame: exact grid sums and
+  noise, or the sort and the exact exponential mechanism), one run after a warm-up;
+* ``opendp sum``, ``opendp quantile`` -- OpenDP's Laplace sum (``then_clamp >> then_sum >>
+  then_laplace``, scale 100: ε = 1) and median (``then_quantile_score_candidates`` on the
+  10001 candidates 0, 0.01, ..., 100 ``>> then_report_noisy_max_gumbel``, ε = 1) on
+  ``min(n, --opendp-size)`` values of a Python list, one run;
 * ``numpy laplace`` -- the reference: ``np.random.default_rng().laplace(size=n)`` plus the
   addition (NumPy's PCG64 and inverse-CDF floats: neither cryptographic nor safe against
   floating-point attacks; on the host whatever the backend).
@@ -54,6 +62,9 @@ import numpy as np
 from gpuppdp.backend import get_backend
 from gpuppdp.dp import (
     GeometricMechanism,
+    dp_mean,
+    dp_median,
+    dp_sum,
     LaplaceMechanism,
     RandomSource,
     discrete_gaussian_noise,
@@ -62,7 +73,9 @@ from gpuppdp.dp import (
 from gpuppdp.kernels import dp_noise
 
 CASES = ("write bound", "keystream", "random bits", "discrete noise", "discrete gaussian",
-         "opendp gaussian", "geometric", "laplace", "laplace kernel", "numpy laplace")
+         "opendp gaussian", "geometric", "laplace", "laplace kernel", "numpy laplace",
+         "dp sum", "dp mean", "dp quantile", "opendp sum", "opendp quantile")
+QUERY_CASES = ("dp sum", "dp mean", "dp quantile", "opendp sum", "opendp quantile")
 SIGMA = 10.0  # the discrete Gaussians' σ
 
 
@@ -146,6 +159,40 @@ def _opendp_gaussian(k: int, bound: float, reference: float, n: int) -> dict | N
     return _row(k, "opendp gaussian", seconds, bound * k / n, reference * k / n)
 
 
+def _query_case(name: str, n: int, src: RandomSource, opendp_size: int):
+    """``(values, seconds)`` of one query case (module docstring), or None without OpenDP."""
+    import pandas as pd
+
+    bounds = {"lower": 0.0, "upper": 100.0, "epsilon": 1.0, "random": src}
+    if name.startswith("dp "):
+        query = {"dp sum": lambda d: dp_sum(d, "v", **bounds),
+                 "dp mean": lambda d: dp_mean(d, "v", **bounds),
+                 "dp quantile": lambda d: dp_median(d, "v", **bounds)}[name]
+        query(pd.DataFrame({"v": np.linspace(0, 100, 1000)}))  # compile, start
+        frame = pd.DataFrame({"v": np.random.default_rng(0).uniform(0, 100, n)})
+        return n, _timed(lambda: query(frame))
+    try:
+        import opendp.prelude as opendp
+    except ImportError:
+        print(f"{'':>12} {name}: skipped (pip install opendp)")
+        return None
+    opendp.enable_features("contrib")
+    space = (opendp.vector_domain(opendp.atom_domain(T=float, nan=False)),
+             opendp.symmetric_distance())
+    if name == "opendp sum":
+        meas = space >> opendp.t.then_clamp((0.0, 100.0)) >> opendp.t.then_sum() \
+            >> opendp.m.then_laplace(scale=100.0)
+    else:
+        candidates = [i / 100 for i in range(10001)]
+        meas = space >> opendp.t.then_quantile_score_candidates(candidates, 0.5) \
+            >> opendp.m.then_report_noisy_max_gumbel(2.0, optimize="min")
+    assert meas.map(1) <= 1.0 + 1e-6  # ε = 1, as ours
+    k = min(n, opendp_size)
+    x = np.random.default_rng(0).uniform(0, 100, k).tolist()
+    meas(x[:100])
+    return k, _timed(lambda: meas(x))
+
+
 def _bench_size(backend, src: RandomSource, n: int, repeat: int, cases,
                 opendp_size: int = 10**5) -> list[dict]:
     """Time the selected cases at size ``n``; print one line per case."""
@@ -182,6 +229,11 @@ def _bench_size(backend, src: RandomSource, n: int, repeat: int, cases,
         elif name == "opendp gaussian":
             row = _opendp_gaussian(min(n, opendp_size), bound, reference, n)
             rows += [row] if row else []
+        elif name in QUERY_CASES:
+            got = _query_case(name, n, src, opendp_size)
+            if got:
+                k, seconds = got
+                rows.append(_row(k, name, seconds, bound * k / n, reference * k / n))
         elif name != "write bound":
             rows.append(_row(n, name, _best(run[name], sync, repeat), bound, reference))
     return rows

@@ -1,19 +1,24 @@
-"""Local recoding (ARX's ``optimizeIterativeFast``) and local suppression on Adult, against
-ARX 3.9.2's references (``tests/data/arx_local_recoding.json``) and against full-domain
-generalization and Mondrian.
+"""Local recoding (ARX's ``optimizeIterativeFast``) and local suppression on Adult (and on the
+census generator's table), against ARX 3.9.2's references (``tests/data/arx_local_recoding.
+json``) or a live ARX, and against full-domain generalization and Mondrian.
 
 For every reference case (k-anonymity, the loss metric, a suppression limit, records per
-iteration): the full-domain optimum (``Anonymizer.fit``) and its local recoding
-(``AnonymizationResult.local_recoding``), one warm-up and ``--repeats`` timed runs each,
-median; the suppressed records and ARX's granularity (:func:`gpuppdp.analysis.utility.
-granularity`, ARX's ``getGranularity().getArithmeticMean(false)``) beside ARX's, and the
-ratio of our local recoding's time to ARX's ``optimizeIterativeFast`` time (and of
-fit + local recoding to ARX's anonymize + getOutput + optimizeIterativeFast).  ARX's times
-come from the reference file (its runner, one JVM, after warm-up); run them on the same
-machine for a fair ratio.  Then, per case, the utility of the other releases of the same
-data (``--no-utility`` skips them): the full-domain release, its local recoding,
-sdcMicro-style local suppression of the table generalized to the full-domain optimum's
-levels (cells suppressed instead of records) and Mondrian on the same hierarchies:
+iteration), and with ``--census ROWS`` on ``datasets.census(ROWS, 0)`` with its six demo
+quasi-identifiers (k=5, 5 %, 1 % of the records per iteration): the full-domain optimum
+(``Anonymizer.fit``) and its local recoding (``AnonymizationResult.local_recoding``), one
+warm-up and ``--repeats`` timed runs each, median; the suppressed records and ARX's granularity
+(:func:`gpuppdp.analysis.utility.granularity`, ARX's ``getGranularity().getArithmeticMean(
+false)``) beside ARX's, and the ratio of our local recoding's time to ARX's
+``optimizeIterativeFast`` time (and of fit + local recoding to ARX's anonymize + getOutput +
+optimizeIterativeFast).  Without ``--arx-classpath``, ARX's times come from the reference file
+(another moment, Adult only).  With ``--arx-classpath CP`` (ARX 3.9.2 and the serve-mode runner
+``ArxRunLS``, see ``benchmarks/RESULTS.md``) one JVM per case stays up beside this process and
+the two are timed interleaved: both warm up, then ``--rounds`` rounds of ``--repeats`` ARX runs
+followed by ``--repeats`` of ours; each ratio is the median over the rounds of the ratio of the
+round's medians, and each round records the load average.  Then, per case, the utility of the
+other releases of the same data (``--no-utility`` skips them): the full-domain release, its
+local recoding, sdcMicro-style local suppression of the table generalized to the full-domain
+optimum's levels (cells suppressed instead of records) and Mondrian on the same hierarchies:
 granularity, the global certainty penalty (GCP) and the suppressed records / cells, each
 release checked (``check``, or ``check_cells`` with a suppressed cell matching any value).
 
@@ -21,6 +26,8 @@ It prints two tables and writes JSON (``--json``, default
 ``benchmarks/out/bench_local_recoding.json``); it asserts nothing about time::
 
     python benchmarks/bench_local_recoding.py --repeats 3
+    python benchmarks/bench_local_recoding.py --repeats 3 --no-utility --census 30000 \\
+        --arx-classpath "$(cat /work/arxbuild/CLASSPATH):/work/arxbuild/census"
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
+import tempfile
 
 from _common import (HERE, add_common_args, machine_info, print_machine, print_table,
                      resolve_backend, timed_runs, write_json)
@@ -42,9 +51,17 @@ def main() -> None:
     p.add_argument("--cases", default="", help="comma-separated case ids (default: all)")
     p.add_argument("--no-utility", action="store_true",
                    help="skip the local suppression and Mondrian comparison")
+    p.add_argument("--census", type=int, default=0, metavar="ROWS",
+                   help="add a case on datasets.census(ROWS, 0) (needs --arx-classpath)")
+    p.add_argument("--arx-classpath", default="",
+                   help="time a live ARX (ArxRunLS) interleaved with ours (default: the "
+                        "reference file's ARX times)")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     args = p.parse_args()
+    if args.census and not args.arx_classpath:
+        p.error("--census needs --arx-classpath (no ARX reference for it)")
 
-    from gpuppdp import Anonymizer, datasets
+    from gpuppdp import Anonymizer
     from gpuppdp.algorithms import Mondrian
     from gpuppdp.algorithms.local_suppression import local_suppression
     from gpuppdp.algorithms.mondrian import certainty_penalty
@@ -54,63 +71,148 @@ def main() -> None:
     backend = resolve_backend(args.backend)
     info = machine_info(backend)
     print_machine(info)
-    data, hierarchies = datasets.adult()
-    with open(REFERENCE, encoding="utf-8") as fh:
-        cases = json.load(fh)["cases"]
     wanted = set(filter(None, args.cases.split(",")))
     out, rows, utility_rows = [], [], []
-    for case in cases:
-        if wanted and case["id"] not in wanted:
-            continue
-        qids = case["quasi_identifiers"]
-        hier = {q: hierarchies[q] for q in qids}
-        anonymizer = Anonymizer(quasi_identifiers=hier, k=case["k"], others="insensitive",
-                                suppression_limit=case["suppression_limit"], metric="loss",
-                                backend=backend, seed=0)
-        fit_s, fits = timed_runs(lambda: anonymizer.fit(data), args.repeats, lambda: None)
-        result = fits[-1]
-        rate = case["records_per_iteration"]
-        local_s, locals_ = timed_runs(lambda: result.local_recoding(data, rate, seed=0),
-                                      args.repeats, lambda: None)
-        lr = locals_[-1]
-        ours_g = granularity(lr.released, hier, qids)["granularity"]
-        checked = check(lr.released, quasi_identifiers=qids, backend=backend)
-        exp, arx = case["expected"], case["arx"]
-        arx_local = statistics.median(arx["optimize_iterative_fast_ms"]) / 1e3
-        arx_total = arx_local + statistics.median(
-            [a + b for a, b in zip(arx["anonymize_ms"], arx["get_output_ms"])]) / 1e3
-        # ARX's optimizeIterativeFast changes its output buffer in place: our iterations
-        # without the release (its getOutput), then everything against everything
-        local = statistics.median([r.timings["search"] for r in locals_])
-        total = statistics.median(local_s) + statistics.median(fit_s)
-        record = {"id": case["id"], "fit_seconds": fit_s, "local_recoding_seconds": local_s,
-                  "local_recoding_search_seconds": [r.timings["search"] for r in locals_],
-                  "iterations": lr.summary()["iterations"],
-                  "suppressed_records": lr.suppressed_records,
-                  "arx_suppressed_records": exp["local_recoding"]["suppressed_records"],
-                  "granularity": ours_g, "arx_granularity": exp["local_recoding"]["granularity"],
-                  "checked_k": checked["k"], "arx_optimize_seconds": arx_local,
-                  "ratio_local": local / arx_local, "ratio_total": total / arx_total}
-        rows.append([case["id"], record["iterations"], lr.suppressed_records,
-                     record["arx_suppressed_records"], f"{ours_g:.6f}",
-                     f"{record['arx_granularity']:.6f}", checked["k"],
-                     f"{local * 1e3:.1f}", f"{arx_local * 1e3:.1f}",
-                     f"{record['ratio_local']:.2f}", f"{record['ratio_total']:.2f}"])
-        if not args.no_utility:
-            record["utility"] = _utility(data, hier, qids, case["k"], result, lr, backend,
-                                         local_suppression, Mondrian, certainty_penalty,
-                                         check, check_cells, granularity, utility_rows,
-                                         case["id"])
-        out.append(record)
+    with tempfile.TemporaryDirectory() as folder:
+        for case in _cases(args.census, folder):
+            if wanted and case["id"] not in wanted:
+                continue
+            data, hier, qids = case["data"], case["hierarchies"], case["quasi_identifiers"]
+            anonymizer = Anonymizer(quasi_identifiers=hier, k=case["k"], others="insensitive",
+                                    suppression_limit=case["suppression_limit"],
+                                    metric="loss", backend=backend, seed=0)
+            rate = case["records_per_iteration"]
+
+            def ours(warmup):
+                fit_s, fits = timed_runs(lambda: anonymizer.fit(data), args.repeats,
+                                         lambda: None, warmup)
+                local_s, locals_ = timed_runs(
+                    lambda: fits[-1].local_recoding(data, rate, seed=0), args.repeats,
+                    lambda: None, warmup)
+                return fit_s, fits[-1], local_s, locals_
+
+            if args.arx_classpath:
+                rounds, (fit_s, result, local_s, locals_) = _interleaved(
+                    case, args.arx_classpath, args.rounds, args.repeats, ours)
+                arx_result = rounds[-1]["arx_local_recoding"]
+            else:
+                fit_s, result, local_s, locals_ = ours(True)
+                rounds = [_round(case["arx"], fit_s, local_s, locals_)]
+                arx_result = case["expected"]["local_recoding"]
+            lr = locals_[-1]
+            ours_g = granularity(lr.released, hier, qids)["granularity"]
+            checked = check(lr.released, quasi_identifiers=qids, backend=backend)
+            ratio_local = statistics.median(r["ratio_local"] for r in rounds)
+            ratio_total = statistics.median(r["ratio_total"] for r in rounds)
+            arx_ms = statistics.median(r["arx_optimize_seconds"] for r in rounds) * 1e3
+            local_ms = statistics.median(r["local_recoding_search_seconds"] for r in rounds) * 1e3
+            record = {"id": case["id"], "rows": len(data), "fit_seconds": fit_s,
+                      "local_recoding_seconds": local_s,
+                      "local_recoding_search_seconds": [r.timings["search"] for r in locals_],
+                      "iterations": lr.summary()["iterations"],
+                      "suppressed_records": lr.suppressed_records,
+                      "arx_suppressed_records": arx_result["suppressed_records"],
+                      "granularity": ours_g, "arx_granularity": arx_result["granularity"],
+                      "checked_k": checked["k"], "rounds": rounds,
+                      "ratio_local": ratio_local, "ratio_total": ratio_total}
+            rows.append([case["id"], record["iterations"], lr.suppressed_records,
+                         record["arx_suppressed_records"], f"{ours_g:.6f}",
+                         f"{record['arx_granularity']:.6f}", checked["k"], f"{local_ms:.1f}",
+                         f"{arx_ms:.1f}", f"{ratio_local:.2f}", f"{ratio_total:.2f}",
+                         " ".join(f"{r['load_average']:.1f}" for r in rounds
+                                  if "load_average" in r) or "-"])
+            if not args.no_utility:
+                record["utility"] = _utility(data, hier, qids, case["k"], result, lr, backend,
+                                             local_suppression, Mondrian, certainty_penalty,
+                                             check, check_cells, granularity, utility_rows,
+                                             case["id"])
+            out.append(record)
     print()
     print_table(["case", "iter", "supp", "ARX supp", "granularity", "ARX granularity", "k",
-                 "local ms", "ARX ms", "ratio", "ratio total"], rows)
+                 "local ms", "ARX ms", "ratio", "ratio total", "load"], rows)
     if utility_rows:
         print()
         print_table(["case", "release", "granularity", "GCP", "suppressed records",
                      "suppressed cells", "k"], utility_rows)
-    write_json(args.json, {"machine": info, "repeats": args.repeats, "cases": out})
-    print(f"\nwrote {args.json}")
+    write_json(args.json, {"machine": info, "repeats": args.repeats,
+                           "rounds": args.rounds if args.arx_classpath else None,
+                           "arx": "live, interleaved" if args.arx_classpath else "reference file",
+                           "cases": out})
+
+
+def _cases(census_rows: int, folder: str) -> list[dict]:
+    """The reference cases on Adult, then (``census_rows`` > 0) one on the census table, each
+    with its table, hierarchies and the ARX runner's data arguments (the census table and its
+    hierarchies written to ``folder`` as ARX reads them)."""
+    from gpuppdp import datasets
+    from gpuppdp.census import DEMO_QUASI_IDENTIFIERS, hierarchy_file
+
+    data, hierarchies = datasets.adult()
+    adult_dir = os.path.dirname(datasets.adult_path())
+    with open(REFERENCE, encoding="utf-8") as fh:
+        cases = json.load(fh)["cases"]
+    for case in cases:
+        case.update(data=data, hierarchies={q: hierarchies[q] for q in case["quasi_identifiers"]},
+                    arx_data=[f"data={datasets.adult_path()}", f"hierdir={adult_dir}"])
+    if census_rows:
+        qids = list(DEMO_QUASI_IDENTIFIERS)
+        table, hierarchies = datasets.census(census_rows, 0)
+        table = table[qids].astype(str)
+        table.to_csv(os.path.join(folder, "census.csv"), sep=";", index=False)
+        for q in qids:
+            hierarchies[q].to_csv(os.path.join(folder, hierarchy_file(q)))
+        cases.append({"id": f"census{census_rows}-q6-s5-r1", "quasi_identifiers": qids, "k": 5,
+                      "suppression_limit": 0.05, "records_per_iteration": 0.01, "data": table,
+                      "hierarchies": {q: hierarchies[q] for q in qids},
+                      "arx_data": [f"data={os.path.join(folder, 'census.csv')}",
+                                   f"hierdir={folder}", "hierprefix=census_hierarchy_"]})
+    return cases
+
+
+def _round(arx: dict, fit_s, local_s, locals_) -> dict:
+    """One round's medians and ratios: ARX's times (ms, as its runner prints them) against
+    ours (seconds)."""
+    arx_local = statistics.median(arx["optimize_iterative_fast_ms"]) / 1e3
+    arx_total = arx_local + statistics.median(
+        [a + b for a, b in zip(arx["anonymize_ms"], arx["get_output_ms"])]) / 1e3
+    # ARX's optimizeIterativeFast changes its output buffer in place: our iterations
+    # without the release (its getOutput), then everything against everything
+    local = statistics.median([r.timings["search"] for r in locals_])
+    total = statistics.median(local_s) + statistics.median(fit_s)
+    return {"arx_optimize_seconds": arx_local, "arx_total_seconds": arx_total,
+            "local_recoding_search_seconds": local, "total_seconds": total,
+            "ratio_local": local / arx_local, "ratio_total": total / arx_total}
+
+
+def _interleaved(case, classpath, rounds, repeats, ours):
+    """ARX (one warm JVM running ``ArxRunLS``) and ours, alternating: both warm up (ARX two
+    runs, ours one), then per round ``repeats`` ARX runs and ``repeats`` of ours."""
+    argv = ["java", "-cp", classpath, "ArxRunLS", *case["arx_data"],
+            "qids=" + ",".join(case["quasi_identifiers"]), f"k={case['k']}",
+            f"supp={case['suppression_limit']}", f"records={case['records_per_iteration']}"]
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as jvm:
+        def arx(n):
+            jvm.stdin.write(f"{n}\n")
+            jvm.stdin.flush()
+            return json.loads(jvm.stdout.readline())
+
+        if not json.loads(jvm.stdout.readline()).get("ready"):
+            raise SystemExit(f"error: ArxRunLS did not start for {case['id']}")
+        arx(2)
+        ours(True)
+        out = []
+        for _ in range(rounds):
+            load = os.getloadavg()[0]
+            a = arx(repeats)
+            fit_s, result, local_s, locals_ = ours(False)
+            out.append({**_round(a, fit_s, local_s, locals_), "load_average": load,
+                        "arx_ms": {key: a[key] for key in ("anonymize_ms", "get_output_ms",
+                                                           "optimize_iterative_fast_ms")},
+                        "arx_local_recoding": a["local_recoding"],
+                        "arx_full_domain": a["full_domain"]})
+        jvm.stdin.write("quit\n")
+        jvm.stdin.flush()
+    return out, (fit_s, result, local_s, locals_)
 
 
 def _utility(data, hier, qids, k, result, lr, backend, local_suppression, Mondrian,

@@ -14,7 +14,10 @@ box, 10^6 in <= 5 s on one H100), and in partitions of ``--partition-rows`` on
 10^5-record sample is compared with exact MDAV's on the same sample (goal: within 5 %).
 V-MDAV (k = 5, gamma 0.2) exactly on ``--vmdav-rows`` records of the same 5 columns, and the
 optimal univariate grouping (k = 5) of ``--optimal-rows`` values of one column, each timed
-once after a small warm-up.
+once after a small warm-up.  ``--mdav-exact-only``: exact MDAV alone, on ``--mdav-rows``
+records, after a warm-up on ``--mdav-check-rows`` records whose groups must be the CPU
+backend's (exit status 1 otherwise): on a GPU, one partition that large runs on the whole
+grid (:mod:`gpuppdp.kernels.mdav_grid`).
 
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_perturb.json``);
 it asserts nothing about time.  Example::
@@ -79,6 +82,28 @@ def mdav_cases(backend, sync, rows: int, census_rows: int, partition_rows: int,
     return out
 
 
+def exact_mdav(backend, sync, rows: int, check_rows: int) -> dict:
+    """Exact MDAV (k = 5) on ``rows`` records of 5 correlated columns, timed once after a
+    warm-up on ``check_rows`` records whose groups are compared with the CPU backend's."""
+    from gpuppdp.backend import cpu_backend
+
+    rng = np.random.default_rng(7)
+    mix = rng.normal(size=(5, 5))
+    small = rng.standard_normal((check_rows, 5)) @ mix
+    got = microaggregate(backend.asarray(small), 5, backend=backend).groups
+    want = microaggregate(small, 5, backend=cpu_backend()).groups
+    x = backend.asarray(rng.standard_normal((rows, 5)) @ mix)
+    sync()
+    t0 = time.perf_counter()
+    result = microaggregate(x, 5, backend=backend)
+    sync()
+    seconds = time.perf_counter() - t0
+    return {**result.summary(), "method": "MDAV exact", "algorithm": "mdav", "columns": 5,
+            "values": 5 * rows, "rows": rows, "seconds": summarize([seconds]),
+            "values_per_second": 5 * rows / seconds, "check_rows": check_rows,
+            "same_groups_as_cpu": bool(np.array_equal(backend.to_host(got), want))}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(p, "bench_perturb")
@@ -88,11 +113,24 @@ def main(argv=None) -> int:
     p.add_argument("--partition-rows", type=row_count, default=20_000)
     p.add_argument("--vmdav-rows", type=row_count, default=100_000)
     p.add_argument("--optimal-rows", type=row_count, default=1_000_000)
+    p.add_argument("--mdav-exact-only", action="store_true",
+                   help="exact MDAV alone on --mdav-rows records, checked against the CPU")
+    p.add_argument("--mdav-check-rows", type=row_count, default=20_000)
     args = p.parse_args(argv)
     backend = resolve_backend(args.backend)
     sync = synchronizer(backend)
     info = machine_info(backend)
     print_machine(info)
+    if args.mdav_exact_only:
+        case = exact_mdav(backend, sync, args.mdav_rows, args.mdav_check_rows)
+        print_table(["method", "values", "time", "values/s", "same groups as the CPU"],
+                    [[f"MDAV exact ({args.mdav_rows:,} x 5, k = 5)", f"{case['values']:,}",
+                      fmt_seconds(case["seconds"]["median"]),
+                      f"{case['values_per_second'] / 1e6:,.2f} M/s",
+                      f"{case['same_groups_as_cpu']} ({args.mdav_check_rows:,} rows)"]])
+        write_json(args.json, {"benchmark": "bench_perturb", "machine": info, "repeats": 1,
+                               "cases": [case]})
+        return 0 if case["same_groups_as_cpu"] else 1
     n = args.rows
     rng = np.random.default_rng(1)
     income = backend.asarray(rng.lognormal(10, 1, size=n))

@@ -8,7 +8,8 @@
 # pytest-xdist is there), compares CPU and GPU results (every ARX reference case on Adult and
 # a 10-million-row table) and runs the launch (host time of a kernel launch, a copy, a
 # synchronization), search, level search, exhaustive, large-lattice (5^8, 5^9 and 5^10 nodes),
-# scale, Mondrian (10 M rows), perturbation, DP and census (20 M rows, out of core, end to end, then `gpuppdp risk` and `check` on
+# scale, Mondrian (10 M rows), exact MDAV (10^6 x 5 on the whole grid, its groups checked
+# against the CPU's on 2 x 10^4 rows), perturbation, DP and census (20 M rows, out of core, end to end, then `gpuppdp risk` and `check` on
 # the same table) benchmarks on the GPU; not by default, the US-population census (330 M rows,
 # generated then anonymized to a Parquet dataset written by the host threads, about 80 s on an
 # H200 machine, 43 s of it generating, then `gpuppdp risk`; GPU_CHECK_STEPS=census330), nor the host work per chunk on the machine's CPU (chunk: the
@@ -24,7 +25,7 @@ cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/out}"
 py="${PYTHON:-python3}"
 rows="${GPU_CHECK_ROWS:-1e7}"
-steps="${GPU_CHECK_STEPS:-probe tests compare launch search levels exhaustive lattice scale mondrian perturb dp census}"
+steps="${GPU_CHECK_STEPS:-probe tests compare launch search levels exhaustive lattice scale mondrian mdav perturb dp census}"
 mkdir -p "$out"
 fail=0
 safe_path=()
@@ -62,7 +63,7 @@ step tests 210 env GPUPPDP_TEST_GPU=1 "$py" "${safe_path[@]}" -m pytest -q --max
   tests/test_dp_chacha.py tests/test_dp_sampler.py tests/test_dp_mechanisms.py \
   tests/test_backend.py tests/test_testing.py tests/test_flash_sparse.py tests/test_cudalaunch.py \
   tests/test_models_ldiv_tclose.py tests/test_models_more.py tests/test_risk.py tests/test_utility.py \
-  tests/test_perturb.py tests/test_microaggregation.py tests/test_mondrian.py \
+  tests/test_perturb.py tests/test_microaggregation.py tests/test_mdav_grid.py tests/test_mondrian.py \
   tests/test_perturb_measures.py
 step compare 150 "$py" benchmarks/gpu_compare.py --rows "$rows" --json "$out/gpu_compare.json"
 step launch 60 "$py" benchmarks/bench_launch.py --json "$out/bench_launch_gpu.json"
@@ -72,6 +73,8 @@ step exhaustive 90 "$py" benchmarks/bench_exhaustive.py --backend gpu --repeats 
 step lattice 150 "$py" benchmarks/bench_lattice.py --backend gpu --qids 8 9 10 --repeats 1 --json "$out/bench_lattice_gpu.json"
 step scale 90 "$py" benchmarks/bench_scale.py --rows "$rows" --backend gpu --repeats 3 --warmup small --json "$out/bench_scale_gpu.json"
 step mondrian 150 "$py" benchmarks/bench_mondrian.py --backend gpu --rows 1e7 --repeats 1 --mondrian-only --json "$out/bench_mondrian_gpu.json"
+# (before perturb, whose exact MDAV on 10^5 rows takes the grid form too: 45 s a run on one block)
+step mdav 90 "$py" benchmarks/bench_perturb.py --backend gpu --mdav-exact-only --mdav-rows 1e6 --mdav-check-rows 2e4 --json "$out/bench_mdav_grid_gpu.json"
 step perturb 150 "$py" benchmarks/bench_perturb.py --backend gpu --rows 5e7 --repeats 3 --mdav-rows 1e5 --mdav-census-rows 1e8 --json "$out/bench_perturb_gpu.json"
 step dp 60 "$py" benchmarks/bench_dp.py --backend gpu --fused-size 1e8 --json "$out/bench_dp_gpu.json"
 export GPUPPDP_LOG=DEBUG  # the census runs log where their ordered thread spent its time

@@ -289,8 +289,8 @@ class Anonymizer:
     metric : str or Metric
         A name of :data:`gpuppdp.engine.metrics.METRICS` (``loss``, ``precision``,
         ``discernibility``, ``discernibility-monotonic``, ``aecs``, ``entropy``,
-        ``entropy-monotonic``, ``normalized-entropy``, ``height``, ``ambiguity``: ARX's quality
-        models) or a :class:`~gpuppdp.engine.metrics.Metric`.
+        ``entropy-monotonic``, ``normalized-entropy``, ``height``, ``ambiguity``, ``kl``: ARX's
+        quality models) or a :class:`~gpuppdp.engine.metrics.Metric`.
     attribute_weights : mapping QID -> weight >= 0, optional
         ARX's attribute weights (``setAttributeWeight``; 0.5 unless given) for the metrics
         that weigh attributes (loss, precision, entropy, normalized-entropy, height).
@@ -331,7 +331,9 @@ class Anonymizer:
     types : mapping column -> DataType or text, optional
         Data types (ARX's ``setDataType``; CLI: ``--type COL=TYPE``): ``integer``,
         ``decimal``, ``date[:FORMAT]``, ``ordered:V1,V2,...`` or ``string``
-        (:mod:`gpuppdp.core.datatypes`).  Untyped columns are numbers when every value is one.
+        (:mod:`gpuppdp.core.datatypes`): how a microaggregated column is aggregated, and how
+        ordered t-closeness orders a sensitive column (as ARX).  Untyped columns are numbers
+        when every value is one.
     """
 
     def __init__(self, *, quasi_identifiers: Mapping[str, Hierarchy | str], sensitive=(),
@@ -430,7 +432,7 @@ class Anonymizer:
         self._check_parameters()
         hierarchies = {n: hierarchy_of(n, h) for n, h in self.quasi_identifiers.items()}
         schema = Schema(hierarchies, self.sensitive, self.insensitive, self.identifying,
-                        self.others, self._aggregations())
+                        self.others, self._aggregations(), check_types(self.types))
         models = _models(self.k, self.models, self.sensitive)
         referred = referred_sensitive(models)
         metric = self._metric()

@@ -53,6 +53,7 @@ ARX_METRICS = {
     "Normalized non-uniform entropy": "normalized-entropy",
     "Height": "height",
     "Ambiguity": "ambiguity",
+    "KL-Divergence": "kl",
 }
 
 _NUM = r"([-+0-9.eE]+|NaN|Infinity)"

@@ -243,7 +243,7 @@ def encode_dask(ddf, schema: Schema, backend: Backend,
                 else sets[i] for i in range(0, len(sets), 2)]
     bottom = sets[0].compute()
     enc = EncodedTable(backend, qi_names, table.hierarchies, None, table.n_rows, roles=roles,
-                       n_sens=table.n_sens)
+                       n_sens=table.n_sens, types=dict(schema.types))
     enc._bottom = FrequencySet(bottom.levels, *(backend.asarray(getattr(bottom, n)) for n in (
         "codes", "sens", "count", "first", "ptr")), bottom.host_ptr)
     if names:

@@ -115,7 +115,7 @@ def test_read_and_run_as_the_options_would(tmp_path, adult_part):
 def test_unsupported_settings(tmp_path, adult_part, capsys):
     deid = tmp_path / "p.deid"
     adult_project(deid, adult_part, criteria=["3-anonymity", "(0.1)-sample-uniqueness"],
-                  metric="KL-Divergence", weights=None,
+                  metric="Monotonic precision", weights=None,
                   extra_definition="\t\t<microaggregationFunction>Arithmetic mean"
                                    "</microaggregationFunction>\n")
     project = read_arx_project(deid)

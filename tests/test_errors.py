@@ -91,15 +91,6 @@ def test_missing_value_in_qid(hierarchies, table, missing):
     assert "first at row 3" in msg
 
 
-@pytest.mark.parametrize("missing", [None, np.nan])
-def test_missing_value_in_sensitive_column(hierarchies, table, missing):
-    bad = table.astype({"disease": object})
-    bad.loc[[2, 5], "disease"] = missing
-    with pytest.raises(SchemaError, match=r"column 'disease' has 2 missing value\(s\).*"
-                                          r"first at row 2"):
-        make(hierarchies, models=[DistinctLDiversity("disease", 2)]).fit(bad)
-
-
 # -- malformed hierarchies ------------------------------------------------------------------------
 def test_hierarchy_level_splits_a_group():
     with pytest.raises(HierarchyError) as info:
@@ -281,7 +272,8 @@ def test_models_not_privacy_models(hierarchies):
 @pytest.mark.parametrize("option,value,message", [
     ("metric", "gini",
      "metric must be one of ['aecs', 'ambiguity', 'discernibility', 'discernibility-monotonic', "
-     "'entropy', 'entropy-monotonic', 'height', 'loss', 'normalized-entropy', 'precision'] or a "
+     "'entropy', 'entropy-monotonic', 'height', 'kl', 'loss', 'normalized-entropy', 'precision'] "
+     "or a "
      "Metric, got 'gini'"),
     ("search", "genetic", "search must be one of ('auto', 'flash', 'exhaustive', 'levels', "
                           "'lightning', 'beam', 'samarati'), got 'genetic'"),

@@ -107,7 +107,8 @@ def _subset(enc: EncodedTable, rows) -> EncodedTable:
     return EncodedTable(enc.backend, enc.qi_names, enc.hierarchies,
                         [c[rows] for c in enc.qi_codes], int(rows.shape[0]),
                         sens_codes=None if enc.sens_codes is None else enc.sens_codes[rows],
-                        n_sens=enc.n_sens, sensitive=enc.sensitive, roles=enc.roles)
+                        n_sens=enc.n_sens, sensitive=enc.sensitive, roles=enc.roles,
+                        types=enc.types)
 
 
 def _optimum(evaluator, search: str, time_limit):

@@ -27,6 +27,7 @@ import pandas as pd
 from ..backend import Backend, get_backend
 from ..core.classes import Classes
 from ..core.codes import DistinctRows, encode_column
+from ..core.datatypes import DataType
 from ..display import Measures
 from ..engine.encoding import EncodedTable, SensitiveColumn, smallest_int_dtype
 from ..engine.transform import SUPPRESSED_LABEL, factorize_qids
@@ -45,12 +46,6 @@ __all__ = ["check", "check_chunks", "wildcard_class_sizes", "check_cells", "cell
 
 #: the named orders of :func:`value_order` (besides an explicit list of values)
 ORDERS = ("auto", "lexical", "numeric")
-
-
-def _java_string_key(value: str) -> bytes:
-    """Sort key of Java's ``String.compareTo`` (UTF-16 code units, shorter prefix first), the
-    order of ARX's string data type."""
-    return value.encode("utf-16-be", "surrogatepass")
 
 
 def _not_numbers(values) -> list[str]:
@@ -88,7 +83,7 @@ def value_order(values, order="auto", *, attribute: str = "the attribute") -> li
                          + "; order them lexically or list them in order")
     if order == "numeric" or (order == "auto" and not bad):
         return None
-    return sorted(distinct, key=_java_string_key)
+    return DataType("string").sort(distinct, attribute)
 
 #: the scalar keys of :func:`check`'s result, in print order
 CHECK_KEYS = ("records", "suppressed_rows", "classes", "k", "distinct_l", "entropy_l",

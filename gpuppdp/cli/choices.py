@@ -9,11 +9,11 @@ from __future__ import annotations
 
 __all__ = ["BACKENDS", "METRICS", "SEARCHES", "PREFERENCES", "SUPPRESSION_MODES",
            "TCLOSENESS_DISTANCES", "MECHANISMS", "OTHERS", "CENSUS_ROW_GROUP_ROWS",
-           "TDS_GENERALIZATIONS"]
+           "TDS_GENERALIZATIONS", "QUERY_MECHANISMS"]
 
 BACKENDS = ("auto", "cpu", "gpu")  # gpuppdp.backend.BACKEND_CHOICES
 METRICS = ("aecs", "ambiguity", "discernibility", "discernibility-monotonic", "entropy",
-           "entropy-monotonic", "height", "loss", "normalized-entropy",
+           "entropy-monotonic", "height", "kl", "loss", "normalized-entropy",
            "precision")  # sorted(gpuppdp.engine.metrics.METRICS)
 SEARCHES = ("auto", "flash", "exhaustive", "levels", "lightning", "beam",
             "samarati")  # gpuppdp.engine.search.SEARCHES
@@ -23,6 +23,7 @@ SUPPRESSION_MODES = ("mark", "drop")  # gpuppdp.engine.transform.SUPPRESSION_MOD
 TCLOSENESS_DISTANCES = ("equal", "ordered", "hierarchical")  # gpuppdp.models.TCLOSENESS_DISTANCES
 MECHANISMS = ("geometric", "laplace", "gaussian",
               "discrete-gaussian")  # gpuppdp.dp.releases.MECHANISMS
+QUERY_MECHANISMS = ("laplace", "gaussian")  # gpuppdp.dp.queries.QUERY_MECHANISMS
 OTHERS = ("error", "insensitive", "drop")  # the roles of gpuppdp.engine.encoding.Schema's others
 CENSUS_ROW_GROUP_ROWS = 1 << 20  # gpuppdp.census.ROW_GROUP_ROWS
 TDS_GENERALIZATIONS = ("subtree", "sibling")  # gpuppdp.algorithms.tds.GENERALIZATIONS

@@ -90,8 +90,10 @@ _ORDER_WORDS = ("auto", "lexical", "numeric")
 
 
 #: how a sensitive attribute's values are ordered when --order does not say (check, anonymize)
-ORDER_DEFAULT = ("default: numerically when every value is a number, as ARX orders an INTEGER "
-                 "or DECIMAL attribute, otherwise lexically, as ARX's default STRING type")
+ORDER_DEFAULT = ("default: by the column's --type where anonymize declares one (as ARX orders "
+                 "by the data type), else numerically when every value is a number, as ARX "
+                 "orders an INTEGER or DECIMAL attribute, otherwise lexically, as ARX's "
+                 "default STRING type")
 
 
 def _order_spec(text: str) -> tuple[str | None, str | list[str]]:
@@ -293,6 +295,7 @@ def _privacy_models(args, data=None) -> list:
     of ordered t-closeness."""
     # deferred: the library loads in the run, not when the parser is built (fast --help)
     from ..analysis.checker import value_order
+    from ..core.datatypes import DataType
     from ..engine.encoding import SchemaError
     from ..hierarchy import Hierarchy
     from ..io import read_table
@@ -314,12 +317,24 @@ def _privacy_models(args, data=None) -> list:
                                          encoding=args.encoding))
         return population[0]
 
+    typed = {column for column, _ in getattr(args, "types", None) or []}
+
+    def order_of(name):
+        """The order given by --order (checked by the model against a --type of the column),
+        or None: the declared --type orders the values, or (untyped) numbers numerically."""
+        spec = orders.get(name, "auto")
+        if spec == "auto" and name in typed:
+            return None
+        values = value_order(data[name], spec, attribute=name)
+        if values is None and name in typed:  # numeric, to be checked against the type
+            values = DataType("decimal").sort(data[name].unique(), name)
+        return values
+
     context: dict[str, Any] = {
         "sensitive": names,
         "hierarchy": lambda name: None if files[name] is None else
         Hierarchy.from_csv(files[name], sep=args.hierarchy_sep),
-        "order": None if data is None else
-        lambda name: value_order(data[name], orders.get(name, "auto"), attribute=name),
+        "order": None if data is None else order_of,
         "prior": read_prior(args.prior) if args.prior else None,
         "population": None if args.population is None else population_table}
     if context["prior"] is not None and not args.privacy_loss:

@@ -58,15 +58,28 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "privacy (add/remove-one neighbours) and write every cell to --output.")
     p.add_argument("--by", required=True, metavar="COL[,COL]",
                    help="comma-separated grouping columns")
-    p.add_argument("--epsilon", type=float, default=None, metavar="E",
-                   help="privacy parameter of the whole table (> 0); required unless --rho")
-    p.add_argument("--delta", type=float, default=None, metavar="D",
-                   help="with --epsilon, the (epsilon, delta) target of --mechanism gaussian "
-                        "or discrete-gaussian (0 < D < 1); with --rho, the delta at which the "
-                        "release's epsilon is reported")
-    p.add_argument("--rho", type=float, default=None, metavar="R",
-                   help="zCDP target of --mechanism gaussian or discrete-gaussian, instead of "
-                        "--epsilon")
+    add_grouping_options(p)
+    p.add_argument("--private-keys", action="store_true",
+                   help="keys read from INPUT (no public domain needed): only the keys whose "
+                        "noisy count reaches a threshold tau are released, (epsilon, delta)-DP "
+                        "with --delta the threshold's delta (--mechanism geometric with "
+                        "--epsilon, or discrete-gaussian with --rho)")
+    p.add_argument("--max-keys-per-person", type=int, default=None, metavar="K",
+                   help="with --private-keys and --person: each person counts once in at most "
+                        "K keys (default 1)")
+    add_release_options(p, MECHANISMS, "geometric",
+                        "integer two-sided geometric (default), grid Laplace, grid Gaussian or "
+                        "integer discrete Gaussian noise (the Gaussians need --delta with "
+                        "--epsilon, or --rho)")
+    p.add_argument("--no-clamp", action="store_true",
+                   help="keep negative noisy counts instead of clamping them at 0")
+    p.add_argument("--output", required=True, metavar="OUT.csv",
+                   help="where to write the table (CSV, or Parquet by suffix)")
+    return p
+
+
+def add_grouping_options(p) -> None:
+    """--level, --hierarchy, --hierarchy-sep, --unknown, --public-domain, --identifying."""
     p.add_argument("--level", action="append", default=[], metavar="COL=LEVEL",
                    help="generalization level of a column (needs --hierarchy); repeatable")
     p.add_argument("--hierarchy", action="append", default=[], metavar="COL=FILE.csv",
@@ -86,6 +99,21 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--identifying", action="append", default=[], metavar="COL[,COL]",
                    help="columns that identify people (names, IDs): refused in --by; "
                         "repeatable")
+
+
+def add_release_options(p, mechanisms, default: str, mechanism_help: str) -> None:
+    """The privacy target (--epsilon, --delta, --rho), the ledger, --person, --seed,
+    --mechanism, --backend and --json of a release."""
+    p.add_argument("--epsilon", type=float, default=None, metavar="E",
+                   help="privacy parameter of the whole release (> 0); required unless "
+                        "--rho")
+    p.add_argument("--delta", type=float, default=None, metavar="D",
+                   help="with --epsilon, the (epsilon, delta) target of --mechanism gaussian "
+                        "or discrete-gaussian (0 < D < 1); with --rho, the delta at which the "
+                        "release's epsilon is reported")
+    p.add_argument("--rho", type=float, default=None, metavar="R",
+                   help="zCDP target of --mechanism gaussian or discrete-gaussian, instead of "
+                        "--epsilon")
     p.add_argument("--budget-file", default=None, metavar="LEDGER.json",
                    help="JSON ledger of the privacy budget shared by every run: the release "
                         "is refused if it would overspend it, and recorded in it")
@@ -111,19 +139,11 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "recovers the true counts); needs --insecure-seed")
     p.add_argument("--insecure-seed", action="store_true",
                    help="accept --seed for this release, knowing that it is not private")
-    p.add_argument("--mechanism", choices=MECHANISMS, default="geometric",
-                   help="integer two-sided geometric (default), grid Laplace, grid Gaussian "
-                        "or integer discrete Gaussian noise (the Gaussians need --delta with "
-                        "--epsilon, or --rho)")
-    p.add_argument("--no-clamp", action="store_true",
-                   help="keep negative noisy counts instead of clamping them at 0")
-    p.add_argument("--output", required=True, metavar="OUT.csv",
-                   help="where to write the table (CSV, or Parquet by suffix)")
+    p.add_argument("--mechanism", choices=mechanisms, default=default, help=mechanism_help)
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="where counts and noise are computed (default: GPU when usable)")
     p.add_argument("--json", default=None, metavar="OUT.json",
                    help="write the release's record and the ledger's charge as JSON")
-    return p
 
 
 def _pairs(items: list[str], option: str) -> dict[str, str]:
@@ -147,13 +167,19 @@ def _check_options(args) -> None:
     from ..dp.releases import GAUSSIAN_MECHANISMS  # deferred: start-up
 
     gaussian = args.mechanism in GAUSSIAN_MECHANISMS
+    private = getattr(args, "private_keys", False)
+    if getattr(args, "max_keys_per_person", None) is not None and not (private and args.person):
+        raise InputError("--max-keys-per-person needs --private-keys and --person")
+    if private and (args.delta is None or args.max_rows_per_person is not None):
+        raise InputError("--private-keys needs --delta D (the threshold's delta) and bounds "
+                         "persons with --max-keys-per-person, not --max-rows-per-person")
     if args.epsilon is None and args.rho is None:
         raise InputError("--epsilon is required (or --rho with --mechanism gaussian or "
                          "discrete-gaussian)")
-    if not gaussian and (args.delta is not None or args.rho is not None):
+    if not gaussian and not private and (args.delta is not None or args.rho is not None):
         raise InputError(f"--delta and --rho apply to --mechanism gaussian or "
                          f"discrete-gaussian, not {args.mechanism}")
-    if gaussian and args.rho is None and args.delta is None:
+    if gaussian and not private and args.rho is None and args.delta is None:
         raise InputError(f"--mechanism {args.mechanism} needs --delta D > 0 with --epsilon (or "
                          "--rho R instead)")
     if args.epsilon is not None and args.rho is not None:
@@ -176,29 +202,19 @@ def _check_options(args) -> None:
     if args.max_rows_per_person is not None and args.max_rows_per_person < 1:
         raise InputError(f"--max-rows-per-person must be >= 1, got {args.max_rows_per_person}")
     if args.budget_file is not None and os.path.realpath(args.budget_file) in {
-            os.path.realpath(args.input), os.path.realpath(args.output)}:
+            os.path.realpath(path) for path in (args.input, args.output) if path is not None}:
         raise InputError(f"--budget-file {args.budget_file} is the input or the output")
 
 
-def run_dp_histogram(args: argparse.Namespace) -> int:
-    """Run ``dp-histogram``; returns the exit status (0)."""
+def grouping(args, by: list[str], inputs: list[str]):
+    """``(levels, hierarchies, plan)`` of the --by columns: --level and --hierarchy read and
+    checked, --identifying and --person refused in --by, the output plan over ``inputs``
+    and the hierarchy files."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
-    from ..dp.accountant import BudgetAccountant
-    from ..dp.randomness import RandomSource  # deferred: start-up
-    from ..dp.releases import (  # deferred: start-up
-        DataDomainError,
-        dp_histogram,
-        histogram_charge,
-    )
-    from ..errors import InputError  # deferred: start-up
-    from ..hierarchy import Hierarchy  # deferred: start-up
-    from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_delimiter  # deferred: start-up
-    from ..kernels import dp_gaussian, dp_noise  # deferred: start-up
-    from ..validation import format_values  # deferred: start-up
+    from ..errors import InputError
+    from ..hierarchy import Hierarchy
+    from ..io import OutputPlan
 
-    by = [c.strip() for c in args.by.split(",") if c.strip()]
-    if not by:
-        raise InputError("--by needs at least one column name")
     levels = {}
     for col, text in _pairs(args.level, "--level").items():
         try:
@@ -206,8 +222,7 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
         except ValueError:
             raise InputError(f"--level {col}={text}: the level must be an integer") from None
     hierarchy_files = _pairs(args.hierarchy, "--hierarchy")
-    plan = OutputPlan([args.input, *hierarchy_files.values()]).add("--output", args.output,
-                                                                    TABLE_SUFFIXES)
+    plan = OutputPlan([*inputs, *hierarchy_files.values()])
     hierarchies = {}
     for col, path in hierarchy_files.items():
         if not os.path.isfile(path):
@@ -224,26 +239,79 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
     if args.person is not None and args.person in by:
         raise InputError(f"--person {args.person!r} cannot be in --by: a table by it would "
                          "publish who is in the data")
-    _check_options(args)
-    if (args.budget_file is not None and args.budget is not None and not args.new_ledger
-            and not os.path.exists(args.budget_file)):
+    return levels, hierarchies, plan
+
+
+def open_budget(args, charge: dict, label: str):
+    """The ledger of --budget-file (a context giving the accountant, or None), checked
+    against ``charge`` once entered: an exhausted budget is refused before the data is
+    read."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..dp.accountant import BudgetAccountant
+
+    if args.budget_file is None:
+        return contextlib.nullcontext()
+    if args.budget is not None and not args.new_ledger and not os.path.exists(args.budget_file):
         # a ledger started by --budget alone is said on the terminal, never silently
         print(f"gpuppdp: note: no ledger at {args.budget_file}: starting a new one with a "
               f"budget of {args.budget:g} (--new-ledger says so and silences this line)",
               file=sys.stderr)
-    target = {"epsilon": args.epsilon, "delta": args.delta, "rho": args.rho}
-    charge = histogram_charge(args.mechanism, **target,
-                              max_rows_per_person=args.max_rows_per_person or 1)
+
+    @contextlib.contextmanager
+    def checked():
+        with BudgetAccountant.open_ledger(args.budget_file, epsilon=args.budget,
+                                          delta=args.budget_delta,
+                                          create=args.new_ledger or args.budget is not None
+                                          ) as accountant:
+            accountant.check(**charge, label=label)
+            yield accountant
+
+    return checked()
+
+
+def warn_caught(caught) -> None:
+    """The warnings of a release, one line each, in the main CLI's style."""
+    for w in caught:
+        print(f"gpuppdp: warning: {w.message}", file=sys.stderr)
+
+
+def run_dp_histogram(args: argparse.Namespace) -> int:
+    """Run ``dp-histogram``; returns the exit status (0)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..dp.keys import dp_key_counts, key_charge
+    from ..dp.randomness import RandomSource  # deferred: start-up
+    from ..dp.releases import (  # deferred: start-up
+        DataDomainError,
+        dp_histogram,
+        histogram_charge,
+    )
+    from ..errors import InputError  # deferred: start-up
+    from ..io import TABLE_SUFFIXES, read_table, table_delimiter  # deferred: start-up
+    from ..kernels import dp_gaussian, dp_noise  # deferred: start-up
+    from ..validation import format_values  # deferred: start-up
+
+    by = [c.strip() for c in args.by.split(",") if c.strip()]
+    if not by:
+        raise InputError("--by needs at least one column name")
+    levels, hierarchies, plan = grouping(args, by, [args.input])
+    plan.add("--output", args.output, TABLE_SUFFIXES)
+    _check_options(args)
+    if args.private_keys:
+        if levels or hierarchies or args.public_domain or args.unknown != "error":
+            raise InputError("--private-keys reads the keys from INPUT: --level, --hierarchy, "
+                             "--public-domain and --unknown do not apply")
+        charge = key_charge(args.mechanism, epsilon=args.epsilon, rho=args.rho,
+                            delta=args.delta, max_keys_per_person=args.max_keys_per_person or 1)
+    else:
+        charge = histogram_charge(args.mechanism, epsilon=args.epsilon, delta=args.delta,
+                                  rho=args.rho,
+                                  max_rows_per_person=args.max_rows_per_person or 1)
     if args.json is not None:
         plan.add("--json", args.json)
-    ledger = (BudgetAccountant.open_ledger(args.budget_file, epsilon=args.budget,
-                                           delta=args.budget_delta,
-                                           create=args.new_ledger or args.budget is not None)
-              if args.budget_file is not None else contextlib.nullcontext())
-    with ledger as accountant, warnings.catch_warnings(record=True) as caught:
+    label = f"dp_{'key_counts' if args.private_keys else 'histogram'} by {by}"
+    with open_budget(args, charge, label) as accountant, \
+            warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if accountant is not None:  # an exhausted budget is refused before the data is read
-            accountant.check(**charge, label=f"dp_histogram by {by}")
         source = RandomSource(args.backend, seed=args.seed, insecure=args.insecure_seed)
         data = read_table(args.input, columns=by + ([args.person] if args.person else []),
                           sep=args.sep, encoding=encoding_of(args))
@@ -252,29 +320,34 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
             else ()),
             seconds="about 10 s")
         # charged (appended to the ledger) before any noise is drawn
-        try:
-            table = dp_histogram(data, by, **target, hierarchies=hierarchies,
-                                 levels=levels, public_domain=args.public_domain,
-                                 unknown=args.unknown, mechanism=args.mechanism,
-                                 clamp=not args.no_clamp, random=source, accountant=accountant,
-                                 person=args.person,
-                                 max_rows_per_person=args.max_rows_per_person)
-        except DataDomainError as exc:  # the library's hint names its keywords
-            raise InputError(
-                f"column(s) {format_values(exc.columns)} have no public domain: their set of "
-                "values would be read from the data, which differential privacy does not "
-                "protect; give each a --hierarchy COL=FILE.csv, or declare the values public "
-                "with --public-domain") from None
-    for w in caught:  # one line each, in the main CLI's style
-        print(f"gpuppdp: warning: {w.message}", file=sys.stderr)
+        if args.private_keys:
+            table = dp_key_counts(data, by, delta=args.delta, epsilon=args.epsilon,
+                                  rho=args.rho, mechanism=args.mechanism, person=args.person,
+                                  max_keys_per_person=args.max_keys_per_person, random=source,
+                                  accountant=accountant)
+        else:
+            try:
+                table = dp_histogram(data, by, epsilon=args.epsilon, delta=args.delta,
+                                     rho=args.rho, hierarchies=hierarchies, levels=levels,
+                                     public_domain=args.public_domain, unknown=args.unknown,
+                                     mechanism=args.mechanism, clamp=not args.no_clamp,
+                                     random=source, accountant=accountant, person=args.person,
+                                     max_rows_per_person=args.max_rows_per_person)
+            except DataDomainError as exc:  # the library's hint names its keywords
+                raise InputError(
+                    f"column(s) {format_values(exc.columns)} have no public domain: their set "
+                    "of values would be read from the data, which differential privacy does "
+                    "not protect; give each a --hierarchy COL=FILE.csv, or declare the values "
+                    "public with --public-domain") from None
+    warn_caught(caught)
     with plan.writing() as out:
         out.write_table("--output", table, sep=table_delimiter(args.input, args.sep))
-        out.write_json("--json", _summary(args, table, accountant))
+        out.write_json("--json", summary(args, table, accountant))
     _print_release(args, table, by, levels, hierarchies, accountant)
     return 0
 
 
-def _summary(args, table, accountant) -> dict:
+def summary(args, table, accountant) -> dict:
     """The ``--json`` document: the release's record, and the ledger's entry and totals."""
     out = {"release": table.attrs["dp"], "ledger": None}
     if accountant is not None:
@@ -293,7 +366,13 @@ def _print_release(args, table, by: list, levels: dict, hierarchies: dict, accou
     dp = table.attrs["dp"]
     q = dp["queries"]["count"]
     where = ", ".join(f"{c} (level {levels.get(c, 0)})" for c in by)
-    print(f"dp-histogram: {dp['cells']} cells over {where} written to {args.output}")
+    if dp.get("tau") is not None:
+        print(f"dp-histogram: {dp['cells']} keys of {', '.join(by)} (read from INPUT) with a "
+              f"noisy count >= tau = {dp['tau']} written to {args.output}; the threshold's "
+              f"delta {dp['threshold_delta']:.3g}, at most {dp['max_keys_per_person']} "
+              "key(s) per person")
+    else:
+        print(f"dp-histogram: {dp['cells']} cells over {where} written to {args.output}")
     if dp["rho"] is None:
         print(f"epsilon spent: {dp['epsilon']:g} ({dp['neighbouring']} neighbours, "
               f"sensitivity {q['sensitivity']:g}); delta {dp['delta']:.3g}")

@@ -41,8 +41,8 @@ import warnings
 
 from .. import __version__
 from ..stops import COMMITTED, STOP_SIGNALS
-from . import (anatomize, anonymize, attack, check, dp, explore, generate, hierarchy, negotiate,
-               perturb, report, risk, tradeoff)
+from . import (anatomize, anonymize, attack, check, dp, dp_query, explore, generate, hierarchy,
+               negotiate, perturb, report, risk, synthesize, tradeoff)
 
 __all__ = ["main", "build_parser", "INTERRUPTED", "USER_ERROR", "INTERNAL_ERROR"]
 
@@ -147,8 +147,8 @@ def build_parser():
                         help="print the traceback of an error too (before the subcommand: "
                         "gpuppdp --debug COMMAND ...)")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (anonymize, check, risk, report, explore, dp, generate, hierarchy, attack,
-                   anatomize, negotiate, perturb, tradeoff):
+    for module in (anonymize, check, risk, report, explore, dp, dp_query, generate, hierarchy,
+                   attack, anatomize, negotiate, perturb, tradeoff, synthesize):
         module.register(sub)
     return parser
 

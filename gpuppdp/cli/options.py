@@ -230,7 +230,7 @@ def add_run_options(p: argparse.ArgumentParser,
     p.add_argument("--metric", choices=METRICS, default="loss",
                    help="ARX's quality models: loss (default), precision, discernibility, "
                    "discernibility-monotonic (DM*), aecs, entropy (non-uniform entropy), "
-                   "entropy-monotonic, normalized-entropy, height, ambiguity")
+                   "entropy-monotonic, normalized-entropy, height, ambiguity, kl (KL divergence)")
     p.add_argument("--weights", type=_weights, default=None, metavar="COL=W,...",
                    help="attribute weights >= 0 (ARX's setAttributeWeight; 0.5 unless given) "
                    "of loss, precision, entropy, normalized-entropy and height")

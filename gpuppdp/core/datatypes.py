@@ -20,7 +20,12 @@ import pandas as pd
 from ..errors import InputError
 from ..validation import format_values
 
-__all__ = ["DataType", "TYPE_KINDS", "parse_type", "infer_type", "java_double"]
+__all__ = ["DataType", "TYPE_KINDS", "NULL", "parse_type", "infer_type", "java_double",
+           "java_string_key"]
+
+#: ARX's missing value (``DataType.NULL_VALUE``): an empty cell reads as it, and every type
+#: but string takes it (in any case) as null, which sorts after every value
+NULL = "NULL"
 
 #: the kinds of :class:`DataType` (ARX's STRING, INTEGER, DECIMAL, DATE, ORDERED_STRING)
 TYPE_KINDS = ("string", "integer", "decimal", "date", "ordered")
@@ -104,6 +109,19 @@ class DataType:
                              f"{first!r} is not {what}")
         return keys.to_numpy(dtype=np.float64)
 
+    def sort(self, values, column: str) -> list[str]:
+        """The distinct ``values`` (as strings) in this type's order, as ARX orders an
+        attribute's dictionary (``DataManager.getOrder``: a stable sort with
+        ``DataType.compare``): strings by UTF-16 code units, the other kinds by
+        :meth:`keys`, ``NULL`` (any case) after every value."""
+        text = list(dict.fromkeys(str(v) for v in values))
+        if self.kind == "string":
+            return sorted(text, key=java_string_key)
+        null = np.array([v.upper() == NULL for v in text], dtype=bool)
+        keys = np.full(len(text), np.inf)
+        keys[~null] = self.keys([v for v, n in zip(text, null) if not n], column)
+        return [text[i] for i in np.argsort(keys, kind="stable")]
+
     def format_number(self, x: float) -> str:
         """ARX's ``format(fromDouble(x))`` of a number: an integer rounded half up (Java's
         ``Math.round``), a decimal as Java's ``Double.toString``."""
@@ -135,6 +153,12 @@ def infer_type(values) -> DataType:
     if len(num) == 0 or num.isna().any() or not np.isfinite(num).all():
         return DataType("string")
     return DataType("integer" if (num == np.floor(num)).all() else "decimal")
+
+
+def java_string_key(value: str) -> bytes:
+    """Sort key of Java's ``String.compareTo`` (UTF-16 code units, shorter prefix first), the
+    order of ARX's string data type."""
+    return value.encode("utf-16-be", "surrogatepass")
 
 
 def java_double(x: float) -> str:

@@ -31,7 +31,18 @@ hierarchies (:mod:`gpuppdp.hierarchy`) with the rest of the engine.
   generalization level, over public domains, optionally with a per-person contribution
   bound), :func:`dp_class_counts`, :func:`dp_group_stats`; refusals that depend on the data
   come after the charge.
-* :mod:`~gpuppdp.cli.dp` -- the ``gpuppdp dp-histogram`` subcommand.
+* :mod:`~gpuppdp.dp.queries` -- :func:`dp_count`, :func:`dp_sum`, :func:`dp_mean`,
+  :func:`dp_variance` (clamping bounds, person bounding, optionally per cell of public keys),
+  each with a confidence interval.
+* :mod:`~gpuppdp.dp.quantiles` -- :func:`dp_quantile`, :func:`dp_median`: the exponential
+  mechanism over a public grid (Smith 2011), sampled exactly.
+* :mod:`~gpuppdp.dp.keys` -- :func:`dp_key_counts`: counts of keys read from the data,
+  released above a threshold τ (approximate DP).
+* :mod:`~gpuppdp.dp.synthesis` -- :class:`~gpuppdp.dp.synthesis.MSTSynthesizer`, synthetic
+  records from a tree of noisy marginals (MST, McKenna, Miklau & Sheldon 2021), and
+  :mod:`~gpuppdp.dp.synthesis_eval` to measure them.
+* :mod:`~gpuppdp.cli.dp`, :mod:`~gpuppdp.cli.dp_query`, :mod:`~gpuppdp.cli.synthesize` -- the
+  ``gpuppdp dp-histogram``, ``gpuppdp dp-query`` and ``gpuppdp synthesize`` subcommands.
 
 References
 ----------
@@ -65,6 +76,9 @@ from .releases import (
     dp_histogram,
 )
 from .summation import SummationRangeError
+from .queries import dp_count, dp_mean, dp_query, dp_sum, dp_variance
+from .quantiles import dp_median, dp_quantile
+from .keys import dp_key_counts
 from .sensitivity import (
     Neighbouring,
     count_sensitivity,
@@ -85,6 +99,8 @@ __all__ = [
     "RandomSource", "SeededNoiseWarning", "default_source",
     "OTHER", "DataDomainError", "OutOfDomainError", "dp_class_counts",
     "dp_group_stats", "dp_histogram",
+    "dp_count", "dp_sum", "dp_mean", "dp_variance", "dp_query", "dp_quantile", "dp_median",
+    "dp_key_counts",
     "Neighbouring", "count_sensitivity", "counting_queries_sensitivity",
     "grouped_sum_sensitivity", "histogram_sensitivity", "mean_sensitivity", "sum_sensitivity",
 ]

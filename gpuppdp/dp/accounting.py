@@ -45,6 +45,7 @@ from ..errors import InputError
 from ..validation import check_epsilon, check_number, check_positive
 
 __all__ = ["ALPHAS", "MIN_ORDER", "pure_to_zcdp", "zcdp_to_approx", "zcdp_to_approx_standard",
+           "approx_to_zcdp",
            "rdp_to_approx", "zcdp_curve", "compose_approx", "advanced_composition"]
 
 #: the smallest Rényi order the conversions use
@@ -127,6 +128,27 @@ def zcdp_to_approx(rho: float, delta: float) -> float:
         else:
             lo = a
     return max(0.0, min(best, zcdp_to_approx_standard(rho, delta)))
+
+
+def approx_to_zcdp(epsilon: float, delta: float) -> float:
+    """The largest ρ whose tight conversion (:func:`zcdp_to_approx`) at ``delta`` is at most
+    ``epsilon`` (bisection, on the safe side): the zCDP budget of an (ε, δ) target, as MST
+    and AIM take it (McKenna et al. 2021, 2022).
+
+    >>> rho = approx_to_zcdp(1.0, 1e-9)
+    >>> round(rho, 5), zcdp_to_approx(rho, 1e-9) <= 1.0
+    (0.01497, True)
+    """
+    epsilon = check_epsilon("epsilon", epsilon)
+    delta = _check_delta(delta)
+    lo, hi = 0.0, epsilon  # ε >= ρ: the conversion never gives less than ρ
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if zcdp_to_approx(mid, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def zcdp_curve(rho: float, alphas=ALPHAS) -> np.ndarray:

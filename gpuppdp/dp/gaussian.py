@@ -63,7 +63,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import check_epsilon, check_number, check_positive
-from .accounting import MIN_ORDER, zcdp_to_approx
+from .accounting import MIN_ORDER, approx_to_zcdp, zcdp_to_approx
 from .coins import EXP_ERROR, MAX_GAMMA, bernoulli_exp
 from .mechanisms import (
     _MAX_GRID_UNITS,
@@ -335,15 +335,8 @@ def _calibrate(epsilon: float, delta: float, l2: float, shift: int, coordinates:
         raise InputError(f"delta must be in (0, 1) for the Gaussian mechanism, got {delta!r}")
     if coordinates == 1:
         sigma = _check_sigma(analytic_gaussian_sigma(eps, delta, l2))
-    else:  # the smallest ρ whose tight conversion meets the target
-        lo, hi = 0.0, eps
-        for _ in range(80):
-            mid = 0.5 * (lo + hi)
-            if zcdp_to_approx(mid, 0.5 * delta) <= eps:
-                lo = mid
-            else:
-                hi = mid
-        sigma = l2 / math.sqrt(2.0 * max(lo, 1e-300))
+    else:  # the largest ρ whose tight conversion meets the target
+        sigma = l2 / math.sqrt(2.0 * max(approx_to_zcdp(eps, 0.5 * delta), 1e-300))
     step = 2.0**-20
     for _ in range(1 << 12):
         sigma = _check_sigma(sigma)

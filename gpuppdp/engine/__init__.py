@@ -2,3 +2,5 @@
 integer codes and the bottom frequency set), :mod:`.lattice`, :mod:`.evaluate` (batches of
 nodes -> classes, model verdicts, metric values), :mod:`.metrics`, :mod:`.search` (the lattice
 searches) and :mod:`.transform` (the release)."""
+
+from . import metric_kl  # noqa: F401,E402  (registers the KL divergence in METRICS)

@@ -3,6 +3,10 @@
 After :func:`encode`, the engine never sees strings or rows again: QIDs are hierarchy leaf codes
 (smallest integer dtype), the sensitive attribute is dictionary-encoded, and every lattice-node
 evaluation starts from a :class:`FrequencySet` (distinct rows + counts), never from the rows.
+
+A missing cell (null, NaN, None; an empty CSV field) of a quasi-identifier or sensitive column
+is ARX's value ``NULL`` (``DataType.NULL_VALUE``, what ARX makes of a null cell): a value like
+any other, which a quasi-identifier's hierarchy must hold, as ARX requires.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import pyarrow.compute as pc
 from .. import kernels
 from ..backend import Array, Backend, DeviceMemoryError, cpu_backend
 from ..core.codes import ColumnDictionary, UnknownValuesError, encode_column, smallest_int_dtype
+from ..core.datatypes import NULL
 from ..core.pipeline import (DEVICE_ROWS, LazyChunk, Stopwatch, materialized, ordered_map,
                              row_numbered)
 from ..errors import InputError, InputTypeError
@@ -30,7 +35,7 @@ from ..validation import format_values
 __all__ = ["Role", "Schema", "SchemaError", "check_hierarchy", "hierarchy_of", "EncodedTable",
            "FrequencySet", "SensitiveColumn",
            "encode", "encode_chunks", "SensitiveEncoder", "check_complete", "leaf_codes",
-           "sensitive_names", "smallest_int_dtype"]
+           "with_null", "sensitive_names", "smallest_int_dtype"]
 
 
 class SchemaError(InputError):
@@ -78,6 +83,8 @@ class Schema:
     microaggregation : mapping name -> :class:`~gpuppdp.engine.microaggregation.Aggregation`
         Attributes released as one aggregate per class; those without a hierarchy in
         ``quasi_identifiers`` have the role ``microaggregated``.
+    types : mapping name -> :class:`~gpuppdp.core.datatypes.DataType`
+        Declared data types (ARX's ``setDataType``), e.g. the order of ordered t-closeness.
     """
 
     quasi_identifiers: Mapping[str, Hierarchy]
@@ -86,6 +93,7 @@ class Schema:
     identifying: Sequence[str] = ()
     others: str = "error"
     microaggregation: Mapping = field(default_factory=dict)
+    types: Mapping = field(default_factory=dict)
 
     def __post_init__(self):
         if self.others not in ("error", "insensitive", "drop"):
@@ -240,6 +248,8 @@ class EncodedTable:
     roles: dict = field(default_factory=dict)
     #: column -> typed :class:`~gpuppdp.engine.microaggregation.Aggregation`
     microaggregation: dict = field(default_factory=dict)
+    #: column -> declared :class:`~gpuppdp.core.datatypes.DataType` (:attr:`Schema.types`)
+    types: dict = field(default_factory=dict)
     _bottom: FrequencySet | None = None
     _maps: tuple | None = None
     _level_sizes: np.ndarray | None = None
@@ -427,14 +437,45 @@ def _missing(values) -> np.ndarray | None:
     return pc.is_null(values, nan_is_null=True).to_numpy(zero_copy_only=False)
 
 
+def with_null(values):
+    """``(values, missing)``: a pandas or Arrow column with every missing cell (null, NaN,
+    None) ARX's ``NULL``, and which cells were missing (``None``, ``values`` unchanged, when
+    none was)."""
+    miss = _missing(values)
+    if miss is None or not miss.any():
+        return values, None
+    if not isinstance(values, pd.Series):
+        values = values.to_pandas()
+    return values.astype(object).where(~miss, NULL), miss
+
+
+def _missing_error(column: str, h: Hierarchy, miss: np.ndarray, row_offset: int
+                   ) -> SchemaError:
+    """The error for missing cells of a quasi-identifier whose hierarchy has no ``NULL``."""
+    first = row_offset + int(np.flatnonzero(miss)[0])
+    top = h.labels(h.height)
+    row = ";".join([NULL] * (h.height + (len(top) != 1)) + ([str(top[0])] if len(top) == 1
+                                                            else []))
+    error = SchemaError(
+        f"column {column!r} has {int(miss.sum())} missing value(s) (NaN/None), first at row "
+        f"{first}; as ARX, a missing value is the value {NULL}, which the hierarchy of "
+        f"{column!r} lacks: add a row for it (e.g. {row!r}, or {NULL} mapped into its "
+        "levels as any value), or fill or remove the missing values")
+    error.row = first  # the command line names the file's line instead
+    return error
+
+
 def leaf_codes(data: "pd.DataFrame | pa.Table", qi_names, hierarchies, row_offset: int
                ) -> list[np.ndarray]:
     """Host leaf codes of every QID column of ``data`` (rows numbered from ``row_offset`` in
-    errors)."""
+    errors); a missing cell is the leaf ``NULL`` (:func:`with_null`)."""
     out = []
     for c, h in zip(qi_names, hierarchies):
+        values, miss = with_null(data[c])
+        if miss is not None and not (h.leaves == NULL).any():
+            raise _missing_error(c, h, miss, row_offset)
         try:
-            out.append(encode_column(data[c], domain=h.leaf_domain, name=c)[0])
+            out.append(encode_column(values, domain=h.leaf_domain, name=c)[0])
         except UnknownValuesError as exc:
             raise exc.at(row_offset) from None
     return out
@@ -462,12 +503,13 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
         raise InputTypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     roles = _table_columns(data, schema)
     qi_names = [c for c in data.columns if roles[c] is Role.QUASI_IDENTIFYING]
-    check_complete(data, qi_names + list(schema.sensitive) + schema.microaggregated, 0)
+    check_complete(data, schema.microaggregated, 0)
     hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
     qi_codes = [backend.asarray(c) for c in leaf_codes(data, qi_names, hierarchies, 0)]
     enc = EncodedTable(backend, qi_names, hierarchies, qi_codes, len(data), roles=roles,
                        microaggregation={c: a.typed(data[c])
-                                         for c, a in schema.microaggregation.items()})
+                                         for c, a in schema.microaggregation.items()},
+                       types=dict(schema.types))
     sensitive = SensitiveEncoder(sensitive_names(sensitive_attributes), roles)
     if sensitive.names:
         carried = sensitive.encode(data)
@@ -503,7 +545,8 @@ def encode_chunks(chunks: Iterable["pd.DataFrame | pa.Table"], columns: Sequence
     roles = schema.resolve(list(columns))
     qi_names = [c for c in columns if roles[c] is Role.QUASI_IDENTIFYING]
     hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
-    enc = EncodedTable(backend, qi_names, hierarchies, None, 0, roles=roles)
+    enc = EncodedTable(backend, qi_names, hierarchies, None, 0, roles=roles,
+                       types=dict(schema.types))
     sensitive = SensitiveEncoder(sensitive_names(sensitive_attributes), roles)
     encoder = _ChunkEncoder(enc, schema, sensitive, merge_entries, tee)
     # fresh huge pages cost several times small ones on some hosts (the merges' outputs; see
@@ -555,7 +598,7 @@ class _ChunkEncoder:
         when built here) of a chunk (host threads)."""
         enc, first, chunk = self.enc, numbered[0], materialized(numbered[1])
         qi_names = list(enc.qi_names)
-        check_complete(chunk, qi_names + list(self.schema.sensitive), first)
+        check_complete(chunk, self.schema.microaggregated, first)
         codes = np.stack([c.astype(enc.code_dtype) for c in leaf_codes(
             chunk, qi_names, enc.hierarchies, first)], axis=1)
         if self.tee is not None:
@@ -712,7 +755,7 @@ class SensitiveEncoder:
         :mod:`gpuppdp.cluster`)."""
         codes = []
         for i, name in enumerate(self.names):
-            col = self._labels[i].encode(data[name])
+            col = self._labels[i].encode(with_null(data[name])[0])
             counts = np.bincount(col, weights=weights,
                                  minlength=len(self._labels[i])).astype(np.int64)
             counts[:len(self._counts[i])] += self._counts[i]

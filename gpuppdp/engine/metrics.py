@@ -20,6 +20,8 @@ order (classes summed sequentially in order of first appearance, see
   ``MetricMDNUEntropy``) and :class:`NormalizedEntropy` (``createNormalizedEntropyMetric()``).
 * :class:`Height` -- ``createHeightMetric()``: the sum of the generalization levels.
 * :class:`Ambiguity` -- ``createAmbiguityMetric()``: Nergiz & Clifton's (2007) ambiguity.
+* :class:`~.metric_kl.KLDivergence` -- ``createKLDivergenceMetric()``: the KL divergence of
+  the release from the input (Machanavajjhala et al. 2007), in :mod:`.metric_kl`.
 
 ``gs_factor`` (ARX's generalization/suppression factor, ``createLossMetric(gsFactor)``) weighs
 generalization against suppression where ARX honours it (loss, precision, entropy, AECS);
@@ -751,9 +753,11 @@ class NormalizedEntropy(Entropy):
             return values / self._upper
 
 
-#: the metrics by their command-line names
-METRICS = {m.name: m for m in (AECS, Ambiguity, Discernibility, MonotonicDiscernibility, Entropy,
-                               MonotonicEntropy, Height, Loss, NormalizedEntropy, Precision)}
+#: the metrics by their command-line names (:mod:`.metric_kl` adds ``kl`` when the engine
+#: package is imported: it subclasses :class:`Ambiguity`, in its own module)
+METRICS: dict[str, type[Metric]] = {m.name: m for m in (
+    AECS, Ambiguity, Discernibility, MonotonicDiscernibility, Entropy, MonotonicEntropy, Height,
+    Loss, NormalizedEntropy, Precision)}
 
 
 def make_metric(metric, *, gs_factor: float | None = None,

@@ -19,7 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-from . import aot, groupby, grouping, histograms, mdav, segsum, subsets, univariate, vmdav
+from . import (aot, groupby, grouping, histograms, mdav, mdav_grid, segsum, subsets, univariate,
+               vmdav)
 from .cudalaunch import to_device_together
 from .grouping import reused_scratch, small_pages
 
@@ -308,12 +309,13 @@ def microaggregate_partitions(backend, part_ptr, z, qz, scale: float, k: int,
     """MDAV (``method`` "mdav") or V-MDAV ("vmdav", gain factor ``gamma``) groups of the rows
     of each partition ``part_ptr[t]:part_ptr[t+1]`` (host offsets) of ``z`` (n, d), ``qz``
     its fixed-point integers: per row (device int64) the row its group is named by; the same
-    groups on every backend (see :mod:`.mdav`, :mod:`.vmdav`)."""
+    groups on every backend (see :mod:`.mdav`, :mod:`.vmdav`).  On a GPU, MDAV runs the
+    partitions of at least :data:`.mdav_grid.MDAV_GRID_ROWS` rows per partition on the whole
+    grid (:mod:`.mdav_grid`, one after another), the others a block each."""
     part_ptr = np.asarray(part_ptr, dtype=np.int64)
     n = z.shape[0]
     extra = () if method == "mdav" else (float(gamma),)
     cpu_form: Callable[..., None] = mdav.mdav_njit if method == "mdav" else vmdav.vmdav_njit
-    cuda_form: Callable[..., None] = mdav.mdav_cuda if method == "mdav" else vmdav.vmdav_cuda
     if backend.kernels == "cpu" or (backend.kernels == "cudasim" and n > SIMULATED_MDAV_ROWS):
         host = [backend.to_host(a) for a in (z, qz)] if backend.kernels == "cudasim" else \
             [z, qz]
@@ -321,16 +323,20 @@ def microaggregate_partitions(backend, part_ptr, z, qz, scale: float, k: int,
         cpu_form(part_ptr, np.ascontiguousarray(host[0]), np.ascontiguousarray(host[1]),
                  scale, k, *extra, label)
         return label if backend.kernels == "cpu" else backend.asarray(label)
-    if backend.kernels == "cudasim":
-        label = np.full(n, -1, np.int64)
-        cuda_form(np, part_ptr, backend.to_host(z), backend.to_host(qz), scale, k, *extra,
-                  label)
-        return backend.asarray(label)
-    xp = backend.xp
+    if backend.kernels == "cudasim":  # the CUDA forms on host arrays, under the simulator
+        xp, z, qz = np, backend.to_host(z), backend.to_host(qz)
+    else:
+        xp, z, qz = backend.xp, backend.xp.ascontiguousarray(z), backend.xp.ascontiguousarray(qz)
     label = xp.full(n, -1, dtype=xp.int64)
-    cuda_form(xp, part_ptr, xp.ascontiguousarray(z), xp.ascontiguousarray(qz), scale, k,
-              *extra, label)
-    return label
+    if method == "vmdav":
+        vmdav.vmdav_cuda(xp, part_ptr, z, qz, scale, k, float(gamma), label)
+        return label if xp is backend.xp else backend.asarray(label)
+    grid_rows = mdav_grid.MDAV_GRID_ROWS * (len(part_ptr) - 1) \
+        if k <= mdav_grid.MDAV_GRID_MAX_K else n + 1
+    mdav.mdav_cuda(xp, part_ptr, z, qz, scale, k, label, max_rows=grid_rows - 1)
+    for t in np.flatnonzero(np.diff(part_ptr) >= grid_rows):  # the few large partitions
+        mdav_grid.mdav_grid(xp, int(part_ptr[t]), int(part_ptr[t + 1]), z, qz, scale, k, label)
+    return label if xp is backend.xp else backend.asarray(label)
 
 
 def optimal_univariate(backend, v, k: int):

@@ -258,12 +258,13 @@ def _better(d1, i1, d2, i2, largest):
 
 @cuda.jit(device=True)
 def _block_best(rd, ri, d, i, largest):
-    """The block's best ``(distance, row)`` of the threads' candidates ``(d, i)``."""
+    """The block's best ``(distance, row)`` of the threads' candidates ``(d, i)``; ``rd, ri``:
+    shared arrays of a slot per thread (a power of two)."""
     tid = cuda.threadIdx.x
     rd[tid] = d
     ri[tid] = i
     cuda.syncthreads()
-    step = MDAV_THREADS // 2
+    step = rd.shape[0] // 2
     while step > 0:
         if tid < step and _better(rd[tid + step], ri[tid + step], rd[tid], ri[tid], largest):
             rd[tid] = rd[tid + step]
@@ -337,11 +338,14 @@ def _cuda_take(qz, state, chosen, k, sums, remaining, label, name):
 
 
 @cuda.jit(cache=True)
-def _mdav_blocks(part_ptr, z, qz, scale, k, label, state, dist):
+def _mdav_blocks(part_ptr, z, qz, scale, k, label, state, dist, max_rows):
     """MDAV of partition ``blockIdx.x`` (rows ``part_ptr[t]:part_ptr[t+1]``), the choices of
-    :func:`_mdav_partition`; ``state``: 0 alive, 1 in the group being formed, 2 grouped."""
+    :func:`_mdav_partition`; ``state``: 0 alive, 1 in the group being formed, 2 grouped.
+    Partitions of more than ``max_rows`` rows are left alone (to :mod:`.mdav_grid`)."""
     t, tid = cuda.blockIdx.x, cuda.threadIdx.x
     a, b = part_ptr[t], part_ptr[t + 1]
+    if b - a > max_rows:
+        return
     sums = cuda.shared.array(MDAV_MAX_COLUMNS, np.int64)
     centroid = cuda.shared.array(MDAV_MAX_COLUMNS, np.float64)
     chosen = cuda.shared.array(MDAV_MAX_K, np.int64)
@@ -383,8 +387,10 @@ def _mdav_blocks(part_ptr, z, qz, scale, k, label, state, dist):
             label[i] = rest
 
 
-def mdav_cuda(xp, part_ptr, z, qz, scale: float, k: int, label) -> None:
-    """CUDA form on device arrays (host ones under the simulator): a block per partition."""
+def mdav_cuda(xp, part_ptr, z, qz, scale: float, k: int, label,
+              max_rows: int | None = None) -> None:
+    """CUDA form on device arrays (host ones under the simulator): a block per partition, those
+    of at most ``max_rows`` rows (default: all)."""
     n, d = z.shape
     if d > MDAV_MAX_COLUMNS or k > MDAV_MAX_K:
         raise ValueError(f"the GPU's MDAV takes at most {MDAV_MAX_COLUMNS} columns and "
@@ -392,7 +398,7 @@ def mdav_cuda(xp, part_ptr, z, qz, scale: float, k: int, label) -> None:
     state = xp.zeros(n, dtype=xp.int8)
     dist = xp.empty(n, dtype=xp.float64)
     launch(_mdav_blocks, len(part_ptr) - 1, MDAV_THREADS, xp.asarray(part_ptr), z, qz,
-           float(scale), int(k), label, state, dist)
+           float(scale), int(k), label, state, dist, n if max_rows is None else int(max_rows))
 
 
 def fixed_point_scale(max_abs: float, rows: int) -> float:

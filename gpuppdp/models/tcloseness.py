@@ -36,8 +36,10 @@ class TCloseness(SensitiveModel):
 
     * ``"equal"``: every pair of values is 1 apart; ARX's evaluation
       ``D = (1 + sum_{v in E} (|q_v - p_v| - q_v)) / 2``, summed in ascending sensitive code;
-    * ``"ordered"``: values ordered (numerically by default, or by ``order``, a list of every
-      value) and ``|i - j| / (m - 1)`` apart; ``D = sum_i |sum_{j<=i} (p_j - q_j)| / (m - 1)``,
+    * ``"ordered"``: values ordered by ``order`` (a list of every value), else by the
+      attribute's declared data type (the anonymizer's ``types``: numbers, dates and ordered
+      strings by value, strings lexically, as ARX), else numerically; ``|i - j| / (m - 1)``
+      apart; ``D = sum_i |sum_{j<=i} (p_j - q_j)| / (m - 1)``,
       tested as ARX does (``sum <= t * (m - 1)``);
     * ``"hierarchical"``: the ground distance of two values is the level of their lowest
       common ancestor in ``hierarchy`` (a :class:`~gpuppdp.hierarchy.Hierarchy` or an ARX
@@ -97,11 +99,14 @@ class TCloseness(SensitiveModel):
         self._counts = counts                                         # P_v
         self._q = counts.astype(xp.float64) / float(self.n_rows)      # q_v = P_v / R
         if self.distance == "ordered":
-            self._bind_ordered(self.labels)
+            self._bind_ordered(self.labels, encoded.types.get(self.sensitive_attribute))
         elif self.distance == "hierarchical":
             self._bind_tree(self.labels)
 
-    def _bind_ordered(self, labels):
+    def _bind_ordered(self, labels, declared=None):
+        """The values' order: ``order`` when given, else the attribute's ``declared`` data
+        type's (:meth:`~gpuppdp.core.datatypes.DataType.sort`, as ARX orders by the type),
+        else numeric; an ``order`` that the declared type contradicts is an error."""
         labels = [str(v) for v in labels]
         if self.order is not None:
             pos = {v: i for i, v in enumerate(self.order)}
@@ -110,6 +115,11 @@ class TCloseness(SensitiveModel):
                 raise InputError(f"t-closeness with ordered distance: value(s) of "
                                  f"{self.sensitive_attribute!r} not in order: "
                                  f"{format_values(missing)}")
+            key = np.array([pos[v] for v in labels], dtype=np.float64)
+            if declared is not None:
+                self._check_type_agrees(labels, key, declared)
+        elif declared is not None:
+            pos = {v: i for i, v in enumerate(declared.sort(labels, self.sensitive_attribute))}
             key = np.array([pos[v] for v in labels], dtype=np.float64)
         else:
             key, bad = np.empty(len(labels)), []
@@ -133,6 +143,22 @@ class TCloseness(SensitiveModel):
         self._order = order.astype(np.int64)                          # position -> code
         self._q_ordered = self._q[self.backend.asarray(order)]
         self._threshold = self.t * (len(labels) - 1.0)
+
+    def _check_type_agrees(self, labels, key, declared) -> None:
+        """An error naming both when ``order`` (the positions ``key`` of ``labels``) and the
+        ``declared`` type put two values the other way round."""
+        by_type = declared.sort(labels, self.sensitive_attribute)
+        by_order = [labels[i] for i in np.argsort(key, kind="stable")]
+        if by_order == by_type:
+            return
+        i = next(i for i, (a, b) in enumerate(zip(by_order, by_type)) if a != b)
+        name = self.sensitive_attribute
+        raise hinted(
+            f"t-closeness with ordered distance on {name!r}: the order given puts "
+            f"{by_order[i]!r} where its declared type {declared.describe()!r} puts "
+            f"{by_type[i]!r} (the type orders {format_values(by_type, 6)}); ",
+            "give order=[...] or types={...} for it, not both, or make them agree",
+            f"give --order {name}=... or --type {name}=..., not both, or make them agree")
 
     def _bind_tree(self, labels):
         """ARX's tree (``DataManager.getTree``) over the values present in the data: per level
