@@ -7,11 +7,14 @@ Cases:
   k = 5): Adult with 8 QIDs, ``occupation`` sensitive; ARX 3.9.2's median ``anonymize()``
   time, checked-node count, optimum and loss are in the file;
 * the other models of :mod:`gpuppdp.models`, which have no ARX reference here, in the same
-  setting (8 QIDs, ``occupation`` sensitive, suppression 0 %, loss): (alpha, k)-anonymity,
-  delta-disclosure privacy, basic and enhanced beta-likeness, the (epsilon, alpha)
-  privacy-loss model, LKC-privacy and k-anonymity on QID subsets (see ``EXTRA``).
+  setting (8 QIDs, ``occupation`` sensitive, suppression 0 % or ``--extra-suppression``,
+  loss): (alpha, k)-anonymity, delta-disclosure privacy, basic and enhanced beta-likeness,
+  the (epsilon, alpha) privacy-loss model (the table's prior, a uniform one), LKC-privacy
+  and k-anonymity on QID subsets (see ``EXTRA``).
 
-Per case one warm-up ``fit`` and ``--repeats`` timed ones; reported: nodes checked, search
+Per case one warm-up ``fit`` and ``--repeats`` timed ones; reported: whether the search ran
+compiled (:mod:`gpuppdp.engine.search.flash_compiled`; ``--python-flash``: never, the Python
+traversal, for before/after comparisons in one run), nodes checked, search
 (``result.search.seconds``, median (min)) and total (``result.timings["total"]``: encoding,
 search, release), ARX's time and the ratio search / ARX, and whether the optimum and the loss
 (relative 1e-9) are ARX's.  ``--only`` selects cases by substring of their id.  A case
@@ -24,6 +27,7 @@ Example::
 
     python benchmarks/bench_models.py --backend cpu --repeats 5
     python benchmarks/bench_models.py --only beta --repeats 3
+    python benchmarks/bench_models.py --only delta --python-flash
 """
 
 from __future__ import annotations
@@ -36,7 +40,9 @@ from _common import (add_common_args, arx_case_anonymizer, fmt_seconds, load_arx
                      machine_info, print_machine, print_table, resolve_backend, summarize,
                      synchronizer, timed_runs, write_json)
 
+from gpuppdp import datasets
 from gpuppdp.anonymizer import NoSolutionError
+from gpuppdp.engine.search import flash_compiled
 from gpuppdp.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, KAnonymity,
                             KAnonymityOnSubsets, LKCPrivacy, PrivacyLoss)
 
@@ -48,12 +54,17 @@ EXTRA = {
                         lambda: [AlphaKAnonymity(SENS, 0.5, k=5)]),
     "delta-d2-k5": ("k=5 + delta-disclosure delta=2",
                     lambda: [KAnonymity(5), DeltaDisclosurePrivacy(SENS, 2.0)]),
+    "delta-d1-k5": ("k=5 + delta-disclosure delta=1",
+                    lambda: [KAnonymity(5), DeltaDisclosurePrivacy(SENS, 1.0)]),
     "beta-basic-b1-k5": ("k=5 + basic beta-likeness beta=1",
                          lambda: [KAnonymity(5), BetaLikeness(SENS, 1.0)]),
     "beta-enhanced-b1-k5": ("k=5 + enhanced beta-likeness beta=1",
                             lambda: [KAnonymity(5), BetaLikeness(SENS, 1.0, enhanced=True)]),
     "privacy-loss-e0.3-a0.5-k5": ("k=5 + privacy loss eps=0.3 alpha=0.5 bits",
                                   lambda: [KAnonymity(5), PrivacyLoss(SENS, 0.3, 0.5)]),
+    "privacy-loss-uniform-e0.5-a0.9-k5": (
+        "k=5 + privacy loss eps=0.5 alpha=0.9 bits, uniform prior",
+        lambda: [KAnonymity(5), PrivacyLoss(SENS, 0.5, 0.9, prior=_uniform_prior())]),
     "lkc-L3-K5-C0.5": ("LKC L=3 K=5 C=0.5 (occupation)",
                        lambda: [LKCPrivacy(3, 5, 0.5, attribute=SENS)]),
     "lkc-L2-K10-C1": ("LKC L=2 K=10 C=1 (no sensitive)",
@@ -62,6 +73,12 @@ EXTRA = {
                       lambda: [KAnonymityOnSubsets([["age", "sex", "race"],
                                                     ["education", "marital-status"]], 10)]),
 }
+
+
+def _uniform_prior() -> dict:
+    """The uniform prior over Adult's occupations."""
+    values = datasets.adult()[0][SENS].astype(str).unique()
+    return dict.fromkeys(values, 1.0 / len(values))
 
 
 def _describe(models) -> str:
@@ -79,24 +96,33 @@ def main(argv=None) -> int:
     add_common_args(p, "bench_models")
     p.add_argument("--search", default="flash", choices=("flash", "exhaustive"))
     p.add_argument("--only", default=None, help="run the cases whose id contains this")
+    p.add_argument("--extra-suppression", type=float, default=None,
+                   help="suppression limit of the cases without ARX reference (default: "
+                        "the ARX cases' 0)")
+    p.add_argument("--python-flash", action="store_true",
+                   help="never the compiled Flash: the Python traversal")
     args = p.parse_args(argv)
+    if args.python_flash:
+        flash_compiled.compiled_flash_supports = lambda *a, **kw: False
 
     backend = resolve_backend(args.backend)
     sync = synchronizer(backend)
     info = machine_info(backend)
     print_machine(info)
-    print(f"# search={args.search}, repeats={args.repeats} after 1 warm-up; times: median "
-          "(min)\n")
+    print(f"# search={args.search}{' (Python Flash)' if args.python_flash else ''}, "
+          f"repeats={args.repeats} after 1 warm-up; times: median (min)\n")
 
     arx_cases = [c for c in load_arx_cases()
                  if any(m["model"] != "k-anonymity" for m in c["models"])]
     template = arx_cases[0]  # 8 QIDs, occupation sensitive, 0 %, loss
+    if args.extra_suppression is not None:
+        template = dict(template, suppression_limit=args.extra_suppression)
     cases = [(c["id"], _describe(c["models"]), c, None) for c in arx_cases]
     cases += [(cid, desc, template, factory) for cid, (desc, factory) in EXTRA.items()]
     if args.only:
         cases = [c for c in cases if args.only in c[0]]
 
-    headers = ["case", "models", "nodes", "search", "total", "ARX ms", "ARX nodes",
+    headers = ["case", "models", "compiled", "nodes", "search", "total", "ARX ms", "ARX nodes",
                "search/ARX", "=ARX opt", "=ARX loss", "loss"]
     rows, results = [], []
     for cid, desc, case, factory in cases:
@@ -111,13 +137,15 @@ def main(argv=None) -> int:
         except NoSolutionError as exc:
             out["error"] = str(exc)
             results.append(out)
-            rows.append([cid, desc, "no solution"] + [None] * 8)
+            rows.append([cid, desc, None, "no solution"] + [None] * 8)
             print(f"  {cid}: no solution", file=sys.stderr, flush=True)
             continue
         last = fits[-1]
         search = summarize([r.search.seconds for r in fits])
         total = summarize([r.timings["total"] for r in fits])
-        out.update({"nodes_evaluated": last.nodes_evaluated, "search_seconds": search,
+        compiled = bool(last.search.details.get("compiled"))
+        out.update({"compiled": compiled, "nodes_evaluated": last.nodes_evaluated,
+                    "search_seconds": search,
                     "total_seconds": total, "transformation": last.transformation,
                     "information_loss": last.information_loss,
                     "equivalence_classes": last.equivalence_classes,
@@ -136,7 +164,7 @@ def main(argv=None) -> int:
                           "search_over_arx": ratio, "same_transformation": same_t,
                           "same_loss": same_l, "information_loss": exp["information_loss"]}
         results.append(out)
-        rows.append([cid, desc, last.nodes_evaluated,
+        rows.append([cid, desc, "yes" if compiled else "no", last.nodes_evaluated,
                      f"{fmt_seconds(search['median'])} ({fmt_seconds(search['min'])})",
                      f"{fmt_seconds(total['median'])} ({fmt_seconds(total['min'])})",
                      None if ms is None else f"{ms:.1f}",
@@ -152,7 +180,7 @@ def main(argv=None) -> int:
     print_table(headers, rows)
     write_json(args.json, {"benchmark": "bench_models", "machine": info,
                            "settings": {"search": args.search, "repeats": args.repeats,
-                                        "warmup_runs": 1},
+                                        "warmup_runs": 1, "python_flash": args.python_flash},
                            "cases": results})
     return 0
 

@@ -18,9 +18,9 @@ __all__ = ["Requirement", "PrivacyModel", "CompiledCheck", "COMPILED_KINDS"]
 
 #: the kinds of :class:`CompiledCheck`: class sizes only, distinct, entropy and recursive
 #: (c, l)-diversity, t-closeness with the equal, ordered or hierarchical distance,
-#: (alpha, k)-anonymity, beta-likeness
+#: (alpha, k)-anonymity, beta-likeness, delta-disclosure privacy, the privacy-loss model
 COMPILED_KINDS = ("size", "distinct", "entropy", "recursive", "t-closeness", "alpha-k",
-                  "beta-likeness")
+                  "beta-likeness", "delta-disclosure", "privacy-loss")
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,10 @@ class CompiledCheck:
       table's rows), ordered, ``order`` (the codes in the attribute's order);  ``alpha-k``:
       ``alpha`` and ``value`` (the value's code; -1: every value);  ``beta-likeness``:
       ``beta``, ``enhanced`` (0 or 1) and the arrays ``shares`` and ``neg_log_shares``
-      (``-ln`` of each share).
+      (``-ln`` of each share);  ``delta-disclosure``: ``low`` and ``high`` (the ratios
+      ``p_E(v) / p(v)`` at and past which a class fails) and ``shares``;  ``privacy-loss``:
+      ``epsilon``, ``alpha``, ``prior_sq`` and ``prior_entropy`` (the prior's ``sum q^2``
+      and entropy in bits) and the array ``prior`` (each value's prior probability).
     """
 
     kind: str

@@ -111,21 +111,51 @@ class DeltaDisclosurePrivacy(_DistributionModel):
     monotonic_with_generalization = False
     monotonic_with_suppression = False
     min_class_size = None
+    compiled_kind = "delta-disclosure"
 
     def __init__(self, attribute: str, delta: float):
         super().__init__(attribute)
         self.delta = check_positive("delta", delta)
+
+    @staticmethod
+    def _log2_ratios(xp, ratio):
+        """``|log2(ratio)|`` as ARX computes it, ``|ln(ratio) / ln 2|`` (device float64)."""
+        return xp.abs(xp.log(ratio) / math.log(2))
 
     def deltas(self, classes: Classes):
         """Per class ``max_v |log2(p_E(v) / p(v))|`` over the values present (device float64)."""
         self._require_bound(classes)
         xp = classes.xp
         cls, sens, share = entry_shares(classes)
-        return segment_max(xp, cls, xp.abs(xp.log(share / self._p[sens]) / math.log(2)),
+        return segment_max(xp, cls, self._log2_ratios(xp, share / self._p[sens]),
                             classes.n_classes)
 
     def class_fails(self, classes: Classes):
         return ~(self.deltas(classes) < self.delta)
+
+    def _edge(self, outside: float) -> float:
+        """The ratio nearest 1 towards ``outside`` (0 or inf, never reached by a ratio) whose
+        ``|log2|`` (:meth:`_log2_ratios`, the backend's logarithm) is not below ``delta``:
+        a bisection over the float64 values between, which order as their bit patterns."""
+        be = self.backend
+        inside, out = (int(b) for b in np.array([1.0, outside]).view(np.int64))
+        while abs(out - inside) > 1:
+            mid = (inside + out) // 2
+            ratio = be.asarray(np.array([mid], np.int64).view(np.float64))
+            if be.to_host(self._log2_ratios(be.xp, ratio))[0] < self.delta:
+                inside = mid
+            else:
+                out = mid
+        return float(np.array([out], np.int64).view(np.float64)[0])
+
+    def compiled_check(self) -> CompiledCheck:
+        """The ratios ``p_E(v) / p(v)`` at and past which the model's ``|log2|`` reaches
+        ``delta`` (``low`` below 1, ``high`` above; :meth:`_edge`: a comparison with them
+        decides as :meth:`class_fails`, the logarithm being monotonic) and the values'
+        shares of the table."""
+        return CompiledCheck("delta-disclosure", self.sensitive_attribute,
+                             {"low": self._edge(0.0), "high": self._edge(math.inf)},
+                             {"shares": self.backend.to_host(self._p)})
 
     def describe(self) -> dict:
         return {"model": "delta-disclosure", "attribute": self.sensitive_attribute,
@@ -239,6 +269,15 @@ class PrivacyLoss(SensitiveModel):
     monotonic_with_suppression = False
     min_class_size = None
 
+    @classmethod
+    def compiled_kind_of(cls, prior=None, **parameters) -> str | None:
+        """``privacy-loss``, but None for the conditional prior (a prior per node)."""
+        return None if isinstance(prior, str) else "privacy-loss"
+
+    @property
+    def compiled_kind(self) -> str | None:
+        return self.compiled_kind_of(prior=self.prior)
+
     def __init__(self, attribute: str, epsilon: float, alpha: float, prior=None,
                  prior_qids: Sequence[str] = ()):
         super().__init__(attribute)
@@ -317,6 +356,16 @@ class PrivacyLoss(SensitiveModel):
         dist, ent = self.losses(classes)
         return (dist > self.epsilon) | (ent > self.alpha)
 
+    def compiled_check(self) -> CompiledCheck | None:
+        """``epsilon``, ``alpha``, the prior's ``sum q^2`` and entropy ``H(q)`` and each
+        value's ``q(v)`` (None for the conditional prior)."""
+        if self.compiled_kind is None:
+            return None
+        return CompiledCheck("privacy-loss", self.sensitive_attribute,
+                             {"epsilon": self.epsilon, "alpha": self.alpha,
+                              "prior_sq": self._q_sq, "prior_entropy": self._h_prior},
+                             {"prior": self.backend.to_host(self._q)})
+
     def describe(self) -> dict:
         out = {"model": "privacy-loss", "attribute": self.sensitive_attribute,
                "epsilon": plain_number(self.epsilon), "alpha": plain_number(self.alpha)}
@@ -327,8 +376,10 @@ class PrivacyLoss(SensitiveModel):
         return out
 
     def __repr__(self) -> str:
+        extra = f", prior='conditional', prior_qids={self.prior_qids!r}" \
+            if self.prior == "conditional" else ""
         return (f"PrivacyLoss({self.sensitive_attribute!r}, epsilon={plain_number(self.epsilon)}, "
-                f"alpha={plain_number(self.alpha)})")
+                f"alpha={plain_number(self.alpha)}{extra})")
 
 
 # ---------------------------------------------------------------------------------------

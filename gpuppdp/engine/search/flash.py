@@ -316,7 +316,9 @@ class FlashSearch:
         evaluator = oracle.evaluator
         if flash_compiled.compiled_flash_supports(evaluator.models, evaluator.metric,
                                                   evaluator=evaluator, lattice_size=lat.size):
-            return self._run_compiled(oracle, progress, t0)
+            compiled = self._run_compiled(oracle, progress, t0)
+            if compiled is not None:  # None: a verdict too close to call compiled
+                return compiled
         outer = self.binary or self.linear
         assert outer is not None  # (a binary or a linear phase)
         done = 0
@@ -343,9 +345,13 @@ class FlashSearch:
                              "evaluations": oracle.evaluations})
 
     def _run_compiled(self, oracle: LatticeOracle, progress: Callable | None,
-                      t0: float) -> SearchResult:
-        """The same search in one compiled call (:mod:`.flash_compiled`)."""
-        opt, checked, stats = flash_compiled.run(self, oracle)
+                      t0: float) -> SearchResult | None:
+        """The same search in one compiled call (:mod:`.flash_compiled`); None when a class
+        verdict was too close to call there."""
+        found = flash_compiled.run(self, oracle)
+        if found is None:
+            return None
+        opt, checked, stats = found
         if progress is not None:
             progress(self.lattice.size, self.lattice.size)
         row = None

@@ -3,8 +3,11 @@ entries, each judged by the models' compiled checks
 (:meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`): distinct, entropy and recursive
 (c, l)-diversity (Machanavajjhala et al. 2007), t-closeness with ARX's equal, ordered or
 hierarchical distance (Li, Li & Venkatasubramanian 2007), (alpha, k)-anonymity (Wong et al.
-2006) and beta-likeness (Cao & Karras 2012), with the same operations in the same order as the
-models' vectorized checks, so the verdicts are identical."""
+2006), delta-disclosure privacy (Brickell & Shmatikov 2008), beta-likeness (Cao & Karras 2012)
+and the (epsilon, alpha) privacy-loss model, with the same operations in the same order as the
+models' vectorized checks, so the verdicts are identical (a logarithm only where NumPy's and
+the C library's may differ in the last bit: delta-disclosure compares the share ratio with
+bounds found with NumPy's, the privacy loss reports an entropy loss too close to call)."""
 
 from __future__ import annotations
 
@@ -16,8 +19,9 @@ from numba import njit
 from ...kernels.groupby import space_of
 from ...kernels.grouping import _find_slot, _hash_shift, _table_size
 
-__all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "NOT_ASKED", "judge_classes", "closeness",
-           "hierarchical_emd", "ordered_emd", "recursive_fails", "shares_fail"]
+__all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "NOT_ASKED", "UNSURE_VERDICT",
+           "judge_classes", "closeness", "hierarchical_emd", "ordered_emd", "recursive_fails",
+           "shares_fail", "ratios_fail", "losses_fail"]
 
 _i64 = np.int64
 # rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
@@ -28,13 +32,18 @@ SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF = (_i64(i) for i in rang
 # (c, l) (0: the model is not asked for), t of t-closeness (-1: not asked for; the ordered
 # distance's unnormalized threshold t (m - 1)) and its distance (:data:`CLOSENESS_DISTANCES`),
 # alpha of (alpha, k)-anonymity (-1: not asked for) and its value's code (-1: every value),
-# beta of beta-likeness (-1: not asked for) and whether enhanced, then the sensitive values'
-# shares of the table q_v and their -ln q_v
+# beta of beta-likeness (-1: not asked for) and whether enhanced, delta-disclosure's bounds
+# on p_E(v) / p(v) (high -1: not asked for), the privacy loss's epsilon (-1: not asked for),
+# alpha, sum q^2 and H(q) of its prior q, then the sensitive values' shares of the table q_v,
+# their -ln q_v and the privacy loss's prior q(v)
 (DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
- CLOSENESS_DISTANCE, ALPHA, ALPHA_VALUE, BETA, BETA_ENHANCED, SHARES) = \
-    (_i64(i) for i in range(12))
+ CLOSENESS_DISTANCE, ALPHA, ALPHA_VALUE, BETA, BETA_ENHANCED, DELTA_LOW, DELTA_HIGH,
+ LOSS_EPSILON, LOSS_ALPHA, PRIOR_SQ, PRIOR_ENTROPY, SHARES) = (_i64(i) for i in range(18))
 #: parameters that are -1 where their model is not asked for
-NOT_ASKED = (CLOSENESS_T, ALPHA, BETA)
+NOT_ASKED = (CLOSENESS_T, ALPHA, BETA, DELTA_HIGH, LOSS_EPSILON)
+#: :func:`judge_classes`'s answer when an entropy loss is too close to its bound to decide
+#: with the C library's logarithm (the search then runs in Python)
+UNSURE_VERDICT = _i64(-1)
 #: t-closeness's distances, by their number in the parameters (as
 #: :data:`gpuppdp.models.tcloseness.TCLOSENESS_DISTANCES`)
 CLOSENESS_DISTANCES = ("equal", "ordered", "hierarchical")
@@ -46,7 +55,19 @@ PARAMETER_SLOTS = {("distinct", "l"): DISTINCT_L, ("entropy", "min_size"): ENTRO
                    ("recursive", "c"): RECURSIVE_C, ("t-closeness", "t"): CLOSENESS_T,
                    ("t-closeness", "distance"): CLOSENESS_DISTANCE,
                    ("alpha-k", "alpha"): ALPHA, ("alpha-k", "value"): ALPHA_VALUE,
-                   ("beta-likeness", "beta"): BETA, ("beta-likeness", "enhanced"): BETA_ENHANCED}
+                   ("beta-likeness", "beta"): BETA, ("beta-likeness", "enhanced"): BETA_ENHANCED,
+                   ("delta-disclosure", "low"): DELTA_LOW,
+                   ("delta-disclosure", "high"): DELTA_HIGH,
+                   ("privacy-loss", "epsilon"): LOSS_EPSILON,
+                   ("privacy-loss", "alpha"): LOSS_ALPHA, ("privacy-loss", "prior_sq"): PRIOR_SQ,
+                   ("privacy-loss", "prior_entropy"): PRIOR_ENTROPY}
+#: where the parameters hold the values' shares (each value's table share), their -ln and the
+#: privacy loss's prior, by the arrays' names in :meth:`CompiledCheck.arrays`, in values
+VALUE_BLOCKS = {"shares": 0, "neg_log_shares": 1, "prior": 2}
+_BLOCKS, _PRIOR = _i64(len(VALUE_BLOCKS)), _i64(VALUE_BLOCKS["prior"])
+#: the relative rounding band of an entropy loss, per value of the class (NumPy's and the C
+#: library's log2 differ by at most an ulp or two, so the sums by a few ulps per term)
+_ENTROPY_BAND = 2.0 ** -50
 
 
 @njit(cache=True)
@@ -130,22 +151,23 @@ def closeness(hist, d, n, params, tree, value_counts):
 @njit(cache=True)
 def recursive_fails(hist, d, params):
     """Recursive (c, l)-diversity's verdict on a class's ``d`` counts ``hist[1, :d]`` (sorted
-    ascending here, by insertion): fewer than ``l`` values, or ``r[d-1] >= c (r[0] + ... +
-    r[d-l])``."""
-    for t in range(1, d):
+    ascending into ``hist[3]``, by insertion: the (code, count) pairs stay for the other
+    models): fewer than ``l`` values, or ``r[d-1] >= c (r[0] + ... + r[d-l])``."""
+    r = hist[3]
+    for t in range(d):
         f = hist[1, t]
         u = t
-        while u > 0 and hist[1, u - 1] > f:
-            hist[1, u] = hist[1, u - 1]
+        while u > 0 and r[u - 1] > f:
+            r[u] = r[u - 1]
             u -= 1
-        hist[1, u] = f
+        r[u] = f
     l_ = np.int64(params[RECURSIVE_L])
     if d < l_:
         return True
     low = np.int64(0)
     for t in range(d - l_ + 1):
-        low += hist[1, t]
-    return not (float(hist[1, d - 1]) < float(low) * params[RECURSIVE_C])
+        low += r[t]
+    return not (float(r[d - 1]) < float(low) * params[RECURSIVE_C])
 
 
 @njit(cache=True)
@@ -154,7 +176,7 @@ def shares_fail(hist, d, n, params):
     (:mod:`gpuppdp.models.distribution`): a share ``p_E(v) = f_v / n`` above ``alpha`` (of
     the value ``ALPHA_VALUE``, unless -1); for ``p_E(v) > p(v)`` a gain ``(p_E(v) - p(v)) /
     p(v)`` above ``beta`` or, enhanced, above ``-ln p(v)``."""
-    m = (params.shape[0] - SHARES) // 2
+    m = (params.shape[0] - SHARES) // _BLOCKS
     for t in range(d):
         v = hist[0, t]
         share = float(hist[1, t]) / float(n)
@@ -170,6 +192,43 @@ def shares_fail(hist, d, n, params):
 
 
 @njit(cache=True)
+def ratios_fail(hist, d, n, params):
+    """delta-disclosure privacy's verdict on a class of ``n`` records
+    (:class:`~gpuppdp.models.distribution.DeltaDisclosurePrivacy`): a value whose ratio
+    ``p_E(v) / p(v)`` is at most ``DELTA_LOW`` or at least ``DELTA_HIGH``, the ratios past
+    which the model's ``|log2(p_E(v) / p(v))|`` reaches ``delta``."""
+    for t in range(d):
+        ratio = float(hist[1, t]) / float(n) / params[SHARES + hist[0, t]]
+        if ratio <= params[DELTA_LOW] or ratio >= params[DELTA_HIGH]:
+            return True
+    return False
+
+
+@njit(cache=True)
+def losses_fail(hist, d, n, params):
+    """The (epsilon, alpha) privacy-loss model's verdict on a class of ``n`` records
+    (:func:`~gpuppdp.models.distribution.privacy_losses`, the same sums in ascending code):
+    1 when ``sqrt(max(sum q^2 + sum_v (p_E^2 - 2 p_E q_v), 0))`` exceeds ``epsilon`` or
+    ``|H(q) - H(p_E)|`` exceeds ``alpha``, 0 when neither does, :data:`UNSURE_VERDICT` when
+    the entropy loss lies within the logarithms' rounding band of ``alpha``."""
+    prior = SHARES + _PRIOR * ((params.shape[0] - SHARES) // _BLOCKS)
+    sq, plogp, size = 0.0, 0.0, 0.0
+    for t in range(d):
+        share = float(hist[1, t]) / float(n)
+        sq += share * share - 2.0 * share * params[prior + hist[0, t]]
+        term = share * math.log2(share)
+        plogp += term
+        size += abs(term)
+    if math.sqrt(max(params[PRIOR_SQ] + sq, 0.0)) > params[LOSS_EPSILON]:
+        return 1
+    loss = abs(params[PRIOR_ENTROPY] - -plogp)
+    if abs(loss - params[LOSS_ALPHA]) <= (d + 8) * _ENTROPY_BAND * \
+            (size + abs(params[PRIOR_ENTROPY])):
+        return UNSURE_VERDICT
+    return 1 if loss > params[LOSS_ALPHA] else 0
+
+
+@njit(cache=True)
 def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scratch, cls,
                    class_codes, hist, params, tree, value_counts, min_size, outlier):
     """The equivalence classes of the node's entries ``pos:pos+n`` (distinct (QIDs,
@@ -178,8 +237,9 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
     judged by size and by the models of ``params`` as the Python models judge it
     (:mod:`gpuppdp.models.ldiversity`: entropy summed in ascending sensitive code, recursive
     (c, l) by :func:`recursive_fails`; :mod:`gpuppdp.models.tcloseness` by :func:`closeness`;
-    :mod:`gpuppdp.models.distribution` by :func:`shares_fail`).  Fills ``cls``,
-    ``class_codes`` and ``outlier``; returns the number of classes."""
+    :mod:`gpuppdp.models.distribution` by :func:`shares_fail`, :func:`ratios_fail` and
+    :func:`losses_fail`).  Fills ``cls``, ``class_codes`` and ``outlier``; returns the number
+    of classes, or :data:`UNSURE_VERDICT`."""
     q = codes.shape[1]
     space = space_of(node_radix[0, :q])  # below the bottom's, which fits
     size = _table_size(n, space)
@@ -225,7 +285,8 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
         if not fails and params[DISTINCT_L] > 0:
             fails = d < params[DISTINCT_L]
         if not fails and (params[ENTROPY_MIN] > 0 or params[RECURSIVE_L] > 0 or
-                          max(params[CLOSENESS_T], params[ALPHA], params[BETA]) >= 0):
+                          max(params[CLOSENESS_T], params[ALPHA], params[BETA],
+                              params[DELTA_HIGH], params[LOSS_EPSILON]) >= 0):
             for t in range(d):  # (sensitive code, count), sorted by code (insertion)
                 e = cls[ENTRIES, cls[START, k] + t]
                 v, f = np.int64(sens[e]), count[e]
@@ -247,5 +308,12 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
                 fails = recursive_fails(hist, d, params)
             if not fails and (params[ALPHA] >= 0 or params[BETA] >= 0):
                 fails = shares_fail(hist, d, total, params)
+            if not fails and params[DELTA_HIGH] >= 0:
+                fails = ratios_fail(hist, d, total, params)
+            if not fails and params[LOSS_EPSILON] >= 0:
+                verdict = losses_fail(hist, d, total, params)
+                if verdict == UNSURE_VERDICT:
+                    return UNSURE_VERDICT
+                fails = verdict == 1
         outlier[k] = fails
     return n_classes

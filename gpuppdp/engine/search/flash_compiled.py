@@ -10,8 +10,9 @@ in one compiled call; Python runs once per search.
 
 It covers the common case: models whose :meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`
 it judges (k-anonymity, l-diversity -- distinct, entropy, recursive (c, l) --, t-closeness
-with the equal, ordered or hierarchical distance, (alpha, k)-anonymity and beta-likeness, one
-of each at most, on one sensitive attribute carried with its own codes), the loss, precision
+with the equal, ordered or hierarchical distance, (alpha, k)-anonymity, beta-likeness,
+delta-disclosure privacy and the privacy-loss model, one of each at most, on one sensitive
+attribute carried with its own codes, with or without a minimal class size), the loss, precision
 and discernibility metrics, a CPU backend, a frequency set of at most
 :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
 properties are arrays the size of the lattice here: one byte per direction and property set,
@@ -44,12 +45,13 @@ from ...kernels.segsum import _one_node
 from ..evaluate import NodeStats
 from ..metrics import Discernibility, Loss, Metric, Precision
 from ..solution_space import _fill_level
-from .flash_classes import NOT_ASKED, PARAMETER_SLOTS, SHARES, judge_classes
+from .flash_classes import NOT_ASKED, PARAMETER_SLOTS, SHARES, VALUE_BLOCKS, judge_classes
 from .flash_kernels import (
     _CLASSES_ARGUMENT,
     _FLASH_PARAMETERS,
     AMBIGUOUS,
     ARENA_END,
+    UNSURE,
     CACHED,
     CHECKED_NODES,
     MAX_CLASSES,
@@ -111,8 +113,6 @@ def _problem_refusal(evaluator, lattice_size: int | None, attributes: set) -> st
     """The part of :func:`compiled_flash_refusal` that needs the evaluator."""
     if evaluator.backend.is_gpu or evaluator.backend.kernels != "cpu":
         return "not the CPU backend"
-    if evaluator.min_class_size is None:
-        return "no minimal class size"
     encoded = evaluator.encoded
     if evaluator.carries_sensitive:
         names = list(encoded.sensitive)
@@ -138,9 +138,12 @@ def compiled_flash_supports(models, metric=None, *, evaluator=None,
                                   lattice_size=lattice_size) is None
 
 
-def run(search, oracle) -> tuple[int | None, int, NodeStats]:
+def run(search, oracle) -> tuple[int | None, int, NodeStats] | None:
     """Run ``search`` (a set-up :class:`~.flash.FlashSearch`) compiled on ``oracle``'s
-    evaluator: ``(optimum id or None, checked nodes, stats of the checked nodes by id)``."""
+    evaluator: ``(optimum id or None, checked nodes, stats of the checked nodes by id)``, or
+    None when a class's verdict was too close to call here (an entropy loss within rounding
+    of the privacy loss's alpha: :func:`~.flash_classes.losses_fail`), for the Python
+    traversal to decide."""
     ev, lat = oracle.evaluator, oracle.lattice
     metric, n0 = ev.metric, int(ev.bottom.host_ptr[-1])
     limit = class_limit(ev)
@@ -150,7 +153,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     phases = np.array([search.binary is not None, *_phase(search.binary),
                        search.linear is not None, *_phase(search.linear)], np.int64)
     cfg = np.array([search.predictive_anon, search.has_k, search.pruning,
-                    search.bound is not None, search.utility_full, n0, ev.min_class_size,
+                    search.bound is not None, search.utility_full, n0, ev.min_class_size or 0,
                     ev.max_suppressed, ev.encoded.n_rows, METRIC_KINDS[metric.name],
                     ev.encoded.n_sens, NO_GROUP_LIMIT if limit is None else limit], np.int64)
     inputs = (np.stack([lat.max_levels, lat.strides]).astype(np.int64), keys, phases, cfg,
@@ -158,6 +161,8 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats]:
     with small_pages():  # the arrays the compiled search works in
         work, rec_int, rec_float = _search(ev, lat, inputs, _metric_tables(ev, lat, limit),
                                            _model_parameters(ev))
+    if work[STATUS] == UNSURE:
+        return None
     checked, opt = int(work[CHECKED_NODES]), int(work[OPTIMUM])
     oracle.evaluations += checked
     return (None if opt < 0 else opt), checked, _stats(ev, lat, rec_int[:checked],
@@ -184,17 +189,16 @@ def _model_parameters(ev) -> tuple:
     """``(params, tree, value_counts)`` of :func:`~.flash_classes.judge_classes` from the
     evaluator's models' :meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`."""
     m = ev.encoded.n_sens
-    params = np.zeros(SHARES + 2 * m)
+    params = np.zeros(SHARES + len(VALUE_BLOCKS) * m)
     params[list(NOT_ASKED)] = -1.0
     arrays = {"tree": np.zeros(1, np.int64), "value_counts": np.zeros(1, np.int64)}
     for model in ev.models:
         check = model.compiled_check()
         for name, value in check.numbers.items():
             params[PARAMETER_SLOTS[check.kind, name]] = value
-        if "shares" in check.arrays:
-            params[SHARES:SHARES + m] = check.arrays["shares"]
-        if "neg_log_shares" in check.arrays:
-            params[SHARES + m:] = check.arrays["neg_log_shares"]
+        for name, block in VALUE_BLOCKS.items():
+            if name in check.arrays:
+                params[SHARES + block * m:SHARES + (block + 1) * m] = check.arrays[name]
         if "order" in check.arrays:  # the ordered distance's order takes the tree's place
             arrays["tree"] = check.arrays["order"]
         arrays.update((k, v) for k, v in check.arrays.items() if k in arrays)
@@ -202,9 +206,9 @@ def _model_parameters(ev) -> tuple:
 
 
 def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
-    """Run :func:`~.flash_kernels._flash` until it completes, its work arrays doubled after
-    an overflow and every check complete after an ambiguous bound: ``(work, rec_int,
-    rec_float)``."""
+    """Run :func:`~.flash_kernels._flash` until it completes or meets a verdict too close
+    to call (``work[STATUS]`` UNSURE), its work arrays doubled after an overflow and every
+    check complete after an ambiguous bound: ``(work, rec_int, rec_float)``."""
     lattice, keys, phases, cfg, heights = inputs
     level_radix, share, share_off, loss_table = tables
     bottom, q, carried = ev.bottom, lat.n_attributes, ev.carries_sensitive
@@ -248,7 +252,7 @@ def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
                 np.zeros((4, ev.encoded.n_sens), np.int64), *parameters)
         _compile_parts_first(args)
         _flash(*args)
-        if work[STATUS] == OK:
+        if work[STATUS] in (OK, UNSURE):
             return work, rec_int, rec_float
         if work[STATUS] == AMBIGUOUS:
             cfg[MAX_CLASSES] = NO_GROUP_LIMIT
@@ -264,7 +268,8 @@ def _stats(ev, lat, rec_int: np.ndarray, rec_float: np.ndarray) -> NodeStats:
     suppressed, kept = ints[:, 2], ints[:, 3]
     kept_records = ev.encoded.n_rows - suppressed
     aecs = np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0)
-    return NodeStats(levels, ints[:, 1] > 0, ints[:, 6] > 0, suppressed, kept, ints[:, 4],
+    k_anonymous = None if ev.min_class_size is None else ints[:, 6] > 0  # as the evaluator
+    return NodeStats(levels, ints[:, 1] > 0, k_anonymous, suppressed, kept, ints[:, 4],
                      np.where(kept < 0, np.nan, aecs), floats[:, 0], floats[:, 1], ints[:, 5],
                      levels.sum(axis=1))
 

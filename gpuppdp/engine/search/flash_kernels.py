@@ -48,10 +48,13 @@ CHECKED, ANON, NOTANON, KANON, NOTKANON, VISITED, SUCC_PRUNED, INSUFF = (
     _i64(b) for b in (solution_space.CHECKED, solution_space.ANON, solution_space.NOTANON,
                       solution_space.KANON, solution_space.NOTKANON, solution_space.VISITED,
                       solution_space.SUCC_PRUNED, solution_space.INSUFF))
-TAG_NONE, TAG_PRUNED, TAG_VISITED = (_i64(t) for t in (base.TAG_NONE, base.TAG_PRUNED,
-                                                      base.TAG_VISITED))
-# statuses: an OVERFLOW run is repeated, larger; an AMBIGUOUS one without stopping checks early
-OK, OVERFLOW, AMBIGUOUS = _i64(0), _i64(1), _i64(2)
+TAG_NONE, TAG_PRUNED, TAG_VISITED, TAG_INSUFFICIENT, TAG_VISITED_INSUFFICIENT = (
+    _i64(t) for t in (base.TAG_NONE, base.TAG_PRUNED, base.TAG_VISITED, base.TAG_INSUFFICIENT,
+                      base.TAG_VISITED_INSUFFICIENT))
+# statuses: an OVERFLOW run is repeated, larger; an AMBIGUOUS one without stopping checks
+# early; an UNSURE one (a class verdict too close to call: flash_classes.UNSURE_VERDICT) is
+# left to the Python traversal
+OK, OVERFLOW, AMBIGUOUS, UNSURE = _i64(0), _i64(1), _i64(2), _i64(3)
 # entries of the search's integer work array
 ARENA_END, CACHED, CHECKED_NODES, CANDIDATES, OPTIMUM, STATUS = (_i64(i) for i in range(6))
 ENDS, PTR = 6, 10  # work[6:10]: the roll-up's source start, stop, output start, length;
@@ -420,6 +423,9 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
             n_classes = judge_classes(pos, n, codes, sens, count, node_radix, table,
                                        table_key, scratch, cls, class_codes, hist, params,
                                        tree, value_counts, cfg[MIN_SIZE], outlier)
+            if n_classes < 0:
+                work[STATUS] = UNSURE
+                return
             size = cls[SIZE, :n_classes]
             class_codes_now = class_codes[:n_classes]
         else:  # no sensitive attribute: the classes are the entries, judged by size
@@ -506,7 +512,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
                table, table_key, scratch, outlier, codes, count, first, maps, map_off,
                level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens,
                cls, class_codes, hist, params, tree, value_counts)
-    if final:
+    if final or work[STATUS] == UNSURE:
         return
     if props[VERDICT, g] == 2:
         opt = work[OPTIMUM]
@@ -518,6 +524,17 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
             _set(props, queue, lattice, g, SUCC_PRUNED, UP)
     elif tag == TAG_VISITED:
         props[EXPLICIT, g] |= VISITED
+    elif tag == TAG_INSUFFICIENT or tag == TAG_VISITED_INSUFFICIENT:
+        # ARX's strategies for a monotonic metric and models not monotonic with
+        # generalization (createPartialFull, createNoneFull): above an anonymous node no
+        # better one
+        if tag == TAG_VISITED_INSUFFICIENT:
+            props[EXPLICIT, g] |= VISITED
+        if _has(props, g, ANON):
+            for j in range(lattice.shape[1]):
+                if _level(g, lattice, j) < lattice[0, j]:
+                    _set(props, queue, lattice, g + lattice[1, j], INSUFF, UP)
+            _set(props, queue, lattice, g, SUCC_PRUNED, UP)
     _prune(g, props, bounds, queue, lattice, work, cfg, candidates)
 
 
@@ -532,7 +549,8 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
     an implementation per shape and type); writes per checked node, in check order, ``(id,
     anonymous, suppressed, kept classes, smallest kept class, entries)`` into ``rec_int`` and
     ``(loss, lower bound)`` into ``rec_float``; ``work[STATUS]`` is OVERFLOW when the heap,
-    the candidates or the records ran full (run again, larger).
+    the candidates or the records ran full (run again, larger), UNSURE when a class verdict
+    was too close to call (the search stops).
 
     Per node of the outer loop: the binary phase (a priority queue of path starts; from each
     a path, always on to the first successor not skipped, binary-searched for its lowest node
