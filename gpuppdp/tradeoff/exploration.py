@@ -83,6 +83,9 @@ class NodeFigures(Metric):
         super().bind(encoded)
         self.metric = copy.copy(self.metric).bind(encoded)
         self._privacy = None
+        # n log2 n of every class size up to the rows (at most 2^16; larger ones computed)
+        self._xlogx = np.arange(min(encoded.n_rows, 1 << 16) + 1, dtype=np.float64)
+        self._xlogx[1:] *= np.log2(self._xlogx[1:])
         if self.sensitive is not None:
             self._values = len(encoded.sensitive[self.sensitive].labels)
             if self.prior is not None:
@@ -112,16 +115,15 @@ class NodeFigures(Metric):
                 np.asarray(self._privacy._q, dtype=np.float64), self._privacy._q_sq,
                 self._privacy._h_prior)
 
-            def entries(name):  # one compiled form: int64 arrays (empty without histograms)
-                return np.ascontiguousarray(getattr(cl, name) if with_sens else [],
-                                            dtype=np.int64)
+            empty = np.zeros(0, dtype=np.int64)  # without histograms
             return _figures_njit(
                 np.asarray(cl.host_ptr, dtype=np.int64), entry_ptr,
                 np.ascontiguousarray(cl.size, dtype=np.int64),
-                np.ascontiguousarray(outlier, dtype=np.bool_), entries("entry_class"),
-                entries("entry_sens"), entries("entry_count"),
+                np.ascontiguousarray(outlier, dtype=np.bool_),
+                *(np.ascontiguousarray(getattr(cl, name)) if with_sens else empty
+                  for name in ("entry_class", "entry_sens", "entry_count")),
                 self._values if with_sens else 0, prior, float(prior_sq), float(prior_h),
-                self.risk_threshold, with_sens)
+                self.risk_threshold, with_sens, self._xlogx)
         xp, be = classes.xp, self.backend
         kept = ~outlier
         size = classes.size.astype(xp.int64)
@@ -166,12 +168,14 @@ class NodeFigures(Metric):
 
 def _figures_njit(class_ptr, entry_ptr, size, outlier, entry_class, entry_sens, entry_count,
                   n_values: int, prior, prior_sq: float, prior_h: float, threshold: float,
-                  with_sens: bool) -> np.ndarray:
+                  with_sens: bool, xlogx) -> np.ndarray:
     """:meth:`NodeFigures._figures` on the CPU: per node ``b`` (classes
     ``class_ptr[b]:class_ptr[b+1]``, histogram entries ``entry_ptr[b]:entry_ptr[b+1]``) the
-    same figures in one pass over its classes and two over its entries; ``prior`` empty: per
-    node the kept records' distribution (else that prior, ``sum q^2`` = ``prior_sq``, ``H(q)``
-    = ``prior_h``).  Runs of nodes are taken by the threads as they come free
+    same figures in two passes over its classes and two (three without ``prior``) over its
+    entries; ``prior`` empty: per node the kept records' distribution (else that prior,
+    ``sum q^2`` = ``prior_sq``, ``H(q)`` = ``prior_h``); ``xlogx[n]`` = ``n log2 n`` for the
+    small counts (a class's entropy ``log2 |E| - sum n log2 n / |E|``: no logarithm per
+    entry).  Runs of nodes are taken by the threads as they come free
     (:func:`~gpuppdp.kernels.groupby.run_tasks`)."""
     n_nodes = class_ptr.shape[0] - 1
     out = np.full((n_nodes, 10), np.nan)
@@ -180,19 +184,20 @@ def _figures_njit(class_ptr, entry_ptr, size, outlier, entry_class, entry_sens, 
     bounds = balanced_runs(work, n_tasks_for(int(work[-1]), n_nodes))
     run_tasks(_figures_run, len(bounds) - 1, bounds, class_ptr, entry_ptr, size, outlier,
               entry_class, entry_sens, entry_count, n_values, prior, prior_sq, prior_h,
-              threshold, with_sens, scratch, out)
+              threshold, with_sens, xlogx, scratch, out)
     return out
 
 
 @njit(cache=True, nogil=True)
 def _figures_run(t, bounds, class_ptr, entry_ptr, size, outlier, entry_class, entry_sens,
-                 entry_count, n_values, prior, prior_sq, prior_h, threshold, with_sens,
+                 entry_count, n_values, prior, prior_sq, prior_h, threshold, with_sens, xlogx,
                  scratch, out):
     """Nodes ``bounds[t]:bounds[t+1]`` of :func:`_figures_njit`; ``scratch`` rows: per class
-    ``sum p^2``, ``H(p_E)`` (bits), ``sum (p^2 - 2 p q)`` and the distribution utility loss
-    (each node writes its own classes)."""
+    ``sum p^2``, ``sum n log2 n`` then ``H(p_E)`` (bits), ``sum (p^2 - 2 p q)`` and the
+    distribution utility loss (each node writes its own classes)."""
     sq, ent, cross, util = scratch[0], scratch[1], scratch[2], scratch[3]
     q = np.zeros(max(n_values, 1))
+    n_table = xlogx.shape[0]
     for b in range(bounds[t], bounds[t + 1]):
         kept_sq = 0
         at_risk = 0
@@ -226,11 +231,15 @@ def _figures_run(t, bounds, class_ptr, entry_ptr, size, outlier, entry_class, en
             h_q = prior_h
         for e in range(entry_ptr[b], entry_ptr[b + 1]):
             c = entry_class[e]
-            p = entry_count[e] / size[c]
+            n = entry_count[e]
+            p = n / size[c]
             sq[c] += p * p
             cross[c] += p * p - 2.0 * p * q[entry_sens[e]]
-            if p < 1.0:
-                ent[c] -= p * math.log2(p)
+            ent[c] += xlogx[n] if n < n_table else n * math.log2(n)
+        for c in range(class_ptr[b], class_ptr[b + 1]):
+            s = size[c]  # one value (n = |E|): exactly 0
+            whole = xlogx[s] if s < n_table else s * math.log2(s)
+            ent[c] = 0.0 if ent[c] == whole else math.log2(s) - ent[c] / s
         for e in range(entry_ptr[b], entry_ptr[b + 1]):
             c = entry_class[e]
             p = entry_count[e] / size[c]
