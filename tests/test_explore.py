@@ -16,11 +16,17 @@ import gpuppdp
 from gpuppdp import Anonymizer, NoSolutionError, datasets
 from gpuppdp.analysis.checker import check
 from gpuppdp.analysis.risk import class_sizes, sample_risk_summary
+from gpuppdp.algorithms._lattice import lattice_evaluator
 from gpuppdp.analysis.utility import privacy_utility_losses
+from gpuppdp.backend import get_backend
 from gpuppdp.cli.main import main
+from gpuppdp.engine.evaluate import LatticeOracle
+from gpuppdp.engine.lattice import Lattice
+from gpuppdp.engine.metrics import make_metric
+from gpuppdp.engine.search.heuristic import AUTO_HEURISTIC, make_heuristic
 from gpuppdp.engine.transform import suppressed_rows
 from gpuppdp.errors import InputError
-from gpuppdp.models import DistinctLDiversity, PrivacyLoss
+from gpuppdp.models import DistinctLDiversity, KAnonymity, PrivacyLoss
 from gpuppdp.tradeoff import PARETO, pareto_mask
 
 QIDS = ["age", "sex", "race", "education"]
@@ -223,3 +229,44 @@ def test_cli_explore_and_release_the_chosen_node(tmp_path, adult_part, capsys):
                   str(released), *extra])
         assert message in capsys.readouterr().err
     assert not math.isnan(pick["highest_risk"])
+
+
+def test_a_partial_walk_measures_the_nodes_the_heuristic_visits(adult_part, tmp_path):
+    data, hierarchies = adult_part
+    options = dict(quasi_identifiers=hierarchies, sensitive=["occupation"], k=3,
+                   suppression_limit=0.05, backend="cpu")
+    whole = gpuppdp.explore(data, **options)
+    part = gpuppdp.explore(data, max_nodes=20, **options)
+    # the reference: the anonymizer's heuristic run alone on the same lattice and budget
+    evaluator = lattice_evaluator(data, hierarchies, sensitive=["occupation"],
+                                  models=[KAnonymity(3)], suppression_limit=0.05,
+                                  metric=make_metric("loss"), backend=get_backend("cpu"))
+    oracle = LatticeOracle(evaluator, Lattice(evaluator.encoded.heights))
+    make_heuristic(AUTO_HEURISTIC, evaluator, max_evaluations=20).run(oracle)
+    visited = oracle.evaluated().levels @ oracle.lattice.strides
+    nodes = part.nodes
+    assert nodes["node"].tolist() == sorted(visited.tolist()) and 20 <= len(nodes) < 80
+    summary = part.summary()
+    assert summary["complete"] is False and summary["lattice_nodes"] == 80
+    assert summary["nodes"] == len(nodes) and whole.summary()["complete"] is True
+    flags = list(PARETO)
+    same = whole.nodes.set_index("node").loc[nodes["node"]].reset_index()
+    pd.testing.assert_frame_equal(nodes.drop(columns=flags), same.drop(columns=flags))
+    for flag, (x, y) in PARETO.items():  # among the visited nodes only
+        assert (nodes[flag].to_numpy() == brute_pareto(
+            nodes[x].to_numpy(), nodes[y].to_numpy(), nodes["anonymous"].to_numpy())).all()
+    loss = np.where(nodes["anonymous"], nodes["information_loss"], np.inf)
+    best = nodes.iloc[np.lexsort((nodes["node"], nodes["height"], loss))[0]]
+    assert part.optimum == {q: int(best[q]) for q in QIDS}
+    assert part.node(part.optimum)["node"] == best["node"]
+    unvisited = int(np.setdiff1d(np.arange(80), nodes["node"])[0])
+    with pytest.raises(InputError, match="was not measured"):
+        part.node(Lattice(part.heights).levels_of([unvisited])[0].tolist())
+    assert "of 80 (a partial walk" in part.to_html()
+    assert gpuppdp.explore(data, max_nodes=80, **options).summary()["complete"] is True
+    with pytest.raises(InputError, match="max_nodes must be an integer >= 1, got 0"):
+        gpuppdp.explore(data, max_nodes=0, **options)
+    assert main(["explore", *_adult_options(tmp_path), "--max-nodes", "20", "--quiet",
+                 "--json", str(tmp_path / "s.json")]) == 0
+    written = json.loads((tmp_path / "s.json").read_text())
+    assert written["complete"] is False and written["nodes"] == len(nodes)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from .attack import _positive_int
 from .choices import BACKENDS, METRICS
 from .common import _privacy_models, add_anonymization_options, check_roles
 
@@ -44,13 +45,15 @@ def cmd_explore(args) -> int:
                     sensitive=[name for name, _ in args.sensitive],
                     k=None if args.qid_set else args.k, models=_privacy_models(args, data),
                     suppression_limit=args.suppression, metric=args.metric,
-                    risk_threshold=args.risk_threshold, backend=args.backend,
+                    risk_threshold=args.risk_threshold, max_nodes=args.max_nodes,
+                    backend=args.backend,
                     progress=ProgressBar("explore", not args.quiet))
     s = found.summary()
     optimum = "none anonymous" if s["optimum"] is None else ",".join(
         f"{q}={v}" for q, v in s["optimum"].items())
-    print(f"nodes              {s['nodes']} ({s['anonymous_nodes']} anonymous), measured in "
-          f"{s['seconds']:.3f} s")
+    part = "" if s["complete"] else f" of {s['lattice_nodes']} (those a heuristic visited)"
+    print(f"nodes              {s['nodes']}{part} ({s['anonymous_nodes']} anonymous), measured "
+          f"in {s['seconds']:.3f} s")
     for flag, (x, y) in PARETO.items():
         print(f"{'frontier':<19}{s[flag]} Pareto-optimal node(s) of {y} against {x} "
               f"({flag})")
@@ -85,6 +88,10 @@ def register(subparsers) -> None:
     p.add_argument("--risk-threshold", type=_risk_threshold, default=0.2, metavar="T",
                    help="records_at_risk: the share of records whose prosecutor risk 1/|E| "
                    "exceeds T (default 0.2)")
+    p.add_argument("--max-nodes", type=_positive_int, default=None, metavar="N",
+                   help="a lattice of more than N nodes is measured in part: the nodes the "
+                   "heuristic search for huge lattices visits within N evaluations (default: "
+                   "every node)")
     p.add_argument("--output", default=None, metavar="NODES.parquet|NODES.csv",
                    help="the table of every node (one row per node)")
     p.add_argument("--html", default=None, metavar="FRONTIER.html",

@@ -24,6 +24,12 @@ A node whose failing classes hold more records than the suppression limit allows
 ``anonymous``; its risk and losses are still those of its classes with the failing ones
 suppressed.  The Pareto flags (:func:`gpuppdp.tradeoff.frontier.pareto_mask`) are among the
 anonymous nodes.
+
+A lattice of more than ``max_nodes`` nodes is measured in part: the nodes the anonymizer's
+heuristic for huge lattices (:data:`~gpuppdp.engine.search.heuristic.AUTO_HEURISTIC`, the beam
+search from the top) evaluates within ``max_nodes`` evaluations, each with all its figures;
+the table then holds those nodes only, the flags and the optimum are among them, and
+``summary()["complete"]`` is False.
 """
 
 from __future__ import annotations
@@ -46,11 +52,12 @@ from ..engine.evaluate import LatticeOracle, checked_evaluator
 from ..engine.lattice import Lattice, node_levels
 from ..engine.metrics import Metric, discernibility, generalization_shares, precision_loss
 from ..engine.search.base import smallest_loss
+from ..engine.search.heuristic import AUTO_HEURISTIC, make_heuristic
 from ..errors import InputError
 from ..kernels.groupby import balanced_runs, n_tasks_for, run_tasks
 from ..models import KAnonymity, PrivacyLoss
 from ..models.distribution import privacy_losses
-from ..validation import check_number
+from ..validation import check_int, check_number
 from .frontier import PARETO, exploration_html, pareto_mask
 
 __all__ = ["explore", "Exploration", "NodeFigures"]
@@ -116,14 +123,15 @@ class NodeFigures(Metric):
                 self._privacy._h_prior)
 
             empty = np.zeros(0, dtype=np.int64)  # without histograms
+            entry_class, entry_sens, entry_count = (
+                np.ascontiguousarray(getattr(cl, name)) if with_sens else empty
+                for name in ("entry_class", "entry_sens", "entry_count"))
             return _figures_njit(
                 np.asarray(cl.host_ptr, dtype=np.int64), entry_ptr,
                 np.ascontiguousarray(cl.size, dtype=np.int64),
-                np.ascontiguousarray(outlier, dtype=np.bool_),
-                *(np.ascontiguousarray(getattr(cl, name)) if with_sens else empty
-                  for name in ("entry_class", "entry_sens", "entry_count")),
-                self._values if with_sens else 0, prior, float(prior_sq), float(prior_h),
-                self.risk_threshold, with_sens, self._xlogx)
+                np.ascontiguousarray(outlier, dtype=np.bool_), entry_class, entry_sens,
+                entry_count, self._values if with_sens else 0, prior, float(prior_sq),
+                float(prior_h), self.risk_threshold, with_sens, self._xlogx)
         xp, be = classes.xp, self.backend
         kept = ~outlier
         size = classes.size.astype(xp.int64)
@@ -271,7 +279,8 @@ class Exploration:
     Attributes
     ----------
     nodes : DataFrame
-        One row per node in node-id order: ``node``, one column per QID (its level),
+        One row per measured node in node-id order (every node when :attr:`complete`):
+        ``node``, one column per QID (its level),
         ``height``, ``anonymous``, ``classes``, ``smallest_class``, ``suppressed_records``,
         ``information_loss`` (the chosen metric), ``precision``, ``discernibility``,
         ``highest_risk``, ``average_risk``, ``records_at_risk``, the eight
@@ -286,12 +295,15 @@ class Exploration:
         loss, and those given to :func:`explore`).
     seconds : float
         The evaluation's time (encoding excluded).
+    complete : bool
+        Whether every node of the lattice was measured (else those a heuristic search
+        visited: :func:`explore`'s ``max_nodes``).
     """
 
     def __init__(self, nodes: pd.DataFrame, quasi_identifiers: list[str], heights: list[int],
                  *, metric: str, sensitive: str | None, models: list[dict],
                  suppression_limit: float, risk_threshold: float, thresholds: dict,
-                 seconds: float, optimum: dict | None):
+                 seconds: float, optimum: dict | None, complete: bool = True):
         self.nodes = nodes
         self.quasi_identifiers = quasi_identifiers
         self.heights = heights
@@ -303,6 +315,7 @@ class Exploration:
         self.thresholds = thresholds
         self.seconds = seconds
         self.optimum = optimum
+        self.complete = complete
 
     def __repr__(self) -> str:
         return (f"Exploration({len(self.nodes)} nodes, "
@@ -310,8 +323,19 @@ class Exploration:
 
     def node(self, node) -> pd.Series:
         """The row of ``node`` (a mapping QID -> level or a sequence of levels)."""
+        return self.nodes.iloc[self._position(node)]
+
+    def _position(self, node) -> int:
+        """The row number of ``node`` in :attr:`nodes`; :class:`InputError` when it was not
+        measured (a partial walk)."""
         levels = node_levels(node, self.quasi_identifiers, self.heights)
-        return self.nodes.iloc[int(levels @ Lattice(self.heights).strides)]
+        node_id = int(levels @ Lattice(self.heights).strides)
+        ids = self.nodes["node"].to_numpy()
+        at = int(np.searchsorted(ids, node_id))
+        if at == len(ids) or ids[at] != node_id:
+            raise InputError(f"node {node!r} was not measured (the walk was partial: "
+                             f"{len(ids)} of {Lattice(self.heights).size} nodes)")
+        return at
 
     def frontier(self, flag: str = "pareto_privacy_utility") -> pd.DataFrame:
         """The Pareto-optimal nodes of ``flag`` (a :data:`PARETO` key), by their x axis."""
@@ -320,9 +344,10 @@ class Exploration:
         return self.nodes[self.nodes[flag]].sort_values(list(PARETO[flag]), kind="stable")
 
     def summary(self) -> dict:
-        """``nodes``, ``anonymous_nodes``, the frontiers' sizes, ``optimum`` and
-        ``seconds`` (JSON values)."""
-        return {"nodes": int(len(self.nodes)),
+        """``nodes`` (measured), ``lattice_nodes``, ``complete``, ``anonymous_nodes``, the
+        frontiers' sizes, ``optimum`` and ``seconds`` (JSON values)."""
+        return {"nodes": int(len(self.nodes)), "lattice_nodes": Lattice(self.heights).size,
+                "complete": self.complete,
                 "anonymous_nodes": int(self.nodes["anonymous"].sum()),
                 **{flag: int(self.nodes[flag].sum()) for flag in PARETO},
                 "optimum": self.optimum, "quasi_identifiers": list(self.quasi_identifiers),
@@ -335,9 +360,8 @@ class Exploration:
         privacy loss against utility loss and risk against information loss, the frontiers
         drawn, the thresholds as lines, each node's levels and figures in its hover title;
         ``chosen`` (a node, default the optimum) highlighted."""
-        chosen_levels = None if chosen is None and self.optimum is None else node_levels(
-            self.optimum if chosen is None else chosen, self.quasi_identifiers, self.heights)
-        return exploration_html(self, chosen_levels)
+        chosen = self.optimum if chosen is None else chosen
+        return exploration_html(self, None if chosen is None else self._position(chosen))
 
     def _repr_html_(self) -> str:
         return self.to_html()
@@ -376,7 +400,7 @@ def _thresholds(models, given: Mapping | None) -> dict:
 def explore(data: pd.DataFrame, *, quasi_identifiers: Mapping, sensitive: Sequence[str] = (),
             k: int | None = None, models: Sequence = (), suppression_limit: float = 0.0,
             metric="loss", prior: Mapping | None = None, risk_threshold: float = 0.2,
-            thresholds: Mapping | None = None, backend="auto",
+            thresholds: Mapping | None = None, max_nodes: int | None = None, backend="auto",
             progress: Callable[[int, int], None] | None = None) -> Exploration:
     """Measure every node of the generalization lattice of ``data`` (module docstring).
 
@@ -386,8 +410,11 @@ def explore(data: pd.DataFrame, *, quasi_identifiers: Mapping, sensitive: Sequen
     column (NaN without one), against ``prior`` (a mapping value -> probability; default:
     each node's released records).  ``risk_threshold`` is that of ``records_at_risk``
     (ARX's default highlight, 0.2); ``thresholds`` adds lines to the frontier (a frontier
-    axis -> value).  ``progress(done, total)`` is called after each batch.
+    axis -> value).  A lattice of more than ``max_nodes`` nodes is measured in part (module
+    docstring; default: every node).  ``progress(done, total)`` is called after each batch.
     """
+    if max_nodes is not None:
+        max_nodes = check_int("max_nodes", max_nodes, 1)
     risk_threshold = check_number("risk_threshold", risk_threshold, 0.0, 1.0)
     if risk_threshold == 0.0:
         raise InputError("risk_threshold must lie in (0, 1], got 0")
@@ -404,13 +431,22 @@ def explore(data: pd.DataFrame, *, quasi_identifiers: Mapping, sensitive: Sequen
     evaluator = checked_evaluator(encoded, setup.models, figures, float(suppression_limit))
     t1 = time.perf_counter()
     lattice = Lattice(encoded.heights)
-    stats = LatticeOracle(evaluator, lattice).evaluate_all(progress)
-    values = np.full((lattice.size, len(_BATCH)), np.nan)
+    oracle = LatticeOracle(evaluator, lattice)
+    complete = max_nodes is None or lattice.size <= max_nodes
+    if complete:
+        stats = oracle.evaluate_all(progress)
+        ids = np.arange(lattice.size, dtype=np.int64)
+    else:  # the nodes the heuristic visits (each once: the oracle keeps their results)
+        make_heuristic(AUTO_HEURISTIC, evaluator, max_evaluations=max_nodes).run(oracle)
+        stats = oracle.evaluated()
+        ids = stats.levels @ lattice.strides
+        if progress is not None:
+            progress(len(ids), len(ids))
+    values = np.full((len(ids), len(_BATCH)), np.nan)
     for levels, batch in figures.batches:
-        values[levels @ lattice.strides] = batch
+        values[np.searchsorted(ids, levels @ lattice.strides)] = batch
     seconds = time.perf_counter() - t1
-    nodes = _node_table(stats, values, list(encoded.qi_names), encoded)
-    ids = np.arange(lattice.size, dtype=np.int64)
+    nodes = _node_table(stats, ids, values, list(encoded.qi_names), encoded)
     best = smallest_loss(stats, ids, t0, "explore").optimum
     optimum = None if best is None else {
         q: int(v) for q, v in zip(encoded.qi_names, lattice.levels_of([best])[0])}
@@ -419,15 +455,16 @@ def explore(data: pd.DataFrame, *, quasi_identifiers: Mapping, sensitive: Sequen
                        models=[m.describe() for m in setup.models],
                        suppression_limit=float(suppression_limit),
                        risk_threshold=risk_threshold, thresholds=lines,
-                       seconds=seconds, optimum=optimum)
+                       seconds=seconds, optimum=optimum, complete=complete)
 
 
-def _node_table(stats, values: np.ndarray, qids: list[str], encoded) -> pd.DataFrame:
+def _node_table(stats, ids: np.ndarray, values: np.ndarray, qids: list[str],
+                encoded) -> pd.DataFrame:
     """:attr:`Exploration.nodes` from the evaluator's stats and :class:`NodeFigures`'
-    figures (rows in node-id order)."""
+    figures of nodes ``ids`` (ascending; the rows)."""
     n = encoded.n_rows
     table = pd.DataFrame(stats.levels, columns=qids)
-    table.insert(0, "node", np.arange(len(table), dtype=np.int64))
+    table.insert(0, "node", np.asarray(ids, dtype=np.int64))
     anonymous = stats.anonymous.astype(bool)
     kept_records = n - stats.suppressed
     with np.errstate(invalid="ignore", divide="ignore"):

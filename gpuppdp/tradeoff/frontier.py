@@ -75,18 +75,14 @@ def _tips(exp: Exploration) -> list[str]:
         for i in range(len(nodes))]
 
 
-def exploration_html(exp: Exploration, chosen: np.ndarray | None) -> str:
-    """The frontier page of ``exp``: a summary, the chosen node's figures, both scatter plots
-    (privacy vs utility loss, risk vs information loss) with their frontiers and thresholds,
-    and the frontier nodes in a table."""
+def exploration_html(exp: Exploration, at: int | None) -> str:
+    """The frontier page of ``exp``: a summary, the figures of the chosen node (row ``at`` of
+    its nodes), both scatter plots (privacy vs utility loss, risk vs information loss) with
+    their frontiers and thresholds, and the frontier nodes in a table."""
 
     nodes = exp.nodes
     tips = _tips(exp)
     anonymous = nodes["anonymous"].to_numpy()
-    at = None
-    if chosen is not None:
-        strides = np.concatenate([[1], np.cumprod(np.asarray(exp.heights) + 1)[:-1]])
-        at = int(np.asarray(chosen) @ strides)
     plots = []
     for flag, (x_name, y_name) in PARETO.items():
         x, y = nodes[x_name].to_numpy(), nodes[y_name].to_numpy()
@@ -111,6 +107,8 @@ def exploration_html(exp: Exploration, chosen: np.ndarray | None) -> str:
         rows = [(", ".join(f"{q}={int(r[q])}" for q in exp.quasi_identifiers),
                  *(_num(float(r[c])) for c in columns)) for _, r in front.head(40).iterrows()]
         plots.append(_table(("node", *columns), rows, tuple(range(1, len(columns) + 1))))
+    measured = "" if exp.complete else (f" of {exp.summary()['lattice_nodes']:,} (a partial "
+                                        "walk: those a heuristic search visited)")
     chosen_part = ""
     if at is not None:
         row = nodes.iloc[at]
@@ -123,7 +121,8 @@ def exploration_html(exp: Exploration, chosen: np.ndarray | None) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>Every node measured</title>", f"<style>{_CSS}</style>", "</head>",
         "<body><main>", "<h1>Every node measured: the frontier</h1>",
-        f'<p class="meta">{len(nodes):,} nodes, {int(anonymous.sum()):,} anonymous under '
+        f'<p class="meta">{len(nodes):,} nodes{measured}, {int(anonymous.sum()):,} anonymous '
+        "under "
         f"{_e(models_text(exp.models))} with at most {exp.suppression_limit:.2%} of the "
         f"records suppressed; {_e(exp.metric)} metric; losses on "
         f"{_e(exp.sensitive or 'no sensitive attribute')}; evaluated in {exp.seconds:.3g} s. "
