@@ -434,7 +434,7 @@ def explore(data: pd.DataFrame, *, quasi_identifiers: Mapping, sensitive: Sequen
     oracle = LatticeOracle(evaluator, lattice)
     complete = max_nodes is None or lattice.size <= max_nodes
     if complete:
-        stats = oracle.evaluate_all(progress)
+        stats = oracle.evaluate_all(progress, bounds=False)  # (no lower bound is shown)
         ids = np.arange(lattice.size, dtype=np.int64)
     else:  # the nodes the heuristic visits (each once: the oracle keeps their results)
         make_heuristic(AUTO_HEURISTIC, evaluator, max_evaluations=max_nodes).run(oracle)
