@@ -263,8 +263,8 @@ def _bound_persons(persons: pd.Series, valid: np.ndarray, m: int,
     """Rows kept when each person keeps at most ``m`` of their (valid) rows, chosen
     uniformly at random: a random 63-bit key per row (CSPRNG), then the ``m`` smallest keys
     of each person.  A row with a missing person is a person of its own."""
-    codes = pd.factorize(persons, use_na_sentinel=True)[0].astype(np.int64)
-    missing = codes < 0
+    codes = encode_column(persons)[0].astype(np.int64)
+    missing = np.asarray(persons.isna())
     if missing.any():
         codes[missing] = codes.max(initial=-1) + 1 + np.arange(int(missing.sum()))
     rows = np.flatnonzero(valid)

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..backend import get_backend
+from ..core.codes import encode_column
 from ..errors import InputError
 from ..kernels.groupby import KeySet
 from ..perturb.measures import propensity_score
@@ -51,7 +52,7 @@ def _encode_pair(real, synthetic, cols, bins) -> tuple:
             size += 1
         else:
             both = pd.concat([real[col], synthetic[col]], ignore_index=True).astype(str)
-            codes, uniques = pd.factorize(both)
+            codes, uniques = encode_column(both)
             a, b, size = codes[:len(real)], codes[len(real):], len(uniques)
         rc.append(a.astype(np.int64))
         sc.append(b.astype(np.int64))

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from ..core.codes import encode_column
 from ..core.datatypes import DataType, infer_type
 from ..errors import InputError
 from ..validation import format_values
@@ -145,7 +146,7 @@ def aggregate_classes(values, cls: np.ndarray, n_classes: int, agg: Aggregation,
     live = np.flatnonzero(size)
     if agg.function == "mode":
         if codes is None:
-            codes, labels = pd.factorize(text)
+            codes, labels = encode_column(text)
         by_class = np.argsort(cls, kind="stable")  # rows of each class in table order
         modes = _arx_modes(np.asarray(codes, dtype=np.int64)[by_class], start[live],
                            size[live])
@@ -190,7 +191,7 @@ def aggregated_column(values, row_codes: np.ndarray, suppressed: np.ndarray,
     _, cls = np.unique(np.asarray(row_codes)[kept], axis=0, return_inverse=True)
     cls = cls.reshape(-1).astype(np.int64)
     text = pd.Series(np.asarray(values, dtype=object)).astype(str).to_numpy(dtype=object)
-    codes, labels = pd.factorize(text)
+    codes, labels = encode_column(text)
     released = aggregate_classes(text[kept], cls, int(cls.max()) + 1, agg, codes[kept],
                                  labels)
     out[kept] = released[cls]
