@@ -9,7 +9,7 @@ import pytest
 
 from gpuppdp.dp import ledger as ledger_file
 from gpuppdp.dp.accountant import BudgetAccountant, BudgetError, LedgerError
-from gpuppdp.dp.accounting import advanced_composition, zcdp_to_approx
+from gpuppdp.dp.accounting import ALPHAS, advanced_composition, zcdp_to_approx
 
 
 def tight(rho, delta):
@@ -18,6 +18,20 @@ def tight(rho, delta):
     eps = rho * alpha + (math.log(1 / delta) - np.log(alpha)) / (alpha - 1) \
         + np.log1p(-1 / alpha)
     return float(eps.min())
+
+
+def rr(epsilon, alpha):
+    """Randomized response's Rényi divergence at ε (Mironov 2017, Proposition 5), as written
+    there: the curve the ledger gives a pure entry in its RDP accounting."""
+    p = math.exp(epsilon) / (1 + math.exp(epsilon))
+    return math.log(p**alpha * (1 - p) ** (1 - alpha) + (1 - p) ** alpha * p ** (1 - alpha)) \
+        / (alpha - 1)
+
+
+def on_grid(curve, delta):
+    """CKS 2020 Proposition 12 on the ledger's orders, for a curve given as a function."""
+    return min(curve(a) + (math.log(1 / delta) - math.log(a)) / (a - 1) + math.log1p(-1 / a)
+               for a in ALPHAS)
 
 
 def test_k_gaussians_charge_the_tight_conversion_of_their_summed_rho():
@@ -46,10 +60,16 @@ def test_approximate_zcdp_and_mixed_notions_compose_by_the_tightest_accounting()
     # the three accountings that apply, by hand
     pure_as_rho = tight(0.15 + 0.02, slack) + 0.3
     pure_kept = tight(0.15, slack) + 0.2 + 0.3
+    # the RDP accountings: the pure entry as randomized response's curve, or kept pure
+    as_rdp = on_grid(lambda a: 0.15 * a + rr(0.2, a), slack) + 0.3
+    as_rdp_kept = on_grid(lambda a: 0.15 * a, slack) + 0.2 + 0.3
     eps, delta, how = acc.composition
     assert delta == 1e-5
-    assert eps == pytest.approx(min(pure_as_rho, pure_kept), rel=1e-6)
-    assert how == ("zcdp" if pure_as_rho < pure_kept else "zcdp, pure kept pure")
+    by_name = {"zcdp": pure_as_rho, "zcdp, pure kept pure": pure_kept, "rdp": as_rdp,
+               "rdp, pure kept pure": as_rdp_kept}
+    assert eps == pytest.approx(min(by_name.values()), rel=1e-6)
+    assert eps == pytest.approx(by_name[how], rel=1e-6)
+    assert as_rdp < pure_as_rho  # the tight pure -> RDP curve beats ε²/2 here
     assert [s.notion for s in acc.ledger] == ["zcdp", "zcdp", "pure", "approx"]
 
 
@@ -60,7 +80,8 @@ def test_many_small_pure_spends_beat_basic_composition_with_a_delta_budget():
     basic = 200 * 0.01
     advanced = advanced_composition([0.01] * 200, 1e-6)
     as_zcdp = tight(200 * 0.01**2 / 2, 1e-6)
-    assert acc.spent == pytest.approx(min(basic, advanced, as_zcdp), rel=1e-6)
+    as_rdp = on_grid(lambda a: 200 * rr(0.01, a), 1e-6)
+    assert acc.spent == pytest.approx(min(basic, advanced, as_zcdp, as_rdp), rel=1e-6)
     assert acc.spent < 0.5 * basic
     # without a delta budget only the basic sum applies
     plain = BudgetAccountant(3.0)

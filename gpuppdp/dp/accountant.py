@@ -33,24 +33,37 @@ So one add/remove release at ε = 1 and one replace-one release at ε = 1 cost 3
 replace-one budget, not 2.
 
 **Privacy notions.**  Every entry records its notion (:data:`NOTIONS`): ``"pure"`` (ε),
-``"approx"`` (ε, δ) or ``"zcdp"`` (ρ, with the δ of approximate zCDP, Bun & Steinke 2016,
-Definition 8.1: the discrete Gaussian's support).  A zCDP entry under add/remove-one charged
-to a replace-one budget costs ``4ρ`` (group privacy for groups of 2, Bun & Steinke 2016,
-Proposition 1.9; refused when its δ > 0); a replace-one entry is charged at face value, as
+``"approx"`` (ε, δ), ``"zcdp"`` (ρ, with the δ of approximate zCDP, Bun & Steinke 2016,
+Definition 8.1: the discrete Gaussian's support) or ``"rdp"`` (an RDP curve on a grid of
+orders, Mironov 2017, with a δ of the same kind, and optionally the (ε, δ) the same release
+also satisfies, e.g. a Laplace release's :func:`~gpuppdp.dp.accounting.laplace_curve` and
+its ε).  A zCDP entry under add/remove-one charged to a replace-one budget costs ``4ρ``
+(group privacy for groups of 2, Bun & Steinke 2016, Proposition 1.9; refused when its
+δ > 0), an RDP entry its :func:`~gpuppdp.dp.accounting.group_curve` (Mironov 2017,
+Proposition 2; refused when its δ > 0); a replace-one entry is charged at face value, as
 above.  The budget stays an (ε, δ) pair, and what the ledger has spent is the tightest of
 these accountings of all its entries (:func:`compose`), each at a δ within the budget:
 
-* *basic*: ``(Σ ε_i, Σ δ_i)`` (no zCDP entry);
-* *advanced*: advanced composition of the (ε, δ) entries at the δ the budget has left
+* *basic*: ``(Σ ε_i, Σ δ_i)`` (every entry has an (ε, δ): no zCDP entry, no RDP entry
+  without one);
+* *advanced*: advanced composition of the same (ε, δ) at the δ the budget has left
   (:func:`~gpuppdp.dp.accounting.advanced_composition`);
 * *zCDP*: the ρ of the zCDP entries plus ``ε²/2`` for every pure entry (Bun & Steinke 2016,
   Proposition 1.4), converted once with the tight conversion
   (:func:`~gpuppdp.dp.accounting.zcdp_to_approx`) at the δ left after the entries' own δ,
-  plus the ε of the approximate entries (basic composition);
-* *zCDP, pure kept pure*: as the last, the pure entries added as ε instead.
+  plus the ε of the approximate entries (basic composition; RDP entries count by their
+  (ε, δ), and without one there is no zCDP accounting);
+* *zCDP, pure kept pure*: as the last, the pure entries added as ε instead;
+* *RDP*: the curves summed on the orders all RDP entries share (:data:`ALPHAS
+  <gpuppdp.dp.accounting.ALPHAS>` by default): the RDP entries' curves, ``ρ α`` for the
+  zCDP entries and :func:`~gpuppdp.dp.accounting.pure_curve` for the pure ones (Mironov
+  2017, Proposition 1), converted once (:func:`~gpuppdp.dp.accounting.rdp_to_approx`) at
+  the δ left, plus the ε of the approximate entries;
+* *RDP, pure kept pure*: as the last, the pure entries added as ε instead.
 
-A spend is refused (:class:`BudgetError`) when no accounting of the ledger with it fits the
-budget.  A zCDP spend needs a budget with δ > 0.  The accountings are composition theorems
+:attr:`BudgetAccountant.composition` says which accounting it took.  A spend is refused
+(:class:`BudgetError`) when no accounting of the ledger with it fits the budget.  A zCDP
+spend, and an RDP spend without an (ε, δ), need a budget with δ > 0.  The accountings are composition theorems
 for releases whose parameters do not depend on earlier outputs (the basic sum and the zCDP
 sum also hold as privacy filters when they do: Rogers et al. 2016; Whitehouse et al. 2023).
 
@@ -81,6 +94,7 @@ References
 .. [4] R. Rogers, A. Roth, J. Ullman and S. Vadhan, "Privacy Odometers and Filters",
    NeurIPS 2016; J. Whitehouse, A. Ramdas, R. Rogers and Z. S. Wu, "Fully-Adaptive
    Composition in Differential Privacy", ICML 2023.
+.. [5] I. Mironov, "Rényi Differential Privacy", CSF 2017: Propositions 1, 2, 5, 6.
 """
 
 from __future__ import annotations
@@ -94,21 +108,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
+import numpy as np
+
 from ..errors import InputError
 from ..validation import check_epsilon, check_number, check_positive
 from . import ledger as _file
-from .accounting import advanced_composition, zcdp_to_approx
+from .accounting import (ALPHAS, advanced_composition, check_curve, group_curve,
+                         pure_curve, rdp_to_approx, zcdp_to_approx)
 from .ledger import LedgerError
 from .randomness import NoCopies
 from .sensitivity import Neighbouring
 
 __all__ = ["BudgetAccountant", "BudgetError", "LedgerError", "Spend", "ParallelGroup",
-           "charge", "charge_zcdp", "compose", "LEDGER_FORMAT", "NOTIONS"]
+           "charge", "charge_zcdp", "charge_rdp", "compose", "LEDGER_FORMAT", "NOTIONS"]
 
 _RELATIVE_SLACK = 1e-9  # float round-off when many spends add up exactly to the budget
 LEDGER_FORMAT = _file.LEDGER_FORMAT
 #: the privacy notions of ledger entries
-NOTIONS = ("pure", "approx", "zcdp")
+NOTIONS = ("pure", "approx", "zcdp", "rdp")
 
 
 class BudgetError(InputError):
@@ -154,6 +171,55 @@ def charge_zcdp(rho: float, delta: float, relation: Neighbouring | str,
     return 4.0 * rho, 0.0
 
 
+def charge_rdp(curve, orders, delta: float, relation: Neighbouring | str,
+               budget: Neighbouring | str) -> tuple[np.ndarray, float]:
+    """``(curve, δ)`` of an RDP entry computed under ``relation``, charged to a budget kept
+    under ``budget``: add/remove -> replace is two add/remove steps,
+    :func:`~gpuppdp.dp.accounting.group_curve` (Mironov 2017, Proposition 2; an approximate
+    entry, δ > 0, is refused), replace -> add/remove at face value (as :func:`charge`).
+
+    >>> charged, delta = charge_rdp([1.0, 2.0, 3.0], [2.0, 4.0, 8.0], 0.0, "replace", "add-remove")
+    >>> charged.tolist(), delta
+    ([1.0, 2.0, 3.0], 0.0)
+    """
+    relation, budget = Neighbouring.parse(relation), Neighbouring.parse(budget)
+    curve, orders = check_curve(curve, orders)
+    if relation is budget or budget is Neighbouring.ADD_REMOVE:
+        return curve, delta
+    if delta > 0.0:
+        raise BudgetError(
+            f"an RDP entry with delta={delta:g} under add-remove neighbours cannot be charged "
+            "to a replace budget (group privacy of approximate RDP is not bounded here): "
+            "compute the release under replace-one neighbours")
+    return group_curve(curve, orders), 0.0
+
+
+_GRIDS: dict[tuple[float, ...], tuple[float, ...]] = {}  # one object per grid of orders
+
+
+def _rdp_spend(epsilon, curve, orders, delta: float, relation: Neighbouring,
+               budget: Neighbouring, **common) -> "Spend":
+    """The validated RDP entry (the file's and :meth:`BudgetAccountant.spend`'s): a finite
+    curve on ``orders``, and the (ε, δ) the release also satisfies, if any."""
+    curve, orders = check_curve(curve, ALPHAS if orders is None else orders)
+    if not np.all(np.isfinite(curve)):
+        raise InputError("an RDP entry's curve must be finite (leave out the orders where "
+                         "it is not)")
+    charged_curve, charged_delta = charge_rdp(curve, orders, delta, relation, budget)
+    charged_curve.flags.writeable = False
+    charged = None
+    if epsilon is not None:
+        epsilon = check_epsilon("epsilon", epsilon)
+        charged = charge(epsilon, delta, relation, budget)[0]
+    return Spend(epsilon, composition="sequential",
+                 parts=() if epsilon is None else (epsilon,), delta=delta,
+                 part_deltas=(delta,), neighbouring=relation.value, charged=charged,
+                 charged_delta=charged_delta, notion="rdp",
+                 orders=_GRIDS.setdefault(tuple(orders.tolist()), tuple(orders.tolist())),
+                 curve=tuple(curve.tolist()),
+                 charged_curve=charged_curve, **common)
+
+
 @dataclass(frozen=True)
 class Spend:
     """One entry of the ledger.
@@ -162,7 +228,8 @@ class Spend:
     ----------
     epsilon : float or None
         What the entry cost in its own relation (for a parallel group: the largest part, or
-        the two largest under replace-one neighbours); None for a zCDP entry.
+        the two largest under replace-one neighbours); None for a zCDP entry and an RDP
+        entry without one.
     label : str
     composition : {"sequential", "parallel"}
     parts : tuple of float
@@ -176,7 +243,8 @@ class Spend:
     open : bool
         True while a parallel group can still grow (its cost is reserved all the same).
     charged, charged_delta : float
-        ε (None for zCDP) and δ charged to the budget (converted to the budget's relation).
+        ε (None where ``epsilon`` is) and δ charged to the budget (converted to the budget's
+        relation).
     unit : str
         The unit of privacy: ``"row"``, or ``"person (COL, at most M rows)"`` for a release
         that bounded each person's rows (its ε is then person-level).
@@ -184,11 +252,16 @@ class Spend:
         The seed of a seeded (NOT private) release.
     group : str or None
         Identifies a parallel group across its ledger lines.
-    notion : {"pure", "approx", "zcdp"}
+    notion : {"pure", "approx", "zcdp", "rdp"}
         The privacy notion (:data:`NOTIONS`); ledgers written before it read as pure
         (δ = 0) or approx.
     rho, charged_rho : float or None
         A zCDP entry's ρ in its own relation and charged to the budget.
+    orders, curve : tuple of float
+        An RDP entry's orders and its curve on them, in its own relation (empty for other
+        notions).
+    charged_curve : numpy.ndarray or None
+        The curve charged to the budget (read-only; derived from ``curve``, so not compared).
     """
 
     epsilon: float | None
@@ -207,14 +280,20 @@ class Spend:
     notion: str = "approx"
     rho: float | None = None
     charged_rho: float | None = None
+    orders: tuple[float, ...] = ()
+    curve: tuple[float, ...] = ()
+    charged_curve: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict:
-        return {"epsilon": self.epsilon, "delta": self.delta, "label": self.label,
-                "composition": self.composition, "parts": list(self.parts),
-                "part_deltas": list(self.part_deltas), "neighbouring": self.neighbouring,
-                "charged": self.charged, "charged_delta": self.charged_delta,
-                "unit": self.unit, "seed": self.seed, "group": self.group,
-                "notion": self.notion, "rho": self.rho, "charged_rho": self.charged_rho}
+        out = {"epsilon": self.epsilon, "delta": self.delta, "label": self.label,
+               "composition": self.composition, "parts": list(self.parts),
+               "part_deltas": list(self.part_deltas), "neighbouring": self.neighbouring,
+               "charged": self.charged, "charged_delta": self.charged_delta,
+               "unit": self.unit, "seed": self.seed, "group": self.group,
+               "notion": self.notion, "rho": self.rho, "charged_rho": self.charged_rho}
+        if self.notion == "rdp":  # the charged curve is derived again when read
+            out.update(orders=list(self.orders), curve=list(self.curve))
+        return out
 
     @classmethod
     def from_json(cls, item, budget: Neighbouring) -> "Spend":
@@ -230,10 +309,10 @@ class Spend:
             if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
                 raise InputError(f"ledger entry seed must be an integer, got {seed!r}")
             notion = item.get("notion", "pure" if delta == 0.0 else "approx")
-            common = dict(label=str(item.get("label", "")), composition=composition,
-                          delta=delta, neighbouring=relation.value,
-                          unit=str(item.get("unit", "row")), seed=seed,
-                          group=item.get("group"), notion=notion)
+            meta = dict(label=str(item.get("label", "")), unit=str(item.get("unit", "row")),
+                        seed=seed, group=item.get("group"))
+            common = dict(meta, composition=composition, delta=delta,
+                          neighbouring=relation.value, notion=notion)
             if notion == "zcdp":
                 if composition != "sequential":
                     raise InputError("a zCDP ledger entry must be sequential")
@@ -241,6 +320,11 @@ class Spend:
                 charged_rho, charged_delta = charge_zcdp(rho, delta, relation, budget)
                 return cls(epsilon=None, parts=(), part_deltas=(delta,), rho=rho,
                            charged_rho=charged_rho, charged_delta=charged_delta, **common)
+            if notion == "rdp":
+                if composition != "sequential":
+                    raise InputError("an RDP ledger entry must be sequential")
+                return _rdp_spend(item.get("epsilon"), item["curve"], item["orders"], delta,
+                                  relation, budget, **meta)
             if notion not in NOTIONS:
                 raise InputError(f"unknown privacy notion {notion!r} (one of {NOTIONS})")
             epsilon = check_epsilon("ledger entry epsilon", item["epsilon"])
@@ -263,43 +347,87 @@ def compose(entries, delta_budget: float | None) -> tuple[float, float, str]:
     """``(ε, δ, accounting)``: the tightest accounting of the charged ``entries`` (the module
     docstring's list; the smallest ε, then the smallest δ) whose δ fits ``delta_budget``
     (None or 0: only the basic sum, which needs no δ to spare).  ``ε`` is ``inf`` when no
-    accounting applies (zCDP entries without δ to convert them).
+    accounting applies (zCDP or RDP entries without δ to convert them).
 
     >>> e = [Spend(None, "", "sequential", (), notion="zcdp", charged_rho=0.5, charged_delta=0.0)]
     >>> eps, delta, how = compose(e, 1e-6)
     >>> round(eps, 4), delta, how
     (5.2215, 1e-06, 'zcdp')
     """
-    pure: list[float] = []
-    approx: list[float] = []
+    pure: list[float] = []  # the ε of entries that are only ε-DP ...
+    approx: list[float] = []  # ... or only (ε, δ)-DP, δ > 0
     rho: list[float] = []
+    curves: list[Spend] = []
     deltas: list[float] = []
     for s in entries:
-        value = s.charged_rho if s.notion == "zcdp" else s.charged
+        value = s.charged_rho if s.notion == "zcdp" else \
+            s.charged_curve if s.notion == "rdp" else s.charged
         if s.charged_delta is None or value is None:
             raise TypeError(f"ledger entry {s.label!r} carries no charge")
         deltas.append(s.charged_delta)
-        kind = rho if s.notion == "zcdp" else pure if s.charged_delta == 0.0 else approx
-        kind.append(value)
+        if s.notion == "rdp":
+            curves.append(s)
+        else:
+            (rho if s.notion == "zcdp" else pure if s.charged_delta == 0.0 else approx
+             ).append(value)
     own_delta = min(1.0, math.fsum(deltas))
     found: list[tuple[float, float, str]] = []
-    if not rho:
-        found.append((math.fsum(pure) + math.fsum(approx), own_delta, "basic"))
+    # the RDP entries with an (ε, δ) count by it too; without, no (ε, δ) or zCDP accounting
+    with_eps = all(s.charged is not None for s in curves)
+    pure_eps = pure + [s.charged for s in curves if s.charged is not None
+                       and s.charged_delta == 0.0]
+    approx_eps = approx + [s.charged for s in curves if s.charged is not None
+                           and s.charged_delta]
+    if with_eps and not rho:
+        found.append((math.fsum(pure_eps) + math.fsum(approx_eps), own_delta, "basic"))
     budget = delta_budget or 0.0
     slack = budget - own_delta
     if budget > 0.0 and 0.0 < slack < 1.0:
-        if not rho and len(pure) + len(approx) > 1:
-            found.append((advanced_composition(pure + approx, slack), budget, "advanced"))
-        rho_z, rho_p = math.fsum(rho), math.fsum(0.5 * e * e for e in pure)
-        if rho or pure:
-            found.append((zcdp_to_approx(rho_z + rho_p, slack) + math.fsum(approx),
-                          budget, "zcdp"))
-        if rho and pure:
-            found.append((zcdp_to_approx(rho_z, slack) + math.fsum(pure) + math.fsum(approx),
-                          budget, "zcdp, pure kept pure"))
+        if with_eps and not rho and len(pure_eps) + len(approx_eps) > 1:
+            found.append((advanced_composition(pure_eps + approx_eps, slack), budget,
+                          "advanced"))
+        if with_eps:
+            rho_z, rho_p = math.fsum(rho), math.fsum(0.5 * e * e for e in pure_eps)
+            if rho or pure_eps:
+                found.append((zcdp_to_approx(rho_z + rho_p, slack) + math.fsum(approx_eps),
+                              budget, "zcdp"))
+            if rho and pure_eps:
+                found.append((zcdp_to_approx(rho_z, slack) + math.fsum(pure_eps)
+                              + math.fsum(approx_eps), budget, "zcdp, pure kept pure"))
+        rdp = _summed_curve(curves, rho, pure)
+        if rdp is not None:
+            found.append((rdp_to_approx(rdp[1], slack, rdp[0]) + math.fsum(approx), budget,
+                          "rdp"))
+            kept = _summed_curve(curves, rho, []) if pure and (rho or curves) else None
+            if kept is not None:
+                found.append((rdp_to_approx(kept[1], slack, kept[0]) + math.fsum(pure)
+                              + math.fsum(approx), budget, "rdp, pure kept pure"))
     if not found:
         return math.inf, own_delta, "none"
     return min(found, key=lambda c: (c[0], c[1]))
+
+
+def _summed_curve(curves: list[Spend], rho: list[float], pure: list[float]):
+    """``(orders, curve)``: the sum of the charged RDP curves, ``ρ α`` and the pure entries'
+    :func:`~gpuppdp.dp.accounting.pure_curve` on the orders every RDP entry gives (None
+    when there is nothing to sum, or no order they share)."""
+    if not (curves or rho or pure):
+        return None
+    grids: dict[int, tuple[tuple[float, ...], list[np.ndarray]]] = {}
+    for s in curves:  # by identity: equal grids are one object (_GRIDS)
+        grids.setdefault(id(s.orders), (s.orders, []))[1].append(s.charged_curve)
+    orders = np.asarray(ALPHAS, dtype=np.float64)
+    for i, (grid, _) in enumerate(grids.values()):  # several grids: the orders all give
+        orders = np.asarray(grid) if i == 0 else np.intersect1d(orders, grid)
+    if not orders.shape[0]:
+        return None
+    total = math.fsum(rho) * orders
+    for grid, rows in grids.values():
+        total += np.sum(rows, axis=0)[np.isin(grid, orders)]
+    values, counts = np.unique(np.asarray(pure, dtype=np.float64), return_counts=True)
+    for value, count in zip(values.tolist(), counts.tolist()):  # distinct ε: few
+        total += count * pure_curve(value, orders)
+    return orders, total
 
 
 def _group_cost(values, neighbouring: Neighbouring) -> float:
@@ -425,11 +553,25 @@ class BudgetAccountant(NoCopies):
                 f"this {self.neighbouring.value} budget)")
 
     def _entry(self, epsilon, rho, delta, neighbouring, label: str, unit: str = "row",
-               seed: int | None = None) -> tuple[Spend, str]:
-        """The validated sequential entry of a spend of ε or ρ, and what it is called in a
-        refusal."""
+               seed: int | None = None, curve=None, orders=None) -> tuple[Spend, str]:
+        """The validated sequential entry of a spend of ε, ρ or an RDP curve, and what it is
+        called in a refusal."""
         delta = check_number("delta", delta, 0.0, 1.0)
         relation = self.neighbouring if neighbouring is None else Neighbouring.parse(neighbouring)
+        if curve is not None:
+            if rho is not None:
+                raise InputError(f"give rho or an RDP curve, not both: got rho={rho!r}")
+            entry = _rdp_spend(epsilon, curve, orders, delta, relation, self.neighbouring,
+                               label=label, unit=str(unit), seed=seed)
+            if entry.charged is None and not self.total_delta:
+                raise BudgetError(
+                    "an RDP spend without an epsilon needs a budget with delta > 0 to convert "
+                    f"it to (epsilon, delta); this budget's delta is {self.total_delta}")
+            top = max(entry.curve)
+            return entry, (f"an RDP curve (largest {top:g}" + (
+                ")" if entry.charged is None else f", epsilon={entry.epsilon:g})"))
+        if orders is not None:
+            raise InputError("orders apply to an RDP curve: give the curve too")
         if (epsilon is None) == (rho is None):
             raise InputError(f"give exactly one of epsilon and rho, got epsilon={epsilon!r}, "
                              f"rho={rho!r}")
@@ -453,32 +595,43 @@ class BudgetAccountant(NoCopies):
 
     def check(self, epsilon: float | None = None, *, rho: float | None = None,
               label: str = "", delta: float = 0.0,
-              neighbouring: Neighbouring | str | None = None) -> float:
-        """Raise :class:`BudgetError` if ``(epsilon, delta)`` (or ``(rho, delta)``, zCDP)
-        cannot be spent now; return ``epsilon`` (or ``rho``) validated.  (Only a snapshot:
-        :meth:`spend` checks again, atomically.)"""
-        entry, what = self._entry(epsilon, rho, delta, neighbouring, label)
+              neighbouring: Neighbouring | str | None = None, curve=None,
+              orders=None) -> float | None:
+        """Raise :class:`BudgetError` if ``(epsilon, delta)`` (or ``(rho, delta)``, zCDP; or
+        ``curve``, RDP) cannot be spent now; return ``epsilon`` (or ``rho``) validated (None
+        for a curve without an epsilon).  (Only a snapshot: :meth:`spend` checks again,
+        atomically.)"""
+        entry, what = self._entry(epsilon, rho, delta, neighbouring, label, curve=curve,
+                                  orders=orders)
         with self._lock:
             self._refuse_if_over(self._ledger, entry, label, what)
-        validated = entry.rho if entry.rho is not None else entry.epsilon
-        assert validated is not None  # _entry validated one of them
-        return validated
+        return entry.rho if entry.rho is not None else entry.epsilon
 
     def spend(self, epsilon: float | None = None, *, rho: float | None = None,
               label: str = "", delta: float = 0.0,
               neighbouring: Neighbouring | str | None = None, unit: str = "row",
-              seed: int | None = None) -> Spend:
+              seed: int | None = None, curve=None, orders=None) -> Spend:
         """Spend ``(epsilon, delta)`` (sequential composition), or ``rho`` of zCDP with the
-        ``delta`` of approximate zCDP, or raise :class:`BudgetError`; the check and the
-        ledger entry (on an open ledger file: the line appended and fsync-ed) are one atomic
-        step.
+        ``delta`` of approximate zCDP, or an RDP ``curve`` on ``orders`` (default
+        :data:`~gpuppdp.dp.accounting.ALPHAS`) with a ``delta`` of the same kind and the
+        ``epsilon`` the release also satisfies, if any; or raise :class:`BudgetError`.  The
+        check and the ledger entry (on an open ledger file: the line appended and fsync-ed)
+        are one atomic step.
 
-        ``neighbouring`` is the relation ``epsilon`` (``rho``) holds under (default: the
-        budget's); ``unit`` the unit of privacy; ``seed`` the seed of a seeded release
-        (recorded).  A zCDP spend needs a budget with δ > 0.
+        ``neighbouring`` is the relation ``epsilon`` (``rho``, ``curve``) holds under
+        (default: the budget's); ``unit`` the unit of privacy; ``seed`` the seed of a seeded
+        release (recorded).  A zCDP spend, and an RDP spend without an ``epsilon``, need a
+        budget with δ > 0.
+
+        >>> from gpuppdp.dp.accounting import laplace_curve
+        >>> acc = BudgetAccountant(1.0, delta=1e-6)
+        >>> for _ in range(100):
+        ...     _ = acc.spend(0.01, curve=laplace_curve(0.01), label="a Laplace release")
+        >>> round(acc.spent, 4), acc.composition[2]  # basic composition: 1
+        (0.4213, 'rdp')
         """
         entry, what = self._entry(epsilon, rho, delta, neighbouring, label, unit,
-                                  _check_seed(seed))
+                                  _check_seed(seed), curve, orders)
         with self._lock:
             self._refuse_if_over(self._ledger, entry, label, what)
             self._record(entry)

@@ -9,7 +9,10 @@
   (Proposition 1.4), a Gaussian of L2 sensitivity ``Δ`` and standard deviation ``σ`` (the
   discrete one too, Canonne, Kamath & Steinke 2020, Theorem 4) is ``Δ²/(2σ²)``-zCDP.
 * **RDP** (Mironov 2017): a curve ``α -> ε(α)`` on the orders :data:`ALPHAS`; curves add
-  up.  zCDP is the curve ``ρ α``.
+  up.  zCDP is the curve ``ρ α`` (a Gaussian's, Mironov 2017, Corollary 3); the Laplace
+  mechanism's exact curve is :func:`laplace_curve`, and every ε-DP mechanism satisfies
+  :func:`pure_curve` (randomized response's curve, the tight one).  An add/remove-one curve
+  charged to replace-one neighbours (two add/remove steps) is :func:`group_curve`.
 
 Conversions to (ε, δ): the standard one for zCDP, ``ε = ρ + 2 sqrt(ρ ln(1/δ))`` (Bun &
 Steinke 2016, Proposition 1.3), and the tight one for RDP and zCDP (Canonne, Kamath & Steinke
@@ -33,6 +36,8 @@ References
    Interpretations and Rényi Differential Privacy", AISTATS 2020, Theorem 21.
 .. [DRV10] C. Dwork, G. N. Rothblum and S. Vadhan, "Boosting and Differential Privacy",
    FOCS 2010.
+.. [Ste24] T. Steinke, "Tight RDP & zCDP Bounds from Pure DP", DifferentialPrivacy.org,
+   2024, Theorem 4.
 """
 
 from __future__ import annotations
@@ -46,7 +51,8 @@ from ..validation import check_epsilon, check_number, check_positive
 
 __all__ = ["ALPHAS", "MIN_ORDER", "pure_to_zcdp", "zcdp_to_approx", "zcdp_to_approx_standard",
            "approx_to_zcdp",
-           "rdp_to_approx", "zcdp_curve", "compose_approx", "advanced_composition"]
+           "rdp_to_approx", "zcdp_curve", "laplace_curve", "pure_curve", "group_curve",
+           "check_curve", "compose_approx", "advanced_composition"]
 
 #: the smallest Rényi order the conversions use
 MIN_ORDER = 1.0 + 2.0**-6
@@ -156,6 +162,22 @@ def zcdp_curve(rho: float, alphas=ALPHAS) -> np.ndarray:
     return _check_rho(rho) * np.asarray(alphas, dtype=np.float64)
 
 
+def check_curve(curve, alphas=ALPHAS) -> tuple[np.ndarray, np.ndarray]:
+    """``(curve, alphas)`` as float arrays, or :class:`InputError`: one value ``>= 0`` (or
+    ``inf``: no bound at that order) per order, the orders increasing and ``>= MIN_ORDER``."""
+    alphas = np.asarray(alphas, dtype=np.float64)
+    curve = np.asarray(curve, dtype=np.float64)
+    if alphas.ndim != 1 or curve.shape != alphas.shape or not alphas.shape[0] \
+            or not np.all(alphas >= MIN_ORDER) or not np.all(np.diff(alphas) > 0.0) \
+            or not np.all(np.isfinite(alphas)):
+        raise InputError(f"curve must give one value per order (got {curve.shape} for "
+                         f"{alphas.shape} orders), the orders finite, increasing and "
+                         f">= {MIN_ORDER}")
+    if not np.all(curve >= 0.0):  # NaN fails too
+        raise InputError(f"an RDP curve's values must be >= 0, got {curve[~(curve >= 0.0)][0]!r}")
+    return curve, alphas
+
+
 def rdp_to_approx(curve, delta: float, alphas=ALPHAS) -> float:
     """(ε, δ)-DP from an RDP curve ``ε(α)`` on ``alphas`` (CKS20 Proposition 12, Balle et
     al. 2020 Theorem 21): the smallest bound over the orders given.
@@ -164,14 +186,70 @@ def rdp_to_approx(curve, delta: float, alphas=ALPHAS) -> float:
     5.2215
     """
     delta = _check_delta(delta)
-    alphas = np.asarray(alphas, dtype=np.float64)
-    curve = np.asarray(curve, dtype=np.float64)
-    if curve.shape != alphas.shape or not np.all(alphas >= MIN_ORDER):
-        raise InputError(f"curve must give one value per order (got {curve.shape[0]} for "
-                         f"{alphas.shape[0]} orders), every order >= {MIN_ORDER}")
-    if not np.all(curve >= 0.0):
-        raise InputError("an RDP curve's values must be >= 0")
+    curve, alphas = check_curve(curve, alphas)
     return max(0.0, float(np.min(_rdp_epsilon(alphas, curve, math.log(1.0 / delta)))))
+
+
+def _orders(alphas) -> np.ndarray:
+    alphas = np.asarray(alphas, dtype=np.float64)
+    if not np.all(alphas >= MIN_ORDER):
+        raise InputError(f"every order must be >= {MIN_ORDER}, got {alphas.min()!r}")
+    return alphas
+
+
+def laplace_curve(epsilon: float, alphas=ALPHAS) -> np.ndarray:
+    """The exact RDP curve of the Laplace mechanism ``Lap(Δ/ε)`` on a scalar query of
+    sensitivity ``Δ`` (Mironov 2017, Proposition 6, ``λ = Δ/ε``)::
+
+        ε(α) = ln(α/(2α-1) e**((α-1)ε) + (α-1)/(2α-1) e**(-αε)) / (α-1)
+
+    (evaluated as ``ε + ln(α/(2α-1) + (α-1)/(2α-1) e**(-(2α-1)ε)) / (α-1)``).  This is the
+    *continuous* Laplace: the package's grid and geometric mechanisms draw the discrete
+    Laplace, whose curve is larger (at grid sensitivity 1 it is :func:`pure_curve`), so they
+    are charged as pure ε.
+
+    >>> round(float(laplace_curve(1.0, [2.0])[0]), 6)  # ln(2/3 e + 1/3 e**-2)
+    0.619124
+    """
+    epsilon = check_epsilon("epsilon", epsilon)
+    a = _orders(alphas)
+    inner = (a + (a - 1.0) * np.exp(-(2.0 * a - 1.0) * epsilon)) / (2.0 * a - 1.0)
+    return epsilon + np.log(inner) / (a - 1.0)
+
+
+def pure_curve(epsilon: float, alphas=ALPHAS) -> np.ndarray:
+    """The RDP curve every ε-DP mechanism satisfies, and the tight one: randomized response's
+    (Mironov 2017, Proposition 5 at ``p = e**ε/(1 + e**ε)``; Steinke 2024, Theorem 4)::
+
+        ε(α) = ε - ln((1 + e**-ε) / (1 + e**(-(2α-1)ε))) / (α-1)
+
+    Never above ``min(ε, α ε²/2)`` (Mironov 2017; Bun & Steinke 2016, Proposition 1.4).
+
+    >>> round(float(pure_curve(1.0, [2.0])[0]), 6)  # ln((e**2 + e**-1) / (1 + e))
+    0.735326
+    """
+    epsilon = check_epsilon("epsilon", epsilon)
+    a = _orders(alphas)
+    return epsilon - (math.log1p(math.exp(-epsilon))
+                      - np.log1p(np.exp(-(2.0 * a - 1.0) * epsilon))) / (a - 1.0)
+
+
+def group_curve(curve, alphas=ALPHAS) -> np.ndarray:
+    """An RDP curve for neighbours two steps apart (a replaced record: removed, then another
+    added) from the curve ``ε(α)`` of one step, on the same orders: the weak triangle
+    inequality of the proof of Mironov 2017, Proposition 2 (groups of 2),
+    ``D_β(P||R) <= (β - 1/2)/(β - 1) D_2β(P||Q) + D_(2β-1)(Q||R)``, with both divergences
+    bounded by ``ε`` at the smallest order given ``>= 2β`` (Rényi divergence does not
+    decrease with the order).  ``inf`` where no order ``>= 2β`` is given.
+
+    >>> group_curve([1.0, 2.0, 3.0], [2.0, 4.0, 8.0]).round(4).tolist()  # (1.5/1 + 1) ε(4), ...
+    [5.0, 6.5, inf]
+    """
+    curve, alphas = check_curve(curve, alphas)
+    at = np.searchsorted(alphas, 2.0 * alphas, side="left")
+    found = at < alphas.shape[0]
+    bound = np.where(found, curve[np.minimum(at, alphas.shape[0] - 1)], np.inf)
+    return ((alphas - 0.5) / (alphas - 1.0) + 1.0) * bound
 
 
 def advanced_composition(epsilons, delta_slack: float) -> float:
