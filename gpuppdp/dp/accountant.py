@@ -63,9 +63,10 @@ these accountings of all its entries (:func:`compose`), each at a δ within the 
 
 :attr:`BudgetAccountant.composition` says which accounting it took.  A spend is refused
 (:class:`BudgetError`) when no accounting of the ledger with it fits the budget.  A zCDP
-spend, and an RDP spend without an (ε, δ), need a budget with δ > 0.  The accountings are composition theorems
-for releases whose parameters do not depend on earlier outputs (the basic sum and the zCDP
-sum also hold as privacy filters when they do: Rogers et al. 2016; Whitehouse et al. 2023).
+spend, and an RDP spend without an (ε, δ), need a budget with δ > 0.  The accountings are
+composition theorems for releases whose parameters do not depend on earlier outputs (the
+basic sum and the zCDP sum also hold as privacy filters when they do: Rogers et al. 2016;
+Whitehouse et al. 2023).
 
 Every spend is atomic: a spend that would exceed the budget raises :class:`BudgetError`
 before any noise is drawn, with the amount still available; a parallel group reserves its
@@ -413,7 +414,7 @@ def _summed_curve(curves: list[Spend], rho: list[float], pure: list[float]):
     when there is nothing to sum, or no order they share)."""
     if not (curves or rho or pure):
         return None
-    grids: dict[int, tuple[tuple[float, ...], list[np.ndarray]]] = {}
+    grids: dict[int, tuple[tuple[float, ...], list]] = {}
     for s in curves:  # by identity: equal grids are one object (_GRIDS)
         grids.setdefault(id(s.orders), (s.orders, []))[1].append(s.charged_curve)
     orders = np.asarray(ALPHAS, dtype=np.float64)
@@ -534,6 +535,11 @@ class BudgetAccountant(NoCopies):
             return
         where = f" for {label!r}" if label else ""
         before_eps, before_delta, _ = compose(others, self.total_delta)
+        if math.isinf(eps) and not over_delta and delta < (self.total_delta or 0.0):
+            raise BudgetError(
+                f"cannot spend {what}{where}: the ledger's RDP curves would share no order, "
+                "so no accounting applies (give the curve on the orders of the other RDP "
+                "entries, by default gpuppdp.dp.accounting.ALPHAS)")
         if over_delta or math.isinf(eps):
             left = max(0.0, (self.total_delta or 0.0) - before_delta)
             raise BudgetError(

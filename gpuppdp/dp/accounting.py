@@ -174,7 +174,8 @@ def check_curve(curve, alphas=ALPHAS) -> tuple[np.ndarray, np.ndarray]:
                          f"{alphas.shape} orders), the orders finite, increasing and "
                          f">= {MIN_ORDER}")
     if not np.all(curve >= 0.0):  # NaN fails too
-        raise InputError(f"an RDP curve's values must be >= 0, got {curve[~(curve >= 0.0)][0]!r}")
+        raise InputError(f"an RDP curve's values must be >= 0, got "
+                         f"{float(curve[~(curve >= 0.0)][0])!r}")
     return curve, alphas
 
 
