@@ -156,12 +156,15 @@ def test_laplace_entries_are_valid_and_beat_basic_and_zcdp_composition():
     assert eps == pytest.approx(on_grid(lambda a: k * float(laplace_curve(epsilon, [a])[0]),
                                         delta), rel=1e-12)
     assert eps < min(k * epsilon, tight(k * epsilon**2 / 2, delta))
-    # one Laplace entry: its reported ε at δ satisfies the Laplace's exact privacy profile,
-    # δ(ε') = 1 - e**((ε' - ε)/2) (e.g. Balle et al. 2018)
-    one = BudgetAccountant(5.0, delta=1e-3)
-    one.spend(1.0, curve=laplace_curve(1.0))
-    reported = one.spent
-    assert reported <= 1.0 and 1 - math.exp((reported - 1.0) / 2) <= 1e-3
+    # one Laplace entry: the RDP accounting reports less than its ε, and that (ε', δ) holds
+    # on the Laplace's exact privacy profile δ(ε') = 1 - e**((ε' - ε)/2) (e.g. Balle et al.
+    # 2018), close to tight
+    for epsilon, delta in ((1.0, 1e-3), (3.0, 1e-2), (0.5, 1e-1)):
+        one = BudgetAccountant(5.0, delta=delta)
+        one.spend(epsilon, curve=laplace_curve(epsilon))
+        reported, _, how = one.composition
+        assert how == "rdp" and reported < epsilon
+        assert 0.9 * delta < 1 - math.exp((reported - epsilon) / 2) <= delta
 
 
 def test_a_mixed_ledger_reports_the_tightest_valid_accounting(tmp_path):
@@ -194,8 +197,10 @@ def test_a_mixed_ledger_reports_the_tightest_valid_accounting(tmp_path):
     basic.spend(0.2)
     assert with_eps.spent <= basic.spent == pytest.approx(0.5)
     assert with_eps.composition[0] == pytest.approx(min(
-        0.5, tight((0.09 + 0.04) / 2, delta),
-        on_grid(lambda a: rr(0.3, a) + float(laplace_curve(0.2, [a])[0]), delta)), rel=1e-6)
+        0.5, math.sqrt(2 * math.log(1 / delta) * 0.13) + 0.3 * math.expm1(0.3)
+        + 0.2 * math.expm1(0.2), tight((0.09 + 0.04) / 2, delta),
+        on_grid(lambda a: rr(0.3, a) + float(laplace_curve(0.2, [a])[0]), delta),
+        on_grid(lambda a: float(laplace_curve(0.2, [a])[0]), delta) + 0.3), rel=1e-6)
     # the file keeps the curves, and the hash chain covers them
     loaded = BudgetAccountant.load(path)
     assert loaded.composition == mixed
@@ -259,8 +264,11 @@ def test_rdp_entries_across_neighbouring_relations():
     with pytest.raises(BudgetError, match="cannot be charged to a replace budget"):
         replace.spend(curve=zcdp_curve(0.1), delta=1e-12, neighbouring="add-remove")
     add_remove = BudgetAccountant(5.0, delta=1e-6)
-    entry = add_remove.spend(curve=zcdp_curve(0.1), neighbouring="replace")
-    assert entry.charged_curve.tolist() == list(entry.curve)
+    given = zcdp_curve(0.1)
+    entry = add_remove.spend(curve=given, neighbouring="replace")
+    assert entry.charged_curve.tolist() == list(entry.curve) == given.tolist()
+    given[:] = 0.0  # the ledger keeps its own copy
+    assert entry.charged_curve.tolist() == list(entry.curve) != given.tolist()
 
 
 def test_bad_rdp_spends_name_what_is_wrong():

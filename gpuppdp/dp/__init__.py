@@ -21,7 +21,8 @@ hierarchies (:mod:`gpuppdp.hierarchy`) with the rest of the engine.
 * :mod:`~gpuppdp.dp.sensitivity` -- sensitivities from declared bounds, with the
   neighbouring relation explicit (:class:`Neighbouring`).
 * :mod:`~gpuppdp.dp.accountant` -- :class:`BudgetAccountant`: sequential and parallel
-  composition, δ, a budget kept in one neighbouring relation (entries of the other converted),
+  composition, δ, entries in pure ε, (ε, δ), zCDP or RDP composed by the tightest accounting,
+  a budget kept in one neighbouring relation (entries of the other converted),
   :class:`BudgetError`; :meth:`BudgetAccountant.open_ledger`, the one transaction every spend
   of a run goes through.
 * :mod:`~gpuppdp.dp.ledger` -- the ledger file: append-only JSON Lines, hash-chained

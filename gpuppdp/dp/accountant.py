@@ -54,11 +54,12 @@ these accountings of all its entries (:func:`compose`), each at a δ within the 
   plus the ε of the approximate entries (basic composition; RDP entries count by their
   (ε, δ), and without one there is no zCDP accounting);
 * *zCDP, pure kept pure*: as the last, the pure entries added as ε instead;
-* *RDP*: the curves summed on the orders all RDP entries share (:data:`ALPHAS
-  <gpuppdp.dp.accounting.ALPHAS>` by default): the RDP entries' curves, ``ρ α`` for the
-  zCDP entries and :func:`~gpuppdp.dp.accounting.pure_curve` for the pure ones (Mironov
-  2017, Proposition 1), converted once (:func:`~gpuppdp.dp.accounting.rdp_to_approx`) at
-  the δ left, plus the ε of the approximate entries;
+* *RDP*: the curves summed (Mironov 2017, Proposition 1) on the orders all RDP entries
+  share (:data:`ALPHAS <gpuppdp.dp.accounting.ALPHAS>` by default): the RDP entries'
+  curves, ``ρ α`` for the zCDP entries and :func:`~gpuppdp.dp.accounting.pure_curve` (the
+  tight curve of ε-DP) for the pure ones, converted once
+  (:func:`~gpuppdp.dp.accounting.rdp_to_approx`) at the δ left, plus the ε of the
+  approximate entries;
 * *RDP, pure kept pure*: as the last, the pure entries added as ε instead.
 
 :attr:`BudgetAccountant.composition` says which accounting it took.  A spend is refused
@@ -207,6 +208,7 @@ def _rdp_spend(epsilon, curve, orders, delta: float, relation: Neighbouring,
         raise InputError("an RDP entry's curve must be finite (leave out the orders where "
                          "it is not)")
     charged_curve, charged_delta = charge_rdp(curve, orders, delta, relation, budget)
+    charged_curve = charged_curve.copy()  # not the caller's array, and read-only
     charged_curve.flags.writeable = False
     charged = None
     if epsilon is not None:
