@@ -336,8 +336,9 @@ def _print_release(args, table, by: list, levels: dict, hierarchies: dict, accou
               "key(s) per person")
     else:
         print(f"dp-histogram: {dp['cells']} cells over {where} written to {args.output}")
-    print_spent(dp, f", sensitivity {q['sensitivity']:g}" if dp["rho"] is None else
-                f", L2 sensitivity {q['sensitivity']:g}; support delta {q['delta_trunc']:.3g}")
+    print(spent_line(dp, f", sensitivity {q['sensitivity']:g}" if dp["rho"] is None else
+                     f", L2 sensitivity {q['sensitivity']:g}; support delta "
+                     f"{q['delta_trunc']:.3g}"))
     print_budget(args, accountant)
     if dp["rho"] is None:
         print(f"noise: {q['mechanism']}, scale {q['scale']:.6g} (sensitivity/epsilon); "
@@ -357,13 +358,12 @@ def _print_release(args, table, by: list, levels: dict, hierarchies: dict, accou
     print_seed(dp["seed"])
 
 
-def print_spent(dp: dict, detail: str = "") -> None:
-    """The printed line of what a release spent: epsilon and delta, or rho (zCDP) and the
-    (epsilon, delta) it meets; ``detail`` follows the neighbouring relation."""
+def spent_line(dp: dict, detail: str = "") -> str:
+    """The line of what a release spent: epsilon and delta, or rho (zCDP) and the (epsilon,
+    delta) it meets; ``detail`` follows the neighbouring relation."""
     if dp["rho"] is None:
-        print(f"epsilon spent: {dp['epsilon']:g} ({dp['neighbouring']} neighbours{detail}); "
-              f"delta {dp['delta']:.3g}")
-    else:
-        print(f"rho spent (zCDP): {dp['rho']:.6g} ({dp['neighbouring']} neighbours{detail})"
-              f"{epsilon_at(dp)}")
+        return (f"epsilon spent: {dp['epsilon']:g} ({dp['neighbouring']} neighbours{detail}); "
+                f"delta {dp['delta']:.3g}")
+    return (f"rho spent (zCDP): {dp['rho']:.6g} ({dp['neighbouring']} neighbours{detail})"
+            f"{epsilon_at(dp)}")
 

@@ -23,7 +23,7 @@ import warnings
 
 from .choices import QUERY_MECHANISMS
 from .dp import (_check_options, add_grouping_options, add_release_options, grouping,
-                 open_budget, print_spent, summary, warn_caught)
+                 open_budget, spent_line, summary, warn_caught)
 from .options import encoding_of, print_budget, print_seed, table_subcommand
 from .progress import compile_notice
 
@@ -153,7 +153,7 @@ def _print_answer(args, table, accountant) -> None:
     """The answer, its accuracy and what was spent, on stdout."""
     dp = table.attrs["dp"]
     print(table.to_string(index=False))
-    print_spent(dp)
+    print(spent_line(dp))
     conf = dp["confidence"]
     if dp["statistic"] == "quantile":
         for name, q in dp["queries"].items():
