@@ -6,11 +6,9 @@ import argparse
 import math
 
 from .common import ORDER_DEFAULT, _lkc, _order_spec, _sensitive_spec, orders_by_column
-from .measure import (add_original_options, check_hierarchy_values, chunk_rows_for,
-                      dask_refusals, measure_streamed, measured_qids, perturbation_line,
-                      perturbation_measures_of, perturbed_columns, read_measured)
-from .options import (add_measured_qi_option, add_measuring_options, add_prior_option,
-                      read_prior, table_subcommand)
+from .measure import (dask_refusals, measure_input, measured_qids, measuring_subcommand,
+                      perturbation_line)
+from .options import add_prior_option, read_prior
 from .progress import ProgressBar
 
 __all__ = ["register", "run_check"]
@@ -18,8 +16,9 @@ __all__ = ["register", "run_check"]
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``check`` subcommand to an ``argparse`` subparsers object."""
-    p = table_subcommand(
-        subparsers, "check", run_check,
+    return measuring_subcommand(
+        subparsers, "check", run_check, _add_check_options, measured="its frequency set",
+        backend="auto", backend_help="where the classes are measured (default: GPU when usable)",
         population="population table (same QID columns and representation) for k-map and "
                    "delta-presence",
         json="also write the values as JSON (infinite values as the string \"inf\")",
@@ -27,7 +26,10 @@ def register(subparsers) -> argparse.ArgumentParser:
         description="Group the rows of INPUT by the --qi columns (values as they are; rows "
                     "whose quasi-identifiers are all '*' are counted as suppressed and left "
                     "out) and print the privacy measures of the table.")
-    add_measured_qi_option(p)
+
+
+def _add_check_options(p) -> None:
+    """``check``'s own options: the sensitive attribute's and LKC-privacy's."""
     p.add_argument("--sensitive", default=None, type=_sensitive_spec,
                    metavar="COL[=HIERARCHY.csv]",
                    help="the sensitive column (l-diversity, t-closeness, ... need it); with "
@@ -40,10 +42,6 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="also measure LKC-privacy for combinations of at most L QIDs (C as "
                    "0.5 or 50%%); @V1,V2,... bounds the confidence of these sensitive values "
                    "only (the set S of Mohammed et al.; default: every value)")
-    add_original_options(p)
-    add_measuring_options(p, "its frequency set", "auto",
-                          "where the classes are measured (default: GPU when usable)")
-    return p
 
 
 def _json_value(value):
@@ -56,7 +54,6 @@ def run_check(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit status (0)."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..analysis.checker import CHECK_KEYS, check, check_chunks, format_report
-    from ..backend import get_backend
     from ..errors import InputError
     from ..hierarchy import Hierarchy
 
@@ -91,21 +88,10 @@ def run_check(args: argparse.Namespace) -> int:
                    sensitive_hierarchy=sensitive_hierarchy, prior=prior,
                    progress=ProgressBar("check", not args.quiet, unit="steps"))
     dask_refusals(args)
-    perturbed = perturbed_columns(args)
-    chunk_rows = chunk_rows_for(args) if args.population is None and not perturbed else None
-    perturbation = None
-    if args.dask or chunk_rows is not None:  # memory follows the frequency set, not the rows
-        plan, result = measure_streamed(args, columns, hierarchies, chunk_rows,
-                                        lambda chunks, w: check_chunks(chunks, weight_column=w,
-                                                                       **options))
-    else:
-        plan, data, population = read_measured(
-            args, list(dict.fromkeys(columns + perturbed)), qids,
-            [*hierarchies.values(), *([args.original] if perturbed else [])])
-        check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
-        result = check(data, population=population, **options)
-        if perturbed:
-            perturbation = perturbation_measures_of(args, data, get_backend(args.backend))
+    plan, result, perturbation = measure_input(
+        args, qids, hierarchies, columns,
+        lambda chunks, w: check_chunks(chunks, weight_column=w, **options),
+        lambda data, population: check(data, population=population, **options))
     print(format_report(result))
     if perturbation is not None:
         print(perturbation_line(perturbation))

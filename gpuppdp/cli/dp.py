@@ -40,10 +40,14 @@ import sys
 import warnings
 
 from .choices import BACKENDS, MECHANISMS
-from .options import encoding_of, table_subcommand
+from .options import (add_ledger_options, add_privacy_target_options, add_seed_options,
+                      check_ledger_options, encoding_of, epsilon_at, ledger_record, open_ledger,
+                      print_budget, print_seed, table_subcommand)
 from .progress import compile_notice
 
 UNKNOWN = ("error", "other", "drop")
+RECOVERED = "the true counts"
+"""What anyone with a release's ``--seed`` recovers exactly."""
 
 __all__ = ["register", "run_dp_histogram"]
 
@@ -104,41 +108,20 @@ def add_grouping_options(p) -> None:
 def add_release_options(p, mechanisms, default: str, mechanism_help: str) -> None:
     """The privacy target (--epsilon, --delta, --rho), the ledger, --person, --seed,
     --mechanism, --backend and --json of a release."""
-    p.add_argument("--epsilon", type=float, default=None, metavar="E",
-                   help="privacy parameter of the whole release (> 0); required unless "
-                        "--rho")
-    p.add_argument("--delta", type=float, default=None, metavar="D",
-                   help="with --epsilon, the (epsilon, delta) target of --mechanism gaussian "
-                        "or discrete-gaussian (0 < D < 1); with --rho, the delta at which the "
-                        "release's epsilon is reported")
-    p.add_argument("--rho", type=float, default=None, metavar="R",
-                   help="zCDP target of --mechanism gaussian or discrete-gaussian, instead of "
-                        "--epsilon")
-    p.add_argument("--budget-file", default=None, metavar="LEDGER.json",
-                   help="JSON ledger of the privacy budget shared by every run: the release "
-                        "is refused if it would overspend it, and recorded in it")
-    p.add_argument("--budget", type=float, default=None, metavar="EPS",
-                   help="total epsilon of a new --budget-file (an existing ledger keeps its "
-                        "own, and a different value is refused)")
-    p.add_argument("--budget-delta", type=float, default=None, metavar="D",
-                   help="total delta of a new --budget-file (needed by the Gaussian "
-                        "mechanisms, whose zCDP spends are converted at it)")
-    p.add_argument("--new-ledger", action="store_true",
-                   help="start --budget-file with --budget if it does not exist (without it, "
-                        "--budget alone starts it with a note on the terminal, and a missing "
-                        "ledger without --budget is an error: a deleted ledger never starts "
-                        "afresh unnoticed)")
+    add_privacy_target_options(
+        p, epsilon="privacy parameter of the whole release (> 0); required unless --rho",
+        delta="with --epsilon, the (epsilon, delta) target of --mechanism gaussian or "
+              "discrete-gaussian (0 < D < 1); with --rho, the delta at which the release's "
+              "epsilon is reported",
+        rho="zCDP target of --mechanism gaussian or discrete-gaussian, instead of --epsilon")
+    add_ledger_options(p)
     p.add_argument("--person", default=None, metavar="COL",
                    help="column naming the person each row belongs to: each person keeps at "
                         "most --max-rows-per-person rows (chosen at random) and epsilon is "
                         "person-level")
     p.add_argument("--max-rows-per-person", type=int, default=None, metavar="M",
                    help="contribution bound with --person (default 1): the sensitivity is M")
-    p.add_argument("--seed", type=int, default=None, metavar="N",
-                   help="reproducible noise for testing: NOT private (anyone with the seed "
-                        "recovers the true counts); needs --insecure-seed")
-    p.add_argument("--insecure-seed", action="store_true",
-                   help="accept --seed for this release, knowing that it is not private")
+    add_seed_options(p, RECOVERED)
     p.add_argument("--mechanism", choices=mechanisms, default=default, help=mechanism_help)
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="where counts and noise are computed (default: GPU when usable)")
@@ -184,26 +167,36 @@ def _check_options(args) -> None:
                          "--rho R instead)")
     if args.epsilon is not None and args.rho is not None:
         raise InputError("give --epsilon (with --delta) or --rho, not both")
-    if args.budget_delta is not None and args.budget is None:
-        raise InputError("--budget-delta needs --budget (the new ledger's total epsilon)")
-    if args.seed is not None and not args.insecure_seed:
-        raise InputError("--seed makes the noise reproducible by anyone who knows the seed (the "
-                         "true counts can be recovered exactly), so the release is NOT private; "
-                         "add --insecure-seed to accept that (tests and experiments only)")
-    if args.insecure_seed and args.seed is None:
-        raise InputError("--insecure-seed needs --seed")
-    if args.budget is not None and args.budget_file is None:
-        raise InputError("--budget needs --budget-file (the ledger it starts)")
-    if args.new_ledger and (args.budget_file is None or args.budget is None):
-        raise InputError("--new-ledger needs --budget-file and --budget (the ledger to start "
-                         "and its total epsilon)")
+    check_ledger_options(args, "the release", RECOVERED)
     if args.max_rows_per_person is not None and args.person is None:
         raise InputError("--max-rows-per-person needs --person")
     if args.max_rows_per_person is not None and args.max_rows_per_person < 1:
         raise InputError(f"--max-rows-per-person must be >= 1, got {args.max_rows_per_person}")
-    if args.budget_file is not None and os.path.realpath(args.budget_file) in {
-            os.path.realpath(path) for path in (args.input, args.output) if path is not None}:
-        raise InputError(f"--budget-file {args.budget_file} is the input or the output")
+
+
+def levels_and_hierarchies(args) -> tuple[dict[str, int], dict[str, str]]:
+    """``({column: level}, {column: hierarchy file})`` of --level and --hierarchy."""
+    from ..errors import InputError  # deferred: keeps gpuppdp --help fast
+
+    levels = {}
+    for col, text in _pairs(args.level, "--level").items():
+        try:
+            levels[col] = int(text)
+        except ValueError:
+            raise InputError(f"--level {col}={text}: the level must be an integer") from None
+    return levels, _pairs(args.hierarchy, "--hierarchy")
+
+
+def read_hierarchies(files: dict[str, str], sep: str) -> dict:
+    """The hierarchies of :func:`levels_and_hierarchies`'s files, by column."""
+    from ..hierarchy import Hierarchy  # deferred: keeps gpuppdp --help fast
+
+    hierarchies = {}
+    for col, path in files.items():
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"hierarchy file of {col!r} not found: {path}")
+        hierarchies[col] = Hierarchy.from_csv(path, sep=sep, name=col)
+    return hierarchies
 
 
 def grouping(args, by: list[str], inputs: list[str]):
@@ -212,22 +205,11 @@ def grouping(args, by: list[str], inputs: list[str]):
     and the hierarchy files."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..errors import InputError
-    from ..hierarchy import Hierarchy
     from ..io import OutputPlan
 
-    levels = {}
-    for col, text in _pairs(args.level, "--level").items():
-        try:
-            levels[col] = int(text)
-        except ValueError:
-            raise InputError(f"--level {col}={text}: the level must be an integer") from None
-    hierarchy_files = _pairs(args.hierarchy, "--hierarchy")
+    levels, hierarchy_files = levels_and_hierarchies(args)
     plan = OutputPlan([*inputs, *hierarchy_files.values()])
-    hierarchies = {}
-    for col, path in hierarchy_files.items():
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"hierarchy file of {col!r} not found: {path}")
-        hierarchies[col] = Hierarchy.from_csv(path, sep=args.hierarchy_sep, name=col)
+    hierarchies = read_hierarchies(hierarchy_files, args.hierarchy_sep)
     for col in list(levels) + list(hierarchies):
         if col not in by:
             raise InputError(f"--level/--hierarchy given for {col!r}, which is not in --by")
@@ -246,23 +228,13 @@ def open_budget(args, charge: dict, label: str):
     """The ledger of --budget-file (a context giving the accountant, or None), checked
     against ``charge`` once entered: an exhausted budget is refused before the data is
     read."""
-    # deferred: keeps gpuppdp --help from importing NumPy/pandas
-    from ..dp.accountant import BudgetAccountant
-
     if args.budget_file is None:
         return contextlib.nullcontext()
-    if args.budget is not None and not args.new_ledger and not os.path.exists(args.budget_file):
-        # a ledger started by --budget alone is said on the terminal, never silently
-        print(f"gpuppdp: note: no ledger at {args.budget_file}: starting a new one with a "
-              f"budget of {args.budget:g} (--new-ledger says so and silences this line)",
-              file=sys.stderr)
+    ledger = open_ledger(args)  # the note of a new ledger said now, before the data is read
 
     @contextlib.contextmanager
     def checked():
-        with BudgetAccountant.open_ledger(args.budget_file, epsilon=args.budget,
-                                          delta=args.budget_delta,
-                                          create=args.new_ledger or args.budget is not None
-                                          ) as accountant:
+        with ledger as accountant:
             accountant.check(**charge, label=label)
             yield accountant
 
@@ -349,16 +321,7 @@ def run_dp_histogram(args: argparse.Namespace) -> int:
 
 def summary(args, table, accountant) -> dict:
     """The ``--json`` document: the release's record, and the ledger's entry and totals."""
-    out = {"release": table.attrs["dp"], "ledger": None}
-    if accountant is not None:
-        eps, delta, how = accountant.composition
-        out["ledger"] = {"file": os.path.realpath(args.budget_file),
-                         "entry": accountant.ledger[-1].to_json(),
-                         "budget": {"epsilon": accountant.total,
-                                    "delta": accountant.total_delta,
-                                    "neighbouring": accountant.neighbouring.value},
-                         "spent": {"epsilon": eps, "delta": delta, "accounting": how}}
-    return out
+    return {"release": table.attrs["dp"], "ledger": ledger_record(args, accountant)}
 
 
 def _print_release(args, table, by: list, levels: dict, hierarchies: dict, accountant) -> None:
@@ -373,18 +336,10 @@ def _print_release(args, table, by: list, levels: dict, hierarchies: dict, accou
               "key(s) per person")
     else:
         print(f"dp-histogram: {dp['cells']} cells over {where} written to {args.output}")
-    if dp["rho"] is None:
-        print(f"epsilon spent: {dp['epsilon']:g} ({dp['neighbouring']} neighbours, "
-              f"sensitivity {q['sensitivity']:g}); delta {dp['delta']:.3g}")
-    else:
-        at = "" if dp["epsilon"] is None else \
-            f"; (epsilon, delta) = ({dp['epsilon']:.6g}, {dp['delta']:.3g})"
-        print(f"rho spent (zCDP): {dp['rho']:.6g} ({dp['neighbouring']} neighbours, L2 "
-              f"sensitivity {q['sensitivity']:g}; support delta {q['delta_trunc']:.3g}){at}")
-    if accountant is not None:
-        eps, delta, how = accountant.composition
-        print(f"budget {args.budget_file}: epsilon {eps:g} of {accountant.total:g} spent, "
-              f"{accountant.remaining:g} remaining ({how} composition, delta {delta:.3g})")
+    print(spent_line(dp, f", sensitivity {q['sensitivity']:g}" if dp["rho"] is None else
+                     f", L2 sensitivity {q['sensitivity']:g}; support delta "
+                     f"{q['delta_trunc']:.3g}"))
+    print_budget(args, accountant)
     if dp["rho"] is None:
         print(f"noise: {q['mechanism']}, scale {q['scale']:.6g} (sensitivity/epsilon); "
               f"expected |error| per cell {q['expected_abs_error']:.4g}, std {q['std']:.4g}")
@@ -400,6 +355,15 @@ def _print_release(args, table, by: list, levels: dict, hierarchies: dict, accou
               "dropped at random; how many is not released)")
     if any(h is not None for h in hierarchies.values()):
         print(f"values outside the hierarchies: {dp['out_of_domain']}")
-    if dp["seed"] is not None:
-        print(f"seed: {dp['seed']} (--insecure-seed: the noise is reproducible, NOT private)")
+    print_seed(dp["seed"])
+
+
+def spent_line(dp: dict, detail: str = "") -> str:
+    """The line of what a release spent: epsilon and delta, or rho (zCDP) and the (epsilon,
+    delta) it meets; ``detail`` follows the neighbouring relation."""
+    if dp["rho"] is None:
+        return (f"epsilon spent: {dp['epsilon']:g} ({dp['neighbouring']} neighbours{detail}); "
+                f"delta {dp['delta']:.3g}")
+    return (f"rho spent (zCDP): {dp['rho']:.6g} ({dp['neighbouring']} neighbours{detail})"
+            f"{epsilon_at(dp)}")
 

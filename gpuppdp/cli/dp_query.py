@@ -23,8 +23,8 @@ import warnings
 
 from .choices import QUERY_MECHANISMS
 from .dp import (_check_options, add_grouping_options, add_release_options, grouping,
-                 open_budget, summary, warn_caught)
-from .options import encoding_of, table_subcommand
+                 open_budget, spent_line, summary, warn_caught)
+from .options import encoding_of, print_budget, print_seed, table_subcommand
 from .progress import compile_notice
 
 __all__ = ["register", "run_dp_query"]
@@ -153,13 +153,7 @@ def _print_answer(args, table, accountant) -> None:
     """The answer, its accuracy and what was spent, on stdout."""
     dp = table.attrs["dp"]
     print(table.to_string(index=False))
-    if dp["rho"] is None:
-        print(f"epsilon spent: {dp['epsilon']:g} ({dp['neighbouring']} neighbours); delta "
-              f"{dp['delta']:.3g}")
-    else:
-        at = "" if dp["epsilon"] is None else \
-            f"; (epsilon, delta) = ({dp['epsilon']:.6g}, {dp['delta']:.3g})"
-        print(f"rho spent (zCDP): {dp['rho']:.6g} ({dp['neighbouring']} neighbours){at}")
+    print(spent_line(dp))
     conf = dp["confidence"]
     if dp["statistic"] == "quantile":
         for name, q in dp["queries"].items():
@@ -169,11 +163,7 @@ def _print_answer(args, table, accountant) -> None:
     else:
         print(f"interval: {conf['level']:g} confidence, {conf['method']}; it covers "
               f"{conf['covers']}")
-    if accountant is not None:
-        eps, delta, how = accountant.composition
-        print(f"budget {args.budget_file}: epsilon {eps:g} of {accountant.total:g} spent, "
-              f"{accountant.remaining:g} remaining ({how} composition, delta {delta:.3g})")
+    print_budget(args, accountant)
     if args.person is not None:
         print(f"unit of privacy: {dp['unit']}; epsilon is person-level")
-    if dp["seed"] is not None:
-        print(f"seed: {dp['seed']} (--insecure-seed: the noise is reproducible, NOT private)")
+    print_seed(dp["seed"])

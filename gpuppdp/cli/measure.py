@@ -1,7 +1,8 @@
-"""What ``check`` and ``risk`` share to measure INPUT: the QIDs of their ``--qi`` options
-(:func:`measured_qids`), the values checked against the hierarchies given, INPUT read whole
-(:func:`read_measured`) or measured without reading it whole (:func:`measure_streamed`: in
-chunks, ``--chunk-rows``, or on a Dask cluster, ``--dask``).  The library is imported by the
+"""What ``check`` and ``risk`` share to measure INPUT: their subcommand's common options
+(:func:`measuring_subcommand`), the QIDs of their ``--qi`` options (:func:`measured_qids`), the
+values checked against the hierarchies given, INPUT read whole (:func:`read_measured`) or
+measured without reading it whole (:func:`measure_streamed`: in chunks, ``--chunk-rows``, or on
+a Dask cluster, ``--dask``), both behind :func:`measure_input`.  The library is imported by the
 functions, when a command runs."""
 
 from __future__ import annotations
@@ -9,15 +10,56 @@ from __future__ import annotations
 import os
 
 from .generate import whole_number
+from .options import add_measured_qi_option, add_measuring_options, table_subcommand
 
-__all__ = ["IN_MEMORY_BYTES", "measure_streamed", "dask_refusals", "chunk_rows_for",
-           "measured_qids", "read_measured", "check_hierarchy_values", "known_labels",
-           "check_known_labels"]
+__all__ = ["IN_MEMORY_BYTES", "measuring_subcommand", "measure_input", "measure_streamed",
+           "dask_refusals", "chunk_rows_for", "measured_qids", "read_measured",
+           "check_hierarchy_values", "known_labels", "check_known_labels"]
 
 
 IN_MEMORY_BYTES = 256 * 2 ** 20
 """Inputs up to this size (CSV) or :data:`gpuppdp.io.CHUNK_ROWS` rows (Parquet) are read into
 memory at once; larger ones are read in chunks (``--chunk-rows``)."""
+
+
+def measuring_subcommand(subparsers, name: str, run, own, *, measured: str, backend: str,
+                         backend_help: str, **texts):
+    """``check`` or ``risk``: :func:`.options.table_subcommand` (``texts``: its
+    ``population``, ``json``, ``help`` and ``description``) with ``--qi``, the command's
+    ``own(p)`` options, ``--original``/``--perturbed`` and the options of
+    :func:`.options.add_measuring_options` (``measured``, ``backend``, ``backend_help``)."""
+    p = table_subcommand(subparsers, name, run, **texts)
+    add_measured_qi_option(p)
+    own(p)
+    add_original_options(p)
+    add_measuring_options(p, measured, backend, backend_help)
+    return p
+
+
+def measure_input(args, qids: list[str], hierarchies: dict[str, str], columns: list[str],
+                  streamed, whole, *, streamable: bool = True, extra: tuple = ()):
+    """``(plan, result, perturbation)`` of ``check`` or ``risk``: ``streamed(chunks,
+    weight_column)`` of INPUT's ``columns`` in chunks or on Dask (:func:`measure_streamed`)
+    when ``--dask`` or :func:`chunk_rows_for` say so, and ``streamable`` (nor --population nor
+    --perturbed); else ``whole(data, population)`` of INPUT read whole (``columns``, the
+    --perturbed ones and ``extra``), its values checked against the hierarchies, with the
+    measures of the --perturbed columns (None without)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..backend import get_backend
+
+    perturbed = perturbed_columns(args)
+    chunk_rows = chunk_rows_for(args) if streamable and args.population is None \
+        and not perturbed else None
+    if args.dask or chunk_rows is not None:  # memory follows the classes, not the rows
+        return (*measure_streamed(args, columns, hierarchies, chunk_rows, streamed), None)
+    plan, data, population = read_measured(
+        args, list(dict.fromkeys([*columns, *perturbed, *extra])), qids,
+        [*hierarchies.values(), *([args.original] if perturbed else [])])
+    check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
+    result = whole(data, population)
+    perturbation = perturbation_measures_of(args, data, get_backend(args.backend)) \
+        if perturbed else None
+    return plan, result, perturbation
 
 
 def measure_streamed(args, columns: list[str], hierarchies: dict[str, str],

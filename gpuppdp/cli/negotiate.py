@@ -33,10 +33,13 @@ import sys
 from .choices import BACKENDS
 from .common import _numbers
 from .options import (
-    add_encoding_option,
+    add_hierarchy_qi_options,
     add_json_option,
     add_prior_option,
+    bound,
+    qi_names,
     read_prior,
+    table_subcommand,
     unassigned_error,
 )
 
@@ -62,46 +65,16 @@ def _pair(option: str, names: str):
     return parse
 
 
-def _bound(option: str):
-    """Parser of one finite number >= 0."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = float("nan")
-        if not 0 <= value < float("inf"):
-            raise argparse.ArgumentTypeError(f"{option} must be a finite number >= 0, got "
-                                             f"{text!r}")
-        return value
-
-    return parse
-
-
-def _qi(text: str) -> tuple[str, str]:
-    name, sep, path = text.partition("=")
-    if not sep or not name.strip() or not path:
-        raise argparse.ArgumentTypeError(
-            f"quasi-identifier {text!r} needs a hierarchy: --qi COLUMN=HIERARCHY.csv")
-    return name.strip(), path
-
-
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``negotiate`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
-        "negotiate", help="negotiate a generalization policy between data owner and user "
-        "(UBNB-PPDD)",
+    p = table_subcommand(
+        subparsers, "negotiate", run_negotiate,
+        help="negotiate a generalization policy between data owner and user (UBNB-PPDD)",
         description="Evaluate every generalization policy (lattice node) of INPUT, keep those "
                     "meeting the (epsilon, alpha) privacy-loss constraint, and play the data "
                     "user's --pattern offers against the owner's flat- or variable-rate "
                     "protocol; write the rounds and the deal.")
-    p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
-    p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
-    add_encoding_option(p)
-    p.add_argument("--qi", action="append", required=True, type=_qi,
-                   metavar="COL=HIERARCHY.csv",
-                   help="quasi-identifier and its ARX hierarchy (repeatable)")
-    p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
-    p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive column")
+    add_hierarchy_qi_options(p)
     p.add_argument("--privacy-loss", required=True, metavar="EPS,ALPHA",
                    type=_pair("--privacy-loss", "EPS,ALPHA"),
                    help="the owner's privacy constraint: distribution and entropy (bits) "
@@ -110,10 +83,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--basis", choices=BASES, default="class",
                    help="privacy constraint on every class (default) or on the release's "
                    "mean over records")
-    p.add_argument("--delta", type=_bound("--delta"), default=None, metavar="D",
+    p.add_argument("--delta", type=bound("--delta"), default=None, metavar="D",
                    help="the owner's utility threshold on the distribution utility loss (the "
                    "thesis's delta)")
-    p.add_argument("--gamma", type=_bound("--gamma"), default=None, metavar="G",
+    p.add_argument("--gamma", type=bound("--gamma"), default=None, metavar="G",
                    help="the owner's utility threshold on the entropy utility loss, bits (the "
                    "thesis's gamma)")
     p.add_argument("--utility-loss", default=None, metavar="DIST,ENT",
@@ -150,7 +123,6 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the release's row permutation (default: OS entropy)")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
-    p.set_defaults(func=run_negotiate)
     return p
 
 
@@ -163,10 +135,7 @@ def run_negotiate(args: argparse.Namespace) -> int:
     from ..hierarchy import Hierarchy
     from ..io import TABLE_SUFFIXES, OutputPlan, read_table, table_columns, table_delimiter
 
-    names = [n for n, _ in args.qi]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise InputError(f"--qi: column given twice: {', '.join(dup)}")
+    names = qi_names(args)
     if args.objective == "variable" and args.profit is None:
         raise InputError("--objective variable needs --profit linear:MAX,SLOPE")
     patterns = [parse_pattern(text) for text in args.pattern]

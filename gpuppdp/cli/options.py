@@ -1,21 +1,29 @@
 """The options the subcommands share and their argument types: ``--qi`` of ``check`` and
-``risk``, ``--chunk-rows``, ``--dask``, ``--json``, ``--prior`` (and its file's reader), the
-run options (``--metric``, ``--search``, ``--backend``, ...) and a subcommand reading one
-table (:func:`table_subcommand`).  Imports only the standard library, so that building the
-parser (``gpuppdp --help``) loads no NumPy or pandas."""
+``risk`` and of ``negotiate`` and ``tradeoff``, ``--chunk-rows``, ``--dask``, ``--json``,
+``--prior`` (and its file's reader), the run options (``--metric``, ``--search``,
+``--backend``, ...), a subcommand reading one table (:func:`table_subcommand`) and the options
+of a differentially private release (its target, the privacy ledger, ``--seed``) with their
+checks and printed lines.  Imports only the standard library, so that building the parser
+(``gpuppdp --help``) loads no NumPy or pandas."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import math
+import os
+import sys
 
 from .choices import BACKENDS, METRICS, PREFERENCES, SEARCHES
 
 __all__ = ["add_measured_qi_option", "add_chunk_option", "add_dask_option",
            "add_measuring_options", "add_json_option", "add_prior_option", "read_prior",
            "table_subcommand", "add_run_options", "add_encoding_option", "encoding_of",
-           "unassigned_error"]
+           "unassigned_error", "add_hierarchy_qi_options", "qi_names", "bound",
+           "add_privacy_target_options", "add_ledger_options", "add_seed_options",
+           "check_ledger_options", "open_ledger", "ledger_record", "epsilon_at", "print_budget",
+           "print_seed"]
 
 
 def _fraction(text: str) -> float:
@@ -66,10 +74,25 @@ def _gs_factor(text: str) -> float:
 
 def _qi_spec(text: str) -> tuple[str, str]:
     name, sep, path = text.partition("=")
-    if not sep or not name or not path:
+    if not sep or not name.strip() or not path:
         raise argparse.ArgumentTypeError(
             f"quasi-identifier {text!r} needs a hierarchy: --qi COLUMN=HIERARCHY.csv")
-    return name, path
+    return name.strip(), path
+
+
+def bound(option: str):
+    """Parser of ``option``'s one finite number >= 0."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0 <= value < float("inf"):
+            raise argparse.ArgumentTypeError(f"{option} must be a finite number >= 0, got "
+                                             f"{text!r}")
+        return value
+
+    return parse
 
 
 def _qi_columns(text: str) -> list[tuple[str, str | None]]:
@@ -97,7 +120,32 @@ def add_measured_qi_option(p: argparse.ArgumentParser) -> None:
                    "repeatable), each optionally with its hierarchy as in anonymize (then "
                    "every value of the column must be a label of the hierarchy, at any "
                    "level)")
+    _add_hierarchy_sep_option(p)
+
+
+def _add_hierarchy_sep_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
+
+
+def add_hierarchy_qi_options(p: argparse.ArgumentParser) -> None:
+    """``--qi COL=HIERARCHY.csv`` (repeatable, each with its hierarchy), ``--hierarchy-sep``
+    and ``--sensitive COL`` of ``negotiate`` and ``tradeoff`` (see :func:`qi_names`)."""
+    p.add_argument("--qi", action="append", required=True, type=_qi_spec,
+                   metavar="COL=HIERARCHY.csv",
+                   help="quasi-identifier and its ARX hierarchy (repeatable)")
+    _add_hierarchy_sep_option(p)
+    p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive column")
+
+
+def qi_names(args) -> list[str]:
+    """The columns of :func:`add_hierarchy_qi_options`'s ``--qi`` options, none given twice."""
+    from ..errors import InputError  # deferred: keeps gpuppdp --help fast
+
+    names = [n for n, _ in args.qi]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"--qi: column given twice: {', '.join(dup)}")
+    return names
 
 
 def add_encoding_option(p: argparse.ArgumentParser, what: str = "INPUT") -> None:
@@ -259,3 +307,120 @@ def add_run_options(p: argparse.ArgumentParser,
                    help="seed of the release's row permutation (default: OS entropy)")
     p.add_argument("--json", metavar="OUT.json", help=json_help)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+# -- a differentially private release: dp-histogram, dp-query and synthesize ----------------
+
+def add_privacy_target_options(p: argparse.ArgumentParser, *, epsilon: str, delta: str,
+                               rho: str) -> None:
+    """``--epsilon E``, ``--delta D`` and ``--rho R``, the privacy target of a release; their
+    help texts are the command's (what they mean depends on its mechanisms)."""
+    for flag, metavar, text in (("--epsilon", "E", epsilon), ("--delta", "D", delta),
+                                ("--rho", "R", rho)):
+        p.add_argument(flag, type=float, default=None, metavar=metavar, help=text)
+
+
+def add_ledger_options(p: argparse.ArgumentParser) -> None:
+    """``--budget-file LEDGER.json``, ``--budget EPS``, ``--budget-delta D`` and
+    ``--new-ledger``: the privacy ledger shared by every run (:func:`open_ledger`)."""
+    p.add_argument("--budget-file", default=None, metavar="LEDGER.json",
+                   help="JSON ledger of the privacy budget shared by every run: the release "
+                        "is refused if it would overspend it, and recorded in it")
+    p.add_argument("--budget", type=float, default=None, metavar="EPS",
+                   help="total epsilon of a new --budget-file (an existing ledger keeps its "
+                        "own, and a different value is refused)")
+    p.add_argument("--budget-delta", type=float, default=None, metavar="D",
+                   help="total delta of a new --budget-file (needed by the Gaussian "
+                        "mechanisms, whose zCDP spends are converted at it)")
+    p.add_argument("--new-ledger", action="store_true",
+                   help="start --budget-file with --budget if it does not exist (without it, "
+                        "--budget alone starts it with a note on the terminal, and a missing "
+                        "ledger without --budget is an error: a deleted ledger never starts "
+                        "afresh unnoticed)")
+
+
+def add_seed_options(p: argparse.ArgumentParser, recovered: str | None = None) -> None:
+    """``--seed N`` and ``--insecure-seed``: reproducible noise, refused without the latter
+    (:func:`check_ledger_options`); ``recovered``, what anyone with the seed recovers."""
+    why = "" if recovered is None else f" (anyone with the seed recovers {recovered})"
+    p.add_argument("--seed", type=int, default=None, metavar="N",
+                   help=f"reproducible noise for testing: NOT private{why}; needs "
+                        "--insecure-seed")
+    p.add_argument("--insecure-seed", action="store_true",
+                   help="accept --seed for this release, knowing that it is not private")
+
+
+def check_ledger_options(args, released: str, recovered: str | None = None) -> None:
+    """The refusals of :func:`add_ledger_options` and :func:`add_seed_options` that depend only
+    on the command line (before the ledger or the data are read); ``released`` names the
+    release in the messages."""
+    from ..errors import InputError  # deferred: keeps gpuppdp --help fast
+
+    if args.budget_delta is not None and args.budget is None:
+        raise InputError("--budget-delta needs --budget (the new ledger's total epsilon)")
+    if args.seed is not None and not args.insecure_seed:
+        why = "" if recovered is None else f" ({recovered} can be recovered exactly)"
+        raise InputError(f"--seed makes the noise reproducible by anyone who knows the "
+                         f"seed{why}, so {released} is NOT private; add --insecure-seed to "
+                         "accept that (tests and experiments only)")
+    if args.insecure_seed and args.seed is None:
+        raise InputError("--insecure-seed needs --seed")
+    if args.budget is not None and args.budget_file is None:
+        raise InputError("--budget needs --budget-file (the ledger it starts)")
+    if args.new_ledger and (args.budget_file is None or args.budget is None):
+        raise InputError("--new-ledger needs --budget-file and --budget (the ledger to start "
+                         "and its total epsilon)")
+    if args.budget_file is not None and os.path.realpath(args.budget_file) in {
+            os.path.realpath(path) for path in (args.input, args.output) if path is not None}:
+        raise InputError(f"--budget-file {args.budget_file} is the input or the output")
+
+
+def open_ledger(args):
+    """The ledger of ``--budget-file``: a context giving its
+    :class:`~gpuppdp.dp.accountant.BudgetAccountant` (None without ``--budget-file``); a
+    ledger that ``--budget`` alone starts (no ``--new-ledger``) is said on the terminal."""
+    from ..dp.accountant import BudgetAccountant  # deferred: keeps gpuppdp --help fast
+
+    if args.budget_file is None:
+        return contextlib.nullcontext()
+    if args.budget is not None and not args.new_ledger and not os.path.exists(args.budget_file):
+        print(f"gpuppdp: note: no ledger at {args.budget_file}: starting a new one with a "
+              f"budget of {args.budget:g} (--new-ledger says so and silences this line)",
+              file=sys.stderr)
+    return BudgetAccountant.open_ledger(args.budget_file, epsilon=args.budget,
+                                        delta=args.budget_delta,
+                                        create=args.new_ledger or args.budget is not None)
+
+
+def ledger_record(args, accountant) -> dict | None:
+    """The ``ledger`` of a release's ``--json``: the file, the release's entry, the budget and
+    what is spent (None without ``--budget-file``)."""
+    if accountant is None:
+        return None
+    eps, delta, how = accountant.composition
+    return {"file": os.path.realpath(args.budget_file),
+            "entry": accountant.ledger[-1].to_json(),
+            "budget": {"epsilon": accountant.total, "delta": accountant.total_delta,
+                       "neighbouring": accountant.neighbouring.value},
+            "spent": {"epsilon": eps, "delta": delta, "accounting": how}}
+
+
+def epsilon_at(privacy: dict) -> str:
+    """``"; (epsilon, delta) = (E, D)"`` of a zCDP release's record (empty without epsilon)."""
+    if privacy["epsilon"] is None:
+        return ""
+    return f"; (epsilon, delta) = ({privacy['epsilon']:.6g}, {privacy['delta']:.3g})"
+
+
+def print_budget(args, accountant) -> None:
+    """The printed line of the ledger after a release (none without ``--budget-file``)."""
+    if accountant is not None:
+        eps, delta, how = accountant.composition
+        print(f"budget {args.budget_file}: epsilon {eps:g} of {accountant.total:g} spent, "
+              f"{accountant.remaining:g} remaining ({how} composition, delta {delta:.3g})")
+
+
+def print_seed(seed) -> None:
+    """The printed line of a ``--seed`` release (none without a seed)."""
+    if seed is not None:
+        print(f"seed: {seed} (--insecure-seed: the noise is reproducible, NOT private)")

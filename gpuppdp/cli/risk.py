@@ -15,10 +15,8 @@ from __future__ import annotations
 import argparse
 import math
 
-from .measure import (add_original_options, check_hierarchy_values, chunk_rows_for,
-                      dask_refusals, measure_streamed, measured_qids, perturbation_line,
-                      perturbation_measures_of, perturbed_columns, read_measured)
-from .options import add_measured_qi_option, add_measuring_options, table_subcommand
+from .measure import (dask_refusals, measure_input, measured_qids, measuring_subcommand,
+                      perturbation_line)
 from .progress import ProgressBar, compile_notice
 
 __all__ = ["register", "run_risk", "format_report"]
@@ -26,8 +24,10 @@ __all__ = ["register", "run_risk", "format_report"]
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``risk`` subcommand to an ``argparse`` subparsers object."""
-    p = table_subcommand(
-        subparsers, "risk", run_risk,
+    return measuring_subcommand(
+        subparsers, "risk", run_risk, _add_risk_options,
+        measured="its distinct QID combinations", backend="cpu",
+        backend_help="where the arrays are computed (default cpu)",
         population="population table containing INPUT's records (same QID columns and "
                    "representation): journalist and marketer risk against it",
         json="also write the full report (every QID subset) as JSON",
@@ -36,7 +36,10 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "population uniqueness (Pitman, Zayatz, SNB, Dankar's rule; needs "
                     "--population-size) and the distinction/separation of every QID subset, "
                     "computed from the equivalence classes of the --qi columns.")
-    add_measured_qi_option(p)
+
+
+def _add_risk_options(p) -> None:
+    """``risk``'s own options: the population, survey weights, SUDA2, the summary's size."""
     p.add_argument("--population-size", type=float, default=None, metavar="N",
                    help="size of the population the table was sampled from (enables the "
                         "population uniqueness estimates)")
@@ -52,10 +55,6 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=10, metavar="K",
                    help="QID subsets shown in the summary (most distinguishing first; "
                         "default 10, 0: none)")
-    add_original_options(p)
-    add_measuring_options(p, "its distinct QID combinations", "cpu",
-                          "where the arrays are computed (default cpu)")
-    return p
 
 
 def _population(value):
@@ -169,28 +168,19 @@ def run_risk(args: argparse.Namespace) -> int:
     dask_refusals(args)
     if get_backend(args.backend).kernels == "cpu":
         compile_notice(args, kernels.risk_kernels(), seconds="about 15 s")
-    perturbed = perturbed_columns(args)
-    chunk_rows = chunk_rows_for(args) if args.population is None and not perturbed \
-        and not in_memory else None
-    if args.dask or chunk_rows is not None:  # memory follows the classes, not the rows
-        plan, rep = measure_streamed(args, qids, hierarchies, chunk_rows, lambda chunks, w: (
-            risk_report_chunks(chunks, qids, population_size=population,
-                               backend=get_backend(args.backend), weight_column=w,
-                               progress=bar)))
-    else:
-        weights = [] if args.sampling_weights is None else [args.sampling_weights]
-        plan, data, table = read_measured(
-            args, list(dict.fromkeys(qids + perturbed + weights)), qids,
-            [*hierarchies.values(), *([args.original] if perturbed else [])])
-        check_hierarchy_values(data, hierarchies, args.hierarchy_sep)
-        rep = risk_report(data, qids, population_size=population,
-                          backend=get_backend(args.backend), population=table,
-                          sampling_weights=args.sampling_weights,
-                          suda2=args.suda2,
-                          progress=bar)
-        if perturbed:
-            rep["perturbation"] = perturbation_measures_of(args, data,
-                                                           get_backend(args.backend))
+    backend = get_backend(args.backend)
+    plan, rep, perturbation = measure_input(
+        args, qids, hierarchies, qids,
+        lambda chunks, w: risk_report_chunks(chunks, qids, population_size=population,
+                                             backend=backend, weight_column=w, progress=bar),
+        lambda data, table: risk_report(data, qids, population_size=population,
+                                        backend=backend, population=table,
+                                        sampling_weights=args.sampling_weights,
+                                        suda2=args.suda2, progress=bar),
+        streamable=not in_memory,
+        extra=() if args.sampling_weights is None else (args.sampling_weights,))
+    if perturbation is not None:
+        rep["perturbation"] = perturbation
     print(format_report(rep, args.top))
     with plan.writing() as out:
         out.write_json("--json", rep, indent=1)

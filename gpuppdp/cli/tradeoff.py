@@ -23,33 +23,27 @@ from __future__ import annotations
 import argparse
 
 from .choices import BACKENDS
-from .negotiate import _bound, _qi
-from .options import add_encoding_option, add_json_option, add_prior_option, read_prior
+from .options import (add_hierarchy_qi_options, add_json_option, add_prior_option, bound,
+                      qi_names, read_prior, table_subcommand)
 
 __all__ = ["register", "run_tradeoff"]
 
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``tradeoff`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
-        "tradeoff", help="the utility-privacy trade-off: the optimal published distribution "
-        "and the node steered toward it",
+    p = table_subcommand(
+        subparsers, "tradeoff", run_tradeoff,
+        help="the utility-privacy trade-off: the optimal published distribution and the node "
+             "steered toward it",
         description="Solve the three optimizations of the utility-privacy trade-off over the "
                     "published distribution of the sensitive attribute and find the lattice "
                     "node whose classes publish distributions nearest to the answer.")
-    p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
-    p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
-    add_encoding_option(p)
-    p.add_argument("--qi", action="append", required=True, type=_qi,
-                   metavar="COL=HIERARCHY.csv",
-                   help="quasi-identifier and its ARX hierarchy (repeatable)")
-    p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
-    p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive column")
+    add_hierarchy_qi_options(p)
     for flag, what in (("--epsilon", "distribution privacy loss"),
                        ("--alpha", "entropy privacy loss (bits)"),
                        ("--delta", "distribution utility loss (the thesis's delta)"),
                        ("--gamma", "entropy utility loss, bits (the thesis's gamma)")):
-        p.add_argument(flag, type=_bound(flag), default=None, help=f"bound on the {what}")
+        p.add_argument(flag, type=bound(flag), default=None, help=f"bound on the {what}")
     add_prior_option(p)
     p.add_argument("--reference", choices=("record", "original-class"), default="record",
                    help="utility losses against each record's own value (default) or the "
@@ -64,7 +58,6 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-steer", action="store_true", help="solve only; evaluate no lattice")
     add_json_option(p, "the answers and the steered node")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
-    p.set_defaults(func=run_tradeoff)
     return p
 
 
@@ -81,15 +74,12 @@ def run_tradeoff(args: argparse.Namespace) -> int:
     # deferred: keeps `gpuppdp --help` fast
     import numpy as np
 
-    from ..errors import InputError
     from ..hierarchy import Hierarchy
     from ..io import OutputPlan, read_table
     from ..models import KAnonymity
     from ..tradeoff import Solution, feasible_region, min_privacy_loss, min_utility_loss, steer
 
-    names = [n for n, _ in args.qi]
-    if len(set(names)) != len(names):
-        raise InputError(f"--qi: a column is given twice: {', '.join(names)}")
+    names = qi_names(args)
     plan = OutputPlan([args.input, args.prior, *(p for _, p in args.qi)]).add(
         "--json", args.json, (".json",))
     hierarchies = {n: Hierarchy.from_csv(path, name=n, sep=args.hierarchy_sep)
