@@ -69,7 +69,7 @@ def _pass_source(w: int) -> str:
 def _compiled_pass(w: int):
     """``_pass{w}`` compiled, inlined into :func:`_one_node` in Numba's IR (``inline='always'``:
     compiled once there instead of once on its own and again where inlined)."""
-    namespace = {"np": np}
+    namespace = {"__name__": __name__, "np": np}
     exec(compile(_pass_source(w), f"<segsum._pass{w}>", "exec"), namespace)  # noqa: S102
     return njit(inline="always")(namespace[f"_pass{w}"])
 
