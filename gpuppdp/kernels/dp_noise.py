@@ -465,14 +465,15 @@ def _run_lanes(kernel, units: int, per_task: int, *args) -> None:
 
 # --- CUDA kernels -----------------------------------------------------------------------------
 #
-# The same Python source as the device functions above, compiled again with
-# ``cuda.jit(device=True)``: each function's code object is re-bound to a namespace in which the
-# names of the other device functions refer to their CUDA forms (under Numba's simulator these
+# The same Python source as the device functions above and ChaCha20's of :mod:`.chacha`,
+# compiled again with ``cuda.jit(device=True)``: each function's code object is re-bound to a
+# namespace in which the names of the other device functions refer to their CUDA forms, and
+# the rounds' 32-bit operations to :data:`.chacha.PORTABLE` (under Numba's simulator these
 # run as Python, on the simulator's arrays).  The kernels below are compiled in that namespace.
 
 _DEVICE_FUNCTIONS = ("first_compare", "resolve_tie", "_tie", "noise_group", "round_half_even",
                      "add_int_group", "add_grid_group", "words_group", "bernoulli_group")
-#: the keystream's, compiled in this namespace too (on :data:`.chacha.PORTABLE`'s operations)
+#: ChaCha20's, from :mod:`.chacha`
 _CHACHA_FUNCTIONS = ("_quarter", "_double_round", "_rounds", "chacha20_block", "block_into",
                      "block_at")
 
