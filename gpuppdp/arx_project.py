@@ -58,27 +58,31 @@ ARX_METRICS = {
 
 _NUM = r"([-+0-9.eE]+|NaN|Infinity)"
 _ATTR = r" for attribute '(.*)'$"
+
+
+def _criterion(text: str, option: str, kind: str = "", whole: tuple[int, ...] = ()):
+    """A row of :data:`_CRITERIA` for a model of one attribute: ARX's ``toString()`` ``text``
+    (``#`` where a number stands; `` for attribute '...'`` follows), the command-line option
+    and its value from the match, ``kind:numbers@attribute`` (the numbers at the positions
+    ``whole`` as ints: :func:`_int`)."""
+    def value(m: re.Match) -> str:
+        *numbers, attribute = m.groups()
+        written = ",".join(_int(v) if i in whole else v for i, v in enumerate(numbers))
+        return (f"{kind}:" if kind else "") + f"{written}@{attribute}"
+    return re.compile("^" + text.replace("#", _NUM) + _ATTR), option, value
+
+
 #: ARX criteria (``toString()``) -> (command-line option, its value from the match)
 _CRITERIA = [
     (re.compile(r"^(\d+)-anonymity$"), "--k", lambda m: m[1]),
-    (re.compile(rf"^distinct-{_NUM}-diversity{_ATTR}"), "--l-diversity",
-     lambda m: f"distinct:{_int(m[1])}@{m[2]}"),
-    (re.compile(rf"^shannon-entropy-{_NUM}-diversity{_ATTR}"), "--l-diversity",
-     lambda m: f"entropy:{m[1]}@{m[2]}"),
-    (re.compile(rf"^recursive-\({_NUM},{_NUM}\)-diversity{_ATTR}"), "--l-diversity",
-     lambda m: f"recursive:{m[1]},{_int(m[2])}@{m[3]}"),
-    (re.compile(rf"^{_NUM}-closeness with equal ground-distance{_ATTR}"), "--t-closeness",
-     lambda m: f"equal:{m[1]}@{m[2]}"),
-    (re.compile(rf"^{_NUM}-closeness with ordered distance{_ATTR}"), "--t-closeness",
-     lambda m: f"ordered:{m[1]}@{m[2]}"),
-    (re.compile(rf"^{_NUM}-closeness with hierarchical ground-distance{_ATTR}"),
-     "--t-closeness", lambda m: f"hierarchical:{m[1]}@{m[2]}"),
-    (re.compile(rf"^{_NUM}-disclosure privacy{_ATTR}"), "--delta-disclosure",
-     lambda m: f"{m[1]}@{m[2]}"),
-    (re.compile(rf"^basic-{_NUM}-likeness{_ATTR}"), "--beta-likeness",
-     lambda m: f"basic:{m[1]}@{m[2]}"),
-    (re.compile(rf"^enhanced-{_NUM}-likeness{_ATTR}"), "--beta-likeness",
-     lambda m: f"enhanced:{m[1]}@{m[2]}"),
+    _criterion("distinct-#-diversity", "--l-diversity", "distinct", whole=(0,)),
+    _criterion("shannon-entropy-#-diversity", "--l-diversity", "entropy"),
+    _criterion(r"recursive-\(#,#\)-diversity", "--l-diversity", "recursive", whole=(1,)),
+    *(_criterion(f"#-closeness with {distance}", "--t-closeness", kind)
+      for distance, kind in (("equal ground-distance", "equal"), ("ordered distance", "ordered"),
+                             ("hierarchical ground-distance", "hierarchical"))),
+    _criterion("#-disclosure privacy", "--delta-disclosure"),
+    *(_criterion(f"{kind}-#-likeness", "--beta-likeness", kind) for kind in ("basic", "enhanced")),
 ]
 
 _ROLES = {"QUASI_IDENTIFYING_ATTRIBUTE": "qi", "SENSITIVE_ATTRIBUTE": "sensitive",

@@ -280,21 +280,23 @@ def _bound_persons(persons: pd.Series, valid: np.ndarray, m: int,
     return keep
 
 
-def _persons(data: pd.DataFrame, cols: list[str], person, max_rows_per_person):
-    """``(column, M)`` of the contribution bound, or ``(None, 1)``: rows are persons."""
+def _persons(data: pd.DataFrame, cols: list[str], person, bound, *,
+             name: str = "max_rows_per_person",
+             role: str = "a grouping column: a table by it") -> tuple[str | None, int]:
+    """``(column, M)`` of the contribution bound ``bound`` (the parameter ``name``, default 1),
+    or ``(None, 1)``: rows are persons.  The person column may not be one of ``cols`` (it
+    would be ``role``)."""
     if person is None:
-        if max_rows_per_person is not None:
-            raise InputError("max_rows_per_person needs person= (the column that names the "
-                             "person each row belongs to)")
+        if bound is not None:
+            raise InputError(f"{name} needs person= (the column that names the person each row "
+                             "belongs to)")
         return None, 1
     if not isinstance(person, str) or person not in data.columns:
         raise InputError(f"person column {person!r} not in the data")
     if person in cols:
-        raise InputError(f"person column {person!r} cannot be a grouping column: a table by "
-                         "it would publish who is in the data")
-    m = check_int("max_rows_per_person", 1 if max_rows_per_person is None
-                  else max_rows_per_person, 1)
-    return person, m
+        raise InputError(f"person column {person!r} cannot be {role} would publish who is in "
+                         "the data")
+    return person, check_int(name, 1 if bound is None else bound, 1)
 
 
 def _unit(person, m: int) -> str:

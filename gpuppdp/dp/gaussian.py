@@ -66,11 +66,11 @@ from ..validation import check_epsilon, check_number, check_positive
 from .accounting import MIN_ORDER, approx_to_zcdp, zcdp_to_approx
 from .coins import EXP_ERROR, MAX_GAMMA, bernoulli_exp
 from .mechanisms import (
-    _MAX_GRID_UNITS,
     DiscreteLaplaceSampler,
-    NoiseRangeError,
+    _check_coordinates,
     _check_int_range,
-    _on_backend,
+    _grid_granularity,
+    _GridNoise,
     _sampler,
 )
 from ..kernels import dp_gaussian
@@ -82,7 +82,6 @@ __all__ = ["DiscreteGaussianSampler", "discrete_gaussian_noise", "discrete_gauss
 _U = 2.0**-53
 _MAX_SIGMA = 2.0**38  # noise stays below 40 σ < 2**44: exact in float64 and int64
 _MAX_TRUNC_DELTA = 1e-100  # a calibration whose support costs more δ is refused
-_DEFAULT_GRID_STEPS = 4096  # as the Laplace mechanism: g <= Δ / 4096
 _SLACK_ORDERS = 2.0 + 1.0 / (MIN_ORDER - 1.0)  # 2 + 1/(α - 1) at the smallest order: 66
 
 
@@ -351,19 +350,16 @@ def _calibrate(epsilon: float, delta: float, l2: float, shift: int, coordinates:
                      f"delta={delta:g}")  # pragma: no cover - σ doubles within 20 steps
 
 
-class _GaussianBase:
+class _GaussianBase(_GridNoise):
     """Discrete Gaussian noise in grid steps (shared by both mechanisms)."""
 
-    name = ""
+    _sampler: DiscreteGaussianSampler
     epsilon: float | None = None  # the (ε, δ) target, when calibrated from one
     delta: float | None = None
 
     def _setup(self, grid_sigma: float, sensitivity: float, granularity: float,
                l2_steps: float, shift_steps: int, coordinates: int) -> None:
-        self.sensitivity = sensitivity
-        self.granularity = granularity
-        self.coordinates = coordinates
-        self.grid_sensitivity = l2_steps  # L2 sensitivity in grid steps
+        self._set_grid(sensitivity, granularity, l2_steps, coordinates)  # L2, in grid steps
         self._shift = shift_steps  # the largest move of one coordinate, in steps
         self.grid_sigma = _check_sigma(grid_sigma)
         self._sampler = _gaussian_sampler(self.grid_sigma**2)
@@ -373,10 +369,6 @@ class _GaussianBase:
                 f"sigma={self.sigma:g} is too small for sensitivity {sensitivity:g}: the "
                 f"sampler's support would cost delta={self.delta_trunc:.3g}; use a larger "
                 "sigma (or smaller rho / larger delta)")
-
-    @property
-    def sampler(self) -> DiscreteGaussianSampler:
-        return self._sampler
 
     @property
     def sigma(self) -> float:
@@ -491,13 +483,6 @@ def _check_one_target(epsilon, delta, rho, sigma) -> None:
                          f"sigma={sigma!r}")
 
 
-def _check_coordinates(coordinates) -> int:
-    if (isinstance(coordinates, bool) or not isinstance(coordinates, numbers.Integral)
-            or coordinates < 1):
-        raise InputError(f"coordinates must be an integer >= 1, got {coordinates!r}")
-    return int(coordinates)
-
-
 class GaussianMechanism(_GaussianBase):
     """The Gaussian mechanism on the grid ``g·ℤ``: ``g (round(f(D)/g) + N_Z(0, (σ/g)²))``.
 
@@ -542,12 +527,7 @@ class GaussianMechanism(_GaussianBase):
         sens = check_positive("sensitivity", sensitivity)
         coordinates = _check_coordinates(coordinates)
         _check_one_target(epsilon, delta, rho, sigma)
-        if granularity is None:
-            granularity = math.ldexp(1.0, math.frexp(sens / _DEFAULT_GRID_STEPS)[1] - 1)
-        else:
-            granularity = check_positive("granularity", granularity)
-            if math.frexp(granularity)[0] != 0.5:
-                raise InputError(f"granularity must be a power of two, got {granularity!r}")
+        granularity = _grid_granularity(granularity, sens)
         shift = math.floor(sens / granularity) + 1
         l2 = float(shift) if coordinates == 1 else sens / granularity + math.sqrt(coordinates)
         if sigma is not None:
@@ -561,22 +541,10 @@ class GaussianMechanism(_GaussianBase):
         :attr:`granularity` on ``random.backend`` (``|value| <= 2**52 · granularity``;
         NaN or inf refused)."""
         source = random if random is not None else default_source()
-        scalar = isinstance(value, numbers.Real)
-        backend, xp = source.backend, source.backend.xp
-        shaped = _on_backend(value, source, np.float64)
-        x = shaped.reshape(-1)
-        if x.shape[0]:
-            largest = backend.scalar(xp.max(xp.abs(x)))
-            if not math.isfinite(largest):
-                raise InputError("query values must be finite (got NaN or inf)")
-            if largest / self.granularity > _MAX_GRID_UNITS:
-                raise NoiseRangeError(
-                    "a query value is out of the Gaussian mechanism's exact range (the value "
-                    "is not shown: it may be private): |value| must be <= 2**52 * "
-                    f"granularity = {_MAX_GRID_UNITS * self.granularity:g}; pass a coarser "
-                    "granularity")
+        shaped, x = self._on_grid(value, source)
+        xp = source.backend.xp
         steps = xp.rint(x / self.granularity) + _draw(source, x.shape[0],
                                                       self._sampler).astype(xp.float64)
         out = (steps * self.granularity).reshape(shaped.shape)
-        return backend.scalar(out) if scalar else out
+        return source.backend.scalar(out) if isinstance(value, numbers.Real) else out
 

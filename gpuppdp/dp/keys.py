@@ -47,7 +47,7 @@ import pandas as pd
 from ..errors import InputError
 from ..validation import check_int, check_number
 from .accountant import BudgetAccountant
-from .cells import _bound_persons, _check_source, _columns
+from .cells import _bound_persons, _check_source, _columns, _persons
 from .gaussian import DiscreteGaussianMechanism, _normalizer
 from .mechanisms import GeometricMechanism
 from .queries import gaussian_tail_bound
@@ -168,19 +168,8 @@ def dp_key_counts(data: pd.DataFrame, by: str | Sequence[str], *, delta: float,
     (['a'], 15)
     """
     cols = _columns(data, by)
-    if person is None:
-        if max_keys_per_person is not None:
-            raise InputError("max_keys_per_person needs person= (the column that names the "
-                             "person each row belongs to)")
-        k = 1
-    else:
-        if not isinstance(person, str) or person not in data.columns:
-            raise InputError(f"person column {person!r} not in the data")
-        if person in cols:
-            raise InputError(f"person column {person!r} cannot be a key column: its keys "
-                             "would publish who is in the data")
-        k = check_int("max_keys_per_person", 1 if max_keys_per_person is None
-                      else max_keys_per_person, 1)
+    person, k = _persons(data, cols, person, max_keys_per_person, name="max_keys_per_person",
+                         role="a key column: its keys")
     charge = key_charge(mechanism, delta=delta, epsilon=epsilon, rho=rho,
                         max_keys_per_person=k)
     mech = _key_mechanism(mechanism, epsilon, rho, k)

@@ -84,6 +84,7 @@ import math
 import numbers
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 
@@ -248,18 +249,76 @@ def discrete_laplace_noise(shape, *, scale: float, random: RandomSource | None =
     return source.discrete_noise(None, n, sampler.tables).reshape(shape)
 
 
-class _GridMechanism:
-    """Additive discrete-Laplace noise on the grid ``granularity * ℤ`` (shared machinery)."""
+def _check_coordinates(coordinates) -> int:
+    """The number of coordinates one person changes, an integer >= 1."""
+    if (isinstance(coordinates, bool) or not isinstance(coordinates, numbers.Integral)
+            or coordinates < 1):
+        raise InputError(f"coordinates must be an integer >= 1, got {coordinates!r}")
+    return int(coordinates)
+
+
+def _grid_granularity(granularity: float | None, sensitivity: float) -> float:
+    """The grid's step: ``granularity`` (a power of two), by default the largest power of two
+    <= ``sensitivity / 4096`` (``Δ/4096 = m * 2**e`` with ``0.5 <= m < 1``)."""
+    if granularity is None:
+        return math.ldexp(1.0, math.frexp(sensitivity / _DEFAULT_GRID_STEPS)[1] - 1)
+    granularity = check_positive("granularity", granularity)
+    if math.frexp(granularity)[0] != 0.5:
+        raise InputError(f"granularity must be a power of two, got {granularity!r}")
+    return granularity
+
+
+class _GridNoise:
+    """Additive noise on the grid ``granularity * ℤ``, drawn in grid steps by a sampler: the
+    base of the discrete Laplace and the discrete Gaussian mechanisms
+    (:mod:`gpuppdp.dp.gaussian`)."""
 
     name = ""
+    _sampler: Any  # DiscreteLaplaceSampler or gaussian.DiscreteGaussianSampler
 
-    def __init__(self, epsilon: float, sensitivity: float, granularity: float,
-                 grid_sensitivity: int, coordinates: int):
-        self.epsilon = epsilon
+    def _set_grid(self, sensitivity: float, granularity: float, grid_sensitivity: float,
+                  coordinates: int) -> None:
+        """The query's sensitivity, the grid, the sensitivity in grid steps and the number
+        of coordinates one person changes."""
         self.sensitivity = sensitivity
         self.granularity = granularity
         self.grid_sensitivity = grid_sensitivity
         self.coordinates = coordinates
+
+    @property
+    def sampler(self):
+        """The sampler of the noise in grid steps."""
+        return self._sampler
+
+    def _on_grid(self, value, source: RandomSource):
+        """``value`` as a float64 array on the source's backend and flattened, refused when
+        not finite or beyond ``2**52 · granularity`` (:class:`NoiseRangeError`; the message
+        states the range, never the value)."""
+        backend, xp = source.backend, source.backend.xp
+        x = _on_backend(value, source, np.float64)
+        flat = x.reshape(-1)
+        if flat.shape[0]:
+            largest = backend.scalar(xp.max(xp.abs(flat)))
+            if not math.isfinite(largest):
+                raise InputError("query values must be finite (got NaN or inf)")
+            if largest / self.granularity > _MAX_GRID_UNITS:
+                raise NoiseRangeError(
+                    f"a query value is out of the {self.name.capitalize()} mechanism's exact "
+                    "range (the value is not shown: it may be private): |value| must be <= "
+                    f"2**52 * granularity = {_MAX_GRID_UNITS * self.granularity:g} "
+                    f"(granularity {self.granularity:g}); pass a coarser granularity")
+        return x, flat
+
+
+class _GridMechanism(_GridNoise):
+    """Additive discrete-Laplace noise on the grid ``granularity * ℤ`` (shared machinery)."""
+
+    _sampler: DiscreteLaplaceSampler
+
+    def __init__(self, epsilon: float, sensitivity: float, granularity: float,
+                 grid_sensitivity: int, coordinates: int):
+        self.epsilon = epsilon
+        self._set_grid(sensitivity, granularity, grid_sensitivity, coordinates)
         self._sampler, self._delta = _calibrate(
             epsilon, grid_sensitivity, coordinates,
             f"sensitivity {sensitivity:g}" + (f", granularity {granularity:g}"
@@ -271,10 +330,6 @@ class _GridMechanism:
     def delta(self) -> float:
         """The δ of the (ε, δ) guarantee of one release (see the module docstring)."""
         return self._delta
-
-    @property
-    def sampler(self) -> DiscreteLaplaceSampler:
-        return self._sampler
 
     @property
     def scale(self) -> float:
@@ -371,21 +426,12 @@ class LaplaceMechanism(_GridMechanism):
                  coordinates: int = 1):
         epsilon = check_epsilon("epsilon", epsilon)
         sensitivity = check_positive("sensitivity", sensitivity)
-        if (isinstance(coordinates, bool) or not isinstance(coordinates, numbers.Integral)
-                or coordinates < 1):
-            raise InputError(f"coordinates must be an integer >= 1, got {coordinates!r}")
-        if granularity is None:
-            # largest power of two <= Δ/4096: Δ/4096 = m * 2**e with 0.5 <= m < 1
-            granularity = math.ldexp(1.0, math.frexp(sensitivity / _DEFAULT_GRID_STEPS)[1] - 1)
-        else:
-            granularity = check_positive("granularity", granularity)
-            if math.frexp(granularity)[0] != 0.5:
-                raise InputError(f"granularity must be a power of two, got {granularity!r}")
+        coordinates = _check_coordinates(coordinates)
+        granularity = _grid_granularity(granularity, sensitivity)
         if not math.isfinite(1.0 / granularity):
             raise InputError(f"granularity {granularity!r} is too small to scale by exactly")
         super().__init__(epsilon, sensitivity, granularity,
-                         math.floor(sensitivity / granularity) + int(coordinates),
-                         int(coordinates))
+                         math.floor(sensitivity / granularity) + coordinates, coordinates)
 
     def release(self, value, *, random: RandomSource | None = None):
         """Add noise to a real scalar or to every value of an array.
@@ -411,24 +457,9 @@ class LaplaceMechanism(_GridMechanism):
             value: a query value may be private).
         """
         source = random if random is not None else default_source()
-        scalar = isinstance(value, numbers.Real)
-        backend, xp = source.backend, source.backend.xp
-        x = _on_backend(value, source, np.float64)
-        shape = x.shape
-        flat = x.reshape(-1)
-        if flat.shape[0]:
-            largest = backend.scalar(xp.max(xp.abs(flat)))
-            if not math.isfinite(largest):
-                raise InputError("query values must be finite (got NaN or inf)")
-            if largest / self.granularity > _MAX_GRID_UNITS:
-                raise NoiseRangeError(
-                    "a query value is out of the Laplace mechanism's exact range (the value "
-                    "is not shown: it may be private): "
-                    f"|value| must be <= 2**52 * granularity = "
-                    f"{_MAX_GRID_UNITS * self.granularity:g} (granularity "
-                    f"{self.granularity:g}); pass a coarser granularity")
-        out = source.grid_noise(flat, self._sampler.tables, self.granularity).reshape(shape)
-        return backend.scalar(out) if scalar else out
+        x, flat = self._on_grid(value, source)
+        out = source.grid_noise(flat, self._sampler.tables, self.granularity).reshape(x.shape)
+        return source.backend.scalar(out) if isinstance(value, numbers.Real) else out
 
 
 def _check_int_range(value, source: RandomSource):

@@ -16,7 +16,7 @@ integer, are below ``M``.  The caller redraws the rejected values in a new round
 blocks (:mod:`gpuppdp.dp.gaussian`).
 
 The round runs as tasks on the house's thread pool (:func:`.dp_noise._run_lanes`), its
-keystream :data:`~.chacha_lanes.LANES` blocks at a time (:mod:`.chacha_lanes`).
+keystream :data:`~.chacha.LANES` blocks at a time (:mod:`.chacha`).
 
 References
 ----------
@@ -31,10 +31,9 @@ import math
 import numpy as np
 from numba import int64, njit, uint64
 
-from .chacha_lanes import fill_blocks, scratch_words, word_at
-from .dp_noise import (_SUB_GROUPS, _TASK_UNITS, EXT_FLAG, GROUP, _block_at, _host_key,
-                       _noise_group_lanes, _noise_value_ties, _run_lanes, noise_blocks,
-                       noise_rows)
+from .chacha import block_at, fill_blocks, scratch_words, word_at
+from .dp_noise import (_SUB_GROUPS, _TASK_UNITS, EXT_FLAG, GROUP, _host_key, _noise_step,
+                       _noise_task_start, _run_lanes, noise_blocks, noise_rows)
 from .dp_tables import EXT_BLOCKS, EXT_WORDS
 
 __all__ = ["gaussian_round", "gaussian_blocks"]
@@ -63,7 +62,7 @@ def _coin_slow(w0, w1, key, n0, n1, ext_index, words, ebuf, k, m):
     words[0] = w0
     words[1] = w1
     for b in range(EXT_BLOCKS):
-        _block_at(key, n0, n1 | EXT_FLAG, ext_index * EXT_BLOCKS + b, ebuf, 16 * b)
+        block_at(key, n0, n1 | EXT_FLAG, ext_index * EXT_BLOCKS + b, ebuf, 16 * b)
     for w in range(EXT_WORDS):
         words[2 + w] = ebuf[w]
     return _coin_tail(words, k, m)
@@ -72,37 +71,19 @@ def _coin_slow(w0, w1, key, n0, n1, ext_index, words, ebuf, k, m):
 @njit(cache=True, nogil=True)
 def _gaussian_task(t, y_out, accept, key, n0, n1, base, coin_base, rows, trials, p_first, ptab,
                    invert, center, two_sigma2, max_gamma, group, per_task):
-    """Groups ``t * per_task ..`` of :func:`gaussian_round`: proposals into ``y_out``, coins
-    into ``accept``.  ``group`` is :data:`~.dp_noise.GROUP` (see
-    :func:`.dp_noise._noise_group_lanes`)."""
+    """Groups ``t * per_task ..`` of :func:`gaussian_round`: proposals into ``y_out``
+    (:func:`.dp_noise._noise_step`), coins into ``accept``.  ``group`` is
+    :data:`~.dp_noise.GROUP` (see :func:`.dp_noise._noise_group_lanes`)."""
     n = y_out.shape[0]
-    g0 = t * per_task
-    g1 = min((n + GROUP - 1) // GROUP, g0 + per_task)
-    ks = np.empty(scratch_words(_SUB_GROUPS * rows), np.uint32)
-    bm = np.empty(16 * _SUB_GROUPS * rows, np.uint32)
+    g0, g1, scratch = _noise_task_start(t, per_task, n, rows)
     cks = np.empty(scratch_words(2 * _SUB_GROUPS), np.uint32)
     ebuf = np.empty(EXT_WORDS, np.uint32)
     words = np.empty(2 + EXT_WORDS, np.uint32)
-    z = np.empty(GROUP, np.int64)
-    tied = np.empty(GROUP, np.int64)
     for s0 in range(g0, g1, _SUB_GROUPS):
         s1 = min(g1, s0 + _SUB_GROUPS)
-        n_blocks = (s1 - s0) * rows
-        fill_blocks(key, n0, n1, base + s0 * rows, n_blocks, ks)
-        for b in range(n_blocks):  # block-major for the trials
-            for w in range(16):
-                bm[16 * b + w] = word_at(ks, b, w)
+        _noise_step(s0, s1, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, group,
+                    scratch, y_out, 0)
         fill_blocks(key, n0, n1, coin_base + 2 * s0, 2 * (s1 - s0), cks)  # 2 per group
-        for grp in range(s0, s1):
-            c0 = (grp - s0) * rows
-            _noise_group_lanes(bm, c0, trials, p_first, invert, z, tied, group)
-            first = grp * GROUP
-            for e in range(min(GROUP, n - first)):
-                v = z[e]
-                if tied[e]:
-                    v = _noise_value_ties(bm, e, c0, grp, key, n0, n1, base, rows, trials,
-                                          p_first, ptab, invert, ebuf)
-                y_out[first + e] = v
         _gaussian_coins(y_out, accept, s0, s1, cks, key, n0, n1, coin_base, center,
                         two_sigma2, max_gamma, words, ebuf)
 

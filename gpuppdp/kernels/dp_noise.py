@@ -10,7 +10,7 @@ forms produce the same bits for the same key, nonce and counter.
 
 The keystream
 -------------
-:func:`chacha20_block` is the ChaCha20 block function of RFC 8439, section 2.3 (20 rounds,
+:func:`~.chacha.chacha20_block` is the ChaCha20 block function of RFC 8439, section 2.3 (20 rounds,
 state ``constants | key (8 words) | w12 w13 w14 w15``).  The callers use words 12-13 as a
 64-bit block counter and 14-15 as a 64-bit nonce (the original layout of Bernstein's ChaCha;
 RFC 8439 reads the same four words as a 32-bit counter and a 96-bit nonce, the block function
@@ -45,8 +45,8 @@ to even, in units of ``g``), add and scale back (:func:`noise_grid`): keystream,
 discrete Gaussian's fused rounds (:mod:`.dp_gaussian`) draw their proposals with it.
 
 Forms: ``_*_serial`` (Numba CPU, one block at a time: the reference), ``_*_task`` (Numba
-CPU, the keystream :data:`~.chacha_lanes.LANES` blocks at a time in SIMD registers
-(:mod:`.chacha_lanes`), the trials vectorized over a group's 16 elements; ranges of units on
+CPU, the keystream :data:`~.chacha.LANES` blocks at a time in SIMD registers
+(:mod:`.chacha`), the trials vectorized over a group's 16 elements; ranges of units on
 the house's thread pool, :func:`.groupby.run_tasks`) and ``_*_cuda`` (CUDA kernels, one
 thread per group or block; CuPy arrays, or host arrays under Numba's simulator).  All give
 the same bits.  The dispatchers (:func:`keystream`, :func:`bernoulli`, :func:`noise_int`,
@@ -72,7 +72,8 @@ import types
 import numpy as np
 from numba import config, cuda, int64, njit, uint32, uint64
 
-from .chacha_lanes import LANES, fill_blocks, scratch_words, word_at
+from . import chacha
+from .chacha import LANES, block_at, chacha20_block, fill_blocks, scratch_words, word_at
 from .cudalaunch import launch
 from .dp_tables import EXT_BITS, EXT_BLOCKS, EXT_WORDS, FIRST_BITS, bernoulli_tables
 from .groupby import run_tasks
@@ -81,7 +82,6 @@ __all__ = ["chacha20_block", "bernoulli_tables", "keystream", "bernoulli", "nois
            "noise_grid", "GROUP", "FIRST_BITS",
            "EXT_BITS", "EXT_WORDS", "EXT_FLAG", "MAX_BLOCK"]
 
-MASK32 = 0xFFFFFFFF
 GROUP = 16  # elements per group: one keystream word each per block row
 EXT_FLAG = 0x80000000  # bit 31 of word 15: the extension stream
 MAX_BLOCK = 2**54  # block counters stay below this: extension indices fit in int64
@@ -90,99 +90,8 @@ _TASK_UNITS = 8192  # units (groups, blocks) per task of the CPU forms
 _SIM_MAX = 64  # under the simulator, inputs up to this size may run the CUDA form itself
 _SIM_LAUNCHES = 16  # ... for the first this many launches of each kernel in a process
 
-_C0, _C1, _C2, _C3 = 0x61707865, 0x3320646E, 0x79622D32, 0x6B206574  # "expand 32-byte k"
-
 
 # --- the device-agnostic functions (compiled for the CPU here, for CUDA by the kernels) -------
-
-@njit(cache=True, inline="always")
-def _rotl(v, c):
-    w = uint64(v)
-    return uint32((w << uint64(c)) | (w >> uint64(32 - c)))
-
-
-@njit(cache=True, inline="always")
-def _add32(a, b):
-    """``(a + b) mod 2**32`` without overflowing (also as plain Python under the simulator)."""
-    return uint32(uint64(a) + uint64(b))
-
-
-@njit(cache=True, inline="always")
-def _quarter_round(a, b, c, d):
-    """RFC 8439, section 2.1."""
-    a = _add32(a, b)
-    d = _rotl(d ^ a, 16)
-    c = _add32(c, d)
-    b = _rotl(b ^ c, 12)
-    a = _add32(a, b)
-    d = _rotl(d ^ a, 8)
-    c = _add32(c, d)
-    b = _rotl(b ^ c, 7)
-    return a, b, c, d
-
-
-@njit(cache=True)
-def chacha20_block(key, w12, w13, w14, w15, out):
-    """The ChaCha20 block function (RFC 8439, section 2.3): 16 keystream words into ``out``.
-
-    ``key`` holds 8 ``uint32`` words (the 256-bit key read little-endian); ``w12 .. w15`` are
-    the last four state words (counter and nonce); ``out`` is a ``uint32`` array of 16.
-    """
-    _block_into(key, w12, w13, w14, w15, out, 0)
-
-
-@njit(cache=True)
-def _block_into(key, w12, w13, w14, w15, out, off):
-    """:func:`chacha20_block` writing ``out[off : off + 16]``."""
-    x0 = uint32(_C0)
-    x1 = uint32(_C1)
-    x2 = uint32(_C2)
-    x3 = uint32(_C3)
-    x4 = uint32(key[0])
-    x5 = uint32(key[1])
-    x6 = uint32(key[2])
-    x7 = uint32(key[3])
-    x8 = uint32(key[4])
-    x9 = uint32(key[5])
-    x10 = uint32(key[6])
-    x11 = uint32(key[7])
-    x12 = uint32(w12)
-    x13 = uint32(w13)
-    x14 = uint32(w14)
-    x15 = uint32(w15)
-    for _ in range(10):  # 20 rounds: a column round and a diagonal round each
-        x0, x4, x8, x12 = _quarter_round(x0, x4, x8, x12)
-        x1, x5, x9, x13 = _quarter_round(x1, x5, x9, x13)
-        x2, x6, x10, x14 = _quarter_round(x2, x6, x10, x14)
-        x3, x7, x11, x15 = _quarter_round(x3, x7, x11, x15)
-        x0, x5, x10, x15 = _quarter_round(x0, x5, x10, x15)
-        x1, x6, x11, x12 = _quarter_round(x1, x6, x11, x12)
-        x2, x7, x8, x13 = _quarter_round(x2, x7, x8, x13)
-        x3, x4, x9, x14 = _quarter_round(x3, x4, x9, x14)
-    out[off + 0] = _add32(x0, uint32(_C0))
-    out[off + 1] = _add32(x1, uint32(_C1))
-    out[off + 2] = _add32(x2, uint32(_C2))
-    out[off + 3] = _add32(x3, uint32(_C3))
-    out[off + 4] = _add32(x4, uint32(key[0]))
-    out[off + 5] = _add32(x5, uint32(key[1]))
-    out[off + 6] = _add32(x6, uint32(key[2]))
-    out[off + 7] = _add32(x7, uint32(key[3]))
-    out[off + 8] = _add32(x8, uint32(key[4]))
-    out[off + 9] = _add32(x9, uint32(key[5]))
-    out[off + 10] = _add32(x10, uint32(key[6]))
-    out[off + 11] = _add32(x11, uint32(key[7]))
-    out[off + 12] = _add32(x12, uint32(w12))
-    out[off + 13] = _add32(x13, uint32(w13))
-    out[off + 14] = _add32(x14, uint32(w14))
-    out[off + 15] = _add32(x15, uint32(w15))
-
-
-@njit(cache=True)
-def _block_at(key, n0, n1, index, out, off):
-    """Keystream block number ``index`` (a 64-bit counter) of the stream with nonce (n0, n1)
-    into ``out[off : off + 16]``."""
-    _block_into(key, index & MASK32, (index >> 32) & MASK32, n0, n1, out, off)
-
 
 @njit(cache=True, inline="always")
 def first_compare(c, p_first):
@@ -216,7 +125,7 @@ def _tie(row, ptab, key, n0, n1, ext_index, ebuf):
     """A tied trial (probability ``2**-16``): read three blocks of the extension stream at
     ``ext_index`` (unique to the chunk) and settle it with :func:`resolve_tie`."""
     for m in range(EXT_BLOCKS):
-        _block_at(key, n0, n1 | EXT_FLAG, ext_index * EXT_BLOCKS + m, ebuf, 16 * m)
+        block_at(key, n0, n1 | EXT_FLAG, ext_index * EXT_BLOCKS + m, ebuf, 16 * m)
     return resolve_tie(ebuf, EXT_WORDS, ptab, row)
 
 
@@ -229,7 +138,7 @@ def noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, 
         z[e] = 0
     for r in range(rows):
         block = base + grp * rows + r
-        _block_at(key, n0, n1, block, buf, 0)
+        block_at(key, n0, n1, block, buf, 0)
         for e in range(count):
             word = int64(buf[e])
             for h in range(2):
@@ -291,7 +200,7 @@ def add_grid_group(grp, n, x, out, z, inv_g, g):
 @njit(cache=True)
 def words_group(b, n, key, n0, n1, base, buf, out):
     """Keystream block ``base + b`` into ``out[16 b : 16 b + 16]`` (clipped to ``n``)."""
-    _block_at(key, n0, n1, base + b, buf, 0)
+    block_at(key, n0, n1, base + b, buf, 0)
     for w in range(min(16, n - 16 * b)):
         out[16 * b + w] = buf[w]
 
@@ -301,7 +210,7 @@ def bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, o
     """Trials ``32 b .. 32 b + 31`` (row 0 of the tables): chunk ``j`` is half ``j % 2`` of
     word ``j // 2`` of keystream block ``base + b``."""
     block = base + b
-    _block_at(key, n0, n1, block, buf, 0)
+    block_at(key, n0, n1, block, buf, 0)
     for j in range(min(2 * GROUP, n - 2 * GROUP * b)):
         w = j // 2
         h = j % 2
@@ -351,7 +260,7 @@ def _bernoulli_serial(out, key, n0, n1, base, p_first, ptab, invert):
         bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, out)
 
 
-# --- CPU kernels on LANES blocks at a time (chacha_lanes), one task per range of units ---------
+# --- CPU kernels on LANES blocks at a time (chacha), one task per range of units -------------
 #
 # A task covers ``per_task`` units (groups of 16 values, keystream blocks or trial blocks) and
 # walks them ``_SUB_GROUPS`` groups at a time: the keystream of a step (its blocks are
@@ -421,6 +330,42 @@ def _noise_value_ties(bm, e, c0, grp, key, n0, n1, base, rows, trials, p_first, 
     return -mag if sign else mag
 
 
+@njit(cache=True)
+def _noise_task_start(t, per_task, n, rows):
+    """Groups ``g0 .. g1 - 1`` of task ``t`` over ``n`` values, and the scratch of
+    :func:`_noise_step`."""
+    g0 = t * per_task
+    g1 = min((n + GROUP - 1) // GROUP, g0 + per_task)
+    return g0, g1, (np.empty(scratch_words(_SUB_GROUPS * rows), np.uint32),
+                    np.empty(16 * _SUB_GROUPS * rows, np.uint32), np.empty(EXT_WORDS, np.uint32),
+                    np.empty(GROUP, np.int64), np.empty(GROUP, np.int64))
+
+
+@njit(cache=True)
+def _noise_step(s0, s1, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, group,
+                scratch, out, at):
+    """The signed noise of the values ``i`` of groups ``s0 .. s1 - 1`` (below ``n``) into
+    ``out[i - at]``, as :func:`noise_group` gives it: the keystream of the step (consecutive
+    blocks) ``LANES`` at a time, then the trials; ``scratch`` from :func:`_noise_task_start`,
+    ``group`` as in :func:`_noise_group_lanes`."""
+    ks, bm, ebuf, z, tied = scratch
+    n_blocks = (s1 - s0) * rows
+    fill_blocks(key, n0, n1, base + s0 * rows, n_blocks, ks)
+    for b in range(n_blocks):  # block-major for the trials
+        for w in range(16):
+            bm[16 * b + w] = word_at(ks, b, w)
+    for grp in range(s0, s1):
+        c0 = (grp - s0) * rows
+        _noise_group_lanes(bm, c0, trials, p_first, invert, z, tied, group)
+        first = grp * GROUP
+        for e in range(min(GROUP, n - first)):
+            v = z[e]
+            if tied[e]:
+                v = _noise_value_ties(bm, e, c0, grp, key, n0, n1, base, rows, trials, p_first,
+                                      ptab, invert, ebuf)
+            out[first + e - at] = v
+
+
 @njit(cache=True, nogil=True)
 def _noise_task(t, x, out, grid, inv_g, g, key, n0, n1, base, rows, trials, p_first, ptab,
                 invert, group, per_task):
@@ -428,36 +373,20 @@ def _noise_task(t, x, out, grid, inv_g, g, key, n0, n1, base, rows, trials, p_fi
     (``grid`` False; ``x`` empty: ``Z``), or ``(round(x / g) + Z) * g`` into a float64 one.
     ``group`` is :data:`GROUP` (see :func:`_noise_group_lanes`)."""
     n = out.shape[0]
-    g0 = t * per_task
-    g1 = min((n + GROUP - 1) // GROUP, g0 + per_task)
-    ks = np.empty(scratch_words(_SUB_GROUPS * rows), np.uint32)
-    bm = np.empty(16 * _SUB_GROUPS * rows, np.uint32)
-    ebuf = np.empty(EXT_WORDS, np.uint32)
-    z = np.empty(GROUP, np.int64)
-    tied = np.empty(GROUP, np.int64)
+    g0, g1, scratch = _noise_task_start(t, per_task, n, rows)
+    z = np.empty(_SUB_GROUPS * GROUP, np.int64)
     for s0 in range(g0, g1, _SUB_GROUPS):
         s1 = min(g1, s0 + _SUB_GROUPS)
-        n_blocks = (s1 - s0) * rows
-        fill_blocks(key, n0, n1, base + s0 * rows, n_blocks, ks)
-        for b in range(n_blocks):  # block-major for the trials
-            for w in range(16):
-                bm[16 * b + w] = word_at(ks, b, w)
-        for grp in range(s0, s1):
-            c0 = (grp - s0) * rows
-            _noise_group_lanes(bm, c0, trials, p_first, invert, z, tied, group)
-            first = grp * GROUP
-            for e in range(min(GROUP, n - first)):
-                v = z[e]
-                if tied[e]:
-                    v = _noise_value_ties(bm, e, c0, grp, key, n0, n1, base, rows, trials,
-                                          p_first, ptab, invert, ebuf)
-                i = first + e
-                if grid:
-                    out[i] = float(round_half_even(x[i] * inv_g) + v) * g
-                elif x.shape[0] > 0:
-                    out[i] = x[i] + v
-                else:
-                    out[i] = v
+        _noise_step(s0, s1, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, group,
+                    scratch, z, s0 * GROUP)
+        for i in range(s0 * GROUP, min(n, s1 * GROUP)):
+            v = z[i - s0 * GROUP]
+            if grid:
+                out[i] = float(round_half_even(x[i] * inv_g) + v) * g
+            elif x.shape[0] > 0:
+                out[i] = x[i] + v
+            else:
+                out[i] = v
 
 
 @njit(cache=True, nogil=True)
@@ -536,15 +465,17 @@ def _run_lanes(kernel, units: int, per_task: int, *args) -> None:
 
 # --- CUDA kernels -----------------------------------------------------------------------------
 #
-# The same Python source as the device functions above, compiled again with
-# ``cuda.jit(device=True)``: each function's code object is re-bound to a namespace in which the
-# names of the other device functions refer to their CUDA forms (under Numba's simulator these
+# The same Python source as the device functions above and ChaCha20's of :mod:`.chacha`,
+# compiled again with ``cuda.jit(device=True)``: each function's code object is re-bound to a
+# namespace in which the names of the other device functions refer to their CUDA forms, and
+# the rounds' 32-bit operations to :data:`.chacha.PORTABLE` (under Numba's simulator these
 # run as Python, on the simulator's arrays).  The kernels below are compiled in that namespace.
 
-_DEVICE_FUNCTIONS = ("_rotl", "_add32", "_quarter_round", "chacha20_block", "_block_into",
-                     "_block_at", "first_compare", "resolve_tie", "_tie", "noise_group",
-                     "round_half_even", "add_int_group", "add_grid_group", "words_group",
-                     "bernoulli_group")
+_DEVICE_FUNCTIONS = ("first_compare", "resolve_tie", "_tie", "noise_group", "round_half_even",
+                     "add_int_group", "add_grid_group", "words_group", "bernoulli_group")
+#: ChaCha20's, from :mod:`.chacha`
+_CHACHA_FUNCTIONS = ("_quarter", "_double_round", "_rounds", "chacha20_block", "block_into",
+                     "block_at")
 
 
 def _rebind(function, namespace):
@@ -553,9 +484,11 @@ def _rebind(function, namespace):
 
 
 def _cuda_namespace() -> dict:
-    namespace = dict(globals())
-    for name in _DEVICE_FUNCTIONS:
-        namespace[name] = cuda.jit(device=True)(_rebind(globals()[name].py_func, namespace))
+    namespace = {**vars(chacha), **globals()}
+    for name, function in chacha.PORTABLE.items():
+        namespace[name] = cuda.jit(device=True)(function)
+    for name in _CHACHA_FUNCTIONS + _DEVICE_FUNCTIONS:
+        namespace[name] = cuda.jit(device=True)(_rebind(namespace[name].py_func, namespace))
     return namespace
 
 

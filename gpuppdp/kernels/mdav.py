@@ -191,22 +191,28 @@ def _centroid(sums, m, scale, out):
         out[j] = (sums[j] / m) / scale
 
 
+@njit(cache=True)
+def _partition_start(t, part_ptr, z, qz):
+    """Partition ``t`` (rows ``a:b``, ``part_ptr[t]:part_ptr[t+1]``) of ``z`` and ``qz``
+    transposed (a column contiguous), its row ids, the exact column sums of ``qz`` (the
+    fixed-point sums the centroids come from) and scratch for a distance per row and a
+    point."""
+    a, b = part_ptr[t], part_ptr[t + 1]
+    zt = np.ascontiguousarray(z[a:b].T)
+    qzt = np.ascontiguousarray(qz[a:b].T)
+    sums = np.zeros(qz.shape[1], np.int64)
+    for j in range(qz.shape[1]):
+        for p in range(b - a):
+            sums[j] += qzt[j, p]
+    return zt, qzt, np.arange(a, b), sums, np.empty(b - a), np.empty(z.shape[1])
+
+
 @njit(cache=True, nogil=True)
 def _mdav_partition(t, part_ptr, z, qz, scale, k, label):
     """MDAV on the rows ``part_ptr[t]:part_ptr[t+1]`` of ``z`` (see the module): each row's
     group name in ``label``.  The alive rows are kept transposed and packed in front."""
-    a, b = part_ptr[t], part_ptr[t + 1]
-    zt = np.ascontiguousarray(z[a:b].T)
-    qzt = np.ascontiguousarray(qz[a:b].T)
-    ids = np.arange(a, b)
-    m = b - a
-    d = z.shape[1]
-    sums = np.zeros(d, np.int64)
-    for j in range(d):
-        for p in range(m):
-            sums[j] += qzt[j, p]
-    dist = np.empty(m)
-    point = np.empty(d)
+    zt, qzt, ids, sums, dist, point = _partition_start(t, part_ptr, z, qz)
+    m = ids.shape[0]
     group = np.empty(k, np.int64)
     while m >= 2 * k:
         _centroid(sums, m, scale, point)

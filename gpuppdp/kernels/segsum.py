@@ -44,129 +44,37 @@ def loss_sums_reference(size, codes, outlier, ptr, off, share):
     return charged, kept
 
 
-# The passes are inlined into :func:`_one_node` in Numba's IR (``inline='always'``): compiled
-# once there instead of once on their own and again where inlined (a faster cold compile,
-# the same run time).
-@njit(inline='always')
-def _pass4(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):
-    """QIDs ``j..j+3`` of node ``b`` in one pass over its classes, the eight running sums in
-    registers."""
-    ja, jb, jc, jd = j, j + 1, j + 2, j + 3
-    oa, ob, oc, od = off[b, ja], off[b, jb], off[b, jc], off[b, jd]
-    ka = kb = kc = kd = 0.0
-    ha = hb = hc = hd = 0.0
-    for c in range(ptr[b], ptr[b + 1]):
-        sz = float(size[c])
-        xa = sz * share[oa + codes[c, ja]]
-        xb = sz * share[ob + codes[c, jb]]
-        xc = sz * share[oc + codes[c, jc]]
-        xd = sz * share[od + codes[c, jd]]
-        ka += xa
-        kb += xb
-        kc += xc
-        kd += xd
-        if not both:
-            pass
-        elif outlier[c]:
-            ha += sz
-            hb += sz
-            hc += sz
-            hd += sz
-        else:
-            ha += xa
-            hb += xb
-            hc += xc
-            hd += xd
-    kept[b, ja], kept[b, jb], kept[b, jc], kept[b, jd] = ka, kb, kc, kd
-    if not both:
-        ha = hb = hc = hd = np.nan
-    charged[b, ja], charged[b, jb], charged[b, jc], charged[b, jd] = ha, hb, hc, hd
+def _pass_source(w: int) -> str:
+    """Source of ``_pass{w}(b, j, ...)``: QIDs ``j..j+w-1`` of node ``b`` in one pass over its
+    classes, the ``2 w`` running sums in registers (``both`` False: the charged sums NaN).
+    Written out per width: a loop over the QIDs inside the loop over the classes would keep
+    the sums in memory."""
+    r = range(w)
+    return "\n".join([
+        f"def _pass{w}(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):",
+        *(f"    j{i} = j + {i}\n    o{i} = off[b, j{i}]\n    k{i} = h{i} = 0.0" for i in r),
+        "    for c in range(ptr[b], ptr[b + 1]):",
+        "        sz = float(size[c])",
+        *(f"        x{i} = sz * share[o{i} + codes[c, j{i}]]\n        k{i} += x{i}" for i in r),
+        "        if not both:",
+        "            pass",
+        "        elif outlier[c]:",
+        *(f"            h{i} += sz" for i in r),
+        "        else:",
+        *(f"            h{i} += x{i}" for i in r),
+        *(f"    kept[b, j{i}] = k{i}\n    charged[b, j{i}] = h{i} if both else np.nan" for i in r),
+    ]) + "\n"
 
 
-@njit(inline='always')
-def _pass3(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):
-    """QIDs ``j..j+2`` of node ``b`` (as :func:`_pass4`)."""
-    ja, jb, jc = j, j + 1, j + 2
-    oa, ob, oc = off[b, ja], off[b, jb], off[b, jc]
-    ka = kb = kc = 0.0
-    ha = hb = hc = 0.0
-    for c in range(ptr[b], ptr[b + 1]):
-        sz = float(size[c])
-        xa = sz * share[oa + codes[c, ja]]
-        xb = sz * share[ob + codes[c, jb]]
-        xc = sz * share[oc + codes[c, jc]]
-        ka += xa
-        kb += xb
-        kc += xc
-        if not both:
-            pass
-        elif outlier[c]:
-            ha += sz
-            hb += sz
-            hc += sz
-        else:
-            ha += xa
-            hb += xb
-            hc += xc
-    kept[b, ja], kept[b, jb], kept[b, jc] = ka, kb, kc
-    if not both:
-        ha = hb = hc = np.nan
-    charged[b, ja], charged[b, jb], charged[b, jc] = ha, hb, hc
+def _compiled_pass(w: int):
+    """``_pass{w}`` compiled, inlined into :func:`_one_node` in Numba's IR (``inline='always'``:
+    compiled once there instead of once on its own and again where inlined)."""
+    namespace = {"__name__": __name__, "np": np}
+    exec(compile(_pass_source(w), f"<segsum._pass{w}>", "exec"), namespace)  # noqa: S102
+    return njit(inline="always")(namespace[f"_pass{w}"])
 
 
-@njit(inline='always')
-def _pass5(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):
-    """QIDs ``j..j+4`` of node ``b`` (as :func:`_pass4`)."""
-    ja, jb, jc, jd, je = j, j + 1, j + 2, j + 3, j + 4
-    oa, ob, oc, od, oe = off[b, ja], off[b, jb], off[b, jc], off[b, jd], off[b, je]
-    ka = kb = kc = kd = ke = 0.0
-    ha = hb = hc = hd = he = 0.0
-    for c in range(ptr[b], ptr[b + 1]):
-        sz = float(size[c])
-        xa = sz * share[oa + codes[c, ja]]
-        xb = sz * share[ob + codes[c, jb]]
-        xc = sz * share[oc + codes[c, jc]]
-        xd = sz * share[od + codes[c, jd]]
-        xe = sz * share[oe + codes[c, je]]
-        ka += xa
-        kb += xb
-        kc += xc
-        kd += xd
-        ke += xe
-        if not both:
-            pass
-        elif outlier[c]:
-            ha += sz
-            hb += sz
-            hc += sz
-            hd += sz
-            he += sz
-        else:
-            ha += xa
-            hb += xb
-            hc += xc
-            hd += xd
-            he += xe
-    kept[b, ja], kept[b, jb], kept[b, jc], kept[b, jd], kept[b, je] = ka, kb, kc, kd, ke
-    if not both:
-        ha = hb = hc = hd = he = np.nan
-    charged[b, ja], charged[b, jb], charged[b, jc], charged[b, jd], charged[b, je] = \
-        ha, hb, hc, hd, he
-
-
-@njit(inline='always')
-def _pass1(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):
-    """QID ``j`` of node ``b`` (as :func:`_pass4`)."""
-    o = off[b, j]
-    k = h = 0.0
-    for c in range(ptr[b], ptr[b + 1]):
-        sz = float(size[c])
-        x = sz * share[o + codes[c, j]]
-        k += x
-        if both:
-            h += sz if outlier[c] else x
-    kept[b, j] = k
-    charged[b, j] = h if both else np.nan
+_pass1, _pass3, _pass4, _pass5 = (_compiled_pass(w) for w in (1, 3, 4, 5))
 
 
 @njit(cache=True)

@@ -36,7 +36,8 @@ from .aot import ahead_of_time
 from .cudalaunch import launch
 from .groupby import run_tasks
 from .mdav import (_FAR, MDAV_MAX_COLUMNS, MDAV_MAX_K, MDAV_THREADS, _add, _better, _block_best,
-                   _centroid, _cuda_group, _distances, _mul, _nearest, _position_of, _remove)
+                   _centroid, _cuda_group, _distances, _mul, _nearest, _partition_start,
+                   _position_of, _remove)
 
 _INF = math.inf
 #: rows at most of a group being formed on a GPU (kept in shared memory): ``2k - 1``
@@ -62,18 +63,9 @@ def _vmdav_partition(t, part_ptr, z, qz, scale, k, gamma, label):
     """V-MDAV on the rows ``part_ptr[t]:part_ptr[t+1]`` of ``z`` (see the module): each row's
     group name in ``label``.  The unassigned rows are kept transposed and packed in front;
     ``din[p]`` is row ``p``'s distance to the group being formed, -1 for its members."""
-    a, b = part_ptr[t], part_ptr[t + 1]
-    zt = np.ascontiguousarray(z[a:b].T)
-    qzt = np.ascontiguousarray(qz[a:b].T)
-    ids = np.arange(a, b)
-    m = b - a
+    zt, qzt, ids, sums, dist, point = _partition_start(t, part_ptr, z, qz)
+    m = ids.shape[0]
     d = z.shape[1]
-    sums = np.zeros(d, np.int64)
-    for j in range(d):
-        for p in range(m):
-            sums[j] += qzt[j, p]
-    point = np.empty(d)
-    dist = np.empty(m)
     din = np.empty(m)
     _centroid(sums, m, scale, point)
     _distances(zt, m, point, dist)
