@@ -23,8 +23,10 @@ hierarchies (:mod:`gpuppdp.hierarchy`) with the rest of the engine.
 * :mod:`~gpuppdp.dp.accountant` -- :class:`BudgetAccountant`: sequential and parallel
   composition, δ, entries in pure ε, (ε, δ), zCDP or RDP composed by the tightest accounting,
   a budget kept in one neighbouring relation (entries of the other converted),
-  :class:`BudgetError`; :meth:`BudgetAccountant.open_ledger`, the one transaction every spend
-  of a run goes through.
+  :meth:`BudgetAccountant.open_ledger`, the one transaction every spend of a run goes through.
+* :mod:`~gpuppdp.dp.composition` -- the rules the accountant applies: an entry charged in the
+  budget's relation (:func:`charge`), the accountings of a ledger (basic, advanced, zCDP, RDP)
+  and the tightest of them; :class:`BudgetError`.
 * :mod:`~gpuppdp.dp.ledger` -- the ledger file: append-only JSON Lines, hash-chained
   (:class:`LedgerError` names the first edited line), locked with ``flock`` on the file
   itself, each spend fsync-ed before its noise is drawn.
@@ -51,7 +53,8 @@ References
    Found. Trends Theor. Comput. Sci. 9(3-4), 2014.
 """
 
-from .accountant import BudgetAccountant, BudgetError, LedgerError, ParallelGroup, Spend, charge
+from .accountant import BudgetAccountant, LedgerError, ParallelGroup, Spend
+from .composition import BudgetError, charge
 from .mechanisms import (
     DiscreteLaplaceSampler,
     GeometricMechanism,
