@@ -18,6 +18,7 @@ from gpuppdp.dp import (
     dp_class_counts,
     dp_group_stats,
     dp_histogram,
+    dp_query,
 )
 from gpuppdp.hierarchy import Hierarchy
 
@@ -302,6 +303,28 @@ def test_group_stats_charge_the_whole_epsilon(backend, people, hierarchies):
     dp_group_stats(people, "sex", "income", epsilon=0.6, lower=0, upper=100,
                    hierarchies=hierarchies, random=src(backend), accountant=acc)
     assert acc.spent == pytest.approx(0.6)
+
+
+def test_release_options_reach_group_stats_and_queries(people):
+    """dp_group_stats and dp_query take the cells, the relation, the source and the
+    accountant as ``**options`` (ReleaseOptions): each keyword reaches its use, another one
+    is refused."""
+    acc = BudgetAccountant(10.0, neighbouring="replace")
+    releases = [
+        lambda **o: dp_group_stats(people, "sex", "income", epsilon=1.0, lower=0, upper=10,
+                                   statistic="sum", **o),
+        lambda **o: dp_query(people, "sum", "income", lower=0, upper=10, epsilon=1.0,
+                             by="sex", **o)]
+    for release in releases:
+        with pytest.raises(TypeError, match="hierarchy"):
+            release(hierarchy={}, accountant=acc)
+        with pytest.raises(ValueError, match="max_cells"):
+            release(domains={"sex": ["f"]}, unknown="other", max_cells=1, accountant=acc)
+        out = release(domains={"sex": ["f"]}, unknown="other", neighbouring="replace",
+                      random=RandomSource("cpu"), accountant=acc)
+        assert out["sex"].tolist() == ["f", OTHER]
+        assert out.attrs["dp"]["neighbouring"] == "replace"
+    assert [s.neighbouring for s in acc.ledger] == ["replace", "replace"]
 
 
 @pytest.mark.parametrize("kwargs,match", [

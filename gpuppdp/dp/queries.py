@@ -47,22 +47,19 @@ References
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..hierarchy import Hierarchy
 from ..validation import check_epsilon, check_int, check_number, check_probability
-from .accountant import BudgetAccountant
 from .accounting import zcdp_to_approx
-from .cells import (UNKNOWN_CHOICES, _bound_persons, _check_source, _columns, _encode,
-                    _out_of_domain, _persons, _unit)
+from .cells import UNKNOWN_CHOICES, _bound_persons, _columns, _out_of_domain, _persons, _unit
 from .gaussian import GaussianMechanism, _normalizer
 from .mechanisms import GeometricMechanism, LaplaceMechanism
-from .randomness import RandomSource, default_source
-from .releases import (DEFAULT_MAX_CELLS, _changed_cells, _charge, _check_accountant, _mechanism,
+from .randomness import RandomSource
+from .releases import (ReleaseOptions, _changed_cells, _charge, _check_accountant, _mechanism,
                        _numeric_column, _record, _spend)
 from .sensitivity import Neighbouring, grouped_sum_sensitivity
 from .summation import exact_grid_sums, exact_sum_mechanism, exact_sum_plan
@@ -300,8 +297,8 @@ def _intervals(statistic: str, noisy: dict, plan: dict, confidence: float, lower
 
 
 def _exact_parts(data, cols, statistic: str, plan: dict, values, select,
-                 source: RandomSource, lo: float, hi: float, grouping: dict):
-    """The cells' keys on the device (``_encode`` with ``grouping``; None for the one cell of
+                 source: RandomSource, lo: float, hi: float, opts: ReleaseOptions):
+    """The cells' keys on the device (:meth:`ReleaseOptions.cells`; None for the one cell of
     the whole table), the exact sums of the parts and the rows per cell of a count: ``(exact,
     counts, out_of_domain, n_cells, frame, from_data)``; refuses (before the charge) a sum
     that could overflow."""
@@ -313,9 +310,7 @@ def _exact_parts(data, cols, statistic: str, plan: dict, values, select,
         bad: list = []
         frame, from_data = pd.DataFrame(index=range(1)), []
     else:
-        max_cells = check_int("max_cells", grouping.pop("max_cells"), 1)
-        cells = _encode(data, cols, source=source, max_cells=max_cells, deferred=True,
-                        select=select, **grouping)
+        cells = opts.cells(data, cols, source, select)
         key, kept, bad = cells.key, cells.kept, cells.out_of_domain or []
         n_cells = math.prod(cells.radices)
         frame, from_data = cells.frame(np.arange(n_cells)), cells.from_data
@@ -407,18 +402,8 @@ def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
              by: str | Sequence[str] | None = None,
              epsilon: float | None = None, delta: float | None = None,
              rho: float | None = None, mechanism: str = "laplace",
-             confidence: float = 0.95,
-             hierarchies: Mapping[str, Hierarchy] | None = None,
-             levels: Mapping[str, int] | None = None,
-             domains: Mapping[str, Sequence] | None = None,
-             public_domain: bool | str | Sequence[str] = False,
-             unknown: str = "error",
-             neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
-             max_cells: int = DEFAULT_MAX_CELLS,
-             random: RandomSource | None = None,
-             accountant: BudgetAccountant | None = None,
-             person: str | None = None,
-             max_rows_per_person: int | None = None) -> pd.DataFrame:
+             confidence: float = 0.95, person: str | None = None,
+             max_rows_per_person: int | None = None, **options) -> pd.DataFrame:
     """One bounded statistic (``"count"``, ``"sum"``, ``"mean"`` or ``"variance"``) of the
     table or per cell of ``by``, with its confidence interval (module docstring).
 
@@ -433,17 +418,21 @@ def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
         Clamping bounds, declared in advance (not for a count).
     by : str or sequence of str, optional
         Grouping columns with public domains (``hierarchies``, ``levels``, ``domains``,
-        ``public_domain``, ``unknown``, ``max_cells`` as in
-        :func:`~gpuppdp.dp.releases.dp_histogram`); default: the whole table.
+        ``public_domain``, ``unknown``, ``max_cells`` in ``options``); default: the whole
+        table.
     epsilon, delta, rho : float
         The total privacy target: ``epsilon`` (laplace), ``epsilon`` and ``delta`` or ``rho``
         (gaussian); split equally between the parts of a mean or a variance.
     mechanism : {"laplace", "gaussian"}
     confidence : float, default 0.95
         The level of the intervals, in (0, 1).
-    neighbouring, random, accountant, person, max_rows_per_person
-        As in :func:`~gpuppdp.dp.releases.dp_histogram` (the charge is recorded with the
-        label ``dp_query STATISTIC of COLUMN``).
+    person, max_rows_per_person
+        As in :func:`~gpuppdp.dp.releases.dp_histogram`.
+    **options
+        ``hierarchies``, ``levels``, ``domains``, ``public_domain``, ``unknown``,
+        ``neighbouring``, ``max_cells``, ``random``, ``accountant``:
+        :class:`~gpuppdp.dp.releases.ReleaseOptions` (the charge is recorded with the label
+        ``dp_query STATISTIC of COLUMN``).
 
     Returns
     -------
@@ -465,7 +454,8 @@ def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
     """
     numeric, lo, hi = _check_query(data, statistic, column, lower, upper)
     confidence = check_probability("confidence", confidence, low=0.0, high=1.0)
-    neighbouring = Neighbouring.parse(neighbouring)
+    opts = ReleaseOptions(**options)
+    neighbouring, unknown = Neighbouring.parse(opts.neighbouring), opts.unknown
     cols = None if by is None else _columns(data, by)
     person, m = _persons(data, cols or [], person, max_rows_per_person)
     plan = _plan(statistic, mechanism, {"epsilon": epsilon, "delta": delta, "rho": rho},
@@ -473,9 +463,8 @@ def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
     charge = _charge_of(mechs := [mech for _, mech, _ in plan.values()])
     if unknown not in UNKNOWN_CHOICES:
         raise InputError(f"unknown must be one of {UNKNOWN_CHOICES}, got {unknown!r}")
-    source = random if random is not None else default_source()
-    _check_source(source)
-    _check_accountant(accountant, charge, neighbouring)
+    source = opts.source()
+    _check_accountant(opts.accountant, charge, neighbouring)
     values = _numeric_column(data, str(column)) if numeric else np.zeros(len(data))
     not_numbers = np.isnan(values)
 
@@ -484,13 +473,12 @@ def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
         return keep if person is None else _bound_persons(data[person], keep, m, source)
 
     exact, counts, bad, n_cells, frame, from_data = _exact_parts(
-        data, cols, statistic, plan, values, select, source, lo, hi,
-        dict(hierarchies=hierarchies, levels=levels, domains=domains,
-             public_domain=public_domain, unknown=unknown, max_cells=max_cells))
+        data, cols, statistic, plan, values, select, source, lo, hi, opts)
     label = f"dp_query {statistic}" + (f" of {column!r}" if numeric else "") + \
         (f" by {cols}" if cols else "")
     unit = _unit(person, m)
-    _spend(accountant, charge, label, neighbouring=neighbouring, unit=unit, seed=source.seed)
+    _spend(opts.accountant, charge, label, neighbouring=neighbouring, unit=unit,
+           seed=source.seed)
     if bad:  # decided after the charge: probing costs epsilon each time
         raise _out_of_domain(bad)
     if numeric and unknown != "drop" and not_numbers.any():  # as well

@@ -70,6 +70,7 @@ References
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -89,7 +90,7 @@ from .randomness import RandomSource, default_source
 from .sensitivity import Neighbouring, grouped_sum_sensitivity, histogram_sensitivity
 from .summation import exact_grid_sums, exact_sum_mechanism
 
-__all__ = ["DataDomainError", "OutOfDomainError", "dp_histogram",
+__all__ = ["DataDomainError", "OutOfDomainError", "ReleaseOptions", "dp_histogram",
            "dp_class_counts", "dp_group_stats", "histogram_charge", "MECHANISMS",
            "GAUSSIAN_MECHANISMS", "DEFAULT_MAX_CELLS", "OTHER", "UNKNOWN_CHOICES"]
 
@@ -97,6 +98,43 @@ MECHANISMS = ("geometric", "laplace", "gaussian", "discrete-gaussian")
 #: the mechanisms calibrated from (ε, δ) or ρ and charged in zCDP
 GAUSSIAN_MECHANISMS = ("gaussian", "discrete-gaussian")
 DEFAULT_MAX_CELLS = 10**7
+
+
+@dataclass(frozen=True)
+class ReleaseOptions:
+    """The keywords a release over the cells of public domains takes as ``**options``
+    (:func:`dp_group_stats`, :func:`~gpuppdp.dp.queries.dp_query`), each as in
+    :func:`dp_histogram`: ``hierarchies``, ``levels``, ``domains``, ``public_domain``,
+    ``unknown`` and ``max_cells`` fix the cells, ``neighbouring`` the relation, ``random`` the
+    randomness and ``accountant`` where the release is charged.  Another keyword is refused
+    (``TypeError`` naming it).
+
+    >>> ReleaseOptions(unknown="drop").max_cells == DEFAULT_MAX_CELLS
+    True
+    """
+
+    hierarchies: Mapping[str, Hierarchy] | None = None
+    levels: Mapping[str, int] | None = None
+    domains: Mapping[str, Sequence] | None = None
+    public_domain: bool | str | Sequence[str] = False
+    unknown: str = "error"
+    neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE
+    max_cells: int = DEFAULT_MAX_CELLS
+    random: RandomSource | None = None
+    accountant: BudgetAccountant | None = None
+
+    def source(self) -> RandomSource:
+        """``random`` or the default source, checked (a seeded one needs ``insecure=True``)."""
+        source = self.random if self.random is not None else default_source()
+        _check_source(source)
+        return source
+
+    def cells(self, data: pd.DataFrame, cols: list[str], source: RandomSource, select):
+        """The cells of ``cols`` in ``data`` (out-of-domain rows decided after the charge:
+        ``deferred``), the rows ``select``-ed."""
+        return _encode(data, cols, self.hierarchies, self.levels, self.domains,
+                       self.public_domain, self.unknown, source,
+                       check_int("max_cells", self.max_cells, 1), deferred=True, select=select)
 
 
 def _mechanism(name: str, *, epsilon, delta, rho, neighbouring: Neighbouring, m: int):
@@ -480,16 +518,7 @@ def _numeric_column(data: pd.DataFrame, value: str) -> np.ndarray:
 
 def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
                    epsilon: float, lower: float, upper: float, statistic: str = "mean",
-                   count_share: float = 0.5,
-                   hierarchies: Mapping[str, Hierarchy] | None = None,
-                   levels: Mapping[str, int] | None = None,
-                   domains: Mapping[str, Sequence] | None = None,
-                   public_domain: bool | str | Sequence[str] = False,
-                   unknown: str = "error",
-                   neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
-                   max_cells: int = DEFAULT_MAX_CELLS,
-                   random: RandomSource | None = None,
-                   accountant: BudgetAccountant | None = None) -> pd.DataFrame:
+                   count_share: float = 0.5, **options) -> pd.DataFrame:
     """Noisy sum or mean of a numeric attribute per group (every cell of the table).
 
     Values are clipped to ``[lower, upper]`` (declared bounds, public), which bounds the
@@ -502,8 +531,7 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
 
     Parameters
     ----------
-    data, by, hierarchies, levels, domains, public_domain, unknown, neighbouring, max_cells,
-    random, accountant
+    data, by
         As in :func:`dp_histogram`.
     value : str
         The numeric column (no missing values).
@@ -514,6 +542,9 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     statistic : {"mean", "sum"}
     count_share : float, default 0.5
         Fraction of ε spent on the counts of a mean, in (0, 1).
+    **options
+        ``hierarchies``, ``levels``, ``domains``, ``public_domain``, ``unknown``,
+        ``neighbouring``, ``max_cells``, ``random``, ``accountant``: :class:`ReleaseOptions`.
 
     Returns
     -------
@@ -527,7 +558,8 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     .. [1] Dwork and Roth 2014, Theorem 3.16 and Proposition 2.1.
     """
     epsilon = check_epsilon("epsilon", epsilon)
-    neighbouring = Neighbouring.parse(neighbouring)
+    opts = ReleaseOptions(**options)
+    neighbouring = Neighbouring.parse(opts.neighbouring)
     if statistic not in ("mean", "sum"):
         raise InputError(f"statistic must be 'mean' or 'sum', got {statistic!r}")
     sum_sens = grouped_sum_sensitivity(lower=lower, upper=upper, neighbouring=neighbouring)
@@ -545,16 +577,16 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     cols = _columns(data, by)
     values = _numeric_column(data, value)
     not_numbers = np.isnan(values)
-    source = random if random is not None else default_source()
-    cells = _encode(data, cols, hierarchies, levels, domains, public_domain, unknown, source,
-                    check_int("max_cells", max_cells, 1), deferred=True,
-                    select=(lambda valid: valid & ~not_numbers) if unknown == "drop" else None)
+    source = opts.source()
+    unknown = opts.unknown
+    cells = opts.cells(data, cols, source,
+                       (lambda valid: valid & ~not_numbers) if unknown == "drop" else None)
     backend, xp = source.backend, source.backend.xp
     n_cells = math.prod(cells.radices)
     kept = values if cells.kept is None else values[cells.kept]
     sums = exact_grid_sums(xp, cells.key, backend.asarray(kept), n_cells,
                            plan)[0]  # or refuse: the bounds and the row count decide
-    _spend(accountant, {"epsilon": epsilon, "delta": delta},
+    _spend(opts.accountant, {"epsilon": epsilon, "delta": delta},
            f"dp_group_stats {statistic} of {value!r} by {cols}", neighbouring=neighbouring,
            seed=source.seed)
     if cells.out_of_domain:  # decided after the charge: probing costs epsilon each time
