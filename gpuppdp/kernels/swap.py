@@ -6,9 +6,9 @@ with two global sorts (the form a GPU runs).  The rank order is ``np.argsort(x,
 kind="stable")``: a least-significant-digit radix sort (Knuth, *TAOCP* vol. 3, section 5.2.5)
 of the values' bits made order-preserving as unsigned integers, each pass a counting sort
 whose chunks count and scatter as tasks, the passes over digits that every value shares
-skipped.  The shuffle of a block orders its ranks by their random bits with ties by rank: a
-counting sort by the leading bits (about one rank a bucket, the bits being uniform) finished
-by an insertion sort of each bucket.
+skipped.  The shuffle of a block orders its ranks by their random bits with ties by rank:
+NumPy's sort of 64-bit keys packing the block, the leading random bits and the rank, the
+rare runs of equal leading bits finished by an insertion sort on all the bits.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ __all__ = ["stable_argsort", "swap_sources"]
 DIGIT_BITS = 11
 #: rows per chunk of a radix pass, at least (a task each; more chunks than threads balance)
 SORT_CHUNK_ROWS = 1 << 18
+#: ranks per task of the block shuffles, at least (whole blocks, sorted together)
+SHUFFLE_TASK_ROWS = 1 << 16
 
 
 @njit(cache=True, nogil=True)
@@ -128,78 +130,76 @@ def _random_bits(words, r):
 
 
 @njit(cache=True, nogil=True)
-def _place_bits(width):
-    """Bits of a rank's place in a block of ``width``."""
-    bits = 1
-    while (1 << bits) < width:
-        bits += 1
-    return bits
+def _shuffle_keys(t, words, width, drop, per_task, place_bits, cut, packed):
+    """Task ``t``'s sort keys (its ``per_task`` blocks of ``width`` ranks), high to low bits:
+    the block in the task, a rank's random bits ``>> drop`` less their last ``cut`` bits, the
+    rank's place in its block."""
+    key_bits = np.uint64(63 - drop - cut)
+    lo = t * per_task * width
+    hi = min(lo + per_task * width, packed.shape[0])
+    for start in range(lo, hi, width):
+        block = np.uint64((start - lo) // width) << key_bits
+        for r in range(start, min(start + width, hi)):
+            k = block | np.uint64(_random_bits(words, r) >> (drop + cut))
+            packed[r] = (k << np.uint64(place_bits)) | np.uint64(r - start)
+
+
+ahead_of_time(_shuffle_keys, ["none(int64, uint32[::1], int64, int64, int64, int64, int64, "
+                              "uint64[::1])"])
 
 
 @njit(cache=True, nogil=True)
-def _block_keys(t, words, width, drop, packed):
-    """Block ``t``'s sort keys: the leading bits of each rank's random bits ``>> drop`` above
-    the rank's place in the block."""
-    lo = t * width
-    hi = min(lo + width, packed.shape[0])
-    place_bits = _place_bits(width)
-    cut = max(0, 63 - drop - (64 - place_bits))  # the key's bits that do not fit
-    for r in range(lo, hi):
-        k = np.uint64(_random_bits(words, r) >> drop)
-        packed[r] = ((k >> np.uint64(cut)) << np.uint64(place_bits)) | np.uint64(r - lo)
-
-
-ahead_of_time(_block_keys, ["none(int64, uint32[::1], int64, int64, uint64[::1])"])
-
-
-@njit(cache=True, nogil=True)
-def _pair_block(t, packed, by_rank, words, width, drop, sources):
-    """Block ``t``'s ranks in the order of their sorted keys, each run of equal leading bits
-    ordered by the whole random bits (an insertion sort: ties by rank), then paired two by
-    two, the odd one keeping its own value."""
-    lo = t * width
-    hi = min(lo + width, packed.shape[0])
-    place_bits = _place_bits(width)
-    cut = max(0, 63 - drop - (64 - place_bits))
-    place = np.uint64((1 << place_bits) - 1)
-    shuffle = np.empty(hi - lo, dtype=np.int64)
+def _pair_blocks(t, packed, by_rank, words, width, drop, per_task, place_bits, cut, sources):
+    """Task ``t``'s ranks in the order of their sorted keys, the runs of equal keys (which the
+    cut bits may tell apart) put in the order of the whole random bits by an insertion sort
+    (ties by rank), then each block's paired two by two, the odd one keeping its own."""
+    lo = t * per_task * width
+    hi = min(lo + per_task * width, packed.shape[0])
+    shift, mask = np.uint64(place_bits), np.uint64((1 << place_bits) - 1)
+    shuffle = np.empty(hi - lo, dtype=np.int64)  # ranks in the order of the keys
     for j in range(hi - lo):
-        shuffle[j] = packed[lo + j] & place
-    if cut > 0:  # rare: two ranks whose random bits share their leading 64 - place_bits
+        shuffle[j] = lo + (j // width) * width + np.int64(packed[lo + j] & mask)
+    if cut > 0:
         for j in range(1, hi - lo):
             i = j
-            while i > 0 and packed[lo + i - 1] >> np.uint64(place_bits) == \
-                    packed[lo + i] >> np.uint64(place_bits) and \
-                    _random_bits(words, lo + shuffle[i - 1]) >> drop > \
-                    _random_bits(words, lo + shuffle[i]) >> drop:
+            while i > 0 and packed[lo + i - 1] >> shift == packed[lo + i] >> shift and \
+                    _random_bits(words, shuffle[i - 1]) >> drop > \
+                    _random_bits(words, shuffle[i]) >> drop:
                 shuffle[i - 1], shuffle[i] = shuffle[i], shuffle[i - 1]
                 i -= 1
-    for j in range(hi - lo):
-        mate = j ^ 1
-        if mate >= hi - lo:
-            mate = j
-        sources[by_rank[lo + shuffle[j]]] = by_rank[lo + shuffle[mate]]
+    for start in range(0, hi - lo, width):
+        size = min(width, hi - lo - start)
+        for j in range(size):
+            mate = j ^ 1 if (j ^ 1) < size else j
+            sources[by_rank[shuffle[start + j]]] = by_rank[shuffle[start + mate]]
 
 
-ahead_of_time(_pair_block, ["none(int64, uint64[::1], int64[::1], uint32[::1], int64, int64, "
-                            "int64[::1])"])
+ahead_of_time(_pair_blocks, ["none(int64, uint64[::1], int64[::1], uint32[::1], int64, int64, "
+                             "int64, int64, int64, int64[::1])"])
 
 
-def _swap_block(t, by_rank, words, width, drop, packed, sources):
-    """Block ``t``: its keys, sorted by NumPy (a vectorized sort that releases the GIL), paired."""
-    _block_keys(t, words, width, drop, packed)
-    packed[t * width:(t + 1) * width].sort()
-    _pair_block(t, packed, by_rank, words, width, drop, sources)
+def _swap_task(t, by_rank, words, width, drop, per_task, place_bits, cut, packed, sources):
+    """Task ``t``: its keys, sorted by NumPy (a vectorized sort that releases the GIL), paired."""
+    _shuffle_keys(t, words, width, drop, per_task, place_bits, cut, packed)
+    packed[t * per_task * width:(t + 1) * per_task * width].sort()
+    _pair_blocks(t, packed, by_rank, words, width, drop, per_task, place_bits, cut, sources)
 
 
 def swap_sources(by_rank: np.ndarray, words: np.ndarray, width: int, drop: int) -> np.ndarray:
     """For each row, the row whose value it takes: the ranks of each block of ``width`` are
     ordered by their random bits ``>> drop`` (ties by rank) and paired two by two, the odd one
     keeping its own (``words``: two keystream words a rank, in rank order, as
-    :meth:`~gpuppdp.dp.randomness.RandomSource.random_bits` uses them)."""
-    n = by_rank.shape[0]
+    :meth:`~gpuppdp.dp.randomness.RandomSource.random_bits` uses them).  A task sorts the
+    packed keys of whole blocks (:func:`_shuffle_keys`), at least ``SHUFFLE_TASK_ROWS``
+    ranks; the random bits below the key's share are compared only where the kept ones tie."""
+    n, width = by_rank.shape[0], int(width)
+    per_task = max(1, SHUFFLE_TASK_ROWS // width)
+    place_bits = max(1, (width - 1).bit_length())
+    key_bits = 64 - (per_task - 1).bit_length() - place_bits
+    cut = max(0, 63 - int(drop) - key_bits)
     sources = np.empty(n, dtype=np.int64)
-    run_tasks(_swap_block, -(-n // width), np.ascontiguousarray(by_rank, dtype=np.int64),
-              np.ascontiguousarray(words, dtype=np.uint32), int(width), int(drop),
-              np.empty(n, dtype=np.uint64), sources)
+    run_tasks(_swap_task, -(-n // (per_task * width)),
+              np.ascontiguousarray(by_rank, dtype=np.int64),
+              np.ascontiguousarray(words, dtype=np.uint32), width, int(drop), per_task,
+              place_bits, cut, np.empty(n, dtype=np.uint64), sources)
     return sources
