@@ -104,9 +104,9 @@ def stable_argsort(x: np.ndarray) -> np.ndarray:
     run_tasks(_sort_keys, n_chunks, bits, kind, bounds, keys, counts)
     # a digit every key shares orders nothing
     passes = [d for d in range(n_digits) if counts[:, d].sum(axis=0).max() < n]
-    order = np.arange(n, dtype=np.int64)
     if not passes:
-        return order
+        return np.arange(n, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)  # the first pass reads the positions, not ``order``
     spare_keys, spare_order = np.empty_like(keys), np.empty_like(order)
     for j, d in enumerate(passes):
         digit_counts = counts[:, d] if j == 0 else np.zeros((n_chunks, 1 << DIGIT_BITS),
