@@ -119,7 +119,7 @@ def rank_swap_sources(values, p: float, *, seed: int | None = None, source=None,
                          "or drop them first")
     n = int(x.shape[0])
     width = max(2, -(-int(round(_percent(p, "p") * n)) // 100))
-    if src.backend.kernels == "cpu":  # the same pairs, sorted in parallel chunks and blocks
+    if src.backend.kernels == "cpu":  # the same pairs: a parallel radix sort, a sort a block
         return swap_sources(stable_argsort(x), src.random_words(2 * n), width,
                             _block_bits(n, width))
     by_rank = xp.argsort(x, kind="stable")             # rank -> row
