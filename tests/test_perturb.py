@@ -90,14 +90,35 @@ def test_rank_swap_equals_direct_loops_and_keeps_the_multiset(backend, p):
     assert (moved == distinct).sum() <= -(-len(x) // width)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.float32, np.uint64, np.int16])
 def test_rank_order_in_chunks_is_numpys_stable_order(monkeypatch, dtype):
-    monkeypatch.setattr(swap, "SORT_CHUNK_ROWS", 1_000)  # several chunks, merged pairwise
+    monkeypatch.setattr(swap, "SORT_CHUNK_ROWS", 1_000)  # several chunks a radix pass
     monkeypatch.setattr(swap.numba, "get_num_threads", lambda: 5)
-    x = np.random.default_rng(3).integers(-40, 40, size=5_003).astype(dtype)  # many ties
-    if dtype == np.float64:
+    rng = np.random.default_rng(3)
+    x = rng.integers(-40, 40, size=5_003).astype(dtype)  # many ties (uint64: wrapped, large)
+    if x.dtype.kind == "f":
         x[::7] = -0.0  # equal to 0.0, ordered by position
+        x[1::11], x[2::13] = -np.inf, np.inf
+        x[3::17] = rng.normal(size=len(x[3::17])) * 1e-310  # subnormals of both signs
     np.testing.assert_array_equal(swap.stable_argsort(x), np.argsort(x, kind="stable"))
+    same = np.full(1_000, 7, dtype=dtype)  # every digit shared: no pass, the positions
+    np.testing.assert_array_equal(swap.stable_argsort(same), np.arange(1_000))
+
+
+@pytest.mark.parametrize("n, p, task_rows", [(4_001, 5, 1_000), (3_000, 100, 1 << 16)])
+def test_rank_swap_orders_ties_of_the_random_bits_by_rank(monkeypatch, n, p, task_rows):
+    """Keystream words of few values: the random bits of many ranks share their leading bits
+    (or all of them), which the block's sort must order by the rest, then by rank."""
+    monkeypatch.setattr(swap, "SHUFFLE_TASK_ROWS", task_rows)  # 1,000: 4 blocks a task
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 50, size=n).astype(np.float64)
+    words = np.empty(2 * n, dtype=np.uint32)
+    words[0::2], words[1::2] = rng.integers(0, 2, size=n), rng.integers(0, 1 << 12, size=n)
+    bits = (words[0::2].astype(np.int64) << 31) | (words[1::2].astype(np.int64) >> 1)
+    width = max(2, -(-int(round(p * n)) // 100))
+    drop = max(1, int((n - 1) // width).bit_length())
+    sources = swap.swap_sources(np.argsort(x, kind="stable"), words, width, drop)
+    np.testing.assert_array_equal(x[sources], _rank_swap_reference(x, p, bits))
 
 
 def test_pram_follows_the_matrix_draw_by_draw(backend):

@@ -119,8 +119,9 @@ def rank_swap_sources(values, p: float, *, seed: int | None = None, source=None,
                          "or drop them first")
     n = int(x.shape[0])
     width = max(2, -(-int(round(_percent(p, "p") * n)) // 100))
-    if src.backend.kernels == "cpu":  # the same pairs, sorted in parallel chunks and blocks
-        return swap_sources(stable_argsort(x), src.random_bits(n), width, _block_bits(n, width))
+    if src.backend.kernels == "cpu":  # the same pairs: a parallel radix sort, a sort a block
+        return swap_sources(stable_argsort(x), src.random_words(2 * n), width,
+                            _block_bits(n, width))
     by_rank = xp.argsort(x, kind="stable")             # rank -> row
     block = xp.arange(n, dtype=xp.int64) // width      # of each rank
     # ranks shuffled within their blocks: one sort by the block in the high bits and random
