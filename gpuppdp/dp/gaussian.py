@@ -5,12 +5,11 @@ The discrete Gaussian ``N_Z(0, σ²)``, ``P[Y = y] ∝ exp(-y²/(2σ²))`` on th
 discrete Laplace ``P ∝ exp(-r|y|)`` (the exact sampler of :mod:`~gpuppdp.dp.mechanisms`,
 ``r ≈ 1/(floor(σ) + 1)``), accepted with probability ``exp(-γ)``,
 ``γ = (|Y| - σ² r)² / (2σ²)`` (the product of the two is ``∝ exp(-y²/(2σ²))``), else
-redrawn, in rounds over the values still pending (about 1.3-1.6 proposals per value): on
-the CPU each round is one fused Numba kernel
-(:func:`~gpuppdp.kernels.dp_gaussian.gaussian_round`; its exact coin uses libm's ``exp``, within
-:data:`~gpuppdp.dp.coins.EXP_ERROR`); elsewhere (CuPy) array passes, the proposals from the
-fused noise kernel, the coins from :func:`~gpuppdp.dp.coins.bernoulli_exp`.  The two paths
-read the keystream differently (each documented, each exact).
+redrawn, in rounds over the values still pending (about 1.3-1.6 proposals per value),
+each round one fused kernel (:func:`~gpuppdp.kernels.dp_gaussian.gaussian_round`) on the
+host's thread pool or a CUDA thread per 16 values.  Both read the keystream the same way:
+the same values for a seed, but where the device's ``exp`` differs from libm's in the last
+place (each within :data:`~gpuppdp.dp.coins.EXP_ERROR`).
 
 * :class:`DiscreteGaussianMechanism` adds it to integer queries; ``ρ = Δ²/(2σ²)``-zCDP for
   an L2 sensitivity ``Δ`` (CKS20 Theorem 4).
@@ -64,7 +63,7 @@ import numpy as np
 from ..errors import InputError
 from ..validation import check_epsilon, check_number, check_positive
 from .accounting import MIN_ORDER, approx_to_zcdp, zcdp_to_approx
-from .coins import EXP_ERROR, MAX_GAMMA, bernoulli_exp
+from .coins import EXP_ERROR, MAX_GAMMA
 from .mechanisms import (
     DiscreteLaplaceSampler,
     _check_coordinates,
@@ -156,46 +155,27 @@ def _check_sigma(sigma) -> float:
 
 def _draw(source: RandomSource, n: int, sampler: DiscreteGaussianSampler):
     """``n`` draws of the sampler (int64 on the backend), in rounds over the pending values
-    (CKS20 Algorithm 3): on the CPU each round is one fused kernel
-    (:func:`~gpuppdp.kernels.dp_gaussian.gaussian_round`), elsewhere array passes (proposals
-    from the noise kernel, coins from :func:`~gpuppdp.dp.coins.bernoulli_exp`).  The two
-    read the keystream differently: each is exact, neither replays the other."""
+    (CKS20 Algorithm 3): a fused round (:func:`~gpuppdp.kernels.dp_gaussian.gaussian_round`)
+    for the pending values, on fresh blocks, until none is left (about ``n/2.5`` proposals
+    after the first round)."""
     xp = source.backend.xp
-    tables = sampler.laplace.tables
-    if source.backend.kernels == "cpu":
-        return xp.asarray(_draw_fused(source, n, sampler))
-    out = xp.zeros(n, dtype=xp.int64)
-    pending = xp.arange(n)
-    while pending.shape[0]:
-        y = source.discrete_noise(None, pending.shape[0], tables)
-        gamma = sampler.gamma(y, xp)
-        inside = gamma <= MAX_GAMMA
-        accept = bernoulli_exp(source, xp.where(inside, gamma, 0.0)) & inside
-        out[pending[accept]] = y[accept]
-        pending = pending[~accept]
-    return out
-
-
-def _draw_fused(source: RandomSource, n: int, sampler: DiscreteGaussianSampler) -> np.ndarray:
-    """:func:`_draw` on the CPU: a fused round for the pending values, on fresh blocks, until
-    none is left (about ``n/2.5`` proposals after the first round)."""
-    tables = sampler.laplace.tables
-    trials = tables[0].shape[0]
-    out = np.empty(n, dtype=np.int64)
-    pending: np.ndarray | None = None  # None: every value (the first round)
+    trials = sampler.laplace.tables[0].shape[0]
+    out = xp.empty(n, dtype=xp.int64)
+    pending = None  # None: every value (the first round)
     m = n
     while m:
         key, n0, n1, base = source._reserve(dp_gaussian.gaussian_blocks(m, trials))
-        y, accept = dp_gaussian.gaussian_round(key, n0, n1, base, m, tables, sampler.center,
-                                            sampler.sigma2, MAX_GAMMA)
-        ok = accept.view(np.bool_)
+        y, accept = dp_gaussian.gaussian_round(source.backend, key, n0, n1, base, m,
+                                               sampler.laplace.tables, sampler.center,
+                                               sampler.sigma2, MAX_GAMMA)
+        ok = accept.astype(xp.bool_)
         if pending is None:
             out[ok] = y[ok]
-            pending = np.flatnonzero(~ok)
+            pending = xp.flatnonzero(~ok)
         else:
             out[pending[ok]] = y[ok]
             pending = pending[~ok]
-        m = pending.shape[0]
+        m = int(pending.shape[0])
     return out
 
 

@@ -1,5 +1,5 @@
-"""Fused rounds of the discrete Gaussian sampler, on the CPU, built on the noise kernel of
-:mod:`.dp_noise`.  :func:`gaussian_round` is one round of the rejection sampler of Canonne,
+"""Fused rounds of the discrete Gaussian sampler, on the CPU and in CUDA, built on the noise
+kernel of :mod:`.dp_noise`.  :func:`gaussian_round` is one round of the rejection sampler of Canonne,
 Kamath & Steinke (2020, Algorithm 3) for ``m`` values, fused: a proposal ``Y`` from the noise
 kernel (its task form), ``γ = (|Y| - c)² / (2σ²)`` (``c = fl(σ² r)``; the float operations of
 :meth:`gpuppdp.dp.gaussian.DiscreteGaussianSampler.gamma`), and the coin
@@ -15,8 +15,11 @@ most significant), continued, when those 64 bits do not decide (probability belo
 integer, are below ``M``.  The caller redraws the rejected values in a new round on fresh
 blocks (:mod:`gpuppdp.dp.gaussian`).
 
-The round runs as tasks on the house's thread pool (:func:`.dp_noise._run_lanes`), its
-keystream :data:`~.chacha.LANES` blocks at a time (:mod:`.chacha`).
+On the host the round runs as tasks on the house's thread pool (:func:`.dp_noise._run_lanes`),
+its keystream :data:`~.chacha.LANES` blocks at a time (:mod:`.chacha`); on the device as a
+thread per group, the same functions compiled again for CUDA (as the noise kernel's), so
+both give the same bits for a key but where the device's ``exp`` differs from libm's in the
+last place (both within :data:`~gpuppdp.dp.coins.EXP_ERROR`).
 
 References
 ----------
@@ -29,11 +32,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import int64, njit, uint64
+from numba import cuda, int64, njit, uint32, uint64
 
-from .chacha import block_at, fill_blocks, scratch_words, word_at
-from .dp_noise import (_SUB_GROUPS, _TASK_UNITS, EXT_FLAG, GROUP, _host_key, _noise_step,
-                       _noise_task_start, _run_lanes, noise_blocks, noise_rows)
+from .chacha import LANES, block_at, fill_blocks, scratch_words, word_at
+from .dp_noise import _CUDA as _NOISE_CUDA
+from .dp_noise import (_SUB_GROUPS, _TASK_UNITS, EXT_FLAG, GROUP, _form, _host_key, _launch,
+                       _noise_step, _noise_task_start, _rebind, _run_lanes, add_int_group,
+                       noise_blocks, noise_group, noise_rows)
 from .dp_tables import EXT_BLOCKS, EXT_WORDS
 
 __all__ = ["gaussian_round", "gaussian_blocks"]
@@ -122,22 +127,77 @@ def _gaussian_coins(y_out, accept, s0, s1, cks, key, n0, n1, coin_base, center, 
                                    2 * (16 * (coin_base + 2 * s0 + cb) + w), words, ebuf, k, m)
 
 
+# --- the CUDA form: the same source compiled again for the device (as in :mod:`.dp_noise`) ---
+
+def _cuda_namespace() -> dict:
+    namespace = {**globals(), **_NOISE_CUDA}
+    for name in ("word_at", "_coin_tail", "_coin_slow", "_gaussian_coins"):
+        namespace[name] = cuda.jit(device=True)(_rebind(globals()[name].py_func, namespace))
+    return namespace
+
+
+_CUDA = _cuda_namespace()
+
+
+def _cuda_kernel(function):
+    """``@cuda.jit`` on ``function`` compiled in this module's CUDA namespace."""
+    return cuda.jit(_rebind(function, _CUDA))
+
+
+@_cuda_kernel
+def _gaussian_cuda(y_out, accept, key, n0, n1, base, coin_base, rows, trials, p_first, ptab,
+                   invert, center, two_sigma2, max_gamma):
+    """A thread per group of ``GROUP`` values: their proposals (the noise kernel's
+    ``noise_group``) and coins (:func:`_gaussian_coins`, its two blocks laid out as
+    :func:`~.chacha.fill_blocks` does), the same bits as :func:`_gaussian_task`."""
+    grp = cuda.grid(1)
+    n = y_out.shape[0]
+    if grp < (n + GROUP - 1) // GROUP:
+        buf = cuda.local.array(16, uint32)
+        ebuf = cuda.local.array(EXT_WORDS, uint32)
+        words = cuda.local.array(2 + EXT_WORDS, uint32)
+        z = cuda.local.array(GROUP, int64)
+        cks = cuda.local.array(16 * LANES, uint32)
+        noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
+        add_int_group(grp, n, y_out[:0], y_out, z)
+        for b in range(2):
+            block_at(key, n0, n1, coin_base + 2 * grp + b, buf, 0)
+            for w in range(16):
+                cks[w * LANES + b] = buf[w]  # word_at's layout
+        _gaussian_coins(y_out, accept, grp, grp + 1, cks, key, n0, n1, coin_base, center,
+                        two_sigma2, max_gamma, words, ebuf)
+
+
 def gaussian_blocks(m: int, trials: int) -> int:
     """Keystream blocks one :func:`gaussian_round` over ``m`` values uses: the proposals'
     and two per group for the coins."""
     return noise_blocks(m, trials) + 2 * -(-m // GROUP)
 
 
-def gaussian_round(key, n0: int, n1: int, base: int, m: int, tables, center: float,
+def gaussian_round(backend, key, n0: int, n1: int, base: int, m: int, tables, center: float,
                    sigma2: float, max_gamma: float):
-    """One fused round of the discrete Gaussian sampler for ``m`` values (module docstring),
-    on the host: ``(proposals, accepted)``, int64 and uint8 arrays.  ``tables`` are the
+    """One fused round of the discrete Gaussian sampler for ``m`` values (module docstring):
+    ``(proposals, accepted)``, int64 and uint8 arrays on ``backend`` -- on the host's
+    thread pool, or a CUDA thread per group (the same bits, but for the device's ``exp``,
+    within :data:`~gpuppdp.dp.coins.EXP_ERROR` as the host's).  ``tables`` are the
     proposal's (discrete Laplace) trial tables."""
     trials = tables[0].shape[0]
     rows = noise_rows(trials)
+    coin_base = base + noise_blocks(m, trials)
+    form = _form(backend, m, "gaussian_round")
+    if form == "cuda":
+        xp = backend.xp
+        y, accept = xp.empty(m, dtype=xp.int64), xp.empty(m, dtype=xp.uint8)
+        _launch(_gaussian_cuda, -(-m // GROUP), y, accept, backend.asarray(key), n0, n1, base,
+                coin_base, rows, trials, *(backend.asarray(t) for t in tables), float(center),
+                2.0 * float(sigma2), float(max_gamma))
+        return y, accept
     y = np.empty(m, dtype=np.int64)
     accept = np.empty(m, dtype=np.uint8)
-    _run_lanes(_gaussian_task, -(-m // GROUP), _TASK_UNITS, y, accept, _host_key(key), n0, n1,
-               base, base + noise_blocks(m, trials), rows, trials, *tables, float(center),
-               2.0 * float(sigma2), float(max_gamma), GROUP)
-    return y, accept
+    args = (_host_key(key), n0, n1, base, coin_base, rows, trials, *tables, float(center),
+            2.0 * float(sigma2), float(max_gamma))
+    if form == "sim":
+        _launch(_gaussian_cuda, -(-m // GROUP), y, accept, *args)
+    else:
+        _run_lanes(_gaussian_task, -(-m // GROUP), _TASK_UNITS, y, accept, *args, GROUP)
+    return backend.asarray(y), backend.asarray(accept)
