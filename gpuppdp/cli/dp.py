@@ -40,26 +40,20 @@ import sys
 import warnings
 
 from .choices import BACKENDS, MECHANISMS
-from .options import (add_ledger_options, add_privacy_target_options, add_seed_options,
-                      check_ledger_options, encoding_of, epsilon_at, ledger_record, open_ledger,
-                      print_budget, print_seed, table_subcommand)
+from .options import (Command, add_ledger_options, add_privacy_target_options,
+                      add_seed_options, check_ledger_options, encoding_of, epsilon_at,
+                      ledger_record, open_ledger, print_budget, print_seed)
 from .progress import compile_notice
 
 UNKNOWN = ("error", "other", "drop")
 RECOVERED = "the true counts"
 """What anyone with a release's ``--seed`` recovers exactly."""
 
-__all__ = ["register", "run_dp_histogram"]
+__all__ = ["COMMAND", "register", "run_dp_histogram"]
 
 
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``dp-histogram`` subcommand to an ``argparse`` subparsers object."""
-    p = table_subcommand(
-        subparsers, "dp-histogram", run_dp_histogram,
-        help="release a differentially private contingency table (noisy counts)",
-        description="Count the rows of INPUT per combination of the --by columns (optionally "
-                    "generalized with --hierarchy/--level), add noise for epsilon-differential "
-                    "privacy (add/remove-one neighbours) and write every cell to --output.")
+def _options(p) -> None:
+    """``dp-histogram``'s options (after INPUT, --sep and --encoding)."""
     p.add_argument("--by", required=True, metavar="COL[,COL]",
                    help="comma-separated grouping columns")
     add_grouping_options(p)
@@ -79,7 +73,6 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="keep negative noisy counts instead of clamping them at 0")
     p.add_argument("--output", required=True, metavar="OUT.csv",
                    help="where to write the table (CSV, or Parquet by suffix)")
-    return p
 
 
 def add_grouping_options(p) -> None:
@@ -367,3 +360,12 @@ def spent_line(dp: dict, detail: str = "") -> str:
     return (f"rho spent (zCDP): {dp['rho']:.6g} ({dp['neighbouring']} neighbours{detail})"
             f"{epsilon_at(dp)}")
 
+
+COMMAND = Command(
+    "dp-histogram", run_dp_histogram, _options,
+    table=True,
+    help="release a differentially private contingency table (noisy counts)",
+    description="Count the rows of INPUT per combination of the --by columns (optionally "
+                "generalized with --hierarchy/--level), add noise for epsilon-differential "
+                "privacy (add/remove-one neighbours) and write every cell to --output.")
+register = COMMAND.register

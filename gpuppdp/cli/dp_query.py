@@ -24,21 +24,14 @@ import warnings
 from .choices import QUERY_MECHANISMS
 from .dp import (_check_options, add_grouping_options, add_release_options, grouping,
                  open_budget, spent_line, summary, warn_caught)
-from .options import encoding_of, print_budget, print_seed, table_subcommand
+from .options import Command, encoding_of, print_budget, print_seed
 from .progress import compile_notice
 
-__all__ = ["register", "run_dp_query"]
+__all__ = ["COMMAND", "register", "run_dp_query"]
 
 
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``dp-query`` subcommand to an ``argparse`` subparsers object."""
-    p = table_subcommand(
-        subparsers, "dp-query", run_dp_query,
-        help="release one differentially private statistic (count, sum, mean, variance, "
-             "quantile) with its accuracy",
-        description="Answer --query on INPUT (or per cell of --by) with values clamped to "
-                    "[--lower, --upper], add noise for differential privacy and print the "
-                    "answer with its confidence interval (or a quantile's rank error).")
+def _options(p) -> None:
+    """``dp-query``'s options (after INPUT, --sep and --encoding)."""
     p.add_argument("--query", required=True, metavar="QUERY",
                    help="count, sum, mean, variance, median or quantile:Q[,Q...] (levels in "
                         "[0, 1]; several split epsilon equally)")
@@ -60,7 +53,6 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "--delta with --epsilon, or --rho)")
     p.add_argument("--output", default=None, metavar="OUT.csv",
                    help="also write the answer as a table (CSV, or Parquet by suffix)")
-    return p
 
 
 def _parse_query(text: str) -> tuple[str, list[float] | None]:
@@ -167,3 +159,14 @@ def _print_answer(args, table, accountant) -> None:
     if args.person is not None:
         print(f"unit of privacy: {dp['unit']}; epsilon is person-level")
     print_seed(dp["seed"])
+
+
+COMMAND = Command(
+    "dp-query", run_dp_query, _options,
+    table=True,
+    help="release one differentially private statistic (count, sum, mean, variance, "
+         "quantile) with its accuracy",
+    description="Answer --query on INPUT (or per cell of --by) with values clamped to "
+                "[--lower, --upper], add noise for differential privacy and print the "
+                "answer with its confidence interval (or a quantile's rank error).")
+register = COMMAND.register

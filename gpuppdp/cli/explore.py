@@ -10,8 +10,9 @@ import argparse
 from .attack import _positive_int
 from .choices import BACKENDS, METRICS
 from .common import _privacy_models, add_anonymization_options, check_roles
+from .options import Command
 
-__all__ = ["register", "cmd_explore"]
+__all__ = ["COMMAND", "register", "cmd_explore"]
 
 
 def _risk_threshold(text: str) -> float:
@@ -72,17 +73,8 @@ def cmd_explore(args) -> int:
     return 0
 
 
-def register(subparsers) -> None:
-    """Add the ``explore`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
-        "explore", help="measure every lattice node (risk, privacy and utility losses, "
-        "information loss) and draw the Pareto frontier",
-        description="Evaluate every node of the generalization lattice of INPUT in batches: "
-        "per node whether it satisfies the models (failing classes suppressed within the "
-        "limit), its classes, suppressed records, information loss, prosecutor risk, records "
-        "at risk and the privacy and utility losses on the first --sensitive column; the "
-        "Pareto-optimal nodes are marked.  Release a node with gpuppdp anonymize ... "
-        "--transformation COL=LEVEL,...")
+def _options(p) -> None:
+    """``explore``'s options."""
     add_anonymization_options(p)
     p.add_argument("--metric", choices=METRICS, default="loss")
     p.add_argument("--risk-threshold", type=_risk_threshold, default=0.2, metavar="T",
@@ -100,4 +92,16 @@ def register(subparsers) -> None:
                    help="the summary: nodes, anonymous nodes, frontier sizes, optimum, seconds")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_explore)
+
+
+COMMAND = Command(
+    "explore", cmd_explore, _options,
+    help="measure every lattice node (risk, privacy and utility losses, "
+         "information loss) and draw the Pareto frontier",
+    description="Evaluate every node of the generalization lattice of INPUT in batches: per node "
+                "whether it satisfies the models (failing classes suppressed within the limit), "
+                "its classes, suppressed records, information loss, prosecutor risk, records at "
+                "risk and the privacy and utility losses on the first --sensitive column; the "
+                "Pareto-optimal nodes are marked.  Release a node with gpuppdp anonymize ... "
+                "--transformation COL=LEVEL,...")
+register = COMMAND.register

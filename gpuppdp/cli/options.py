@@ -1,7 +1,7 @@
 """The options the subcommands share and their argument types: ``--qi`` of ``check`` and
 ``risk`` and of ``negotiate`` and ``tradeoff``, ``--chunk-rows``, ``--dask``, ``--json``,
 ``--prior`` (and its file's reader), the run options (``--metric``, ``--search``,
-``--backend``, ...), a subcommand reading one table (:func:`table_subcommand`) and the options
+``--backend``, ...), a subcommand as data (:class:`Command`) and the options
 of a differentially private release (its target, the privacy ledger, ``--seed``) with their
 checks and printed lines.  Imports only the standard library, so that building the parser
 (``gpuppdp --help``) loads no NumPy or pandas."""
@@ -14,12 +14,14 @@ import csv
 import math
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from .choices import BACKENDS, METRICS, PREFERENCES, SEARCHES
 
 __all__ = ["add_measured_qi_option", "add_chunk_option", "add_dask_option",
            "add_measuring_options", "add_json_option", "add_prior_option", "read_prior",
-           "table_subcommand", "add_run_options", "add_encoding_option", "encoding_of",
+           "Command", "add_run_options", "add_encoding_option", "encoding_of",
            "unassigned_error", "add_hierarchy_qi_options", "qi_names", "bound",
            "add_privacy_target_options", "add_ledger_options", "add_seed_options",
            "check_ledger_options", "open_ledger", "ledger_record", "epsilon_at", "print_budget",
@@ -255,21 +257,42 @@ def subcommand_group(subparsers, name: str, dest: str, **texts):
     return parent.add_subparsers(dest=dest, required=True, metavar=dest.upper())
 
 
-def table_subcommand(subparsers, name: str, run, *, population: str | None = None,
-                     json: str | None = None, **texts) -> argparse.ArgumentParser:
-    """A subcommand reading one table: INPUT and --sep, with ``population`` (its help) a
-    --population FILE and with ``json`` a --json OUT.json option; ``texts`` are ``help`` and
-    ``description``.  See :func:`.measure.read_measured`."""
-    p = subparsers.add_parser(name, **texts)
-    p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
-    p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
-    add_encoding_option(p, "INPUT (and --population)" if population is not None else "INPUT")
-    if population is not None:
-        p.add_argument("--population", default=None, metavar="FILE", help=population)
-    if json is not None:
-        p.add_argument("--json", default=None, metavar="OUT.json", help=json)
-    p.set_defaults(func=run)
-    return p
+@dataclass(frozen=True)
+class Command:
+    """A subcommand as data: its ``name``, ``run`` function (``args -> exit status``),
+    ``help`` and ``description``, and ``options``, the function adding its own options;
+    :meth:`register` builds its parser, so that the header every subcommand would repeat is
+    written once.  A ``table`` command reads one table: INPUT, --sep and --encoding first,
+    with ``population`` (its help) a --population FILE and with ``json`` a --json OUT.json
+    option (see :func:`.measure.read_measured`); ``conflict_handler`` is argparse's."""
+
+    name: str
+    run: Callable[[argparse.Namespace], int]
+    options: Callable[[argparse.ArgumentParser], None]
+    help: str
+    description: str
+    table: bool = False
+    population: str | None = None
+    json: str | None = None
+    conflict_handler: str = "error"
+
+    def register(self, subparsers) -> argparse.ArgumentParser:
+        """Add the subcommand to an ``argparse`` subparsers object; returns its parser."""
+        p = subparsers.add_parser(self.name, help=self.help, description=self.description,
+                                  conflict_handler=self.conflict_handler)
+        if self.table:
+            p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
+            p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
+            add_encoding_option(p, "INPUT" if self.population is None
+                                else "INPUT (and --population)")
+            if self.population is not None:
+                p.add_argument("--population", default=None, metavar="FILE",
+                               help=self.population)
+            if self.json is not None:
+                p.add_argument("--json", default=None, metavar="OUT.json", help=self.json)
+        self.options(p)
+        p.set_defaults(func=self.run)
+        return p
 
 
 def add_run_options(p: argparse.ArgumentParser,

@@ -26,21 +26,15 @@ import warnings
 
 from .choices import BACKENDS
 from .dp import UNKNOWN, _pairs, levels_and_hierarchies, read_hierarchies, warn_caught
-from .options import (add_ledger_options, add_privacy_target_options, add_seed_options,
-                      check_ledger_options, encoding_of, epsilon_at, ledger_record, open_ledger,
-                      print_seed, table_subcommand)
+from .options import (Command, add_ledger_options, add_privacy_target_options,
+                      add_seed_options, check_ledger_options, encoding_of, epsilon_at,
+                      ledger_record, open_ledger, print_seed)
 
-__all__ = ["register", "run_synthesize"]
+__all__ = ["COMMAND", "register", "run_synthesize"]
 
 
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``synthesize`` subcommand to an ``argparse`` subparsers object."""
-    p = table_subcommand(
-        subparsers, "synthesize", run_synthesize,
-        help="write differentially private synthetic data (MST: a tree of noisy 2-way "
-             "marginals)",
-        description="Fit MST (McKenna, Miklau & Sheldon 2021) to INPUT at (epsilon, delta) "
-                    "and write synthetic records to --output.")
+def _options(p) -> None:
+    """``synthesize``'s options (after INPUT, --sep and --encoding)."""
     add_privacy_target_options(
         p, epsilon="privacy parameter (with --delta); the zCDP budget is the largest rho whose "
                    "tight conversion meets (E, D)",
@@ -75,7 +69,6 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--json", default=None, metavar="OUT.json", help="write the summary as JSON")
     p.add_argument("--html", default=None, metavar="OUT.html",
                    help="write an HTML page of the privacy spent and the evaluation")
-    return p
 
 
 def _bins(items: list[str]) -> dict:
@@ -170,3 +163,13 @@ def run_synthesize(args: argparse.Namespace) -> int:
               f"{100 * ev['closest_record']['identical_share']:.1f} %")
     print_seed(args.seed)
     return 0
+
+
+COMMAND = Command(
+    "synthesize", run_synthesize, _options,
+    table=True,
+    help="write differentially private synthetic data (MST: a tree of noisy 2-way "
+         "marginals)",
+    description="Fit MST (McKenna, Miklau & Sheldon 2021) to INPUT at (epsilon, delta) "
+                "and write synthetic records to --output.")
+register = COMMAND.register
