@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 from .choices import OTHERS
-from .options import Command, unassigned_error
+from .options import Command, add_shared, unassigned_error
 
 __all__ = ["COMMAND", "register", "run_anatomize"]
 
@@ -43,8 +43,7 @@ def _options(p) -> None:
     p.add_argument("--groups", default=None, metavar="COL",
                    help="take the groups from this column (checked to be l-diverse) instead "
                    "of forming them")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seed of the bucket algorithm's choices (default: OS entropy)")
+    add_shared(p, seed="seed of the bucket algorithm's choices (default: OS entropy)")
     for option, table in (("--qit", "quasi-identifier"), ("--st", "sensitive")):
         p.add_argument(option, required=True, metavar=f"{option[2:].upper()}.csv",
                        help=f"the {table} table (CSV or Parquet by the ending)")

@@ -39,13 +39,12 @@ import os
 import sys
 import warnings
 
-from .choices import BACKENDS, MECHANISMS
-from .options import (Command, add_ledger_options, add_privacy_target_options,
-                      add_seed_options, check_ledger_options, encoding_of, epsilon_at,
-                      ledger_record, open_ledger, print_budget, print_seed)
+from .choices import MECHANISMS
+from .options import (Command, add_ledger_options, add_privacy_target_options, add_seed_options,
+                      add_shared, check_ledger_options, encoding_of, epsilon_at, ledger_record,
+                      open_ledger, print_budget, print_seed)
 from .progress import compile_notice
 
-UNKNOWN = ("error", "other", "drop")
 RECOVERED = "the true counts"
 """What anyone with a release's ``--seed`` recovers exactly."""
 
@@ -77,22 +76,16 @@ def _options(p) -> None:
 
 def add_grouping_options(p) -> None:
     """--level, --hierarchy, --hierarchy-sep, --unknown, --public-domain, --identifying."""
-    p.add_argument("--level", action="append", default=[], metavar="COL=LEVEL",
-                   help="generalization level of a column (needs --hierarchy); repeatable")
-    p.add_argument("--hierarchy", action="append", default=[], metavar="COL=FILE.csv",
-                   help="ARX-style hierarchy file of a column (fixes its public domain); "
-                        "repeatable")
-    p.add_argument("--hierarchy-sep", default=";", metavar="SEP",
-                   help="delimiter of the hierarchy files (default ;, as the other commands; "
-                        "never guessed)")
-    p.add_argument("--unknown", choices=UNKNOWN, default="error",
-                   help="rows whose value is not in a --hierarchy (or is missing): refused "
-                        "after the release is charged (error, default), counted in an "
-                        "'(other)' cell that is always released (other), or dropped without "
-                        "saying how many (drop)")
-    p.add_argument("--public-domain", action="store_true",
-                   help="declare public the sets of values of the --by columns without "
-                        "--hierarchy (read from INPUT); without it such columns are refused")
+    add_shared(
+        p, level="generalization level of a column (needs --hierarchy); repeatable",
+        hierarchy="ARX-style hierarchy file of a column (fixes its public domain); repeatable",
+        hierarchy_sep="delimiter of the hierarchy files (default ;, as the other commands; "
+                      "never guessed)",
+        unknown="rows whose value is not in a --hierarchy (or is missing): refused after the "
+                "release is charged (error, default), counted in an '(other)' cell that is "
+                "always released (other), or dropped without saying how many (drop)",
+        public_domain="declare public the sets of values of the --by columns without "
+                      "--hierarchy (read from INPUT); without it such columns are refused")
     p.add_argument("--identifying", action="append", default=[], metavar="COL[,COL]",
                    help="columns that identify people (names, IDs): refused in --by; "
                         "repeatable")
@@ -116,10 +109,8 @@ def add_release_options(p, mechanisms, default: str, mechanism_help: str) -> Non
                    help="contribution bound with --person (default 1): the sensitivity is M")
     add_seed_options(p, RECOVERED)
     p.add_argument("--mechanism", choices=mechanisms, default=default, help=mechanism_help)
-    p.add_argument("--backend", choices=BACKENDS, default="auto",
-                   help="where counts and noise are computed (default: GPU when usable)")
-    p.add_argument("--json", default=None, metavar="OUT.json",
-                   help="write the release's record and the ledger's charge as JSON")
+    add_shared(p, backend="where counts and noise are computed (default: GPU when usable)",
+               json="write the release's record and the ledger's charge as JSON")
 
 
 def _pairs(items: list[str], option: str) -> dict[str, str]:

@@ -8,9 +8,8 @@ from __future__ import annotations
 import argparse
 
 from .attack import _positive_int
-from .choices import BACKENDS, METRICS
 from .common import _privacy_models, add_anonymization_options, check_roles
-from .options import Command
+from .options import Command, add_shared
 
 __all__ = ["COMMAND", "register", "cmd_explore"]
 
@@ -76,7 +75,7 @@ def cmd_explore(args) -> int:
 def _options(p) -> None:
     """``explore``'s options."""
     add_anonymization_options(p)
-    p.add_argument("--metric", choices=METRICS, default="loss")
+    add_shared(p, metric=None)
     p.add_argument("--risk-threshold", type=_risk_threshold, default=0.2, metavar="T",
                    help="records_at_risk: the share of records whose prosecutor risk 1/|E| "
                    "exceeds T (default 0.2)")
@@ -86,12 +85,10 @@ def _options(p) -> None:
                    "every node)")
     p.add_argument("--output", default=None, metavar="NODES.parquet|NODES.csv",
                    help="the table of every node (one row per node)")
-    p.add_argument("--html", default=None, metavar="FRONTIER.html",
-                   help="the frontier page (self-contained, no script)")
-    p.add_argument("--json", default=None, metavar="OUT.json",
-                   help="the summary: nodes, anonymous nodes, frontier sizes, optimum, seconds")
-    p.add_argument("--backend", choices=BACKENDS, default="auto")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_shared(p, html={"metavar": "FRONTIER.html",
+                        "help": "the frontier page (self-contained, no script)"},
+               json="the summary: nodes, anonymous nodes, frontier sizes, optimum, seconds",
+               backend=None, quiet="no progress bar")
 
 
 COMMAND = Command(

@@ -30,10 +30,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .choices import BACKENDS
 from .common import _numbers
-from .options import (Command, add_hierarchy_qi_options, add_json_option, add_prior_option,
-                      bound, qi_names, read_prior, unassigned_error)
+from .options import (SEED_HELP, Command, add_hierarchy_qi_options, add_json_option,
+                      add_prior_option, add_shared, bound, qi_names, read_prior, unassigned_error)
 
 __all__ = ["COMMAND", "register", "run_negotiate", "BASES", "OBJECTIVES", "OTHERS"]
 
@@ -105,9 +104,7 @@ def _options(p) -> None:
     add_json_option(p, "the settings, rounds and deal", "DEAL.json", required=True)
     p.add_argument("--output", default=None, metavar="OUT.csv",
                    help="write the released table of the deal (CSV or Parquet by the ending)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seed of the release's row permutation (default: OS entropy)")
-    p.add_argument("--backend", choices=BACKENDS, default="auto")
+    add_shared(p, seed=SEED_HELP, backend=None)
 
 
 def run_negotiate(args: argparse.Namespace) -> int:

@@ -17,15 +17,48 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .choices import BACKENDS, METRICS, PREFERENCES, SEARCHES
+from .choices import BACKENDS, METRICS, PREFERENCES, SEARCHES, UNKNOWN
 
-__all__ = ["add_measured_qi_option", "add_chunk_option", "add_dask_option",
-           "add_measuring_options", "add_json_option", "add_prior_option", "read_prior",
-           "Command", "add_run_options", "add_encoding_option", "encoding_of",
-           "unassigned_error", "add_hierarchy_qi_options", "qi_names", "bound",
-           "add_privacy_target_options", "add_ledger_options", "add_seed_options",
-           "check_ledger_options", "open_ledger", "ledger_record", "epsilon_at", "print_budget",
-           "print_seed"]
+__all__ = ["SHARED", "SEED_HELP", "add_shared", "add_hierarchy_sep_option",
+           "add_measured_qi_option", "add_chunk_option", "add_dask_option",
+           "add_measuring_options", "add_json_option", "add_prior_option", "read_prior", "Command",
+           "add_run_options", "add_encoding_option", "encoding_of", "unassigned_error",
+           "add_hierarchy_qi_options", "qi_names", "bound", "add_privacy_target_options",
+           "add_ledger_options", "add_seed_options", "check_ledger_options", "open_ledger",
+           "ledger_record", "epsilon_at", "print_budget", "print_seed"]
+
+
+#: The options several subcommands declare alike: flag -> ``add_argument``'s keywords but the
+#: help, which is the command's (:func:`add_shared`).
+SHARED: dict[str, dict] = {
+    "--metric": {"choices": METRICS, "default": "loss"},
+    "--backend": {"choices": BACKENDS, "default": "auto"},
+    "--seed": {"type": int, "default": None},
+    "--quiet": {"action": "store_true"},
+    "--json": {"default": None, "metavar": "OUT.json"},
+    "--html": {"default": None, "metavar": "OUT.html"},
+    "--hierarchy": {"action": "append", "default": [], "metavar": "COL=FILE.csv"},
+    "--hierarchy-sep": {"default": ";", "metavar": "SEP"},
+    "--level": {"action": "append", "default": [], "metavar": "COL=LEVEL"},
+    "--unknown": {"choices": UNKNOWN, "default": "error"},
+    "--public-domain": {"action": "store_true"},
+}
+
+
+#: --seed of a release's row permutation (anonymize, demo, report, negotiate)
+SEED_HELP = "seed of the release's row permutation (default: OS entropy)"
+
+
+def add_shared(p: argparse.ArgumentParser, **helps) -> None:
+    """Add the :data:`SHARED` options named by ``helps`` (``hierarchy_sep``: --hierarchy-sep),
+    in their order; each value is the option's help (None: none) or a dict of its help and
+    the keywords in which the command's option differs (``{"help": ..., "default": "cpu"}``).
+    A default list is the parser's own copy."""
+    for name, text in helps.items():
+        flag = "--" + name.replace("_", "-")
+        own = text if isinstance(text, dict) else {"help": text}
+        keywords = {k: v.copy() if isinstance(v, list) else v for k, v in SHARED[flag].items()}
+        p.add_argument(flag, **{**keywords, **own})
 
 
 def _fraction(text: str) -> float:
@@ -122,11 +155,12 @@ def add_measured_qi_option(p: argparse.ArgumentParser) -> None:
                    "repeatable), each optionally with its hierarchy as in anonymize (then "
                    "every value of the column must be a label of the hierarchy, at any "
                    "level)")
-    _add_hierarchy_sep_option(p)
+    add_hierarchy_sep_option(p)
 
 
-def _add_hierarchy_sep_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
+def add_hierarchy_sep_option(p: argparse.ArgumentParser) -> None:
+    """``--hierarchy-sep`` of the commands whose hierarchies are files of --qi (no metavar)."""
+    add_shared(p, hierarchy_sep={"help": "hierarchy CSV delimiter (default ;)", "metavar": None})
 
 
 def add_hierarchy_qi_options(p: argparse.ArgumentParser) -> None:
@@ -135,7 +169,7 @@ def add_hierarchy_qi_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qi", action="append", required=True, type=_qi_spec,
                    metavar="COL=HIERARCHY.csv",
                    help="quasi-identifier and its ARX hierarchy (repeatable)")
-    _add_hierarchy_sep_option(p)
+    add_hierarchy_sep_option(p)
     p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive column")
 
 
@@ -202,8 +236,8 @@ def add_measuring_options(p: argparse.ArgumentParser, measured: str, backend: st
     """``--backend`` (default ``backend``), ``--quiet``, ``--chunk-rows`` and ``--dask`` of a
     command that measures INPUT's ``measured`` (its frequency set, its distinct QID
     combinations)."""
-    p.add_argument("--backend", choices=BACKENDS, default=backend, help=backend_help)
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_shared(p, backend={"default": backend, "help": backend_help},
+               quiet="no progress on stderr")
     add_chunk_option(p, f"read INPUT N rows at a time and measure {measured} (memory follows "
                      "the classes, not the rows; not with --population)")
     add_dask_option(p, f"reduce INPUT's partitions to {measured}")
@@ -211,8 +245,8 @@ def add_measuring_options(p: argparse.ArgumentParser, measured: str, backend: st
 
 def add_json_option(p, what: str, metavar: str = "OUT.json", required: bool = False) -> None:
     """``--json OUT.json``: write ``what`` as JSON."""
-    p.add_argument("--json", default=None, metavar=metavar, required=required,
-                   help=f"write {what} as JSON")
+    add_shared(p, json={"metavar": metavar, "required": required,
+                        "help": f"write {what} as JSON"})
 
 
 def add_prior_option(p, what: str = "of the privacy losses") -> None:
@@ -289,7 +323,7 @@ class Command:
                 p.add_argument("--population", default=None, metavar="FILE",
                                help=self.population)
             if self.json is not None:
-                p.add_argument("--json", default=None, metavar="OUT.json", help=self.json)
+                add_shared(p, json=self.json)
         self.options(p)
         p.set_defaults(func=self.run)
         return p
@@ -298,10 +332,9 @@ class Command:
 def add_run_options(p: argparse.ArgumentParser,
                     json_help: str = "write the summary as JSON") -> None:
     """Metric, search, backend, seed, --json and --quiet."""
-    p.add_argument("--metric", choices=METRICS, default="loss",
-                   help="ARX's quality models: loss (default), precision, discernibility, "
-                   "discernibility-monotonic (DM*), aecs, entropy (non-uniform entropy), "
-                   "entropy-monotonic, normalized-entropy, height, ambiguity, kl (KL divergence)")
+    add_shared(p, metric="ARX's quality models: loss (default), precision, discernibility, "
+               "discernibility-monotonic (DM*), aecs, entropy (non-uniform entropy), "
+               "entropy-monotonic, normalized-entropy, height, ambiguity, kl (KL divergence)")
     p.add_argument("--weights", type=_weights, default=None, metavar="COL=W,...",
                    help="attribute weights >= 0 (ARX's setAttributeWeight; 0.5 unless given) "
                    "of loss, precision, entropy, normalized-entropy and height")
@@ -325,11 +358,7 @@ def add_run_options(p: argparse.ArgumentParser,
                    help="samarati: the k-minimal generalization released -- lowest height "
                    "(default), precision (lowest relative distance), classes (most), "
                    "suppression (least)")
-    p.add_argument("--backend", choices=BACKENDS, default="auto")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seed of the release's row permutation (default: OS entropy)")
-    p.add_argument("--json", metavar="OUT.json", help=json_help)
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_shared(p, backend=None, seed=SEED_HELP, json=json_help, quiet="no progress bar")
 
 
 # -- a differentially private release: dp-histogram, dp-query and synthesize ----------------
@@ -366,9 +395,8 @@ def add_seed_options(p: argparse.ArgumentParser, recovered: str | None = None) -
     """``--seed N`` and ``--insecure-seed``: reproducible noise, refused without the latter
     (:func:`check_ledger_options`); ``recovered``, what anyone with the seed recovers."""
     why = "" if recovered is None else f" (anyone with the seed recovers {recovered})"
-    p.add_argument("--seed", type=int, default=None, metavar="N",
-                   help=f"reproducible noise for testing: NOT private{why}; needs "
-                        "--insecure-seed")
+    add_shared(p, seed={"metavar": "N", "help": f"reproducible noise for testing: NOT "
+                                                f"private{why}; needs --insecure-seed"})
     p.add_argument("--insecure-seed", action="store_true",
                    help="accept --seed for this release, knowing that it is not private")
 

@@ -25,7 +25,7 @@ import argparse
 import os
 
 from .common import add_anonymization_options, check_roles
-from .options import Command, add_run_options
+from .options import Command, add_run_options, add_shared
 from .progress import ProgressBar, search_progress
 from .run import anonymizer_from_args, format_summary, print_release, run_files, run_summary
 
@@ -132,14 +132,12 @@ def _options(p) -> None:
     p.add_argument("--no-measures", action="store_true",
                    help="skip the risk and utility measures of the changed numeric columns "
                    "(record linkage, interval disclosure, IL1s, propensity score, ...)")
-    p.add_argument("--html", default=None, metavar="OUT.html",
-                   help="with --qi: also write the HTML report of the release (as 'gpuppdp "
-                   "report'), with the perturbation's measures, and its JSON twin (the HTML "
-                   "path with the suffix .json)")
+    add_shared(p, html="with --qi: also write the HTML report of the release (as 'gpuppdp "
+                    "report'), with the perturbation's measures, and its JSON twin (the HTML "
+                    "path with the suffix .json)")
     add_run_options(p, json_help="write the summary as JSON")
-    p.add_argument("--seed", type=int, default=None,
-                   help="reproducible draws and row permutation, for tests and experiments "
-                   "(default: OS entropy)")
+    add_shared(p, seed="reproducible draws and row permutation, for tests and experiments "
+                    "(default: OS entropy)")
     p.set_defaults(usage_error=p.error)
 
 

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import argparse
 
-from .choices import BACKENDS
 from .options import (Command, add_hierarchy_qi_options, add_json_option, add_prior_option,
-                      bound, qi_names, read_prior)
+                      add_shared, bound, qi_names, read_prior)
 
 __all__ = ["COMMAND", "register", "run_tradeoff"]
 
@@ -50,7 +49,7 @@ def _options(p) -> None:
                    "(default loss)")
     p.add_argument("--no-steer", action="store_true", help="solve only; evaluate no lattice")
     add_json_option(p, "the answers and the steered node")
-    p.add_argument("--backend", choices=BACKENDS, default="auto")
+    add_shared(p, backend=None)
 
 
 def _line(name: str, sol) -> str:
