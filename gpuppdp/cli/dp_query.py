@@ -24,7 +24,7 @@ import warnings
 from .choices import QUERY_MECHANISMS
 from .dp import (_check_options, add_grouping_options, add_release_options, grouping,
                  open_budget, spent_line, summary, warn_caught)
-from .options import Command, encoding_of, print_budget, print_seed
+from .options import Command, add_values, encoding_of, print_budget, print_seed
 from .progress import compile_notice
 
 __all__ = ["COMMAND", "register", "run_dp_query"]
@@ -37,10 +37,9 @@ def _options(p) -> None:
                         "[0, 1]; several split epsilon equally)")
     p.add_argument("--column", default=None, metavar="COL",
                    help="the numeric column (all queries but count)")
-    p.add_argument("--lower", type=float, default=None, metavar="L",
-                   help="declared lower bound of --column (values below are clamped)")
-    p.add_argument("--upper", type=float, default=None, metavar="U",
-                   help="declared upper bound of --column (values above are clamped)")
+    add_values(p, ("--lower", "L", "declared lower bound of --column (values below are clamped)"),
+               ("--upper", "U", "declared upper bound of --column (values above are clamped)"),
+               type=float)
     p.add_argument("--by", default=None, metavar="COL[,COL]",
                    help="comma-separated grouping columns with public domains (count, sum, "
                         "mean, variance)")

@@ -23,9 +23,10 @@ __all__ = ["SHARED", "SEED_HELP", "add_shared", "add_hierarchy_sep_option",
            "add_measured_qi_option", "add_chunk_option", "add_dask_option",
            "add_measuring_options", "add_json_option", "add_prior_option", "read_prior", "Command",
            "add_run_options", "add_encoding_option", "encoding_of", "unassigned_error",
-           "add_hierarchy_qi_options", "qi_names", "bound", "add_privacy_target_options",
-           "add_ledger_options", "add_seed_options", "check_ledger_options", "open_ledger",
-           "ledger_record", "epsilon_at", "print_budget", "print_seed"]
+           "add_hierarchy_qi_options", "qi_names", "bound", "add_values",
+           "add_privacy_target_options", "add_ledger_options", "add_seed_options",
+           "check_ledger_options", "open_ledger", "ledger_record", "epsilon_at", "print_budget",
+           "print_seed"]
 
 
 #: The options several subcommands declare alike: flag -> ``add_argument``'s keywords but the
@@ -304,7 +305,7 @@ class Command:
     run: Callable[[argparse.Namespace], int]
     options: Callable[[argparse.ArgumentParser], None]
     help: str
-    description: str
+    description: str | None = None
     table: bool = False
     population: str | None = None
     json: str | None = None
@@ -363,27 +364,32 @@ def add_run_options(p: argparse.ArgumentParser,
 
 # -- a differentially private release: dp-histogram, dp-query and synthesize ----------------
 
+def add_values(p: argparse.ArgumentParser, *options: tuple[str, str | None, str],
+               type=None) -> None:
+    """Options of one value each, ``(flag, metavar, help)``, None unless given; ``type``
+    converts the value (None: the text)."""
+    for flag, metavar, text in options:
+        p.add_argument(flag, type=type, default=None, metavar=metavar, help=text)
+
+
 def add_privacy_target_options(p: argparse.ArgumentParser, *, epsilon: str, delta: str,
                                rho: str) -> None:
     """``--epsilon E``, ``--delta D`` and ``--rho R``, the privacy target of a release; their
     help texts are the command's (what they mean depends on its mechanisms)."""
-    for flag, metavar, text in (("--epsilon", "E", epsilon), ("--delta", "D", delta),
-                                ("--rho", "R", rho)):
-        p.add_argument(flag, type=float, default=None, metavar=metavar, help=text)
+    add_values(p, ("--epsilon", "E", epsilon), ("--delta", "D", delta), ("--rho", "R", rho),
+               type=float)
 
 
 def add_ledger_options(p: argparse.ArgumentParser) -> None:
     """``--budget-file LEDGER.json``, ``--budget EPS``, ``--budget-delta D`` and
     ``--new-ledger``: the privacy ledger shared by every run (:func:`open_ledger`)."""
-    p.add_argument("--budget-file", default=None, metavar="LEDGER.json",
-                   help="JSON ledger of the privacy budget shared by every run: the release "
-                        "is refused if it would overspend it, and recorded in it")
-    p.add_argument("--budget", type=float, default=None, metavar="EPS",
-                   help="total epsilon of a new --budget-file (an existing ledger keeps its "
-                        "own, and a different value is refused)")
-    p.add_argument("--budget-delta", type=float, default=None, metavar="D",
-                   help="total delta of a new --budget-file (needed by the Gaussian "
-                        "mechanisms, whose zCDP spends are converted at it)")
+    add_values(p, ("--budget-file", "LEDGER.json", "JSON ledger of the privacy budget shared "
+                   "by every run: the release is refused if it would overspend it, and "
+                   "recorded in it"))
+    add_values(p, ("--budget", "EPS", "total epsilon of a new --budget-file (an existing ledger "
+                   "keeps its own, and a different value is refused)"),
+               ("--budget-delta", "D", "total delta of a new --budget-file (needed by the "
+                "Gaussian mechanisms, whose zCDP spends are converted at it)"), type=float)
     p.add_argument("--new-ledger", action="store_true",
                    help="start --budget-file with --budget if it does not exist (without it, "
                         "--budget alone starts it with a note on the terminal, and a missing "
