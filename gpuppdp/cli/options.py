@@ -1,8 +1,10 @@
-"""The options the subcommands share and their argument types: ``--qi`` of ``check`` and
-``risk`` and of ``negotiate`` and ``tradeoff``, ``--chunk-rows``, ``--dask``, ``--json``,
-``--prior`` (and its file's reader), the run options (``--metric``, ``--search``,
-``--backend``, ...), a subcommand as data (:class:`Command`) and the options
-of a differentially private release (its target, the privacy ledger, ``--seed``) with their
+"""The options the subcommands share and their argument types: the catalogue of options
+several declare alike (:data:`SHARED`, added by name: :func:`add_shared`), options of one
+optional value each (:func:`add_values`), ``--qi`` of ``check`` and ``risk`` and of
+``negotiate`` and ``tradeoff``, ``--chunk-rows``, ``--dask``, ``--json``, ``--prior`` (and
+its file's reader), the run options (``--metric``, ``--search``, ``--backend``, ...), a
+subcommand as data (:class:`Command`, whose parser it builds) and the options of a
+differentially private release (its target, the privacy ledger, ``--seed``) with their
 checks and printed lines.  Imports only the standard library, so that building the parser
 (``gpuppdp --help``) loads no NumPy or pandas."""
 
@@ -326,7 +328,9 @@ class Command:
             if self.json is not None:
                 add_shared(p, json=self.json)
         self.options(p)
-        p.set_defaults(func=self.run)
+        # the run function as its module holds it now, as a register function written there
+        # would read it (a replaced one, such as a test's, runs)
+        p.set_defaults(func=getattr(sys.modules[self.run.__module__], self.run.__name__))
         return p
 
 
