@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 
 from .choices import OTHERS
-from .options import table_subcommand, unassigned_error
+from .options import Command, add_shared, unassigned_error
 
-__all__ = ["register", "run_anatomize"]
+__all__ = ["COMMAND", "register", "run_anatomize"]
 
 
 def _columns(text: str) -> list[str]:
@@ -27,15 +27,8 @@ def _columns(text: str) -> list[str]:
     return names
 
 
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``anatomize`` subcommand to an ``argparse`` subparsers object."""
-    p = table_subcommand(
-        subparsers, "anatomize", run_anatomize, json="also write the summary as JSON",
-        help="anatomy: publish the QIDs and the sensitive values in two l-diverse tables",
-        description="Partition the rows of INPUT into l-diverse groups (Xiao & Tao's bucket "
-                    "algorithm, or the groups of --groups) and write the quasi-identifier "
-                    "table (QIDs unmodified plus group_id) and the sensitive table (group_id, "
-                    "sensitive value, count).")
+def _options(p) -> None:
+    """``anatomize``'s options (after INPUT, --sep and --encoding)."""
     p.add_argument("--qi", nargs="+", action="append", required=True, type=_columns,
                    metavar="COL", help="quasi-identifying column(s); repeatable, space- or "
                    "comma-separated")
@@ -50,12 +43,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--groups", default=None, metavar="COL",
                    help="take the groups from this column (checked to be l-diverse) instead "
                    "of forming them")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seed of the bucket algorithm's choices (default: OS entropy)")
+    add_shared(p, seed="seed of the bucket algorithm's choices (default: OS entropy)")
     for option, table in (("--qit", "quasi-identifier"), ("--st", "sensitive")):
         p.add_argument(option, required=True, metavar=f"{option[2:].upper()}.csv",
                        help=f"the {table} table (CSV or Parquet by the ending)")
-    return p
 
 
 def run_anatomize(args: argparse.Namespace) -> int:
@@ -86,3 +77,15 @@ def run_anatomize(args: argparse.Namespace) -> int:
         out.write_table("--st", release.st, sep=sep)
         out.write_json("--json", summary)
     return 0
+
+
+COMMAND = Command(
+    "anatomize", run_anatomize, _options,
+    table=True,
+    json="also write the summary as JSON",
+    help="anatomy: publish the QIDs and the sensitive values in two l-diverse tables",
+    description="Partition the rows of INPUT into l-diverse groups (Xiao & Tao's bucket "
+                "algorithm, or the groups of --groups) and write the quasi-identifier "
+                "table (QIDs unmodified plus group_id) and the sensitive table (group_id, "
+                "sensitive value, count).")
+register = COMMAND.register

@@ -21,7 +21,8 @@ from .choices import TDS_GENERALIZATIONS
 from .common import _privacy_models, add_anonymization_options, check_roles
 from .generate import whole_number
 from .measure import chunk_rows_for
-from .options import add_chunk_option, add_dask_option, add_run_options, encoding_of
+from .options import (Command, add_chunk_option, add_dask_option, add_run_options, add_values,
+                      encoding_of)
 from .progress import search_progress
 from .run import anonymizer_from_args, format_summary, print_release, release_plan, run_summary
 
@@ -29,7 +30,8 @@ if TYPE_CHECKING:  # registering imports only the standard library; the runs loa
     from ..anonymizer import AnonymizationResult
     from ..io import OutputPlan
 
-__all__ = ["register", "cmd_demo", "cmd_anonymize", "partition_run", "add_algorithm_options"]
+__all__ = ["DEMO", "ANONYMIZE", "register", "cmd_demo", "cmd_anonymize", "partition_run",
+           "add_algorithm_options"]
 
 
 def _certainty(result: AnonymizationResult) -> dict:
@@ -645,32 +647,21 @@ def add_algorithm_options(p) -> None:
                    "child's; never more NCP than subtree)")
 
 
-def register(subparsers) -> None:
-    """Add the ``demo`` and ``anonymize`` subcommands to an ``argparse`` subparsers object."""
-    demo = subparsers.add_parser("demo", help="k=5, suppression limit 5%% (the loss metric) on "
-                                 "the bundled Adult extract (or on a generated census: --census "
-                                 "ROWS); --show-command prints it as gpuppdp anonymize ...",
-                                 description="Optimal generalization of the bundled Adult "
-                                 "extract (every column a quasi-identifier with ARX's "
-                                 "hierarchy): k=5, suppression limit 5%, the loss metric; or "
-                                 "of a generated census (--census ROWS).  --show-command "
-                                 "prints the same run as a gpuppdp anonymize command line.")
-    demo.add_argument("--output", default=None,
-                      help="released table, .csv or .parquet (default: adult_k5.released.csv, "
-                      "with --census census_k5.released.csv)")
-    demo.add_argument("--census", default=None, metavar="ROWS",
-                      help="run on a generated census of ROWS rows instead (QIDs zip, age, sex, "
-                      "race, marital, education; see `gpuppdp generate census`)")
-    demo.add_argument("--census-seed", default=None, metavar="S",
-                      help="seed of the --census table (default 0)")
-    demo.add_argument("--show-command", action="store_true",
-                      help="print the gpuppdp anonymize command that does what the demo does "
-                      "(the bundled files' paths, every option) and exit without running it")
-    add_run_options(demo)
-    demo.set_defaults(func=cmd_demo)
+def _demo_options(p) -> None:
+    """``demo``'s options."""
+    add_values(p, ("--output", None, "released table, .csv or .parquet (default: "
+                   "adult_k5.released.csv, with --census census_k5.released.csv)"),
+               ("--census", "ROWS", "run on a generated census of ROWS rows instead (QIDs zip, "
+                "age, sex, race, marital, education; see `gpuppdp generate census`)"),
+               ("--census-seed", "S", "seed of the --census table (default 0)"))
+    p.add_argument("--show-command", action="store_true",
+                   help="print the gpuppdp anonymize command that does what the demo does (the "
+                   "bundled files' paths, every option) and exit without running it")
+    add_run_options(p)
 
-    an = subparsers.add_parser("anonymize", help="optimal generalization of a CSV/Parquet table "
-                               "(or Mondrian, top-down specialization: --algorithm)")
+
+def _anonymize_options(an) -> None:
+    """``anonymize``'s options."""
     add_anonymization_options(an, required=False, qi_type=_qi_optional)
     an.add_argument("--arx-project", default=None, metavar="FILE.deid",
                     help="run an ARX project file instead of INPUT and its options: its "
@@ -707,7 +698,27 @@ def register(subparsers) -> None:
                     "(strptime, default %%Y-%%m-%%d), ordered:V1,V2,... or string; untyped "
                     "columns are numbers when every value is one; repeatable")
     add_run_options(an)
-    an.set_defaults(func=cmd_anonymize, usage_error=an.error)
+    an.set_defaults(usage_error=an.error)
+
+
+DEMO = Command(
+    "demo", cmd_demo, _demo_options,
+    help="k=5, suppression limit 5%% (the loss metric) on the bundled Adult extract (or on a "
+         "generated census: --census ROWS); --show-command prints it as gpuppdp anonymize ...",
+    description="Optimal generalization of the bundled Adult extract (every column a "
+                "quasi-identifier with ARX's hierarchy): k=5, suppression limit 5%, the loss "
+                "metric; or of a generated census (--census ROWS).  --show-command prints the "
+                "same run as a gpuppdp anonymize command line.")
+ANONYMIZE = Command(
+    "anonymize", cmd_anonymize, _anonymize_options,
+    help="optimal generalization of a CSV/Parquet table (or Mondrian, top-down specialization: "
+         "--algorithm)")
+
+
+def register(subparsers) -> None:
+    """Add the ``demo`` and ``anonymize`` subcommands to an ``argparse`` subparsers object."""
+    DEMO.register(subparsers)
+    ANONYMIZE.register(subparsers)
 
 
 def _column_value(option: str, sep: str):

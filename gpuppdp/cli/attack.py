@@ -27,7 +27,8 @@ import argparse
 import os
 import sys
 
-from .options import _qi_spec, add_encoding_option, add_json_option, subcommand_group
+from .options import (_qi_spec, add_encoding_option, add_hierarchy_sep_option, add_json_option,
+                      subcommand_group)
 
 __all__ = ["register", "run_reconstruct", "run_linkage"]
 
@@ -215,9 +216,9 @@ def register(subparsers) -> None:
     p.add_argument("--check", action="store_true",
                    help="refuse B (exit status 1, one line on stderr) if it discloses, with A, "
                         "what neither does alone")
-    p.add_argument("--json", default=None, metavar="OUT.json", help="write the summary as JSON")
+    add_json_option(p, "the summary")
     p.add_argument("--sep", default=None, metavar="SEP",
                    help="delimiter of the releases (default: detected)")
     add_encoding_option(p, "the releases")
-    p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
+    add_hierarchy_sep_option(p)
     p.set_defaults(func=run_linkage)

@@ -6,26 +6,12 @@ import argparse
 import math
 
 from .common import ORDER_DEFAULT, _lkc, _order_spec, _sensitive_spec, orders_by_column
-from .measure import (dask_refusals, measure_input, measured_qids, measuring_subcommand,
+from .measure import (dask_refusals, measure_input, measured_qids, measuring_options,
                       perturbation_line)
-from .options import add_prior_option, read_prior
+from .options import Command, add_prior_option, read_prior
 from .progress import ProgressBar
 
-__all__ = ["register", "run_check"]
-
-
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``check`` subcommand to an ``argparse`` subparsers object."""
-    return measuring_subcommand(
-        subparsers, "check", run_check, _add_check_options, measured="its frequency set",
-        backend="auto", backend_help="where the classes are measured (default: GPU when usable)",
-        population="population table (same QID columns and representation) for k-map and "
-                   "delta-presence",
-        json="also write the values as JSON (infinite values as the string \"inf\")",
-        help="measure k, l, t, alpha, delta, beta and privacy loss of a table",
-        description="Group the rows of INPUT by the --qi columns (values as they are; rows "
-                    "whose quasi-identifiers are all '*' are counted as suppressed and left "
-                    "out) and print the privacy measures of the table.")
+__all__ = ["COMMAND", "register", "run_check"]
 
 
 def _add_check_options(p) -> None:
@@ -100,3 +86,18 @@ def run_check(args: argparse.Namespace) -> int:
                                   **({} if perturbation is None else
                                      {"perturbation": perturbation})})
     return 0
+
+
+COMMAND = Command(
+    "check", run_check,
+    measuring_options(_add_check_options, measured="its frequency set", backend="auto",
+                      backend_help="where the classes are measured (default: GPU when usable)"),
+    table=True,
+    population="population table (same QID columns and representation) for k-map and "
+               "delta-presence",
+    json="also write the values as JSON (infinite values as the string \"inf\")",
+    help="measure k, l, t, alpha, delta, beta and privacy loss of a table",
+    description="Group the rows of INPUT by the --qi columns (values as they are; rows whose "
+                "quasi-identifiers are all '*' are counted as suppressed and left out) and "
+                "print the privacy measures of the table.")
+register = COMMAND.register

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = ["BACKENDS", "METRICS", "SEARCHES", "PREFERENCES", "SUPPRESSION_MODES",
            "TCLOSENESS_DISTANCES", "MECHANISMS", "OTHERS", "CENSUS_ROW_GROUP_ROWS",
-           "TDS_GENERALIZATIONS", "QUERY_MECHANISMS"]
+           "TDS_GENERALIZATIONS", "QUERY_MECHANISMS", "UNKNOWN"]
 
 BACKENDS = ("auto", "cpu", "gpu")  # gpuppdp.backend.BACKEND_CHOICES
 METRICS = ("aecs", "ambiguity", "discernibility", "discernibility-monotonic", "entropy",
@@ -24,6 +24,7 @@ TCLOSENESS_DISTANCES = ("equal", "ordered", "hierarchical")  # gpuppdp.models.TC
 MECHANISMS = ("geometric", "laplace", "gaussian",
               "discrete-gaussian")  # gpuppdp.dp.releases.MECHANISMS
 QUERY_MECHANISMS = ("laplace", "gaussian")  # gpuppdp.dp.queries.QUERY_MECHANISMS
+UNKNOWN = ("error", "other", "drop")  # gpuppdp.dp.cells.UNKNOWN_CHOICES
 OTHERS = ("error", "insensitive", "drop")  # the roles of gpuppdp.engine.encoding.Schema's others
 CENSUS_ROW_GROUP_ROWS = 1 << 20  # gpuppdp.census.ROW_GROUP_ROWS
 TDS_GENERALIZATIONS = ("subtree", "sibling")  # gpuppdp.algorithms.tds.GENERALIZATIONS

@@ -14,7 +14,8 @@ import argparse
 from typing import Any
 
 from .choices import OTHERS, SUPPRESSION_MODES
-from .options import _fraction, _qi_spec, add_encoding_option, add_prior_option, read_prior
+from .options import (_fraction, _qi_spec, add_encoding_option, add_prior_option, add_shared,
+                      read_prior)
 
 __all__ = ["add_anonymization_options", "orders_by_column", "check_roles"]
 
@@ -275,7 +276,7 @@ def add_anonymization_options(p: argparse.ArgumentParser, required: bool = True,
                    help="mark suppressed records with * (default) or drop them")
     p.add_argument("--sep", default=None, help="CSV delimiter (default: detected)")
     add_encoding_option(p, "INPUT and --population")
-    p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter")
+    add_shared(p, hierarchy_sep={"help": "hierarchy CSV delimiter", "metavar": None})
 
 
 #: the model options of the command line and their ``args`` names, in the models' order

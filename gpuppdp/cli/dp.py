@@ -39,27 +39,20 @@ import os
 import sys
 import warnings
 
-from .choices import BACKENDS, MECHANISMS
-from .options import (add_ledger_options, add_privacy_target_options, add_seed_options,
-                      check_ledger_options, encoding_of, epsilon_at, ledger_record, open_ledger,
-                      print_budget, print_seed, table_subcommand)
+from .choices import MECHANISMS
+from .options import (Command, add_ledger_options, add_privacy_target_options, add_seed_options,
+                      add_shared, check_ledger_options, encoding_of, epsilon_at, ledger_record,
+                      open_ledger, print_budget, print_seed)
 from .progress import compile_notice
 
-UNKNOWN = ("error", "other", "drop")
 RECOVERED = "the true counts"
 """What anyone with a release's ``--seed`` recovers exactly."""
 
-__all__ = ["register", "run_dp_histogram"]
+__all__ = ["COMMAND", "register", "run_dp_histogram"]
 
 
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``dp-histogram`` subcommand to an ``argparse`` subparsers object."""
-    p = table_subcommand(
-        subparsers, "dp-histogram", run_dp_histogram,
-        help="release a differentially private contingency table (noisy counts)",
-        description="Count the rows of INPUT per combination of the --by columns (optionally "
-                    "generalized with --hierarchy/--level), add noise for epsilon-differential "
-                    "privacy (add/remove-one neighbours) and write every cell to --output.")
+def _options(p) -> None:
+    """``dp-histogram``'s options (after INPUT, --sep and --encoding)."""
     p.add_argument("--by", required=True, metavar="COL[,COL]",
                    help="comma-separated grouping columns")
     add_grouping_options(p)
@@ -79,27 +72,20 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="keep negative noisy counts instead of clamping them at 0")
     p.add_argument("--output", required=True, metavar="OUT.csv",
                    help="where to write the table (CSV, or Parquet by suffix)")
-    return p
 
 
 def add_grouping_options(p) -> None:
     """--level, --hierarchy, --hierarchy-sep, --unknown, --public-domain, --identifying."""
-    p.add_argument("--level", action="append", default=[], metavar="COL=LEVEL",
-                   help="generalization level of a column (needs --hierarchy); repeatable")
-    p.add_argument("--hierarchy", action="append", default=[], metavar="COL=FILE.csv",
-                   help="ARX-style hierarchy file of a column (fixes its public domain); "
-                        "repeatable")
-    p.add_argument("--hierarchy-sep", default=";", metavar="SEP",
-                   help="delimiter of the hierarchy files (default ;, as the other commands; "
-                        "never guessed)")
-    p.add_argument("--unknown", choices=UNKNOWN, default="error",
-                   help="rows whose value is not in a --hierarchy (or is missing): refused "
-                        "after the release is charged (error, default), counted in an "
-                        "'(other)' cell that is always released (other), or dropped without "
-                        "saying how many (drop)")
-    p.add_argument("--public-domain", action="store_true",
-                   help="declare public the sets of values of the --by columns without "
-                        "--hierarchy (read from INPUT); without it such columns are refused")
+    add_shared(
+        p, level="generalization level of a column (needs --hierarchy); repeatable",
+        hierarchy="ARX-style hierarchy file of a column (fixes its public domain); repeatable",
+        hierarchy_sep="delimiter of the hierarchy files (default ;, as the other commands; "
+                      "never guessed)",
+        unknown="rows whose value is not in a --hierarchy (or is missing): refused after the "
+                "release is charged (error, default), counted in an '(other)' cell that is "
+                "always released (other), or dropped without saying how many (drop)",
+        public_domain="declare public the sets of values of the --by columns without "
+                      "--hierarchy (read from INPUT); without it such columns are refused")
     p.add_argument("--identifying", action="append", default=[], metavar="COL[,COL]",
                    help="columns that identify people (names, IDs): refused in --by; "
                         "repeatable")
@@ -123,10 +109,8 @@ def add_release_options(p, mechanisms, default: str, mechanism_help: str) -> Non
                    help="contribution bound with --person (default 1): the sensitivity is M")
     add_seed_options(p, RECOVERED)
     p.add_argument("--mechanism", choices=mechanisms, default=default, help=mechanism_help)
-    p.add_argument("--backend", choices=BACKENDS, default="auto",
-                   help="where counts and noise are computed (default: GPU when usable)")
-    p.add_argument("--json", default=None, metavar="OUT.json",
-                   help="write the release's record and the ledger's charge as JSON")
+    add_shared(p, backend="where counts and noise are computed (default: GPU when usable)",
+               json="write the release's record and the ledger's charge as JSON")
 
 
 def _pairs(items: list[str], option: str) -> dict[str, str]:
@@ -367,3 +351,12 @@ def spent_line(dp: dict, detail: str = "") -> str:
     return (f"rho spent (zCDP): {dp['rho']:.6g} ({dp['neighbouring']} neighbours{detail})"
             f"{epsilon_at(dp)}")
 
+
+COMMAND = Command(
+    "dp-histogram", run_dp_histogram, _options,
+    table=True,
+    help="release a differentially private contingency table (noisy counts)",
+    description="Count the rows of INPUT per combination of the --by columns (optionally "
+                "generalized with --hierarchy/--level), add noise for epsilon-differential "
+                "privacy (add/remove-one neighbours) and write every cell to --output.")
+register = COMMAND.register

@@ -24,30 +24,22 @@ import warnings
 from .choices import QUERY_MECHANISMS
 from .dp import (_check_options, add_grouping_options, add_release_options, grouping,
                  open_budget, spent_line, summary, warn_caught)
-from .options import encoding_of, print_budget, print_seed, table_subcommand
+from .options import Command, add_values, encoding_of, print_budget, print_seed
 from .progress import compile_notice
 
-__all__ = ["register", "run_dp_query"]
+__all__ = ["COMMAND", "register", "run_dp_query"]
 
 
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``dp-query`` subcommand to an ``argparse`` subparsers object."""
-    p = table_subcommand(
-        subparsers, "dp-query", run_dp_query,
-        help="release one differentially private statistic (count, sum, mean, variance, "
-             "quantile) with its accuracy",
-        description="Answer --query on INPUT (or per cell of --by) with values clamped to "
-                    "[--lower, --upper], add noise for differential privacy and print the "
-                    "answer with its confidence interval (or a quantile's rank error).")
+def _options(p) -> None:
+    """``dp-query``'s options (after INPUT, --sep and --encoding)."""
     p.add_argument("--query", required=True, metavar="QUERY",
                    help="count, sum, mean, variance, median or quantile:Q[,Q...] (levels in "
                         "[0, 1]; several split epsilon equally)")
     p.add_argument("--column", default=None, metavar="COL",
                    help="the numeric column (all queries but count)")
-    p.add_argument("--lower", type=float, default=None, metavar="L",
-                   help="declared lower bound of --column (values below are clamped)")
-    p.add_argument("--upper", type=float, default=None, metavar="U",
-                   help="declared upper bound of --column (values above are clamped)")
+    add_values(p, ("--lower", "L", "declared lower bound of --column (values below are clamped)"),
+               ("--upper", "U", "declared upper bound of --column (values above are clamped)"),
+               type=float)
     p.add_argument("--by", default=None, metavar="COL[,COL]",
                    help="comma-separated grouping columns with public domains (count, sum, "
                         "mean, variance)")
@@ -60,7 +52,6 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "--delta with --epsilon, or --rho)")
     p.add_argument("--output", default=None, metavar="OUT.csv",
                    help="also write the answer as a table (CSV, or Parquet by suffix)")
-    return p
 
 
 def _parse_query(text: str) -> tuple[str, list[float] | None]:
@@ -167,3 +158,14 @@ def _print_answer(args, table, accountant) -> None:
     if args.person is not None:
         print(f"unit of privacy: {dp['unit']}; epsilon is person-level")
     print_seed(dp["seed"])
+
+
+COMMAND = Command(
+    "dp-query", run_dp_query, _options,
+    table=True,
+    help="release one differentially private statistic (count, sum, mean, variance, "
+         "quantile) with its accuracy",
+    description="Answer --query on INPUT (or per cell of --by) with values clamped to "
+                "[--lower, --upper], add noise for differential privacy and print the "
+                "answer with its confidence interval (or a quantile's rank error).")
+register = COMMAND.register

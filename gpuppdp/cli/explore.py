@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 
 from .attack import _positive_int
-from .choices import BACKENDS, METRICS
 from .common import _privacy_models, add_anonymization_options, check_roles
+from .options import Command, add_shared
 
-__all__ = ["register", "cmd_explore"]
+__all__ = ["COMMAND", "register", "cmd_explore"]
 
 
 def _risk_threshold(text: str) -> float:
@@ -72,19 +72,10 @@ def cmd_explore(args) -> int:
     return 0
 
 
-def register(subparsers) -> None:
-    """Add the ``explore`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
-        "explore", help="measure every lattice node (risk, privacy and utility losses, "
-        "information loss) and draw the Pareto frontier",
-        description="Evaluate every node of the generalization lattice of INPUT in batches: "
-        "per node whether it satisfies the models (failing classes suppressed within the "
-        "limit), its classes, suppressed records, information loss, prosecutor risk, records "
-        "at risk and the privacy and utility losses on the first --sensitive column; the "
-        "Pareto-optimal nodes are marked.  Release a node with gpuppdp anonymize ... "
-        "--transformation COL=LEVEL,...")
+def _options(p) -> None:
+    """``explore``'s options."""
     add_anonymization_options(p)
-    p.add_argument("--metric", choices=METRICS, default="loss")
+    add_shared(p, metric=None)
     p.add_argument("--risk-threshold", type=_risk_threshold, default=0.2, metavar="T",
                    help="records_at_risk: the share of records whose prosecutor risk 1/|E| "
                    "exceeds T (default 0.2)")
@@ -94,10 +85,20 @@ def register(subparsers) -> None:
                    "every node)")
     p.add_argument("--output", default=None, metavar="NODES.parquet|NODES.csv",
                    help="the table of every node (one row per node)")
-    p.add_argument("--html", default=None, metavar="FRONTIER.html",
-                   help="the frontier page (self-contained, no script)")
-    p.add_argument("--json", default=None, metavar="OUT.json",
-                   help="the summary: nodes, anonymous nodes, frontier sizes, optimum, seconds")
-    p.add_argument("--backend", choices=BACKENDS, default="auto")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_explore)
+    add_shared(p, html={"metavar": "FRONTIER.html",
+                        "help": "the frontier page (self-contained, no script)"},
+               json="the summary: nodes, anonymous nodes, frontier sizes, optimum, seconds",
+               backend=None, quiet="no progress bar")
+
+
+COMMAND = Command(
+    "explore", cmd_explore, _options,
+    help="measure every lattice node (risk, privacy and utility losses, "
+         "information loss) and draw the Pareto frontier",
+    description="Evaluate every node of the generalization lattice of INPUT in batches: per node "
+                "whether it satisfies the models (failing classes suppressed within the limit), "
+                "its classes, suppressed records, information loss, prosecutor risk, records at "
+                "risk and the privacy and utility losses on the first --sensitive column; the "
+                "Pareto-optimal nodes are marked.  Release a node with gpuppdp anonymize ... "
+                "--transformation COL=LEVEL,...")
+register = COMMAND.register

@@ -1,5 +1,5 @@
 """What ``check`` and ``risk`` share to measure INPUT: their subcommand's common options
-(:func:`measuring_subcommand`), the QIDs of their ``--qi`` options (:func:`measured_qids`), the
+(:func:`measuring_options`), the QIDs of their ``--qi`` options (:func:`measured_qids`), the
 values checked against the hierarchies given, INPUT read whole (:func:`read_measured`) or
 measured without reading it whole (:func:`measure_streamed`: in chunks, ``--chunk-rows``, or on
 a Dask cluster, ``--dask``), both behind :func:`measure_input`.  The library is imported by the
@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 
 from .generate import whole_number
-from .options import add_measured_qi_option, add_measuring_options, table_subcommand
+from .options import add_measured_qi_option, add_measuring_options
 
-__all__ = ["IN_MEMORY_BYTES", "measuring_subcommand", "measure_input", "measure_streamed",
+__all__ = ["IN_MEMORY_BYTES", "measuring_options", "measure_input", "measure_streamed",
            "dask_refusals", "chunk_rows_for", "measured_qids", "read_measured",
            "check_hierarchy_values", "known_labels", "check_known_labels"]
 
@@ -22,18 +22,17 @@ IN_MEMORY_BYTES = 256 * 2 ** 20
 memory at once; larger ones are read in chunks (``--chunk-rows``)."""
 
 
-def measuring_subcommand(subparsers, name: str, run, own, *, measured: str, backend: str,
-                         backend_help: str, **texts):
-    """``check`` or ``risk``: :func:`.options.table_subcommand` (``texts``: its
-    ``population``, ``json``, ``help`` and ``description``) with ``--qi``, the command's
-    ``own(p)`` options, ``--original``/``--perturbed`` and the options of
+def measuring_options(own, *, measured: str, backend: str, backend_help: str):
+    """The options of ``check`` or ``risk`` (a table :class:`.options.Command`): ``--qi``, the
+    command's ``own(p)`` options, ``--original``/``--perturbed`` and the options of
     :func:`.options.add_measuring_options` (``measured``, ``backend``, ``backend_help``)."""
-    p = table_subcommand(subparsers, name, run, **texts)
-    add_measured_qi_option(p)
-    own(p)
-    add_original_options(p)
-    add_measuring_options(p, measured, backend, backend_help)
-    return p
+    def options(p) -> None:
+        add_measured_qi_option(p)
+        own(p)
+        add_original_options(p)
+        add_measuring_options(p, measured, backend, backend_help)
+
+    return options
 
 
 def measure_input(args, qids: list[str], hierarchies: dict[str, str], columns: list[str],
@@ -153,7 +152,7 @@ def measured_qids(args) -> tuple[list[str], dict[str, str]]:
 
 def read_measured(args, columns: list[str], population_columns: list[str],
                   inputs=()) -> tuple:
-    """``(plan, data, population)`` of a :func:`.options.table_subcommand` with --population and
+    """``(plan, data, population)`` of a table :class:`.options.Command` with --population and
     --json: the checked plan of --json (before anything is read; ``inputs`` are further files
     the run reads, such as hierarchies), INPUT's ``columns`` and --population's
     ``population_columns`` (None without --population)."""

@@ -30,20 +30,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .choices import BACKENDS
 from .common import _numbers
-from .options import (
-    add_hierarchy_qi_options,
-    add_json_option,
-    add_prior_option,
-    bound,
-    qi_names,
-    read_prior,
-    table_subcommand,
-    unassigned_error,
-)
+from .options import (SEED_HELP, Command, add_hierarchy_qi_options, add_json_option,
+                      add_prior_option, add_shared, bound, qi_names, read_prior, unassigned_error)
 
-__all__ = ["register", "run_negotiate", "BASES", "OBJECTIVES", "OTHERS"]
+__all__ = ["COMMAND", "register", "run_negotiate", "BASES", "OBJECTIVES", "OTHERS"]
 
 # the library's own (gpuppdp.algorithms.negotiation), spelled out so that --help loads no NumPy
 BASES = ("class", "total")
@@ -65,15 +56,8 @@ def _pair(option: str, names: str):
     return parse
 
 
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``negotiate`` subcommand to an ``argparse`` subparsers object."""
-    p = table_subcommand(
-        subparsers, "negotiate", run_negotiate,
-        help="negotiate a generalization policy between data owner and user (UBNB-PPDD)",
-        description="Evaluate every generalization policy (lattice node) of INPUT, keep those "
-                    "meeting the (epsilon, alpha) privacy-loss constraint, and play the data "
-                    "user's --pattern offers against the owner's flat- or variable-rate "
-                    "protocol; write the rounds and the deal.")
+def _options(p) -> None:
+    """``negotiate``'s options (after INPUT, --sep and --encoding)."""
     add_hierarchy_qi_options(p)
     p.add_argument("--privacy-loss", required=True, metavar="EPS,ALPHA",
                    type=_pair("--privacy-loss", "EPS,ALPHA"),
@@ -120,10 +104,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     add_json_option(p, "the settings, rounds and deal", "DEAL.json", required=True)
     p.add_argument("--output", default=None, metavar="OUT.csv",
                    help="write the released table of the deal (CSV or Parquet by the ending)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seed of the release's row permutation (default: OS entropy)")
-    p.add_argument("--backend", choices=BACKENDS, default="auto")
-    return p
+    add_shared(p, seed=SEED_HELP, backend=None)
 
 
 def run_negotiate(args: argparse.Namespace) -> int:
@@ -204,3 +185,14 @@ def _play(neg, patterns, *, accept_counter: bool) -> None:
         neg.reject()
     if neg.status == "open":
         neg.terminate()
+
+
+COMMAND = Command(
+    "negotiate", run_negotiate, _options,
+    table=True,
+    help="negotiate a generalization policy between data owner and user (UBNB-PPDD)",
+    description="Evaluate every generalization policy (lattice node) of INPUT, keep those "
+                "meeting the (epsilon, alpha) privacy-loss constraint, and play the data "
+                "user's --pattern offers against the owner's flat- or variable-rate "
+                "protocol; write the rounds and the deal.")
+register = COMMAND.register

@@ -1,8 +1,10 @@
-"""The options the subcommands share and their argument types: ``--qi`` of ``check`` and
-``risk`` and of ``negotiate`` and ``tradeoff``, ``--chunk-rows``, ``--dask``, ``--json``,
-``--prior`` (and its file's reader), the run options (``--metric``, ``--search``,
-``--backend``, ...), a subcommand reading one table (:func:`table_subcommand`) and the options
-of a differentially private release (its target, the privacy ledger, ``--seed``) with their
+"""The options the subcommands share and their argument types: the catalogue of options
+several declare alike (:data:`SHARED`, added by name: :func:`add_shared`), options of one
+optional value each (:func:`add_values`), ``--qi`` of ``check`` and ``risk`` and of
+``negotiate`` and ``tradeoff``, ``--chunk-rows``, ``--dask``, ``--json``, ``--prior`` (and
+its file's reader), the run options (``--metric``, ``--search``, ``--backend``, ...), a
+subcommand as data (:class:`Command`, whose parser it builds) and the options of a
+differentially private release (its target, the privacy ledger, ``--seed``) with their
 checks and printed lines.  Imports only the standard library, so that building the parser
 (``gpuppdp --help``) loads no NumPy or pandas."""
 
@@ -14,16 +16,52 @@ import csv
 import math
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from .choices import BACKENDS, METRICS, PREFERENCES, SEARCHES
+from .choices import BACKENDS, METRICS, PREFERENCES, SEARCHES, UNKNOWN
 
-__all__ = ["add_measured_qi_option", "add_chunk_option", "add_dask_option",
-           "add_measuring_options", "add_json_option", "add_prior_option", "read_prior",
-           "table_subcommand", "add_run_options", "add_encoding_option", "encoding_of",
-           "unassigned_error", "add_hierarchy_qi_options", "qi_names", "bound",
+__all__ = ["SHARED", "SEED_HELP", "add_shared", "add_hierarchy_sep_option",
+           "add_measured_qi_option", "add_chunk_option", "add_dask_option",
+           "add_measuring_options", "add_json_option", "add_prior_option", "read_prior", "Command",
+           "add_run_options", "add_encoding_option", "encoding_of", "unassigned_error",
+           "add_hierarchy_qi_options", "qi_names", "bound", "add_values",
            "add_privacy_target_options", "add_ledger_options", "add_seed_options",
            "check_ledger_options", "open_ledger", "ledger_record", "epsilon_at", "print_budget",
            "print_seed"]
+
+
+#: The options several subcommands declare alike: flag -> ``add_argument``'s keywords but the
+#: help, which is the command's (:func:`add_shared`).
+SHARED: dict[str, dict] = {
+    "--metric": {"choices": METRICS, "default": "loss"},
+    "--backend": {"choices": BACKENDS, "default": "auto"},
+    "--seed": {"type": int, "default": None},
+    "--quiet": {"action": "store_true"},
+    "--json": {"default": None, "metavar": "OUT.json"},
+    "--html": {"default": None, "metavar": "OUT.html"},
+    "--hierarchy": {"action": "append", "default": [], "metavar": "COL=FILE.csv"},
+    "--hierarchy-sep": {"default": ";", "metavar": "SEP"},
+    "--level": {"action": "append", "default": [], "metavar": "COL=LEVEL"},
+    "--unknown": {"choices": UNKNOWN, "default": "error"},
+    "--public-domain": {"action": "store_true"},
+}
+
+
+#: --seed of a release's row permutation (anonymize, demo, report, negotiate)
+SEED_HELP = "seed of the release's row permutation (default: OS entropy)"
+
+
+def add_shared(p: argparse.ArgumentParser, **helps) -> None:
+    """Add the :data:`SHARED` options named by ``helps`` (``hierarchy_sep``: --hierarchy-sep),
+    in their order; each value is the option's help (None: none) or a dict of its help and
+    the keywords in which the command's option differs (``{"help": ..., "default": "cpu"}``).
+    A default list is the parser's own copy."""
+    for name, text in helps.items():
+        flag = "--" + name.replace("_", "-")
+        own = text if isinstance(text, dict) else {"help": text}
+        keywords = {k: v.copy() if isinstance(v, list) else v for k, v in SHARED[flag].items()}
+        p.add_argument(flag, **{**keywords, **own})
 
 
 def _fraction(text: str) -> float:
@@ -120,11 +158,12 @@ def add_measured_qi_option(p: argparse.ArgumentParser) -> None:
                    "repeatable), each optionally with its hierarchy as in anonymize (then "
                    "every value of the column must be a label of the hierarchy, at any "
                    "level)")
-    _add_hierarchy_sep_option(p)
+    add_hierarchy_sep_option(p)
 
 
-def _add_hierarchy_sep_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--hierarchy-sep", default=";", help="hierarchy CSV delimiter (default ;)")
+def add_hierarchy_sep_option(p: argparse.ArgumentParser) -> None:
+    """``--hierarchy-sep`` of the commands whose hierarchies are files of --qi (no metavar)."""
+    add_shared(p, hierarchy_sep={"help": "hierarchy CSV delimiter (default ;)", "metavar": None})
 
 
 def add_hierarchy_qi_options(p: argparse.ArgumentParser) -> None:
@@ -133,7 +172,7 @@ def add_hierarchy_qi_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qi", action="append", required=True, type=_qi_spec,
                    metavar="COL=HIERARCHY.csv",
                    help="quasi-identifier and its ARX hierarchy (repeatable)")
-    _add_hierarchy_sep_option(p)
+    add_hierarchy_sep_option(p)
     p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive column")
 
 
@@ -200,8 +239,8 @@ def add_measuring_options(p: argparse.ArgumentParser, measured: str, backend: st
     """``--backend`` (default ``backend``), ``--quiet``, ``--chunk-rows`` and ``--dask`` of a
     command that measures INPUT's ``measured`` (its frequency set, its distinct QID
     combinations)."""
-    p.add_argument("--backend", choices=BACKENDS, default=backend, help=backend_help)
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_shared(p, backend={"default": backend, "help": backend_help},
+               quiet="no progress on stderr")
     add_chunk_option(p, f"read INPUT N rows at a time and measure {measured} (memory follows "
                      "the classes, not the rows; not with --population)")
     add_dask_option(p, f"reduce INPUT's partitions to {measured}")
@@ -209,8 +248,8 @@ def add_measuring_options(p: argparse.ArgumentParser, measured: str, backend: st
 
 def add_json_option(p, what: str, metavar: str = "OUT.json", required: bool = False) -> None:
     """``--json OUT.json``: write ``what`` as JSON."""
-    p.add_argument("--json", default=None, metavar=metavar, required=required,
-                   help=f"write {what} as JSON")
+    add_shared(p, json={"metavar": metavar, "required": required,
+                        "help": f"write {what} as JSON"})
 
 
 def add_prior_option(p, what: str = "of the privacy losses") -> None:
@@ -255,30 +294,52 @@ def subcommand_group(subparsers, name: str, dest: str, **texts):
     return parent.add_subparsers(dest=dest, required=True, metavar=dest.upper())
 
 
-def table_subcommand(subparsers, name: str, run, *, population: str | None = None,
-                     json: str | None = None, **texts) -> argparse.ArgumentParser:
-    """A subcommand reading one table: INPUT and --sep, with ``population`` (its help) a
-    --population FILE and with ``json`` a --json OUT.json option; ``texts`` are ``help`` and
-    ``description``.  See :func:`.measure.read_measured`."""
-    p = subparsers.add_parser(name, **texts)
-    p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
-    p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
-    add_encoding_option(p, "INPUT (and --population)" if population is not None else "INPUT")
-    if population is not None:
-        p.add_argument("--population", default=None, metavar="FILE", help=population)
-    if json is not None:
-        p.add_argument("--json", default=None, metavar="OUT.json", help=json)
-    p.set_defaults(func=run)
-    return p
+@dataclass(frozen=True)
+class Command:
+    """A subcommand as data: its ``name``, ``run`` function (``args -> exit status``),
+    ``help`` and ``description``, and ``options``, the function adding its own options;
+    :meth:`register` builds its parser, so that the header every subcommand would repeat is
+    written once.  A ``table`` command reads one table: INPUT, --sep and --encoding first,
+    with ``population`` (its help) a --population FILE and with ``json`` a --json OUT.json
+    option (see :func:`.measure.read_measured`); ``conflict_handler`` is argparse's."""
+
+    name: str
+    run: Callable[[argparse.Namespace], int]
+    options: Callable[[argparse.ArgumentParser], None]
+    help: str
+    description: str | None = None
+    table: bool = False
+    population: str | None = None
+    json: str | None = None
+    conflict_handler: str = "error"
+
+    def register(self, subparsers) -> argparse.ArgumentParser:
+        """Add the subcommand to an ``argparse`` subparsers object; returns its parser."""
+        p = subparsers.add_parser(self.name, help=self.help, description=self.description,
+                                  conflict_handler=self.conflict_handler)
+        if self.table:
+            p.add_argument("input", help="CSV (delimiter sniffed unless --sep) or Parquet file")
+            p.add_argument("--sep", default=None, help="CSV delimiter of INPUT (default: sniffed)")
+            add_encoding_option(p, "INPUT" if self.population is None
+                                else "INPUT (and --population)")
+            if self.population is not None:
+                p.add_argument("--population", default=None, metavar="FILE",
+                               help=self.population)
+            if self.json is not None:
+                add_shared(p, json=self.json)
+        self.options(p)
+        # the run function as its module holds it now, as a register function written there
+        # would read it (a replaced one, such as a test's, runs)
+        p.set_defaults(func=getattr(sys.modules[self.run.__module__], self.run.__name__))
+        return p
 
 
 def add_run_options(p: argparse.ArgumentParser,
                     json_help: str = "write the summary as JSON") -> None:
     """Metric, search, backend, seed, --json and --quiet."""
-    p.add_argument("--metric", choices=METRICS, default="loss",
-                   help="ARX's quality models: loss (default), precision, discernibility, "
-                   "discernibility-monotonic (DM*), aecs, entropy (non-uniform entropy), "
-                   "entropy-monotonic, normalized-entropy, height, ambiguity, kl (KL divergence)")
+    add_shared(p, metric="ARX's quality models: loss (default), precision, discernibility, "
+               "discernibility-monotonic (DM*), aecs, entropy (non-uniform entropy), "
+               "entropy-monotonic, normalized-entropy, height, ambiguity, kl (KL divergence)")
     p.add_argument("--weights", type=_weights, default=None, metavar="COL=W,...",
                    help="attribute weights >= 0 (ARX's setAttributeWeight; 0.5 unless given) "
                    "of loss, precision, entropy, normalized-entropy and height")
@@ -302,36 +363,37 @@ def add_run_options(p: argparse.ArgumentParser,
                    help="samarati: the k-minimal generalization released -- lowest height "
                    "(default), precision (lowest relative distance), classes (most), "
                    "suppression (least)")
-    p.add_argument("--backend", choices=BACKENDS, default="auto")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seed of the release's row permutation (default: OS entropy)")
-    p.add_argument("--json", metavar="OUT.json", help=json_help)
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_shared(p, backend=None, seed=SEED_HELP, json=json_help, quiet="no progress bar")
 
 
 # -- a differentially private release: dp-histogram, dp-query and synthesize ----------------
+
+def add_values(p: argparse.ArgumentParser, *options: tuple[str, str | None, str],
+               type=None) -> None:
+    """Options of one value each, ``(flag, metavar, help)``, None unless given; ``type``
+    converts the value (None: the text)."""
+    for flag, metavar, text in options:
+        p.add_argument(flag, type=type, default=None, metavar=metavar, help=text)
+
 
 def add_privacy_target_options(p: argparse.ArgumentParser, *, epsilon: str, delta: str,
                                rho: str) -> None:
     """``--epsilon E``, ``--delta D`` and ``--rho R``, the privacy target of a release; their
     help texts are the command's (what they mean depends on its mechanisms)."""
-    for flag, metavar, text in (("--epsilon", "E", epsilon), ("--delta", "D", delta),
-                                ("--rho", "R", rho)):
-        p.add_argument(flag, type=float, default=None, metavar=metavar, help=text)
+    add_values(p, ("--epsilon", "E", epsilon), ("--delta", "D", delta), ("--rho", "R", rho),
+               type=float)
 
 
 def add_ledger_options(p: argparse.ArgumentParser) -> None:
     """``--budget-file LEDGER.json``, ``--budget EPS``, ``--budget-delta D`` and
     ``--new-ledger``: the privacy ledger shared by every run (:func:`open_ledger`)."""
-    p.add_argument("--budget-file", default=None, metavar="LEDGER.json",
-                   help="JSON ledger of the privacy budget shared by every run: the release "
-                        "is refused if it would overspend it, and recorded in it")
-    p.add_argument("--budget", type=float, default=None, metavar="EPS",
-                   help="total epsilon of a new --budget-file (an existing ledger keeps its "
-                        "own, and a different value is refused)")
-    p.add_argument("--budget-delta", type=float, default=None, metavar="D",
-                   help="total delta of a new --budget-file (needed by the Gaussian "
-                        "mechanisms, whose zCDP spends are converted at it)")
+    add_values(p, ("--budget-file", "LEDGER.json", "JSON ledger of the privacy budget shared "
+                   "by every run: the release is refused if it would overspend it, and "
+                   "recorded in it"))
+    add_values(p, ("--budget", "EPS", "total epsilon of a new --budget-file (an existing ledger "
+                   "keeps its own, and a different value is refused)"),
+               ("--budget-delta", "D", "total delta of a new --budget-file (needed by the "
+                "Gaussian mechanisms, whose zCDP spends are converted at it)"), type=float)
     p.add_argument("--new-ledger", action="store_true",
                    help="start --budget-file with --budget if it does not exist (without it, "
                         "--budget alone starts it with a note on the terminal, and a missing "
@@ -343,9 +405,8 @@ def add_seed_options(p: argparse.ArgumentParser, recovered: str | None = None) -
     """``--seed N`` and ``--insecure-seed``: reproducible noise, refused without the latter
     (:func:`check_ledger_options`); ``recovered``, what anyone with the seed recovers."""
     why = "" if recovered is None else f" (anyone with the seed recovers {recovered})"
-    p.add_argument("--seed", type=int, default=None, metavar="N",
-                   help=f"reproducible noise for testing: NOT private{why}; needs "
-                        "--insecure-seed")
+    add_shared(p, seed={"metavar": "N", "help": f"reproducible noise for testing: NOT "
+                                                f"private{why}; needs --insecure-seed"})
     p.add_argument("--insecure-seed", action="store_true",
                    help="accept --seed for this release, knowing that it is not private")
 

@@ -25,11 +25,11 @@ import argparse
 import os
 
 from .common import add_anonymization_options, check_roles
-from .options import add_run_options
+from .options import Command, add_run_options, add_shared
 from .progress import ProgressBar, search_progress
 from .run import anonymizer_from_args, format_summary, print_release, run_files, run_summary
 
-__all__ = ["register", "run_perturb"]
+__all__ = ["COMMAND", "register", "run_perturb"]
 
 
 def _columns(text: str, option: str) -> list[str]:
@@ -82,22 +82,8 @@ def _matrix(table, path: str):
         raise InputError(f"--pram matrix {path}: every entry must be a probability ({e})")
 
 
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``perturb`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
-        "perturb", conflict_handler="resolve",  # --seed: the draws' seed as well
-        help="perturb columns: microaggregation, rank swapping, noise, PRAM, top/bottom "
-             "coding, permutation (and generalize other QIDs: --qi)",
-        description="Release INPUT with the named columns perturbed (each option "
-                    "repeatable, one method per column; the others unchanged): MDAV "
-                    "microaggregation, rank swapping, additive or correlated noise, PRAM, "
-                    "top and bottom coding, and permutation within groups.  With --qi "
-                    "COL=HIERARCHY.csv and the privacy models of 'anonymize' (--k, ...) the "
-                    "perturbed table is then generalized in the same run: the optimal "
-                    "full-domain generalization of the --qi columns, the microaggregated "
-                    "columns taking part in the classes as quasi-identifiers that are never "
-                    "generalized; the release is checked over all of them by the independent "
-                    "checker.")
+def _options(p) -> None:
+    """``perturb``'s options."""
     p.add_argument("--microaggregate", action="append", default=[], metavar="COL,COL:k=K",
                    type=_column_number("--microaggregate", "k="),
                    help="microaggregation of these numeric or ordinal columns together, "
@@ -146,16 +132,13 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-measures", action="store_true",
                    help="skip the risk and utility measures of the changed numeric columns "
                    "(record linkage, interval disclosure, IL1s, propensity score, ...)")
-    p.add_argument("--html", default=None, metavar="OUT.html",
-                   help="with --qi: also write the HTML report of the release (as 'gpuppdp "
-                   "report'), with the perturbation's measures, and its JSON twin (the HTML "
-                   "path with the suffix .json)")
+    add_shared(p, html="with --qi: also write the HTML report of the release (as 'gpuppdp "
+                    "report'), with the perturbation's measures, and its JSON twin (the HTML "
+                    "path with the suffix .json)")
     add_run_options(p, json_help="write the summary as JSON")
-    p.add_argument("--seed", type=int, default=None,
-                   help="reproducible draws and row permutation, for tests and experiments "
-                   "(default: OS entropy)")
-    p.set_defaults(func=run_perturb, usage_error=p.error)
-    return p
+    add_shared(p, seed="reproducible draws and row permutation, for tests and experiments "
+                    "(default: OS entropy)")
+    p.set_defaults(usage_error=p.error)
 
 
 def run_perturb(args: argparse.Namespace) -> int:
@@ -312,3 +295,21 @@ def _write(args, plan, released, summary: dict, report=None) -> None:
             report(out)
     if "--html" in plan:
         print(f"report             {args.html}")
+
+
+COMMAND = Command(
+    "perturb", run_perturb, _options,
+    conflict_handler="resolve",  # --seed: the draws' seed as well
+    help="perturb columns: microaggregation, rank swapping, noise, PRAM, top/bottom "
+         "coding, permutation (and generalize other QIDs: --qi)",
+    description="Release INPUT with the named columns perturbed (each option "
+                "repeatable, one method per column; the others unchanged): MDAV "
+                "microaggregation, rank swapping, additive or correlated noise, PRAM, "
+                "top and bottom coding, and permutation within groups.  With --qi "
+                "COL=HIERARCHY.csv and the privacy models of 'anonymize' (--k, ...) the "
+                "perturbed table is then generalized in the same run: the optimal "
+                "full-domain generalization of the --qi columns, the microaggregated "
+                "columns taking part in the classes as quasi-identifiers that are never "
+                "generalized; the release is checked over all of them by the independent "
+                "checker.")
+register = COMMAND.register

@@ -30,26 +30,15 @@ from .anonymize import _qi_optional, add_algorithm_options, partition_run
 from .common import add_anonymization_options, check_roles
 from .measure import (add_original_options, perturbation_line, perturbation_measures_of,
                       perturbed_columns)
-from .options import add_run_options
+from .options import Command, add_run_options
 from .progress import ProgressBar, search_progress
 from .run import anonymizer_from_args, format_summary, print_release, release_plan, run_files
 
-__all__ = ["register", "run_report"]
+__all__ = ["COMMAND", "register", "run_report"]
 
 
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``report`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
-        "report", help="anonymize a table and write an HTML report with plots (and JSON)",
-        description="Run the anonymization of INPUT as 'anonymize' does and write one "
-                    "self-contained HTML report (summary, class sizes, risk before and "
-                    "after, per-class privacy losses, distinction/separation of the QID "
-                    "subsets, the lattice nodes checked) and its figures as JSON (--json, "
-                    "default: the HTML path with the suffix .json).  With --algorithm "
-                    "mondrian|tds the same sections are computed on that release's classes, "
-                    "with its NCP/GCP and how the records were partitioned instead of the "
-                    "lattice.  With --original and --perturbed, a section on the perturbed "
-                    "columns against the original ones (utility and disclosure risk).")
+def _options(p) -> None:
+    """``report``'s options."""
     add_anonymization_options(p, required=False, qi_type=_qi_optional)
     add_algorithm_options(p)
     p.add_argument("--html", required=True, metavar="OUT.html", help="the HTML report")
@@ -65,8 +54,6 @@ def register(subparsers) -> argparse.ArgumentParser:
     add_original_options(p)
     add_run_options(p, json_help="the report's figures as JSON (default: the HTML path with "
                     "the suffix .json)")
-    p.set_defaults(func=run_report)
-    return p
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -169,3 +156,18 @@ def _run_compare(args: argparse.Namespace) -> int:
         sum(a != b for a, b in figures["transformation"].values())
     print(f"comparison         {args.html} ({differ} figure(s) differ)")
     return 0
+
+
+COMMAND = Command(
+    "report", run_report, _options,
+    help="anonymize a table and write an HTML report with plots (and JSON)",
+    description="Run the anonymization of INPUT as 'anonymize' does and write one "
+                "self-contained HTML report (summary, class sizes, risk before and "
+                "after, per-class privacy losses, distinction/separation of the QID "
+                "subsets, the lattice nodes checked) and its figures as JSON (--json, "
+                "default: the HTML path with the suffix .json).  With --algorithm "
+                "mondrian|tds the same sections are computed on that release's classes, "
+                "with its NCP/GCP and how the records were partitioned instead of the "
+                "lattice.  With --original and --perturbed, a section on the perturbed "
+                "columns against the original ones (utility and disclosure risk).")
+register = COMMAND.register

@@ -6,8 +6,9 @@
         [--sampling-weights COL] [--suda2 [MAX_SIZE]] [--sep SEP] [--top K]
         [--backend auto|cpu|gpu]
 
-The main CLI calls :func:`register`; bad input raises :class:`~gpuppdp.errors.InputError` or
-an ``OSError`` (one ``gpuppdp: error: ...`` line, exit status 2, printed by the main CLI).
+The main CLI calls :func:`register` (:data:`COMMAND`'s); bad input raises
+:class:`~gpuppdp.errors.InputError` or an ``OSError`` (one ``gpuppdp: error: ...`` line, exit
+status 2, printed by the main CLI).
 """
 
 from __future__ import annotations
@@ -15,27 +16,12 @@ from __future__ import annotations
 import argparse
 import math
 
-from .measure import (dask_refusals, measure_input, measured_qids, measuring_subcommand,
+from .measure import (dask_refusals, measure_input, measured_qids, measuring_options,
                       perturbation_line)
+from .options import Command
 from .progress import ProgressBar, compile_notice
 
-__all__ = ["register", "run_risk", "format_report"]
-
-
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``risk`` subcommand to an ``argparse`` subparsers object."""
-    return measuring_subcommand(
-        subparsers, "risk", run_risk, _add_risk_options,
-        measured="its distinct QID combinations", backend="cpu",
-        backend_help="where the arrays are computed (default cpu)",
-        population="population table containing INPUT's records (same QID columns and "
-                   "representation): journalist and marketer risk against it",
-        json="also write the full report (every QID subset) as JSON",
-        help="re-identification risk of a table (raw or released) given its quasi-identifiers",
-        description="Prosecutor/journalist/marketer risk, sample uniques, records at risk, "
-                    "population uniqueness (Pitman, Zayatz, SNB, Dankar's rule; needs "
-                    "--population-size) and the distinction/separation of every QID subset, "
-                    "computed from the equivalence classes of the --qi columns.")
+__all__ = ["COMMAND", "register", "run_risk", "format_report"]
 
 
 def _add_risk_options(p) -> None:
@@ -187,3 +173,19 @@ def run_risk(args: argparse.Namespace) -> int:
     if "--json" in plan:
         print(f"report written to {args.json}")
     return 0
+
+
+COMMAND = Command(
+    "risk", run_risk,
+    measuring_options(_add_risk_options, measured="its distinct QID combinations",
+                      backend="cpu", backend_help="where the arrays are computed (default cpu)"),
+    table=True,
+    population="population table containing INPUT's records (same QID columns and "
+               "representation): journalist and marketer risk against it",
+    json="also write the full report (every QID subset) as JSON",
+    help="re-identification risk of a table (raw or released) given its quasi-identifiers",
+    description="Prosecutor/journalist/marketer risk, sample uniques, records at risk, "
+                "population uniqueness (Pitman, Zayatz, SNB, Dankar's rule; needs "
+                "--population-size) and the distinction/separation of every QID subset, "
+                "computed from the equivalence classes of the --qi columns.")
+register = COMMAND.register

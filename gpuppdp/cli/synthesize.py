@@ -24,58 +24,43 @@ from __future__ import annotations
 import argparse
 import warnings
 
-from .choices import BACKENDS
-from .dp import UNKNOWN, _pairs, levels_and_hierarchies, read_hierarchies, warn_caught
-from .options import (add_ledger_options, add_privacy_target_options, add_seed_options,
-                      check_ledger_options, encoding_of, epsilon_at, ledger_record, open_ledger,
-                      print_seed, table_subcommand)
+from .dp import _pairs, levels_and_hierarchies, read_hierarchies, warn_caught
+from .options import (Command, add_ledger_options, add_privacy_target_options, add_seed_options,
+                      add_shared, check_ledger_options, encoding_of, epsilon_at, ledger_record,
+                      open_ledger, print_seed)
 
-__all__ = ["register", "run_synthesize"]
+__all__ = ["COMMAND", "register", "run_synthesize"]
 
 
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``synthesize`` subcommand to an ``argparse`` subparsers object."""
-    p = table_subcommand(
-        subparsers, "synthesize", run_synthesize,
-        help="write differentially private synthetic data (MST: a tree of noisy 2-way "
-             "marginals)",
-        description="Fit MST (McKenna, Miklau & Sheldon 2021) to INPUT at (epsilon, delta) "
-                    "and write synthetic records to --output.")
+def _options(p) -> None:
+    """``synthesize``'s options (after INPUT, --sep and --encoding)."""
     add_privacy_target_options(
         p, epsilon="privacy parameter (with --delta); the zCDP budget is the largest rho whose "
                    "tight conversion meets (E, D)",
         delta="0 < D < 1", rho="zCDP budget instead of --epsilon and --delta")
     p.add_argument("--columns", default=None, metavar="COL[,COL]",
                    help="the columns to synthesize (default: all)")
-    p.add_argument("--hierarchy", action="append", default=[], metavar="COL=FILE.csv",
-                   help="ARX-style hierarchy file of a column (its public domain); repeatable")
-    p.add_argument("--hierarchy-sep", default=";", metavar="SEP",
-                   help="delimiter of the hierarchy files (default ;)")
-    p.add_argument("--level", action="append", default=[], metavar="COL=LEVEL",
-                   help="synthesize a column at this level of its --hierarchy; repeatable")
+    add_shared(p, hierarchy="ARX-style hierarchy file of a column (its public domain); repeatable",
+               hierarchy_sep="delimiter of the hierarchy files (default ;)",
+               level="synthesize a column at this level of its --hierarchy; repeatable")
     p.add_argument("--bins", action="append", default=[], metavar="COL=LOWER:UPPER:N",
                    help="a numeric column cut into N equal-width bins over public bounds; "
                         "repeatable")
-    p.add_argument("--public-domain", action="store_true",
-                   help="declare public the values (read from INPUT) of the columns without "
-                        "--hierarchy or --bins")
-    p.add_argument("--unknown", choices=UNKNOWN, default="error",
-                   help="rows with a value outside a --hierarchy (or missing): refused after "
-                        "the charge (error), synthesized as '(other)', or dropped")
+    add_shared(p, public_domain="declare public the values (read from INPUT) of the columns "
+                             "without --hierarchy or --bins",
+               unknown="rows with a value outside a --hierarchy (or missing): refused after the "
+                       "charge (error), synthesized as '(other)', or dropped")
     p.add_argument("--rows", type=int, default=None, metavar="N",
                    help="synthetic records to write (default: the noisy number of records)")
     add_ledger_options(p)
     add_seed_options(p)
-    p.add_argument("--backend", choices=BACKENDS, default="auto",
-                   help="where marginals, noise and sampling run (default: GPU when usable)")
+    add_shared(p, backend="where marginals, noise and sampling run (default: GPU when usable)")
     p.add_argument("--evaluate", action="store_true",
                    help="compare the synthetic table with INPUT (in --json and --html)")
     p.add_argument("--output", required=True, metavar="SYN.csv",
                    help="where to write the synthetic table (CSV, or Parquet by suffix)")
-    p.add_argument("--json", default=None, metavar="OUT.json", help="write the summary as JSON")
-    p.add_argument("--html", default=None, metavar="OUT.html",
-                   help="write an HTML page of the privacy spent and the evaluation")
-    return p
+    add_shared(p, json="write the summary as JSON",
+               html="write an HTML page of the privacy spent and the evaluation")
 
 
 def _bins(items: list[str]) -> dict:
@@ -170,3 +155,13 @@ def run_synthesize(args: argparse.Namespace) -> int:
               f"{100 * ev['closest_record']['identical_share']:.1f} %")
     print_seed(args.seed)
     return 0
+
+
+COMMAND = Command(
+    "synthesize", run_synthesize, _options,
+    table=True,
+    help="write differentially private synthetic data (MST: a tree of noisy 2-way "
+         "marginals)",
+    description="Fit MST (McKenna, Miklau & Sheldon 2021) to INPUT at (epsilon, delta) "
+                "and write synthetic records to --output.")
+register = COMMAND.register

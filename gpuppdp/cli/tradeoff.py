@@ -22,22 +22,14 @@ from __future__ import annotations
 
 import argparse
 
-from .choices import BACKENDS
-from .options import (add_hierarchy_qi_options, add_json_option, add_prior_option, bound,
-                      qi_names, read_prior, table_subcommand)
+from .options import (Command, add_hierarchy_qi_options, add_json_option, add_prior_option,
+                      add_shared, bound, qi_names, read_prior)
 
-__all__ = ["register", "run_tradeoff"]
+__all__ = ["COMMAND", "register", "run_tradeoff"]
 
 
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``tradeoff`` subcommand to an ``argparse`` subparsers object."""
-    p = table_subcommand(
-        subparsers, "tradeoff", run_tradeoff,
-        help="the utility-privacy trade-off: the optimal published distribution and the node "
-             "steered toward it",
-        description="Solve the three optimizations of the utility-privacy trade-off over the "
-                    "published distribution of the sensitive attribute and find the lattice "
-                    "node whose classes publish distributions nearest to the answer.")
+def _options(p) -> None:
+    """``tradeoff``'s options (after INPUT, --sep and --encoding)."""
     add_hierarchy_qi_options(p)
     for flag, what in (("--epsilon", "distribution privacy loss"),
                        ("--alpha", "entropy privacy loss (bits)"),
@@ -57,8 +49,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                    "(default loss)")
     p.add_argument("--no-steer", action="store_true", help="solve only; evaluate no lattice")
     add_json_option(p, "the answers and the steered node")
-    p.add_argument("--backend", choices=BACKENDS, default="auto")
-    return p
+    add_shared(p, backend=None)
 
 
 def _line(name: str, sol) -> str:
@@ -123,3 +114,14 @@ def run_tradeoff(args: argparse.Namespace) -> int:
     with plan.writing() as out:
         out.write_json("--json", summary)
     return 0
+
+
+COMMAND = Command(
+    "tradeoff", run_tradeoff, _options,
+    table=True,
+    help="the utility-privacy trade-off: the optimal published distribution and the node "
+         "steered toward it",
+    description="Solve the three optimizations of the utility-privacy trade-off over the "
+                "published distribution of the sensitive attribute and find the lattice "
+                "node whose classes publish distributions nearest to the answer.")
+register = COMMAND.register
