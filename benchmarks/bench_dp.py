@@ -36,8 +36,8 @@ The column ``x numpy`` is each row's time over the ``numpy laplace`` time at the
 (per value; the goal for ``laplace`` on the CPU is <= 2).
 
 Then rows for ``--fused-size`` values (default 10**8 float64): the ``laplace`` release and
-the ``discrete gaussian`` at that size, timed ``--fused-repeat`` times (best kept) after a warm-up on a small array, and
-``numpy laplace`` at that size.
+the ``discrete gaussian`` at that size, timed ``--fused-repeat`` times (best kept) after a
+warm-up on a small array, and ``numpy laplace`` at that size.
 
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_dp.json``).
 It never asserts times.
@@ -301,7 +301,8 @@ def main(argv=None) -> int:
                    help=f"comma-separated cases (default all: {', '.join(CASES)})")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per case (best kept)")
     p.add_argument("--fused-size", type=lambda t: int(float(t)), default=10**8,
-                   help="size of the fused Laplace and discrete Gaussian rows (default 1e8; 0 skips them)")
+                   help="size of the fused Laplace and discrete Gaussian rows (default 1e8; "
+                   "0 skips them)")
     p.add_argument("--fused-repeat", type=int, default=1,
                    help="timed runs of the fused row (best kept; default 1)")
     p.add_argument("--opendp-size", type=lambda t: int(float(t)), default=10**5,
