@@ -1,8 +1,8 @@
 """Fused rounds of the discrete Gaussian sampler, on the CPU and in CUDA, built on the noise
 kernel of :mod:`.dp_noise`.  :func:`gaussian_round` is one round of the rejection sampler of
 Canonne, Kamath & Steinke (2020, Algorithm 3) for ``m`` values, fused: a proposal ``Y`` from
-the noise kernel (its task form), ``γ = (|Y| - c)² / (2σ²)`` (``c = fl(σ² r)``; the float operations of
-:meth:`gpuppdp.dp.gaussian.DiscreteGaussianSampler.gamma`), and the coin
+the noise kernel (its task form), ``γ = (|Y| - c)² / (2σ²)`` (``c = fl(σ² r)``; the float
+operations of :meth:`gpuppdp.dp.gaussian.DiscreteGaussianSampler.gamma`), and the coin
 ``u < fl(exp(-γ))`` (rejected outright when ``γ > 700``).  Its keystream: the round reserves
 :func:`gaussian_blocks` blocks from ``base``; the proposals use the first
 :func:`~.dp_noise.noise_blocks` of them exactly as :func:`~.dp_noise.noise_int` does, and
