@@ -99,18 +99,6 @@ def _check_models(models) -> None:
                          f" and k on QID sets; not {format_values(sorted(set(refused)))}")
 
 
-def _subset(enc: EncodedTable, rows) -> EncodedTable:
-    """The rows ``rows`` (device int64) of ``enc`` as a table of their own, with the sensitive
-    attributes' counts of the whole table (ARX's ``DataManagerSubset`` takes its distributions
-    from the source)."""
-    assert enc.qi_codes is not None
-    return EncodedTable(enc.backend, enc.qi_names, enc.hierarchies,
-                        [c[rows] for c in enc.qi_codes], int(rows.shape[0]),
-                        sens_codes=None if enc.sens_codes is None else enc.sens_codes[rows],
-                        n_sens=enc.n_sens, sensitive=enc.sensitive, roles=enc.roles,
-                        types=enc.types)
-
-
 def _optimum(evaluator, search: str, time_limit):
     """``(levels, stats, nodes evaluated)`` of ``evaluator``'s optimum (``levels`` ``None``
     when no node is anonymous)."""
@@ -177,7 +165,7 @@ def local_recoding(result, data: pd.DataFrame,
     while len(remaining) >= smallest and len(remaining):
         share = min(max(rate * n / len(remaining), 0.0), 1.0)  # ARX's relativeRecords
         limit = 1.0 - share
-        sub = setup.evaluator(_subset(enc, be.asarray(remaining)), limit)
+        sub = setup.evaluator(enc.take_rows(be.asarray(remaining)), limit)
         node, stats, nodes = _optimum(sub, search, result.search.details.get("time_limit"))
         if node is None:
             break

@@ -283,6 +283,20 @@ class EncodedTable:
         return EncodedTable(cpu_backend(), self.qi_names, self.hierarchies, None, self.n_rows,
                             roles=self.roles)
 
+    def take_rows(self, rows) -> "EncodedTable":
+        """Rows ``rows`` (device int64) as a table of their own: their codes gathered, the
+        sensitive attributes' counts of the whole table (ARX's ``DataManagerSubset`` takes its
+        distributions from the source), the level maps and radices shared (they depend on the
+        hierarchies only)."""
+        assert self.qi_codes is not None  # (a table encoded whole)
+        self.node_radix(np.zeros((1, len(self.hierarchies)), np.int64))  # fills _level_sizes
+        return EncodedTable(self.backend, self.qi_names, self.hierarchies,
+                            [c[rows] for c in self.qi_codes], int(rows.shape[0]),
+                            sens_codes=None if self.sens_codes is None else self.sens_codes[rows],
+                            n_sens=self.n_sens, sensitive=self.sensitive, roles=self.roles,
+                            types=self.types,
+                            _maps=self.level_maps(), _level_sizes=self._level_sizes)
+
     def distinct_per_level(self) -> list[np.ndarray]:
         """``d[j][L]``: distinct labels of QID ``j`` at level ``L`` among the data's values."""
         codes = self.backend.to_host(self.frequency_set().codes)

@@ -334,8 +334,10 @@ class Loss(Metric):
                                             [len(h.leaves) for h in hierarchies])
         for j, (h, leaf_count) in enumerate(zip(hierarchies, marginals)):
             leaf_count = leaf_count.astype(np.float64)  # whole numbers, exact below 2^53
-            for level in range(h.height + 1):
-                sums[j, level] = leaf_count @ share[self._share_off[j, level] + h.codes(level)]
+            for level in range(h.height + 1):  # not ``@``: OpenBLAS wakes its threads for
+                # a long dot product, 10-30 ms a call on a shared box
+                sums[j, level] = (leaf_count
+                                  * share[self._share_off[j, level] + h.codes(level)]).sum()
         return _factor_table(sums, self._minimum, self._maximum)
 
     def prior_bound(self, bottom):
