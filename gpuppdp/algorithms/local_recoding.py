@@ -30,7 +30,7 @@ import pandas as pd
 
 from .. import kernels
 from ..engine.encoding import EncodedTable
-from ..engine.evaluate import LatticeOracle
+from ..engine.evaluate import LatticeOracle, checked_evaluator
 from ..engine.lattice import Lattice
 from ..engine.search import SEARCHES, make_search
 from ..engine.transform import (SUPPRESSED_LABEL, SUPPRESSION_MODES, Release,
@@ -165,7 +165,9 @@ def local_recoding(result, data: pd.DataFrame,
     while len(remaining) >= smallest and len(remaining):
         share = min(max(rate * n / len(remaining), 0.0), 1.0)  # ARX's relativeRecords
         limit = 1.0 - share
-        sub = setup.evaluator(enc.take_rows(be.asarray(remaining)), limit)
+        # the metric bound to the whole table: its tables of the hierarchies are kept
+        sub = checked_evaluator(enc.take_rows(be.asarray(remaining)), setup.models,
+                                evaluator.metric, limit)
         node, stats, nodes = _optimum(sub, search, result.search.details.get("time_limit"))
         if node is None:
             break

@@ -304,7 +304,7 @@ class EncodedTable:
         for j, h in enumerate(self.hierarchies):
             present = np.flatnonzero(np.bincount(codes[:, j].astype(np.int64),
                                                  minlength=len(h.leaves)))
-            out.append(np.array([len(np.unique(h.codes(L)[present]))
+            out.append(np.array([np.count_nonzero(np.bincount(h.codes(L)[present]))
                                  for L in range(h.height + 1)], dtype=np.int64))
         return out
 

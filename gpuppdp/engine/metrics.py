@@ -283,11 +283,25 @@ class Loss(Metric):
             w = np.array([self.attribute_weights.get(c, 0.5)
                           for c in list(encoded.qi_names) + self._aggregated])
             self.weights = np.ones(len(w)) if w.max(initial=0.0) == 0.0 else w / w.max()
+        bound_to = getattr(self, "_shares_of", (None, None))
+        if bound_to[0] is not encoded.hierarchies or bound_to[1] is not self.backend:
+            self._bind_shares(encoded.hierarchies)
+        self._minimum = (self.g_factor * self.n_rows) / self._domain
+        self._maximum = np.full(len(self._domain), float(self.n_rows))
+        if self._aggregated:  # normalized as aggregate / rows
+            a = len(self._aggregated)
+            self._minimum = np.concatenate([self._minimum, np.zeros(a)])
+            self._maximum = np.concatenate([self._maximum, np.full(a, float(self.n_rows))])
+        return self
+
+    def _bind_shares(self, hierarchies) -> None:
+        """The domain shares of every label of every level (they depend on the hierarchies
+        only: a copy bound again to a row subset of its table keeps them)."""
         hmax = int(self.heights.max())
-        off = np.zeros((len(encoded.hierarchies), hmax + 1), dtype=np.int64)
+        off = np.zeros((len(hierarchies), hmax + 1), dtype=np.int64)
         parts, pos = [], 0
-        self._domain = np.empty(len(encoded.hierarchies), dtype=np.float64)
-        for j, h in enumerate(encoded.hierarchies):
+        self._domain = np.empty(len(hierarchies), dtype=np.float64)
+        for j, h in enumerate(hierarchies):
             size = float(len(h.leaves))
             self._domain[j] = size
             for level in range(h.height + 1):
@@ -297,13 +311,7 @@ class Loss(Metric):
                 pos += len(share)
         self._share = self.backend.asarray(np.concatenate(parts).astype(np.float64))
         self._share_off = off
-        self._minimum = (self.g_factor * self.n_rows) / self._domain
-        self._maximum = np.full(len(self._domain), float(self.n_rows))
-        if self._aggregated:  # normalized as aggregate / rows
-            a = len(self._aggregated)
-            self._minimum = np.concatenate([self._minimum, np.zeros(a)])
-            self._maximum = np.concatenate([self._maximum, np.full(a, float(self.n_rows))])
-        return self
+        self._shares_of = (hierarchies, self.backend)
 
     def evaluate(self, classes, outlier, levels):
         return self.evaluate_needed(classes, outlier, levels, None)
@@ -333,11 +341,12 @@ class Loss(Metric):
         marginals = kernels.marginal_counts(self.backend, bottom.codes, bottom.count,
                                             [len(h.leaves) for h in hierarchies])
         for j, (h, leaf_count) in enumerate(zip(hierarchies, marginals)):
-            leaf_count = leaf_count.astype(np.float64)  # whole numbers, exact below 2^53
+            present = np.flatnonzero(leaf_count)  # the leaves in the data (few in a subset)
+            count = leaf_count[present].astype(np.float64)  # whole numbers, exact below 2^53
             for level in range(h.height + 1):  # not ``@``: OpenBLAS wakes its threads for
                 # a long dot product, 10-30 ms a call on a shared box
-                sums[j, level] = (leaf_count
-                                  * share[self._share_off[j, level] + h.codes(level)]).sum()
+                sums[j, level] = (count * share[self._share_off[j, level]
+                                                + h.codes(level)[present]]).sum()
         return _factor_table(sums, self._minimum, self._maximum)
 
     def prior_bound(self, bottom):

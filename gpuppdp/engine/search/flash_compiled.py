@@ -290,6 +290,19 @@ def class_limit(evaluator) -> int | None:
 
 
 
+#: :func:`_type_key` of the arguments of searches compiled in this process (the typing of
+#: forty-odd arguments costs about a millisecond, a search of a small table a few)
+_READY: set = set()
+
+
+def _type_key(args) -> tuple:
+    """What Numba's typing reads of each argument: an array's dtype, dimensions, layout and
+    flags, another value's type."""
+    return tuple((a.dtype, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous,
+                  a.flags.writeable, a.flags.aligned) if isinstance(a, np.ndarray) else type(a)
+                 for a in args)
+
+
 def _compile_parts_first(args) -> None:
     """Before :func:`_flash` is first compiled for ``args``, compile the loss sums and the
     class verdicts on their own, with the types the check will pass them; the check then
@@ -297,8 +310,12 @@ def _compile_parts_first(args) -> None:
     inlined in Numba's IR, they compile markedly slower).  Nothing when the search for these
     argument types is loaded already, in Numba's cache or compiled ahead of time
     (:mod:`gpuppdp.kernels.aot`)."""
+    key = _type_key(args)
+    if key in _READY:
+        return
     signature = tuple(numba.typeof(a) for a in args)
     if signature in _flash.overloads or attached(_flash, signature):
+        _READY.add(key)
         return
     cached = cached_signatures(_flash)
     if cached is None or signature in cached:
