@@ -109,6 +109,39 @@ def test_each_record_carries_its_iterations_generalization(backend):
     assert len(dropped.released) == dropped.release.released_rows
 
 
+@pytest.mark.parametrize("metric", ["loss", "precision"])
+def test_a_row_subset_evaluates_as_a_table_of_its_own(metric):
+    """An iteration's evaluator -- the rows gathered from the whole table's codes
+    (``EncodedTable.take_rows``, level maps shared) and the metric bound to the whole table,
+    copied and bound again -- gives every node of the lattice the statistics, loss and bounds
+    of the subset's rows encoded afresh with a fresh metric."""
+    from gpuppdp.backend import cpu_backend
+    from gpuppdp.engine.encoding import Schema, encode
+    from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
+    from gpuppdp.engine.lattice import Lattice
+    from gpuppdp.engine.metrics import make_metric
+    from gpuppdp.models import KAnonymity
+
+    data, hier = _small()
+    schema = Schema(hier, (), (), (), "insensitive")
+    whole = Evaluator(encode(data, schema, cpu_backend()), [KAnonymity(3)],
+                      make_metric(metric), 0.1)
+    rows = np.sort(np.random.default_rng(5).choice(len(data), 50, replace=False))
+    sub = Evaluator(whole.encoded.take_rows(rows), [KAnonymity(3)], whole.metric, 0.3)
+    fresh = Evaluator(encode(data.iloc[rows].reset_index(drop=True), schema, cpu_backend()),
+                      [KAnonymity(3)], make_metric(metric), 0.3)
+    lattice = Lattice(fresh.encoded.heights)
+    got, want = (LatticeOracle(ev, lattice).evaluate_all() for ev in (sub, fresh))
+    assert want.anonymous.any() and not want.anonymous.all()
+    for name in ("anonymous", "suppressed", "classes", "information_loss", "lower_bound"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+    bound, reference = (ev.metric.prior_bound(ev.bottom) for ev in (sub, fresh))
+    if bound is not None:
+        np.testing.assert_array_equal(bound(want.levels), reference(want.levels))
+    assert [d.tolist() for d in sub.encoded.distinct_per_level()] == \
+        [d.tolist() for d in fresh.encoded.distinct_per_level()]
+
+
 def test_local_recoding_errors():
     data, hier = _small()
     result = Anonymizer(quasi_identifiers=hier, others="insensitive", k=4,

@@ -99,10 +99,9 @@ def _check_models(models) -> None:
                          f" and k on QID sets; not {format_values(sorted(set(refused)))}")
 
 
-def _optimum(evaluator, search: str, time_limit):
-    """``(levels, stats, nodes evaluated)`` of ``evaluator``'s optimum (``levels`` ``None``
-    when no node is anonymous)."""
-    lattice = Lattice(evaluator.encoded.heights)
+def _optimum(evaluator, lattice: Lattice, search: str, time_limit):
+    """``(levels, stats, nodes evaluated)`` of ``evaluator``'s optimum on ``lattice`` (``levels``
+    ``None`` when no node is anonymous)."""
     oracle = LatticeOracle(evaluator, lattice)
     with kernels.reused_scratch():
         found = make_search(search, evaluator, lattice_size=lattice.size,
@@ -162,17 +161,22 @@ def local_recoding(result, data: pd.DataFrame,
                    result.suppression_limit, result.nodes_evaluated)]
     levels = [levels0]
     smallest = evaluator.min_class_size or 1
+    lattice = Lattice(enc.heights)
     while len(remaining) >= smallest and len(remaining):
         share = min(max(rate * n / len(remaining), 0.0), 1.0)  # ARX's relativeRecords
         limit = 1.0 - share
         # the metric bound to the whole table: its tables of the hierarchies are kept
         sub = checked_evaluator(enc.take_rows(be.asarray(remaining)), setup.models,
                                 evaluator.metric, limit)
-        node, stats, nodes = _optimum(sub, search, result.search.details.get("time_limit"))
+        node, stats, nodes = _optimum(sub, lattice, search,
+                                      result.search.details.get("time_limit"))
         if node is None:
             break
-        still, _ = sub.row_outliers(node)
-        still = be.to_host(still).astype(bool)
+        if stats["suppressed"]:
+            still, _ = sub.row_outliers(node)
+            still = be.to_host(still).astype(bool)
+        else:  # the optimum suppresses none of them
+            still = np.zeros(len(remaining), dtype=bool)
         if still.all():
             break
         row_iteration[remaining[~still]] = len(levels)

@@ -337,16 +337,19 @@ class Loss(Metric):
         bound of levels ``L`` is the product of ``factors[j, L[j]]`` over ``j``, minus 1)."""
         hierarchies = self.encoded.hierarchies
         share = self.backend.to_host(self._share)
+        maps, map_off = self.encoded.level_maps()
+        maps = self.backend.to_host(maps)
         sums = np.zeros(self._share_off.shape)
         marginals = kernels.marginal_counts(self.backend, bottom.codes, bottom.count,
                                             [len(h.leaves) for h in hierarchies])
         for j, (h, leaf_count) in enumerate(zip(hierarchies, marginals)):
             present = np.flatnonzero(leaf_count)  # the leaves in the data (few in a subset)
             count = leaf_count[present].astype(np.float64)  # whole numbers, exact below 2^53
-            for level in range(h.height + 1):  # not ``@``: OpenBLAS wakes its threads for
-                # a long dot product, 10-30 ms a call on a shared box
-                sums[j, level] = (count * share[self._share_off[j, level]
-                                                + h.codes(level)[present]]).sum()
+            top = h.height + 1  # every level's codes of the present leaves, (levels, leaves)
+            codes = maps[map_off[j, 0, :top, None] + present[None, :]]
+            # each level's sum, not ``@`` (OpenBLAS wakes its threads for a long dot
+            # product, 10-30 ms a call on a shared box)
+            sums[j, :top] = (count * share[self._share_off[j, :top, None] + codes]).sum(axis=1)
         return _factor_table(sums, self._minimum, self._maximum)
 
     def prior_bound(self, bottom):
