@@ -270,3 +270,52 @@ def test_a_partial_walk_measures_the_nodes_the_heuristic_visits(adult_part, tmp_
                  "--json", str(tmp_path / "s.json")]) == 0
     written = json.loads((tmp_path / "s.json").read_text())
     assert written["complete"] is False and written["nodes"] == len(nodes)
+
+
+def test_census_nodes_equal_a_naive_groupby():
+    """A small census (wide ZIP codes, ages, sex; occupation sensitive): every node's figures
+    equal those of its classes formed directly from the rows (a unique over the generalized
+    codes, a histogram per class), suppression of the classes under k included."""
+    census, hierarchies = datasets.census(4000, 0)
+    qids, k, limit = ["zip", "age", "sex"], 3, 0.3
+    found = gpuppdp.explore(census[qids + ["occupation"]],
+                            quasi_identifiers={q: hierarchies[q] for q in qids},
+                            sensitive=["occupation"], k=k, suppression_limit=limit,
+                            backend="cpu")
+    nodes = found.nodes
+    leaf = [hierarchies[q].leaf_codes(census[q]) for q in qids]
+    sens = pd.factorize(census["occupation"])[0]
+    n = len(census)
+    anonymous = nodes["anonymous"].to_numpy()
+    assert len(nodes) == 72 and 0 < anonymous.sum() < 72
+    for _, row in nodes.iterrows():
+        codes = np.stack([hierarchies[q].codes(int(row[q]))[c] for q, c in zip(qids, leaf)])
+        _, cls = np.unique(codes, axis=1, return_inverse=True)
+        size = np.bincount(cls)
+        kept = size >= k
+        hist = np.zeros((len(size), sens.max() + 1))
+        np.add.at(hist, (cls, sens), 1.0)
+        hist, size = hist[kept], size[kept]
+        assert row["classes"] == kept.sum()
+        assert row["suppressed_records"] == n - size.sum()
+        assert row["anonymous"] == (n - size.sum() <= math.floor(limit * n))
+        if not kept.any():  # every record suppressed
+            continue
+        p = hist / size[:, None]
+        q = hist.sum(axis=0) / size.sum()
+        h_p = -np.sum(np.where(p > 0, p * np.log2(np.where(p > 0, p, 1)), 0.0), axis=1)
+        h_q = -np.sum(q[q > 0] * np.log2(q[q > 0]))
+        per_class = {
+            "distribution_privacy_loss": np.sqrt(((p - q) ** 2).sum(axis=1)),
+            "entropy_privacy_loss": np.abs(h_q - h_p),
+            "distribution_utility_loss": (p * np.sqrt(np.maximum(
+                1 - 2 * p + (p * p).sum(axis=1)[:, None], 0))).sum(axis=1),
+            "entropy_utility_loss": h_p}
+        assert row["smallest_class"] == size.min()
+        assert row["average_risk"] == pytest.approx(len(size) / size.sum(), abs=1e-12)
+        assert row["records_at_risk"] == pytest.approx(size[size < 5].sum() / size.sum(),
+                                                       abs=1e-12)
+        for name, values in per_class.items():
+            assert row[f"{name}_max"] == pytest.approx(values.max(), abs=1e-9)
+            assert row[f"{name}_mean"] == pytest.approx((values * size).sum() / size.sum(),
+                                                        abs=1e-9)

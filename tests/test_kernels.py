@@ -499,9 +499,20 @@ def test_dispatch_rollup(backend, seed):
 @pytest.mark.parametrize("seed", SEEDS[:6])
 def test_dispatch_classes(backend, seed):
     ptr, codes, radix = _classes_inputs(seed)
+    count = np.random.default_rng(seed).integers(1, 1000, len(codes)).astype(np.int64)
     want = naive_classes(ptr, codes)
-    got = kernels.classes(backend, backend.asarray(ptr), backend.asarray(codes), radix)
-    for g, w, name in zip(got, want, ("class_of_entry", "rep", "class_ptr")):
+    cls = want[0]
+    n_classes = len(want[1])
+    # per class: its records, entries and node, summed naively entry by entry
+    size, distinct, node = (np.zeros(n_classes, np.int64) for _ in range(3))
+    for e, c in enumerate(cls.tolist()):
+        size[c] += count[e]
+        distinct[c] += 1
+        node[c] = np.searchsorted(ptr, e, side="right") - 1
+    got = kernels.classes(backend, backend.asarray(ptr), backend.asarray(codes), radix,
+                          backend.asarray(count))
+    for g, w, name in zip(got, tuple(want) + (size, distinct, node),
+                          ("class_of_entry", "rep", "class_ptr", "size", "distinct", "node")):
         assert_backend_equal(backend, g, w, err_msg=name)
 
 

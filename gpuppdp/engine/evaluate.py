@@ -23,7 +23,6 @@ from ..core.classes import Classes
 from ..core.model import PrivacyModel, Requirement
 from ..errors import InputError, InputTypeError
 from ..kernels.aot import ahead_of_time
-from ..kernels.groupby import segment_ids
 from ..validation import format_values
 from .encoding import EncodedTable, FrequencySet, SchemaError
 from .lattice import Lattice
@@ -197,14 +196,9 @@ class Evaluator:
         be, xp = self.backend, self.backend.xp
         if not self.carries_sensitive:  # the node of each class: computed if asked for
             return Classes(xp, fs.count, None, fs.ptr, fs.host_ptr, fs.codes, levels=fs.levels)
-        class_of_entry, rep, class_ptr = kernels.classes(
-            be, fs.ptr, fs.codes, self.encoded.node_radix(fs.levels)[:, :-1])
+        class_of_entry, rep, class_ptr, size, distinct, node = kernels.classes(
+            be, fs.ptr, fs.codes, self.encoded.node_radix(fs.levels)[:, :-1], fs.count)
         host_class_ptr = be.to_host(class_ptr).astype(np.int64)
-        n_classes = int(host_class_ptr[-1])
-        size = xp.bincount(class_of_entry, weights=fs.count.astype(xp.float64),
-                           minlength=n_classes).astype(xp.int64)
-        distinct = xp.bincount(class_of_entry, minlength=n_classes).astype(xp.int64)
-        node = segment_ids(xp, class_ptr, n_classes)
         return Classes(xp, size, node, be.asarray(host_class_ptr), host_class_ptr,
                        fs.codes[rep], distinct, class_of_entry, fs.sens, fs.count,
                        levels=fs.levels, sensitive_maps=self.sensitive_maps)

@@ -134,12 +134,23 @@ def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, n
     return tuple(backend.asarray(a) for a in out[:5]) + (out[5],)
 
 
-def classes(backend, ptr, codes, radix):
-    """Equivalence classes of rolled-up entries ``codes`` (C, q), node ``b`` owning
-    ``ptr[b]:ptr[b+1]`` (entries in canonical order) and ``radix`` (B, q) or (q,) (host)
-    codes per QID: ``(class_of_entry, rep_entry, class_ptr)``, classes numbered node by node
-    in order of first appearance (see :func:`groupby.group`)."""
-    return groupby.group(backend.xp, codes, radix, ptr=ptr)
+def classes(backend, ptr, codes, radix, count):
+    """Equivalence classes of rolled-up entries ``codes`` (C, q) with ``count`` records each,
+    node ``b`` owning ``ptr[b]:ptr[b+1]`` (entries in canonical order) and ``radix`` (B, q) or
+    (q,) (host) codes per QID: ``(class_of_entry, rep_entry, class_ptr, size, distinct,
+    node)``, classes numbered node by node in order of first appearance (see
+    :func:`groupby.group`), with their records, entries and node (int64).  On the CPU the
+    totals come from the pass that numbers the classes (:func:`groupby.group_njit`)."""
+    xp = backend.xp
+    if xp is np:
+        return groupby.group_njit(codes, radix, ptr, count=count)
+    class_of_entry, rep, class_ptr = groupby.group(xp, codes, radix, ptr=ptr)
+    n_classes = int(rep.shape[0])
+    size = xp.bincount(class_of_entry, weights=count.astype(xp.float64),
+                       minlength=n_classes).astype(xp.int64)
+    distinct = xp.bincount(class_of_entry, minlength=n_classes).astype(xp.int64)
+    return (class_of_entry, rep, class_ptr, size, distinct,
+            groupby.segment_ids(xp, class_ptr, n_classes))
 
 
 def common_groups(backend, node_a, codes_a, node_b, codes_b):

@@ -334,11 +334,38 @@ def _group_wide(t, runs, cols, radix, ptr, keys, ids, rep, n_groups, sorted_orde
         _first_rows(s, ptr, ids, rep, g, n_groups)
 
 
-def group_njit(cols, radix, ptr=None, order="first"):
+@njit(cache=True, nogil=True)
+def _group_global(t, runs, ptr, group_ptr, count, ids, rep, rep_out, size, distinct, segment):
+    """Task ``t``: segments ``runs[t]:runs[t+1]`` of :func:`group_njit`, their groups
+    numbered globally (``ids`` in place, first rows to ``rep_out``); with a ``count`` per row
+    (else empty) each group's summed ``size``, rows (``distinct``) and ``segment`` too."""
+    with_totals = count.shape[0] > 0
+    for s in range(runs[t], runs[t + 1]):
+        base, start = group_ptr[s], ptr[s]
+        for g in range(group_ptr[s + 1] - base):
+            rep_out[base + g] = rep[start + g]
+            if with_totals:
+                size[base + g] = 0
+                distinct[base + g] = 0
+                segment[base + g] = s
+        for i in range(start, ptr[s + 1]):
+            c = ids[i] + base
+            ids[i] = c
+            if with_totals:
+                size[c] += count[i]
+                distinct[c] += 1
+
+
+ahead_of_time(_group_global, ["none(int64, " + ", ".join(["int64[::1]"] * 10) + ")"])
+
+
+def group_njit(cols, radix, ptr=None, order="first", count=None):
     """Numba form of :func:`group_xp` on host arrays: ``cols`` (n, k), ``radix`` (k,) or per
     segment (S, k), ``ptr`` (S+1,) or ``None`` (one segment).  Runs of segments are tasks for
     the threads (:func:`run_tasks`); each kernel compiles on first use (packed keys in first
-    or key order, or keys past int64)."""
+    or key order, or keys past int64).  With ``count`` (n,) also ``(size, distinct,
+    segment)`` per group (int64: summed counts, rows, segment), in the pass that numbers the
+    groups globally."""
     cols = np.ascontiguousarray(cols)
     n = cols.shape[0]
     ptr = np.array([0, n], np.int64) if ptr is None else np.asarray(ptr, dtype=np.int64)
@@ -358,13 +385,19 @@ def group_njit(cols, radix, ptr=None, order="first"):
                   n_groups, sorted_order)
     group_ptr = np.zeros(n_seg + 1, np.int64)
     np.cumsum(n_groups, out=group_ptr[1:])
-    if n_seg == 1:
-        return ids, rep[:group_ptr[1]], group_ptr
-    # segment-local ids and first rows to global ones
-    ids += np.repeat(group_ptr[:-1], np.diff(ptr))
-    seg_of_group = np.repeat(np.arange(n_seg), n_groups)
-    local = np.arange(group_ptr[-1], dtype=np.int64) - group_ptr[seg_of_group]
-    return ids, rep[ptr[seg_of_group] + local], group_ptr
+    n_out = int(group_ptr[-1])
+    totals = count is not None
+    if not totals and n_seg == 1:
+        return ids, rep[:n_out], group_ptr
+    count = np.ascontiguousarray(count if totals else np.zeros(0), dtype=np.int64)
+    size, distinct, segment = (np.empty(n_out if totals else 0, np.int64) for _ in range(3))
+    rep_out = np.empty(n_out, np.int64)
+    # (the runs balanced for the grouping serve here too)
+    run_tasks(_group_global, len(runs) - 1, runs, ptr, group_ptr, count, ids, rep, rep_out,
+              size, distinct, segment)
+    if totals:
+        return ids, rep_out, group_ptr, size, distinct, segment
+    return ids, rep_out, group_ptr
 
 
 # --------------------------------------------------------------------------------------

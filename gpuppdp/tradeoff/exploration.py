@@ -183,7 +183,8 @@ def _figures_njit(class_ptr, entry_ptr, size, outlier, entry_class, entry_sens, 
     entries; ``prior`` empty: per node the kept records' distribution (else that prior,
     ``sum q^2`` = ``prior_sq``, ``H(q)`` = ``prior_h``); ``xlogx[n]`` = ``n log2 n`` for the
     small counts (a class's entropy ``log2 |E| - sum n log2 n / |E|``: no logarithm per
-    entry).  Runs of nodes are taken by the threads as they come free
+    entry); the entries of suppressed classes are passed over (most of a fine node's).  Runs
+    of nodes are taken by the threads as they come free
     (:func:`~gpuppdp.kernels.groupby.run_tasks`)."""
     n_nodes = class_ptr.shape[0] - 1
     out = np.full((n_nodes, 10), np.nan)
@@ -239,17 +240,23 @@ def _figures_run(t, bounds, class_ptr, entry_ptr, size, outlier, entry_class, en
             h_q = prior_h
         for e in range(entry_ptr[b], entry_ptr[b + 1]):
             c = entry_class[e]
+            if outlier[c]:  # a suppressed class shows no figure
+                continue
             n = entry_count[e]
             p = n / size[c]
             sq[c] += p * p
             cross[c] += p * p - 2.0 * p * q[entry_sens[e]]
             ent[c] += xlogx[n] if n < n_table else n * math.log2(n)
         for c in range(class_ptr[b], class_ptr[b + 1]):
+            if outlier[c]:
+                continue
             s = size[c]  # one value (n = |E|): exactly 0
             whole = xlogx[s] if s < n_table else s * math.log2(s)
             ent[c] = 0.0 if ent[c] == whole else math.log2(s) - ent[c] / s
         for e in range(entry_ptr[b], entry_ptr[b + 1]):
             c = entry_class[e]
+            if outlier[c]:
+                continue
             p = entry_count[e] / size[c]
             util[c] += p * math.sqrt(max(1.0 - 2.0 * p + sq[c], 0.0))
         top0 = top1 = top2 = top3 = -np.inf
