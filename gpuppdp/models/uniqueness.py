@@ -8,7 +8,9 @@ estimated from the sample's class-size histogram alone (Zayatz 1991; Pitman's mo
 The estimators are compiled (Numba) functions of the histogram ``hist[s]`` (classes of size
 ``s``): their cost does not depend on the number of records.  Pitman's sums over ``j < n``
 are differences of the digamma and trigamma functions (:func:`_harmonic`), its sums over the
-class sizes run per run of equal ``m_j``; the SNB solver steps one start at a time.
+class sizes run per run of equal ``m_j``, and its sums over the classes are digamma forms too,
+or power series in ``alpha/theta`` where those would cancel; the SNB solver steps one start
+at a time.
 :func:`population_shares` judges many nodes' histograms in one call (the search's
 :class:`~gpuppdp.models.PopulationUniqueness`).
 """
@@ -130,23 +132,63 @@ def _larger_runs(hist, u):
     return runs[:count]
 
 
+#: terms of the power series of Pitman's sums over the classes where ``|i a / t| <= 1/4``
+_SERIES_TERMS = 40
+
+
 @njit(cache=True, error_model="numpy")
-def _pitman_equations(t, a, u, n, runs):
+def _class_powers(u, powers):
+    """``powers[k] = sum_{i=1}^{u-1} (i/u)**k`` (``k < _SERIES_TERMS + 2``), filled on first
+    use (``powers[0]`` NaN until then)."""
+    if not math.isnan(powers[0]):
+        return
+    powers[:] = 0.0
+    for i in range(1, int(u)):
+        y = i / u
+        p = 1.0
+        for k in range(len(powers)):
+            powers[k] += p
+            p *= y
+
+
+@njit(cache=True, error_model="numpy")
+def _pitman_equations(t, a, u, n, runs, powers):
     """Pitman's likelihood equations at ``(theta, alpha) = (t, a)`` and their Jacobian:
     ``(f1, f2, j11, j12, j22)`` (the Jacobian is symmetric)."""
-    r1 = 0.0
+    r1 = 0.0  # sum_{i=1}^{u-1} 1/(t+ia), i/(t+ia), 1/(t+ia)^2, i/(t+ia)^2, i^2/(t+ia)^2
     ir1 = 0.0
     r2 = 0.0
     ir2 = 0.0
     iir2 = 0.0
-    for i in range(1, int(u)):
-        r = 1.0 / (t + i * a)
-        rr = r * r
-        r1 += r
-        ir1 += i * r
-        r2 += rr
-        ir2 += i * rr
-        iir2 += i * i * rr
+    x = t / a  # t + ia = a (x + i)
+    if 0.0 < x <= 4.0 * u:  # digamma forms: nothing cancels for x <= 4u
+        r1 = _harmonic(x + 1.0, int(u) - 1, 1) / a
+        r2 = _harmonic(x + 1.0, int(u) - 1, 2) / (a * a)
+        ir1 = ((u - 1.0) - t * r1) / a
+        ir2 = (r1 - t * r2) / a
+        iir2 = ((u - 1.0) - 2.0 * t * r1 + t * t * r2) / (a * a)
+    elif t > 0.0 and abs(x) > 4.0 * u:  # 1/(t+ia) = sum_k (-ia/t)^k / t, |ia/t| < 1/4
+        _class_powers(u, powers)
+        y = -u * a / t
+        p = 1.0
+        for k in range(_SERIES_TERMS):
+            r1 += p * powers[k]
+            ir1 += p * powers[k + 1]
+            r2 += (k + 1) * p * powers[k]
+            ir2 += (k + 1) * p * powers[k + 1]
+            iir2 += (k + 1) * p * powers[k + 2]
+            p *= y
+        r1, r2 = r1 / t, r2 / (t * t)
+        ir1, ir2, iir2 = ir1 * u / t, ir2 * u / (t * t), iir2 * u * u / (t * t)
+    else:  # near a pole (alpha < 0): term by term
+        for i in range(1, int(u)):
+            r = 1.0 / (t + i * a)
+            rr = r * r
+            r1 += r
+            ir1 += i * r
+            r2 += rr
+            ir2 += i * rr
+            iir2 += i * i * rr
     s1 = _harmonic(t + 1.0, int(n) - 1, 1)  # sum_{j=1}^{n-1} 1/(t+j)
     s2 = _harmonic(t + 1.0, int(n) - 1, 2)
     q1 = 0.0  # sum_j m_j / (j - a), and squared
@@ -165,13 +207,13 @@ def _pitman_equations(t, a, u, n, runs):
 
 
 @njit(cache=True, error_model="numpy")
-def _pitman_solve(t, a, u, n, runs, max_iter, tol):
+def _pitman_solve(t, a, u, n, runs, powers, max_iter, tol):
     """Newton's method from ``(t, a)``: ``(ok, t, a)``, not ok when it fails or leaves
     ``theta >= 0``."""
     for _ in range(max_iter):
         if not (math.isfinite(t) and math.isfinite(a)) or t < 0:
             return False, t, a
-        f1, f2, j11, j12, j22 = _pitman_equations(t, a, u, n, runs)
+        f1, f2, j11, j12, j22 = _pitman_equations(t, a, u, n, runs, powers)
         if not (math.isfinite(f1) and math.isfinite(f2) and math.isfinite(j11)
                 and math.isfinite(j12) and math.isfinite(j22)):
             return False, t, a
@@ -198,12 +240,13 @@ def _pitman(hist, big, restarts, max_iter, tol):
     t0 = (n * u * c - c1 * (n - 1) * (2 * u + c)) / (2 * c1 * u + c1 * c - n * c)
     a0 = (t0 * (c1 - n) + (n - 1) * c1) / (n * u)
     runs = _larger_runs(hist, u)
+    powers = np.full(_SERIES_TERMS + 2, np.nan)
     # ARX's solver restarts a failed try from the initial guess scaled by random factors in
     # [-1, 1] (NewtonRaphson2D); here by the fixed factors of _PITMAN_RESTARTS, in order
     ok, t, a = False, t0, a0
     for k in range(len(restarts)):
         ok, t, a = _pitman_solve(restarts[k, 0] * t0, restarts[k, 1] * a0, u, n, runs,
-                                 max_iter, tol)
+                                 powers, max_iter, tol)
         if ok:
             break
     if not ok:
