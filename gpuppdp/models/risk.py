@@ -178,7 +178,9 @@ class RiskModel(PrivacyModel):
             whole, np.zeros(n_nodes, dtype=np.int64), np.arange(n_nodes)))
         if len(failing) == 0:
             return outlier
-        pick = np.isin(free_node, failing)
+        is_failing = np.zeros(n_nodes, dtype=bool)
+        is_failing[failing] = True
+        pick = is_failing[free_node]
         idx = idx[be.asarray(pick)]
         # sizes by node, then size, then first appearance (a stable sort of one int key)
         local = np.searchsorted(failing, free_node[pick])
