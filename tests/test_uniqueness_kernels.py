@@ -1,9 +1,9 @@
 """The compiled population-uniqueness estimators' closed forms against plain sums.
 
 Pitman's likelihood equations sum over the records (``j < n``) and the classes (``i < u``):
-:mod:`gpuppdp.models.uniqueness` evaluates them as digamma/trigamma differences, power series
-in ``alpha/theta`` or term by term, by region; each region is checked here against the sums
-written out (``math.fsum``).  The ARX golden tests (``test_risk_models_arx.py``,
+:mod:`gpuppdp.models.uniqueness` evaluates them as digamma/trigamma differences (mirrored
+where alpha < 0 puts poles among the terms) or power series in ``alpha/theta``, by region;
+each region is checked here against the sums written out (``math.fsum``).  The ARX golden tests (``test_risk_models_arx.py``,
 ``test_census_arx.py``) check the verdicts that follow from them.
 """
 
@@ -47,7 +47,8 @@ HIST = np.array([0, 61, 17, 0, 0, 6, 1, 0, 0, 0, 2], dtype=np.float64)  # u = 87
     (40.0, 0.6),       # t/a <= 4u: digamma forms
     (1e5, 0.3),        # t/a > 4u: the power series
     (1e5, -0.3),       # the series with alpha < 0
-    (2.1, -0.5),       # alpha < 0 near the poles: term by term
+    (2.1, -0.5),       # alpha < 0, poles among the terms: mirrored digamma forms
+    (0.0, -0.5),       # theta = 0
     (3.0, 7.5),        # alpha above the smallest sizes: the m_j run term by term
 ])
 def test_pitman_equations_are_the_plain_sums(t, a):

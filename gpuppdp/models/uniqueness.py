@@ -8,9 +8,9 @@ estimated from the sample's class-size histogram alone (Zayatz 1991; Pitman's mo
 The estimators are compiled (Numba) functions of the histogram ``hist[s]`` (classes of size
 ``s``): their cost does not depend on the number of records.  Pitman's sums over ``j < n``
 are differences of the digamma and trigamma functions (:func:`_harmonic`), its sums over the
-class sizes run per run of equal ``m_j``, and its sums over the classes are digamma forms too,
-or power series in ``alpha/theta`` where those would cancel; the SNB solver steps one start
-at a time.
+class sizes run per run of equal ``m_j``, and its sums over the classes are digamma forms too
+(:func:`_shifted`), or power series in ``alpha/theta`` where those would cancel; the SNB
+solver steps one start at a time.
 :func:`population_shares` judges many nodes' histograms in one call (the search's
 :class:`~gpuppdp.models.PopulationUniqueness`).
 """
@@ -38,7 +38,7 @@ _ASYMPTOTIC_FROM = 16.0
 
 @njit(cache=True, error_model="numpy")
 def _harmonic(x, m, power):
-    """``sum_{i=0}^{m-1} (x+i)**-power`` for ``x > 0`` and ``power`` 1 or 2: the terms below
+    """``sum_{i=0}^{m-1} (x+i)**-power`` for ``x >= 0`` and ``power`` 1 or 2: the terms below
     ``_ASYMPTOTIC_FROM`` summed, the rest as ``psi(z) - psi(y)`` (power 1) or
     ``psi'(y) - psi'(z)`` (power 2) from their asymptotic series (Abramowitz & Stegun 6.3.18,
     6.4.12), each written as a difference so that nothing cancels."""
@@ -63,6 +63,20 @@ def _harmonic(x, m, power):
         e = 2 * (k + 1) + 1
         acc += _BERNOULLI[k] * (y ** -e - z ** -e)
     return acc
+
+
+@njit(cache=True, error_model="numpy")
+def _shifted(x, m, power):
+    """``sum_{i=1}^{m} (x+i)**-power`` for any ``x`` (power 1 or 2): by :func:`_harmonic`, the
+    terms with ``x + i < 0`` (alpha < 0 in Pitman's sums) mirrored to positive arguments; a
+    term at a pole is infinite, as summed term by term."""
+    if not x < -1.0:
+        return _harmonic(x + 1.0, m, power)
+    below = min(m, math.ceil(-x) - 1)  # the terms with x + i < 0
+    out = _harmonic(-x - below, below, power) * (-1.0 if power == 1 else 1.0)
+    if m > below:
+        out += _harmonic(x + below + 1.0, m - below, power)
+    return out
 
 
 @njit(cache=True, error_model="numpy")
@@ -161,13 +175,7 @@ def _pitman_equations(t, a, u, n, runs, powers):
     ir2 = 0.0
     iir2 = 0.0
     x = t / a  # t + ia = a (x + i)
-    if 0.0 < x <= 4.0 * u:  # digamma forms: nothing cancels for x <= 4u
-        r1 = _harmonic(x + 1.0, int(u) - 1, 1) / a
-        r2 = _harmonic(x + 1.0, int(u) - 1, 2) / (a * a)
-        ir1 = ((u - 1.0) - t * r1) / a
-        ir2 = (r1 - t * r2) / a
-        iir2 = ((u - 1.0) - 2.0 * t * r1 + t * t * r2) / (a * a)
-    elif t > 0.0 and abs(x) > 4.0 * u:  # 1/(t+ia) = sum_k (-ia/t)^k / t, |ia/t| < 1/4
+    if t > 0.0 and abs(x) > 4.0 * u:  # 1/(t+ia) = sum_k (-ia/t)^k / t, |ia/t| < 1/4
         _class_powers(u, powers)
         y = -u * a / t
         p = 1.0
@@ -180,15 +188,12 @@ def _pitman_equations(t, a, u, n, runs, powers):
             p *= y
         r1, r2 = r1 / t, r2 / (t * t)
         ir1, ir2, iir2 = ir1 * u / t, ir2 * u / (t * t), iir2 * u * u / (t * t)
-    else:  # near a pole (alpha < 0): term by term
-        for i in range(1, int(u)):
-            r = 1.0 / (t + i * a)
-            rr = r * r
-            r1 += r
-            ir1 += i * r
-            r2 += rr
-            ir2 += i * rr
-            iir2 += i * i * rr
+    else:  # digamma forms: nothing cancels much for |x| <= 4u
+        r1 = _shifted(x, int(u) - 1, 1) / a
+        r2 = _shifted(x, int(u) - 1, 2) / (a * a)
+        ir1 = ((u - 1.0) - t * r1) / a
+        ir2 = (r1 - t * r2) / a
+        iir2 = ((u - 1.0) - 2.0 * t * r1 + t * t * r2) / (a * a)
     s1 = _harmonic(t + 1.0, int(n) - 1, 1)  # sum_{j=1}^{n-1} 1/(t+j)
     s2 = _harmonic(t + 1.0, int(n) - 1, 2)
     q1 = 0.0  # sum_j m_j / (j - a), and squared
