@@ -3,8 +3,8 @@
 Pitman's likelihood equations sum over the records (``j < n``) and the classes (``i < u``):
 :mod:`gpuppdp.models.uniqueness` evaluates them as digamma/trigamma differences (mirrored
 where alpha < 0 puts poles among the terms) or power series in ``alpha/theta``, by region;
-each region is checked here against the sums written out (``math.fsum``).  The ARX golden tests (``test_risk_models_arx.py``,
-``test_census_arx.py``) check the verdicts that follow from them.
+each region is checked here against the sums written out (``math.fsum``).  The ARX golden
+tests (``test_risk_models_arx.py``, ``test_census_arx.py``) check the verdicts that follow.
 """
 
 from __future__ import annotations
