@@ -1,9 +1,12 @@
-"""Risk-based search at census scale: average re-identification risk on a generated census.
+"""Risk-based search at census scale: average re-identification risk or population uniqueness
+on a generated census.
 
 For every ``--rows`` N the census of :func:`gpuppdp.datasets.census` (what ``gpuppdp generate
 census --rows N`` writes; QIDs zip, age, sex, race, marital, education; the other columns
 insensitive) is anonymized in memory under ``AverageReidentificationRisk(--t)`` (optionally
-with ARX's highest-risk and records-at-risk thresholds, ``--highest`` and ``--records``) and
+with ARX's highest-risk and records-at-risk thresholds, ``--highest`` and ``--records``), or
+with ``--model pitman|zayatz|snb|dankar`` under ``PopulationUniqueness(--t, model=...)`` for
+the population ``--population`` (an ARX region or a size; default ``usa``), and
 ``--suppression`` (default 5 %), the loss metric and ``--search`` (default ``auto``).  Per N:
 one warm-up fit (it compiles the kernels a fresh process compiles) and ``--repeats`` timed
 ones; reported: the nodes checked, the search time (``result.search.seconds``) and the
@@ -14,9 +17,10 @@ search at 10^7 rows within 60 s on a 2-core CPU.
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_risk_models.json``);
 it asserts nothing about time.
 
-Example::
+Examples::
 
     python benchmarks/bench_risk_models.py --rows 1e6 1e7 --backend cpu --repeats 1
+    python benchmarks/bench_risk_models.py --rows 1e7 --model dankar --t 0.01 --backend cpu
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from _common import (add_common_args, fmt_seconds, machine_info, maxrss_bytes, p
                      print_table, resolve_backend, row_count, summarize, synchronizer,
                      timed_runs, write_json)
 
-from gpuppdp import Anonymizer, AverageReidentificationRisk, datasets
+from gpuppdp import Anonymizer, AverageReidentificationRisk, PopulationUniqueness, datasets
 
 QUASI_IDENTIFIERS = ("zip", "age", "sex", "race", "marital", "education")
 
@@ -37,7 +41,12 @@ QUASI_IDENTIFIERS = ("zip", "age", "sex", "race", "marital", "education")
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=row_count, nargs="+", default=[10 ** 6, 10 ** 7])
-    p.add_argument("--t", type=float, default=0.05, help="average risk threshold (0.05)")
+    p.add_argument("--model", default="average", choices=("average", "pitman", "zayatz", "snb",
+                                                           "dankar"),
+                   help="average risk, or population uniqueness with this estimator")
+    p.add_argument("--t", type=float, default=0.05, help="the model's threshold (0.05)")
+    p.add_argument("--population", default="usa",
+                   help="population uniqueness: an ARX region or a population size (usa)")
     p.add_argument("--highest", type=float, default=None, help="ARX's highest risk")
     p.add_argument("--records", type=float, default=None, help="ARX's records at risk")
     p.add_argument("--suppression", type=float, default=0.05)
@@ -49,8 +58,14 @@ def main(argv=None) -> int:
     info = machine_info(backend)
     print_machine(info)
     sync = synchronizer(backend)
-    model = AverageReidentificationRisk(args.t, highest_risk=args.highest,
-                                        records_at_risk=args.records)
+    if args.model == "average":
+        model = AverageReidentificationRisk(args.t, highest_risk=args.highest,
+                                            records_at_risk=args.records)
+    elif args.population.replace(".", "").replace("e", "").isdigit():
+        model = PopulationUniqueness(args.t, model=args.model,
+                                     population_size=float(args.population))
+    else:
+        model = PopulationUniqueness(args.t, model=args.model, region=args.population)
     rows_out, table = [], []
     for n in args.rows:
         t0 = time.perf_counter()
@@ -85,7 +100,7 @@ def main(argv=None) -> int:
     print_table(["rows", "search", "nodes", "search s", "total s", "optimum", "loss",
                  "suppressed", "peak RSS"], table)
     write_json(args.json, {"benchmark": "bench_risk_models", "machine": info,
-                           "qids": list(QUASI_IDENTIFIERS), "t": args.t,
+                           "qids": list(QUASI_IDENTIFIERS), "model": args.model, "t": args.t,
                            "highest_risk": args.highest, "records_at_risk": args.records,
                            "repeats": args.repeats, "results": rows_out})
     return 0

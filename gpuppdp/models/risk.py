@@ -36,7 +36,7 @@ from ..engine.transform import SUPPRESSED_LABEL
 from ..errors import InputError
 from ..validation import check_number, format_values, plain_number
 from .base import PrivacyModel, Requirement
-from .uniqueness import pitman_uniques, snb_uniques, zayatz_uniques
+from .uniqueness import ESTIMATOR_CODES, population_shares
 
 __all__ = ["RiskModel", "AverageReidentificationRisk", "SampleUniqueness",
            "PopulationUniqueness", "POPULATION_REGIONS", "POPULATION_ESTIMATORS",
@@ -178,7 +178,9 @@ class RiskModel(PrivacyModel):
             whole, np.zeros(n_nodes, dtype=np.int64), np.arange(n_nodes)))
         if len(failing) == 0:
             return outlier
-        pick = np.isin(free_node, failing)
+        is_failing = np.zeros(n_nodes, dtype=bool)
+        is_failing[failing] = True
+        pick = is_failing[free_node]
         idx = idx[be.asarray(pick)]
         # sizes by node, then size, then first appearance (a stable sort of one int key)
         local = np.searchsorted(failing, free_node[pick])
@@ -395,38 +397,12 @@ class PopulationUniqueness(RiskModel):
                              f"({encoded.n_rows}), got {plain_number(self.population_size)}")
         return super().bind(encoded)
 
-    def uniques_share(self, hist: np.ndarray) -> float:
-        """ARX's estimate of the share of population uniques from a class-size histogram
-        ``hist[s]`` (an estimator without a solution gives 0; Dankar's rule without one, -1)."""
-        n = float(np.arange(len(hist)) @ hist)
-        big = self.population_size
-        if len(hist) < 2 or hist[1] == 0:
-            return 0.0
-        est = {"pitman": pitman_uniques, "zayatz": zayatz_uniques, "snb": snb_uniques}
-
-        def valid(v):
-            return math.isfinite(v) and v != 0.0
-
-        if self.model != "dankar":
-            v = est[self.model](hist, big)
-            return v / big if valid(v) else 0.0
-        if n / big <= 0.1:
-            v = pitman_uniques(hist, big)
-            return v / big if valid(v) else -1.0 / big
-        snb, zayatz = snb_uniques(hist, big), zayatz_uniques(hist, big)
-        v = (zayatz if zayatz < snb else snb) if valid(snb) else zayatz
-        return v / big if valid(v) else 0.0
-
     def _fulfilled(self, rest, prefix, nodes):
-        out = np.ones(len(nodes), dtype=bool)
-        for i, (b, p) in enumerate(zip(nodes.tolist(), prefix.tolist())):  # an estimator each
-            sizes = rest.sizes[rest.ptr[b] + p:rest.ptr[b + 1]]
-            if len(sizes) == 0:
-                continue
-            hist = np.bincount(sizes)
-            share = self.uniques_share(hist)
-            out[i] = (0.0 < share <= self.t) or (share == 0.0 and
-                                                 (len(hist) < 2 or hist[1] == 0))
+        out = np.empty(len(nodes), dtype=bool)
+        population_shares(rest.sizes, rest.ptr, np.ascontiguousarray(nodes, dtype=np.int64),
+                          np.ascontiguousarray(prefix, dtype=np.int64),
+                          ESTIMATOR_CODES[self.model], float(self.population_size),
+                          float(self.t), out)
         return out
 
     def describe(self) -> dict:
