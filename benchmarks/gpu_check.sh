@@ -9,7 +9,8 @@
 # a 10-million-row table) and runs the launch (host time of a kernel launch, a copy, a
 # synchronization), search, level search, exhaustive, large-lattice (5^8, 5^9 and 5^10 nodes),
 # scale, Mondrian (10 M rows), exact MDAV (10^6 x 5 on the whole grid, its groups checked
-# against the CPU's on 2 x 10^4 rows), perturbation, DP and census (20 M rows, out of core, end to end, then `gpuppdp risk` and `check` on
+# against the CPU's on 2 x 10^4 rows), perturbation, DP (the fused Laplace and discrete Gaussian
+# at 10^8), explore (every node's figures) and census (20 M rows, out of core, end to end, then `gpuppdp risk` and `check` on
 # the same table) benchmarks on the GPU; not by default, the US-population census (330 M rows,
 # generated then anonymized to a Parquet dataset written by the host threads, about 80 s on an
 # H200 machine, 43 s of it generating, then `gpuppdp risk`; GPU_CHECK_STEPS=census330), nor the host work per chunk on the machine's CPU (chunk: the
@@ -25,7 +26,7 @@ cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/out}"
 py="${PYTHON:-python3}"
 rows="${GPU_CHECK_ROWS:-1e7}"
-steps="${GPU_CHECK_STEPS:-probe tests compare launch search levels exhaustive lattice scale mondrian mdav perturb dp census}"
+steps="${GPU_CHECK_STEPS:-probe tests compare launch search levels exhaustive lattice scale mondrian mdav perturb dp explore census}"
 mkdir -p "$out"
 fail=0
 safe_path=()
@@ -77,6 +78,9 @@ step mondrian 150 "$py" benchmarks/bench_mondrian.py --backend gpu --rows 1e7 --
 step mdav 90 "$py" benchmarks/bench_perturb.py --backend gpu --mdav-exact-only --mdav-rows 1e6 --mdav-check-rows 2e4 --json "$out/bench_mdav_grid_gpu.json"
 step perturb 150 "$py" benchmarks/bench_perturb.py --backend gpu --rows 5e7 --repeats 3 --mdav-rows 1e5 --mdav-census-rows 1e8 --json "$out/bench_perturb_gpu.json"
 step dp 60 "$py" benchmarks/bench_dp.py --backend gpu --fused-size 1e8 --json "$out/bench_dp_gpu.json"
+# every node's figures (issue 36: Adult 8 QIDs <= 50 ms, a census lattice; 10^8 rows with
+# GPU_CHECK_STEPS=explore GPU_CHECK_EXPLORE_ROWS=1e8)
+step explore 150 "$py" benchmarks/bench_explore.py --backend gpu --repeats 3 --census-rows "${GPU_CHECK_EXPLORE_ROWS:-1e7}" --json "$out/bench_explore_gpu.json"
 export GPUPPDP_LOG=DEBUG  # the census runs log where their ordered thread spent its time
 step census 210 "$py" benchmarks/bench_census.py --rows 2e7 --runs 2 --backend gpu --measure risk check --json "$out/bench_census_gpu.json"
 step chunk 90 "$py" benchmarks/bench_chunk.py --repeats 8 --json "$out/bench_chunk.json"
