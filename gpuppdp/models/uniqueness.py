@@ -316,26 +316,28 @@ def _snb_classes(hist, f, arx):
 
 
 @njit(cache=True, error_model="numpy")
-def _snb_lhs(a, b, q, k, f, s):
-    """Left-hand sides of the SNB equations at ``(alpha, beta) = (a, b)``, ``q = 1 - b``."""
+def _snb_terms(a, b, q, k, f, s):
+    """The terms :func:`_snb_lhs` and :func:`_snb_jacobian` share: ``(d, e, h, g1, m, g2)``."""
     d = (1.0 - f) * q
     e = 1.0 - d
     h = 1.0 + a * d / e
     g1 = k * f * (b / e) ** a
     m = 2.0 - (1.0 - a) * d
     g2 = k * f * f / 2.0 * b ** a * e ** (s * (a + 2.0))
+    return d, e, h, g1, m, g2
+
+
+@njit(cache=True, error_model="numpy")
+def _snb_lhs(a, b, q, k, f, s):
+    """Left-hand sides of the SNB equations at ``(alpha, beta) = (a, b)``, ``q = 1 - b``."""
+    _, _, h, g1, m, g2 = _snb_terms(a, b, q, k, f, s)
     return g1 * h, g2 * a * q * m
 
 
 @njit(cache=True, error_model="numpy")
 def _snb_jacobian(a, b, q, k, f, s):
     """The derivatives of :func:`_snb_lhs` by ``a`` and ``b``: ``(j11, j12, j21, j22)``."""
-    d = (1.0 - f) * q
-    e = 1.0 - d
-    h = 1.0 + a * d / e
-    g1 = k * f * (b / e) ** a
-    m = 2.0 - (1.0 - a) * d
-    g2 = k * f * f / 2.0 * b ** a * e ** (s * (a + 2.0))
+    d, e, h, g1, m, g2 = _snb_terms(a, b, q, k, f, s)
     return (g1 * (math.log(b / e) * h + d / e),
             g1 * a * ((1.0 / b - (1.0 - f) / e) * h - (1.0 - f) / (e * e)),
             g2 * q * (m + a * m * (math.log(b) + s * math.log(e)) + a * d),
