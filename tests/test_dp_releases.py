@@ -307,7 +307,7 @@ def test_group_stats_charge_the_whole_epsilon(backend, people, hierarchies):
 
 def test_release_options_reach_group_stats_and_queries(people):
     """dp_group_stats and dp_query take the cells, the relation, the source and the
-    accountant as ``**options`` (ReleaseOptions): each keyword reaches its use, another one
+    accountant (ReleaseOptions): each keyword reaches its use, another one
     is refused."""
     acc = BudgetAccountant(10.0, neighbouring="replace")
     releases = [

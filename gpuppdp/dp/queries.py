@@ -47,20 +47,22 @@ References
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..hierarchy import Hierarchy
 from ..validation import check_epsilon, check_int, check_number, check_probability
+from .accountant import BudgetAccountant
 from .accounting import zcdp_to_approx
 from .cells import UNKNOWN_CHOICES, _bound_persons, _columns, _out_of_domain, _persons, _unit
 from .gaussian import GaussianMechanism, _normalizer
 from .mechanisms import GeometricMechanism, LaplaceMechanism
 from .randomness import RandomSource
-from .releases import (ReleaseOptions, _changed_cells, _charge, _check_accountant, _mechanism,
-                       _numeric_column, _record, _spend)
+from .releases import (DEFAULT_MAX_CELLS, ReleaseOptions, _changed_cells, _charge,
+                       _check_accountant, _mechanism, _numeric_column, _record, _spend)
 from .sensitivity import Neighbouring, grouped_sum_sensitivity
 from .summation import exact_grid_sums, exact_sum_mechanism, exact_sum_plan
 
@@ -403,7 +405,16 @@ def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
              epsilon: float | None = None, delta: float | None = None,
              rho: float | None = None, mechanism: str = "laplace",
              confidence: float = 0.95, person: str | None = None,
-             max_rows_per_person: int | None = None, **options) -> pd.DataFrame:
+             max_rows_per_person: int | None = None,
+             hierarchies: Mapping[str, Hierarchy] | None = None,
+             levels: Mapping[str, int] | None = None,
+             domains: Mapping[str, Sequence] | None = None,
+             public_domain: bool | str | Sequence[str] = False,
+             unknown: str = "error",
+             neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
+             max_cells: int = DEFAULT_MAX_CELLS,
+             random: RandomSource | None = None,
+             accountant: BudgetAccountant | None = None) -> pd.DataFrame:
     """One bounded statistic (``"count"``, ``"sum"``, ``"mean"`` or ``"variance"``) of the
     table or per cell of ``by``, with its confidence interval (module docstring).
 
@@ -418,21 +429,17 @@ def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
         Clamping bounds, declared in advance (not for a count).
     by : str or sequence of str, optional
         Grouping columns with public domains (``hierarchies``, ``levels``, ``domains``,
-        ``public_domain``, ``unknown``, ``max_cells`` in ``options``); default: the whole
-        table.
+        ``public_domain``, ``unknown``, ``max_cells`` as in
+        :func:`~gpuppdp.dp.releases.dp_histogram`); default: the whole table.
     epsilon, delta, rho : float
         The total privacy target: ``epsilon`` (laplace), ``epsilon`` and ``delta`` or ``rho``
         (gaussian); split equally between the parts of a mean or a variance.
     mechanism : {"laplace", "gaussian"}
     confidence : float, default 0.95
         The level of the intervals, in (0, 1).
-    person, max_rows_per_person
-        As in :func:`~gpuppdp.dp.releases.dp_histogram`.
-    **options
-        ``hierarchies``, ``levels``, ``domains``, ``public_domain``, ``unknown``,
-        ``neighbouring``, ``max_cells``, ``random``, ``accountant``:
-        :class:`~gpuppdp.dp.releases.ReleaseOptions` (the charge is recorded with the label
-        ``dp_query STATISTIC of COLUMN``).
+    neighbouring, random, accountant, person, max_rows_per_person
+        As in :func:`~gpuppdp.dp.releases.dp_histogram` (the charge is recorded with the
+        label ``dp_query STATISTIC of COLUMN``).
 
     Returns
     -------
@@ -454,8 +461,9 @@ def dp_query(data: pd.DataFrame, statistic: str, column: str | None = None, *,
     """
     numeric, lo, hi = _check_query(data, statistic, column, lower, upper)
     confidence = check_probability("confidence", confidence, low=0.0, high=1.0)
-    opts = ReleaseOptions(**options)
-    neighbouring, unknown = Neighbouring.parse(opts.neighbouring), opts.unknown
+    opts = ReleaseOptions(hierarchies, levels, domains, public_domain, unknown, neighbouring,
+                          max_cells, random, accountant)
+    neighbouring = Neighbouring.parse(neighbouring)
     cols = None if by is None else _columns(data, by)
     person, m = _persons(data, cols or [], person, max_rows_per_person)
     plan = _plan(statistic, mechanism, {"epsilon": epsilon, "delta": delta, "rho": rho},

@@ -102,12 +102,11 @@ DEFAULT_MAX_CELLS = 10**7
 
 @dataclass(frozen=True)
 class ReleaseOptions:
-    """The keywords a release over the cells of public domains takes as ``**options``
+    """The keywords a release over the cells of public domains takes
     (:func:`dp_group_stats`, :func:`~gpuppdp.dp.queries.dp_query`), each as in
     :func:`dp_histogram`: ``hierarchies``, ``levels``, ``domains``, ``public_domain``,
     ``unknown`` and ``max_cells`` fix the cells, ``neighbouring`` the relation, ``random`` the
-    randomness and ``accountant`` where the release is charged.  Another keyword is refused
-    (``TypeError`` naming it).
+    randomness and ``accountant`` where the release is charged.
 
     >>> ReleaseOptions(unknown="drop").max_cells == DEFAULT_MAX_CELLS
     True
@@ -518,7 +517,16 @@ def _numeric_column(data: pd.DataFrame, value: str) -> np.ndarray:
 
 def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
                    epsilon: float, lower: float, upper: float, statistic: str = "mean",
-                   count_share: float = 0.5, **options) -> pd.DataFrame:
+                   count_share: float = 0.5,
+                   hierarchies: Mapping[str, Hierarchy] | None = None,
+                   levels: Mapping[str, int] | None = None,
+                   domains: Mapping[str, Sequence] | None = None,
+                   public_domain: bool | str | Sequence[str] = False,
+                   unknown: str = "error",
+                   neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
+                   max_cells: int = DEFAULT_MAX_CELLS,
+                   random: RandomSource | None = None,
+                   accountant: BudgetAccountant | None = None) -> pd.DataFrame:
     """Noisy sum or mean of a numeric attribute per group (every cell of the table).
 
     Values are clipped to ``[lower, upper]`` (declared bounds, public), which bounds the
@@ -542,9 +550,10 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     statistic : {"mean", "sum"}
     count_share : float, default 0.5
         Fraction of ε spent on the counts of a mean, in (0, 1).
-    **options
-        ``hierarchies``, ``levels``, ``domains``, ``public_domain``, ``unknown``,
-        ``neighbouring``, ``max_cells``, ``random``, ``accountant``: :class:`ReleaseOptions`.
+    hierarchies, levels, domains, public_domain, unknown, neighbouring, max_cells
+        As in :func:`dp_histogram` (:class:`ReleaseOptions`).
+    random, accountant
+        As in :func:`dp_histogram`.
 
     Returns
     -------
@@ -558,8 +567,9 @@ def dp_group_stats(data: pd.DataFrame, by: str | Sequence[str], value: str, *,
     .. [1] Dwork and Roth 2014, Theorem 3.16 and Proposition 2.1.
     """
     epsilon = check_epsilon("epsilon", epsilon)
-    opts = ReleaseOptions(**options)
-    neighbouring = Neighbouring.parse(opts.neighbouring)
+    opts = ReleaseOptions(hierarchies, levels, domains, public_domain, unknown, neighbouring,
+                          max_cells, random, accountant)
+    neighbouring = Neighbouring.parse(neighbouring)
     if statistic not in ("mean", "sum"):
         raise InputError(f"statistic must be 'mean' or 'sum', got {statistic!r}")
     sum_sens = grouped_sum_sensitivity(lower=lower, upper=upper, neighbouring=neighbouring)
