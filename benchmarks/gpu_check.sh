@@ -65,7 +65,8 @@ step tests 210 env GPUPPDP_TEST_GPU=1 "$py" "${safe_path[@]}" -m pytest -q --max
   tests/test_backend.py tests/test_testing.py tests/test_flash_sparse.py tests/test_cudalaunch.py \
   tests/test_models_ldiv_tclose.py tests/test_models_more.py tests/test_risk.py tests/test_utility.py \
   tests/test_perturb.py tests/test_microaggregation.py tests/test_mdav_grid.py tests/test_mondrian.py \
-  tests/test_perturb_measures.py
+  tests/test_perturb_measures.py tests/test_dp_gaussian_fused.py tests/test_vmdav.py tests/test_explore.py \
+  tests/test_dp_gaussian.py tests/test_dp_summation.py tests/test_perturb_combined.py
 step compare 150 "$py" benchmarks/gpu_compare.py --rows "$rows" --json "$out/gpu_compare.json"
 step launch 60 "$py" benchmarks/bench_launch.py --json "$out/bench_launch_gpu.json"
 step search 60 "$py" benchmarks/bench_search.py --backend gpu --quick --repeats 3 --json "$out/bench_search_gpu.json"
