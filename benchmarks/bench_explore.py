@@ -30,6 +30,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -75,6 +76,8 @@ def main(argv=None) -> int:
                        **{flag: int(found.nodes[flag].sum()) for flag in
                           ("pareto_privacy_utility", "pareto_risk_loss")})
         cases.append(row)
+        print(f"  done {name}: {fmt_seconds(row['seconds']['median'])}", file=sys.stderr,
+              flush=True)
 
     def explored(data, hierarchies, sensitive, k, models=(), max_nodes=None):
         def run():

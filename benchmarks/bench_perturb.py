@@ -52,6 +52,7 @@ def mdav_cases(backend, sync, rows: int, census_rows: int, partition_rows: int,
     def table(n):
         return xp.random.standard_normal((n, 5)) @ mix
 
+    print("  compiling MDAV, V-MDAV and the optimal grouping", file=sys.stderr, flush=True)
     for method in ("mdav", "vmdav"):  # compile
         microaggregate(table(1_000), 5, method=method, partition_rows=200, backend=backend)
     microaggregate(table(1_000)[:, 0], 5, method="optimal", backend=backend)
@@ -62,6 +63,7 @@ def mdav_cases(backend, sync, rows: int, census_rows: int, partition_rows: int,
              5),
             ("V-MDAV exact", vmdav_rows, None, "vmdav", 5),
             ("optimal univariate", optimal_rows, None, "optimal", 1)):
+        print(f"  start {name} ({n:,} rows)", file=sys.stderr, flush=True)
         x = table(n)[:, 0] if columns == 1 else table(n)
         sync()
         t0 = time.perf_counter()

@@ -136,6 +136,12 @@ def _cuda_namespace() -> dict:
     return namespace
 
 
+#: the CUDA kernel's local arrays' sizes: constants, as ``cuda.local.array`` needs (an
+#: expression such as ``16 * LANES`` types as a run-time int64, which only the simulator takes)
+_COIN_WORDS = 2 + EXT_WORDS
+_KEYSTREAM_WORDS = 16 * LANES
+
+
 _CUDA = _cuda_namespace()
 
 
@@ -155,9 +161,9 @@ def _gaussian_cuda(y_out, accept, key, n0, n1, base, coin_base, rows, trials, p_
     if grp < (n + GROUP - 1) // GROUP:
         buf = cuda.local.array(16, uint32)
         ebuf = cuda.local.array(EXT_WORDS, uint32)
-        words = cuda.local.array(2 + EXT_WORDS, uint32)
+        words = cuda.local.array(_COIN_WORDS, uint32)
         z = cuda.local.array(GROUP, int64)
-        cks = cuda.local.array(16 * LANES, uint32)
+        cks = cuda.local.array(_KEYSTREAM_WORDS, uint32)
         noise_group(grp, n, key, n0, n1, base, rows, trials, p_first, ptab, invert, buf, ebuf, z)
         add_int_group(grp, n, y_out[:0], y_out, z)
         for b in range(2):
