@@ -25,7 +25,8 @@ from gpuppdp.engine.metrics import make_metric
 from gpuppdp.errors import InputError
 from gpuppdp.models import (AverageReidentificationRisk, KAnonymity, PopulationUniqueness,
                             SampleUniqueness, from_description, from_spec, parse_spec)
-from gpuppdp.models.risk import size_threshold
+from gpuppdp.models.risk import (_free_classes, _smaller_in_prefix, _sorted_sizes, _split_at,
+                                 size_threshold)
 from tests.test_models_ldiv_tclose import generalize, hierarchies_of, random_table
 
 
@@ -266,3 +267,54 @@ def test_command_line_average_risk_holds_in_the_release(capsys, tmp_path):
                                  "--sample-uniqueness", "0.1", "--average-risk", "0.2",
                                  "--output", str(tmp_path / "x.csv")])
     assert rc == 2 and "one risk-based model at a time" in stderr
+
+
+@pytest.mark.parametrize("spread", [8, 10 ** 6])  # counting sort; merge sort (sizes far apart)
+def test_free_classes_and_size_order_equal_a_naive_sort(spread):
+    """The compiled bookkeeping of ``RiskModel.suppress`` against a plain reading of it: the
+    free classes (not suppressed, not all ``*``, not empty) per node in first appearance, the
+    records already suppressed, each chosen node's sizes sorted, and the classes below and at
+    a node's last suppressed size."""
+    rng = np.random.default_rng(spread)
+    ptr = np.concatenate([[0], np.cumsum(rng.integers(0, 40, 12))]).astype(np.int64)
+    c = int(ptr[-1])
+    size = rng.integers(0, spread, c).astype(np.int64)
+    size[rng.random(c) < 0.3] = 2  # ties, for the order of first appearance
+    outlier, star = rng.random(c) < 0.2, rng.random(c) < 0.1
+    classes, sizes, runs, base, start = _free_classes(outlier, star, size, ptr)
+    want_classes, want_runs, want_base = [], [0], []
+    for b in range(len(ptr) - 1):
+        mine = [i for i in range(ptr[b], ptr[b + 1])
+                if not outlier[i] and not star[i] and size[i] > 0]
+        want_classes += mine
+        want_runs.append(want_runs[-1] + len(mine))
+        want_base.append(sum(int(size[i]) for i in range(ptr[b], ptr[b + 1])
+                             if outlier[i] and not star[i]))
+    assert classes.tolist() == want_classes and sizes.tolist() == size[want_classes].tolist()
+    assert runs.tolist() == want_runs and base.tolist() == want_base
+    assert start.tolist() == [0] + np.cumsum(sizes).tolist()
+    nodes = np.array([b for b in range(len(ptr) - 1) if b % 3 != 1], dtype=np.int64)
+    sorted_sizes, out_runs, sorted_start = _sorted_sizes(sizes, runs, nodes)
+    want_sorted = [v for b in nodes for v in sorted(sizes[runs[b]:runs[b + 1]].tolist())]
+    assert sorted_sizes.tolist() == want_sorted
+    assert np.diff(out_runs).tolist() == [runs[b + 1] - runs[b] for b in nodes]
+    assert sorted_start.tolist() == [0] + np.cumsum(sorted_sizes).tolist()
+    prefix = np.minimum(np.arange(len(nodes)), np.diff(out_runs))
+    last = np.array([sorted_sizes[out_runs[i] + p - 1] if p else 0 for i, p in enumerate(prefix)],
+                    dtype=np.int64)
+    smaller = _smaller_in_prefix(sorted_sizes, out_runs, prefix, last)
+    assert smaller.tolist() == [sum(v < last[i] for v in sorted_sizes[out_runs[i]:out_runs[i] + p])
+                                for i, p in enumerate(prefix)]
+    equal = prefix - smaller
+    keyed = np.arange(len(nodes)) % 2 == 0
+    chosen, tied, tied_node = _split_at(classes, sizes, runs, nodes, last, equal, keyed)
+    want_chosen, want_tied = [], []
+    for i, b in enumerate(nodes):
+        run = range(runs[b], runs[b + 1])
+        at_last = [classes[e] for e in run if sizes[e] == last[i]]
+        by_key = keyed[i] and 0 < equal[i] < len(at_last)
+        want_chosen += [classes[e] for e in run if sizes[e] < last[i] or (
+            sizes[e] == last[i] and not by_key and classes[e] in at_last[:equal[i]])]
+        want_tied += [(c, i) for c in at_last] if by_key else []
+    assert chosen.tolist() == want_chosen
+    assert list(zip(tied.tolist(), tied_node.tolist())) == want_tied

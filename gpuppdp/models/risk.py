@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 from ..core.classes import Classes
 from ..engine.transform import SUPPRESSED_LABEL
@@ -73,9 +74,9 @@ class _Remaining:
     ``sizes`` (E,) with ``ptr`` (B+1,) the nodes' runs, their running sums ``start``,
     each node's ``records``, ``classes`` and records ``base`` already suppressed."""
 
-    def __init__(self, sizes, ptr, base):
+    def __init__(self, sizes, ptr, base, start=None):
         self.sizes, self.ptr, self.base = sizes, ptr, base
-        self.start = np.concatenate([[0], np.cumsum(sizes)])
+        self.start = np.concatenate([[0], np.cumsum(sizes)]) if start is None else start
         self.classes = np.diff(ptr)
         self.records = self.cut(self.classes, np.arange(len(self.classes)))
         self._counts: dict[int, np.ndarray] = {}
@@ -101,6 +102,127 @@ class _Remaining:
                             minlength=n_nodes * (size + 1)).reshape(n_nodes, size + 1)
         hit = self._counts[size] = np.cumsum(table, axis=1)
         return hit
+
+
+@njit(cache=True)
+def _free_classes(outlier, star, size, ptr):
+    """The classes a risk model may still suppress -- not suppressed yet, not all ``*``, not
+    empty -- node by node (runs ``ptr``), in first appearance: ``(classes, sizes, runs,
+    base, start)``, ``base`` per node the records already suppressed (all ``*`` classes
+    aside), ``start`` the sizes' running sums (:class:`_Remaining`)."""
+    n_nodes = ptr.shape[0] - 1
+    base = np.zeros(n_nodes, np.int64)
+    runs = np.zeros(n_nodes + 1, np.int64)
+    for b in range(n_nodes):
+        free = 0
+        for c in range(ptr[b], ptr[b + 1]):
+            if star[c]:
+                continue
+            if outlier[c]:
+                base[b] += size[c]
+            elif size[c] > 0:
+                free += 1
+        runs[b + 1] = runs[b] + free
+    classes = np.empty(runs[n_nodes], np.int64)
+    sizes = np.empty(runs[n_nodes], np.int64)
+    start = np.zeros(runs[n_nodes] + 1, np.int64)
+    j = 0
+    for c in range(ptr[n_nodes]):
+        if not outlier[c] and not star[c] and size[c] > 0:
+            classes[j] = c
+            sizes[j] = size[c]
+            start[j + 1] = start[j] + size[c]
+            j += 1
+    return classes, sizes, runs, base, start
+
+
+@njit(cache=True)
+def _sorted_sizes(sizes, runs, nodes):
+    """The sizes of the classes of ``nodes`` (runs ``runs`` of ``sizes``), node after node,
+    each node's ascending (counted, or sorted where the sizes spread far beyond the classes):
+    ``(sorted sizes, runs, running sums)``.  A model's verdict after suppressing a prefix
+    depends only on these; which classes of the last size go is :func:`_split_at`'s."""
+    out_runs = np.zeros(nodes.shape[0] + 1, np.int64)
+    for i in range(nodes.shape[0]):
+        b = nodes[i]
+        out_runs[i + 1] = out_runs[i] + runs[b + 1] - runs[b]
+    out = np.empty(out_runs[-1], np.int64)
+    for i in range(nodes.shape[0]):
+        lo, hi, o = runs[nodes[i]], runs[nodes[i] + 1], out_runs[i]
+        top = 0
+        for e in range(lo, hi):
+            top = max(top, sizes[e])
+        if top <= 4 * (hi - lo) + 1024:
+            count = np.zeros(top + 1, np.int64)
+            for e in range(lo, hi):
+                count[sizes[e]] += 1
+            for v in range(top + 1):
+                for _ in range(count[v]):
+                    out[o] = v
+                    o += 1
+        else:
+            out[o:o + hi - lo] = np.sort(sizes[lo:hi])
+    start = np.zeros(out.shape[0] + 1, np.int64)
+    for r in range(out.shape[0]):
+        start[r + 1] = start[r] + out[r]
+    return out, out_runs, start
+
+
+@njit(cache=True)
+def _smaller_in_prefix(sizes, runs, prefix, last):
+    """Per node ``i`` (run ``runs[i]:runs[i+1]`` of ascending ``sizes``), how many of its
+    first ``prefix[i]`` sizes are smaller than ``last[i]``."""
+    out = np.zeros(prefix.shape[0], np.int64)
+    for i in range(prefix.shape[0]):
+        lo = runs[i]
+        out[i] = np.searchsorted(sizes[lo:lo + prefix[i]], last[i])
+    return out
+
+
+@njit(cache=True)
+def _split_at(classes, sizes, runs, nodes, last, equal, keyed):
+    """The classes suppressed in each node ``nodes[i]`` (runs ``runs`` of ``classes`` and
+    ``sizes``, in first appearance): those smaller than ``last[i]`` and the first
+    ``equal[i]`` of size ``last[i]`` -- except in a ``keyed`` node whose classes of that size
+    are more than ``equal[i]``: those are left to the caller to rank by their own key
+    (``(chosen, tied, tied's i)``)."""
+    n = nodes.shape[0]
+    n_tied = np.zeros(n, np.int64)
+    n_below = 0
+    for i in range(n):
+        for e in range(runs[nodes[i]], runs[nodes[i] + 1]):
+            if sizes[e] < last[i]:
+                n_below += 1
+            elif sizes[e] == last[i]:
+                n_tied[i] += 1
+    n_chosen, n_keyed = n_below, 0
+    by_key = np.zeros(n, np.bool_)
+    for i in range(n):
+        by_key[i] = keyed[i] and 0 < equal[i] < n_tied[i]
+        if by_key[i]:
+            n_keyed += n_tied[i]
+        else:
+            n_chosen += min(equal[i], n_tied[i])
+    chosen = np.empty(n_chosen, np.int64)
+    tied = np.empty(n_keyed, np.int64)
+    tied_node = np.empty(n_keyed, np.int64)
+    c, t = 0, 0
+    for i in range(n):
+        taken = 0
+        for e in range(runs[nodes[i]], runs[nodes[i] + 1]):
+            if sizes[e] < last[i]:
+                chosen[c] = classes[e]
+                c += 1
+            elif sizes[e] == last[i]:
+                if by_key[i]:
+                    tied[t] = classes[e]
+                    tied_node[t] = i
+                    t += 1
+                elif taken < equal[i]:
+                    chosen[c] = classes[e]
+                    c += 1
+                    taken += 1
+    return chosen, tied, tied_node
 
 
 class RiskModel(PrivacyModel):
@@ -162,75 +284,58 @@ class RiskModel(PrivacyModel):
         if self._stars is None:
             raise RuntimeError(f"{self!r} is not bound to a table: call model.bind(encoded) "
                                "first (the Anonymizer and the Evaluator do)")
-        xp, be = classes.xp, self.backend
-        size = classes.size
+        be = self.backend
         star = self._all_star(classes)
-        node = classes.node
-        n_nodes = len(classes.host_ptr) - 1
-        idx = xp.flatnonzero(~outlier & ~star & (size > 0))  # by node, first appearance
-        free_node = be.to_host(node[idx]).astype(np.int64)
-        base = be.to_host(xp.bincount(node, weights=xp.where(outlier & ~star, size, 0).astype(
-            xp.float64), minlength=n_nodes)).astype(np.int64)
+        host_ptr = np.ascontiguousarray(be.to_host(classes.host_ptr), dtype=np.int64)
+        n_nodes = len(host_ptr) - 1
+        free, free_sizes, free_ptr, base, start = _free_classes(
+            np.ascontiguousarray(be.to_host(outlier), dtype=np.bool_),
+            np.ascontiguousarray(be.to_host(star), dtype=np.bool_),
+            np.ascontiguousarray(be.to_host(classes.size), dtype=np.int64), host_ptr)
         # without suppression the order does not matter: the nodes that pass need no sort
-        whole = _Remaining(be.to_host(size[idx]).astype(np.int64), _runs(free_node, n_nodes),
-                           base)
+        whole = _Remaining(free_sizes, free_ptr, base, start)
         failing = np.flatnonzero((whole.classes > 0) & ~self._fulfilled(
             whole, np.zeros(n_nodes, dtype=np.int64), np.arange(n_nodes)))
         if len(failing) == 0:
             return outlier
-        is_failing = np.zeros(n_nodes, dtype=bool)
-        is_failing[failing] = True
-        pick = is_failing[free_node]
-        idx = idx[be.asarray(pick)]
-        # sizes by node, then size, then first appearance (a stable sort of one int key)
-        local = np.searchsorted(failing, free_node[pick])
-        sizes = whole.sizes[pick]
-        order = np.argsort(local * (int(sizes.max()) + 1) + sizes, kind="stable")
-        local, sizes = local[order], sizes[order]
-        rest = _Remaining(sizes, _runs(local, len(failing)), base[failing])
+        sizes, ptr, start = _sorted_sizes(free_sizes, free_ptr, failing)
+        rest = _Remaining(sizes, ptr, base[failing], start)
         prefix = _binary_search(self, rest, max_suppressed)
-        chosen = (np.arange(len(local)) - rest.ptr[local]) < prefix[local]
+        # the prefix of each node's classes sorted by size, then first appearance: those
+        # smaller than its last size, and the first of that size ("equal" of them)
+        at = np.arange(len(failing))
+        last = np.where(prefix > 0, sizes[np.maximum(ptr[:-1] + prefix - 1, 0)], 0)
+        equal = prefix - _smaller_in_prefix(sizes, ptr, prefix, last)
         # which classes of a node that stays above the limit does not matter (not anonymous)
-        kept = rest.base + rest.cut(prefix, np.arange(len(failing))) <= max_suppressed
-        if order_key is not None and (kept & (prefix > 0)).any():
-            chosen = self._ties_by_key(classes, idx, order, local, rest,
-                                       np.where(kept, prefix, 0), chosen, order_key)
+        kept = rest.base + rest.cut(prefix, at) <= max_suppressed
+        chosen, tied, tied_node = _split_at(free, free_sizes, free_ptr, failing, last, equal,
+                                            kept & (order_key is not None))
+        if len(tied):
+            chosen = np.concatenate([chosen, self._ties_by_key(classes, tied, tied_node,
+                                                               equal, order_key)])
         out = outlier.copy()
-        out[idx[be.asarray(order[chosen])]] = True
+        out[be.asarray(chosen)] = True
         return out
 
-    def _ties_by_key(self, classes, idx, order, local, rest, prefix, chosen, order_key):
-        """``chosen`` with the classes of each node's last suppressed size picked by
-        ``order_key`` (then first appearance) instead of first appearance alone: ARX's
-        entries of equal size are sorted by their own loss.  Only those classes are keyed, in
-        the nodes whose ``prefix`` is positive."""
+    def _ties_by_key(self, classes, tied, tied_node, equal, order_key):
+        """The first ``equal[i]`` of the classes ``tied`` of node ``i`` (``tied_node``, in
+        first appearance) by ``order_key``, then first appearance: ARX's entries of equal
+        size are sorted by their own loss."""
         xp, be = classes.xp, self.backend
-        last = np.where(prefix > 0, rest.sizes[np.maximum(rest.ptr[:-1] + prefix - 1, 0)], 0)
-        tied = np.flatnonzero(rest.sizes == last[local])  # sorted positions, node by node
-        if len(tied) == 0:
-            return chosen
-        key = order_key(classes, idx[be.asarray(order[tied])])
-        if key is None:
-            return chosen
-        below = np.bincount(local[chosen & (rest.sizes < last[local])], minlength=len(prefix))
-        by_key = xp.lexsort(xp.stack([xp.arange(len(tied), dtype=xp.float64),
-                                      key.astype(xp.float64),
-                                      be.asarray(local[tied].astype(np.float64))]))
-        tied = tied[be.to_host(by_key)]
-        ranked = np.arange(len(tied)) - np.searchsorted(local[tied], local[tied])
-        out = chosen.copy()
-        out[tied] = ranked < (prefix - below)[local[tied]]
-        return out
+        key = order_key(classes, be.asarray(tied))
+        if key is not None:
+            by_key = xp.lexsort(xp.stack([xp.arange(len(tied), dtype=xp.float64),
+                                          key.astype(xp.float64),
+                                          be.asarray(tied_node.astype(np.float64))]))
+            order = be.to_host(by_key)
+            tied, tied_node = tied[order], tied_node[order]
+        ranked = np.arange(len(tied)) - np.searchsorted(tied_node, tied_node)
+        return tied[ranked < equal[tied_node]]
 
     def _fulfilled(self, rest: _Remaining, prefix: np.ndarray, nodes: np.ndarray) -> np.ndarray:
         """Host bool (len(nodes),): does each of ``nodes`` fulfil the model once its first
         ``prefix`` remaining classes are suppressed?"""
         raise NotImplementedError
-
-
-def _runs(node: np.ndarray, n_nodes: int) -> np.ndarray:
-    """(B+1,) offsets of the nodes' runs in ``node`` (host, ascending)."""
-    return np.concatenate([[0], np.cumsum(np.bincount(node, minlength=n_nodes))])
 
 
 def _java_half(x: np.ndarray) -> np.ndarray:
