@@ -140,7 +140,7 @@ class NodeFigures(Metric):
         out = [classes.per_node(kept_size * kept_size).astype(xp.float64),
                classes.per_node(xp.where(risky, size, 0)).astype(xp.float64)]
         if self.sensitive is None:
-            host = np.stack([be.to_host(v) for v in out], axis=1)
+            host = be.to_host(xp.stack(out, axis=1))  # one copy back
             return np.concatenate([host, np.full((n_nodes, len(FIGURES)), np.nan)], axis=1)
         cl = classes.for_attribute(self.sensitive)
         node = cl.node.astype(xp.int64)
@@ -156,7 +156,7 @@ class NodeFigures(Metric):
             top = segment_max(xp, node, xp.where(kept, per_class, -xp.inf), n_nodes, -np.inf)
             out.append(xp.where(xp.isfinite(top), top, xp.nan))
             out.append(segment_sum(xp, node, per_class * weight, n_nodes) / records)
-        return np.stack([be.to_host(v).astype(np.float64) for v in out], axis=1)
+        return be.to_host(xp.stack([v.astype(xp.float64) for v in out], axis=1))  # one copy
 
     def _released_prior(self, cl: Classes, kept, node, records, n_nodes: int) -> tuple:
         """``(prior_of, sum q^2, H(q))`` of :func:`~gpuppdp.models.distribution.
