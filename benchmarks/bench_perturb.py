@@ -53,8 +53,9 @@ def mdav_cases(backend, sync, rows: int, census_rows: int, partition_rows: int,
         return xp.random.standard_normal((n, 5)) @ mix
 
     print("  compiling MDAV, V-MDAV and the optimal grouping", file=sys.stderr, flush=True)
-    for method in ("mdav", "vmdav"):  # compile
+    for method in ("mdav", "vmdav"):  # compile (the block forms)
         microaggregate(table(1_000), 5, method=method, partition_rows=200, backend=backend)
+    microaggregate(table(4_000), 5, backend=backend)  # and exact MDAV's grid form on a GPU
     microaggregate(table(1_000)[:, 0], 5, method="optimal", backend=backend)
     out = []
     for name, n, part, method, columns in (
