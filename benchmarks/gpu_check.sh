@@ -19,6 +19,8 @@
 # step and exits 1 at the end.
 # PYTHON names the interpreter (default python3); GPU_CHECK_ROWS the rows of the compared and
 # scaled tables (default 1e7).
+# Before a device session, benchmarks/cuda_compile_check.py compiles every kernel the
+# simulator tier launches for sm_90 on a machine without a GPU (what the simulator lets pass).
 # numba-cuda 0.30.4 does not import its kernels under NumPy 2.5 (np.row_stack is gone; the
 # probe says so): on such an image put a NumPy 2.4 wheel first on PYTHONPATH.
 set -u

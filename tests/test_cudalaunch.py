@@ -3,6 +3,7 @@ dispatcher, arrays laid out as Numba lays them out, and (GPU tier) the fast path
 arrays once its marshalling agreed with Numba's own."""
 
 import ctypes
+import json
 
 import numpy as np
 from numba import cuda
@@ -91,3 +92,24 @@ def test_a_layout_that_differs_from_numbas_is_refused():
     assert not cudalaunch._same_params(same, [0, 0, 12, 8, 4097, ctypes.c_int64(3), True])
     assert not cudalaunch._same_params(same, [0, 0, 12, 8, 4096, ctypes.c_int64(3), 1])
     assert not cudalaunch._same_params(same, same[:-1])
+
+
+def test_first_launches_are_recorded_for_the_offline_compile_check(tmp_path, monkeypatch):
+    """With ``GPUPPDP_RECORD_LAUNCHES`` a kernel's first launch per signature is written as
+    the kernel's name and its arguments' Numba types (``benchmarks/cuda_compile_check.py``
+    compiles them for a GPU); a second launch of the same signature is not."""
+    path = tmp_path / "launches.jsonl"
+    monkeypatch.setattr(cudalaunch, "_RECORD", str(path))
+    monkeypatch.setattr(cudalaunch, "_SIGNATURES", {})
+    n = 4
+    table = np.zeros((n, 3), dtype=np.int32)
+    column = np.zeros(n)
+    out = np.zeros(n)
+    for _ in range(2):
+        launch(_mixed, 1, 32, table, column, 2.5, np.int64(7), True, out)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 1
+    assert json.loads(lines[0]) == {
+        "module": __name__, "kernel": "_mixed",
+        "args": [["int32", 2, "C"], ["float64", 1, "C"], "float64", "int64", "bool",
+                 ["float64", 1, "C"]]}

@@ -17,6 +17,8 @@ launch goes through the dispatcher."""
 from __future__ import annotations
 
 import ctypes
+import json
+import os
 import threading
 from typing import Any
 
@@ -28,6 +30,10 @@ _SIGNATURES: dict = {}
 _LOCK = threading.Lock()
 #: numba-cuda's launch pieces, imported at the first launch on a device
 _NUMBA: dict[str, Any] | None = None
+#: where each kernel's first launch per signature is written (one JSON line: the kernel's
+#: module and name, its arguments' Numba types), when ``GPUPPDP_RECORD_LAUNCHES`` names a
+#: file: what ``benchmarks/cuda_compile_check.py`` compiles for a GPU without one
+_RECORD = os.environ.get("GPUPPDP_RECORD_LAUNCHES")
 
 
 def launch(kernel, grid, block, *args) -> None:
@@ -36,6 +42,8 @@ def launch(kernel, grid, block, *args) -> None:
     key = (kernel, tuple(_signature_of(a) for a in args))
     fast = _SIGNATURES.get(key, False)
     if fast is False:
+        if _RECORD:
+            _record(kernel, args)
         kernel[grid, block](*args)
         with _LOCK:
             if key not in _SIGNATURES:
@@ -49,6 +57,22 @@ def launch(kernel, grid, block, *args) -> None:
     assert numba_cuda is not None, "a fast path is kept only once _fast_path imported these"
     numba_cuda["launch"](numba_cuda["stream"], _config(grid, block), compiled,
                          *_marshal(args, kinds))
+
+
+def _record(kernel, args) -> None:
+    """Append ``kernel``'s launch on ``args`` to the file :data:`_RECORD` names."""
+    import numba  # deferred: only when recording, Numba is imported by the kernels anyway
+
+    function = getattr(kernel, "py_func", None) or kernel.fn  # a dispatcher; the simulator's
+    types = []
+    for value in args:
+        t = numba.typeof(value)
+        dtype = getattr(t, "dtype", None)
+        types.append([str(dtype), t.ndim, t.layout] if getattr(t, "ndim", None) else str(t))
+    line = json.dumps({"module": function.__module__, "kernel": function.__name__,
+                       "args": types})
+    with open(_RECORD, "a") as f:
+        f.write(line + "\n")
 
 
 def _signature_of(value):
