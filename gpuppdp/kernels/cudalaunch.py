@@ -63,6 +63,8 @@ def _record(kernel, args) -> None:
     """Append ``kernel``'s launch on ``args`` to the file :data:`_RECORD` names."""
     import numba  # deferred: only when recording, Numba is imported by the kernels anyway
 
+    assert _RECORD is not None, "called only when recording"
+
     function = getattr(kernel, "py_func", None) or kernel.fn  # a dispatcher; the simulator's
     types = []
     for value in args:
