@@ -6,6 +6,7 @@ ignored."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -447,3 +448,25 @@ def test_a_closed_stdout_fails_nothing(table, tmp_path):
     assert "rror" not in proc.stderr and "Traceback" not in proc.stderr
     assert len(pd.read_csv(tmp_path / "o.csv", sep=";")) == 200
     assert (tmp_path / "o.json").stat().st_size > 0
+
+
+def test_a_stop_signal_during_an_import_is_sent_again_after_it(monkeypatch):
+    """A stop signal whose frame is in the import system is not raised there (a weakref
+    callback of importlib would drop the exception and could leave a module lock held):
+    the handler sends it again shortly; elsewhere it raises at once."""
+    cli_main = importlib.import_module("gpuppdp.cli.main")  # (gpuppdp.cli.main: the function)
+    sent = []
+    monkeypatch.setattr(cli_main, "RESEND_AFTER", 0.0)
+    monkeypatch.setattr(cli_main.os, "kill", lambda pid, signum: sent.append((pid, signum)))
+    frames = {}
+    exec(compile("import sys\nframes['import'] = sys._getframe()",
+                 "<frozen importlib._bootstrap>", "exec"), {"frames": frames})
+    handler = cli_main._Stops()
+    handler(signal.SIGTERM, frames["import"])  # deferred, not raised
+    deadline = time.time() + 5
+    while not sent and time.time() < deadline:
+        time.sleep(0.01)
+    assert sent == [(os.getpid(), signal.SIGTERM)] and handler.count == 0
+    with pytest.raises(cli_main.Stopped):
+        handler(signal.SIGTERM, sys._getframe())
+    assert handler.count == 1

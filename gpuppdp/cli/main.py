@@ -36,6 +36,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import traceback
 import warnings
 
@@ -63,10 +64,18 @@ class Stopped(KeyboardInterrupt):
         self.signum = signum
 
 
+#: how soon a stop signal that came during an import is delivered again (seconds)
+RESEND_AFTER = 0.01
+
+
 class _Stops:
     """Handler of the stop signals: the first raises :class:`Stopped` unless the run's outputs
     are all in place (then the run ends as it would have); later ones are ignored while the
-    first is handled (temporary files removed, the line printed)."""
+    first is handled (temporary files removed, the line printed).  One that comes while the
+    main thread is inside the import system is sent again a moment later instead: raised
+    there, it can land in a weakref callback, where Python prints and drops it, and leave a
+    module lock held that another thread's import then waits on forever (seen once in CI: a
+    SIGTERM one second into a run, which then hung)."""
 
     def __init__(self):
         self.count = 0
@@ -74,9 +83,23 @@ class _Stops:
     def __call__(self, signum, frame):
         if COMMITTED.is_set():
             return
+        if self.count == 0 and _importing(frame):
+            resend = threading.Timer(RESEND_AFTER, os.kill, (os.getpid(), signum))
+            resend.daemon = True
+            resend.start()
+            return
         self.count += 1
         if self.count == 1:
             raise Stopped(signum)
+
+
+def _importing(frame) -> bool:
+    """Is ``frame`` (or a frame that called it) code of the import system?"""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _install_handlers() -> dict:
