@@ -73,9 +73,10 @@ class _Stops:
     are all in place (then the run ends as it would have); later ones are ignored while the
     first is handled (temporary files removed, the line printed).  One that comes while the
     main thread is inside the import system is sent again a moment later instead: raised
-    there, it can land in a weakref callback, where Python prints and drops it, and leave a
-    module lock held that another thread's import then waits on forever (seen once in CI: a
-    SIGTERM one second into a run, which then hung)."""
+    there, it can land in importlib's weakref callback between its taking of the import lock
+    and its ``try``, where Python prints and drops it with the lock still held; the kernels'
+    warm-up thread then waits on that lock inside Numba's compiler lock, which the main
+    thread waits on next (seen once in CI, and read off the hung process with py-spy)."""
 
     def __init__(self):
         self.count = 0
