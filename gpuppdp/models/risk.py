@@ -70,13 +70,13 @@ def size_threshold(highest_risk: float) -> int:
 
 
 class _Remaining:
-    """The classes a risk model may suppress, per node, sorted as ARX sorts them (host arrays):
-    ``sizes`` (E,) with ``ptr`` (B+1,) the nodes' runs, their running sums ``start``,
-    each node's ``records``, ``classes`` and records ``base`` already suppressed."""
+    """The sizes of the classes a risk model may suppress, per node (host arrays): ``sizes``
+    (E,), ascending within a node where prefixes are suppressed, with ``ptr`` (B+1,) the
+    nodes' runs, ``start`` (E+1,) their running sums, each node's ``records``, ``classes`` and
+    records ``base`` already suppressed."""
 
-    def __init__(self, sizes, ptr, base, start=None):
-        self.sizes, self.ptr, self.base = sizes, ptr, base
-        self.start = np.concatenate([[0], np.cumsum(sizes)]) if start is None else start
+    def __init__(self, sizes, ptr, base, start):
+        self.sizes, self.ptr, self.base, self.start = sizes, ptr, base, start
         self.classes = np.diff(ptr)
         self.records = self.cut(self.classes, np.arange(len(self.classes)))
         self._counts: dict[int, np.ndarray] = {}
