@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -456,6 +457,7 @@ def test_a_stop_signal_during_an_import_is_sent_again_after_it(monkeypatch):
     the handler sends it again shortly; elsewhere it raises at once."""
     cli_main = importlib.import_module("gpuppdp.cli.main")  # (gpuppdp.cli.main: the function)
     sent = []
+    monkeypatch.setattr(cli_main, "COMMITTED", threading.Event())  # (an earlier run set it)
     monkeypatch.setattr(cli_main, "RESEND_AFTER", 0.0)
     monkeypatch.setattr(cli_main.os, "kill", lambda pid, signum: sent.append((pid, signum)))
     frames = {}
