@@ -3,7 +3,8 @@
 Numba compiles a kernel on its first call and caches the machine code on disk, so without
 this the first search after an install spends seconds compiling.  The kernels a search
 calls from Python (the compiled Flash; the Python traversal's node properties and roll-up
-source; the batched evaluator of the exhaustive and level searches) declare explicit
+source; the batched evaluator of the exhaustive and level searches; the risk models'
+suppression) declare explicit
 signatures (:func:`ahead_of_time`, beside their definitions);
 building the package (``setup.py``, :func:`build`) compiles them with Numba's ahead-of-time
 compiler (``numba.pycc``) into the extension module ``gpuppdp.kernels._aot``, for a portable
@@ -39,9 +40,11 @@ CODE_TYPES = ("int8", "int16", "int32")
 MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kernels.segsum",
            "gpuppdp.kernels.histograms", "gpuppdp.kernels.sortedruns", "gpuppdp.engine.metrics",
            "gpuppdp.engine.solution_space", "gpuppdp.engine.evaluate",
-           "gpuppdp.engine.search.flash_kernels", "gpuppdp.kernels.swap")
+           "gpuppdp.engine.search.flash_kernels", "gpuppdp.kernels.swap",
+           "gpuppdp.models.risk")
 #: the packages whose sources the digest covers
-PACKAGES = ("gpuppdp.kernels", "gpuppdp.core", "gpuppdp.engine", "gpuppdp.engine.search")
+PACKAGES = ("gpuppdp.kernels", "gpuppdp.core", "gpuppdp.engine", "gpuppdp.engine.search",
+            "gpuppdp.models")
 #: the x86-64 instruction-set level the extension is compiled for (the psABI's level 3:
 #: Intel Haswell and AMD Excavator, 2013-2015, and later) and its features, as LLVM names them
 X86_BASELINE = "x86-64-v3"

@@ -35,6 +35,7 @@ from numba import njit
 from ..core.classes import Classes
 from ..engine.transform import SUPPRESSED_LABEL
 from ..errors import InputError
+from ..kernels.aot import ahead_of_time
 from ..validation import check_number, format_values, plain_number
 from .base import PrivacyModel, Requirement
 from .uniqueness import ESTIMATOR_CODES, population_shares
@@ -136,6 +137,10 @@ def _free_classes(outlier, star, size, ptr):
     return classes, sizes, runs, base, start
 
 
+ahead_of_time(_free_classes, ["UniTuple(int64[::1], 5)(boolean[::1], boolean[::1], int64[::1], "
+                              "int64[::1])"])
+
+
 @njit(cache=True)
 def _sorted_sizes(sizes, runs, nodes):
     """The sizes of the classes of ``nodes`` (runs ``runs`` of ``sizes``), node after node,
@@ -168,6 +173,9 @@ def _sorted_sizes(sizes, runs, nodes):
     return out, out_runs, start
 
 
+ahead_of_time(_sorted_sizes, ["UniTuple(int64[::1], 3)(int64[::1], int64[::1], int64[::1])"])
+
+
 @njit(cache=True)
 def _smaller_in_prefix(sizes, runs, prefix, last):
     """Per node ``i`` (run ``runs[i]:runs[i+1]`` of ascending ``sizes``), how many of its
@@ -177,6 +185,9 @@ def _smaller_in_prefix(sizes, runs, prefix, last):
         lo = runs[i]
         out[i] = np.searchsorted(sizes[lo:lo + prefix[i]], last[i])
     return out
+
+
+ahead_of_time(_smaller_in_prefix, ["int64[::1](int64[::1], int64[::1], int64[::1], int64[::1])"])
 
 
 @njit(cache=True)
@@ -223,6 +234,10 @@ def _split_at(classes, sizes, runs, nodes, last, equal, keyed):
                     c += 1
                     taken += 1
     return chosen, tied, tied_node
+
+
+ahead_of_time(_split_at, ["UniTuple(int64[::1], 3)(" + ", ".join(["int64[::1]"] * 6)
+                          + ", boolean[::1])"])
 
 
 class RiskModel(PrivacyModel):
