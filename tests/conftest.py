@@ -11,6 +11,7 @@ if not GPU_TIER:
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # simulator tier; before numba imports
 
 import functools  # noqa: E402
+import threading  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -18,6 +19,46 @@ from gpuppdp.backend import BackendError, cpu_backend, get_backend  # noqa: E402
 from gpuppdp.testing import cupy_reference, strict_backend  # noqa: E402
 
 BACKEND_PARAMS = ["numpy", "strict"] + (["cupy"] if GPU_TIER else [])
+
+
+def _thread_safe_simulated_shared_arrays() -> None:
+    """Numba's simulator allocates a block's ``cuda.shared.array`` on its threads' first call
+    with a look-up and an insert that are not atomic: two threads can each get an array of
+    their own, and the block's "shared" memory is then not shared (the grid MDAV's test
+    failed about one run in ten so).  A lock makes the allocation one per call site, as on a
+    GPU."""
+    import sys
+    import traceback
+
+    import numpy as np
+    from numba.core import types
+    from numba.cuda.simulator.kernelapi import FakeCUDAShared
+    from numba.np import numpy_support
+
+    allocate = FakeCUDAShared.array
+    if getattr(allocate, "thread_safe", False):
+        return
+    lock = threading.Lock()
+
+    def array(self, shape, dtype):
+        if shape == 0:  # dynamic shared memory: one buffer, nothing allocated here
+            return allocate(self, shape, dtype)
+        # the simulator's own key, the calling line (file, line number), under a lock
+        caller = tuple(traceback.extract_stack(sys._getframe())[-2][0:2])
+        with lock:
+            found = self._allocations.get(caller)
+            if found is None:
+                if isinstance(dtype, types.Type):
+                    dtype = numpy_support.as_dtype(dtype)
+                found = self._allocations[caller] = np.empty(shape, dtype)
+        return found
+
+    array.thread_safe = True  # type: ignore[attr-defined]
+    FakeCUDAShared.array = array
+
+
+if not GPU_TIER:
+    _thread_safe_simulated_shared_arrays()
 
 
 #: the slow tier (``pytest -m slow``; the default ``pytest`` leaves it out): the tests (all
