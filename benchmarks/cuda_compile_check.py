@@ -91,16 +91,16 @@ def compile_all(path: str, cc: tuple[int, int]) -> int:
         compute_capability = cc
 
     dispatcher_module.get_current_device = _Device  # no driver: compile for ``cc``
-    with open(path) as f:  # the package's kernels (a test's own are not compiled here)
-        launches = sorted({line for line in f
-                           if json.loads(line or "{}").get("module", "").startswith("gpuppdp.")})
+    with open(path) as f:  # each distinct launch once; the package's kernels, not a test's
+        lines = sorted({line.strip() for line in f if line.strip()})
+    launches = [launch for launch in map(json.loads, lines)
+                if launch["module"].startswith("gpuppdp.")]
     if not launches:
         print(f"no launch recorded in {path}")
         return 1
     kernels = _kernels()
     failures = 0
-    for line in launches:
-        launch = json.loads(line)
+    for launch in launches:
         name = launch["kernel"]
         signature = tuple(_type(a) for a in launch["args"])
         candidates = kernels.get(name, [])
@@ -120,7 +120,7 @@ def compile_all(path: str, cc: tuple[int, int]) -> int:
         print(f"ok   {name} ({len(signature)} arguments, {time.perf_counter() - t0:.1f} s)")
     print(f"{len(launches) - failures} of {len(launches)} recorded launches compile for "
           f"sm_{cc[0]}{cc[1]}")
-    launched = {json.loads(line)["kernel"] for line in launches}
+    launched = {launch["kernel"] for launch in launches}
     idle = sorted(name for name, found in kernels.items() if name not in launched and
                   not all(d.targetoptions.get("device") for d in found))
     if idle:  # what the simulator tier never launches (e.g. kernels for a device's CuPy path)

@@ -43,7 +43,7 @@ def launch(kernel, grid, block, *args) -> None:
     fast = _SIGNATURES.get(key, False)
     if fast is False:
         if _RECORD:
-            _record(kernel, args)
+            _record(_RECORD, kernel, args)
         kernel[grid, block](*args)
         with _LOCK:
             if key not in _SIGNATURES:
@@ -59,11 +59,9 @@ def launch(kernel, grid, block, *args) -> None:
                          *_marshal(args, kinds))
 
 
-def _record(kernel, args) -> None:
-    """Append ``kernel``'s launch on ``args`` to the file :data:`_RECORD` names."""
+def _record(path: str, kernel, args) -> None:
+    """Append ``kernel``'s launch on ``args`` to the file ``path`` (:data:`_RECORD`)."""
     import numba  # deferred: only when recording, Numba is imported by the kernels anyway
-
-    assert _RECORD is not None, "called only when recording"
 
     function = getattr(kernel, "py_func", None) or kernel.fn  # a dispatcher; the simulator's
     types = []
@@ -73,7 +71,7 @@ def _record(kernel, args) -> None:
         types.append([str(dtype), t.ndim, t.layout] if getattr(t, "ndim", None) else str(t))
     line = json.dumps({"module": function.__module__, "kernel": function.__name__,
                        "args": types})
-    with open(_RECORD, "a") as f:
+    with open(path, "a") as f:
         f.write(line + "\n")
 
 
