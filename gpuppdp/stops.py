@@ -4,17 +4,19 @@ line loads it before anything else).
 A stop signal -- Ctrl-C (SIGINT), ``kill`` (SIGTERM), a closed terminal (SIGHUP) -- becomes
 an exception in the main thread, so that every ``finally`` and context manager on the way out
 removes its temporary files (:class:`gpuppdp.io.AtomicOutputs`, the release's bucket folder);
-while outputs are renamed into place it is held (:func:`interrupts_deferred`), and once they
-all are (:data:`COMMITTED`) the run is done and a late signal changes nothing.
+while a temporary is created (:func:`temporary_folder`) or outputs are renamed into place it is
+held (:func:`interrupts_deferred`), and once they all are (:data:`COMMITTED`) the run is done
+and a late signal changes nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
+import tempfile
 import threading
 
-__all__ = ["STOP_SIGNALS", "COMMITTED", "interrupts_deferred"]
+__all__ = ["STOP_SIGNALS", "COMMITTED", "interrupts_deferred", "temporary_folder"]
 
 #: set once a run's outputs are all renamed into place: a stop signal after it ends nothing
 #: (the command line clears it before each run)
@@ -53,3 +55,20 @@ def interrupts_deferred(reraise: bool = True):
         if signum != signal.SIGINT:
             signal.raise_signal(signum)
         raise KeyboardInterrupt
+
+
+def temporary_folder(**kwargs) -> tempfile.TemporaryDirectory:
+    """A :class:`tempfile.TemporaryDirectory` (``kwargs`` are its own) made with the
+    :data:`STOP_SIGNALS` held: one raised between the folder's ``mkdir`` and the registration
+    of its clean-up would leave the folder behind (seen in CI, a signal landing right after the
+    ``mkdir``).  A signal that came meanwhile is raised once the folder is removed again; once
+    returned, the folder goes with the object, whatever ends its life."""
+    folder = None
+    try:
+        with interrupts_deferred():
+            folder = tempfile.TemporaryDirectory(**kwargs)
+    except BaseException:
+        if folder is not None:
+            folder.cleanup()
+        raise
+    return folder

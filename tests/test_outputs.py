@@ -23,7 +23,8 @@ import pytest
 from gpuppdp import Hierarchy, datasets
 from gpuppdp.cli.main import main
 from gpuppdp.io import TABLE_SUFFIXES, TEMP_MARK, OutputError, OutputPlan, read_table
-from gpuppdp.stops import interrupts_deferred
+from gpuppdp.engine.transform import RowBuckets
+from gpuppdp.stops import interrupts_deferred, temporary_folder
 
 SCRIPT = Path(sys.executable).parent / "gpuppdp"
 ENV = {**os.environ, "PYTHONWARNINGS": "ignore"}
@@ -271,6 +272,33 @@ def test_interrupts_deferred_passes_the_interrupt_on_after_the_block():
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.01)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def _mkdir_then_interrupted(real_mkdir):
+    """``os.mkdir`` that makes the folder and then receives SIGINT, as a stop signal landing
+    during the system call does: Python runs the handler right after it returns."""
+    def mkdir(path, *args, **kwargs):
+        real_mkdir(path, *args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)  # (a signal is handled between bytecodes)
+    return mkdir
+
+
+@pytest.mark.parametrize("make", [
+    lambda folder: temporary_folder(dir=folder),
+    lambda folder: RowBuckets(10, 5, ["age"], spill_dir=str(folder)).__enter__()])
+def test_a_stop_signal_during_a_temporary_folders_mkdir_leaves_nothing(tmp_path, monkeypatch,
+                                                                        make):
+    """The signal is raised, and the folder made just before it is gone (before the fix the
+    release's bucket folder stayed: CI, stop 43)."""
+    monkeypatch.setattr(os, "mkdir", _mkdir_then_interrupted(os.mkdir))
+    with pytest.raises(KeyboardInterrupt):
+        make(tmp_path)
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []
+    with temporary_folder(dir=tmp_path) as name:  # undisturbed: made, then removed at the end
+        assert os.path.isdir(name)
+    assert list(tmp_path.iterdir()) == []
 
 
 # -- inputs ---------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from .measure import chunk_rows_for
 from .options import (Command, add_chunk_option, add_dask_option, add_run_options, add_values,
                       encoding_of)
 from .progress import search_progress
+from ..stops import temporary_folder
 from .run import anonymizer_from_args, format_summary, print_release, release_plan, run_summary
 
 if TYPE_CHECKING:  # registering imports only the standard library; the runs load the library
@@ -336,7 +337,6 @@ def _arx_project_anonymize(args) -> int:
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     import os
     import sys
-    import tempfile
 
     from ..arx_project import read_arx_project
     from ..errors import InputError
@@ -364,7 +364,7 @@ def _arx_project_anonymize(args) -> int:
                          f"cannot be honoured: {'; '.join(project.unsupported)}")
     for line in project.unsupported:
         print(f"gpuppdp: warning: ARX project setting not honoured: {line}", file=sys.stderr)
-    with tempfile.TemporaryDirectory(prefix="gpuppdp-arx-") as folder:
+    with temporary_folder(prefix="gpuppdp-arx-") as folder:
         args.input = os.path.join(folder, "input.csv")
         write_table(project.data, args.input, sep=";")
         files = {}

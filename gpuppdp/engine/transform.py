@@ -24,6 +24,7 @@ import pyarrow.ipc as ipc
 from ..core.codes import encode_column, smallest_int_dtype
 from ..core.pipeline import Stopwatch, ordered_map
 from ..errors import InputError
+from ..stops import temporary_folder
 from .encoding import Role
 from .evaluate import Evaluator
 from .microaggregation import aggregated_column
@@ -191,8 +192,7 @@ class RowBuckets:
         self._folder: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> "RowBuckets":
-        self._folder = tempfile.TemporaryDirectory(prefix=".gpuppdp-buckets-",
-                                                   dir=self.spill_dir)
+        self._folder = temporary_folder(prefix=".gpuppdp-buckets-", dir=self.spill_dir)
         return self
 
     def __exit__(self, *exc) -> None:
