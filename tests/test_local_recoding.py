@@ -142,6 +142,36 @@ def test_a_row_subset_evaluates_as_a_table_of_its_own(metric):
         [d.tolist() for d in fresh.encoded.distinct_per_level()]
 
 
+def test_row_outlier_mask_is_the_rows_in_small_classes_whichever_node_was_asked_before():
+    """``Evaluator.row_outlier_mask`` (kept for the last node: local recoding reads the
+    release's) equals a naive count of each row's class at the node, and the first array of
+    ``row_outliers``, asked in any order, nodes repeated."""
+    from gpuppdp.backend import cpu_backend
+    from gpuppdp.engine.encoding import Schema, encode
+    from gpuppdp.engine.evaluate import Evaluator
+    from gpuppdp.engine.lattice import Lattice
+    from gpuppdp.engine.metrics import make_metric
+    from gpuppdp.models import KAnonymity
+
+    data, hier = _small()
+    k = 3
+    ev = Evaluator(encode(data, Schema(hier, (), (), (), "insensitive"), cpu_backend()),
+                   [KAnonymity(k)], make_metric("loss"), 1.0)
+    lattice = Lattice(ev.encoded.heights)
+    nodes = lattice.levels_of(np.random.default_rng(2).integers(0, lattice.size, 12))
+    mixed = 0
+    for levels in [*nodes, nodes[0], nodes[0], nodes[3]]:
+        labels = pd.DataFrame({q: [h.labels(int(lv))[h.codes(int(lv))[list(h.leaves).index(v)]]
+                                   for v in data[q]]
+                               for (q, h), lv in zip(hier.items(), levels)})
+        want = (labels.groupby(list(hier))[list(hier)[0]].transform("size") < k).to_numpy()
+        np.testing.assert_array_equal(ev.row_outlier_mask(levels), want)
+        np.testing.assert_array_equal(ev.row_outlier_mask(levels), want)  # the kept one
+        np.testing.assert_array_equal(ev.row_outliers(levels)[0], want)
+        mixed += bool(want.any() and not want.all())
+    assert mixed >= 3  # nodes with rows on both sides
+
+
 def test_local_recoding_errors():
     data, hier = _small()
     result = Anonymizer(quasi_identifiers=hier, others="insensitive", k=4,

@@ -154,7 +154,7 @@ def local_recoding(result, data: pd.DataFrame,
     be = enc.backend
     n = enc.n_rows
     levels0 = np.array(list(result.transformation.values()), dtype=np.int64)
-    outlier, _ = evaluator.row_outliers(levels0)
+    outlier = evaluator.row_outlier_mask(levels0)  # the release's, judged already
     row_iteration = np.where(be.to_host(outlier).astype(bool), -1, 0).astype(np.int64)
     remaining = np.flatnonzero(row_iteration < 0)
     steps = [_step(enc.qi_names, levels0, result.node, n, n - len(remaining),
@@ -173,7 +173,7 @@ def local_recoding(result, data: pd.DataFrame,
         if node is None:
             break
         if stats["suppressed"]:
-            still, _ = sub.row_outliers(node)
+            still = sub.row_outlier_mask(node)
             still = be.to_host(still).astype(bool)
         else:  # the optimum suppresses none of them
             still = np.zeros(len(remaining), dtype=bool)

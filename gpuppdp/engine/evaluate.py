@@ -163,6 +163,8 @@ class Evaluator:
                                if col.from_carried is not None}
         # (levels, classes, outlier) of the last node_classes call
         self._node_classes: tuple[tuple, Classes, Any] | None = None
+        # (levels, per-row outlier mask) of the last row_outliers call
+        self._row_outliers: tuple[tuple, Any] | None = None
 
     # -- one batch ---------------------------------------------------------------------
     def evaluate(self, levels: np.ndarray, source: FrequencySet, source_index: np.ndarray,
@@ -293,9 +295,23 @@ class Evaluator:
         levels = np.asarray(levels, dtype=np.int64).reshape(-1)
         assert self.encoded.qi_codes is not None  # (a table encoded whole)
         row_codes = self.encoded.generalize(levels, self.encoded.qi_codes)
+        return self._row_outlier_mask(levels, row_codes), row_codes
+
+    def row_outlier_mask(self, levels: np.ndarray):
+        """The first array of :meth:`row_outliers` alone; kept for the last node asked (local
+        recoding starts from the release's node, whose rows the release judged already)."""
+        levels = np.asarray(levels, dtype=np.int64).reshape(-1)
+        if self._row_outliers is not None and self._row_outliers[0] == tuple(levels.tolist()):
+            return self._row_outliers[1]
+        assert self.encoded.qi_codes is not None  # (a table encoded whole)
+        return self._row_outlier_mask(levels, self.encoded.generalize(levels,
+                                                                      self.encoded.qi_codes))
+
+    def _row_outlier_mask(self, levels: np.ndarray, row_codes):
         outlier = self.encoded.class_set(levels, self.suppressed_classes(levels)).contains(
             row_codes)
-        return outlier, row_codes
+        self._row_outliers = (tuple(levels.tolist()), outlier)
+        return outlier
 
 
 @njit(cache=True)

@@ -175,8 +175,10 @@ def _metric_tables(ev, lat, limit: int | None) -> tuple:
     for checks that may stop early, its prior-bound factors); zeros for other metrics."""
     metric, q = ev.metric, lat.n_attributes
     hmax = int(lat.max_levels.max(initial=0))
-    level_radix = np.stack([ev.encoded.node_radix(
-        np.minimum(np.full((1, q), L), lat.max_levels))[0] for L in range(hmax + 1)], axis=1)
+    # (q + 1, hmax + 1): each attribute's radix at level L (its top past its height), then
+    # the sensitive attribute's
+    level_radix = ev.encoded.node_radix(np.minimum(np.arange(hmax + 1)[:, None],
+                                                   lat.max_levels[None, :])).T.copy()
     if metric.name != "loss":
         return level_radix, np.zeros(1), np.zeros((q, hmax + 1), np.int64), np.zeros((2, q))
     factors = metric.prior_factors(ev.bottom).T if limit is not None else \
