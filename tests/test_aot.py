@@ -22,7 +22,7 @@ import numpy as np, pandas as pd
 from numba.core import event
 from gpuppdp import Anonymizer, Hierarchy
 from gpuppdp.kernels import aot
-from gpuppdp.models import DeltaDisclosurePrivacy, DistinctLDiversity
+from gpuppdp.models import DeltaDisclosurePrivacy, DistinctLDiversity, PopulationUniqueness
 
 rng = np.random.default_rng(7)
 out = {"runs": []}
@@ -45,6 +45,14 @@ with event.install_recorder("numba:compile") as rec:
             d = r.search.details
             out["runs"].append([search, bool(d.get("compiled")), int(r.search.optimum),
                                 float(r.information_loss), int(r.search.nodes_evaluated)])
+        # population uniqueness (the estimators, through population_shares) on a table with
+        # sample uniques
+        unique = data.assign(w=rng.choice(values, n))
+        r = Anonymizer(quasi_identifiers=h, models=[PopulationUniqueness(0.3, model="dankar",
+                       population_size=5 * n)], suppression_limit=0.05, backend="cpu",
+                       insensitive=["s"]).fit(unique)
+        out["runs"].append(["uniqueness", r.suppressed_records, int(r.search.optimum),
+                            float(r.information_loss), int(r.search.nodes_evaluated)])
 out["compiled"] = sorted({ev.data["dispatcher"].py_func.__name__ for _, ev in rec.buffer})
 out["status"] = aot.status()
 out["declared"] = sorted(k.rsplit(".", 1)[1] for k in aot._DECLARED)
@@ -70,9 +78,10 @@ def test_first_search_compiles_no_declared_kernel(ahead):
     exhaustive search -- compile none of the declared kernels (a few small helpers called from
     Python remain: about 0.5 s)."""
     assert ahead["status"] == "attached"
-    assert [run[1] for run in ahead["runs"]] == [True, True, False, True] * 3
+    assert [run[1] for run in ahead["runs"] if run[0] != "uniqueness"] == \
+        [True, True, False, True] * 3
     assert {"_flash", "_rollup_chunk", "_group_first", "_loss_sums_run",
-            "_node_stats_run"} <= set(ahead["declared"])
+            "_node_stats_run", "population_shares"} <= set(ahead["declared"])
     assert not set(ahead["compiled"]) & set(ahead["declared"])
     assert len(ahead["compiled"]) <= 6, ahead["compiled"]
 

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import InputError
+from ..kernels.aot import ahead_of_time
 
 __all__ = ["zayatz_uniques", "pitman_uniques", "snb_uniques", "population_shares",
            "ESTIMATOR_CODES"]
@@ -471,3 +472,10 @@ def population_shares(sizes, ptr, nodes, prefix, estimator, big, t, out):
             hist[sizes[e]] += 1.0
         share = _share(hist, estimator, big)
         out[i] = 0.0 < share <= t
+
+
+# compiled ahead of time with its estimators (a first population-uniqueness search after an
+# install compiled them for seconds); its own body divides nothing, so the extension's Python
+# error model leaves it as the estimators' NumPy one has it
+ahead_of_time(population_shares, ["void(int64[::1], int64[::1], int64[::1], int64[::1], int64, "
+                                  "float64, float64, boolean[::1])"])
