@@ -38,6 +38,7 @@ __all__ = ["CODE_TYPES", "ahead_of_time", "attached", "status", "source_digest",
 CODE_TYPES = ("int8", "int16", "int32")
 #: the modules whose kernels are compiled ahead of time (imported by :func:`build`)
 MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kernels.segsum",
+           "gpuppdp.kernels.subsets",
            "gpuppdp.kernels.histograms", "gpuppdp.kernels.sortedruns", "gpuppdp.engine.metrics",
            "gpuppdp.engine.solution_space", "gpuppdp.engine.evaluate",
            "gpuppdp.engine.search.flash_kernels", "gpuppdp.kernels.swap",

@@ -315,6 +315,11 @@ def _group_sorted(t, runs, cols, radix, ptr, keys, ids, rep, n_groups):
                     n_groups)
 
 
+ahead_of_time(_group_sorted, [
+    f"none(int64, int64[::1], {c}[:, ::1], {radix}, {', '.join(['int64[::1]'] * 5)})"
+    for c in CODE_TYPES for radix in ("int64[:, ::1]", "int64[:, :]")])
+
+
 @njit(cache=True, nogil=True)
 def _group_wide(t, runs, cols, radix, ptr, keys, ids, rep, n_groups, sorted_order):
     """:func:`_group_first` / :func:`_group_sorted` for key spaces past int64: the key built

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import get_num_threads, njit
 
+from .aot import ahead_of_time
 from .groupby import count_keys, group_xp, number_keys_sorted, rank_present, run_tasks
 
 
@@ -182,6 +183,10 @@ def suffix_sets_njit(codes, radix, max_space, row_weights):
     return ptr, rep_all, count_all
 
 
+ahead_of_time(suffix_sets_njit, ["UniTuple(int64[::1], 3)(int32[:, ::1], int64[::1], int64, "
+                                 "int64[::1])"])
+
+
 @njit(cache=True)
 def gather_sets_njit(codes, ptr, rep):
     """The codes of every frequency set's entries side by side: column ``j`` of set ``b``
@@ -193,6 +198,9 @@ def gather_sets_njit(codes, ptr, rep):
             for e in range(ptr[b], ptr[b + 1]):
                 out[j, e] = codes[j, rep[e]]
     return out
+
+
+ahead_of_time(gather_sets_njit, ["int32[:, ::1](int32[:, ::1], int64[::1], int64[::1])"])
 
 
 @njit(cache=True)
@@ -219,6 +227,14 @@ def subtrees_njit(c, codes, radix, ptr, weights, max_size, task_b, task_h, chunk
     _run_chunk(codes, radix, ptr, weights, max_size, task_b, task_h,
                chunk_tasks[chunk_ptr[c]:chunk_ptr[c + 1]], count_ratio, dense_limit, fmax,
                groups, sumsq)
+
+
+# the risk report's distinction and separation of every QID subset (a first report after an
+# install compiled them for about 15 s); weights int32 or, past 2^31 records, int64
+ahead_of_time(subtrees_njit, [
+    f"none(int64, int32[:, ::1], int64[::1], int64[::1], {w}[::1], int64, int64[::1], "
+    "int64[::1], int64[::1], int64[::1], int64, int64, int64, int64[::1], int64[::1])"
+    for w in ("int32", "int64")])
 
 
 @njit(cache=True)
