@@ -350,13 +350,27 @@ def assert_interrupted(proc, stderr: str, ignore=None) -> None:
     assert lines == ["gpuppdp: interrupted"], stderr
 
 
+#: runs ``argv[1:]`` with the stop signals at their default action: the runs below test how
+#: the command line handles signals it may handle, whatever the test runner inherited (``nohup``
+#: ignores SIGHUP, a shell's background job SIGINT; the command line leaves an ignored signal
+#: ignored, as its parent asked, and such a run would finish instead of stopping)
+_DEFAULT_STOPS = ("import os, signal, sys\n"
+                  "for name in ('SIGINT', 'SIGTERM', 'SIGHUP'):\n"
+                  "    signal.signal(getattr(signal, name), signal.SIG_DFL)\n"
+                  "os.execv(sys.argv[1], sys.argv[1:])\n")
+
+
+def _stoppable(argv, **kwargs) -> subprocess.Popen:
+    """``subprocess.Popen(argv, **kwargs)`` with SIGINT, SIGTERM and SIGHUP at their default."""
+    return subprocess.Popen([sys.executable, "-c", _DEFAULT_STOPS, *map(str, argv)], **kwargs)
+
+
 def test_sigint_while_the_release_is_written(big_table, tmp_path):
     out = tmp_path / "released.csv"
     out.write_text(OLD)
-    proc = subprocess.Popen([str(SCRIPT), "anonymize", str(big_table), *QI, "--others",
-                             "insensitive", "--k", "5", "--quiet", "--seed", "1",
-                             "--output", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    proc = _stoppable([SCRIPT, "anonymize", big_table, *QI, "--others", "insensitive", "--k",
+                       "5", "--quiet", "--seed", "1", "--output", out],
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     try:
         while proc.poll() is None and not temporaries(tmp_path):
             time.sleep(0.002)
@@ -378,10 +392,9 @@ def test_sigint_while_the_release_is_written(big_table, tmp_path):
 def test_sigint_while_starting_up(tmp_path, table):
     """Ctrl-C while the subcommands import NumPy and pandas (the first second): one line,
     status 130 (``-X importtime`` shows when NumPy is being imported)."""
-    proc = subprocess.Popen([sys.executable, "-X", "importtime", str(SCRIPT), "anonymize",
-                             str(table), *QI, "--others", "insensitive", "--k", "2",
-                             "--output", str(tmp_path / "o.csv")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    proc = _stoppable([sys.executable, "-X", "importtime", SCRIPT, "anonymize", table, *QI,
+                       "--others", "insensitive", "--k", "2", "--output", tmp_path / "o.csv"],
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     try:
         seen = []
         for line in proc.stderr:
@@ -401,11 +414,10 @@ def test_sigint_while_starting_up(tmp_path, table):
 # -- SIGTERM, SIGHUP, a late signal, a closed pipe ------------------------------------------------
 def _chunked_run(big_table, out_dir: Path) -> subprocess.Popen:
     """A chunked run (bucket files in a hidden folder beside the output) with --json."""
-    return subprocess.Popen([str(SCRIPT), "anonymize", str(big_table), *QI, "--others",
-                             "insensitive", "--k", "5", "--quiet", "--chunk-rows", "100000",
-                             "--output", str(out_dir / "rel.csv"), "--json",
-                             str(out_dir / "rel.json")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+    return _stoppable([SCRIPT, "anonymize", big_table, *QI, "--others", "insensitive", "--k",
+                       "5", "--quiet", "--chunk-rows", "100000", "--output", out_dir / "rel.csv",
+                       "--json", out_dir / "rel.json"],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
 
 
 def _leftovers(folder: Path) -> list[str]:
