@@ -315,9 +315,9 @@ def _group_sorted(t, runs, cols, radix, ptr, keys, ids, rep, n_groups):
                     n_groups)
 
 
+# the form the risk report's classes take (its codes int32); the others compile on first use
 ahead_of_time(_group_sorted, [
-    f"none(int64, int64[::1], {c}[:, ::1], {radix}, {', '.join(['int64[::1]'] * 5)})"
-    for c in CODE_TYPES for radix in ("int64[:, ::1]", "int64[:, :]")])
+    f"none(int64, int64[::1], int32[:, ::1], int64[:, ::1], {', '.join(['int64[::1]'] * 5)})"])
 
 
 @njit(cache=True, nogil=True)

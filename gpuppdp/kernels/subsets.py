@@ -230,11 +230,11 @@ def subtrees_njit(c, codes, radix, ptr, weights, max_size, task_b, task_h, chunk
 
 
 # the risk report's distinction and separation of every QID subset (a first report after an
-# install compiled them for about 15 s); weights int32 or, past 2^31 records, int64
+# install compiled them for about 15 s); weights of int32 (past 2^31 records, int64: compiled
+# on first use)
 ahead_of_time(subtrees_njit, [
-    f"none(int64, int32[:, ::1], int64[::1], int64[::1], {w}[::1], int64, int64[::1], "
-    "int64[::1], int64[::1], int64[::1], int64, int64, int64, int64[::1], int64[::1])"
-    for w in ("int32", "int64")])
+    "none(int64, int32[:, ::1], int64[::1], int64[::1], int32[::1], int64, int64[::1], "
+    "int64[::1], int64[::1], int64[::1], int64, int64, int64, int64[::1], int64[::1])"])
 
 
 @njit(cache=True)
