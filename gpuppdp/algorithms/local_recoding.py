@@ -173,8 +173,7 @@ def local_recoding(result, data: pd.DataFrame,
         if node is None:
             break
         if stats["suppressed"]:
-            still = sub.row_outlier_mask(node)
-            still = be.to_host(still).astype(bool)
+            still = be.to_host(sub.row_outlier_mask(node)).astype(bool)
         else:  # the optimum suppresses none of them
             still = np.zeros(len(remaining), dtype=bool)
         if still.all():

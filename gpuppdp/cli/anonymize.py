@@ -17,6 +17,7 @@ import shlex
 import time
 from typing import TYPE_CHECKING
 
+from ..stops import temporary_folder
 from .choices import TDS_GENERALIZATIONS
 from .common import _privacy_models, add_anonymization_options, check_roles
 from .generate import whole_number
@@ -24,7 +25,6 @@ from .measure import chunk_rows_for
 from .options import (Command, add_chunk_option, add_dask_option, add_run_options, add_values,
                       encoding_of)
 from .progress import search_progress
-from ..stops import temporary_folder
 from .run import anonymizer_from_args, format_summary, print_release, release_plan, run_summary
 
 if TYPE_CHECKING:  # registering imports only the standard library; the runs load the library
