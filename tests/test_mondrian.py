@@ -313,7 +313,9 @@ def test_adult_release_passes_the_checker():
     data, h = datasets.adult()
     qids = ["age", "sex", "race", "marital-status", "education", "workclass"]
     hier = {c: h[c] for c in qids if c != "age"}
+    before = data.copy()
     r = Mondrian(qids, k=10, sensitive="occupation", l=4, hierarchies=hier).fit(data)
+    pd.testing.assert_frame_equal(data, before)  # the release shares columns, changes none
     measured = check(r.released, quasi_identifiers=qids, sensitive="occupation",
                      backend="cpu")
     assert measured["k"] >= 10 and measured["distinct_l"] >= 4

@@ -41,7 +41,7 @@ import pandas as pd
 
 from ..analysis.checker import check, classes_of_rows, measured_holds, sensitive_table
 from ..backend import Backend, get_backend
-from ..core.codes import encode_column
+from ..core.codes import encode_column, smallest_int_dtype
 from ..engine.encoding import SchemaError
 from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy
@@ -361,8 +361,12 @@ def _classes(backend, attrs, part):
 # --------------------------------------------------------------------------------------
 def _release(data, qids, attrs, part, widths, info):
     """The released table, the NCP per QID and the GCP of the classes ``part`` (host;
-    ``widths``, ``info``: :func:`_classes`')."""
-    released = data.copy()
+    ``widths``, ``info``: :func:`_classes`').  Labels are made per distinct range, each row
+    gets its class's label code in the smallest integer type, and a QID's NCP is the
+    class-size-weighted mean of its classes' widths; ``data``'s other columns are shared, not
+    copied (copy-on-write)."""
+    released = data.copy(deep=False)
+    sizes = np.bincount(part, minlength=widths.shape[0])
     ncp = {}
     for j, (name, a, (x, y)) in enumerate(zip(qids, attrs, info)):
         if isinstance(a, _Numeric):
@@ -374,8 +378,9 @@ def _release(data, qids, attrs, part, widths, info):
         uniq, inverse = np.unique(key, return_inverse=True)
         names = [labels_of(int(u)) for u in uniq]
         cats, remap = np.unique(np.array(names, dtype=object), return_inverse=True)
-        released[name] = pd.Categorical.from_codes(remap[inverse][part], categories=cats)
-        ncp[name] = float(widths[part, j].mean())
+        label_of_class = remap[inverse].astype(smallest_int_dtype(len(cats)))
+        released[name] = pd.Categorical.from_codes(label_of_class[part], categories=cats)
+        ncp[name] = float(sizes @ widths[:, j]) / len(part)
     gcp = float(np.mean(list(ncp.values())))
     return released, ncp, gcp
 
