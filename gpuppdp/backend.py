@@ -184,14 +184,24 @@ def _probe_numba_cuda(cupy) -> None:
         raise BackendError(f"Numba CUDA smoke test returned {value}, expected 36")
 
 
+#: the modules (CuPy, numba.cuda, the simulator's flag) a probe last succeeded with: each
+#: process probes them once (the Numba probe compiles a kernel, 0.1 s a time on an H200)
+_PROBED: tuple = ()
+
+
 def _probe_cupy():
     """Import CuPy, run one tiny CuPy kernel and one tiny Numba CUDA kernel on a CuPy array;
-    return the CuPy module or raise :class:`BackendError` with the reason, on one line."""
+    return the CuPy module or raise :class:`BackendError` with the reason, on one line.
+    Once a probe succeeded, the same modules are not probed again."""
+    global _PROBED
     try:
         import cupy  # noqa: PLC0415 - deferred: CuPy is optional
     except Exception as exc:  # ImportError, or a broken CUDA install raising at import
         raise BackendError(
             f"CuPy is not importable ({_one_line(exc)}); {_INSTALL_HINT}") from exc
+    probed = (cupy, sys.modules.get("numba.cuda"), _under_cudasim())
+    if all(a is b for a, b in zip(probed, _PROBED)) and len(_PROBED) == 3:
+        return cupy
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # no driver (CUDARuntimeError: cudaErrorInsufficientDriver, ...)
@@ -207,6 +217,7 @@ def _probe_cupy():
         raise BackendError(f"CuPy smoke test returned {value}, expected 92")
     if not _under_cudasim():
         _probe_numba_cuda(cupy)
+    _PROBED = (cupy, sys.modules.get("numba.cuda"), _under_cudasim())
     return cupy
 
 

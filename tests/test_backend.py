@@ -267,6 +267,7 @@ def test_probe_success_launches_both(gpu_env, caplog):
     assert launched == ["_plus_one"]
     assert not [r for r in caplog.records if r.name == "gpuppdp"]
     assert get_backend("gpu").name == "cupy"
+    assert launched == ["_plus_one"]  # the same modules are probed once a process
 
 
 def test_simulator_skips_numba_launch(gpu_env, monkeypatch):

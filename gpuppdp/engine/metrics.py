@@ -150,6 +150,22 @@ class Metric:
 
 
 @njit(cache=True)
+def _factor_bounds(factors, levels):
+    """Per node (row of ``levels``) the product of its attributes' ``factors[j, level]`` less
+    one, multiplied in attribute order as ARX aggregates (the loss's prior bound)."""
+    out = np.empty(levels.shape[0])
+    for i in range(levels.shape[0]):
+        g = 1.0
+        for j in range(levels.shape[1]):
+            g *= factors[j, levels[i, j]]
+        out[i] = g - 1.0
+    return out
+
+
+ahead_of_time(_factor_bounds, ["float64[::1](float64[:, ::1], int64[:, ::1])"])
+
+
+@njit(cache=True)
 def _attribute_factor(total, minimum, maximum, exponent, weight):
     """One attribute's factor of ARX's loss: its sum normalized to [0, 1] (``v = 0`` for an
     attribute whose domain has a single value, minimum == maximum), truncated to 1e-10, as
@@ -362,12 +378,9 @@ class Loss(Metric):
             return None
         factors = self.prior_factors(bottom)
 
-        def bound(levels):  # the factors multiplied in attribute order, as ARX aggregates
-            levels = np.atleast_2d(levels)
-            g = np.ones(len(levels))
-            for j in range(levels.shape[1]):
-                g *= factors[j, levels[:, j]]
-            return g - 1.0
+        def bound(levels):
+            return _factor_bounds(factors, np.ascontiguousarray(np.atleast_2d(levels),
+                                                                dtype=np.int64))
         return bound
 
     def evaluate_needed(self, classes, outlier, levels, needed, bounds=True):

@@ -41,7 +41,8 @@ MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kerne
            "gpuppdp.kernels.subsets",
            "gpuppdp.kernels.histograms", "gpuppdp.kernels.sortedruns", "gpuppdp.engine.metrics",
            "gpuppdp.engine.solution_space", "gpuppdp.engine.evaluate",
-           "gpuppdp.engine.search.flash_kernels", "gpuppdp.kernels.swap",
+           "gpuppdp.engine.search.flash_kernels", "gpuppdp.engine.search.levels",
+           "gpuppdp.kernels.swap",
            "gpuppdp.models.risk", "gpuppdp.models.uniqueness")
 #: the packages whose sources the digest covers
 PACKAGES = ("gpuppdp.kernels", "gpuppdp.core", "gpuppdp.engine", "gpuppdp.engine.search",

@@ -8,7 +8,9 @@ import time
 from typing import Callable
 
 import numpy as np
+from numba import njit
 
+from ...kernels.aot import ahead_of_time
 from ..encoding import FrequencySet
 from ..evaluate import LatticeOracle, NodeStats
 from ..solution_space import level_nodes
@@ -75,16 +77,10 @@ class LevelSearch:
         entries_above = None  # mean frequency-set size of the level above, once evaluated
         for h in range(lat.max_height, -1, -1):
             levels = level_nodes(top, h)
-            ids = levels @ strides
-            todo = bound(levels) <= walk.best + self.BOUND_SLACK
-            tagged = np.zeros(len(ids), dtype=bool)
-            if self.privacy_full and h < lat.max_height:
-                for j in range(lat.n_attributes):
-                    up = levels[:, j] < top[j]
-                    successor = np.where(up, ids + strides[j], 0)
-                    tagged |= up & (tagged_map[successor] | walk.not_anonymous[successor])
-                tagged_map[ids[tagged]] = True
-            todo &= ~tagged & ~walk.done[ids]
+            ids, todo = _level_candidates(levels, strides, top, tagged_map, walk.not_anonymous,
+                                          walk.done, self.privacy_full and h < lat.max_height)
+            if todo.any():
+                todo[todo] = bound(levels[todo]) <= walk.best + self.BOUND_SLACK
             if todo.any():
                 entries_above = walk.evaluate_level(levels[todo], ids[todo], entries_above)
             if progress is not None:
@@ -151,6 +147,59 @@ class LevelSearch:
         return stats, np.flatnonzero(evaluated)
 
 
+@njit(cache=True)
+def _level_candidates(levels, strides, top, tagged_map, not_anonymous, done, tag):
+    """One level's node ids and the nodes still to decide by their bound: not evaluated
+    and, when ``tag``, not tagged -- a direct successor tagged or evaluated not anonymous
+    (predictive tagging; the level's tagged nodes are marked in ``tagged_map``)."""
+    m, q = levels.shape
+    ids = np.empty(m, dtype=np.int64)
+    candidate = np.empty(m, dtype=np.bool_)
+    for i in range(m):
+        node = 0
+        for j in range(q):
+            node += levels[i, j] * strides[j]
+        ids[i] = node
+        tagged = False
+        if tag:
+            for j in range(q):
+                if levels[i, j] < top[j] and (tagged_map[node + strides[j]]
+                                              or not_anonymous[node + strides[j]]):
+                    tagged = True
+                    break
+        if tagged:
+            tagged_map[node] = True
+        candidate[i] = not tagged and not done[node]
+    return ids, candidate
+
+
+ahead_of_time(_level_candidates, [
+    "Tuple((int64[::1], boolean[::1]))(int64[:, ::1], int64[::1], int64[::1], boolean[::1], "
+    "boolean[::1], boolean[::1], boolean)"])
+
+
+@njit(cache=True)
+def _highest_below(kept, levels):
+    """Per row of ``levels``: the last row of ``kept`` (the kept path nodes, bottom up) that
+    it generalizes (every level at least the kept node's), or -1."""
+    m, q = levels.shape
+    out = np.full(m, -1, dtype=np.int64)
+    for i in range(m):
+        for t in range(kept.shape[0] - 1, -1, -1):
+            below = True
+            for j in range(q):
+                if kept[t, j] > levels[i, j]:
+                    below = False
+                    break
+            if below:
+                out[i] = t
+                break
+    return out
+
+
+ahead_of_time(_highest_below, ["int64[::1](int64[:, ::1], int64[:, ::1])"])
+
+
 class _Walk:
     """The evaluated nodes of a top-down level search, and how a level's nodes are rolled up.
 
@@ -197,10 +246,8 @@ class _Walk:
 
     def _sources(self, levels: np.ndarray):
         """``[(rows, source, index)]``: which rows of ``levels`` roll up from which set."""
-        kept = self.kept_levels
-        below = np.all(kept[None, :, :] <= levels[:, None, :], axis=2)  # (B, kept)
-        index = len(kept) - 1 - np.argmax(below[:, ::-1], axis=1)
-        from_path = below.any(axis=1)
+        index = _highest_below(self.kept_levels, levels)
+        from_path = index >= 0
         return [(np.flatnonzero(use), source, idx) for use, source, idx in (
             (~from_path, self.oracle.evaluator.bottom, np.zeros(len(levels), np.int64)),
             (from_path, self.kept_sources, index)) if use.any()]
