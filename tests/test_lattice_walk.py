@@ -10,6 +10,9 @@ search built on it.
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 import pytest
 
@@ -98,3 +101,48 @@ def test_exhaustive_checks_the_bounds_of_anonymous_nodes_only(metric):
                                    rtol=1e-12)
     else:  # bounds cheap to check are all checked
         np.testing.assert_array_equal(stats.lower_bound, checked.lower_bound)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_levels_open_nodes_are_those_a_plain_reading_keeps(seed):
+    """The top-down level search's pass over one level (``_open_nodes``) against a plain
+    reading of it: the level's nodes (``level_nodes``), less those evaluated, those with a
+    successor tagged or not anonymous (then tagged themselves) and those whose prior bound
+    (the factors' product less one) exceeds the limit."""
+    from gpuppdp.engine.metrics import FactorBound
+    from gpuppdp.engine.search.levels import _open_nodes
+    from gpuppdp.engine.solution_space import level_nodes
+
+    rng = np.random.default_rng(seed)
+    lat = Lattice(rng.integers(0, 4, size=rng.integers(2, 6)))
+    assert lat.level_sizes.tolist() == [len(level_nodes(lat.max_levels, h))
+                                        for h in range(lat.max_height + 1)]
+    tagged, not_anonymous, done = (rng.random(lat.size) < p for p in (0.1, 0.3, 0.2))
+    factors = np.ascontiguousarray(1 + rng.random((lat.n_attributes, 4)))
+    bound = FactorBound(factors)
+    out = np.empty((lat.size, lat.n_attributes), np.int64), np.empty(lat.size, np.int64)
+    for h in range(lat.max_height + 1):
+        levels = level_nodes(lat.max_levels, h)
+        ids = levels @ lat.strides
+        limit = float(np.median(bound(levels)))
+        for tag in (False, True):
+            for table in (factors, np.empty((0, 0))):
+                expected_tags = tagged.copy()
+                hit = np.zeros(len(ids), bool)
+                if tag:
+                    for j in range(lat.n_attributes):
+                        up = levels[:, j] < lat.max_levels[j]
+                        succ = np.where(up, ids + lat.strides[j], 0)
+                        hit |= up & (tagged[succ] | not_anonymous[succ])
+                    expected_tags[ids[hit]] = True
+                keep = ~hit & ~done[ids]
+                if len(table):  # multiplied in attribute order, as the kernel does
+                    keep &= np.array([functools.reduce(operator.mul, factors[
+                        np.arange(lat.n_attributes), row], 1.0) - 1.0 <= limit
+                        for row in levels])
+                marks = tagged.copy()
+                n = _open_nodes(lat.max_levels, h, lat.strides, table, limit, marks,
+                                not_anonymous, done, tag, *out)
+                assert out[1][:n].tolist() == ids[keep].tolist()
+                assert (out[0][:n] == levels[keep]).all()
+                assert (marks == expected_tags).all()

@@ -32,6 +32,15 @@ class Lattice:
                         zip(self.strides, self.radix, self.max_levels)]
 
     @property
+    def level_sizes(self) -> np.ndarray:
+        """The number of nodes of each height ``0..max_height``: the coefficients of
+        ``prod_j (1 + x + ... + x^max_j)``."""
+        sizes = np.ones(1, dtype=np.int64)
+        for top in self.max_levels:
+            sizes = np.convolve(sizes, np.ones(int(top) + 1, dtype=np.int64))
+        return sizes
+
+    @property
     def n_attributes(self) -> int:
         return len(self.max_levels)
 

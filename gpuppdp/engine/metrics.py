@@ -150,19 +150,37 @@ class Metric:
 
 
 @njit(cache=True)
+def factor_bound(factors, levels):
+    """The loss's prior bound of the node ``levels``: the product of its attributes'
+    ``factors[j, level]`` less one, multiplied in attribute order as ARX aggregates."""
+    g = 1.0
+    for j in range(levels.shape[0]):
+        g *= factors[j, levels[j]]
+    return g - 1.0
+
+
+@njit(cache=True)
 def _factor_bounds(factors, levels):
-    """Per node (row of ``levels``) the product of its attributes' ``factors[j, level]`` less
-    one, multiplied in attribute order as ARX aggregates (the loss's prior bound)."""
+    """:func:`factor_bound` of every row of ``levels``."""
     out = np.empty(levels.shape[0])
     for i in range(levels.shape[0]):
-        g = 1.0
-        for j in range(levels.shape[1]):
-            g *= factors[j, levels[i, j]]
-        out[i] = g - 1.0
+        out[i] = factor_bound(factors, levels[i])
     return out
 
 
 ahead_of_time(_factor_bounds, ["float64[::1](float64[:, ::1], int64[:, ::1])"])
+
+
+class FactorBound:
+    """``levels (B, q) -> bounds (B,)``: the loss's prior bound (:meth:`Loss.prior_bound`),
+    a product of per-attribute ``factors`` (q, height + 1); a search may read the table."""
+
+    def __init__(self, factors: np.ndarray):
+        self.factors = factors
+
+    def __call__(self, levels) -> np.ndarray:
+        return _factor_bounds(self.factors, np.ascontiguousarray(np.atleast_2d(levels),
+                                                                 dtype=np.int64))
 
 
 @njit(cache=True)
@@ -376,12 +394,7 @@ class Loss(Metric):
         it must allow for rounding.  None with a gs-factor or attribute weights."""
         if not self.arx_default:
             return None
-        factors = self.prior_factors(bottom)
-
-        def bound(levels):
-            return _factor_bounds(factors, np.ascontiguousarray(np.atleast_2d(levels),
-                                                                dtype=np.int64))
-        return bound
+        return FactorBound(self.prior_factors(bottom))
 
     def evaluate_needed(self, classes, outlier, levels, needed, bounds=True):
         q = levels.shape[1]

@@ -167,18 +167,43 @@ class Properties:
 
 
 @njit(cache=True)
-def _fill_level(max_levels, height, out):
-    """Write the level vectors of sum ``height`` into ``out`` (as many as fit) in ascending
-    node id, i.e. colexicographically; returns how many there are.  Each next vector raises
-    the lowest attribute that can take one level from those below it, which are then refilled
-    lowest attribute first."""
-    q = max_levels.shape[0]
-    v = np.zeros(q, np.int64)
+def first_of_level(max_levels, height, v):
+    """Set ``v`` to the level vector of sum ``height`` of smallest node id (the levels
+    filled lowest attribute first); False when the lattice has no node of that height."""
     rest = height
-    for j in range(q):
+    for j in range(max_levels.shape[0]):
         v[j] = min(max_levels[j], rest)
         rest -= v[j]
-    if rest > 0:
+    return rest == 0
+
+
+@njit(cache=True)
+def next_of_level(max_levels, v):
+    """Advance ``v`` to the next level vector of its sum in ascending node id
+    (colexicographically); False after the last.  It raises the lowest attribute that can
+    take one level from those below it, which are then refilled lowest attribute first."""
+    q = max_levels.shape[0]
+    below, i = v[0], 1
+    while i < q and (below == 0 or v[i] == max_levels[i]):
+        below += v[i]
+        i += 1
+    if i == q:
+        return False
+    v[i] += 1
+    rest = below - 1
+    for j in range(i):
+        v[j] = min(max_levels[j], rest)
+        rest -= v[j]
+    return True
+
+
+@njit(cache=True)
+def _fill_level(max_levels, height, out):
+    """Write the level vectors of sum ``height`` into ``out`` (as many as fit) in ascending
+    node id; returns how many there are."""
+    q = max_levels.shape[0]
+    v = np.zeros(q, np.int64)
+    if not first_of_level(max_levels, height, v):
         return 0
     m = 0
     while True:
@@ -186,17 +211,8 @@ def _fill_level(max_levels, height, out):
             for j in range(q):  # element by element: a row assignment compiles shape checks
                 out[m, j] = v[j]
         m += 1
-        below, i = v[0], 1
-        while i < q and (below == 0 or v[i] == max_levels[i]):
-            below += v[i]
-            i += 1
-        if i == q:
+        if not next_of_level(max_levels, v):
             return m
-        v[i] += 1
-        rest = below - 1
-        for j in range(i):
-            v[j] = min(max_levels[j], rest)
-            rest -= v[j]
 
 
 ahead_of_time(_fill_level, ["int64(int64[::1], int64, int64[:, ::1])"])

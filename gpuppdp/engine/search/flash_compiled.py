@@ -44,7 +44,6 @@ from ...kernels.grouping import NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE
 from ...kernels.segsum import _one_node
 from ..evaluate import NodeStats
 from ..metrics import Discernibility, Loss, Metric, Precision
-from ..solution_space import _fill_level
 from .flash_classes import NOT_ASKED, PARAMETER_SLOTS, SHARES, VALUE_BLOCKS, judge_classes
 from .flash_kernels import (
     _CLASSES_ARGUMENT,
@@ -227,8 +226,7 @@ def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
     # the roll-up's table: a dense one of up to ROLLUP_DENSE_RATIO n + ROLLUP_DENSE_FLOOR
     # slots, a hashed one of up to 8 n (a power of two >= 4 n)
     table = max(ROLLUP_DENSE_RATIO, 8) * n0 + ROLLUP_DENSE_FLOOR + 16
-    widest = max(_fill_level(lat.max_levels, h, np.empty((0, q), np.int64))
-                 for h in range(lat.max_height + 1))
+    widest = int(lat.level_sizes.max())
     size, depth = lat.size, lat.max_height + 2
     capacity = min(size + 2, FIRST_CAPACITY)
     while True:

@@ -13,7 +13,8 @@ from numba import njit
 from ...kernels.aot import ahead_of_time
 from ..encoding import FrequencySet
 from ..evaluate import LatticeOracle, NodeStats
-from ..solution_space import level_nodes
+from ..metrics import FactorBound, factor_bound
+from ..solution_space import first_of_level, next_of_level
 from .base import SearchResult, prior_where_unchecked, smallest_loss
 
 __all__ = ["LevelSearch", "greedy_path"]
@@ -75,14 +76,21 @@ class LevelSearch:
         walk.record(path_stats, path @ strides)
         tagged_map = np.zeros(lat.size, dtype=bool)  # not anonymous by monotonicity
         entries_above = None  # mean frequency-set size of the level above, once evaluated
+        # the loss's factors bound the nodes inside the level's pass; another bound after it
+        factors = bound.factors if isinstance(bound, FactorBound) else np.empty((0, 0))
+        widest = int(lat.level_sizes.max())
+        levels_out, ids_out = np.empty((widest, len(top)), np.int64), np.empty(widest, np.int64)
         for h in range(lat.max_height, -1, -1):
-            levels = level_nodes(top, h)
-            ids, todo = _level_candidates(levels, strides, top, tagged_map, walk.not_anonymous,
-                                          walk.done, self.privacy_full and h < lat.max_height)
-            if todo.any():
-                todo[todo] = bound(levels[todo]) <= walk.best + self.BOUND_SLACK
-            if todo.any():
-                entries_above = walk.evaluate_level(levels[todo], ids[todo], entries_above)
+            limit = walk.best + self.BOUND_SLACK
+            n = _open_nodes(top, h, strides, factors, limit, tagged_map, walk.not_anonymous,
+                            walk.done, self.privacy_full and h < lat.max_height, levels_out,
+                            ids_out)
+            levels, ids = levels_out[:n].copy(), ids_out[:n].copy()
+            if not len(factors) and len(ids):
+                keep = bound(levels) <= limit
+                levels, ids = levels[keep], ids[keep]
+            if len(ids):
+                entries_above = walk.evaluate_level(levels, ids, entries_above)
             if progress is not None:
                 progress(oracle.evaluations, lat.size)
         return walk.results()
@@ -148,34 +156,43 @@ class LevelSearch:
 
 
 @njit(cache=True)
-def _level_candidates(levels, strides, top, tagged_map, not_anonymous, done, tag):
-    """One level's node ids and the nodes still to decide by their bound: not evaluated
-    and, when ``tag``, not tagged -- a direct successor tagged or evaluated not anonymous
-    (predictive tagging; the level's tagged nodes are marked in ``tagged_map``)."""
-    m, q = levels.shape
-    ids = np.empty(m, dtype=np.int64)
-    candidate = np.empty(m, dtype=np.bool_)
-    for i in range(m):
+def _open_nodes(top, height, strides, factors, limit, tagged_map, not_anonymous, done, tag,
+                levels, ids):
+    """Write the nodes of ``height`` still to evaluate into ``levels`` and ``ids`` (room for
+    the level's every node), in ascending id; returns how many there are.  A node is
+    open when it was not evaluated, is not tagged when ``tag`` -- a direct successor tagged or
+    evaluated not anonymous (predictive tagging; tagged nodes are marked in ``tagged_map``) --
+    and, where ``factors`` has rows, its prior bound (:func:`factor_bound`) is at most
+    ``limit``."""
+    q = top.shape[0]
+    v = np.zeros(q, np.int64)
+    n = 0
+    more = first_of_level(top, height, v)
+    while more:
         node = 0
         for j in range(q):
-            node += levels[i, j] * strides[j]
-        ids[i] = node
+            node += v[j] * strides[j]
         tagged = False
         if tag:
             for j in range(q):
-                if levels[i, j] < top[j] and (tagged_map[node + strides[j]]
-                                              or not_anonymous[node + strides[j]]):
+                if v[j] < top[j] and (tagged_map[node + strides[j]]
+                                      or not_anonymous[node + strides[j]]):
                     tagged = True
                     break
         if tagged:
             tagged_map[node] = True
-        candidate[i] = not tagged and not done[node]
-    return ids, candidate
+        elif not done[node] and (factors.shape[0] == 0 or factor_bound(factors, v) <= limit):
+            for j in range(q):
+                levels[n, j] = v[j]
+            ids[n] = node
+            n += 1
+        more = next_of_level(top, v)
+    return n
 
 
-ahead_of_time(_level_candidates, [
-    "Tuple((int64[::1], boolean[::1]))(int64[:, ::1], int64[::1], int64[::1], boolean[::1], "
-    "boolean[::1], boolean[::1], boolean)"])
+ahead_of_time(_open_nodes, [
+    "int64(int64[::1], int64, int64[::1], float64[:, ::1], float64, boolean[::1], boolean[::1], "
+    "boolean[::1], boolean, int64[:, ::1], int64[::1])"])
 
 
 @njit(cache=True)
