@@ -146,3 +146,29 @@ def test_a_levels_open_nodes_are_those_a_plain_reading_keeps(seed):
                 assert out[1][:n].tolist() == ids[keep].tolist()
                 assert (out[0][:n] == levels[keep]).all()
                 assert (marks == expected_tags).all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_shared_predecessors_are_those_counted_plainly(seed):
+    """The predecessor each node rolls up through (``_shared_predecessors``): the direct
+    predecessor the most nodes of the level share, the lowest attribute on ties, against a
+    count with ``np.unique``; the count buffer is left zeroed."""
+    from gpuppdp.engine.search.levels import _shared_predecessors
+    from gpuppdp.engine.solution_space import level_nodes
+
+    rng = np.random.default_rng(seed)
+    lat = Lattice(rng.integers(1, 4, size=5))
+    h = lat.max_height // 2
+    levels = level_nodes(lat.max_levels, h)
+    levels = levels[rng.random(len(levels)) < 0.6]
+    ids = levels @ lat.strides
+    candidates = np.where(levels > 0, ids[:, None] - lat.strides[None, :], -1)
+    values, counts = np.unique(candidates[candidates >= 0], return_counts=True)
+    shared = np.array([[counts[np.searchsorted(values, c)] if c >= 0 else -1 for c in row]
+                       for row in candidates])
+    j = np.argmax(shared, axis=1)
+    buffer = np.zeros(lat.size, np.int32)
+    pred_ids, pred_levels = _shared_predecessors(levels, ids, lat.strides, buffer)
+    assert pred_ids.tolist() == candidates[np.arange(len(ids)), j].tolist()
+    assert (pred_levels == levels - np.eye(lat.n_attributes, dtype=np.int64)[j]).all()
+    assert not buffer.any()

@@ -217,6 +217,37 @@ def _highest_below(kept, levels):
 ahead_of_time(_highest_below, ["int64[::1](int64[:, ::1], int64[:, ::1])"])
 
 
+@njit(cache=True)
+def _shared_predecessors(levels, ids, strides, counts):
+    """Per node (row of ``levels``, id in ``ids``) the direct predecessor that the most
+    nodes of ``levels`` share (ties: the lowest attribute; -1 and the bottom's levels less one
+    for a node without predecessor): ``(ids, levels)``.  ``counts`` (zeros, one per lattice
+    node) counts the sharing nodes and is left zeroed."""
+    m, q = levels.shape
+    for i in range(m):
+        for j in range(q):
+            if levels[i, j] > 0:
+                counts[ids[i] - strides[j]] += 1
+    pred_ids = np.empty(m, np.int64)
+    pred_levels = levels.copy()
+    for i in range(m):
+        most, at = -1, 0
+        for j in range(q):
+            if levels[i, j] > 0 and counts[ids[i] - strides[j]] > most:
+                most, at = counts[ids[i] - strides[j]], j
+        pred_ids[i] = ids[i] - strides[at] if most >= 0 else -1
+        pred_levels[i, at] -= 1
+    for i in range(m):
+        for j in range(q):
+            if levels[i, j] > 0:
+                counts[ids[i] - strides[j]] -= 1
+    return pred_ids, pred_levels
+
+
+ahead_of_time(_shared_predecessors, [
+    "Tuple((int64[::1], int64[:, ::1]))(int64[:, ::1], int64[::1], int64[::1], int32[::1])"])
+
+
 class _Walk:
     """The evaluated nodes of a top-down level search, and how a level's nodes are rolled up.
 
@@ -243,6 +274,7 @@ class _Walk:
         self.done = np.zeros(size, dtype=bool)            # by node id: evaluated
         self.not_anonymous = np.zeros(size, dtype=bool)   # evaluated, not anonymous
         self.best = np.inf
+        self._sharing: np.ndarray | None = None
 
     def record(self, stats: NodeStats, ids: np.ndarray) -> None:
         """Keep the results of nodes ``ids`` (those evaluated before are kept once)."""
@@ -293,15 +325,9 @@ class _Walk:
     def _shared_predecessors(self, levels, ids):
         """Per node its direct predecessor shared by the most nodes of ``levels`` (ties: the
         first attribute): ``(ids, levels)``."""
-        candidates = np.where(levels > 0, ids[:, None] - self.strides[None, :], -1)
-        values, counts = np.unique(candidates[candidates >= 0], return_counts=True)
-        at = np.searchsorted(values, candidates).clip(0, len(values) - 1)
-        shared = np.where((candidates >= 0) & (values[at] == candidates), counts[at], -1)
-        j = np.argmax(shared, axis=1)
-        rows = np.arange(len(levels))
-        pred_levels = levels.copy()
-        pred_levels[rows, j] -= 1
-        return candidates[rows, j], pred_levels
+        if self._sharing is None:  # a count per lattice node, left zeroed by each call
+            self._sharing = np.zeros(self.oracle.lattice.size, dtype=np.int32)
+        return _shared_predecessors(levels, ids, self.strides, self._sharing)
 
     def _through_predecessors(self, levels, ids, pred_ids, pred_levels, inverse) -> float:
         """Evaluate the predecessors in batches from the path or the bottom, and each batch's
