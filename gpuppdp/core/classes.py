@@ -103,7 +103,7 @@ class Classes:
         xp = self.xp
         cls = self.entry_class.astype(xp.int64)
         share = self.entry_count.astype(xp.float64) / self.size.astype(xp.float64)[cls]
-        return -xp.bincount(cls, weights=share * xp.log2(share), minlength=self.n_classes)
+        return -segment_sum(xp, cls, share * xp.log2(share), self.n_classes)
 
     def per_node(self, values):
         """Exact per-node totals of a per-class array (integer cumsum, no float rounding)."""
@@ -124,17 +124,15 @@ def entry_shares(classes: Classes):
 
 
 def segment_max(xp, cls, values, n_classes: int, empty: float = 0.0):
-    """Largest ``values`` entry of each class (``empty`` for classes without entries)."""
-    out = xp.full(n_classes, empty, dtype=xp.float64)
-    if values.shape[0] == 0:
-        return out
-    order = xp.lexsort(xp.stack([values.astype(xp.float64), cls.astype(xp.float64)]))
-    c, v = cls[order], values[order].astype(xp.float64)
-    last = xp.concatenate([c[1:] != c[:-1], xp.ones(1, dtype=xp.bool_)])
-    out[c[last]] = v[last]
-    return out
+    """Largest ``values`` entry of each class (``empty`` for classes without entries): one
+    scatter (``maximum.at``; no sort, and no synchronization on a GPU)."""
+    top = xp.full(n_classes, -np.inf, dtype=xp.float64)
+    xp.maximum.at(top, cls, values.astype(xp.float64))
+    has = xp.zeros(n_classes, dtype=xp.bool_)
+    has[cls] = True
+    return xp.where(has, top, empty)
 
 
 def segment_sum(xp, cls, values, n_classes: int):
-    """Sum of ``values`` per class (float64)."""
-    return xp.bincount(cls, weights=values.astype(xp.float64), minlength=n_classes)
+    """Sum of ``values`` per class (float64; :func:`.groupby.count_keys`)."""
+    return groupby.count_keys(xp, cls, n_classes, values.astype(xp.float64))

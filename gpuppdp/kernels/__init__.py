@@ -146,9 +146,9 @@ def classes(backend, ptr, codes, radix, count):
         return groupby.group_njit(codes, radix, ptr, count=count)
     class_of_entry, rep, class_ptr = groupby.group(xp, codes, radix, ptr=ptr)
     n_classes = int(rep.shape[0])
-    size = xp.bincount(class_of_entry, weights=count.astype(xp.float64),
-                       minlength=n_classes).astype(xp.int64)
-    distinct = xp.bincount(class_of_entry, minlength=n_classes).astype(xp.int64)
+    size = groupby.count_keys(xp, class_of_entry, n_classes,
+                              count.astype(xp.float64)).astype(xp.int64)
+    distinct = groupby.count_keys(xp, class_of_entry, n_classes)
     return (class_of_entry, rep, class_ptr, size, distinct,
             groupby.segment_ids(xp, class_ptr, n_classes))
 

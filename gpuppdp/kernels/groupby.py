@@ -434,7 +434,7 @@ def segment_ids(xp, ptr, total):
     inner = ptr[1:-1].astype(xp.int64)
     if inner.shape[0] == 0:  # one segment; CuPy < 14.2's bincount fails on an empty array
         return xp.zeros(total, dtype=xp.int64)
-    starts = xp.bincount(inner, minlength=total + 1)[:total]
+    starts = count_keys(xp, inner, total + 1)[:total]
     return xp.cumsum(starts).astype(xp.int64)
 
 
@@ -469,8 +469,20 @@ ahead_of_time(_marginals, [f"none(int64, int64[::1], {t}[:, ::1], int64[::1], in
 
 
 def count_keys(xp, key, space: int, weights=None):
-    """Dense counting: rows (or their summed ``weights``) per key value ``0..space-1``."""
-    return xp.bincount(key, weights=weights, minlength=space)
+    """Dense counting: rows (int64), or their summed ``weights`` (float64), per key value
+    ``0..space-1`` (every key below ``space``).  NumPy's ``bincount``; on a GPU one atomic
+    scatter-add (``add.at``, the order of additions CuPy's ``bincount`` has too) and no
+    synchronization, where CuPy's ``bincount`` brings the keys' maximum and sign check to the
+    host (two a call)."""
+    if xp is np:
+        return np.bincount(key, weights=weights, minlength=space)
+    if weights is None:  # add.at takes no int64 before CuPy 14.1
+        out = xp.zeros(space, dtype=xp.uint64)
+        xp.add.at(out, key, xp.ones(key.shape[0], dtype=xp.uint64))
+        return out.astype(xp.int64)
+    out = xp.zeros(space, dtype=xp.float64)
+    xp.add.at(out, key, weights.astype(xp.float64))
+    return out
 
 
 def rank_present(xp, present, key, dtype=None):
@@ -542,7 +554,7 @@ def group_xp(xp, cols, radix, ptr=None, order="first"):
         group_ptr = xp.asarray(np.array([0, rep.shape[0]], dtype=np.int64))
     else:
         group_ptr = xp.zeros(n_seg + 1, dtype=xp.int64)
-        group_ptr[1:] = xp.cumsum(xp.bincount(cols[0][rep], minlength=n_seg))
+        group_ptr[1:] = xp.cumsum(count_keys(xp, cols[0][rep], n_seg))
     return ids, rep, group_ptr
 
 

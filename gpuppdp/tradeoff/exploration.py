@@ -166,7 +166,7 @@ class NodeFigures(Metric):
         count = xp.where(kept[cls], cl.entry_count.astype(xp.float64), 0.0)
         key = node[cls] * m + sens
         with np.errstate(invalid="ignore", divide="ignore"):
-            q = (xp.bincount(key, weights=count, minlength=n_nodes * m).reshape(n_nodes, m)
+            q = (segment_sum(xp, key, count, n_nodes * m).reshape(n_nodes, m)
                  / records[:, None])
             plogp = xp.where(q > 0, q * xp.log2(xp.where(q > 0, q, 1.0)), 0.0)
         flat = q.reshape(-1)
