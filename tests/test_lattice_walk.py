@@ -109,7 +109,7 @@ def test_a_levels_open_nodes_are_those_a_plain_reading_keeps(seed):
     reading of it: the level's nodes (``level_nodes``), less those evaluated, those with a
     successor tagged or not anonymous (then tagged themselves) and those whose prior bound
     (the factors' product less one) exceeds the limit."""
-    from gpuppdp.engine.metrics import FactorBound
+    from gpuppdp.engine.prior_bound import FactorBound
     from gpuppdp.engine.search.levels import _open_nodes
     from gpuppdp.engine.solution_space import level_nodes
 

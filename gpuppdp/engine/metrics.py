@@ -42,6 +42,7 @@ from .. import kernels
 from ..core.classes import Classes
 from ..errors import InputError
 from ..kernels.aot import ahead_of_time
+from .prior_bound import FactorBound
 from ..validation import check_number
 
 __all__ = ["Metric", "Loss", "Precision", "Discernibility", "MonotonicDiscernibility", "AECS",
@@ -147,40 +148,6 @@ class Metric:
         args = ([f"gs_factor={self.gs_factor!r}"] if self.gs_factor != 0.5 else []) + \
             ([f"attribute_weights={self.attribute_weights!r}"] if self.attribute_weights else [])
         return f"{type(self).__name__}({', '.join(args)})"
-
-
-@njit(cache=True)
-def factor_bound(factors, levels):
-    """The loss's prior bound of the node ``levels``: the product of its attributes'
-    ``factors[j, level]`` less one, multiplied in attribute order as ARX aggregates."""
-    g = 1.0
-    for j in range(levels.shape[0]):
-        g *= factors[j, levels[j]]
-    return g - 1.0
-
-
-@njit(cache=True)
-def _factor_bounds(factors, levels):
-    """:func:`factor_bound` of every row of ``levels``."""
-    out = np.empty(levels.shape[0])
-    for i in range(levels.shape[0]):
-        out[i] = factor_bound(factors, levels[i])
-    return out
-
-
-ahead_of_time(_factor_bounds, ["float64[::1](float64[:, ::1], int64[:, ::1])"])
-
-
-class FactorBound:
-    """``levels (B, q) -> bounds (B,)``: the loss's prior bound (:meth:`Loss.prior_bound`),
-    a product of per-attribute ``factors`` (q, height + 1); a search may read the table."""
-
-    def __init__(self, factors: np.ndarray):
-        self.factors = factors
-
-    def __call__(self, levels) -> np.ndarray:
-        return _factor_bounds(self.factors, np.ascontiguousarray(np.atleast_2d(levels),
-                                                                 dtype=np.int64))
 
 
 @njit(cache=True)

@@ -41,6 +41,7 @@ MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kerne
            "gpuppdp.kernels.subsets",
            "gpuppdp.kernels.histograms", "gpuppdp.kernels.sortedruns", "gpuppdp.engine.metrics",
            "gpuppdp.engine.solution_space", "gpuppdp.engine.evaluate",
+           "gpuppdp.engine.prior_bound",
            "gpuppdp.engine.search.flash_kernels", "gpuppdp.engine.search.levels",
            "gpuppdp.kernels.swap",
            "gpuppdp.models.risk", "gpuppdp.models.uniqueness")

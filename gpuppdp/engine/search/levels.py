@@ -13,7 +13,7 @@ from numba import njit
 from ...kernels.aot import ahead_of_time
 from ..encoding import FrequencySet
 from ..evaluate import LatticeOracle, NodeStats
-from ..metrics import FactorBound, factor_bound
+from ..prior_bound import FactorBound, factor_bound
 from ..solution_space import first_of_level, next_of_level
 from .base import SearchResult, prior_where_unchecked, smallest_loss
 
