@@ -414,6 +414,8 @@ class _StrictProxy:
             wrapped = _wrap_callable(attr, f"{self._where}.{name}")
             if name == "at" and self._obj is np.add:
                 return _strict_add_at(wrapped)
+            if name == "at" and self._obj in (np.maximum, np.minimum):
+                return _strict_extreme_at(wrapped, self._obj.__name__)
             if name in _REDUCING and self._obj not in _REDUCING[name]:
                 return _unsupported(f"cupy_{self._obj.__name__}.{name}")
             return wrapped
@@ -454,6 +456,21 @@ def _strict_add_at(add_at):
             raise TypeError(f"cupy.add.at does not support {a.dtype} (CuPy's scatter_add "
                             "supports int32, uint32, uint64, float16, float32, float64)")
         return add_at(a, indices) if b is None else add_at(a, indices, b)
+
+    return wrapper
+
+
+def _strict_extreme_at(extreme_at, name):
+    """``maximum.at`` / ``minimum.at``, refused on float64: CuPy 14.2.0's rounds the values
+    through float32 (an H200, 2026-11-28: ``maximum.at`` of ``log2(9/7)`` gave
+    ``float32(log2(9/7))``), so a float64 result would silently differ from NumPy's."""
+
+    @functools.wraps(extreme_at)
+    def wrapper(a, indices, b=None):
+        if isinstance(a, StrictArray) and a.dtype == np.float64:
+            raise TypeError(f"cupy.{name}.at on float64 rounds through float32 (CuPy 14.2.0 "
+                            "on an H200): the stand-in refuses it")
+        return extreme_at(a, indices) if b is None else extreme_at(a, indices, b)
 
     return wrapper
 

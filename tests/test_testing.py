@@ -321,8 +321,9 @@ def test_ufunc_at_and_inplace_out():
     res = strict_xp.multiply(acc, 2, out=out)
     np.testing.assert_array_equal(out.get(), acc_h * 2)
     assert res.get().tolist() == (acc_h * 2).tolist()
-    strict_xp.maximum.at(acc, strict_xp.asarray(np.array([2])), 10.0)
-    assert float(acc[2]) == 10.0
+    top = strict_xp.zeros(4, dtype=np.int32)
+    strict_xp.maximum.at(top, strict_xp.asarray(np.array([2])), 10)
+    assert int(top[2]) == 10
 
 
 def test_setitem_forms(x):
@@ -555,6 +556,19 @@ def test_add_at_refuses_int64():
     assert acc.tolist() == [2, 0, 1]
     with pytest.raises(TypeError, match="int64"):
         xp.add.at(xp.zeros(3, dtype=np.int64), idx, 1)
+
+
+def test_extreme_at_refuses_float64():
+    """An H200 with CuPy 14.2.0: maximum.at into float64 rounded the values through float32;
+    the stand-in refuses float64 there and takes the integer forms."""
+    xp = strict_xp
+    idx = xp.asarray(np.array([0, 0, 2]))
+    acc = xp.zeros(3, dtype=np.uint64)
+    xp.maximum.at(acc, idx, xp.asarray(np.array([3, 5, 1], dtype=np.uint64)))
+    assert acc.tolist() == [5, 0, 1]
+    for name in ("maximum", "minimum"):
+        with pytest.raises(TypeError, match="float32"):
+            getattr(xp, name).at(xp.zeros(3), idx, xp.asarray(np.array([0.1, 0.2, 0.3])))
 
 
 def test_ufunc_reductions_only_where_cupy_has_them():

@@ -124,13 +124,23 @@ def entry_shares(classes: Classes):
 
 
 def segment_max(xp, cls, values, n_classes: int, empty: float = 0.0):
-    """Largest ``values`` entry of each class (``empty`` for classes without entries): one
-    scatter (``maximum.at``; no sort, and no synchronization on a GPU)."""
-    top = xp.full(n_classes, -np.inf, dtype=xp.float64)
-    xp.maximum.at(top, cls, values.astype(xp.float64))
-    has = xp.zeros(n_classes, dtype=xp.bool_)
-    has[cls] = True
-    return xp.where(has, top, empty)
+    """Largest ``values`` entry of each class (``empty`` for classes without entries).  NumPy:
+    one scatter (``maximum.at``); a GPU: a sort by (class, value), each class's last entry
+    (CuPy's ``maximum.at`` rounds float64 through float32: seen on an H200, CuPy 14.2.0)."""
+    if xp is np:
+        top = np.full(n_classes, -np.inf)
+        np.maximum.at(top, cls, values.astype(np.float64))
+        has = np.zeros(n_classes, dtype=np.bool_)
+        has[cls] = True
+        return np.where(has, top, empty)
+    out = xp.full(n_classes, empty, dtype=xp.float64)
+    if values.shape[0] == 0:
+        return out
+    order = xp.lexsort(xp.stack([values.astype(xp.float64), cls.astype(xp.float64)]))
+    c, v = cls[order], values[order].astype(xp.float64)
+    last = xp.concatenate([c[1:] != c[:-1], xp.ones(1, dtype=xp.bool_)])
+    out[c[last]] = v[last]
+    return out
 
 
 def segment_sum(xp, cls, values, n_classes: int):
