@@ -481,7 +481,7 @@ def count_keys(xp, key, space: int, weights=None):
         xp.add.at(out, key, xp.ones(key.shape[0], dtype=xp.uint64))
         return out.astype(xp.int64)
     out = xp.zeros(space, dtype=xp.float64)
-    xp.add.at(out, key, weights.astype(xp.float64))
+    xp.add.at(out, key, weights.astype(xp.float64, copy=False))
     return out
 
 
