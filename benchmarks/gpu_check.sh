@@ -11,7 +11,8 @@
 # scale, Mondrian (10 M rows), exact MDAV (10^6 x 5 on the whole grid, its groups checked
 # against the CPU's on 2 x 10^4 rows), perturbation, DP (the fused Laplace and discrete Gaussian
 # at 10^8), explore (every node's figures) and census (20 M rows, out of core, end to end, then `gpuppdp risk` and `check` on
-# the same table) benchmarks on the GPU; not by default, the US-population census (330 M rows,
+# the same table) benchmarks on the GPU, and the host profiles of Mondrian, the level search and
+# explore (profile: what the host does while the device waits); not by default, the US-population census (330 M rows,
 # generated then anonymized to a Parquet dataset written by the host threads, about 80 s on an
 # H200 machine, 43 s of it generating, then `gpuppdp risk`; GPU_CHECK_STEPS=census330), nor the host work per chunk on the machine's CPU (chunk: the
 # steps that feed the device thread).  JSON and one log per step go to $OUT (or
@@ -28,7 +29,7 @@ cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/out}"
 py="${PYTHON:-python3}"
 rows="${GPU_CHECK_ROWS:-1e7}"
-steps="${GPU_CHECK_STEPS:-probe tests compare launch search levels exhaustive lattice scale mondrian mdav perturb dp explore census}"
+steps="${GPU_CHECK_STEPS:-probe tests compare launch search levels exhaustive lattice scale mondrian mdav perturb dp explore profile census}"
 mkdir -p "$out"
 fail=0
 safe_path=()
@@ -90,6 +91,7 @@ step dp 60 "$py" benchmarks/bench_dp.py --backend gpu --fused-size 1e8 --json "$
 # every node's figures (issue 36: Adult 8 QIDs <= 50 ms, a census lattice; 10^8 rows with
 # GPU_CHECK_STEPS=explore GPU_CHECK_EXPLORE_ROWS=1e8)
 step explore 150 "$py" benchmarks/bench_explore.py --backend gpu --repeats 3 --census-rows "${GPU_CHECK_EXPLORE_ROWS:-1e7}" --json "$out/bench_explore_gpu.json"
+step profile 90 "$py" benchmarks/profile_host.py --backend gpu --rows 1e7 --json "$out/profile_host_gpu.json"
 export GPUPPDP_LOG=DEBUG  # the census runs log where their ordered thread spent its time
 step census 210 "$py" benchmarks/bench_census.py --rows 2e7 --runs 2 --backend gpu --measure risk check --json "$out/bench_census_gpu.json"
 step chunk 90 "$py" benchmarks/bench_chunk.py --repeats 8 --json "$out/bench_chunk.json"
