@@ -212,6 +212,28 @@ def test_strict_backend_refuses_int64_add_at():
     np.testing.assert_array_equal(be.to_host(out), [2.0, 1.0])
 
 
+@pytest.mark.parametrize("seed", SEEDS[:4])
+def test_count_keys_counts_as_a_python_loop(seed):
+    """``count_keys``: per key below ``space`` the rows (int64) or their summed weights
+    (float64), on NumPy (``bincount``) and in the array form (``add.at`` on the strict CuPy
+    stand-in, which refuses int64 scatters), against a Python loop; empty keys give zeros."""
+    rng = np.random.default_rng(seed)
+    space = int(rng.integers(1, 40))
+    key = rng.integers(0, space, int(rng.integers(0, 300)))
+    weights = rng.integers(1, 50, key.shape[0]).astype(np.float64)
+    counts, sums = np.zeros(space, np.int64), np.zeros(space)
+    for k, w in zip(key.tolist(), weights.tolist()):
+        counts[k] += 1
+        sums[k] += w
+    be = strict_backend()
+    for xp, convert, back in ((np, np.asarray, np.asarray), (be.xp, be.asarray, be.to_host)):
+        got = back(groupby.count_keys(xp, convert(key), space))
+        assert got.dtype == np.int64 and got.tolist() == counts.tolist()
+        summed = back(groupby.count_keys(xp, convert(key), space, convert(weights)))
+        assert summed.dtype == np.float64 and summed.tolist() == sums.tolist()
+        assert back(groupby.count_keys(xp, convert(key[:0]), space)).tolist() == [0] * space
+
+
 @pytest.mark.parametrize("regime", ["dense", "hashed", "wide"])
 @pytest.mark.parametrize("seed", SEEDS[:4])
 def test_key_set_membership_matches_a_python_set(regime, seed, monkeypatch):
