@@ -413,9 +413,9 @@ class _StrictProxy:
         if callable(attr) and not isinstance(attr, type):
             wrapped = _wrap_callable(attr, f"{self._where}.{name}")
             if name == "at" and self._obj is np.add:
-                return _strict_add_at(wrapped)
+                return _strict_at(wrapped, _add_at_refusal)
             if name == "at" and self._obj in (np.maximum, np.minimum):
-                return _strict_extreme_at(wrapped, self._obj.__name__)
+                return _strict_at(wrapped, _extreme_at_refusal(self._obj.__name__))
             if name in _REDUCING and self._obj not in _REDUCING[name]:
                 return _unsupported(f"cupy_{self._obj.__name__}.{name}")
             return wrapped
@@ -447,30 +447,37 @@ _ADD_AT_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.uint32, np.uint64, np.
                                              np.float32, np.float64))
 
 
-def _strict_add_at(add_at):
-    """``add.at`` with CuPy's restriction on the dtype of the array added into."""
-
-    @functools.wraps(add_at)
-    def wrapper(a, indices, b=None):
-        if isinstance(a, StrictArray) and a.dtype not in _ADD_AT_DTYPES:
-            raise TypeError(f"cupy.add.at does not support {a.dtype} (CuPy's scatter_add "
-                            "supports int32, uint32, uint64, float16, float32, float64)")
-        return add_at(a, indices) if b is None else add_at(a, indices, b)
-
-    return wrapper
+def _add_at_refusal(dtype) -> str | None:
+    if dtype not in _ADD_AT_DTYPES:
+        return (f"cupy.add.at does not support {dtype} (CuPy's scatter_add supports int32, "
+                "uint32, uint64, float16, float32, float64)")
+    return None
 
 
-def _strict_extreme_at(extreme_at, name):
-    """``maximum.at`` / ``minimum.at``, refused on float64: CuPy 14.2.0's rounds the values
+def _extreme_at_refusal(name: str):
+    """``maximum.at`` / ``minimum.at`` are refused on float64: CuPy 14.2.0's rounds the values
     through float32 (an H200, 2026-11-28: ``maximum.at`` of ``log2(9/7)`` gave
     ``float32(log2(9/7))``), so a float64 result would silently differ from NumPy's."""
 
-    @functools.wraps(extreme_at)
+    def refusal(dtype) -> str | None:
+        if dtype == np.float64:
+            return (f"cupy.{name}.at on float64 rounds through float32 (CuPy 14.2.0 on an "
+                    "H200): the stand-in refuses it")
+        return None
+
+    return refusal
+
+
+def _strict_at(at, refusal):
+    """A ufunc's ``at`` refusing, with ``TypeError``, a stand-in array whose dtype
+    ``refusal`` gives a reason for (what CuPy refuses or gets wrong)."""
+
+    @functools.wraps(at)
     def wrapper(a, indices, b=None):
-        if isinstance(a, StrictArray) and a.dtype == np.float64:
-            raise TypeError(f"cupy.{name}.at on float64 rounds through float32 (CuPy 14.2.0 "
-                            "on an H200): the stand-in refuses it")
-        return extreme_at(a, indices) if b is None else extreme_at(a, indices, b)
+        reason = refusal(a.dtype) if isinstance(a, StrictArray) else None
+        if reason:
+            raise TypeError(reason)
+        return at(a, indices) if b is None else at(a, indices, b)
 
     return wrapper
 
