@@ -29,12 +29,13 @@ import numpy as np
 import pandas as pd
 
 from .. import kernels
+from ..core.codes import smallest_int_dtype
 from ..engine.encoding import EncodedTable
 from ..engine.evaluate import LatticeOracle, checked_evaluator
 from ..engine.lattice import Lattice
 from ..engine.search import SEARCHES, make_search
 from ..engine.transform import (SUPPRESSED_LABEL, SUPPRESSION_MODES, Release,
-                                released_columns)
+                                carried_column, released_columns)
 from ..errors import InputError, InputTypeError
 from ..models import (AlphaKAnonymity, DistinctLDiversity, EntropyLDiversity, KAnonymity,
                       KAnonymityOnSubsets, RecursiveCLDiversity)
@@ -204,21 +205,23 @@ def _release(data: pd.DataFrame, enc: EncodedTable, levels: np.ndarray,
     it = row_iteration[order]
 
     def qid(j: int):
-        """QID ``j`` as released: a categorical of the labels of the levels used and ``*``."""
+        """QID ``j`` as released: a categorical of the labels of the levels used (each once,
+        by level, then ``*``), gathered per row from its iteration's level (``*`` for -1)."""
         h = enc.hierarchies[j]
-        position: dict[str, int] = {}   # the labels of the levels used, each once, then *
+        position: dict[str, int] = {}
         luts = {lv: np.array([position.setdefault(str(v), len(position))
-                              for v in h.labels(lv).tolist()], dtype=np.int64)
+                              for v in h.labels(lv).tolist()])
                 for lv in sorted(set(levels[:, j].tolist()))}
         star = position.setdefault(SUPPRESSED_LABEL, len(position))
-        leaf = be.to_host(qi_codes[j]).astype(np.int64)[order]
-        out = np.full(len(order), star, dtype=np.int64)
-        for t, lv in enumerate(levels[:, j].tolist()):  # a loop over iterations only
-            at = it == t
-            out[at] = luts[lv][h.codes(lv)[leaf[at]]]
-        return pd.Categorical.from_codes(out, dtype=pd.CategoricalDtype(list(position)))
+        dtype = smallest_int_dtype(len(position))
+        # row t: leaf -> category at iteration t's level; the last row (iteration -1): *
+        table = np.vstack([luts[lv][h.codes(lv)].astype(dtype) for lv in levels[:, j].tolist()]
+                          + [np.full(len(h.leaves), star, dtype)])
+        leaf = be.to_host(qi_codes[j])[order]
+        return pd.Categorical.from_codes(
+            table[it, leaf], dtype=pd.CategoricalDtype(pd.Index(list(position))))
 
     columns = released_columns(data.columns, enc, qid,
-                               lambda name: data[name].take(order).reset_index(drop=True))
+                               lambda name: carried_column(data, name, order))
     return Release(pd.DataFrame(columns), enc.n_rows, int(outlier.sum()), suppression,
                    order.astype(np.int64))

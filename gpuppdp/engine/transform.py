@@ -30,8 +30,8 @@ from .evaluate import Evaluator
 from .microaggregation import aggregated_column
 
 __all__ = ["Release", "release", "RowBuckets", "release_buckets", "released_columns",
-           "suppressed_rows", "all_suppressed", "categories_of", "labelled_codes",
-           "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
+           "suppressed_rows", "all_suppressed", "carried_column", "categories_of",
+           "labelled_codes", "SUPPRESSED_LABEL", "SUPPRESSION_MODES"]
 
 SUPPRESSED_LABEL = "*"
 SUPPRESSION_MODES = ("mark", "drop")
@@ -107,6 +107,12 @@ def released_columns(columns, enc, qid: Callable[[int], object],
     return out
 
 
+def carried_column(data: pd.DataFrame, name: str, order: np.ndarray) -> pd.Series:
+    """Column ``name`` of ``data`` as released: its rows ``order`` (host positions), its dtype
+    kept, a fresh range index (one gather of its array, without the frame's indexing)."""
+    return pd.Series(data[name].array.take(order), name=name)
+
+
 def categories_of(labels) -> tuple[pd.CategoricalDtype, int]:
     """The categories of a released QID column at one level, as the categorical dtype of its
     labels and ``*`` (added unless it is one of them), and the position of ``*``.  Built once
@@ -153,7 +159,7 @@ def release(data: pd.DataFrame, evaluator: Evaluator, levels, *, suppression: st
         data.columns, enc,
         lambda j: labelled_codes(categories_of(enc.hierarchies[j].labels(int(levels[j]))),
                                  codes[:, j], shown_suppressed),
-        lambda name: data[name].take(order).reset_index(drop=True))
+        lambda name: carried_column(data, name, order))
     for name, agg in enc.microaggregation.items():  # one aggregate per class
         columns[name] = pd.Series(aggregated_column(data[name].to_numpy(), all_codes, outlier,
                                                     agg)[order])
