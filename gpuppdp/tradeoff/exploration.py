@@ -93,6 +93,7 @@ class NodeFigures(Metric):
         # n log2 n of every class size up to the rows (at most 2^16; larger ones computed)
         self._xlogx = np.arange(min(encoded.n_rows, 1 << 16) + 1, dtype=np.float64)
         self._xlogx[1:] *= np.log2(self._xlogx[1:])
+        self._scratch = np.empty((4, 0))
         if self.sensitive is not None:
             self._values = len(encoded.sensitive[self.sensitive].labels)
             if self.prior is not None:
@@ -131,7 +132,8 @@ class NodeFigures(Metric):
                 np.ascontiguousarray(cl.size, dtype=np.int64),
                 np.ascontiguousarray(outlier, dtype=np.bool_), entry_class, entry_sens,
                 entry_count, self._values if with_sens else 0, prior, float(prior_sq),
-                float(prior_h), self.risk_threshold, with_sens, self._xlogx)
+                float(prior_h), self.risk_threshold, with_sens, self._xlogx,
+                self._scratch_for(cl.size.shape[0]))
         xp, be = classes.xp, self.backend
         kept = ~outlier
         size = classes.size.astype(xp.int64)
@@ -158,6 +160,13 @@ class NodeFigures(Metric):
             out.append(segment_sum(xp, node, per_class * weight, n_nodes) / records)
         return be.to_host(xp.stack([v.astype(xp.float64) for v in out], axis=1))  # one copy
 
+    def _scratch_for(self, n_classes: int) -> np.ndarray:
+        """The (4, >= ``n_classes``) float64 scratch of :func:`_figures_njit`, kept between
+        batches (grown when too small): fresh pages for every batch cost a page fault each."""
+        if self._scratch.shape[1] < n_classes:
+            self._scratch = np.empty((4, max(n_classes, 2 * self._scratch.shape[1])))
+        return self._scratch
+
     def _released_prior(self, cl: Classes, kept, node, records, n_nodes: int) -> tuple:
         """``(prior_of, sum q^2, H(q))`` of :func:`~gpuppdp.models.distribution.
         privacy_losses` with ``q`` per node the sensitive distribution of its kept records."""
@@ -176,19 +185,19 @@ class NodeFigures(Metric):
 
 def _figures_njit(class_ptr, entry_ptr, size, outlier, entry_class, entry_sens, entry_count,
                   n_values: int, prior, prior_sq: float, prior_h: float, threshold: float,
-                  with_sens: bool, xlogx) -> np.ndarray:
+                  with_sens: bool, xlogx, scratch) -> np.ndarray:
     """:meth:`NodeFigures._figures` on the CPU: per node ``b`` (classes
     ``class_ptr[b]:class_ptr[b+1]``, histogram entries ``entry_ptr[b]:entry_ptr[b+1]``) the
     same figures in two passes over its classes and two (three without ``prior``) over its
     entries; ``prior`` empty: per node the kept records' distribution (else that prior,
     ``sum q^2`` = ``prior_sq``, ``H(q)`` = ``prior_h``); ``xlogx[n]`` = ``n log2 n`` for the
     small counts (a class's entropy ``log2 |E| - sum n log2 n / |E|``: no logarithm per
-    entry); the entries of suppressed classes are passed over (most of a fine node's).  Runs
-    of nodes are taken by the threads as they come free
-    (:func:`~gpuppdp.kernels.groupby.run_tasks`)."""
+    entry); the entries of suppressed classes are passed over (most of a fine node's).
+    ``scratch`` (4, >= classes) float64, any content: each node zeroes the rows of its kept
+    classes before it sums into them.  Runs of nodes are taken by the threads as they come
+    free (:func:`~gpuppdp.kernels.groupby.run_tasks`)."""
     n_nodes = class_ptr.shape[0] - 1
     out = np.full((n_nodes, 10), np.nan)
-    scratch = np.zeros((4, size.shape[0]))
     work = entry_ptr if with_sens else class_ptr
     bounds = balanced_runs(work, n_tasks_for(int(work[-1]), n_nodes))
     run_tasks(_figures_run, len(bounds) - 1, bounds, class_ptr, entry_ptr, size, outlier,
@@ -222,6 +231,9 @@ def _figures_run(t, bounds, class_ptr, entry_ptr, size, outlier, entry_class, en
         out[b, 1] = at_risk
         if not with_sens or records == 0:
             continue
+        for c in range(class_ptr[b], class_ptr[b + 1]):
+            if not outlier[c]:
+                sq[c] = ent[c] = cross[c] = util[c] = 0.0
         if prior.shape[0] == 0:
             q[:] = 0.0
             for e in range(entry_ptr[b], entry_ptr[b + 1]):
