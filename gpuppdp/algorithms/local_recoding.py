@@ -223,5 +223,5 @@ def _release(data: pd.DataFrame, enc: EncodedTable, levels: np.ndarray,
 
     columns = released_columns(data.columns, enc, qid,
                                lambda name: carried_column(data, name, order))
-    return Release(pd.DataFrame(columns), enc.n_rows, int(outlier.sum()), suppression,
+    return Release(pd.DataFrame(columns, copy=False), enc.n_rows, int(outlier.sum()), suppression,
                    order.astype(np.int64))
