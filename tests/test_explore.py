@@ -319,3 +319,46 @@ def test_census_nodes_equal_a_naive_groupby():
             assert row[f"{name}_max"] == pytest.approx(values.max(), abs=1e-9)
             assert row[f"{name}_mean"] == pytest.approx((values * size).sum() / size.sum(),
                                                         abs=1e-9)
+
+
+def test_figures_do_not_read_their_scratch_before_writing_it():
+    """The CPU figures' per-class scratch is reused from batch to batch without clearing
+    (:func:`~gpuppdp.tradeoff.exploration._figures_njit`): scratch full of NaN gives the
+    figures of a zeroed one, on nodes whose classes are partly suppressed and whose histogram
+    entries are interleaved across classes."""
+    from gpuppdp.tradeoff.exploration import _figures_njit
+
+    rng = np.random.default_rng(7)
+    m = 5
+    class_ptr, entry_ptr = [0], [0]
+    size, outlier, entry_class, entry_sens, entry_count = [], [], [], [], []
+    for _ in range(4):  # nodes
+        first = len(size)
+        node_entries = []
+        for _ in range(int(rng.integers(1, 7))):  # classes
+            c = len(size)
+            values = rng.choice(m, int(rng.integers(1, m + 1)), replace=False)
+            counts = rng.integers(1, 9, len(values))
+            node_entries += [(c, int(v), int(n)) for v, n in zip(values, counts)]
+            size.append(int(counts.sum()))
+            outlier.append(bool(rng.random() < 0.3))
+        outlier[first] = False  # each node keeps a class
+        for i in rng.permutation(len(node_entries)):  # the classes' entries interleaved
+            entry_class.append(node_entries[i][0])
+            entry_sens.append(node_entries[i][1])
+            entry_count.append(node_entries[i][2])
+        class_ptr.append(len(size))
+        entry_ptr.append(len(entry_class))
+    arrays = [np.array(a, dtype=np.int64) for a in
+              (class_ptr, entry_ptr, size)] + [np.array(outlier, dtype=np.bool_)] + \
+        [np.array(a, dtype=np.int64) for a in (entry_class, entry_sens, entry_count)]
+    xlogx = np.arange(64, dtype=np.float64)
+    xlogx[1:] *= np.log2(xlogx[1:])
+    for prior in (np.zeros(0), np.full(m, 1.0 / m)):
+        q_sq, h_q = float((prior ** 2).sum()), float(-(prior * np.log2(prior)).sum()) \
+            if len(prior) else 0.0
+        args = (*arrays, m, prior, q_sq, h_q, 0.2, True, xlogx)
+        clean = _figures_njit(*args, np.zeros((4, len(size))))
+        dirty = _figures_njit(*args, np.full((4, len(size) + 3), np.nan))
+        np.testing.assert_array_equal(dirty, clean)
+        assert np.isfinite(clean[:, 2:]).all()  # every node kept a class: all figures shown
