@@ -355,8 +355,7 @@ def test_figures_do_not_read_their_scratch_before_writing_it():
     xlogx = np.arange(64, dtype=np.float64)
     xlogx[1:] *= np.log2(xlogx[1:])
     for prior in (np.zeros(0), np.full(m, 1.0 / m)):
-        q_sq, h_q = float((prior ** 2).sum()), float(-(prior * np.log2(prior)).sum()) \
-            if len(prior) else 0.0
+        q_sq, h_q = float((prior ** 2).sum()), float(-(prior * np.log2(prior)).sum())
         args = (*arrays, m, prior, q_sq, h_q, 0.2, True, xlogx)
         clean = _figures_njit(*args, np.zeros((4, len(size))))
         dirty = _figures_njit(*args, np.full((4, len(size) + 3), np.nan))
