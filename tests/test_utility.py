@@ -319,18 +319,24 @@ def test_engine_discernibility_and_precision(adult):
 
 
 def test_precision_loss_and_bound_are_arx_formulas_to_the_bit():
-    """The compiled Prec and its lower bound against ARX's formulas written out in Python
-    floats, attribute by attribute in order: equal to the last bit on random nodes."""
-    from gpuppdp.engine.metrics import _mean_share, precision_loss
+    """The compiled Prec and its lower bound, batched and node by node as the compiled Flash
+    computes them, against ARX's formulas written out in Python floats, attribute by
+    attribute in order: equal to the last bit on random nodes."""
+    from gpuppdp.engine.metrics import _mean_share_weighted, precision_loss
+    from gpuppdp.engine.search.flash_kernels import _mean_share_of, _precision_of
 
     rng = np.random.default_rng(8)
     for _ in range(100):
         q, n_nodes, n_rows = int(rng.integers(1, 16)), int(rng.integers(1, 20)), \
             int(rng.integers(1, 10 ** 7))
         heights = rng.integers(1, 7, q)
-        shares = (rng.integers(0, 7, (n_nodes, q)) % (heights + 1)) / heights
+        levels = rng.integers(0, 7, (n_nodes, q)) % (heights + 1)
+        shares = levels / heights
+        lattice = np.stack([heights, np.cumprod(np.r_[1, heights[:-1] + 1])]).astype(np.int64)
+        nodes = levels @ lattice[1]
         suppressed = rng.integers(0, n_rows + 1, n_nodes)
-        loss, bound = precision_loss(shares, suppressed, n_rows), _mean_share(shares)
+        loss = precision_loss(shares, suppressed, n_rows)
+        bound = _mean_share_weighted(shares, 1.0, np.ones(q))
         for b in range(n_nodes):
             sup = float(suppressed[b])
             kept = n_rows - sup
@@ -340,3 +346,6 @@ def test_precision_loss_and_bound_are_arx_formulas_to_the_bit():
                 il += ((((kept * s) * 1.0 + sup * 1.0) / n_rows) / q) * 1.0
                 lb += ((s * 1.0) / q) * 1.0
             assert loss[b] == il and bound[b] == lb
+            g, h = np.int64(nodes[b]), heights.astype(np.float64)
+            assert _precision_of(g, lattice, h, sup, float(n_rows)) == il
+            assert _mean_share_of(g, lattice, h) == lb

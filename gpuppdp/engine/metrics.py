@@ -170,15 +170,23 @@ def _geometric_mean(sums, minimum, maximum, weights):
     """ARX's per-attribute normalization, truncation to 1e-10 and weighted geometric mean
     (``ILMultiDimensionalGeometricMean``) of ``B`` nodes' per-attribute sums (B, q); NaN for a
     node whose sums were not computed."""
-    n_nodes, q = sums.shape
-    out = np.empty(n_nodes, np.float64)
-    exponent = 1.0 / q
-    for b in range(n_nodes):
-        g = 1.0
-        for i in range(q):
-            g *= _attribute_factor(sums[b, i], minimum[i], maximum[i], exponent, weights[i])
-        out[b] = g - 1.0
+    out = np.empty(sums.shape[0], np.float64)
+    for b in range(sums.shape[0]):
+        out[b] = _geometric_mean_row(sums, b, minimum, maximum, weights)
     return out
+
+
+@njit(cache=True, _nrt=False)
+def _geometric_mean_row(sums, b, minimum, maximum, weights):
+    """:func:`_geometric_mean` of node ``b`` (row ``b`` of ``sums``); ``weights`` None: all
+    1.0 (ARX's default), without an array of them."""
+    q = sums.shape[1]
+    exponent = 1.0 / q
+    g = 1.0
+    for i in range(q):
+        g *= _attribute_factor(sums[b, i], minimum[i], maximum[i], exponent,
+                               1.0 if weights is None else weights[i])
+    return g - 1.0
 
 
 @njit(cache=True)
@@ -424,14 +432,20 @@ def _precision_weighted(shares, sup, n_rows, g_factor, s_factor, weights):
     for b in range(n_nodes):
         kept = n_rows - sup[b]
         for i in range(q):
-            v = ((kept * shares[b, i]) * g_factor + sup[b] * s_factor) / n_rows
-            il[b] += (v / q) * weights[i]
+            il[b] += _precision_term(shares[b, i], kept, sup[b], n_rows, g_factor, s_factor, q,
+                                     weights[i])
     return il
+
+
+@njit(inline="always")
+def _precision_term(share, kept, sup, n_rows, g_factor, s_factor, q, weight):
+    """One attribute's term of :func:`_precision_weighted`."""
+    return ((((kept * share) * g_factor + sup * s_factor) / n_rows) / q) * weight
 
 
 @njit(cache=True)
 def _precision(shares, sup, n_rows):
-    """:func:`precision_loss` node by node (compiled: Flash asks for one node at a time)."""
+    """:func:`precision_loss` compiled."""
     return _precision_weighted(shares, sup, n_rows, 1.0, 1.0, np.ones(shares.shape[1]))
 
 
@@ -443,14 +457,14 @@ def _mean_share_weighted(shares, g_factor, weights):
     lb = np.zeros(n_nodes)
     for b in range(n_nodes):
         for i in range(q):
-            lb[b] += ((shares[b, i] * g_factor) / q) * weights[i]
+            lb[b] += _mean_share_term(shares[b, i], g_factor, q, weights[i])
     return lb
 
 
-@njit(cache=True)
-def _mean_share(shares):
-    """Prec's lower bound with ARX's default parameters."""
-    return _mean_share_weighted(shares, 1.0, np.ones(shares.shape[1]))
+@njit(inline="always")
+def _mean_share_term(share, g_factor, q, weight):
+    """One attribute's term of :func:`_mean_share_weighted`."""
+    return ((share * g_factor) / q) * weight
 
 
 def discernibility(kept_sq_sum, suppressed, n_rows: int) -> np.ndarray:

@@ -154,10 +154,10 @@ def _find_slot(key, dense, table, table_key, shift, mask):
         slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_src_start,
                   node_src_stop, node_map_off, maps_flat, node_radix, out_pos, out_codes,
-                  out_sens, out_count, out_first, out_len, table, table_key, slots,
+                  out_sens, out_count, out_first, out_len, table, table_key, slots, strides,
                   max_groups):
     """Roll nodes ``b0..b1-1`` up one after the other, node ``b``'s groups written at
     ``out_pos[b]`` (from ``pos`` on, back to back); returns the position after the last.
@@ -171,10 +171,10 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
     Knuth, TAOCP vol. 3, 6.4; keys in ``table_key``); an unseen key opens the next group,
     written at once from this entry (its first), a seen one adds its count.  ``table`` is
     scratch shared by the nodes: all -1 on entry and on return (the slots a node used, listed
-    in ``slots``, are cleared after it).  Nodes of the other paths (:func:`_node_paths`) are
-    never given here."""
+    in ``slots``, are cleared after it); ``strides`` (q + 1) is scratch too.  Nodes of the
+    other paths (:func:`_node_paths`) are never given here.  Compiled without reference
+    counting (it allocates nothing): the compiled Flash calls it once per checked node."""
     q = src_codes.shape[1]
-    strides = np.empty(q + 1, np.int64)
     for b in range(b0, b1):
         start = node_src_start[b]
         n = node_src_stop[b] - start
@@ -274,11 +274,13 @@ def _rollup_chunk(c, chunk_ptr, out_base, chunk_len, src_codes, src_sens, src_co
     table = np.full(need, _NO_GROUP, np.int32)
     table_key = np.empty(hashed, np.int64)  # the hashed nodes' keys
     slots = np.empty(longest, np.int64)
+    strides = np.empty(src_codes.shape[1] + 1, np.int64)
     base = out_base[c]
     chunk_len[c] = _rollup_range(b0, b1, base, src_codes, src_sens, src_count, src_first,
                                  node_src_start, node_src_stop, node_map_off, maps_flat,
                                  node_radix, out_pos, out_codes, out_sens, out_count, out_first,
-                                 out_len, table, table_key, slots, NO_GROUP_LIMIT) - base
+                                 out_len, table, table_key, slots, strides,
+                                 NO_GROUP_LIMIT) - base
 
 
 ahead_of_time(_rollup_chunk, [

@@ -77,13 +77,14 @@ def _compiled_pass(w: int):
 _pass1, _pass3, _pass4, _pass5 = (_compiled_pass(w) for w in (1, 3, 4, 5))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _one_node(b, size, codes, outlier, ptr, off, share, charged, kept, both=True):
     """Node ``b`` on the CPU (``both``: the charged sums too, else NaN): the QIDs in blocks
     of five, four or three, each block in one pass
     through the classes with its running sums in registers -- per (node, QID) the very
     additions of :func:`loss_sums_reference`, in the same order (9 QIDs: 5 + 4; 1 or 2 QIDs: one
-    at a time)."""
+    at a time).  Compiled without reference counting (it allocates nothing): the compiled
+    Flash calls it once per checked node."""
     q = off.shape[1]
     j = 0
     while j < q:

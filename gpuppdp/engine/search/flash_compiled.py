@@ -246,7 +246,7 @@ def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
                 np.empty((widest, q), np.int64), np.empty(widest, np.int64),
                 np.empty(widest, np.int64), np.empty((2, widest, 3)),
                 np.empty((2, widest), np.int64), np.zeros((2, q), np.int64),
-                np.ones((1, q + 1), np.int64), np.zeros((2, q)), sens,
+                np.ones((2, q + 1), np.int64), np.zeros((2, q)), sens,
                 np.zeros((7, n0 + 1), np.int64) if carried else None,
                 np.zeros((n0 if carried else 1, q), ev.maps.dtype),
                 np.zeros((4, ev.encoded.n_sens), np.int64), *parameters)

@@ -36,7 +36,7 @@ from ...kernels.aot import CODE_TYPES, ahead_of_time
 from ...kernels.grouping import _rollup_range
 from ...kernels.segsum import _one_node
 from .. import solution_space
-from ..metrics import _mean_share, _normalize_and_aggregate, _precision
+from ..metrics import _geometric_mean_row, _mean_share_term, _precision_term
 from ..solution_space import _fill_level
 from . import base
 from .flash_classes import SIZE, judge_classes
@@ -87,12 +87,12 @@ def _parameters(dispatcher) -> list[str]:
 #   + 1, q): each attribute's smallest and largest loss sum, then per level its prior-bound
 #   factor (zeros where no check may stop early).
 # ------------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _has(props, g, bits):
     return (props[EXPLICIT, g] | props[UP, g] | props[DOWN, g]) & bits != 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _set(props, queue, lattice, g, bits, row):
     """Set ``bits`` on ``g`` alone (``row`` EXPLICIT) or on its cone above (UP) or below
     (DOWN), marking the cone breadth first and stopping at nodes that carry them already."""
@@ -124,12 +124,12 @@ def _set(props, queue, lattice, g, bits, row):
                 tail += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _level(g, lattice, j):
     return g // lattice[1, j] % (lattice[0, j] + 1)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _key(g, lattice, keys):
     """ARX's ``FLASHStrategy`` key of node ``g`` (see :meth:`FlashSearch.key`): the same
     floating-point operations in the same order."""
@@ -145,7 +145,7 @@ def _key(g, lattice, keys):
     return k0, prec / q, 1.0 - dd / q
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _compare(a, b, lattice, keys):
     """-1, 0, 1: the keys of nodes ``a`` and ``b`` compared as Python tuples."""
     a0, a1, a2 = _key(a, lattice, keys)
@@ -159,7 +159,7 @@ def _compare(a, b, lattice, keys):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _sorted_successors(g, out, lattice, keys):
     """Direct generalizations of ``g`` into ``out``, stably sorted by key; returns how
     many."""
@@ -176,7 +176,7 @@ def _sorted_successors(g, out, lattice, keys):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _sorted_by_key(ids, n, out, k, order, lattice, keys):
     """``ids[:n]`` stably sorted by key into ``out[:n]``: a bottom-up merge sort of their keys
     (``k`` (2, >= n, 3) and ``order`` (2, >= n) are scratch)."""
@@ -208,7 +208,7 @@ def _sorted_by_key(ids, n, out, k, order, lattice, keys):
         out[i] = ids[order[src, i]]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _heap_add(heap, n, x, lattice, keys):
     """``java.util.PriorityQueue.add`` (OpenJDK's sift-up) on ``heap[:n]``; returns n + 1."""
     k = n
@@ -222,7 +222,7 @@ def _heap_add(heap, n, x, lattice, keys):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _heap_poll(heap, n, lattice, keys):
     """``java.util.PriorityQueue.poll`` (OpenJDK's sift-down); returns (head, n - 1)."""
     result = heap[0]
@@ -243,28 +243,48 @@ def _heap_poll(heap, n, lattice, keys):
     return result, n
 
 
-@njit(cache=True)
-def _shares(g, lattice, heights):
-    """(1, q) ``level / height`` per attribute of node ``g`` (0 where the height is 0)."""
+@njit(cache=True, _nrt=False)
+def _share(g, lattice, heights, j):
+    """Attribute ``j``'s ``level / height`` of node ``g`` (0 where the height is 0)."""
+    return 0.0 if heights[j] == 0 else _level(g, lattice, j) / heights[j]
+
+
+@njit(cache=True, _nrt=False)
+def _mean_share_of(g, lattice, heights):
+    """Precision's lower bound of node ``g``: :func:`~..metrics._mean_share`'s operations
+    on its shares."""
     q = lattice.shape[1]
-    out = np.empty((1, q))
+    bound = 0.0
     for j in range(q):
-        out[0, j] = 0.0 if heights[j] == 0 else _level(g, lattice, j) / heights[j]
-    return out
+        bound += _mean_share_term(_share(g, lattice, heights, j), 1.0, q, 1.0)
+    return bound
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
+def _precision_of(g, lattice, heights, suppressed, n_rows):
+    """Precision of node ``g`` with ``suppressed`` of ``n_rows`` records suppressed:
+    :func:`~..metrics._precision`'s operations on its shares."""
+    q = lattice.shape[1]
+    kept = n_rows - suppressed
+    loss = 0.0
+    for j in range(q):
+        loss += _precision_term(_share(g, lattice, heights, j), kept, suppressed, n_rows, 1.0,
+                                1.0, q, 1.0)
+    return loss
+
+
+@njit(cache=True, _nrt=False)
 def _bound(g, props, bounds, lattice, cfg, heights):
     """A lower bound of ``g``'s loss known now: the checked one, else Precision's
     data-independent one, else NaN."""
     if props[VERDICT, g] != 0:
         return bounds[1, g]
     if cfg[BOUND_PRECISION]:
-        return _mean_share(_shares(g, lattice, heights))[0]
+        return _mean_share_of(g, lattice, heights)
     return np.nan
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _no_better(best, g, bound, props, work):
     """``best <= bound``: the optimum's loss is no better than ``g``'s lower bound (NaN: no
     bound).  ``g``'s check stopped early: its bound is the prior one, which decides the
@@ -283,7 +303,7 @@ def _no_better(best, g, bound, props, work):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _skip(trigger, g, props, bounds, queue, lattice, work, cfg, heights):
     """ARX's ``skip``: ``g`` carries a trigger bit, or (pruning) is insufficient or has a
     lower bound no better than the optimum's loss (then its cone is marked so)."""
@@ -299,7 +319,7 @@ def _skip(trigger, g, props, bounds, queue, lattice, work, cfg, heights):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _height(g, lattice):
     h = 0
     for j in range(lattice.shape[1]):
@@ -307,7 +327,7 @@ def _height(g, lattice):
     return h
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
     """ARX's pruning of nodes whose lower bound is no better than the optimum's loss; the
     checked nodes not yet ruled out wait as candidates until the optimum improves."""
@@ -347,7 +367,7 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
 
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _roll_up(g, lattice, work, cfg, slot, table, table_key, scratch, codes, count, first,
              maps, map_off, level_radix, share_off, node_off, node_radix, sens):
     """Roll node ``g`` up from the smallest cached frequency set below it into the arena at
@@ -384,11 +404,12 @@ def _roll_up(g, lattice, work, cfg, slot, table, table_key, scratch, codes, coun
     _rollup_range(ZERO, ONE, pos, codes, sens, count, first, work[ENDS:ENDS + 1],
                   work[ENDS + 1:ENDS + 2], node_off[0:1], maps, node_radix,
                   work[ENDS + 2:ENDS + 3], codes, sens, count, first,
-                  work[ENDS + 3:ENDS + 4], table, table_key, scratch, cfg[MAX_CLASSES])
+                  work[ENDS + 3:ENDS + 4], table, table_key, scratch, node_radix[1],
+                  cfg[MAX_CLASSES])
     return work[ENDS + 3]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
            table, table_key, scratch, outlier, codes, count, first, maps, map_off,
            level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens, cls,
@@ -413,7 +434,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
                 bound *= loss_table[2 + levels[j], j]
             bound -= 1.0
         else:
-            bound = _mean_share(_shares(g, lattice, heights))[0]
+            bound = _mean_share_of(g, lattice, heights)
     else:
         slot[s, 0], slot[s, 1] = pos, n
         slot[work[CACHED], 2] = s
@@ -453,13 +474,11 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
             work[PTR], work[PTR + 1] = 0, n_classes
             _one_node(ZERO, size, class_codes_now, outlier, work[PTR:PTR + 2],
                       node_off[1:2], share, sums[0:1], sums[1:2], anonymous)
-            loss = _normalize_and_aggregate(sums[0:1], loss_table[0], loss_table[1])[0]
-            bound = _normalize_and_aggregate(sums[1:2], loss_table[0], loss_table[1])[0]
+            loss = _geometric_mean_row(sums, ZERO, loss_table[0], loss_table[1], None)
+            bound = _geometric_mean_row(sums, ONE, loss_table[0], loss_table[1], None)
         elif cfg[METRIC] == 1:
-            shares = _shares(g, lattice, heights)
-            sums[0, 0] = suppressed
-            loss = _precision(shares, sums[0, 0:1], float(cfg[ROWS]))[0]
-            bound = _mean_share(shares)[0]
+            loss = _precision_of(g, lattice, heights, float(suppressed), float(cfg[ROWS]))
+            bound = _mean_share_of(g, lattice, heights)
         else:
             loss = float(kept_sq + cfg[ROWS] * suppressed)
             bound = float(all_sq)
@@ -487,7 +506,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
     bounds[1, g] = bound
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cfg, heights,
                    rec_int, rec_float, slot, table, table_key, scratch, outlier, codes, count,
                    first, maps, map_off, level_radix, share, share_off, loss_table, candidates,
@@ -500,9 +519,10 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
     ``slot`` (capacity + 1, 3 + q): per cached set its start in the arena, its entries, a
     cached slot's number (``slot[:work[CACHED], 2]`` lists them) and its node's levels; slot 0
     is the bottom, slot r + 1 the set of record r.  ``sens`` is the arena's carried sensitive
-    codes (one entry when none is carried).  ``node_off`` (2, q), ``node_radix`` (1, q + 1),
-    ``sums`` (2, q) and, for a carried sensitive attribute, ``cls``, ``class_codes`` and
-    ``hist`` are scratch (:func:`~.flash_classes.judge_classes`; ``params`` its models).
+    codes (one entry when none is carried).  ``node_off`` (2, q), ``node_radix`` (2, q + 1:
+    the node's radices, then the roll-up's strides), ``sums`` (2, q) and, for a carried
+    sensitive attribute, ``cls``, ``class_codes`` and ``hist`` are scratch
+    (:func:`~.flash_classes.judge_classes`; ``params`` its models).
     """
     if not _has(props, g, check):
         if work[CHECKED_NODES] == rec_int.shape[0]:
