@@ -232,11 +232,11 @@ def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
     while True:
         work = np.zeros(WORK_SIZE, np.int64)
         work[ARENA_END], work[CACHED], work[OPTIMUM] = n0, 1, -1
-        slot = np.zeros((capacity + 1, 3 + q), np.int64)
-        slot[0, 1] = n0  # slot 0: the bottom, at 0
+        slot = np.zeros((3 + q, capacity + 1), np.int64)
+        slot[1, 0] = n0  # slot 0: the bottom, at 0
         rec_int, rec_float = np.zeros((capacity, 7), np.int64), np.zeros((capacity, 2))
-        args = (lattice, keys, phases, cfg, heights, codes, count, first, ev.maps,
-                ev.map_off, level_radix, share, share_off, loss_table, work,
+        args = (lattice, keys, np.full((3, size), np.nan), phases, cfg, heights, codes, count,
+                first, ev.maps, ev.map_off, level_radix, share, share_off, loss_table, work,
                 np.zeros((4, size), np.uint8), np.full((2, size), np.nan),
                 np.empty(size, np.int64), np.empty(capacity, np.int64),
                 np.empty(capacity, np.int64), rec_int, rec_float, slot,

@@ -17,6 +17,7 @@ Arrays rather than tuples travel between the functions (Numba compiles calls wit
 tuples slowly):
 
 * ``lattice`` (2, q): max levels, strides;  ``keys`` (2, q, width): the strategy key's terms;
+  ``node_keys`` (3, size): the nodes' keys as computed (NaN before);
 * ``props`` (4, size) uint8: EXPLICIT, UP, DOWN bits and the VERDICT;  ``bounds`` (2, size):
   loss and lower bound of checked nodes;  ``queue`` (size): scratch of the cone marking;
 * ``work``: ARENA_END ... STATUS;  ``cfg``: PREDICTIVE ... MAX_CLASSES;  ``loss_table``
@@ -78,14 +79,9 @@ def _parameters(dispatcher) -> list[str]:
     return list(inspect.signature(dispatcher.py_func).parameters)
 
 
-# The compiled part.  Arrays rather than tuples travel between the functions (Numba compiles
-# calls with many-field tuples slowly):
-#   lattice (2, q): max levels, strides;  keys (2, q, width): the strategy key's terms;
-#   props (4, size) uint8: EXPLICIT, UP, DOWN bits and the VERDICT;  bounds (2, size): loss
-#   and lower bound of checked nodes;  queue (size): scratch of the cone marking;
-#   work: ARENA_END ... STATUS;  cfg: PREDICTIVE ... MAX_CLASSES;  loss_table (2 + height
-#   + 1, q): each attribute's smallest and largest loss sum, then per level its prior-bound
-#   factor (zeros where no check may stop early).
+# The compiled part (its arrays: see the module's docstring).  The per-node functions are
+# compiled without reference counting (``_nrt=False``; they allocate nothing): Numba would
+# otherwise count every array argument in and out of every call, a fifth of a check's time.
 # ------------------------------------------------------------------------------------------
 @njit(cache=True, _nrt=False)
 def _has(props, g, bits):
@@ -130,9 +126,12 @@ def _level(g, lattice, j):
 
 
 @njit(cache=True, _nrt=False)
-def _key(g, lattice, keys):
+def _key(g, lattice, keys, node_keys):
     """ARX's ``FLASHStrategy`` key of node ``g`` (see :meth:`FlashSearch.key`): the same
-    floating-point operations in the same order."""
+    floating-point operations in the same order, kept in ``node_keys`` (3, size; NaN where
+    not yet computed): the priority queue and the successors' sort compare nodes often."""
+    if not math.isnan(node_keys[0, g]):
+        return node_keys[0, g], node_keys[1, g], node_keys[2, g]
     q = lattice.shape[1]
     height, total, prec, dd = 0, 0, 0.0, 0.0
     for j in range(q):
@@ -142,14 +141,15 @@ def _key(g, lattice, keys):
         prec = prec + keys[0, j, level]
         dd = dd + keys[1, j, level]
     k0 = height / float(total) if total != 0 else 0.0
-    return k0, prec / q, 1.0 - dd / q
+    node_keys[0, g], node_keys[1, g], node_keys[2, g] = k0, prec / q, 1.0 - dd / q
+    return node_keys[0, g], node_keys[1, g], node_keys[2, g]
 
 
 @njit(cache=True, _nrt=False)
-def _compare(a, b, lattice, keys):
+def _compare(a, b, lattice, keys, node_keys):
     """-1, 0, 1: the keys of nodes ``a`` and ``b`` compared as Python tuples."""
-    a0, a1, a2 = _key(a, lattice, keys)
-    b0, b1, b2 = _key(b, lattice, keys)
+    a0, a1, a2 = _key(a, lattice, keys, node_keys)
+    b0, b1, b2 = _key(b, lattice, keys, node_keys)
     if a0 != b0:
         return -1 if a0 < b0 else 1
     if a1 != b1:
@@ -160,7 +160,7 @@ def _compare(a, b, lattice, keys):
 
 
 @njit(cache=True, _nrt=False)
-def _sorted_successors(g, out, lattice, keys):
+def _sorted_successors(g, out, lattice, keys, node_keys):
     """Direct generalizations of ``g`` into ``out``, stably sorted by key; returns how
     many."""
     n = 0
@@ -168,7 +168,7 @@ def _sorted_successors(g, out, lattice, keys):
         if _level(g, lattice, j) < lattice[0, j]:
             s = g + lattice[1, j]
             i = n
-            while i > 0 and _compare(s, out[i - 1], lattice, keys) < 0:
+            while i > 0 and _compare(s, out[i - 1], lattice, keys, node_keys) < 0:
                 out[i] = out[i - 1]
                 i -= 1
             out[i] = s
@@ -177,11 +177,11 @@ def _sorted_successors(g, out, lattice, keys):
 
 
 @njit(cache=True, _nrt=False)
-def _sorted_by_key(ids, n, out, k, order, lattice, keys):
+def _sorted_by_key(ids, n, out, k, order, lattice, keys, node_keys):
     """``ids[:n]`` stably sorted by key into ``out[:n]``: a bottom-up merge sort of their keys
     (``k`` (2, >= n, 3) and ``order`` (2, >= n) are scratch)."""
     for i in range(n):
-        k[0, i, 0], k[0, i, 1], k[0, i, 2] = _key(ids[i], lattice, keys)
+        k[0, i, 0], k[0, i, 1], k[0, i, 2] = _key(ids[i], lattice, keys, node_keys)
         order[0, i] = i
     src, width = 0, 1
     while width < n:
@@ -209,12 +209,12 @@ def _sorted_by_key(ids, n, out, k, order, lattice, keys):
 
 
 @njit(cache=True, _nrt=False)
-def _heap_add(heap, n, x, lattice, keys):
+def _heap_add(heap, n, x, lattice, keys, node_keys):
     """``java.util.PriorityQueue.add`` (OpenJDK's sift-up) on ``heap[:n]``; returns n + 1."""
     k = n
     while k > 0:
         parent = (k - 1) >> 1
-        if _compare(x, heap[parent], lattice, keys) >= 0:
+        if _compare(x, heap[parent], lattice, keys, node_keys) >= 0:
             break
         heap[k] = heap[parent]
         k = parent
@@ -223,7 +223,7 @@ def _heap_add(heap, n, x, lattice, keys):
 
 
 @njit(cache=True, _nrt=False)
-def _heap_poll(heap, n, lattice, keys):
+def _heap_poll(heap, n, lattice, keys, node_keys):
     """``java.util.PriorityQueue.poll`` (OpenJDK's sift-down); returns (head, n - 1)."""
     result = heap[0]
     n -= 1
@@ -233,9 +233,9 @@ def _heap_poll(heap, n, lattice, keys):
         while k < half:
             child = 2 * k + 1
             right = child + 1
-            if right < n and _compare(heap[child], heap[right], lattice, keys) > 0:
+            if right < n and _compare(heap[child], heap[right], lattice, keys, node_keys) > 0:
                 child = right
-            if _compare(x, heap[child], lattice, keys) <= 0:
+            if _compare(x, heap[child], lattice, keys, node_keys) <= 0:
                 break
             heap[k] = heap[child]
             k = child
@@ -377,30 +377,31 @@ def _roll_up(g, lattice, work, cfg, slot, table, table_key, scratch, codes, coun
     s = work[CHECKED_NODES] + 1  # the node's slot: its levels first
     q = lattice.shape[1]
     n0 = cfg[BOTTOM]
-    levels = slot[s, 3:]
+    levels = slot[3:, s]
     for j in range(q):
         levels[j] = _level(g, lattice, j)
     if work[ARENA_END] + n0 > codes.shape[0]:  # the cache is full: keep the bottom only
         work[ARENA_END], work[CACHED] = n0, 1
     src, src_len = 0, n0
+    cached, entries = slot[2], slot[1]  # contiguous: the scan streams through them
     for i in range(1, work[CACHED]):
-        c = slot[i, 2]
-        if slot[c, 1] >= src_len:
+        c = cached[i]
+        if entries[c] >= src_len:
             continue
         below = True
         for j in range(q):
-            if slot[c, 3 + j] > levels[j]:
+            if slot[3 + j, c] > levels[j]:
                 below = False
                 break
         if below:
-            src, src_len = c, slot[c, 1]
+            src, src_len = c, entries[c]
     for j in range(q):
-        node_off[0, j] = map_off[j, slot[src, 3 + j], levels[j]]
+        node_off[0, j] = map_off[j, slot[3 + j, src], levels[j]]
         node_off[1, j] = share_off[j, levels[j]]
         node_radix[0, j] = level_radix[j, levels[j]]
     node_radix[0, q] = cfg[SENSITIVE_VALUES]
     pos = work[ARENA_END]
-    work[ENDS], work[ENDS + 1] = slot[src, 0], slot[src, 0] + src_len
+    work[ENDS], work[ENDS + 1] = slot[0, src], slot[0, src] + src_len
     _rollup_range(ZERO, ONE, pos, codes, sens, count, first, work[ENDS:ENDS + 1],
                   work[ENDS + 1:ENDS + 2], node_off[0:1], maps, node_radix,
                   work[ENDS + 2:ENDS + 3], codes, sens, count, first,
@@ -419,7 +420,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
     q = lattice.shape[1]
     r = work[CHECKED_NODES]
     s = r + 1
-    levels = slot[s, 3:]
+    levels = slot[3:, s]
     n = _roll_up(g, lattice, work, cfg, slot, table, table_key, scratch, codes, count, first,
                  maps, map_off, level_radix, share_off, node_off, node_radix, sens)
     pos = work[ARENA_END]
@@ -436,8 +437,8 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
         else:
             bound = _mean_share_of(g, lattice, heights)
     else:
-        slot[s, 0], slot[s, 1] = pos, n
-        slot[work[CACHED], 2] = s
+        slot[0, s], slot[1, s] = pos, n
+        slot[2, work[CACHED]] = s
         work[CACHED] += 1
         work[ARENA_END] = pos + n
         if cls is not None:  # a sensitive attribute: classes of entries with equal QIDs
@@ -516,12 +517,12 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
     then (unless ``final``: the closing checks of bottom and top) track the optimum (smaller
     loss, then lower height), tag and prune.
 
-    ``slot`` (capacity + 1, 3 + q): per cached set its start in the arena, its entries, a
-    cached slot's number (``slot[:work[CACHED], 2]`` lists them) and its node's levels; slot 0
-    is the bottom, slot r + 1 the set of record r.  ``sens`` is the arena's carried sensitive
-    codes (one entry when none is carried).  ``node_off`` (2, q), ``node_radix`` (2, q + 1:
-    the node's radices, then the roll-up's strides), ``sums`` (2, q) and, for a carried
-    sensitive attribute, ``cls``, ``class_codes`` and ``hist`` are scratch
+    ``slot`` (3 + q, capacity + 1): per cached set (a column) its start in the arena, its
+    entries, a cached slot's number (``slot[2, :work[CACHED]]`` lists them) and its node's
+    levels; slot 0 is the bottom, slot r + 1 the set of record r.  ``sens`` is the arena's
+    carried sensitive codes (one entry when none is carried).  ``node_off`` (2, q),
+    ``node_radix`` (2, q + 1: the node's radices, then the roll-up's strides), ``sums`` (2, q)
+    and, for a carried sensitive attribute, ``cls``, ``class_codes`` and ``hist`` are scratch
     (:func:`~.flash_classes.judge_classes`; ``params`` its models).
     """
     if not _has(props, g, check):
@@ -559,7 +560,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
 
 
 @njit(cache=True)
-def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_off,
+def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, maps, map_off,
            level_radix, share, share_off, loss_table, work, props, bounds, queue, heap,
            candidates, rec_int, rec_float, slot, table, table_key, scratch, outlier, walk, succ,
            level_levels, level_ids, sorted_ids, sort_keys, sort_order, node_off,
@@ -615,10 +616,11 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
             if keep:
                 level_ids[kept] = g
                 kept += 1
-        _sorted_by_key(level_ids, kept, sorted_ids, sort_keys, sort_order, lattice, keys)
+        _sorted_by_key(level_ids, kept, sorted_ids, sort_keys, sort_order, lattice, keys,
+                       node_keys)
         for i_outer in range(kept):
             g = sorted_ids[i_outer]
-            n = _heap_add(heap, ZERO, g, lattice, keys) if b_on else 0
+            n = _heap_add(heap, ZERO, g, lattice, keys, node_keys) if b_on else 0
             linear_from = -1 if b_on else g
             while work[STATUS] == OK:
                 if linear_from >= 0:  # the linear phase
@@ -640,7 +642,7 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
                                                node_off, node_radix, sums, sens, cls,
                                                class_codes, hist, params, tree, value_counts)
                                 n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
-                                                                   keys)
+                                                                   keys, node_keys)
                                 # the Python search tests the successors here for its
                                 # look-ahead batch (and prunes those a bound rules out): the
                                 # same side effects, in the same order
@@ -664,13 +666,13 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
                 if n == 0:
                     break
                 # the binary phase: the next path start
-                h, n = _heap_poll(heap, n, lattice, keys)
+                h, n = _heap_poll(heap, n, lattice, keys, node_keys)
                 if _skip(b_skip, h, props, bounds, queue, lattice, work, cfg, heights):
                     continue
                 length = 1
                 chain[0] = h
                 while True:
-                    ns = _sorted_successors(chain[length - 1], path_succ, lattice, keys)
+                    ns = _sorted_successors(chain[length - 1], path_succ, lattice, keys, node_keys)
                     nxt = -1
                     for i in range(ns):
                         if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
@@ -698,14 +700,14 @@ def _flash(lattice, keys, phases, cfg, heights, codes, count, first, maps, map_o
                         last = x
                         hi = mid - 1
                         continue
-                    ns = _sorted_successors(x, path_succ, lattice, keys)
+                    ns = _sorted_successors(x, path_succ, lattice, keys, node_keys)
                     for i in range(ns):
                         if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
                                      cfg, heights):
                             if n == heap.shape[0]:
                                 work[STATUS] = OVERFLOW
                                 break
-                            n = _heap_add(heap, n, path_succ[i], lattice, keys)
+                            n = _heap_add(heap, n, path_succ[i], lattice, keys, node_keys)
                     lo = mid + 1
                 if last >= 0 and l_on:
                     linear_from = last
@@ -731,7 +733,7 @@ def _flash_signature(code: str, classes: str) -> str:
     class scratch ``classes`` (``none`` when no sensitive attribute is carried)."""
     i1, i2, i3 = "int64[::1]", "int64[:, ::1]", "int64[:, :, ::1]"
     f1, f2, f3 = "float64[::1]", "float64[:, ::1]", "float64[:, :, ::1]"
-    typed = {"lattice": i2, "keys": f3, "phases": i1, "cfg": i1, "heights": f1,
+    typed = {"lattice": i2, "keys": f3, "node_keys": f2, "phases": i1, "cfg": i1, "heights": f1,
              "codes": f"{code}[:, ::1]", "count": i1, "first": i1, "maps": f"{code}[::1]",
              "map_off": i3, "level_radix": i2, "share": f1, "share_off": i2,
              "loss_table": f2, "work": i1, "props": "uint8[:, ::1]", "bounds": f2,
