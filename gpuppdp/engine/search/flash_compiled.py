@@ -234,12 +234,14 @@ def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
         work[ARENA_END], work[CACHED], work[OPTIMUM] = n0, 1, -1
         slot = np.zeros((3 + q, capacity + 1), np.int64)
         slot[1, 0] = n0  # slot 0: the bottom, at 0
+        slot_of = np.full(size, -1, np.int64)  # each node's slot (-1: none)
+        slot_of[0] = 0
         rec_int, rec_float = np.zeros((capacity, 7), np.int64), np.zeros((capacity, 2))
         args = (lattice, keys, np.full((3, size), np.nan), phases, cfg, heights, codes, count,
                 first, ev.maps, ev.map_off, level_radix, share, share_off, loss_table, work,
                 np.zeros((4, size), np.uint8), np.full((2, size), np.nan),
                 np.empty(size, np.int64), np.empty(capacity, np.int64),
-                np.empty(capacity, np.int64), rec_int, rec_float, slot,
+                np.empty(capacity, np.int64), rec_int, rec_float, slot, slot_of,
                 np.full(table, -1, np.int32), np.empty(table, np.int64),
                 np.empty(n0 + 1, np.int64), np.empty(n0, np.bool_),
                 np.zeros((4, depth), np.int64), np.zeros((depth, q), np.int64),

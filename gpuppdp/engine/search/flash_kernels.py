@@ -59,7 +59,8 @@ OK, OVERFLOW, AMBIGUOUS, UNSURE = _i64(0), _i64(1), _i64(2), _i64(3)
 # entries of the search's integer work array
 ARENA_END, CACHED, CHECKED_NODES, CANDIDATES, OPTIMUM, STATUS = (_i64(i) for i in range(6))
 ENDS, PTR = 6, 10  # work[6:10]: the roll-up's source start, stop, output start, length;
-WORK_SIZE = 12     # work[10:12]: the checked node's class range for the loss sums
+LIVE_FROM = 12     # work[10:12]: the checked node's class range for the loss sums; work[12]:
+WORK_SIZE = 13     # the last slot the cache dropped (later slots are cached)
 # entries of its configuration array
 (PREDICTIVE, HAS_K, PRUNING, BOUND_PRECISION, UTILITY_FULL, BOTTOM, MIN_SIZE, MAX_SUPPRESSED,
  ROWS, METRIC, SENSITIVE_VALUES, MAX_CLASSES) = (_i64(i) for i in range(12))
@@ -368,12 +369,14 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
 
 
 @njit(cache=True, _nrt=False)
-def _roll_up(g, lattice, work, cfg, slot, table, table_key, scratch, codes, count, first,
-             maps, map_off, level_radix, share_off, node_off, node_radix, sens):
+def _roll_up(g, lattice, work, cfg, slot, slot_of, table, table_key, scratch, codes, count,
+             first, maps, map_off, level_radix, share_off, node_off, node_radix, sens):
     """Roll node ``g`` up from the smallest cached frequency set below it into the arena at
     ``work[ARENA_END]`` (the cache emptied but for the bottom when full), its levels into its
     slot (the next record's); returns its entries (-1: stopped, more classes than
-    ``cfg[MAX_CLASSES]``)."""
+    ``cfg[MAX_CLASSES]``).  ``slot_of`` (size): each node's slot, -1 when none (0: the
+    bottom).  Any set below gives the same classes in the same order (each set lists its
+    classes in the order of their first bottom entry), so the choice is one of speed only."""
     s = work[CHECKED_NODES] + 1  # the node's slot: its levels first
     q = lattice.shape[1]
     n0 = cfg[BOTTOM]
@@ -381,20 +384,33 @@ def _roll_up(g, lattice, work, cfg, slot, table, table_key, scratch, codes, coun
     for j in range(q):
         levels[j] = _level(g, lattice, j)
     if work[ARENA_END] + n0 > codes.shape[0]:  # the cache is full: keep the bottom only
-        work[ARENA_END], work[CACHED] = n0, 1
+        work[ARENA_END], work[CACHED], work[LIVE_FROM] = n0, 1, s - 1
     src, src_len = 0, n0
-    cached, entries = slot[2], slot[1]  # contiguous: the scan streams through them
-    for i in range(1, work[CACHED]):
-        c = cached[i]
-        if entries[c] >= src_len:
-            continue
-        below = True
-        for j in range(q):
-            if slot[3 + j, c] > levels[j]:
-                below = False
-                break
-        if below:
-            src, src_len = c, entries[c]
+    entries = slot[1]
+    # a direct predecessor's set is no larger than any set below it: when every direct
+    # predecessor is cached, the smallest of them is the smallest set below the node
+    preds = missing = 0
+    for j in range(q):
+        if levels[j] > 0:
+            preds += 1
+            c = slot_of[g - lattice[1, j]]
+            if c < 0 or 0 < c <= work[LIVE_FROM]:  # not cached (slot 0: the bottom, always)
+                missing += 1
+            elif entries[c] < src_len:
+                src, src_len = c, entries[c]
+    if missing == preds:  # else scan the cache
+        cached = slot[2]  # contiguous, as the sizes: the scan streams through them
+        for i in range(1, work[CACHED]):
+            c = cached[i]
+            if entries[c] >= src_len:
+                continue
+            below = True
+            for j in range(q):
+                if slot[3 + j, c] > levels[j]:
+                    below = False
+                    break
+            if below:
+                src, src_len = c, entries[c]
     for j in range(q):
         node_off[0, j] = map_off[j, slot[3 + j, src], levels[j]]
         node_off[1, j] = share_off[j, levels[j]]
@@ -412,7 +428,7 @@ def _roll_up(g, lattice, work, cfg, slot, table, table_key, scratch, codes, coun
 
 @njit(cache=True, _nrt=False)
 def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
-           table, table_key, scratch, outlier, codes, count, first, maps, map_off,
+           slot_of, table, table_key, scratch, outlier, codes, count, first, maps, map_off,
            level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens, cls,
            class_codes, hist, params, tree, value_counts):
     """Check ``g`` (:func:`_roll_up`, then its classes judged, its suppressed count and
@@ -421,8 +437,8 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
     r = work[CHECKED_NODES]
     s = r + 1
     levels = slot[3:, s]
-    n = _roll_up(g, lattice, work, cfg, slot, table, table_key, scratch, codes, count, first,
-                 maps, map_off, level_radix, share_off, node_off, node_radix, sens)
+    n = _roll_up(g, lattice, work, cfg, slot, slot_of, table, table_key, scratch, codes, count,
+                 first, maps, map_off, level_radix, share_off, node_off, node_radix, sens)
     pos = work[ARENA_END]
     big = np.iinfo(np.int64).max
     if n < 0:  # more classes than could keep the node anonymous: stopped, not cached
@@ -439,6 +455,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
     else:
         slot[0, s], slot[1, s] = pos, n
         slot[2, work[CACHED]] = s
+        slot_of[g] = s
         work[CACHED] += 1
         work[ARENA_END] = pos + n
         if cls is not None:  # a sensitive attribute: classes of entries with equal QIDs
@@ -509,10 +526,10 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
 
 @njit(cache=True, _nrt=False)
 def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cfg, heights,
-                   rec_int, rec_float, slot, table, table_key, scratch, outlier, codes, count,
-                   first, maps, map_off, level_radix, share, share_off, loss_table, candidates,
-                   node_off, node_radix, sums, sens, cls, class_codes, hist, params, tree,
-                   value_counts):
+                   rec_int, rec_float, slot, slot_of, table, table_key, scratch, outlier, codes,
+                   count, first, maps, map_off, level_radix, share, share_off, loss_table,
+                   candidates, node_off, node_radix, sums, sens, cls, class_codes, hist, params,
+                   tree, value_counts):
     """ARX's ``checkAndTag``: check ``g`` unless it carries a ``check`` bit (:func:`_check`),
     then (unless ``final``: the closing checks of bottom and top) track the optimum (smaller
     loss, then lower height), tag and prune.
@@ -530,7 +547,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
             work[STATUS] = OVERFLOW
             return
         _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
-               table, table_key, scratch, outlier, codes, count, first, maps, map_off,
+               slot_of, table, table_key, scratch, outlier, codes, count, first, maps, map_off,
                level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens,
                cls, class_codes, hist, params, tree, value_counts)
     if final or work[STATUS] == UNSURE:
@@ -562,8 +579,8 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
 @njit(cache=True)
 def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, maps, map_off,
            level_radix, share, share_off, loss_table, work, props, bounds, queue, heap,
-           candidates, rec_int, rec_float, slot, table, table_key, scratch, outlier, walk, succ,
-           level_levels, level_ids, sorted_ids, sort_keys, sort_order, node_off,
+           candidates, rec_int, rec_float, slot, slot_of, table, table_key, scratch, outlier,
+           walk, succ, level_levels, level_ids, sorted_ids, sort_keys, sort_order, node_off,
            node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts):
     """The whole search (one compiled kernel loop), in the arrays
     :func:`~.flash_compiled.run` allocates (a compiled allocation compiles
@@ -636,8 +653,9 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                          heights):
                                 _check_and_tag(x, l_check, l_tag, ZERO, props, bounds, queue,
                                                lattice, work, cfg, heights, rec_int, rec_float,
-                                               slot, table, table_key, scratch, outlier, codes,
-                                               count, first, maps, map_off, level_radix,
+                                               slot, slot_of, table, table_key, scratch,
+                                               outlier, codes, count, first, maps, map_off,
+                                               level_radix,
                                                share, share_off, loss_table, candidates,
                                                node_off, node_radix, sums, sens, cls,
                                                class_codes, hist, params, tree, value_counts)
@@ -691,9 +709,9 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                         hi = mid - 1
                         continue
                     _check_and_tag(x, b_check, b_tag, ZERO, props, bounds, queue, lattice,
-                                   work, cfg, heights, rec_int, rec_float, slot, table,
-                                   table_key, scratch, outlier, codes, count, first, maps,
-                                   map_off, level_radix, share, share_off, loss_table,
+                                   work, cfg, heights, rec_int, rec_float, slot, slot_of,
+                                   table, table_key, scratch, outlier, codes, count, first,
+                                   maps, map_off, level_radix, share, share_off, loss_table,
                                    candidates, node_off, node_radix, sums, sens, cls,
                                    class_codes, hist, params, tree, value_counts)
                     if _has(props, x, b_prop):
@@ -716,10 +734,10 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
     if cfg[UTILITY_FULL]:  # ARX's computeUtilityForMonotonicMetrics
         for g in (0, size - 1):
             _check_and_tag(g, CHECKED, TAG_NONE, ONE, props, bounds, queue, lattice, work,
-                           cfg, heights, rec_int, rec_float, slot, table, table_key, scratch,
-                           outlier, codes, count, first, maps, map_off, level_radix, share,
-                           share_off, loss_table, candidates, node_off, node_radix, sums, sens,
-                           cls, class_codes, hist, params, tree, value_counts)
+                           cfg, heights, rec_int, rec_float, slot, slot_of, table, table_key,
+                           scratch, outlier, codes, count, first, maps, map_off, level_radix,
+                           share, share_off, loss_table, candidates, node_off, node_radix, sums,
+                           sens, cls, class_codes, hist, params, tree, value_counts)
 
 
 #: position of the class scratch (``cls``, None without a sensitive attribute) among
@@ -738,7 +756,7 @@ def _flash_signature(code: str, classes: str) -> str:
              "map_off": i3, "level_radix": i2, "share": f1, "share_off": i2,
              "loss_table": f2, "work": i1, "props": "uint8[:, ::1]", "bounds": f2,
              "queue": i1, "heap": i1, "candidates": i1, "rec_int": i2, "rec_float": f2,
-             "slot": i2, "table": "int32[::1]", "table_key": i1, "scratch": i1,
+             "slot": i2, "slot_of": i1, "table": "int32[::1]", "table_key": i1, "scratch": i1,
              "outlier": "boolean[::1]", "walk": i2, "succ": i2, "level_levels": i2,
              "level_ids": i1, "sorted_ids": i1, "sort_keys": f3, "sort_order": i2,
              "node_off": i2, "node_radix": i2, "sums": f2, "sens": "int32[::1]",
