@@ -268,3 +268,27 @@ def test_distinct_rows_of_chunks_match_a_naive_count(merge_rows, weighted):
                 .sum().astype({"b": str}))
     pd.testing.assert_frame_equal(got, expected, check_dtype=False)
     assert reducer.rows == int(weights.sum())
+
+
+def test_distinct_labels_per_level_match_a_naive_count():
+    """The Flash key's ``d_i[L]`` (distinct labels of each QID at each level among the
+    data's values), of the whole table and of subsets of its rows, against the labels of the
+    rows' values counted in pandas."""
+    from gpuppdp import Anonymizer, datasets
+
+    data, hierarchies = datasets.adult()
+    qids = ["age", "education", "native-country", "occupation"]
+    result = Anonymizer(quasi_identifiers={q: hierarchies[q] for q in qids}, k=2,
+                        others="insensitive", backend="cpu").fit(data)
+    encoded = result._evaluator.encoded
+    rng = np.random.default_rng(3)
+    for rows in (np.arange(len(data)), rng.choice(len(data), 40, replace=False),
+                 np.array([7])):
+        table = encoded.take_rows(rows) if len(rows) < len(data) else encoded
+        got = table.distinct_per_level()
+        for j, q in enumerate(qids):
+            h = hierarchies[q]
+            values = data[q].astype(str).iloc[rows]
+            expected = [values.map(dict(zip(h.leaves, h.labels(level)[h.codes(level)]))
+                                   ).nunique() for level in range(h.height + 1)]
+            assert got[j].tolist() == expected, (q, len(rows))

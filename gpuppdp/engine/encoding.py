@@ -299,14 +299,23 @@ class EncodedTable:
 
     def distinct_per_level(self) -> list[np.ndarray]:
         """``d[j][L]``: distinct labels of QID ``j`` at level ``L`` among the data's values."""
-        codes = self.backend.to_host(self.frequency_set().codes)
-        out = []
-        for j, h in enumerate(self.hierarchies):
-            present = np.flatnonzero(np.bincount(codes[:, j].astype(np.int64),
-                                                 minlength=len(h.leaves)))
-            out.append(np.array([np.count_nonzero(np.bincount(h.codes(L)[present]))
-                                 for L in range(h.height + 1)], dtype=np.int64))
-        return out
+        counts, offsets = self.leaf_counts()
+        maps, map_off = self.level_maps()
+        self.node_radix(np.zeros((1, len(self.hierarchies)), np.int64))  # fills _level_sizes
+        assert self._level_sizes is not None
+        d = groupby.distinct_at_levels(counts, offsets, self.backend.to_host(maps), map_off,
+                                       self.heights, self._level_sizes)
+        return [d[j, :h.height + 1] for j, h in enumerate(self.hierarchies)]
+
+    def leaf_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(counts, offsets)`` (host int64): the records per leaf of each QID, QID ``j``'s
+        in ``counts[offsets[j]:offsets[j+1]]``, from the bottom frequency set."""
+        bottom = self.frequency_set()
+        sizes = [len(h.leaves) for h in self.hierarchies]
+        offsets = np.zeros(len(sizes) + 1, np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        counts = kernels.marginal_counts(self.backend, bottom.codes, bottom.count, sizes)
+        return np.concatenate(counts) if counts else np.zeros(0, np.int64), offsets
 
     def node_radix(self, levels: np.ndarray) -> np.ndarray:
         """(B, q+1): number of codes of each QID at each node's level, then of the sensitive

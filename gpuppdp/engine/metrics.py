@@ -41,7 +41,8 @@ from numba import njit
 from .. import kernels
 from ..core.classes import Classes
 from ..errors import InputError
-from ..kernels.aot import ahead_of_time
+from ..kernels.aot import CODE_TYPES, ahead_of_time
+from ..kernels.groupby import present_codes
 from .prior_bound import FactorBound
 from ..validation import check_number
 
@@ -217,6 +218,30 @@ ahead_of_time(_factor_table, ["float64[:, ::1](float64[:, ::1], float64[::1], fl
 
 
 @njit(cache=True)
+def _prior_sums(counts, offsets, maps, map_off, heights, share, share_off):
+    """(q, H + 1): per attribute ``j`` and level ``L`` the records' shares summed over the
+    leaves present (``counts[offsets[j]:offsets[j+1]]`` records per leaf): the loss's
+    per-attribute sum of a node that suppresses nothing, from the marginal counts alone."""
+    out = np.zeros(share_off.shape)
+    present = np.empty(max(np.diff(offsets).max(), 1), np.int64)
+    for j in range(heights.shape[0]):
+        m = present_codes(counts, offsets, j, present)
+        for level in range(heights[j] + 1):
+            off, s_off = map_off[j, 0, level], share_off[j, level]
+            total = 0.0
+            for i in range(m):
+                leaf = present[i]
+                total += float(counts[offsets[j] + leaf]) * share[s_off + maps[off + leaf]]
+            out[j, level] = total
+    return out
+
+
+ahead_of_time(_prior_sums, [f"float64[:, ::1](int64[::1], int64[::1], {t}[::1], "
+                            "int64[:, :, ::1], int64[::1], float64[::1], int64[:, ::1])"
+                            for t in CODE_TYPES])
+
+
+@njit(cache=True)
 def _loss_sums_factors(size, codes, outlier, ptr, off, share, g_factor, s_factor):
     """Per node and QID the charged and the kept sums of ARX's loss with a gs-factor
     (``MetricMDNMLoss``: a kept class costs ``|E| share g``, a suppressed one ``|E|`` when
@@ -344,21 +369,14 @@ class Loss(Metric):
     def prior_factors(self, bottom) -> np.ndarray:
         """(q, height + 1): per attribute and level the factor of :meth:`prior_bound` (the
         bound of levels ``L`` is the product of ``factors[j, L[j]]`` over ``j``, minus 1)."""
-        hierarchies = self.encoded.hierarchies
-        share = self.backend.to_host(self._share)
+        sizes = [len(h.leaves) for h in self.encoded.hierarchies]
+        offsets = np.zeros(len(sizes) + 1, np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        marginals = kernels.marginal_counts(self.backend, bottom.codes, bottom.count, sizes)
         maps, map_off = self.encoded.level_maps()
-        maps = self.backend.to_host(maps)
-        sums = np.zeros(self._share_off.shape)
-        marginals = kernels.marginal_counts(self.backend, bottom.codes, bottom.count,
-                                            [len(h.leaves) for h in hierarchies])
-        for j, (h, leaf_count) in enumerate(zip(hierarchies, marginals)):
-            present = np.flatnonzero(leaf_count)  # the leaves in the data (few in a subset)
-            count = leaf_count[present].astype(np.float64)  # whole numbers, exact below 2^53
-            top = h.height + 1  # every level's codes of the present leaves, (levels, leaves)
-            codes = maps[map_off[j, 0, :top, None] + present[None, :]]
-            # each level's sum, not ``@`` (OpenBLAS wakes its threads for a long dot
-            # product, 10-30 ms a call on a shared box)
-            sums[j, :top] = (count * share[self._share_off[j, :top, None] + codes]).sum(axis=1)
+        sums = _prior_sums(np.concatenate(marginals), offsets, self.backend.to_host(maps),
+                           map_off, self.encoded.heights, self.backend.to_host(self._share),
+                           self._share_off)
         return _factor_table(sums, self._minimum, self._maximum)
 
     def prior_bound(self, bottom):

@@ -41,7 +41,8 @@ from .aot import CODE_TYPES, ahead_of_time
 
 __all__ = ["group", "group_xp", "group_njit", "segment_ids", "count_keys", "rank_present",
            "key_space", "space_of", "number_keys", "number_keys_sorted", "extend_key", "run_tasks",
-           "balanced_runs", "n_tasks_for", "segment_of", "KeySet", "marginal_counts_njit"]
+           "balanced_runs", "n_tasks_for", "segment_of", "KeySet", "marginal_counts_njit",
+           "present_codes", "distinct_at_levels"]
 
 DENSE_RATIO = 4              # key spaces up to this times the rows (plus a floor) are dense
 NJIT_DENSE_FLOOR = 1 << 10   # ... a directly addressed table in Numba
@@ -466,6 +467,48 @@ def _marginals(t, bounds, codes, count, offsets, out):
 
 ahead_of_time(_marginals, [f"none(int64, int64[::1], {t}[:, ::1], int64[::1], int64[::1], "
                            "int64[:, ::1])" for t in CODE_TYPES])
+
+
+@njit(cache=True)
+def present_codes(counts, offsets, j, out):
+    """The codes of column ``j`` with a nonzero count (``counts[offsets[j]:offsets[j+1]]``)
+    into ``out``, ascending; returns how many."""
+    m = 0
+    for c in range(offsets[j + 1] - offsets[j]):
+        if counts[offsets[j] + c] > 0:
+            out[m] = c
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def distinct_at_levels(counts, offsets, maps, map_off, heights, level_sizes):
+    """(q, H + 1): per column ``j`` and level ``L <= heights[j]`` how many distinct codes the
+    leaf codes with a nonzero count (``counts[offsets[j]:offsets[j+1]]``) have at level ``L``
+    (``maps[map_off[j, 0, L] + leaf]``, radix ``level_sizes[j, L]``); 0 past the height."""
+    q = heights.shape[0]
+    out = np.zeros(level_sizes.shape, np.int64)
+    present = np.empty(max(np.diff(offsets).max(), 1), np.int64)
+    seen = np.zeros(max(level_sizes.max(), 1), np.bool_)
+    for j in range(q):
+        m = present_codes(counts, offsets, j, present)
+        for level in range(heights[j] + 1):
+            off = map_off[j, 0, level]
+            d = 0
+            for i in range(m):
+                c = maps[off + present[i]]
+                if not seen[c]:
+                    seen[c] = True
+                    d += 1
+            for i in range(m):  # cleared for the next level
+                seen[maps[off + present[i]]] = False
+            out[j, level] = d
+    return out
+
+
+ahead_of_time(distinct_at_levels, [f"int64[:, ::1](int64[::1], int64[::1], {t}[::1], "
+                                   "int64[:, :, ::1], int64[::1], int64[:, ::1])"
+                                   for t in CODE_TYPES])
 
 
 def count_keys(xp, key, space: int, weights=None):

@@ -520,6 +520,7 @@ def _rollup_partitioned(start, stop, moff, radix, src_codes, src_sens, src_count
 
 # the name under which the compile notice looks for the roll-up in Numba's cache
 _rollup_njit_parallel = _rollup_chunk
+_ONE_RUN, _AT_ZERO = np.array([0, 1], np.int64), np.zeros(1, np.int64)  # a batch of one node
 
 
 def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
@@ -554,42 +555,49 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     codes, sens, count, first = out
     out_len = np.zeros(n_nodes, np.int64)
     out_pos = np.zeros(n_nodes, np.int64)
-    starts = np.zeros(n_nodes + 1, np.int64)
-    np.cumsum(lens, out=starts[1:])
-    chunk_ptr = balanced_runs(starts, n_tasks_for(total, n_nodes, per_thread=2))
-    alone = np.flatnonzero(paths != TABLE)
-    if len(alone):  # each a run of its own
-        chunk_ptr = np.union1d(chunk_ptr, np.concatenate([alone, alone + 1])).astype(np.int64)
-    out_base = starts[chunk_ptr[:-1]]
-    chunk_len = np.zeros(len(out_base), np.int64)
-    run_tasks(_rollup_chunk, len(out_base), chunk_ptr, out_base, chunk_len, src_codes, src_sens,
-              src_count, src_first, node_src_start, node_src_stop, node_map_off, maps_flat,
-              node_radix, out_pos, codes, sens, count, first, out_len, paths)
-    for b in alone.tolist():
-        c = int(np.searchsorted(chunk_ptr, b))
-        if paths[b] == PARTITIONED:
-            _, out_len[b] = _rollup_partitioned(
-                int(node_src_start[b]), int(node_src_stop[b]), node_map_off[b], node_radix[b],
-                src_codes, src_sens, src_count, src_first, maps_flat,
-                (codes, sens, count, first), int(out_base[c]))
-        else:
-            out_pos[b] = out_base[c]
-            _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start,
-                         node_src_stop, node_map_off, maps_flat, node_radix, out_pos, codes,
-                         sens, count, first, out_len)
-        chunk_len[c] = out_len[b]
-    # move the runs together; sensitive codes only where some node carries them (else all 0,
-    # never written).  Flat views: NumPy copies overlapping 1-D ranges forward in place, but
-    # 2-D ones through a temporary
-    moved = (codes, count, first) if n_nodes and int(node_radix[..., -1].max()) <= 1 else \
-        (codes, sens, count, first)
-    moved = [(a.reshape(-1), a.shape[1] if a.ndim == 2 else 1) for a in moved]
-    m = 0
-    for src, n in zip(out_base.tolist(), chunk_len.tolist()):
-        if src != m:
-            for a, w in moved:
-                a[m * w:(m + n) * w] = a[src * w:(src + n) * w]
-        m += n
+    if n_nodes == 1 and paths[0] == TABLE:  # one run, written at 0: nothing to move
+        _rollup_chunk(0, _ONE_RUN, _AT_ZERO, np.zeros(1, np.int64), src_codes, src_sens,
+                      src_count, src_first, node_src_start, node_src_stop, node_map_off,
+                      maps_flat, node_radix, out_pos, codes, sens, count, first, out_len, paths)
+        m = int(out_len[0])
+    else:
+        starts = np.zeros(n_nodes + 1, np.int64)
+        np.cumsum(lens, out=starts[1:])
+        chunk_ptr = balanced_runs(starts, n_tasks_for(total, n_nodes, per_thread=2))
+        alone = np.flatnonzero(paths != TABLE)
+        if len(alone):  # each a run of its own
+            chunk_ptr = np.union1d(chunk_ptr,
+                                   np.concatenate([alone, alone + 1])).astype(np.int64)
+        out_base = starts[chunk_ptr[:-1]]
+        chunk_len = np.zeros(len(out_base), np.int64)
+        run_tasks(_rollup_chunk, len(out_base), chunk_ptr, out_base, chunk_len, src_codes,
+                  src_sens, src_count, src_first, node_src_start, node_src_stop, node_map_off,
+                  maps_flat, node_radix, out_pos, codes, sens, count, first, out_len, paths)
+        for b in alone.tolist():
+            c = int(np.searchsorted(chunk_ptr, b))
+            if paths[b] == PARTITIONED:
+                _, out_len[b] = _rollup_partitioned(
+                    int(node_src_start[b]), int(node_src_stop[b]), node_map_off[b], node_radix[b],
+                    src_codes, src_sens, src_count, src_first, maps_flat,
+                    (codes, sens, count, first), int(out_base[c]))
+            else:
+                out_pos[b] = out_base[c]
+                _rollup_node(b, src_codes, src_sens, src_count, src_first, node_src_start,
+                             node_src_stop, node_map_off, maps_flat, node_radix, out_pos, codes,
+                             sens, count, first, out_len)
+            chunk_len[c] = out_len[b]
+        # move the runs together; sensitive codes only where some node carries them (else all 0,
+        # never written).  Flat views: NumPy copies overlapping 1-D ranges forward in place, but
+        # 2-D ones through a temporary
+        moved = (codes, count, first) if n_nodes and int(node_radix[..., -1].max()) <= 1 else \
+            (codes, sens, count, first)
+        moved = [(a.reshape(-1), a.shape[1] if a.ndim == 2 else 1) for a in moved]
+        m = 0
+        for src, n in zip(out_base.tolist(), chunk_len.tolist()):
+            if src != m:
+                for a, w in moved:
+                    a[m * w:(m + n) * w] = a[src * w:(src + n) * w]
+            m += n
     ptr = np.zeros(n_nodes + 1, np.int64)
     np.cumsum(out_len, out=ptr[1:])
     if 2 * m < total and not given:  # do not keep a mostly empty buffer alive
