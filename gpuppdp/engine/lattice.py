@@ -7,6 +7,7 @@ significant digit); successors of ``g`` are ``g + e_i`` in ascending ``i``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -31,13 +32,14 @@ class Lattice:
         self._digits = [(int(s), int(r), int(m)) for s, r, m in
                         zip(self.strides, self.radix, self.max_levels)]
 
-    @property
+    @cached_property
     def level_sizes(self) -> np.ndarray:
         """The number of nodes of each height ``0..max_height``: the coefficients of
-        ``prod_j (1 + x + ... + x^max_j)``."""
+        ``prod_j (1 + x + ... + x^max_j)`` (computed once, read-only)."""
         sizes = np.ones(1, dtype=np.int64)
         for top in self.max_levels:
             sizes = np.convolve(sizes, np.ones(int(top) + 1, dtype=np.int64))
+        sizes.flags.writeable = False
         return sizes
 
     @property

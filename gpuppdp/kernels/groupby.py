@@ -448,11 +448,12 @@ def marginal_counts_njit(codes, count, sizes) -> list[np.ndarray]:
     np.cumsum(sizes, out=offsets[1:])
     n = codes.shape[0]
     n_tasks = n_tasks_for(n, n, per_thread=1)
-    bounds = np.linspace(0, n, n_tasks + 1).astype(np.int64)
+    bounds = np.array([0, n], np.int64) if n_tasks == 1 else \
+        np.linspace(0, n, n_tasks + 1).astype(np.int64)
     out = np.zeros((n_tasks, int(offsets[-1])), np.int64)
     run_tasks(_marginals, n_tasks, bounds, np.ascontiguousarray(codes),
               np.ascontiguousarray(count, dtype=np.int64), offsets, out)
-    total = out.sum(axis=0)
+    total = out[0] if n_tasks == 1 else out.sum(axis=0)
     return [total[offsets[j]:offsets[j + 1]] for j in range(len(sizes))]
 
 

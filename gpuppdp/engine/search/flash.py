@@ -71,8 +71,6 @@ class FlashSearch:
         lat = oracle.lattice
         self.oracle = oracle
         self.lattice = lat
-        self.props = Properties(lat.strides, lat.radix)
-        self.has = self.props.has
         self.il: dict[int, float] = {}
         self.lb: dict[int, float] = {}     # of checked nodes
         self.bounds: dict[int, float] = {}  # data-independent bounds computed so far
@@ -321,6 +319,8 @@ class FlashSearch:
                 return compiled
         outer = self.binary or self.linear
         assert outer is not None  # (a binary or a linear phase)
+        self.props = Properties(lat.strides, lat.radix)  # the traversal's (the compiled: arrays)
+        self.has = self.props.has
         done = 0
         for height in range(lat.max_height + 1):
             levels = level_nodes(lat.max_levels, height)
