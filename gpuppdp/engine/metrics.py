@@ -42,7 +42,7 @@ from .. import kernels
 from ..core.classes import Classes
 from ..errors import InputError
 from ..kernels.aot import CODE_TYPES, ahead_of_time
-from ..kernels.groupby import present_codes
+from ..kernels import groupby  # a module: the extension may load while groupby is imported
 from .prior_bound import FactorBound
 from ..validation import check_number
 
@@ -225,7 +225,7 @@ def _prior_sums(counts, offsets, maps, map_off, heights, share, share_off):
     out = np.zeros(share_off.shape)
     present = np.empty(max(np.diff(offsets).max(), 1), np.int64)
     for j in range(heights.shape[0]):
-        m = present_codes(counts, offsets, j, present)
+        m = groupby.present_codes(counts, offsets, j, present)
         for level in range(heights[j] + 1):
             off, s_off = map_off[j, 0, level], share_off[j, level]
             total = 0.0
