@@ -148,3 +148,20 @@ def test_a_broken_extension_never_fails_an_import(monkeypatch):
     monkeypatch.setattr(aot, "_loaded", None)
     monkeypatch.setattr(aot, "_open", broken)
     assert aot.status() == "cannot be used (RuntimeError: truncated file)"
+
+
+def test_the_extension_opens_whichever_module_is_imported_first():
+    """The extension opens while the first kernel module is imported, and the command line's
+    parser imports the privacy models first: the status is this process's whichever module
+    a fresh process imports first (reading the kernel sources' digest once imported
+    ``gpuppdp.engine`` half-way through ``gpuppdp.core.classes``, and the command line ran
+    without the extension)."""
+    firsts = ("gpuppdp.models", "gpuppdp.core.classes", "gpuppdp.engine", "gpuppdp.cli",
+              "gpuppdp.kernels.groupby", "gpuppdp.engine.metrics", "gpuppdp")
+    statuses = {}
+    for first in firsts:
+        code = f"import {first}; from gpuppdp.kernels import aot; print(aot.status())"
+        done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                              text=True, timeout=300)
+        statuses[first] = done.stdout.strip().splitlines()[-1]
+    assert statuses == dict.fromkeys(firsts, aot.status())

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.util
 import json
 import os
 import platform
@@ -130,9 +129,13 @@ def baseline() -> dict:
 
 
 def _package_dir(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    assert spec is not None and spec.submodule_search_locations is not None, name  # a package
-    return Path(spec.submodule_search_locations[0])
+    """The folder of package ``name`` (one of ``gpuppdp``'s), found from this file's place:
+    not imported (the extension opens while a kernel module is being imported, and importing
+    a package half-way through another's import can close an import circle)."""
+    root, *parts = name.split(".")
+    top = Path(__file__).resolve().parent.parent
+    assert root == top.name and top.joinpath(*parts, "__init__.py").is_file(), name
+    return top.joinpath(*parts)
 
 
 def source_digest() -> str:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Callable
 
 from ...errors import InputError
-from ...kernels import grouping, segsum
-from ..metrics import _factor_table, _normalize_and_aggregate
+from ...kernels import groupby, grouping, segsum
+from ..metrics import _factor_table, _normalize_and_aggregate, _prior_sums
 from ..solution_space import _fill_level
 from . import flash_kernels, heuristic
 from .base import FULL, SearchResult, privacy_monotonicity
@@ -133,8 +133,10 @@ def search_kernels(compiled_flash: bool) -> tuple:
     """The compiled functions a search calls from Python, for :func:`gpuppdp.kernels.warm_up`
     to load from Numba's cache while the input is read (in a fresh process the search would
     load them itself): the compiled Flash's (``compiled_flash``: with the loss's prior-bound
-    factors), else the batched evaluator's roll-up, node statistics and loss sums."""
+    factors, the strategy's distinct labels per level and the marginal counts both read),
+    else the batched evaluator's roll-up, node statistics and loss sums."""
     if compiled_flash:
-        return flash_kernels._flash, _fill_level, _factor_table
+        return (flash_kernels._flash, _fill_level, _factor_table, _prior_sums,
+                groupby.distinct_at_levels, groupby._marginals)
     return (grouping._node_paths, grouping._rollup_chunk, segsum._node_stats_run,
             segsum._loss_sums_run, _normalize_and_aggregate)
