@@ -369,10 +369,10 @@ class EncodedTable:
         """The bottom node's frequency set (one pass over the rows, kept)."""
         if self._bottom is None:
             assert self.qi_codes is not None  # (a chunked table's set is built as it is read)
-            xp = self.backend.xp
-            self._bottom = self.bottom_of(
-                xp.stack([c.astype(self.code_dtype) for c in self.qi_codes], axis=1),
-                self.sens_codes, 0)
+            xp, dtype = self.backend.xp, self.code_dtype
+            self._bottom = self.bottom_of(xp.stack([c.astype(dtype, copy=False)
+                                                    for c in self.qi_codes], axis=1),
+                                          self.sens_codes, 0)
         return self._bottom
 
     def bottom_of(self, row_codes, sens_codes, first_row: int,
