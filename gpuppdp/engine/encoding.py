@@ -299,23 +299,19 @@ class EncodedTable:
 
     def distinct_per_level(self) -> list[np.ndarray]:
         """``d[j][L]``: distinct labels of QID ``j`` at level ``L`` among the data's values."""
-        counts, offsets = self.leaf_counts()
-        maps, map_off = self.level_maps()
         self.node_radix(np.zeros((1, len(self.hierarchies)), np.int64))  # fills _level_sizes
-        assert self._level_sizes is not None
-        d = groupby.distinct_at_levels(counts, offsets, self.backend.to_host(maps), map_off,
+        maps, map_off = self.level_maps()
+        d = groupby.distinct_at_levels(*self.leaf_counts(), self.backend.to_host(maps), map_off,
                                        self.heights, self._level_sizes)
         return [d[j, :h.height + 1] for j, h in enumerate(self.hierarchies)]
 
-    def leaf_counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(counts, offsets)`` (host int64): the records per leaf of each QID, QID ``j``'s
-        in ``counts[offsets[j]:offsets[j+1]]``, from the bottom frequency set."""
-        bottom = self.frequency_set()
+    def leaf_counts(self, bottom: FrequencySet | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(counts, offsets)`` (host int64): the records per leaf of each QID in ``bottom``
+        (default: the table's), QID ``j``'s in ``counts[offsets[j]:offsets[j+1]]``."""
+        bottom = self.frequency_set() if bottom is None else bottom
         sizes = [len(h.leaves) for h in self.hierarchies]
-        offsets = np.zeros(len(sizes) + 1, np.int64)
-        np.cumsum(sizes, out=offsets[1:])
         counts = kernels.marginal_counts(self.backend, bottom.codes, bottom.count, sizes)
-        return np.concatenate(counts) if counts else np.zeros(0, np.int64), offsets
+        return np.concatenate([np.zeros(0, np.int64), *counts]), np.cumsum([0, *sizes])
 
     def node_radix(self, levels: np.ndarray) -> np.ndarray:
         """(B, q+1): number of codes of each QID at each node's level, then of the sensitive
@@ -370,9 +366,8 @@ class EncodedTable:
         if self._bottom is None:
             assert self.qi_codes is not None  # (a chunked table's set is built as it is read)
             xp, dtype = self.backend.xp, self.code_dtype
-            self._bottom = self.bottom_of(xp.stack([c.astype(dtype, copy=False)
-                                                    for c in self.qi_codes], axis=1),
-                                          self.sens_codes, 0)
+            codes = xp.stack([c.astype(dtype, copy=False) for c in self.qi_codes], axis=1)
+            self._bottom = self.bottom_of(codes, self.sens_codes, 0)
         return self._bottom
 
     def bottom_of(self, row_codes, sens_codes, first_row: int,

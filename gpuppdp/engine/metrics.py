@@ -41,9 +41,9 @@ from numba import njit
 from .. import kernels
 from ..core.classes import Classes
 from ..errors import InputError
-from ..kernels.aot import CODE_TYPES, ahead_of_time
-from ..kernels import groupby  # a module: the extension may load while groupby is imported
-from .prior_bound import FactorBound
+from ..kernels.aot import ahead_of_time
+from ..kernels.nrt import njit_no_refcount
+from .prior_bound import FactorBound, prior_sums
 from ..validation import check_number
 
 __all__ = ["Metric", "Loss", "Precision", "Discernibility", "MonotonicDiscernibility", "AECS",
@@ -177,7 +177,7 @@ def _geometric_mean(sums, minimum, maximum, weights):
     return out
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _geometric_mean_row(sums, b, minimum, maximum, weights):
     """:func:`_geometric_mean` of node ``b`` (row ``b`` of ``sums``); ``weights`` None: all
     1.0 (ARX's default), without an array of them."""
@@ -215,30 +215,6 @@ def _factor_table(sums, minimum, maximum):
 
 
 ahead_of_time(_factor_table, ["float64[:, ::1](float64[:, ::1], float64[::1], float64[::1])"])
-
-
-@njit(cache=True)
-def _prior_sums(counts, offsets, maps, map_off, heights, share, share_off):
-    """(q, H + 1): per attribute ``j`` and level ``L`` the records' shares summed over the
-    leaves present (``counts[offsets[j]:offsets[j+1]]`` records per leaf): the loss's
-    per-attribute sum of a node that suppresses nothing, from the marginal counts alone."""
-    out = np.zeros(share_off.shape)
-    present = np.empty(max(np.diff(offsets).max(), 1), np.int64)
-    for j in range(heights.shape[0]):
-        m = groupby.present_codes(counts, offsets, j, present)
-        for level in range(heights[j] + 1):
-            off, s_off = map_off[j, 0, level], share_off[j, level]
-            total = 0.0
-            for i in range(m):
-                leaf = present[i]
-                total += float(counts[offsets[j] + leaf]) * share[s_off + maps[off + leaf]]
-            out[j, level] = total
-    return out
-
-
-ahead_of_time(_prior_sums, [f"float64[:, ::1](int64[::1], int64[::1], {t}[::1], "
-                            "int64[:, :, ::1], int64[::1], float64[::1], int64[:, ::1])"
-                            for t in CODE_TYPES])
 
 
 @njit(cache=True)
@@ -369,14 +345,11 @@ class Loss(Metric):
     def prior_factors(self, bottom) -> np.ndarray:
         """(q, height + 1): per attribute and level the factor of :meth:`prior_bound` (the
         bound of levels ``L`` is the product of ``factors[j, L[j]]`` over ``j``, minus 1)."""
-        sizes = [len(h.leaves) for h in self.encoded.hierarchies]
-        offsets = np.zeros(len(sizes) + 1, np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        marginals = kernels.marginal_counts(self.backend, bottom.codes, bottom.count, sizes)
         maps, map_off = self.encoded.level_maps()
-        sums = _prior_sums(np.concatenate(marginals), offsets, self.backend.to_host(maps),
-                           map_off, self.encoded.heights, self.backend.to_host(self._share),
-                           self._share_off)
+        counts, offsets = self.encoded.leaf_counts(bottom)
+        sums = prior_sums(counts, offsets, self.backend.to_host(maps), map_off,
+                          self.encoded.heights, self.backend.to_host(self._share),
+                          self._share_off)
         return _factor_table(sums, self._minimum, self._maximum)
 
     def prior_bound(self, bottom):

@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..kernels.aot import ahead_of_time
+from ..kernels import groupby  # a module: the extension may load while groupby is imported
+from ..kernels.aot import CODE_TYPES, ahead_of_time
 
-__all__ = ["FactorBound", "factor_bound"]
+__all__ = ["FactorBound", "factor_bound", "prior_sums"]
 
 
 @njit(cache=True)
@@ -33,6 +34,30 @@ def _factor_bounds(factors, levels):
 
 
 ahead_of_time(_factor_bounds, ["float64[::1](float64[:, ::1], int64[:, ::1])"])
+
+
+@njit(cache=True)
+def prior_sums(counts, offsets, maps, map_off, heights, share, share_off):
+    """(q, H + 1): per attribute ``j`` and level ``L`` the records' shares summed over the
+    leaves present (``counts[offsets[j]:offsets[j+1]]`` records per leaf): the loss's
+    per-attribute sum of a node that suppresses nothing, from the marginal counts alone."""
+    out = np.zeros(share_off.shape)
+    present = np.empty(max(np.diff(offsets).max(), 1), np.int64)
+    for j in range(heights.shape[0]):
+        m = groupby.present_codes(counts, offsets, j, present)
+        for level in range(heights[j] + 1):
+            off, s_off = map_off[j, 0, level], share_off[j, level]
+            total = 0.0
+            for i in range(m):
+                leaf = present[i]
+                total += float(counts[offsets[j] + leaf]) * share[s_off + maps[off + leaf]]
+            out[j, level] = total
+    return out
+
+
+ahead_of_time(prior_sums, [f"float64[:, ::1](int64[::1], int64[::1], {t}[::1], "
+                           "int64[:, :, ::1], int64[::1], float64[::1], int64[:, ::1])"
+                           for t in CODE_TYPES])
 
 
 class FactorBound:

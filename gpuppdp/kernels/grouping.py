@@ -33,6 +33,7 @@ import numpy as np
 from numba import cuda, njit
 
 from .aot import CODE_TYPES, ahead_of_time
+from .nrt import njit_no_refcount
 from .cudalaunch import launch, to_device_together
 from .groupby import (_HASH_MUL, KEY_LIMIT, balanced_runs, extend_key, group_xp, n_tasks_for,
                       number_keys, run_tasks, segment_ids, segment_of, space_of)
@@ -154,7 +155,7 @@ def _find_slot(key, dense, table, table_key, shift, mask):
         slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_src_start,
                   node_src_stop, node_map_off, maps_flat, node_radix, out_pos, out_codes,
                   out_sens, out_count, out_first, out_len, table, table_key, slots, strides,
@@ -172,8 +173,7 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
     written at once from this entry (its first), a seen one adds its count.  ``table`` is
     scratch shared by the nodes: all -1 on entry and on return (the slots a node used, listed
     in ``slots``, are cleared after it); ``strides`` (q + 1) is scratch too.  Nodes of the
-    other paths (:func:`_node_paths`) are never given here.  Compiled without reference
-    counting (it allocates nothing): the compiled Flash calls it once per checked node."""
+    other paths (:func:`_node_paths`) are never given here.  The compiled Flash calls it."""
     q = src_codes.shape[1]
     for b in range(b0, b1):
         start = node_src_start[b]
@@ -520,7 +520,6 @@ def _rollup_partitioned(start, stop, moff, radix, src_codes, src_sens, src_count
 
 # the name under which the compile notice looks for the roll-up in Numba's cache
 _rollup_njit_parallel = _rollup_chunk
-_ONE_RUN, _AT_ZERO = np.array([0, 1], np.int64), np.zeros(1, np.int64)  # a batch of one node
 
 
 def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
@@ -534,13 +533,11 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     Runs of consecutive nodes (about equal source entries) go to the threads, each rolled up
     node after node (:func:`_rollup_range`), then moved together.  A node whose table would
     miss the cache is a run of its own, rolled up partitioned (:func:`_rollup_partitioned`)."""
-    node_src_start = np.asarray(node_src_start, dtype=np.int64)
-    node_src_stop = np.asarray(node_src_stop, dtype=np.int64)
-    node_radix = np.asarray(node_radix, dtype=np.int64)
+    node_src_start, node_src_stop, node_radix, node_map_off = (np.asarray(a, dtype=np.int64)
+        for a in (node_src_start, node_src_stop, node_radix, node_map_off))
     lens = node_src_stop - node_src_start
     n_nodes = len(lens)
     total = int(lens.sum())
-    node_map_off = np.asarray(node_map_off, dtype=np.int64)
     paths = _node_paths(node_src_start, node_src_stop, node_radix, PARTITION_TABLE)
     if n_nodes == 1 and paths[0] == PARTITIONED:
         (codes, sens, count, first), g = _rollup_partitioned(
@@ -556,9 +553,10 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
     out_len = np.zeros(n_nodes, np.int64)
     out_pos = np.zeros(n_nodes, np.int64)
     if n_nodes == 1 and paths[0] == TABLE:  # one run, written at 0: nothing to move
-        _rollup_chunk(0, _ONE_RUN, _AT_ZERO, np.zeros(1, np.int64), src_codes, src_sens,
-                      src_count, src_first, node_src_start, node_src_stop, node_map_off,
-                      maps_flat, node_radix, out_pos, codes, sens, count, first, out_len, paths)
+        _rollup_chunk(0, np.array([0, 1]), np.zeros(1, np.int64), np.zeros(1, np.int64),
+                      src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
+                      node_map_off, maps_flat, node_radix, out_pos, codes, sens, count, first,
+                      out_len, paths)
         m = int(out_len[0])
     else:
         starts = np.zeros(n_nodes + 1, np.int64)

@@ -24,6 +24,7 @@ import numpy as np
 from numba import cuda, njit
 
 from .aot import CODE_TYPES, ahead_of_time
+from .nrt import njit_no_refcount
 from .cudalaunch import launch
 from .groupby import balanced_runs, n_tasks_for, run_tasks, segment_of
 
@@ -77,7 +78,7 @@ def _compiled_pass(w: int):
 _pass1, _pass3, _pass4, _pass5 = (_compiled_pass(w) for w in (1, 3, 4, 5))
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _one_node(b, size, codes, outlier, ptr, off, share, charged, kept, both=True):
     """Node ``b`` on the CPU (``both``: the charged sums too, else NaN): the QIDs in blocks
     of five, four or three, each block in one pass

@@ -15,7 +15,8 @@ from typing import Callable
 
 from ...errors import InputError
 from ...kernels import groupby, grouping, segsum
-from ..metrics import _factor_table, _normalize_and_aggregate, _prior_sums
+from ..metrics import _factor_table, _normalize_and_aggregate
+from ..prior_bound import prior_sums
 from ..solution_space import _fill_level
 from . import flash_kernels, heuristic
 from .base import FULL, SearchResult, privacy_monotonicity
@@ -136,7 +137,7 @@ def search_kernels(compiled_flash: bool) -> tuple:
     factors, the strategy's distinct labels per level and the marginal counts both read),
     else the batched evaluator's roll-up, node statistics and loss sums."""
     if compiled_flash:
-        return (flash_kernels._flash, _fill_level, _factor_table, _prior_sums,
+        return (flash_kernels._flash, _fill_level, _factor_table, prior_sums,
                 groupby.distinct_at_levels, groupby._marginals)
     return (grouping._node_paths, grouping._rollup_chunk, segsum._node_stats_run,
             segsum._loss_sums_run, _normalize_and_aggregate)

@@ -35,6 +35,7 @@ from numba import njit
 
 from ...kernels.aot import CODE_TYPES, ahead_of_time
 from ...kernels.grouping import _rollup_range
+from ...kernels.nrt import njit_no_refcount
 from ...kernels.segsum import _one_node
 from .. import solution_space
 from ..metrics import _geometric_mean_row, _mean_share_term, _precision_term
@@ -80,16 +81,15 @@ def _parameters(dispatcher) -> list[str]:
     return list(inspect.signature(dispatcher.py_func).parameters)
 
 
-# The compiled part (its arrays: see the module's docstring).  The per-node functions are
-# compiled without reference counting (``_nrt=False``; they allocate nothing): Numba would
-# otherwise count every array argument in and out of every call, a fifth of a check's time.
+# The compiled part (its arrays: see the module's docstring); the functions a check calls
+# allocate nothing and are compiled without reference counting (:mod:`gpuppdp.kernels.nrt`).
 # ------------------------------------------------------------------------------------------
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _has(props, g, bits):
     return (props[EXPLICIT, g] | props[UP, g] | props[DOWN, g]) & bits != 0
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _set(props, queue, lattice, g, bits, row):
     """Set ``bits`` on ``g`` alone (``row`` EXPLICIT) or on its cone above (UP) or below
     (DOWN), marking the cone breadth first and stopping at nodes that carry them already."""
@@ -121,12 +121,12 @@ def _set(props, queue, lattice, g, bits, row):
                 tail += 1
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _level(g, lattice, j):
     return g // lattice[1, j] % (lattice[0, j] + 1)
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _key(g, lattice, keys, node_keys):
     """ARX's ``FLASHStrategy`` key of node ``g`` (see :meth:`FlashSearch.key`): the same
     floating-point operations in the same order, kept in ``node_keys`` (3, size; NaN where
@@ -146,7 +146,7 @@ def _key(g, lattice, keys, node_keys):
     return node_keys[0, g], node_keys[1, g], node_keys[2, g]
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _compare(a, b, lattice, keys, node_keys):
     """-1, 0, 1: the keys of nodes ``a`` and ``b`` compared as Python tuples."""
     a0, a1, a2 = _key(a, lattice, keys, node_keys)
@@ -160,7 +160,7 @@ def _compare(a, b, lattice, keys, node_keys):
     return 0
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _sorted_successors(g, out, lattice, keys, node_keys):
     """Direct generalizations of ``g`` into ``out``, stably sorted by key; returns how
     many."""
@@ -177,7 +177,7 @@ def _sorted_successors(g, out, lattice, keys, node_keys):
     return n
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _sorted_by_key(ids, n, out, k, order, lattice, keys, node_keys):
     """``ids[:n]`` stably sorted by key into ``out[:n]``: a bottom-up merge sort of their keys
     (``k`` (2, >= n, 3) and ``order`` (2, >= n) are scratch)."""
@@ -209,7 +209,7 @@ def _sorted_by_key(ids, n, out, k, order, lattice, keys, node_keys):
         out[i] = ids[order[src, i]]
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _heap_add(heap, n, x, lattice, keys, node_keys):
     """``java.util.PriorityQueue.add`` (OpenJDK's sift-up) on ``heap[:n]``; returns n + 1."""
     k = n
@@ -223,7 +223,7 @@ def _heap_add(heap, n, x, lattice, keys, node_keys):
     return n + 1
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _heap_poll(heap, n, lattice, keys, node_keys):
     """``java.util.PriorityQueue.poll`` (OpenJDK's sift-down); returns (head, n - 1)."""
     result = heap[0]
@@ -244,13 +244,13 @@ def _heap_poll(heap, n, lattice, keys, node_keys):
     return result, n
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _share(g, lattice, heights, j):
     """Attribute ``j``'s ``level / height`` of node ``g`` (0 where the height is 0)."""
     return 0.0 if heights[j] == 0 else _level(g, lattice, j) / heights[j]
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _mean_share_of(g, lattice, heights):
     """Precision's lower bound of node ``g``: :func:`~..metrics._mean_share`'s operations
     on its shares."""
@@ -261,7 +261,7 @@ def _mean_share_of(g, lattice, heights):
     return bound
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _precision_of(g, lattice, heights, suppressed, n_rows):
     """Precision of node ``g`` with ``suppressed`` of ``n_rows`` records suppressed:
     :func:`~..metrics._precision`'s operations on its shares."""
@@ -274,7 +274,7 @@ def _precision_of(g, lattice, heights, suppressed, n_rows):
     return loss
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _bound(g, props, bounds, lattice, cfg, heights):
     """A lower bound of ``g``'s loss known now: the checked one, else Precision's
     data-independent one, else NaN."""
@@ -285,7 +285,7 @@ def _bound(g, props, bounds, lattice, cfg, heights):
     return np.nan
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _no_better(best, g, bound, props, work):
     """``best <= bound``: the optimum's loss is no better than ``g``'s lower bound (NaN: no
     bound).  ``g``'s check stopped early: its bound is the prior one, which decides the
@@ -304,7 +304,7 @@ def _no_better(best, g, bound, props, work):
     return False
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _skip(trigger, g, props, bounds, queue, lattice, work, cfg, heights):
     """ARX's ``skip``: ``g`` carries a trigger bit, or (pruning) is insufficient or has a
     lower bound no better than the optimum's loss (then its cone is marked so)."""
@@ -320,7 +320,7 @@ def _skip(trigger, g, props, bounds, queue, lattice, work, cfg, heights):
     return False
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _height(g, lattice):
     h = 0
     for j in range(lattice.shape[1]):
@@ -328,7 +328,7 @@ def _height(g, lattice):
     return h
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
     """ARX's pruning of nodes whose lower bound is no better than the optimum's loss; the
     checked nodes not yet ruled out wait as candidates until the optimum improves."""
@@ -368,7 +368,7 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
 
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _roll_up(g, lattice, work, cfg, slot, slot_of, table, table_key, scratch, codes, count,
              first, maps, map_off, level_radix, share_off, node_off, node_radix, sens):
     """Roll node ``g`` up from the smallest cached frequency set below it into the arena at
@@ -426,7 +426,7 @@ def _roll_up(g, lattice, work, cfg, slot, slot_of, table, table_key, scratch, co
     return work[ENDS + 3]
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
            slot_of, table, table_key, scratch, outlier, codes, count, first, maps, map_off,
            level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens, cls,
@@ -524,7 +524,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
     bounds[1, g] = bound
 
 
-@njit(cache=True, _nrt=False)
+@njit_no_refcount
 def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cfg, heights,
                    rec_int, rec_float, slot, slot_of, table, table_key, scratch, outlier, codes,
                    count, first, maps, map_off, level_radix, share, share_off, loss_table,
