@@ -289,20 +289,18 @@ class EncodedTable:
         distributions from the source), the level maps and radices shared (they depend on the
         hierarchies only)."""
         assert self.qi_codes is not None  # (a table encoded whole)
-        self.node_radix(np.zeros((1, len(self.hierarchies)), np.int64))  # fills _level_sizes
         return EncodedTable(self.backend, self.qi_names, self.hierarchies,
                             [c[rows] for c in self.qi_codes], int(rows.shape[0]),
                             sens_codes=None if self.sens_codes is None else self.sens_codes[rows],
                             n_sens=self.n_sens, sensitive=self.sensitive, roles=self.roles,
-                            types=self.types,
-                            _maps=self.level_maps(), _level_sizes=self._level_sizes)
+                            types=self.types, _maps=self.level_maps(),
+                            _level_sizes=self.level_sizes())
 
     def distinct_per_level(self) -> list[np.ndarray]:
         """``d[j][L]``: distinct labels of QID ``j`` at level ``L`` among the data's values."""
-        self.node_radix(np.zeros((1, len(self.hierarchies)), np.int64))  # fills _level_sizes
         maps, map_off = self.level_maps()
         d = groupby.distinct_at_levels(*self.leaf_counts(), self.backend.to_host(maps), map_off,
-                                       self.heights, self._level_sizes)
+                                       self.heights, self.level_sizes())
         return [d[j, :h.height + 1] for j, h in enumerate(self.hierarchies)]
 
     def leaf_counts(self, bottom: FrequencySet | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -316,16 +314,18 @@ class EncodedTable:
     def node_radix(self, levels: np.ndarray) -> np.ndarray:
         """(B, q+1): number of codes of each QID at each node's level, then of the sensitive
         attribute (1 if none) -- the radices of the nodes' mixed-radix class keys."""
+        levels = np.asarray(levels, dtype=np.int64)
+        radix = self.level_sizes()[np.arange(levels.shape[1])[None, :], levels]
+        return np.concatenate([radix, np.full((len(levels), 1), self.n_sens)], axis=1)
+
+    def level_sizes(self) -> np.ndarray:
+        """(q, height + 1): the codes of each QID at each level (1 past its height)."""
         if self._level_sizes is None:
-            hmax = int(self.heights.max())
-            sizes = np.ones((len(self.hierarchies), hmax + 1), dtype=np.int64)
+            self._level_sizes = sizes = np.ones((len(self.qi_names),
+                                                 int(self.heights.max()) + 1), np.int64)
             for j, h in enumerate(self.hierarchies):
                 sizes[j, :h.height + 1] = [len(h.labels(L)) for L in range(h.height + 1)]
-            self._level_sizes = sizes
-        levels = np.asarray(levels, dtype=np.int64)
-        q = levels.shape[1]
-        radix = self._level_sizes[np.arange(q)[None, :], levels]
-        return np.concatenate([radix, np.full((len(levels), 1), self.n_sens)], axis=1)
+        return self._level_sizes
 
     def level_maps(self):
         """``(maps_flat (device, code_dtype), off[j][a][b] (host int64))`` for every QID and levels

@@ -252,8 +252,8 @@ def _share(g, lattice, heights, j):
 
 @njit_no_refcount
 def _mean_share_of(g, lattice, heights):
-    """Precision's lower bound of node ``g``: :func:`~..metrics._mean_share`'s operations
-    on its shares."""
+    """Precision's lower bound of node ``g``: :func:`~..metrics._mean_share_weighted`'s
+    operations on its shares (ARX's default factor and weights)."""
     q = lattice.shape[1]
     bound = 0.0
     for j in range(q):
@@ -387,18 +387,17 @@ def _roll_up(g, lattice, work, cfg, slot, slot_of, table, table_key, scratch, co
         work[ARENA_END], work[CACHED], work[LIVE_FROM] = n0, 1, s - 1
     src, src_len = 0, n0
     entries = slot[1]
-    # a direct predecessor's set is no larger than any set below it: when every direct
-    # predecessor is cached, the smallest of them is the smallest set below the node
-    preds = missing = 0
+    # a direct predecessor's set is no larger than any set below it: the smallest cached one
+    # is taken; the cache is scanned only when none is cached
+    found = False
     for j in range(q):
         if levels[j] > 0:
-            preds += 1
             c = slot_of[g - lattice[1, j]]
-            if c < 0 or 0 < c <= work[LIVE_FROM]:  # not cached (slot 0: the bottom, always)
-                missing += 1
-            elif entries[c] < src_len:
-                src, src_len = c, entries[c]
-    if missing == preds:  # else scan the cache
+            if c >= 0 and not 0 < c <= work[LIVE_FROM]:  # cached (slot 0: the bottom, always)
+                found = True
+                if entries[c] < src_len:
+                    src, src_len = c, entries[c]
+    if not found:
         cached = slot[2]  # contiguous, as the sizes: the scan streams through them
         for i in range(1, work[CACHED]):
             c = cached[i]
