@@ -22,8 +22,9 @@ import pandas as pd
 
 from . import cluster, kernels
 from .backend import BACKEND_CHOICES, Backend, get_backend
+from .engine.chunked_encoding import encode_chunks
 from .engine.encoding import (EncodedTable, Role, Schema, SchemaError, check_hierarchy, encode,
-                              encode_chunks, hierarchy_of)
+                              hierarchy_of)
 from .engine.evaluate import (Evaluator, LatticeOracle, NodeStats, check_models, checked_evaluator,
                               referred_sensitive)
 from .engine.lattice import Lattice, node_levels
@@ -451,7 +452,7 @@ class Anonymizer:
     def _search(self, evaluator: Evaluator, models: list, progress) -> tuple:
         """``(found, lattice, oracle, levels)``: the search's result and the optimum's levels;
         :class:`NoSolutionError` when no node is anonymous."""
-        lattice = Lattice(evaluator.encoded.heights)
+        lattice = Lattice.of(evaluator.encoded.heights)
         oracle = LatticeOracle(evaluator, lattice)
         search = make_search(self.search, evaluator, lattice_size=lattice.size,
                              time_limit=self.time_limit, prefer=self.prefer)
@@ -562,7 +563,7 @@ class Anonymizer:
         The file is read once, ``chunk_rows`` rows at a time (default
         :data:`gpuppdp.io.CHUNK_ROWS`), identifying columns left out: its QID and sensitive
         columns are encoded chunk by chunk into the bottom frequency set
-        (:func:`~gpuppdp.engine.encoding.encode_chunks`), on which the search runs, while
+        (:func:`~gpuppdp.engine.chunked_encoding.encode_chunks`), on which the search runs, while
         every kept row goes, QIDs as leaf codes, to a randomly drawn bucket file in
         ``output``'s folder (:class:`~gpuppdp.engine.transform.RowBuckets`); each bucket is
         then generalized, shuffled and written (:func:`~gpuppdp.engine.transform.

@@ -14,9 +14,10 @@ import pytest
 
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.backend import get_backend
-from gpuppdp.engine import encoding
+from gpuppdp.engine import chunked_encoding, encoding
 from gpuppdp.core.codes import UnknownValuesError
-from gpuppdp.engine.encoding import Schema, SchemaError, encode, encode_chunks
+from gpuppdp.engine.chunked_encoding import encode_chunks
+from gpuppdp.engine.encoding import Schema, SchemaError, encode
 from gpuppdp.hierarchy import Hierarchy
 from gpuppdp.io import (TEMP_MARK, DatasetWriter, OutputError, TableWriter, estimated_rows,
                         read_chunks, read_table)
@@ -54,7 +55,7 @@ def test_chunked_frequency_set_is_the_whole_tables(adult, size, sensitive, narro
     reading counts and first rows as int32 (``narrow``: large merges do; lowered here) and
     with the partitioned roll-up on every merge."""
     if not sorted_runs:
-        monkeypatch.setattr(encoding.sortedruns, "fits", lambda radix: False)
+        monkeypatch.setattr(chunked_encoding.sortedruns, "fits", lambda radix: False)
     if narrow:
         monkeypatch.setattr(encoding, "MERGE_NARROW_ENTRIES", 1)
         monkeypatch.setattr(grouping, "PARTITION_TABLE", 16)
@@ -458,7 +459,7 @@ def test_fit_file_on_the_strict_cupy_stand_in(adult, tmp_path, monkeypatch):
     for name, backend, device_rows in (("cpu", "cpu", None), ("alone", strict_backend(), 1),
                                        ("together", strict_backend(), 1000)):
         if device_rows is not None:
-            monkeypatch.setattr(encoding, "DEVICE_ROWS", device_rows)
+            monkeypatch.setattr(chunked_encoding, "DEVICE_ROWS", device_rows)
         anonymizer = Anonymizer(quasi_identifiers=qis, sensitive=["occupation"],
                                 others="insensitive", k=3, suppression_limit=0.05,
                                 models=[DistinctLDiversity("occupation", 2)], backend=backend,
@@ -581,7 +582,7 @@ def test_gpu_encoding_spills_to_host_memory(adult, monkeypatch, free_after, sens
                       merge_entries=50, device_rows=500)
     assert be.to_host in moved  # the sets went to host memory
 
-    monkeypatch.setattr(encoding, "BOTTOM_FACTOR", 0)  # the merged set fits again
+    monkeypatch.setattr(chunked_encoding, "BOTTOM_FACTOR", 0)  # the merged set fits again
     readings.clear()
     got = encode_chunks(_chunks(data, 500), list(data.columns), schema, be, sensitive,
                         merge_entries=50, device_rows=500).frequency_set()

@@ -155,14 +155,15 @@ def local_recoding(result, data: pd.DataFrame,
     be = enc.backend
     n = enc.n_rows
     levels0 = np.array(list(result.transformation.values()), dtype=np.int64)
-    outlier = evaluator.row_outlier_mask(levels0)  # the release's, judged already
-    row_iteration = np.where(be.to_host(outlier).astype(bool), -1, 0).astype(np.int64)
-    remaining = np.flatnonzero(row_iteration < 0)
+    # the release's outliers (judged already)
+    remaining = np.flatnonzero(be.to_host(evaluator.row_outlier_mask(levels0)))
+    row_iteration = np.zeros(n, np.int64)
+    row_iteration[remaining] = -1
     steps = [_step(enc.qi_names, levels0, result.node, n, n - len(remaining),
                    result.suppression_limit, result.nodes_evaluated)]
     levels = [levels0]
     smallest = evaluator.min_class_size or 1
-    lattice = Lattice(enc.heights)
+    lattice = Lattice.of(enc.heights)
     while len(remaining) >= smallest and len(remaining):
         share = min(max(rate * n / len(remaining), 0.0), 1.0)  # ARX's relativeRecords
         limit = 1.0 - share

@@ -1,6 +1,6 @@
 """Host threads for a table read in chunks.
 
-The out-of-core passes (:func:`~gpuppdp.engine.encoding.encode_chunks`,
+The out-of-core passes (:func:`~gpuppdp.engine.chunked_encoding.encode_chunks`,
 :func:`~gpuppdp.engine.transform.release_buckets`) are a sequence of chunks, each going
 through host work that needs no other chunk (leaf codes, Arrow conversion, bucket files,
 output formatting) and work that must see the chunks in order (a dictionary numbered by first

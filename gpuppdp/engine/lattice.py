@@ -7,7 +7,7 @@ significant digit); successors of ``g`` are ``g + e_i`` in ascending ``i``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -31,6 +31,13 @@ class Lattice:
         # checked node in the search, where NumPy scalar arithmetic would dominate
         self._digits = [(int(s), int(r), int(m)) for s, r, m in
                         zip(self.strides, self.radix, self.max_levels)]
+
+    @staticmethod
+    def of(max_levels) -> "Lattice":
+        """The lattice of ``max_levels``, built once per process (a search of a small table
+        pays its construction as much as its nodes): shared, so its arrays are never
+        written."""
+        return _shared_lattice(tuple(int(h) for h in np.asarray(max_levels).reshape(-1)))
 
     @cached_property
     def level_sizes(self) -> np.ndarray:
@@ -63,6 +70,11 @@ class Lattice:
     @property
     def top(self) -> int:
         return self.size - 1
+
+
+@lru_cache(maxsize=64)
+def _shared_lattice(max_levels: tuple[int, ...]) -> Lattice:
+    return Lattice(max_levels)
 
 
 def node_levels(node, quasi_identifiers: Sequence[str], heights: Sequence[int] | np.ndarray,

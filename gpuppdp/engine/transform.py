@@ -173,14 +173,15 @@ class RowBuckets:
     (Arrow IPC, in a temporary folder in ``spill_dir``, removed on leaving the context however
     it ends): QIDs as leaf codes, every other column as read.
 
-    :meth:`scatter` (from any thread, e.g. as :func:`~gpuppdp.engine.encoding.encode_chunks`'s
-    ``tee``) appends each row of a chunk to one of ``ceil(rows / chunk_rows)`` buckets drawn
-    uniformly and independently; :func:`release_buckets` then reads each bucket back, in chunk
-    order whatever order the threads wrote it in, generalizes and shuffles it in memory (Rao
-    1961, Sandelius 1962: a uniform random permutation in two passes).  Every chunk and every
-    bucket draws from its own stream spawned from ``seed`` (keyed by the chunk's first row, or
-    the bucket's number), so a seed gives the same release whatever the threads.  Memory holds
-    a few chunks or buckets, whatever the row count.
+    :meth:`scatter` (from any thread, e.g. as
+    :func:`~gpuppdp.engine.chunked_encoding.encode_chunks`'s ``tee``) appends each row of a
+    chunk to one of ``ceil(rows / chunk_rows)`` buckets drawn uniformly and independently;
+    :func:`release_buckets` then reads each bucket back, in chunk order whatever order the
+    threads wrote it in, generalizes and shuffles it in memory (Rao 1961, Sandelius 1962: a
+    uniform random permutation in two passes). Every chunk and every bucket draws from its own
+    stream spawned from ``seed`` (keyed by the chunk's first row, or the bucket's number), so a
+    seed gives the same release whatever the threads. Memory holds a few chunks or buckets,
+    whatever the row count.
     """
 
     def __init__(self, rows: int, chunk_rows: int, qi_names, *, spill_dir: str | None = None,

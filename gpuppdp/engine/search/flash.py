@@ -37,7 +37,21 @@ from .base import (
     SearchResult,
 )
 
-__all__ = ["FlashSearch"]
+__all__ = ["FlashSearch", "key_table"]
+
+
+def key_table(lattice, distinct: np.ndarray) -> np.ndarray:
+    """(2, q, largest radix): per attribute ``i`` and level ``L`` the terms of ARX's
+    ``FLASHStrategy`` key (:meth:`FlashSearch.key`), ``L / max_i`` (0 where ``max_i`` is 0)
+    and ``d_i[L] / d_i[0]`` from ``distinct`` (:meth:`~.EncodedTable.distinct_per_level`),
+    each one float64 division as ARX's; 0 past the attribute's height."""
+    width = int(lattice.radix.max(initial=1))
+    top = lattice.max_levels[:, None]
+    inside = np.arange(width)[None, :] <= top
+    level = np.arange(width, dtype=np.float64)[None, :]
+    d = distinct[:, :width].astype(np.float64)
+    return np.stack([np.where(inside & (top > 0), level / np.maximum(top, 1), 0.0),
+                     np.where(inside, d / d[:, :1], 0.0)])
 
 
 class FlashSearch:
@@ -79,12 +93,7 @@ class FlashSearch:
         self.opt: int | None = None
         self.candidates: list[int] = []
         self.keys: dict[int, tuple] = {}
-        # per attribute: stride, radix, g_i / max_i and d_i[g_i] / d_i[0] per level g_i
-        self.terms = [(stride, radix, [level / float(top) if top else 0.0
-                                       for level in range(radix)],
-                       [float(d[level]) / float(d[0]) for level in range(radix)])
-                      for (stride, radix, top), d in
-                      zip(lat._digits, oracle.evaluator.encoded.distinct_per_level())]
+        self.key_table = key_table(lat, oracle.evaluator.encoded.distinct_per_level())
         self.pruning = not (self.privacy == FULL and self.utility_full)
         self.predictive_anon = self.privacy == FULL
         self.binary: Phase | None
@@ -319,7 +328,12 @@ class FlashSearch:
                 return compiled
         outer = self.binary or self.linear
         assert outer is not None  # (a binary or a linear phase)
-        self.props = Properties(lat.strides, lat.radix)  # the traversal's (the compiled: arrays)
+        # the traversal's properties (the compiled search's are arrays) and, per attribute,
+        # stride, radix and the key's two terms per level as Python floats
+        self.props = Properties(lat.strides, lat.radix)
+        self.terms = [(stride, radix, self.key_table[0, j, :radix].tolist(),
+                       self.key_table[1, j, :radix].tolist())
+                      for j, (stride, radix, _) in enumerate(lat._digits)]
         self.has = self.props.has
         done = 0
         for height in range(lat.max_height + 1):

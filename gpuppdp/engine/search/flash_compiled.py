@@ -47,6 +47,7 @@ from ..metrics import Discernibility, Loss, Metric, Precision
 from .flash_classes import NOT_ASKED, PARAMETER_SLOTS, SHARES, VALUE_BLOCKS, judge_classes
 from .flash_kernels import (
     _CLASSES_ARGUMENT,
+    _CODES_ARGUMENT,
     _FLASH_PARAMETERS,
     AMBIGUOUS,
     ARENA_END,
@@ -146,9 +147,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats] | None:
     ev, lat = oracle.evaluator, oracle.lattice
     metric, n0 = ev.metric, int(ev.bottom.host_ptr[-1])
     limit = class_limit(ev)
-    keys = np.zeros((2, lat.n_attributes, int(lat.radix.max(initial=1))))
-    for j, (_, radix, p, d) in enumerate(search.terms):
-        keys[0, j, :radix], keys[1, j, :radix] = p, d
+    keys = search.key_table
     phases = np.array([search.binary is not None, *_phase(search.binary),
                        search.linear is not None, *_phase(search.linear)], np.int64)
     cfg = np.array([search.predictive_anon, search.has_k, search.pruning,
@@ -298,11 +297,12 @@ _READY: set = set()
 
 
 def _type_key(args) -> tuple:
-    """What Numba's typing reads of each argument: an array's dtype, dimensions, layout and
-    flags, another value's type."""
-    return tuple((a.dtype, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous,
-                  a.flags.writeable, a.flags.aligned) if isinstance(a, np.ndarray) else type(a)
-                 for a in args)
+    """What tells the argument types of :func:`_search`'s calls apart: the code type and
+    whether classes are formed; every other argument is built with fixed types.  (A key that
+    missed a difference would only let a search compile with its parts inlined: slower to
+    compile, the same code.)"""
+    codes, classes = args[_CODES_ARGUMENT], args[_CLASSES_ARGUMENT]
+    return codes.dtype, classes is None
 
 
 def _compile_parts_first(args) -> None:

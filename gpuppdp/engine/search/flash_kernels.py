@@ -739,10 +739,11 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                            sens, cls, class_codes, hist, params, tree, value_counts)
 
 
-#: position of the class scratch (``cls``, None without a sensitive attribute) among
-#: :func:`_flash`'s arguments
+#: positions of the class scratch (``cls``, None without a sensitive attribute) and of the
+#: codes among :func:`_flash`'s arguments
 _FLASH_PARAMETERS = _parameters(_flash)
 _CLASSES_ARGUMENT = _FLASH_PARAMETERS.index("cls")
+_CODES_ARGUMENT = _FLASH_PARAMETERS.index("codes")
 
 
 def _flash_signature(code: str, classes: str) -> str:
