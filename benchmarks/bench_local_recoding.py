@@ -12,7 +12,7 @@ false)``) beside ARX's, and the ratio of our local recoding's time to ARX's
 ``optimizeIterativeFast`` time (and of fit + local recoding to ARX's anonymize + getOutput +
 optimizeIterativeFast).  Without ``--arx-classpath``, ARX's times come from the reference file
 (another moment, Adult only).  With ``--arx-classpath CP`` (ARX 3.9.2 and the serve-mode runner
-``ArxRunLS``, see ``benchmarks/RESULTS.md``) one JVM per case stays up beside this process and
+``ArxRunLS``, ``benchmarks/arx/ArxRunLS.java``) one JVM per case stays up beside this process and
 the two are timed interleaved: both warm up, then ``--rounds`` rounds of ``--repeats`` ARX runs
 followed by ``--repeats`` of ours; each ratio is the median over the rounds of the ratio of the
 round's medians, and each round records the load average.  Then, per case, the utility of the
