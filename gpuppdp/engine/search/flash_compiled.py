@@ -66,7 +66,8 @@ from .flash_kernels import (
 __all__ = ["compiled_flash_supports", "compiled_flash_refusal", "run", "class_limit",
            "forms_classes"]
 
-#: largest lattice searched here (its node properties take 7 bytes + 16 of bounds per node)
+#: largest lattice searched here (per node: properties 4 bytes, bounds 16, keys 24, slot 8,
+#: the cone marking's scratch 4 (q + 1))
 MAX_LATTICE = 1 << 22
 #: largest bottom frequency set: above it the batched roll-up's threads and partitions pay off
 MAX_BOTTOM_ENTRIES = 1 << 18
@@ -153,7 +154,8 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats] | None:
     cfg = np.array([search.predictive_anon, search.has_k, search.pruning,
                     search.bound is not None, search.utility_full, n0, ev.min_class_size or 0,
                     ev.max_suppressed, ev.encoded.n_rows, METRIC_KINDS[metric.name],
-                    ev.encoded.n_sens, NO_GROUP_LIMIT if limit is None else limit], np.int64)
+                    ev.encoded.n_sens, NO_GROUP_LIMIT if limit is None else limit,
+                    _pack_bits(lat)], np.int64)
     inputs = (np.stack([lat.max_levels, lat.strides]).astype(np.int64), keys, phases, cfg,
               np.asarray(metric.heights, np.float64))
     with small_pages():  # the arrays the compiled search works in
@@ -165,6 +167,18 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats] | None:
     oracle.evaluations += checked
     return (None if opt < 0 else opt), checked, _stats(ev, lat, rec_int[:checked],
                                                        rec_float[:checked])
+
+
+def _pack_bits(lat) -> int:
+    """Bits of a level's field in the cache scan's packed levels: the largest level's, and a
+    guard bit."""
+    return int(lat.max_levels.max(initial=0)).bit_length() + 1
+
+
+def _pack_words(lat) -> int:
+    """Words of the packed levels: 63 // :func:`_pack_bits` fields each."""
+    per = 63 // _pack_bits(lat)
+    return -(-lat.n_attributes // per)
 
 
 def _metric_tables(ev, lat, limit: int | None) -> tuple:
@@ -231,7 +245,7 @@ def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
     while True:
         work = np.zeros(WORK_SIZE, np.int64)
         work[ARENA_END], work[CACHED], work[OPTIMUM] = n0, 1, -1
-        slot = np.zeros((3 + q, capacity + 1), np.int64)
+        slot = np.zeros((3, capacity + 1), np.int64)
         slot[1, 0] = n0  # slot 0: the bottom, at 0
         slot_of = np.full(size, -1, np.int64)  # each node's slot (-1: none)
         slot_of[0] = 0
@@ -239,8 +253,9 @@ def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
         args = (lattice, keys, np.full((3, size), np.nan), phases, cfg, heights, codes, count,
                 first, ev.maps, ev.map_off, level_radix, share, share_off, loss_table, work,
                 np.zeros((4, size), np.uint8), np.full((2, size), np.nan),
-                np.empty(size, np.int64), np.empty(capacity, np.int64),
-                np.empty(capacity, np.int64), rec_int, rec_float, slot, slot_of,
+                np.empty((size, q + 1), np.int32), np.empty(capacity, np.int64),
+                np.empty(capacity, np.int64), rec_int, rec_float, slot,
+                np.zeros((capacity + 1, q + _pack_words(lat)), np.int64), slot_of,
                 np.full(table, -1, np.int32), np.empty(table, np.int64),
                 np.empty(n0 + 1, np.int64), np.empty(n0, np.bool_),
                 np.zeros((4, depth), np.int64), np.zeros((depth, q), np.int64),

@@ -19,7 +19,8 @@ tuples slowly):
 * ``lattice`` (2, q): max levels, strides;  ``keys`` (2, q, width): the strategy key's terms;
   ``node_keys`` (3, size): the nodes' keys as computed (NaN before);
 * ``props`` (4, size) uint8: EXPLICIT, UP, DOWN bits and the VERDICT;  ``bounds`` (2, size):
-  loss and lower bound of checked nodes;  ``queue`` (size): scratch of the cone marking;
+  loss and lower bound of checked nodes;  ``queue`` (size, q + 1) int32: scratch of the
+  cone marking (node, levels);
 * ``work``: ARENA_END ... STATUS;  ``cfg``: PREDICTIVE ... MAX_CLASSES;  ``loss_table``
   (2 + height + 1, q): each attribute's smallest and largest loss sum, then per level its
   prior-bound factor (zeros where no check may stop early).
@@ -64,7 +65,7 @@ LIVE_FROM = 12     # work[10:12]: the checked node's class range for the loss su
 WORK_SIZE = 13     # the last slot the cache dropped (later slots are cached)
 # entries of its configuration array
 (PREDICTIVE, HAS_K, PRUNING, BOUND_PRECISION, UTILITY_FULL, BOTTOM, MIN_SIZE, MAX_SUPPRESSED,
- ROWS, METRIC, SENSITIVE_VALUES, MAX_CLASSES) = (_i64(i) for i in range(12))
+ ROWS, METRIC, SENSITIVE_VALUES, MAX_CLASSES, PACK_BITS) = (_i64(i) for i in range(13))
 # rows of the property array: bits set on the node alone, on cones above and below apexes,
 # and the check's verdict (0 unchecked, 1 not anonymous, 2 anonymous, 3 not anonymous by a
 # check stopped early, whose lower bound is the loss's prior bound)
@@ -92,7 +93,9 @@ def _has(props, g, bits):
 @njit_no_refcount
 def _set(props, queue, lattice, g, bits, row):
     """Set ``bits`` on ``g`` alone (``row`` EXPLICIT) or on its cone above (UP) or below
-    (DOWN), marking the cone breadth first and stopping at nodes that carry them already."""
+    (DOWN), marking the cone breadth first and stopping at nodes that carry them already.
+    Each queued node is kept with its levels (``queue`` row: id, then level per attribute),
+    a neighbour's being its node's with one changed: no division per neighbour."""
     mark = props[row]
     if row == EXPLICIT:
         mark[g] |= bits
@@ -100,25 +103,27 @@ def _set(props, queue, lattice, g, bits, row):
     if mark[g] & bits == bits:
         return
     mark[g] |= bits
-    queue[0] = g
+    q = lattice.shape[1]
+    step = 1 if row == UP else -1
+    queue[0, 0] = g
+    for j in range(q):
+        queue[0, j + 1] = _level(g, lattice, j)
     head, tail = 0, 1
     while head < tail:
-        x = queue[head]
-        head += 1
-        for j in range(lattice.shape[1]):
-            level = x // lattice[1, j] % (lattice[0, j] + 1)
-            if row == UP:
-                if level == lattice[0, j]:
-                    continue
-                y = x + lattice[1, j]
-            else:
-                if level == 0:
-                    continue
-                y = x - lattice[1, j]
+        x = queue[head, 0]
+        for j in range(q):
+            level = queue[head, j + 1]
+            if level == (lattice[0, j] if row == UP else 0):
+                continue
+            y = x + step * lattice[1, j]
             if mark[y] & bits != bits:
                 mark[y] |= bits
-                queue[tail] = y
+                for t in range(q + 1):
+                    queue[tail, t] = queue[head, t]
+                queue[tail, 0] = y
+                queue[tail, j + 1] = level + step
                 tail += 1
+        head += 1
 
 
 @njit_no_refcount
@@ -369,8 +374,8 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
 
 
 @njit_no_refcount
-def _roll_up(g, lattice, work, cfg, slot, slot_of, table, table_key, scratch, codes, count,
-             first, maps, map_off, level_radix, share_off, node_off, node_radix, sens):
+def _roll_up(g, lattice, work, cfg, slot, slot_levels, slot_of, table, table_key, scratch, codes,
+             count, first, maps, map_off, level_radix, share_off, node_off, node_radix, sens):
     """Roll node ``g`` up from the smallest cached frequency set below it into the arena at
     ``work[ARENA_END]`` (the cache emptied but for the bottom when full), its levels into its
     slot (the next record's); returns its entries (-1: stopped, more classes than
@@ -380,9 +385,17 @@ def _roll_up(g, lattice, work, cfg, slot, slot_of, table, table_key, scratch, co
     s = work[CHECKED_NODES] + 1  # the node's slot: its levels first
     q = lattice.shape[1]
     n0 = cfg[BOTTOM]
-    levels = slot[3:, s]
+    levels = slot_levels[s]  # the levels, then packed (see the scan below)
+    bits = cfg[PACK_BITS]
+    per = 63 // bits
+    guard = 0
+    for f in range(per):
+        guard |= 1 << (f * bits + bits - 1)
+    for w in range(q, slot_levels.shape[1]):
+        levels[w] = 0
     for j in range(q):
         levels[j] = _level(g, lattice, j)
+        levels[q + j // per] |= levels[j] << (j % per * bits)
     if work[ARENA_END] + n0 > codes.shape[0]:  # the cache is full: keep the bottom only
         work[ARENA_END], work[CACHED], work[LIVE_FROM] = n0, 1, s - 1
     src, src_len = 0, n0
@@ -398,20 +411,23 @@ def _roll_up(g, lattice, work, cfg, slot, slot_of, table, table_key, scratch, co
                 if entries[c] < src_len:
                     src, src_len = c, entries[c]
     if not found:
+        # each level in a field of ``bits`` bits whose top (guard) bit is clear, the fields
+        # packed into words: ``c`` is below ``g`` where no field of (g's word with the guard
+        # bits set) - (c's word) borrows, i.e. every guard bit stays set (one test per word)
         cached = slot[2]  # contiguous, as the sizes: the scan streams through them
         for i in range(1, work[CACHED]):
             c = cached[i]
             if entries[c] >= src_len:
                 continue
             below = True
-            for j in range(q):
-                if slot[3 + j, c] > levels[j]:
+            for w in range(q, slot_levels.shape[1]):
+                if ((levels[w] | guard) - slot_levels[c, w]) & guard != guard:
                     below = False
                     break
             if below:
                 src, src_len = c, entries[c]
     for j in range(q):
-        node_off[0, j] = map_off[j, slot[3 + j, src], levels[j]]
+        node_off[0, j] = map_off[j, slot_levels[src, j], levels[j]]
         node_off[1, j] = share_off[j, levels[j]]
         node_radix[0, j] = level_radix[j, levels[j]]
     node_radix[0, q] = cfg[SENSITIVE_VALUES]
@@ -427,17 +443,18 @@ def _roll_up(g, lattice, work, cfg, slot, slot_of, table, table_key, scratch, co
 
 @njit_no_refcount
 def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
-           slot_of, table, table_key, scratch, outlier, codes, count, first, maps, map_off,
-           level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens, cls,
-           class_codes, hist, params, tree, value_counts):
+           slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first, maps,
+           map_off, level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens,
+           cls, class_codes, hist, params, tree, value_counts):
     """Check ``g`` (:func:`_roll_up`, then its classes judged, its suppressed count and
     metric) into the next record, and set Flash's properties from the verdict."""
     q = lattice.shape[1]
     r = work[CHECKED_NODES]
     s = r + 1
-    levels = slot[3:, s]
-    n = _roll_up(g, lattice, work, cfg, slot, slot_of, table, table_key, scratch, codes, count,
-                 first, maps, map_off, level_radix, share_off, node_off, node_radix, sens)
+    levels = slot_levels[s]
+    n = _roll_up(g, lattice, work, cfg, slot, slot_levels, slot_of, table, table_key, scratch,
+                 codes, count, first, maps, map_off, level_radix, share_off, node_off, node_radix,
+                 sens)
     pos = work[ARENA_END]
     big = np.iinfo(np.int64).max
     if n < 0:  # more classes than could keep the node anonymous: stopped, not cached
@@ -525,17 +542,19 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
 
 @njit_no_refcount
 def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cfg, heights,
-                   rec_int, rec_float, slot, slot_of, table, table_key, scratch, outlier, codes,
-                   count, first, maps, map_off, level_radix, share, share_off, loss_table,
-                   candidates, node_off, node_radix, sums, sens, cls, class_codes, hist, params,
-                   tree, value_counts):
+                   rec_int, rec_float, slot, slot_levels, slot_of, table, table_key, scratch,
+                   outlier, codes, count, first, maps, map_off, level_radix, share, share_off,
+                   loss_table, candidates, node_off, node_radix, sums, sens, cls, class_codes,
+                   hist, params, tree, value_counts):
     """ARX's ``checkAndTag``: check ``g`` unless it carries a ``check`` bit (:func:`_check`),
     then (unless ``final``: the closing checks of bottom and top) track the optimum (smaller
     loss, then lower height), tag and prune.
 
-    ``slot`` (3 + q, capacity + 1): per cached set (a column) its start in the arena, its
-    entries, a cached slot's number (``slot[2, :work[CACHED]]`` lists them) and its node's
-    levels; slot 0 is the bottom, slot r + 1 the set of record r.  ``sens`` is the arena's
+    ``slot`` (3, capacity + 1): per cached set (a column) its start in the arena, its entries
+    and a cached slot's number (``slot[2, :work[CACHED]]`` lists them); ``slot_levels``
+    (capacity + 1, q + words): its node's levels, then the same packed into ``words`` words
+    of ``63 // cfg[PACK_BITS]`` fields (:func:`_roll_up`'s cache scan); slot 0 is the bottom,
+    slot r + 1 the set of record r.  ``sens`` is the arena's
     carried sensitive codes (one entry when none is carried).  ``node_off`` (2, q),
     ``node_radix`` (2, q + 1: the node's radices, then the roll-up's strides), ``sums`` (2, q)
     and, for a carried sensitive attribute, ``cls``, ``class_codes`` and ``hist`` are scratch
@@ -546,9 +565,9 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
             work[STATUS] = OVERFLOW
             return
         _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
-               slot_of, table, table_key, scratch, outlier, codes, count, first, maps, map_off,
-               level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens,
-               cls, class_codes, hist, params, tree, value_counts)
+               slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first,
+               maps, map_off, level_radix, share, share_off, loss_table, node_off, node_radix,
+               sums, sens, cls, class_codes, hist, params, tree, value_counts)
     if final or work[STATUS] == UNSURE:
         return
     if props[VERDICT, g] == 2:
@@ -577,8 +596,8 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
 
 @njit(cache=True)
 def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, maps, map_off,
-           level_radix, share, share_off, loss_table, work, props, bounds, queue, heap,
-           candidates, rec_int, rec_float, slot, slot_of, table, table_key, scratch, outlier,
+           level_radix, share, share_off, loss_table, work, props, bounds, queue, heap, candidates,
+           rec_int, rec_float, slot, slot_levels, slot_of, table, table_key, scratch, outlier,
            walk, succ, level_levels, level_ids, sorted_ids, sort_keys, sort_order, node_off,
            node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts):
     """The whole search (one compiled kernel loop), in the arrays
@@ -652,11 +671,10 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                          heights):
                                 _check_and_tag(x, l_check, l_tag, ZERO, props, bounds, queue,
                                                lattice, work, cfg, heights, rec_int, rec_float,
-                                               slot, slot_of, table, table_key, scratch,
-                                               outlier, codes, count, first, maps, map_off,
-                                               level_radix,
-                                               share, share_off, loss_table, candidates,
-                                               node_off, node_radix, sums, sens, cls,
+                                               slot, slot_levels, slot_of, table, table_key,
+                                               scratch, outlier, codes, count, first, maps,
+                                               map_off, level_radix, share, share_off, loss_table,
+                                               candidates, node_off, node_radix, sums, sens, cls,
                                                class_codes, hist, params, tree, value_counts)
                                 n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
                                                                    keys, node_keys)
@@ -707,12 +725,12 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                     if _skip(b_skip, x, props, bounds, queue, lattice, work, cfg, heights):
                         hi = mid - 1
                         continue
-                    _check_and_tag(x, b_check, b_tag, ZERO, props, bounds, queue, lattice,
-                                   work, cfg, heights, rec_int, rec_float, slot, slot_of,
-                                   table, table_key, scratch, outlier, codes, count, first,
-                                   maps, map_off, level_radix, share, share_off, loss_table,
-                                   candidates, node_off, node_radix, sums, sens, cls,
-                                   class_codes, hist, params, tree, value_counts)
+                    _check_and_tag(x, b_check, b_tag, ZERO, props, bounds, queue, lattice, work,
+                                   cfg, heights, rec_int, rec_float, slot, slot_levels, slot_of,
+                                   table, table_key, scratch, outlier, codes, count, first, maps,
+                                   map_off, level_radix, share, share_off, loss_table, candidates,
+                                   node_off, node_radix, sums, sens, cls, class_codes, hist,
+                                   params, tree, value_counts)
                     if _has(props, x, b_prop):
                         last = x
                         hi = mid - 1
@@ -732,11 +750,12 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                 return
     if cfg[UTILITY_FULL]:  # ARX's computeUtilityForMonotonicMetrics
         for g in (0, size - 1):
-            _check_and_tag(g, CHECKED, TAG_NONE, ONE, props, bounds, queue, lattice, work,
-                           cfg, heights, rec_int, rec_float, slot, slot_of, table, table_key,
-                           scratch, outlier, codes, count, first, maps, map_off, level_radix,
-                           share, share_off, loss_table, candidates, node_off, node_radix, sums,
-                           sens, cls, class_codes, hist, params, tree, value_counts)
+            _check_and_tag(g, CHECKED, TAG_NONE, ONE, props, bounds, queue, lattice, work, cfg,
+                           heights, rec_int, rec_float, slot, slot_levels, slot_of, table,
+                           table_key, scratch, outlier, codes, count, first, maps, map_off,
+                           level_radix, share, share_off, loss_table, candidates, node_off,
+                           node_radix, sums, sens, cls, class_codes, hist, params, tree,
+                           value_counts)
 
 
 #: positions of the class scratch (``cls``, None without a sensitive attribute) and of the
@@ -755,8 +774,9 @@ def _flash_signature(code: str, classes: str) -> str:
              "codes": f"{code}[:, ::1]", "count": i1, "first": i1, "maps": f"{code}[::1]",
              "map_off": i3, "level_radix": i2, "share": f1, "share_off": i2,
              "loss_table": f2, "work": i1, "props": "uint8[:, ::1]", "bounds": f2,
-             "queue": i1, "heap": i1, "candidates": i1, "rec_int": i2, "rec_float": f2,
-             "slot": i2, "slot_of": i1, "table": "int32[::1]", "table_key": i1, "scratch": i1,
+             "queue": "int32[:, ::1]", "heap": i1, "candidates": i1, "rec_int": i2,
+             "rec_float": f2, "slot": i2, "slot_levels": i2, "slot_of": i1, "table": "int32[::1]",
+             "table_key": i1, "scratch": i1,
              "outlier": "boolean[::1]", "walk": i2, "succ": i2, "level_levels": i2,
              "level_ids": i1, "sorted_ids": i1, "sort_keys": f3, "sort_order": i2,
              "node_off": i2, "node_radix": i2, "sums": f2, "sens": "int32[::1]",
