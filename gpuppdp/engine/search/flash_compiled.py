@@ -67,7 +67,7 @@ __all__ = ["compiled_flash_supports", "compiled_flash_refusal", "run", "class_li
            "forms_classes"]
 
 #: largest lattice searched here (per node: properties 4 bytes, bounds 16, keys 24, slot 8,
-#: the cone marking's scratch 4 (q + 1))
+#: the cone marking's scratch 4 (q + 2))
 MAX_LATTICE = 1 << 22
 #: largest bottom frequency set: above it the batched roll-up's threads and partitions pay off
 MAX_BOTTOM_ENTRIES = 1 << 18
@@ -253,7 +253,7 @@ def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
         args = (lattice, keys, np.full((3, size), np.nan), phases, cfg, heights, codes, count,
                 first, ev.maps, ev.map_off, level_radix, share, share_off, loss_table, work,
                 np.zeros((4, size), np.uint8), np.full((2, size), np.nan),
-                np.empty((size, q + 1), np.int32), np.empty(capacity, np.int64),
+                np.empty((size, q + 2), np.int32), np.empty(capacity, np.int64),
                 np.empty(capacity, np.int64), rec_int, rec_float, slot,
                 np.zeros((capacity + 1, q + _pack_words(lat)), np.int64), slot_of,
                 np.full(table, -1, np.int32), np.empty(table, np.int64),

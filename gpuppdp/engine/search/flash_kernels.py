@@ -19,8 +19,8 @@ tuples slowly):
 * ``lattice`` (2, q): max levels, strides;  ``keys`` (2, q, width): the strategy key's terms;
   ``node_keys`` (3, size): the nodes' keys as computed (NaN before);
 * ``props`` (4, size) uint8: EXPLICIT, UP, DOWN bits and the VERDICT;  ``bounds`` (2, size):
-  loss and lower bound of checked nodes;  ``queue`` (size, q + 1) int32: scratch of the
-  cone marking (node, levels);
+  loss and lower bound of checked nodes;  ``queue`` (size, q + 2) int32: scratch of the
+  cone marking;
 * ``work``: ARENA_END ... STATUS;  ``cfg``: PREDICTIVE ... MAX_CLASSES;  ``loss_table``
   (2 + height + 1, q): each attribute's smallest and largest loss sum, then per level its
   prior-bound factor (zeros where no check may stop early).
@@ -94,8 +94,13 @@ def _has(props, g, bits):
 def _set(props, queue, lattice, g, bits, row):
     """Set ``bits`` on ``g`` alone (``row`` EXPLICIT) or on its cone above (UP) or below
     (DOWN), marking the cone breadth first and stopping at nodes that carry them already.
-    Each queued node is kept with its levels (``queue`` row: id, then level per attribute),
-    a neighbour's being its node's with one changed: no division per neighbour."""
+
+    Only cones set a row's bits, so the nodes carrying them are closed upwards (UP) or
+    downwards (DOWN): stopping there skips only marked nodes.  Each node of the cone is
+    reached once, from the node one step nearer ``g`` in the last attribute changed on the
+    way, the changes made in attribute order (a node reached by changing attribute ``j``
+    changes ``j`` and later ones only).  ``queue`` rows: node, its levels (a neighbour's differ
+    in one: no division per neighbour), that attribute."""
     mark = props[row]
     if row == EXPLICIT:
         mark[g] |= bits
@@ -108,10 +113,11 @@ def _set(props, queue, lattice, g, bits, row):
     queue[0, 0] = g
     for j in range(q):
         queue[0, j + 1] = _level(g, lattice, j)
+    queue[0, q + 1] = 0
     head, tail = 0, 1
     while head < tail:
         x = queue[head, 0]
-        for j in range(q):
+        for j in range(queue[head, q + 1], q):
             level = queue[head, j + 1]
             if level == (lattice[0, j] if row == UP else 0):
                 continue
@@ -122,6 +128,7 @@ def _set(props, queue, lattice, g, bits, row):
                     queue[tail, t] = queue[head, t]
                 queue[tail, 0] = y
                 queue[tail, j + 1] = level + step
+                queue[tail, q + 1] = j
                 tail += 1
         head += 1
 
