@@ -321,3 +321,54 @@ def test_search_arrays_without_huge_pages_and_numpy_left_as_found(monkeypatch, u
         assert core.multiarray._set_madvise_hugepage(before) is True
     finally:
         core.multiarray._set_madvise_hugepage(before)
+
+
+def test_cone_marking_marks_every_cone_whole():
+    """Random calls of the compiled Flash's property setter, alone, upwards and downwards,
+    against the cones computed from the levels: the marking that stops at nodes already
+    carrying the bits and reaches each node once leaves exactly the union of the cones."""
+    from gpuppdp.engine.lattice import Lattice
+
+    k = flash_kernels
+    lat = Lattice([2, 1, 3, 0, 2])
+    q = lat.n_attributes
+    lattice = np.stack([lat.max_levels, lat.strides])
+    levels = lat.levels_of(np.arange(lat.size))
+    props = np.zeros((4, lat.size), np.uint8)
+    expected = props.copy()
+    queue = np.empty((lat.size, q + 2), np.int32)
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        g, bits = int(rng.integers(lat.size)), int(rng.choice([1, 2, 4, 6, 8]))
+        row = [k.EXPLICIT, k.UP, k.DOWN][int(rng.integers(3))]
+        k._set(props, queue, lattice, np.int64(g), np.int64(bits), row)
+        cone = (np.arange(lat.size) == g) if row == k.EXPLICIT else \
+            (levels >= levels[g]).all(axis=1) if row == k.UP else (levels <= levels[g]).all(axis=1)
+        expected[row, cone] |= bits
+        assert (props == expected).all(), (g, bits, row)
+
+
+@pytest.mark.parametrize("heights", [[1], [2, 1, 3], [7] * 9, [31, 1, 4], [1] * 40, [100, 0, 3]])
+def test_packed_levels_compare_as_the_levels(heights):
+    """The cache scan's 'at most in every level' on packed levels (one subtraction per word)
+    against the comparison level by level, with the field width and word count the search
+    uses for the lattice; pairs drawn near each other so that both answers are common."""
+    from gpuppdp.engine.lattice import Lattice
+
+    lat = Lattice(heights)
+    q, bits = len(heights), flash_compiled._pack_bits(lat)
+    width = q + flash_compiled._pack_words(lat)
+    rng = np.random.default_rng(len(heights))
+    top = np.array(heights)
+    seen = set()
+    for _ in range(400):
+        a = rng.integers(0, top + 1)
+        b = np.clip(a + rng.integers(-1, 2, q) * (rng.random(q) < 0.2), 0, top)
+        packed = np.zeros((2, width), np.int64)
+        packed[0, :q], packed[1, :q] = a, b
+        guard = flash_kernels._pack(packed[0], q, bits)
+        assert flash_kernels._pack(packed[1], q, bits) == guard
+        below = bool((a <= b).all())
+        assert flash_kernels._packed_below(packed[0], packed[1], q, guard) == below, (a, b)
+        seen.add(below)
+    assert seen == {True, False}

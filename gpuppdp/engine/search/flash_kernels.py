@@ -381,6 +381,34 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
 
 
 @njit_no_refcount
+def _pack(levels, q, bits):
+    """Pack ``levels[:q]`` into ``levels[q:]``, ``63 // bits`` fields of ``bits`` bits a word,
+    each level in the low ``bits - 1`` bits of its field; returns the words' guard mask (the
+    fields' top bits, never set by a level)."""
+    per = 63 // bits
+    guard = 0
+    for f in range(per):
+        guard |= 1 << (f * bits + bits - 1)
+    for w in range(q, levels.shape[0]):
+        levels[w] = 0
+    for j in range(q):
+        levels[q + j // per] |= levels[j] << (j % per * bits)
+    return guard
+
+
+@njit_no_refcount
+def _packed_below(a, b, q, guard):
+    """Whether every level of ``a`` is at most ``b``'s, both packed by :func:`_pack`: a
+    field of ``b``'s word with its guard bit set, minus ``a``'s, keeps the guard bit exactly
+    when ``a``'s level is not larger, and never borrows from the next field (one subtraction
+    per word, Lamport 1975's parallel comparison)."""
+    for w in range(q, a.shape[0]):
+        if ((b[w] | guard) - a[w]) & guard != guard:
+            return False
+    return True
+
+
+@njit_no_refcount
 def _roll_up(g, lattice, work, cfg, slot, slot_levels, slot_of, table, table_key, scratch, codes,
              count, first, maps, map_off, level_radix, share_off, node_off, node_radix, sens):
     """Roll node ``g`` up from the smallest cached frequency set below it into the arena at
@@ -392,17 +420,10 @@ def _roll_up(g, lattice, work, cfg, slot, slot_levels, slot_of, table, table_key
     s = work[CHECKED_NODES] + 1  # the node's slot: its levels first
     q = lattice.shape[1]
     n0 = cfg[BOTTOM]
-    levels = slot_levels[s]  # the levels, then packed (see the scan below)
-    bits = cfg[PACK_BITS]
-    per = 63 // bits
-    guard = 0
-    for f in range(per):
-        guard |= 1 << (f * bits + bits - 1)
-    for w in range(q, slot_levels.shape[1]):
-        levels[w] = 0
+    levels = slot_levels[s]
     for j in range(q):
         levels[j] = _level(g, lattice, j)
-        levels[q + j // per] |= levels[j] << (j % per * bits)
+    guard = _pack(levels, q, cfg[PACK_BITS])
     if work[ARENA_END] + n0 > codes.shape[0]:  # the cache is full: keep the bottom only
         work[ARENA_END], work[CACHED], work[LIVE_FROM] = n0, 1, s - 1
     src, src_len = 0, n0
@@ -418,20 +439,10 @@ def _roll_up(g, lattice, work, cfg, slot, slot_levels, slot_of, table, table_key
                 if entries[c] < src_len:
                     src, src_len = c, entries[c]
     if not found:
-        # each level in a field of ``bits`` bits whose top (guard) bit is clear, the fields
-        # packed into words: ``c`` is below ``g`` where no field of (g's word with the guard
-        # bits set) - (c's word) borrows, i.e. every guard bit stays set (one test per word)
         cached = slot[2]  # contiguous, as the sizes: the scan streams through them
         for i in range(1, work[CACHED]):
             c = cached[i]
-            if entries[c] >= src_len:
-                continue
-            below = True
-            for w in range(q, slot_levels.shape[1]):
-                if ((levels[w] | guard) - slot_levels[c, w]) & guard != guard:
-                    below = False
-                    break
-            if below:
+            if entries[c] < src_len and _packed_below(slot_levels[c], levels, q, guard):
                 src, src_len = c, entries[c]
     for j in range(q):
         node_off[0, j] = map_off[j, slot_levels[src, j], levels[j]]
