@@ -372,3 +372,34 @@ def test_packed_levels_compare_as_the_levels(heights):
         assert flash_kernels._packed_below(packed[0], packed[1], q, guard) == below, (a, b)
         seen.add(below)
     assert seen == {True, False}
+
+
+def test_strategy_key_terms_are_arxs_divisions():
+    """The Flash key's table of terms (NumPy, every attribute and level at once) against
+    ARX's ``FLASHStrategy`` terms computed one Python float division at a time, on Adult's
+    nine QIDs (whole and a subset of rows): equal to the bit, zero past a height; and by hand
+    on a lattice with an attribute of height 0."""
+    from gpuppdp.backend import cpu_backend
+    from gpuppdp.engine.encoding import Schema, encode
+    from gpuppdp.engine.lattice import Lattice
+    from gpuppdp.engine.search.flash import key_table
+
+    data, hierarchies = datasets.adult()
+    qids = ["sex", "age", "race", "marital-status", "education", "native-country",
+            "workclass", "occupation", "salary-class"]
+    encoded = encode(data[qids], Schema({q: hierarchies[q] for q in qids}), cpu_backend())
+    for rows in (np.arange(len(data)), np.arange(0, len(data), 97)):
+        table = encoded if len(rows) == len(data) else encoded.take_rows(rows)
+        distinct = table.distinct_per_level()
+        lat = Lattice(table.heights)
+        got = key_table(lat, distinct)
+        for j, top in enumerate(table.heights.tolist()):
+            d = distinct[j].tolist()
+            for level in range(got.shape[2]):
+                inside = level <= top
+                assert got[0, j, level] == ((level / float(top) if top else 0.0) if inside
+                                            else 0.0)
+                assert got[1, j, level] == (float(d[level]) / float(d[0]) if inside else 0.0)
+    flat = key_table(Lattice([0, 2]), np.array([[3, 0, 0], [5, 4, 1]]))
+    assert flat[0].tolist() == [[0.0, 0.0, 0.0], [0.0, 0.5, 1.0]]
+    assert flat[1].tolist() == [[1.0, 0.0, 0.0], [1.0, 0.8, 0.2]]
