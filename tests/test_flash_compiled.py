@@ -353,6 +353,7 @@ def test_packed_levels_compare_as_the_levels(heights):
     """The cache scan's 'at most in every level' on packed levels (one subtraction per word)
     against the comparison level by level, with the field width and word count the search
     uses for the lattice; pairs drawn near each other so that both answers are common."""
+    from gpuppdp.engine import solution_space
     from gpuppdp.engine.lattice import Lattice
 
     lat = Lattice(heights)
@@ -366,10 +367,10 @@ def test_packed_levels_compare_as_the_levels(heights):
         b = np.clip(a + rng.integers(-1, 2, q) * (rng.random(q) < 0.2), 0, top)
         packed = np.zeros((2, width), np.int64)
         packed[0, :q], packed[1, :q] = a, b
-        guard = flash_kernels._pack(packed[0], q, bits)
-        assert flash_kernels._pack(packed[1], q, bits) == guard
+        guard = solution_space._pack(packed[0], q, bits)
+        assert solution_space._pack(packed[1], q, bits) == guard
         below = bool((a <= b).all())
-        assert flash_kernels._packed_below(packed[0], packed[1], q, guard) == below, (a, b)
+        assert solution_space._packed_below(packed[0], packed[1], q, guard) == below, (a, b)
         seen.add(below)
     assert seen == {True, False}
 

@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..kernels.aot import ahead_of_time
+from ..kernels.nrt import njit_no_refcount
 
 __all__ = ["Properties", "level_nodes"]
 
@@ -225,3 +226,31 @@ def level_nodes(max_levels, height: int) -> np.ndarray:
     out = np.empty((_fill_level(max_levels, height, out), len(max_levels)), dtype=np.int64)
     _fill_level(max_levels, height, out)
     return out
+
+
+@njit_no_refcount
+def _pack(levels, q, bits):
+    """Pack ``levels[:q]`` into ``levels[q:]``, ``63 // bits`` fields of ``bits`` bits a word,
+    each level in the low ``bits - 1`` bits of its field; returns the words' guard mask (the
+    fields' top bits, never set by a level)."""
+    per = 63 // bits
+    guard = 0
+    for f in range(per):
+        guard |= 1 << (f * bits + bits - 1)
+    for w in range(q, levels.shape[0]):
+        levels[w] = 0
+    for j in range(q):
+        levels[q + j // per] |= levels[j] << (j % per * bits)
+    return guard
+
+
+@njit_no_refcount
+def _packed_below(a, b, q, guard):
+    """Whether every level of ``a`` is at most ``b``'s, both packed by :func:`_pack`: a
+    field of ``b``'s word with its guard bit set, minus ``a``'s, keeps the guard bit exactly
+    when ``a``'s level is not larger, and never borrows from the next field (one subtraction
+    per word, Lamport 1975's parallel comparison)."""
+    for w in range(q, a.shape[0]):
+        if ((b[w] | guard) - a[w]) & guard != guard:
+            return False
+    return True

@@ -40,7 +40,7 @@ from ...kernels.nrt import njit_no_refcount
 from ...kernels.segsum import _one_node
 from .. import solution_space
 from ..metrics import _geometric_mean_row, _mean_share_term, _precision_term
-from ..solution_space import _fill_level
+from ..solution_space import _fill_level, _pack, _packed_below
 from . import base
 from .flash_classes import SIZE, judge_classes
 
@@ -378,34 +378,6 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
     work[CANDIDATES] = kept
 
 
-
-
-@njit_no_refcount
-def _pack(levels, q, bits):
-    """Pack ``levels[:q]`` into ``levels[q:]``, ``63 // bits`` fields of ``bits`` bits a word,
-    each level in the low ``bits - 1`` bits of its field; returns the words' guard mask (the
-    fields' top bits, never set by a level)."""
-    per = 63 // bits
-    guard = 0
-    for f in range(per):
-        guard |= 1 << (f * bits + bits - 1)
-    for w in range(q, levels.shape[0]):
-        levels[w] = 0
-    for j in range(q):
-        levels[q + j // per] |= levels[j] << (j % per * bits)
-    return guard
-
-
-@njit_no_refcount
-def _packed_below(a, b, q, guard):
-    """Whether every level of ``a`` is at most ``b``'s, both packed by :func:`_pack`: a
-    field of ``b``'s word with its guard bit set, minus ``a``'s, keeps the guard bit exactly
-    when ``a``'s level is not larger, and never borrows from the next field (one subtraction
-    per word, Lamport 1975's parallel comparison)."""
-    for w in range(q, a.shape[0]):
-        if ((b[w] | guard) - a[w]) & guard != guard:
-            return False
-    return True
 
 
 @njit_no_refcount
