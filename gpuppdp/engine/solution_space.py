@@ -199,11 +199,11 @@ def next_of_level(max_levels, v):
 
 
 @njit(cache=True)
-def _fill_level(max_levels, height, out):
+def _fill_level(max_levels, height, out, v):
     """Write the level vectors of sum ``height`` into ``out`` (as many as fit) in ascending
-    node id; returns how many there are."""
+    node id, ``v`` (q,) the enumeration's scratch (nothing allocated: the compiled Flash
+    calls it without reference counting); returns how many there are."""
     q = max_levels.shape[0]
-    v = np.zeros(q, np.int64)
     if not first_of_level(max_levels, height, v):
         return 0
     m = 0
@@ -216,15 +216,15 @@ def _fill_level(max_levels, height, out):
             return m
 
 
-ahead_of_time(_fill_level, ["int64(int64[::1], int64, int64[:, ::1])"])
+ahead_of_time(_fill_level, ["int64(int64[::1], int64, int64[:, ::1], int64[::1])"])
 
 
 def level_nodes(max_levels, height: int) -> np.ndarray:
     """The (m, q) level vectors of the lattice nodes of the given height, ascending node id."""
     max_levels = np.asarray(max_levels, dtype=np.int64)
-    out = np.empty((0, len(max_levels)), dtype=np.int64)
-    out = np.empty((_fill_level(max_levels, height, out), len(max_levels)), dtype=np.int64)
-    _fill_level(max_levels, height, out)
+    out, v = np.empty((0, len(max_levels)), dtype=np.int64), np.zeros_like(max_levels)
+    out = np.empty((_fill_level(max_levels, height, out, v), len(max_levels)), dtype=np.int64)
+    _fill_level(max_levels, height, out, v)
     return out
 
 

@@ -233,13 +233,28 @@ def _build(target: str) -> dict:
     meta = {"numba": numba.__version__, **built_for, "digest": source_digest(),
             "exports": exports}
     cc.export(METADATA, "unicode_type()")(_constant(json.dumps(meta)))
-    flags = pycc_compiler.Flags
-    # patched for the build only: pycc's compiler flags, with the GIL released
+    flags, compile_extra = pycc_compiler.Flags, pycc_compiler.compile_extra
+    no_refcount = {d.py_func for d, _ in _DECLARED.values()
+                   if d.targetoptions.get("_nrt") is False}
+
+    def compile_export(typing, target, function, args, returns, export_flags, *rest, **named):
+        """An export declared without reference counting (``_nrt=False``) compiled so, as the
+        JIT compiles it (pycc compiles every export with the runtime's counting on)."""
+        if function in no_refcount:
+            export_flags = export_flags.copy()
+            export_flags.nrt = False
+        return compile_extra(typing, target, function, args, returns, export_flags, *rest,
+                             **named)
+
+    # patched for the build only: pycc's compiler flags, with the GIL released, and its
+    # compiler, honouring an export's own reference counting
     pycc_compiler.Flags = ReleasingGil  # type: ignore[misc]
+    pycc_compiler.compile_extra = compile_export  # type: ignore[assignment]
     try:
         cc.compile()
     finally:
         pycc_compiler.Flags = flags  # type: ignore[misc]
+        pycc_compiler.compile_extra = compile_extra  # type: ignore[assignment]
     return meta
 
 

@@ -259,7 +259,7 @@ def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
                 np.full(table, -1, np.int32), np.empty(table, np.int64),
                 np.empty(n0 + 1, np.int64), np.empty(n0, np.bool_),
                 np.zeros((4, depth), np.int64), np.zeros((depth, q), np.int64),
-                np.empty((widest, q), np.int64), np.empty(widest, np.int64),
+                np.empty((widest, q), np.int64), np.zeros(q, np.int64), np.empty(widest, np.int64),
                 np.empty(widest, np.int64), np.empty((2, widest, 3)),
                 np.empty((2, widest), np.int64), np.zeros((2, q), np.int64),
                 np.ones((2, q + 1), np.int64), np.zeros((2, q)), sens,

@@ -32,7 +32,6 @@ import inspect
 import math
 
 import numpy as np
-from numba import njit
 
 from ...kernels.aot import CODE_TYPES, ahead_of_time
 from ...kernels.grouping import _rollup_range
@@ -173,18 +172,19 @@ def _compare(a, b, lattice, keys, node_keys):
 
 
 @njit_no_refcount
-def _sorted_successors(g, out, lattice, keys, node_keys):
-    """Direct generalizations of ``g`` into ``out``, stably sorted by key; returns how
-    many."""
+def _sorted_successors(g, succ, row, lattice, keys, node_keys):
+    """Direct generalizations of ``g`` into ``succ[row]``, stably sorted by key; returns how
+    many.  (The row by index: a view made by the caller, which counts references, would cost
+    it a count in and out per node.)"""
     n = 0
     for j in range(lattice.shape[1]):
         if _level(g, lattice, j) < lattice[0, j]:
             s = g + lattice[1, j]
             i = n
-            while i > 0 and _compare(s, out[i - 1], lattice, keys, node_keys) < 0:
-                out[i] = out[i - 1]
+            while i > 0 and _compare(s, succ[row, i - 1], lattice, keys, node_keys) < 0:
+                succ[row, i] = succ[row, i - 1]
                 i -= 1
-            out[i] = s
+            succ[row, i] = s
             n += 1
     return n
 
@@ -584,12 +584,12 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
     _prune(g, props, bounds, queue, lattice, work, cfg, candidates)
 
 
-@njit(cache=True)
+@njit_no_refcount
 def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, maps, map_off,
            level_radix, share, share_off, loss_table, work, props, bounds, queue, heap, candidates,
            rec_int, rec_float, slot, slot_levels, slot_of, table, table_key, scratch, outlier,
-           walk, succ, level_levels, level_ids, sorted_ids, sort_keys, sort_order, node_off,
-           node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts):
+           walk, succ, level_levels, odometer, level_ids, sorted_ids, sort_keys, sort_order,
+           node_off, node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts):
     """The whole search (one compiled kernel loop), in the arrays
     :func:`~.flash_compiled.run` allocates (a compiled allocation compiles
     an implementation per shape and type); writes per checked node, in check order, ``(id,
@@ -605,8 +605,11 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
     are pruned), or the linear phase alone.  One loop runs both, so the check has one call
     site per phase.  ``walk`` rows: the linear phase's stack (node, successors, next one to
     try per depth) and the path; ``succ``: sorted successors per depth, the last row the
-    path's.  ``cls`` is None when no sensitive attribute is carried: Numba then prunes the
-    class code from the compiled check (a search without one does not compile it)."""
+    path's; ``odometer`` (q): the level enumeration's scratch.  ``cls`` is None when no
+    sensitive attribute is carried: Numba then prunes the class code from the compiled check
+    (a search without one does not compile it).  Compiled without reference counting (it
+    allocates nothing): a caller that counts them would count every array it passes in and
+    out of every call, 45 of them per check."""
     q = lattice.shape[1]
     size, height_max = 1, 0
     for j in range(q):
@@ -618,7 +621,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
     l_on, l_skip, l_check, l_tag = phases[5], phases[7], phases[8], phases[9]
     outer_skip = b_skip if b_on else l_skip
     for height in range(height_max + 1):
-        m = _fill_level(lattice[0], height, level_levels)
+        m = _fill_level(lattice[0], height, level_levels, odometer)
         for i in range(m):
             level_ids[i] = 0
             for j in range(q):
@@ -666,7 +669,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                                map_off, level_radix, share, share_off, loss_table,
                                                candidates, node_off, node_radix, sums, sens, cls,
                                                class_codes, hist, params, tree, value_counts)
-                                n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
+                                n_succ[depth] = _sorted_successors(x, succ, depth, lattice,
                                                                    keys, node_keys)
                                 # the Python search tests the successors here for its
                                 # look-ahead batch (and prunes those a bound rules out): the
@@ -697,7 +700,8 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                 length = 1
                 chain[0] = h
                 while True:
-                    ns = _sorted_successors(chain[length - 1], path_succ, lattice, keys, node_keys)
+                    ns = _sorted_successors(chain[length - 1], succ, height_max + 1, lattice, keys,
+                                            node_keys)
                     nxt = -1
                     for i in range(ns):
                         if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
@@ -725,7 +729,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                         last = x
                         hi = mid - 1
                         continue
-                    ns = _sorted_successors(x, path_succ, lattice, keys, node_keys)
+                    ns = _sorted_successors(x, succ, height_max + 1, lattice, keys, node_keys)
                     for i in range(ns):
                         if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
                                      cfg, heights):
@@ -767,7 +771,7 @@ def _flash_signature(code: str, classes: str) -> str:
              "queue": "int32[:, ::1]", "heap": i1, "candidates": i1, "rec_int": i2,
              "rec_float": f2, "slot": i2, "slot_levels": i2, "slot_of": i1, "table": "int32[::1]",
              "table_key": i1, "scratch": i1,
-             "outlier": "boolean[::1]", "walk": i2, "succ": i2, "level_levels": i2,
+             "outlier": "boolean[::1]", "walk": i2, "succ": i2, "level_levels": i2, "odometer": i1,
              "level_ids": i1, "sorted_ids": i1, "sort_keys": f3, "sort_order": i2,
              "node_off": i2, "node_radix": i2, "sums": f2, "sens": "int32[::1]",
              "cls": classes, "class_codes": f"{code}[:, ::1]", "hist": i2, "params": f1,
