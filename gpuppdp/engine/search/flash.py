@@ -365,12 +365,9 @@ class FlashSearch:
         found = flash_compiled.run(self, oracle)
         if found is None:
             return None
-        opt, checked, stats = found
+        opt, checked, stats, row = found
         if progress is not None:
             progress(self.lattice.size, self.lattice.size)
-        row = None
-        if opt is not None:
-            row = stats.row(int(np.searchsorted(stats.levels @ self.lattice.strides, opt)))
         self.opt, self.checked = opt, checked
         return SearchResult(opt, row, checked, time.perf_counter() - t0, self.name,
                             {"privacy_monotonicity": self.privacy,

@@ -139,12 +139,12 @@ def compiled_flash_supports(models, metric=None, *, evaluator=None,
                                   lattice_size=lattice_size) is None
 
 
-def run(search, oracle) -> tuple[int | None, int, NodeStats] | None:
+def run(search, oracle) -> tuple[int | None, int, NodeStats, dict | None] | None:
     """Run ``search`` (a set-up :class:`~.flash.FlashSearch`) compiled on ``oracle``'s
-    evaluator: ``(optimum id or None, checked nodes, stats of the checked nodes by id)``, or
-    None when a class's verdict was too close to call here (an entropy loss within rounding
-    of the privacy loss's alpha: :func:`~.flash_classes.losses_fail`), for the Python
-    traversal to decide."""
+    evaluator: ``(optimum id or None, checked nodes, stats of the checked nodes by id, the
+    optimum's stats as a row or None)``, or None when a class's verdict was too close to call
+    here (an entropy loss within rounding of the privacy loss's alpha:
+    :func:`~.flash_classes.losses_fail`), for the Python traversal to decide."""
     ev, lat = oracle.evaluator, oracle.lattice
     metric, n0 = ev.metric, int(ev.bottom.host_ptr[-1])
     limit = class_limit(ev)
@@ -159,14 +159,18 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats] | None:
     inputs = (np.stack([lat.max_levels, lat.strides]).astype(np.int64), keys, phases, cfg,
               np.asarray(metric.heights, np.float64))
     with small_pages():  # the arrays the compiled search works in
-        work, rec_int, rec_float = _search(ev, lat, inputs, _metric_tables(ev, lat, limit),
-                                           _model_parameters(ev))
+        work, rec_int, rec_float, slot_levels = _search(
+            ev, lat, inputs, _metric_tables(ev, lat, limit), _model_parameters(ev))
     if work[STATUS] == UNSURE:
         return None
     checked, opt = int(work[CHECKED_NODES]), int(work[OPTIMUM])
     oracle.evaluations += checked
-    return (None if opt < 0 else opt), checked, _stats(ev, lat, rec_int[:checked],
-                                                       rec_float[:checked])
+    # record r's node's levels are its slot's, r + 1
+    stats, ids = _stats(ev, rec_int[:checked], rec_float[:checked],
+                        slot_levels[1:checked + 1, :lat.n_attributes])
+    if opt < 0:
+        return None, checked, stats, None
+    return opt, checked, stats, stats.row(int(np.searchsorted(ids, opt)))
 
 
 def _pack_bits(lat) -> int:
@@ -222,7 +226,7 @@ def _model_parameters(ev) -> tuple:
 def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
     """Run :func:`~.flash_kernels._flash` until it completes or meets a verdict too close
     to call (``work[STATUS]`` UNSURE), its work arrays doubled after an overflow and every
-    check complete after an ambiguous bound: ``(work, rec_int, rec_float)``."""
+    check complete after an ambiguous bound: ``(work, rec_int, rec_float, slot_levels)``."""
     lattice, keys, phases, cfg, heights = inputs
     level_radix, share, share_off, loss_table = tables
     bottom, q, carried = ev.bottom, lat.n_attributes, ev.carries_sensitive
@@ -250,12 +254,13 @@ def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
         slot_of = np.full(size, -1, np.int64)  # each node's slot (-1: none)
         slot_of[0] = 0
         rec_int, rec_float = np.zeros((capacity, 7), np.int64), np.zeros((capacity, 2))
+        slot_levels = np.zeros((capacity + 1, q + _pack_words(lat)), np.int64)
         args = (lattice, keys, np.full((3, size), np.nan), phases, cfg, heights, codes, count,
                 first, ev.maps, ev.map_off, level_radix, share, share_off, loss_table, work,
                 np.zeros((4, size), np.uint8), np.full((2, size), np.nan),
                 np.empty((size, q + 2), np.int32), np.empty(capacity, np.int64),
                 np.empty(capacity, np.int64), rec_int, rec_float, slot,
-                np.zeros((capacity + 1, q + _pack_words(lat)), np.int64), slot_of,
+                slot_levels, slot_of,
                 np.full(table, -1, np.int32), np.empty(table, np.int64),
                 np.empty(n0 + 1, np.int64), np.empty(n0, np.bool_),
                 np.zeros((4, depth), np.int64), np.zeros((depth, q), np.int64),
@@ -269,25 +274,26 @@ def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
         _compile_parts_first(args)
         _flash(*args)
         if work[STATUS] in (OK, UNSURE):
-            return work, rec_int, rec_float
+            return work, rec_int, rec_float, slot_levels
         if work[STATUS] == AMBIGUOUS:
             cfg[MAX_CLASSES] = NO_GROUP_LIMIT
         else:
             capacity *= 2
 
 
-def _stats(ev, lat, rec_int: np.ndarray, rec_float: np.ndarray) -> NodeStats:
-    """The checked nodes' records (in check order) as node statistics, by node id."""
+def _stats(ev, rec_int: np.ndarray, rec_float: np.ndarray,
+           levels: np.ndarray) -> tuple[NodeStats, np.ndarray]:
+    """The checked nodes' records and ``levels`` (in check order) as node statistics, and
+    their ids, by node id."""
     order = np.argsort(rec_int[:, 0], kind="stable")
-    ints, floats = rec_int[order], rec_float[order]
-    levels = lat.levels_of(ints[:, 0])
+    ints, floats, levels = rec_int[order], rec_float[order], levels[order]
     suppressed, kept = ints[:, 2], ints[:, 3]
     kept_records = ev.encoded.n_rows - suppressed
     aecs = np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0)
     k_anonymous = None if ev.min_class_size is None else ints[:, 6] > 0  # as the evaluator
     return NodeStats(levels, ints[:, 1] > 0, k_anonymous, suppressed, kept, ints[:, 4],
                      np.where(kept < 0, np.nan, aecs), floats[:, 0], floats[:, 1], ints[:, 5],
-                     levels.sum(axis=1))
+                     levels.sum(axis=1)), ints[:, 0]
 
 
 def class_limit(evaluator) -> int | None:
