@@ -172,19 +172,18 @@ def _compare(a, b, lattice, keys, node_keys):
 
 
 @njit_no_refcount
-def _sorted_successors(g, succ, row, lattice, keys, node_keys):
-    """Direct generalizations of ``g`` into ``succ[row]``, stably sorted by key; returns how
-    many.  (The row by index: a view made by the caller, which counts references, would cost
-    it a count in and out per node.)"""
+def _sorted_successors(g, out, lattice, keys, node_keys):
+    """Direct generalizations of ``g`` into ``out``, stably sorted by key; returns how
+    many."""
     n = 0
     for j in range(lattice.shape[1]):
         if _level(g, lattice, j) < lattice[0, j]:
             s = g + lattice[1, j]
             i = n
-            while i > 0 and _compare(s, succ[row, i - 1], lattice, keys, node_keys) < 0:
-                succ[row, i] = succ[row, i - 1]
+            while i > 0 and _compare(s, out[i - 1], lattice, keys, node_keys) < 0:
+                out[i] = out[i - 1]
                 i -= 1
-            succ[row, i] = s
+            out[i] = s
             n += 1
     return n
 
@@ -669,7 +668,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                                map_off, level_radix, share, share_off, loss_table,
                                                candidates, node_off, node_radix, sums, sens, cls,
                                                class_codes, hist, params, tree, value_counts)
-                                n_succ[depth] = _sorted_successors(x, succ, depth, lattice,
+                                n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
                                                                    keys, node_keys)
                                 # the Python search tests the successors here for its
                                 # look-ahead batch (and prunes those a bound rules out): the
@@ -700,8 +699,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                 length = 1
                 chain[0] = h
                 while True:
-                    ns = _sorted_successors(chain[length - 1], succ, height_max + 1, lattice, keys,
-                                            node_keys)
+                    ns = _sorted_successors(chain[length - 1], path_succ, lattice, keys, node_keys)
                     nxt = -1
                     for i in range(ns):
                         if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
@@ -729,7 +727,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                         last = x
                         hi = mid - 1
                         continue
-                    ns = _sorted_successors(x, succ, height_max + 1, lattice, keys, node_keys)
+                    ns = _sorted_successors(x, path_succ, lattice, keys, node_keys)
                     for i in range(ns):
                         if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
                                      cfg, heights):
