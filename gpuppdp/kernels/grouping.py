@@ -142,15 +142,17 @@ def _hash_shift(size):
 
 
 @njit(inline='always')
-def _find_slot(key, dense, table, table_key, shift, mask):
+def _find_slot(key, dense, table, group_key, shift, mask):
     """``(slot, group)`` of ``key`` in a table: its own slot when directly addressed, else the
-    slot linear probing from its hash ends on (``group`` < 0: free, the key is new)."""
+    slot linear probing from its hash ends on (``group`` < 0: free, the key is new).  A hashed
+    table keeps its keys by group (``group_key[g]``, written in order as groups open), so the
+    memory a node touches beyond its slots is its groups' keys, not a second table."""
     if dense:
         return key, table[key]
     slot = np.int64((np.uint64(key) * _HASH_MUL) >> shift)
     while True:
         s = table[slot]
-        if s < 0 or table_key[slot] == key:
+        if s < 0 or group_key[s] == key:
             return slot, s
         slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
 
@@ -169,8 +171,9 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
     One pass per node: each source entry (in ``first`` order) is keyed by its packed
     mixed-radix code and looked up in ``table`` -- directly addressed when the key space is
     small (``_table_size``), else open addressing with linear probing (multiplicative hashing,
-    Knuth, TAOCP vol. 3, 6.4; keys in ``table_key``); an unseen key opens the next group,
-    written at once from this entry (its first), a seen one adds its count.  ``table`` is
+    Knuth, TAOCP vol. 3, 6.4; each group's key in ``table_key``, :func:`_find_slot`); an
+    unseen key opens the next group, written at once from this entry (its first), a seen one
+    adds its count.  ``table`` is
     scratch shared by the nodes: all -1 on entry and on return (the slots a node used, listed
     in ``slots``, are cleared after it); ``strides`` (q + 1) is scratch too.  Nodes of the
     other paths (:func:`_node_paths`) are never given here.  The compiled Flash calls it."""
@@ -205,7 +208,7 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
             if s < 0:  # a new group, this entry its first
                 table[slot] = g
                 if not dense:
-                    table_key[slot] = key
+                    table_key[g] = key
                 if track:
                     slots[g] = slot
                 if carry_sens:
@@ -262,17 +265,13 @@ def _rollup_chunk(c, chunk_ptr, out_base, chunk_len, src_codes, src_sens, src_co
     b0, b1 = chunk_ptr[c], chunk_ptr[c + 1]
     if b1 - b0 == 1 and paths[b0] != TABLE:
         return
-    need, hashed, longest = np.int64(1), np.int64(1), np.int64(1)
+    need, longest = np.int64(1), np.int64(1)
     for b in range(b0, b1):
         n = node_src_stop[b] - node_src_start[b]
-        space = space_of(node_radix[b])
-        size = _table_size(n, space)
-        need = max(need, size)
-        if size != space:
-            hashed = max(hashed, size)
+        need = max(need, _table_size(n, space_of(node_radix[b])))
         longest = max(longest, n)
     table = np.full(need, _NO_GROUP, np.int32)
-    table_key = np.empty(hashed, np.int64)  # the hashed nodes' keys
+    table_key = np.empty(longest, np.int64)  # a hashed node's keys, by group
     slots = np.empty(longest, np.int64)
     strides = np.empty(src_codes.shape[1] + 1, np.int64)
     base = out_base[c]

@@ -258,7 +258,7 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
         if k < 0:
             k = n_classes
             table[slot] = k
-            table_key[slot] = key
+            table_key[k] = key
             scratch[k] = slot
             cls[SIZE, k], cls[DISTINCT, k], cls[FIRST, k] = 0, 0, e
             n_classes += 1

@@ -261,7 +261,7 @@ def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
                 np.empty((size, q + 2), np.int32), np.empty(capacity, np.int64),
                 np.empty(capacity, np.int64), rec_int, rec_float, slot,
                 slot_levels, slot_of,
-                np.full(table, -1, np.int32), np.empty(table, np.int64),
+                np.full(table, -1, np.int32), np.empty(max(n0, 1), np.int64),
                 np.empty(n0 + 1, np.int64), np.empty(n0, np.bool_),
                 np.zeros((4, depth), np.int64), np.zeros((depth, q), np.int64),
                 np.empty((widest, q), np.int64), np.zeros(q, np.int64), np.empty(widest, np.int64),
