@@ -33,6 +33,7 @@ import numpy as np
 from numba import cuda, njit
 
 from .aot import CODE_TYPES, ahead_of_time
+from .hashtable import NO_GROUP, find_slot, hash_shift, hashed_size
 from .nrt import njit_no_refcount
 from .cudalaunch import launch, to_device_together
 from .groupby import (_HASH_MUL, KEY_LIMIT, balanced_runs, extend_key, group_xp, n_tasks_for,
@@ -110,7 +111,6 @@ PARTITION_TABLE = 1 << 19      # a node whose table would have more slots (and m
 #                                cache) is rolled up partitioned (:func:`_rollup_partitioned`)
 PARTITION_ENTRIES = 1 << 12    # entries per partition: its table stays in the L1/L2 cache
 PARTITION_THREAD_ENTRIES = 1 << 16  # entries per thread of a partitioned node, at least
-_NO_GROUP = np.int32(-1)
 NO_GROUP_LIMIT = np.int64(np.iinfo(np.int64).max)  # :func:`_rollup_range` gives up on nothing
 
 
@@ -123,38 +123,7 @@ def _table_size(n, space):
         return np.int64(0)
     if space <= ROLLUP_DENSE_RATIO * n + ROLLUP_DENSE_FLOOR:
         return space
-    cap = np.int64(16)
-    while cap < 4 * n:
-        cap *= 2
-    return cap
-
-
-@njit(inline='always')
-def _hash_shift(size):
-    """The shift of multiplicative hashing (Knuth, TAOCP vol. 3, 6.4) into ``size`` slots
-    (a power of two): 64 - log2(size)."""
-    shift = np.uint64(64)
-    c = size
-    while c > 1:
-        c >>= 1
-        shift -= np.uint64(1)
-    return shift
-
-
-@njit(inline='always')
-def _find_slot(key, dense, table, group_key, shift, mask):
-    """``(slot, group)`` of ``key`` in a table: its own slot when directly addressed, else the
-    slot linear probing from its hash ends on (``group`` < 0: free, the key is new).  A hashed
-    table keeps its keys by group (``group_key[g]``, written in order as groups open), so the
-    memory a node touches beyond its slots is its groups' keys, not a second table."""
-    if dense:
-        return key, table[key]
-    slot = np.int64((np.uint64(key) * _HASH_MUL) >> shift)
-    while True:
-        s = table[slot]
-        if s < 0 or group_key[s] == key:
-            return slot, s
-        slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
+    return hashed_size(n)
 
 
 @njit_no_refcount
@@ -169,14 +138,13 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
     :data:`NO_GROUP_LIMIT`: none is; one type for every caller, one compiled form).
 
     One pass per node: each source entry (in ``first`` order) is keyed by its packed
-    mixed-radix code and looked up in ``table`` -- directly addressed when the key space is
-    small (``_table_size``), else open addressing with linear probing (multiplicative hashing,
-    Knuth, TAOCP vol. 3, 6.4; each group's key in ``table_key``, :func:`_find_slot`); an
-    unseen key opens the next group, written at once from this entry (its first), a seen one
-    adds its count.  ``table`` is
-    scratch shared by the nodes: all -1 on entry and on return (the slots a node used, listed
-    in ``slots``, are cleared after it); ``strides`` (q + 1) is scratch too.  Nodes of the
-    other paths (:func:`_node_paths`) are never given here.  The compiled Flash calls it."""
+    mixed-radix code and looked up in ``table`` (:mod:`.hashtable`: directly addressed when
+    the key space is small, ``_table_size``, else hashed, the groups' keys in ``table_key``);
+    an unseen key opens the next group, written at once from this entry (its first), a seen
+    one adds its count.  ``table`` is scratch shared by the nodes: all -1 on entry and on
+    return (the slots a node used, listed in ``slots``, are cleared after it); ``strides``
+    (q + 1) is scratch too.  Nodes of the other paths (:func:`_node_paths`) are never given
+    here.  The compiled Flash calls it."""
     q = src_codes.shape[1]
     for b in range(b0, b1):
         start = node_src_start[b]
@@ -191,7 +159,7 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
             strides[j] = stride
             stride *= max(node_radix[b, j], 1)
         moff = node_map_off[b]
-        shift = _hash_shift(size)
+        shift = hash_shift(size)
         mask = np.uint64(size - 1)
         track = size > 16 * n  # clear the used slots one by one, else the whole table
         keep_first = out_first.shape[0] > 0
@@ -204,7 +172,7 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
                 m = _up(maps_flat, moff[j], src_codes[e, j])
                 out_codes[o, j] = m
                 key += np.int64(m) * strides[j]
-            slot, s = _find_slot(key, dense, table, table_key, shift, mask)
+            slot, s = find_slot(key, dense, table, table_key, shift, mask)
             if s < 0:  # a new group, this entry its first
                 table[slot] = g
                 if not dense:
@@ -223,9 +191,9 @@ def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_s
                 out_count[pos + s] += src_count[e]
         if track:
             for k in range(g):
-                table[slots[k]] = _NO_GROUP
+                table[slots[k]] = NO_GROUP
         else:
-            table[:size] = _NO_GROUP
+            table[:size] = NO_GROUP
         if g > max_groups:  # given up
             out_len[b] = -1
         else:
@@ -270,7 +238,7 @@ def _rollup_chunk(c, chunk_ptr, out_base, chunk_len, src_codes, src_sens, src_co
         n = node_src_stop[b] - node_src_start[b]
         need = max(need, _table_size(n, space_of(node_radix[b])))
         longest = max(longest, n)
-    table = np.full(need, _NO_GROUP, np.int32)
+    table = np.full(need, NO_GROUP, np.int32)
     table_key = np.empty(longest, np.int64)  # a hashed node's keys, by group
     slots = np.empty(longest, np.int64)
     strides = np.empty(src_codes.shape[1] + 1, np.int64)
@@ -346,7 +314,7 @@ def _partition_group(t, runs, part_ptr, part_entry, part_key, part_count, total,
     mask = np.uint64(cap - 1)
     shift = np.uint64(64 - cbits)
     ubits = np.uint64(bits)
-    table = np.full(cap, _NO_GROUP, np.int32)
+    table = np.full(cap, NO_GROUP, np.int32)
     table_key = np.empty(cap, np.int64)
     slots = np.empty(max(longest, 1), np.int64)
     lead = np.empty(max(longest, 1), np.int64)
@@ -379,7 +347,7 @@ def _partition_group(t, runs, part_ptr, part_entry, part_key, part_count, total,
             while u + 1 < n_ranges and bounds[u + 1] <= i:
                 u += 1
             firsts[t, u] += 1
-            table[slots[k]] = _NO_GROUP
+            table[slots[k]] = NO_GROUP
 
 
 @njit(cache=True, nogil=True)

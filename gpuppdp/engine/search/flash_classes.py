@@ -17,7 +17,8 @@ import numpy as np
 from numba import njit
 
 from ...kernels.groupby import space_of
-from ...kernels.grouping import _find_slot, _hash_shift, _table_size
+from ...kernels.grouping import _table_size
+from ...kernels.hashtable import find_slot, hash_shift
 
 __all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "NOT_ASKED", "UNSURE_VERDICT",
            "judge_classes", "closeness", "hierarchical_emd", "ordered_emd", "recursive_fails",
@@ -244,7 +245,7 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
     space = space_of(node_radix[0, :q])  # below the bottom's, which fits
     size = _table_size(n, space)
     dense = size == space
-    shift = _hash_shift(size)
+    shift = hash_shift(size)
     mask = np.uint64(size - 1)
     n_classes = 0
     for i in range(n):
@@ -254,7 +255,7 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
         for j in range(q):
             key += np.int64(codes[e, j]) * stride
             stride *= max(node_radix[0, j], 1)
-        slot, k = _find_slot(key, dense, table, table_key, shift, mask)
+        slot, k = find_slot(key, dense, table, table_key, shift, mask)
         if k < 0:
             k = n_classes
             table[slot] = k
