@@ -392,12 +392,14 @@ class RollupBuffers:
     Small pages (:func:`.kernels.small_pages`): fresh huge pages cost far more on some hosts.
     On a GPU CuPy's memory pool does this: :meth:`take` lends nothing there."""
 
-    def __init__(self, evaluator: "Evaluator", capacity: int):
+    def __init__(self, evaluator: "Evaluator", capacity: int, packed: bool = False):
         bottom = evaluator.bottom
         self.enabled = evaluator.backend.kernels == "cpu"
         self.capacity = capacity
-        self._q = bottom.codes.shape[1]
-        self._dtypes = (evaluator.maps.dtype, bottom.sens.dtype)
+        # code columns (None: a packed walk's codes, one int64 word a row)
+        self._columns = None if packed else bottom.codes.shape[1]
+        self._dtypes = (np.dtype(np.int64) if packed else evaluator.maps.dtype,
+                        bottom.sens.dtype)
         # the set being filled: [arrays, next free row, batches in it]
         self._open: list | None = None
         self._free: list[list] = []
@@ -420,7 +422,8 @@ class RollupBuffers:
                 n = max(entries, self.capacity)
                 codes_dtype, sens_dtype = self._dtypes
                 with kernels.small_pages():
-                    held = [(np.empty((n, self._q), codes_dtype), np.zeros(n, sens_dtype),
+                    shape = (n,) if self._columns is None else (n, self._columns)
+                    held = [(np.empty(shape, codes_dtype), np.zeros(n, sens_dtype),
                              np.empty(n, np.int64), np.empty(0, np.int64)), 0, 0]
             if self._open is not None and self._open[2] == 0:
                 self._free.append(self._open)
@@ -543,14 +546,15 @@ class LatticeOracle:
         return NodeStats(**fields)
 
     def evaluate_all(self, progress: Callable[[int, int], None] | None = None,
-                     bounds: bool = True) -> NodeStats:
+                     bounds: bool = True, walk=None) -> NodeStats:
         """Evaluate every node, level by level (:meth:`evaluate_levels`); rows in node-id
         order."""
-        return self.evaluate_levels(None, progress, bounds=bounds)
+        return self.evaluate_levels(None, progress, bounds=bounds, walk=walk)
 
     def evaluate_levels(self, choose: Callable | None = None,
                         progress: Callable[[int, int], None] | None = None,
-                        observe: Callable | None = None, bounds: bool = True) -> NodeStats:
+                        observe: Callable | None = None, bounds: bool = True,
+                        walk=None) -> NodeStats:
         """Evaluate the lattice level by level, bottom up; rows of the evaluated nodes in
         node-id order.
 
@@ -561,20 +565,23 @@ class LatticeOracle:
         smallest frequency set.  A level is evaluated in batches whose source entries stay
         under ``batch_entries``; the previous level's frequency sets are kept as the list of
         those batches.  ``bounds=False``: lower bounds of anonymous nodes only
-        (:meth:`Evaluator.evaluate`).
+        (:meth:`Evaluator.evaluate`).  ``walk``: a
+        :class:`~gpuppdp.engine.search.packed_walk.PackedWalk` of the evaluator, whose
+        batches then run in packed codes.
         """
         lat = self.lattice
         budget = self.batch_entries if self.evaluator.backend.is_gpu else \
             min(self.batch_entries, CPU_WALK_BATCH_ENTRIES)
-        buffers = RollupBuffers(self.evaluator, budget)
+        buffers = RollupBuffers(self.evaluator, budget, packed=walk is not None)
+        bottom = self.evaluator.bottom if walk is None else walk.bottom()
         # where each node of the previous level lives: (batch, index in batch, size), and the
         # batches' roll-up buffers
-        prev_batches: list[FrequencySet | None] = [self.evaluator.bottom]
+        prev_batches: list[FrequencySet | None] = [bottom]
         prev_buffers: list = [None]
         where_batch = np.zeros(lat.size, dtype=np.int64)
         where_index = np.zeros(lat.size, dtype=np.int64)
         size = np.full(lat.size, np.iinfo(np.int64).max, dtype=np.int64)
-        size[0] = self.evaluator.bottom.host_ptr[-1]
+        size[0] = bottom.host_ptr[-1]
         parts, part_ids, done = [], [], 0
         for h in range(lat.max_height + 1):
             levels = level_nodes(lat.max_levels, h)  # ascending id
@@ -602,8 +609,12 @@ class LatticeOracle:
                 source = prev_batches[used]
                 assert source is not None  # (let go only once its batch has been read)
                 out, handle = buffers.take(int(np.sum(size[src[sl]])))
-                stats, fs = self.evaluator.evaluate(levels[sl], source, where_index[src[sl]],
-                                                    out, bounds)
+                if walk is None:
+                    stats, fs = self.evaluator.evaluate(levels[sl], source,
+                                                        where_index[src[sl]], out, bounds)
+                else:
+                    stats, fs = walk.evaluate(levels[sl], ids[sl], source,
+                                              where_index[src[sl]], out, bounds)
                 buffers.used(handle, int(fs.host_ptr[-1]))
                 where_batch[ids[sl]] = len(batches)
                 where_index[ids[sl]] = np.arange(stop - start)

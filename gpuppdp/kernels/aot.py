@@ -42,6 +42,7 @@ MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kerne
            "gpuppdp.engine.solution_space", "gpuppdp.engine.evaluate",
            "gpuppdp.engine.prior_bound",
            "gpuppdp.engine.search.flash_kernels", "gpuppdp.engine.search.levels",
+           "gpuppdp.engine.search.packed_walk",
            "gpuppdp.kernels.swap",
            "gpuppdp.models.risk", "gpuppdp.models.uniqueness")
 #: the packages whose sources the digest covers

@@ -551,23 +551,29 @@ def rollup_njit(src_codes, src_sens, src_count, src_first, node_src_start, node_
                              node_src_stop, node_map_off, maps_flat, node_radix, out_pos, codes,
                              sens, count, first, out_len)
             chunk_len[c] = out_len[b]
-        # move the runs together; sensitive codes only where some node carries them (else all 0,
-        # never written).  Flat views: NumPy copies overlapping 1-D ranges forward in place, but
-        # 2-D ones through a temporary
-        moved = (codes, count, first) if n_nodes and int(node_radix[..., -1].max()) <= 1 else \
-            (codes, sens, count, first)
-        moved = [(a.reshape(-1), a.shape[1] if a.ndim == 2 else 1) for a in moved]
-        m = 0
-        for src, n in zip(out_base.tolist(), chunk_len.tolist()):
-            if src != m:
-                for a, w in moved:
-                    a[m * w:(m + n) * w] = a[src * w:(src + n) * w]
-            m += n
+        # sensitive codes only where some node carries them (else all 0, never written)
+        m = move_runs_together((codes, count, first) if n_nodes and
+                               int(node_radix[..., -1].max()) <= 1 else
+                               (codes, sens, count, first), out_base, chunk_len)
     ptr = np.zeros(n_nodes + 1, np.int64)
     np.cumsum(out_len, out=ptr[1:])
     if 2 * m < total and not given:  # do not keep a mostly empty buffer alive
         return codes[:m].copy(), sens[:m].copy(), count[:m].copy(), first[:m].copy(), ptr
     return codes[:m], sens[:m], count[:m], first[:m], ptr
+
+
+def move_runs_together(arrays, starts, lengths) -> int:
+    """Move the runs of rows ``starts[i]:starts[i] + lengths[i]`` of ``arrays`` (ascending,
+    apart) together from row 0, in order; returns the rows.  Flat views: NumPy copies
+    overlapping 1-D ranges forward in place, but 2-D ones through a temporary."""
+    flat = [(a.reshape(-1), a.shape[1] if a.ndim == 2 else 1) for a in arrays]
+    m = 0
+    for src, n in zip(starts.tolist(), lengths.tolist()):
+        if src != m:
+            for a, w in flat:
+                a[m * w:(m + n) * w] = a[src * w:(src + n) * w]
+        m += n
+    return m
 
 
 # -- Array (NumPy / CuPy) form ---------------------------------------------------------

@@ -25,6 +25,7 @@ from numba import cuda, njit
 
 from .aot import CODE_TYPES, ahead_of_time
 from .nrt import njit_no_refcount
+from .packed import code_at
 from .cudalaunch import launch
 from .groupby import balanced_runs, n_tasks_for, run_tasks, segment_of
 
@@ -52,11 +53,13 @@ def _pass_source(w: int) -> str:
     the sums in memory."""
     r = range(w)
     return "\n".join([
-        f"def _pass{w}(b, j, size, codes, outlier, ptr, off, share, charged, kept, both):",
+        f"def _pass{w}(b, j, size, codes, fields, outlier, ptr, off, share, charged, kept, "
+        "both):",
         *(f"    j{i} = j + {i}\n    o{i} = off[b, j{i}]\n    k{i} = h{i} = 0.0" for i in r),
         "    for c in range(ptr[b], ptr[b + 1]):",
         "        sz = float(size[c])",
-        *(f"        x{i} = sz * share[o{i} + codes[c, j{i}]]\n        k{i} += x{i}" for i in r),
+        *(f"        x{i} = sz * share[o{i} + code_at(codes, c, j{i}, fields)]\n"
+          f"        k{i} += x{i}" for i in r),
         "        if not both:",
         "            pass",
         "        elif outlier[c]:",
@@ -70,7 +73,7 @@ def _pass_source(w: int) -> str:
 def _compiled_pass(w: int):
     """``_pass{w}`` compiled, inlined into :func:`_one_node` in Numba's IR (``inline='always'``:
     compiled once there instead of once on its own and again where inlined)."""
-    namespace = {"__name__": __name__, "np": np}
+    namespace = {"__name__": __name__, "np": np, "code_at": code_at}
     exec(compile(_pass_source(w), f"<segsum._pass{w}>", "exec"), namespace)  # noqa: S102
     return njit(inline="always")(namespace[f"_pass{w}"])
 
@@ -79,37 +82,44 @@ _pass1, _pass3, _pass4, _pass5 = (_compiled_pass(w) for w in (1, 3, 4, 5))
 
 
 @njit_no_refcount
-def _one_node(b, size, codes, outlier, ptr, off, share, charged, kept, both=True):
+def _one_node(b, size, codes, fields, outlier, ptr, off, share, charged, kept, both=True):
     """Node ``b`` on the CPU (``both``: the charged sums too, else NaN): the QIDs in blocks
-    of five, four or three, each block in one pass
-    through the classes with its running sums in registers -- per (node, QID) the very
-    additions of :func:`loss_sums_reference`, in the same order (9 QIDs: 5 + 4; 1 or 2 QIDs: one
-    at a time).  Compiled without reference counting (it allocates nothing): the compiled
-    Flash calls it once per checked node."""
+    of five, four or three, each block in one pass through the classes with its running sums
+    in registers -- per (node, QID) the very additions of :func:`loss_sums_reference`, in the
+    same order (9 QIDs: 5 + 4; 1 or 2 QIDs: one at a time).  ``codes``: the classes' codes
+    (C, q), or their packed codes (C,) in the fields of ``fields`` (:mod:`.packed`; unread for
+    the first).  Compiled without reference counting (it allocates nothing): the compiled
+    searches call it once per node."""
     q = off.shape[1]
     j = 0
     while j < q:
         r = q - j
         if r == 5 or r >= 9:
-            _pass5(b, j, size, codes, outlier, ptr, off, share, charged, kept, both)
+            _pass5(b, j, size, codes, fields, outlier, ptr, off, share, charged, kept,
+                    both)
             j += 5
         elif r == 4 or r == 7 or r == 8:
-            _pass4(b, j, size, codes, outlier, ptr, off, share, charged, kept, both)
+            _pass4(b, j, size, codes, fields, outlier, ptr, off, share, charged, kept,
+                    both)
             j += 4
         elif r == 3 or r == 6:
-            _pass3(b, j, size, codes, outlier, ptr, off, share, charged, kept, both)
+            _pass3(b, j, size, codes, fields, outlier, ptr, off, share, charged, kept,
+                    both)
             j += 3
         else:
-            _pass1(b, j, size, codes, outlier, ptr, off, share, charged, kept, both)
+            _pass1(b, j, size, codes, fields, outlier, ptr, off, share, charged, kept,
+                    both)
             j += 1
 
 
 @njit(cache=True, nogil=True)
 def _loss_sums_run(t, bounds, size, codes, outlier, ptr, off, share, charged, kept, charge,
                    keep):
+    no_fields = np.empty((2, 0), np.int64)  # the codes are not packed
     for b in range(bounds[t], bounds[t + 1]):
         if charge[b] or keep[b]:
-            _one_node(b, size, codes, outlier, ptr, off, share, charged, kept, charge[b])
+            _one_node(b, size, codes, no_fields, outlier, ptr, off, share, charged, kept,
+                      charge[b])
         else:
             charged[b, :] = np.nan
             kept[b, :] = np.nan

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..evaluate import LatticeOracle
 from .base import SearchResult, prior_where_unchecked, smallest_loss
+from .packed_walk import PackedWalk
 
 __all__ = ["ExhaustiveSearch"]
 
@@ -23,7 +24,8 @@ class ExhaustiveSearch:
 
     def run(self, oracle: LatticeOracle, progress: Callable | None = None) -> SearchResult:
         t0 = time.perf_counter()
-        stats = oracle.evaluate_all(progress, bounds=False)
         evaluator = oracle.evaluator
+        stats = oracle.evaluate_all(progress, bounds=False,
+                                    walk=PackedWalk.of(evaluator, oracle.lattice))
         prior_where_unchecked(stats, evaluator.metric.prior_bound(evaluator.bottom))
         return smallest_loss(stats, np.arange(len(stats)), t0, self.name)

@@ -286,14 +286,20 @@ def _stats(ev, rec_int: np.ndarray, rec_float: np.ndarray,
     """The checked nodes' records and ``levels`` (in check order) as node statistics, and
     their ids, by node id."""
     order = np.argsort(rec_int[:, 0], kind="stable")
-    ints, floats, levels = rec_int[order], rec_float[order], levels[order]
-    suppressed, kept = ints[:, 2], ints[:, 3]
+    return record_stats(ev, rec_int[order], rec_float[order], levels[order]), rec_int[order, 0]
+
+
+def record_stats(ev, rec_int: np.ndarray, rec_float: np.ndarray,
+                 levels: np.ndarray) -> NodeStats:
+    """Records of :func:`~.flash_kernels.record_classes` and the nodes' ``levels`` as node
+    statistics, in their order."""
+    suppressed, kept = rec_int[:, 2], rec_int[:, 3]
     kept_records = ev.encoded.n_rows - suppressed
     aecs = np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0)
-    k_anonymous = None if ev.min_class_size is None else ints[:, 6] > 0  # as the evaluator
-    return NodeStats(levels, ints[:, 1] > 0, k_anonymous, suppressed, kept, ints[:, 4],
-                     np.where(kept < 0, np.nan, aecs), floats[:, 0], floats[:, 1], ints[:, 5],
-                     levels.sum(axis=1)), ints[:, 0]
+    k_anonymous = None if ev.min_class_size is None else rec_int[:, 6] > 0  # as the evaluator
+    return NodeStats(levels, rec_int[:, 1] > 0, k_anonymous, suppressed, kept, rec_int[:, 4],
+                     np.where(kept < 0, np.nan, aecs), rec_float[:, 0], rec_float[:, 1],
+                     rec_int[:, 5], levels.sum(axis=1))
 
 
 def class_limit(evaluator) -> int | None:
@@ -345,9 +351,9 @@ def _compile_parts_first(args) -> None:
         return
     typed = dict(zip(_FLASH_PARAMETERS, signature))
     i64 = types.int64
-    _one_node.compile((i64, typed["count"], typed["codes"], typed["outlier"], typed["work"],
-                       typed["node_off"], typed["share"], typed["sums"], typed["sums"],
-                       types.boolean))
+    _one_node.compile((i64, typed["count"], typed["codes"], typed["node_radix"],
+                       typed["outlier"], typed["work"], typed["node_off"], typed["share"],
+                       typed["sums"], typed["sums"], types.boolean))
     if not isinstance(typed["cls"], types.NoneType):
         judge_classes.compile(tuple(i64 if name in ("pos", "n", "min_size") else typed[name]
                                      for name in _parameters(judge_classes)))

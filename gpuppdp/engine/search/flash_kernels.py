@@ -431,6 +431,59 @@ def _roll_up(g, lattice, work, cfg, slot, slot_levels, slot_of, table, table_key
 
 
 @njit_no_refcount
+def record_classes(g, r, n, size, codes, fields, outlier, lattice, cfg, heights, share, off,
+                   loss_table, sums, ptr, rec_int, rec_float, bounds):
+    """Record ``r``: node ``g`` (``n`` frequency-set entries) judged from its classes -- their
+    sizes, codes (``codes`` (C, q), or packed in the fields of ``fields``:
+    :func:`~gpuppdp.kernels.segsum._one_node`) and verdicts ``outlier`` -- ``(id, anonymous,
+    suppressed, kept classes, smallest kept class, entries, k-anonymous)`` into ``rec_int``
+    and ``(loss, lower bound)`` into ``rec_float`` (the loss NaN unless anonymous; ``bounds``
+    False: the loss metric's bound too, its sums skipped there), as the batched evaluator
+    judges a node (:meth:`~gpuppdp.engine.metrics.Metric.evaluate_needed`).  ``off`` (1, q):
+    the loss's share offsets at the node's levels; ``sums`` (2, q) and ``ptr`` (2,) are
+    scratch."""
+    n_classes = size.shape[0]
+    big = np.iinfo(np.int64).max
+    suppressed, small, kept, kept_sq, all_sq = 0, 0, 0, 0, 0
+    smallest = big
+    for c in range(n_classes):
+        sz = size[c]
+        if outlier[c]:
+            suppressed += sz
+        else:
+            kept += 1
+            kept_sq += sz * sz
+            smallest = min(smallest, sz)
+        if sz < cfg[MIN_SIZE]:
+            small += sz
+        all_sq += sz * sz
+    anonymous = suppressed <= cfg[MAX_SUPPRESSED]
+    loss = bound = np.nan
+    if cfg[METRIC] == 0:
+        if anonymous or bounds:
+            ptr[0], ptr[1] = 0, n_classes
+            _one_node(ZERO, size, codes, fields, outlier, ptr, off, share, sums[0:1],
+                      sums[1:2], anonymous)
+            loss = _geometric_mean_row(sums, ZERO, loss_table[0], loss_table[1], None)
+            bound = _geometric_mean_row(sums, ONE, loss_table[0], loss_table[1], None)
+    elif cfg[METRIC] == 1:
+        loss = _precision_of(g, lattice, heights, float(suppressed), float(cfg[ROWS]))
+        bound = _mean_share_of(g, lattice, heights)
+    else:
+        loss = float(kept_sq + cfg[ROWS] * suppressed)
+        bound = float(all_sq)
+    rec_int[r, 0] = g
+    rec_int[r, 1] = anonymous
+    rec_int[r, 2] = suppressed
+    rec_int[r, 3] = kept
+    rec_int[r, 4] = 0 if smallest == big else smallest
+    rec_int[r, 5] = n
+    rec_int[r, 6] = small <= cfg[MAX_SUPPRESSED]
+    rec_float[r, 0] = loss if anonymous else np.nan
+    rec_float[r, 1] = bound
+
+
+@njit_no_refcount
 def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
            slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first, maps,
            map_off, level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens,
@@ -445,11 +498,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
                  codes, count, first, maps, map_off, level_radix, share_off, node_off, node_radix,
                  sens)
     pos = work[ARENA_END]
-    big = np.iinfo(np.int64).max
     if n < 0:  # more classes than could keep the node anonymous: stopped, not cached
-        n_classes = suppressed = kept = smallest = -1
-        anonymous = k_anonymous = False
-        loss = np.nan
         if cfg[METRIC] == 0:
             bound = 1.0
             for j in range(q):
@@ -457,6 +506,9 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
             bound -= 1.0
         else:
             bound = _mean_share_of(g, lattice, heights)
+        rec_int[r, 0], rec_int[r, 1], rec_int[r, 6] = g, 0, 0
+        rec_int[r, 2:6] = -1  # suppressed records, kept classes, smallest, entries: unknown
+        rec_float[r, 0], rec_float[r, 1] = np.nan, bound
     else:
         slot[0, s], slot[1, s] = pos, n
         slot[2, work[CACHED]] = s
@@ -473,47 +525,14 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
             size = cls[SIZE, :n_classes]
             class_codes_now = class_codes[:n_classes]
         else:  # no sensitive attribute: the classes are the entries, judged by size
-            n_classes = n
             size = count[pos:pos + n]
             class_codes_now = codes[pos:pos + n]
             for c in range(n):
                 outlier[c] = size[c] < cfg[MIN_SIZE]
-        suppressed, small, kept, kept_sq, all_sq = 0, 0, 0, 0, 0
-        smallest = big
-        for c in range(n_classes):
-            sz = size[c]
-            if outlier[c]:
-                suppressed += sz
-            else:
-                kept += 1
-                kept_sq += sz * sz
-                smallest = min(smallest, sz)
-            if sz < cfg[MIN_SIZE]:
-                small += sz
-            all_sq += sz * sz
-        anonymous = suppressed <= cfg[MAX_SUPPRESSED]
-        k_anonymous = small <= cfg[MAX_SUPPRESSED]
-        if cfg[METRIC] == 0:
-            work[PTR], work[PTR + 1] = 0, n_classes
-            _one_node(ZERO, size, class_codes_now, outlier, work[PTR:PTR + 2],
-                      node_off[1:2], share, sums[0:1], sums[1:2], anonymous)
-            loss = _geometric_mean_row(sums, ZERO, loss_table[0], loss_table[1], None)
-            bound = _geometric_mean_row(sums, ONE, loss_table[0], loss_table[1], None)
-        elif cfg[METRIC] == 1:
-            loss = _precision_of(g, lattice, heights, float(suppressed), float(cfg[ROWS]))
-            bound = _mean_share_of(g, lattice, heights)
-        else:
-            loss = float(kept_sq + cfg[ROWS] * suppressed)
-            bound = float(all_sq)
-    rec_int[r, 0] = g
-    rec_int[r, 1] = anonymous
-    rec_int[r, 2] = suppressed
-    rec_int[r, 3] = kept
-    rec_int[r, 4] = 0 if smallest == big else smallest
-    rec_int[r, 5] = n
-    rec_int[r, 6] = k_anonymous
-    rec_float[r, 0] = loss if anonymous else np.nan
-    rec_float[r, 1] = bound
+        record_classes(g, r, n, size, class_codes_now, node_radix, outlier, lattice, cfg,
+                       heights, share, node_off[1:2], loss_table, sums, work[PTR:PTR + 2],
+                       rec_int, rec_float, ONE)  # (node_radix: codes not packed, unread)
+    anonymous, k_anonymous, bound = rec_int[r, 1] > 0, rec_int[r, 6] > 0, rec_float[r, 1]
     work[CHECKED_NODES] += 1
     # Flash's properties
     props[EXPLICIT, g] |= CHECKED

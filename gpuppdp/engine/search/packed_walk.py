@@ -1,0 +1,144 @@
+"""The CPU level walk of k-anonymity problems in packed codes: each batch of nodes rolled up
+and judged in one compiled pass.
+
+:meth:`~gpuppdp.engine.evaluate.LatticeOracle.evaluate_levels` rolls every node up from a direct
+predecessor, which differs from it in one QID's level.  When the problem is one the compiled
+Flash judges without a sensitive attribute (classes judged by their size alone: k-anonymity;
+the loss, precision or discernibility metric as ARX defines them; a CPU backend) and the
+QIDs' codes pack into one word (:mod:`gpuppdp.kernels.packed`), the walk's frequency sets
+hold packed codes and each of its batches runs here: the threads take runs of nodes
+(:func:`~gpuppdp.kernels.groupby.run_tasks`), and each node's roll-up
+(:func:`~gpuppdp.kernels.packed.rollup_packed`) is followed at once, its classes still in the
+cache, by its verdicts, suppressed records and metric
+(:func:`~.flash_kernels.record_classes`, the compiled Flash's, which the tests hold
+equal to the batched evaluator's bit for bit).  The exhaustive search walks so where it
+can (``evaluate_levels(walk=...)``); anything else walks as before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ...kernels.aot import CODE_TYPES, ahead_of_time
+from ...kernels.groupby import balanced_runs, n_tasks_for, run_tasks
+from ...kernels.grouping import move_runs_together
+from ...kernels.hashtable import NO_GROUP, hashed_size
+from ...kernels.packed import field_layout, pack, rollup_packed
+from ..encoding import FrequencySet
+from ..evaluate import NodeStats
+from .flash_compiled import METRIC_KINDS, _metric_tables, compiled_flash_refusal, record_stats
+from .flash_kernels import MAX_SUPPRESSED, METRIC, MIN_SIZE, PACK_BITS, ROWS, record_classes
+
+__all__ = ["PackedWalk"]
+
+
+@njit(cache=True, nogil=True)
+def _walk_run(t, runs, out_base, run_len, src, src_count, start, length, field, mask, map_off,
+              maps, out, out_count, out_len, ids, fields, lattice, cfg, heights, share,
+              share_off, loss_table, rec_int, rec_float, bounds):
+    """Task ``t``: nodes ``runs[t]:runs[t+1]`` one after the other, each rolled up from its
+    source range ``start:start+length`` (one QID's field raised: ``field``, ``mask``,
+    ``map_off``) into ``out`` from ``out_base[t]`` on, back to back, and judged into its
+    record (its index in the batch)."""
+    b0, b1 = runs[t], runs[t + 1]
+    longest = np.int64(1)
+    for b in range(b0, b1):
+        longest = max(longest, length[b])
+    table = np.full(hashed_size(longest), NO_GROUP, np.int32)
+    group_key = np.empty(longest, np.int64)
+    slots = np.empty(longest, np.int64)
+    outlier = np.empty(longest, np.bool_)
+    sums = np.zeros((2, fields.shape[1]))
+    ptr = np.zeros(2, np.int64)
+    pos = out_base[t]
+    for b in range(b0, b1):
+        g = rollup_packed(src, src_count, start[b], length[b], field[b], mask[b], map_off[b],
+                          maps, out, out_count, pos, table, group_key, slots)
+        out_len[b] = g
+        size = out_count[pos:pos + g]
+        for c in range(g):
+            outlier[c] = size[c] < cfg[MIN_SIZE]
+        record_classes(ids[b], b, g, size, out[pos:pos + g], fields, outlier, lattice, cfg,
+                       heights, share, share_off[b:b + 1], loss_table, sums, ptr, rec_int,
+                       rec_float, bounds)
+        pos += g
+    run_len[t] = pos - out_base[t]
+
+
+_i1, _i2 = "int64[::1]", "int64[:, ::1]"
+ahead_of_time(_walk_run, [
+    f"none(int64, {', '.join([_i1] * 10)}, {c}[::1], {_i1}, {_i1}, {_i1}, {_i1}, {_i2}, {_i2}, "
+    f"{_i1}, float64[::1], float64[::1], {_i2}, float64[:, ::1], {_i2}, float64[:, ::1], int64)"
+    for c in CODE_TYPES])
+
+
+class PackedWalk:
+    """The walk's batches of one evaluator in packed codes (see the module); :meth:`of` says
+    whether the evaluator's problem is one."""
+
+    def __init__(self, evaluator, lattice, fields: np.ndarray):
+        self.evaluator, self.fields = evaluator, fields
+        encoded, metric = evaluator.encoded, evaluator.metric
+        self.lattice = np.stack([lattice.max_levels, lattice.strides]).astype(np.int64)
+        self.cfg = np.zeros(int(PACK_BITS) + 1, np.int64)  # the compiled Flash's layout
+        self.cfg[[MIN_SIZE, MAX_SUPPRESSED, ROWS, METRIC]] = (
+            evaluator.min_class_size or 0, evaluator.max_suppressed, encoded.n_rows,
+            METRIC_KINDS[metric.name])
+        self.heights = np.asarray(metric.heights, np.float64)
+        _, self.share, self.share_off, self.loss_table = _metric_tables(evaluator, lattice, None)
+
+    @classmethod
+    def of(cls, evaluator, lattice) -> "PackedWalk | None":
+        """The packed walk of ``evaluator``'s problem, or ``None`` when it is not one."""
+        if evaluator.backend.kernels != "cpu" or evaluator.carries_sensitive or \
+                any(m.compiled_kind != "size" for m in evaluator.models) or \
+                compiled_flash_refusal(evaluator.models, evaluator.metric) is not None:
+            return None
+        fields = field_layout(evaluator.encoded.level_sizes()[:, 0])
+        return None if fields is None else cls(evaluator, lattice, fields)
+
+    def bottom(self) -> FrequencySet:
+        """The bottom frequency set, its codes packed."""
+        b = self.evaluator.bottom
+        return FrequencySet(b.levels, pack(b.codes, self.fields), b.sens[:0], b.count,
+                            b.first[:0], b.ptr, b.host_ptr)
+
+    def evaluate(self, levels: np.ndarray, ids: np.ndarray, source: FrequencySet,
+                 source_index: np.ndarray, out, bounds: bool) -> tuple[NodeStats, FrequencySet]:
+        """:meth:`.Evaluator.evaluate` of nodes ``levels`` (ids ``ids``), node ``b`` rolled up
+        from node ``source_index[b]`` of ``source`` (a packed set of a direct predecessor),
+        into ``out`` (:class:`~gpuppdp.engine.evaluate.RollupBuffers`' packed arrays)."""
+        ev = self.evaluator
+        levels = np.asarray(levels, dtype=np.int64)
+        source_index = np.asarray(source_index, dtype=np.int64)
+        src_levels = source.levels[source_index]
+        raised = levels - src_levels
+        if not ((raised >= 0).all() and (raised.sum(axis=1) <= 1).all()):
+            raise ValueError("a source node must be a direct predecessor of its target, or "
+                             "the node itself")
+        j = np.argmax(raised, axis=1)  # (a node from itself: QID 0 through the identity map)
+        rows = np.arange(len(levels))
+        map_off = ev.map_off[j, src_levels[rows, j], levels[rows, j]]
+        start = source.host_ptr[source_index]
+        length = source.host_ptr[source_index + 1] - start
+        q = levels.shape[1]
+        share_off = np.ascontiguousarray(self.share_off[np.arange(q)[None, :], levels])
+        ends = np.concatenate([[0], np.cumsum(length)])
+        runs = balanced_runs(ends, n_tasks_for(int(ends[-1]), len(levels), per_thread=2))
+        out_base = ends[runs[:-1]]
+        run_len = np.zeros(len(out_base), np.int64)
+        out_len = np.zeros(len(levels), np.int64)
+        rec_int, rec_float = np.empty((len(levels), 7), np.int64), np.empty((len(levels), 2))
+        packed, _, count, _ = out
+        run_tasks(_walk_run, len(out_base), runs, out_base, run_len, source.codes, source.count,
+                  start, length, np.ascontiguousarray(self.fields[0, j]),
+                  np.ascontiguousarray(self.fields[1, j]), map_off, ev.maps, packed, count,
+                  out_len, np.asarray(ids, dtype=np.int64), self.fields, self.lattice,
+                  self.cfg, self.heights, self.share, share_off, self.loss_table, rec_int,
+                  rec_float, np.int64(bounds))
+        m = move_runs_together((packed, count), out_base, run_len)
+        ptr = np.concatenate([[0], np.cumsum(out_len)])
+        return (record_stats(ev, rec_int, rec_float, levels),
+                FrequencySet(levels, packed[:m], source.sens[:0], count[:m], source.first[:0],
+                             ptr, ptr))
