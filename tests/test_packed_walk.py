@@ -24,7 +24,7 @@ from gpuppdp.engine.encoding import Schema, encode
 from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
 from gpuppdp.engine.lattice import Lattice
 from gpuppdp.engine.metrics import make_metric
-from gpuppdp.engine.search import ExhaustiveSearch
+from gpuppdp.engine.search import ExhaustiveSearch, LevelSearch, SamaratiSearch
 from gpuppdp.engine.search.packed_walk import PackedWalk
 from gpuppdp.kernels.grouping import move_runs_together
 from gpuppdp.kernels.packed import WORD_BITS, code_at, field_layout, pack
@@ -137,8 +137,14 @@ def test_only_the_problems_it_judges():
     assert PackedWalk.of(_evaluator("aecs"), lattice) is None
 
 
-def test_exhaustive_search_walks_packed(monkeypatch):
-    ev = _evaluator(k=5)
+@pytest.mark.parametrize("search, metric", [
+    (lambda: ExhaustiveSearch(), "loss"),
+    (lambda: LevelSearch(utility_monotonic=False, privacy_monotonic=True), "discernibility"),
+    (lambda: SamaratiSearch(monotonic=False), "precision")])
+def test_searches_walk_packed(monkeypatch, search, metric):
+    """The level-by-level searches take the packed walk (the levels search bottom up, skipping
+    nodes) and find what they find without it, with the same node statistics."""
+    ev = _evaluator(metric, k=5)
     lattice = Lattice(ev.encoded.heights)
     batches = []
     real = PackedWalk.evaluate
@@ -148,11 +154,12 @@ def test_exhaustive_search_walks_packed(monkeypatch):
         return real(self, levels, *args, **kwargs)
 
     monkeypatch.setattr(PackedWalk, "evaluate", counted)
-    found = ExhaustiveSearch().run(LatticeOracle(ev, lattice))
-    assert sum(batches) == lattice.size
+    oracle = LatticeOracle(ev, lattice)
+    found = search().run(oracle)
+    assert 0 < sum(batches) == oracle.evaluations
     monkeypatch.setattr(PackedWalk, "of", classmethod(lambda cls, *a: None))
-    again = ExhaustiveSearch().run(LatticeOracle(ev, lattice))
-    assert found.optimum == again.optimum
+    again = search().run(LatticeOracle(ev, lattice))
+    assert (found.optimum, found.nodes_evaluated) == (again.optimum, again.nodes_evaluated)
     _assert_same_stats(found.details["all_stats"], again.details["all_stats"])
 
 

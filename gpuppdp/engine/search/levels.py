@@ -16,6 +16,7 @@ from ..evaluate import LatticeOracle, NodeStats
 from ..prior_bound import FactorBound, factor_bound
 from ..solution_space import first_of_level, next_of_level
 from .base import SearchResult, prior_where_unchecked, smallest_loss
+from .packed_walk import PackedWalk
 
 __all__ = ["LevelSearch", "greedy_path"]
 
@@ -151,7 +152,8 @@ class LevelSearch:
                 keep &= ~has | ok
             return keep
 
-        stats = oracle.evaluate_levels(choose, progress, observe)
+        stats = oracle.evaluate_levels(choose, progress, observe,
+                                       walk=PackedWalk.of(oracle.evaluator, lat))
         return stats, np.flatnonzero(evaluated)
 
 

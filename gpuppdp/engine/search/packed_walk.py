@@ -11,8 +11,11 @@ hold packed codes and each of its batches runs here: the threads take runs of no
 (:func:`~gpuppdp.kernels.packed.rollup_packed`) is followed at once, its classes still in the
 cache, by its verdicts, suppressed records and metric
 (:func:`~.flash_kernels.record_classes`, the compiled Flash's, which the tests hold
-equal to the batched evaluator's bit for bit).  The exhaustive search walks so where it
-can (``evaluate_levels(walk=...)``); anything else walks as before.
+equal to the batched evaluator's bit for bit).  The searches that walk the lattice level by
+level (exhaustive, levels, Samarati's) walk so where they can (``evaluate_levels(walk=...)``)
+and the bottom set is small enough for a node's table to stay in the cache (the batched
+roll-up partitions larger ones, :data:`~gpuppdp.kernels.grouping.PARTITION_TABLE`); anything
+else walks as before.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from numba import njit
 
 from ...kernels.aot import CODE_TYPES, ahead_of_time
 from ...kernels.groupby import balanced_runs, n_tasks_for, run_tasks
-from ...kernels.grouping import move_runs_together
+from ...kernels.grouping import PARTITION_TABLE, move_runs_together
 from ...kernels.hashtable import NO_GROUP, hashed_size
 from ...kernels.packed import field_layout, pack, rollup_packed
 from ..encoding import FrequencySet
@@ -93,8 +96,9 @@ class PackedWalk:
         """The packed walk of ``evaluator``'s problem, or ``None`` when it is not one."""
         if evaluator.backend.kernels != "cpu" or evaluator.carries_sensitive or \
                 any(m.compiled_kind != "size" for m in evaluator.models) or \
-                compiled_flash_refusal(evaluator.models, evaluator.metric) is not None:
-            return None
+                compiled_flash_refusal(evaluator.models, evaluator.metric) is not None or \
+                hashed_size(int(evaluator.bottom.host_ptr[-1])) > PARTITION_TABLE:
+            return None  # (a node that large misses the cache: the batched roll-up partitions)
         fields = field_layout(evaluator.encoded.level_sizes()[:, 0])
         return None if fields is None else cls(evaluator, lattice, fields)
 

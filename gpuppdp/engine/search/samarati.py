@@ -31,6 +31,7 @@ import numpy as np
 from ...errors import InputError
 from ..evaluate import LatticeOracle, NodeStats
 from .base import SearchResult
+from .packed_walk import PackedWalk
 
 __all__ = ["PREFERENCES", "SamaratiSearch", "minimal_nodes", "preference_order"]
 
@@ -81,7 +82,8 @@ class SamaratiSearch:
             stats = _evaluated(oracle, candidates)
             details: dict[str, Any] = {"levels_probed": probed}
         else:
-            everything = oracle.evaluate_all(progress)      # every node, by id
+            everything = oracle.evaluate_all(progress, walk=PackedWalk.of(oracle.evaluator,
+                                                                          lattice))
             candidates = minimal_nodes(lattice, everything.anonymous.astype(bool))
             stats = _select(everything, candidates)
             details = {"k_minimal": len(candidates), "all_stats": everything}
