@@ -18,10 +18,13 @@ reported as ``setup``, timed once after a warm-up).  It reports
 * entries touched per second, and the optimum by the exhaustive rule (loss, height, id),
   compared with ARX's optimum where the reference has the case;
 * the roll-up alone (``kernels.rollup``, timed around each call in one more run): seconds and
-  nanoseconds of wall time per touched entry (all threads together);
+  nanoseconds of wall time per touched entry (all threads together) -- on the CPU, where the
+  walk runs in packed codes (:mod:`gpuppdp.engine.search.packed_walk`: roll-up and judgement
+  in one compiled pass per batch), that pass instead (column ``walk``: packed or batched);
 * where the time goes: in the same run, each phase of a batch (roll-up, classes, model
-  verdicts, node statistics, loss sums) timed around its calls with the device synchronized
-  after each, and the rest (host bookkeeping, transfers, small array operations).
+  verdicts, node statistics, loss sums; or the packed walk's pass) timed around its calls
+  with the device synchronized after each, and the rest (host bookkeeping, transfers, small
+  array operations).
 
 With ``--device-profile`` (a GPU and PyTorch needed), one more search runs under PyTorch's
 profiler, whose CUPTI tracing records every kernel and copy of the process -- CuPy's and
@@ -72,6 +75,7 @@ from gpuppdp import Anonymizer, kernels
 from gpuppdp.engine.evaluate import Evaluator, LatticeOracle
 from gpuppdp.engine.lattice import Lattice
 from gpuppdp.engine.search import ExhaustiveSearch
+from gpuppdp.engine.search.packed_walk import PackedWalk
 
 
 def exhaustive(evaluator, lattice):
@@ -96,7 +100,7 @@ def touched_entries(lattice: Lattice, entries: np.ndarray, bottom_entries: int) 
 #: the phases of a batch that ``phase_seconds`` times: kernel entry points and the verdicts
 PHASES = (("roll-up", kernels, "rollup"), ("classes", kernels, "classes"),
           ("verdicts", Evaluator, "outliers"), ("node stats", kernels, "node_stats"),
-          ("loss sums", kernels, "loss_sums"))
+          ("loss sums", kernels, "loss_sums"), ("packed walk", PackedWalk, "evaluate"))
 
 
 def phase_seconds(evaluator, lattice, sync) -> dict:
@@ -233,7 +237,8 @@ def main(argv=None) -> int:
           f"repeats={args.repeats} after 1 warm-up; times: median (min)\n")
 
     headers = ["qids", "nodes", "setup", "evaluate_all", "nodes/s", "produced", "touched",
-               "touched/s", "roll-up", "ns/touched", "anonymous", "optimum loss", "=ARX opt"]
+               "touched/s", "walk", "roll-up", "ns/touched", "anonymous", "optimum loss",
+               "=ARX opt"]
     rows, results = [], []
     for q in qids:
         data, hierarchies, insensitive = adult_qids(q)
@@ -256,7 +261,8 @@ def main(argv=None) -> int:
         touched = int(touched_entries(lattice, stats.entries, bottom_entries).sum())
         phases = min((phase_seconds(evaluator, lattice, sync) for _ in range(args.repeats)),
                      key=lambda spent: spent["total"])
-        rollup = phases["roll-up"]
+        walk = "packed" if PackedWalk.of(evaluator, lattice) is not None else "batched"
+        rollup = phases["packed walk" if walk == "packed" else "roll-up"]
         profiled = device_profile(evaluator, lattice, sync) if args.device_profile else None
         host = host_profile(evaluator, lattice, sync) if args.host_profile else None
         il = np.where(stats.anonymous, stats.information_loss, np.inf)
@@ -275,7 +281,7 @@ def main(argv=None) -> int:
             "bottom_entries": bottom_entries,
             "entries_produced": produced, "entries_touched": touched,
             "entries_touched_per_second": touched / t["median"],
-            "rollup_seconds": rollup,
+            "walk": walk, "rollup_seconds": rollup,
             "phase_seconds": phases,
             "rollup_ns_per_touched_entry": 1e9 * rollup / max(touched, 1),
             "anonymous_nodes": int(stats.anonymous.sum()),
@@ -290,7 +296,7 @@ def main(argv=None) -> int:
             q, lattice.size, fmt_seconds(setup),
             f"{fmt_seconds(t['median'])} ({fmt_seconds(t['min'])})",
             f"{lattice.size / t['median']:,.0f}", f"{produced:,}", f"{touched:,}",
-            f"{touched / t['median']:,.0f}", fmt_seconds(rollup),
+            f"{touched / t['median']:,.0f}", walk, fmt_seconds(rollup),
             f"{1e9 * rollup / max(touched, 1):.1f}", int(stats.anonymous.sum()),
             "-" if best is None else f"{il[best]:.6g}",
             None if same is None else ("yes" if same else "NO"),
