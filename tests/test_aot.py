@@ -24,8 +24,10 @@ from gpuppdp import Anonymizer, Hierarchy
 from gpuppdp.kernels import aot
 from gpuppdp.models import DeltaDisclosurePrivacy, DistinctLDiversity, PopulationUniqueness
 
+from gpuppdp.engine.search import flash_compiled
+
 rng = np.random.default_rng(7)
-out = {"runs": []}
+out = {"runs": [], "ready": sorted(map(str, flash_compiled._READY))}
 with event.install_recorder("numba:compile") as rec:
     for leaves in (6, 300, 40000):  # int8, int16 and int32 codes
         n = 2000
@@ -75,8 +77,8 @@ def ahead(tmp_path_factory):
 def test_first_search_compiles_no_declared_kernel(ahead):
     """On a fresh Numba cache, searches with int8, int16 and int32 codes -- the compiled
     Flash with and without a sensitive attribute (l-diversity, delta-disclosure) and the
-    exhaustive search -- compile none of the declared kernels (a few small helpers called from
-    Python remain: about 0.5 s)."""
+    exhaustive search (its packed walk) -- compile none of the declared kernels (a few small
+    helpers called from Python remain: about 0.5 s)."""
     assert ahead["status"] == "attached"
     assert [run[1] for run in ahead["runs"] if run[0] != "uniqueness"] == \
         [True, True, False, True] * 3
@@ -84,6 +86,9 @@ def test_first_search_compiles_no_declared_kernel(ahead):
             "_node_stats_run", "population_shares"} <= set(ahead["declared"])
     assert not set(ahead["compiled"]) & set(ahead["declared"])
     assert len(ahead["compiled"]) <= 6, ahead["compiled"]
+    # the compiled Flash's argument types need no typing before a first search
+    assert ahead["ready"] == sorted(f"(dtype('{code}'), {classes})" for code in aot.CODE_TYPES
+                                    for classes in (False, True))
 
 
 def test_ahead_of_time_kernels_give_the_jit_results(ahead, tmp_path):

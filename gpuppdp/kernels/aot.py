@@ -31,7 +31,8 @@ import platform
 import tempfile
 from pathlib import Path
 
-__all__ = ["CODE_TYPES", "ahead_of_time", "attached", "status", "source_digest", "build"]
+__all__ = ["CODE_TYPES", "ahead_of_time", "attached", "attached_forms", "status",
+           "source_digest", "build"]
 
 #: the code dtypes of an encoded table (``engine.codes.smallest_int_dtype`` up to int32)
 CODE_TYPES = ("int8", "int16", "int32")
@@ -95,6 +96,11 @@ def ahead_of_time(dispatcher, signatures) -> None:
 def attached(dispatcher, args) -> bool:
     """Whether a compiled form of ``dispatcher`` for argument types ``args`` is attached."""
     return tuple(args) in _ATTACHED.get(dispatcher, ())
+
+
+def attached_forms(dispatcher) -> set:
+    """The argument types (tuples of Numba types) of ``dispatcher``'s attached forms."""
+    return set(_ATTACHED.get(dispatcher, ()))
 
 
 def status() -> str:

@@ -36,9 +36,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import types
+from numba.np.numpy_support import as_dtype
 
 from ...kernels import cached_signatures, small_pages
-from ...kernels.aot import attached
+from ...kernels.aot import attached, attached_forms
 from ...kernels.groupby import space_of
 from ...kernels.grouping import NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO
 from ...kernels.segsum import _one_node
@@ -318,11 +319,6 @@ def class_limit(evaluator) -> int | None:
 
 
 
-#: :func:`_type_key` of the arguments of searches compiled in this process (the typing of
-#: forty-odd arguments costs about a millisecond, a search of a small table a few)
-_READY: set = set()
-
-
 def _type_key(args) -> tuple:
     """What tells the argument types of :func:`_search`'s calls apart: the code type and
     whether classes are formed; every other argument is built with fixed types.  (A key that
@@ -330,6 +326,14 @@ def _type_key(args) -> tuple:
     compile, the same code.)"""
     codes, classes = args[_CODES_ARGUMENT], args[_CLASSES_ARGUMENT]
     return codes.dtype, classes is None
+
+
+#: :func:`_type_key` of the arguments of searches compiled in this process (the typing of
+#: forty-odd arguments costs 0.3-1 ms, a search of a small table a few): from the start those
+#: of the forms compiled ahead of time
+_READY: set = {(as_dtype(form[_CODES_ARGUMENT].dtype),
+                isinstance(form[_CLASSES_ARGUMENT], types.NoneType))
+               for form in attached_forms(_flash)}
 
 
 def _compile_parts_first(args) -> None:
