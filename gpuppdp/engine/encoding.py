@@ -156,11 +156,12 @@ class FrequencySet:
     ``ptr[b]:ptr[b+1]``), each node's entries ordered by ``first``.
 
     ``codes`` (E, q) QID codes at the node's levels (:attr:`EncodedTable.code_dtype`, the
-    smallest dtype for every hierarchy); ``sens`` (E,) int32 sensitive code
-    (0 when no sensitive attribute is carried); ``count`` (E,) int64; ``first`` (E,) int64 the
-    first input row of the entry (empty in the sets of a CPU lattice walk, which do not keep
-    it: :class:`~.evaluate.RollupBuffers`); ``levels`` (B, q) host int array; ``ptr`` device,
-    ``host_ptr`` host offsets.
+    smallest dtype for every hierarchy; (E,) int64 packed codes in the sets of a packed walk,
+    :mod:`~gpuppdp.engine.search.packed_walk`); ``sens`` (E,) int32 sensitive code (0 when no
+    sensitive attribute is carried; empty in a packed walk's sets); ``count`` (E,) int64;
+    ``first`` (E,) int64 the first input row of the entry (empty in the sets of a CPU lattice
+    walk, which do not keep it: :class:`~.evaluate.RollupBuffers`); ``levels`` (B, q) host int
+    array; ``ptr`` device, ``host_ptr`` host offsets.
     """
 
     levels: np.ndarray
