@@ -33,11 +33,12 @@ from gpuppdp.models import DistinctLDiversity, KAnonymity
 QIDS = ["sex", "age", "race", "marital-status", "education", "workclass"]
 
 
-def _evaluator(metric="loss", k=4, limit=0.05, rows=4000, diverse=False, **metric_options):
+def _evaluator(metric="loss", k=4, limit=0.05, rows=4000, diverse=False, backend=None,
+               **metric_options):
     data, hierarchies = datasets.adult()
     sensitive = ["occupation"] if diverse else []
     enc = encode(data.head(rows)[QIDS + sensitive],
-                 Schema({c: hierarchies[c] for c in QIDS}, sensitive), cpu_backend(),
+                 Schema({c: hierarchies[c] for c in QIDS}, sensitive), backend or cpu_backend(),
                  sensitive[0] if diverse else None)
     models = [KAnonymity(k)] + ([DistinctLDiversity("occupation", 2)] if diverse else [])
     return Evaluator(enc, models, make_metric(metric, **metric_options), limit)
@@ -129,8 +130,11 @@ def test_packed_walk_equals_a_naive_group_by():
         assert stats.smallest_class[g] == (sizes[~small].min() if (~small).any() else 0)
 
 
-def test_only_the_problems_it_judges():
+def test_only_the_problems_it_judges(backend):
     lattice = Lattice(_evaluator().encoded.heights)
+    # the CPU backend only (a GPU, or the CuPy stand-in, walks batched on the device)
+    assert (PackedWalk.of(_evaluator(backend=backend), lattice) is None) == \
+        (backend.kernels != "cpu")
     assert PackedWalk.of(_evaluator(diverse=True), lattice) is None  # a sensitive attribute
     assert PackedWalk.of(_evaluator("loss", gs_factor=0.3), lattice) is None
     assert PackedWalk.of(_evaluator("entropy"), lattice) is None
