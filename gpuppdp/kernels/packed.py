@@ -5,7 +5,7 @@ level's codes need (a code only shrinks as its level rises).  Rolling an entry u
 one level more general in one QID rewrites that QID's field and leaves the rest of the word
 as it is, so the roll-up reads, keys and writes one word an entry instead of one code per QID,
 and two entries are in one class when their words are equal.  The CPU level walk of
-k-anonymity problems runs so (:mod:`gpuppdp.engine.packed_walk`): on 9-QID Adult its roll-up
+k-anonymity problems runs so (:mod:`gpuppdp.engine.search.packed_walk`): on 9-QID Adult its roll-up
 takes a third less time an entry than rolling the codes up column by column
 (:func:`.grouping.rollup_njit`).  (The compiled Flash, whose roll-ups start from larger sets
 and rewrite several QIDs, was measured slower so: its column form addresses small key spaces
