@@ -11,6 +11,16 @@ is ``timings["kernel load"]``).  It reports the median, the
 ratio to ARX's median ``anonymize()`` time, whether the optimum and checked-node count are
 ARX's, and the median and worst ratio over the cases.
 
+ARX's times come from the reference file (another day, another moment of the machine) unless
+``--arx-classpath CP`` is given (ARX 3.9.2 and our serve-mode runner ``ArxRunX``,
+``benchmarks/arx/ArxRunX.java``, compiled against it): then one JVM per case stays up beside
+this process and the two are timed interleaved -- ARX warms up (``--arx-warmup`` runs) and our
+command line runs once, then ``--rounds`` rounds of ``--repeats`` ARX ``anonymize()`` calls
+followed by ``--repeats`` runs of ours, which start once the JVM's own threads are idle
+(:func:`_settle`); a case's ratio is the median over its rounds of the
+round's median ratio, each round keeping the load average, and "=ARX" compares with the live
+ARX's optimum and checked transformations.
+
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_cli_arx.json``);
 it asserts nothing about time.
 
@@ -18,6 +28,8 @@ Example::
 
     python benchmarks/bench_cli_arx.py --repeats 5
     python benchmarks/bench_cli_arx.py --only A-8qid --repeats 3
+    python benchmarks/bench_cli_arx.py --repeats 3 --rounds 3 \\
+        --arx-classpath "$(cat /work/arxbuild/CLASSPATH):/work/arxbuild/census"
 """
 
 from __future__ import annotations
@@ -29,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 from _common import (add_common_args, load_arx_cases, machine_info, print_machine, print_table,
                      resolve_backend, write_json)
@@ -75,10 +88,141 @@ def case_command(case: dict, out_dir: str, backend: str) -> list[str]:
     return cmd
 
 
+def arx_command(case: dict, classpath: str) -> list[str]:
+    """The ``ArxRunX mode=serve`` command line of one reference case (its models, metric and
+    suppression limit on the same Adult extract the command line reads)."""
+    argv = ["java", "-cp", classpath, "ArxRunX", "mode=serve",
+            f"data={datasets.adult_path('adult.csv')}",
+            f"hierdir={os.path.dirname(datasets.adult_path('adult.csv'))}",
+            "qids=" + ",".join(case["quasi_identifiers"]),
+            f"supp={case['suppression_limit']}", f"metric={case['metric']}"]
+    if case.get("sensitive"):
+        argv.append(f"sensitive={case['sensitive']}")
+    k = 0
+    for m in case["models"]:
+        kind = m["model"]
+        if kind == "k-anonymity":
+            k = m["k"]
+        elif kind == "distinct-l-diversity":
+            argv.append(f"ldiv={m['l']}")
+        elif kind == "entropy-l-diversity":
+            argv += ["ldivtype=entropy", f"ldivl={m['l']}"]
+        elif kind == "recursive-cl-diversity":
+            argv += ["ldivtype=recursive", f"c={m['c']}", f"ldivl={m['l']}"]
+        elif kind == "t-closeness":
+            argv += [f"tclose={m['distance']}", f"t={m['t']}"]
+            if m["distance"] == "hierarchical":
+                argv.append(f"thier={datasets.adult_path(m['hierarchy'])}")
+        else:
+            raise ValueError(f"unsupported model {m}")
+    return argv + [f"k={k}"]
+
+
+def _ours(cmd: list[str], out_dir: str, case_id: str) -> dict:
+    """One run of our command line: its ``--json`` summary."""
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{case_id}: {done.stderr.strip()[-500:]}")
+    with open(os.path.join(out_dir, "out.json"), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _stored(case: dict, cmd: list[str], out_dir: str, repeats: int) -> dict:
+    """Ours ``repeats`` times after one warm-up, against the reference file's ARX times."""
+    seconds, summary = [], {}
+    for run in range(repeats + 1):
+        summary = _ours(cmd, out_dir, case["id"])
+        if run:  # the first run is the warm-up
+            seconds.append(summary["timings"]["search"])
+    arx = case["arx"]
+    median = statistics.median(seconds)
+    return {"search_seconds": seconds, "search_median": median,
+            "arx_ms": arx["anonymize_ms_median"],
+            "ratio": median * 1e3 / arx["anonymize_ms_median"],
+            "nodes": summary["nodes_evaluated"], "arx_nodes": arx["nodes_checked"],
+            "same_as_arx": (summary["transformation"] == case["expected"]["transformation"]
+                            and summary["nodes_evaluated"] == arx["nodes_checked"])}
+
+
+def _settle(pid: int, quiet: float = 0.1, limit: float = 3.0) -> None:
+    """Wait (at most ``limit`` seconds) until process ``pid`` has used no CPU for ``quiet``
+    seconds: after its runs the JVM goes on compiling and collecting on its own threads, which
+    would take a core from our runs on a 2-core box.  Without ``/proc``: ``quiet`` seconds."""
+    stat = f"/proc/{pid}/stat"
+    if not os.path.exists(stat):
+        time.sleep(quiet)
+        return
+
+    def used() -> int:
+        with open(stat, encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
+
+    end = time.monotonic() + limit
+    before = used()
+    while time.monotonic() < end:
+        time.sleep(quiet)
+        now = used()
+        if now == before:
+            return
+        before = now
+
+
+def _live(case: dict, cmd: list[str], out_dir: str, classpath: str, args) -> dict:
+    """Ours and a live ARX (one warm JVM), interleaved: ``args.rounds`` rounds of
+    ``args.repeats`` ARX runs and ``args.repeats`` of ours, after the warm-ups."""
+    with subprocess.Popen(arx_command(case, classpath), stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as jvm:
+        def arx(line: str) -> dict:
+            jvm.stdin.write(line + "\n")
+            jvm.stdin.flush()
+            return json.loads(jvm.stdout.readline())
+
+        if not json.loads(jvm.stdout.readline()).get("ready"):
+            raise SystemExit(f"error: ArxRunX did not start for {case['id']}")
+        for _ in range(args.arx_warmup):
+            arx("warm")
+        _settle(jvm.pid)
+        summary = _ours(cmd, out_dir, case["id"])  # our warm-up
+        rounds = []
+        for _ in range(args.rounds):
+            load = os.getloadavg()[0]
+            arx_runs = [arx("run") for _ in range(args.repeats)]
+            _settle(jvm.pid)
+            ours = [_ours(cmd, out_dir, case["id"]) for _ in range(args.repeats)]
+            summary = ours[-1]
+            arx_ms = statistics.median(r["ms"] for r in arx_runs)
+            search = statistics.median(o["timings"]["search"] for o in ours)
+            rounds.append({"load_average": load, "arx_ms": [r["ms"] for r in arx_runs],
+                           "search_seconds": [o["timings"]["search"] for o in ours],
+                           "ratio": search * 1e3 / arx_ms, "arx_checked": arx_runs[-1]["checked"]})
+        jvm.stdin.write("quit\n")
+        jvm.stdin.flush()
+        final = json.loads(jvm.stdout.readline())
+    seconds = [x for r in rounds for x in r["search_seconds"]]
+    arx_all = [x for r in rounds for x in r["arx_ms"]]
+    nodes = final["transformations_checked"]
+    return {"search_seconds": seconds, "search_median": statistics.median(seconds),
+            "arx_ms": statistics.median(arx_all),
+            "ratio": statistics.median(r["ratio"] for r in rounds), "rounds": rounds,
+            "nodes": summary["nodes_evaluated"], "arx_nodes": nodes,
+            "arx_transformation": final["transformation"],
+            "same_as_arx": (summary["transformation"] == final["transformation"]
+                            and summary["nodes_evaluated"] == nodes)}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_common_args(p, "bench_cli_arx")
     p.add_argument("--only", default="", help="cases whose id contains this text")
+    p.add_argument("--arx-classpath", default=None,
+                   help="time a live ARX 3.9.2 (this classpath, with ArxRunX) interleaved "
+                        "with ours instead of the reference file's times")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="interleaved rounds per case with --arx-classpath (default 3)")
+    p.add_argument("--arx-warmup", type=int, default=10,
+                   help="ARX's untimed warm-up runs per case with --arx-classpath (default 10: "
+                        "its JIT goes on shortening the runs for about that many)")
     args = p.parse_args(argv)
     resolved = resolve_backend(args.backend)
     backend = resolved.name if resolved.is_gpu else "cpu"
@@ -90,39 +234,29 @@ def main(argv=None) -> int:
             if args.only not in case["id"]:
                 continue
             cmd = case_command(case, out_dir, backend)
-            seconds, summary = [], None
-            for run in range(args.repeats + 1):
-                done = subprocess.run(cmd, capture_output=True, text=True)
-                if done.returncode:
-                    raise SystemExit(f"{case['id']}: {done.stderr.strip()[-500:]}")
-                with open(os.path.join(out_dir, "out.json"), encoding="utf-8") as fh:
-                    summary = json.load(fh)
-                if run:  # the first run is the warm-up
-                    seconds.append(summary["timings"]["search"])
-            arx = case["arx"]
-            median = statistics.median(seconds)
-            ratio = median * 1e3 / arx["anonymize_ms_median"]
-            same = (summary["transformation"] == case["expected"]["transformation"]
-                    and summary["nodes_evaluated"] == arx["nodes_checked"])
-            results.append({"id": case["id"], "search_seconds": seconds,
-                            "search_median": median, "arx_ms": arx["anonymize_ms_median"],
-                            "ratio": ratio, "nodes": summary["nodes_evaluated"],
-                            "arx_nodes": arx["nodes_checked"], "same_as_arx": same})
-            rows.append([case["id"], summary["nodes_evaluated"], f"{median * 1e3:.1f}",
-                         f"{min(seconds) * 1e3:.1f}", f"{arx['anonymize_ms_median']:.1f}",
-                         f"{ratio:.2f}", "yes" if same else "NO"])
-            print(f"  {case['id']}: {median * 1e3:.1f} ms, {ratio:.2f}x ARX", file=sys.stderr,
-                  flush=True)
+            found = (_live(case, cmd, out_dir, args.arx_classpath, args) if args.arx_classpath
+                     else _stored(case, cmd, out_dir, args.repeats))
+            results.append({"id": case["id"], **found})
+            seconds = found["search_seconds"]
+            rows.append([case["id"], found["nodes"], f"{found['search_median'] * 1e3:.1f}",
+                         f"{min(seconds) * 1e3:.1f}", f"{found['arx_ms']:.1f}",
+                         f"{found['ratio']:.2f}", "yes" if found["same_as_arx"] else "NO"])
+            print(f"  {case['id']}: {found['search_median'] * 1e3:.1f} ms, "
+                  f"{found['ratio']:.2f}x ARX", file=sys.stderr, flush=True)
     print()
-    print_table(["case", "nodes", "search ms (median)", "min", "ARX ms", "ratio", "=ARX"],
-                rows)
+    print_table(["case", "nodes", "search ms (median)", "min",
+                 "ARX ms (live)" if args.arx_classpath else "ARX ms", "ratio", "=ARX"], rows)
     ratios = [r["ratio"] for r in results]
     if ratios:
         print(f"\nratio to ARX over {len(ratios)} cases: median {statistics.median(ratios):.2f},"
               f" worst {max(ratios):.2f}")
     write_json(args.json, {"benchmark": "bench_cli_arx", "machine": info,
                            "settings": {"repeats": args.repeats, "warmup_runs": 1,
-                                        "backend": backend},
+                                        "backend": backend,
+                                        "arx": "live" if args.arx_classpath else "reference file",
+                                        "rounds": args.rounds if args.arx_classpath else None,
+                                        "arx_warmup": (args.arx_warmup if args.arx_classpath
+                                                       else None)},
                            "cases": results,
                            "median_ratio": statistics.median(ratios) if ratios else None,
                            "worst_ratio": max(ratios) if ratios else None})
