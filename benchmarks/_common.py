@@ -274,3 +274,28 @@ def arx_case_anonymizer(case: dict, backend, search: str = "flash", models=None)
         suppression_limit=case["suppression_limit"], metric=case["metric"], search=search,
         backend=backend, seed=0)
     return anon, data
+
+
+def settle(pid: int, quiet: float = 0.1, limit: float = 3.0) -> None:
+    """Wait (at most ``limit`` seconds) until process ``pid`` has used no CPU for ``quiet``
+    seconds (a live ARX beside our runs: after its runs the JVM goes on compiling and
+    collecting on its own threads, which would take a core from ours on a 2-core box).
+    Without ``/proc``: ``quiet`` seconds."""
+    stat = f"/proc/{pid}/stat"
+    if not os.path.exists(stat):
+        time.sleep(quiet)
+        return
+
+    def used() -> int:
+        with open(stat, encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
+
+    end = time.monotonic() + limit
+    before = used()
+    while time.monotonic() < end:
+        time.sleep(quiet)
+        now = used()
+        if now == before:
+            return
+        before = now

@@ -17,7 +17,7 @@ ARX's times come from the reference file (another day, another moment of the mac
 this process and the two are timed interleaved -- ARX warms up (``--arx-warmup`` runs) and our
 command line runs once, then ``--rounds`` rounds of ``--repeats`` ARX ``anonymize()`` calls
 followed by ``--repeats`` runs of ours, which start once the JVM's own threads are idle
-(:func:`_settle`); a case's ratio is the median over its rounds of the
+(``_common.settle``); a case's ratio is the median over its rounds of the
 round's median ratio, each round keeping the load average, and "=ARX" compares with the live
 ARX's optimum and checked transformations.
 
@@ -41,10 +41,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 from _common import (add_common_args, load_arx_cases, machine_info, print_machine, print_table,
-                     resolve_backend, write_json)
+                     resolve_backend, settle, write_json)
 
 from gpuppdp import datasets
 
@@ -144,30 +143,6 @@ def _stored(case: dict, cmd: list[str], out_dir: str, repeats: int) -> dict:
                             and summary["nodes_evaluated"] == arx["nodes_checked"])}
 
 
-def _settle(pid: int, quiet: float = 0.1, limit: float = 3.0) -> None:
-    """Wait (at most ``limit`` seconds) until process ``pid`` has used no CPU for ``quiet``
-    seconds: after its runs the JVM goes on compiling and collecting on its own threads, which
-    would take a core from our runs on a 2-core box.  Without ``/proc``: ``quiet`` seconds."""
-    stat = f"/proc/{pid}/stat"
-    if not os.path.exists(stat):
-        time.sleep(quiet)
-        return
-
-    def used() -> int:
-        with open(stat, encoding="ascii") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
-
-    end = time.monotonic() + limit
-    before = used()
-    while time.monotonic() < end:
-        time.sleep(quiet)
-        now = used()
-        if now == before:
-            return
-        before = now
-
-
 def _live(case: dict, cmd: list[str], out_dir: str, classpath: str, args) -> dict:
     """Ours and a live ARX (one warm JVM), interleaved: ``args.rounds`` rounds of
     ``args.repeats`` ARX runs and ``args.repeats`` of ours, after the warm-ups."""
@@ -182,13 +157,13 @@ def _live(case: dict, cmd: list[str], out_dir: str, classpath: str, args) -> dic
             raise SystemExit(f"error: ArxRunX did not start for {case['id']}")
         for _ in range(args.arx_warmup):
             arx("warm")
-        _settle(jvm.pid)
+        settle(jvm.pid)
         summary = _ours(cmd, out_dir, case["id"])  # our warm-up
         rounds = []
         for _ in range(args.rounds):
             load = os.getloadavg()[0]
             arx_runs = [arx("run") for _ in range(args.repeats)]
-            _settle(jvm.pid)
+            settle(jvm.pid)
             ours = [_ours(cmd, out_dir, case["id"]) for _ in range(args.repeats)]
             summary = ours[-1]
             arx_ms = statistics.median(r["ms"] for r in arx_runs)

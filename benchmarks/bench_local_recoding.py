@@ -13,8 +13,9 @@ false)``) beside ARX's, and the ratio of our local recoding's time to ARX's
 optimizeIterativeFast).  Without ``--arx-classpath``, ARX's times come from the reference file
 (another moment, Adult only).  With ``--arx-classpath CP`` (ARX 3.9.2 and the serve-mode runner
 ``ArxRunLS``, ``benchmarks/arx/ArxRunLS.java``) one JVM per case stays up beside this process and
-the two are timed interleaved: both warm up, then ``--rounds`` rounds of ``--repeats`` ARX runs
-followed by ``--repeats`` of ours; each ratio is the median over the rounds of the ratio of the
+the two are timed interleaved: both warm up (ARX ``--arx-warmup`` runs), then ``--rounds`` rounds
+of ``--repeats`` ARX runs followed by ``--repeats`` of ours (once the JVM's own threads are
+idle); each ratio is the median over the rounds of the ratio of the
 round's medians, and each round records the load average.  Then, per case, the utility of the
 other releases of the same data (``--no-utility`` skips them): the full-domain release, its
 local recoding, sdcMicro-style local suppression of the table generalized to the full-domain
@@ -40,7 +41,7 @@ import subprocess
 import tempfile
 
 from _common import (HERE, add_common_args, machine_info, print_machine, print_table,
-                     resolve_backend, timed_runs, write_json)
+                     resolve_backend, settle, timed_runs, write_json)
 
 REFERENCE = os.path.join(HERE, os.pardir, "tests", "data", "arx_local_recoding.json")
 
@@ -57,6 +58,9 @@ def main() -> None:
                    help="time a live ARX (ArxRunLS) interleaved with ours (default: the "
                         "reference file's ARX times)")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    p.add_argument("--arx-warmup", type=int, default=10,
+                   help="ARX's untimed warm-up runs per case with --arx-classpath (default 10: "
+                        "its JIT goes on shortening the runs for about that many)")
     args = p.parse_args()
     if args.census and not args.arx_classpath:
         p.error("--census needs --arx-classpath (no ARX reference for it)")
@@ -93,7 +97,7 @@ def main() -> None:
 
             if args.arx_classpath:
                 rounds, (fit_s, result, local_s, locals_) = _interleaved(
-                    case, args.arx_classpath, args.rounds, args.repeats, ours)
+                    case, args.arx_classpath, args.rounds, args.repeats, args.arx_warmup, ours)
                 arx_result = rounds[-1]["arx_local_recoding"]
             else:
                 fit_s, result, local_s, locals_ = ours(True)
@@ -184,9 +188,10 @@ def _round(arx: dict, fit_s, local_s, locals_) -> dict:
             "ratio_local": local / arx_local, "ratio_total": total / arx_total}
 
 
-def _interleaved(case, classpath, rounds, repeats, ours):
-    """ARX (one warm JVM running ``ArxRunLS``) and ours, alternating: both warm up (ARX two
-    runs, ours one), then per round ``repeats`` ARX runs and ``repeats`` of ours."""
+def _interleaved(case, classpath, rounds, repeats, warmup, ours):
+    """ARX (one warm JVM running ``ArxRunLS``) and ours, alternating: both warm up (ARX
+    ``warmup`` runs, ours one), then per round ``repeats`` ARX runs and ``repeats`` of ours,
+    which start once the JVM's own threads are idle (``_common.settle``)."""
     argv = ["java", "-cp", classpath, "ArxRunLS", *case["arx_data"],
             "qids=" + ",".join(case["quasi_identifiers"]), f"k={case['k']}",
             f"supp={case['suppression_limit']}", f"records={case['records_per_iteration']}"]
@@ -198,12 +203,14 @@ def _interleaved(case, classpath, rounds, repeats, ours):
 
         if not json.loads(jvm.stdout.readline()).get("ready"):
             raise SystemExit(f"error: ArxRunLS did not start for {case['id']}")
-        arx(2)
+        arx(warmup)
+        settle(jvm.pid)
         ours(True)
         out = []
         for _ in range(rounds):
             load = os.getloadavg()[0]
             a = arx(repeats)
+            settle(jvm.pid)
             fit_s, result, local_s, locals_ = ours(False)
             out.append({**_round(a, fit_s, local_s, locals_), "load_average": load,
                         "arx_ms": {key: a[key] for key in ("anonymize_ms", "get_output_ms",

@@ -29,6 +29,11 @@ import org.deidentifier.arx.ARXLattice.ARXNode;
  * mode=serve: prints {"ready": true, ...}; then per input line "warm" (untimed) or "run" one
  * anonymize() and one line {"ms", "out_ms", "search_ms", "t", "score", "checked"}; "quit" ends
  * with the batch mode's summary line over the "run" lines.
+ *
+ * Build (ARX 3.9.2 compiled from its public repository, tag v3.9.2, with javac --release 8;
+ * its classes and jars as one classpath line in /work/arxbuild/CLASSPATH):
+ *   javac --release 8 -cp "$(cat /work/arxbuild/CLASSPATH)" -d /work/arxbuild/census \
+ *       benchmarks/arx/ArxRunX.java
  */
 public class ArxRunX {
     public static void main(String[] a) throws Exception {
