@@ -16,6 +16,8 @@ from gpuppdp.dp.gaussian import (
     DiscreteGaussianMechanism,
     GaussianMechanism,
     _gaussian_sampler,
+    _normalizer,
+    _tail,
     analytic_gaussian_sigma,
     discrete_gaussian_delta,
     discrete_gaussian_noise,
@@ -115,6 +117,24 @@ def hockey_stick(p, q, epsilon):
         ctx.prec = PREC
         e = Decimal(epsilon).exp()
         return sum(max(Decimal(0), p[y] - e * q.get(y, Decimal(0))) for y in p)
+
+
+@pytest.mark.parametrize("sigma", [37.0, 300.0, 4000.0])
+def test_tail_against_every_term_of_the_window(sigma):
+    """The tail ``P[Y >= y0]`` that stops once the terms fall below ``e**-60`` of the first
+    (a calibration's ``y0`` lies near ``εσ²``) equals the sum of every term within 40σ, added
+    exactly (``math.fsum``), near the centre, a few σ out and far out, on both sides."""
+    s2 = sigma * sigma
+    norm = _normalizer(s2)
+    for y0 in (1, int(sigma), int(3 * sigma), int(0.05 * s2), int(0.5 * s2), int(2 * s2),
+               -int(sigma), 1 - int(0.5 * s2)):
+        lo = max(y0, 1)  # y0 <= 0: P[Y >= y0] = 1 - P[Y >= 1 - y0]
+        if y0 <= 0:
+            lo = 1 - y0
+        ys = np.arange(lo, lo + int(40 * sigma) + 8, dtype=np.float64)
+        full = math.fsum(np.exp(-(ys * ys) / (2.0 * s2)).tolist()) / norm
+        expected = full if y0 > 0 else 1.0 - full
+        assert _tail(y0, s2, norm) == pytest.approx(expected, rel=1e-12, abs=1e-300), y0
 
 
 @pytest.mark.parametrize("sigma,shift", [(2.0, 1), (1.3, 2)])

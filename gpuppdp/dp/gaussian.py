@@ -207,10 +207,14 @@ def discrete_gaussian_noise(shape, *, sigma: float, random: RandomSource | None 
 
 
 def _tail(y0: int, sigma2: float, norm: float) -> float:
-    """``P[Y >= y0]`` for ``Y ~ N_Z(0, σ²)`` (float64; terms beyond 40σ dropped)."""
+    """``P[Y >= y0]`` for ``Y ~ N_Z(0, σ²)`` (float64).  Terms beyond 40σ are dropped, and
+    beyond ``y0 + 60σ²/y0`` too: past ``y0`` each term is at most ``e**(-y0/σ²)`` times the
+    one before, so those left out sum to less than ``e**-60 (1 + σ²/y0)`` times the first
+    (below float64's rounding of the sum; a calibration at ``y0 ≈ εσ²`` sums some ``60/ε``
+    terms instead of ``40σ``)."""
     if y0 <= 0:
         return 1.0 - _tail(1 - y0, sigma2, norm)
-    width = int(40.0 * math.sqrt(sigma2)) + 8
+    width = min(int(40.0 * math.sqrt(sigma2)), int(60.0 * sigma2 / y0)) + 8
     total, start, chunk = 0.0, y0, 1 << 20
     while start < y0 + width:
         y = np.arange(start, min(start + chunk, y0 + width), dtype=np.float64)
