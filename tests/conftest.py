@@ -88,6 +88,8 @@ SLOW = {
     "test_tradeoff_optimize.py::test_m4_and_more_instances_beat_the_grid",
     "test_aot.py::test_ahead_of_time_kernels_give_the_jit_results",
     "test_aot.py::test_first_search_compiles_no_declared_kernel",
+    "test_aot.py::test_the_commands_ahead_of_time_write_what_the_jit_writes",
+    "test_aot.py::test_the_commands_first_runs_compile_nothing",
     "test_outputs.py::test_stop_signals_leave_nothing_behind",
     "test_models_population.py::test_two_sensitive_attributes_suppress_the_union",
     "test_flash_sparse.py::test_top_down_path_sources_under_a_small_batch_budget",

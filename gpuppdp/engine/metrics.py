@@ -177,6 +177,10 @@ def _geometric_mean(sums, minimum, maximum, weights):
     return out
 
 
+ahead_of_time(_geometric_mean,
+              ["float64[::1](float64[:, ::1], float64[::1], float64[::1], float64[::1])"])
+
+
 @njit_no_refcount
 def _geometric_mean_row(sums, b, minimum, maximum, weights):
     """:func:`_geometric_mean` of node ``b`` (row ``b`` of ``sums``); ``weights`` None: all
@@ -428,6 +432,10 @@ def _precision_weighted(shares, sup, n_rows, g_factor, s_factor, weights):
     return il
 
 
+ahead_of_time(_precision_weighted, ["float64[::1](float64[:, ::1], float64[::1], float64, "
+                                    "float64, float64, float64[::1])"])
+
+
 @njit(inline="always")
 def _precision_term(share, kept, sup, n_rows, g_factor, s_factor, q, weight):
     """One attribute's term of :func:`_precision_weighted`."""
@@ -438,6 +446,9 @@ def _precision_term(share, kept, sup, n_rows, g_factor, s_factor, q, weight):
 def _precision(shares, sup, n_rows):
     """:func:`precision_loss` compiled."""
     return _precision_weighted(shares, sup, n_rows, 1.0, 1.0, np.ones(shares.shape[1]))
+
+
+ahead_of_time(_precision, ["float64[::1](float64[:, ::1], float64[::1], float64)"])
 
 
 @njit(cache=True)

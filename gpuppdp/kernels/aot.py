@@ -44,11 +44,13 @@ MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kerne
            "gpuppdp.engine.prior_bound",
            "gpuppdp.engine.search.flash_kernels", "gpuppdp.engine.search.levels",
            "gpuppdp.engine.search.packed_walk",
-           "gpuppdp.kernels.swap",
-           "gpuppdp.models.risk", "gpuppdp.models.uniqueness")
+           "gpuppdp.kernels.swap", "gpuppdp.kernels.dp_noise", "gpuppdp.kernels.dp_gaussian",
+           "gpuppdp.kernels.dp_sums",
+           "gpuppdp.models.base", "gpuppdp.models.risk", "gpuppdp.models.uniqueness",
+           "gpuppdp.tradeoff.exploration")
 #: the packages whose sources the digest covers
 PACKAGES = ("gpuppdp.kernels", "gpuppdp.core", "gpuppdp.engine", "gpuppdp.engine.search",
-            "gpuppdp.models")
+            "gpuppdp.models", "gpuppdp.tradeoff")
 #: the x86-64 instruction-set level the extension is compiled for (the psABI's level 3:
 #: Intel Haswell and AMD Excavator, 2013-2015, and later) and its features, as LLVM names them
 X86_BASELINE = "x86-64-v3"

@@ -34,6 +34,7 @@ import math
 import numpy as np
 from numba import cuda, int64, njit, uint32, uint64
 
+from .aot import ahead_of_time
 from .chacha import LANES, block_at, fill_blocks, scratch_words, word_at
 from .dp_noise import _CUDA as _NOISE_CUDA
 from .dp_noise import (_SUB_GROUPS, _TASK_UNITS, EXT_FLAG, GROUP, _form, _host_key, _launch,
@@ -125,6 +126,11 @@ def _gaussian_coins(y_out, accept, s0, s1, cks, key, n0, n1, coin_base, center, 
         else:
             accept[i] = _coin_slow(w0, w1, key, n0, n1,
                                    2 * (16 * (coin_base + 2 * s0 + cb) + w), words, ebuf, k, m)
+
+
+ahead_of_time(_gaussian_task, [
+    "none(int64, int64[::1], uint8[::1], uint32[::1], int64, int64, int64, int64, int64, int64, "
+    "int64[::1], uint32[:, ::1], int64[::1], float64, float64, float64, int64, int64)"])
 
 
 # --- the CUDA form: the same source compiled again for the device (as in :mod:`.dp_noise`) ---

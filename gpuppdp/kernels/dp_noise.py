@@ -74,6 +74,7 @@ from numba import config, cuda, int64, njit, uint32, uint64
 
 from . import chacha
 from .chacha import LANES, block_at, chacha20_block, fill_blocks, scratch_words, word_at
+from .aot import ahead_of_time
 from .cudalaunch import launch
 from .dp_tables import EXT_BITS, EXT_BLOCKS, EXT_WORDS, FIRST_BITS, bernoulli_tables
 from .groupby import run_tasks
@@ -389,6 +390,13 @@ def _noise_task(t, x, out, grid, inv_g, g, key, n0, n1, base, rows, trials, p_fi
                 out[i] = v
 
 
+# the noise added to int64 counts, and on a grid to float64 values
+ahead_of_time(_noise_task, [
+    f"none(int64, {t}[::1], {t}[::1], boolean, float64, float64, uint32[::1], int64, int64, "
+    "int64, int64, int64, int64[::1], uint32[:, ::1], int64[::1], int64, int64)"
+    for t in ("int64", "float64")])
+
+
 @njit(cache=True, nogil=True)
 def _words_task(t, out, key, n0, n1, base, per_task):
     """Keystream blocks ``t * per_task ..`` into ``out`` (16 words each, clipped to its
@@ -403,6 +411,9 @@ def _words_task(t, out, key, n0, n1, base, per_task):
         for b in range(s0, s1):
             for w in range(min(16, n - 16 * b)):
                 out[16 * b + w] = word_at(ks, b - s0, w)
+
+
+ahead_of_time(_words_task, ["none(int64, uint32[::1], uint32[::1], int64, int64, int64, int64)"])
 
 
 @njit(cache=True, nogil=True)
@@ -431,6 +442,10 @@ def _bernoulli_task(t, out, key, n0, n1, base, p_first, ptab, invert, per_task):
                 out[2 * GROUP * b + j] = int64(c < p) ^ flip
             if tied:
                 bernoulli_group(b, n, key, n0, n1, base, p_first, ptab, invert, buf, ebuf, out)
+
+
+ahead_of_time(_bernoulli_task, ["none(int64, uint8[::1], uint32[::1], int64, int64, int64, "
+                                "int64[::1], uint32[:, ::1], int64[::1], int64)"])
 
 
 def _noise_int_lanes(x, out, key, n0, n1, base, rows, trials, p_first, ptab, invert):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .aot import ahead_of_time
 from .groupby import n_tasks_for, run_tasks
 
 __all__ = ["grid_unit_sums", "grid_positions", "order_statistics"]
@@ -50,6 +51,11 @@ def _unit_sums(t, bounds, key, values, shift, lower, upper, scale, sq_lower, sq_
         if with_squares:
             c2 = min(max(c * c, sq_lower), sq_upper)
             squares[t, k] += np.int64(np.rint(c2 * sq_scale))
+
+
+ahead_of_time(_unit_sums, ["none(int64, int64[::1], int64[::1], float64[::1], float64, float64, "
+                           "float64, float64, float64, float64, float64, int64[:, ::1], "
+                           "int64[:, ::1])"])
 
 
 def grid_unit_sums(key, values, n_cells: int, shift: float, bounds: tuple[float, float],
@@ -85,6 +91,10 @@ def _positions(t, bounds, values, lower, upper, scale, j_lo, j_top, out):
         out[i] = min(max(p, j_lo), j_top)
 
 
+ahead_of_time(_positions, ["none(int64, int64[::1], float64[::1], float64, float64, float64, "
+                           "int64, int64, int64[::1])"])
+
+
 def grid_positions(values, lower: float, upper: float, scale: float, j_lo: int, j_top: int):
     """``clip(floor(clip(v, lower, upper) * scale) + 1, j_lo, j_top)`` of each value (``values``
     float64, host; NaN read as 0): int64."""
@@ -110,6 +120,10 @@ def _bucket_counts(t, bounds, values, low, high, shift, out):
             out[t, (v - low) >> shift] += 1
 
 
+ahead_of_time(_bucket_counts, ["none(int64, int64[::1], int64[::1], int64, int64, int64, "
+                               "int64[:, ::1])"])
+
+
 @njit(cache=True, nogil=True)
 def _gather(values, low, high, out):
     """The values in ``[low, high)``, in order, into ``out`` (exactly as many)."""
@@ -119,6 +133,9 @@ def _gather(values, low, high, out):
         if low <= v and v < high:
             out[m] = v
             m += 1
+
+
+ahead_of_time(_gather, ["none(int64[::1], int64, int64, int64[::1])"])
 
 
 def order_statistics(values, first: int, last: int, low: int, high: int):

@@ -303,7 +303,7 @@ def _group_first(t, runs, cols, radix, ptr, keys, ids, rep, n_groups):
 
 ahead_of_time(_group_first, [
     f"none(int64, int64[::1], {c}[:, ::1], {radix}, {', '.join(['int64[::1]'] * 5)})"
-    for c in CODE_TYPES for radix in ("int64[:, ::1]", "int64[:, :]")])
+    for c in (*CODE_TYPES, "int64") for radix in ("int64[:, ::1]", "int64[:, :]")])
 
 
 @njit(cache=True, nogil=True)
@@ -316,9 +316,11 @@ def _group_sorted(t, runs, cols, radix, ptr, keys, ids, rep, n_groups):
                     n_groups)
 
 
-# the form the risk report's classes take (its codes int32); the others compile on first use
+# the forms the risk report's classes (codes int32) and the checker's (int64) take; the
+# others compile on first use
 ahead_of_time(_group_sorted, [
-    f"none(int64, int64[::1], int32[:, ::1], int64[:, ::1], {', '.join(['int64[::1]'] * 5)})"])
+    f"none(int64, int64[::1], {c}[:, ::1], int64[:, ::1], {', '.join(['int64[::1]'] * 5)})"
+    for c in ("int32", "int64")])
 
 
 @njit(cache=True, nogil=True)

@@ -12,6 +12,7 @@ from numba import njit
 
 from ..core.classes import Classes
 from ..core.model import CompiledCheck, PrivacyModel, Requirement
+from ..kernels.aot import ahead_of_time
 from ..errors import InputError
 from ..validation import check_name
 
@@ -32,6 +33,9 @@ def log_table(n):
     for k in range(1, n + 1):
         out[k] = math.log(k)
     return out
+
+
+ahead_of_time(log_table, ["float64[::1](int64)"])
 
 
 class SensitiveModel(PrivacyModel):

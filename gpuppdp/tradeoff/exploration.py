@@ -54,6 +54,7 @@ from ..engine.metrics import Metric, discernibility, generalization_shares, prec
 from ..engine.search.base import smallest_loss
 from ..engine.search.heuristic import AUTO_HEURISTIC, make_heuristic
 from ..errors import InputError
+from ..kernels.aot import ahead_of_time
 from ..kernels.groupby import balanced_runs, n_tasks_for, run_tasks
 from ..models import KAnonymity, PrivacyLoss
 from ..models.distribution import privacy_losses
@@ -290,6 +291,13 @@ def _figures_run(t, bounds, class_ptr, entry_ptr, size, outlier, entry_class, en
         out[b, 4], out[b, 5] = top1, sum1 / records
         out[b, 6], out[b, 7] = top2, sum2 / records
         out[b, 8], out[b, 9] = top3, sum3 / records
+
+
+# the sensitive codes carried (int32), or none (int64 zeros)
+ahead_of_time(_figures_run, [
+    "none(int64, int64[::1], int64[::1], int64[::1], int64[::1], boolean[::1], int64[::1], "
+    f"{sens}[::1], int64[::1], int64, float64[::1], float64, float64, float64, boolean, "
+    "float64[::1], float64[:, ::1], float64[:, ::1])" for sens in ("int32", "int64")])
 
 
 class Exploration:
