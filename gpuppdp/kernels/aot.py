@@ -4,7 +4,8 @@ Numba compiles a kernel on its first call and caches the machine code on disk, s
 this the first search after an install spends seconds compiling.  The kernels a search
 calls from Python (the compiled Flash; the Python traversal's node properties and roll-up
 source; the batched evaluator of the exhaustive and level searches; the risk models'
-suppression) declare explicit
+suppression; the checker's group-by, ``explore``'s figures and the DP releases' noise, sums and
+order statistics) declare explicit
 signatures (:func:`ahead_of_time`, beside their definitions);
 building the package (``setup.py``, :func:`build`) compiles them with Numba's ahead-of-time
 compiler (``numba.pycc``) into the extension module ``gpuppdp.kernels._aot``, for a portable
