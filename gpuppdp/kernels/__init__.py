@@ -89,10 +89,11 @@ def compiled(*dispatchers, wanted=None) -> bool:
 
 
 def risk_kernels() -> tuple:
-    """The CPU kernels a risk report compiles on first use (the class sizes' group-by and the
-    attribute risks' subset walk), for :func:`compiled`."""
-    return (groupby._group_sorted, groupby._packed_keys, subsets.suffix_sets_njit,
-            subsets.subtrees_njit)
+    """The CPU kernels a risk report calls from Python (the class sizes' group-by and the
+    attribute risks' subset walk), for :func:`compiled` (not their callees: those compile
+    within them, and when the callers are compiled ahead of time a callee never has a form
+    of its own to find)."""
+    return (groupby._group_sorted, subsets.suffix_sets_njit, subsets.subtrees_njit)
 
 
 #: under Numba's CUDA simulator (``kernels == "cudasim"``: a Python thread per CUDA thread)
