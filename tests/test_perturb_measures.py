@@ -58,6 +58,26 @@ def test_record_linkage_counts_ties(backend):
     assert sampled["linkage_rate"] == 1.0 and sampled["records_linked"] == 500
 
 
+def test_record_linkage_equals_a_record_by_record_count(backend):
+    """Few distinct values (every original point held by many records): each masked record's
+    nearest originals and ties counted record by record, with the same squared distance
+    ``|a|^2 + |b|^2 - 2 a.b``, give the same rate as the linkage over distinct points."""
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 4, size=(400, 3)).astype(float)
+    y = x + rng.integers(-1, 2, size=x.shape)
+    got = record_linkage(backend.asarray(x), backend.asarray(y), backend=backend)
+    mean, sd = x.mean(axis=0), x.std(axis=0, ddof=1)
+    zx, zy = (x - mean) / sd, (y - mean) / sd
+    norm_x = (zx * zx).sum(axis=1)
+    rate = 0.0
+    for i in range(len(x)):
+        d = (zy[i] * zy[i]).sum() + norm_x - 2.0 * (zx @ zy[i])
+        if d[i] == d.min():
+            rate += 1.0 / (d == d.min()).sum()
+    assert got["linkage_rate"] == pytest.approx(rate / len(x), rel=1e-12)
+    assert 0.0 < got["linkage_rate"] < 1.0
+
+
 def test_interval_disclosure_by_hand(backend):
     x = np.array([[0.0], [10.0]])       # sd = 7.07: the interval is +- 0.354
     y = np.array([[0.1], [12.0]])

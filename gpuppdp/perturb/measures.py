@@ -97,7 +97,9 @@ def record_linkage(original, masked, *, max_records: int = LINKAGE_RECORDS, seed
     deviation); ``linkage_rate`` is the share linked to their own record (a tie among ``t``
     nearest counts ``1/t`` when the own record is one of them).  Above ``max_records`` masked
     records a uniform sample of that many (drawn with ``seed``) is linked, against every
-    original record.  Squared distances are ``|a|^2 + |b|^2 - 2 a.b``, a matrix product."""
+    original record.  Squared distances are ``|a|^2 + |b|^2 - 2 a.b``, a matrix product, taken
+    to each distinct original point once (its records all lie at that distance: they count
+    as that many ties), so that a column of few values costs little."""
     be = get_backend(backend)
     xp = be.xp
     x, y = _pair(be, original, masked)
@@ -110,28 +112,44 @@ def record_linkage(original, masked, *, max_records: int = LINKAGE_RECORDS, seed
     zx, zy = (x - mean) / sd, (y - mean) / sd
     rows = np.arange(n) if n <= max_records else \
         np.sort(np.random.default_rng(seed).choice(n, max_records, replace=False))
-    norm_x = (zx * zx).sum(axis=1)
+    points, weight, point_of = _distinct_rows(xp, zx)
+    m = points.shape[0]
+    norm_x = (points * points).sum(axis=1)
     linked = 0.0
     for start in range(0, len(rows), LINKAGE_BLOCK):
         block = xp.asarray(rows[start:start + LINKAGE_BLOCK])
         q = zy[block]
+        mine = point_of[block]  # each masked record's own original point
         norm_q = (q * q).sum(axis=1)
         nearest = xp.full(block.shape[0], np.inf)
         ties = xp.zeros(block.shape[0])
         own = xp.empty(block.shape[0])
-        for lo in range(0, n, LINKAGE_CHUNK):  # the originals in chunks: a running minimum
-            hi = min(n, lo + LINKAGE_CHUNK)
-            dist = norm_q[:, None] + norm_x[None, lo:hi] - 2.0 * (q @ zx[lo:hi].T)
+        for lo in range(0, m, LINKAGE_CHUNK):  # the points in chunks: a running minimum
+            hi = min(m, lo + LINKAGE_CHUNK)
+            dist = norm_q[:, None] + norm_x[None, lo:hi] - 2.0 * (q @ points[lo:hi].T)
             low = dist.min(axis=1)
-            count = (dist == low[:, None]).sum(axis=1)
+            count = xp.where(dist == low[:, None], weight[None, lo:hi], 0).sum(axis=1)
             ties = xp.where(low < nearest, count, xp.where(low == nearest, ties + count, ties))
             nearest = xp.minimum(nearest, low)
-            here = (block >= lo) & (block < hi)
+            here = (mine >= lo) & (mine < hi)
             own = xp.where(here, dist[xp.arange(block.shape[0]),
-                                      xp.clip(block - lo, 0, hi - lo - 1)], own)
+                                      xp.clip(mine - lo, 0, hi - lo - 1)], own)
         linked += float(xp.where(own == nearest, 1.0 / ties, 0.0).sum())
     return {"linkage_rate": linked / len(rows), "records_linked": int(len(rows)),
             "records": int(n)}
+
+
+def _distinct_rows(xp, a):
+    """``(points, counts, point_of)``: the distinct rows of ``a`` (sorted, first column most
+    significant), how many rows each is, and each row's point."""
+    order = xp.lexsort(xp.ascontiguousarray(a.T[::-1]))
+    ordered = a[order]
+    new = xp.ones(a.shape[0], dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    point = xp.cumsum(new) - 1
+    point_of = xp.empty(a.shape[0], dtype=xp.int64)
+    point_of[order] = point
+    return ordered[new], xp.bincount(point), point_of
 
 
 def interval_disclosure(original, masked, *, width: float = 0.05, backend="auto") -> dict:
