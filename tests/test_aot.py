@@ -131,6 +131,11 @@ runs = {
     "dp-histogram-discrete-gaussian": ["dp-histogram", adult, "--by", "sex,race",
                                        "--public-domain", "--rho", "0.5", "--mechanism",
                                        "discrete-gaussian", *seed],
+    "report": ["report", adult, *qi, "--others", "insensitive", "--k", "5", "--seed", "1",
+               "--html", str(out / "report.html")],
+    "anatomize": ["anatomize", adult, "--qi", "age", "sex", "race", "--sensitive", "occupation",
+                  "--others", "insensitive", "--l", "3", "--seed", "1",
+                  "--st", str(out / "st.csv"), "--qit"],
 }
 wrote = {}
 with event.install_recorder("numba:compile") as rec:
@@ -138,7 +143,8 @@ with event.install_recorder("numba:compile") as rec:
         as_json = name.startswith(("check", "dp-q"))  # the others write a table
         target = out / (name + (".json" if as_json else
                                 ".parquet" if name.startswith("explore") else ".csv"))
-        argv = argv + ["--json" if as_json else "--output", str(target)]
+        argv = argv + ([] if name == "anatomize" else ["--json" if as_json else "--output"]) + \
+            [str(target)]
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             code = main(argv)
         wrote[name] = [code, pd.read_parquet(target).to_csv(index=False)
@@ -163,10 +169,11 @@ def commands(tmp_path_factory):
 
 
 def test_the_commands_first_runs_compile_nothing(commands):
-    """On a fresh Numba cache, ``check``, ``explore`` and the DP releases compile no kernel
-    at all: their kernels called from Python are declared (the checker's group-by on int64
-    codes, the explore figures, the metrics', the fused DP noise, the clamped sums and order
-    statistics, the discrete Gaussian's rounds).  Before, a first ``dp-query`` compiled for
+    """On a fresh Numba cache, ``check``, ``explore``, ``report``, ``anatomize`` and the DP
+    releases compile no kernel at all: their kernels called from Python are declared (the
+    checker's group-by on int64 codes, the explore figures, the metrics', the key space,
+    anatomy's buckets, the fused DP noise, the clamped sums and order statistics, the discrete
+    Gaussian's rounds).  Before, a first ``dp-query`` compiled for
     about 11 s, ``check`` and ``explore`` for 3-4 s."""
     assert commands["status"] == "attached"
     assert all(code == 0 for code, _ in commands["wrote"].values()), commands["wrote"]

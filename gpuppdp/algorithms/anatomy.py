@@ -26,6 +26,7 @@ from numba import njit
 from ..core.codes import encode_column
 from ..errors import InputError
 from ..kernels import groupby
+from ..kernels.aot import ahead_of_time
 from ..validation import (check_attribute, check_columns, check_complete, check_int,
                           column_list, format_values)
 
@@ -120,6 +121,9 @@ def _bucket_groups(ptr, l):
                 _sift_up(heap, size - 1, remaining)
         g += 1
     return group, g
+
+
+ahead_of_time(_bucket_groups, ["Tuple((int64[::1], int64))(int64[::1], int64)"])
 
 
 def _bucketize(sens: np.ndarray, n_values: int, l: int, rng) -> np.ndarray:

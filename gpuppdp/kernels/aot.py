@@ -4,8 +4,8 @@ Numba compiles a kernel on its first call and caches the machine code on disk, s
 this the first search after an install spends seconds compiling.  The kernels a search
 calls from Python (the compiled Flash; the Python traversal's node properties and roll-up
 source; the batched evaluator of the exhaustive and level searches; the risk models'
-suppression; the checker's group-by, ``explore``'s figures and the DP releases' noise, sums and
-order statistics) declare explicit
+suppression; the checker's group-by, ``explore``'s figures, anatomy's buckets and the DP
+releases' noise, sums and order statistics) declare explicit
 signatures (:func:`ahead_of_time`, beside their definitions);
 building the package (``setup.py``, :func:`build`) compiles them with Numba's ahead-of-time
 compiler (``numba.pycc``) into the extension module ``gpuppdp.kernels._aot``, for a portable
@@ -48,10 +48,10 @@ MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kerne
            "gpuppdp.kernels.swap", "gpuppdp.kernels.dp_noise", "gpuppdp.kernels.dp_gaussian",
            "gpuppdp.kernels.dp_sums",
            "gpuppdp.models.base", "gpuppdp.models.risk", "gpuppdp.models.uniqueness",
-           "gpuppdp.tradeoff.exploration")
+           "gpuppdp.tradeoff.exploration", "gpuppdp.algorithms.anatomy")
 #: the packages whose sources the digest covers
 PACKAGES = ("gpuppdp.kernels", "gpuppdp.core", "gpuppdp.engine", "gpuppdp.engine.search",
-            "gpuppdp.models", "gpuppdp.tradeoff")
+            "gpuppdp.models", "gpuppdp.tradeoff", "gpuppdp.algorithms")
 #: the x86-64 instruction-set level the extension is compiled for (the psABI's level 3:
 #: Intel Haswell and AMD Excavator, 2013-2015, and later) and its features, as LLVM names them
 X86_BASELINE = "x86-64-v3"

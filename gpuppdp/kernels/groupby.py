@@ -141,6 +141,9 @@ def space_of(radix):
     return space
 
 
+ahead_of_time(space_of, ["int64(int64[::1])"])  # the form Python calls (the compiled Flash's test)
+
+
 @njit(cache=True)
 def _spaces_fit(radix):
     """Whether every row of ``radix`` (S, k) has a key space below ``KEY_LIMIT``
