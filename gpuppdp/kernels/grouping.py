@@ -33,10 +33,10 @@ import numpy as np
 from numba import cuda, njit
 
 from .aot import CODE_TYPES, ahead_of_time
-from .hashtable import NO_GROUP, find_slot, hash_shift, hashed_size
+from .hashtable import _HASH_MUL, NO_GROUP, find_slot, hash_shift, hashed_size
 from .nrt import njit_no_refcount
 from .cudalaunch import launch, to_device_together
-from .groupby import (_HASH_MUL, KEY_LIMIT, balanced_runs, extend_key, group_xp, n_tasks_for,
+from .groupby import (KEY_LIMIT, balanced_runs, extend_key, group_xp, n_tasks_for,
                       number_keys, run_tasks, segment_ids, segment_of, space_of)
 
 # -- Numba CPU form --------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The open-addressing table of the CPU roll-ups and of the compiled Flash's classes.
+"""The open-addressing table of the CPU roll-ups, of the compiled Flash's classes and of the
+group-by's numbering (:func:`.groupby.number_keys`).
 
 A table maps keys (int64) to group numbers (int32, :data:`NO_GROUP` where a slot is free):
 directly addressed when the key space is small, else hashed -- multiplicative hashing (Knuth,
@@ -12,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .groupby import _HASH_MUL
-
+#: the multiplier of Fibonacci hashing: 2^64 divided by the golden ratio
+_HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
 NO_GROUP = np.int32(-1)
 
 

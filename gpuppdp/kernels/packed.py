@@ -56,15 +56,17 @@ def _code_at(codes, c, j, fields):
 
 @njit(inline="always")
 def rollup_packed(src, count, start, n, field, mask, map_off, maps, out, out_count, pos, table,
-                  group_key, slots):
+                  slots):
     """Roll entries ``start:start+n`` of ``src`` (packed words) and ``count`` up into
     ``out[pos:]`` and ``out_count[pos:]``, one QID's level raised: its field (``mask <<
     field``) mapped through ``maps[map_off + code]``, equal words merged in order of first
     appearance, their counts summed; returns the groups.  ``table`` (all
-    :data:`.hashtable.NO_GROUP`, :func:`.hashtable.hashed_size` of ``n`` slots at least),
-    ``group_key`` and ``slots`` (``n`` entries at least) are scratch, the table as it was on
-    return (the slots used cleared one by one when they are few, else all)."""
+    :data:`.hashtable.NO_GROUP`, :func:`.hashtable.hashed_size` of ``n`` slots at least) and
+    ``slots`` (``n`` entries at least) are scratch, the table as it was on return (the slots
+    used cleared one by one when they are few, else all).  A group's key is its word in
+    ``out``."""
     size = hashed_size(n)
+    keys = out[pos:]
     shift = hash_shift(size)
     probe = np.uint64(size - 1)
     clear = ~(mask << field)
@@ -73,10 +75,9 @@ def rollup_packed(src, count, start, n, field, mask, map_off, maps, out, out_cou
         e = start + i
         word = src[e]
         word = (word & clear) | (np.int64(maps[map_off + ((word >> field) & mask)]) << field)
-        slot, s = find_slot(word, False, table, group_key, shift, probe)
+        slot, s = find_slot(word, False, table, keys, shift, probe)
         if s < 0:  # a new group, this entry its first
             table[slot] = g
-            group_key[g] = word
             slots[g] = slot
             out[pos + g] = word
             out_count[pos + g] = count[e]

@@ -53,7 +53,6 @@ def _walk_run(t, runs, out_base, run_len, src, src_count, start, length, field, 
     for b in range(b0, b1):
         longest = max(longest, length[b])
     table = np.full(hashed_size(longest), NO_GROUP, np.int32)
-    group_key = np.empty(longest, np.int64)
     slots = np.empty(longest, np.int64)
     outlier = np.empty(longest, np.bool_)
     sums = np.zeros((2, fields.shape[1]))
@@ -61,7 +60,7 @@ def _walk_run(t, runs, out_base, run_len, src, src_count, start, length, field, 
     pos = out_base[t]
     for b in range(b0, b1):
         g = rollup_packed(src, src_count, start[b], length[b], field[b], mask[b], map_off[b],
-                          maps, out, out_count, pos, table, group_key, slots)
+                          maps, out, out_count, pos, table, slots)
         out_len[b] = g
         size = out_count[pos:pos + g]
         for c in range(g):
