@@ -38,7 +38,7 @@ import numpy as np
 from numba import cuda, njit
 
 from .aot import CODE_TYPES, ahead_of_time
-from .hashtable import _HASH_MUL, find_slot, hash_shift
+from .hashtable import _HASH_MUL
 
 __all__ = ["group", "group_xp", "group_njit", "segment_ids", "count_keys", "rank_present",
            "key_space", "space_of", "number_keys", "number_keys_sorted", "extend_key", "run_tasks",
@@ -166,25 +166,29 @@ def _slot(key, mask):
 
 @njit(cache=True)
 def _number_hashed(keys, ids, seen):
-    """First-appearance group ids of ``keys`` in an open-addressed table
-    (:func:`.hashtable.find_slot`, a power of two and at least ``2 n`` slots); ``seen[g]`` the
-    key of group ``g``.  Returns the count."""
+    """First-appearance group ids of ``keys`` by open addressing (linear probing, a power of
+    two and at least ``2 n`` slots); ``seen[g]`` the key of group ``g``.  Returns the count."""
     n = keys.shape[0]
-    cap = np.int64(16)
+    cap = 16
     while cap < 2 * n:
         cap *= 2
     table = np.full(cap, -1, np.int64)
-    shift = hash_shift(cap)
     mask = np.uint64(cap - 1)
     g = 0
     for i in range(n):
         k = keys[i]
-        slot, s = find_slot(k, False, table, seen, shift, mask)
-        if s < 0:  # a new key
-            s = g
-            table[slot] = g
-            seen[g] = k
-            g += 1
+        slot = _slot(k, mask)
+        while True:
+            s = table[slot]
+            if s < 0:
+                s = g
+                table[slot] = g
+                seen[g] = k
+                g += 1
+                break
+            if seen[s] == k:
+                break
+            slot = (slot + np.uint64(1)) & mask
         ids[i] = s
     return g
 

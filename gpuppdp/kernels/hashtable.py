@@ -1,5 +1,4 @@
-"""The open-addressing table of the CPU roll-ups, of the compiled Flash's classes and of the
-group-by's numbering (:func:`.groupby.number_keys`).
+"""The open-addressing table of the CPU roll-ups and of the compiled Flash's classes.
 
 A table maps keys (int64) to group numbers (int32, :data:`NO_GROUP` where a slot is free):
 directly addressed when the key space is small, else hashed -- multiplicative hashing (Knuth,
