@@ -27,7 +27,7 @@ from .core.csvlines import records as _records
 from .core.csvlines import text_encoding as _text_encoding
 from .core.pipeline import LazyChunk
 from .errors import InputError, hinted
-from .stops import COMMITTED, interrupts_deferred
+from .stops import COMMITTED, interrupts_deferred, raise_put_off
 from .validation import format_values
 
 __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "write_table",
@@ -666,6 +666,7 @@ class AtomicOutputs:
                      if not out.stream and o not in self._temps]
         if unwritten:
             raise RuntimeError(f"output(s) {', '.join(unwritten)} planned but never written")
+        raise_put_off()  # a stop put off during an import ends the run here, uncommitted
         replaced = []
         with interrupts_deferred():
             for option, temp in list(self._temps.items()):

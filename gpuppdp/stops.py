@@ -16,11 +16,17 @@ import signal
 import tempfile
 import threading
 
-__all__ = ["STOP_SIGNALS", "COMMITTED", "interrupts_deferred", "temporary_folder"]
+__all__ = ["STOP_SIGNALS", "COMMITTED", "PUT_OFF", "raise_put_off", "interrupts_deferred",
+           "temporary_folder"]
 
 #: set once a run's outputs are all renamed into place: a stop signal after it ends nothing
 #: (the command line clears it before each run)
 COMMITTED = threading.Event()
+
+#: the stop signals put off because they came while the main thread was importing (the command
+#: line sends them again a moment later, ``gpuppdp.cli.main``): while one waits, no output is
+#: committed (:func:`raise_put_off`); the command line clears it before each run
+PUT_OFF: list[int] = []
 
 #: the signals that end a run: Ctrl-C, ``kill`` and a closed terminal
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
@@ -55,6 +61,19 @@ def interrupts_deferred(reraise: bool = True):
         if signum != signal.SIGINT:
             signal.raise_signal(signum)
         raise KeyboardInterrupt
+
+
+def raise_put_off() -> None:
+    """Hand a stop signal that waits in :data:`PUT_OFF` to its handler now (which raises it):
+    called before outputs are renamed into place, so that a run stopped during its imports
+    never commits, however late the signal's second delivery comes (on a busy machine the
+    thread that sends it again may not run before the run ends)."""
+    if PUT_OFF:
+        signum = PUT_OFF[0]
+        PUT_OFF.clear()
+        handler = signal.getsignal(signum)
+        if callable(handler):
+            handler(signum, None)
 
 
 def temporary_folder(**kwargs) -> tempfile.TemporaryDirectory:

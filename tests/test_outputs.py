@@ -24,6 +24,7 @@ from gpuppdp import Hierarchy, datasets
 from gpuppdp.cli.main import main
 from gpuppdp.io import TABLE_SUFFIXES, TEMP_MARK, OutputError, OutputPlan, read_table
 from gpuppdp.engine.transform import RowBuckets
+from gpuppdp import stops
 from gpuppdp.stops import interrupts_deferred, temporary_folder
 
 SCRIPT = Path(sys.executable).parent / "gpuppdp"
@@ -512,3 +513,33 @@ def test_a_stop_signal_during_an_import_is_sent_again_after_it(monkeypatch):
     with pytest.raises(cli_main.Stopped):
         handler(signal.SIGTERM, sys._getframe())
     assert handler.count == 1
+
+
+def test_a_stop_put_off_during_an_import_is_raised_before_the_commit(tmp_path, monkeypatch):
+    """A stop signal put off during an import whose second delivery has not come yet (a busy
+    machine: the thread sending it again has not run) still ends the run before its outputs
+    are renamed into place: the commit hands it to the handler, nothing is written, the
+    temporaries are gone, and the late delivery is then ignored."""
+    cli_main = importlib.import_module("gpuppdp.cli.main")
+    monkeypatch.setattr(cli_main, "COMMITTED", threading.Event())
+    monkeypatch.setattr(cli_main, "RESEND_AFTER", 3600.0)  # the second delivery never comes
+    frames = {}
+    exec(compile("import sys\nframes['import'] = sys._getframe()",
+                 "<frozen importlib._bootstrap>", "exec"), {"frames": frames})
+    handler = cli_main._Stops()
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        handler(signal.SIGINT, frames["import"])  # put off
+        assert stops.PUT_OFF == [signal.SIGINT] and handler.count == 0
+        out = tmp_path / "o.csv"
+        with pytest.raises(cli_main.Stopped) as stopped:
+            with OutputPlan([]).add("--output", out, TABLE_SUFFIXES).writing() as outputs:
+                Path(outputs.path("--output")).write_text("a\n1\n")
+        assert stopped.value.signum == signal.SIGINT
+        assert not out.exists() and os.listdir(tmp_path) == []
+        assert stops.PUT_OFF == [] and handler.count == 1
+        handler(signal.SIGINT, sys._getframe())  # the late delivery: ignored
+        assert handler.count == 2
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        stops.PUT_OFF.clear()

@@ -41,7 +41,7 @@ import traceback
 import warnings
 
 from .. import __version__
-from ..stops import COMMITTED, STOP_SIGNALS
+from ..stops import COMMITTED, PUT_OFF, STOP_SIGNALS
 from . import (anatomize, anonymize, attack, check, dp, dp_query, explore, generate, hierarchy,
                negotiate, perturb, report, risk, synthesize, tradeoff)
 
@@ -76,7 +76,10 @@ class _Stops:
     there, it can land in importlib's weakref callback between its taking of the import lock
     and its ``try``, where Python prints and drops it with the lock still held; the kernels'
     warm-up thread then waits on that lock inside Numba's compiler lock, which the main
-    thread waits on next (seen once in CI, and read off the hung process with py-spy)."""
+    thread waits on next (seen once in CI, and read off the hung process with py-spy).  Until
+    it is raised it waits in :data:`gpuppdp.stops.PUT_OFF`, and the outputs' commit raises it
+    if it still waits then (seen once in CI: a run stopped during its imports finished with
+    status 0)."""
 
     def __init__(self):
         self.count = 0
@@ -85,12 +88,14 @@ class _Stops:
         if COMMITTED.is_set():
             return
         if self.count == 0 and _importing(frame):
+            PUT_OFF[:] = [signum]  # no output is committed while it waits
             resend = threading.Timer(RESEND_AFTER, os.kill, (os.getpid(), signum))
             resend.daemon = True
             resend.start()
             return
         self.count += 1
         if self.count == 1:
+            PUT_OFF.clear()
             raise Stopped(signum)
 
 
@@ -264,6 +269,7 @@ def main(argv=None) -> int:
     traceback; with ``argv`` the previous handlers are restored.
     """
     COMMITTED.clear()
+    PUT_OFF.clear()
     previous = _install_handlers()
     stdout, sys.stdout = sys.stdout, _ClosedPipeSafe(sys.stdout)
     try:
