@@ -21,6 +21,12 @@ followed by ``--repeats`` runs of ours, which start once the JVM's own threads a
 round's median ratio, each round keeping the load average, and "=ARX" compares with the live
 ARX's optimum and checked transformations.
 
+With ``--in-process`` our side is timed warm as well: one Python process per case runs the
+same command line in process (``gpuppdp.cli.main.main``, as a notebook or a service calls the
+library), ``--warmup`` untimed runs first (default: ARX's ``--arx-warmup``), so that both sides
+are measured as long-running processes; without it every run of ours is a fresh process, as a
+user at a shell runs it.
+
 It prints a table and writes JSON (``--json``, default ``benchmarks/out/bench_cli_arx.json``);
 it asserts nothing about time.
 
@@ -29,6 +35,8 @@ Example::
     python benchmarks/bench_cli_arx.py --repeats 5
     python benchmarks/bench_cli_arx.py --only A-8qid --repeats 3
     python benchmarks/bench_cli_arx.py --repeats 3 --rounds 3 \\
+        --arx-classpath "$(cat /work/arxbuild/CLASSPATH):/work/arxbuild/census"
+    python benchmarks/bench_cli_arx.py --repeats 3 --rounds 3 --in-process \\
         --arx-classpath "$(cat /work/arxbuild/CLASSPATH):/work/arxbuild/census"
 """
 
@@ -118,7 +126,7 @@ def arx_command(case: dict, classpath: str) -> list[str]:
 
 
 def _ours(cmd: list[str], out_dir: str, case_id: str) -> dict:
-    """One run of our command line: its ``--json`` summary."""
+    """One run of our command line in a fresh process: its ``--json`` summary."""
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"{case_id}: {done.stderr.strip()[-500:]}")
@@ -126,13 +134,62 @@ def _ours(cmd: list[str], out_dir: str, case_id: str) -> dict:
         return json.load(fh)
 
 
-def _stored(case: dict, cmd: list[str], out_dir: str, repeats: int) -> dict:
-    """Ours ``repeats`` times after one warm-up, against the reference file's ARX times."""
+#: a long-running process that runs the command line (``argv[1:]``) in process once per
+#: "run" line on its standard input and answers with the ``--json`` summary, on one line
+_SERVE = """
+import contextlib, io, json, sys
+from gpuppdp.cli.main import main
+argv, out_json = sys.argv[1:], sys.argv[sys.argv.index("--json") + 1]
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    if line.strip() != "run":
+        break
+    with contextlib.redirect_stdout(io.StringIO()):
+        status = main(argv)
+    if status:
+        raise SystemExit(f"the command line ended with status {status}")
+    with open(out_json, encoding="utf-8") as fh:
+        print(json.dumps(json.load(fh)), flush=True)
+"""
+
+
+class _Warm:
+    """Our command line run warm: one process runs it in process once per :meth:`run`."""
+
+    def __init__(self, cmd: list[str], case_id: str):
+        self.case_id = case_id
+        self.proc = subprocess.Popen([sys.executable, "-c", _SERVE, *cmd[1:]],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        if not json.loads(self.proc.stdout.readline()).get("ready"):
+            raise SystemExit(f"{case_id}: the in-process runner did not start")
+
+    def run(self) -> dict:
+        self.proc.stdin.write("run\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"{self.case_id}: the in-process runner stopped")
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def _runner(cmd: list[str], out_dir: str, case_id: str, warm: _Warm | None):
+    """A function running ours once: in ``warm``'s process, else in a fresh one."""
+    return warm.run if warm is not None else (lambda: _ours(cmd, out_dir, case_id))
+
+
+def _stored(case: dict, ours, repeats: int, warmup: int) -> dict:
+    """Ours (``ours()``) ``repeats`` times after ``warmup`` runs, against the reference
+    file's ARX times."""
+    for _ in range(warmup):
+        ours()
     seconds, summary = [], {}
-    for run in range(repeats + 1):
-        summary = _ours(cmd, out_dir, case["id"])
-        if run:  # the first run is the warm-up
-            seconds.append(summary["timings"]["search"])
+    for _ in range(repeats):
+        summary = ours()
+        seconds.append(summary["timings"]["search"])
     arx = case["arx"]
     median = statistics.median(seconds)
     return {"search_seconds": seconds, "search_median": median,
@@ -143,9 +200,9 @@ def _stored(case: dict, cmd: list[str], out_dir: str, repeats: int) -> dict:
                             and summary["nodes_evaluated"] == arx["nodes_checked"])}
 
 
-def _live(case: dict, cmd: list[str], out_dir: str, classpath: str, args) -> dict:
-    """Ours and a live ARX (one warm JVM), interleaved: ``args.rounds`` rounds of
-    ``args.repeats`` ARX runs and ``args.repeats`` of ours, after the warm-ups."""
+def _live(case: dict, ours, classpath: str, args) -> dict:
+    """Ours (``ours()``) and a live ARX (one warm JVM), interleaved: ``args.rounds`` rounds
+    of ``args.repeats`` ARX runs and ``args.repeats`` of ours, after the warm-ups."""
     with subprocess.Popen(arx_command(case, classpath), stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, text=True) as jvm:
         def arx(line: str) -> dict:
@@ -158,18 +215,19 @@ def _live(case: dict, cmd: list[str], out_dir: str, classpath: str, args) -> dic
         for _ in range(args.arx_warmup):
             arx("warm")
         settle(jvm.pid)
-        summary = _ours(cmd, out_dir, case["id"])  # our warm-up
+        for _ in range(args.warmup):
+            summary = ours()
         rounds = []
         for _ in range(args.rounds):
             load = os.getloadavg()[0]
             arx_runs = [arx("run") for _ in range(args.repeats)]
             settle(jvm.pid)
-            ours = [_ours(cmd, out_dir, case["id"]) for _ in range(args.repeats)]
-            summary = ours[-1]
+            runs = [ours() for _ in range(args.repeats)]
+            summary = runs[-1]
             arx_ms = statistics.median(r["ms"] for r in arx_runs)
-            search = statistics.median(o["timings"]["search"] for o in ours)
+            search = statistics.median(o["timings"]["search"] for o in runs)
             rounds.append({"load_average": load, "arx_ms": [r["ms"] for r in arx_runs],
-                           "search_seconds": [o["timings"]["search"] for o in ours],
+                           "search_seconds": [o["timings"]["search"] for o in runs],
                            "ratio": search * 1e3 / arx_ms, "arx_checked": arx_runs[-1]["checked"]})
         jvm.stdin.write("quit\n")
         jvm.stdin.flush()
@@ -198,7 +256,15 @@ def main(argv=None) -> int:
     p.add_argument("--arx-warmup", type=int, default=10,
                    help="ARX's untimed warm-up runs per case with --arx-classpath (default 10: "
                         "its JIT goes on shortening the runs for about that many)")
+    p.add_argument("--in-process", action="store_true",
+                   help="time ours warm: the command line run in one long-running process per "
+                        "case (as the library is called), not a fresh process per run")
+    p.add_argument("--warmup", type=int, default=None,
+                   help="our untimed runs per case (default: 1, or with --in-process as many "
+                        "as --arx-warmup)")
     args = p.parse_args(argv)
+    if args.warmup is None:
+        args.warmup = args.arx_warmup if args.in_process else 1
     resolved = resolve_backend(args.backend)
     backend = resolved.name if resolved.is_gpu else "cpu"
     info = machine_info(resolved)
@@ -209,8 +275,14 @@ def main(argv=None) -> int:
             if args.only not in case["id"]:
                 continue
             cmd = case_command(case, out_dir, backend)
-            found = (_live(case, cmd, out_dir, args.arx_classpath, args) if args.arx_classpath
-                     else _stored(case, cmd, out_dir, args.repeats))
+            warm = _Warm(cmd, case["id"]) if args.in_process else None
+            try:
+                ours = _runner(cmd, out_dir, case["id"], warm)
+                found = (_live(case, ours, args.arx_classpath, args) if args.arx_classpath
+                         else _stored(case, ours, args.repeats, args.warmup))
+            finally:
+                if warm is not None:
+                    warm.close()
             results.append({"id": case["id"], **found})
             seconds = found["search_seconds"]
             rows.append([case["id"], found["nodes"], f"{found['search_median'] * 1e3:.1f}",
@@ -226,7 +298,9 @@ def main(argv=None) -> int:
         print(f"\nratio to ARX over {len(ratios)} cases: median {statistics.median(ratios):.2f},"
               f" worst {max(ratios):.2f}")
     write_json(args.json, {"benchmark": "bench_cli_arx", "machine": info,
-                           "settings": {"repeats": args.repeats, "warmup_runs": 1,
+                           "settings": {"repeats": args.repeats, "warmup_runs": args.warmup,
+                                        "ours": ("in process, warm" if args.in_process
+                                                 else "a fresh process per run"),
                                         "backend": backend,
                                         "arx": "live" if args.arx_classpath else "reference file",
                                         "rounds": args.rounds if args.arx_classpath else None,
