@@ -15,11 +15,11 @@ ARX's times come from the reference file (another day, another moment of the mac
 ``--arx-classpath CP`` is given (ARX 3.9.2 and our serve-mode runner ``ArxRunX``,
 ``benchmarks/arx/ArxRunX.java``, compiled against it): then one JVM per case stays up beside
 this process and the two are timed interleaved -- ARX warms up (``--arx-warmup`` runs) and our
-command line runs once, then ``--rounds`` rounds of ``--repeats`` ARX ``anonymize()`` calls
-followed by ``--repeats`` runs of ours, which start once the JVM's own threads are idle
-(``_common.settle``); a case's ratio is the median over its rounds of the
-round's median ratio, each round keeping the load average, and "=ARX" compares with the live
-ARX's optimum and checked transformations.
+command line runs ``--warmup`` times (once by default), then ``--rounds`` rounds of
+``--repeats`` ARX ``anonymize()`` calls followed by ``--repeats`` runs of ours, which start
+once the JVM's own threads are idle (``_common.settle``); a case's ratio is the median over
+its rounds of the round's median ratio, each round keeping the load average, and "=ARX"
+compares with the live ARX's optimum and checked transformations.
 
 With ``--in-process`` our side is timed warm as well: one Python process per case runs the
 same command line in process (``gpuppdp.cli.main.main``, as a notebook or a service calls the
@@ -176,11 +176,6 @@ class _Warm:
         self.proc.wait(timeout=60)
 
 
-def _runner(cmd: list[str], out_dir: str, case_id: str, warm: _Warm | None):
-    """A function running ours once: in ``warm``'s process, else in a fresh one."""
-    return warm.run if warm is not None else (lambda: _ours(cmd, out_dir, case_id))
-
-
 def _stored(case: dict, ours, repeats: int, warmup: int) -> dict:
     """Ours (``ours()``) ``repeats`` times after ``warmup`` runs, against the reference
     file's ARX times."""
@@ -277,7 +272,9 @@ def main(argv=None) -> int:
             cmd = case_command(case, out_dir, backend)
             warm = _Warm(cmd, case["id"]) if args.in_process else None
             try:
-                ours = _runner(cmd, out_dir, case["id"], warm)
+                # one run of ours: in the warm process, else in a fresh one
+                ours = warm.run if warm is not None else (
+                    lambda: _ours(cmd, out_dir, case["id"]))
                 found = (_live(case, ours, args.arx_classpath, args) if args.arx_classpath
                          else _stored(case, ours, args.repeats, args.warmup))
             finally:

@@ -522,7 +522,16 @@ def test_a_stop_put_off_during_an_import_is_raised_before_the_commit(tmp_path, m
     temporaries are gone, and the late delivery is then ignored."""
     cli_main = importlib.import_module("gpuppdp.cli.main")
     monkeypatch.setattr(cli_main, "COMMITTED", threading.Event())
-    monkeypatch.setattr(cli_main, "RESEND_AFTER", 3600.0)  # the second delivery never comes
+    scheduled = []
+
+    class NeverSent:  # the second delivery, scheduled but never sent
+        def __init__(self, interval, function, args):
+            scheduled.append(args)
+
+        def start(self):
+            pass
+
+    monkeypatch.setattr(cli_main.threading, "Timer", NeverSent)
     frames = {}
     exec(compile("import sys\nframes['import'] = sys._getframe()",
                  "<frozen importlib._bootstrap>", "exec"), {"frames": frames})
@@ -530,6 +539,7 @@ def test_a_stop_put_off_during_an_import_is_raised_before_the_commit(tmp_path, m
     previous = signal.signal(signal.SIGINT, handler)
     try:
         handler(signal.SIGINT, frames["import"])  # put off
+        assert scheduled == [(os.getpid(), signal.SIGINT)]
         assert stops.PUT_OFF == [signal.SIGINT] and handler.count == 0
         out = tmp_path / "o.csv"
         with pytest.raises(cli_main.Stopped) as stopped:
