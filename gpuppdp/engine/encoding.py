@@ -253,6 +253,7 @@ class EncodedTable:
     _bottom: FrequencySet | None = None
     _maps: tuple | None = None
     _level_sizes: np.ndarray | None = None
+    _heights: np.ndarray | None = None
     #: (bottom set, counts, offsets) of the last :meth:`leaf_counts`
     _leaf_counts: tuple | None = None
 
@@ -275,7 +276,11 @@ class EncodedTable:
 
     @property
     def heights(self) -> np.ndarray:
-        return np.array([h.height for h in self.hierarchies], dtype=np.int64)
+        """Each QID's hierarchy height (computed once, read-only)."""
+        if self._heights is None:
+            self._heights = np.array([h.height for h in self.hierarchies], dtype=np.int64)
+            self._heights.flags.writeable = False
+        return self._heights
 
     def rows_on_host(self) -> "EncodedTable":
         """A bare twin of this table on the CPU backend -- its QIDs, hierarchies, roles and
@@ -296,7 +301,7 @@ class EncodedTable:
                             sens_codes=None if self.sens_codes is None else self.sens_codes[rows],
                             n_sens=self.n_sens, sensitive=self.sensitive, roles=self.roles,
                             types=self.types, _maps=self.level_maps(),
-                            _level_sizes=self.level_sizes())
+                            _level_sizes=self.level_sizes(), _heights=self.heights)
 
     def distinct_per_level(self) -> np.ndarray:
         """``d[j, L]`` (q, largest height + 1): distinct labels of QID ``j`` at level ``L``
@@ -321,8 +326,11 @@ class EncodedTable:
         """(B, q+1): number of codes of each QID at each node's level, then of the sensitive
         attribute (1 if none) -- the radices of the nodes' mixed-radix class keys."""
         levels = np.asarray(levels, dtype=np.int64)
-        radix = self.level_sizes()[np.arange(levels.shape[1])[None, :], levels]
-        return np.concatenate([radix, np.full((len(levels), 1), self.n_sens)], axis=1)
+        q = levels.shape[1]
+        radix = np.empty((len(levels), q + 1), np.int64)
+        radix[:, :q] = self.level_sizes()[np.arange(q), levels]
+        radix[:, q] = self.n_sens
+        return radix
 
     def level_sizes(self) -> np.ndarray:
         """(q, height + 1): the codes of each QID at each level (1 past its height)."""

@@ -49,6 +49,19 @@ class Lattice:
         sizes.flags.writeable = False
         return sizes
 
+    @cached_property
+    def relative_levels(self) -> np.ndarray:
+        """(q, largest radix): each level divided by its attribute's height, one float64
+        division as ARX's ``FLASHStrategy`` takes it (0 for a height of 0 and past the height;
+        computed once, read-only)."""
+        width = int(self.radix.max(initial=1))
+        top = self.max_levels[:, None]
+        inside = (np.arange(width)[None, :] <= top) & (top > 0)
+        out = np.where(inside, np.arange(width, dtype=np.float64)[None, :] / np.maximum(top, 1),
+                       0.0)
+        out.flags.writeable = False
+        return out
+
     @property
     def n_attributes(self) -> int:
         return len(self.max_levels)

@@ -42,16 +42,16 @@ __all__ = ["FlashSearch", "key_table"]
 
 def key_table(lattice, distinct: np.ndarray) -> np.ndarray:
     """(2, q, largest radix): per attribute ``i`` and level ``L`` the terms of ARX's
-    ``FLASHStrategy`` key (:meth:`FlashSearch.key`), ``L / max_i`` (0 where ``max_i`` is 0)
-    and ``d_i[L] / d_i[0]`` from ``distinct`` (:meth:`~.EncodedTable.distinct_per_level`),
-    each one float64 division as ARX's; 0 past the attribute's height."""
-    width = int(lattice.radix.max(initial=1))
-    top = lattice.max_levels[:, None]
-    inside = np.arange(width)[None, :] <= top
-    level = np.arange(width, dtype=np.float64)[None, :]
-    d = distinct[:, :width].astype(np.float64)
-    return np.stack([np.where(inside & (top > 0), level / np.maximum(top, 1), 0.0),
-                     np.where(inside, d / d[:, :1], 0.0)])
+    ``FLASHStrategy`` key (:meth:`FlashSearch.key`), ``L / max_i`` (0 where ``max_i`` is 0:
+    :attr:`~.lattice.Lattice.relative_levels`) and ``d_i[L] / d_i[0]`` from ``distinct``
+    (:meth:`~.EncodedTable.distinct_per_level`, 0 past the attribute's height), each one
+    float64 division as ARX's; 0 past the attribute's height."""
+    levels = lattice.relative_levels
+    d = distinct[:, :levels.shape[1]].astype(np.float64)
+    out = np.empty((2,) + levels.shape)
+    out[0] = levels
+    np.divide(d, d[:, :1], out=out[1])
+    return out
 
 
 class FlashSearch:
