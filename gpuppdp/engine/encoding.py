@@ -28,6 +28,7 @@ from ..core.datatypes import NULL
 from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy
 from ..kernels import groupby
+from ..kernels.grouping import IDENTITY_OFFSET
 from ..validation import format_values
 
 __all__ = ["Role", "Schema", "SchemaError", "check_hierarchy", "hierarchy_of", "EncodedTable",
@@ -254,13 +255,16 @@ class EncodedTable:
     _maps: tuple | None = None
     _level_sizes: np.ndarray | None = None
     _heights: np.ndarray | None = None
+    _code_dtype: np.dtype | None = None
     #: (bottom set, counts, offsets) of the last :meth:`leaf_counts`
     _leaf_counts: tuple | None = None
 
     @property
     def code_dtype(self) -> np.dtype:
-        """Smallest integer dtype holding every QID code of every level."""
-        return smallest_int_dtype(max(len(h.leaves) for h in self.hierarchies))
+        """Smallest integer dtype holding every QID code of every level (computed once)."""
+        if self._code_dtype is None:
+            self._code_dtype = smallest_int_dtype(max(len(h.leaves) for h in self.hierarchies))
+        return self._code_dtype
 
     @property
     def carries_sensitive(self) -> bool:
@@ -301,7 +305,8 @@ class EncodedTable:
                             sens_codes=None if self.sens_codes is None else self.sens_codes[rows],
                             n_sens=self.n_sens, sensitive=self.sensitive, roles=self.roles,
                             types=self.types, _maps=self.level_maps(),
-                            _level_sizes=self.level_sizes(), _heights=self.heights)
+                            _level_sizes=self.level_sizes(), _heights=self.heights,
+                            _code_dtype=self.code_dtype)
 
     def distinct_per_level(self) -> np.ndarray:
         """``d[j, L]`` (q, largest height + 1): distinct labels of QID ``j`` at level ``L``
@@ -431,13 +436,13 @@ class EncodedTable:
                 ) -> FrequencySet:
         backend = backend or self.backend
         q = len(self.hierarchies)
-        maps, off = self.level_maps()
+        maps, _ = self.level_maps()
         if backend is not self.backend:
             maps = backend.asarray(self.backend.to_host(maps))
         bottom = np.zeros((1, q), dtype=np.int64)
         codes, sens, count, first, ptr, host_ptr = kernels.rollup(
             backend, codes, sens, count, first, np.array([0]), np.array([len(count)]),
-            off[np.arange(q), 0, 0][None, :], maps, self.node_radix(bottom))
+            np.full((1, q), IDENTITY_OFFSET), maps, self.node_radix(bottom))
         return FrequencySet(bottom, codes, sens, count, first, backend.asarray(ptr), host_ptr)
 
 
