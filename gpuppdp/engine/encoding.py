@@ -280,11 +280,11 @@ class EncodedTable:
 
     @property
     def heights(self) -> np.ndarray:
-        """Each QID's hierarchy height (computed once, read-only)."""
+        """Each QID's hierarchy height (computed once; a copy each time: a read-only array
+        would take another compiled form of every kernel it is passed to)."""
         if self._heights is None:
             self._heights = np.array([h.height for h in self.hierarchies], dtype=np.int64)
-            self._heights.flags.writeable = False
-        return self._heights
+        return self._heights.copy()
 
     def rows_on_host(self) -> "EncodedTable":
         """A bare twin of this table on the CPU backend -- its QIDs, hierarchies, roles and
@@ -305,7 +305,7 @@ class EncodedTable:
                             sens_codes=None if self.sens_codes is None else self.sens_codes[rows],
                             n_sens=self.n_sens, sensitive=self.sensitive, roles=self.roles,
                             types=self.types, _maps=self.level_maps(),
-                            _level_sizes=self.level_sizes(), _heights=self.heights,
+                            _level_sizes=self.level_sizes(), _heights=self._heights,
                             _code_dtype=self.code_dtype)
 
     def distinct_per_level(self) -> np.ndarray:
