@@ -456,10 +456,6 @@ class RollupBuffers:
                 self._free.append(held)
 
 
-#: the bottom node's id (every level 0)
-_BOTTOM = 0
-
-
 class LatticeOracle:
     """Answers "evaluate node g" for a search, rolling up from the best cached ancestor.
 
@@ -485,7 +481,7 @@ class LatticeOracle:
         self._free: list[int] = list(range(63, -1, -1))
         self._results: dict[int, dict] = {}
         self.evaluations = 0
-        self._store(_BOTTOM, evaluator.bottom)
+        self._store(lattice.bottom, evaluator.bottom)
 
     def _store(self, node_id: int, fs: FrequencySet) -> None:
         if not self._free:
@@ -502,8 +498,8 @@ class LatticeOracle:
         self._fs[node_id] = fs
         self._fs_entries += int(fs.host_ptr[-1])
         while self._fs_entries > self.cache_entries and len(self._fs) > 1:
-            if next(iter(self._fs)) == _BOTTOM:
-                self._fs.move_to_end(_BOTTOM)
+            if next(iter(self._fs)) == self.lattice.bottom:
+                self._fs.move_to_end(self.lattice.bottom)
             old_id, old = self._fs.popitem(last=False)
             self._fs_entries -= int(old.host_ptr[-1])
             old_slot = self._slot.pop(old_id)

@@ -81,6 +81,11 @@ class Lattice:
                 if node_id // stride % radix < top]
 
     @property
+    def bottom(self) -> int:
+        """The id of the node of every level 0."""
+        return 0
+
+    @property
     def top(self) -> int:
         return self.size - 1
 

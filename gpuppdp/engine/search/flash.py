@@ -44,8 +44,8 @@ def key_table(lattice, distinct: np.ndarray) -> np.ndarray:
     """(2, q, largest radix): per attribute ``i`` and level ``L`` the terms of ARX's
     ``FLASHStrategy`` key (:meth:`FlashSearch.key`), ``L / max_i`` (0 where ``max_i`` is 0:
     :attr:`~.lattice.Lattice.relative_levels`) and ``d_i[L] / d_i[0]`` from ``distinct``
-    (:meth:`~.EncodedTable.distinct_per_level`, 0 past the attribute's height), each one
-    float64 division as ARX's; 0 past the attribute's height."""
+    (:meth:`~.EncodedTable.distinct_per_level`), each one float64 division as ARX's; 0 past
+    the attribute's height (where ``distinct`` is 0)."""
     levels = lattice.relative_levels
     d = distinct[:, :levels.shape[1]].astype(np.float64)
     out = np.empty((2,) + levels.shape)
