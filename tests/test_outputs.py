@@ -366,28 +366,45 @@ def _stoppable(argv, **kwargs) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", _DEFAULT_STOPS, *map(str, argv)], **kwargs)
 
 
-def test_sigint_while_the_release_is_written(big_table, tmp_path):
-    out = tmp_path / "released.csv"
+def _sigint_once_the_release_is_being_written(big_table, out: Path) -> str:
+    """Runs the command line, sends SIGINT as soon as a temporary file appears beside ``out``,
+    checks what the run left, and says how it ended: ``"interrupted"``, ``"committed"`` (the
+    signal came after the outputs were renamed into place: ignored, by design) or
+    ``"finished"`` (done before the temporary file was seen)."""
     out.write_text(OLD)
     proc = _stoppable([SCRIPT, "anonymize", big_table, *QI, "--others", "insensitive", "--k",
                        "5", "--quiet", "--seed", "1", "--output", out],
                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     try:
-        while proc.poll() is None and not temporaries(tmp_path):
+        while proc.poll() is None and not temporaries(out.parent):
             time.sleep(0.002)
         writing = proc.poll() is None
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
     finally:
         proc.kill()
-    assert temporaries(tmp_path) == []
+    assert temporaries(out.parent) == []
     assert "Traceback" not in stderr
-    if not writing:  # finished before the temporary file was seen: nothing to replay
-        assert proc.returncode == 0 and len(pd.read_csv(out, sep=";")) == 603240
-        return
-    assert_interrupted(proc, stderr)
     text = out.read_text()
+    if proc.returncode == 0:  # finished, or the signal came after the commit (CI, stop 51)
+        assert stderr == "" and len(text.splitlines()) == 603241
+        return "committed" if writing else "finished"
+    assert writing
+    assert_interrupted(proc, stderr)
     assert text == OLD or len(text.splitlines()) == 603241  # the old file, or a complete one
+    return "interrupted"
+
+
+def test_sigint_while_the_release_is_written(big_table, tmp_path):
+    """Ctrl-C while the release is written: status 130, one line, no temporary file left, and
+    the old output or a complete new one.  A signal that lands just after the commit is
+    ignored (the run is done): then the run is tried again, up to three times, so that the
+    interrupted path is the one checked."""
+    endings = []
+    while len(endings) < 3 and "interrupted" not in endings:
+        endings.append(_sigint_once_the_release_is_being_written(big_table,
+                                                                   tmp_path / "released.csv"))
+    assert "interrupted" in endings, endings
 
 
 def test_sigint_while_starting_up(tmp_path, table):
