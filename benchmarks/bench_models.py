@@ -9,8 +9,9 @@ Cases:
 * the other models of :mod:`gpuppdp.models`, which have no ARX reference here, in the same
   setting (8 QIDs, ``occupation`` sensitive, suppression 0 % or ``--extra-suppression``,
   loss): (alpha, k)-anonymity, delta-disclosure privacy, basic and enhanced beta-likeness,
-  the (epsilon, alpha) privacy-loss model (the table's prior, a uniform one), LKC-privacy
-  and k-anonymity on QID subsets (see ``EXTRA``).
+  the (epsilon, alpha) privacy-loss model (the table's prior, a uniform one), LKC-privacy,
+  k-anonymity on QID subsets, k-map and delta-presence (the population: Adult and a random
+  half of it again) (see ``EXTRA``).
 
 Per case one warm-up ``fit`` and ``--repeats`` timed ones; reported: whether the search ran
 compiled (:mod:`gpuppdp.engine.search.flash_compiled`; ``--python-flash``: never, the Python
@@ -40,11 +41,14 @@ from _common import (add_common_args, arx_case_anonymizer, fmt_seconds, load_arx
                      machine_info, print_machine, print_table, resolve_backend, summarize,
                      synchronizer, timed_runs, write_json)
 
+import pandas as pd
+
 from gpuppdp import datasets
 from gpuppdp.anonymizer import NoSolutionError
 from gpuppdp.engine.search import flash_compiled
 from gpuppdp.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, KAnonymity,
                             KAnonymityOnSubsets, LKCPrivacy, PrivacyLoss)
+from gpuppdp.models.population import DeltaPresence, KMap
 
 SENS = "occupation"
 
@@ -72,7 +76,18 @@ EXTRA = {
     "k-subsets-k10": ("k=10 on {age,sex,race}, {education,marital-status}",
                       lambda: [KAnonymityOnSubsets([["age", "sex", "race"],
                                                     ["education", "marital-status"]], 10)]),
+    "k-map-k10-k5": ("k=5 + k-map k=10 (population 1.5x Adult)",
+                     lambda: [KAnonymity(5), KMap(10, population=_population())]),
+    "delta-presence-0.55-0.75-k2": (
+        "k=2 + delta-presence 0.55-0.75 (population 1.5x Adult)",
+        lambda: [KAnonymity(2), DeltaPresence(0.55, 0.75, population=_population())]),
 }
+
+
+def _population() -> pd.DataFrame:
+    """Adult and a random half of it again: a population the table is a sample of."""
+    data = datasets.adult()[0]
+    return pd.concat([data, data.sample(frac=0.5, random_state=0)], ignore_index=True)
 
 
 def _uniform_prior() -> dict:

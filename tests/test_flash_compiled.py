@@ -13,6 +13,10 @@ import pytest
 
 from gpuppdp import Anonymizer, datasets
 from gpuppdp.anonymizer import NoSolutionError
+from gpuppdp.backend import cpu_backend
+from gpuppdp.engine.encoding import Schema, encode
+from gpuppdp.engine.evaluate import Evaluator
+from gpuppdp.engine.metrics import make_metric
 from gpuppdp.engine.search import flash_classes, flash_compiled, flash_kernels
 from gpuppdp.hierarchy import Hierarchy
 from gpuppdp.models import (
@@ -25,6 +29,7 @@ from gpuppdp.models import (
     RecursiveCLDiversity,
     TCloseness,
 )
+from gpuppdp.models.population import DeltaPresence, KMap
 
 
 def _table(seed):
@@ -181,6 +186,83 @@ def test_compiled_equals_python_on_adult_sensitive_models(name, monkeypatch):
     fits = [_fit(data, qids, None, 0.05, "loss", compiled, monkeypatch, sensitive=[sens],
                  others="insensitive", models=models()) for compiled in (True, False)]
     assert_same_search(*fits, name)
+
+
+#: models judged against a population table (with k-anonymity where ``k`` is given)
+POPULATION_MODELS = {
+    "k-map": (2, lambda pop: [KMap(4, population=pop)]),
+    "k-map alone": (None, lambda pop: [KMap(3, population=pop)]),
+    "delta-presence": (None, lambda pop: [DeltaPresence(0.2, 0.9, population=pop)]),
+    "both": (2, lambda pop: [KMap(3, population=pop), DeltaPresence(0.1, 0.8, population=pop)])}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_equals_python_with_a_population(seed, monkeypatch):
+    """k-map and delta-presence: the sample's and the population's frequency sets rolled up
+    together, the sample's classes judged against their population records -- with and
+    without suppression (delta-presence is not monotonic with it: the linear phase)."""
+    population, hierarchies = _table(seed)
+    keep = np.random.default_rng(seed).random(len(population)) < 0.5
+    sample = population[keep].reset_index(drop=True)
+    solved = 0
+    for (name, (k, models)), limit, metric in itertools.product(
+            POPULATION_MODELS.items(), (0.0, 0.1), ("loss", "precision", "discernibility")):
+        context = (seed, name, limit, metric)
+        fits = [_fit(sample, hierarchies, k, limit, metric, compiled, monkeypatch,
+                     models=models(population)) for compiled in (True, False)]
+        assert_same_search(*fits, context)
+        solved += fits[0] is not None
+    assert solved >= 12
+
+
+@pytest.mark.parametrize("name, metric", [("k-map", "loss"), ("delta-presence", "discernibility")])
+def test_compiled_equals_python_on_adult_with_a_population(name, metric, monkeypatch):
+    """A 30 % sample of Adult (9 QIDs, 5 %) against Adult as its population."""
+    data, hierarchies = datasets.adult()
+    sample = data[np.random.default_rng(1).random(len(data)) < 0.3].reset_index(drop=True)
+    models = {"k-map": [KMap(5, population=data)],
+              "delta-presence": [DeltaPresence(0.05, 0.6, population=data)]}[name]
+    fits = [_fit(sample, hierarchies, 2, 0.05, metric, compiled, monkeypatch, models=models)
+            for compiled in (True, False)]
+    assert_same_search(*fits, name)
+
+
+def test_the_sample_and_the_population_share_one_bottom_set():
+    """The bottom set with a population: the sample's entries first, in their order, each
+    count the sample's records and the population's packed; then the population's other
+    combinations with no sample record (hand-counted)."""
+    population = pd.DataFrame({"zip": ["14853", "13053", "13068", "13053", "14850", "13068"],
+                               "sex": ["m", "f", "m", "f", "m", "m"]})
+    sample = population.iloc[[2, 3, 5]].reset_index(drop=True)  # 13068/m twice, 13053/f
+    hierarchies = {"zip": Hierarchy([["13053", "13068", "14850", "14853"], ["*"] * 4]),
+                   "sex": Hierarchy([["f", "m"], ["*", "*"]])}
+    encoded = encode(sample, Schema(hierarchies), cpu_backend())
+    evaluator = Evaluator(encoded, [KMap(2, population=population)], make_metric("loss"), 0.0)
+    codes, count, _ = flash_compiled._bottom_set(evaluator)
+    labels = [(hierarchies["zip"].leaves[a], hierarchies["sex"].leaves[b]) for a, b in codes]
+    assert labels == [("13068", "m"), ("13053", "f"), ("14853", "m"), ("14850", "m")]
+    shift = int(flash_classes.POPULATION_SHIFT)
+    assert (count & ((1 << shift) - 1)).tolist() == [2, 1, 0, 0]
+    assert (count >> shift).tolist() == [2, 2, 1, 1]
+
+
+def test_population_models_that_run_in_python(monkeypatch):
+    """A population model with a sensitive attribute's model, or two models on two population
+    tables, run the Python traversal (and say why)."""
+    population, hierarchies = _table(1)
+    population["s"] = np.resize(list("abc"), len(population))
+    sample = population.iloc[::2].reset_index(drop=True)
+    refusal = flash_compiled.compiled_flash_refusal
+    assert refusal([KMap(2, population=population), DistinctLDiversity("s", 2)]) == \
+        "a population model with a sensitive attribute"
+    assert refusal([KMap(2, population=population),
+                    DeltaPresence(0.1, 0.9, population=population.copy())]) == \
+        "models on several population tables"
+    assert refusal([KMap(2, population=population),
+                    DeltaPresence(0.1, 0.9, population=population)]) is None
+    fit = _fit(sample, hierarchies, 2, 0.3, "loss", True, monkeypatch, sensitive=["s"],
+               models=[KMap(2, population=population), DistinctLDiversity("s", 2)])
+    assert fit is not None and not fit.search.details.get("compiled")
 
 
 def _adult_9(k, limit, metric, monkeypatch):

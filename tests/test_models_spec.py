@@ -160,8 +160,9 @@ def test_attribute_and_table_errors():
 def test_parsed_models_know_their_compiled_kind_before_the_table_is_read():
     specs = {"--k": 3, "--l-diversity": [parse_spec("--l-diversity", "distinct:2")],
              "--t-closeness": [parse_spec("--t-closeness", "ordered:0.2@t")],
-             "--qid-set": [], "--k-map": [2]}
+             "--qid-set": [], "--k-map": [2], "--average-risk": [0.1]}
     got = [(m.option, m.compiled_kind, m.sensitive_attribute)
            for m in parsed_models(specs, ["s", "t"])]
     assert got == [("--k", "size", None), ("--l-diversity", "distinct", "s"),
-                   ("--t-closeness", "t-closeness", "t"), ("--k-map", None, None)]
+                   ("--t-closeness", "t-closeness", "t"), ("--k-map", "k-map", None),
+                   ("--average-risk", None, None)]

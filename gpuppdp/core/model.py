@@ -18,9 +18,10 @@ __all__ = ["Requirement", "PrivacyModel", "CompiledCheck", "COMPILED_KINDS"]
 
 #: the kinds of :class:`CompiledCheck`: class sizes only, distinct, entropy and recursive
 #: (c, l)-diversity, t-closeness with the equal, ordered or hierarchical distance,
-#: (alpha, k)-anonymity, beta-likeness, delta-disclosure privacy, the privacy-loss model
+#: (alpha, k)-anonymity, beta-likeness, delta-disclosure privacy, the privacy-loss model, k-map
+#: and delta-presence
 COMPILED_KINDS = ("size", "distinct", "entropy", "recursive", "t-closeness", "alpha-k",
-                  "beta-likeness", "delta-disclosure", "privacy-loss")
+                  "beta-likeness", "delta-disclosure", "privacy-loss", "k-map", "delta-presence")
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,10 @@ class CompiledCheck:
       (``-ln`` of each share);  ``delta-disclosure``: ``low`` and ``high`` (the ratios
       ``p_E(v) / p(v)`` at and past which a class fails) and ``shares``;  ``privacy-loss``:
       ``epsilon``, ``alpha``, ``prior_sq`` and ``prior_entropy`` (the prior's ``sum q^2``
-      and entropy in bits) and the array ``prior`` (each value's prior probability).
+      and entropy in bits) and the array ``prior`` (each value's prior probability);
+      ``k-map``: ``k``;  ``delta-presence``: ``low`` and ``high``; both with the arrays
+      ``population_codes`` and ``population_count`` (the population's frequency set at the
+      leaves).
     """
 
     kind: str

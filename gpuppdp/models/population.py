@@ -26,7 +26,7 @@ from ..engine.encoding import EncodedTable
 from ..errors import InputError, InputTypeError
 from ..kernels.groupby import segment_ids
 from ..validation import check_int, check_number, format_values, plain_number
-from .base import PrivacyModel, Requirement
+from .base import CompiledCheck, PrivacyModel, Requirement
 
 __all__ = ["KMap", "DeltaPresence"]
 
@@ -101,6 +101,17 @@ class _PopulationModel(PrivacyModel):
                 f"{records} record(s) have QID values that occur more often than in "
                 f"the population (first at row {int(first_rows[at])}: {values})")
 
+    def _compiled(self, kind: str, numbers: dict) -> CompiledCheck:
+        """The compiled check of ``kind`` with ``numbers`` and the population's frequency set at
+        the leaves (the arrays ``population_codes`` and ``population_count``)."""
+        if self._encoded is None:
+            raise RuntimeError(f"{self!r} is not bound to a table: call model.bind(encoded) "
+                               "first (the Anonymizer and the Evaluator do)")
+        be = self.backend
+        return CompiledCheck(kind, None, numbers,
+                             {"population_codes": be.to_host(self._bottom.codes),
+                              "population_count": be.to_host(self._bottom.count)})
+
     def population_sizes(self, classes: Classes):
         """Device int64 (C,): population records sharing each class's generalized QIDs
         (computed once per batch for models given the same population table)."""
@@ -143,8 +154,13 @@ class KMap(_PopulationModel):
         super().__init__(population)
         self.k = check_int("k", k, 1)
 
+    compiled_kind = "k-map"
+
     def class_fails(self, classes: Classes):
         return self.population_sizes(classes) < self.k
+
+    def compiled_check(self) -> CompiledCheck:
+        return self._compiled("k-map", {"k": self.k})
 
     def describe(self) -> dict:
         return {"model": "k-map", "k": self.k, "population_rows": len(self.population)}
@@ -175,9 +191,14 @@ class DeltaPresence(_PopulationModel):
         xp = classes.xp
         return classes.size.astype(xp.float64) / self.population_sizes(classes).astype(xp.float64)
 
+    compiled_kind = "delta-presence"
+
     def class_fails(self, classes: Classes):
         delta = self.deltas(classes)
         return (delta < self.delta_min) | (delta > self.delta_max)
+
+    def compiled_check(self) -> CompiledCheck:
+        return self._compiled("delta-presence", {"low": self.delta_min, "high": self.delta_max})
 
     def describe(self) -> dict:
         return {"model": "delta-presence", "delta_min": plain_number(self.delta_min),

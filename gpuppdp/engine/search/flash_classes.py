@@ -21,8 +21,9 @@ from ...kernels.grouping import _table_size
 from ...kernels.hashtable import find_slot, hash_shift
 
 __all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "NOT_ASKED", "UNSURE_VERDICT",
-           "judge_classes", "closeness", "hierarchical_emd", "ordered_emd", "recursive_fails",
-           "shares_fail", "ratios_fail", "losses_fail"]
+           "POPULATION_SHIFT", "judge_classes", "judge_sample_classes", "closeness",
+           "hierarchical_emd", "ordered_emd", "recursive_fails", "shares_fail", "ratios_fail",
+           "losses_fail"]
 
 _i64 = np.int64
 # rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
@@ -35,13 +36,20 @@ SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF = (_i64(i) for i in rang
 # alpha of (alpha, k)-anonymity (-1: not asked for) and its value's code (-1: every value),
 # beta of beta-likeness (-1: not asked for) and whether enhanced, delta-disclosure's bounds
 # on p_E(v) / p(v) (high -1: not asked for), the privacy loss's epsilon (-1: not asked for),
-# alpha, sum q^2 and H(q) of its prior q, then the sensitive values' shares of the table q_v,
-# their -ln q_v and the privacy loss's prior q(v)
+# alpha, sum q^2 and H(q) of its prior q, k-map's k (-1: not asked for), delta-presence's
+# bounds (high -1: not asked for), then the sensitive values' shares of the table q_v, their
+# -ln q_v and the privacy loss's prior q(v)
 (DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
  CLOSENESS_DISTANCE, ALPHA, ALPHA_VALUE, BETA, BETA_ENHANCED, DELTA_LOW, DELTA_HIGH,
- LOSS_EPSILON, LOSS_ALPHA, PRIOR_SQ, PRIOR_ENTROPY, SHARES) = (_i64(i) for i in range(18))
+ LOSS_EPSILON, LOSS_ALPHA, PRIOR_SQ, PRIOR_ENTROPY, MAP_K, PRESENCE_LOW, PRESENCE_HIGH,
+ SHARES) = (_i64(i) for i in range(21))
 #: parameters that are -1 where their model is not asked for
-NOT_ASKED = (CLOSENESS_T, ALPHA, BETA, DELTA_HIGH, LOSS_EPSILON)
+NOT_ASKED = (CLOSENESS_T, ALPHA, BETA, DELTA_HIGH, LOSS_EPSILON, MAP_K, PRESENCE_HIGH)
+#: a frequency-set entry's count with a population (k-map, delta-presence): the sample's
+#: records in the low :data:`POPULATION_SHIFT` bits, the population's above them, so that the
+#: roll-up's sums add both
+POPULATION_SHIFT = _i64(32)
+_SAMPLE_MASK = _i64((1 << 32) - 1)
 #: :func:`judge_classes`'s answer when an entropy loss is too close to its bound to decide
 #: with the C library's logarithm (the search then runs in Python)
 UNSURE_VERDICT = _i64(-1)
@@ -61,7 +69,9 @@ PARAMETER_SLOTS = {("distinct", "l"): DISTINCT_L, ("entropy", "min_size"): ENTRO
                    ("delta-disclosure", "high"): DELTA_HIGH,
                    ("privacy-loss", "epsilon"): LOSS_EPSILON,
                    ("privacy-loss", "alpha"): LOSS_ALPHA, ("privacy-loss", "prior_sq"): PRIOR_SQ,
-                   ("privacy-loss", "prior_entropy"): PRIOR_ENTROPY}
+                   ("privacy-loss", "prior_entropy"): PRIOR_ENTROPY, ("k-map", "k"): MAP_K,
+                   ("delta-presence", "low"): PRESENCE_LOW,
+                   ("delta-presence", "high"): PRESENCE_HIGH}
 #: where the parameters hold the values' shares (each value's table share), their -ln and the
 #: privacy loss's prior, by the arrays' names in :meth:`CompiledCheck.arrays`, in values
 VALUE_BLOCKS = {"shares": 0, "neg_log_shares": 1, "prior": 2}
@@ -227,6 +237,30 @@ def losses_fail(hist, d, n, params):
             (size + abs(params[PRIOR_ENTROPY])):
         return UNSURE_VERDICT
     return 1 if loss > params[LOSS_ALPHA] else 0
+
+
+@njit(cache=True)
+def judge_sample_classes(count, size, min_size, params, outlier):
+    """The sample's classes among a node's entries ``count`` (counts packed with the
+    population's: :data:`POPULATION_SHIFT`), each judged by size, k-map and delta-presence as
+    :mod:`gpuppdp.models.population` judges it.  The union of the sample's and the
+    population's frequency sets lists the sample's entries first, and a rolled-up set lists its
+    classes in the order of their first bottom entry, so the classes holding sample records
+    come first: their sample sizes go into ``size``, their verdicts into ``outlier``; returns
+    their number."""
+    m = 0
+    while m < count.shape[0] and count[m] & _SAMPLE_MASK > 0:
+        s, p = count[m] & _SAMPLE_MASK, count[m] >> POPULATION_SHIFT
+        size[m] = s
+        fails = s < min_size
+        if not fails and params[MAP_K] >= 0:
+            fails = p < params[MAP_K]
+        if not fails and params[PRESENCE_HIGH] >= 0:
+            delta = float(s) / float(p)
+            fails = delta < params[PRESENCE_LOW] or delta > params[PRESENCE_HIGH]
+        outlier[m] = fails
+        m += 1
+    return m
 
 
 @njit(cache=True)

@@ -12,7 +12,9 @@ It covers the common case: models whose :meth:`~gpuppdp.core.model.PrivacyModel.
 it judges (k-anonymity, l-diversity -- distinct, entropy, recursive (c, l) --, t-closeness
 with the equal, ordered or hierarchical distance, (alpha, k)-anonymity, beta-likeness,
 delta-disclosure privacy and the privacy-loss model, one of each at most, on one sensitive
-attribute carried with its own codes, with or without a minimal class size), the loss, precision
+attribute carried with its own codes, with or without a minimal class size; or k-map and
+delta-presence (Sweeney 2002; Nergiz, Atzori & Clifton 2007) on one population table,
+without a sensitive attribute: :func:`_bottom_set`), the loss, precision
 and discernibility metrics, a CPU backend, a frequency set of at most
 :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
 properties are arrays the size of the lattice here: one byte per direction and property set,
@@ -33,6 +35,8 @@ tables against the Python traversal).
 
 from __future__ import annotations
 
+import inspect
+
 import numba
 import numpy as np
 from numba import types
@@ -45,7 +49,14 @@ from ...kernels.grouping import NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE
 from ...kernels.segsum import _one_node
 from ..evaluate import NodeStats
 from ..metrics import Discernibility, Loss, Metric, Precision
-from .flash_classes import NOT_ASKED, PARAMETER_SLOTS, SHARES, VALUE_BLOCKS, judge_classes
+from .flash_classes import (
+    NOT_ASKED,
+    PARAMETER_SLOTS,
+    POPULATION_SHIFT,
+    SHARES,
+    VALUE_BLOCKS,
+    judge_classes,
+)
 from .flash_kernels import (
     _CLASSES_ARGUMENT,
     _CODES_ARGUMENT,
@@ -61,7 +72,6 @@ from .flash_kernels import (
     STATUS,
     WORK_SIZE,
     _flash,
-    _parameters,
 )
 
 __all__ = ["compiled_flash_supports", "compiled_flash_refusal", "run", "class_limit",
@@ -80,6 +90,10 @@ CACHE_ENTRIES, CACHE_BOTTOMS = 20_000_000, 64
 FIRST_CAPACITY = 1 << 14
 
 METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2}
+#: models judged against a population table (its frequency set joins the sample's)
+POPULATION_KINDS = ("k-map", "delta-presence")
+#: models judging the sample's classes by their sizes alone, without a sensitive attribute
+SAMPLE_KINDS = ("size", *POPULATION_KINDS)
 
 
 def compiled_flash_refusal(models, metric=None, *, evaluator=None,
@@ -95,12 +109,18 @@ def compiled_flash_refusal(models, metric=None, *, evaluator=None,
     kinds = [m.compiled_kind for m in models]
     if None in kinds:
         return f"{models[kinds.index(None)]!r} is judged in Python only"
-    sensitive = [k for k in kinds if k != "size"]
-    if len(set(sensitive)) != len(sensitive):
+    judged = [k for k in kinds if k != "size"]
+    if len(set(judged)) != len(judged):
         return "two models of one kind"
-    attributes = {m.sensitive_attribute for m, k in zip(models, kinds) if k != "size"}
+    attributes = {m.sensitive_attribute for m, k in zip(models, kinds)
+                  if k not in SAMPLE_KINDS}
     if len(attributes) > 1:
         return "models on several sensitive attributes"
+    if attributes and set(kinds) & set(POPULATION_KINDS):
+        return "a population model with a sensitive attribute"
+    if len({id(getattr(m, "population", None)) for m, k in zip(models, kinds)
+            if k in POPULATION_KINDS}) > 1:
+        return "models on several population tables"
     if metric is not None:
         name = metric if isinstance(metric, str) else metric.name
         if name not in METRIC_KINDS or (isinstance(metric, Metric) and
@@ -125,6 +145,11 @@ def _problem_refusal(evaluator, lattice_size: int | None, attributes: set) -> st
         return "no sensitive attribute carried"
     if lattice_size is None or lattice_size > MAX_LATTICE:
         return f"a lattice of more than {MAX_LATTICE} nodes"
+    population = _population(evaluator)
+    if population is not None and (population[0].shape[0] > MAX_BOTTOM_ENTRIES or
+                                   int(population[1].sum()) >> (63 - POPULATION_SHIFT)):
+        return (f"a population of more than {MAX_BOTTOM_ENTRIES} QID combinations or "
+                f"2^{63 - POPULATION_SHIFT} records")
     if int(evaluator.bottom.host_ptr[-1]) > MAX_BOTTOM_ENTRIES:
         return f"a bottom frequency set of more than {MAX_BOTTOM_ENTRIES} entries"
     if space_of(encoded.node_radix(np.zeros((1, len(encoded.qi_names)), np.int64))[0]) < 0:
@@ -147,7 +172,8 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats, dict | None] | None
     here (an entropy loss within rounding of the privacy loss's alpha:
     :func:`~.flash_classes.losses_fail`), for the Python traversal to decide."""
     ev, lat = oracle.evaluator, oracle.lattice
-    metric, n0 = ev.metric, int(ev.bottom.host_ptr[-1])
+    bottom = _bottom_set(ev)
+    metric, n0 = ev.metric, bottom[1].shape[0]
     limit = class_limit(ev)
     keys = search.key_table
     phases = np.array([search.binary is not None, *_phase(search.binary),
@@ -161,7 +187,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats, dict | None] | None
               np.asarray(metric.heights, np.float64))
     with small_pages():  # the arrays the compiled search works in
         work, rec_int, rec_float, slot_levels = _search(
-            ev, lat, inputs, _metric_tables(ev, lat, limit), _model_parameters(ev))
+            ev, lat, bottom, inputs, _metric_tables(ev, lat, limit), _model_parameters(ev))
     if work[STATUS] == UNSURE:
         return None
     checked, opt = int(work[CHECKED_NODES]), int(work[OPTIMUM])
@@ -224,23 +250,60 @@ def _model_parameters(ev) -> tuple:
     return params, arrays["tree"].astype(np.int64), arrays["value_counts"].astype(np.int64)
 
 
-def _search(ev, lat, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
+def _population(ev) -> tuple[np.ndarray, np.ndarray] | None:
+    """The population's frequency set at the leaves ``(codes, count)`` of the evaluator's
+    k-map or delta-presence model (one table for both: :func:`compiled_flash_refusal`), or
+    None."""
+    for model in ev.models:
+        if model.compiled_kind in POPULATION_KINDS:
+            arrays = model.compiled_check().arrays
+            return arrays["population_codes"], arrays["population_count"]
+    return None
+
+
+def _bottom_set(ev) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The search's bottom frequency set ``(codes, count, sens)``: the sample's, or with a
+    population (:func:`_population`) the union of both sets, the sample's entries first and in
+    their order, then the population's other QID combinations, each count the sample's and
+    the population's records packed (:func:`~.flash_classes.judge_sample_classes`).  The
+    population holds every combination of the sample (checked when its model is bound)."""
+    bottom = ev.bottom
+    codes, count, sens = bottom.codes, bottom.count, bottom.sens
+    population = _population(ev)
+    if population is None:
+        return codes, count, sens
+    pop_codes, pop_count = population
+    radix = ev.encoded.node_radix(np.zeros((1, codes.shape[1]), np.int64))[0, :codes.shape[1]]
+    weights = np.concatenate([[1], np.cumprod(radix[:-1])]).astype(np.int64)
+    pop_keys = pop_codes.astype(np.int64) @ weights
+    order = np.argsort(pop_keys, kind="stable")
+    at = order[np.searchsorted(pop_keys[order], codes.astype(np.int64) @ weights)]
+    others = np.ones(pop_keys.shape[0], np.bool_)
+    others[at] = False
+    union_codes = np.concatenate([codes, pop_codes[others].astype(codes.dtype)])
+    union_count = np.concatenate([count + (pop_count[at] << POPULATION_SHIFT),
+                                  pop_count[others] << POPULATION_SHIFT])
+    return union_codes, union_count, np.zeros(union_count.shape[0], np.int32)
+
+
+def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
     """Run :func:`~.flash_kernels._flash` until it completes or meets a verdict too close
     to call (``work[STATUS]`` UNSURE), its work arrays doubled after an overflow and every
     check complete after an ambiguous bound: ``(work, rec_int, rec_float, slot_levels)``."""
     lattice, keys, phases, cfg, heights = inputs
     level_radix, share, share_off, loss_table = tables
-    bottom, q, carried = ev.bottom, lat.n_attributes, ev.carries_sensitive
-    n0 = int(bottom.host_ptr[-1])
+    q, carried = lat.n_attributes, ev.carries_sensitive
+    bottom_codes, bottom_count, bottom_sens = bottom
+    n0 = bottom_count.shape[0]
     arena = max(int(min(CACHE_ENTRIES, max(CACHE_BOTTOMS * n0, 1 << 20))), 2 * n0 + 1)
     codes = np.empty((arena, q), ev.maps.dtype)
-    codes[:n0] = bottom.codes
+    codes[:n0] = bottom_codes
     count = np.empty(arena, np.int64)
-    count[:n0] = bottom.count
+    count[:n0] = bottom_count
     first = np.empty(0, np.int64)  # the groups' first rows: not kept (nothing reads them)
     sens = np.zeros(arena if carried else 1, np.int32)
     if carried:
-        sens[:n0] = bottom.sens
+        sens[:n0] = bottom_sens
     # the roll-up's table: a dense one of up to ROLLUP_DENSE_RATIO n + ROLLUP_DENSE_FLOOR
     # slots, a hashed one of up to 8 n (a power of two >= 4 n)
     table = max(ROLLUP_DENSE_RATIO, 8) * n0 + ROLLUP_DENSE_FLOOR + 16
@@ -306,14 +369,15 @@ def record_stats(ev, rec_int: np.ndarray, rec_float: np.ndarray,
 def class_limit(evaluator) -> int | None:
     """Classes past which a check stops, the node then known not to be anonymous (``None``:
     checks never stop).  Only the classes' sizes judged (k-anonymity alone, no sensitive
-    attribute carried), ``N`` records and a minimal class size ``k``: at most ``N // k``
-    classes reach ``k``, every other one is suppressed whole, so a node of more than
+    attribute carried, no population's entries among the classes), ``N`` records and a
+    minimal class size ``k``: at most ``N // k`` classes reach ``k``, every other one is
+    suppressed whole, so a node of more than
     ``N // k + max_suppressed`` classes suppresses more than the limit.  Its lower bound is
     then the prior one (the loss) or needs no classes (precision); discernibility's needs
     them all."""
     k = evaluator.min_class_size
     if evaluator.carries_sensitive or k is None or k < 2 or \
-            evaluator.metric.name == "discernibility":
+            evaluator.metric.name == "discernibility" or _population(evaluator) is not None:
         return None
     return evaluator.encoded.n_rows // k + evaluator.max_suppressed
 
@@ -359,8 +423,9 @@ def _compile_parts_first(args) -> None:
                        typed["outlier"], typed["work"], typed["node_off"], typed["share"],
                        typed["sums"], typed["sums"], types.boolean))
     if not isinstance(typed["cls"], types.NoneType):
+        names = inspect.signature(judge_classes.py_func).parameters
         judge_classes.compile(tuple(i64 if name in ("pos", "n", "min_size") else typed[name]
-                                     for name in _parameters(judge_classes)))
+                                     for name in names))
 
 
 

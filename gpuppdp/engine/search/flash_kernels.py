@@ -41,7 +41,7 @@ from .. import solution_space
 from ..metrics import _geometric_mean_row, _mean_share_term, _precision_term
 from ..solution_space import _fill_level, _pack, _packed_below
 from . import base
-from .flash_classes import SIZE, judge_classes
+from .flash_classes import MAP_K, PRESENCE_HIGH, SIZE, judge_classes, judge_sample_classes
 
 # The constants of the compiled code are NumPy integers: Numba types a Python int constant as
 # a literal and compiles a helper once per distinct literal argument (seconds each).
@@ -74,11 +74,6 @@ STOPPED = _i64(3)
 #: 1e-10) differ by less than this
 BOUND_SLACK = 1e-8
 ZERO, ONE = _i64(0), _i64(1)
-
-
-def _parameters(dispatcher) -> list[str]:
-    """The parameter names of an ``@njit`` function."""
-    return list(inspect.signature(dispatcher.py_func).parameters)
 
 
 # The compiled part (its arrays: see the module's docstring); the functions a check calls
@@ -524,11 +519,16 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
                 return
             size = cls[SIZE, :n_classes]
             class_codes_now = class_codes[:n_classes]
-        else:  # no sensitive attribute: the classes are the entries, judged by size
+        else:  # no sensitive attribute: the classes are the entries, judged by size (with a
+            # population's entries, the sample's: their sizes into the roll-up's key scratch)
             size = count[pos:pos + n]
+            if params[MAP_K] >= 0 or params[PRESENCE_HIGH] >= 0:
+                n = judge_sample_classes(size, table_key, cfg[MIN_SIZE], params, outlier)
+                size = table_key[:n]
+            else:
+                for c in range(n):
+                    outlier[c] = size[c] < cfg[MIN_SIZE]
             class_codes_now = codes[pos:pos + n]
-            for c in range(n):
-                outlier[c] = size[c] < cfg[MIN_SIZE]
         record_classes(g, r, n, size, class_codes_now, node_radix, outlier, lattice, cfg,
                        heights, share, node_off[1:2], loss_table, sums, work[PTR:PTR + 2],
                        rec_int, rec_float, ONE)  # (node_radix: codes not packed, unread)
@@ -562,8 +562,9 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
     and a cached slot's number (``slot[2, :work[CACHED]]`` lists them); ``slot_levels``
     (capacity + 1, q + words): its node's levels, then the same packed into ``words`` words
     of ``63 // cfg[PACK_BITS]`` fields (:func:`_roll_up`'s cache scan); slot 0 is the bottom,
-    slot r + 1 the set of record r.  ``sens`` is the arena's
-    carried sensitive codes (one entry when none is carried).  ``node_off`` (2, q),
+    slot r + 1 the set of record r.  ``sens`` is the arena's carried sensitive codes (one
+    entry when none is carried), ``count`` its counts (with a population's, packed:
+    :func:`~.flash_classes.judge_sample_classes`).  ``node_off`` (2, q),
     ``node_radix`` (2, q + 1: the node's radices, then the roll-up's strides), ``sums`` (2, q)
     and, for a carried sensitive attribute, ``cls``, ``class_codes`` and ``hist`` are scratch
     (:func:`~.flash_classes.judge_classes`; ``params`` its models).
@@ -771,7 +772,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
 
 #: positions of the class scratch (``cls``, None without a sensitive attribute) and of the
 #: codes among :func:`_flash`'s arguments
-_FLASH_PARAMETERS = _parameters(_flash)
+_FLASH_PARAMETERS = list(inspect.signature(_flash.py_func).parameters)
 _CLASSES_ARGUMENT = _FLASH_PARAMETERS.index("cls")
 _CODES_ARGUMENT = _FLASH_PARAMETERS.index("codes")
 
@@ -783,16 +784,15 @@ def _flash_signature(code: str, classes: str) -> str:
     f1, f2, f3 = "float64[::1]", "float64[:, ::1]", "float64[:, :, ::1]"
     typed = {"lattice": i2, "keys": f3, "node_keys": f2, "phases": i1, "cfg": i1, "heights": f1,
              "codes": f"{code}[:, ::1]", "count": i1, "first": i1, "maps": f"{code}[::1]",
-             "map_off": i3, "level_radix": i2, "share": f1, "share_off": i2,
-             "loss_table": f2, "work": i1, "props": "uint8[:, ::1]", "bounds": f2,
-             "queue": "int32[:, ::1]", "heap": i1, "candidates": i1, "rec_int": i2,
-             "rec_float": f2, "slot": i2, "slot_levels": i2, "slot_of": i1, "table": "int32[::1]",
-             "table_key": i1, "scratch": i1,
-             "outlier": "boolean[::1]", "walk": i2, "succ": i2, "level_levels": i2, "odometer": i1,
-             "level_ids": i1, "sorted_ids": i1, "sort_keys": f3, "sort_order": i2,
-             "node_off": i2, "node_radix": i2, "sums": f2, "sens": "int32[::1]",
-             "cls": classes, "class_codes": f"{code}[:, ::1]", "hist": i2, "params": f1,
-             "tree": i1, "value_counts": i1}
+             "map_off": i3, "level_radix": i2, "share": f1, "share_off": i2, "loss_table": f2,
+             "work": i1, "props": "uint8[:, ::1]", "bounds": f2, "queue": "int32[:, ::1]",
+             "heap": i1, "candidates": i1, "rec_int": i2, "rec_float": f2, "slot": i2,
+             "slot_levels": i2, "slot_of": i1, "table": "int32[::1]", "table_key": i1,
+             "scratch": i1, "outlier": "boolean[::1]", "walk": i2, "succ": i2, "level_levels": i2,
+             "odometer": i1, "level_ids": i1, "sorted_ids": i1, "sort_keys": f3, "sort_order": i2,
+             "node_off": i2, "node_radix": i2, "sums": f2, "sens": "int32[::1]", "cls": classes,
+             "class_codes": f"{code}[:, ::1]", "hist": i2, "params": f1, "tree": i1,
+             "value_counts": i1}
     return f"none({', '.join(typed[p] for p in _FLASH_PARAMETERS)})"
 
 
