@@ -17,7 +17,7 @@ from gpuppdp.backend import cpu_backend
 from gpuppdp.engine.encoding import Schema, encode
 from gpuppdp.engine.evaluate import Evaluator
 from gpuppdp.engine.metrics import make_metric
-from gpuppdp.engine.search import flash_classes, flash_compiled, flash_kernels
+from gpuppdp.engine.search import flash_classes, flash_compiled, flash_kernels, flash_layout
 from gpuppdp.hierarchy import Hierarchy
 from gpuppdp.models import (
     AlphaKAnonymity,
@@ -311,9 +311,9 @@ def test_an_ambiguous_bound_runs_the_search_again_without_stopping(monkeypatch):
 
     def flash(*args):
         real(*args)
-        limits.append(int(args[cfg_at][flash_kernels.MAX_CLASSES]))
+        limits.append(int(args[cfg_at][flash_layout.MAX_CLASSES]))
         if len(limits) == 1:
-            args[work_at][flash_kernels.STATUS] = flash_kernels.AMBIGUOUS
+            args[work_at][flash_layout.STATUS] = flash_layout.AMBIGUOUS
 
     with monkeypatch.context() as m:
         m.setattr(flash_compiled, "_flash", flash)
@@ -330,15 +330,44 @@ def test_a_stopped_bound_decides_only_outside_the_rounding_slack():
     """``_no_better``: the optimum's loss against a bound, exactly for a complete check; for
     a stopped one (the prior bound) only farther than ``BOUND_SLACK``, else AMBIGUOUS."""
     props = np.zeros((4, 2), np.uint8)
-    props[flash_kernels.VERDICT] = [1, flash_kernels.STOPPED]
+    props[flash_layout.VERDICT] = [1, flash_layout.STOPPED]
     slack = flash_kernels.BOUND_SLACK
     for g, best, bound, want, status in [
             (0, 0.5, 0.5, True, 0), (0, 0.5 + 1e-12, 0.5, False, 0), (0, 0.5, np.nan, False, 0),
             (1, 0.5 - 2 * slack, 0.5, True, 0), (1, 0.5 + 2 * slack, 0.5, False, 0),
-            (1, 0.5, 0.5, False, flash_kernels.AMBIGUOUS)]:
-        work = np.zeros(flash_kernels.WORK_SIZE, np.int64)
+            (1, 0.5, 0.5, False, flash_layout.AMBIGUOUS)]:
+        work = np.zeros(flash_layout.WORK_SIZE, np.int64)
         assert flash_kernels._no_better(best, g, bound, props, work) is want
-        assert work[flash_kernels.STATUS] == status
+        assert work[flash_layout.STATUS] == status
+
+
+def test_meets_are_cached_and_rolled_up_from(monkeypatch):
+    """Without a sensitive attribute, a node that only the bottom set lies below rolls up
+    through the meet of its levels and the last such node's, which is cached: slots are
+    handed to meets as well as to checks, and the search is the Python traversal's."""
+    seen = {}
+    real = flash_compiled._flash
+
+    def flash(*args):
+        real(*args)
+        seen.update(zip(flash_compiled._FLASH_PARAMETERS, args))
+
+    data, hierarchies = datasets.adult()
+    qids = {q: h for q, h in hierarchies.items() if q != "occupation"}
+    kw = {"insensitive": ["occupation"]}
+    with monkeypatch.context() as m:
+        m.setattr(flash_compiled, "_flash", flash)
+        m.setattr(flash_compiled, "_compile_parts_first", lambda args: None)
+        got = _fit(data, qids, 5, 0.05, "loss", True, monkeypatch, **kw)
+    work, rec_int, slot = seen["work"], seen["rec_int"], seen["slot"]
+    checked = int(work[flash_layout.CHECKED_NODES])
+    record_slots = rec_int[:checked, 7]
+    assert len(set(record_slots.tolist())) == checked and record_slots.min() >= 1
+    meets = np.setdiff1d(np.arange(1, work[flash_layout.NEXT_SLOT]), record_slots)
+    assert len(meets) > 0
+    assert (slot[1, meets] < slot[1, 0]).all()  # each smaller than the bottom set
+    assert_same_search(got, _fit(data, qids, 5, 0.05, "loss", False, monkeypatch, **kw),
+                       "meets")
 
 
 def test_full_work_arrays_and_cache_give_the_same_search(monkeypatch):

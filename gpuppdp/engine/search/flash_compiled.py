@@ -57,21 +57,20 @@ from .flash_classes import (
     VALUE_BLOCKS,
     judge_classes,
 )
-from .flash_kernels import (
-    _CLASSES_ARGUMENT,
-    _CODES_ARGUMENT,
-    _FLASH_PARAMETERS,
+from .flash_kernels import _CLASSES_ARGUMENT, _CODES_ARGUMENT, _FLASH_PARAMETERS, _flash
+from .flash_layout import (
     AMBIGUOUS,
     ARENA_END,
-    UNSURE,
     CACHED,
     CHECKED_NODES,
+    FROM_BOTTOM,
     MAX_CLASSES,
+    NEXT_SLOT,
     OK,
     OPTIMUM,
     STATUS,
+    UNSURE,
     WORK_SIZE,
-    _flash,
 )
 
 __all__ = ["compiled_flash_supports", "compiled_flash_refusal", "run", "class_limit",
@@ -194,7 +193,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats, dict | None] | None
     oracle.evaluations += checked
     # record r's node's levels are its slot's, r + 1
     stats, ids = _stats(ev, rec_int[:checked], rec_float[:checked],
-                        slot_levels[1:checked + 1, :lat.n_attributes])
+                        slot_levels[rec_int[:checked, 7], :lat.n_attributes])
     if opt < 0:
         return None, checked, stats, None
     return opt, checked, stats, stats.row(int(np.searchsorted(ids, opt)))
@@ -295,7 +294,7 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
     q, carried = lat.n_attributes, ev.carries_sensitive
     bottom_codes, bottom_count, bottom_sens = bottom
     n0 = bottom_count.shape[0]
-    arena = max(int(min(CACHE_ENTRIES, max(CACHE_BOTTOMS * n0, 1 << 20))), 2 * n0 + 1)
+    arena = max(int(min(CACHE_ENTRIES, max(CACHE_BOTTOMS * n0, 1 << 20))), 3 * n0 + 1)
     codes = np.empty((arena, q), ev.maps.dtype)
     codes[:n0] = bottom_codes
     count = np.empty(arena, np.int64)
@@ -313,12 +312,14 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
     while True:
         work = np.zeros(WORK_SIZE, np.int64)
         work[ARENA_END], work[CACHED], work[OPTIMUM] = n0, 1, -1
-        slot = np.zeros((3, capacity + 1), np.int64)
+        work[NEXT_SLOT], work[FROM_BOTTOM] = 1, -1
+        slots = 2 * capacity + 1  # per check its node's and at most one meet's
+        slot = np.zeros((3, slots), np.int64)
         slot[1, 0] = n0  # slot 0: the bottom, at 0
         slot_of = np.full(size, -1, np.int64)  # each node's slot (-1: none)
         slot_of[0] = 0
-        rec_int, rec_float = np.zeros((capacity, 7), np.int64), np.zeros((capacity, 2))
-        slot_levels = np.zeros((capacity + 1, q + _pack_words(lat)), np.int64)
+        rec_int, rec_float = np.zeros((capacity, 8), np.int64), np.zeros((capacity, 2))
+        slot_levels = np.zeros((slots, q + _pack_words(lat)), np.int64)
         args = (lattice, keys, np.full((3, size), np.nan), phases, cfg, heights, codes, count,
                 first, ev.maps, ev.map_off, level_radix, share, share_off, loss_table, work,
                 np.zeros((4, size), np.uint8), np.full((2, size), np.nan),

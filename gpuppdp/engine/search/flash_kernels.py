@@ -4,7 +4,7 @@
 The traversal (Kohlmayer, Prasser, Eckert, Kemper & Kuhn 2012, as ARX 3.9.2 runs it: strategy
 order, binary phase with ``java.util.PriorityQueue`` semantics, linear phase, predictive
 tagging, bound pruning, ``trackOptimum``) and the node check -- the roll-up from the smallest
-cached ancestor (:func:`~gpuppdp.kernels.grouping._rollup_range`), the class verdicts
+cached set below the node (:mod:`.flash_cache`), the class verdicts
 (:mod:`.flash_classes`), the suppressed count and the metric (the kernels the batched
 evaluator uses, so the losses are bit-identical).
 
@@ -21,7 +21,8 @@ tuples slowly):
 * ``props`` (4, size) uint8: EXPLICIT, UP, DOWN bits and the VERDICT;  ``bounds`` (2, size):
   loss and lower bound of checked nodes;  ``queue`` (size, q + 2) int32: scratch of the
   cone marking;
-* ``work``: ARENA_END ... STATUS;  ``cfg``: PREDICTIVE ... MAX_CLASSES;  ``loss_table``
+* ``work``: ARENA_END ... FROM_BOTTOM;  ``cfg``: PREDICTIVE ... PACK_BITS (both
+  :mod:`.flash_layout`);  ``loss_table``
   (2 + height + 1, q): each attribute's smallest and largest loss sum, then per level its
   prior-bound factor (zeros where no check may stop early).
 """
@@ -34,46 +35,23 @@ import math
 import numpy as np
 
 from ...kernels.aot import CODE_TYPES, ahead_of_time
-from ...kernels.grouping import _rollup_range
 from ...kernels.nrt import njit_no_refcount
 from ...kernels.segsum import _one_node
-from .. import solution_space
 from ..metrics import _geometric_mean_row, _mean_share_term, _precision_term
-from ..solution_space import _fill_level, _pack, _packed_below
-from . import base
+from ..solution_space import _fill_level
+from .flash_cache import _roll_up
 from .flash_classes import MAP_K, PRESENCE_HIGH, SIZE, judge_classes, judge_sample_classes
+from .flash_layout import (AMBIGUOUS, ANON, ARENA_END, BOUND_PRECISION, CACHED, CANDIDATES,
+                           CHECKED, CHECKED_NODES, DOWN, EXPLICIT, HAS_K, INSUFF, KANON,
+                           MAX_SUPPRESSED, METRIC, MIN_SIZE, NEXT_SLOT, NOTANON, NOTKANON, OK, ONE,
+                           OPTIMUM, OVERFLOW, PREDICTIVE, PRUNING, PTR, ROWS, STATUS,
+                           STOPPED, SUCC_PRUNED, TAG_INSUFFICIENT, TAG_NONE, TAG_PRUNED,
+                           TAG_VISITED, TAG_VISITED_INSUFFICIENT, UNSURE, UP, UTILITY_FULL,
+                           VERDICT, VISITED, ZERO, _level)
 
-# The constants of the compiled code are NumPy integers: Numba types a Python int constant as
-# a literal and compiles a helper once per distinct literal argument (seconds each).
-_i64 = np.int64
-CHECKED, ANON, NOTANON, KANON, NOTKANON, VISITED, SUCC_PRUNED, INSUFF = (
-    _i64(b) for b in (solution_space.CHECKED, solution_space.ANON, solution_space.NOTANON,
-                      solution_space.KANON, solution_space.NOTKANON, solution_space.VISITED,
-                      solution_space.SUCC_PRUNED, solution_space.INSUFF))
-TAG_NONE, TAG_PRUNED, TAG_VISITED, TAG_INSUFFICIENT, TAG_VISITED_INSUFFICIENT = (
-    _i64(t) for t in (base.TAG_NONE, base.TAG_PRUNED, base.TAG_VISITED, base.TAG_INSUFFICIENT,
-                      base.TAG_VISITED_INSUFFICIENT))
-# statuses: an OVERFLOW run is repeated, larger; an AMBIGUOUS one without stopping checks
-# early; an UNSURE one (a class verdict too close to call: flash_classes.UNSURE_VERDICT) is
-# left to the Python traversal
-OK, OVERFLOW, AMBIGUOUS, UNSURE = _i64(0), _i64(1), _i64(2), _i64(3)
-# entries of the search's integer work array
-ARENA_END, CACHED, CHECKED_NODES, CANDIDATES, OPTIMUM, STATUS = (_i64(i) for i in range(6))
-ENDS, PTR = 6, 10  # work[6:10]: the roll-up's source start, stop, output start, length;
-LIVE_FROM = 12     # work[10:12]: the checked node's class range for the loss sums; work[12]:
-WORK_SIZE = 13     # the last slot the cache dropped (later slots are cached)
-# entries of its configuration array
-(PREDICTIVE, HAS_K, PRUNING, BOUND_PRECISION, UTILITY_FULL, BOTTOM, MIN_SIZE, MAX_SUPPRESSED,
- ROWS, METRIC, SENSITIVE_VALUES, MAX_CLASSES, PACK_BITS) = (_i64(i) for i in range(13))
-# rows of the property array: bits set on the node alone, on cones above and below apexes,
-# and the check's verdict (0 unchecked, 1 not anonymous, 2 anonymous, 3 not anonymous by a
-# check stopped early, whose lower bound is the loss's prior bound)
-EXPLICIT, UP, DOWN, VERDICT = (_i64(i) for i in range(4))
-STOPPED = _i64(3)
 #: a prior bound and the checked one (the same sums added in other orders, truncated to
 #: 1e-10) differ by less than this
 BOUND_SLACK = 1e-8
-ZERO, ONE = _i64(0), _i64(1)
 
 
 # The compiled part (its arrays: see the module's docstring); the functions a check calls
@@ -125,11 +103,6 @@ def _set(props, queue, lattice, g, bits, row):
                 queue[tail, q + 1] = j
                 tail += 1
         head += 1
-
-
-@njit_no_refcount
-def _level(g, lattice, j):
-    return g // lattice[1, j] % (lattice[0, j] + 1)
 
 
 @njit_no_refcount
@@ -375,57 +348,6 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
 
 
 @njit_no_refcount
-def _roll_up(g, lattice, work, cfg, slot, slot_levels, slot_of, table, table_key, scratch, codes,
-             count, first, maps, map_off, level_radix, share_off, node_off, node_radix, sens):
-    """Roll node ``g`` up from the smallest cached frequency set below it into the arena at
-    ``work[ARENA_END]`` (the cache emptied but for the bottom when full), its levels into its
-    slot (the next record's); returns its entries (-1: stopped, more classes than
-    ``cfg[MAX_CLASSES]``).  ``slot_of`` (size): each node's slot, -1 when none (0: the
-    bottom).  Any set below gives the same classes in the same order (each set lists its
-    classes in the order of their first bottom entry), so the choice is one of speed only."""
-    s = work[CHECKED_NODES] + 1  # the node's slot: its levels first
-    q = lattice.shape[1]
-    n0 = cfg[BOTTOM]
-    levels = slot_levels[s]
-    for j in range(q):
-        levels[j] = _level(g, lattice, j)
-    guard = _pack(levels, q, cfg[PACK_BITS])
-    if work[ARENA_END] + n0 > codes.shape[0]:  # the cache is full: keep the bottom only
-        work[ARENA_END], work[CACHED], work[LIVE_FROM] = n0, 1, s - 1
-    src, src_len = 0, n0
-    entries = slot[1]
-    # a direct predecessor's set is no larger than any set below it: the smallest cached one
-    # is taken; the cache is scanned only when none is cached
-    found = False
-    for j in range(q):
-        if levels[j] > 0:
-            c = slot_of[g - lattice[1, j]]
-            if c >= 0 and not 0 < c <= work[LIVE_FROM]:  # cached (slot 0: the bottom, always)
-                found = True
-                if entries[c] < src_len:
-                    src, src_len = c, entries[c]
-    if not found:
-        cached = slot[2]  # contiguous, as the sizes: the scan streams through them
-        for i in range(1, work[CACHED]):
-            c = cached[i]
-            if entries[c] < src_len and _packed_below(slot_levels[c], levels, q, guard):
-                src, src_len = c, entries[c]
-    for j in range(q):
-        node_off[0, j] = map_off[j, slot_levels[src, j], levels[j]]
-        node_off[1, j] = share_off[j, levels[j]]
-        node_radix[0, j] = level_radix[j, levels[j]]
-    node_radix[0, q] = cfg[SENSITIVE_VALUES]
-    pos = work[ARENA_END]
-    work[ENDS], work[ENDS + 1] = slot[0, src], slot[0, src] + src_len
-    _rollup_range(ZERO, ONE, pos, codes, sens, count, first, work[ENDS:ENDS + 1],
-                  work[ENDS + 1:ENDS + 2], node_off[0:1], maps, node_radix,
-                  work[ENDS + 2:ENDS + 3], codes, sens, count, first,
-                  work[ENDS + 3:ENDS + 4], table, table_key, scratch, node_radix[1],
-                  cfg[MAX_CLASSES])
-    return work[ENDS + 3]
-
-
-@njit_no_refcount
 def record_classes(g, r, n, size, codes, fields, outlier, lattice, cfg, heights, share, off,
                    loss_table, sums, ptr, rec_int, rec_float, bounds):
     """Record ``r``: node ``g`` (``n`` frequency-set entries) judged from its classes -- their
@@ -487,11 +409,12 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
     metric) into the next record, and set Flash's properties from the verdict."""
     q = lattice.shape[1]
     r = work[CHECKED_NODES]
-    s = r + 1
+    s = work[NEXT_SLOT]
     levels = slot_levels[s]
+    rec_int[r, 7] = s
     n = _roll_up(g, lattice, work, cfg, slot, slot_levels, slot_of, table, table_key, scratch,
                  codes, count, first, maps, map_off, level_radix, share_off, node_off, node_radix,
-                 sens)
+                 sens, cls is None)
     pos = work[ARENA_END]
     if n < 0:  # more classes than could keep the node anonymous: stopped, not cached
         if cfg[METRIC] == 0:
@@ -558,12 +481,9 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
     then (unless ``final``: the closing checks of bottom and top) track the optimum (smaller
     loss, then lower height), tag and prune.
 
-    ``slot`` (3, capacity + 1): per cached set (a column) its start in the arena, its entries
-    and a cached slot's number (``slot[2, :work[CACHED]]`` lists them); ``slot_levels``
-    (capacity + 1, q + words): its node's levels, then the same packed into ``words`` words
-    of ``63 // cfg[PACK_BITS]`` fields (:func:`_roll_up`'s cache scan); slot 0 is the bottom,
-    slot r + 1 the set of record r.  ``sens`` is the arena's carried sensitive codes (one
-    entry when none is carried), ``count`` its counts (with a population's, packed:
+    ``slot`` and ``slot_levels``: the frequency-set cache's (:mod:`.flash_cache`; record r's
+    slot in ``rec_int[r, 7]``).  ``sens`` is the arena's carried sensitive codes (one entry
+    when none is carried), ``count`` its counts (with a population's, packed:
     :func:`~.flash_classes.judge_sample_classes`).  ``node_off`` (2, q),
     ``node_radix`` (2, q + 1: the node's radices, then the roll-up's strides), ``sums`` (2, q)
     and, for a carried sensitive attribute, ``cls``, ``class_codes`` and ``hist`` are scratch
@@ -612,9 +532,10 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
     """The whole search (one compiled kernel loop), in the arrays
     :func:`~.flash_compiled.run` allocates (a compiled allocation compiles
     an implementation per shape and type); writes per checked node, in check order, ``(id,
-    anonymous, suppressed, kept classes, smallest kept class, entries)`` into ``rec_int`` and
-    ``(loss, lower bound)`` into ``rec_float``; ``work[STATUS]`` is OVERFLOW when the heap,
-    the candidates or the records ran full (run again, larger), UNSURE when a class verdict
+    anonymous, suppressed, kept classes, smallest kept class, entries, k-anonymous, slot)``
+    into ``rec_int`` and ``(loss, lower bound)`` into ``rec_float``; ``work[STATUS]`` is
+    OVERFLOW when the heap, the candidates or the records ran full (run again, larger), UNSURE
+    when a class verdict
     was too close to call (the search stops).
 
     Per node of the outer loop: the binary phase (a priority queue of path starts; from each

@@ -31,7 +31,8 @@ from ...kernels.packed import field_layout, pack, rollup_packed
 from ..encoding import FrequencySet
 from ..evaluate import NodeStats
 from .flash_compiled import METRIC_KINDS, _metric_tables, compiled_flash_refusal, record_stats
-from .flash_kernels import MAX_SUPPRESSED, METRIC, MIN_SIZE, PACK_BITS, ROWS, record_classes
+from .flash_kernels import record_classes
+from .flash_layout import MAX_SUPPRESSED, METRIC, MIN_SIZE, PACK_BITS, ROWS
 
 __all__ = ["PackedWalk", "PACKED_WALK_ENTRIES"]
 
