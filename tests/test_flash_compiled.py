@@ -370,6 +370,25 @@ def test_meets_are_cached_and_rolled_up_from(monkeypatch):
                        "meets")
 
 
+def test_the_arena_is_kept_for_the_next_search(monkeypatch):
+    """The last search's arena (at most ``ARENA_KEPT_BYTES``) serves the next search of its
+    shape, whose result is that of a fresh one; a larger arena is let go."""
+    data, hierarchies = _table(3)
+    flash_compiled._ARENA.clear()
+    _fit(data, hierarchies, 2, 0.04, "loss", True, monkeypatch)
+    (kept,) = flash_compiled._ARENA.values()
+    second = _fit(data, hierarchies, 4, 0.0, "precision", True, monkeypatch)
+    (again,) = flash_compiled._ARENA.values()
+    assert all(a is b for a, b in zip(kept, again))
+    want = _fit(data, hierarchies, 4, 0.0, "precision", False, monkeypatch)
+    assert_same_search(second, want, "kept")
+    monkeypatch.setattr(flash_compiled, "ARENA_KEPT_BYTES", 0)
+    flash_compiled._ARENA.clear()
+    assert_same_search(_fit(data, hierarchies, 4, 0.0, "precision", True, monkeypatch), want,
+                       "fresh")
+    assert flash_compiled._ARENA == {}
+
+
 def test_full_work_arrays_and_cache_give_the_same_search(monkeypatch):
     """Work arrays of 4 nodes (the search is run again, larger, until they suffice) and a
     cache emptied whenever it would pass 2 bottom sets: nothing changes but the time."""
