@@ -193,7 +193,11 @@ POPULATION_MODELS = {
     "k-map": (2, lambda pop: [KMap(4, population=pop)]),
     "k-map alone": (None, lambda pop: [KMap(3, population=pop)]),
     "delta-presence": (None, lambda pop: [DeltaPresence(0.2, 0.9, population=pop)]),
-    "both": (2, lambda pop: [KMap(3, population=pop), DeltaPresence(0.1, 0.8, population=pop)])}
+    "both": (2, lambda pop: [KMap(3, population=pop), DeltaPresence(0.1, 0.8, population=pop)]),
+    "k-map+distinct": (2, lambda pop: [KMap(3, population=pop), DistinctLDiversity("s", 2)]),
+    "delta-presence+entropy+t": (None, lambda pop: [
+        DeltaPresence(0.1, 0.9, population=pop), EntropyLDiversity("s", 1.4),
+        TCloseness("s", 0.4, "ordered", order=list("abcdef"))])}
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -202,28 +206,39 @@ def test_compiled_equals_python_with_a_population(seed, monkeypatch):
     together, the sample's classes judged against their population records -- with and
     without suppression (delta-presence is not monotonic with it: the linear phase)."""
     population, hierarchies = _table(seed)
-    keep = np.random.default_rng(seed).random(len(population)) < 0.5
+    rng = np.random.default_rng(seed)
+    keep = rng.random(len(population)) < 0.5
     sample = population[keep].reset_index(drop=True)
+    sample["s"] = rng.choice(list("abcdef"), size=len(sample), p=[0.4, 0.2, 0.15, 0.1, 0.1, 0.05])
     solved = 0
     for (name, (k, models)), limit, metric in itertools.product(
             POPULATION_MODELS.items(), (0.0, 0.1), ("loss", "precision", "discernibility")):
         context = (seed, name, limit, metric)
+        kw = {"sensitive": ["s"]} if "+" in name else {"insensitive": ["s"]}
         fits = [_fit(sample, hierarchies, k, limit, metric, compiled, monkeypatch,
-                     models=models(population)) for compiled in (True, False)]
+                     models=models(population), **kw) for compiled in (True, False)]
         assert_same_search(*fits, context)
         solved += fits[0] is not None
-    assert solved >= 12
+    assert solved >= 18
 
 
-@pytest.mark.parametrize("name, metric", [("k-map", "loss"), ("delta-presence", "discernibility")])
+@pytest.mark.parametrize("name, metric", [("k-map", "loss"), ("delta-presence", "discernibility"),
+                                          ("k-map+distinct", "precision")])
 def test_compiled_equals_python_on_adult_with_a_population(name, metric, monkeypatch):
-    """A 30 % sample of Adult (9 QIDs, 5 %) against Adult as its population."""
+    """A 30 % sample of Adult (9 QIDs, 5 %; 8 with occupation sensitive) against Adult as its
+    population."""
     data, hierarchies = datasets.adult()
     sample = data[np.random.default_rng(1).random(len(data)) < 0.3].reset_index(drop=True)
     models = {"k-map": [KMap(5, population=data)],
-              "delta-presence": [DeltaPresence(0.05, 0.6, population=data)]}[name]
-    fits = [_fit(sample, hierarchies, 2, 0.05, metric, compiled, monkeypatch, models=models)
-            for compiled in (True, False)]
+              "delta-presence": [DeltaPresence(0.05, 0.6, population=data)],
+              "k-map+distinct": [KMap(5, population=data),
+                                 DistinctLDiversity("occupation", 3)]}[name]
+    kw = {}
+    if "+" in name:
+        hierarchies = {q: h for q, h in hierarchies.items() if q != "occupation"}
+        kw = {"sensitive": ["occupation"]}
+    fits = [_fit(sample, hierarchies, 2, 0.05, metric, compiled, monkeypatch, models=models,
+                 **kw) for compiled in (True, False)]
     assert_same_search(*fits, name)
 
 
@@ -238,7 +253,7 @@ def test_the_sample_and_the_population_share_one_bottom_set():
                    "sex": Hierarchy([["f", "m"], ["*", "*"]])}
     encoded = encode(sample, Schema(hierarchies), cpu_backend())
     evaluator = Evaluator(encoded, [KMap(2, population=population)], make_metric("loss"), 0.0)
-    codes, count, _ = flash_compiled._bottom_set(evaluator)
+    codes, count, _ = flash_compiled._bottom_set(evaluator, flash_compiled._population(evaluator))
     labels = [(hierarchies["zip"].leaves[a], hierarchies["sex"].leaves[b]) for a, b in codes]
     assert labels == [("13068", "m"), ("13053", "f"), ("14853", "m"), ("14850", "m")]
     shift = int(flash_classes.POPULATION_SHIFT)
@@ -246,22 +261,17 @@ def test_the_sample_and_the_population_share_one_bottom_set():
     assert (count >> shift).tolist() == [2, 2, 1, 1]
 
 
-def test_population_models_that_run_in_python(monkeypatch):
-    """A population model with a sensitive attribute's model, or two models on two population
-    tables, run the Python traversal (and say why)."""
+def test_population_models_on_two_tables_run_in_python(monkeypatch):
+    """Models on two population tables run the Python traversal (and say why)."""
     population, hierarchies = _table(1)
-    population["s"] = np.resize(list("abc"), len(population))
     sample = population.iloc[::2].reset_index(drop=True)
     refusal = flash_compiled.compiled_flash_refusal
-    assert refusal([KMap(2, population=population), DistinctLDiversity("s", 2)]) == \
-        "a population model with a sensitive attribute"
-    assert refusal([KMap(2, population=population),
-                    DeltaPresence(0.1, 0.9, population=population.copy())]) == \
-        "models on several population tables"
+    two = [KMap(2, population=population),
+           DeltaPresence(0.1, 0.9, population=population.copy())]
+    assert refusal(two) == "models on several population tables"
     assert refusal([KMap(2, population=population),
                     DeltaPresence(0.1, 0.9, population=population)]) is None
-    fit = _fit(sample, hierarchies, 2, 0.3, "loss", True, monkeypatch, sensitive=["s"],
-               models=[KMap(2, population=population), DistinctLDiversity("s", 2)])
+    fit = _fit(sample, hierarchies, 2, 0.3, "loss", True, monkeypatch, models=two)
     assert fit is not None and not fit.search.details.get("compiled")
 
 

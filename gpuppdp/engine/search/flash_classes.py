@@ -21,15 +21,17 @@ from ...kernels.grouping import _table_size
 from ...kernels.hashtable import find_slot, hash_shift
 
 __all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "NOT_ASKED", "UNSURE_VERDICT",
-           "POPULATION_SHIFT", "judge_classes", "judge_sample_classes", "closeness",
+           "POPULATION_SHIFT", "judge_classes", "judge_sample_classes", "histogram_verdict",
+           "closeness",
            "hierarchical_emd", "ordered_emd", "recursive_fails", "shares_fail", "ratios_fail",
            "losses_fail"]
 
 _i64 = np.int64
 # rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
 # values, first entry, start in the entry list and a fill cursor; the entry list; per entry
-# its class
-SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF = (_i64(i) for i in range(7))
+# its class (-1: a population's entry); per class its population records
+SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF, POPULATION = (
+    _i64(i) for i in range(8))
 # entries of the models' parameters: distinct l, entropy l's ceil(l) and ln(l), recursive
 # (c, l) (0: the model is not asked for), t of t-closeness (-1: not asked for; the ordered
 # distance's unnormalized threshold t (m - 1)) and its distance (:data:`CLOSENESS_DISTANCES`),
@@ -250,17 +252,48 @@ def judge_sample_classes(count, size, min_size, params, outlier):
     their number."""
     m = 0
     while m < count.shape[0] and count[m] & _SAMPLE_MASK > 0:
-        s, p = count[m] & _SAMPLE_MASK, count[m] >> POPULATION_SHIFT
+        s = count[m] & _SAMPLE_MASK
         size[m] = s
-        fails = s < min_size
-        if not fails and params[MAP_K] >= 0:
-            fails = p < params[MAP_K]
-        if not fails and params[PRESENCE_HIGH] >= 0:
-            delta = float(s) / float(p)
-            fails = delta < params[PRESENCE_LOW] or delta > params[PRESENCE_HIGH]
-        outlier[m] = fails
+        outlier[m] = s < min_size or _population_fails(s, count[m] >> POPULATION_SHIFT, params)
         m += 1
     return m
+
+
+@njit(cache=True)
+def _population_fails(size, population, params):
+    """k-map's and delta-presence's verdicts on a class of ``size`` sample records and
+    ``population`` population records."""
+    if params[MAP_K] >= 0 and population < params[MAP_K]:
+        return True
+    if params[PRESENCE_HIGH] >= 0:
+        delta = float(size) / float(population)
+        return delta < params[PRESENCE_LOW] or delta > params[PRESENCE_HIGH]
+    return False
+
+
+@njit(cache=True)
+def histogram_verdict(hist, d, total, params, tree, value_counts):
+    """The sensitive attribute's models' verdict on a class of ``total`` records whose ``d``
+    (sensitive code, count) pairs ``hist[:2, :d]`` are sorted by code: 1 when one of them
+    fails it, 0 when none does, :data:`UNSURE_VERDICT` when the privacy loss cannot tell."""
+    fails = False
+    if params[ENTROPY_MIN] > 0:
+        flogf = 0.0
+        for t in range(d):
+            flogf += float(hist[1, t]) * math.log(hist[1, t])
+        threshold = float(total) * (math.log(total) - params[ENTROPY_LN_L])
+        fails = d < params[ENTROPY_MIN] or threshold < flogf
+    if not fails and params[CLOSENESS_T] >= 0:
+        fails = closeness(hist, d, total, params, tree, value_counts) > params[CLOSENESS_T]
+    if not fails and params[RECURSIVE_L] > 0:
+        fails = recursive_fails(hist, d, params)
+    if not fails and (params[ALPHA] >= 0 or params[BETA] >= 0):
+        fails = shares_fail(hist, d, total, params)
+    if not fails and params[DELTA_HIGH] >= 0:
+        fails = ratios_fail(hist, d, total, params)
+    if not fails and params[LOSS_EPSILON] >= 0:
+        return losses_fail(hist, d, total, params)
+    return _i64(1) if fails else _i64(0)
 
 
 @njit(cache=True)
@@ -273,9 +306,15 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
     (:mod:`gpuppdp.models.ldiversity`: entropy summed in ascending sensitive code, recursive
     (c, l) by :func:`recursive_fails`; :mod:`gpuppdp.models.tcloseness` by :func:`closeness`;
     :mod:`gpuppdp.models.distribution` by :func:`shares_fail`, :func:`ratios_fail` and
-    :func:`losses_fail`).  Fills ``cls``, ``class_codes`` and ``outlier``; returns the number
-    of classes, or :data:`UNSURE_VERDICT`."""
+    :func:`losses_fail`).  With k-map or delta-presence, the population's entries (the
+    sensitive code ``hist.shape[1]``, past the attribute's values; their records packed past
+    :data:`POPULATION_SHIFT`) add to their class's population records only, and the
+    classes holding sample records, the first ones (as in :func:`judge_sample_classes`),
+    are judged against them too.  Fills ``cls``, ``class_codes`` and ``outlier``; returns the
+    number of classes holding sample records, or :data:`UNSURE_VERDICT`."""
     q = codes.shape[1]
+    population = params[MAP_K] >= 0 or params[PRESENCE_HIGH] >= 0
+    outside = hist.shape[1]  # a population's entries' sensitive code
     space = space_of(node_radix[0, :q])  # below the bottom's, which fits
     size = _table_size(n, space)
     dense = size == space
@@ -295,13 +334,23 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
             table[slot] = k
             table_key[k] = key
             scratch[k] = slot
-            cls[SIZE, k], cls[DISTINCT, k], cls[FIRST, k] = 0, 0, e
+            cls[SIZE, k], cls[DISTINCT, k], cls[FIRST, k], cls[POPULATION, k] = 0, 0, e, 0
             n_classes += 1
+        if population and sens[e] == outside:
+            cls[POPULATION, k] += count[e] >> POPULATION_SHIFT
+            cls[CLASS_OF, i] = -1
+            continue
         cls[SIZE, k] += count[e]
         cls[DISTINCT, k] += 1
         cls[CLASS_OF, i] = k
     for k in range(n_classes):
         table[scratch[k]] = -1
+    if population:  # the classes holding sample records come first
+        released = 0
+        while released < n_classes and cls[SIZE, released] > 0:
+            released += 1
+        n_classes = released
+    for k in range(n_classes):
         for j in range(q):
             class_codes[k, j] = codes[cls[FIRST, k], j]
     # each class's entries, in canonical order
@@ -311,8 +360,9 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
         at += cls[DISTINCT, k]
     for i in range(n):
         k = cls[CLASS_OF, i]
-        cls[ENTRIES, cls[CURSOR, k]] = pos + i
-        cls[CURSOR, k] += 1
+        if k >= 0:
+            cls[ENTRIES, cls[CURSOR, k]] = pos + i
+            cls[CURSOR, k] += 1
     for k in range(n_classes):
         d = cls[DISTINCT, k]
         total = cls[SIZE, k]
@@ -330,25 +380,11 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
                     hist[0, u], hist[1, u] = hist[0, u - 1], hist[1, u - 1]
                     u -= 1
                 hist[0, u], hist[1, u] = v, f
-            if params[ENTROPY_MIN] > 0:
-                flogf = 0.0
-                for t in range(d):
-                    flogf += float(hist[1, t]) * math.log(hist[1, t])
-                threshold = float(total) * (math.log(total) - params[ENTROPY_LN_L])
-                fails = d < params[ENTROPY_MIN] or threshold < flogf
-            if not fails and params[CLOSENESS_T] >= 0:
-                fails = closeness(hist, d, total, params, tree, value_counts) > \
-                    params[CLOSENESS_T]
-            if not fails and params[RECURSIVE_L] > 0:
-                fails = recursive_fails(hist, d, params)
-            if not fails and (params[ALPHA] >= 0 or params[BETA] >= 0):
-                fails = shares_fail(hist, d, total, params)
-            if not fails and params[DELTA_HIGH] >= 0:
-                fails = ratios_fail(hist, d, total, params)
-            if not fails and params[LOSS_EPSILON] >= 0:
-                verdict = losses_fail(hist, d, total, params)
-                if verdict == UNSURE_VERDICT:
-                    return UNSURE_VERDICT
-                fails = verdict == 1
+            verdict = histogram_verdict(hist, d, total, params, tree, value_counts)
+            if verdict == UNSURE_VERDICT:
+                return UNSURE_VERDICT
+            fails = verdict == 1
+        if not fails and population:
+            fails = _population_fails(total, cls[POPULATION, k], params)
         outlier[k] = fails
     return n_classes

@@ -12,9 +12,9 @@ It covers the common case: models whose :meth:`~gpuppdp.core.model.PrivacyModel.
 it judges (k-anonymity, l-diversity -- distinct, entropy, recursive (c, l) --, t-closeness
 with the equal, ordered or hierarchical distance, (alpha, k)-anonymity, beta-likeness,
 delta-disclosure privacy and the privacy-loss model, one of each at most, on one sensitive
-attribute carried with its own codes, with or without a minimal class size; or k-map and
-delta-presence (Sweeney 2002; Nergiz, Atzori & Clifton 2007) on one population table,
-without a sensitive attribute: :func:`_bottom_set`), the loss, precision
+attribute carried with its own codes, with or without a minimal class size, and k-map and
+delta-presence (Sweeney 2002; Nergiz, Atzori & Clifton 2007) on one population table:
+:func:`_bottom_set`), the loss, precision
 and discernibility metrics, a CPU backend, a frequency set of at most
 :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
 properties are arrays the size of the lattice here: one byte per direction and property set,
@@ -120,8 +120,6 @@ def compiled_flash_refusal(models, metric=None, *, evaluator=None,
                   if k not in SAMPLE_KINDS}
     if len(attributes) > 1:
         return "models on several sensitive attributes"
-    if attributes and set(kinds) & set(POPULATION_KINDS):
-        return "a population model with a sensitive attribute"
     if len({id(getattr(m, "population", None)) for m, k in zip(models, kinds)
             if k in POPULATION_KINDS}) > 1:
         return "models on several population tables"
@@ -156,7 +154,9 @@ def _problem_refusal(evaluator, lattice_size: int | None, attributes: set) -> st
                 f"2^{63 - POPULATION_SHIFT} records")
     if int(evaluator.bottom.host_ptr[-1]) > MAX_BOTTOM_ENTRIES:
         return f"a bottom frequency set of more than {MAX_BOTTOM_ENTRIES} entries"
-    if space_of(encoded.node_radix(np.zeros((1, len(encoded.qi_names)), np.int64))[0]) < 0:
+    radix = encoded.node_radix(np.zeros((1, len(encoded.qi_names)), np.int64))[0]
+    radix[-1] += evaluator.carries_sensitive and population is not None  # (its entries' code)
+    if space_of(radix) < 0:
         return "a code space beyond int64"
     return None
 
@@ -176,7 +176,8 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats, dict | None] | None
     here (an entropy loss within rounding of the privacy loss's alpha:
     :func:`~.flash_classes.losses_fail`), for the Python traversal to decide."""
     ev, lat = oracle.evaluator, oracle.lattice
-    bottom = _bottom_set(ev)
+    population = _population(ev)
+    bottom = _bottom_set(ev, population)
     metric, n0 = ev.metric, bottom[1].shape[0]
     limit = class_limit(ev)
     keys = search.key_table
@@ -185,7 +186,8 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats, dict | None] | None
     cfg = np.array([search.predictive_anon, search.has_k, search.pruning,
                     search.bound is not None, search.utility_full, n0, ev.min_class_size or 0,
                     ev.max_suppressed, ev.encoded.n_rows, METRIC_KINDS[metric.name],
-                    ev.encoded.n_sens, NO_GROUP_LIMIT if limit is None else limit,
+                    ev.encoded.n_sens + (ev.carries_sensitive and population is not None),
+                    NO_GROUP_LIMIT if limit is None else limit,
                     _pack_bits(lat)], np.int64)
     inputs = (np.stack([lat.max_levels, lat.strides]).astype(np.int64), keys, phases, cfg,
               np.asarray(metric.heights, np.float64))
@@ -265,18 +267,25 @@ def _population(ev) -> tuple[np.ndarray, np.ndarray] | None:
     return None
 
 
-def _bottom_set(ev) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _bottom_set(ev, population: tuple | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The search's bottom frequency set ``(codes, count, sens)``: the sample's, or with a
-    population (:func:`_population`) the union of both sets, the sample's entries first and in
-    their order, then the population's other QID combinations, each count the sample's and
-    the population's records packed (:func:`~.flash_classes.judge_sample_classes`).  The
-    population holds every combination of the sample (checked when its model is bound)."""
+    ``population`` (:func:`_population`) the union of both sets, the sample's entries first and in
+    their order, each count the sample's and the population's records packed
+    (:func:`~.flash_classes.judge_sample_classes`): without a sensitive attribute, then the
+    population's other QID combinations; with one, then every combination of the population
+    on its own, its sensitive code one past the attribute's values
+    (:func:`~.flash_classes.judge_classes`).  The population holds every combination of the
+    sample (checked when its model is bound)."""
     bottom = ev.bottom
     codes, count, sens = bottom.codes, bottom.count, bottom.sens
-    population = _population(ev)
     if population is None:
         return codes, count, sens
     pop_codes, pop_count = population
+    if ev.carries_sensitive:  # each population entry past the sensitive attribute's values
+        return (np.concatenate([codes, pop_codes.astype(codes.dtype)]),
+                np.concatenate([count, pop_count << POPULATION_SHIFT]),
+                np.concatenate([sens, np.full(pop_count.shape[0], ev.encoded.n_sens,
+                                              sens.dtype)]))
     radix = ev.encoded.node_radix(np.zeros((1, codes.shape[1]), np.int64))[0, :codes.shape[1]]
     weights = np.concatenate([[1], np.cumprod(radix[:-1])]).astype(np.int64)
     pop_keys = pop_codes.astype(np.int64) @ weights
@@ -339,7 +348,7 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
                 np.empty(widest, np.int64), np.empty((2, widest, 3)),
                 np.empty((2, widest), np.int64), np.zeros((2, q), np.int64),
                 np.ones((2, q + 1), np.int64), np.zeros((2, q)), sens,
-                np.zeros((7, n0 + 1), np.int64) if carried else None,
+                np.zeros((8, n0 + 1), np.int64) if carried else None,
                 np.zeros((n0 if carried else 1, q), ev.maps.dtype),
                 np.zeros((4, ev.encoded.n_sens), np.int64), *parameters)
         _compile_parts_first(args)

@@ -40,7 +40,8 @@ from ...kernels.segsum import _one_node
 from ..metrics import _geometric_mean_row, _mean_share_term, _precision_term
 from ..solution_space import _fill_level
 from .flash_cache import _roll_up
-from .flash_classes import MAP_K, PRESENCE_HIGH, SIZE, judge_classes, judge_sample_classes
+from .flash_classes import (DISTINCT, MAP_K, PRESENCE_HIGH, SIZE, judge_classes,
+                            judge_sample_classes)
 from .flash_layout import (AMBIGUOUS, ANON, ARENA_END, BOUND_PRECISION, CACHED, CANDIDATES,
                            CHECKED, CHECKED_NODES, DOWN, EXPLICIT, HAS_K, INSUFF, KANON,
                            MAX_SUPPRESSED, METRIC, MIN_SIZE, NEXT_SLOT, NOTANON, NOTKANON, OK, ONE,
@@ -442,6 +443,10 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
                 return
             size = cls[SIZE, :n_classes]
             class_codes_now = class_codes[:n_classes]
+            if params[MAP_K] >= 0 or params[PRESENCE_HIGH] >= 0:  # the sample's entries
+                n = 0
+                for k in range(n_classes):
+                    n += cls[DISTINCT, k]
         else:  # no sensitive attribute: the classes are the entries, judged by size (with a
             # population's entries, the sample's: their sizes into the roll-up's key scratch)
             size = count[pos:pos + n]
