@@ -25,6 +25,8 @@ from gpuppdp.models import (
     DistinctLDiversity,
     EntropyLDiversity,
     KAnonymity,
+    KAnonymityOnSubsets,
+    LKCPrivacy,
     TCLOSENESS_DISTANCES,
     RecursiveCLDiversity,
     TCloseness,
@@ -273,6 +275,42 @@ def test_population_models_on_two_tables_run_in_python(monkeypatch):
                     DeltaPresence(0.1, 0.9, population=population)]) is None
     fit = _fit(sample, hierarchies, 2, 0.3, "loss", True, monkeypatch, models=two)
     assert fit is not None and not fit.search.details.get("compiled")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_equals_python_with_qid_subsets(seed, monkeypatch):
+    """k-anonymity on QID subsets and LKC-privacy without its confidence bound: groups of a
+    node's classes peeled until every group left reaches its k -- with and without
+    k-anonymity itself and suppression."""
+    data, hierarchies = _table(seed)
+    names = list(hierarchies)
+    subsets = [names[:2], names[-1:]] if len(names) > 2 else [names[:1], names[1:]]
+    solved = 0
+    for (k, models), limit, metric in itertools.product(
+            [(None, lambda: [KAnonymityOnSubsets(subsets, 4)]),
+             (2, lambda: [KAnonymityOnSubsets(subsets, 6)]),
+             (None, lambda: [LKCPrivacy(2, 3, 1.0)])],
+            (0.0, 0.1), ("loss", "precision", "discernibility")):
+        context = (seed, models(), limit, metric)
+        fits = [_fit(data, hierarchies, k, limit, metric, compiled, monkeypatch,
+                     models=models()) for compiled in (True, False)]
+        assert_same_search(*fits, context)
+        solved += fits[0] is not None
+    assert solved >= 9
+
+
+def test_compiled_equals_python_on_adult_with_qid_subsets(monkeypatch):
+    """8-QID Adult, 5 %: k = 5 with k = 10 on {age, sex, race} and {education,
+    marital-status}, and LKC-privacy with L = 2, K = 10."""
+    data, hierarchies = datasets.adult()
+    qids = {q: h for q, h in hierarchies.items() if q != "occupation"}
+    for k, models in [(5, [KAnonymityOnSubsets([["age", "sex", "race"],
+                                                 ["education", "marital-status"]], 10)]),
+                      (None, [LKCPrivacy(2, 10, 1.0)])]:
+        fits = [_fit(data, qids, k, 0.05, "loss", compiled, monkeypatch, models=models,
+                     insensitive=["occupation"]) for compiled in (True, False)]
+        assert fits[0] is not None
+        assert_same_search(*fits, models)
 
 
 def _adult_9(k, limit, metric, monkeypatch):

@@ -18,10 +18,11 @@ __all__ = ["Requirement", "PrivacyModel", "CompiledCheck", "COMPILED_KINDS"]
 
 #: the kinds of :class:`CompiledCheck`: class sizes only, distinct, entropy and recursive
 #: (c, l)-diversity, t-closeness with the equal, ordered or hierarchical distance,
-#: (alpha, k)-anonymity, beta-likeness, delta-disclosure privacy, the privacy-loss model, k-map
-#: and delta-presence
+#: (alpha, k)-anonymity, beta-likeness, delta-disclosure privacy, the privacy-loss model, k-map,
+#: delta-presence and k-anonymity on QID subsets
 COMPILED_KINDS = ("size", "distinct", "entropy", "recursive", "t-closeness", "alpha-k",
-                  "beta-likeness", "delta-disclosure", "privacy-loss", "k-map", "delta-presence")
+                  "beta-likeness", "delta-disclosure", "privacy-loss", "k-map", "delta-presence",
+                  "subsets")
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ class CompiledCheck:
       and entropy in bits) and the array ``prior`` (each value's prior probability);
       ``k-map``: ``k``;  ``delta-presence``: ``low`` and ``high``; both with the arrays
       ``population_codes`` and ``population_count`` (the population's frequency set at the
-      leaves).
+      leaves);  ``subsets``: the array ``subsets`` (per QID subset its ``k``, its length and
+      its columns).
     """
 
     kind: str

@@ -13,7 +13,7 @@ from ..core.classes import Classes
 from ..errors import InputError
 from ..kernels import groupby
 from ..validation import check_int, check_name, check_number, format_values, plain_number
-from .base import PrivacyModel, Requirement
+from .base import CompiledCheck, PrivacyModel, Requirement
 
 __all__ = ["KAnonymityOnSubsets", "LKCPrivacy"]
 
@@ -55,6 +55,13 @@ def _group_sizes(classes: Classes, gid, n_groups: int, alive):
     weights = xp.where(alive, classes.size, 0).astype(xp.float64)
     return xp.bincount(gid.ravel(), weights=xp.broadcast_to(weights, gid.shape).ravel(),
                        minlength=n_groups)
+
+
+def _subsets_check(subsets: list[list[int]], k: int) -> CompiledCheck:
+    """The compiled check of k-anonymity (``k``) on the QID ``subsets`` (column indices): the
+    array ``subsets`` holds, per subset, ``k``, its length and its columns."""
+    return CompiledCheck("subsets", None, {}, {"subsets": np.array(
+        [x for s in subsets for x in (k, len(s), *s)], np.int64)})
 
 
 class _GroupModel(PrivacyModel):
@@ -155,8 +162,13 @@ class KAnonymityOnSubsets(_GroupModel):
                              f"{format_values(names)})")
         return [sorted(names.index(c) for c in s) for s in self.subsets]
 
+    compiled_kind = "subsets"
+
     def _group_fails(self, classes, gid, n_groups, alive):
         return _group_sizes(classes, gid, n_groups, alive) < self.k
+
+    def compiled_check(self) -> CompiledCheck:
+        return _subsets_check(self._require_bound(), self.k)
 
     def describe(self) -> dict:
         return {"model": "k-anonymity-on-subsets", "k": self.k,
@@ -214,6 +226,16 @@ class LKCPrivacy(_GroupModel):
             self._listed = encoded.backend.asarray(mask)
         return [list(s) for size in range(1, min(self.L, q) + 1)
                 for s in itertools.combinations(range(q), size)]
+
+    @property
+    def compiled_kind(self) -> str | None:
+        """Without the confidence bound, k-anonymity on every subset of at most ``L`` QIDs."""
+        return "subsets" if self.sensitive_attribute is None or self.C >= 1.0 else None
+
+    def compiled_check(self) -> CompiledCheck | None:
+        if self.compiled_kind is None:
+            return None
+        return _subsets_check(self._require_bound(), self.K)
 
     def _group_fails(self, classes, gid, n_groups, alive):
         xp = classes.xp

@@ -22,6 +22,7 @@ from ...kernels.hashtable import find_slot, hash_shift
 
 __all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "NOT_ASKED", "UNSURE_VERDICT",
            "POPULATION_SHIFT", "judge_classes", "judge_sample_classes", "histogram_verdict",
+           "peel_groups",
            "closeness",
            "hierarchical_emd", "ordered_emd", "recursive_fails", "shares_fail", "ratios_fail",
            "losses_fail"]
@@ -257,6 +258,68 @@ def judge_sample_classes(count, size, min_size, params, outlier):
         outlier[m] = s < min_size or _population_fails(s, count[m] >> POPULATION_SHIFT, params)
         m += 1
     return m
+
+
+@njit(cache=True)
+def peel_groups(size, codes, node_radix, outlier, subsets, table, table_key, scratch, total):
+    """k-anonymity on QID subsets (:class:`~gpuppdp.models.groups.KAnonymityOnSubsets`,
+    LKC-privacy without its confidence bound) on a node's classes ``size`` / ``codes`` (its
+    radices ``node_radix[0]``): a class not yet ``outlier`` becomes one when its group on a
+    subset -- the classes left that share its codes there -- holds fewer records than the
+    subset's ``k``, until no class does (``subsets``: their number, then per subset ``k``,
+    its length and its columns).  The classes left are the largest set whose groups all
+    reach their ``k``, whatever the order of the removals, as the models' own peeling finds
+    it.  ``total``: each group's records (scratch)."""
+    n = size.shape[0]
+    changed = True
+    while changed:
+        changed = False
+        at = 1
+        for _ in range(subsets[0]):
+            k, width = subsets[at], subsets[at + 1]
+            cols = subsets[at + 2:at + 2 + width]
+            at += 2 + width
+            space = np.int64(1)
+            for c in cols:
+                space *= max(node_radix[0, c], 1)
+            size_t = _table_size(n, space)
+            dense = size_t == space
+            shift = hash_shift(size_t)
+            mask = np.uint64(size_t - 1)
+            groups = 0
+            for e in range(n):
+                if outlier[e]:
+                    continue
+                slot, g = find_slot(_group_key(codes, e, cols, node_radix), dense, table,
+                                    table_key, shift, mask)
+                if g < 0:
+                    g = groups
+                    table[slot] = g
+                    table_key[g] = _group_key(codes, e, cols, node_radix)
+                    scratch[g] = slot
+                    total[g] = 0
+                    groups += 1
+                total[g] += size[e]
+            for e in range(n):
+                if not outlier[e]:
+                    slot, g = find_slot(_group_key(codes, e, cols, node_radix), dense, table,
+                                        table_key, shift, mask)
+                    if total[g] < k:
+                        outlier[e] = True
+                        changed = True
+            for g in range(groups):
+                table[scratch[g]] = -1
+
+
+@njit(cache=True)
+def _group_key(codes, e, cols, node_radix):
+    """Class ``e``'s key on the QID columns ``cols`` (mixed radix at the node's levels)."""
+    key = np.int64(0)
+    stride = np.int64(1)
+    for c in cols:
+        key += np.int64(codes[e, c]) * stride
+        stride *= max(node_radix[0, c], 1)
+    return key
 
 
 @njit(cache=True)

@@ -97,7 +97,7 @@ METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2}
 #: models judged against a population table (its frequency set joins the sample's)
 POPULATION_KINDS = ("k-map", "delta-presence")
 #: models judging the sample's classes by their sizes alone, without a sensitive attribute
-SAMPLE_KINDS = ("size", *POPULATION_KINDS)
+SAMPLE_KINDS = ("size", "subsets", *POPULATION_KINDS)
 
 
 def compiled_flash_refusal(models, metric=None, *, evaluator=None,
@@ -123,6 +123,8 @@ def compiled_flash_refusal(models, metric=None, *, evaluator=None,
     if len({id(getattr(m, "population", None)) for m, k in zip(models, kinds)
             if k in POPULATION_KINDS}) > 1:
         return "models on several population tables"
+    if "subsets" in kinds and (attributes or set(kinds) & set(POPULATION_KINDS)):
+        return "k-anonymity on QID subsets with a sensitive attribute or a population"
     if metric is not None:
         name = metric if isinstance(metric, str) else metric.name
         if name not in METRIC_KINDS or (isinstance(metric, Metric) and
@@ -237,12 +239,14 @@ def _metric_tables(ev, lat, limit: int | None) -> tuple:
 
 
 def _model_parameters(ev) -> tuple:
-    """``(params, tree, value_counts)`` of :func:`~.flash_classes.judge_classes` from the
-    evaluator's models' :meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`."""
+    """``(params, tree, value_counts)`` of :func:`~.flash_classes.judge_classes` and the
+    QID subsets of :func:`~.flash_classes.peel_groups` from the evaluator's models'
+    :meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`."""
     m = ev.encoded.n_sens
     params = np.zeros(SHARES + len(VALUE_BLOCKS) * m)
     params[list(NOT_ASKED)] = -1.0
     arrays = {"tree": np.zeros(1, np.int64), "value_counts": np.zeros(1, np.int64)}
+    subsets = np.zeros(0, np.int64)  # each one's k, length and columns
     for model in ev.models:
         check = model.compiled_check()
         for name, value in check.numbers.items():
@@ -252,8 +256,13 @@ def _model_parameters(ev) -> tuple:
                 params[SHARES + block * m:SHARES + (block + 1) * m] = check.arrays[name]
         if "order" in check.arrays:  # the ordered distance's order takes the tree's place
             arrays["tree"] = check.arrays["order"]
+        subsets = check.arrays.get("subsets", subsets)  # (one such model at most)
         arrays.update((k, v) for k, v in check.arrays.items() if k in arrays)
-    return params, arrays["tree"].astype(np.int64), arrays["value_counts"].astype(np.int64)
+    at, count = 0, 0
+    while at < len(subsets):
+        at, count = at + 2 + int(subsets[at + 1]), count + 1
+    return (params, arrays["tree"].astype(np.int64), arrays["value_counts"].astype(np.int64),
+            np.concatenate([[count], subsets]).astype(np.int64))
 
 
 def _population(ev) -> tuple[np.ndarray, np.ndarray] | None:
@@ -350,7 +359,8 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
                 np.ones((2, q + 1), np.int64), np.zeros((2, q)), sens,
                 np.zeros((8, n0 + 1), np.int64) if carried else None,
                 np.zeros((n0 if carried else 1, q), ev.maps.dtype),
-                np.zeros((4, ev.encoded.n_sens), np.int64), *parameters)
+                np.zeros((4, ev.encoded.n_sens), np.int64), *parameters,
+                np.empty(max(n0, 1) if parameters[-1][0] else 1, np.int64))
         _compile_parts_first(args)
         _flash(*args)
         if work[STATUS] in (OK, UNSURE):

@@ -41,7 +41,7 @@ from ..metrics import _geometric_mean_row, _mean_share_term, _precision_term
 from ..solution_space import _fill_level
 from .flash_cache import _roll_up
 from .flash_classes import (DISTINCT, MAP_K, PRESENCE_HIGH, SIZE, judge_classes,
-                            judge_sample_classes)
+                            judge_sample_classes, peel_groups)
 from .flash_layout import (AMBIGUOUS, ANON, ARENA_END, BOUND_PRECISION, CACHED, CANDIDATES,
                            CHECKED, CHECKED_NODES, DOWN, EXPLICIT, HAS_K, INSUFF, KANON,
                            MAX_SUPPRESSED, METRIC, MIN_SIZE, NEXT_SLOT, NOTANON, NOTKANON, OK, ONE,
@@ -405,7 +405,8 @@ def record_classes(g, r, n, size, codes, fields, outlier, lattice, cfg, heights,
 def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
            slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first, maps,
            map_off, level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens,
-           cls, class_codes, hist, params, tree, value_counts):
+           cls, class_codes, hist, params, tree, value_counts, subsets,
+           group_total):
     """Check ``g`` (:func:`_roll_up`, then its classes judged, its suppressed count and
     metric) into the next record, and set Flash's properties from the verdict."""
     q = lattice.shape[1]
@@ -457,6 +458,9 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
                 for c in range(n):
                     outlier[c] = size[c] < cfg[MIN_SIZE]
             class_codes_now = codes[pos:pos + n]
+            if subsets[0] > 0:  # k-anonymity on QID subsets: groups of classes
+                peel_groups(size, class_codes_now, node_radix, outlier, subsets, table,
+                            table_key, scratch, group_total)
         record_classes(g, r, n, size, class_codes_now, node_radix, outlier, lattice, cfg,
                        heights, share, node_off[1:2], loss_table, sums, work[PTR:PTR + 2],
                        rec_int, rec_float, ONE)  # (node_radix: codes not packed, unread)
@@ -481,7 +485,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
                    rec_int, rec_float, slot, slot_levels, slot_of, table, table_key, scratch,
                    outlier, codes, count, first, maps, map_off, level_radix, share, share_off,
                    loss_table, candidates, node_off, node_radix, sums, sens, cls, class_codes,
-                   hist, params, tree, value_counts):
+                   hist, params, tree, value_counts, subsets, group_total):
     """ARX's ``checkAndTag``: check ``g`` unless it carries a ``check`` bit (:func:`_check`),
     then (unless ``final``: the closing checks of bottom and top) track the optimum (smaller
     loss, then lower height), tag and prune.
@@ -492,7 +496,9 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
     :func:`~.flash_classes.judge_sample_classes`).  ``node_off`` (2, q),
     ``node_radix`` (2, q + 1: the node's radices, then the roll-up's strides), ``sums`` (2, q)
     and, for a carried sensitive attribute, ``cls``, ``class_codes`` and ``hist`` are scratch
-    (:func:`~.flash_classes.judge_classes`; ``params`` its models).
+    (:func:`~.flash_classes.judge_classes`; ``params`` its models); ``subsets`` lays out
+    k-anonymity on QID subsets, ``group_total`` is its scratch
+    (:func:`~.flash_classes.peel_groups`; a zero: none).
     """
     if not _has(props, g, check):
         if work[CHECKED_NODES] == rec_int.shape[0]:
@@ -501,7 +507,8 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
         _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
                slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first,
                maps, map_off, level_radix, share, share_off, loss_table, node_off, node_radix,
-               sums, sens, cls, class_codes, hist, params, tree, value_counts)
+               sums, sens, cls, class_codes, hist, params, tree, value_counts, subsets,
+               group_total)
     if final or work[STATUS] == UNSURE:
         return
     if props[VERDICT, g] == 2:
@@ -533,7 +540,8 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
            level_radix, share, share_off, loss_table, work, props, bounds, queue, heap, candidates,
            rec_int, rec_float, slot, slot_levels, slot_of, table, table_key, scratch, outlier,
            walk, succ, level_levels, odometer, level_ids, sorted_ids, sort_keys, sort_order,
-           node_off, node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts):
+           node_off, node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts,
+           subsets, group_total):
     """The whole search (one compiled kernel loop), in the arrays
     :func:`~.flash_compiled.run` allocates (a compiled allocation compiles
     an implementation per shape and type); writes per checked node, in check order, ``(id,
@@ -613,7 +621,8 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                                scratch, outlier, codes, count, first, maps,
                                                map_off, level_radix, share, share_off, loss_table,
                                                candidates, node_off, node_radix, sums, sens, cls,
-                                               class_codes, hist, params, tree, value_counts)
+                                               class_codes, hist, params, tree, value_counts,
+                                               subsets, group_total)
                                 n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
                                                                    keys, node_keys)
                                 # the Python search tests the successors here for its
@@ -668,7 +677,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                    table, table_key, scratch, outlier, codes, count, first, maps,
                                    map_off, level_radix, share, share_off, loss_table, candidates,
                                    node_off, node_radix, sums, sens, cls, class_codes, hist,
-                                   params, tree, value_counts)
+                                   params, tree, value_counts, subsets, group_total)
                     if _has(props, x, b_prop):
                         last = x
                         hi = mid - 1
@@ -693,7 +702,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                            table_key, scratch, outlier, codes, count, first, maps, map_off,
                            level_radix, share, share_off, loss_table, candidates, node_off,
                            node_radix, sums, sens, cls, class_codes, hist, params, tree,
-                           value_counts)
+                           value_counts, subsets, group_total)
 
 
 #: positions of the class scratch (``cls``, None without a sensitive attribute) and of the
@@ -718,7 +727,7 @@ def _flash_signature(code: str, classes: str) -> str:
              "odometer": i1, "level_ids": i1, "sorted_ids": i1, "sort_keys": f3, "sort_order": i2,
              "node_off": i2, "node_radix": i2, "sums": f2, "sens": "int32[::1]", "cls": classes,
              "class_codes": f"{code}[:, ::1]", "hist": i2, "params": f1, "tree": i1,
-             "value_counts": i1}
+             "value_counts": i1, "subsets": i1, "group_total": i1}
     return f"none({', '.join(typed[p] for p in _FLASH_PARAMETERS)})"
 
 
