@@ -14,7 +14,9 @@ with the equal, ordered or hierarchical distance, (alpha, k)-anonymity, beta-lik
 delta-disclosure privacy and the privacy-loss model, one of each at most, on one sensitive
 attribute carried with its own codes, with or without a minimal class size, and k-map and
 delta-presence (Sweeney 2002; Nergiz, Atzori & Clifton 2007) on one population table:
-:func:`_bottom_set`), the loss, precision
+:func:`_bottom_set`; or k-anonymity on QID subsets and LKC-privacy without its confidence
+bound (Mohammed, Fung, Hung & Lee 2009), without a sensitive attribute or a population:
+:func:`~.flash_classes.peel_groups`), the loss, precision
 and discernibility metrics, a CPU backend, a frequency set of at most
 :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
 properties are arrays the size of the lattice here: one byte per direction and property set,
