@@ -263,6 +263,20 @@ def test_the_sample_and_the_population_share_one_bottom_set():
     assert (count >> shift).tolist() == [2, 2, 1, 1]
 
 
+def test_qid_subsets_with_a_sensitive_attribute_or_a_population_run_in_python():
+    """k-anonymity on QID subsets (or LKC-privacy with C = 1) with a model of the sensitive
+    attribute or a population model is refused by the compiled Flash, which says why; LKC with
+    a confidence bound is judged in Python only."""
+    population, _ = _table(2)
+    refusal = flash_compiled.compiled_flash_refusal
+    subsets = KAnonymityOnSubsets([["q0", "q1"]], 3)
+    why = "k-anonymity on QID subsets with a sensitive attribute or a population"
+    assert refusal([subsets, DistinctLDiversity("s", 2)]) == why
+    assert refusal([LKCPrivacy(2, 3, 1.0), KMap(2, population=population)]) == why
+    assert refusal([subsets, KAnonymity(2)]) is None
+    assert "judged in Python only" in refusal([LKCPrivacy(2, 3, 0.6, attribute="s")])
+
+
 def test_population_models_on_two_tables_run_in_python(monkeypatch):
     """Models on two population tables run the Python traversal (and say why)."""
     population, hierarchies = _table(1)
