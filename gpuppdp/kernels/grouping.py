@@ -126,6 +126,15 @@ def _table_size(n, space):
     return hashed_size(n)
 
 
+@njit(cache=True)
+def table_layout(n, space):
+    """``(dense, shift, mask)`` of the scratch table of ``n`` keys in a key space of ``space``
+    (:func:`_table_size` slots; ``dense``: directly addressed) for
+    :func:`~.hashtable.find_slot`."""
+    size = _table_size(n, space)
+    return size == space, hash_shift(size), np.uint64(size - 1)
+
+
 @njit_no_refcount
 def _rollup_range(b0, b1, pos, src_codes, src_sens, src_count, src_first, node_src_start,
                   node_src_stop, node_map_off, maps_flat, node_radix, out_pos, out_codes,

@@ -17,8 +17,8 @@ import numpy as np
 from numba import njit
 
 from ...kernels.groupby import space_of
-from ...kernels.grouping import _table_size
-from ...kernels.hashtable import find_slot, hash_shift
+from ...kernels.grouping import table_layout
+from ...kernels.hashtable import find_slot
 
 __all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "NOT_ASKED", "UNSURE_VERDICT",
            "POPULATION_SHIFT", "judge_classes", "judge_sample_classes", "histogram_verdict",
@@ -282,10 +282,7 @@ def peel_groups(size, codes, node_radix, outlier, subsets, table, table_key, scr
             space = np.int64(1)
             for c in cols:
                 space *= max(node_radix[0, c], 1)
-            size_t = _table_size(n, space)
-            dense = size_t == space
-            shift = hash_shift(size_t)
-            mask = np.uint64(size_t - 1)
+            dense, shift, mask = table_layout(n, space)
             groups = 0
             for e in range(n):
                 if outlier[e]:
@@ -378,11 +375,8 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
     q = codes.shape[1]
     population = params[MAP_K] >= 0 or params[PRESENCE_HIGH] >= 0
     outside = hist.shape[1]  # a population's entries' sensitive code
-    space = space_of(node_radix[0, :q])  # below the bottom's, which fits
-    size = _table_size(n, space)
-    dense = size == space
-    shift = hash_shift(size)
-    mask = np.uint64(size - 1)
+    # (a key space below the bottom's, which fits)
+    dense, shift, mask = table_layout(n, space_of(node_radix[0, :q]))
     n_classes = 0
     for i in range(n):
         e = pos + i
