@@ -44,8 +44,8 @@ class CompiledCheck:
       and entropy in bits) and the array ``prior`` (each value's prior probability);
       ``k-map``: ``k``;  ``delta-presence``: ``low`` and ``high``; both with the arrays
       ``population_codes`` and ``population_count`` (the population's frequency set at the
-      leaves);  ``subsets``: the array ``subsets`` (per QID subset its ``k``, its length and
-      its columns).
+      leaves);  ``subsets``: the array ``subsets`` (the number of QID subsets, then per subset
+      its ``k``, its length and its columns).
     """
 
     kind: str

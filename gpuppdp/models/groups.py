@@ -59,9 +59,9 @@ def _group_sizes(classes: Classes, gid, n_groups: int, alive):
 
 def _subsets_check(subsets: list[list[int]], k: int) -> CompiledCheck:
     """The compiled check of k-anonymity (``k``) on the QID ``subsets`` (column indices): the
-    array ``subsets`` holds, per subset, ``k``, its length and its columns."""
+    array ``subsets`` holds their number, then per subset ``k``, its length and its columns."""
     return CompiledCheck("subsets", None, {}, {"subsets": np.array(
-        [x for s in subsets for x in (k, len(s), *s)], np.int64)})
+        [len(subsets)] + [x for s in subsets for x in (k, len(s), *s)], np.int64)})
 
 
 class _GroupModel(PrivacyModel):

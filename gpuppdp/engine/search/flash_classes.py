@@ -22,10 +22,8 @@ from ...kernels.hashtable import find_slot
 
 __all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "NOT_ASKED", "UNSURE_VERDICT",
            "POPULATION_SHIFT", "judge_classes", "judge_sample_classes", "histogram_verdict",
-           "peel_groups",
-           "closeness",
-           "hierarchical_emd", "ordered_emd", "recursive_fails", "shares_fail", "ratios_fail",
-           "losses_fail"]
+           "peel_groups", "closeness", "hierarchical_emd", "ordered_emd", "recursive_fails",
+           "shares_fail", "ratios_fail", "losses_fail"]
 
 _i64 = np.int64
 # rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
@@ -287,13 +285,9 @@ def peel_groups(size, codes, node_radix, outlier, subsets, table, table_key, scr
             for e in range(n):
                 if outlier[e]:
                     continue
-                slot, g = find_slot(_group_key(codes, e, cols, node_radix), dense, table,
-                                    table_key, shift, mask)
-                if g < 0:
-                    g = groups
-                    table[slot] = g
-                    table_key[g] = _group_key(codes, e, cols, node_radix)
-                    scratch[g] = slot
+                g = _group_of(_group_key(codes, e, cols, node_radix), groups, dense, table,
+                              table_key, scratch, shift, mask)
+                if g == groups:
                     total[g] = 0
                     groups += 1
                 total[g] += size[e]
@@ -306,6 +300,19 @@ def peel_groups(size, codes, node_radix, outlier, subsets, table, table_key, scr
                         changed = True
             for g in range(groups):
                 table[scratch[g]] = -1
+
+
+@njit(inline='always')
+def _group_of(key, groups, dense, table, table_key, scratch, shift, mask):
+    """The group of ``key`` in the scratch table (:func:`~...kernels.hashtable.find_slot`);
+    a new key opens group ``groups`` (its key in ``table_key``, its slot in ``scratch``)."""
+    slot, g = find_slot(key, dense, table, table_key, shift, mask)
+    if g < 0:
+        g = groups
+        table[slot] = g
+        table_key[g] = key
+        scratch[g] = slot
+    return g
 
 
 @njit(cache=True)
@@ -385,12 +392,8 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
         for j in range(q):
             key += np.int64(codes[e, j]) * stride
             stride *= max(node_radix[0, j], 1)
-        slot, k = find_slot(key, dense, table, table_key, shift, mask)
-        if k < 0:
-            k = n_classes
-            table[slot] = k
-            table_key[k] = key
-            scratch[k] = slot
+        k = _group_of(key, n_classes, dense, table, table_key, scratch, shift, mask)
+        if k == n_classes:
             cls[SIZE, k], cls[DISTINCT, k], cls[FIRST, k], cls[POPULATION, k] = 0, 0, e, 0
             n_classes += 1
         if population and sens[e] == outside:

@@ -44,7 +44,7 @@ import numpy as np
 from numba import types
 from numba.np.numpy_support import as_dtype
 
-from ...kernels import cached_signatures, small_pages
+from ...kernels import cached_signatures, common_groups, small_pages
 from ...kernels.aot import attached, attached_forms
 from ...kernels.groupby import space_of
 from ...kernels.grouping import NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO
@@ -152,11 +152,12 @@ def _problem_refusal(evaluator, lattice_size: int | None, attributes: set) -> st
     if lattice_size is None or lattice_size > MAX_LATTICE:
         return f"a lattice of more than {MAX_LATTICE} nodes"
     population = _population(evaluator)
-    if population is not None and (population[0].shape[0] > MAX_BOTTOM_ENTRIES or
-                                   int(population[1].sum()) >> (63 - POPULATION_SHIFT)):
-        return (f"a population of more than {MAX_BOTTOM_ENTRIES} QID combinations or "
-                f"2^{63 - POPULATION_SHIFT} records")
-    if int(evaluator.bottom.host_ptr[-1]) > MAX_BOTTOM_ENTRIES:
+    if population is not None and int(population[1].sum()) >> (63 - POPULATION_SHIFT):
+        return f"a population of 2^{63 - POPULATION_SHIFT} records or more"
+    entries = int(evaluator.bottom.host_ptr[-1])  # the search's bottom set (:func:`_bottom_set`)
+    if population is not None:
+        entries = population[0].shape[0] + entries * evaluator.carries_sensitive
+    if entries > MAX_BOTTOM_ENTRIES:
         return f"a bottom frequency set of more than {MAX_BOTTOM_ENTRIES} entries"
     radix = encoded.node_radix(np.zeros((1, len(encoded.qi_names)), np.int64))[0]
     radix[-1] += evaluator.carries_sensitive and population is not None  # (its entries' code)
@@ -202,7 +203,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats, dict | None] | None
         return None
     checked, opt = int(work[CHECKED_NODES]), int(work[OPTIMUM])
     oracle.evaluations += checked
-    # record r's node's levels are its slot's, r + 1
+    # record r's node's levels are its slot's, rec_int[r, 7]
     stats, ids = _stats(ev, rec_int[:checked], rec_float[:checked],
                         slot_levels[rec_int[:checked, 7], :lat.n_attributes])
     if opt < 0:
@@ -248,7 +249,7 @@ def _model_parameters(ev) -> tuple:
     params = np.zeros(SHARES + len(VALUE_BLOCKS) * m)
     params[list(NOT_ASKED)] = -1.0
     arrays = {"tree": np.zeros(1, np.int64), "value_counts": np.zeros(1, np.int64)}
-    subsets = np.zeros(0, np.int64)  # each one's k, length and columns
+    subsets = np.zeros(1, np.int64)  # (:func:`~.flash_classes.peel_groups`'s layout)
     for model in ev.models:
         check = model.compiled_check()
         for name, value in check.numbers.items():
@@ -260,11 +261,8 @@ def _model_parameters(ev) -> tuple:
             arrays["tree"] = check.arrays["order"]
         subsets = check.arrays.get("subsets", subsets)  # (one such model at most)
         arrays.update((k, v) for k, v in check.arrays.items() if k in arrays)
-    at, count = 0, 0
-    while at < len(subsets):
-        at, count = at + 2 + int(subsets[at + 1]), count + 1
     return (params, arrays["tree"].astype(np.int64), arrays["value_counts"].astype(np.int64),
-            np.concatenate([[count], subsets]).astype(np.int64))
+            subsets.astype(np.int64))
 
 
 def _population(ev) -> tuple[np.ndarray, np.ndarray] | None:
@@ -297,15 +295,16 @@ def _bottom_set(ev, population: tuple | None) -> tuple[np.ndarray, np.ndarray, n
                 np.concatenate([count, pop_count << POPULATION_SHIFT]),
                 np.concatenate([sens, np.full(pop_count.shape[0], ev.encoded.n_sens,
                                               sens.dtype)]))
-    radix = ev.encoded.node_radix(np.zeros((1, codes.shape[1]), np.int64))[0, :codes.shape[1]]
-    weights = np.concatenate([[1], np.cumprod(radix[:-1])]).astype(np.int64)
-    pop_keys = pop_codes.astype(np.int64) @ weights
-    order = np.argsort(pop_keys, kind="stable")
-    at = order[np.searchsorted(pop_keys[order], codes.astype(np.int64) @ weights)]
-    others = np.ones(pop_keys.shape[0], np.bool_)
-    others[at] = False
+    group_s, group_p, n_groups = common_groups(
+        ev.backend, np.zeros(codes.shape[0], np.int64), codes,
+        np.zeros(pop_codes.shape[0], np.int64), pop_codes)
+    in_population = np.zeros(n_groups, np.int64)
+    in_population[group_p] = pop_count
+    in_sample = np.zeros(n_groups, np.bool_)
+    in_sample[group_s] = True
+    others = ~in_sample[group_p]
     union_codes = np.concatenate([codes, pop_codes[others].astype(codes.dtype)])
-    union_count = np.concatenate([count + (pop_count[at] << POPULATION_SHIFT),
+    union_count = np.concatenate([count + (in_population[group_s] << POPULATION_SHIFT),
                                   pop_count[others] << POPULATION_SHIFT])
     return union_codes, union_count, np.zeros(union_count.shape[0], np.int32)
 
@@ -408,7 +407,8 @@ def class_limit(evaluator) -> int | None:
     them all."""
     k = evaluator.min_class_size
     if evaluator.carries_sensitive or k is None or k < 2 or \
-            evaluator.metric.name == "discernibility" or _population(evaluator) is not None:
+            evaluator.metric.name == "discernibility" or \
+            any(m.compiled_kind in POPULATION_KINDS for m in evaluator.models):
         return None
     return evaluator.encoded.n_rows // k + evaluator.max_suppressed
 
