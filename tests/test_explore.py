@@ -361,3 +361,74 @@ def test_figures_do_not_read_their_scratch_before_writing_it():
         dirty = _figures_njit(*args, np.full((4, len(size) + 3), np.nan))
         np.testing.assert_array_equal(dirty, clean)
         assert np.isfinite(clean[:, 2:]).all()  # every node kept a class: all figures shown
+
+
+def _random_batch(rng, n_nodes, n_values):
+    """Random classes of ``n_nodes`` nodes (some empty), histograms over ``n_values`` values
+    with the entries of each node in a shuffled order, a random suppression (one node's
+    classes all suppressed) and counts past a small ``n log2 n`` table."""
+    per_node = rng.integers(0, 7, n_nodes)
+    per_node[rng.integers(n_nodes)] = 0
+    ptr = np.concatenate([[0], np.cumsum(per_node)]).astype(np.int64)
+    n_classes = int(ptr[-1])
+    distinct = rng.integers(1, min(n_values, 4) + 1, n_classes)
+    entry_class = np.repeat(np.arange(n_classes), distinct)
+    entry_sens = np.concatenate([rng.choice(n_values, d, replace=False) for d in distinct])
+    entry_count = rng.integers(1, 40, len(entry_class))
+    node_of_class = np.repeat(np.arange(n_nodes), per_node)
+    node_of_entry = node_of_class[entry_class]
+    order = np.lexsort((rng.random(len(entry_class)), node_of_entry))  # shuffled per node
+    entry_class, entry_sens, entry_count = entry_class[order], entry_sens[order], \
+        entry_count[order]
+    size = np.bincount(entry_class, weights=entry_count, minlength=n_classes).astype(np.int64)
+    outlier = rng.random(n_classes) < 0.3
+    full = np.flatnonzero(per_node)[0]
+    outlier[ptr[full]:ptr[full + 1]] = True
+    return ptr, size, outlier, distinct, entry_class, entry_sens, entry_count
+
+
+@pytest.mark.parametrize("with_prior", [False, True])
+def test_the_cuda_figures_equal_the_cpu_pass(with_prior):
+    """The four CUDA launches (Numba's simulator, the strict CuPy stand-in) against the CPU
+    pass on random batches: the same figures per node (the same per-class sums; the node sums
+    in class order on the device, the CPU's in class order too)."""
+    from gpuppdp.core.classes import Classes
+    from gpuppdp.testing import strict_backend
+    from gpuppdp.tradeoff.exploration import _figures_njit
+    from gpuppdp.tradeoff.figures_cuda import node_figures_cuda
+
+    be = strict_backend()
+    xp = be.xp
+    rng = np.random.default_rng(11 + with_prior)
+    for trial in range(3):
+        n_nodes, n_values = int(rng.integers(2, 9)), int(rng.integers(2, 7))
+        ptr, size, outlier, distinct, entry_class, entry_sens, entry_count = \
+            _random_batch(rng, n_nodes, n_values)
+        xlogx = np.arange(33, dtype=np.float64)  # counts past 32 computed, not looked up
+        xlogx[1:] *= np.log2(xlogx[1:])
+        prior = rng.random(n_values)
+        prior /= prior.sum()
+        prior_sq, prior_h = float((prior ** 2).sum()), float(-(prior * np.log2(prior)).sum())
+        entry_ptr = np.zeros(n_nodes + 1, np.int64)
+        node_of_class = np.repeat(np.arange(n_nodes), np.diff(ptr))
+        np.cumsum(np.bincount(node_of_class[entry_class], minlength=n_nodes),
+                  out=entry_ptr[1:])
+        expected = _figures_njit(ptr, entry_ptr, size, outlier, entry_class,
+                                 entry_sens.astype(np.int64), entry_count, n_values,
+                                 prior if with_prior else np.zeros(0), prior_sq, prior_h,
+                                 0.2, True, xlogx, np.empty((4, len(size))))
+        classes = Classes(xp, be.asarray(size), None, be.asarray(ptr), ptr, None,
+                          be.asarray(distinct), be.asarray(entry_class),
+                          be.asarray(entry_sens.astype(np.int32)), be.asarray(entry_count))
+        extra = {"prior": be.asarray(prior), "prior_sq": prior_sq,
+                 "prior_h": prior_h} if with_prior else {}
+        got = be.to_host(node_figures_cuda(be, classes, be.asarray(outlier), n_nodes, 0.2,
+                                           n_values, be.asarray(xlogx), **extra))
+        np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-15, err_msg=str(trial))
+        assert np.isnan(got[np.diff(ptr) == 0, 2:]).all()  # no classes: no figures
+        # without a sensitive attribute: the first two columns, the rest NaN
+        plain = Classes(xp, be.asarray(size), None, be.asarray(ptr), ptr, None)
+        got = be.to_host(node_figures_cuda(be, plain, be.asarray(outlier), n_nodes, 0.2, 0,
+                                           be.asarray(xlogx)))
+        np.testing.assert_array_equal(got[:, :2], expected[:, :2])
+        assert np.isnan(got[:, 2:]).all()

@@ -44,9 +44,9 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from ..algorithms.negotiation import FIGURES, utility_losses
+from ..algorithms.negotiation import FIGURES
 from ..anonymizer import Anonymizer
-from ..core.classes import Classes, entry_shares, segment_max, segment_sum
+from ..core.classes import Classes
 from ..engine.encoding import encode
 from ..engine.evaluate import LatticeOracle, checked_evaluator
 from ..engine.lattice import Lattice, node_levels
@@ -57,8 +57,8 @@ from ..errors import InputError
 from ..kernels.aot import ahead_of_time
 from ..kernels.groupby import balanced_runs, n_tasks_for, run_tasks
 from ..models import KAnonymity, PrivacyLoss
-from ..models.distribution import privacy_losses
 from ..validation import check_int, check_number
+from .figures_cuda import node_figures_cuda
 from .frontier import PARETO, exploration_html, pareto_mask
 
 __all__ = ["explore", "Exploration", "NodeFigures"]
@@ -95,6 +95,7 @@ class NodeFigures(Metric):
         self._xlogx = np.arange(min(encoded.n_rows, 1 << 16) + 1, dtype=np.float64)
         self._xlogx[1:] *= np.log2(self._xlogx[1:])
         self._scratch = np.empty((4, 0))
+        self._xlogx_device = None  # its copy on the device, made at the first GPU batch
         if self.sensitive is not None:
             self._values = len(encoded.sensitive[self.sensitive].labels)
             if self.prior is not None:
@@ -113,7 +114,7 @@ class NodeFigures(Metric):
     def _figures(self, classes: Classes, outlier, n_nodes: int) -> np.ndarray:
         """(B, 10) host figures of the batch's nodes, in :data:`_BATCH` order: on the CPU
         one pass over each node's classes and histogram entries (:func:`_figures_njit`), on
-        a GPU array operations over the batch."""
+        a GPU four launches over the batch's classes (:mod:`.figures_cuda`)."""
         if self.backend.kernels == "cpu":
             cl = classes if self.sensitive is None else classes.for_attribute(self.sensitive)
             with_sens = self.sensitive is not None
@@ -135,31 +136,15 @@ class NodeFigures(Metric):
                 entry_count, self._values if with_sens else 0, prior, float(prior_sq),
                 float(prior_h), self.risk_threshold, with_sens, self._xlogx,
                 self._scratch_for(cl.size.shape[0]))
-        xp, be = classes.xp, self.backend
-        kept = ~outlier
-        size = classes.size.astype(xp.int64)
-        kept_size = xp.where(kept, size, 0)
-        risky = kept & (1.0 / size.astype(xp.float64) > self.risk_threshold)
-        out = [classes.per_node(kept_size * kept_size).astype(xp.float64),
-               classes.per_node(xp.where(risky, size, 0)).astype(xp.float64)]
-        if self.sensitive is None:
-            host = be.to_host(xp.stack(out, axis=1))  # one copy back
-            return np.concatenate([host, np.full((n_nodes, len(FIGURES)), np.nan)], axis=1)
-        cl = classes.for_attribute(self.sensitive)
-        node = cl.node.astype(xp.int64)
-        records = classes.per_node(kept_size).astype(xp.float64)  # kept, per node
-        if self._privacy is not None:
-            dist_priv, ent_priv = self._privacy.losses(cl)
-        else:  # per node the released records' distribution, as check() takes it
-            dist_priv, ent_priv = privacy_losses(cl, *self._released_prior(cl, kept, node,
-                                                                           records, n_nodes))
-        dist_util, ent_util = utility_losses(cl)
-        weight = kept_size.astype(xp.float64)
-        for per_class in (dist_priv, ent_priv, dist_util, ent_util):
-            top = segment_max(xp, node, xp.where(kept, per_class, -xp.inf), n_nodes, -np.inf)
-            out.append(xp.where(xp.isfinite(top), top, xp.nan))
-            out.append(segment_sum(xp, node, per_class * weight, n_nodes) / records)
-        return be.to_host(xp.stack([v.astype(xp.float64) for v in out], axis=1))  # one copy
+        if self._xlogx_device is None:
+            self._xlogx_device = self.backend.asarray(self._xlogx)
+        cl = classes if self.sensitive is None else classes.for_attribute(self.sensitive)
+        prior = {} if self._privacy is None else {
+            "prior": self._privacy._q, "prior_sq": self._privacy._q_sq,
+            "prior_h": self._privacy._h_prior}
+        return self.backend.to_host(node_figures_cuda(
+            self.backend, cl, outlier, n_nodes, self.risk_threshold,
+            0 if self.sensitive is None else self._values, self._xlogx_device, **prior))
 
     def _scratch_for(self, n_classes: int) -> np.ndarray:
         """The (4, >= ``n_classes``) float64 scratch of :func:`_figures_njit`, kept between
@@ -167,21 +152,6 @@ class NodeFigures(Metric):
         if self._scratch.shape[1] < n_classes:
             self._scratch = np.empty((4, max(n_classes, 2 * self._scratch.shape[1])))
         return self._scratch
-
-    def _released_prior(self, cl: Classes, kept, node, records, n_nodes: int) -> tuple:
-        """``(prior_of, sum q^2, H(q))`` of :func:`~gpuppdp.models.distribution.
-        privacy_losses` with ``q`` per node the sensitive distribution of its kept records."""
-        xp, m = cl.xp, self._values
-        cls, sens, _ = entry_shares(cl)
-        count = xp.where(kept[cls], cl.entry_count.astype(xp.float64), 0.0)
-        key = node[cls] * m + sens
-        with np.errstate(invalid="ignore", divide="ignore"):
-            q = (segment_sum(xp, key, count, n_nodes * m).reshape(n_nodes, m)
-                 / records[:, None])
-            plogp = xp.where(q > 0, q * xp.log2(xp.where(q > 0, q, 1.0)), 0.0)
-        flat = q.reshape(-1)
-        return ((lambda c, s: flat[node[c] * m + s]), (q * q).sum(axis=1)[node],
-                -plogp.sum(axis=1)[node])
 
 
 def _figures_njit(class_ptr, entry_ptr, size, outlier, entry_class, entry_sens, entry_count,
