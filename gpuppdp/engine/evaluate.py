@@ -165,6 +165,10 @@ class Evaluator:
         self._node_classes: tuple[tuple, Classes, Any] | None = None
         # (levels, per-row outlier mask) of the last row_outliers call
         self._row_outliers: tuple[tuple, Any] | None = None
+        # on a GPU, k-anonymity alone without a sensitive attribute: a batch's results come
+        # back in one copy (:meth:`_evaluate_at_once`)
+        self._at_once = (self.backend.kernels != "cpu" and not self.carries_sensitive
+                         and all(m.compiled_kind == "size" for m in self.models))
 
     # -- one batch ---------------------------------------------------------------------
     def evaluate(self, levels: np.ndarray, source: FrequencySet, source_index: np.ndarray,
@@ -175,13 +179,51 @@ class Evaluator:
         ``bounds=False``: the metric's lower bound is wanted for anonymous nodes only (NaN
         elsewhere where that saves work: :meth:`.Metric.evaluate_needed`)."""
         levels = np.asarray(levels, dtype=np.int64).reshape(-1, len(self.encoded.qi_names))
+        if self._at_once:
+            return self._evaluate_at_once(levels, source, source_index, bounds)
         fs = self.rollup(levels, source, source_index, out)
         return self._judge(self._classes(fs), levels, np.diff(fs.host_ptr), bounds), fs
 
+    def _evaluate_at_once(self, levels: np.ndarray, source: FrequencySet,
+                          source_index: np.ndarray, bounds: bool):
+        """:meth:`evaluate` on a GPU for k-anonymity alone without a sensitive attribute (the
+        classes are the frequency sets' entries): the roll-up, the verdicts, the node totals
+        and the metric's sums (:meth:`.Metric.launch_sums`) launched back to back on arrays
+        sized by the source entries, and waited for once, when the offsets come back."""
+        be, xp = self.backend, self.backend.xp
+        fs = self.rollup(levels, source, source_index, sync=False)
+        if self.min_class_size is None:
+            outlier = xp.zeros(fs.count.shape[0], dtype=xp.bool_)
+        else:
+            outlier = fs.count < self.min_class_size
+        totals = kernels.node_stats_device(be, fs.count, outlier, fs.ptr)
+        sums = self.metric.launch_sums(Classes(xp, fs.count, None, fs.ptr, None, fs.codes,
+                                               levels=levels), outlier, levels)
+        host_ptr = be.to_host(fs.ptr).astype(np.int64)  # the wait
+        totals = kernels.segsum.node_stats_on_host(be.to_host(totals))
+        n = int(host_ptr[-1])
+        fs = FrequencySet(levels, fs.codes[:n], fs.sens[:n], fs.count[:n], fs.first[:n],
+                          fs.ptr, host_ptr)
+        classes = Classes(xp, fs.count, None, fs.ptr, host_ptr, fs.codes, levels=levels)
+        outlier = outlier[:n]
+        if sums is None:
+            def losses(anonymous):
+                return self.metric.evaluate_needed(classes, outlier, levels, anonymous, bounds)
+        else:
+            host_sums = be.to_host(sums)
+
+            def losses(anonymous):
+                return self.metric.from_sums(host_sums[0], host_sums[1], anonymous, bounds)
+        has_small = self.min_class_size is not None
+        return self._stats(totals, has_small, has_small, levels, np.diff(host_ptr),
+                           losses), fs
+
     def rollup(self, levels: np.ndarray, source: FrequencySet, source_index: np.ndarray,
-               out=None) -> FrequencySet:
+               out=None, sync: bool = True) -> FrequencySet:
         """The frequency sets of nodes ``levels`` (B, q), node ``b`` rolled up from node
-        ``source_index[b]`` of ``source`` (see :meth:`evaluate`)."""
+        ``source_index[b]`` of ``source`` (see :meth:`evaluate`); ``sync=False`` on a GPU:
+        not waited for, ``host_ptr`` may be ``None`` and the arrays longer than the sets
+        (:func:`.kernels.rollup`)."""
         source_index = np.asarray(source_index, dtype=np.int64)
         src_levels = source.levels[source_index]
         if (src_levels > levels).any():
@@ -191,7 +233,7 @@ class Evaluator:
         codes, sens, count, first, ptr, host_ptr = kernels.rollup(
             self.backend, source.codes, source.sens, source.count, source.first,
             source.host_ptr[source_index], source.host_ptr[source_index + 1], node_map_off,
-            self.maps, self.encoded.node_radix(levels), out)
+            self.maps, self.encoded.node_radix(levels), out, sync)
         return FrequencySet(levels, codes, sens, count, first, ptr, host_ptr)
 
     def _classes(self, fs: FrequencySet) -> Classes:
@@ -248,22 +290,30 @@ class Evaluator:
 
     def _judge(self, classes: Classes, levels: np.ndarray, entries: np.ndarray,
                bounds: bool = True) -> NodeStats:
-        be = self.backend
-        size = classes.size
         outlier, small = self.outliers(classes)
         # per node, in one pass: suppressed records, records in small classes (those
         # suppressed when the small classes are the outliers), kept classes, smallest kept class
-        totals = kernels.node_stats(be, size, outlier, None if small is outlier else small,
-                                    classes.ptr, classes.host_ptr)
+        totals = kernels.node_stats(self.backend, classes.size, outlier,
+                                    None if small is outlier else small, classes.ptr,
+                                    classes.host_ptr)
+
+        def losses(anonymous):
+            return self.metric.evaluate_needed(classes, outlier, levels, anonymous, bounds)
+        return self._stats(totals, small is not None, small is outlier, levels, entries, losses)
+
+    def _stats(self, totals: np.ndarray, has_small: bool, small_is_outlier: bool,
+               levels: np.ndarray, entries: np.ndarray, losses: Callable) -> NodeStats:
+        """The batch's :class:`NodeStats` from its host node totals (:func:`.kernels.
+        node_stats`) and ``losses(anonymous) -> (information loss, lower bound)``."""
         suppressed = totals[:, 0]
         anonymous = suppressed <= self.max_suppressed
-        in_small = suppressed if small is outlier else totals[:, 1]
-        k_anonymous = None if small is None else in_small <= self.max_suppressed
+        in_small = suppressed if small_is_outlier else totals[:, 1]
+        k_anonymous = in_small <= self.max_suppressed if has_small else None
         kept = totals[:, 2]
         kept_records = self.encoded.n_rows - suppressed
         smallest = totals[:, 3]
         # ARX computes the loss of anonymous nodes only: the others' may be skipped
-        il, lb = self.metric.evaluate_needed(classes, outlier, levels, anonymous, bounds)
+        il, lb = losses(anonymous)
         il = np.where(anonymous, il, np.nan)
         aecs = np.where(kept > 0, kept_records / np.maximum(kept, 1), 0.0)
         return NodeStats(levels, anonymous, k_anonymous, suppressed.astype(np.int64),

@@ -121,6 +121,14 @@ class Metric:
         NaN where that saves work.  By default :meth:`evaluate`."""
         return self.evaluate(classes, outlier, levels)
 
+    def launch_sums(self, classes: Classes, outlier, levels: np.ndarray):
+        """Device sums from which :meth:`from_sums` gives every node's loss and bound,
+        launched without waiting for them (a GPU lattice walk copies them back with the
+        level's other results: :meth:`.Evaluator.evaluate`), or ``None``: this metric is
+        computed by :meth:`evaluate_needed` once the classes are on the host's books.
+        ``classes`` may hold rows past the last node's (not read)."""
+        return None
+
     def suppression_order(self, classes: Classes, idx):
         """Device float per class of ``idx`` (device indices into ``classes``) ordering classes
         of equal size for the risk-based models' suppression (ARX's
@@ -380,6 +388,21 @@ class Loss(Metric):
                                                self.g_factor, self.s_factor)
         if self._aggregated:
             charged, kept = self._with_aggregated(classes, outlier, charged, kept)
+        return self.from_sums(charged, kept, needed, bounds)
+
+    def launch_sums(self, classes, outlier, levels):
+        """Device (2, B, q): every node's charged and kept sums (:func:`.kernels.
+        loss_sums_device`), or ``None`` with a gs-factor or a microaggregated attribute."""
+        if self.g_factor != 1.0 or self.s_factor != 1.0 or self._aggregated:
+            return None
+        q = levels.shape[1]
+        return kernels.loss_sums_device(self.backend, classes.size, classes.codes, outlier,
+                                        classes.ptr, self._share_off[np.arange(q)[None, :],
+                                                                     levels], self._share)
+
+    def from_sums(self, charged, kept, needed, bounds: bool = True):
+        """``(information loss, lower bound)`` per node from its host charged and kept sums
+        (B, q) (:meth:`~Metric.evaluate_needed`'s ``needed`` and ``bounds``)."""
         lb = _geometric_mean(kept, self._minimum, self._maximum, self.weights)
         if not bounds and needed is not None:  # NaN on every backend, whatever it computed
             lb = np.where(needed, lb, np.nan)
@@ -613,6 +636,9 @@ class Ambiguity(Loss):
 
     def prior_bound(self, bottom):
         return None
+
+    def launch_sums(self, classes, outlier, levels):
+        return None  # its own sums, on the host
 
     def evaluate_needed(self, classes, outlier, levels, needed, bounds=True):
         q = levels.shape[1]

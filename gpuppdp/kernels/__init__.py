@@ -104,13 +104,15 @@ SIMULATED_THREADS = 128
 
 
 def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
-           node_map_off, maps_flat, node_radix, out=None):
+           node_map_off, maps_flat, node_radix, out=None, sync: bool = True):
     """Roll frequency sets up to a batch of nodes (see :func:`grouping.rollup_xp`);
     ``node_radix`` (B, q+1, host) is each node's number of codes per QID and sensitive value.
     Numba CPU form on the CPU, the CUDA form (:func:`grouping.rollup_cuda`) on a GPU.  ``out``:
     host arrays to write into, for the CPU form only (see :func:`grouping.rollup_njit`; a
     GPU's allocations come from CuPy's memory pool).  Returns ``(codes, sens, count, first,
-    ptr, host_ptr)``: the frequency sets, their offsets and the offsets on the host (int64)."""
+    ptr, host_ptr)``: the frequency sets, their offsets and the offsets on the host (int64);
+    ``sync=False``, on a GPU: ``host_ptr`` may be ``None``, the sets then not waited for and
+    their arrays longer than ``ptr[-1]`` (:func:`grouping.rollup_cuda`)."""
     if backend.kernels == "cpu":
         out = grouping.rollup_njit(src_codes, src_sens, src_count, src_first,
                                    np.asarray(node_src_start), np.asarray(node_src_stop),
@@ -122,7 +124,7 @@ def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, n
     if backend.kernels == "cuda":
         return grouping.rollup_cuda(backend.xp, src_codes, src_sens, src_count, src_first,
                                     node_src_start, node_src_stop, node_map_off, maps_flat,
-                                    node_radix)
+                                    node_radix, sync)
     entries = int(np.sum(np.asarray(node_src_stop) - np.asarray(node_src_start)))
     if entries > SIMULATED_THREADS:
         out = grouping.rollup_xp(backend.xp, src_codes, src_sens, src_count, src_first,
@@ -131,7 +133,7 @@ def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, n
         return out + (backend.to_host(out[4]).astype(np.int64),)
     host = [backend.to_host(a) for a in (src_codes, src_sens, src_count, src_first, maps_flat)]
     out = grouping.rollup_cuda(np, host[0], host[1], host[2], host[3], node_src_start,
-                               node_src_stop, node_map_off, host[4], node_radix)
+                               node_src_stop, node_map_off, host[4], node_radix, sync)
     return tuple(backend.asarray(a) for a in out[:5]) + (out[5],)
 
 
@@ -211,12 +213,44 @@ def loss_sums(backend, size, codes, outlier, ptr, off, share, charge=None, keep=
         charged, kept = np.full(off.shape, np.nan), np.full(off.shape, np.nan)
         return segsum.loss_sums_cuda(host[0], host[1], host[2], host[3], off, host[4],
                                      charged, kept, nodes)
-    sums = backend.xp.full((2,) + off.shape, np.nan)  # charged, kept: one copy back
-    device_off, device_nodes = to_device_together(backend.xp, off, nodes)
+    host = backend.to_host(_loss_sums_launch(backend.xp, size, codes, outlier, ptr, off, share,
+                                             nodes))  # charged, kept: one copy back
+    return host[0], host[1]
+
+
+def _loss_sums_launch(xp, size, codes, outlier, ptr, off, share, nodes):
+    """Device (2, B, q) charged and kept sums of the nodes ``nodes`` (host int64; NaN for the
+    others), launched by :func:`segsum.loss_sums_cuda`."""
+    sums = xp.full((2,) + off.shape, np.nan)
+    device_off, device_nodes = to_device_together(xp, off, nodes)
     segsum.loss_sums_cuda(size, codes, outlier, ptr, device_off, share, sums[0], sums[1],
                           device_nodes)
-    host = backend.to_host(sums)
-    return host[0], host[1]
+    return sums
+
+
+def loss_sums_device(backend, size, codes, outlier, ptr, off, share):
+    """:func:`loss_sums` of every node left on the device, not waited for: (2, B, q)
+    charged and kept sums.  The classes may run past ``ptr[-1]`` (rows a roll-up left
+    unwritten: not read).  Under the simulator, :func:`loss_sums` on the host's copies."""
+    if backend.kernels == "cuda":
+        return _loss_sums_launch(backend.xp, size, codes, outlier, ptr, off, share,
+                                 np.arange(off.shape[0], dtype=np.int64))
+    n = int(backend.to_host(ptr)[-1])
+    return backend.asarray(np.stack(loss_sums(backend, size[:n], codes[:n], outlier[:n], ptr,
+                                              off, share)))
+
+
+def node_stats_device(backend, size, outlier, ptr):
+    """:func:`node_stats` without records in small classes, left on the device, not waited
+    for; :func:`segsum.node_stats_on_host` reads its copy.  The classes may run past
+    ``ptr[-1]`` (not read).  Under the simulator, :func:`node_stats` on the host's copies."""
+    if backend.kernels == "cuda":
+        return segsum.node_stats_launch(backend.xp, size, outlier, None, ptr)
+    host_ptr = backend.to_host(ptr).astype(np.int64)
+    n = int(host_ptr[-1])
+    totals = node_stats(backend, size[:n], outlier[:n], None, ptr, host_ptr)
+    totals[:, 3] = np.where(totals[:, 3] == 0, 0, segsum._NO_CLASS - totals[:, 3])
+    return backend.asarray(totals)
 
 
 def node_stats(backend, size, outlier, small, ptr, host_ptr):

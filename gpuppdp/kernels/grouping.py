@@ -730,13 +730,15 @@ def _cuda_tables(lens, node_radix):
 
 
 def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,
-                node_map_off, maps_flat, node_radix):
+                node_map_off, maps_flat, node_radix, sync: bool = True):
     """CUDA roll-up of a batch of nodes (the contract and output of :func:`rollup_xp`): a
     thread per source entry, its node's table a slice of one array (directly addressed, or
     linear probing with slots claimed by compare-and-swap); a group's first entry is the
     smallest batch position in its slot (atomic minimum), a prefix sum over the first
     entries numbers the groups.  On CuPy arrays, or NumPy ones under Numba's CUDA simulator.
-    Sixth output: the offsets on the host, the one synchronization (the last is the size)."""
+    Sixth output: the offsets on the host, the one synchronization (the last is the size);
+    ``sync=False``: ``None`` there, no synchronization, and the outputs sized by the source
+    entries (the groups are their first ``ptr[-1]`` rows; the rest is not written)."""
     node_src_start = np.asarray(node_src_start, dtype=np.int64)
     lens = np.asarray(node_src_stop, dtype=np.int64) - node_src_start
     tables = _cuda_tables(lens, node_radix)
@@ -770,8 +772,10 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     group_at = xp.concatenate([xp.zeros(1, dtype=xp.int64),  # exclusive prefix sum
                                xp.cumsum(is_first, dtype=xp.int64)])
     ptr = group_at[row_ptr]
-    host_ptr = np.asarray(ptr if xp is np else ptr.get(), dtype=np.int64)  # last: the size
-    n_groups = int(host_ptr[-1])
+    host_ptr, n_groups = None, total  # the groups fit in the entries they come from
+    if sync:
+        host_ptr = np.asarray(ptr if xp is np else ptr.get(), dtype=np.int64)  # last: the size
+        n_groups = int(host_ptr[-1])
     codes = xp.empty((n_groups, q), dtype=maps_flat.dtype)
     sens = xp.empty(n_groups, dtype=src_sens.dtype)
     count = xp.empty(n_groups, dtype=xp.int64)

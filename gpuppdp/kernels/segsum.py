@@ -273,7 +273,7 @@ def _node_stats_kernel(size, outlier, small, has_small, ptr, out):
     kept classes, and, as ``_NO_CLASS - size``, the smallest kept size (integer atomics on a
     zeroed ``out``: exact, order-free; a node's classes are consecutive, so few atomics)."""
     first = cuda.grid(1) * NODE_STATS_RUN
-    n = size.shape[0]
+    n = min(size.shape[0], ptr[ptr.shape[0] - 1])  # classes past the last node's: not read
     if first >= n:
         return
     b = segment_of(ptr, first)
@@ -299,6 +299,20 @@ def node_stats_cuda(xp, size, outlier, small, ptr, to_host=np.asarray):
     """:func:`node_stats_njit`'s totals in one launch, a thread per :data:`NODE_STATS_RUN`
     classes, on device arrays (``xp`` CuPy; NumPy arrays under Numba's CUDA simulator); host
     int64 array (B, 4), copied back by ``to_host``."""
+    return node_stats_on_host(to_host(node_stats_launch(xp, size, outlier, small, ptr)))
+
+
+def node_stats_on_host(raw) -> np.ndarray:
+    """The host (B, 4) totals of :func:`node_stats_launch`'s raw device array, copied back."""
+    host = np.array(raw, dtype=np.int64)
+    host[:, 3] = np.where(host[:, 3] == 0, 0, _NO_CLASS - host[:, 3])
+    return host
+
+
+def node_stats_launch(xp, size, outlier, small, ptr):
+    """Launch :func:`node_stats_cuda`'s pass; its raw device totals (the smallest kept size as
+    ``_NO_CLASS - size``: :func:`node_stats_on_host` reads them).  Classes past ``ptr[-1]``
+    (a roll-up's unwritten rows) are not read."""
     out = xp.zeros((ptr.shape[0] - 1, 4), dtype=xp.int64)
     n = size.shape[0]
     if n:
@@ -308,6 +322,4 @@ def node_stats_cuda(xp, size, outlier, small, ptr, to_host=np.asarray):
                size.astype(xp.int64, copy=False), outlier,
                outlier if small is None else small, small is not None,
                ptr.astype(xp.int64, copy=False), out)
-    host = np.array(to_host(out), dtype=np.int64)
-    host[:, 3] = np.where(host[:, 3] == 0, 0, _NO_CLASS - host[:, 3])
-    return host
+    return out
