@@ -264,3 +264,31 @@ def test_key_set_membership_matches_a_python_set(regime, seed, monkeypatch):
         assert not back(none.contains(convert(rows))).any()
     shipped = pickle.loads(pickle.dumps(groupby.KeySet(np, members, radix)))
     assert (shipped.contains(rows) == expected).all()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_cuda_classes_are_the_groups_of_the_cpu_pass(seed):
+    """:func:`grouping.classes_cuda` (Numba's simulator) against :func:`groupby.group_njit`
+    on random batches of frequency-set entries: the same class of every entry, the same
+    representatives, offsets, sizes, entry counts and nodes -- with empty nodes, nodes whose
+    tables are addressed directly (small key spaces) and hashed ones (large)."""
+    from gpuppdp.kernels import grouping
+
+    rng = np.random.default_rng(seed)
+    n_nodes = 6
+    lens = rng.integers(0, 60, n_nodes)
+    lens[1] = 0
+    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    q = 3
+    radix = rng.integers(1, 5, (n_nodes, q))
+    radix[2] = [400, 300, 200]  # a key space far past its entries: hashed
+    codes = np.concatenate([rng.integers(0, radix[b], (lens[b], q)) for b in range(n_nodes)]
+                           ).astype(np.int16)
+    count = rng.integers(1, 9, len(codes)).astype(np.int64)
+    got = grouping.classes_cuda(np, ptr, ptr, codes, radix, count)
+    want = groupby.group_njit(codes, radix, ptr, count=count)
+    for name, g, w in zip(("class", "rep", "class_ptr", "size", "distinct", "node"), got, want):
+        np.testing.assert_array_equal(g, w, err_msg=name)
+    empty = grouping.classes_cuda(np, np.zeros(3, np.int64), np.zeros(3, np.int64),
+                                  codes[:0], radix[:2], count[:0])
+    assert [len(a) for a in empty] == [0, 0, 3, 0, 0, 0]

@@ -197,8 +197,10 @@ class Evaluator:
         else:
             outlier = fs.count < self.min_class_size
         totals = kernels.node_stats_device(be, fs.count, outlier, fs.ptr)
+        # ARX computes the loss of anonymous nodes only (and every node's bound if asked)
+        wanted = None if bounds else totals[:, 0] <= self.max_suppressed
         sums = self.metric.launch_sums(Classes(xp, fs.count, None, fs.ptr, None, fs.codes,
-                                               levels=levels), outlier, levels)
+                                               levels=levels), outlier, levels, wanted)
         host_ptr = be.to_host(fs.ptr).astype(np.int64)  # the wait
         totals = kernels.segsum.node_stats_on_host(be.to_host(totals))
         n = int(host_ptr[-1])
@@ -241,7 +243,8 @@ class Evaluator:
         if not self.carries_sensitive:  # the node of each class: computed if asked for
             return Classes(xp, fs.count, None, fs.ptr, fs.host_ptr, fs.codes, levels=fs.levels)
         class_of_entry, rep, class_ptr, size, distinct, node = kernels.classes(
-            be, fs.ptr, fs.codes, self.encoded.node_radix(fs.levels)[:, :-1], fs.count)
+            be, fs.ptr, fs.codes, self.encoded.node_radix(fs.levels)[:, :-1], fs.count,
+            fs.host_ptr)
         host_class_ptr = be.to_host(class_ptr).astype(np.int64)
         return Classes(xp, size, node, be.asarray(host_class_ptr), host_class_ptr,
                        fs.codes[rep], distinct, class_of_entry, fs.sens, fs.count,

@@ -121,12 +121,13 @@ class Metric:
         NaN where that saves work.  By default :meth:`evaluate`."""
         return self.evaluate(classes, outlier, levels)
 
-    def launch_sums(self, classes: Classes, outlier, levels: np.ndarray):
-        """Device sums from which :meth:`from_sums` gives every node's loss and bound,
-        launched without waiting for them (a GPU lattice walk copies them back with the
-        level's other results: :meth:`.Evaluator.evaluate`), or ``None``: this metric is
-        computed by :meth:`evaluate_needed` once the classes are on the host's books.
-        ``classes`` may hold rows past the last node's (not read)."""
+    def launch_sums(self, classes: Classes, outlier, levels: np.ndarray, wanted=None):
+        """Device sums from which :meth:`from_sums` gives the loss and bound of the nodes
+        ``wanted`` (device bool per node; ``None``: every node), launched without waiting
+        for them (a GPU lattice walk copies them back with the level's other results:
+        :meth:`.Evaluator.evaluate`), or ``None``: this metric is computed by
+        :meth:`evaluate_needed` once the classes are on the host's books.  ``classes`` may
+        hold rows past the last node's (not read)."""
         return None
 
     def suppression_order(self, classes: Classes, idx):
@@ -390,22 +391,30 @@ class Loss(Metric):
             charged, kept = self._with_aggregated(classes, outlier, charged, kept)
         return self.from_sums(charged, kept, needed, bounds)
 
-    def launch_sums(self, classes, outlier, levels):
-        """Device (2, B, q): every node's charged and kept sums (:func:`.kernels.
-        loss_sums_device`), or ``None`` with a gs-factor or a microaggregated attribute."""
+    def launch_sums(self, classes, outlier, levels, wanted=None):
+        """Device (2, B, q): the charged and kept sums of the nodes ``wanted``
+        (:func:`.kernels.loss_sums_device`), or ``None`` with a gs-factor or a
+        microaggregated attribute."""
         if self.g_factor != 1.0 or self.s_factor != 1.0 or self._aggregated:
             return None
         q = levels.shape[1]
         return kernels.loss_sums_device(self.backend, classes.size, classes.codes, outlier,
                                         classes.ptr, self._share_off[np.arange(q)[None, :],
-                                                                     levels], self._share)
+                                                                     levels], self._share,
+                                        wanted)
 
     def from_sums(self, charged, kept, needed, bounds: bool = True):
         """``(information loss, lower bound)`` per node from its host charged and kept sums
-        (B, q) (:meth:`~Metric.evaluate_needed`'s ``needed`` and ``bounds``)."""
+        (B, q) (:meth:`~Metric.evaluate_needed`'s ``needed`` and ``bounds``): the sums of
+        the nodes not ``needed`` are set aside first (their loss is discarded, and without
+        ``bounds`` their bound NaN on every backend, whatever it computed), so that only
+        the wanted values cost their powers."""
+        if needed is not None:
+            wanted = np.asarray(needed, dtype=np.bool_)[:, None]
+            charged = np.where(wanted, charged, np.nan)
+            if not bounds:
+                kept = np.where(wanted, kept, np.nan)
         lb = _geometric_mean(kept, self._minimum, self._maximum, self.weights)
-        if not bounds and needed is not None:  # NaN on every backend, whatever it computed
-            lb = np.where(needed, lb, np.nan)
         return _geometric_mean(charged, self._minimum, self._maximum, self.weights), lb
 
 
@@ -637,7 +646,7 @@ class Ambiguity(Loss):
     def prior_bound(self, bottom):
         return None
 
-    def launch_sums(self, classes, outlier, levels):
+    def launch_sums(self, classes, outlier, levels, wanted=None):
         return None  # its own sums, on the host
 
     def evaluate_needed(self, classes, outlier, levels, needed, bounds=True):

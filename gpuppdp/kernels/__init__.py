@@ -137,16 +137,24 @@ def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, n
     return tuple(backend.asarray(a) for a in out[:5]) + (out[5],)
 
 
-def classes(backend, ptr, codes, radix, count):
+def classes(backend, ptr, codes, radix, count, host_ptr=None):
     """Equivalence classes of rolled-up entries ``codes`` (C, q) with ``count`` records each,
     node ``b`` owning ``ptr[b]:ptr[b+1]`` (entries in canonical order) and ``radix`` (B, q) or
     (q,) (host) codes per QID: ``(class_of_entry, rep_entry, class_ptr, size, distinct,
     node)``, classes numbered node by node in order of first appearance (see
     :func:`groupby.group`), with their records, entries and node (int64).  On the CPU the
-    totals come from the pass that numbers the classes (:func:`groupby.group_njit`)."""
+    totals come from the pass that numbers the classes (:func:`groupby.group_njit`); on a GPU,
+    given ``host_ptr`` (``ptr`` on the host), from hash tables per node
+    (:func:`grouping.classes_cuda`), else the array form's sorts."""
     xp = backend.xp
     if xp is np:
         return groupby.group_njit(codes, radix, ptr, count=count)
+    device = backend.kernels == "cuda"
+    if host_ptr is not None and (device or int(host_ptr[-1]) <= SIMULATED_THREADS):
+        on = (ptr, codes, count) if device else [backend.to_host(a) for a in (ptr, codes, count)]
+        out = grouping.classes_cuda(xp if device else np, on[0], host_ptr, on[1], radix, on[2])
+        if out is not None:
+            return out if device else tuple(backend.asarray(a) for a in out)
     class_of_entry, rep, class_ptr = groupby.group(xp, codes, radix, ptr=ptr)
     n_classes = int(rep.shape[0])
     size = groupby.count_keys(xp, class_of_entry, n_classes,
@@ -218,26 +226,31 @@ def loss_sums(backend, size, codes, outlier, ptr, off, share, charge=None, keep=
     return host[0], host[1]
 
 
-def _loss_sums_launch(xp, size, codes, outlier, ptr, off, share, nodes):
-    """Device (2, B, q) charged and kept sums of the nodes ``nodes`` (host int64; NaN for the
-    others), launched by :func:`segsum.loss_sums_cuda`."""
+def _loss_sums_launch(xp, size, codes, outlier, ptr, off, share, nodes, wanted=None):
+    """Device (2, B, q) charged and kept sums of the nodes ``nodes`` (host int64) -- of
+    those among them ``wanted`` (device bool per node) when given -- NaN for the others,
+    launched by :func:`segsum.loss_sums_cuda`."""
     sums = xp.full((2,) + off.shape, np.nan)
     device_off, device_nodes = to_device_together(xp, off, nodes)
+    if wanted is not None:
+        device_nodes = xp.where(wanted[device_nodes], device_nodes, -1)
     segsum.loss_sums_cuda(size, codes, outlier, ptr, device_off, share, sums[0], sums[1],
                           device_nodes)
     return sums
 
 
-def loss_sums_device(backend, size, codes, outlier, ptr, off, share):
-    """:func:`loss_sums` of every node left on the device, not waited for: (2, B, q)
-    charged and kept sums.  The classes may run past ``ptr[-1]`` (rows a roll-up left
-    unwritten: not read).  Under the simulator, :func:`loss_sums` on the host's copies."""
+def loss_sums_device(backend, size, codes, outlier, ptr, off, share, wanted=None):
+    """:func:`loss_sums` of the nodes ``wanted`` (device bool per node; ``None``: every
+    node) left on the device, not waited for: (2, B, q) charged and kept sums, NaN for the
+    others.  The classes may run past ``ptr[-1]`` (rows a roll-up left unwritten: not read).
+    Under the simulator, :func:`loss_sums` on the host's copies."""
     if backend.kernels == "cuda":
         return _loss_sums_launch(backend.xp, size, codes, outlier, ptr, off, share,
-                                 np.arange(off.shape[0], dtype=np.int64))
+                                 np.arange(off.shape[0], dtype=np.int64), wanted)
     n = int(backend.to_host(ptr)[-1])
+    mask = None if wanted is None else backend.to_host(wanted)
     return backend.asarray(np.stack(loss_sums(backend, size[:n], codes[:n], outlier[:n], ptr,
-                                              off, share)))
+                                              off, share, mask, mask)))
 
 
 def node_stats_device(backend, size, outlier, ptr):

@@ -644,6 +644,25 @@ def _slot_hash(key, mask):
     return (x ^ (x >> 29) ^ y ^ (y >> 31)) & mask
 
 
+@cuda.jit(device=True)
+def _claim_slot(table_key, base, mask, key):
+    """The slot of ``key`` in the table at ``base`` (``mask`` -1: directly addressed, else
+    ``mask + 1`` slots, linear probing, an empty slot claimed by compare-and-swap)."""
+    if mask < 0:
+        return base + key
+    h = _slot_hash(key, mask)
+    while True:
+        slot = base + h
+        seen = table_key[slot]
+        if seen == -1:
+            seen = cuda.atomic.cas(table_key, slot, -1, key)
+            if seen == -1:
+                return slot
+        if seen == key:
+            return slot
+        h = (h + 1) & mask
+
+
 @cuda.jit(cache=True)
 def _rollup_insert(row_ptr, src_start, src_codes, src_sens, src_count, node_map_off, maps_flat,
                    strides, table_base, table_mask, table_key, table_first, table_count,
@@ -661,21 +680,7 @@ def _rollup_insert(row_ptr, src_start, src_codes, src_sens, src_count, node_map_
     key = src_sens[e] * strides[b, q]
     for j in range(q):
         key += maps_flat[node_map_off[b, j] + src_codes[e, j]] * strides[b, j]
-    mask = table_mask[b]
-    if mask < 0:
-        slot = table_base[b] + key
-    else:
-        h = _slot_hash(key, mask)
-        while True:
-            slot = table_base[b] + h
-            seen = table_key[slot]
-            if seen == -1:
-                seen = cuda.atomic.cas(table_key, slot, -1, key)
-                if seen == -1:
-                    break
-            if seen == key:
-                break
-            h = (h + 1) & mask
+    slot = _claim_slot(table_key, table_base[b], table_mask[b], key)
     if table_first[slot] > i:
         cuda.atomic.min(table_first, slot, i)
     cuda.atomic.add(table_count, slot, src_count[e])
@@ -727,6 +732,92 @@ def _cuda_tables(lens, node_radix):
     base = np.zeros(len(lens) + 1, np.int64)
     np.cumsum(size, out=base[1:])
     return strides, base, np.where(dense, -1, hashed - 1)
+
+
+@cuda.jit(cache=True)
+def _class_insert(ptr, codes, count, strides, table_base, table_mask, table_key, table_first,
+                  table_size, table_entries, slot_of):
+    """One thread per entry of a batch's frequency sets: key it by its node's packed QID codes
+    (the sensitive value left out), claim its slot (:func:`_claim_slot`) and fold into it its
+    position (minimum: the class's first entry), records and one entry."""
+    i = cuda.grid(1)
+    if i >= slot_of.shape[0]:
+        return
+    b = segment_of(ptr, i)
+    key = 0
+    for j in range(codes.shape[1]):
+        key += codes[i, j] * strides[b, j]
+    slot = _claim_slot(table_key, table_base[b], table_mask[b], key)
+    if table_first[slot] > i:
+        cuda.atomic.min(table_first, slot, i)
+    cuda.atomic.add(table_size, slot, count[i])
+    cuda.atomic.add(table_entries, slot, 1)
+    slot_of[i] = slot
+
+
+@cuda.jit(cache=True)
+def _class_emit(ptr, slot_of, table_first, table_size, table_entries, class_at, class_of_entry,
+                rep, size, distinct, node):
+    """One thread per entry: its class (``class_at`` of the class's first entry: the number
+    of first entries before it); the first entry writes the class's row."""
+    i = cuda.grid(1)
+    if i >= slot_of.shape[0]:
+        return
+    slot = slot_of[i]
+    first = table_first[slot]
+    c = class_at[first]
+    class_of_entry[i] = c
+    if first == i:
+        rep[c] = i
+        size[c] = table_size[slot]
+        distinct[c] = table_entries[slot]
+        node[c] = segment_of(ptr, i)
+
+
+def classes_cuda(xp, ptr, host_ptr, codes, radix, count):
+    """:func:`~gpuppdp.kernels.classes` of a GPU batch -- ``(class_of_entry, rep_entry,
+    class_ptr, size, distinct, node)``, the classes numbered node by node in order of first
+    appearance -- in four launches over the entries (a hash table per node, as
+    :func:`rollup_cuda` builds), or ``None`` where a node's key space reaches
+    :data:`.groupby.KEY_LIMIT` (the array form serves).  ``host_ptr``: ``ptr`` on the host;
+    ``radix`` (B, q) host.  On CuPy arrays, or NumPy ones under Numba's CUDA simulator."""
+    host_ptr = np.asarray(host_ptr, dtype=np.int64)
+    lens = np.diff(host_ptr)
+    radix = np.broadcast_to(np.asarray(radix, dtype=np.int64), (len(lens), codes.shape[1]))
+    tables = _cuda_tables(lens, np.concatenate([radix, np.ones((len(lens), 1), np.int64)],
+                                               axis=1))
+    if tables is None:
+        return None
+    strides, base, mask = tables
+    total = int(host_ptr[-1])
+    if total == 0:
+        empty = xp.zeros(0, dtype=xp.int64)
+        return empty, empty, xp.zeros(len(lens) + 1, dtype=xp.int64), empty, empty, empty
+    strides, table_base, table_mask = to_device_together(xp, strides, base[:-1], mask)
+    slots = int(base[-1])
+    table_key = xp.full(slots, -1, dtype=xp.int64)
+    table_first = xp.full(slots, _NO_FIRST, dtype=xp.int64)
+    table_size = xp.zeros(slots, dtype=xp.int64)
+    table_entries = xp.zeros(slots, dtype=xp.int64)
+    slot_of = xp.empty(total, dtype=xp.int64)
+    grid = (total + CUDA_THREADS - 1) // CUDA_THREADS
+    ptr = ptr.astype(xp.int64, copy=False)
+    launch(_class_insert, grid, CUDA_THREADS, ptr, codes, count.astype(xp.int64, copy=False),
+           strides, table_base, table_mask, table_key, table_first, table_size, table_entries,
+           slot_of)
+    del table_key
+    is_first = xp.empty(total, dtype=xp.int8)
+    launch(_rollup_firsts, grid, CUDA_THREADS, slot_of, table_first, is_first)
+    class_at = xp.concatenate([xp.zeros(1, dtype=xp.int64),  # exclusive prefix sum: the
+                               xp.cumsum(is_first, dtype=xp.int64)])  # class of a first entry
+    class_ptr = class_at[ptr]
+    n_classes = int(class_at[total])
+    out = [xp.empty(total, dtype=xp.int64)] + [xp.empty(n_classes, dtype=xp.int64)
+                                               for _ in range(4)]
+    launch(_class_emit, grid, CUDA_THREADS, ptr, slot_of, table_first, table_size,
+           table_entries, class_at, *out)
+    class_of_entry, rep, size, distinct, node = out
+    return class_of_entry, rep, class_ptr, size, distinct, node
 
 
 def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, node_src_stop,

@@ -153,13 +153,16 @@ LOSS_TILE = 64  # threads of a CUDA block: the terms of this many classes at a t
 
 @cuda.jit(cache=True)
 def _loss_sums_kernel(size, codes, outlier, ptr, off, share, charged, kept, nodes):
-    """A block per (wanted node, QID) -- node ``nodes[i]`` -- : its threads compute the terms
-    of ``LOSS_TILE`` classes at a time into shared memory (coalesced loads, gathers in
-    parallel), and its first thread adds them to the running sums in class order."""
+    """A block per (wanted node, QID) -- node ``nodes[i]``, none where it is negative -- : its
+    threads compute the terms of ``LOSS_TILE`` classes at a time into shared memory
+    (coalesced loads, gathers in parallel), and its first thread adds them to the running
+    sums in class order."""
     q = off.shape[1]
     i = cuda.blockIdx.x // q
     j = cuda.blockIdx.x - i * q
     b = nodes[i]
+    if b < 0:  # the whole block: not wanted (its sums stay as they are)
+        return
     lane = cuda.threadIdx.x
     tile_kept = cuda.shared.array(LOSS_TILE, numba.float64)
     tile_charged = cuda.shared.array(LOSS_TILE, numba.float64)
@@ -188,8 +191,8 @@ def _loss_sums_kernel(size, codes, outlier, ptr, off, share, charged, kept, node
 
 def loss_sums_cuda(size, codes, outlier, ptr, off, share, charged, kept, nodes):
     """Launch the CUDA form on device arrays (or host arrays under the simulator) for the
-    nodes ``nodes`` (int64, an array of the same kind) only: the rows of ``charged`` and
-    ``kept`` of the other nodes are left as they are."""
+    nodes ``nodes`` (int64, an array of the same kind; negative entries stand for no node)
+    only: the rows of ``charged`` and ``kept`` of the other nodes are left as they are."""
     n = nodes.shape[0] * off.shape[1]
     if n:
         launch(_loss_sums_kernel, n, LOSS_TILE, size, codes, outlier, ptr, off, share, charged,
