@@ -115,8 +115,8 @@ class NodeFigures(Metric):
         """(B, 10) host figures of the batch's nodes, in :data:`_BATCH` order: on the CPU
         one pass over each node's classes and histogram entries (:func:`_figures_njit`), on
         a GPU four launches over the batch's classes (:mod:`.figures_cuda`)."""
+        cl = classes if self.sensitive is None else classes.for_attribute(self.sensitive)
         if self.backend.kernels == "cpu":
-            cl = classes if self.sensitive is None else classes.for_attribute(self.sensitive)
             with_sens = self.sensitive is not None
             entry_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
             if with_sens:
@@ -138,13 +138,12 @@ class NodeFigures(Metric):
                 self._scratch_for(cl.size.shape[0]))
         if self._xlogx_device is None:
             self._xlogx_device = self.backend.asarray(self._xlogx)
-        cl = classes if self.sensitive is None else classes.for_attribute(self.sensitive)
-        prior = {} if self._privacy is None else {
+        given = {} if self._privacy is None else {
             "prior": self._privacy._q, "prior_sq": self._privacy._q_sq,
             "prior_h": self._privacy._h_prior}
         return self.backend.to_host(node_figures_cuda(
             self.backend, cl, outlier, n_nodes, self.risk_threshold,
-            0 if self.sensitive is None else self._values, self._xlogx_device, **prior))
+            0 if self.sensitive is None else self._values, self._xlogx_device, **given))
 
     def _scratch_for(self, n_classes: int) -> np.ndarray:
         """The (4, >= ``n_classes``) float64 scratch of :func:`_figures_njit`, kept between
