@@ -268,11 +268,11 @@ def test_key_set_membership_matches_a_python_set(regime, seed, monkeypatch):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_cuda_classes_are_the_groups_of_the_cpu_pass(seed):
-    """:func:`grouping.classes_cuda` (Numba's simulator) against :func:`groupby.group_njit`
+    """:func:`grouping_cuda.classes_cuda` (Numba's simulator) against :func:`groupby.group_njit`
     on random batches of frequency-set entries: the same class of every entry, the same
     representatives, offsets, sizes, entry counts and nodes -- with empty nodes, nodes whose
     tables are addressed directly (small key spaces) and hashed ones (large)."""
-    from gpuppdp.kernels import grouping
+    from gpuppdp.kernels import grouping_cuda
 
     rng = np.random.default_rng(seed)
     n_nodes = 6
@@ -285,10 +285,10 @@ def test_the_cuda_classes_are_the_groups_of_the_cpu_pass(seed):
     codes = np.concatenate([rng.integers(0, radix[b], (lens[b], q)) for b in range(n_nodes)]
                            ).astype(np.int16)
     count = rng.integers(1, 9, len(codes)).astype(np.int64)
-    got = grouping.classes_cuda(np, ptr, ptr, codes, radix, count)
+    got = grouping_cuda.classes_cuda(np, ptr, ptr, codes, radix, count)
     want = groupby.group_njit(codes, radix, ptr, count=count)
     for name, g, w in zip(("class", "rep", "class_ptr", "size", "distinct", "node"), got, want):
         np.testing.assert_array_equal(g, w, err_msg=name)
-    empty = grouping.classes_cuda(np, np.zeros(3, np.int64), np.zeros(3, np.int64),
+    empty = grouping_cuda.classes_cuda(np, np.zeros(3, np.int64), np.zeros(3, np.int64),
                                   codes[:0], radix[:2], count[:0])
     assert [len(a) for a in empty] == [0, 0, 3, 0, 0, 0]

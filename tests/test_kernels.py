@@ -23,7 +23,7 @@ import pytest
 
 from gpuppdp import Anonymizer, datasets, kernels
 from gpuppdp.backend import Backend
-from gpuppdp.kernels import groupby, grouping, segsum
+from gpuppdp.kernels import groupby, grouping, grouping_cuda, segsum
 from gpuppdp.models import DistinctLDiversity
 from gpuppdp.testing import StrictArray, assert_backend_equal, strict_backend
 
@@ -282,12 +282,12 @@ def test_rollup_cuda_agrees(seed):
     want = naive_rollup(fs, start, stop, map_off, maps)
     lens = stop - start
     for regime, widen in RADIX_REGIMES.items():
-        tables = grouping._cuda_tables(lens, widen(radix))
+        tables = grouping_cuda._cuda_tables(lens, widen(radix))
         if regime == "huge":
             assert tables is None
         elif regime == "wide":
             assert (tables[2][lens > 0] >= 0).all()  # hashed
-        got = grouping.rollup_cuda(np, *args, widen(radix))
+        got = grouping_cuda.rollup_cuda(np, *args, widen(radix))
         _assert_outputs_equal(got, want, [f"{n} ({regime})" for n in ROLLUP_NAMES])
         for arr, dt in zip(got, (np.int32, np.int32, np.int64, np.int64, np.int64)):
             assert np.asarray(arr).dtype == dt
@@ -296,17 +296,17 @@ def test_rollup_cuda_agrees(seed):
 def test_rollup_cuda_probes_past_collisions(monkeypatch):
     """Tables as small as the entries (a node's table can fill up): inserts probe past
     claimed slots, and the groups, their counts and first entries still come out right."""
-    monkeypatch.setattr(grouping, "CUDA_TABLE_LOAD", 1.0)
+    monkeypatch.setattr(grouping_cuda, "CUDA_TABLE_LOAD", 1.0)
     rng = np.random.default_rng(77)
     fs = random_frequency_set(rng, n_entries=64, q=3, with_sens=True)
     maps, offs = random_maps(rng, fs["domains"])
     start, stop, map_off, radix = random_batch(rng, fs, offs, n_nodes=3)
     args = _args(fs, start, stop, map_off, maps)
     want = naive_rollup(fs, start, stop, map_off, maps)
-    _, base, mask = grouping._cuda_tables(stop - start, radix * 1000)
+    _, base, mask = grouping_cuda._cuda_tables(stop - start, radix * 1000)
     assert (mask[stop > start] >= 0).all()
     assert want[4][1] / (base[1] - base[0]) > 0.6  # node 0: its table over 60 % full
-    _assert_outputs_equal(grouping.rollup_cuda(np, *args, radix * 1000), want, ROLLUP_NAMES)
+    _assert_outputs_equal(grouping_cuda.rollup_cuda(np, *args, radix * 1000), want, ROLLUP_NAMES)
 
 
 def test_rollup_cuda_small_code_dtypes_and_empty_ranges():
@@ -326,12 +326,12 @@ def test_rollup_cuda_small_code_dtypes_and_empty_ranges():
                       [domain, domain, 1]], np.int64)
     args = _args(fs, start, stop, map_off, maps)
     want = naive_rollup(fs, start, stop, map_off, maps)
-    _, _, mask = grouping._cuda_tables(stop - start, radix)
+    _, _, mask = grouping_cuda._cuda_tables(stop - start, radix)
     assert mask[1] >= 0 and mask[3] < 0  # a hashed table and a directly addressed one
-    got = grouping.rollup_cuda(np, *args, radix)
+    got = grouping_cuda.rollup_cuda(np, *args, radix)
     _assert_outputs_equal(got, want, ROLLUP_NAMES)
     assert got[0].dtype == np.int8 and int(got[0].max()) == domain - 1
-    empty = grouping.rollup_cuda(np, *_args(fs, start[:1], stop[:1], map_off[:1], maps),
+    empty = grouping_cuda.rollup_cuda(np, *_args(fs, start[:1], stop[:1], map_off[:1], maps),
                                  radix[:1])
     assert [a.shape for a in empty] == [(0, 2), (0,), (0,), (0,), (2,), (2,)]
 

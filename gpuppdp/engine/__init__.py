@@ -3,4 +3,4 @@ integer codes and the bottom frequency set), :mod:`.lattice`, :mod:`.evaluate` (
 nodes -> classes, model verdicts, metric values), :mod:`.metrics`, :mod:`.search` (the lattice
 searches) and :mod:`.transform` (the release)."""
 
-from . import metric_kl  # noqa: F401,E402  (registers the KL divergence in METRICS)
+from . import metric_entropy, metric_kl  # noqa: F401,E402  (register theirs in METRICS)

@@ -18,7 +18,8 @@ from numba import njit
 
 from ..errors import InputError
 from ..kernels import groupby
-from .metrics import METRICS, Ambiguity, _log2
+from .metric_entropy import _log2
+from .metrics import METRICS, Ambiguity
 
 __all__ = ["KLDivergence"]
 

@@ -19,8 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-from . import (aot, groupby, grouping, histograms, mdav, mdav_grid, segsum, subsets, univariate,
-               vmdav)
+from . import (aot, groupby, grouping, grouping_cuda, histograms, mdav, mdav_grid, segsum, subsets,
+               univariate, vmdav)
 from .cudalaunch import to_device_together
 from .grouping import reused_scratch, small_pages
 
@@ -107,12 +107,12 @@ def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, n
            node_map_off, maps_flat, node_radix, out=None, sync: bool = True):
     """Roll frequency sets up to a batch of nodes (see :func:`grouping.rollup_xp`);
     ``node_radix`` (B, q+1, host) is each node's number of codes per QID and sensitive value.
-    Numba CPU form on the CPU, the CUDA form (:func:`grouping.rollup_cuda`) on a GPU.  ``out``:
-    host arrays to write into, for the CPU form only (see :func:`grouping.rollup_njit`; a
+    Numba CPU form on the CPU, the CUDA form (:func:`grouping_cuda.rollup_cuda`) on a GPU.
+    ``out``: host arrays to write into, for the CPU form only (see :func:`grouping.rollup_njit`; a
     GPU's allocations come from CuPy's memory pool).  Returns ``(codes, sens, count, first,
     ptr, host_ptr)``: the frequency sets, their offsets and the offsets on the host (int64);
     ``sync=False``, on a GPU: ``host_ptr`` may be ``None``, the sets then not waited for and
-    their arrays longer than ``ptr[-1]`` (:func:`grouping.rollup_cuda`)."""
+    their arrays longer than ``ptr[-1]`` (:func:`grouping_cuda.rollup_cuda`)."""
     if backend.kernels == "cpu":
         out = grouping.rollup_njit(src_codes, src_sens, src_count, src_first,
                                    np.asarray(node_src_start), np.asarray(node_src_stop),
@@ -122,7 +122,7 @@ def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, n
     if out is not None:
         raise ValueError(f"rollup: out= is for the CPU form, not the {backend.kernels!r} one")
     if backend.kernels == "cuda":
-        return grouping.rollup_cuda(backend.xp, src_codes, src_sens, src_count, src_first,
+        return grouping_cuda.rollup_cuda(backend.xp, src_codes, src_sens, src_count, src_first,
                                     node_src_start, node_src_stop, node_map_off, maps_flat,
                                     node_radix, sync)
     entries = int(np.sum(np.asarray(node_src_stop) - np.asarray(node_src_start)))
@@ -132,7 +132,7 @@ def rollup(backend, src_codes, src_sens, src_count, src_first, node_src_start, n
                                  node_radix)
         return out + (backend.to_host(out[4]).astype(np.int64),)
     host = [backend.to_host(a) for a in (src_codes, src_sens, src_count, src_first, maps_flat)]
-    out = grouping.rollup_cuda(np, host[0], host[1], host[2], host[3], node_src_start,
+    out = grouping_cuda.rollup_cuda(np, host[0], host[1], host[2], host[3], node_src_start,
                                node_src_stop, node_map_off, host[4], node_radix, sync)
     return tuple(backend.asarray(a) for a in out[:5]) + (out[5],)
 
@@ -145,14 +145,15 @@ def classes(backend, ptr, codes, radix, count, host_ptr=None):
     :func:`groupby.group`), with their records, entries and node (int64).  On the CPU the
     totals come from the pass that numbers the classes (:func:`groupby.group_njit`); on a GPU,
     given ``host_ptr`` (``ptr`` on the host), from hash tables per node
-    (:func:`grouping.classes_cuda`), else the array form's sorts."""
+    (:func:`grouping_cuda.classes_cuda`), else the array form's sorts."""
     xp = backend.xp
     if xp is np:
         return groupby.group_njit(codes, radix, ptr, count=count)
     device = backend.kernels == "cuda"
     if host_ptr is not None and (device or int(host_ptr[-1]) <= SIMULATED_THREADS):
         on = (ptr, codes, count) if device else [backend.to_host(a) for a in (ptr, codes, count)]
-        out = grouping.classes_cuda(xp if device else np, on[0], host_ptr, on[1], radix, on[2])
+        out = grouping_cuda.classes_cuda(xp if device else np, on[0], host_ptr, on[1], radix,
+                                         on[2])
         if out is not None:
             return out if device else tuple(backend.asarray(a) for a in out)
     class_of_entry, rep, class_ptr = groupby.group(xp, codes, radix, ptr=ptr)
