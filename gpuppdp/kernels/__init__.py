@@ -262,9 +262,8 @@ def node_stats_device(backend, size, outlier, ptr):
         return segsum.node_stats_launch(backend.xp, size, outlier, None, ptr)
     host_ptr = backend.to_host(ptr).astype(np.int64)
     n = int(host_ptr[-1])
-    totals = node_stats(backend, size[:n], outlier[:n], None, ptr, host_ptr)
-    totals[:, 3] = np.where(totals[:, 3] == 0, 0, segsum._NO_CLASS - totals[:, 3])
-    return backend.asarray(totals)
+    return backend.asarray(segsum.node_stats_on_host(
+        node_stats(backend, size[:n], outlier[:n], None, ptr, host_ptr)))
 
 
 def node_stats(backend, size, outlier, small, ptr, host_ptr):

@@ -306,7 +306,8 @@ def node_stats_cuda(xp, size, outlier, small, ptr, to_host=np.asarray):
 
 
 def node_stats_on_host(raw) -> np.ndarray:
-    """The host (B, 4) totals of :func:`node_stats_launch`'s raw device array, copied back."""
+    """The host (B, 4) totals of :func:`node_stats_launch`'s raw device array, copied back
+    (its own inverse: the raw form of such totals, too)."""
     host = np.array(raw, dtype=np.int64)
     host[:, 3] = np.where(host[:, 3] == 0, 0, _NO_CLASS - host[:, 3])
     return host
