@@ -163,6 +163,23 @@ def _class_emit(ptr, slot_of, table_first, table_size, table_entries, class_at, 
         node[c] = segment_of(ptr, i)
 
 
+def _empty_tables(xp, slots: int, counters: int) -> list:
+    """A batch's ``slots`` table slots, empty: their keys (-1), their groups' first entries
+    (none yet) and ``counters`` int64 sums (0)."""
+    return [xp.full(slots, -1, dtype=xp.int64), xp.full(slots, _NO_FIRST, dtype=xp.int64)] + \
+        [xp.zeros(slots, dtype=xp.int64) for _ in range(counters)]
+
+
+def _first_entries(xp, slot_of, table_first, grid: int) -> tuple:
+    """``(is_first, group_at)`` of a batch's entries once their slots are filled: whether
+    each is its group's first, and the exclusive prefix sum of the firsts (at a first entry,
+    its group's number; at a node's first position, the node's first group)."""
+    is_first = xp.empty(slot_of.shape[0], dtype=xp.int8)
+    launch(_rollup_firsts, grid, CUDA_THREADS, slot_of, table_first, is_first)
+    return is_first, xp.concatenate([xp.zeros(1, dtype=xp.int64),
+                                     xp.cumsum(is_first, dtype=xp.int64)])
+
+
 def classes_cuda(xp, ptr, host_ptr, codes, radix, count):
     """:func:`~gpuppdp.kernels.classes` of a GPU batch -- ``(class_of_entry, rep_entry,
     class_ptr, size, distinct, node)``, the classes numbered node by node in order of first
@@ -183,11 +200,7 @@ def classes_cuda(xp, ptr, host_ptr, codes, radix, count):
         empty = xp.zeros(0, dtype=xp.int64)
         return empty, empty, xp.zeros(len(lens) + 1, dtype=xp.int64), empty, empty, empty
     strides, table_base, table_mask = to_device_together(xp, strides, base[:-1], mask)
-    slots = int(base[-1])
-    table_key = xp.full(slots, -1, dtype=xp.int64)
-    table_first = xp.full(slots, _NO_FIRST, dtype=xp.int64)
-    table_size = xp.zeros(slots, dtype=xp.int64)
-    table_entries = xp.zeros(slots, dtype=xp.int64)
+    table_key, table_first, table_size, table_entries = _empty_tables(xp, int(base[-1]), 2)
     slot_of = xp.empty(total, dtype=xp.int64)
     grid = (total + CUDA_THREADS - 1) // CUDA_THREADS
     ptr = ptr.astype(xp.int64, copy=False)
@@ -195,10 +208,7 @@ def classes_cuda(xp, ptr, host_ptr, codes, radix, count):
            strides, table_base, table_mask, table_key, table_first, table_size, table_entries,
            slot_of)
     del table_key
-    is_first = xp.empty(total, dtype=xp.int8)
-    launch(_rollup_firsts, grid, CUDA_THREADS, slot_of, table_first, is_first)
-    class_at = xp.concatenate([xp.zeros(1, dtype=xp.int64),  # exclusive prefix sum: the
-                               xp.cumsum(is_first, dtype=xp.int64)])  # class of a first entry
+    _, class_at = _first_entries(xp, slot_of, table_first, grid)
     class_ptr = class_at[ptr]
     n_classes = int(class_at[total])
     out = [xp.empty(total, dtype=xp.int64)] + [xp.empty(n_classes, dtype=xp.int64)
@@ -237,20 +247,14 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
                 xp.zeros(len(lens) + 1, dtype=xp.int64), np.zeros(len(lens) + 1, np.int64))
     row_ptr, start, map_off, strides, table_base, table_mask = to_device_together(
         xp, host_row_ptr, node_src_start, node_map_off, strides, base[:-1], mask)
-    slots = int(base[-1])
-    table_key = xp.full(slots, -1, dtype=xp.int64)
-    table_first = xp.full(slots, _NO_FIRST, dtype=xp.int64)
-    table_count = xp.zeros(slots, dtype=xp.int64)
+    table_key, table_first, table_count = _empty_tables(xp, int(base[-1]), 1)
     slot_of = xp.empty(total, dtype=xp.int64)
     grid = (total + CUDA_THREADS - 1) // CUDA_THREADS
     launch(_rollup_insert, grid, CUDA_THREADS, row_ptr, start, src_codes, src_sens, src_count,
            map_off, maps_flat, strides, table_base, table_mask, table_key, table_first,
            table_count, slot_of)
     del table_key
-    is_first = xp.empty(total, dtype=xp.int8)
-    launch(_rollup_firsts, grid, CUDA_THREADS, slot_of, table_first, is_first)
-    group_at = xp.concatenate([xp.zeros(1, dtype=xp.int64),  # exclusive prefix sum
-                               xp.cumsum(is_first, dtype=xp.int64)])
+    is_first, group_at = _first_entries(xp, slot_of, table_first, grid)
     ptr = group_at[row_ptr]
     host_ptr, n_groups = None, total  # the groups fit in the entries they come from
     if sync:

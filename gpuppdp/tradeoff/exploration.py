@@ -116,14 +116,15 @@ class NodeFigures(Metric):
         one pass over each node's classes and histogram entries (:func:`_figures_njit`), on
         a GPU four launches over the batch's classes (:mod:`.figures_cuda`)."""
         cl = classes if self.sensitive is None else classes.for_attribute(self.sensitive)
+        given = None if self._privacy is None else (  # the prior, sum q^2 and H(q)
+            self._privacy._q, self._privacy._q_sq, self._privacy._h_prior)
         if self.backend.kernels == "cpu":
             with_sens = self.sensitive is not None
             entry_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
             if with_sens:
                 entry_ptr[1:] = np.cumsum(cl.per_node(cl.distinct.astype(np.int64)))
-            prior, prior_sq, prior_h = (np.zeros(0), 0.0, 0.0) if self._privacy is None else (
-                np.asarray(self._privacy._q, dtype=np.float64), self._privacy._q_sq,
-                self._privacy._h_prior)
+            prior, prior_sq, prior_h = (np.zeros(0), 0.0, 0.0) if given is None else (
+                np.asarray(given[0], dtype=np.float64), given[1], given[2])
 
             empty = np.zeros(0, dtype=np.int64)  # without histograms
             entry_class, entry_sens, entry_count = (
@@ -138,12 +139,9 @@ class NodeFigures(Metric):
                 self._scratch_for(cl.size.shape[0]))
         if self._xlogx_device is None:
             self._xlogx_device = self.backend.asarray(self._xlogx)
-        given = {} if self._privacy is None else {
-            "prior": self._privacy._q, "prior_sq": self._privacy._q_sq,
-            "prior_h": self._privacy._h_prior}
         return self.backend.to_host(node_figures_cuda(
             self.backend, cl, outlier, n_nodes, self.risk_threshold,
-            0 if self.sensitive is None else self._values, self._xlogx_device, **given))
+            0 if self.sensitive is None else self._values, self._xlogx_device, *(given or ())))
 
     def _scratch_for(self, n_classes: int) -> np.ndarray:
         """The (4, >= ``n_classes``) float64 scratch of :func:`_figures_njit`, kept between
