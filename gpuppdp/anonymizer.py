@@ -20,7 +20,7 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from . import cluster, kernels
+from . import cluster, device_frames, kernels
 from .backend import BACKEND_CHOICES, Backend, get_backend
 from .engine.chunked_encoding import encode_chunks
 from .engine.encoding import (EncodedTable, Role, Schema, SchemaError, check_hierarchy, encode,
@@ -36,7 +36,8 @@ from .errors import InputError, InputTypeError, UserError
 from .core.datatypes import check_types
 from .hierarchy import Hierarchy
 from .io import (CHUNK_ROWS, TABLE_SUFFIXES, DatasetWriter, OutputPlan, TableWriter,
-                 estimated_rows, jsonable, read_chunks, table_columns, table_delimiter)
+                 estimated_rows, is_cudf_frame, jsonable, read_chunks, table_columns,
+                 table_delimiter)
 from .models import KAnonymity, PrivacyModel
 from .notebook import result_html
 from .validation import check_int, check_number
@@ -264,6 +265,29 @@ class AnonymizationResult:
 _NOT_GIVEN = object()
 
 
+def _on_backend(data, backend: Backend):
+    """``data`` as the backend takes it: a cuDF frame stays on a GPU backend and is copied to
+    the host once (``to_pandas``) for the CPU (:mod:`gpuppdp.device_frames`)."""
+    if is_cudf_frame(data) and not backend.is_gpu:
+        return data.to_pandas()
+    return data
+
+
+def _encode(data, setup: "_Setup") -> EncodedTable:
+    """A pandas or (on a GPU backend) cuDF table encoded under ``setup``."""
+    if is_cudf_frame(data):
+        return device_frames.encode_cudf(data, setup.schema, setup.backend, setup.sensitive)
+    return encode(data, setup.schema, setup.backend, setup.sensitive)
+
+
+def _release(data, evaluator: Evaluator, levels, suppressed: str, seed) -> Release:
+    """The release of node ``levels`` of a pandas or cuDF table (a frame of the same kind)."""
+    if is_cudf_frame(data):
+        return device_frames.release_cudf(data, evaluator, levels, suppression=suppressed,
+                                          seed=seed)
+    return release(data, evaluator, levels, suppression=suppressed, seed=seed)
+
+
 class Anonymizer:
     """Optimal full-domain generalization with record suppression (ARX-compatible).
 
@@ -488,7 +512,9 @@ class Anonymizer:
             ) -> AnonymizationResult:
         """Search the optimal node for ``data`` and release it.
 
-        ``data`` is a pandas DataFrame, or a Dask DataFrame (:mod:`gpuppdp.cluster`: the
+        ``data`` is a pandas DataFrame, a cuDF DataFrame (:mod:`gpuppdp.device_frames`: on a
+        GPU backend it is encoded and released on the device, and the release is a cuDF
+        DataFrame), or a Dask DataFrame (:mod:`gpuppdp.cluster`: the
         partitions are encoded and reduced on the workers, the search runs here, and the
         release is a lazy Dask DataFrame, written with its ``to_parquet``).
         Raises :class:`NoSolutionError` when no node is anonymous.
@@ -500,12 +526,12 @@ class Anonymizer:
         if on_dask and self.microaggregation:
             raise InputError("microaggregation needs the table in memory (a pandas "
                              "DataFrame), not a Dask DataFrame")
+        data = _on_backend(data, setup.backend)
         if on_dask:
             evaluator = setup.evaluator(cluster.encode_dask(data, setup.schema, setup.backend,
                                                             setup.sensitive), limit)
         else:
-            evaluator = setup.evaluator(encode(data, setup.schema, setup.backend,
-                                               setup.sensitive), limit)
+            evaluator = setup.evaluator(_encode(data, setup), limit)
         t1 = time.perf_counter()
         searched = self._search(evaluator, setup.models, progress)
         t2 = time.perf_counter()
@@ -514,8 +540,7 @@ class Anonymizer:
                                        int(searched[0].optimum_stats["suppressed"]),
                                        suppression=self.suppressed, seed=self.seed)
         else:
-            rel = release(data, evaluator, searched[3], suppression=self.suppressed,
-                          seed=self.seed)
+            rel = _release(data, evaluator, searched[3], self.suppressed, self.seed)
         return self._result(setup, evaluator, searched, rel, [t0, t1, t2, time.perf_counter()])
 
     def release(self, data: pd.DataFrame, node) -> AnonymizationResult:
@@ -528,8 +553,8 @@ class Anonymizer:
 
         t0 = time.perf_counter()
         setup = self._setup()
-        evaluator = setup.evaluator(encode(data, setup.schema, setup.backend, setup.sensitive),
-                                    float(self.suppression_limit))
+        data = _on_backend(data, setup.backend)
+        evaluator = setup.evaluator(_encode(data, setup), float(self.suppression_limit))
         enc = evaluator.encoded
         levels = node_levels(node, enc.qi_names, enc.heights)
         t1 = time.perf_counter()
@@ -548,7 +573,7 @@ class Anonymizer:
         found = SearchResult(lattice.node_id(levels), row, 1, time.perf_counter() - t1,
                              "given", {"all_stats": stats})
         t2 = time.perf_counter()
-        rel = release(data, evaluator, levels, suppression=self.suppressed, seed=self.seed)
+        rel = _release(data, evaluator, levels, self.suppressed, self.seed)
         return self._result(setup, evaluator, (found, lattice, None, levels), rel,
                             [t0, t1, t2, time.perf_counter()])
 

@@ -31,7 +31,7 @@ from .stops import COMMITTED, interrupts_deferred, raise_put_off
 from .validation import format_values
 
 __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "write_table",
-           "check_fields", "file_line", "input_file",
+           "is_cudf_frame", "check_fields", "file_line", "input_file",
            "TableWriter", "DatasetWriter", "PreparedChunk", "CHUNK_ROWS", "PARQUET_SUFFIXES",
            "sniff_delimiter", "TABLE_SUFFIXES", "TEMP_MARK", "OutputError", "OutputPlan",
            "AtomicOutputs", "jsonable"]
@@ -337,9 +337,20 @@ def file_line(path: str | os.PathLike, row: int, *, sep: str | None = None,
     return None
 
 
+def is_cudf_frame(data) -> bool:
+    """Is ``data`` a cuDF DataFrame (without importing cuDF when it is not)?  See
+    :mod:`gpuppdp.device_frames`."""
+    return type(data).__module__.partition(".")[0] == "cudf" and hasattr(data, "to_pandas")
+
+
 def write_table(df: pd.DataFrame, path: str | os.PathLike, *, sep: str = ";") -> None:
-    """Write CSV (``sep``-separated) or Parquet, chosen by the file extension."""
+    """Write CSV (``sep``-separated) or Parquet, chosen by the file extension; a cuDF frame is
+    written from the device by cuDF's writers."""
     path = os.fspath(path)
+    if is_cudf_frame(df):
+        (df.to_parquet(path, index=False) if _is_parquet(path) else
+         df.to_csv(path, sep=sep, index=False))
+        return
     if _is_parquet(path):
         df.to_parquet(path, index=False)
     else:

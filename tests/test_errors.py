@@ -171,7 +171,8 @@ def test_empty_table(hierarchies, table):
 @pytest.mark.parametrize("data", [np.zeros((3, 4)), {"age": [20]}, [[20, "M"]]])
 def test_data_not_a_dataframe(hierarchies, data):
     with pytest.raises(TypeError,
-                       match=f"data must be a pandas DataFrame, got {type(data).__name__}"):
+                       match=r"data must be a pandas DataFrame, got (numpy\.)?"
+                       + type(data).__name__):
         make(hierarchies).fit(data)
 
 

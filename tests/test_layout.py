@@ -30,7 +30,8 @@ LAYERS = [
                   "gpuppdp.perturb"]),
     ("algorithms", ["gpuppdp.algorithms"]),
     ("api", ["gpuppdp", "gpuppdp.anonymizer", "gpuppdp.cluster", "gpuppdp.notebook",
-             "gpuppdp.datasets", "gpuppdp.census", "gpuppdp.testing", "gpuppdp.data"]),
+             "gpuppdp.datasets", "gpuppdp.census", "gpuppdp.testing", "gpuppdp.data",
+             "gpuppdp.device_frames", "gpuppdp.testing_cudf"]),
     ("report", ["gpuppdp.report", "gpuppdp.tradeoff"]),
     ("cli", ["gpuppdp.cli"]),
 ]

@@ -691,24 +691,30 @@ def certainty_penalty(released: pd.DataFrame, original: pd.DataFrame,
     for c in qids:
         codes, labels = encode_column(released[c])
         if c in hierarchies:
-            h = hierarchies[c]
-            under = label_leaves(h)
-            d = len(h.leaves)
-            cost = []
-            for v in labels.tolist():
-                if str(v) == "*":
-                    cost.append(1.0)
-                elif str(v) in under:
-                    cost.append((len(under[str(v)]) - 1) / (d - 1) if d > 1 else 0.0)
-                else:
-                    raise InputError(f"release column {c!r}: {str(v)!r} is not a label of "
-                                     "its hierarchy")
+            cost = label_costs(hierarchies[c], labels.tolist(), c)
         else:
             values = np.unique(pd.to_numeric(original[c], errors="raise").to_numpy(float))
             span = values[-1] - values[0]
             cost = [_numeric_cost(v, values, span, c) for v in labels.tolist()]
         ncp[c] = float(np.asarray(cost, dtype=float)[codes].mean())
     return {"ncp": ncp, "gcp": float(np.mean(list(ncp.values())))}
+
+
+def label_costs(h: Hierarchy, labels: Sequence, column: str) -> list[float]:
+    """The certainty penalty of each of ``labels`` of hierarchy ``h`` (released column
+    ``column``): ``(leaves under it - 1) / (leaves - 1)``, 1 for ``*``."""
+    under = label_leaves(h)
+    d = len(h.leaves)
+    cost = []
+    for v in labels:
+        if str(v) == "*":
+            cost.append(1.0)
+        elif str(v) in under:
+            cost.append((len(under[str(v)]) - 1) / (d - 1) if d > 1 else 0.0)
+        else:
+            raise InputError(f"release column {column!r}: {str(v)!r} is not a label of its "
+                             "hierarchy")
+    return cost
 
 
 def _numeric_cost(label, values: np.ndarray, span: float, column: str) -> float:

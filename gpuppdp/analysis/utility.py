@@ -51,6 +51,7 @@ from ..engine.metrics import generalization_shares, precision_loss
 from ..engine.transform import SUPPRESSED_LABEL, Release, suppressed_rows
 from ..errors import InputError
 from ..hierarchy import Hierarchy
+from ..io import is_cudf_frame
 from ..kernels import groupby
 from ..models import PrivacyLoss
 from ..validation import check_attribute, check_columns, column_list, format_values
@@ -343,6 +344,10 @@ def _source_rows(original, released) -> tuple[pd.DataFrame, np.ndarray]:
                              f"original table has {len(original)}")
         if released.source_rows is not None:
             assert released.data is not None, "a release with source_rows holds its rows"
+            if is_cudf_frame(released.data):  # a release on the device, measured on the host
+                frame: Any = released.data  # a cuDF frame and a device array: their
+                rows: Any = released.source_rows  # explicit copies to the host
+                return frame.to_pandas(), rows.get()
             return released.data, np.asarray(released.source_rows, dtype=np.int64)
         released = released.data
     if isinstance(released, pd.DataFrame) and len(released) != len(original):

@@ -40,11 +40,23 @@ def _certainty(result: AnonymizationResult) -> dict:
     Mondrian's and TDS's (:func:`gpuppdp.algorithms.mondrian.certainty_penalty`; a suppressed value
     costs 1)."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
-    from ..algorithms.mondrian import certainty_penalty
+    from ..algorithms.mondrian import certainty_penalty, label_costs
+    from ..io import is_cudf_frame
+    from ..report.words import value_counts
 
     hierarchies = dict(result.schema.quasi_identifiers)
     table = result.released
-    return certainty_penalty(table, table, list(hierarchies), hierarchies=hierarchies)
+    if not is_cudf_frame(table):
+        return certainty_penalty(table, table, list(hierarchies), hierarchies=hierarchies)
+    # a release on the device: its labels' record counts, from the optimum's classes
+    rel = result.release
+    marked = rel.suppressed_rows if rel.suppression == "mark" else 0
+    ncp = {}
+    for (name, level), counts in zip(result.transformation.items(), value_counts(result)[1]):
+        h = hierarchies[name]
+        costs = label_costs(h, list(h.labels(level)), name)
+        ncp[name] = (float(counts @ costs) + marked) / rel.rows_in_release
+    return {"ncp": ncp, "gcp": sum(ncp.values()) / len(ncp)}
 
 
 def _local(result: AnonymizationResult, data, args) -> tuple:
@@ -685,6 +697,11 @@ def _anonymize_options(an) -> None:
                     "name ending in .parquet) of one file per bucket of rows, written by "
                     "several threads at once; out of core")
     add_dask_option(an, "encode and release (a .parquet release is then a dataset folder)")
+    an.add_argument("--gpu-io", choices=("auto", "cudf", "arrow"), default="auto",
+                    help="how a Parquet INPUT read in memory is read and its release written: "
+                    "cudf reads it into GPU memory and releases it there (a GPU backend and "
+                    "cuDF: pip install 'gpuppdp[gpu-frames]'), arrow through host memory; "
+                    "auto (default) takes cudf when the backend is a GPU and cuDF is installed")
     an.add_argument("--microaggregate", type=_column_value("--microaggregate", ":"),
                     dest="attribute_microaggregation", action="append", default=[],
                     metavar="COL:FUNCTION",

@@ -33,7 +33,7 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
     data: pd.DataFrame | None
     values: pd.DataFrame | None
     if read:
-        data = values = read_table(args.input, sep=args.sep, encoding=args.encoding)
+        data = values = _read_input(args)
     else:
         data = values = None
         if any(distance == "ordered" for distance, _, _ in args.t_closeness):
@@ -60,6 +60,52 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
                             microaggregation=microaggregation,
                             types=dict(getattr(args, "types", None) or []))
     return data, anonymizer
+
+
+def _read_input(args):
+    """INPUT in memory: a cuDF frame when ``--gpu-io`` picks cuDF (:func:`_on_device`), else
+    :func:`gpuppdp.io.read_table`'s pandas frame."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..io import read_table, table_columns
+
+    if _on_device(args):
+        import cudf  # deferred: optional, and only a GPU run reads with it
+
+        table_columns(args.input)  # the file's checks: present, readable, names unique
+        return cudf.read_parquet(args.input)
+    return read_table(args.input, sep=args.sep, encoding=args.encoding)
+
+
+def _on_device(args) -> bool:
+    """Does ``anonymize --gpu-io`` read INPUT with cuDF?  ``cudf`` demands it (an error says
+    what is missing), ``auto`` takes it when it can, ``arrow`` never (the host path)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..backend import get_backend
+    from ..errors import InputError
+    from ..io import PARQUET_SUFFIXES
+
+    choice = getattr(args, "gpu_io", "arrow")
+    if choice == "arrow":
+        return False
+    demanded = choice == "cudf"
+    reasons = []
+    if not args.input.lower().endswith(PARQUET_SUFFIXES):
+        reasons.append("INPUT is not a Parquet file")
+    if getattr(args, "local_recoding", None) is not None or getattr(args, "local_suppression",
+                                                                   False):
+        reasons.append("--local-recoding and --local-suppression work on the host")
+    if getattr(args, "attribute_microaggregation", None):
+        reasons.append("--microaggregate works on the host")
+    if not reasons and not get_backend(args.backend).is_gpu:
+        reasons.append(f"the backend ({args.backend}) is not a GPU")
+    if not reasons:
+        try:
+            import cudf  # noqa: F401  (deferred: optional)
+        except ImportError:
+            reasons.append("cuDF is not installed (pip install 'gpuppdp[gpu-frames]')")
+    if reasons and demanded:
+        raise InputError(f"--gpu-io cudf: {'; '.join(reasons)}")
+    return not reasons
 
 
 def format_summary(result: AnonymizationResult) -> str:

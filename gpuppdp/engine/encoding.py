@@ -34,7 +34,7 @@ from ..validation import format_values
 __all__ = ["Role", "Schema", "SchemaError", "check_hierarchy", "hierarchy_of", "EncodedTable",
            "FrequencySet", "SensitiveColumn",
            "encode", "SensitiveEncoder", "check_complete", "leaf_codes",
-           "with_null", "sensitive_names", "smallest_int_dtype"]
+           "with_null", "sensitive_names", "smallest_int_dtype", "missing_error", "table_roles"]
 
 
 class SchemaError(InputError):
@@ -486,8 +486,8 @@ def with_null(values):
     return values.astype(object).where(~miss, NULL), miss
 
 
-def _missing_error(column: str, h: Hierarchy, miss: np.ndarray, row_offset: int
-                   ) -> SchemaError:
+def missing_error(column: str, h: Hierarchy, miss: np.ndarray, row_offset: int
+                  ) -> SchemaError:
     """The error for missing cells of a quasi-identifier whose hierarchy has no ``NULL``."""
     first = row_offset + int(np.flatnonzero(miss)[0])
     top = h.labels(h.height)
@@ -510,7 +510,7 @@ def leaf_codes(data: "pd.DataFrame | pa.Table", qi_names, hierarchies, row_offse
     for c, h in zip(qi_names, hierarchies):
         values, miss = with_null(data[c])
         if miss is not None and not (h.leaves == NULL).any():
-            raise _missing_error(c, h, miss, row_offset)
+            raise missing_error(c, h, miss, row_offset)
         try:
             out.append(encode_column(values, domain=h.leaf_domain, name=c)[0])
         except UnknownValuesError as exc:
@@ -518,7 +518,9 @@ def leaf_codes(data: "pd.DataFrame | pa.Table", qi_names, hierarchies, row_offse
     return out
 
 
-def _table_columns(data: pd.DataFrame, schema: Schema) -> dict:
+def table_roles(data: pd.DataFrame, schema: Schema) -> dict:
+    """The role of each column of ``data`` (a pandas or cuDF frame) under ``schema``; an
+    empty table and duplicate column names are errors."""
     if len(data) == 0:
         raise SchemaError("the table is empty (0 rows)")
     duplicated = data.columns[data.columns.duplicated()].unique().tolist()
@@ -537,8 +539,10 @@ def encode(data: pd.DataFrame, schema: Schema, backend: Backend,
     errors that name the column and list the values.
     """
     if not isinstance(data, pd.DataFrame):
-        raise InputTypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-    roles = _table_columns(data, schema)
+        kind = type(data).__module__.partition(".")[0]
+        raise InputTypeError("data must be a pandas DataFrame, got "
+                             + ("" if kind == "builtins" else kind + ".") + type(data).__name__)
+    roles = table_roles(data, schema)
     qi_names = [c for c in data.columns if roles[c] is Role.QUASI_IDENTIFYING]
     check_complete(data, schema.microaggregated, 0)
     hierarchies = [schema.quasi_identifiers[c] for c in qi_names]

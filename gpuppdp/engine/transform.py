@@ -41,8 +41,9 @@ SUPPRESSION_MODES = ("mark", "drop")
 class Release:
     """A released table and its accounting: ``released_rows + suppressed_rows == input_rows``
     when suppressed rows are dropped; with ``mark`` they stay in the table with ``*`` QIDs.
-    ``source_rows`` (host int64, not for publication) is the input position of every released
-    row, undoing the row permutation for utility measures (:mod:`gpuppdp.analysis.utility`).
+    ``source_rows`` (host int64, not for publication; a device array when ``data`` is a cuDF
+    frame) is the input position of every released row, undoing the row permutation for
+    utility measures (:mod:`gpuppdp.analysis.utility`).
     A release written chunk by chunk has ``path`` and neither ``data`` nor ``source_rows``."""
 
     data: pd.DataFrame | None

@@ -26,7 +26,7 @@ def level_samples(hierarchy, value=None) -> list[dict]:
             for lv in range(hierarchy.height + 1)]
 
 
-def _value_counts(result: AnonymizationResult) -> tuple[list, list]:
+def value_counts(result: AnonymizationResult) -> tuple[list, list]:
     """Per QID: the number of input records holding each leaf, and of released (not
     suppressed) records holding each label of the optimum's level -- from the bottom
     frequency set and the optimum's classes, so that a release written chunk by chunk is
@@ -67,7 +67,7 @@ def describe_release(result: AnonymizationResult, files: dict | None = None, *,
     roles = result._evaluator.encoded.roles
     columns = list(roles)
     hierarchy_files = {str(k): str(v) for k, v in (files.get("hierarchies") or {}).items()}
-    leaf_counts, released_counts = _value_counts(result)
+    leaf_counts, released_counts = value_counts(result)
     qids = []
     for j, (name, level) in enumerate(result.transformation.items()):
         h = schema.quasi_identifiers[name]
