@@ -94,6 +94,10 @@ class Backend:
     def __repr__(self) -> str:  # pragma: no cover - cosmetic
         return f"Backend({self.name!r}, kernels={self.kernels!r})"
 
+    def __dask_tokenize__(self):
+        """Dask's token of a task argument: the backend's kind (one per process)."""
+        return ("gpuppdp.Backend", self.name, self.kernels)
+
     def __reduce__(self):
         """Pickled by kind (Dask ships encoded tables to its workers): unpickling gives the
         receiving process its own backend of that kind."""

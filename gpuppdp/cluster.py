@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from . import backend as backends
+from . import device_frames
 from .backend import Backend, get_backend
 from .core.codes import encode_column
 from .engine.encoding import (
@@ -56,6 +57,7 @@ from .io import (
     PARQUET_SUFFIXES,
     TABLE_SUFFIXES,
     OutputPlan,
+    is_cudf_frame,
     table_columns,
     table_delimiter,
 )
@@ -76,29 +78,30 @@ def is_dask_frame(data) -> bool:
 def client_for(spec: str, gpu: bool = False):
     """A ``distributed.Client`` for ``local:N`` (a new ``LocalCluster`` of N single-threaded
     worker processes; with ``gpu``, dask-cuda's ``LocalCUDACluster`` of N workers, one GPU
-    each) or ``tcp://HOST:PORT`` (a running scheduler)."""
+    each), ``local-cuda:N`` (that GPU cluster, whatever ``gpu`` says) or ``tcp://HOST:PORT``
+    (a running scheduler)."""
     try:
         from distributed import Client, LocalCluster  # deferred: Dask is optional
     except ImportError:
         raise ImportError("--dask needs Dask: pip install 'gpuppdp[dask]'") from None
     kind, _, value = spec.partition(":")
-    if kind == "local":
+    if kind in ("local", "local-cuda"):
         try:
             workers = int(value)
         except ValueError:
             workers = 0
         if workers < 1:
-            raise InputError(f"--dask local:N needs a number of workers N >= 1, got {spec!r}")
+            raise InputError(f"--dask {kind}:N needs a number of workers N >= 1, got {spec!r}")
         # the cluster logs its start and stop, and the release's shuffle, as news
         logging.getLogger("distributed").setLevel(logging.ERROR)
         options = dict(n_workers=workers, threads_per_worker=1, dashboard_address=None,
                        silence_logs=logging.ERROR)
-        if gpu:
+        if gpu or kind == "local-cuda":
             return Client(_cuda_cluster(workers, options))
         return Client(LocalCluster(processes=True, **options))
     if kind in ("tcp", "tls", "ucx"):
         return Client(spec)
-    raise InputError(f"--dask expects local:N or tcp://HOST:PORT, got {spec!r}")
+    raise InputError(f"--dask expects local:N, local-cuda:N or tcp://HOST:PORT, got {spec!r}")
 
 
 def _cuda_cluster(workers: int, options: dict):
@@ -115,13 +118,21 @@ def _cuda_cluster(workers: int, options: dict):
     return LocalCUDACluster(CUDA_VISIBLE_DEVICES=list(range(workers)), **options)
 
 
-def read_dask(path: str, *, sep: str | None = None, columns: Sequence[str] | None = None):
+def read_dask(path: str, *, sep: str | None = None, columns: Sequence[str] | None = None,
+              gpu_frames: bool = False):
     """A CSV or Parquet file as a Dask DataFrame with :func:`gpuppdp.io.read_table`'s values
-    (CSV: strings, only empty fields missing); ``columns``: only those are read."""
+    (CSV: strings, only empty fields missing); ``columns``: only those are read.  With
+    ``gpu_frames`` a Parquet file is read by dask-cuDF: its partitions are cuDF frames, each
+    read into its worker's GPU, encoded and released there
+    (:func:`gpuppdp.device_frames.generalized_partition`)."""
     import dask.dataframe as dd  # deferred: Dask is optional
 
     table_columns(path, sep=sep)  # the file's checks: present, readable, names unique
     columns = None if columns is None else list(columns)
+    if gpu_frames:
+        import dask_cudf  # deferred: optional (pip install 'gpuppdp[dask-gpu]')
+
+        return dask_cudf.read_parquet(path, columns=columns)
     if path.lower().endswith((".parquet", ".pq")):
         return dd.read_parquet(path, columns=columns)
     return dd.read_csv(path, sep=table_delimiter(path, sep), blocksize="64MiB",
@@ -178,10 +189,13 @@ def _local_combinations(part: pd.DataFrame, names: list[str]):
     return group, distinct, np.bincount(group, minlength=len(rep))
 
 
-def _profile(part: pd.DataFrame, names: list[str]):
+def _profile(part: pd.DataFrame, names: list[str], backend: Backend):
     if not names or not len(part):
         return len(part), None, None
-    _, distinct, counts = _local_combinations(part, names)
+    if is_cudf_frame(part):  # a dask-cuDF partition: grouped on the worker's GPU
+        _, distinct, counts = device_frames.combinations(part, names, backend)
+    else:
+        _, distinct, counts = _local_combinations(part, names)
     return len(part), distinct, counts
 
 
@@ -192,13 +206,19 @@ def _partition_bottom(part: pd.DataFrame, table: EncodedTable, names: list[str],
     the run's backend is one), returned in host memory."""
     if not len(part):
         return None
-    check_complete(part, checked, offset)
-    codes = leaf_codes(part, table.qi_names, table.hierarchies, offset)
-    carried = lut[_local_combinations(part, names)[0]] if names else None
-    fs = table.bottom_of(backend.asarray(np.stack([c.astype(table.code_dtype) for c in codes],
-                                                  axis=1)),
-                         None if carried is None else backend.asarray(carried), offset, backend)
-    return fs.moved(backend.to_host)
+    if is_cudf_frame(part):  # a dask-cuDF partition: encoded on the worker's GPU
+        xp = backend.xp
+        codes = device_frames.leaf_codes(part, table.qi_names, table.hierarchies, backend,
+                                         offset)
+        rows = xp.stack([c.astype(table.code_dtype) for c in codes], axis=1)
+        carried = backend.asarray(lut)[device_frames.combinations(part, names, backend)[0]] \
+            if names else None
+    else:
+        check_complete(part, checked, offset)
+        codes = leaf_codes(part, table.qi_names, table.hierarchies, offset)
+        rows = backend.asarray(np.stack([c.astype(table.code_dtype) for c in codes], axis=1))
+        carried = backend.asarray(lut[_local_combinations(part, names)[0]]) if names else None
+    return table.bottom_of(rows, carried, offset, backend).moved(backend.to_host)
 
 
 def _merge(table: EncodedTable, a: FrequencySet | None, b: FrequencySet | None,
@@ -224,7 +244,7 @@ def encode_dask(ddf, schema: Schema, backend: Backend,
     names = sensitive_names(sensitive_attributes)
     sensitive = SensitiveEncoder(names, roles)
     parts = ddf[qi_names + [c for c in schema.sensitive if c not in qi_names]].to_delayed()
-    profiles = dask.compute(*[dask.delayed(_profile)(p, names) for p in parts])
+    profiles = dask.compute(*[dask.delayed(_profile)(p, names, backend) for p in parts])
     rows = np.array([n for n, _, _ in profiles], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(rows)])
     if offsets[-1] == 0:
@@ -254,19 +274,24 @@ def encode_dask(ddf, schema: Schema, backend: Backend,
 # -- release ------------------------------------------------------------------------------
 def _generalize_partition(part: pd.DataFrame, table: EncodedTable, levels, failing,
                           categories: dict, suppression: str, seed, offset_of: dict,
-                          partition_info=None) -> pd.DataFrame:
+                          backend: Backend, partition_info=None) -> pd.DataFrame:
     number = 0 if partition_info is None else partition_info["number"]
     offset = offset_of.get(number, 0)
+    partition_seed = np.random.SeedSequence(seed, spawn_key=(number,))
+    if is_cudf_frame(part):  # a dask-cuDF partition: released on the worker's GPU
+        return device_frames.generalized_partition(
+            part, table, levels, failing, suppression, offset,
+            int(partition_seed.generate_state(1, np.uint64)[0] >> np.uint64(2)), backend,
+            _ORDER)
     codes = leaf_codes(part, table.qi_names, table.hierarchies, offset) if len(part) else \
         [np.zeros(0, dtype=np.int64) for _ in table.qi_names]
     row_codes = table.generalize(levels, codes)
-    outlier = failing.contains(row_codes)
+    outlier = table.class_set(levels, failing).contains(row_codes)
     frame = pd.DataFrame(released_columns(
         part.columns, table,
         lambda j: labelled_codes(categories[table.qi_names[j]], row_codes[:, j], outlier),
         lambda name: part[name].reset_index(drop=True)))
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(number,)))
-    frame[_ORDER] = rng.random(len(frame))
+    frame[_ORDER] = np.random.default_rng(partition_seed).random(len(frame))
     return frame[~outlier].reset_index(drop=True) if suppression == "drop" else frame
 
 
@@ -286,20 +311,20 @@ def release_dask(ddf, evaluator, levels, suppressed: int, *, suppression: str = 
     enc = evaluator.encoded
     levels = np.asarray(levels, dtype=np.int64)
     table = enc.rows_on_host()
-    failing = table.class_set(levels, evaluator.backend.to_host(
-        evaluator.suppressed_classes(levels)))
+    failing = evaluator.backend.to_host(evaluator.suppressed_classes(levels))
     categories = {name: categories_of(h.labels(int(levels[j])))
                   for j, (name, h) in enumerate(zip(enc.qi_names, enc.hierarchies))}
     kept = [c for c in ddf.columns if enc.roles.get(c) not in (None, Role.IDENTIFYING)]
     rows = dask.compute(*[dask.delayed(len)(p) for p in ddf.to_delayed()])
     offset_of = dict(enumerate(np.concatenate([[0], np.cumsum(rows)])[:-1].tolist()))
     seed = seed if seed is not None else secrets.randbits(64)
+    backend = evaluator.backend
     meta = _generalize_partition(ddf._meta, table, levels, failing, categories, suppression,
-                                 seed, {})
+                                 seed, {}, backend)
     generalized = ddf[kept].map_partitions(
         _generalize_partition, dask.delayed(table, pure=True), levels,
         dask.delayed(failing, pure=True), categories,
-        suppression, seed, offset_of, meta=meta)
+        suppression, seed, offset_of, backend, meta=meta)
     shuffled = generalized.shuffle(_ORDER).map_partitions(_in_key_order,
                                                           meta=_in_key_order(meta))
     return Release(shuffled, enc.n_rows, int(suppressed), suppression)
@@ -326,7 +351,9 @@ def write_release(release: Release, path: str, *, sep: str = ";") -> None:
     plan = OutputPlan().add("output", path, TABLE_SUFFIXES, dataset=parquet)
     with plan.writing() as out:
         temp = out.path("output")
-        if parquet:
+        if parquet and is_cudf_frame(release.data._meta):  # dask-cuDF: cuDF's writer
+            release.data.to_parquet(temp, write_index=False)
+        elif parquet:
             release.data.to_parquet(temp, write_index=False,
                                     schema=_unknown_categories(release.data._meta))
         else:

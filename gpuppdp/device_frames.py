@@ -1,6 +1,6 @@
 """Tables that live on the GPU: cuDF DataFrames encoded and released on the device.
 
-:meth:`gpuppdp.Anonymizer.fit` (and ``release``, ``apply``) accept a ``cudf.DataFrame``
+:meth:`gpuppdp.Anonymizer.fit` (and ``release``) accept a ``cudf.DataFrame``
 (RAPIDS; ``pip install 'gpuppdp[gpu-frames]'``).  With a GPU backend its rows never cross to
 the host:
 
@@ -48,7 +48,8 @@ from .engine.transform import SUPPRESSION_MODES, Release, categories_of, release
 from .errors import InputError
 from .kernels import groupby
 
-__all__ = ["encode_cudf", "release_cudf"]
+__all__ = ["encode_cudf", "release_cudf", "leaf_codes", "combinations", "released_frame",
+           "generalized_partition", "random_keys"]
 
 
 def _cudf():
@@ -95,17 +96,26 @@ def _leaf_codes(column, name: str, h, backend: Backend, row_offset: int):
     return backend.asarray(lut)[col.codes]
 
 
-def _carried_codes(data, sensitive: SensitiveEncoder, backend: Backend):
-    """Device code per row of the sensitive attributes' combination (see the module
-    docstring): grouped on the device, numbered on the host from the distinct combinations."""
+def leaf_codes(data, qi_names: Sequence[str], hierarchies, backend: Backend,
+               row_offset: int = 0) -> list:
+    """Device leaf codes of every QID column of cuDF frame ``data`` (rows numbered from
+    ``row_offset`` in errors), as :func:`gpuppdp.engine.encoding.leaf_codes` gives them for a
+    pandas one."""
+    return [_leaf_codes(data[c], c, h, backend, row_offset) for c, h in zip(qi_names, hierarchies)]
+
+
+def combinations(data, names: Sequence[str], backend: Backend) -> tuple:
+    """``(group, distinct, counts)``: each row's combination of the columns ``names`` of cuDF
+    frame ``data`` numbered in order of first appearance (device int64), those combinations
+    (a host DataFrame, a missing value ``NULL``) and how many rows hold each (host): grouped
+    on the device, only the distinct combinations on the host."""
     xp = backend.xp
-    columns = [_Factorized(data[name], backend) for name in sensitive.names]
+    columns = [_Factorized(data[name], backend) for name in names]
     group, rep, _ = groupby.group(xp, [c.codes for c in columns],
                                   [len(c.values) for c in columns])
     distinct = pd.DataFrame({name: c.values.to_numpy()[backend.to_host(c.codes[rep])]
-                             for name, c in zip(sensitive.names, columns)})
-    counts = backend.to_host(xp.bincount(group, minlength=int(rep.shape[0])))
-    return backend.asarray(sensitive.encode(distinct, weights=counts))[group]
+                             for name, c in zip(names, columns)})
+    return group, distinct, backend.to_host(xp.bincount(group, minlength=int(rep.shape[0])))
 
 
 def encode_cudf(data, schema: Schema, backend: Backend,
@@ -121,12 +131,13 @@ def encode_cudf(data, schema: Schema, backend: Backend,
     roles = table_roles(data, schema)
     qi_names = [c for c in data.columns if roles[c] is Role.QUASI_IDENTIFYING]
     hierarchies = [schema.quasi_identifiers[c] for c in qi_names]
-    qi_codes = [_leaf_codes(data[c], c, h, backend, 0) for c, h in zip(qi_names, hierarchies)]
+    qi_codes = leaf_codes(data, qi_names, hierarchies, backend)
     enc = EncodedTable(backend, qi_names, hierarchies, qi_codes, len(data), roles=roles,
                        types=dict(schema.types))
     sensitive = SensitiveEncoder(sensitive_names(sensitive_attributes), roles)
     if sensitive.names:
-        carried = _carried_codes(data, sensitive, backend)
+        group, distinct, counts = combinations(data, sensitive.names, backend)
+        carried = backend.asarray(sensitive.encode(distinct, weights=counts))[group]
         enc.sens_codes = carried.astype(smallest_int_dtype(sensitive.n_carried))
         sensitive.finish(enc)
     return enc
@@ -145,18 +156,37 @@ def release_cudf(data, evaluator, levels, *, suppression: str = "mark", seed=Non
     DataFrame (see the module docstring); its ``source_rows`` stay on the device."""
     if suppression not in SUPPRESSION_MODES:
         raise InputError(f"suppression must be one of {SUPPRESSION_MODES}, got {suppression!r}")
-    cudf = _cudf()
     enc, be = evaluator.encoded, evaluator.backend
     xp = be.xp
     levels = np.asarray(levels, dtype=np.int64)
     row_outlier, row_codes = evaluator.row_outliers(levels)
     outlier = row_outlier.astype(xp.bool_)
-    kept = xp.flatnonzero(~outlier) if suppression == "drop" else \
-        xp.arange(enc.n_rows, dtype=xp.int64)
+    kept = _kept(xp, outlier, suppression)
+    order = kept[xp.argsort(random_keys(be, int(kept.shape[0]), _seed_of(seed)))]
+    return Release(released_frame(data, enc, levels, row_codes, outlier, order), enc.n_rows,
+                   int(xp.count_nonzero(outlier)), suppression, order)
+
+
+def _kept(xp, outlier, suppression: str):
+    """Device positions of the rows a release holds: those not suppressed, or all."""
+    if suppression == "drop":
+        return xp.flatnonzero(~outlier)
+    return xp.arange(int(outlier.shape[0]), dtype=xp.int64)
+
+
+def random_keys(backend: Backend, n: int, seed: int | None):
+    """``n`` device int64 keys of 63 uniform bits (ChaCha20, keyed by ``seed`` or the OS)."""
     from .perturb.draws import random_source  # deferred: a seeded source without DP's warning
 
-    keys = random_source(be, seed=_seed_of(seed)).random_bits(int(kept.shape[0]))
-    order = kept[xp.argsort(keys)]
+    return random_source(backend, seed=seed).random_bits(n)
+
+
+def released_frame(data, enc: EncodedTable, levels, row_codes, outlier, order):
+    """The cuDF frame of rows ``order`` (device positions in ``data``) released at node
+    ``levels``: each QID its labels gathered from ``row_codes`` (device (n, q)), ``*`` where
+    ``outlier``; every other kept column of ``data`` gathered."""
+    cudf = _cudf()
+    xp = enc.backend.xp
     shown_suppressed = outlier[order]
 
     def qid(j: int):
@@ -165,7 +195,24 @@ def release_cudf(data, evaluator, levels, *, suppression: str = "mark", seed=Non
         codes = xp.where(shown_suppressed, star, row_codes[order, j].astype(xp.int64))
         return labels.take(codes).reset_index(drop=True)
 
-    columns = released_columns(data.columns, enc, qid,
-                               lambda name: data[name].take(order).reset_index(drop=True))
-    suppressed = int(xp.count_nonzero(outlier))
-    return Release(cudf.DataFrame(columns), enc.n_rows, suppressed, suppression, order)
+    return cudf.DataFrame(released_columns(
+        data.columns, enc, qid, lambda name: data[name].take(order).reset_index(drop=True)))
+
+
+def generalized_partition(part, table: EncodedTable, levels, failing, suppression: str,
+                          offset: int, seed: int, backend: Backend, order_column: str):
+    """A Dask partition (a cuDF frame, rows ``offset`` on in the table) released at node
+    ``levels`` on the worker's ``backend`` (:mod:`gpuppdp.cluster`): the classes ``failing``
+    (host (F, q) codes) suppressed, each row a uniform key in ``order_column`` for the
+    shuffle."""
+    cudf = _cudf()
+    xp = backend.xp
+    device = EncodedTable(backend, table.qi_names, table.hierarchies, None, table.n_rows,
+                          roles=table.roles)
+    row_codes = device.generalize(levels, leaf_codes(part, table.qi_names, table.hierarchies,
+                                                     backend, offset))
+    outlier = device.class_set(levels, backend.asarray(failing)).contains(row_codes)
+    kept = _kept(xp, outlier.astype(xp.bool_), suppression)
+    frame = released_frame(part, device, levels, row_codes, outlier, kept)
+    frame[order_column] = cudf.Series(random_keys(backend, int(kept.shape[0]), seed))
+    return frame

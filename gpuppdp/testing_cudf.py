@@ -232,10 +232,18 @@ class DataFrame:
     def shape(self) -> tuple[int, int]:
         return self._pd.shape
 
-    def __getitem__(self, name) -> Series:
-        if not isinstance(name, str):
-            raise NotImplementedError("the stand-in selects one column by name")
-        return Series._of(self._pd[name])
+    def __getitem__(self, key):
+        """One column by name (a :class:`Series`) or several, by a list of names (a frame)."""
+        if isinstance(key, list):
+            return DataFrame.from_pandas(self._pd[key])
+        if not isinstance(key, str):
+            raise NotImplementedError("the stand-in selects columns by name")
+        return Series._of(self._pd[key])
+
+    def __setitem__(self, name: str, column: Series) -> None:
+        if not isinstance(column, Series):
+            raise TypeError("the stand-in sets a column from a cudf.Series (on the device)")
+        self._pd[name] = column._pd.to_numpy()
 
     def to_pandas(self, *args, **kwargs) -> pd.DataFrame:
         _bound("DataFrame.to_pandas", args, kwargs)

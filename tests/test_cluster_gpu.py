@@ -91,3 +91,32 @@ def test_a_gpu_run_gets_one_worker_per_gpu(monkeypatch):
     assert isinstance(made_cluster, FakeCUDACluster)
     assert made["CUDA_VISIBLE_DEVICES"] == [0, 1] and made["n_workers"] == 2
     assert made["threads_per_worker"] == 1
+
+
+def test_local_cuda_asks_for_one_gpu_per_worker_whatever_the_backend(monkeypatch):
+    made = {}
+
+    class FakeCUDACluster:
+        def __init__(self, **options):
+            made.update(options)
+
+    monkeypatch.setitem(sys.modules, "dask_cuda",
+                        types.SimpleNamespace(LocalCUDACluster=FakeCUDACluster))
+    monkeypatch.setattr(backend, "gpu_count", lambda: 4)
+    monkeypatch.setattr(distributed, "Client", lambda c: c)
+    assert isinstance(cluster.client_for("local-cuda:3", gpu=False), FakeCUDACluster)
+    assert made["CUDA_VISIBLE_DEVICES"] == [0, 1, 2]
+    with pytest.raises(ValueError, match="--dask local-cuda:N needs a number of workers"):
+        cluster.client_for("local-cuda:0")
+
+
+def test_a_parquet_input_is_read_by_dask_cudf_when_asked(monkeypatch, tmp_path, adult):
+    data, _ = adult
+    path = tmp_path / "in.parquet"
+    data.to_parquet(path, index=False)
+    calls = []
+    monkeypatch.setitem(sys.modules, "dask_cudf", types.SimpleNamespace(
+        read_parquet=lambda p, columns=None: calls.append((p, columns)) or "frames"))
+    assert cluster.read_dask(str(path), columns=["age"], gpu_frames=True) == "frames"
+    assert calls == [(str(path), ["age"])]
+    assert cluster.is_dask_frame(cluster.read_dask(str(path), columns=["age"]))

@@ -286,7 +286,105 @@ def test_gpu_io_auto_reads_on_the_host_without_cudf(adult, tmp_path, gpu_is_the_
     args = __import__("types").SimpleNamespace(
         gpu_io="auto", input=str(tmp_path / "in.parquet"), backend="gpu", local_recoding=None,
         local_suppression=False, attribute_microaggregation=[])
-    assert run._on_device(args) is False
+    assert run.on_device(args, "cudf") is False
     args.gpu_io = "cudf"
-    with pytest.raises(ValueError, match="cuDF is not installed"):
-        run._on_device(args)
+    with pytest.raises(ValueError, match=r"cudf is not installed \(pip install 'gpuppdp\[gpu-"):
+        run.on_device(args, "cudf")
+
+
+# -- dask-cuDF: partitions that are cuDF frames ------------------------------------------------
+def _dask_of_frames(cudf, data: pd.DataFrame, parts: int):
+    import dask
+    import dask.dataframe as dd
+
+    bounds = np.linspace(0, len(data), parts + 1).astype(int)
+    chunks = [data.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    return dd.from_delayed([dask.delayed(cudf.DataFrame.from_pandas)(c) for c in chunks],
+                           meta=data.iloc[:0], verify_meta=False)
+
+
+@pytest.mark.parametrize("sensitive", [(), ("occupation", "salary-class")])
+def test_dask_cudf_partitions_are_encoded_on_the_device(cudf, adult, sensitive):
+    import dask
+
+    from gpuppdp import cluster
+
+    data, qis = adult
+    schema = Schema(qis, sensitive=list(sensitive), identifying=["name"], others="drop")
+    whole = encode(data, schema, strict_backend(), list(sensitive))
+    before = host_cells()
+    with dask.config.set(scheduler="synchronous"):
+        got = cluster.encode_dask(_dask_of_frames(cudf, data, 4), schema, strict_backend(),
+                                  list(sensitive))
+    distinct = sum(data[c].nunique() for c in (*QIS, *sensitive))
+    # each partition's distinct values, the sensitive ones in both passes (profile, bottom)
+    assert host_cells() - before <= 2 * 4 * distinct < len(data)
+    be = strict_backend()
+    want, have = whole.frequency_set(), got.frequency_set()
+    for name in ("codes", "sens", "count", "first"):
+        np.testing.assert_array_equal(be.to_host(getattr(have, name)),
+                                      be.to_host(getattr(want, name)), err_msg=name)
+    for name in sensitive:
+        assert list(got.sensitive[name].labels) == list(whole.sensitive[name].labels)
+
+
+@pytest.mark.parametrize("suppressed", ["mark", "drop"])
+def test_a_dask_cudf_partition_is_released_as_its_pandas_twin(cudf, adult, suppressed):
+    from gpuppdp import cluster
+    from gpuppdp.engine.transform import categories_of
+
+    data, qis = adult
+    options = _options(qis, ("occupation",), suppressed=suppressed)
+    result = Anonymizer(backend="cpu", **options).fit(data)
+    evaluator = result._evaluator
+    enc = evaluator.encoded
+    levels = np.array(list(result.transformation.values()))
+    table = enc.rows_on_host()
+    failing = evaluator.backend.to_host(evaluator.suppressed_classes(levels))
+    categories = {n: categories_of(h.labels(int(levels[j])))
+                  for j, (n, h) in enumerate(zip(enc.qi_names, enc.hierarchies))}
+    part = data.iloc[700:1500].drop(columns="name")
+    args = (table, levels, failing, categories, suppressed, 11, {3: 700})
+    host = cluster._generalize_partition(part, *args, get_backend_cpu(),
+                                         partition_info={"number": 3})
+    device = cluster._generalize_partition(cudf.DataFrame.from_pandas(part), *args,
+                                           strict_backend(), partition_info={"number": 3})
+    assert isinstance(device, cudf.DataFrame)
+    device = device.to_pandas()
+    assert list(device.columns) == list(host.columns)
+    keys = device.pop("__gpuppdp_order__")
+    assert keys.is_unique and len(keys) == len(host)
+    pd.testing.assert_frame_equal(_rows(device), _rows(host.drop(columns="__gpuppdp_order__")))
+
+
+def get_backend_cpu():
+    from gpuppdp.backend import get_backend
+
+    return get_backend("cpu")
+
+
+def test_a_large_parquet_input_is_read_whole_when_it_fits_the_device(cudf, adult, tmp_path,
+                                                                     gpu_is_the_stand_in,
+                                                                     monkeypatch):
+    import types
+
+    from gpuppdp.backend import Backend
+    from gpuppdp.cli import run
+
+    data, _ = adult
+    source = tmp_path / "in.parquet"
+    data.to_parquet(source, index=False)
+    args = types.SimpleNamespace(
+        gpu_io="auto", input=str(source), backend="gpu", local_recoding=None,
+        local_suppression=False, attribute_microaggregation=[], chunk_rows=None,
+        parquet_dataset=False)
+    monkeypatch.setattr(Backend, "free_memory", lambda self: 10 ** 9)
+    assert run.read_whole_on_device(args)
+    monkeypatch.setattr(Backend, "free_memory", lambda self: 1000)  # too small: in chunks
+    assert not run.read_whole_on_device(args)
+    args.gpu_io = "cudf"  # demanded: read whole whatever the estimate
+    assert run.read_whole_on_device(args)
+    args.chunk_rows = 5000  # chunks asked for
+    assert not run.read_whole_on_device(args)
+    args.chunk_rows, args.gpu_io = None, "arrow"
+    assert not run.read_whole_on_device(args)

@@ -25,7 +25,8 @@ from .measure import chunk_rows_for
 from .options import (Command, add_chunk_option, add_dask_option, add_run_options, add_values,
                       encoding_of)
 from .progress import search_progress
-from .run import anonymizer_from_args, format_summary, print_release, release_plan, run_summary
+from .run import (anonymizer_from_args, format_summary, on_device, print_release,
+                  read_whole_on_device, release_plan, run_summary)
 
 if TYPE_CHECKING:  # registering imports only the standard library; the runs load the library
     from ..anonymizer import AnonymizationResult
@@ -198,8 +199,9 @@ def _dask_anonymize(args) -> int:
                            dataset=args.output.lower().endswith(PARQUET_SUFFIXES))
     plan = OutputPlan(inputs).add("--json", args.json)
     _, anonymizer = anonymizer_from_args(args, read=False)
+    gpu_frames = on_device(args, "dask_cudf")  # dask-cuDF partitions: cuDF frames
     with client_for(args.dask, gpu=get_backend(anonymizer.backend).is_gpu):
-        result = anonymizer.fit(read_dask(args.input, sep=args.sep),
+        result = anonymizer.fit(read_dask(args.input, sep=args.sep, gpu_frames=gpu_frames),
                                 progress=search_progress(args))
         print(format_summary(result))
         with plan.writing() as out:
@@ -308,7 +310,7 @@ def cmd_anonymize(args) -> int:
     # leaves it loading (the process would wait for it, ignoring Ctrl-C)
     run_kernels, variant = _warm_kernels(args), _wanted_variant(args)
     warm = kernels.warm_up(*run_kernels, wanted=variant)
-    chunk_rows = chunk_rows_for(args)
+    chunk_rows = None if read_whole_on_device(args) else chunk_rows_for(args)
     if args.parquet_dataset and chunk_rows is None:  # a dataset is written out of core
         chunk_rows = CHUNK_ROWS
     if chunk_rows is not None:  # Anonymizer.fit_file reads UTF-8 only (for now)
@@ -698,10 +700,12 @@ def _anonymize_options(an) -> None:
                     "several threads at once; out of core")
     add_dask_option(an, "encode and release (a .parquet release is then a dataset folder)")
     an.add_argument("--gpu-io", choices=("auto", "cudf", "arrow"), default="auto",
-                    help="how a Parquet INPUT read in memory is read and its release written: "
-                    "cudf reads it into GPU memory and releases it there (a GPU backend and "
-                    "cuDF: pip install 'gpuppdp[gpu-frames]'), arrow through host memory; "
-                    "auto (default) takes cudf when the backend is a GPU and cuDF is installed")
+                    help="how a Parquet INPUT is read and its release written: cudf reads "
+                    "it whole into GPU memory and releases it there (a GPU backend and cuDF: "
+                    "pip install 'gpuppdp[gpu-frames]'), arrow through host memory (in chunks "
+                    "when large); auto (default) takes cudf when the backend is a GPU, cuDF "
+                    "is installed and twice the file's uncompressed size fits in the GPU's "
+                    "free memory")
     an.add_argument("--microaggregate", type=_column_value("--microaggregate", ":"),
                     dest="attribute_microaggregation", action="append", default=[],
                     metavar="COL:FUNCTION",

@@ -228,10 +228,12 @@ def add_chunk_option(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def add_dask_option(p: argparse.ArgumentParser, what: str) -> None:
-    """``--dask local:N|tcp://HOST:PORT``; ``what`` says what runs on the cluster."""
-    p.add_argument("--dask", default=None, metavar="local:N|tcp://HOST:PORT",
+    """``--dask local:N|local-cuda:N|tcp://HOST:PORT``; ``what`` says what runs on the
+    cluster."""
+    p.add_argument("--dask", default=None, metavar="local:N|local-cuda:N|tcp://HOST:PORT",
                    help=f"{what} on a Dask cluster: a new local cluster of N worker "
-                   "processes, or a running scheduler")
+                   "processes (local-cuda: dask-cuda's, one GPU per worker), or a running "
+                   "scheduler")
 
 
 def add_measuring_options(p: argparse.ArgumentParser, measured: str, backend: str,

@@ -63,12 +63,12 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
 
 
 def _read_input(args):
-    """INPUT in memory: a cuDF frame when ``--gpu-io`` picks cuDF (:func:`_on_device`), else
+    """INPUT in memory: a cuDF frame when ``--gpu-io`` picks cuDF (:func:`on_device`), else
     :func:`gpuppdp.io.read_table`'s pandas frame."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     from ..io import read_table, table_columns
 
-    if _on_device(args):
+    if on_device(args, "cudf"):
         import cudf  # deferred: optional, and only a GPU run reads with it
 
         table_columns(args.input)  # the file's checks: present, readable, names unique
@@ -76,10 +76,39 @@ def _read_input(args):
     return read_table(args.input, sep=args.sep, encoding=args.encoding)
 
 
-def _on_device(args) -> bool:
-    """Does ``anonymize --gpu-io`` read INPUT with cuDF?  ``cudf`` demands it (an error says
-    what is missing), ``auto`` takes it when it can, ``arrow`` never (the host path)."""
+def read_whole_on_device(args) -> bool:
+    """Does ``anonymize`` read a large Parquet INPUT (one it would read in chunks) whole into
+    GPU memory?  Yes with ``--gpu-io cudf``, and with ``auto`` when cuDF can
+    (:func:`on_device`) and twice the file's uncompressed size fits in the device's free
+    memory; never with ``--chunk-rows`` or ``--parquet-dataset``, which ask for chunks."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..backend import get_backend
+
+    if args.chunk_rows is not None or getattr(args, "parquet_dataset", False) or \
+            not on_device(args, "cudf"):
+        return False
+    if args.gpu_io == "cudf":
+        return True
+    import pyarrow.parquet as pq  # deferred: keeps gpuppdp --help from importing PyArrow
+
+    meta = pq.read_metadata(args.input)
+    size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    free = get_backend(args.backend).free_memory()
+    return free is None or 2 * size <= free
+
+
+#: what to install for each package that reads a table into GPU memory
+_GPU_FRAMES = {"cudf": "pip install 'gpuppdp[gpu-frames]'",
+               "dask_cudf": "pip install 'gpuppdp[dask-gpu]'"}
+
+
+def on_device(args, package: str) -> bool:
+    """Does ``anonymize --gpu-io`` read INPUT with ``package`` (``cudf`` for a table in
+    memory, ``dask_cudf`` with ``--dask``)?  ``--gpu-io cudf`` demands it (an error says what
+    is missing), ``auto`` takes it when it can, ``arrow`` never (the host path)."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    import importlib
+
     from ..backend import get_backend
     from ..errors import InputError
     from ..io import PARQUET_SUFFIXES
@@ -87,7 +116,6 @@ def _on_device(args) -> bool:
     choice = getattr(args, "gpu_io", "arrow")
     if choice == "arrow":
         return False
-    demanded = choice == "cudf"
     reasons = []
     if not args.input.lower().endswith(PARQUET_SUFFIXES):
         reasons.append("INPUT is not a Parquet file")
@@ -100,10 +128,10 @@ def _on_device(args) -> bool:
         reasons.append(f"the backend ({args.backend}) is not a GPU")
     if not reasons:
         try:
-            import cudf  # noqa: F401  (deferred: optional)
+            importlib.import_module(package)
         except ImportError:
-            reasons.append("cuDF is not installed (pip install 'gpuppdp[gpu-frames]')")
-    if reasons and demanded:
+            reasons.append(f"{package} is not installed ({_GPU_FRAMES[package]})")
+    if reasons and choice == "cudf":
         raise InputError(f"--gpu-io cudf: {'; '.join(reasons)}")
     return not reasons
 
