@@ -274,10 +274,8 @@ def _on_backend(data, backend: Backend):
 
 
 def _encode(data, setup: "_Setup") -> EncodedTable:
-    """A pandas or (on a GPU backend) cuDF table encoded under ``setup``."""
-    if is_cudf_frame(data):
-        return device_frames.encode_cudf(data, setup.schema, setup.backend, setup.sensitive)
-    return encode(data, setup.schema, setup.backend, setup.sensitive)
+    """A pandas or cuDF table encoded under ``setup``."""
+    return device_frames.encode_frame(data, setup.schema, setup.backend, setup.sensitive)
 
 
 def _release(data, evaluator: Evaluator, levels, suppressed: str, seed) -> Release:

@@ -39,6 +39,7 @@ from .engine.encoding import (
     Role,
     Schema,
     SensitiveEncoder,
+    encode,
     missing_error,
     sensitive_names,
     table_roles,
@@ -46,10 +47,11 @@ from .engine.encoding import (
 )
 from .engine.transform import SUPPRESSION_MODES, Release, categories_of, released_columns
 from .errors import InputError
+from .io import is_cudf_frame
 from .kernels import groupby
 
-__all__ = ["encode_cudf", "release_cudf", "leaf_codes", "combinations", "released_frame",
-           "generalized_partition", "random_keys"]
+__all__ = ["encode_cudf", "encode_frame", "release_cudf", "leaf_codes", "combinations",
+           "released_frame", "generalized_partition", "random_keys"]
 
 
 def _cudf():
@@ -141,6 +143,17 @@ def encode_cudf(data, schema: Schema, backend: Backend,
         enc.sens_codes = carried.astype(smallest_int_dtype(sensitive.n_carried))
         sensitive.finish(enc)
     return enc
+
+
+def encode_frame(data, schema: Schema, backend: Backend,
+                 sensitive_attributes: Sequence[str] | str | None = ()) -> EncodedTable:
+    """A pandas frame, or a cuDF frame (:func:`encode_cudf` on a GPU ``backend``; copied to
+    the host once on the CPU), encoded under ``schema``."""
+    if not is_cudf_frame(data):
+        return encode(data, schema, backend, sensitive_attributes)
+    if not backend.is_gpu:
+        return encode(data.to_pandas(), schema, backend, sensitive_attributes)
+    return encode_cudf(data, schema, backend, sensitive_attributes)
 
 
 def _seed_of(seed) -> int | None:

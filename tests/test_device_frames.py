@@ -388,3 +388,15 @@ def test_a_large_parquet_input_is_read_whole_when_it_fits_the_device(cudf, adult
     assert not run.read_whole_on_device(args)
     args.chunk_rows, args.gpu_io = None, "arrow"
     assert not run.read_whole_on_device(args)
+
+
+def test_explore_measures_a_cudf_frame_as_the_pandas_one(cudf, adult):
+    from gpuppdp.tradeoff import explore
+
+    data, qis = adult
+    data = data.head(400)  # (the figures' CUDA kernels run under the simulator)
+    options = dict(quasi_identifiers={c: qis[c] for c in ("sex", "race", "education")},
+                   sensitive=["occupation"], k=3, suppression_limit=0.05)
+    want = explore(data, backend="cpu", **options).nodes
+    got = explore(cudf.DataFrame.from_pandas(data), backend=strict_backend(), **options).nodes
+    pd.testing.assert_frame_equal(got, want, rtol=1e-12)

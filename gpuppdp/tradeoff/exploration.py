@@ -47,7 +47,7 @@ from numba import njit
 from ..algorithms.negotiation import FIGURES
 from ..anonymizer import Anonymizer
 from ..core.classes import Classes
-from ..engine.encoding import encode
+from ..device_frames import encode_frame
 from ..engine.evaluate import LatticeOracle, checked_evaluator
 from ..engine.lattice import Lattice, node_levels
 from ..engine.metrics import Metric, discernibility, generalization_shares, precision_loss
@@ -420,7 +420,7 @@ def explore(data: pd.DataFrame, *, quasi_identifiers: Mapping, sensitive: Sequen
     lines = _thresholds(setup.models, thresholds)
     t0 = time.perf_counter()
     carried = list(dict.fromkeys(setup.sensitive + ([measured] if measured else [])))
-    encoded = encode(data, setup.schema, setup.backend, carried)
+    encoded = encode_frame(data, setup.schema, setup.backend, carried)
     figures = NodeFigures(setup.metric, measured, prior, risk_threshold)
     evaluator = checked_evaluator(encoded, setup.models, figures, float(suppression_limit))
     t1 = time.perf_counter()
