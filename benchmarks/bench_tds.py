@@ -8,12 +8,14 @@ InfoGain / (AnonyLoss + 1)) or none (the plain information gain); HDTDS with LKC
 ``(L, K, C)`` and sensitive ``occupation``.  Census: ``gpuppdp.datasets.census(--rows,
 --seed)``, QIDs ``age`` (numeric) and ``zip, sex, race, marital, education``, no target.
 
+TDS's rounds run on ``--backend`` (on a GPU: ``gpuppdp.algorithms.tds_rounds`` on the device).
 Every release is checked by the independent checker (inside ``TDS.fit``); GCP of full-domain and
 Mondrian measured by the same function (``certainty_penalty``).  Prints a table and writes
 JSON (``--json``, default ``benchmarks/out/bench_tds.json``); asserts nothing about time.
 Example::
 
     python benchmarks/bench_tds.py --rows 1000000 --repeats 1
+    python benchmarks/bench_tds.py --backend gpu --rows 1e7 --repeats 2   (the GPU check's step)
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ def _cases(name, data, hierarchies, qids, cases, args, backend, compare):
     rows = []
     for case in cases:
         kw = {key: case[key] for key in ("k", "lkc", "target", "sensitive") if key in case}
-        r, seconds = _timed(lambda: TDS(qids, hierarchies=cat, **kw).fit(numeric), args.repeats)
+        r, seconds = _timed(lambda: TDS(qids, hierarchies=cat, backend=backend, **kw
+                                        ).fit(numeric), args.repeats)
         row = {"data": name, "rows": len(data), **{k: v for k, v in kw.items()},
                "seconds": seconds, "specializations": r.specializations,
                "classes": r.partitions, "checked_k": r.checked["k"],

@@ -8,7 +8,7 @@
 # pytest-xdist is there), compares CPU and GPU results (every ARX reference case on Adult and
 # a 10-million-row table) and runs the launch (host time of a kernel launch, a copy, a
 # synchronization), search, level search, exhaustive, large-lattice (5^8, 5^9 and 5^10 nodes),
-# scale, Mondrian (10 M rows), exact MDAV (10^6 x 5 on the whole grid, its groups checked
+# scale, Mondrian and TDS (10 M rows), exact MDAV (10^6 x 5 on the whole grid, its groups checked
 # against the CPU's on 2 x 10^4 rows), perturbation, DP (the fused Laplace and discrete Gaussian
 # at 10^8), explore (every node's figures) and census (20 M rows, out of core, end to end, then `gpuppdp risk` and `check` on
 # the same table) benchmarks on the GPU, and the host profiles of Mondrian, the level search and
@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/out}"
 py="${PYTHON:-python3}"
 rows="${GPU_CHECK_ROWS:-1e7}"
-steps="${GPU_CHECK_STEPS:-probe tests compare launch search levels exhaustive lattice scale mondrian mdav perturb dp explore profile census}"
+steps="${GPU_CHECK_STEPS:-probe tests compare launch search levels exhaustive lattice scale mondrian tds mdav perturb dp explore profile census}"
 mkdir -p "$out"
 fail=0
 safe_path=()
@@ -72,7 +72,7 @@ step tests 210 env GPUPPDP_TEST_GPU=1 "$py" "${safe_path[@]}" -m pytest -q --max
   tests/test_models_ldiv_tclose.py tests/test_models_more.py tests/test_risk.py tests/test_utility.py \
   tests/test_perturb.py tests/test_microaggregation.py tests/test_mdav_grid.py tests/test_mondrian.py \
   tests/test_perturb_measures.py tests/test_dp_gaussian_fused.py tests/test_vmdav.py tests/test_explore.py \
-  tests/test_dp_gaussian.py tests/test_dp_summation.py tests/test_perturb_combined.py \
+  tests/test_dp_gaussian.py tests/test_dp_summation.py tests/test_perturb_combined.py tests/test_tds.py \
   --deselect tests/test_dp_chacha.py::test_cuda_form_matches_rfc8439_under_the_simulator \
   --deselect tests/test_dp_chacha.py::test_cuda_form_gives_the_cpu_forms_bits_under_the_simulator
 step compare 150 "$py" benchmarks/gpu_compare.py --rows "$rows" --json "$out/gpu_compare.json"
@@ -83,6 +83,8 @@ step exhaustive 90 "$py" benchmarks/bench_exhaustive.py --backend gpu --repeats 
 step lattice 150 "$py" benchmarks/bench_lattice.py --backend gpu --qids 8 9 10 --repeats 1 --json "$out/bench_lattice_gpu.json"
 step scale 90 "$py" benchmarks/bench_scale.py --rows "$rows" --backend gpu --repeats 3 --warmup small --json "$out/bench_scale_gpu.json"
 step mondrian 150 "$py" benchmarks/bench_mondrian.py --backend gpu --rows 1e7 --repeats 1 --mondrian-only --json "$out/bench_mondrian_gpu.json"
+# TDS's rounds on the device (issue 38; 25.1 s on the 2-core box's CPU at 10^7 rows, k = 5)
+step tds 180 "$py" benchmarks/bench_tds.py --backend gpu --rows 1e7 --repeats 2 --json "$out/bench_tds_gpu.json"
 # (before perturb, whose exact MDAV on 10^5 rows takes the grid form too: 45 s a run on one block)
 step mdav 90 "$py" benchmarks/bench_perturb.py --backend gpu --mdav-exact-only --mdav-rows 1e6 --mdav-check-rows 2e4 --json "$out/bench_mdav_grid_gpu.json"
 # (V-MDAV on 2 x 10^4 rows: exact V-MDAV on a GPU is one block, ~45 s at 10^5 rows)

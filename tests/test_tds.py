@@ -448,3 +448,35 @@ def test_sibling_keeps_the_parent_label_for_the_children_not_specialized():
     assert sib.gcp == pytest.approx(0.6)
     assert [s["kind"] for s in sib.history] == ["sibling"]
     assert sib.history[0]["value"] == "*" and sib.cut["v"] in (["*", "x"], ["*", "y"])
+
+
+# --------------------------------------------------------------------------------------
+# the rounds on a GPU backend (the strict CuPy stand-in; the GPU in the GPU tier): the CPU's
+# release, step by step
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("options", [
+    dict(k=10, target="salary-class"),
+    dict(k=5),
+    dict(lkc=(2, 10, 0.7), sensitive="occupation", target="salary-class"),
+    dict(k=8, generalization="sibling"),
+    dict(lkc=(2, 6, 0.8), sensitive="occupation", generalization="sibling"),
+])
+def test_the_rounds_on_a_device_give_the_cpu_release(options):
+    from gpuppdp.testing import ENGINE_BACKEND, strict_backend
+
+    data, hierarchies = datasets.adult()
+    data = data.iloc[:1500].reset_index(drop=True)
+    data["age"] = pd.to_numeric(data["age"])
+    cat = {c: hierarchies[c] for c in ["sex", "race", "marital-status", "education"]}
+    qids = ["age", *cat]
+    cpu = TDS(qids, hierarchies=cat, **options).fit(data)
+    device = TDS(qids, hierarchies=cat, **options,  # a real GPU in the GPU tier
+                 backend="gpu" if ENGINE_BACKEND == "gpu" else strict_backend()).fit(data)
+    assert cpu.specializations >= 2
+    assert [(h["attribute"], h["value"], h["children"], h["kind"]) for h in device.history] \
+        == [(h["attribute"], h["value"], h["children"], h["kind"]) for h in cpu.history]
+    for d, c in zip(device.history, cpu.history):
+        for key in ("info_gain", "priv_loss", "score"):
+            assert d[key] == pytest.approx(c[key], rel=1e-12, abs=1e-12), key
+    assert device.cut == cpu.cut
+    pd.testing.assert_frame_equal(device.released, cpu.released)

@@ -27,7 +27,8 @@ own children (sibling generalization, see :class:`TDS`).
   for LKC-privacy with ``C < 1``, no listed sensitive value has a confidence above ``C`` in
   any group.  Both only get worse with further specialization, so an invalid value stays so.
 
-Each round is one pass with array operations: the table is first reduced to its distinct
+Each round is one pass with array operations (:mod:`.tds_rounds`; on a backend's arrays, so on
+a GPU with ``backend="gpu"``): the table is first reduced to its distinct
 (QID, target, sensitive) rows with weights; then, per attribute and constrained set, one
 group-by (:func:`gpuppdp.kernels.groupby.group`) of the rows keyed by (the child each row
 would move to, the other attributes' current values) gives the group sizes after every
@@ -49,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.checker import check
+from ..backend import Array, Backend, cpu_backend, get_backend
 from ..core.codes import encode_column
 from ..errors import InputError
 from ..hierarchy import Hierarchy
@@ -57,6 +59,7 @@ from ..validation import (check_attribute, check_columns, check_complete, check_
                           check_number, column_list)
 from .mondrian import (MondrianRelease, _Numeric, _repr, certainty_penalty,
                        qid_hierarchies, removed_columns)
+from .tds_rounds import Constraint, entropy, round_scores, sibling_scores, split_entropy
 
 __all__ = ["TDS", "TDSRelease", "GENERALIZATIONS", "verify_release", "release_table"]
 
@@ -160,13 +163,14 @@ class _CatCut:
         return self.path[np.arange(len(self.depth)), np.minimum(self.depth + 1,
                                                                  self.leaf_depth)]
 
-    def rows(self, codes):
-        """(current value, child) per row of leaf ``codes``, and per value whether it can
-        be specialized (a node that is not a leaf)."""
-        cur, child = self.current()[codes], self.child()[codes]
+    def rows(self, codes, backend: Backend):
+        """(current value, child) per row of leaf ``codes`` (arrays of ``backend``), and per
+        value whether it can be specialized (a node that is not a leaf)."""
+        cur = backend.asarray(self.current())[codes]
+        child = backend.asarray(self.child())[codes]
         open_ = np.zeros(self.n_values, dtype=bool)
         open_[self.current()[self.depth < self.leaf_depth]] = True
-        return cur, child, open_, self.n_values
+        return cur, child, backend.asarray(open_), self.n_values
 
     def specialize(self, value: int) -> list:
         under = self.current() == value
@@ -223,9 +227,9 @@ class _NumCut:
         total = cum[hi[iv] + 1] - cum[lo[iv]]
         if self.own:                                  # H(value) - H(value | side) = H(side)
             n = total.sum(axis=1)
-            gain = _entropy(np.stack([left.sum(axis=1), n - left.sum(axis=1)], axis=1))
+            gain = entropy(np, np.stack([left.sum(axis=1), n - left.sum(axis=1)], axis=1))
         else:
-            gain = _entropy(total) - _split_entropy(left, total - left)
+            gain = entropy(np, total) - split_entropy(np, left, total - left)
         gain[np.arange(self.radix) >= hi[iv]] = -np.inf  # no right part
         best = np.full(len(lo), -np.inf)
         np.maximum.at(best, iv, gain)
@@ -234,11 +238,11 @@ class _NumCut:
         split[iv[first][::-1]] = first[::-1]          # the lowest best threshold
         self.split = split
 
-    def rows(self, codes):
-        cur = self.interval[codes]
-        child = 2 * cur + (codes > self.split[cur])
+    def rows(self, codes, backend: Backend):
+        cur = backend.asarray(self.interval)[codes]
+        child = 2 * cur + (codes > backend.asarray(self.split)[cur])
         lo, hi = np.asarray(self.lo), np.asarray(self.hi)
-        return cur, child, hi > lo, len(lo)
+        return cur, child, backend.asarray(hi > lo), len(lo)
 
     def specialize(self, value: int) -> list:
         lo, hi, t = self.lo[value], self.hi[value], int(self.split[value])
@@ -257,180 +261,6 @@ class _NumCut:
         return [self.label(int(v)) for v in order]
 
 
-def _entropy(counts: np.ndarray) -> np.ndarray:
-    """Entropy (bits) of each row of ``counts``."""
-    total = counts.sum(axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(counts > 0, counts / np.maximum(total, 1e-300), 0.0)
-        return -np.sum(np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0), axis=-1)
-
-
-def _split_entropy(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Weighted entropy of a two-way split (rows: thresholds)."""
-    nl, nr = left.sum(axis=-1), right.sum(axis=-1)
-    n = np.maximum(nl + nr, 1e-300)
-    return (nl * _entropy(left) + nr * _entropy(right)) / n
-
-
-# --------------------------------------------------------------------------------------
-# one round: the scores of every value of the cut
-# --------------------------------------------------------------------------------------
-@dataclass
-class _Constraint:
-    """Groups on the QIDs ``attrs`` hold >= ``K`` records; with ``listed`` (a mask of the
-    sensitive codes), none of those values exceeds confidence ``C`` in a group."""
-
-    attrs: tuple
-    K: int
-    C: float = 1.0
-    listed: np.ndarray | None = None
-
-
-def _group_sizes(cols, weights):
-    ids, rep, _ = groupby.group(np, [np.asarray(c, dtype=np.int64) for c in cols])
-    return ids, rep, np.bincount(ids, weights=weights)
-
-
-def _round(state, weights, cls, n_cls, sens, constraints):
-    """Per attribute: (InfoGain, PrivLoss, valid) of each value of its cut (arrays indexed by
-    value id; ``valid`` False for values that cannot be specialized).  ``state``: per
-    attribute (each row's value, each row's child, which values can be specialized, number
-    of value ids), as ``rows()`` of the cuts gives them."""
-    out = []
-    now = {}                                          # each constraint's current groups
-    for j, (cur, child, open_, n_values) in enumerate(state):
-        n_child = int(child.max()) + 1
-        parent = np.zeros(n_child, dtype=np.int64)
-        parent[child] = cur
-        size_child = np.bincount(child, weights=weights, minlength=n_child)
-        size_value = np.bincount(cur, weights=weights, minlength=n_values)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if cls is None:   # class: the original value; I(R_v) - sum ... = H(child | v),
-                # weighted by the share of the table it concerns
-                p = np.where(size_child > 0, size_child / size_value[parent], 1.0)
-                gain = np.bincount(parent, weights=-p * np.log2(p), minlength=n_values)
-                gain = gain * size_value / weights.sum()
-            else:
-                per_value = np.bincount(cur * n_cls + cls, weights=weights,
-                                        minlength=n_values * n_cls).reshape(n_values, n_cls)
-                per_child = np.bincount(child * n_cls + cls, weights=weights,
-                                        minlength=n_child * n_cls).reshape(n_child, n_cls)
-                child_part = np.bincount(parent, weights=size_child * _entropy(per_child),
-                                         minlength=n_values)
-                gain = _entropy(per_value) - np.where(size_value > 0,
-                                                      child_part / size_value, 0.0)
-        gain = np.maximum(gain, 0.0)
-        valid = open_.copy()
-        loss = np.zeros(n_values)
-        used = 0
-        for c, con in enumerate(constraints):
-            if j not in con.attrs:
-                continue
-            used += 1
-            if c not in now:
-                now[c] = _group_sizes([state[i][0] for i in con.attrs], weights)[1:]
-            rep_now, size_now = now[c]
-            others = [state[i][0] for i in con.attrs if i != j]
-            now_min = np.full(n_values, np.inf)
-            np.minimum.at(now_min, cur[rep_now], size_now)
-            a_now = now_min.min()
-            ids, rep, size = _group_sizes([child, *others], weights)
-            new_min = np.full(n_values, np.inf)
-            np.minimum.at(new_min, cur[rep], size)
-            order = np.sort(now_min)
-            rest = np.where(now_min == order[0], order[1] if len(order) > 1 else np.inf,
-                            order[0])                 # smallest group outside the value
-            a_new = np.minimum(rest, new_min)
-            loss += np.where(np.isfinite(a_new), a_now - a_new, 0.0)
-            valid &= new_min >= con.K
-            if con.listed is not None and con.C < 1.0:
-                n_s = len(con.listed)
-                hits = np.bincount(ids * n_s + sens, weights=weights * con.listed[sens],
-                                   minlength=len(size) * n_s).reshape(len(size), n_s)
-                conf = hits.max(axis=1) / size
-                worst = np.zeros(n_values)
-                np.maximum.at(worst, cur[rep], conf)
-                valid &= worst <= con.C + 1e-12
-        if used:
-            loss /= used
-        out.append((gain, loss, valid))
-    return out
-
-
-def _sibling_round(state, j, weights, cls, n_cls, sens, constraints):
-    """Sibling candidates of the categorical attribute ``j``: per child node ``c`` (node
-    ids, as ``state[j]``'s children), (InfoGain, PrivLoss, valid) of moving only the records
-    under ``c`` out of their cut value ``v`` (the others stay at ``v``).  The gain is that of
-    splitting ``R_v`` into ``R_c`` and ``R_v - R_c``; valid: every group of ``c``'s records
-    and what is left of each group of ``v`` (when not empty) hold >= ``K`` records and, for
-    LKC with ``C < 1``, no listed value above confidence ``C``."""
-    cur, child, _, n_ids = state[j]
-    sub = child != cur                                # rows that a child move may concern
-    csub, wsub = child[sub], weights[sub]
-    valid = np.zeros(n_ids, dtype=bool)
-    valid[np.unique(csub)] = True
-    parent = np.zeros(n_ids, dtype=np.int64)
-    parent[csub] = cur[sub]
-    size_value = np.bincount(cur, weights=weights, minlength=n_ids)
-    size_c = np.bincount(csub, weights=wsub, minlength=n_ids)
-    size_v = size_value[parent]
-    size_rest = size_v - size_c
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if cls is None:   # the entropy of the two-way split, weighted by R_v's share
-            gain = size_v / weights.sum() * _entropy(np.stack([size_c, size_rest], axis=1))
-        else:
-            per_value = np.bincount(cur * n_cls + cls, weights=weights,
-                                    minlength=n_ids * n_cls).reshape(n_ids, n_cls)
-            per_c = np.bincount(csub * n_cls + cls[sub], weights=wsub,
-                                minlength=n_ids * n_cls).reshape(n_ids, n_cls)
-            rest = per_value[parent] - per_c
-            gain = _entropy(per_value[parent]) - np.where(
-                size_v > 0, (size_c * _entropy(per_c) + size_rest * _entropy(rest)) / size_v,
-                0.0)
-    gain = np.where(valid, np.maximum(np.nan_to_num(gain), 0.0), 0.0)
-    loss = np.zeros(n_ids)
-    used = 0
-    for con in constraints:
-        if j not in con.attrs:
-            continue
-        used += 1
-        others = [state[i][0] for i in con.attrs if i != j]
-        ids_now, _, size_now = _group_sizes([cur, *others], weights)
-        ids_mv, rep_mv, size_mv = _group_sizes([csub, *(o[sub] for o in others)], wsub)
-        c_of = csub[rep_mv]                           # each moved group's child
-        g_of = ids_now[sub][rep_mv]                   # and the group it leaves
-        resid = size_now[g_of] - size_mv
-        left = resid > 0.5
-        bad = (size_mv < con.K) | (left & (resid < con.K))
-        if con.listed is not None and con.C < 1.0:
-            n_s = len(con.listed)
-            hit_w = weights * con.listed[sens]
-            hits_now = np.bincount(ids_now * n_s + sens, weights=hit_w,
-                                   minlength=len(size_now) * n_s).reshape(len(size_now), n_s)
-            hits_mv = np.bincount(ids_mv * n_s + sens[sub], weights=hit_w[sub],
-                                  minlength=len(size_mv) * n_s).reshape(len(size_mv), n_s)
-            conf_left = np.where(left, (hits_now[g_of] - hits_mv).max(axis=1)
-                                 / np.where(left, resid, 1.0), 0.0)
-            bad |= (hits_mv.max(axis=1) / size_mv > con.C + 1e-12) | \
-                (conf_left > con.C + 1e-12)
-        valid[c_of[bad]] = False
-        # PrivLoss: the smallest group after the move (untouched groups: the smallest one,
-        # or the second smallest when c touches the smallest, as the subtree rounds do)
-        a_now = size_now.min()
-        new_min = np.full(n_ids, np.inf)
-        np.minimum.at(new_min, c_of, size_mv)
-        np.minimum.at(new_min, c_of, np.where(left, resid, np.inf))
-        order = np.sort(size_now)
-        touches = np.zeros(n_ids, dtype=bool)
-        touches[c_of[g_of == int(np.argmin(size_now))]] = True
-        untouched = np.where(touches, order[1] if len(order) > 1 else np.inf, order[0])
-        a_new = np.minimum(untouched, new_min)
-        loss += np.where(np.isfinite(a_new), a_now - a_new, 0.0)
-    if used:
-        loss /= used
-    return gain, loss, valid
-
-
 # --------------------------------------------------------------------------------------
 # the algorithm
 # --------------------------------------------------------------------------------------
@@ -438,15 +268,16 @@ def _sibling_round(state, j, weights, cls, n_cls, sens, constraints):
 class _Table:
     """A table reduced to its distinct (QID, target, sensitive) rows: ``weights`` (rows
     each stands for), ``codes`` (leaf or rank codes per QID), ``cls`` (target codes) and
-    ``sens`` (sensitive codes) of each, ``n_cls`` target values and the sensitive
-    ``labels``."""
+    ``sens`` (sensitive codes) of each (arrays of ``backend``), ``n_cls`` target values and
+    the sensitive ``labels`` (host)."""
 
-    weights: np.ndarray
+    weights: Array
     codes: list
-    cls: np.ndarray | None
+    cls: Array | None
     n_cls: int
-    sens: np.ndarray | None
+    sens: Array | None
     labels: np.ndarray | None
+    backend: Backend
 
 
 class TDS:
@@ -461,8 +292,12 @@ class TDS:
     of InfoGain (score ``InfoGain / (PrivLoss + 1)``); without one the score is the
     information gain about the attribute's own values.
     ``verify`` checks the release with :func:`gpuppdp.analysis.checker.check` and raises
-    ``RuntimeError`` if it fails.  ``insensitive``, ``identifying`` and ``others``: the other
-    columns' roles, as :class:`~gpuppdp.algorithms.mondrian.Mondrian` takes them.
+    ``RuntimeError`` if it fails.  ``backend`` (``"cpu"``, the default; ``"gpu"``, ``"auto"``
+    or a :class:`~gpuppdp.backend.Backend`) runs the rounds
+    (:mod:`gpuppdp.algorithms.tds_rounds`): on a GPU the distinct rows stay on the device and
+    only each round's per-value scores come back.  ``insensitive``, ``identifying`` and
+    ``others``: the other columns' roles, as :class:`~gpuppdp.algorithms.mondrian.Mondrian`
+    takes them.
 
     ``generalization`` is the release's scheme (Fung, Wang & Yu, TKDE 2007, section 2;
     the survey of Fung, Wang, Chen & Yu, ACM Computing Surveys 2010, section 3.1):
@@ -496,7 +331,7 @@ class TDS:
                  target: str | None = None, hierarchies: Mapping[str, Hierarchy] | None = None,
                  generalization: str = "subtree", insensitive: Sequence[str] = (),
                  identifying: Sequence[str] = (), others: str = "insensitive",
-                 verify: bool = True):
+                 verify: bool = True, backend: str | Backend = "cpu"):
         self.quasi_identifiers, self.hierarchies = qid_hierarchies(quasi_identifiers,
                                                                    hierarchies)
         if generalization not in GENERALIZATIONS:
@@ -513,11 +348,12 @@ class TDS:
         self.identifying = column_list(identifying, "identifying") if identifying else []
         self.others = others
         self.verify = bool(verify)
+        self.backend = backend
 
     def __repr__(self) -> str:
         return _repr(self, ("quasi_identifiers", "k", "lkc", "sensitive", "target",
                             "hierarchies", "generalization", "insensitive", "identifying",
-                            "others", "verify"))
+                            "others", "verify", "backend"))
 
     def fit(self, data: pd.DataFrame) -> TDSRelease:
         """Specialize ``data`` from the top cut; returns a :class:`TDSRelease`."""
@@ -529,7 +365,7 @@ class TDS:
             cls = encode_column(data[self.target])[0].astype(np.int64)
         cuts = [_CatCut(c, data[c], self.hierarchies[c]) if c in self.hierarchies
                 else _NumCut(c, data[c], cls) for c in qids]
-        table = _distinct_rows(data, cuts, cls, self.sensitive)
+        table = _distinct_rows(data, cuts, cls, self.sensitive, get_backend(self.backend))
         constraints = self._constraints(table)
         history = _specialize(cuts, table, constraints, scored=self.target is not None,
                               sibling=self.generalization == "sibling", qids=qids)
@@ -571,24 +407,25 @@ class TDS:
         n_qids = len(self.quasi_identifiers)
         constraints = []
         if self.k is not None:
-            constraints.append(_Constraint(tuple(range(n_qids)), self.k))
+            constraints.append(Constraint(tuple(range(n_qids)), self.k))
         if self.lkc is None:
             return constraints
         L, K, C = self.lkc[:3]                                        # noqa: N806
         values = None if len(self.lkc) == 3 else self.lkc[3]
-        listed: np.ndarray | None = None
+        listed = None
         if self.sensitive is not None and C < 1.0:
             assert table.labels is not None and table.sens is not None  # (sensitive given)
-            listed = np.array([values is None or v in values for v in table.labels],
-                              dtype=float)
-            top = np.bincount(table.sens, weights=table.weights * listed[table.sens]).max() \
-                / table.weights.sum()
+            xp = table.backend.xp
+            listed = table.backend.asarray(np.array(
+                [values is None or v in values for v in table.labels], dtype=float))
+            top = float(xp.bincount(table.sens, weights=table.weights * listed[table.sens]
+                                    ).max() / table.weights.sum())
             if top > C + 1e-12:
                 raise InputError(f"lkc: a sensitive value has confidence {top:.4g} > C={C} in "
                                  "the whole table, so no generalization satisfies it")
         for size in range(1, min(L, n_qids) + 1):
             for subset in itertools.combinations(range(n_qids), size):
-                constraints.append(_Constraint(subset, K, C, listed))
+                constraints.append(Constraint(subset, K, C, listed))
         return constraints
 
 
@@ -605,25 +442,25 @@ def _check_lkc(lkc, sensitive: str | None) -> tuple:
     return (L, K, C) if values is None else (L, K, C, values)
 
 
-def _distinct_rows(data: pd.DataFrame, cuts, cls, sensitive: str | None) -> _Table:
-    """The table's distinct (QID, target, sensitive) rows, weighted."""
+def _distinct_rows(data: pd.DataFrame, cuts, cls, sensitive: str | None,
+                   backend: Backend) -> _Table:
+    """The table's distinct (QID, target, sensitive) rows, weighted, grouped on ``backend``
+    (the rounds' arrays)."""
     cols = [c.codes for c in cuts]
+    n_cls = 0 if cls is None else int(cls.max()) + 1
     if cls is not None:
         cols.append(cls)
-    sens = labels = None
+    labels = None
     if sensitive is not None:
         sens, labels = encode_column(data[sensitive], as_str=True)
-        sens = sens.astype(np.int64)
         cols.append(sens)
-    ids, rep, _ = groupby.group(np, [np.asarray(c, dtype=np.int64) for c in cols])
-    weights = np.bincount(ids).astype(float)
-    n_cls = 0
-    if cls is not None:
-        n_cls = int(cls.max()) + 1
-        cls = cls[rep]
-    if sens is not None:
-        sens = sens[rep]
-    return _Table(weights, [c.codes[rep] for c in cuts], cls, n_cls, sens, labels)
+    xp = backend.xp
+    cols = [backend.asarray(np.asarray(c, dtype=np.int64)) for c in cols]
+    ids, rep, _ = groupby.group(xp, cols)
+    rows = [c[rep] for c in cols]
+    return _Table(xp.bincount(ids).astype(xp.float64), rows[:len(cuts)],
+                  None if cls is None else rows[len(cuts)], n_cls,
+                  None if sensitive is None else rows[-1], labels, backend)
 
 
 def _best(scores, scored: bool, best=None, attrs=None):
@@ -633,7 +470,7 @@ def _best(scores, scored: bool, best=None, attrs=None):
     for j, (gain, loss, valid) in zip(attrs if attrs is not None else itertools.count(),
                                       scores):
         score = gain / (loss + 1.0) if scored else gain
-        for v in np.flatnonzero(valid):
+        for v in np.flatnonzero(valid).tolist():
             if best is None or score[v] > best[0] + 1e-12:
                 best = (float(score[v]), j, int(v), float(gain[v]), float(loss[v]))
     return best
@@ -644,23 +481,31 @@ def _specialize(cuts, table: _Table, constraints, *, scored: bool, sibling: bool
     """Specialize ``cuts`` in place, round by round, while a specialization is valid (with
     ``sibling``: subtree ones first, then sibling ones); returns the history."""
     history: list = []
+    be = table.backend
+    xp = be.xp
+
+    def on_host(scores):  # per attribute (gain, loss, valid): one entry per value of its cut
+        return [tuple(be.to_host(a) for a in triple) for triple in scores]
+
     while True:
-        state = [c.rows(col) for c, col in zip(cuts, table.codes)]
+        state = [c.rows(col, be) for c, col in zip(cuts, table.codes)]
         # rows alike in every value, child, class and sensitive value count as one
         keys = [s[0] for s in state] + [s[1] for s in state] + \
             [c for c in (table.cls, table.sens) if c is not None]
-        gid, grep, _ = groupby.group(np, keys)
+        gid, grep, _ = groupby.group(xp, keys)
         state = [(cur[grep], child[grep], open_, n) for cur, child, open_, n in state]
-        weights = np.bincount(gid, weights=table.weights)
+        weights = xp.bincount(gid, weights=table.weights)
         cls = None if table.cls is None else table.cls[grep]
         sens = None if table.sens is None else table.sens[grep]
-        best = _best(_round(state, weights, cls, table.n_cls, sens, constraints), scored)
+        best = _best(on_host(round_scores(xp, state, weights, cls, table.n_cls, sens,
+                                          constraints)), scored)
         kind = "subtree"
         if best is None and sibling:
             kind = "sibling"
             cats = [j for j, cut in enumerate(cuts) if not cut.numeric]
-            best = _best([_sibling_round(state, j, weights, cls, table.n_cls, sens,
-                                         constraints) for j in cats], scored, attrs=cats)
+            best = _best(on_host([sibling_scores(xp, state, j, weights, cls, table.n_cls,
+                                                 sens, constraints) for j in cats]),
+                         scored, attrs=cats)
         if best is None:
             return history
         score, j, v, gain, loss = best
@@ -679,7 +524,7 @@ def release_table(data: pd.DataFrame, qids: Sequence[str], cuts) -> tuple:
     released = data.copy()
     current = []
     for name, cut in zip(qids, cuts):
-        cur = cut.rows(cut.codes)[0]
+        cur = cut.rows(cut.codes, cpu_backend())[0]
         current.append(cur)
         uniq, inverse = np.unique(cur, return_inverse=True)
         names = np.array([cut.label(int(u)) for u in uniq], dtype=object)

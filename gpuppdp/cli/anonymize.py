@@ -530,7 +530,7 @@ def _partition_algorithm(args, model: dict, data):
     if args.algorithm == "tds":
         return TDS(qids, k=model["k"], lkc=model["lkc"], sensitive=model["sensitive"],
                    target=args.target, generalization=args.generalization or "subtree",
-                   insensitive=_kept(args, model["sensitive"]), **roles)
+                   insensitive=_kept(args, model["sensitive"]), backend=args.backend, **roles)
     models = _privacy_models(args, data)
     attributes = {m.sensitive_attribute for m in models}
     if len(attributes) > 1:
