@@ -400,3 +400,26 @@ def test_explore_measures_a_cudf_frame_as_the_pandas_one(cudf, adult):
     want = explore(data, backend="cpu", **options).nodes
     got = explore(cudf.DataFrame.from_pandas(data), backend=strict_backend(), **options).nodes
     pd.testing.assert_frame_equal(got, want, rtol=1e-12)
+
+
+def test_ordered_t_closeness_orders_its_values_from_the_file(cudf, adult, tmp_path,
+                                                             gpu_is_the_stand_in):
+    """The order of an ordered t-closeness's values is read from the file's column (a cuDF
+    frame is not read on the host)."""
+    import json
+
+    from gpuppdp.cli.main import main
+
+    extra = ["--sensitive", "education-num", "--t-closeness", "ordered:0.4", "--order",
+             "education-num=numeric"]
+    data, _ = adult
+    data = data.assign(**{"education-num": data["education"].astype("category").cat.codes
+                          .astype(str)})
+    adult2 = (data, adult[1])
+    assert main(_cli_args(adult2, tmp_path, "on.csv", "--backend", "gpu", "--gpu-io", "cudf",
+                          "--json", str(tmp_path / "on.json"), *extra)) == 0
+    assert main(_cli_args(adult2, tmp_path, "off.csv", "--backend", "cpu",
+                          "--json", str(tmp_path / "off.json"), *extra)) == 0
+    on, off = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("on", "off"))
+    assert on["transformation"] == off["transformation"]
+    assert on["information_loss"] == off["information_loss"]

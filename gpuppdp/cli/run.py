@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from .common import _privacy_models
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from ..anonymizer import AnonymizationResult
     from ..io import OutputPlan
@@ -28,17 +27,13 @@ def anonymizer_from_args(args, *, read: bool = True) -> tuple:
     from ..anonymizer import Anonymizer
     from ..errors import InputError
     from ..hierarchy import Hierarchy
-    from ..io import read_table
+    from ..io import is_cudf_frame, read_table
 
-    data: pd.DataFrame | None
-    values: pd.DataFrame | None
-    if read:
-        data = values = _read_input(args)
-    else:
-        data = values = None
-        if any(distance == "ordered" for distance, _, _ in args.t_closeness):
-            values = read_table(args.input, sep=args.sep, encoding=args.encoding,
-                                columns=[name for name, _ in args.sensitive])
+    data = _read_input(args) if read else None
+    values = data if read and not is_cudf_frame(data) else None  # a host table's values
+    if values is None and any(distance == "ordered" for distance, _, _ in args.t_closeness):
+        values = read_table(args.input, sep=args.sep, encoding=args.encoding,
+                            columns=[name for name, _ in args.sensitive])
     hierarchies = {name: Hierarchy.from_csv(path, name=name, sep=args.hierarchy_sep)
                    for name, path in args.qi}
     # anonymize's ARX attribute aggregates (perturb's --microaggregate is MDAV: another dest)
