@@ -36,7 +36,7 @@ from .errors import InputError, InputTypeError, UserError
 from .core.datatypes import check_types
 from .hierarchy import Hierarchy
 from .io import (CHUNK_ROWS, TABLE_SUFFIXES, DatasetWriter, OutputPlan, TableWriter,
-                 estimated_rows, is_cudf_frame, jsonable, read_chunks, table_columns,
+                 estimated_rows, host_frame, is_cudf_frame, jsonable, read_chunks, table_columns,
                  table_delimiter)
 from .models import KAnonymity, PrivacyModel
 from .notebook import result_html
@@ -268,9 +268,7 @@ _NOT_GIVEN = object()
 def _on_backend(data, backend: Backend):
     """``data`` as the backend takes it: a cuDF frame stays on a GPU backend and is copied to
     the host once (``to_pandas``) for the CPU (:mod:`gpuppdp.device_frames`)."""
-    if is_cudf_frame(data) and not backend.is_gpu:
-        return data.to_pandas()
-    return data
+    return data if backend.is_gpu else host_frame(data)
 
 
 def _encode(data, setup: "_Setup") -> EncodedTable:

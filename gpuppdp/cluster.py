@@ -33,6 +33,8 @@ from . import backend as backends
 from . import device_frames
 from .backend import Backend, get_backend
 from .core.codes import encode_column
+from .engine import device_columns
+from .engine.device_columns import COUNT_COLUMN
 from .engine.encoding import (
     EncodedTable,
     FrequencySet,
@@ -139,9 +141,6 @@ def read_dask(path: str, *, sep: str | None = None, columns: Sequence[str] | Non
                        usecols=columns, **_CSV_OPTIONS)
 
 
-COUNT_COLUMN = "__gpuppdp_count__"
-
-
 def _counted(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """A partition's distinct rows of ``columns`` in order of first appearance, with their
     counts in :data:`COUNT_COLUMN` (missing values kept as values)."""
@@ -193,7 +192,7 @@ def _profile(part: pd.DataFrame, names: list[str], backend: Backend):
     if not names or not len(part):
         return len(part), None, None
     if is_cudf_frame(part):  # a dask-cuDF partition: grouped on the worker's GPU
-        _, distinct, counts = device_frames.combinations(part, names, backend)
+        _, distinct, counts = device_columns.combinations(part, names, backend)
     else:
         _, distinct, counts = _local_combinations(part, names)
     return len(part), distinct, counts
@@ -208,10 +207,10 @@ def _partition_bottom(part: pd.DataFrame, table: EncodedTable, names: list[str],
         return None
     if is_cudf_frame(part):  # a dask-cuDF partition: encoded on the worker's GPU
         xp = backend.xp
-        codes = device_frames.leaf_codes(part, table.qi_names, table.hierarchies, backend,
-                                         offset)
+        codes = device_columns.leaf_codes(part, table.qi_names, table.hierarchies, backend,
+                                          offset)
         rows = xp.stack([c.astype(table.code_dtype) for c in codes], axis=1)
-        carried = backend.asarray(lut)[device_frames.combinations(part, names, backend)[0]] \
+        carried = backend.asarray(lut)[device_columns.combinations(part, names, backend)[0]] \
             if names else None
     else:
         check_complete(part, checked, offset)

@@ -4,14 +4,12 @@
 (RAPIDS; ``pip install 'gpuppdp[gpu-frames]'``).  With a GPU backend its rows never cross to
 the host:
 
-* each quasi-identifier is factorized on the device (cuDF's ``Series.factorize``: codes in order
-  of first appearance, ``-1`` for a null); only its distinct values come to the host, where
-  they are matched with the hierarchy's leaves (:func:`~gpuppdp.core.codes.encode_column`), and
-  one gather of that lookup table gives every row's leaf code on the device;
+* each quasi-identifier is factorized on the device and only its distinct values are matched
+  with the hierarchy's leaves on the host (:func:`gpuppdp.engine.device_columns.leaf_codes`);
 * the sensitive attributes' combinations are grouped on the device
-  (:func:`~gpuppdp.kernels.groupby.group`); only the distinct combinations and their counts go
-  to the host, where :class:`~gpuppdp.engine.encoding.SensitiveEncoder` numbers them in order
-  of first appearance, as for a pandas table;
+  (:func:`gpuppdp.engine.device_columns.combinations`); only the distinct combinations and
+  their counts go to the host, where :class:`~gpuppdp.engine.encoding.SensitiveEncoder`
+  numbers them in order of first appearance, as for a pandas table;
 * the release is a cuDF DataFrame: the rows kept (all, or those not suppressed) in a uniformly
   random order drawn on the device (ChaCha20 keys, :mod:`gpuppdp.dp.randomness`, sorted), each
   QID one gather of its level's labels (``*`` for a suppressed record), every other kept column
@@ -29,95 +27,30 @@ import sys
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 
 from .backend import Backend
-from .core.codes import UnknownValuesError, encode_column, smallest_int_dtype
-from .core.datatypes import NULL
+from .core.codes import smallest_int_dtype
+from .engine.device_columns import combinations, leaf_codes
 from .engine.encoding import (
     EncodedTable,
     Role,
     Schema,
     SensitiveEncoder,
     encode,
-    missing_error,
     sensitive_names,
     table_roles,
-    with_null,
 )
 from .engine.transform import SUPPRESSION_MODES, Release, categories_of, released_columns
 from .errors import InputError
-from .io import is_cudf_frame
-from .kernels import groupby
+from .io import host_frame, is_cudf_frame
 
-__all__ = ["encode_cudf", "encode_frame", "release_cudf", "leaf_codes", "combinations",
-           "released_frame", "generalized_partition", "random_keys"]
+__all__ = ["encode_cudf", "encode_frame", "release_cudf", "released_frame",
+           "generalized_partition", "random_keys"]
 
 
 def _cudf():
     """The cuDF module the frames came from (imported by their creator)."""
     return sys.modules["cudf"]
-
-
-class _Factorized:
-    """One column factorized on the device: ``codes`` (device int64) index ``values`` (host
-    pandas Series, distinct values in order of first appearance; a missing cell -- null or
-    NaN -- the value ``NULL``, at the end when only nulls stand for it); ``missing`` (host
-    bool per value) marks the values that stand for missing cells."""
-
-    def __init__(self, column, backend: Backend):
-        xp = backend.xp
-        codes, uniques = column.factorize()
-        codes = backend.asarray(codes).astype(xp.int64)
-        values, miss = with_null(pd.Series(uniques.to_pandas(), copy=False))
-        if int(xp.count_nonzero(codes < 0)):        # nulls: one more value, NULL
-            values = pd.concat([values.astype(object), pd.Series([NULL], dtype=object)],
-                               ignore_index=True)
-            miss = np.append(np.zeros(len(values) - 1, bool) if miss is None else miss, True)
-            codes = xp.where(codes < 0, len(values) - 1, codes)
-        self.codes, self.values = codes, values.reset_index(drop=True)
-        self.missing = np.zeros(len(values), bool) if miss is None else np.asarray(miss)
-
-    def rows(self, backend: Backend, which: np.ndarray) -> np.ndarray:
-        """Host bool mask of the rows holding one of the values ``which`` marks (for an
-        error's count and first row: a transfer of the rows' mask, on the error path only)."""
-        return backend.to_host(backend.asarray(which)[self.codes])
-
-
-def _leaf_codes(column, name: str, h, backend: Backend, row_offset: int):
-    """Device leaf codes of one QID column of a cuDF frame (see the module docstring)."""
-    col = _Factorized(column, backend)
-    if col.missing.any() and not (h.leaves == NULL).any():
-        raise missing_error(name, h, col.rows(backend, col.missing), row_offset)
-    lut = encode_column(col.values, domain=h.leaf_domain, name=name, unknown="missing")[0]
-    unknown = lut < 0
-    if unknown.any():
-        rows = col.rows(backend, unknown)
-        raise UnknownValuesError(name, sorted(str(v) for v in col.values[unknown]),
-                                 int(rows.sum()), row_offset + int(np.argmax(rows)))
-    return backend.asarray(lut)[col.codes]
-
-
-def leaf_codes(data, qi_names: Sequence[str], hierarchies, backend: Backend,
-               row_offset: int = 0) -> list:
-    """Device leaf codes of every QID column of cuDF frame ``data`` (rows numbered from
-    ``row_offset`` in errors), as :func:`gpuppdp.engine.encoding.leaf_codes` gives them for a
-    pandas one."""
-    return [_leaf_codes(data[c], c, h, backend, row_offset) for c, h in zip(qi_names, hierarchies)]
-
-
-def combinations(data, names: Sequence[str], backend: Backend) -> tuple:
-    """``(group, distinct, counts)``: each row's combination of the columns ``names`` of cuDF
-    frame ``data`` numbered in order of first appearance (device int64), those combinations
-    (a host DataFrame, a missing value ``NULL``) and how many rows hold each (host): grouped
-    on the device, only the distinct combinations on the host."""
-    xp = backend.xp
-    columns = [_Factorized(data[name], backend) for name in names]
-    group, rep, _ = groupby.group(xp, [c.codes for c in columns],
-                                  [len(c.values) for c in columns])
-    distinct = pd.DataFrame({name: c.values.to_numpy()[backend.to_host(c.codes[rep])]
-                             for name, c in zip(names, columns)})
-    return group, distinct, backend.to_host(xp.bincount(group, minlength=int(rep.shape[0])))
 
 
 def encode_cudf(data, schema: Schema, backend: Backend,
@@ -152,7 +85,7 @@ def encode_frame(data, schema: Schema, backend: Backend,
     if not is_cudf_frame(data):
         return encode(data, schema, backend, sensitive_attributes)
     if not backend.is_gpu:
-        return encode(data.to_pandas(), schema, backend, sensitive_attributes)
+        return encode(host_frame(data), schema, backend, sensitive_attributes)
     return encode_cudf(data, schema, backend, sensitive_attributes)
 
 

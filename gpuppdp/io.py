@@ -16,7 +16,7 @@ import shutil
 import stat
 import sys
 from collections import Counter
-from typing import Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ from .stops import COMMITTED, interrupts_deferred, raise_put_off
 from .validation import format_values
 
 __all__ = ["read_table", "read_chunks", "table_columns", "estimated_rows", "write_table",
-           "is_cudf_frame", "check_fields", "file_line", "input_file",
+           "is_cudf_frame", "host_frame", "check_fields", "file_line", "input_file",
            "TableWriter", "DatasetWriter", "PreparedChunk", "CHUNK_ROWS", "PARQUET_SUFFIXES",
            "sniff_delimiter", "TABLE_SUFFIXES", "TEMP_MARK", "OutputError", "OutputPlan",
            "AtomicOutputs", "jsonable"]
@@ -341,6 +341,12 @@ def is_cudf_frame(data) -> bool:
     """Is ``data`` a cuDF DataFrame (without importing cuDF when it is not)?  See
     :mod:`gpuppdp.device_frames`."""
     return type(data).__module__.partition(".")[0] == "cudf" and hasattr(data, "to_pandas")
+
+
+def host_frame(data: Any) -> pd.DataFrame:
+    """``data`` in host memory: a cuDF frame copied there once (``to_pandas``), any other
+    table as it is."""
+    return data.to_pandas() if is_cudf_frame(data) else data
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike, *, sep: str = ";") -> None:

@@ -423,3 +423,63 @@ def test_ordered_t_closeness_orders_its_values_from_the_file(cudf, adult, tmp_pa
     on, off = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("on", "off"))
     assert on["transformation"] == off["transformation"]
     assert on["information_loss"] == off["information_loss"]
+
+
+# -- check and risk of a cuDF frame ----------------------------------------------------------------
+def _assert_close(got, want, where="") -> None:
+    """Nested dicts and lists equal, numbers to 1e-12."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and got.keys() == want.keys(), where
+        for key in want:
+            _assert_close(got[key], want[key], f"{where}.{key}")
+    elif isinstance(want, (list, tuple)):
+        assert len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want)):
+            _assert_close(g, w, f"{where}[{i}]")
+    elif isinstance(want, float):
+        assert got == pytest.approx(want, rel=1e-12, nan_ok=True), where
+    else:
+        assert got == want, where
+
+
+def _with_missing(data: pd.DataFrame) -> pd.DataFrame:
+    data = data.copy()
+    data.loc[[3, 50, 51], "education"] = None
+    return data
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_risk_of_a_cudf_frame_is_the_pandas_tables(cudf, adult, missing):
+    from gpuppdp.analysis.risk import risk_report
+
+    data, _ = adult
+    data = _with_missing(data) if missing else data
+    qids = list(QIS)
+    want = risk_report(data, qids, population_size=100_000)
+    before = host_cells()
+    got = risk_report(cudf.DataFrame.from_pandas(data), qids, population_size=100_000,
+                      backend=strict_backend())
+    assert host_cells() - before < len(data)  # the distinct values, not the rows
+    _assert_close(got, want)
+
+
+def test_check_of_a_cudf_frame_is_the_pandas_tables(cudf, adult):
+    from gpuppdp.analysis.checker import check
+
+    data, _ = adult
+    options = dict(quasi_identifiers=list(QIS), sensitive="occupation", lkc=(2, 5, 0.6))
+    want = check(data, backend="cpu", **options)
+    got = check(cudf.DataFrame.from_pandas(data), backend=strict_backend(), **options)
+    _assert_close(dict(got), dict(want))
+    # a missing value: the pandas path's error, its count and first row
+    with pytest.raises(ValueError) as pandas_error:
+        check(_with_missing(data), backend="cpu", **options)
+    with pytest.raises(ValueError) as device_error:
+        check(cudf.DataFrame.from_pandas(_with_missing(data)), backend=strict_backend(),
+              **options)
+    assert str(device_error.value) == str(pandas_error.value)
+    assert "3 missing value(s), first at row 3" in str(device_error.value)
+    with pytest.raises(ValueError, match="quasi_identifiers: column\\(s\\) not in the data: "
+                       "'height'"):
+        check(cudf.DataFrame.from_pandas(data), quasi_identifiers=["age", "height"],
+              backend=strict_backend())

@@ -29,10 +29,11 @@ from ..core.classes import Classes
 from ..core.codes import DistinctRows, encode_column
 from ..core.datatypes import DataType
 from ..display import Measures
+from ..engine.device_columns import COUNT_COLUMN, counted_rows
 from ..engine.encoding import EncodedTable, SensitiveColumn, smallest_int_dtype
 from ..engine.transform import SUPPRESSED_LABEL, factorize_qids
 from ..errors import InputError
-from ..io import CHUNK_ROWS, read_chunks
+from ..io import CHUNK_ROWS, host_frame, is_cudf_frame, read_chunks
 from ..kernels import groupby
 from ..models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, EntropyLDiversity,
                       LKCPrivacy, PrivacyLoss, RecursiveCLDiversity, TCloseness)
@@ -289,13 +290,23 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     sensitive attribute) adds ``t_hierarchical`` (largest EMD with the hierarchical ground
     distance, as ARX); it is ``None`` otherwise.  ``progress(done, total)``, if given, is
     called before the first step and after each (classes, sensitive measures, LKC,
-    population).
+    population).  ``data`` may be a cuDF frame (:mod:`gpuppdp.device_frames`): on a GPU
+    backend its rows are reduced on the device to their distinct (QID, sensitive) values with
+    counts (:func:`~gpuppdp.engine.device_columns.counted_rows`), which :func:`check_chunks`
+    measures; on the CPU, or with ``population`` or ``per_class`` (which need the rows), it
+    is copied to the host once.
     """
+    be = backend if isinstance(backend, Backend) else get_backend(backend)
+    if is_cudf_frame(data):
+        if be.is_gpu and population is None and not per_class:
+            return _check_on_device(data, be, quasi_identifiers, sensitive, prior=prior,
+                                    lkc=lkc, order=order,
+                                    sensitive_hierarchy=sensitive_hierarchy, progress=progress)
+        data = host_frame(data)
     qids = check_columns("quasi_identifiers", data, quasi_identifiers)
     if sensitive is not None:
         check_columns("sensitive", data, [sensitive])
     wanted = _check_options(qids, sensitive, prior, lkc)
-    be = backend if isinstance(backend, Backend) else get_backend(backend)
     step = Steps(progress, 1 + (sensitive is not None) + (lkc is not None)
                  + (population is not None))
     step()
@@ -340,6 +351,17 @@ def check(data: pd.DataFrame, *, quasi_identifiers: Sequence[str], sensitive: st
     if per_class:
         out["per_class"] = table
     return out
+
+
+def _check_on_device(data, be: Backend, quasi_identifiers, sensitive, **options) -> dict:
+    """:func:`check` of a cuDF frame on a GPU: its distinct (QID, sensitive) rows with counts,
+    reduced on the device, measured by :func:`check_chunks`."""
+    columns = pd.DataFrame(columns=data.columns)  # (the names, for their checks)
+    qids = check_columns("quasi_identifiers", columns, quasi_identifiers)
+    named = qids + ([] if sensitive is None else check_columns("sensitive", columns,
+                                                               [sensitive]))
+    return check_chunks([counted_rows(data, named, be, complete=True)], quasi_identifiers=qids,
+                        sensitive=sensitive, backend=be, weight_column=COUNT_COLUMN, **options)
 
 
 def check_chunks(chunks, *, quasi_identifiers: Sequence[str], sensitive: str | None = None,

@@ -34,10 +34,13 @@ from .. import kernels
 from ..backend import Backend, get_backend
 from ..core.codes import DistinctRows
 from ..display import Measures
+from ..engine.device_columns import COUNT_COLUMN, counted_rows
 from ..engine.transform import all_suppressed, suppressed_rows
 from ..errors import InputError, InputTypeError
+from ..io import host_frame, is_cudf_frame
 from ..models.uniqueness import pitman_uniques, snb_uniques, zayatz_uniques
 from ..progress import Steps
+from ..validation import check_columns
 from .qid_classes import (RISK_THRESHOLDS, _check_qids, _classes_encoded, _threshold_key,
                           class_sizes, class_sizes_encoded, encode_columns)
 from .suda import suda2 as find_msus
@@ -333,8 +336,22 @@ def risk_report(data: pd.DataFrame, quasi_identifiers: Sequence[str],
     number: of at most that many attributes) adds ``suda2``: the special uniques' summary of
     :func:`gpuppdp.analysis.suda.suda2`.
     ``progress(done, total)``, if given, is called before the first step and after each
-    (classes, survey weights, SUDA2, population uniqueness, attribute risks)."""
+    (classes, survey weights, SUDA2, population uniqueness, attribute risks).
+    ``data`` may be a cuDF frame (:mod:`gpuppdp.device_frames`): on a GPU backend its rows are
+    reduced on the device to their distinct QID combinations with counts
+    (:func:`~gpuppdp.engine.device_columns.counted_rows`), which :func:`risk_report_chunks`
+    measures; on the CPU, or with ``population``, ``sampling_weights`` or ``suda2`` (which
+    need the rows), it is copied to the host once."""
     backend = get_backend(backend)
+    if is_cudf_frame(data):
+        if backend.is_gpu and population is None and sampling_weights is None and \
+                suda2 in (None, False):
+            qids = check_columns("quasi_identifiers", pd.DataFrame(columns=data.columns),
+                                 quasi_identifiers)
+            return risk_report_chunks([counted_rows(data, qids, backend)], qids,
+                                      population_size, backend, attributes=attributes,
+                                      weight_column=COUNT_COLUMN, progress=progress)
+        data = host_frame(data)
     qids = _check_qids(data, quasi_identifiers)
     weights = None if sampling_weights is None else \
         _sampling_weights(data, sampling_weights)
