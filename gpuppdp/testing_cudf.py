@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import inspect
 import types
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from .core.codes import encode_column
 from .testing import StrictArray, asnumpy, strict_backend
 
 __all__ = ["strict_cudf", "host_cells", "CUDF_PARAMETERS"]
@@ -106,35 +109,55 @@ def _no_array(self, dtype=None, copy=None):
                     "To explicitly construct a GPU matrix, consider using .to_cupy()")
 
 
-def _to_host(obj, cells: int):
-    _HOST_CELLS[0] += cells
-    return obj.copy()
+class _OnDevice:
+    """What cuDF's frames, series and indexes share here: pandas data on the pretend device,
+    refused implicit host copies, ``len`` and an explicit ``to_pandas`` (counted)."""
 
-
-class Index:
-    """``cudf.Index``: the distinct values of a factorized column."""
-
-    __module__ = "cudf"
+    __module__ = "cudf"  # (each class: a class body sets its own)
     __iter__ = _not_iterable
     __array__ = _no_array
+    _pd: Any  # pd.Index, pd.Series or pd.DataFrame
 
-    def __init__(self, index: pd.Index):
-        self._pd = index
+    @classmethod
+    def _of(cls, data):
+        out = cls.__new__(cls)
+        out._pd = data
+        return out
 
     def __len__(self) -> int:
         return len(self._pd)
 
-    def to_pandas(self, *args, **kwargs) -> pd.Index:
-        _bound("Index.to_pandas", args, kwargs)
-        return _to_host(self._pd, len(self._pd))
+    def to_pandas(self, *args, **kwargs):
+        _bound(f"{type(self).__name__}.to_pandas", args, kwargs)
+        _HOST_CELLS[0] += self._pd.size
+        return self._pd.copy()
 
 
-class Series:
+class Index(_OnDevice):
+    """``cudf.Index``: the distinct values of a factorized column."""
+
+    __module__ = "cudf"
+
+
+def _first_appearance_codes(self, *args, **kwargs) -> tuple[StrictArray, Index]:
+    """``Series.factorize``: ``(codes, uniques)``, device codes in order of first appearance
+    (or of the sorted values), -1 for a null -- through the package's one encoder."""
+    given = _bound("Series.factorize", args, kwargs)
+    if given.get("use_na_sentinel") is False:
+        raise NotImplementedError("the stand-in marks nulls with -1 only")
+    codes, labels = encode_column(self._pd, sort=bool(given.get("sort")))
+    missing = pd.isna(pd.Series(labels, dtype=object)).to_numpy()
+    renumbered = np.cumsum(~missing) - 1
+    renumbered[missing] = -1
+    uniques = pd.Index(list(labels[~missing]), dtype=self._pd.dtype if len(labels) else None)
+    return strict_backend().asarray(renumbered[codes.astype(np.int64)]), Index._of(uniques)
+
+
+class Series(_OnDevice):
     """``cudf.Series`` on the pretend device."""
 
     __module__ = "cudf"
-    __iter__ = _not_iterable
-    __array__ = _no_array
+    factorize = _first_appearance_codes
 
     def __init__(self, *args, **kwargs):
         given = _bound("Series", args, kwargs)
@@ -142,15 +165,6 @@ class Series:
         if isinstance(data, StrictArray):
             data = asnumpy(data)
         self._pd = pd.Series(data, name=given.get("name"), dtype=given.get("dtype"))
-
-    @classmethod
-    def _of(cls, series: pd.Series) -> "Series":
-        out = cls.__new__(cls)
-        out._pd = series
-        return out
-
-    def __len__(self) -> int:
-        return len(self._pd)
 
     @property
     def name(self):
@@ -171,14 +185,6 @@ class Series:
     def tolist(self):
         raise TypeError("Conversion to host memory lists is currently unsupported")
 
-    def factorize(self, *args, **kwargs) -> tuple[StrictArray, Index]:
-        """``(codes, uniques)``: device codes in order of first appearance, -1 for a null."""
-        given = _bound("Series.factorize", args, kwargs)
-        codes, uniques = self._pd.factorize(sort=bool(given.get("sort")),
-                                            use_na_sentinel=given.get("use_na_sentinel", True)
-                                            is not False)
-        return strict_backend().asarray(codes), Index(uniques)
-
     def take(self, *args, **kwargs) -> "Series":
         given = _bound("Series.take", args, kwargs)
         indices = given["indices"]
@@ -193,16 +199,11 @@ class Series:
             raise NotImplementedError("the stand-in resets an index with drop=True only")
         return Series._of(self._pd.reset_index(drop=True))
 
-    def to_pandas(self, *args, **kwargs) -> pd.Series:
-        _bound("Series.to_pandas", args, kwargs)
-        return _to_host(self._pd, len(self._pd))
 
-
-class DataFrame:
+class DataFrame(_OnDevice):
     """``cudf.DataFrame`` on the pretend device: its columns are :class:`Series`."""
 
     __module__ = "cudf"
-    __array__ = _no_array
 
     def __init__(self, *args, **kwargs):
         given = _bound("DataFrame", args, kwargs)
@@ -214,14 +215,9 @@ class DataFrame:
     @classmethod
     def from_pandas(cls, frame: pd.DataFrame) -> "DataFrame":
         """A copy of ``frame`` on the pretend device."""
-        out = cls.__new__(cls)
-        out._pd = frame.reset_index(drop=True).copy()
-        return out
+        return cls._of(frame.reset_index(drop=True).copy())
 
-    def __len__(self) -> int:
-        return len(self._pd)
-
-    def __iter__(self):
+    def __iter__(self):  # (a frame iterates over its column names, as pandas's does)
         return iter(self._pd.columns)
 
     @property
@@ -229,7 +225,7 @@ class DataFrame:
         return self._pd.columns
 
     @property
-    def shape(self) -> tuple[int, int]:
+    def shape(self) -> tuple[int, ...]:
         return self._pd.shape
 
     def __getitem__(self, key):
@@ -244,10 +240,6 @@ class DataFrame:
         if not isinstance(column, Series):
             raise TypeError("the stand-in sets a column from a cudf.Series (on the device)")
         self._pd[name] = column._pd.to_numpy()
-
-    def to_pandas(self, *args, **kwargs) -> pd.DataFrame:
-        _bound("DataFrame.to_pandas", args, kwargs)
-        return _to_host(self._pd, self._pd.size)
 
     def to_parquet(self, *args, **kwargs) -> None:
         given = _bound("DataFrame.to_parquet", args, kwargs)

@@ -425,7 +425,7 @@ def test_ordered_t_closeness_orders_its_values_from_the_file(cudf, adult, tmp_pa
     assert on["information_loss"] == off["information_loss"]
 
 
-# -- check and risk of a cuDF frame ----------------------------------------------------------------
+# -- check and risk of a cuDF frame ---------------------------------------------------------------
 def _assert_close(got, want, where="") -> None:
     """Nested dicts and lists equal, numbers to 1e-12."""
     if isinstance(want, dict):

@@ -344,11 +344,11 @@ class TDS:
         self.sensitive = check_attribute("sensitive", sensitive, self.quasi_identifiers)
         self.target = check_attribute("target", target, self.quasi_identifiers)
         self.generalization = generalization
+        self.backend = backend
         self.insensitive = column_list(insensitive, "insensitive") if insensitive else []
         self.identifying = column_list(identifying, "identifying") if identifying else []
         self.others = others
         self.verify = bool(verify)
-        self.backend = backend
 
     def __repr__(self) -> str:
         return _repr(self, ("quasi_identifiers", "k", "lkc", "sensitive", "target",
