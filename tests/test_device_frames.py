@@ -483,3 +483,19 @@ def test_check_of_a_cudf_frame_is_the_pandas_tables(cudf, adult):
                        "'height'"):
         check(cudf.DataFrame.from_pandas(data), quasi_identifiers=["age", "height"],
               backend=strict_backend())
+
+
+@pytest.mark.parametrize("algorithm", ["mondrian", "tds"])
+def test_the_partition_algorithms_take_a_cudf_frame(cudf, adult, algorithm):
+    from gpuppdp.algorithms import TDS, Mondrian
+
+    data, qis = adult
+    data = data.drop(columns="name")
+    cat = {c: qis[c] for c in ("sex", "race", "education")}
+    make = {"mondrian": lambda **kw: Mondrian(list(cat), k=5, hierarchies=cat, **kw),
+            "tds": lambda **kw: TDS(list(cat), k=5, hierarchies=cat, **kw)}[algorithm]
+    want = make().fit(data)
+    before = host_cells()
+    got = make(backend=strict_backend()).fit(cudf.DataFrame.from_pandas(data))
+    assert host_cells() - before == data.size  # one copy to the host
+    pd.testing.assert_frame_equal(got.released, want.released)

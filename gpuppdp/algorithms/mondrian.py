@@ -45,6 +45,7 @@ from ..core.codes import encode_column, smallest_int_dtype
 from ..engine.encoding import SchemaError
 from ..errors import InputError, InputTypeError
 from ..hierarchy import Hierarchy
+from ..io import host_frame
 from ..kernels import groupby
 from ..models import PrivacyModel, Requirement
 from ..queries import label_leaves, parse_interval
@@ -547,8 +548,10 @@ class Mondrian:
         name, an array of class labels (one per row) or an ``AnonymizationResult`` (the
         classes of its release, e.g. the full-domain optimum).  Each class must already
         satisfy ``k`` (and ``l``); since cuts only narrow ranges and ancestors, the result's
-        NCP is then at most that of the starting classes generalized as tightly."""
+        NCP is then at most that of the starting classes generalized as tightly.  A cuDF
+        frame is copied to the host once (the rounds run where ``backend`` says)."""
         t0 = time.perf_counter()
+        data = host_frame(data)
         qids, sensitive, k, l = self.quasi_identifiers, self.sensitive, self.k, self.l
         removed, dropped = self._check(data)
         attrs = [_Categorical(c, data[c], self.hierarchies[c]) if c in self.hierarchies

@@ -54,6 +54,7 @@ from ..backend import Array, Backend, cpu_backend, get_backend
 from ..core.codes import encode_column
 from ..errors import InputError
 from ..hierarchy import Hierarchy
+from ..io import host_frame
 from ..kernels import groupby
 from ..validation import (check_attribute, check_columns, check_complete, check_int,
                           check_number, column_list)
@@ -356,8 +357,10 @@ class TDS:
                             "others", "verify", "backend"))
 
     def fit(self, data: pd.DataFrame) -> TDSRelease:
-        """Specialize ``data`` from the top cut; returns a :class:`TDSRelease`."""
+        """Specialize ``data`` from the top cut; returns a :class:`TDSRelease`.  A cuDF frame
+        is copied to the host once (the rounds run where ``backend`` says)."""
         t0 = time.perf_counter()
+        data = host_frame(data)
         removed, dropped = self._check(data)
         qids = self.quasi_identifiers
         cls = None
