@@ -74,26 +74,11 @@ def test_a_gpu_run_asks_for_dask_cuda(monkeypatch):
         cluster.client_for("local:2", gpu=True)
 
 
-def test_a_gpu_run_gets_one_worker_per_gpu(monkeypatch):
-    made = {}
-
-    class FakeCUDACluster:
-        def __init__(self, **options):
-            made.update(options)
-
-    monkeypatch.setitem(sys.modules, "dask_cuda",
-                        types.SimpleNamespace(LocalCUDACluster=FakeCUDACluster))
-    monkeypatch.setattr(backend, "gpu_count", lambda: 2)
-    with pytest.raises(ValueError, match="2 GPU"):
-        cluster.client_for("local:3", gpu=True)
-    monkeypatch.setattr(distributed, "Client", lambda c: c)  # the cluster it would connect to
-    made_cluster = cluster.client_for("local:2", gpu=True)
-    assert isinstance(made_cluster, FakeCUDACluster)
-    assert made["CUDA_VISIBLE_DEVICES"] == [0, 1] and made["n_workers"] == 2
-    assert made["threads_per_worker"] == 1
-
-
-def test_local_cuda_asks_for_one_gpu_per_worker_whatever_the_backend(monkeypatch):
+@pytest.fixture
+def cuda_cluster(monkeypatch):
+    """dask-cuda's ``LocalCUDACluster`` replaced by a class that records its options (the
+    returned dict), ``distributed.Client`` by the cluster it would connect to, and a machine
+    of 4 GPUs."""
     made = {}
 
     class FakeCUDACluster:
@@ -104,8 +89,22 @@ def test_local_cuda_asks_for_one_gpu_per_worker_whatever_the_backend(monkeypatch
                         types.SimpleNamespace(LocalCUDACluster=FakeCUDACluster))
     monkeypatch.setattr(backend, "gpu_count", lambda: 4)
     monkeypatch.setattr(distributed, "Client", lambda c: c)
-    assert isinstance(cluster.client_for("local-cuda:3", gpu=False), FakeCUDACluster)
-    assert made["CUDA_VISIBLE_DEVICES"] == [0, 1, 2]
+    made["class"] = FakeCUDACluster
+    return made
+
+
+def test_a_gpu_run_gets_one_worker_per_gpu(monkeypatch, cuda_cluster):
+    monkeypatch.setattr(backend, "gpu_count", lambda: 2)
+    with pytest.raises(ValueError, match="2 GPU"):
+        cluster.client_for("local:3", gpu=True)
+    assert isinstance(cluster.client_for("local:2", gpu=True), cuda_cluster["class"])
+    assert cuda_cluster["CUDA_VISIBLE_DEVICES"] == [0, 1] and cuda_cluster["n_workers"] == 2
+    assert cuda_cluster["threads_per_worker"] == 1
+
+
+def test_local_cuda_asks_for_one_gpu_per_worker_whatever_the_backend(cuda_cluster):
+    assert isinstance(cluster.client_for("local-cuda:3", gpu=False), cuda_cluster["class"])
+    assert cuda_cluster["CUDA_VISIBLE_DEVICES"] == [0, 1, 2]
     with pytest.raises(ValueError, match="--dask local-cuda:N needs a number of workers"):
         cluster.client_for("local-cuda:0")
 
