@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from .common import _privacy_models
 
 if TYPE_CHECKING:
-
     from ..anonymizer import AnonymizationResult
     from ..io import OutputPlan
 

@@ -89,8 +89,12 @@ def combinations(data, names: Sequence[str], backend: Backend) -> tuple:
     frame ``data`` numbered in order of first appearance (device int64), those combinations
     (a host DataFrame, a missing value ``NULL``) and how many rows hold each (host): grouped
     on the device, only the distinct combinations on the host."""
+    return _grouped([Factorized(data[name], backend) for name in names], names, backend)
+
+
+def _grouped(columns: list[Factorized], names: Sequence[str], backend: Backend) -> tuple:
+    """:func:`combinations` of columns factorized already."""
     xp = backend.xp
-    columns = [Factorized(data[name], backend) for name in names]
     group, rep, _ = groupby.group(xp, [c.codes for c in columns],
                                   [len(c.values) for c in columns])
     distinct = pd.DataFrame({name: c.values.to_numpy()[backend.to_host(c.codes[rep])]
@@ -104,17 +108,16 @@ def counted_rows(data, columns: Sequence[str], backend: Backend, *,
     each with its count in :data:`COUNT_COLUMN` (a host DataFrame: the weighted chunk of the
     chunked measures).  With ``complete`` a missing value is an error naming its column, its
     count and its first row (:func:`gpuppdp.validation.check_complete`'s), else the value
-    ``NULL``."""
-    if complete:
-        for name in columns:
-            col = Factorized(data[name], backend)
-            if col.missing.any():
-                rows = col.rows(backend, col.missing)
-                first = int(np.argmax(rows))
-                error = InputError(f"column {name!r} has {int(rows.sum())} missing value(s), "
-                                   f"first at row {first}")
-                error.row = first
-                raise error
-    _, distinct, counts = combinations(data, columns, backend)
+    ``NULL``.  Each column is factorized once."""
+    factorized = [Factorized(data[name], backend) for name in columns]
+    for name, col in zip(columns, factorized):
+        if complete and col.missing.any():
+            rows = col.rows(backend, col.missing)
+            first = int(np.argmax(rows))
+            error = InputError(f"column {name!r} has {int(rows.sum())} missing value(s), "
+                               f"first at row {first}")
+            error.row = first
+            raise error
+    _, distinct, counts = _grouped(factorized, columns, backend)
     distinct[COUNT_COLUMN] = counts
     return distinct
