@@ -109,7 +109,7 @@ def _params(checks, m: int) -> np.ndarray:
     class Evaluator:  # what _model_parameters reads of one
         encoded = type("Encoded", (), {"n_sens": m})()
         models = [type("Model", (), {"compiled_check": lambda self, c=c: c})() for c in checks]
-    return _model_parameters(Evaluator())[0]
+    return _model_parameters(Evaluator())[0][0]
 
 
 PRIOR = dict(zip(VALUES, [0.12, 0.28, 0.2, 0.15, 0.15, 0.1]))

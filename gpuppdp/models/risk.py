@@ -37,7 +37,7 @@ from ..engine.transform import SUPPRESSED_LABEL
 from ..errors import InputError
 from ..kernels.aot import ahead_of_time
 from ..validation import check_number, format_values, plain_number
-from .base import PrivacyModel, Requirement
+from .base import CompiledCheck, PrivacyModel, Requirement
 from .uniqueness import ESTIMATOR_CODES, population_shares
 
 __all__ = ["RiskModel", "AverageReidentificationRisk", "SampleUniqueness",
@@ -247,6 +247,7 @@ class RiskModel(PrivacyModel):
     a prefix fulfils the model (:meth:`_fulfilled`)."""
 
     _stars: list | None = None
+    _compiled_stars: tuple[np.ndarray, np.ndarray] | None = None
 
     def __init__(self, t: float):
         self.t = check_number("t", t, 0.0, 1.0)
@@ -260,17 +261,43 @@ class RiskModel(PrivacyModel):
         return None
 
     def bind(self, encoded):
-        # per QID a table (level, code) -> labelled '*' (ARX's completely generalized class)
+        # per QID a table (level, code) -> labelled '*' (ARX's completely generalized class),
+        # and the same flat for the compiled Flash: QID j's level L at star_off[j, L], its end
+        # at star_off[j, L + 1] (past the QID's height, its last end)
         self.backend = encoded.backend
         self._stars = []
-        for h in encoded.hierarchies:
+        top = max(h.height for h in encoded.hierarchies)
+        star_off = np.zeros((len(encoded.hierarchies), top + 2), np.int64)
+        flat = []
+        for j, h in enumerate(encoded.hierarchies):
             table = np.zeros((h.height + 1, max(len(h.labels(L)) for L in range(h.height + 1))),
                              dtype=bool)
             for level in range(h.height + 1):
                 labels = np.asarray(h.labels(level))
                 table[level, :len(labels)] = labels == SUPPRESSED_LABEL
+                star_off[j, level] = sum(len(f) for f in flat)
+                flat.append(table[level, :len(labels)])
+            star_off[j, h.height + 1:] = sum(len(f) for f in flat)
             self._stars.append(table)
+        self._compiled_stars = star_off, np.concatenate(flat)
         return self
+
+    def compiled_check(self) -> CompiledCheck | None:
+        """The compiled Flash's form (:mod:`gpuppdp.engine.search.flash_risk`): the numbers
+        of :meth:`_compiled_numbers` and the table of ``*`` labels (``star_off``,
+        ``stars``); None for a model judged in Python only."""
+        kind = self.compiled_kind
+        if kind is None:
+            return None
+        if self._compiled_stars is None:
+            raise RuntimeError(f"{self!r} is not bound to a table: call model.bind(encoded) "
+                               "first (the Anonymizer and the Evaluator do)")
+        star_off, stars = self._compiled_stars
+        return CompiledCheck(kind, None, self._compiled_numbers(),
+                             {"star_off": star_off, "stars": stars})
+
+    def _compiled_numbers(self) -> dict[str, float]:
+        return {"t": self.t}
 
     def _all_star(self, classes: Classes):
         """Device bool (C,): the classes whose every QID is ``*`` (only in nodes whose every
@@ -408,6 +435,8 @@ class AverageReidentificationRisk(RiskModel):
     of ``highest_risk`` (:func:`size_threshold`: the risk ``1/|E|`` above it, with ARX's 1 %
     slack).  Monotonic in ARX's declaration (see the module docstring)."""
 
+    compiled_kind = "average-risk"  # type: ignore[assignment]
+
     def __init__(self, t: float, *, highest_risk: float | None = None,
                  records_at_risk: float | None = None):
         super().__init__(t)
@@ -424,6 +453,10 @@ class AverageReidentificationRisk(RiskModel):
                 raise InputError("highest_risk must be in (0, 1], got 0")
             self.records_at_risk = check_number("records_at_risk", records_at_risk, 0.0, 1.0)
             self.smallest_size = size_threshold(self.highest_risk)
+
+    def _compiled_numbers(self) -> dict[str, float]:
+        return {"t": self.t, "smallest_size": float(self.smallest_size or 0),
+                "records_at_risk": float(self.records_at_risk or 0.0)}
 
     def _fulfilled(self, rest, prefix, nodes):
         records = rest.left(prefix, nodes)
@@ -459,6 +492,8 @@ class AverageReidentificationRisk(RiskModel):
 class SampleUniqueness(RiskModel):
     """Sample uniqueness (ARX's ``SampleUniqueness``): at most a share ``t`` of the released
     records are alone in their class.  Monotonic in ARX's declaration."""
+
+    compiled_kind = "sample-uniqueness"  # type: ignore[assignment]
 
     def _fulfilled(self, rest, prefix, nodes):
         records = rest.left(prefix, nodes)

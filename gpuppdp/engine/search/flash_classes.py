@@ -38,14 +38,18 @@ SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF, POPULATION = (
 # beta of beta-likeness (-1: not asked for) and whether enhanced, delta-disclosure's bounds
 # on p_E(v) / p(v) (high -1: not asked for), the privacy loss's epsilon (-1: not asked for),
 # alpha, sum q^2 and H(q) of its prior q, k-map's k (-1: not asked for), delta-presence's
-# bounds (high -1: not asked for), then the sensitive values' shares of the table q_v, their
-# -ln q_v and the privacy loss's prior q(v)
+# bounds (high -1: not asked for), the average risk's t (-1: not asked for), its size
+# threshold of the highest risk (0: none) and share of records at risk, sample uniqueness's t
+# (-1: not asked for), then the sensitive values' shares of the table q_v, their -ln q_v and
+# the privacy loss's prior q(v)
 (DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
  CLOSENESS_DISTANCE, ALPHA, ALPHA_VALUE, BETA, BETA_ENHANCED, DELTA_LOW, DELTA_HIGH,
  LOSS_EPSILON, LOSS_ALPHA, PRIOR_SQ, PRIOR_ENTROPY, MAP_K, PRESENCE_LOW, PRESENCE_HIGH,
- SHARES) = (_i64(i) for i in range(21))
+ RISK_AVERAGE_T, RISK_SMALLEST_SIZE, RISK_RECORDS, RISK_UNIQUES_T,
+ SHARES) = (_i64(i) for i in range(25))
 #: parameters that are -1 where their model is not asked for
-NOT_ASKED = (CLOSENESS_T, ALPHA, BETA, DELTA_HIGH, LOSS_EPSILON, MAP_K, PRESENCE_HIGH)
+NOT_ASKED = (CLOSENESS_T, ALPHA, BETA, DELTA_HIGH, LOSS_EPSILON, MAP_K, PRESENCE_HIGH,
+             RISK_AVERAGE_T, RISK_UNIQUES_T)
 #: a frequency-set entry's count with a population (k-map, delta-presence): the sample's
 #: records in the low :data:`POPULATION_SHIFT` bits, the population's above them, so that the
 #: roll-up's sums add both
@@ -72,7 +76,11 @@ PARAMETER_SLOTS = {("distinct", "l"): DISTINCT_L, ("entropy", "min_size"): ENTRO
                    ("privacy-loss", "alpha"): LOSS_ALPHA, ("privacy-loss", "prior_sq"): PRIOR_SQ,
                    ("privacy-loss", "prior_entropy"): PRIOR_ENTROPY, ("k-map", "k"): MAP_K,
                    ("delta-presence", "low"): PRESENCE_LOW,
-                   ("delta-presence", "high"): PRESENCE_HIGH}
+                   ("delta-presence", "high"): PRESENCE_HIGH,
+                   ("average-risk", "t"): RISK_AVERAGE_T,
+                   ("average-risk", "smallest_size"): RISK_SMALLEST_SIZE,
+                   ("average-risk", "records_at_risk"): RISK_RECORDS,
+                   ("sample-uniqueness", "t"): RISK_UNIQUES_T}
 #: where the parameters hold the values' shares (each value's table share), their -ln and the
 #: privacy loss's prior, by the arrays' names in :meth:`CompiledCheck.arrays`, in values
 VALUE_BLOCKS = {"shares": 0, "neg_log_shares": 1, "prior": 2}

@@ -60,6 +60,7 @@ from .flash_classes import (
     judge_classes,
 )
 from .flash_kernels import _CLASSES_ARGUMENT, _CODES_ARGUMENT, _FLASH_PARAMETERS, _flash
+from .flash_risk import RISK_WORK_ROWS
 from .flash_layout import (
     AMBIGUOUS,
     ARENA_END,
@@ -98,8 +99,10 @@ FIRST_CAPACITY = 1 << 14
 METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2}
 #: models judged against a population table (its frequency set joins the sample's)
 POPULATION_KINDS = ("k-map", "delta-presence")
+#: risk-based models (their suppression: :mod:`.flash_risk`)
+RISK_KINDS = ("average-risk", "sample-uniqueness")
 #: models judging the sample's classes by their sizes alone, without a sensitive attribute
-SAMPLE_KINDS = ("size", "subsets", *POPULATION_KINDS)
+SAMPLE_KINDS = ("size", "subsets", *POPULATION_KINDS, *RISK_KINDS)
 
 
 def compiled_flash_refusal(models, metric=None, *, evaluator=None,
@@ -127,6 +130,8 @@ def compiled_flash_refusal(models, metric=None, *, evaluator=None,
         return "models on several population tables"
     if "subsets" in kinds and (attributes or set(kinds) & set(POPULATION_KINDS)):
         return "k-anonymity on QID subsets with a sensitive attribute or a population"
+    if set(kinds) & set(RISK_KINDS) and set(kinds) & set(POPULATION_KINDS):
+        return "a risk-based model with a population"
     if metric is not None:
         name = metric if isinstance(metric, str) else metric.name
         if name not in METRIC_KINDS or (isinstance(metric, Metric) and
@@ -196,9 +201,10 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats, dict | None] | None
                     _pack_bits(lat)], np.int64)
     inputs = (np.stack([lat.max_levels, lat.strides]).astype(np.int64), keys, phases, cfg,
               np.asarray(metric.heights, np.float64))
+    parameters, stars = _model_parameters(ev)
     with small_pages():  # the arrays the compiled search works in
         work, rec_int, rec_float, slot_levels = _search(
-            ev, lat, bottom, inputs, _metric_tables(ev, lat, limit), _model_parameters(ev))
+            ev, lat, bottom, inputs, _metric_tables(ev, lat, limit), parameters, stars)
     if work[STATUS] == UNSURE:
         return None
     checked, opt = int(work[CHECKED_NODES]), int(work[OPTIMUM])
@@ -241,15 +247,18 @@ def _metric_tables(ev, lat, limit: int | None) -> tuple:
     return level_radix, metric._share, metric._share_off, loss_table
 
 
-def _model_parameters(ev) -> tuple:
-    """``(params, tree, value_counts)`` of :func:`~.flash_classes.judge_classes` and the
-    QID subsets of :func:`~.flash_classes.peel_groups` from the evaluator's models'
+def _model_parameters(ev) -> tuple[tuple, tuple | None]:
+    """``((params, tree, value_counts, subsets), stars)``: the parameters of
+    :func:`~.flash_classes.judge_classes`, the QID subsets of
+    :func:`~.flash_classes.peel_groups` and a risk-based model's ``(star_off, stars)``
+    (:func:`~.flash_risk.suppress_by_risk`; None without one) from the evaluator's models'
     :meth:`~gpuppdp.core.model.PrivacyModel.compiled_check`."""
     m = ev.encoded.n_sens
     params = np.zeros(SHARES + len(VALUE_BLOCKS) * m)
     params[list(NOT_ASKED)] = -1.0
     arrays = {"tree": np.zeros(1, np.int64), "value_counts": np.zeros(1, np.int64)}
     subsets = np.zeros(1, np.int64)  # (:func:`~.flash_classes.peel_groups`'s layout)
+    stars = None
     for model in ev.models:
         check = model.compiled_check()
         for name, value in check.numbers.items():
@@ -260,9 +269,11 @@ def _model_parameters(ev) -> tuple:
         if "order" in check.arrays:  # the ordered distance's order takes the tree's place
             arrays["tree"] = check.arrays["order"]
         subsets = check.arrays.get("subsets", subsets)  # (one such model at most)
+        if "stars" in check.arrays:  # (one risk-based model at most)
+            stars = check.arrays["star_off"], check.arrays["stars"]
         arrays.update((k, v) for k, v in check.arrays.items() if k in arrays)
     return (params, arrays["tree"].astype(np.int64), arrays["value_counts"].astype(np.int64),
-            subsets.astype(np.int64))
+            subsets.astype(np.int64)), stars
 
 
 def _population(ev) -> tuple[np.ndarray, np.ndarray] | None:
@@ -309,7 +320,8 @@ def _bottom_set(ev, population: tuple | None) -> tuple[np.ndarray, np.ndarray, n
     return union_codes, union_count, np.zeros(union_count.shape[0], np.int32)
 
 
-def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tuple) -> tuple:
+def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tuple,
+            stars: tuple | None) -> tuple:
     """Run :func:`~.flash_kernels._flash` until it completes or meets a verdict too close
     to call (``work[STATUS]`` UNSURE), its work arrays doubled after an overflow and every
     check complete after an ambiguous bound: ``(work, rec_int, rec_float, slot_levels)``."""
@@ -332,6 +344,10 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
     # slots, a hashed one of up to 8 n (a power of two >= 4 n)
     table = max(ROLLUP_DENSE_RATIO, 8) * n0 + ROLLUP_DENSE_FLOOR + 16
     widest = int(lat.level_sizes.max())
+    # a risk-based model's label table and scratch (one row or entry past the node's classes)
+    risk = (np.zeros((1, 2), np.int64), np.zeros(1, np.bool_),
+            np.zeros((RISK_WORK_ROWS, 1), np.int64), np.zeros(1)) if stars is None else \
+        (*stars, np.empty((RISK_WORK_ROWS, n0 + 1), np.int64), np.empty(n0 + 1))
     size, depth = lat.size, lat.max_height + 2
     capacity = min(size + 2, FIRST_CAPACITY)
     while True:
@@ -361,7 +377,7 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
                 np.zeros((8, n0 + 1), np.int64) if carried else None,
                 np.zeros((n0 if carried else 1, q), ev.maps.dtype),
                 np.zeros((4, ev.encoded.n_sens), np.int64), *parameters,
-                np.empty(max(n0, 1) if parameters[-1][0] else 1, np.int64))
+                np.empty(max(n0, 1) if parameters[-1][0] else 1, np.int64), *risk)
         _compile_parts_first(args)
         _flash(*args)
         if work[STATUS] in (OK, UNSURE):

@@ -40,8 +40,8 @@ from ...kernels.segsum import _one_node
 from ..metrics import _geometric_mean_row, _mean_share_term, _precision_term
 from ..solution_space import _fill_level
 from .flash_cache import _roll_up
-from .flash_classes import (DISTINCT, MAP_K, PRESENCE_HIGH, SIZE, judge_classes,
-                            judge_sample_classes, peel_groups)
+from .flash_classes import (DISTINCT, MAP_K, PRESENCE_HIGH, RISK_AVERAGE_T, RISK_UNIQUES_T,
+                            SIZE, judge_classes, judge_sample_classes, peel_groups)
 from .flash_layout import (AMBIGUOUS, ANON, ARENA_END, BOUND_PRECISION, CACHED, CANDIDATES,
                            CHECKED, CHECKED_NODES, DOWN, EXPLICIT, HAS_K, INSUFF, KANON,
                            MAX_SUPPRESSED, METRIC, MIN_SIZE, NEXT_SLOT, NOTANON, NOTKANON, OK, ONE,
@@ -49,6 +49,7 @@ from .flash_layout import (AMBIGUOUS, ANON, ARENA_END, BOUND_PRECISION, CACHED, 
                            STOPPED, SUCC_PRUNED, TAG_INSUFFICIENT, TAG_NONE, TAG_PRUNED,
                            TAG_VISITED, TAG_VISITED_INSUFFICIENT, UNSURE, UP, UTILITY_FULL,
                            VERDICT, VISITED, ZERO, _level)
+from .flash_risk import suppress_by_risk
 
 #: a prior bound and the checked one (the same sums added in other orders, truncated to
 #: 1e-10) differ by less than this
@@ -406,7 +407,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
            slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first, maps,
            map_off, level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens,
            cls, class_codes, hist, params, tree, value_counts, subsets,
-           group_total):
+           group_total, star_off, stars, risk_work, risk_keys):
     """Check ``g`` (:func:`_roll_up`, then its classes judged, its suppressed count and
     metric) into the next record, and set Flash's properties from the verdict."""
     q = lattice.shape[1]
@@ -461,6 +462,10 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
             if subsets[0] > 0:  # k-anonymity on QID subsets: groups of classes
                 peel_groups(size, class_codes_now, node_radix, outlier, subsets, table,
                             table_key, scratch, group_total)
+        if params[RISK_AVERAGE_T] >= 0.0 or params[RISK_UNIQUES_T] >= 0.0:  # after the others
+            suppress_by_risk(size, class_codes_now, outlier, levels, params, stars, star_off,
+                             cfg[MAX_SUPPRESSED], cfg[METRIC] == 0, share, node_off[1],
+                             risk_work, risk_keys)
         record_classes(g, r, n, size, class_codes_now, node_radix, outlier, lattice, cfg,
                        heights, share, node_off[1:2], loss_table, sums, work[PTR:PTR + 2],
                        rec_int, rec_float, ONE)  # (node_radix: codes not packed, unread)
@@ -485,7 +490,8 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
                    rec_int, rec_float, slot, slot_levels, slot_of, table, table_key, scratch,
                    outlier, codes, count, first, maps, map_off, level_radix, share, share_off,
                    loss_table, candidates, node_off, node_radix, sums, sens, cls, class_codes,
-                   hist, params, tree, value_counts, subsets, group_total):
+                   hist, params, tree, value_counts, subsets, group_total, star_off, stars,
+                   risk_work, risk_keys):
     """ARX's ``checkAndTag``: check ``g`` unless it carries a ``check`` bit (:func:`_check`),
     then (unless ``final``: the closing checks of bottom and top) track the optimum (smaller
     loss, then lower height), tag and prune.
@@ -498,7 +504,9 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
     and, for a carried sensitive attribute, ``cls``, ``class_codes`` and ``hist`` are scratch
     (:func:`~.flash_classes.judge_classes`; ``params`` its models); ``subsets`` lays out
     k-anonymity on QID subsets, ``group_total`` is its scratch
-    (:func:`~.flash_classes.peel_groups`; a zero: none).
+    (:func:`~.flash_classes.peel_groups`; a zero: none); ``star_off`` and ``stars`` say which
+    labels are ``*``, ``risk_work`` and ``risk_keys`` are scratch (a risk-based model:
+    :func:`~.flash_risk.suppress_by_risk`).
     """
     if not _has(props, g, check):
         if work[CHECKED_NODES] == rec_int.shape[0]:
@@ -508,7 +516,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
                slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first,
                maps, map_off, level_radix, share, share_off, loss_table, node_off, node_radix,
                sums, sens, cls, class_codes, hist, params, tree, value_counts, subsets,
-               group_total)
+               group_total, star_off, stars, risk_work, risk_keys)
     if final or work[STATUS] == UNSURE:
         return
     if props[VERDICT, g] == 2:
@@ -541,7 +549,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
            rec_int, rec_float, slot, slot_levels, slot_of, table, table_key, scratch, outlier,
            walk, succ, level_levels, odometer, level_ids, sorted_ids, sort_keys, sort_order,
            node_off, node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts,
-           subsets, group_total):
+           subsets, group_total, star_off, stars, risk_work, risk_keys):
     """The whole search (one compiled kernel loop), in the arrays
     :func:`~.flash_compiled.run` allocates (a compiled allocation compiles
     an implementation per shape and type); writes per checked node, in check order, ``(id,
@@ -622,7 +630,8 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                                map_off, level_radix, share, share_off, loss_table,
                                                candidates, node_off, node_radix, sums, sens, cls,
                                                class_codes, hist, params, tree, value_counts,
-                                               subsets, group_total)
+                                               subsets, group_total, star_off, stars,
+                                               risk_work, risk_keys)
                                 n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
                                                                    keys, node_keys)
                                 # the Python search tests the successors here for its
@@ -677,7 +686,8 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                    table, table_key, scratch, outlier, codes, count, first, maps,
                                    map_off, level_radix, share, share_off, loss_table, candidates,
                                    node_off, node_radix, sums, sens, cls, class_codes, hist,
-                                   params, tree, value_counts, subsets, group_total)
+                                   params, tree, value_counts, subsets, group_total, star_off,
+                                   stars, risk_work, risk_keys)
                     if _has(props, x, b_prop):
                         last = x
                         hi = mid - 1
@@ -702,7 +712,8 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                            table_key, scratch, outlier, codes, count, first, maps, map_off,
                            level_radix, share, share_off, loss_table, candidates, node_off,
                            node_radix, sums, sens, cls, class_codes, hist, params, tree,
-                           value_counts, subsets, group_total)
+                           value_counts, subsets, group_total, star_off, stars, risk_work,
+                           risk_keys)
 
 
 #: positions of the class scratch (``cls``, None without a sensitive attribute) and of the
@@ -727,7 +738,8 @@ def _flash_signature(code: str, classes: str) -> str:
              "odometer": i1, "level_ids": i1, "sorted_ids": i1, "sort_keys": f3, "sort_order": i2,
              "node_off": i2, "node_radix": i2, "sums": f2, "sens": "int32[::1]", "cls": classes,
              "class_codes": f"{code}[:, ::1]", "hist": i2, "params": f1, "tree": i1,
-             "value_counts": i1, "subsets": i1, "group_total": i1}
+             "value_counts": i1, "subsets": i1, "group_total": i1, "star_off": i2,
+             "stars": "boolean[::1]", "risk_work": i2, "risk_keys": f1}
     return f"none({', '.join(typed[p] for p in _FLASH_PARAMETERS)})"
 
 
