@@ -271,9 +271,13 @@ def encode_dask(ddf, schema: Schema, backend: Backend,
 
 
 # -- release ------------------------------------------------------------------------------
-def _generalize_partition(part: pd.DataFrame, table: EncodedTable, levels, failing,
+def _generalize_partition(part: pd.DataFrame, table: EncodedTable, levels, failing, failing_set,
                           categories: dict, suppression: str, seed, offset_of: dict,
                           backend: Backend, partition_info=None) -> pd.DataFrame:
+    """Partition ``part`` released at node ``levels``: the rows of the classes ``failing``
+    (their codes; ``failing_set``: the same as a host :class:`~gpuppdp.kernels.groupby.KeySet`,
+    built once by the client, None for cuDF partitions) suppressed, each row's shuffle key
+    drawn from the partition's own seed."""
     number = 0 if partition_info is None else partition_info["number"]
     offset = offset_of.get(number, 0)
     partition_seed = np.random.SeedSequence(seed, spawn_key=(number,))
@@ -285,7 +289,7 @@ def _generalize_partition(part: pd.DataFrame, table: EncodedTable, levels, faili
     codes = leaf_codes(part, table.qi_names, table.hierarchies, offset) if len(part) else \
         [np.zeros(0, dtype=np.int64) for _ in table.qi_names]
     row_codes = table.generalize(levels, codes)
-    outlier = table.class_set(levels, failing).contains(row_codes)
+    outlier = failing_set.contains(row_codes)
     frame = pd.DataFrame(released_columns(
         part.columns, table,
         lambda j: labelled_codes(categories[table.qi_names[j]], row_codes[:, j], outlier),
@@ -320,11 +324,14 @@ def release_dask(ddf, evaluator, levels, suppressed: int, *, suppression: str = 
     offset_of = dict(enumerate(np.concatenate([[0], np.cumsum(rows)])[:-1].tolist()))
     seed = seed if seed is not None else secrets.randbits(64)
     backend = evaluator.backend
-    meta = _generalize_partition(ddf._meta, table, levels, failing, categories, suppression,
-                                 seed, {}, backend)
+    # host partitions test their rows against one set built here; cuDF ones build theirs
+    # on their GPU from the codes
+    failing_set = None if is_cudf_frame(ddf._meta) else table.class_set(levels, failing)
+    meta = _generalize_partition(ddf._meta, table, levels, failing, failing_set, categories,
+                                 suppression, seed, {}, backend)
     generalized = ddf[kept].map_partitions(
         _generalize_partition, dask.delayed(table, pure=True), levels,
-        dask.delayed(failing, pure=True), categories,
+        dask.delayed(failing, pure=True), dask.delayed(failing_set, pure=True), categories,
         suppression, seed, offset_of, backend, meta=meta)
     shuffled = generalized.shuffle(_ORDER).map_partitions(_in_key_order,
                                                           meta=_in_key_order(meta))

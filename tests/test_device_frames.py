@@ -283,13 +283,18 @@ def test_gpu_io_auto_reads_on_the_host_without_cudf(adult, tmp_path, gpu_is_the_
     from gpuppdp.cli import run
 
     monkeypatch.setitem(sys.modules, "cudf", None)  # not installed
-    args = __import__("types").SimpleNamespace(
-        gpu_io="auto", input=str(tmp_path / "in.parquet"), backend="gpu", local_recoding=None,
-        local_suppression=False, attribute_microaggregation=[])
-    assert run.on_device(args, "cudf") is False
-    args.gpu_io = "cudf"
+
+    def args(gpu_io):  # (one run's arguments: the decision is kept on them)
+        return __import__("types").SimpleNamespace(
+            gpu_io=gpu_io, input=str(tmp_path / "in.parquet"), backend="gpu",
+            local_recoding=None, local_suppression=False, attribute_microaggregation=[])
+    auto = args("auto")
+    assert run.on_device(auto, "cudf") is False
+    monkeypatch.setitem(sys.modules, "cudf", __import__("types").ModuleType("cudf"))
+    assert run.on_device(auto, "cudf") is False  # decided once per run
+    monkeypatch.setitem(sys.modules, "cudf", None)
     with pytest.raises(ValueError, match=r"cudf is not installed \(pip install 'gpuppdp\[gpu-"):
-        run.on_device(args, "cudf")
+        run.on_device(args("cudf"), "cudf")
 
 
 # -- dask-cuDF: partitions that are cuDF frames ------------------------------------------------
@@ -344,11 +349,13 @@ def test_a_dask_cudf_partition_is_released_as_its_pandas_twin(cudf, adult, suppr
     categories = {n: categories_of(h.labels(int(levels[j])))
                   for j, (n, h) in enumerate(zip(enc.qi_names, enc.hierarchies))}
     part = data.iloc[700:1500].drop(columns="name")
-    args = (table, levels, failing, categories, suppressed, 11, {3: 700})
-    host = cluster._generalize_partition(part, *args, get_backend_cpu(),
-                                         partition_info={"number": 3})
-    device = cluster._generalize_partition(cudf.DataFrame.from_pandas(part), *args,
-                                           strict_backend(), partition_info={"number": 3})
+    args = (categories, suppressed, 11, {3: 700})
+    host = cluster._generalize_partition(part, table, levels, failing,
+                                         table.class_set(levels, failing), *args,
+                                         get_backend_cpu(), partition_info={"number": 3})
+    device = cluster._generalize_partition(cudf.DataFrame.from_pandas(part), table, levels,
+                                           failing, None, *args, strict_backend(),
+                                           partition_info={"number": 3})
     assert isinstance(device, cudf.DataFrame)
     device = device.to_pandas()
     assert list(device.columns) == list(host.columns)

@@ -99,7 +99,15 @@ _GPU_FRAMES = {"cudf": "pip install 'gpuppdp[gpu-frames]'",
 def on_device(args, package: str) -> bool:
     """Does ``anonymize --gpu-io`` read INPUT with ``package`` (``cudf`` for a table in
     memory, ``dask_cudf`` with ``--dask``)?  ``--gpu-io cudf`` demands it (an error says what
-    is missing), ``auto`` takes it when it can, ``arrow`` never (the host path)."""
+    is missing), ``auto`` takes it when it can, ``arrow`` never (the host path).  Decided
+    once per run and package (kept on ``args``)."""
+    decided = vars(args).setdefault("_gpu_io_decided", {})
+    if package not in decided:
+        decided[package] = _decide_on_device(args, package)
+    return decided[package]
+
+
+def _decide_on_device(args, package: str) -> bool:
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     import importlib
 
