@@ -11,7 +11,8 @@ Cases:
   loss): (alpha, k)-anonymity, delta-disclosure privacy, basic and enhanced beta-likeness,
   the (epsilon, alpha) privacy-loss model (the table's prior, a uniform one), LKC-privacy,
   k-anonymity on QID subsets, k-map and delta-presence (the population: Adult and a random
-  half of it again) (see ``EXTRA``).
+  half of it again), the average re-identification risk, sample and population uniqueness
+  (see ``EXTRA``).
 
 Per case one warm-up ``fit`` and ``--repeats`` timed ones; reported: whether the search ran
 compiled (:mod:`gpuppdp.engine.search.flash_compiled`; ``--python-flash``: never, the Python
@@ -46,8 +47,9 @@ import pandas as pd
 from gpuppdp import datasets
 from gpuppdp.anonymizer import NoSolutionError
 from gpuppdp.engine.search import flash_compiled
-from gpuppdp.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosurePrivacy, KAnonymity,
-                            KAnonymityOnSubsets, LKCPrivacy, PrivacyLoss)
+from gpuppdp.models import (AlphaKAnonymity, AverageReidentificationRisk, BetaLikeness,
+                            DeltaDisclosurePrivacy, KAnonymity, KAnonymityOnSubsets, LKCPrivacy,
+                            PopulationUniqueness, PrivacyLoss, SampleUniqueness)
 from gpuppdp.models.population import DeltaPresence, KMap
 
 SENS = "occupation"
@@ -81,6 +83,17 @@ EXTRA = {
     "delta-presence-0.55-0.75-k2": (
         "k=2 + delta-presence 0.55-0.75 (population 1.5x Adult)",
         lambda: [KAnonymity(2), DeltaPresence(0.55, 0.75, population=_population())]),
+    "average-risk-0.05": ("average re-identification risk t=0.05",
+                          lambda: [AverageReidentificationRisk(0.05)]),
+    "average-risk-0.1-hr0.2-r0.05": (
+        "average risk t=0.1, highest risk 0.2, records at risk 5 %",
+        lambda: [AverageReidentificationRisk(0.1, highest_risk=0.2, records_at_risk=0.05)]),
+    "average-risk-0.05-k2": ("k=2 + average risk t=0.05",
+                             lambda: [KAnonymity(2), AverageReidentificationRisk(0.05)]),
+    "sample-uniqueness-0.01": ("sample uniqueness t=0.01", lambda: [SampleUniqueness(0.01)]),
+    "population-uniqueness-0.01-zayatz": (
+        "population uniqueness t=0.01, Zayatz, USA",
+        lambda: [PopulationUniqueness(0.01, model="zayatz", region="usa")]),
 }
 
 

@@ -506,3 +506,66 @@ def test_the_partition_algorithms_take_a_cudf_frame(cudf, adult, algorithm):
     got = make(backend=strict_backend()).fit(cudf.DataFrame.from_pandas(data))
     assert host_cells() - before == data.size  # one copy to the host
     pd.testing.assert_frame_equal(got.released, want.released)
+
+
+def _measure_args(adult, tmp_path, command: str, *extra: str) -> list[str]:
+    data, _ = adult
+    source = tmp_path / "in.parquet"
+    data.to_parquet(source, index=False)
+    args = [command, str(source), "--quiet", *extra]
+    for c in QIS:
+        args += ["--qi", f"{c}={datasets.adult_path(f'adult_hierarchy_{c}.csv')}"]
+    return args
+
+
+@pytest.mark.parametrize("command, extra", [
+    ("check", ("--sensitive", "occupation", "--lkc", "2,5,0.6")),
+    ("risk", ("--population-size", "100000")),
+])
+def test_check_and_risk_read_a_parquet_input_into_gpu_memory(cudf, adult, tmp_path, command,
+                                                            extra, gpu_is_the_stand_in,
+                                                            monkeypatch):
+    """``check`` and ``risk --gpu-io cudf`` read INPUT with cuDF (its values checked against
+    the hierarchies on the device) and report what the host path reports."""
+    import json
+
+    from gpuppdp.cli.main import main
+
+    read = []
+    monkeypatch.setattr(cudf, "read_parquet", lambda *a, **kw: read.append(kw) or
+                        type(cudf).__getattribute__(strict_cudf(), "read_parquet")(*a, **kw))
+    on, off = tmp_path / "on.json", tmp_path / "off.json"
+    assert main(_measure_args(adult, tmp_path, command, "--backend", "gpu", "--gpu-io",
+                              "cudf", "--json", str(on), *extra)) == 0
+    assert len(read) == 1 and set(read[0]["columns"]) >= set(QIS)
+    assert main(_measure_args(adult, tmp_path, command, "--backend", "cpu", "--json",
+                              str(off), *extra)) == 0
+    _assert_close(json.loads(on.read_text()), json.loads(off.read_text()))
+
+
+def test_a_value_outside_the_hierarchies_is_named_as_on_the_host(cudf, adult, tmp_path,
+                                                                 gpu_is_the_stand_in, capsys):
+    from gpuppdp.cli.main import main
+
+    data, hierarchies = adult
+    data = data.copy()
+    data.loc[[40, 41, 90], "age"] = "250"
+    bad = (data, hierarchies)
+    assert main(_measure_args(bad, tmp_path, "check", "--backend", "cpu")) != 0
+    host = capsys.readouterr().err
+    assert main(_measure_args(bad, tmp_path, "check", "--backend", "gpu", "--gpu-io",
+                              "cudf")) != 0
+    device = capsys.readouterr().err
+    assert "1 value(s) of 'age' are not labels of the hierarchy (first at record 41 " in host
+    assert device == host
+
+
+def test_gpu_io_cudf_refuses_what_needs_the_rows_on_the_host(cudf, adult, tmp_path,
+                                                            gpu_is_the_stand_in, capsys):
+    from gpuppdp.cli.main import main
+
+    data, _ = adult
+    data.to_parquet(tmp_path / "population.parquet", index=False)
+    assert main(_measure_args(adult, tmp_path, "check", "--backend", "gpu", "--gpu-io", "cudf",
+                              "--population", str(tmp_path / "population.parquet"))) != 0
+    assert "--gpu-io cudf: --population, --perturbed, --dask" in capsys.readouterr().err

@@ -16,7 +16,7 @@ from gpuppdp.engine.lattice import Lattice
 from gpuppdp.engine.solution_space import Properties, level_nodes
 from gpuppdp.hierarchy import Hierarchy
 from gpuppdp.models import (AverageReidentificationRisk, DistinctLDiversity,
-                            EntropyLDiversity, KAnonymity)
+                            EntropyLDiversity, KAnonymity, PopulationUniqueness)
 
 from .test_models_ldiv_tclose import same_optimum
 
@@ -223,7 +223,7 @@ def test_frequency_sets_concatenate_node_by_node():
 def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
     """``auto``: levels on a GPU; on the CPU flash up to ARX's 100,000-node limit for an
     optimal search (ARX's node on ties), above it levels -- flash where it runs compiled
-    (here k-anonymity; not the average re-identification risk); flash and levels both switch
+    (here k-anonymity; not population uniqueness); flash and levels both switch
     to the heuristic above ``OPTIMAL_SEARCH_LIMIT``."""
     from gpuppdp.backend import cpu_backend
     from gpuppdp.engine.encoding import Schema, encode
@@ -238,6 +238,8 @@ def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
     for backend, models, small, large in (
             (cpu_backend(), [KAnonymity(2)], FlashSearch, FlashSearch),
             (cpu_backend(), [KAnonymity(2), AverageReidentificationRisk(0.5)],
+             FlashSearch, FlashSearch),
+            (cpu_backend(), [KAnonymity(2), PopulationUniqueness(0.5, population_size=10**6)],
              FlashSearch, LevelSearch),
             (strict_backend(), [KAnonymity(2)], LevelSearch, LevelSearch)):
         enc = encode(data, schema, backend, [m.sensitive_attribute for m in models

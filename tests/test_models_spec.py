@@ -165,4 +165,4 @@ def test_parsed_models_know_their_compiled_kind_before_the_table_is_read():
            for m in parsed_models(specs, ["s", "t"])]
     assert got == [("--k", "size", None), ("--l-diversity", "distinct", "s"),
                    ("--t-closeness", "t-closeness", "t"), ("--k-map", "k-map", None),
-                   ("--average-risk", None, None)]
+                   ("--average-risk", "average-risk", None)]

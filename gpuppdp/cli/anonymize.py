@@ -22,8 +22,8 @@ from .choices import TDS_GENERALIZATIONS
 from .common import _privacy_models, add_anonymization_options, check_roles
 from .generate import whole_number
 from .measure import chunk_rows_for
-from .options import (Command, add_chunk_option, add_dask_option, add_run_options, add_values,
-                      encoding_of)
+from .options import (Command, add_chunk_option, add_dask_option, add_gpu_io_option,
+                      add_run_options, add_values, encoding_of)
 from .progress import search_progress
 from .run import (anonymizer_from_args, format_summary, on_device, print_release,
                   read_whole_on_device, release_plan, run_summary)
@@ -699,13 +699,7 @@ def _anonymize_options(an) -> None:
                     "name ending in .parquet) of one file per bucket of rows, written by "
                     "several threads at once; out of core")
     add_dask_option(an, "encode and release (a .parquet release is then a dataset folder)")
-    an.add_argument("--gpu-io", choices=("auto", "cudf", "arrow"), default="auto",
-                    help="how a Parquet INPUT is read and its release written: cudf reads "
-                    "it whole into GPU memory and releases it there (a GPU backend and cuDF: "
-                    "pip install 'gpuppdp[gpu-frames]'), arrow through host memory (in chunks "
-                    "when large); auto (default) takes cudf when the backend is a GPU, cuDF "
-                    "is installed and twice the file's uncompressed size fits in the GPU's "
-                    "free memory")
+    add_gpu_io_option(an, " and its release written (cudf: released in GPU memory)")
     an.add_argument("--microaggregate", type=_column_value("--microaggregate", ":"),
                     dest="attribute_microaggregation", action="append", default=[],
                     metavar="COL:FUNCTION",

@@ -1,6 +1,7 @@
 """What ``check`` and ``risk`` share to measure INPUT: their subcommand's common options
 (:func:`measuring_options`), the QIDs of their ``--qi`` options (:func:`measured_qids`), the
-values checked against the hierarchies given, INPUT read whole (:func:`read_measured`) or
+values checked against the hierarchies given, INPUT read whole (:func:`read_measured`; into
+GPU memory with cuDF, :func:`read_on_device`, where ``--gpu-io`` picks it) or
 measured without reading it whole (:func:`measure_streamed`: in chunks, ``--chunk-rows``, or on
 a Dask cluster, ``--dask``), both behind :func:`measure_input`.  The library is imported by the
 functions, when a command runs."""
@@ -13,7 +14,8 @@ from .generate import whole_number
 from .options import add_measured_qi_option, add_measuring_options
 
 __all__ = ["IN_MEMORY_BYTES", "measuring_options", "measure_input", "measure_streamed",
-           "dask_refusals", "chunk_rows_for", "measured_qids", "read_measured",
+           "dask_refusals", "chunk_rows_for", "measured_qids", "on_device_whole",
+           "read_on_device", "read_measured",
            "check_hierarchy_values", "known_labels", "check_known_labels"]
 
 
@@ -47,6 +49,11 @@ def measure_input(args, qids: list[str], hierarchies: dict[str, str], columns: l
     from ..backend import get_backend
 
     perturbed = perturbed_columns(args)
+    if on_device_whole(args, streamable and args.population is None and not perturbed):
+        plan, data = read_on_device(args, columns, list(hierarchies.values()))
+        check_known_labels(data, known_labels(hierarchies, args.hierarchy_sep), hierarchies, 0,
+                           get_backend(args.backend))
+        return plan, whole(data, None), None
     chunk_rows = chunk_rows_for(args) if streamable and args.population is None \
         and not perturbed else None
     if args.dask or chunk_rows is not None:  # memory follows the classes, not the rows
@@ -150,6 +157,36 @@ def measured_qids(args) -> tuple[list[str], dict[str, str]]:
     return names, files
 
 
+def on_device_whole(args, allowed: bool) -> bool:
+    """Is INPUT read whole into GPU memory with cuDF (``--gpu-io``: :func:`.run.on_device`,
+    :func:`.run.read_whole_on_device`)?  Never where the run needs its rows on the host
+    (``allowed`` False: --population, --perturbed, the options that need the rows) or reads
+    it with Dask; ``--gpu-io cudf`` there is an error."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    from ..errors import InputError
+    from .run import read_whole_on_device
+
+    if not allowed or args.dask:
+        if args.gpu_io == "cudf":
+            raise InputError("--gpu-io cudf: --population, --perturbed, --dask and the "
+                             "options that need INPUT's rows read it on the host")
+        return False
+    return read_whole_on_device(args)
+
+
+def read_on_device(args, columns: list[str], inputs=()) -> tuple:
+    """``(plan, data)``: the checked plan of --json (as :func:`read_measured`) and INPUT's
+    ``columns`` read with ``cudf.read_parquet`` into GPU memory."""
+    # deferred: keeps gpuppdp --help from importing NumPy/pandas
+    import cudf  # deferred: optional, and only a GPU run reads with it
+
+    from ..io import OutputPlan, table_columns
+
+    plan = OutputPlan([args.input, *inputs]).add("--json", args.json)
+    table_columns(args.input)  # the file's checks: present, readable, names unique
+    return plan, cudf.read_parquet(args.input, columns=columns)
+
+
 def read_measured(args, columns: list[str], population_columns: list[str],
                   inputs=()) -> tuple:
     """``(plan, data, population)`` of a table :class:`.options.Command` with --population and
@@ -187,23 +224,37 @@ def known_labels(files: dict[str, str], sep: str = ";") -> dict[str, set]:
 
 
 def check_known_labels(data, known: dict[str, set], files: dict[str, str],
-                       row_offset: int | None = None) -> None:
+                       row_offset: int | None = None, backend=None) -> None:
     """:func:`check_hierarchy_values` with the labels loaded (for a table read in chunks);
     with ``row_offset`` (the number of ``data``'s first row in the whole table) the error also
-    names the first row holding a value that is not a label."""
+    names the first row holding a value that is not a label.  A cuDF frame is factorized on
+    ``backend``'s device (:class:`~gpuppdp.engine.device_columns.Factorized`): only its
+    distinct values come to the host."""
     # deferred: keeps gpuppdp --help from importing NumPy/pandas
     import numpy as np
 
     from ..core.codes import encode_column
+    from ..engine.device_columns import Factorized
     from ..errors import InputError
+    from ..io import is_cudf_frame
     from ..validation import format_values
 
     for name, path in files.items():
-        codes, values = encode_column(data[name], as_str=True)  # only distinct values compared
+        if is_cudf_frame(data):
+            column = Factorized(data[name], backend)
+            values = column.values.astype(str).to_numpy(dtype=object)
+        else:
+            codes, values = encode_column(data[name], as_str=True)  # distinct values compared
         bad = np.flatnonzero([v not in known[name] for v in values.tolist()])
         if len(bad):
-            first = None if row_offset is None else \
-                row_offset + int(np.flatnonzero(np.isin(codes, bad))[0])
+            if row_offset is None:
+                first = None
+            elif is_cudf_frame(data):
+                marked = np.zeros(len(values), bool)
+                marked[bad] = True
+                first = row_offset + int(np.argmax(column.rows(backend, marked)))
+            else:
+                first = row_offset + int(np.flatnonzero(np.isin(codes, bad))[0])
             where = "" if first is None else f" (first at row {first})"
             error = InputError(f"--qi {name}={path}: {len(bad)} value(s) of {name!r} are not "
                                f"labels of the hierarchy{where}: "

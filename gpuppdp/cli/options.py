@@ -246,6 +246,19 @@ def add_measuring_options(p: argparse.ArgumentParser, measured: str, backend: st
     add_chunk_option(p, f"read INPUT N rows at a time and measure {measured} (memory follows "
                      "the classes, not the rows; not with --population)")
     add_dask_option(p, f"reduce INPUT's partitions to {measured}")
+    add_gpu_io_option(p, f" and reduced to {measured} (not with --population, --perturbed, "
+                      "--dask or options that need the rows on the host)")
+
+
+def add_gpu_io_option(p, what: str) -> None:
+    """``--gpu-io auto|cudf|arrow``: how a Parquet INPUT is read (``what``: and what else the
+    command does on the device with it)."""
+    p.add_argument("--gpu-io", choices=("auto", "cudf", "arrow"), default="auto",
+                   help=f"how a Parquet INPUT is read{what}: cudf reads it whole into GPU "
+                   "memory (a GPU backend and cuDF: pip install 'gpuppdp[gpu-frames]'), arrow "
+                   "through host memory (in chunks when large); auto (default) takes cudf when "
+                   "the backend is a GPU, cuDF is installed and twice the file's uncompressed "
+                   "size fits in the GPU's free memory")
 
 
 def add_json_option(p, what: str, metavar: str = "OUT.json", required: bool = False) -> None:
