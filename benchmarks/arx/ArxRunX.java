@@ -20,6 +20,7 @@ import org.deidentifier.arx.ARXLattice.ARXNode;
  *   [ldivtype=entropy ldivl=L]                entropy l-diversity (Shannon)
  *   [ldivtype=recursive c=C ldivl=L]          recursive (c, l)-diversity
  *   [tclose=equal|ordered|hierarchical t=T [thier=FILE]]   t-closeness
+ *   [avgrisk=T[,HIGHEST,RECORDS]] [sampleuniq=T]   average re-identification risk, sample uniqueness
  *   [heuristic=MS [algorithm=bottomup|genetic]] [threshold=NODES]
  *   warmup=1 runs=5 [output=0|1] [save=FILE] [id=name] [mode=batch|serve]
  * Columns that are not QIDs and not the sensitive column are insensitive.
@@ -84,6 +85,12 @@ public class ArxRunX {
             else if (tc.equals("ordered")) config.addPrivacyModel(new OrderedDistanceTCloseness(sensitive, t));
             else throw new IllegalArgumentException(tc);
         }
+        if (o.containsKey("avgrisk")) { // t, or t,highestRisk,recordsAtRisk
+            String[] r = o.get("avgrisk").split(",");
+            config.addPrivacyModel(r.length == 1 ? new AverageReidentificationRisk(Double.parseDouble(r[0]))
+                : new AverageReidentificationRisk(Double.parseDouble(r[0]), Double.parseDouble(r[1]), Double.parseDouble(r[2])));
+        }
+        if (o.containsKey("sampleuniq")) config.addPrivacyModel(new SampleUniqueness(Double.parseDouble(o.get("sampleuniq"))));
         config.setSuppressionLimit(supp);
         if (metric.equals("loss")) config.setQualityModel(Metric.createLossMetric());
         else if (metric.equals("precision")) config.setQualityModel(Metric.createPrecisionMetric());
