@@ -266,7 +266,7 @@ def test_the_sample_and_the_population_share_one_bottom_set():
 def test_qid_subsets_with_a_sensitive_attribute_or_a_population_run_in_python():
     """k-anonymity on QID subsets (or LKC-privacy with C = 1) with a model of the sensitive
     attribute or a population model is refused by the compiled Flash, which says why; LKC with
-    a confidence bound is judged in Python only."""
+    a confidence bound runs there, but not with a population."""
     population, _ = _table(2)
     refusal = flash_compiled.compiled_flash_refusal
     subsets = KAnonymityOnSubsets([["q0", "q1"]], 3)
@@ -274,7 +274,9 @@ def test_qid_subsets_with_a_sensitive_attribute_or_a_population_run_in_python():
     assert refusal([subsets, DistinctLDiversity("s", 2)]) == why
     assert refusal([LKCPrivacy(2, 3, 1.0), KMap(2, population=population)]) == why
     assert refusal([subsets, KAnonymity(2)]) is None
-    assert "judged in Python only" in refusal([LKCPrivacy(2, 3, 0.6, attribute="s")])
+    assert refusal([LKCPrivacy(2, 3, 0.6, attribute="s")]) is None
+    assert refusal([LKCPrivacy(2, 3, 0.6, attribute="s"), KMap(2, population=population)]) \
+        == "LKC-privacy's confidence bound with QID subsets or a population"
 
 
 def test_population_models_on_two_tables_run_in_python(monkeypatch):
@@ -313,16 +315,43 @@ def test_compiled_equals_python_with_qid_subsets(seed, monkeypatch):
     assert solved >= 9
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_equals_python_with_lkcs_confidence_bound(seed, monkeypatch):
+    """LKC-privacy with C < 1 (all values or a listed few), alone, with k and with distinct
+    l-diversity: every round judges all subsets on the classes left at its start, as the
+    model's own rounds do (the confidence is not monotonic in the classes removed)."""
+    data, hierarchies = _table(seed)
+    rng = np.random.default_rng(seed)
+    data["s"] = rng.choice(list("abcdef"), size=len(data), p=[0.4, 0.2, 0.15, 0.1, 0.1, 0.05])
+    solved = 0
+    for (k, models), limit, metric in itertools.product(
+            [(None, lambda: [LKCPrivacy(2, 3, 0.5, attribute="s")]),
+             (2, lambda: [LKCPrivacy(3, 2, 0.4, sensitive_values=["a", "b"], attribute="s")]),
+             (None, lambda: [LKCPrivacy(1, 4, 0.6, attribute="s"),
+                             DistinctLDiversity("s", 2)])],
+            (0.0, 0.1), ("loss", "precision", "discernibility")):
+        context = (seed, models(), limit, metric)
+        fits = [_fit(data, hierarchies, k, limit, metric, compiled, monkeypatch,
+                     sensitive=["s"], models=models()) for compiled in (True, False)]
+        assert_same_search(*fits, context)
+        solved += fits[0] is not None
+    assert solved >= 6
+
+
 def test_compiled_equals_python_on_adult_with_qid_subsets(monkeypatch):
     """8-QID Adult, 5 %: k = 5 with k = 10 on {age, sex, race} and {education,
-    marital-status}, and LKC-privacy with L = 2, K = 10."""
+    marital-status}, LKC-privacy with L = 2, K = 10, and with L = 3, K = 5, C = 0.5 on
+    occupation."""
     data, hierarchies = datasets.adult()
     qids = {q: h for q, h in hierarchies.items() if q != "occupation"}
-    for k, models in [(5, [KAnonymityOnSubsets([["age", "sex", "race"],
-                                                 ["education", "marital-status"]], 10)]),
-                      (None, [LKCPrivacy(2, 10, 1.0)])]:
+    for k, models, sens in [
+            (5, [KAnonymityOnSubsets([["age", "sex", "race"],
+                                      ["education", "marital-status"]], 10)], False),
+            (None, [LKCPrivacy(2, 10, 1.0)], False),
+            (None, [LKCPrivacy(3, 5, 0.5, attribute="occupation")], True)]:
+        roles = {"sensitive" if sens else "insensitive": ["occupation"]}
         fits = [_fit(data, qids, k, 0.05, "loss", compiled, monkeypatch, models=models,
-                     insensitive=["occupation"]) for compiled in (True, False)]
+                     **roles) for compiled in (True, False)]
         assert fits[0] is not None
         assert_same_search(*fits, models)
 

@@ -19,11 +19,11 @@ __all__ = ["Requirement", "PrivacyModel", "CompiledCheck", "COMPILED_KINDS"]
 #: the kinds of :class:`CompiledCheck`: class sizes only, distinct, entropy and recursive
 #: (c, l)-diversity, t-closeness with the equal, ordered or hierarchical distance,
 #: (alpha, k)-anonymity, beta-likeness, delta-disclosure privacy, the privacy-loss model, k-map,
-#: delta-presence, k-anonymity on QID subsets, the average re-identification risk and sample
-#: uniqueness
+#: delta-presence, k-anonymity on QID subsets, LKC-privacy with its confidence bound, the
+#: average re-identification risk and sample uniqueness
 COMPILED_KINDS = ("size", "distinct", "entropy", "recursive", "t-closeness", "alpha-k",
                   "beta-likeness", "delta-disclosure", "privacy-loss", "k-map", "delta-presence",
-                  "subsets", "average-risk", "sample-uniqueness")
+                  "subsets", "lkc", "average-risk", "sample-uniqueness")
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,10 @@ class CompiledCheck:
       ``k-map``: ``k``;  ``delta-presence``: ``low`` and ``high``; both with the arrays
       ``population_codes`` and ``population_count`` (the population's frequency set at the
       leaves);  ``subsets``: the array ``subsets`` (the number of QID subsets, then per subset
-      its ``k``, its length and its columns);  ``average-risk``: ``t``, ``smallest_size``
-      (ARX's size threshold of the highest risk; 0: none) and ``records_at_risk``;
+      its ``k``, its length and its columns);  ``lkc``: ``c`` and the arrays ``subsets`` and
+      ``listed`` (1.0 for each sensitive value the confidence bound applies to);
+      ``average-risk``: ``t``, ``smallest_size`` (ARX's size threshold of the highest risk;
+      0: none) and ``records_at_risk``;
       ``sample-uniqueness``: ``t``; both with the arrays ``star_off`` and ``stars`` (which
       labels are ``*``: :func:`~gpuppdp.engine.search.flash_risk.suppress_by_risk`).
     """

@@ -229,13 +229,17 @@ class LKCPrivacy(_GroupModel):
 
     @property
     def compiled_kind(self) -> str | None:
-        """Without the confidence bound, k-anonymity on every subset of at most ``L`` QIDs."""
-        return "subsets" if self.sensitive_attribute is None or self.C >= 1.0 else None
+        """Without the confidence bound, k-anonymity on every subset of at most ``L`` QIDs
+        (``subsets``); with it, ``lkc``."""
+        return "subsets" if self.sensitive_attribute is None or self.C >= 1.0 else "lkc"
 
     def compiled_check(self) -> CompiledCheck | None:
-        if self.compiled_kind is None:
-            return None
-        return _subsets_check(self._require_bound(), self.K)
+        check = _subsets_check(self._require_bound(), self.K)
+        if self.compiled_kind == "subsets":
+            return check
+        listed = np.asarray(self.backend.to_host(self._listed), dtype=np.float64)
+        return CompiledCheck("lkc", self.sensitive_attribute, {"c": self.C},
+                             {**check.arrays, "listed": listed})
 
     def _group_fails(self, classes, gid, n_groups, alive):
         xp = classes.xp

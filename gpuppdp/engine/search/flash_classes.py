@@ -22,8 +22,8 @@ from ...kernels.hashtable import find_slot
 
 __all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "NOT_ASKED", "UNSURE_VERDICT",
            "POPULATION_SHIFT", "judge_classes", "judge_sample_classes", "histogram_verdict",
-           "peel_groups", "closeness", "hierarchical_emd", "ordered_emd", "recursive_fails",
-           "shares_fail", "ratios_fail", "losses_fail"]
+           "peel_groups", "peel_confident_groups", "closeness", "hierarchical_emd",
+           "ordered_emd", "recursive_fails", "shares_fail", "ratios_fail", "losses_fail"]
 
 _i64 = np.int64
 # rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
@@ -40,16 +40,17 @@ SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF, POPULATION = (
 # alpha, sum q^2 and H(q) of its prior q, k-map's k (-1: not asked for), delta-presence's
 # bounds (high -1: not asked for), the average risk's t (-1: not asked for), its size
 # threshold of the highest risk (0: none) and share of records at risk, sample uniqueness's t
-# (-1: not asked for), then the sensitive values' shares of the table q_v, their -ln q_v and
-# the privacy loss's prior q(v)
+# (-1: not asked for), LKC-privacy's confidence bound C (-1: not asked for), then the sensitive
+# values' shares of the table q_v, their -ln q_v, the privacy loss's prior q(v) and whether
+# LKC-privacy lists each value (1.0) or not (0.0)
 (DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
  CLOSENESS_DISTANCE, ALPHA, ALPHA_VALUE, BETA, BETA_ENHANCED, DELTA_LOW, DELTA_HIGH,
  LOSS_EPSILON, LOSS_ALPHA, PRIOR_SQ, PRIOR_ENTROPY, MAP_K, PRESENCE_LOW, PRESENCE_HIGH,
- RISK_AVERAGE_T, RISK_SMALLEST_SIZE, RISK_RECORDS, RISK_UNIQUES_T,
- SHARES) = (_i64(i) for i in range(25))
+ RISK_AVERAGE_T, RISK_SMALLEST_SIZE, RISK_RECORDS, RISK_UNIQUES_T, LKC_C,
+ SHARES) = (_i64(i) for i in range(26))
 #: parameters that are -1 where their model is not asked for
 NOT_ASKED = (CLOSENESS_T, ALPHA, BETA, DELTA_HIGH, LOSS_EPSILON, MAP_K, PRESENCE_HIGH,
-             RISK_AVERAGE_T, RISK_UNIQUES_T)
+             RISK_AVERAGE_T, RISK_UNIQUES_T, LKC_C)
 #: a frequency-set entry's count with a population (k-map, delta-presence): the sample's
 #: records in the low :data:`POPULATION_SHIFT` bits, the population's above them, so that the
 #: roll-up's sums add both
@@ -80,11 +81,12 @@ PARAMETER_SLOTS = {("distinct", "l"): DISTINCT_L, ("entropy", "min_size"): ENTRO
                    ("average-risk", "t"): RISK_AVERAGE_T,
                    ("average-risk", "smallest_size"): RISK_SMALLEST_SIZE,
                    ("average-risk", "records_at_risk"): RISK_RECORDS,
-                   ("sample-uniqueness", "t"): RISK_UNIQUES_T}
+                   ("sample-uniqueness", "t"): RISK_UNIQUES_T, ("lkc", "c"): LKC_C}
 #: where the parameters hold the values' shares (each value's table share), their -ln and the
 #: privacy loss's prior, by the arrays' names in :meth:`CompiledCheck.arrays`, in values
-VALUE_BLOCKS = {"shares": 0, "neg_log_shares": 1, "prior": 2}
-_BLOCKS, _PRIOR = _i64(len(VALUE_BLOCKS)), _i64(VALUE_BLOCKS["prior"])
+VALUE_BLOCKS = {"shares": 0, "neg_log_shares": 1, "prior": 2, "listed": 3}
+_BLOCKS, _PRIOR, _LISTED = (_i64(len(VALUE_BLOCKS)), _i64(VALUE_BLOCKS["prior"]),
+                            _i64(VALUE_BLOCKS["listed"]))
 #: the relative rounding band of an entropy loss, per value of the class (NumPy's and the C
 #: library's log2 differ by at most an ulp or two, so the sums by a few ulps per term)
 _ENTROPY_BAND = 2.0 ** -50
@@ -321,6 +323,73 @@ def _group_of(key, groups, dense, table, table_key, scratch, shift, mask):
         table_key[g] = key
         scratch[g] = slot
     return g
+
+
+@njit(cache=True)
+def peel_confident_groups(size, codes, node_radix, outlier, subsets, table, table_key, scratch,
+                          total, cls, sens, count, params, work, values):
+    """LKC-privacy with its confidence bound (:class:`~gpuppdp.models.groups.LKCPrivacy`, C < 1)
+    on a node's classes ``size`` / ``codes`` (entries ``cls[ENTRIES]`` from ``cls[START]``:
+    :func:`judge_classes`): a class not yet ``outlier`` becomes one when its group on a subset
+    -- the classes left that share its codes there -- holds fewer records than the subset's
+    ``k`` or a listed sensitive value (``params``' ``listed`` block) makes up more than
+    ``params[LKC_C]`` of them.  Each round judges every subset with the classes left at its
+    start, then suppresses all the failing classes at once, until a round fails none: the
+    model's own rounds (:meth:`~gpuppdp.models.groups._GroupModel.class_fails`; the
+    confidence is not monotonic in the classes removed, so the order matters).  ``work``
+    (2, C): per class its group in the subset judged, and whether the round fails it;
+    ``values`` (groups x values): each group's records per value; ``total``: each group's
+    records (scratch)."""
+    n = size.shape[0]
+    m = (params.shape[0] - SHARES) // _BLOCKS
+    listed = SHARES + _LISTED * m
+    group, fails = work[0], work[1]
+    while True:
+        for e in range(n):
+            fails[e] = 0
+        at = 1
+        for _ in range(subsets[0]):
+            k, width = subsets[at], subsets[at + 1]
+            cols = subsets[at + 2:at + 2 + width]
+            at += 2 + width
+            space = np.int64(1)
+            for c in cols:
+                space *= max(node_radix[0, c], 1)
+            dense, shift, mask = table_layout(n, space)
+            groups = 0
+            for e in range(n):
+                if outlier[e]:
+                    continue
+                g = _group_of(_group_key(codes, e, cols, node_radix), groups, dense, table,
+                              table_key, scratch, shift, mask)
+                if g == groups:
+                    total[g] = 0
+                    for v in range(m):
+                        values[g * m + v] = 0
+                    groups += 1
+                group[e] = g
+                total[g] += size[e]
+                for t in range(cls[DISTINCT, e]):
+                    i = cls[ENTRIES, cls[START, e] + t]
+                    if params[listed + sens[i]] > 0.0:
+                        values[g * m + sens[i]] += count[i]
+            for e in range(n):
+                if not outlier[e]:
+                    g = group[e]
+                    top = 0
+                    for v in range(m):
+                        top = max(top, values[g * m + v])
+                    if total[g] < k or float(top) / max(float(total[g]), 1.0) > params[LKC_C]:
+                        fails[e] = 1
+            for g in range(groups):
+                table[scratch[g]] = -1
+        changed = False
+        for e in range(n):
+            if fails[e]:
+                outlier[e] = True
+                changed = True
+        if not changed:
+            return
 
 
 @njit(cache=True)

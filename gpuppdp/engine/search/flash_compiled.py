@@ -52,6 +52,7 @@ from ...kernels.segsum import _one_node
 from ..evaluate import NodeStats
 from ..metrics import Discernibility, Loss, Metric, Precision
 from .flash_classes import (
+    LKC_C,
     NOT_ASKED,
     PARAMETER_SLOTS,
     POPULATION_SHIFT,
@@ -97,6 +98,8 @@ _ARENA: dict = {}
 FIRST_CAPACITY = 1 << 14
 
 METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2}
+#: largest table of LKC-privacy's records per (group, sensitive value) (8 bytes each)
+MAX_LKC_VALUES = 1 << 24
 #: models judged against a population table (its frequency set joins the sample's)
 POPULATION_KINDS = ("k-map", "delta-presence")
 #: risk-based models (their suppression: :mod:`.flash_risk`)
@@ -132,6 +135,8 @@ def compiled_flash_refusal(models, metric=None, *, evaluator=None,
         return "k-anonymity on QID subsets with a sensitive attribute or a population"
     if set(kinds) & set(RISK_KINDS) and set(kinds) & set(POPULATION_KINDS):
         return "a risk-based model with a population"
+    if "lkc" in kinds and ("subsets" in kinds or set(kinds) & set(POPULATION_KINDS)):
+        return "LKC-privacy's confidence bound with QID subsets or a population"
     if metric is not None:
         name = metric if isinstance(metric, str) else metric.name
         if name not in METRIC_KINDS or (isinstance(metric, Metric) and
@@ -164,6 +169,9 @@ def _problem_refusal(evaluator, lattice_size: int | None, attributes: set) -> st
         entries = population[0].shape[0] + entries * evaluator.carries_sensitive
     if entries > MAX_BOTTOM_ENTRIES:
         return f"a bottom frequency set of more than {MAX_BOTTOM_ENTRIES} entries"
+    if any(m.compiled_kind == "lkc" for m in evaluator.models) and \
+            (entries + 1) * encoded.n_sens > MAX_LKC_VALUES:
+        return f"LKC-privacy's value counts of more than {MAX_LKC_VALUES} entries"
     radix = encoded.node_radix(np.zeros((1, len(encoded.qi_names)), np.int64))[0]
     radix[-1] += evaluator.carries_sensitive and population is not None  # (its entries' code)
     if space_of(radix) < 0:
@@ -348,6 +356,9 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
     risk = (np.zeros((1, 2), np.int64), np.zeros(1, np.bool_),
             np.zeros((RISK_WORK_ROWS, 1), np.int64), np.zeros(1)) if stars is None else \
         (*stars, np.empty((RISK_WORK_ROWS, n0 + 1), np.int64), np.empty(n0 + 1))
+    # LKC-privacy's confidence bound: per class its group and verdict, per group its values
+    lkc = (np.empty((2, n0 + 1), np.int64), np.empty((n0 + 1) * ev.encoded.n_sens, np.int64)) \
+        if parameters[0][LKC_C] >= 0 else (np.zeros((2, 1), np.int64), np.zeros(1, np.int64))
     size, depth = lat.size, lat.max_height + 2
     capacity = min(size + 2, FIRST_CAPACITY)
     while True:
@@ -377,7 +388,7 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
                 np.zeros((8, n0 + 1), np.int64) if carried else None,
                 np.zeros((n0 if carried else 1, q), ev.maps.dtype),
                 np.zeros((4, ev.encoded.n_sens), np.int64), *parameters,
-                np.empty(max(n0, 1) if parameters[-1][0] else 1, np.int64), *risk)
+                np.empty(max(n0, 1) if parameters[-1][0] else 1, np.int64), *risk, *lkc)
         _compile_parts_first(args)
         _flash(*args)
         if work[STATUS] in (OK, UNSURE):

@@ -41,7 +41,8 @@ from ..metrics import _geometric_mean_row, _mean_share_term, _precision_term
 from ..solution_space import _fill_level
 from .flash_cache import _roll_up
 from .flash_classes import (DISTINCT, MAP_K, PRESENCE_HIGH, RISK_AVERAGE_T, RISK_UNIQUES_T,
-                            SIZE, judge_classes, judge_sample_classes, peel_groups)
+                            SIZE, judge_classes, judge_sample_classes, peel_confident_groups,
+                            peel_groups)
 from .flash_layout import (AMBIGUOUS, ANON, ARENA_END, BOUND_PRECISION, CACHED, CANDIDATES,
                            CHECKED, CHECKED_NODES, DOWN, EXPLICIT, HAS_K, INSUFF, KANON,
                            MAX_SUPPRESSED, METRIC, MIN_SIZE, NEXT_SLOT, NOTANON, NOTKANON, OK, ONE,
@@ -407,7 +408,8 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
            slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first, maps,
            map_off, level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens,
            cls, class_codes, hist, params, tree, value_counts, subsets,
-           group_total, star_off, stars, risk_work, risk_keys):
+           group_total, star_off, stars, risk_work, risk_keys, lkc_work,
+           lkc_values):
     """Check ``g`` (:func:`_roll_up`, then its classes judged, its suppressed count and
     metric) into the next record, and set Flash's properties from the verdict."""
     q = lattice.shape[1]
@@ -449,6 +451,10 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
                 n = 0
                 for k in range(n_classes):
                     n += cls[DISTINCT, k]
+            if subsets[0] > 0:  # LKC-privacy: groups of classes and their values
+                peel_confident_groups(size, class_codes_now, node_radix, outlier, subsets,
+                                      table, table_key, scratch, group_total, cls, sens, count,
+                                      params, lkc_work, lkc_values)
         else:  # no sensitive attribute: the classes are the entries, judged by size (with a
             # population's entries, the sample's: their sizes into the roll-up's key scratch)
             size = count[pos:pos + n]
@@ -491,7 +497,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
                    outlier, codes, count, first, maps, map_off, level_radix, share, share_off,
                    loss_table, candidates, node_off, node_radix, sums, sens, cls, class_codes,
                    hist, params, tree, value_counts, subsets, group_total, star_off, stars,
-                   risk_work, risk_keys):
+                   risk_work, risk_keys, lkc_work, lkc_values):
     """ARX's ``checkAndTag``: check ``g`` unless it carries a ``check`` bit (:func:`_check`),
     then (unless ``final``: the closing checks of bottom and top) track the optimum (smaller
     loss, then lower height), tag and prune.
@@ -506,7 +512,8 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
     k-anonymity on QID subsets, ``group_total`` is its scratch
     (:func:`~.flash_classes.peel_groups`; a zero: none); ``star_off`` and ``stars`` say which
     labels are ``*``, ``risk_work`` and ``risk_keys`` are scratch (a risk-based model:
-    :func:`~.flash_risk.suppress_by_risk`).
+    :func:`~.flash_risk.suppress_by_risk`), as are ``lkc_work`` and ``lkc_values``
+    (LKC-privacy's confidence bound: :func:`~.flash_classes.peel_confident_groups`).
     """
     if not _has(props, g, check):
         if work[CHECKED_NODES] == rec_int.shape[0]:
@@ -516,7 +523,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
                slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first,
                maps, map_off, level_radix, share, share_off, loss_table, node_off, node_radix,
                sums, sens, cls, class_codes, hist, params, tree, value_counts, subsets,
-               group_total, star_off, stars, risk_work, risk_keys)
+               group_total, star_off, stars, risk_work, risk_keys, lkc_work, lkc_values)
     if final or work[STATUS] == UNSURE:
         return
     if props[VERDICT, g] == 2:
@@ -549,7 +556,8 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
            rec_int, rec_float, slot, slot_levels, slot_of, table, table_key, scratch, outlier,
            walk, succ, level_levels, odometer, level_ids, sorted_ids, sort_keys, sort_order,
            node_off, node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts,
-           subsets, group_total, star_off, stars, risk_work, risk_keys):
+           subsets, group_total, star_off, stars, risk_work, risk_keys, lkc_work,
+           lkc_values):
     """The whole search (one compiled kernel loop), in the arrays
     :func:`~.flash_compiled.run` allocates (a compiled allocation compiles
     an implementation per shape and type); writes per checked node, in check order, ``(id,
@@ -631,7 +639,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                                candidates, node_off, node_radix, sums, sens, cls,
                                                class_codes, hist, params, tree, value_counts,
                                                subsets, group_total, star_off, stars,
-                                               risk_work, risk_keys)
+                                               risk_work, risk_keys, lkc_work, lkc_values)
                                 n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
                                                                    keys, node_keys)
                                 # the Python search tests the successors here for its
@@ -687,7 +695,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                    map_off, level_radix, share, share_off, loss_table, candidates,
                                    node_off, node_radix, sums, sens, cls, class_codes, hist,
                                    params, tree, value_counts, subsets, group_total, star_off,
-                                   stars, risk_work, risk_keys)
+                                   stars, risk_work, risk_keys, lkc_work, lkc_values)
                     if _has(props, x, b_prop):
                         last = x
                         hi = mid - 1
@@ -713,7 +721,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                            level_radix, share, share_off, loss_table, candidates, node_off,
                            node_radix, sums, sens, cls, class_codes, hist, params, tree,
                            value_counts, subsets, group_total, star_off, stars, risk_work,
-                           risk_keys)
+                           risk_keys, lkc_work, lkc_values)
 
 
 #: positions of the class scratch (``cls``, None without a sensitive attribute) and of the
@@ -739,7 +747,8 @@ def _flash_signature(code: str, classes: str) -> str:
              "node_off": i2, "node_radix": i2, "sums": f2, "sens": "int32[::1]", "cls": classes,
              "class_codes": f"{code}[:, ::1]", "hist": i2, "params": f1, "tree": i1,
              "value_counts": i1, "subsets": i1, "group_total": i1, "star_off": i2,
-             "stars": "boolean[::1]", "risk_work": i2, "risk_keys": f1}
+             "stars": "boolean[::1]", "risk_work": i2, "risk_keys": f1, "lkc_work": i2,
+             "lkc_values": i1}
     return f"none({', '.join(typed[p] for p in _FLASH_PARAMETERS)})"
 
 
