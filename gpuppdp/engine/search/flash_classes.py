@@ -268,8 +268,22 @@ def judge_sample_classes(count, size, min_size, params, outlier):
     return m
 
 
+@njit(inline='always')
+def _subset_at(subsets, at, node_radix, n):
+    """The QID subset laid out at ``subsets[at]`` (:func:`peel_groups`): ``(k, columns, where
+    the next starts, the scratch table's layout for n classes)``."""
+    k, width = subsets[at], subsets[at + 1]
+    cols = subsets[at + 2:at + 2 + width]
+    space = np.int64(1)
+    for c in cols:
+        space *= max(node_radix[0, c], 1)
+    dense, shift, mask = table_layout(n, space)
+    return k, cols, at + 2 + width, dense, shift, mask
+
+
 @njit(cache=True)
-def peel_groups(size, codes, node_radix, outlier, subsets, table, table_key, scratch, total):
+def peel_groups(size, codes, node_radix, outlier, subsets, table, table_key, scratch, total,
+                group):
     """k-anonymity on QID subsets (:class:`~gpuppdp.models.groups.KAnonymityOnSubsets`,
     LKC-privacy without its confidence bound) on a node's classes ``size`` / ``codes`` (its
     radices ``node_radix[0]``): a class not yet ``outlier`` becomes one when its group on a
@@ -277,52 +291,21 @@ def peel_groups(size, codes, node_radix, outlier, subsets, table, table_key, scr
     subset's ``k``, until no class does (``subsets``: their number, then per subset ``k``,
     its length and its columns).  The classes left are the largest set whose groups all
     reach their ``k``, whatever the order of the removals, as the models' own peeling finds
-    it.  ``total``: each group's records (scratch)."""
-    n = size.shape[0]
+    it.  ``total``: each group's records, ``group``: each class's group (scratch)."""
     changed = True
     while changed:
         changed = False
         at = 1
         for _ in range(subsets[0]):
-            k, width = subsets[at], subsets[at + 1]
-            cols = subsets[at + 2:at + 2 + width]
-            at += 2 + width
-            space = np.int64(1)
-            for c in cols:
-                space *= max(node_radix[0, c], 1)
-            dense, shift, mask = table_layout(n, space)
-            groups = 0
-            for e in range(n):
-                if outlier[e]:
-                    continue
-                g = _group_of(_group_key(codes, e, cols, node_radix), groups, dense, table,
-                              table_key, scratch, shift, mask)
-                if g == groups:
-                    total[g] = 0
-                    groups += 1
-                total[g] += size[e]
-            for e in range(n):
-                if not outlier[e]:
-                    slot, g = find_slot(_group_key(codes, e, cols, node_radix), dense, table,
-                                        table_key, shift, mask)
-                    if total[g] < k:
-                        outlier[e] = True
-                        changed = True
+            k, cols, at, dense, shift, mask = _subset_at(subsets, at, node_radix, size.shape[0])
+            groups = _alive_groups(size, codes, cols, node_radix, outlier, dense, shift, mask,
+                                   table, table_key, scratch, total, group)
+            for e in range(size.shape[0]):
+                if not outlier[e] and total[group[e]] < k:
+                    outlier[e] = True
+                    changed = True
             for g in range(groups):
                 table[scratch[g]] = -1
-
-
-@njit(inline='always')
-def _group_of(key, groups, dense, table, table_key, scratch, shift, mask):
-    """The group of ``key`` in the scratch table (:func:`~...kernels.hashtable.find_slot`);
-    a new key opens group ``groups`` (its key in ``table_key``, its slot in ``scratch``)."""
-    slot, g = find_slot(key, dense, table, table_key, shift, mask)
-    if g < 0:
-        g = groups
-        table[slot] = g
-        table_key[g] = key
-        scratch[g] = slot
-    return g
 
 
 @njit(cache=True)
@@ -349,30 +332,18 @@ def peel_confident_groups(size, codes, node_radix, outlier, subsets, table, tabl
             fails[e] = 0
         at = 1
         for _ in range(subsets[0]):
-            k, width = subsets[at], subsets[at + 1]
-            cols = subsets[at + 2:at + 2 + width]
-            at += 2 + width
-            space = np.int64(1)
-            for c in cols:
-                space *= max(node_radix[0, c], 1)
-            dense, shift, mask = table_layout(n, space)
-            groups = 0
+            k, cols, at, dense, shift, mask = _subset_at(subsets, at, node_radix, n)
+            groups = _alive_groups(size, codes, cols, node_radix, outlier, dense, shift, mask,
+                                   table, table_key, scratch, total, group)
+            for v in range(groups * m):
+                values[v] = 0
             for e in range(n):
                 if outlier[e]:
                     continue
-                g = _group_of(_group_key(codes, e, cols, node_radix), groups, dense, table,
-                              table_key, scratch, shift, mask)
-                if g == groups:
-                    total[g] = 0
-                    for v in range(m):
-                        values[g * m + v] = 0
-                    groups += 1
-                group[e] = g
-                total[g] += size[e]
                 for t in range(cls[DISTINCT, e]):
                     i = cls[ENTRIES, cls[START, e] + t]
                     if params[listed + sens[i]] > 0.0:
-                        values[g * m + sens[i]] += count[i]
+                        values[group[e] * m + sens[i]] += count[i]
             for e in range(n):
                 if not outlier[e]:
                     g = group[e]
@@ -390,6 +361,39 @@ def peel_confident_groups(size, codes, node_radix, outlier, subsets, table, tabl
                 changed = True
         if not changed:
             return
+
+
+@njit(inline='always')
+def _alive_groups(size, codes, cols, node_radix, outlier, dense, shift, mask, table, table_key,
+                  scratch, total, group):
+    """The classes not ``outlier`` grouped on the subset's columns ``cols``: each one's group
+    into ``group``, each group's records into ``total``; returns the groups (their slots in
+    ``scratch``, for the caller to clear the table)."""
+    groups = 0
+    for e in range(size.shape[0]):
+        if outlier[e]:
+            continue
+        g = _group_of(_group_key(codes, e, cols, node_radix), groups, dense, table, table_key,
+                      scratch, shift, mask)
+        if g == groups:
+            total[g] = 0
+            groups += 1
+        group[e] = g
+        total[g] += size[e]
+    return groups
+
+
+@njit(inline='always')
+def _group_of(key, groups, dense, table, table_key, scratch, shift, mask):
+    """The group of ``key`` in the scratch table (:func:`~...kernels.hashtable.find_slot`);
+    a new key opens group ``groups`` (its key in ``table_key``, its slot in ``scratch``)."""
+    slot, g = find_slot(key, dense, table, table_key, shift, mask)
+    if g < 0:
+        g = groups
+        table[slot] = g
+        table_key[g] = key
+        scratch[g] = slot
+    return g
 
 
 @njit(cache=True)

@@ -356,9 +356,11 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
     risk = (np.zeros((1, 2), np.int64), np.zeros(1, np.bool_),
             np.zeros((RISK_WORK_ROWS, 1), np.int64), np.zeros(1)) if stars is None else \
         (*stars, np.empty((RISK_WORK_ROWS, n0 + 1), np.int64), np.empty(n0 + 1))
-    # LKC-privacy's confidence bound: per class its group and verdict, per group its values
-    lkc = (np.empty((2, n0 + 1), np.int64), np.empty((n0 + 1) * ev.encoded.n_sens, np.int64)) \
-        if parameters[0][LKC_C] >= 0 else (np.zeros((2, 1), np.int64), np.zeros(1, np.int64))
+    # QID subsets: per class its group (and, for LKC-privacy's confidence bound, its verdict
+    # in the round), per group its records of each sensitive value
+    groups = (np.empty((2, n0 + 1) if parameters[-1][0] else (2, 1), np.int64),
+              np.empty((n0 + 1) * ev.encoded.n_sens if parameters[0][LKC_C] >= 0 else 1,
+                       np.int64))
     size, depth = lat.size, lat.max_height + 2
     capacity = min(size + 2, FIRST_CAPACITY)
     while True:
@@ -388,7 +390,7 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
                 np.zeros((8, n0 + 1), np.int64) if carried else None,
                 np.zeros((n0 if carried else 1, q), ev.maps.dtype),
                 np.zeros((4, ev.encoded.n_sens), np.int64), *parameters,
-                np.empty(max(n0, 1) if parameters[-1][0] else 1, np.int64), *risk, *lkc)
+                np.empty(max(n0, 1) if parameters[-1][0] else 1, np.int64), *risk, *groups)
         _compile_parts_first(args)
         _flash(*args)
         if work[STATUS] in (OK, UNSURE):

@@ -408,8 +408,8 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
            slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first, maps,
            map_off, level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens,
            cls, class_codes, hist, params, tree, value_counts, subsets,
-           group_total, star_off, stars, risk_work, risk_keys, lkc_work,
-           lkc_values):
+           group_total, star_off, stars, risk_work, risk_keys, group_work,
+           group_values):
     """Check ``g`` (:func:`_roll_up`, then its classes judged, its suppressed count and
     metric) into the next record, and set Flash's properties from the verdict."""
     q = lattice.shape[1]
@@ -454,7 +454,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
             if subsets[0] > 0:  # LKC-privacy: groups of classes and their values
                 peel_confident_groups(size, class_codes_now, node_radix, outlier, subsets,
                                       table, table_key, scratch, group_total, cls, sens, count,
-                                      params, lkc_work, lkc_values)
+                                      params, group_work, group_values)
         else:  # no sensitive attribute: the classes are the entries, judged by size (with a
             # population's entries, the sample's: their sizes into the roll-up's key scratch)
             size = count[pos:pos + n]
@@ -467,7 +467,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
             class_codes_now = codes[pos:pos + n]
             if subsets[0] > 0:  # k-anonymity on QID subsets: groups of classes
                 peel_groups(size, class_codes_now, node_radix, outlier, subsets, table,
-                            table_key, scratch, group_total)
+                            table_key, scratch, group_total, group_work[0])
         if params[RISK_AVERAGE_T] >= 0.0 or params[RISK_UNIQUES_T] >= 0.0:  # after the others
             suppress_by_risk(size, class_codes_now, outlier, levels, params, stars, star_off,
                              cfg[MAX_SUPPRESSED], cfg[METRIC] == 0, share, node_off[1],
@@ -497,7 +497,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
                    outlier, codes, count, first, maps, map_off, level_radix, share, share_off,
                    loss_table, candidates, node_off, node_radix, sums, sens, cls, class_codes,
                    hist, params, tree, value_counts, subsets, group_total, star_off, stars,
-                   risk_work, risk_keys, lkc_work, lkc_values):
+                   risk_work, risk_keys, group_work, group_values):
     """ARX's ``checkAndTag``: check ``g`` unless it carries a ``check`` bit (:func:`_check`),
     then (unless ``final``: the closing checks of bottom and top) track the optimum (smaller
     loss, then lower height), tag and prune.
@@ -512,7 +512,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
     k-anonymity on QID subsets, ``group_total`` is its scratch
     (:func:`~.flash_classes.peel_groups`; a zero: none); ``star_off`` and ``stars`` say which
     labels are ``*``, ``risk_work`` and ``risk_keys`` are scratch (a risk-based model:
-    :func:`~.flash_risk.suppress_by_risk`), as are ``lkc_work`` and ``lkc_values``
+    :func:`~.flash_risk.suppress_by_risk`), as are ``group_work`` and ``group_values``
     (LKC-privacy's confidence bound: :func:`~.flash_classes.peel_confident_groups`).
     """
     if not _has(props, g, check):
@@ -523,7 +523,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
                slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first,
                maps, map_off, level_radix, share, share_off, loss_table, node_off, node_radix,
                sums, sens, cls, class_codes, hist, params, tree, value_counts, subsets,
-               group_total, star_off, stars, risk_work, risk_keys, lkc_work, lkc_values)
+               group_total, star_off, stars, risk_work, risk_keys, group_work, group_values)
     if final or work[STATUS] == UNSURE:
         return
     if props[VERDICT, g] == 2:
@@ -556,8 +556,8 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
            rec_int, rec_float, slot, slot_levels, slot_of, table, table_key, scratch, outlier,
            walk, succ, level_levels, odometer, level_ids, sorted_ids, sort_keys, sort_order,
            node_off, node_radix, sums, sens, cls, class_codes, hist, params, tree, value_counts,
-           subsets, group_total, star_off, stars, risk_work, risk_keys, lkc_work,
-           lkc_values):
+           subsets, group_total, star_off, stars, risk_work, risk_keys, group_work,
+           group_values):
     """The whole search (one compiled kernel loop), in the arrays
     :func:`~.flash_compiled.run` allocates (a compiled allocation compiles
     an implementation per shape and type); writes per checked node, in check order, ``(id,
@@ -639,7 +639,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                                candidates, node_off, node_radix, sums, sens, cls,
                                                class_codes, hist, params, tree, value_counts,
                                                subsets, group_total, star_off, stars,
-                                               risk_work, risk_keys, lkc_work, lkc_values)
+                                               risk_work, risk_keys, group_work, group_values)
                                 n_succ[depth] = _sorted_successors(x, succ[depth], lattice,
                                                                    keys, node_keys)
                                 # the Python search tests the successors here for its
@@ -695,7 +695,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                    map_off, level_radix, share, share_off, loss_table, candidates,
                                    node_off, node_radix, sums, sens, cls, class_codes, hist,
                                    params, tree, value_counts, subsets, group_total, star_off,
-                                   stars, risk_work, risk_keys, lkc_work, lkc_values)
+                                   stars, risk_work, risk_keys, group_work, group_values)
                     if _has(props, x, b_prop):
                         last = x
                         hi = mid - 1
@@ -721,7 +721,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                            level_radix, share, share_off, loss_table, candidates, node_off,
                            node_radix, sums, sens, cls, class_codes, hist, params, tree,
                            value_counts, subsets, group_total, star_off, stars, risk_work,
-                           risk_keys, lkc_work, lkc_values)
+                           risk_keys, group_work, group_values)
 
 
 #: positions of the class scratch (``cls``, None without a sensitive attribute) and of the
@@ -747,8 +747,8 @@ def _flash_signature(code: str, classes: str) -> str:
              "node_off": i2, "node_radix": i2, "sums": f2, "sens": "int32[::1]", "cls": classes,
              "class_codes": f"{code}[:, ::1]", "hist": i2, "params": f1, "tree": i1,
              "value_counts": i1, "subsets": i1, "group_total": i1, "star_off": i2,
-             "stars": "boolean[::1]", "risk_work": i2, "risk_keys": f1, "lkc_work": i2,
-             "lkc_values": i1}
+             "stars": "boolean[::1]", "risk_work": i2, "risk_keys": f1, "group_work": i2,
+             "group_values": i1}
     return f"none({', '.join(typed[p] for p in _FLASH_PARAMETERS)})"
 
 
