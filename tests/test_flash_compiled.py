@@ -339,18 +339,18 @@ def test_compiled_equals_python_with_lkcs_confidence_bound(seed, monkeypatch):
 
 
 def test_compiled_equals_python_on_adult_with_qid_subsets(monkeypatch):
-    """8-QID Adult, 5 %: k = 5 with k = 10 on {age, sex, race} and {education,
-    marital-status}, LKC-privacy with L = 2, K = 10, and with L = 3, K = 5, C = 0.5 on
-    occupation."""
+    """8-QID Adult: k = 5 with k = 10 on {age, sex, race} and {education, marital-status}
+    and LKC-privacy with L = 2, K = 10 (5 %), and LKC-privacy with L = 3, K = 5, C = 0.5 on
+    occupation (0 %: 107 nodes; with 5 %, 1,205 nodes take the Python traversal 110 s)."""
     data, hierarchies = datasets.adult()
     qids = {q: h for q, h in hierarchies.items() if q != "occupation"}
-    for k, models, sens in [
+    for k, models, limit, sens in [
             (5, [KAnonymityOnSubsets([["age", "sex", "race"],
-                                      ["education", "marital-status"]], 10)], False),
-            (None, [LKCPrivacy(2, 10, 1.0)], False),
-            (None, [LKCPrivacy(3, 5, 0.5, attribute="occupation")], True)]:
+                                      ["education", "marital-status"]], 10)], 0.05, False),
+            (None, [LKCPrivacy(2, 10, 1.0)], 0.05, False),
+            (None, [LKCPrivacy(3, 5, 0.5, attribute="occupation")], 0.0, True)]:
         roles = {"sensitive" if sens else "insensitive": ["occupation"]}
-        fits = [_fit(data, qids, k, 0.05, "loss", compiled, monkeypatch, models=models,
+        fits = [_fit(data, qids, k, limit, "loss", compiled, monkeypatch, models=models,
                      **roles) for compiled in (True, False)]
         assert fits[0] is not None
         assert_same_search(*fits, models)
