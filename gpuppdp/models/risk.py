@@ -246,8 +246,7 @@ class RiskModel(PrivacyModel):
     (see the module docstring); subclasses say when the distribution left after suppressing
     a prefix fulfils the model (:meth:`_fulfilled`)."""
 
-    _stars: list | None = None
-    _compiled_stars: tuple[np.ndarray, np.ndarray] | None = None
+    _stars: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __init__(self, t: float):
         self.t = check_number("t", t, 0.0, 1.0)
@@ -261,25 +260,23 @@ class RiskModel(PrivacyModel):
         return None
 
     def bind(self, encoded):
-        # per QID a table (level, code) -> labelled '*' (ARX's completely generalized class),
-        # and the same flat for the compiled Flash: QID j's level L at star_off[j, L], its end
-        # at star_off[j, L + 1] (past the QID's height, its last end)
+        # which labels are '*' (ARX's completely generalized class), flat: QID j's level L at
+        # stars[star_off[j, L]:star_off[j, L + 1]] (past the QID's height, its last end), and
+        # whether that level has one (any_star[j, L]); the compiled Flash reads the same
         self.backend = encoded.backend
-        self._stars = []
-        top = max(h.height for h in encoded.hierarchies)
-        star_off = np.zeros((len(encoded.hierarchies), top + 2), np.int64)
-        flat = []
-        for j, h in enumerate(encoded.hierarchies):
-            table = np.zeros((h.height + 1, max(len(h.labels(L)) for L in range(h.height + 1))),
-                             dtype=bool)
+        hierarchies = encoded.hierarchies
+        top = max(h.height for h in hierarchies)
+        star_off = np.zeros((len(hierarchies), top + 2), np.int64)
+        any_star = np.zeros((len(hierarchies), top + 1), dtype=bool)
+        flat, at = [], 0
+        for j, h in enumerate(hierarchies):
             for level in range(h.height + 1):
-                labels = np.asarray(h.labels(level))
-                table[level, :len(labels)] = labels == SUPPRESSED_LABEL
-                star_off[j, level] = sum(len(f) for f in flat)
-                flat.append(table[level, :len(labels)])
-            star_off[j, h.height + 1:] = sum(len(f) for f in flat)
-            self._stars.append(table)
-        self._compiled_stars = star_off, np.concatenate(flat)
+                labels = np.asarray(h.labels(level)) == SUPPRESSED_LABEL
+                star_off[j, level], any_star[j, level] = at, labels.any()
+                flat.append(labels)
+                at += len(labels)
+            star_off[j, h.height + 1:] = at
+        self._stars = star_off, np.concatenate(flat), any_star
         return self
 
     def compiled_check(self) -> CompiledCheck | None:
@@ -289,10 +286,10 @@ class RiskModel(PrivacyModel):
         kind = self.compiled_kind
         if kind is None:
             return None
-        if self._compiled_stars is None:
+        if self._stars is None:
             raise RuntimeError(f"{self!r} is not bound to a table: call model.bind(encoded) "
                                "first (the Anonymizer and the Evaluator do)")
-        star_off, stars = self._compiled_stars
+        star_off, stars, _ = self._stars
         return CompiledCheck(kind, None, self._compiled_numbers(),
                              {"star_off": star_off, "stars": stars})
 
@@ -306,13 +303,15 @@ class RiskModel(PrivacyModel):
         levels = np.asarray(classes.levels)
         out = xp.zeros(classes.size.shape[0], dtype=xp.bool_)
         assert self._stars is not None  # (bound)
-        maybe = np.flatnonzero(np.all([table[levels[:, j]].any(axis=1)
-                                       for j, table in enumerate(self._stars)], axis=0))
+        star_off, stars, any_star = self._stars
+        q = levels.shape[1]
+        maybe = np.flatnonzero(any_star[np.arange(q), levels].all(axis=1))
         for b in maybe.tolist():  # a node or two per batch
             lo, hi = int(classes.host_ptr[b]), int(classes.host_ptr[b + 1])
             star = xp.ones(hi - lo, dtype=xp.bool_)
-            for j, table in enumerate(self._stars):
-                star &= be.asarray(table[levels[b, j]])[classes.codes[lo:hi, j].astype(xp.int64)]
+            for j, level in enumerate(levels[b].tolist()):
+                table = stars[star_off[j, level]:star_off[j, level + 1]]
+                star &= be.asarray(table)[classes.codes[lo:hi, j].astype(xp.int64)]
             out[lo:hi] = star
         return out
 

@@ -61,7 +61,6 @@ from .flash_classes import (
     judge_classes,
 )
 from .flash_kernels import _CLASSES_ARGUMENT, _CODES_ARGUMENT, _FLASH_PARAMETERS, _flash
-from .flash_risk import RISK_WORK_ROWS
 from .flash_layout import (
     AMBIGUOUS,
     ARENA_END,
@@ -76,6 +75,7 @@ from .flash_layout import (
     UNSURE,
     WORK_SIZE,
 )
+from .flash_risk import RISK_WORK_ROWS
 
 __all__ = ["compiled_flash_supports", "compiled_flash_refusal", "run", "class_limit",
            "forms_classes"]
