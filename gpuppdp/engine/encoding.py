@@ -181,6 +181,11 @@ class FrequencySet:
         return int(self.host_ptr[b + 1] - self.host_ptr[b])
 
     @property
+    def rows(self) -> int:
+        """Rows of the arrays the nodes' entries fill (back to back from row 0)."""
+        return int(self.host_ptr[-1])
+
+    @property
     def nbytes(self) -> int:
         return sum(int(a.nbytes) for a in (self.codes, self.sens, self.count, self.first))
 

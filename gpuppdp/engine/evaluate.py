@@ -619,7 +619,8 @@ class LatticeOracle:
         those batches.  ``bounds=False``: lower bounds of anonymous nodes only
         (:meth:`Evaluator.evaluate`).  ``walk``: a
         :class:`~gpuppdp.engine.search.packed_walk.PackedWalk` of the evaluator, whose
-        batches then run in packed codes.
+        batches then run in packed codes (its own sets,
+        :class:`~gpuppdp.engine.search.packed_walk.PackedSets`).
         """
         lat = self.lattice
         budget = self.batch_entries if self.evaluator.backend.is_gpu else \
@@ -628,12 +629,12 @@ class LatticeOracle:
         bottom = self.evaluator.bottom if walk is None else walk.bottom()
         # where each node of the previous level lives: (batch, index in batch, size), and the
         # batches' roll-up buffers
-        prev_batches: list[FrequencySet | None] = [bottom]
+        prev_batches: list = [bottom]  # FrequencySet or the walk's PackedSets (None once let go)
         prev_buffers: list = [None]
         where_batch = np.zeros(lat.size, dtype=np.int64)
         where_index = np.zeros(lat.size, dtype=np.int64)
         size = np.full(lat.size, np.iinfo(np.int64).max, dtype=np.int64)
-        size[0] = bottom.host_ptr[-1]
+        size[0] = bottom.rows
         parts, part_ids, done = [], [], 0
         for h in range(lat.max_height + 1):
             levels = level_nodes(lat.max_levels, h)  # ascending id
@@ -645,7 +646,7 @@ class LatticeOracle:
                 ids, np.ascontiguousarray(levels, dtype=np.int64), lat.strides, size)
             if (src < 0).any():
                 raise ValueError("a chosen node has no evaluated predecessor")
-            batches: list[FrequencySet | None] = []
+            batches: list = []
             batch_buffers: list = []
             order = np.lexsort((ids, where_batch[src]))
             ids, src, levels = ids[order], src[order], levels[order]
@@ -667,7 +668,7 @@ class LatticeOracle:
                 else:
                     stats, fs = walk.evaluate(levels[sl], ids[sl], source,
                                               where_index[src[sl]], out, bounds)
-                buffers.used(handle, int(fs.host_ptr[-1]))
+                buffers.used(handle, fs.rows)
                 where_batch[ids[sl]] = len(batches)
                 where_index[ids[sl]] = np.arange(stop - start)
                 size[ids[sl]] = stats.entries

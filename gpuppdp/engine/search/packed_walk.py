@@ -11,7 +11,10 @@ hold packed codes and each of its batches runs here: the threads take runs of no
 (:func:`~gpuppdp.kernels.packed.rollup_packed`) is followed at once, its classes still in the
 cache, by its verdicts, suppressed records and metric
 (:func:`~.flash_kernels.record_classes`, the compiled Flash's, which the tests hold
-equal to the batched evaluator's bit for bit).  The searches that walk the lattice level by
+equal to the batched evaluator's bit for bit).  A task writes its nodes back to back from
+where its sources' entries would end; the sets stay where they were written
+(:class:`PackedSets`, each node's start and length), not moved together (on 9-QID Adult the
+move was an eighth of the walk).  The searches that walk the lattice level by
 level (exhaustive, levels, Samarati's) walk so where they can (``evaluate_levels(walk=...)``)
 and the bottom set has at most :data:`PACKED_WALK_ENTRIES` entries (a node's roll-up is one
 thread's; the batched roll-up partitions large nodes among the threads); anything else walks
@@ -20,21 +23,21 @@ as before.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
 from ...kernels.aot import CODE_TYPES, ahead_of_time
 from ...kernels.groupby import balanced_runs, n_tasks_for, run_tasks
-from ...kernels.grouping import move_runs_together
 from ...kernels.hashtable import NO_GROUP, hashed_size
 from ...kernels.packed import field_layout, pack, rollup_packed
-from ..encoding import FrequencySet
 from ..evaluate import NodeStats
 from .flash_compiled import METRIC_KINDS, _metric_tables, compiled_flash_refusal, record_stats
 from .flash_kernels import record_classes
 from .flash_layout import MAX_SUPPRESSED, METRIC, MIN_SIZE, PACK_BITS, ROWS
 
-__all__ = ["PackedWalk", "PACKED_WALK_ENTRIES"]
+__all__ = ["PackedSets", "PackedWalk", "PACKED_WALK_ENTRIES"]
 
 #: bottom sets of up to this many entries walk packed (census table, 6 QIDs, exhaustive search
 #: on the 2-core box: 1.6x faster than the batched walk at 294 K entries, as fast at 946 K)
@@ -80,6 +83,20 @@ ahead_of_time(_walk_run, [
     for c in CODE_TYPES])
 
 
+@dataclass
+class PackedSets:
+    """The frequency sets of a batch of a packed walk: node ``b``'s entries are ``words``
+    and ``count`` at ``start[b]:start[b] + length[b]`` (in order of first appearance), the
+    runs of the threads' tasks apart; ``rows`` of the arrays are written (from row 0)."""
+
+    levels: np.ndarray
+    words: np.ndarray
+    count: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
+    rows: int
+
+
 class PackedWalk:
     """The walk's batches of one evaluator in packed codes (see the module); :meth:`of` says
     whether the evaluator's problem is one."""
@@ -106,16 +123,16 @@ class PackedWalk:
         fields = field_layout(evaluator.encoded.level_sizes()[:, 0])
         return None if fields is None else cls(evaluator, lattice, fields)
 
-    def bottom(self) -> FrequencySet:
+    def bottom(self) -> PackedSets:
         """The bottom frequency set, its codes packed."""
         b = self.evaluator.bottom
-        return FrequencySet(b.levels, pack(b.codes, self.fields), b.sens[:0], b.count,
-                            b.first[:0], b.ptr, b.host_ptr)
+        return PackedSets(b.levels, pack(b.codes, self.fields), b.count, b.host_ptr[:-1],
+                          np.diff(b.host_ptr), int(b.host_ptr[-1]))
 
-    def evaluate(self, levels: np.ndarray, ids: np.ndarray, source: FrequencySet,
-                 source_index: np.ndarray, out, bounds: bool) -> tuple[NodeStats, FrequencySet]:
+    def evaluate(self, levels: np.ndarray, ids: np.ndarray, source: PackedSets,
+                 source_index: np.ndarray, out, bounds: bool) -> tuple[NodeStats, PackedSets]:
         """:meth:`.Evaluator.evaluate` of nodes ``levels`` (ids ``ids``), node ``b`` rolled up
-        from node ``source_index[b]`` of ``source`` (a packed set of a direct predecessor),
+        from node ``source_index[b]`` of ``source`` (the sets of direct predecessors),
         into ``out`` (:class:`~gpuppdp.engine.evaluate.RollupBuffers`' packed arrays)."""
         ev = self.evaluator
         levels = np.asarray(levels, dtype=np.int64)
@@ -128,8 +145,7 @@ class PackedWalk:
         j = np.argmax(raised, axis=1)  # (a node from itself: QID 0 through the identity map)
         rows = np.arange(len(levels))
         map_off = ev.map_off[j, src_levels[rows, j], levels[rows, j]]
-        start = source.host_ptr[source_index]
-        length = source.host_ptr[source_index + 1] - start
+        start, length = source.start[source_index], source.length[source_index]
         q = levels.shape[1]
         share_off = np.ascontiguousarray(self.share_off[np.arange(q)[None, :], levels])
         ends = np.concatenate([[0], np.cumsum(length)])
@@ -139,14 +155,16 @@ class PackedWalk:
         out_len = np.zeros(len(levels), np.int64)
         rec_int, rec_float = np.empty((len(levels), 7), np.int64), np.empty((len(levels), 2))
         packed, _, count, _ = out
-        run_tasks(_walk_run, len(out_base), runs, out_base, run_len, source.codes, source.count,
+        run_tasks(_walk_run, len(out_base), runs, out_base, run_len, source.words, source.count,
                   start, length, np.ascontiguousarray(self.fields[0, j]),
                   np.ascontiguousarray(self.fields[1, j]), map_off, ev.maps, packed, count,
                   out_len, np.asarray(ids, dtype=np.int64), self.fields, self.lattice,
                   self.cfg, self.heights, self.share, share_off, self.loss_table, rec_int,
                   rec_float, np.int64(bounds))
-        m = move_runs_together((packed, count), out_base, run_len)
-        ptr = np.concatenate([[0], np.cumsum(out_len)])
+        # each node's start: its task's base, then its task's nodes before it
+        before = np.cumsum(out_len) - out_len
+        task = np.repeat(np.arange(len(out_base)), np.diff(runs))
+        out_start = out_base[task] + before - before[runs[:-1]][task]
+        rows = int(out_base[-1] + run_len[-1])
         return (record_stats(ev, rec_int, rec_float, levels),
-                FrequencySet(levels, packed[:m], source.sens[:0], count[:m], source.first[:0],
-                             ptr, ptr))
+                PackedSets(levels, packed, count, out_start, out_len, rows))
