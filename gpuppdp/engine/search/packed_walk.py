@@ -165,6 +165,6 @@ class PackedWalk:
         before = np.cumsum(out_len) - out_len
         task = np.repeat(np.arange(len(out_base)), np.diff(runs))
         out_start = out_base[task] + before - before[runs[:-1]][task]
-        rows = int(out_base[-1] + run_len[-1])
+        written = int(out_base[-1] + run_len[-1])
         return (record_stats(ev, rec_int, rec_float, levels),
-                PackedSets(levels, packed, count, out_start, out_len, rows))
+                PackedSets(levels, packed, count, out_start, out_len, written))
