@@ -1,7 +1,7 @@
 """The risk-based models' searches on Adult against a live ARX 3.9.2: the cases of
 ``tests/data/arx_risk_models.json`` (9 QIDs; average re-identification risk, with and without
-ARX's highest-risk and records-at-risk thresholds, and sample uniqueness, alone or with
-k-anonymity; not population uniqueness, which ArxRunX does not build), each timed in ARX
+ARX's highest-risk and records-at-risk thresholds, sample uniqueness and population
+uniqueness (Pitman, Zayatz, SNB, Dankar), alone or with k-anonymity), each timed in ARX
 (``benchmarks/arx/ArxRunX.java``, one JVM per case: ``--arx-warmup`` untimed runs, then
 ``--repeats`` timed ``anonymize()`` calls, median) and here (one warm-up ``fit``, then
 ``--repeats`` timed, median of ``result.search.seconds``), ARX first, then ours, per case.
@@ -40,6 +40,8 @@ def main() -> None:
     p.add_argument("--arx-classpath", required=True,
                    help="ARX 3.9.2's classes and ArxRunX's (benchmarks/arx/ArxRunX.java)")
     p.add_argument("--arx-warmup", type=int, default=10, help="ARX's untimed runs (10)")
+    p.add_argument("--only", default="",
+                   help="the cases whose id holds one of these comma-separated parts (all)")
     p.add_argument("--python-flash", action="store_true",
                    help="never the compiled Flash: the Python traversal (before/after)")
     args = p.parse_args()
@@ -59,7 +61,7 @@ def main() -> None:
     rows, out = [], []
     for case in reference["cases"]:
         case_args = dict(a.split("=") for a in case["args"].split())
-        if "popuniq" in case_args:
+        if args.only and not any(o in case["id"] for o in args.only.split(",")):
             continue
         arx = _arx(args, case, case_args, qids, adult_dir)
         anonymizer = Anonymizer(
@@ -93,7 +95,8 @@ def main() -> None:
 
 def _arx(args, case: dict, case_args: dict, qids: list[str], adult_dir: str) -> dict:
     """ARX's run of one case (ArxRunX's batch mode): its JSON line."""
-    extra = [f"{key}={case_args[key]}" for key in ("avgrisk", "sampleuniq") if key in case_args]
+    extra = [f"{key}={case_args[key]}" for key in ("avgrisk", "sampleuniq", "popuniq")
+             if key in case_args]
     argv = ["java", "-cp", args.arx_classpath, "ArxRunX",
             f"data={datasets.adult_path()}", f"hierdir={adult_dir}", f"qids={','.join(qids)}",
             f"k={case_args.get('k', 0)}", f"supp={case_args['supp']}",

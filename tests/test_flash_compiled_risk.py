@@ -1,5 +1,6 @@
 """The risk-based models on the compiled Flash (:mod:`gpuppdp.engine.search.flash_risk`): the
-classes one node's average risk or sample uniqueness suppresses equal those of
+classes one node's average risk, sample uniqueness or population uniqueness (each estimator,
+either side of Dankar's 10 % sampling fraction) suppresses equal those of
 :meth:`gpuppdp.models.risk.RiskModel.suppress` on every node of random tables (ties of equal
 size broken by the loss's order, the counted and the heap-sorted sizes, classes all ``*``),
 and searches give the Python traversal's optimum, checked nodes and node statistics.
@@ -19,6 +20,7 @@ from gpuppdp.engine.lattice import Lattice
 from gpuppdp.engine.metrics import make_metric
 from gpuppdp.engine.search import flash_compiled
 from gpuppdp.engine.search.flash_risk import RISK_WORK_ROWS, suppress_by_risk
+from gpuppdp.kernels.uniqueness import estimator_work
 from gpuppdp.models import (AverageReidentificationRisk, DistinctLDiversity, KAnonymity,
                             PopulationUniqueness, SampleUniqueness)
 from gpuppdp.models.population import KMap
@@ -36,6 +38,18 @@ RISK_MODELS = {
     "uniques 0.1": (None, lambda: [SampleUniqueness(0.1)]),
     "k2 + average 0.2": (2, lambda: [AverageReidentificationRisk(0.2)]),
     "k3 + uniques 0.05": (3, lambda: [SampleUniqueness(0.05)]),
+    "population pitman 0.05": (None, lambda: [PopulationUniqueness(
+        0.05, model="pitman", population_size=2000)]),
+    "population zayatz 0.1": (None, lambda: [PopulationUniqueness(
+        0.1, model="zayatz", population_size=2000)]),
+    "population snb 0.05": (None, lambda: [PopulationUniqueness(
+        0.05, model="snb", population_size=1000)]),
+    "population dankar 0.05, usa": (None, lambda: [PopulationUniqueness(
+        0.05, model="dankar", region="usa")]),
+    "population dankar 0.02": (None, lambda: [PopulationUniqueness(
+        0.02, model="dankar", population_size=1500)]),
+    "k2 + population zayatz 0.02": (2, lambda: [PopulationUniqueness(
+        0.02, model="zayatz", population_size=2000)]),
 }
 
 
@@ -62,7 +76,8 @@ def _node_outliers(encoded, models, metric, limit, nodes):
             suppress_by_risk(size[lo:hi], codes[lo:hi], outlier, levels, params, stars, star_off,
                              ev.max_suppressed, keyed and metric == "loss", share, share_at,
                              np.empty((RISK_WORK_ROWS, hi - lo + 1), np.int64),
-                             np.empty(hi - lo + 1))
+                             np.full(max(hi - lo + 1, estimator_work(encoded.n_rows, hi - lo)),
+                                     np.nan))
             out.append(outlier)
         yield python[lo:hi], out[0], out[1]
 
@@ -112,15 +127,20 @@ def test_compiled_equals_python_with_risk_models(seed, monkeypatch):
     assert solved >= 24
 
 
-def test_population_uniqueness_and_a_population_run_in_python(monkeypatch):
-    """Population uniqueness (its estimators allocate) and a risk-based model with a population
-    model are refused, with the reason; the search then runs in Python."""
+def test_a_risk_model_with_a_population_runs_in_python(monkeypatch):
+    """A risk-based model with a population model (k-map) is refused, with the reason; the
+    search then runs in Python.  Population uniqueness alone runs compiled."""
     population, hierarchies = _table(3)
     refusal = flash_compiled.compiled_flash_refusal
-    assert "judged in Python only" in refusal([PopulationUniqueness(0.01, region="usa")])
     assert refusal([AverageReidentificationRisk(0.1), KMap(2, population=population)]) == \
         "a risk-based model with a population"
+    assert refusal([PopulationUniqueness(0.1, region="usa"), KMap(2, population=population)]) \
+        == "a risk-based model with a population"
     assert refusal([AverageReidentificationRisk(0.1), KAnonymity(2)]) is None
-    fit = _fit(population, hierarchies, None, 0.1, "loss", True, monkeypatch,
-               models=[PopulationUniqueness(0.5, population_size=10 * len(population))])
-    assert fit is not None and not fit.search.details.get("compiled")
+    assert refusal([PopulationUniqueness(0.01, region="usa"), KAnonymity(2)]) is None
+    fits = [_fit(population, hierarchies, k, 0.1, "loss", True, monkeypatch, models=models)
+            for k, models in ((None, [PopulationUniqueness(0.5, population_size=4000)]),
+                              (2, [KMap(2, population=population),
+                                   AverageReidentificationRisk(0.3)]))]
+    assert fits[0] is not None and fits[0].search.details.get("compiled")
+    assert fits[1] is None or not fits[1].search.details.get("compiled")

@@ -16,7 +16,8 @@ from gpuppdp.engine.lattice import Lattice
 from gpuppdp.engine.solution_space import Properties, level_nodes
 from gpuppdp.hierarchy import Hierarchy
 from gpuppdp.models import (AverageReidentificationRisk, DistinctLDiversity,
-                            EntropyLDiversity, KAnonymity, PopulationUniqueness)
+                            EntropyLDiversity, KAnonymity, PopulationUniqueness,
+                            PrivacyLoss)
 
 from .test_models_ldiv_tclose import same_optimum
 
@@ -223,7 +224,8 @@ def test_frequency_sets_concatenate_node_by_node():
 def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
     """``auto``: levels on a GPU; on the CPU flash up to ARX's 100,000-node limit for an
     optimal search (ARX's node on ties), above it levels -- flash where it runs compiled
-    (here k-anonymity; not population uniqueness); flash and levels both switch
+    (here k-anonymity and population uniqueness; not the privacy loss with a conditional
+    prior); flash and levels both switch
     to the heuristic above ``OPTIMAL_SEARCH_LIMIT``."""
     from gpuppdp.backend import cpu_backend
     from gpuppdp.engine.encoding import Schema, encode
@@ -240,6 +242,9 @@ def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
             (cpu_backend(), [KAnonymity(2), AverageReidentificationRisk(0.5)],
              FlashSearch, FlashSearch),
             (cpu_backend(), [KAnonymity(2), PopulationUniqueness(0.5, population_size=10**6)],
+             FlashSearch, FlashSearch),
+            (cpu_backend(), [KAnonymity(2), PrivacyLoss("s", 0.9, 3.0, prior="conditional",
+                                                        prior_qids=[next(iter(hierarchies))])],
              FlashSearch, LevelSearch),
             (strict_backend(), [KAnonymity(2)], LevelSearch, LevelSearch)):
         enc = encode(data, schema, backend, [m.sensitive_attribute for m in models

@@ -1,7 +1,7 @@
 """The compiled population-uniqueness estimators' closed forms against plain sums.
 
 Pitman's likelihood equations sum over the records (``j < n``) and the classes (``i < u``):
-:mod:`gpuppdp.models.uniqueness` evaluates them as digamma/trigamma differences (mirrored
+:mod:`gpuppdp.kernels.uniqueness` evaluates them as digamma/trigamma differences (mirrored
 where alpha < 0 puts poles among the terms) or power series in ``alpha/theta``, by region;
 each region is checked here against the sums written out (``math.fsum``).  The ARX golden
 tests (``test_risk_models_arx.py``, ``test_census_arx.py``) check the verdicts that follow.
@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from gpuppdp.models import uniqueness as U
+from gpuppdp.kernels import uniqueness as U
 
 
 @pytest.mark.parametrize("x", [0.3, 1.0, 15.9, 16.0, 17.5, 1234.5, 3e7])
@@ -54,7 +54,10 @@ HIST = np.array([0, 61, 17, 0, 0, 6, 1, 0, 0, 0, 2], dtype=np.float64)  # u = 87
 def test_pitman_equations_are_the_plain_sums(t, a):
     u, n = float(HIST.sum()), float(np.arange(len(HIST)) @ HIST)
     powers = np.full(U._SERIES_TERMS + 2, np.nan)
-    got = U._pitman_equations(t, a, u, n, U._larger_runs(HIST, u), powers)
+    runs = np.full(3 * len(HIST), np.nan)
+    n_runs = U._larger_runs(HIST, u, runs)
+    assert n_runs <= np.count_nonzero(HIST[2:]) + 1  # the bound estimator_work reserves
+    got = U._pitman_equations(t, a, u, n, runs, n_runs, powers)
     for value, expected in zip(got, _plain_equations(t, a, HIST)):
         assert value == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
@@ -74,7 +77,8 @@ def test_population_shares_judge_each_node_as_the_estimators_do():
     big = 5000.0
     for name, code in U.ESTIMATOR_CODES.items():
         out = np.empty(12, dtype=bool)
-        U.population_shares(sizes, ptr, nodes, prefix, code, big, 0.05, out)
+        work = np.full(U.estimator_work(int(sizes.max()), int(np.diff(ptr).max())), np.nan)
+        U.population_shares(sizes, ptr, nodes, prefix, code, big, 0.05, out, work)
         for b in range(12):
             hist = np.bincount(sizes[ptr[b] + prefix[b]:ptr[b + 1]]).astype(np.float64)
             if len(hist) < 2 or hist[1] == 0:

@@ -21,6 +21,7 @@ import org.deidentifier.arx.ARXLattice.ARXNode;
  *   [ldivtype=recursive c=C ldivl=L]          recursive (c, l)-diversity
  *   [tclose=equal|ordered|hierarchical t=T [thier=FILE]]   t-closeness
  *   [avgrisk=T[,HIGHEST,RECORDS]] [sampleuniq=T]   average re-identification risk, sample uniqueness
+ *   [popuniq=T:pitman|zayatz|snb|dankar:REGION|SIZE]  population uniqueness (ARX's default solver)
  *   [heuristic=MS [algorithm=bottomup|genetic]] [threshold=NODES]
  *   warmup=1 runs=5 [output=0|1] [save=FILE] [id=name] [mode=batch|serve]
  * Columns that are not QIDs and not the sensitive column are insensitive.
@@ -91,6 +92,14 @@ public class ArxRunX {
                 : new AverageReidentificationRisk(Double.parseDouble(r[0]), Double.parseDouble(r[1]), Double.parseDouble(r[2])));
         }
         if (o.containsKey("sampleuniq")) config.addPrivacyModel(new SampleUniqueness(Double.parseDouble(o.get("sampleuniq"))));
+        if (o.containsKey("popuniq")) { // t:model:region or t:model:population size
+            String[] u = o.get("popuniq").split(":");
+            ARXPopulationModel population = u[2].matches("[0-9]+") ? ARXPopulationModel.create(Long.parseLong(u[2]))
+                : ARXPopulationModel.create(ARXPopulationModel.Region.valueOf(u[2].toUpperCase()));
+            config.addPrivacyModel(new PopulationUniqueness(Double.parseDouble(u[0]),
+                org.deidentifier.arx.risk.RiskModelPopulationUniqueness.PopulationUniquenessModel.valueOf(u[1].toUpperCase()),
+                population));
+        }
         config.setSuppressionLimit(supp);
         if (metric.equals("loss")) config.setQualityModel(Metric.createLossMetric());
         else if (metric.equals("precision")) config.setQualityModel(Metric.createPrecisionMetric());

@@ -38,7 +38,7 @@ from ..engine.device_columns import COUNT_COLUMN, counted_rows
 from ..engine.transform import all_suppressed, suppressed_rows
 from ..errors import InputError, InputTypeError
 from ..io import host_frame, is_cudf_frame
-from ..models.uniqueness import pitman_uniques, snb_uniques, zayatz_uniques
+from ..kernels.uniqueness import pitman_uniques, snb_uniques, zayatz_uniques
 from ..progress import Steps
 from ..validation import check_columns
 from .qid_classes import (RISK_THRESHOLDS, _check_qids, _classes_encoded, _threshold_key,

@@ -47,7 +47,7 @@ MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kerne
            "gpuppdp.engine.search.packed_walk",
            "gpuppdp.kernels.swap", "gpuppdp.kernels.dp_noise", "gpuppdp.kernels.dp_gaussian",
            "gpuppdp.kernels.dp_sums",
-           "gpuppdp.models.base", "gpuppdp.models.risk", "gpuppdp.models.uniqueness",
+           "gpuppdp.models.base", "gpuppdp.models.risk", "gpuppdp.kernels.uniqueness",
            "gpuppdp.tradeoff.exploration", "gpuppdp.algorithms.anatomy")
 #: the packages whose sources the digest covers
 PACKAGES = ("gpuppdp.kernels", "gpuppdp.core", "gpuppdp.engine", "gpuppdp.engine.search",

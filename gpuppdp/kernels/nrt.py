@@ -15,7 +15,10 @@ from numba import njit
 __all__ = ["njit_no_refcount"]
 
 
-def njit_no_refcount(function):
+def njit_no_refcount(function=None, *, error_model: str = "python"):
     """``@njit(cache=True)`` without reference counting: for functions that allocate
-    nothing."""
-    return njit(cache=True, _nrt=False)(function)  # type: ignore[call-overload]
+    nothing.  ``@njit_no_refcount(error_model="numpy")``: Numba's NumPy error model (a
+    division by zero gives an infinity or NaN instead of raising)."""
+    def compile_(f):
+        return njit(cache=True, _nrt=False, error_model=error_model)(f)  # type: ignore[call-overload]
+    return compile_ if function is None else compile_(function)

@@ -38,7 +38,7 @@ from ..errors import InputError
 from ..kernels.aot import ahead_of_time
 from ..validation import check_number, format_values, plain_number
 from .base import CompiledCheck, PrivacyModel, Requirement
-from .uniqueness import ESTIMATOR_CODES, population_shares
+from ..kernels.uniqueness import ESTIMATOR_CODES, estimator_work, population_shares
 
 __all__ = ["RiskModel", "AverageReidentificationRisk", "SampleUniqueness",
            "PopulationUniqueness", "POPULATION_REGIONS", "POPULATION_ESTIMATORS",
@@ -522,6 +522,7 @@ class PopulationUniqueness(RiskModel):
     for a node whose estimate lies that close to ``t``."""
 
     monotonic_with_suppression = False
+    compiled_kind = "population-uniqueness"  # type: ignore[assignment]
 
     def __init__(self, t: float, *, model: str = "dankar", population_size: float | None = None,
                  region: str | None = None):
@@ -545,6 +546,10 @@ class PopulationUniqueness(RiskModel):
             population_size = POPULATION_REGIONS[key]
         self.population_size = check_number("population_size", population_size, 1.0)
 
+    def _compiled_numbers(self) -> dict[str, float]:
+        return {"t": self.t, "estimator": float(ESTIMATOR_CODES[self.model]),
+                "population_size": float(self.population_size)}
+
     def bind(self, encoded):
         if self.population_size < encoded.n_rows:
             raise InputError(f"population_size must be at least the table's rows "
@@ -553,10 +558,13 @@ class PopulationUniqueness(RiskModel):
 
     def _fulfilled(self, rest, prefix, nodes):
         out = np.empty(len(nodes), dtype=bool)
-        population_shares(rest.sizes, rest.ptr, np.ascontiguousarray(nodes, dtype=np.int64),
+        nodes = np.ascontiguousarray(nodes, dtype=np.int64)
+        work = np.empty(estimator_work(int(rest.sizes.max(initial=0)),
+                                       int(np.diff(rest.ptr)[nodes].max(initial=0))))
+        population_shares(rest.sizes, rest.ptr, nodes,
                           np.ascontiguousarray(prefix, dtype=np.int64),
                           ESTIMATOR_CODES[self.model], float(self.population_size),
-                          float(self.t), out)
+                          float(self.t), out, work)
         return out
 
     def describe(self) -> dict:

@@ -40,17 +40,19 @@ SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF, POPULATION = (
 # alpha, sum q^2 and H(q) of its prior q, k-map's k (-1: not asked for), delta-presence's
 # bounds (high -1: not asked for), the average risk's t (-1: not asked for), its size
 # threshold of the highest risk (0: none) and share of records at risk, sample uniqueness's t
-# (-1: not asked for), LKC-privacy's confidence bound C (-1: not asked for), then the sensitive
+# (-1: not asked for), LKC-privacy's confidence bound C (-1: not asked for), population
+# uniqueness's t (-1: not asked for), its estimator's code
+# (:data:`gpuppdp.kernels.uniqueness.ESTIMATOR_CODES`) and population size, then the sensitive
 # values' shares of the table q_v, their -ln q_v, the privacy loss's prior q(v) and whether
 # LKC-privacy lists each value (1.0) or not (0.0)
 (DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
  CLOSENESS_DISTANCE, ALPHA, ALPHA_VALUE, BETA, BETA_ENHANCED, DELTA_LOW, DELTA_HIGH,
  LOSS_EPSILON, LOSS_ALPHA, PRIOR_SQ, PRIOR_ENTROPY, MAP_K, PRESENCE_LOW, PRESENCE_HIGH,
- RISK_AVERAGE_T, RISK_SMALLEST_SIZE, RISK_RECORDS, RISK_UNIQUES_T, LKC_C,
- SHARES) = (_i64(i) for i in range(26))
+ RISK_AVERAGE_T, RISK_SMALLEST_SIZE, RISK_RECORDS, RISK_UNIQUES_T, LKC_C, RISK_POPULATION_T,
+ RISK_ESTIMATOR, RISK_POPULATION_SIZE, SHARES) = (_i64(i) for i in range(29))
 #: parameters that are -1 where their model is not asked for
 NOT_ASKED = (CLOSENESS_T, ALPHA, BETA, DELTA_HIGH, LOSS_EPSILON, MAP_K, PRESENCE_HIGH,
-             RISK_AVERAGE_T, RISK_UNIQUES_T, LKC_C)
+             RISK_AVERAGE_T, RISK_UNIQUES_T, LKC_C, RISK_POPULATION_T)
 #: a frequency-set entry's count with a population (k-map, delta-presence): the sample's
 #: records in the low :data:`POPULATION_SHIFT` bits, the population's above them, so that the
 #: roll-up's sums add both
@@ -81,7 +83,10 @@ PARAMETER_SLOTS = {("distinct", "l"): DISTINCT_L, ("entropy", "min_size"): ENTRO
                    ("average-risk", "t"): RISK_AVERAGE_T,
                    ("average-risk", "smallest_size"): RISK_SMALLEST_SIZE,
                    ("average-risk", "records_at_risk"): RISK_RECORDS,
-                   ("sample-uniqueness", "t"): RISK_UNIQUES_T, ("lkc", "c"): LKC_C}
+                   ("sample-uniqueness", "t"): RISK_UNIQUES_T, ("lkc", "c"): LKC_C,
+                   ("population-uniqueness", "t"): RISK_POPULATION_T,
+                   ("population-uniqueness", "estimator"): RISK_ESTIMATOR,
+                   ("population-uniqueness", "population_size"): RISK_POPULATION_SIZE}
 #: where the parameters hold the values' shares (each value's table share), their -ln and the
 #: privacy loss's prior, by the arrays' names in :meth:`CompiledCheck.arrays`, in values
 VALUE_BLOCKS = {"shares": 0, "neg_log_shares": 1, "prior": 2, "listed": 3}

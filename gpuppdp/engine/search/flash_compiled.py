@@ -16,7 +16,8 @@ attribute carried with its own codes, with or without a minimal class size, and 
 delta-presence (Sweeney 2002; Nergiz, Atzori & Clifton 2007) on one population table:
 :func:`_bottom_set`; or k-anonymity on QID subsets and LKC-privacy without its confidence
 bound (Mohammed, Fung, Hung & Lee 2009), without a sensitive attribute or a population:
-:func:`~.flash_classes.peel_groups`), the loss, precision
+:func:`~.flash_classes.peel_groups`; with its confidence bound too), the risk-based models
+(average risk, sample and population uniqueness: :mod:`.flash_risk`), the loss, precision
 and discernibility metrics, a CPU backend, a frequency set of at most
 :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
 properties are arrays the size of the lattice here: one byte per direction and property set,
@@ -49,6 +50,7 @@ from ...kernels.aot import attached, attached_forms
 from ...kernels.groupby import space_of
 from ...kernels.grouping import NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO
 from ...kernels.segsum import _one_node
+from ...kernels.uniqueness import estimator_work
 from ..evaluate import NodeStats
 from ..metrics import Discernibility, Loss, Metric, Precision
 from .flash_classes import (
@@ -56,6 +58,7 @@ from .flash_classes import (
     NOT_ASKED,
     PARAMETER_SLOTS,
     POPULATION_SHIFT,
+    RISK_POPULATION_T,
     SHARES,
     VALUE_BLOCKS,
     judge_classes,
@@ -103,7 +106,7 @@ MAX_LKC_VALUES = 1 << 24
 #: models judged against a population table (its frequency set joins the sample's)
 POPULATION_KINDS = ("k-map", "delta-presence")
 #: risk-based models (their suppression: :mod:`.flash_risk`)
-RISK_KINDS = ("average-risk", "sample-uniqueness")
+RISK_KINDS = ("average-risk", "sample-uniqueness", "population-uniqueness")
 #: models judging the sample's classes by their sizes alone, without a sensitive attribute
 SAMPLE_KINDS = ("size", "subsets", *POPULATION_KINDS, *RISK_KINDS)
 
@@ -352,10 +355,13 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
     # slots, a hashed one of up to 8 n (a power of two >= 4 n)
     table = max(ROLLUP_DENSE_RATIO, 8) * n0 + ROLLUP_DENSE_FLOOR + 16
     widest = int(lat.level_sizes.max())
-    # a risk-based model's label table and scratch (one row or entry past the node's classes)
+    # a risk-based model's label table and scratch (one row or entry past the node's classes;
+    # the population estimators' for classes of up to every record)
+    risk_keys = n0 + 1 if parameters[0][RISK_POPULATION_T] < 0 else \
+        max(n0 + 1, estimator_work(ev.encoded.n_rows, n0))
     risk = (np.zeros((1, 2), np.int64), np.zeros(1, np.bool_),
             np.zeros((RISK_WORK_ROWS, 1), np.int64), np.zeros(1)) if stars is None else \
-        (*stars, np.empty((RISK_WORK_ROWS, n0 + 1), np.int64), np.empty(n0 + 1))
+        (*stars, np.empty((RISK_WORK_ROWS, n0 + 1), np.int64), np.empty(risk_keys))
     # QID subsets: per class its group (and, for LKC-privacy's confidence bound, its verdict
     # in the round), per group its records of each sensitive value
     groups = (np.empty((2, n0 + 1) if parameters[-1][0] else (2, 1), np.int64),

@@ -40,9 +40,8 @@ from ...kernels.segsum import _one_node
 from ..metrics import _geometric_mean_row, _mean_share_term, _precision_term
 from ..solution_space import _fill_level
 from .flash_cache import _roll_up
-from .flash_classes import (DISTINCT, MAP_K, PRESENCE_HIGH, RISK_AVERAGE_T, RISK_UNIQUES_T,
-                            SIZE, judge_classes, judge_sample_classes, peel_confident_groups,
-                            peel_groups)
+from .flash_classes import (DISTINCT, MAP_K, PRESENCE_HIGH, SIZE, judge_classes,
+                            judge_sample_classes, peel_confident_groups, peel_groups)
 from .flash_layout import (AMBIGUOUS, ANON, ARENA_END, BOUND_PRECISION, CACHED, CANDIDATES,
                            CHECKED, CHECKED_NODES, DOWN, EXPLICIT, HAS_K, INSUFF, KANON,
                            MAX_SUPPRESSED, METRIC, MIN_SIZE, NEXT_SLOT, NOTANON, NOTKANON, OK, ONE,
@@ -50,7 +49,7 @@ from .flash_layout import (AMBIGUOUS, ANON, ARENA_END, BOUND_PRECISION, CACHED, 
                            STOPPED, SUCC_PRUNED, TAG_INSUFFICIENT, TAG_NONE, TAG_PRUNED,
                            TAG_VISITED, TAG_VISITED_INSUFFICIENT, UNSURE, UP, UTILITY_FULL,
                            VERDICT, VISITED, ZERO, _level)
-from .flash_risk import suppress_by_risk
+from .flash_risk import risk_model_asked, suppress_by_risk
 
 #: a prior bound and the checked one (the same sums added in other orders, truncated to
 #: 1e-10) differ by less than this
@@ -468,7 +467,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
             if subsets[0] > 0:  # k-anonymity on QID subsets: groups of classes
                 peel_groups(size, class_codes_now, node_radix, outlier, subsets, table,
                             table_key, scratch, group_total, group_work[0])
-        if params[RISK_AVERAGE_T] >= 0.0 or params[RISK_UNIQUES_T] >= 0.0:  # after the others
+        if risk_model_asked(params):  # after the others' verdicts
             suppress_by_risk(size, class_codes_now, outlier, levels, params, stars, star_off,
                              cfg[MAX_SUPPRESSED], cfg[METRIC] == 0, share, node_off[1],
                              risk_work, risk_keys)

@@ -1,5 +1,6 @@
 """The compiled Flash's risk-based models: average re-identification risk (with ARX's
-highest-risk and records-at-risk thresholds) and sample uniqueness, enforced on one node's
+highest-risk and records-at-risk thresholds), sample uniqueness and population uniqueness
+(its estimators: :mod:`gpuppdp.kernels.uniqueness`), enforced on one node's
 classes as :meth:`gpuppdp.models.risk.RiskModel.suppress` enforces them on a batch (ARX
 3.9.2's ``RiskBasedCriterion.enforce``, ``HashGroupifyDistribution``).
 
@@ -17,9 +18,18 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels.nrt import njit_no_refcount
-from .flash_classes import RISK_AVERAGE_T, RISK_RECORDS, RISK_SMALLEST_SIZE, RISK_UNIQUES_T
+from ...kernels.uniqueness import unique_share_fulfilled
+from .flash_classes import (
+    RISK_AVERAGE_T,
+    RISK_ESTIMATOR,
+    RISK_POPULATION_SIZE,
+    RISK_POPULATION_T,
+    RISK_RECORDS,
+    RISK_SMALLEST_SIZE,
+    RISK_UNIQUES_T,
+)
 
-__all__ = ["suppress_by_risk", "RISK_WORK_ROWS"]
+__all__ = ["suppress_by_risk", "risk_model_asked", "RISK_WORK_ROWS"]
 
 #: rows of the risk step's int64 scratch (each one more than the node's classes long): the free
 #: classes in first appearance, their sizes, the sizes sorted, their running sums, the tied
@@ -28,6 +38,13 @@ FREE, FREE_SIZES, SORTED, START, TIED, BUFFER, COUNTS = (np.int64(i) for i in ra
 RISK_WORK_ROWS = 7
 # the states of ARX's PrivacyCondition
 _ABORT, _FULFILLED, _NOT_FULFILLED = 0, 1, 2
+
+
+@njit_no_refcount
+def risk_model_asked(params):
+    """Is a risk-based model among the search's (its threshold in the parameters)?"""
+    return params[RISK_AVERAGE_T] >= 0.0 or params[RISK_UNIQUES_T] >= 0.0 or \
+        params[RISK_POPULATION_T] >= 0.0
 
 
 @njit_no_refcount
@@ -81,10 +98,14 @@ def _sort_sizes(sizes, n, out, counts):
 
 
 @njit_no_refcount
-def _fulfilled(sorted_sizes, start, n, prefix, params):
+def _fulfilled(sorted_sizes, start, n, prefix, params, estimate):
     """Does the node fulfil its risk model once the first ``prefix`` of its ``n`` free classes
     (``sorted_sizes`` ascending, running sums ``start``) are suppressed?  The arithmetic of
-    :meth:`AverageReidentificationRisk._fulfilled` and :meth:`SampleUniqueness._fulfilled`."""
+    the models' ``_fulfilled`` (``estimate``: the population estimators' scratch)."""
+    if params[RISK_POPULATION_T] >= 0.0:
+        return unique_share_fulfilled(sorted_sizes, prefix, n, np.int64(params[RISK_ESTIMATOR]),
+                                      params[RISK_POPULATION_SIZE], params[RISK_POPULATION_T],
+                                      estimate)
     records = start[n] - start[prefix]
     classes = n - prefix
     if params[RISK_UNIQUES_T] >= 0.0:
@@ -111,14 +132,14 @@ def _fulfilled(sorted_sizes, start, n, prefix, params):
 
 
 @njit_no_refcount
-def _state(sorted_sizes, start, n, prefix, params, base, limit):
-    if _fulfilled(sorted_sizes, start, n, prefix, params):
+def _state(sorted_sizes, start, n, prefix, params, estimate, base, limit):
+    if _fulfilled(sorted_sizes, start, n, prefix, params, estimate):
         return _FULFILLED
     return _ABORT if base + start[prefix] > limit else _NOT_FULFILLED
 
 
 @njit_no_refcount
-def _prefix(sorted_sizes, start, n, params, base, limit):
+def _prefix(sorted_sizes, start, n, params, estimate, base, limit):
     """How many of the sorted free classes ARX's binary search suppresses
     (``suppressWhileNotFulfilledBinary``; as :func:`gpuppdp.models.risk._binary_search`): 1
     where even the first exceeds the limit."""
@@ -128,7 +149,7 @@ def _prefix(sorted_sizes, start, n, params, base, limit):
     mid = _java_half(low + high)
     prefix = mid + 1
     while low <= high:
-        st = _state(sorted_sizes, start, n, prefix, params, base, limit)
+        st = _state(sorted_sizes, start, n, prefix, params, estimate, base, limit)
         if st == _ABORT:
             return prefix
         if st == _FULFILLED:
@@ -137,7 +158,7 @@ def _prefix(sorted_sizes, start, n, params, base, limit):
             low = mid + 1
         mid = _java_half(low + high)
         prefix = mid + 1
-    if _state(sorted_sizes, start, n, prefix, params, base, limit) == _NOT_FULFILLED \
+    if _state(sorted_sizes, start, n, prefix, params, estimate, base, limit) == _NOT_FULFILLED \
             and mid + 1 < n:
         prefix += 1
     return prefix
@@ -206,7 +227,9 @@ def suppress_by_risk(size, codes, outlier, levels, params, stars, star_off, max_
     ``star_off[j, level] + code``: is that label ``*`` (``star_off`` (q, height + 2): each
     level's start, then its end); ``keyed``: rank classes of equal size
     by their own loss (the loss metric's shares ``share`` at offsets ``share_at`` (q,));
-    ``work`` (:data:`RISK_WORK_ROWS`, C + 1) and ``keys`` (C + 1) are scratch."""
+    ``work`` (:data:`RISK_WORK_ROWS`, C + 1) and ``keys`` (C + 1, and the population
+    estimators' :func:`~gpuppdp.kernels.uniqueness.estimator_work`: they run before the keys
+    are written) are scratch."""
     n_classes = size.shape[0]
     q = codes.shape[1]
     maybe_star = True  # only where every level has a '*' label (mostly the top alone)
@@ -233,9 +256,9 @@ def suppress_by_risk(size, codes, outlier, levels, params, stars, star_off, max_
     start[0] = 0
     for i in range(n):
         start[i + 1] = start[i] + sorted_sizes[i]
-    if _fulfilled(sorted_sizes, start, n, 0, params):
+    if _fulfilled(sorted_sizes, start, n, 0, params, keys):
         return
-    prefix = _prefix(sorted_sizes, start, n, params, base, max_suppressed)
+    prefix = _prefix(sorted_sizes, start, n, params, keys, base, max_suppressed)
     last = sorted_sizes[prefix - 1] if prefix > 0 else 0
     smaller = 0
     while smaller < prefix and sorted_sizes[smaller] < last:

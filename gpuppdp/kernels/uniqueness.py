@@ -6,12 +6,15 @@ estimated from the sample's class-size histogram alone (Zayatz 1991; Pitman's mo
 (:func:`gpuppdp.analysis.risk.population_uniqueness`) report them.
 
 The estimators are compiled (Numba) functions of the histogram ``hist[s]`` (classes of size
-``s``): their cost does not depend on the number of records.  Pitman's sums over ``j < n``
+``s``): their cost does not depend on the number of records.  They allocate nothing (the
+caller hands in the scratch, :func:`estimator_work`), so the compiled Flash judges the model
+inside its own loop (:mod:`gpuppdp.engine.search.flash_risk`).  Pitman's sums over ``j < n``
 are differences of the digamma and trigamma functions (:func:`_harmonic`), its sums over the
 class sizes run per run of equal ``m_j``, and its sums over the classes are digamma forms too
 (:func:`_shifted`), or power series in ``alpha/theta`` where those would cancel; the SNB
 solver steps one start at a time.
-:func:`population_shares` judges many nodes' histograms in one call (the search's
+:func:`unique_share_fulfilled` is the model's verdict on one node's classes;
+:func:`population_shares` judges many nodes in one call (the batched evaluator's
 :class:`~gpuppdp.models.PopulationUniqueness`).
 """
 
@@ -20,13 +23,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
-
 from ..errors import InputError
-from ..kernels.aot import ahead_of_time
+from .aot import ahead_of_time
+from .nrt import njit_no_refcount
 
 __all__ = ["zayatz_uniques", "pitman_uniques", "snb_uniques", "population_shares",
-           "ESTIMATOR_CODES"]
+           "unique_share_fulfilled", "estimator_work", "ESTIMATOR_CODES"]
 
 #: the estimators' codes in :func:`population_shares` (Dankar et al.'s 2012 rule last)
 ESTIMATOR_CODES = {"pitman": 0, "zayatz": 1, "snb": 2, "dankar": 3}
@@ -36,8 +38,10 @@ _BERNOULLI = np.array([1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 /
 #: where the asymptotic series take over (the next term is below 1e-19 there)
 _ASYMPTOTIC_FROM = 16.0
 
+_compiled = njit_no_refcount(error_model="numpy")
 
-@njit(cache=True, error_model="numpy")
+
+@_compiled
 def _harmonic(x, m, power):
     """``sum_{i=0}^{m-1} (x+i)**-power`` for ``x >= 0`` and ``power`` 1 or 2: the terms below
     ``_ASYMPTOTIC_FROM`` summed, the rest as ``psi(z) - psi(y)`` (power 1) or
@@ -66,7 +70,7 @@ def _harmonic(x, m, power):
     return acc
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _shifted(x, m, power):
     """``sum_{i=1}^{m} (x+i)**-power`` for any ``x`` (power 1 or 2): by :func:`_harmonic`, the
     terms with ``x + i < 0`` (alpha < 0 in Pitman's sums) mirrored to positive arguments; a
@@ -80,7 +84,7 @@ def _shifted(x, m, power):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _totals(hist):
     """``(n, u, c1, c2)``: records, classes, classes of size 1 and 2."""
     n = 0.0
@@ -93,7 +97,7 @@ def _totals(hist):
     return n, u, c1, c2
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _zayatz(hist, big):
     n, u, c1, _ = _totals(hist)
     if c1 == 0:
@@ -126,12 +130,12 @@ _PITMAN_RESTARTS = np.array([(1.0, 1.0)] + [(float(x), float(y)) for x in np.lin
                                             for y in np.linspace(1, -1, 8)])
 
 
-@njit(cache=True, error_model="numpy")
-def _larger_runs(hist, u):
+@_compiled
+def _larger_runs(hist, u, runs):
     """Runs ``(first j, length, m)`` of ``m_j`` = the classes larger than ``j``, for
-    ``j = 1 .. len(hist) - 2``: constant between two sizes present."""
+    ``j = 1 .. len(hist) - 2``: constant between two sizes present; written to ``runs[3 r:3 r +
+    3]`` (at most one more run than the sizes present), returns how many."""
     top = len(hist) - 2
-    runs = np.zeros((max(top, 0), 3))
     count = 0
     j = 1
     larger = u - hist[0] - (hist[1] if len(hist) > 1 else 0.0)
@@ -139,19 +143,19 @@ def _larger_runs(hist, u):
         end = j + 1  # the next size present above j, or the last j + 1
         while end <= top and hist[end] == 0:
             end += 1
-        runs[count, 0], runs[count, 1], runs[count, 2] = j, end - j, larger
+        runs[3 * count], runs[3 * count + 1], runs[3 * count + 2] = j, end - j, larger
         count += 1
         if end <= top:
             larger -= hist[end]
         j = end
-    return runs[:count]
+    return count
 
 
 #: terms of the power series of Pitman's sums over the classes where ``|i a / t| <= 1/4``
 _SERIES_TERMS = 40
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _class_powers(u, powers):
     """``powers[k] = sum_{i=1}^{u-1} (i/u)**k`` (``k < _SERIES_TERMS + 2``), filled on first
     use (``powers[0]`` NaN until then)."""
@@ -166,8 +170,8 @@ def _class_powers(u, powers):
             p *= y
 
 
-@njit(cache=True, error_model="numpy")
-def _pitman_equations(t, a, u, n, runs, powers):
+@_compiled
+def _pitman_equations(t, a, u, n, runs, n_runs, powers):
     """Pitman's likelihood equations at ``(theta, alpha) = (t, a)`` and their Jacobian:
     ``(f1, f2, j11, j12, j22)`` (the Jacobian is symmetric)."""
     r1 = 0.0  # sum_{i=1}^{u-1} 1/(t+ia), i/(t+ia), 1/(t+ia)^2, i/(t+ia)^2, i^2/(t+ia)^2
@@ -199,8 +203,8 @@ def _pitman_equations(t, a, u, n, runs, powers):
     s2 = _harmonic(t + 1.0, int(n) - 1, 2)
     q1 = 0.0  # sum_j m_j / (j - a), and squared
     q2 = 0.0
-    for k in range(len(runs)):
-        lo, length, m = runs[k, 0], int(runs[k, 1]), runs[k, 2]
+    for k in range(n_runs):
+        lo, length, m = runs[3 * k], int(runs[3 * k + 1]), runs[3 * k + 2]
         if lo - a > 0.0:
             q1 += m * _harmonic(lo - a, length, 1)
             q2 += m * _harmonic(lo - a, length, 2)
@@ -212,14 +216,14 @@ def _pitman_equations(t, a, u, n, runs, powers):
     return r1 - s1, ir1 - q1, s2 - r2, -ir2, -iir2 - q2
 
 
-@njit(cache=True, error_model="numpy")
-def _pitman_solve(t, a, u, n, runs, powers, max_iter, tol):
+@_compiled
+def _pitman_solve(t, a, u, n, runs, n_runs, powers, max_iter, tol):
     """Newton's method from ``(t, a)``: ``(ok, t, a)``, not ok when it fails or leaves
     ``theta >= 0``."""
     for _ in range(max_iter):
         if not (math.isfinite(t) and math.isfinite(a)) or t < 0:
             return False, t, a
-        f1, f2, j11, j12, j22 = _pitman_equations(t, a, u, n, runs, powers)
+        f1, f2, j11, j12, j22 = _pitman_equations(t, a, u, n, runs, n_runs, powers)
         if not (math.isfinite(f1) and math.isfinite(f2) and math.isfinite(j11)
                 and math.isfinite(j12) and math.isfinite(j22)):
             return False, t, a
@@ -234,8 +238,8 @@ def _pitman_solve(t, a, u, n, runs, powers, max_iter, tol):
     return False, t, a
 
 
-@njit(cache=True, error_model="numpy")
-def _pitman(hist, big, restarts, max_iter, tol):
+@_compiled
+def _pitman(hist, big, restarts, max_iter, tol, runs, powers):
     n, u, c1, c2 = _totals(hist)
     if c1 == 0:
         return 0.0
@@ -245,14 +249,14 @@ def _pitman(hist, big, restarts, max_iter, tol):
         return np.nan
     t0 = (n * u * c - c1 * (n - 1) * (2 * u + c)) / (2 * c1 * u + c1 * c - n * c)
     a0 = (t0 * (c1 - n) + (n - 1) * c1) / (n * u)
-    runs = _larger_runs(hist, u)
-    powers = np.full(_SERIES_TERMS + 2, np.nan)
+    n_runs = _larger_runs(hist, u, runs)
+    powers[:] = np.nan  # (:func:`_class_powers` fills it on first use)
     # ARX's solver restarts a failed try from the initial guess scaled by random factors in
     # [-1, 1] (NewtonRaphson2D); here by the fixed factors of _PITMAN_RESTARTS, in order
     ok, t, a = False, t0, a0
     for k in range(len(restarts)):
         ok, t, a = _pitman_solve(restarts[k, 0] * t0, restarts[k, 1] * a0, u, n, runs,
-                                 powers, max_iter, tol)
+                                 n_runs, powers, max_iter, tol)
         if ok:
             break
     if not ok:
@@ -276,8 +280,10 @@ def pitman_uniques(hist: np.ndarray, population_size: float, *, max_iter: int = 
     guess scaled by the factors of ``_PITMAN_RESTARTS`` in turn, as ARX restarts from random
     ones; the estimate is ``Gamma(theta+1)/Gamma(theta+alpha) * N**alpha``.
     """
-    return float(_pitman(np.asarray(hist, dtype=np.float64), float(population_size),
-                         _PITMAN_RESTARTS, int(max_iter), float(tol)))
+    hist = np.asarray(hist, dtype=np.float64)
+    work = np.empty(estimator_work(len(hist) - 1, len(hist)))
+    return float(_pitman_in(hist, float(population_size), _PITMAN_RESTARTS, int(max_iter),
+                            float(tol), work))
 
 
 #: Starts ``(alpha, beta)`` of the SNB solver: a deterministic 8 x 8 grid over ``(0, 1)^2``
@@ -287,7 +293,7 @@ _SNB_STARTS = np.stack(np.meshgrid((np.arange(8) + 0.5) / 8, (np.arange(8) + 0.5
 _SNB_STEPS = 0.5 ** np.arange(31)  # step lengths tried by the line search
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _snb_classes(hist, f, arx):
     """Number ``K`` of non-empty population classes: Haas et al.'s (1995) second Shlosser
     estimator ``d + c1 * A/B * (C/D)**2`` with ``A = sum_i i q^2 (1-q^2)^(i-1) f_i``,
@@ -316,7 +322,7 @@ def _snb_classes(hist, f, arx):
     return classes + hist[1] * (a / b) * (c / d) ** 2
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _snb_terms(a, b, q, k, f, s):
     """The terms :func:`_snb_lhs` and :func:`_snb_jacobian` share: ``(d, e, h, g1, m, g2)``."""
     d = (1.0 - f) * q
@@ -328,14 +334,14 @@ def _snb_terms(a, b, q, k, f, s):
     return d, e, h, g1, m, g2
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _snb_lhs(a, b, q, k, f, s):
     """Left-hand sides of the SNB equations at ``(alpha, beta) = (a, b)``, ``q = 1 - b``."""
     _, _, h, g1, m, g2 = _snb_terms(a, b, q, k, f, s)
     return g1 * h, g2 * a * q * m
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _snb_jacobian(a, b, q, k, f, s):
     """The derivatives of :func:`_snb_lhs` by ``a`` and ``b``: ``(j11, j12, j21, j22)``."""
     d, e, h, g1, m, g2 = _snb_terms(a, b, q, k, f, s)
@@ -346,13 +352,13 @@ def _snb_jacobian(a, b, q, k, f, s):
                                 + s * (a + 2.0) * (1.0 - f) * m / e)))
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _snb_params(u, v):
     """``(alpha, beta, 1 - beta)`` of the solver's coordinates ``(log alpha, logit beta)``."""
     return math.exp(u), 1.0 / (1.0 + math.exp(-v)), 1.0 / (1.0 + math.exp(v))
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _snb(hist, big, arx, starts, steps, max_iter, tol):
     n, _, c1, c2 = _totals(hist)
     if c1 == 0:
@@ -430,18 +436,18 @@ def snb_uniques(hist: np.ndarray, population_size: float, *, variant: str = "arx
                       variant == "arx", _SNB_STARTS, _SNB_STEPS, int(max_iter), float(tol)))
 
 
-@njit(cache=True, error_model="numpy")
-def _share(hist, estimator, big):
+@_compiled
+def _share(hist, estimator, big, runs, powers):
     """ARX's estimate of the share of population uniques (``hist[1] > 0``): an estimator
     without a solution gives 0; Dankar's rule where it picks Pitman's, -1/N."""
     if estimator == 0:
-        v = _pitman(hist, big, _PITMAN_RESTARTS, 200, 1e-12)
+        v = _pitman(hist, big, _PITMAN_RESTARTS, 200, 1e-12, runs, powers)
     elif estimator == 1:
         v = _zayatz(hist, big)
     elif estimator == 2:
         v = _snb(hist, big, True, _SNB_STARTS, _SNB_STEPS, 200, 1e-6)
     elif _totals(hist)[0] / big <= 0.1:  # Dankar: Pitman's model alone, no fallback
-        v = _pitman(hist, big, _PITMAN_RESTARTS, 200, 1e-12)
+        v = _pitman(hist, big, _PITMAN_RESTARTS, 200, 1e-12, runs, powers)
         return v / big if math.isfinite(v) and v != 0.0 else -1.0 / big
     else:  # Dankar: the smaller of SNB's and Zayatz's, Zayatz's where SNB fails
         snb, zayatz = _snb(hist, big, True, _SNB_STARTS, _SNB_STEPS, 200, 1e-6), \
@@ -450,32 +456,62 @@ def _share(hist, estimator, big):
     return v / big if math.isfinite(v) and v != 0.0 else 0.0
 
 
-@njit(cache=True, error_model="numpy")
-def population_shares(sizes, ptr, nodes, prefix, estimator, big, t, out):
+def estimator_work(largest: int, classes: int) -> int:
+    """Floats of scratch :func:`unique_share_fulfilled` needs for ``classes`` classes of at
+    most ``largest`` records: Pitman's series powers, the histogram, Pitman's runs."""
+    return _SERIES_TERMS + 2 + largest + 1 + 3 * (min(largest, classes) + 2)
+
+
+@_compiled
+def _scratch(work, hist_len):
+    """``(runs, powers)`` in ``work`` beside a histogram of ``hist_len`` at
+    ``work[_SERIES_TERMS + 2:]`` (:func:`estimator_work`'s layout)."""
+    powers = work[:_SERIES_TERMS + 2]
+    return work[_SERIES_TERMS + 2 + hist_len:], powers
+
+
+@_compiled
+def _pitman_in(hist, big, restarts, max_iter, tol, work):
+    """:func:`_pitman` with its scratch in ``work`` (:func:`estimator_work`)."""
+    runs, powers = _scratch(work, len(hist))
+    return _pitman(hist, big, restarts, max_iter, tol, runs, powers)
+
+
+@_compiled
+def unique_share_fulfilled(sizes, lo, hi, estimator, big, t, work):
+    """ARX's verdict of population uniqueness on the classes of sizes ``sizes[lo:hi]``: does
+    the estimated share of population uniques (``ESTIMATOR_CODES[estimator]``, a population
+    of ``big``) lie in ``(0, t]``, or is there no sample unique?  ``work``: scratch of
+    :func:`estimator_work` floats for these classes."""
+    uniques = 0
+    top = 0
+    for e in range(lo, hi):
+        if sizes[e] == 1:
+            uniques += 1
+        top = max(top, sizes[e])
+    if uniques == 0:
+        return True
+    hist = work[_SERIES_TERMS + 2:_SERIES_TERMS + 3 + top]
+    hist[:] = 0.0
+    for e in range(lo, hi):
+        hist[sizes[e]] += 1.0
+    runs, powers = _scratch(work, top + 1)
+    share = _share(hist, estimator, big, runs, powers)
+    return 0.0 < share <= t
+
+
+@_compiled
+def population_shares(sizes, ptr, nodes, prefix, estimator, big, t, out, work):
     """Per node ``nodes[i]`` (its classes' sizes ``sizes[ptr[b]:ptr[b+1]]``) without its
-    first ``prefix[i]`` classes: does the estimated share of population uniques
-    (``ESTIMATOR_CODES[estimator]``, a population of ``big``) lie in ``(0, t]``, or is there no
-    sample unique?  Written to ``out`` (bool)."""
+    first ``prefix[i]`` classes: :func:`unique_share_fulfilled`, written to ``out`` (bool);
+    ``work``: :func:`estimator_work` floats for the largest node and class."""
     for i in range(len(nodes)):
-        lo, hi = ptr[nodes[i]] + prefix[i], ptr[nodes[i] + 1]
-        uniques = 0
-        top = 0
-        for e in range(lo, hi):
-            if sizes[e] == 1:
-                uniques += 1
-            top = max(top, sizes[e])
-        if uniques == 0:
-            out[i] = True
-            continue
-        hist = np.zeros(top + 1)
-        for e in range(lo, hi):
-            hist[sizes[e]] += 1.0
-        share = _share(hist, estimator, big)
-        out[i] = 0.0 < share <= t
+        out[i] = unique_share_fulfilled(sizes, ptr[nodes[i]] + prefix[i], ptr[nodes[i] + 1],
+                                        estimator, big, t, work)
 
 
 # compiled ahead of time with its estimators (a first population-uniqueness search after an
 # install compiled them for seconds); its own body divides nothing, so the extension's Python
 # error model leaves it as the estimators' NumPy one has it
 ahead_of_time(population_shares, ["void(int64[::1], int64[::1], int64[::1], int64[::1], int64, "
-                                  "float64, float64, boolean[::1])"])
+                                  "float64, float64, boolean[::1], float64[::1])"])
