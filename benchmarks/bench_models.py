@@ -9,7 +9,8 @@ Cases:
 * the other models of :mod:`gpuppdp.models`, which have no ARX reference here, in the same
   setting (8 QIDs, ``occupation`` sensitive, suppression 0 % or ``--extra-suppression``,
   loss): (alpha, k)-anonymity, delta-disclosure privacy, basic and enhanced beta-likeness,
-  the (epsilon, alpha) privacy-loss model (the table's prior, a uniform one), LKC-privacy,
+  the (epsilon, alpha) privacy-loss model (the table's prior, a uniform one, the
+  class-conditional one), LKC-privacy,
   k-anonymity on QID subsets, k-map and delta-presence (the population: Adult and a random
   half of it again), the average re-identification risk, sample and population uniqueness
   (see ``EXTRA``).
@@ -71,6 +72,10 @@ EXTRA = {
     "privacy-loss-uniform-e0.5-a0.9-k5": (
         "k=5 + privacy loss eps=0.5 alpha=0.9 bits, uniform prior",
         lambda: [KAnonymity(5), PrivacyLoss(SENS, 0.5, 0.9, prior=_uniform_prior())]),
+    "privacy-loss-conditional-e0.4-a0.5-k5": (
+        "k=5 + privacy loss eps=0.4 alpha=0.5 bits, prior conditional on sex, age",
+        lambda: [KAnonymity(5), PrivacyLoss(SENS, 0.4, 0.5, prior="conditional",
+                                            prior_qids=["sex", "age"])]),
     "lkc-L3-K5-C0.5": ("LKC L=3 K=5 C=0.5 (occupation)",
                        lambda: [LKCPrivacy(3, 5, 0.5, attribute=SENS)]),
     "lkc-L2-K10-C1": ("LKC L=2 K=10 C=1 (no sensitive)",

@@ -1,4 +1,5 @@
-"""delta-disclosure privacy and the (epsilon, alpha) privacy-loss model on the compiled Flash
+"""delta-disclosure privacy and the (epsilon, alpha) privacy-loss model (a given prior, the
+table's, or the class-conditional prior) on the compiled Flash
 (:mod:`gpuppdp.engine.search.flash_classes`) against the Python traversal and the models'
 vectorized checks: the ratio bounds decide as NumPy's logarithm does (ulp by ulp at the edge),
 the loss verdicts are the vectorized ones, an entropy loss too close to call runs the search
@@ -20,6 +21,7 @@ from gpuppdp import Anonymizer, datasets
 from gpuppdp.engine.search import compiled_flash_refusal, flash_classes, flash_compiled
 from gpuppdp.models import (BetaLikeness, DeltaDisclosurePrivacy, KAnonymity, PrivacyLoss,
                             RecursiveCLDiversity, TCloseness)
+from gpuppdp.models.population import KMap
 from tests.test_flash_compiled import _fit, _table, assert_same_search
 from tests.test_models_ldiv_tclose import classes_of, encode_table
 
@@ -87,7 +89,7 @@ def test_loss_verdicts_are_the_vectorized_ones():
             counts = np.bincount(codes[class_ids == k], minlength=m)
             d, n = int((counts > 0).sum()), int(counts.sum())
             hist[0, :d], hist[1, :d] = np.flatnonzero(counts), counts[counts > 0]
-            got = flash_classes.losses_fail(hist, d, n, params)
+            got = _losses_fail(hist, d, n, params)
             if got == flash_classes.UNSURE_VERDICT:
                 assert abs(ent[k] - alpha) < 1e-12
             else:
@@ -96,10 +98,18 @@ def test_loss_verdicts_are_the_vectorized_ones():
             at_edge = params.copy()
             at_edge[flash_classes.LOSS_ALPHA] = ent[k]
             at_edge[flash_classes.LOSS_EPSILON] = max(dist[k], eps)
-            assert flash_classes.losses_fail(hist, d, n, at_edge) == \
-                flash_classes.UNSURE_VERDICT
+            assert _losses_fail(hist, d, n, at_edge) == flash_classes.UNSURE_VERDICT
     assert answered == 4 * classes.n_classes
     assert 0 < fails.sum() < classes.n_classes
+
+
+def _losses_fail(hist, d, n, params):
+    """:func:`~.flash_classes.losses_fail` against the prior the parameters hold."""
+    m = hist.shape[1]
+    prior = flash_classes.SHARES + flash_classes.VALUE_BLOCKS["prior"] * m
+    return flash_classes.losses_fail(hist, d, n, params, params[prior:prior + m], 1.0,
+                                     params[flash_classes.PRIOR_SQ],
+                                     params[flash_classes.PRIOR_ENTROPY], 0)
 
 
 def _params(checks, m: int) -> np.ndarray:
@@ -122,16 +132,24 @@ MODELS = {"delta-alone": lambda: [DeltaDisclosurePrivacy("s", 1.0)],
           "loss-prior": lambda: [PrivacyLoss("s", 0.45, 0.5, prior=PRIOR)],
           "delta+loss+t-equal": lambda: [DeltaDisclosurePrivacy("s", 2.0),
                                          PrivacyLoss("s", 0.5, 0.8), TCloseness("s", 0.4)],
-          "recursive+beta": lambda: [RecursiveCLDiversity("s", 3, 2), BetaLikeness("s", 1.5)]}
+          "recursive+beta": lambda: [RecursiveCLDiversity("s", 3, 2), BetaLikeness("s", 1.5)],
+          "conditional-q0": lambda: [PrivacyLoss("s", 0.35, 0.5, prior="conditional",
+                                                 prior_qids=["q0"])],
+          "conditional-q1q0-alone": lambda: [PrivacyLoss("s", 0.3, 0.4, prior="conditional",
+                                                         prior_qids=["q1", "q0"])],
+          "conditional+delta": lambda: [PrivacyLoss("s", 0.4, 0.5, prior="conditional",
+                                                    prior_qids=["q1"]),
+                                        DeltaDisclosurePrivacy("s", 1.5)]}
 
 
 @pytest.mark.parametrize("seed", range(2))
 def test_compiled_equals_python_on_random_tables(seed, monkeypatch):
     """delta-disclosure and the privacy loss alone (no minimal class size: ARX's
     createNoneFull or none-none strategy) and with k-anonymity (partial-full or partial-none),
-    the privacy loss with a given prior, both with t-closeness, and recursive (c,
+    the privacy loss with a given prior, both with t-closeness, recursive (c,
     l)-diversity with beta-likeness (whose (value, count) pairs the recursive check leaves in
-    place), with and without suppression."""
+    place), and the privacy loss with the class-conditional prior on one or two QIDs,
+    with and without suppression."""
     data, hierarchies = _table(seed)
     data["s"] = np.random.default_rng(seed).choice(VALUES, size=len(data),
                                                    p=[0.4, 0.2, 0.15, 0.1, 0.1, 0.05])
@@ -144,7 +162,7 @@ def test_compiled_equals_python_on_random_tables(seed, monkeypatch):
                 for compiled in (True, False)]
         assert_same_search(*fits, context)
         solved += fits[0] is not None
-    assert solved >= 10
+    assert solved >= 13
 
 
 @pytest.mark.parametrize("delta", [1.0, 2.0])
@@ -191,15 +209,19 @@ def test_an_entropy_loss_too_close_to_call_runs_the_python_search(monkeypatch):
 
 
 def test_what_runs_compiled_and_the_conditional_prior():
-    """delta-disclosure and the privacy loss (table or given prior) are compiled kinds; the
-    conditional prior (a prior per node) is judged in Python, and the refusal says so."""
+    """delta-disclosure and the privacy loss (the table's, a given or the class-conditional
+    prior) are compiled kinds; the conditional prior with a population model is refused, with
+    the reason."""
     assert DeltaDisclosurePrivacy.compiled_kind_of() == "delta-disclosure"
     assert PrivacyLoss.compiled_kind_of(prior=PRIOR) == "privacy-loss"
     assert compiled_flash_refusal([KAnonymity(2), PrivacyLoss("s", 0.2, 0.3, prior=PRIOR),
                                    DeltaDisclosurePrivacy("s", 1)]) is None
     conditional = PrivacyLoss("s", 0.2, 0.3, prior="conditional", prior_qids=["q0"])
-    assert conditional.compiled_kind is None
-    assert "prior='conditional'" in compiled_flash_refusal([KAnonymity(2), conditional])
+    assert conditional.compiled_kind == "privacy-loss"
+    assert compiled_flash_refusal([KAnonymity(2), conditional]) is None
+    population, _ = _table(3)
+    assert compiled_flash_refusal([KMap(2, population=population), conditional]) == \
+        "the privacy loss's conditional prior with a population"
 
 
 ADULT_MODELS = {
@@ -208,6 +230,8 @@ ADULT_MODELS = {
     "loss": lambda values: [PrivacyLoss("occupation", 0.3, 0.4)],
     "loss-uniform-prior": lambda values: [PrivacyLoss(
         "occupation", 0.5, 0.9, prior=dict.fromkeys(values, 1 / len(values)))],
+    "loss-conditional": lambda values: [PrivacyLoss(
+        "occupation", 0.4, 0.5, prior="conditional", prior_qids=["sex", "age"])],
 }
 
 

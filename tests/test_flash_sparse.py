@@ -224,8 +224,8 @@ def test_frequency_sets_concatenate_node_by_node():
 def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
     """``auto``: levels on a GPU; on the CPU flash up to ARX's 100,000-node limit for an
     optimal search (ARX's node on ties), above it levels -- flash where it runs compiled
-    (here k-anonymity and population uniqueness; not the privacy loss with a conditional
-    prior); flash and levels both switch
+    (here k-anonymity, population uniqueness, the conditional prior; not two models of one
+    kind); flash and levels both switch
     to the heuristic above ``OPTIMAL_SEARCH_LIMIT``."""
     from gpuppdp.backend import cpu_backend
     from gpuppdp.engine.encoding import Schema, encode
@@ -245,6 +245,9 @@ def test_auto_search_is_levels_on_a_gpu_and_on_large_lattices_else_flash():
              FlashSearch, FlashSearch),
             (cpu_backend(), [KAnonymity(2), PrivacyLoss("s", 0.9, 3.0, prior="conditional",
                                                         prior_qids=[next(iter(hierarchies))])],
+             FlashSearch, FlashSearch),
+            (cpu_backend(), [KAnonymity(2), DistinctLDiversity("s", 2),
+                             DistinctLDiversity("s", 3)],  # two of one kind: refused
              FlashSearch, LevelSearch),
             (strict_backend(), [KAnonymity(2)], LevelSearch, LevelSearch)):
         enc = encode(data, schema, backend, [m.sensitive_attribute for m in models

@@ -42,7 +42,9 @@ class CompiledCheck:
       (``-ln`` of each share);  ``delta-disclosure``: ``low`` and ``high`` (the ratios
       ``p_E(v) / p(v)`` at and past which a class fails) and ``shares``;  ``privacy-loss``:
       ``epsilon``, ``alpha``, ``prior_sq`` and ``prior_entropy`` (the prior's ``sum q^2``
-      and entropy in bits) and the array ``prior`` (each value's prior probability);
+      and entropy in bits) and the array ``prior`` (each value's prior probability), or with
+      the class-conditional prior ``prior_columns`` (the bit mask of the QIDs it is
+      conditioned on) instead;
       ``k-map``: ``k``;  ``delta-presence``: ``low`` and ``high``; both with the arrays
       ``population_codes`` and ``population_count`` (the population's frequency set at the
       leaves);  ``subsets``: the array ``subsets`` (the number of QID subsets, then per subset
@@ -50,7 +52,8 @@ class CompiledCheck:
       ``listed`` (1.0 for each sensitive value the confidence bound applies to);
       ``average-risk``: ``t``, ``smallest_size`` (ARX's size threshold of the highest risk;
       0: none) and ``records_at_risk``;
-      ``sample-uniqueness``: ``t``; both with the arrays ``star_off`` and ``stars`` (which
+      ``sample-uniqueness``: ``t``;  ``population-uniqueness``: ``t``, ``estimator`` (its code)
+      and ``population_size``; the three with the arrays ``star_off`` and ``stars`` (which
       labels are ``*``: :func:`~gpuppdp.engine.search.flash_risk.suppress_by_risk`).
     """
 

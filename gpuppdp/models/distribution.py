@@ -269,14 +269,7 @@ class PrivacyLoss(SensitiveModel):
     monotonic_with_suppression = False
     min_class_size = None
 
-    @classmethod
-    def compiled_kind_of(cls, prior=None, **parameters) -> str | None:
-        """``privacy-loss``, but None for the conditional prior (a prior per node)."""
-        return None if isinstance(prior, str) else "privacy-loss"
-
-    @property
-    def compiled_kind(self) -> str | None:
-        return self.compiled_kind_of(prior=self.prior)
+    compiled_kind = "privacy-loss"
 
     def __init__(self, attribute: str, epsilon: float, alpha: float, prior=None,
                  prior_qids: Sequence[str] = ()):
@@ -356,11 +349,15 @@ class PrivacyLoss(SensitiveModel):
         dist, ent = self.losses(classes)
         return (dist > self.epsilon) | (ent > self.alpha)
 
-    def compiled_check(self) -> CompiledCheck | None:
+    def compiled_check(self) -> CompiledCheck:
         """``epsilon``, ``alpha``, the prior's ``sum q^2`` and entropy ``H(q)`` and each
-        value's ``q(v)`` (None for the conditional prior)."""
-        if self.compiled_kind is None:
-            return None
+        value's ``q(v)``; for the conditional prior the bit mask of its QIDs
+        (``prior_columns``: the compiled Flash forms each class's prior itself)."""
+        if self.prior == "conditional":
+            return CompiledCheck("privacy-loss", self.sensitive_attribute,
+                                 {"epsilon": self.epsilon, "alpha": self.alpha,
+                                  "prior_columns": float(sum(1 << j for j in
+                                                             self._prior_columns))})
         return CompiledCheck("privacy-loss", self.sensitive_attribute,
                              {"epsilon": self.epsilon, "alpha": self.alpha,
                               "prior_sq": self._q_sq, "prior_entropy": self._h_prior},

@@ -23,7 +23,8 @@ from ...kernels.hashtable import find_slot
 __all__ = ["PARAMETER_SLOTS", "CLOSENESS_DISTANCES", "NOT_ASKED", "UNSURE_VERDICT",
            "POPULATION_SHIFT", "judge_classes", "judge_sample_classes", "histogram_verdict",
            "peel_groups", "peel_confident_groups", "closeness", "hierarchical_emd",
-           "ordered_emd", "recursive_fails", "shares_fail", "ratios_fail", "losses_fail"]
+           "ordered_emd", "recursive_fails", "shares_fail", "ratios_fail", "losses_fail",
+           "conditional_groups", "group_prior"]
 
 _i64 = np.int64
 # rows of the classes' scratch (a carried sensitive attribute): per class its size, distinct
@@ -42,17 +43,18 @@ SIZE, DISTINCT, FIRST, START, CURSOR, ENTRIES, CLASS_OF, POPULATION = (
 # threshold of the highest risk (0: none) and share of records at risk, sample uniqueness's t
 # (-1: not asked for), LKC-privacy's confidence bound C (-1: not asked for), population
 # uniqueness's t (-1: not asked for), its estimator's code
-# (:data:`gpuppdp.kernels.uniqueness.ESTIMATOR_CODES`) and population size, then the sensitive
-# values' shares of the table q_v, their -ln q_v, the privacy loss's prior q(v) and whether
-# LKC-privacy lists each value (1.0) or not (0.0)
+# (:data:`gpuppdp.kernels.uniqueness.ESTIMATOR_CODES`) and population size, the privacy
+# loss's class-conditional prior (the bit mask of its QIDs; -1: the prior is one), then the
+# sensitive values' shares of the table q_v, their -ln q_v, the privacy loss's prior q(v) and
+# whether LKC-privacy lists each value (1.0) or not (0.0)
 (DISTINCT_L, ENTROPY_MIN, ENTROPY_LN_L, RECURSIVE_L, RECURSIVE_C, CLOSENESS_T,
  CLOSENESS_DISTANCE, ALPHA, ALPHA_VALUE, BETA, BETA_ENHANCED, DELTA_LOW, DELTA_HIGH,
  LOSS_EPSILON, LOSS_ALPHA, PRIOR_SQ, PRIOR_ENTROPY, MAP_K, PRESENCE_LOW, PRESENCE_HIGH,
  RISK_AVERAGE_T, RISK_SMALLEST_SIZE, RISK_RECORDS, RISK_UNIQUES_T, LKC_C, RISK_POPULATION_T,
- RISK_ESTIMATOR, RISK_POPULATION_SIZE, SHARES) = (_i64(i) for i in range(29))
+ RISK_ESTIMATOR, RISK_POPULATION_SIZE, PRIOR_COLUMNS, SHARES) = (_i64(i) for i in range(30))
 #: parameters that are -1 where their model is not asked for
 NOT_ASKED = (CLOSENESS_T, ALPHA, BETA, DELTA_HIGH, LOSS_EPSILON, MAP_K, PRESENCE_HIGH,
-             RISK_AVERAGE_T, RISK_UNIQUES_T, LKC_C, RISK_POPULATION_T)
+             RISK_AVERAGE_T, RISK_UNIQUES_T, LKC_C, RISK_POPULATION_T, PRIOR_COLUMNS)
 #: a frequency-set entry's count with a population (k-map, delta-presence): the sample's
 #: records in the low :data:`POPULATION_SHIFT` bits, the population's above them, so that the
 #: roll-up's sums add both
@@ -77,7 +79,8 @@ PARAMETER_SLOTS = {("distinct", "l"): DISTINCT_L, ("entropy", "min_size"): ENTRO
                    ("delta-disclosure", "high"): DELTA_HIGH,
                    ("privacy-loss", "epsilon"): LOSS_EPSILON,
                    ("privacy-loss", "alpha"): LOSS_ALPHA, ("privacy-loss", "prior_sq"): PRIOR_SQ,
-                   ("privacy-loss", "prior_entropy"): PRIOR_ENTROPY, ("k-map", "k"): MAP_K,
+                   ("privacy-loss", "prior_entropy"): PRIOR_ENTROPY,
+                   ("privacy-loss", "prior_columns"): PRIOR_COLUMNS, ("k-map", "k"): MAP_K,
                    ("delta-presence", "low"): PRESENCE_LOW,
                    ("delta-presence", "high"): PRESENCE_HIGH,
                    ("average-risk", "t"): RISK_AVERAGE_T,
@@ -232,27 +235,80 @@ def ratios_fail(hist, d, n, params):
 
 
 @njit(cache=True)
-def losses_fail(hist, d, n, params):
+def losses_fail(hist, d, n, params, prior, divisor, prior_sq, prior_entropy, prior_terms):
     """The (epsilon, alpha) privacy-loss model's verdict on a class of ``n`` records
-    (:func:`~gpuppdp.models.distribution.privacy_losses`, the same sums in ascending code):
-    1 when ``sqrt(max(sum q^2 + sum_v (p_E^2 - 2 p_E q_v), 0))`` exceeds ``epsilon`` or
+    (:func:`~gpuppdp.models.distribution.privacy_losses`, the same sums in ascending code)
+    against the prior ``q_v = prior[v] / divisor`` (``sum q^2`` and ``H(q)`` given, summed
+    over ``prior_terms`` values where computed here): 1 when
+    ``sqrt(max(sum q^2 + sum_v (p_E^2 - 2 p_E q_v), 0))`` exceeds ``epsilon`` or
     ``|H(q) - H(p_E)|`` exceeds ``alpha``, 0 when neither does, :data:`UNSURE_VERDICT` when
     the entropy loss lies within the logarithms' rounding band of ``alpha``."""
-    prior = SHARES + _PRIOR * ((params.shape[0] - SHARES) // _BLOCKS)
     sq, plogp, size = 0.0, 0.0, 0.0
     for t in range(d):
         share = float(hist[1, t]) / float(n)
-        sq += share * share - 2.0 * share * params[prior + hist[0, t]]
+        sq += share * share - 2.0 * share * (float(prior[hist[0, t]]) / divisor)
         term = share * math.log2(share)
         plogp += term
         size += abs(term)
-    if math.sqrt(max(params[PRIOR_SQ] + sq, 0.0)) > params[LOSS_EPSILON]:
+    if math.sqrt(max(prior_sq + sq, 0.0)) > params[LOSS_EPSILON]:
         return 1
-    loss = abs(params[PRIOR_ENTROPY] - -plogp)
-    if abs(loss - params[LOSS_ALPHA]) <= (d + 8) * _ENTROPY_BAND * \
-            (size + abs(params[PRIOR_ENTROPY])):
+    loss = abs(prior_entropy - -plogp)
+    if abs(loss - params[LOSS_ALPHA]) <= (d + prior_terms + 8) * _ENTROPY_BAND * \
+            (size + abs(prior_entropy)):
         return UNSURE_VERDICT
     return 1 if loss > params[LOSS_ALPHA] else 0
+
+
+@njit(cache=True)
+def conditional_groups(n_classes, class_codes, cls, sens, count, node_radix, params, m, table,
+                       table_key, scratch, group_of, group_size, group_values):
+    """The privacy loss's class-conditional prior
+    (:meth:`~gpuppdp.models.distribution.PrivacyLoss._conditional_losses`): the node's classes
+    grouped by their codes on the prior's QIDs (the bit mask ``params[PRIOR_COLUMNS]``), per
+    class its group (``group_of``), per group its records (``group_size``) and its records of
+    each of the ``m`` sensitive values (``group_values[g m + v]``)."""
+    q = class_codes.shape[1]
+    columns = np.int64(params[PRIOR_COLUMNS])
+    space = np.int64(1)
+    for j in range(q):
+        if (columns >> j) & 1:
+            space *= max(node_radix[0, j], 1)
+    dense, shift, mask = table_layout(n_classes, space)
+    groups = 0
+    for k in range(n_classes):
+        key, stride = np.int64(0), np.int64(1)
+        for j in range(q):
+            if (columns >> j) & 1:
+                key += np.int64(class_codes[k, j]) * stride
+                stride *= max(node_radix[0, j], 1)
+        g = _group_of(key, groups, dense, table, table_key, scratch, shift, mask)
+        if g == groups:
+            group_size[g] = 0
+            group_values[g * m:(g + 1) * m] = 0
+            groups += 1
+        group_of[k] = g
+        group_size[g] += cls[SIZE, k]
+        for t in range(cls[DISTINCT, k]):
+            e = cls[ENTRIES, cls[START, k] + t]
+            group_values[g * m + sens[e]] += count[e]
+    for g in range(groups):
+        table[scratch[g]] = -1
+
+
+@njit(cache=True)
+def group_prior(group_values, g, m, size):
+    """``(sum q^2, H(q), values)`` of group ``g``'s sensitive distribution
+    (:func:`conditional_groups`), summed in ascending code over its values present, as
+    ``_conditional_losses`` sums them."""
+    q_sq, plogp, terms = 0.0, 0.0, 0
+    for v in range(m):
+        c = group_values[g * m + v]
+        if c > 0:
+            share = float(c) / float(size)
+            q_sq += share * share
+            plogp += share * math.log2(share)
+            terms += 1
+    return q_sq, -plogp, terms
 
 
 @njit(cache=True)
@@ -425,10 +481,12 @@ def _population_fails(size, population, params):
 
 
 @njit(cache=True)
-def histogram_verdict(hist, d, total, params, tree, value_counts):
+def histogram_verdict(hist, d, total, params, tree, value_counts, prior, divisor, prior_sq,
+                      prior_entropy, prior_terms):
     """The sensitive attribute's models' verdict on a class of ``total`` records whose ``d``
-    (sensitive code, count) pairs ``hist[:2, :d]`` are sorted by code: 1 when one of them
-    fails it, 0 when none does, :data:`UNSURE_VERDICT` when the privacy loss cannot tell."""
+    (sensitive code, count) pairs ``hist[:2, :d]`` are sorted by code (the privacy loss's
+    prior: :func:`losses_fail`): 1 when one of them fails it, 0 when none does,
+    :data:`UNSURE_VERDICT` when the privacy loss cannot tell."""
     fails = False
     if params[ENTROPY_MIN] > 0:
         flogf = 0.0
@@ -445,13 +503,43 @@ def histogram_verdict(hist, d, total, params, tree, value_counts):
     if not fails and params[DELTA_HIGH] >= 0:
         fails = ratios_fail(hist, d, total, params)
     if not fails and params[LOSS_EPSILON] >= 0:
-        return losses_fail(hist, d, total, params)
+        return losses_fail(hist, d, total, params, prior, divisor, prior_sq, prior_entropy,
+                           prior_terms)
     return _i64(1) if fails else _i64(0)
 
 
 @njit(cache=True)
+def _class_verdict(k, cls, sens, count, hist, params, tree, value_counts, conditional,
+                   group_work, group_values):
+    """:func:`histogram_verdict` of class ``k`` (its (sensitive code, count) pairs sorted
+    into ``hist``), against its group's prior where the privacy loss's is class-conditional
+    (:func:`conditional_groups`), else the parameters'."""
+    d = cls[DISTINCT, k]
+    for t in range(d):  # (sensitive code, count), sorted by code (insertion)
+        e = cls[ENTRIES, cls[START, k] + t]
+        v, f = np.int64(sens[e]), count[e]
+        u = t
+        while u > 0 and hist[0, u - 1] > v:
+            hist[0, u], hist[1, u] = hist[0, u - 1], hist[1, u - 1]
+            u -= 1
+        hist[0, u], hist[1, u] = v, f
+    m = hist.shape[1]
+    if conditional:
+        g = group_work[0, k]
+        q_sq, h, terms = group_prior(group_values, g, m, group_work[1, g])
+        return histogram_verdict(hist, d, cls[SIZE, k], params, tree, value_counts,
+                                 group_values[g * m:(g + 1) * m], float(group_work[1, g]),
+                                 q_sq, h, terms)
+    prior = SHARES + _PRIOR * ((params.shape[0] - SHARES) // _BLOCKS)
+    return histogram_verdict(hist, d, cls[SIZE, k], params, tree, value_counts,
+                             params[prior:prior + m], 1.0, params[PRIOR_SQ],
+                             params[PRIOR_ENTROPY], 0)
+
+
+@njit(cache=True)
 def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scratch, cls,
-                   class_codes, hist, params, tree, value_counts, min_size, outlier):
+                   class_codes, hist, params, tree, value_counts, min_size, outlier, group_work,
+                   group_values):
     """The equivalence classes of the node's entries ``pos:pos+n`` (distinct (QIDs,
     sensitive value) pairs, in canonical order): entries with equal QID codes, numbered in
     order of first appearance (a hashed or directly addressed table as in the roll-up), each
@@ -463,8 +551,10 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
     sensitive code ``hist.shape[1]``, past the attribute's values; their records packed past
     :data:`POPULATION_SHIFT`) add to their class's population records only, and the
     classes holding sample records, the first ones (as in :func:`judge_sample_classes`),
-    are judged against them too.  Fills ``cls``, ``class_codes`` and ``outlier``; returns the
-    number of classes holding sample records, or :data:`UNSURE_VERDICT`."""
+    are judged against them too.  The privacy loss's class-conditional prior: each class's
+    group's (:func:`conditional_groups`, in ``group_work`` and ``group_values``).  Fills
+    ``cls``, ``class_codes`` and ``outlier``; returns the number of classes holding sample
+    records, or :data:`UNSURE_VERDICT`."""
     q = codes.shape[1]
     population = params[MAP_K] >= 0 or params[PRESENCE_HIGH] >= 0
     outside = hist.shape[1]  # a population's entries' sensitive code
@@ -509,6 +599,11 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
         if k >= 0:
             cls[ENTRIES, cls[CURSOR, k]] = pos + i
             cls[CURSOR, k] += 1
+    conditional = params[PRIOR_COLUMNS] >= 0
+    if conditional:
+        conditional_groups(n_classes, class_codes, cls, sens, count, node_radix, params,
+                           hist.shape[1], table, table_key, scratch, group_work[0],
+                           group_work[1], group_values)
     for k in range(n_classes):
         d = cls[DISTINCT, k]
         total = cls[SIZE, k]
@@ -518,15 +613,8 @@ def judge_classes(pos, n, codes, sens, count, node_radix, table, table_key, scra
         if not fails and (params[ENTROPY_MIN] > 0 or params[RECURSIVE_L] > 0 or
                           max(params[CLOSENESS_T], params[ALPHA], params[BETA],
                               params[DELTA_HIGH], params[LOSS_EPSILON]) >= 0):
-            for t in range(d):  # (sensitive code, count), sorted by code (insertion)
-                e = cls[ENTRIES, cls[START, k] + t]
-                v, f = np.int64(sens[e]), count[e]
-                u = t
-                while u > 0 and hist[0, u - 1] > v:
-                    hist[0, u], hist[1, u] = hist[0, u - 1], hist[1, u - 1]
-                    u -= 1
-                hist[0, u], hist[1, u] = v, f
-            verdict = histogram_verdict(hist, d, total, params, tree, value_counts)
+            verdict = _class_verdict(k, cls, sens, count, hist, params, tree, value_counts,
+                                     conditional, group_work, group_values)
             if verdict == UNSURE_VERDICT:
                 return UNSURE_VERDICT
             fails = verdict == 1

@@ -58,6 +58,7 @@ from .flash_classes import (
     NOT_ASKED,
     PARAMETER_SLOTS,
     POPULATION_SHIFT,
+    PRIOR_COLUMNS,
     RISK_POPULATION_T,
     SHARES,
     VALUE_BLOCKS,
@@ -140,6 +141,9 @@ def compiled_flash_refusal(models, metric=None, *, evaluator=None,
         return "a risk-based model with a population"
     if "lkc" in kinds and ("subsets" in kinds or set(kinds) & set(POPULATION_KINDS)):
         return "LKC-privacy's confidence bound with QID subsets or a population"
+    if set(kinds) & set(POPULATION_KINDS) and \
+            any(getattr(m, "prior", None) == "conditional" for m in models):
+        return "the privacy loss's conditional prior with a population"
     if metric is not None:
         name = metric if isinstance(metric, str) else metric.name
         if name not in METRIC_KINDS or (isinstance(metric, Metric) and
@@ -363,10 +367,12 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
             np.zeros((RISK_WORK_ROWS, 1), np.int64), np.zeros(1)) if stars is None else \
         (*stars, np.empty((RISK_WORK_ROWS, n0 + 1), np.int64), np.empty(risk_keys))
     # QID subsets: per class its group (and, for LKC-privacy's confidence bound, its verdict
-    # in the round), per group its records of each sensitive value
-    groups = (np.empty((2, n0 + 1) if parameters[-1][0] else (2, 1), np.int64),
-              np.empty((n0 + 1) * ev.encoded.n_sens if parameters[0][LKC_C] >= 0 else 1,
-                       np.int64))
+    # in the round; for the privacy loss's conditional prior, per group its records), per
+    # group its records of each sensitive value
+    conditional = parameters[0][PRIOR_COLUMNS] >= 0
+    groups = (np.empty((2, n0 + 1) if parameters[-1][0] or conditional else (2, 1), np.int64),
+              np.empty((n0 + 1) * ev.encoded.n_sens
+                       if parameters[0][LKC_C] >= 0 or conditional else 1, np.int64))
     size, depth = lat.size, lat.max_height + 2
     capacity = min(size + 2, FIRST_CAPACITY)
     while True:

@@ -440,7 +440,8 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
         if cls is not None:  # a sensitive attribute: classes of entries with equal QIDs
             n_classes = judge_classes(pos, n, codes, sens, count, node_radix, table,
                                        table_key, scratch, cls, class_codes, hist, params,
-                                       tree, value_counts, cfg[MIN_SIZE], outlier)
+                                       tree, value_counts, cfg[MIN_SIZE], outlier, group_work,
+                                       group_values)
             if n_classes < 0:
                 work[STATUS] = UNSURE
                 return
