@@ -36,9 +36,9 @@ from ..core.classes import Classes
 from ..engine.transform import SUPPRESSED_LABEL
 from ..errors import InputError
 from ..kernels.aot import ahead_of_time
+from ..kernels.uniqueness import ESTIMATOR_CODES, estimator_work, population_shares
 from ..validation import check_number, format_values, plain_number
 from .base import CompiledCheck, PrivacyModel, Requirement
-from ..kernels.uniqueness import ESTIMATOR_CODES, estimator_work, population_shares
 
 __all__ = ["RiskModel", "AverageReidentificationRisk", "SampleUniqueness",
            "PopulationUniqueness", "POPULATION_REGIONS", "POPULATION_ESTIMATORS",
