@@ -344,7 +344,7 @@ def _subset_at(subsets, at, node_radix, n):
 
 @njit(cache=True)
 def peel_groups(size, codes, node_radix, outlier, subsets, table, table_key, scratch, total,
-                group):
+                work):
     """k-anonymity on QID subsets (:class:`~gpuppdp.models.groups.KAnonymityOnSubsets`,
     LKC-privacy without its confidence bound) on a node's classes ``size`` / ``codes`` (its
     radices ``node_radix[0]``): a class not yet ``outlier`` becomes one when its group on a
@@ -352,19 +352,28 @@ def peel_groups(size, codes, node_radix, outlier, subsets, table, table_key, scr
     subset's ``k``, until no class does (``subsets``: their number, then per subset ``k``,
     its length and its columns).  The classes left are the largest set whose groups all
     reach their ``k``, whatever the order of the removals, as the models' own peeling finds
-    it.  ``total``: each group's records, ``group``: each class's group (scratch)."""
+    it.  ``total``: each group's records; ``work`` (2, C): each class's group and the
+    classes left (scratch)."""
+    group, live = work[0], work[1]
+    n_live = _live_classes(outlier, size.shape[0], live)
     changed = True
     while changed:
         changed = False
         at = 1
         for _ in range(subsets[0]):
             k, cols, at, dense, shift, mask = _subset_at(subsets, at, node_radix, size.shape[0])
-            groups = _alive_groups(size, codes, cols, node_radix, outlier, dense, shift, mask,
-                                   table, table_key, scratch, total, group)
-            for e in range(size.shape[0]):
-                if not outlier[e] and total[group[e]] < k:
+            groups = _alive_groups(size, codes, cols, node_radix, live, n_live, dense, shift,
+                                   mask, table, table_key, scratch, total, group)
+            kept = 0
+            for t in range(n_live):
+                e = live[t]
+                if total[group[e]] < k:
                     outlier[e] = True
                     changed = True
+                else:
+                    live[kept] = e
+                    kept += 1
+            n_live = kept
             for g in range(groups):
                 table[scratch[g]] = -1
 
@@ -380,60 +389,108 @@ def peel_confident_groups(size, codes, node_radix, outlier, subsets, table, tabl
     ``params[LKC_C]`` of them.  Each round judges every subset with the classes left at its
     start, then suppresses all the failing classes at once, until a round fails none: the
     model's own rounds (:meth:`~gpuppdp.models.groups._GroupModel.class_fails`; the
-    confidence is not monotonic in the classes removed, so the order matters).  ``work``
-    (2, C): per class its group in the subset judged, and whether the round fails it;
-    ``values`` (groups x values): each group's records per value; ``total``: each group's
-    records (scratch)."""
+    confidence is not monotonic in the classes removed, so the order matters).
+
+    After the first round a subset's groups are judged again only where the round before
+    failed a class (:func:`_touched_groups`): a group that fails loses every class, so one
+    that lost none is the group the round before passed, with the same verdict.  ``work``
+    (6, C): per class its group in the subset judged (-1: none) and the round that failed it
+    (0: none), the classes left, the classes failed by the round before, then by this one,
+    and per entry of the classes (in their order) its value and its records if the value is
+    listed (else 0); ``values`` (groups x values): each group's records per value;
+    ``total``: each group's records, then -1 where it fails (scratch)."""
     n = size.shape[0]
-    m = (params.shape[0] - SHARES) // _BLOCKS
-    listed = SHARES + _LISTED * m
-    group, fails = work[0], work[1]
+    group, failed, live, newly, value, listed = work[0], work[1], work[2], work[3], work[4], \
+        work[5]
+    n_live = _live_classes(outlier, n, live)
+    first = SHARES + _LISTED * ((params.shape[0] - SHARES) // _BLOCKS)
+    for e in range(n):
+        failed[e] = 0
+        for u in range(cls[START, e], cls[START, e] + cls[DISTINCT, e]):
+            i = cls[ENTRIES, u]
+            value[u] = sens[i]
+            listed[u] = count[i] if params[first + sens[i]] > 0.0 else 0
+    judged, before = 1, 0  # the round, and the classes the round before failed
     while True:
-        for e in range(n):
-            fails[e] = 0
-        at = 1
+        at, now = 1, before
         for _ in range(subsets[0]):
             k, cols, at, dense, shift, mask = _subset_at(subsets, at, node_radix, n)
-            groups = _alive_groups(size, codes, cols, node_radix, outlier, dense, shift, mask,
-                                   table, table_key, scratch, total, group)
-            for v in range(groups * m):
-                values[v] = 0
-            for e in range(n):
-                if outlier[e]:
-                    continue
-                for t in range(cls[DISTINCT, e]):
-                    i = cls[ENTRIES, cls[START, e] + t]
-                    if params[listed + sens[i]] > 0.0:
-                        values[group[e] * m + sens[i]] += count[i]
-            for e in range(n):
-                if not outlier[e]:
-                    g = group[e]
-                    top = 0
-                    for v in range(m):
-                        top = max(top, values[g * m + v])
-                    if total[g] < k or float(top) / max(float(total[g]), 1.0) > params[LKC_C]:
-                        fails[e] = 1
+            if judged == 1:
+                groups = _alive_groups(size, codes, cols, node_radix, live, n_live, dense,
+                                       shift, mask, table, table_key, scratch, total, group)
+            else:
+                groups = _touched_groups(size, codes, cols, node_radix, live, n_live, newly,
+                                         before, dense, shift, mask, table, table_key,
+                                         scratch, total, group)
+            now = _fail_unconfident(live, n_live, groups, k, group, total, cls, value, listed,
+                                    params, values, failed, judged, newly, now)
             for g in range(groups):
                 table[scratch[g]] = -1
-        changed = False
-        for e in range(n):
-            if fails[e]:
-                outlier[e] = True
-                changed = True
-        if not changed:
+        if now == before:
             return
+        for t in range(before, now):  # this round's failures, suppressed, go first
+            outlier[newly[t]] = True
+            newly[t - before] = newly[t]
+        before = now - before
+        n_live = _live_classes(outlier, n_live, live, live)
+        judged += 1
 
 
 @njit(inline='always')
-def _alive_groups(size, codes, cols, node_radix, outlier, dense, shift, mask, table, table_key,
-                  scratch, total, group):
-    """The classes not ``outlier`` grouped on the subset's columns ``cols``: each one's group
+def _live_classes(outlier, n, live, among=None):
+    """The classes not ``outlier`` -- of ``0..n-1``, or of the first ``n`` of ``among`` --
+    listed in ``live`` in order; returns how many."""
+    kept = 0
+    for t in range(n):
+        e = t if among is None else among[t]
+        if not outlier[e]:
+            live[kept] = e
+            kept += 1
+    return kept
+
+
+@njit(inline='always')
+def _fail_unconfident(live, n_live, groups, k, group, total, cls, value, listed, params,
+                      values, failed, judged, newly, now):
+    """:func:`peel_confident_groups`' verdicts on one subset: each of the ``groups`` fails
+    (``total`` -1) when it holds fewer than ``k`` records or a listed value makes up more than
+    C of them (``value`` and ``listed``: the classes' entries'), and so does each class left
+    in it (``failed`` = ``judged``, listed in ``newly`` from ``now`` on); returns where the
+    list ends."""
+    m = (params.shape[0] - SHARES) // _BLOCKS
+    for v in range(groups * m):
+        values[v] = 0
+    for t in range(n_live):
+        e = live[t]
+        g = group[e]
+        if g < 0 or total[g] < k:  # (a group under k fails whatever its values)
+            continue
+        for u in range(cls[START, e], cls[START, e] + cls[DISTINCT, e]):
+            values[g * m + value[u]] += listed[u]
+    for g in range(groups):
+        top = 0
+        for v in range(m):
+            top = max(top, values[g * m + v])
+        if total[g] < k or float(top) / max(float(total[g]), 1.0) > params[LKC_C]:
+            total[g] = -1
+    for t in range(n_live):
+        e = live[t]
+        if group[e] >= 0 and total[group[e]] < 0 and failed[e] != judged:
+            failed[e] = judged
+            newly[now] = e
+            now += 1
+    return now
+
+
+@njit(inline='always')
+def _alive_groups(size, codes, cols, node_radix, live, n_live, dense, shift, mask, table,
+                  table_key, scratch, total, group):
+    """The classes ``live[:n_live]`` grouped on the subset's columns ``cols``: each one's group
     into ``group``, each group's records into ``total``; returns the groups (their slots in
     ``scratch``, for the caller to clear the table)."""
     groups = 0
-    for e in range(size.shape[0]):
-        if outlier[e]:
-            continue
+    for t in range(n_live):
+        e = live[t]
         g = _group_of(_group_key(codes, e, cols, node_radix), groups, dense, table, table_key,
                       scratch, shift, mask)
         if g == groups:
@@ -441,6 +498,30 @@ def _alive_groups(size, codes, cols, node_radix, outlier, dense, shift, mask, ta
             groups += 1
         group[e] = g
         total[g] += size[e]
+    return groups
+
+
+@njit(inline='always')
+def _touched_groups(size, codes, cols, node_radix, live, n_live, newly, before, dense, shift,
+                    mask, table, table_key, scratch, total, group):
+    """The groups on the subset's columns ``cols`` of the classes the round before failed
+    (``newly[:before]``), with the classes left (``live[:n_live]``) in them: each class left
+    its group in ``group`` (-1: in none of them), each group's records in ``total``; returns
+    the groups (their slots in ``scratch``, for the caller to clear the table)."""
+    groups = 0
+    for t in range(before):
+        g = _group_of(_group_key(codes, newly[t], cols, node_radix), groups, dense, table,
+                      table_key, scratch, shift, mask)
+        if g == groups:
+            total[g] = 0
+            groups += 1
+    for t in range(n_live):
+        e = live[t]
+        g = find_slot(_group_key(codes, e, cols, node_radix), dense, table, table_key, shift,
+                      mask)[1]
+        group[e] = g
+        if g >= 0:
+            total[g] += size[e]
     return groups
 
 

@@ -366,11 +366,14 @@ def _search(ev, lat, bottom: tuple, inputs: tuple, tables: tuple, parameters: tu
     risk = (np.zeros((1, 2), np.int64), np.zeros(1, np.bool_),
             np.zeros((RISK_WORK_ROWS, 1), np.int64), np.zeros(1)) if stars is None else \
         (*stars, np.empty((RISK_WORK_ROWS, n0 + 1), np.int64), np.empty(risk_keys))
-    # QID subsets: per class its group (and, for LKC-privacy's confidence bound, its verdict
-    # in the round; for the privacy loss's conditional prior, per group its records), per
+    # QID subsets: per class its group and the classes left (and, for LKC-privacy's
+    # confidence bound, the round that failed it, the last rounds' failures and the entries'
+    # listed values; for the privacy loss's conditional prior, per group its records), per
     # group its records of each sensitive value
     conditional = parameters[0][PRIOR_COLUMNS] >= 0
-    groups = (np.empty((2, n0 + 1) if parameters[-1][0] or conditional else (2, 1), np.int64),
+    rows = 6 if parameters[0][LKC_C] >= 0 else 2
+    groups = (np.empty((rows, n0 + 1) if parameters[-1][0] or conditional else (2, 1),
+                       np.int64),
               np.empty((n0 + 1) * ev.encoded.n_sens
                        if parameters[0][LKC_C] >= 0 or conditional else 1, np.int64))
     size, depth = lat.size, lat.max_height + 2

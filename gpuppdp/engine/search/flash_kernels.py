@@ -467,7 +467,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
             class_codes_now = codes[pos:pos + n]
             if subsets[0] > 0:  # k-anonymity on QID subsets: groups of classes
                 peel_groups(size, class_codes_now, node_radix, outlier, subsets, table,
-                            table_key, scratch, group_total, group_work[0])
+                            table_key, scratch, group_total, group_work)
         if risk_model_asked(params):  # after the others' verdicts
             suppress_by_risk(size, class_codes_now, outlier, levels, params, stars, star_off,
                              cfg[MAX_SUPPRESSED], cfg[METRIC] == 0, share, node_off[1],
