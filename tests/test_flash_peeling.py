@@ -107,8 +107,8 @@ def _naive_peel(size, codes, subsets, outlier):
     return out
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_confident_peeling_equals_the_naive_rounds(seed):
+def _confident_case(seed: int):
+    """A random LKC case: ``(size, codes, radix, entries, subsets, c, listed, outlier)``."""
     rng = np.random.default_rng(seed)
     n, q, m = int(rng.integers(20, 400)), int(rng.integers(2, 5)), int(rng.integers(2, 6))
     size, codes, radix, entries = _classes(rng, n, q, m)
@@ -116,7 +116,13 @@ def test_confident_peeling_equals_the_naive_rounds(seed):
     c = float(rng.choice([0.5, 0.6, 0.75, 0.9]))
     listed = rng.random(m) < 0.7
     listed[rng.integers(m)] = True
-    outlier = rng.random(n) < 0.1
+    return size, codes, radix, entries, subsets, c, listed, rng.random(n) < 0.1
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_confident_peeling_equals_the_naive_rounds(seed):
+    size, codes, radix, entries, subsets, c, listed, outlier = _confident_case(seed)
+    n, m = len(size), len(listed)
     expected, rounds = _naive_confident(size, codes, entries, subsets, c, listed, outlier)
 
     n_entries = sum(len(ent) for ent in entries)
@@ -139,18 +145,14 @@ def test_confident_peeling_equals_the_naive_rounds(seed):
                           np.empty((6, n_entries + 1), np.int64), np.empty(n * m + 1, np.int64))
     np.testing.assert_array_equal(got, expected, err_msg=f"seed {seed}, {rounds} rounds")
     assert (table == -1).all()  # the scratch table is left clear
-    test_confident_peeling_equals_the_naive_rounds.rounds.append(rounds)
-
-
-test_confident_peeling_equals_the_naive_rounds.rounds = []
 
 
 def test_the_random_cases_take_several_rounds():
-    """The cases above reach the rounds that judge only touched groups (run after them)."""
-    rounds = test_confident_peeling_equals_the_naive_rounds.rounds
-    if not rounds:  # (run alone)
-        for seed in range(12):
-            test_confident_peeling_equals_the_naive_rounds(seed)
+    """The cases above reach the rounds that judge only the groups a removal touched."""
+    rounds = []
+    for seed in range(12):
+        size, codes, _, entries, subsets, c, listed, outlier = _confident_case(seed)
+        rounds.append(_naive_confident(size, codes, entries, subsets, c, listed, outlier)[1])
     assert max(rounds) >= 3 and sum(r >= 2 for r in rounds) >= 6
 
 
