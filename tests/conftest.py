@@ -62,8 +62,9 @@ if not GPU_TIER:
 
 
 #: the slow tier (``pytest -m slow``; the default ``pytest`` leaves it out): the tests (all
-#: parametrizations together) that take seven seconds or more on the 2-core box (``pytest
-#: --durations=0``); every module they are in keeps faster tests in the default tier
+#: parametrizations together, or one, named with its ``[id]``) that take seven seconds or more
+#: on the 2-core box (``pytest --durations=0``); every module they are in keeps faster tests in
+#: the default tier
 SLOW = {
     # the largest parametrized groups of the default tier after the sixteenth session's
     # merges (the default tier ran 6 min 56 s, then 6 min 23 s, at load 3-4): still run in CI's
@@ -128,12 +129,19 @@ SLOW = {
     # the compiled delta-disclosure and privacy loss on Adult (10 s and 4 s on the 2-core box)
     "test_flash_compiled_distribution.py::test_compiled_equals_python_on_adult",
     "test_flash_compiled_distribution.py::test_compiled_delta_disclosure_is_arxs",
+    # single parametrizations of 17-34 s on the slower 2-core box (the default tier ran 5:25):
+    # the same code runs on the faster ones left in the default tier
+    "test_explore.py::test_each_node_s_figures_are_those_of_its_release[strict]",
+    "test_flash_compiled_risk.py::test_compiled_equals_python_with_risk_models[2]",
+    "test_flash_compiled_risk.py::test_one_nodes_suppression_equals_the_batched_models[0]",
+    "test_flash_compiled_risk.py::test_one_nodes_suppression_equals_the_batched_models[2]",
 }
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if f"{item.path.name}::{getattr(item, 'originalname', item.name)}" in SLOW:
+        if {f"{item.path.name}::{getattr(item, 'originalname', item.name)}",
+                f"{item.path.name}::{item.name}"} & SLOW:
             item.add_marker(pytest.mark.slow)
 
 

@@ -188,7 +188,7 @@ def test_a_gpu_walk_of_k_anonymity_equals_the_cpus(metric, batch_entries, bounds
     data, hierarchies = datasets.adult()
     results = {}
     for name, backend in (("cpu", cpu_backend()), ("strict", strict_backend())):
-        qids = QIDS[:4] if batch_entries < 100 else QIDS  # small batches: a small lattice
+        qids = QIDS[:3] if batch_entries < 100 else QIDS  # small batches: a small lattice
         enc = encode(data.head(200)[qids], Schema({c: hierarchies[c] for c in qids}, []),
                      backend, None)
         evaluator = Evaluator(enc, [KAnonymity(3)], make_metric(metric), 0.05)
