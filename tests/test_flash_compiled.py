@@ -136,6 +136,54 @@ def test_compiled_equals_python_on_random_tables(seed, monkeypatch):
         assert_same_search(got, want, context)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_equals_python_with_a_gs_factor_and_weights(seed, monkeypatch):
+    """ARX's loss and precision with a gs-factor (generalization or suppression weighed
+    less) and attribute weights, without and with a sensitive attribute's l-diversity: the
+    same search as the Python traversal, every checked node's loss and bound bit for bit."""
+    data, hierarchies = _table(seed)
+    rng = np.random.default_rng(seed)
+    data["s"] = rng.choice(list("abcd"), size=len(data))
+    weights = {q: float(w) for q, w in zip(hierarchies, rng.uniform(0.0, 2.0, len(hierarchies)))}
+    for name, gs, weighted, limit, diverse in itertools.product(
+            ("loss", "precision"), (0.0, 0.3, 0.8, 1.0), (False, True), (0.0, 0.1),
+            (False, True)):
+        metric = make_metric(name, gs_factor=gs, attribute_weights=weights if weighted else {})
+        context = (seed, name, gs, weighted, limit, diverse)
+        kw = ({"sensitive": ["s"], "models": [DistinctLDiversity("s", 2)]} if diverse else
+              {"insensitive": ["s"]})
+        fits = [_fit(data, hierarchies, 2, limit, metric, compiled, monkeypatch, **kw)
+                for compiled in (True, False)]
+        assert_same_search(*fits, context)
+
+
+def test_a_gs_factor_and_weights_on_adult_stop_checks_only_for_precision(monkeypatch):
+    """9-QID Adult, k = 5, 5 %: with a gs-factor and weights, precision's checks still stop
+    early (its bound needs no classes), the loss's no longer do (its prior bound holds at ARX's
+    defaults only); both searches are the Python traversal's."""
+    data, hierarchies = datasets.adult()
+    for name, stops in (("precision", True), ("loss", False)):
+        metric = make_metric(name, gs_factor=0.3, attribute_weights={"age": 1.0, "sex": 0.2})
+        fits = [_fit(data, hierarchies, 5, 0.05, metric, compiled, monkeypatch)
+                for compiled in (True, False)]
+        assert (assert_same_search(*fits, name) > 0) == stops
+
+
+def test_what_runs_compiled_with_a_metric_s_options():
+    """A gs-factor and weights run compiled, with a risk-based model too, except weights
+    there (the records it suppresses first are ranked by unweighted loss)."""
+    from gpuppdp.models import AverageReidentificationRisk
+
+    refusal = flash_compiled.compiled_flash_refusal
+    options = make_metric("loss", gs_factor=0.2, attribute_weights={"a": 1.0})
+    assert refusal([KAnonymity(2)], options) is None
+    assert refusal([KAnonymity(2)], make_metric("precision", gs_factor=0.9)) is None
+    assert refusal([AverageReidentificationRisk(0.1)], make_metric("loss", gs_factor=0.2)) \
+        is None
+    assert refusal([AverageReidentificationRisk(0.1)], options) == \
+        "a risk-based model with attribute weights"
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_compiled_equals_python_with_sensitive_models(seed, monkeypatch):
     """Classes of several (QIDs, sensitive value) entries judged by distinct, entropy and

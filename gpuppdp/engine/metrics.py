@@ -44,6 +44,7 @@ from ..core.classes import Classes
 from ..errors import InputError
 from ..kernels.aot import ahead_of_time
 from ..kernels.nrt import njit_no_refcount
+from ..kernels.packed import code_at
 from .prior_bound import FactorBound, prior_sums
 from ..validation import check_number
 
@@ -234,26 +235,39 @@ ahead_of_time(_factor_table, ["float64[:, ::1](float64[:, ::1], float64[::1], fl
 @njit(cache=True)
 def _loss_sums_factors(size, codes, outlier, ptr, off, share, g_factor, s_factor):
     """Per node and QID the charged and the kept sums of ARX's loss with a gs-factor
-    (``MetricMDNMLoss``: a kept class costs ``|E| share g``, a suppressed one ``|E|`` when
-    ``s == 1``, else ``|E| share + s (|E| - |E| share)``), added in class order."""
+    (:func:`node_sums_with_factors` of each node)."""
     n_nodes, q = off.shape
     charged = np.zeros((n_nodes, q))
     kept = np.zeros((n_nodes, q))
+    no_fields = np.empty((2, 0), np.int64)  # the codes are not packed
     for b in range(n_nodes):
-        for j in range(q):
-            h = 0.0
-            k = 0.0
-            for c in range(ptr[b], ptr[b + 1]):
-                count = float(size[c])
-                x = count * share[off[b, j] + codes[c, j]]
-                if outlier[c]:
-                    h += count if s_factor == 1.0 else x + s_factor * (count - x)
-                else:
-                    h += x * g_factor
-                k += x * g_factor
-            charged[b, j] = h
-            kept[b, j] = k
+        node_sums_with_factors(size, codes, no_fields, outlier, ptr[b], ptr[b + 1], off[b],
+                               share, g_factor, s_factor, charged[b], kept[b])
     return charged, kept
+
+
+@njit_no_refcount
+def node_sums_with_factors(size, codes, fields, outlier, lo, hi, off, share, g_factor,
+                           s_factor, charged, kept):
+    """One node's charged and kept sums per QID (into ``charged`` and ``kept``, (q,)) of ARX's
+    loss with a gs-factor (``MetricMDNMLoss``: a kept class costs ``|E| share g``, a
+    suppressed one ``|E|`` when ``s == 1``, else ``|E| share + s (|E| - |E| share)``), over
+    classes ``lo..hi-1`` in their order; ``codes`` (C, q), or packed in the fields of
+    ``fields`` (:func:`~gpuppdp.kernels.packed.code_at`); ``off`` (q,): the node's share
+    offsets.  The compiled searches call it too."""
+    for j in range(off.shape[0]):
+        h = 0.0
+        k = 0.0
+        for c in range(lo, hi):
+            count = float(size[c])
+            x = count * share[off[j] + code_at(codes, c, j, fields)]
+            if outlier[c]:
+                h += count if s_factor == 1.0 else x + s_factor * (count - x)
+            else:
+                h += x * g_factor
+            k += x * g_factor
+        charged[j] = h
+        kept[j] = k
 
 
 @njit(cache=True)

@@ -18,7 +18,8 @@ delta-presence (Sweeney 2002; Nergiz, Atzori & Clifton 2007) on one population t
 bound (Mohammed, Fung, Hung & Lee 2009), without a sensitive attribute or a population:
 :func:`~.flash_classes.peel_groups`; with its confidence bound too), the risk-based models
 (average risk, sample and population uniqueness: :mod:`.flash_risk`), the loss, precision
-and discernibility metrics, a CPU backend, a frequency set of at most
+and discernibility metrics (the first two with any gs-factor and attribute weights), a CPU
+backend, a frequency set of at most
 :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
 properties are arrays the size of the lattice here: one byte per direction and property set,
 as ARX's solution space stores them for small lattices).
@@ -71,12 +72,16 @@ from .flash_layout import (
     CACHED,
     CHECKED_NODES,
     FROM_BOTTOM,
+    G_FACTOR,
+    HEIGHT,
     MAX_CLASSES,
     NEXT_SLOT,
     OK,
     OPTIMUM,
+    S_FACTOR,
     STATUS,
     UNSURE,
+    WEIGHT,
     WORK_SIZE,
 )
 from .flash_risk import RISK_WORK_ROWS
@@ -149,8 +154,11 @@ def compiled_flash_refusal(models, metric=None, *, evaluator=None,
         if name not in METRIC_KINDS or (isinstance(metric, Metric) and
                                         type(metric) not in (Loss, Precision, Discernibility)):
             return f"the {name} metric"
-        if isinstance(metric, Metric) and not metric.arx_default:
-            return f"the {name} metric with a gs-factor or attribute weights"
+        if getattr(metric, "_aggregated", None):
+            return f"the {name} metric with a microaggregated attribute"
+        if set(kinds) & set(RISK_KINDS) and getattr(metric, "attribute_weights", None):
+            # (the records a risk-based model suppresses first are ranked unweighted here)
+            return "a risk-based model with attribute weights"
     return None if evaluator is None else _problem_refusal(evaluator, lattice_size, attributes)
 
 
@@ -215,7 +223,7 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats, dict | None] | None
                     NO_GROUP_LIMIT if limit is None else limit,
                     _pack_bits(lat)], np.int64)
     inputs = (np.stack([lat.max_levels, lat.strides]).astype(np.int64), keys, phases, cfg,
-              np.asarray(metric.heights, np.float64))
+              metric_terms(metric))
     parameters, stars = _model_parameters(ev)
     with small_pages():  # the arrays the compiled search works in
         work, rec_int, rec_float, slot_levels = _search(
@@ -242,6 +250,19 @@ def _pack_words(lat) -> int:
     """Words of the packed levels: 63 // :func:`_pack_bits` fields each."""
     per = 63 // _pack_bits(lat)
     return -(-lat.n_attributes // per)
+
+
+def metric_terms(metric) -> np.ndarray:
+    """The bound ``metric``'s terms as the compiled checks read them (:data:`~.flash_layout.
+    HEIGHT`, :data:`~.flash_layout.WEIGHT`, :data:`~.flash_layout.G_FACTOR`,
+    :data:`~.flash_layout.S_FACTOR` rows; (4, q))."""
+    q = len(metric.heights)
+    terms = np.empty((4, q))
+    terms[HEIGHT] = metric.heights
+    terms[WEIGHT] = metric.weights
+    terms[G_FACTOR] = metric.g_factor
+    terms[S_FACTOR] = metric.s_factor
+    return terms
 
 
 def _metric_tables(ev, lat, limit: int | None) -> tuple:
@@ -447,11 +468,13 @@ def class_limit(evaluator) -> int | None:
     minimal class size ``k``: at most ``N // k`` classes reach ``k``, every other one is
     suppressed whole, so a node of more than
     ``N // k + max_suppressed`` classes suppresses more than the limit.  Its lower bound is
-    then the prior one (the loss) or needs no classes (precision); discernibility's needs
-    them all."""
+    then the prior one (the loss at ARX's default gs-factor and weights) or needs no classes
+    (precision); discernibility's needs them all."""
     k = evaluator.min_class_size
+    metric = evaluator.metric
     if evaluator.carries_sensitive or k is None or k < 2 or \
-            evaluator.metric.name == "discernibility" or \
+            metric.name == "discernibility" or (metric.name == "loss" and
+                                                not metric.arx_default) or \
             any(m.compiled_kind in POPULATION_KINDS for m in evaluator.models):
         return None
     return evaluator.encoded.n_rows // k + evaluator.max_suppressed

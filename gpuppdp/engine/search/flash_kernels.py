@@ -37,18 +37,20 @@ import numpy as np
 from ...kernels.aot import CODE_TYPES, ahead_of_time
 from ...kernels.nrt import njit_no_refcount
 from ...kernels.segsum import _one_node
-from ..metrics import _geometric_mean_row, _mean_share_term, _precision_term
+from ..metrics import (_geometric_mean_row, _mean_share_term, _precision_term,
+                       node_sums_with_factors)
 from ..solution_space import _fill_level
 from .flash_cache import _roll_up
 from .flash_classes import (DISTINCT, MAP_K, PRESENCE_HIGH, SIZE, judge_classes,
                             judge_sample_classes, peel_confident_groups, peel_groups)
 from .flash_layout import (AMBIGUOUS, ANON, ARENA_END, BOUND_PRECISION, CACHED, CANDIDATES,
-                           CHECKED, CHECKED_NODES, DOWN, EXPLICIT, HAS_K, INSUFF, KANON,
-                           MAX_SUPPRESSED, METRIC, MIN_SIZE, NEXT_SLOT, NOTANON, NOTKANON, OK, ONE,
-                           OPTIMUM, OVERFLOW, PREDICTIVE, PRUNING, PTR, ROWS, STATUS,
+                           CHECKED, CHECKED_NODES, DOWN, EXPLICIT, G_FACTOR, HAS_K, HEIGHT,
+                           INSUFF, KANON, MAX_SUPPRESSED, METRIC, MIN_SIZE, NEXT_SLOT, NOTANON,
+                           NOTKANON, OK, ONE, OPTIMUM, OVERFLOW, PREDICTIVE, PRUNING, PTR, ROWS,
+                           S_FACTOR, STATUS,
                            STOPPED, SUCC_PRUNED, TAG_INSUFFICIENT, TAG_NONE, TAG_PRUNED,
                            TAG_VISITED, TAG_VISITED_INSUFFICIENT, UNSURE, UP, UTILITY_FULL,
-                           VERDICT, VISITED, ZERO, _level)
+                           VERDICT, VISITED, WEIGHT, ZERO, _level)
 from .flash_risk import risk_model_asked, suppress_by_risk
 
 #: a prior bound and the checked one (the same sums added in other orders, truncated to
@@ -226,43 +228,46 @@ def _heap_poll(heap, n, lattice, keys, node_keys):
 
 
 @njit_no_refcount
-def _share(g, lattice, heights, j):
+def _share(g, lattice, terms, j):
     """Attribute ``j``'s ``level / height`` of node ``g`` (0 where the height is 0)."""
-    return 0.0 if heights[j] == 0 else _level(g, lattice, j) / heights[j]
+    height = terms[HEIGHT, j]
+    return 0.0 if height == 0 else _level(g, lattice, j) / height
 
 
 @njit_no_refcount
-def _mean_share_of(g, lattice, heights):
+def _mean_share_of(g, lattice, terms):
     """Precision's lower bound of node ``g``: :func:`~..metrics._mean_share_weighted`'s
-    operations on its shares (ARX's default factor and weights)."""
+    operations on its shares, with the metric's generalization factor and weights
+    (``terms``: :data:`~.flash_layout.HEIGHT` ...)."""
     q = lattice.shape[1]
     bound = 0.0
     for j in range(q):
-        bound += _mean_share_term(_share(g, lattice, heights, j), 1.0, q, 1.0)
+        bound += _mean_share_term(_share(g, lattice, terms, j), terms[G_FACTOR, j], q,
+                                  terms[WEIGHT, j])
     return bound
 
 
 @njit_no_refcount
-def _precision_of(g, lattice, heights, suppressed, n_rows):
+def _precision_of(g, lattice, terms, suppressed, n_rows):
     """Precision of node ``g`` with ``suppressed`` of ``n_rows`` records suppressed:
-    :func:`~..metrics._precision`'s operations on its shares."""
+    :func:`~..metrics._precision_weighted`'s operations on its shares."""
     q = lattice.shape[1]
     kept = n_rows - suppressed
     loss = 0.0
     for j in range(q):
-        loss += _precision_term(_share(g, lattice, heights, j), kept, suppressed, n_rows, 1.0,
-                                1.0, q, 1.0)
+        loss += _precision_term(_share(g, lattice, terms, j), kept, suppressed, n_rows,
+                                terms[G_FACTOR, j], terms[S_FACTOR, j], q, terms[WEIGHT, j])
     return loss
 
 
 @njit_no_refcount
-def _bound(g, props, bounds, lattice, cfg, heights):
+def _bound(g, props, bounds, lattice, cfg, terms):
     """A lower bound of ``g``'s loss known now: the checked one, else Precision's
     data-independent one, else NaN."""
     if props[VERDICT, g] != 0:
         return bounds[1, g]
     if cfg[BOUND_PRECISION]:
-        return _mean_share_of(g, lattice, heights)
+        return _mean_share_of(g, lattice, terms)
     return np.nan
 
 
@@ -286,7 +291,7 @@ def _no_better(best, g, bound, props, work):
 
 
 @njit_no_refcount
-def _skip(trigger, g, props, bounds, queue, lattice, work, cfg, heights):
+def _skip(trigger, g, props, bounds, queue, lattice, work, cfg, terms):
     """ARX's ``skip``: ``g`` carries a trigger bit, or (pruning) is insufficient or has a
     lower bound no better than the optimum's loss (then its cone is marked so)."""
     opt = work[OPTIMUM]
@@ -294,7 +299,7 @@ def _skip(trigger, g, props, bounds, queue, lattice, work, cfg, heights):
         return _has(props, g, trigger)
     if _has(props, g, trigger | INSUFF):
         return True
-    if _no_better(bounds[0, opt], g, _bound(g, props, bounds, lattice, cfg, heights), props,
+    if _no_better(bounds[0, opt], g, _bound(g, props, bounds, lattice, cfg, terms), props,
                   work):
         _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
         return True
@@ -350,7 +355,7 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
 
 
 @njit_no_refcount
-def record_classes(g, r, n, size, codes, fields, outlier, lattice, cfg, heights, share, off,
+def record_classes(g, r, n, size, codes, fields, outlier, lattice, cfg, terms, share, off,
                    loss_table, sums, ptr, rec_int, rec_float, bounds):
     """Record ``r``: node ``g`` (``n`` frequency-set entries) judged from its classes -- their
     sizes, codes (``codes`` (C, q), or packed in the fields of ``fields``:
@@ -380,14 +385,21 @@ def record_classes(g, r, n, size, codes, fields, outlier, lattice, cfg, heights,
     loss = bound = np.nan
     if cfg[METRIC] == 0:
         if anonymous or bounds:
-            ptr[0], ptr[1] = 0, n_classes
-            _one_node(ZERO, size, codes, fields, outlier, ptr, off, share, sums[0:1],
-                      sums[1:2], anonymous)
-            loss = _geometric_mean_row(sums, ZERO, loss_table[0], loss_table[1], None)
-            bound = _geometric_mean_row(sums, ONE, loss_table[0], loss_table[1], None)
+            if terms[G_FACTOR, 0] == 1.0 and terms[S_FACTOR, 0] == 1.0:
+                ptr[0], ptr[1] = 0, n_classes
+                _one_node(ZERO, size, codes, fields, outlier, ptr, off, share, sums[0:1],
+                          sums[1:2], anonymous)
+            else:
+                node_sums_with_factors(size, codes, fields, outlier, 0, n_classes, off[0],
+                                       share, terms[G_FACTOR, 0], terms[S_FACTOR, 0],
+                                       sums[0], sums[1])
+            loss = _geometric_mean_row(sums, ZERO, loss_table[0], loss_table[1],
+                                       terms[WEIGHT])
+            bound = _geometric_mean_row(sums, ONE, loss_table[0], loss_table[1],
+                                        terms[WEIGHT])
     elif cfg[METRIC] == 1:
-        loss = _precision_of(g, lattice, heights, float(suppressed), float(cfg[ROWS]))
-        bound = _mean_share_of(g, lattice, heights)
+        loss = _precision_of(g, lattice, terms, float(suppressed), float(cfg[ROWS]))
+        bound = _mean_share_of(g, lattice, terms)
     else:
         loss = float(kept_sq + cfg[ROWS] * suppressed)
         bound = float(all_sq)
@@ -403,7 +415,7 @@ def record_classes(g, r, n, size, codes, fields, outlier, lattice, cfg, heights,
 
 
 @njit_no_refcount
-def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
+def _check(g, props, bounds, queue, lattice, work, cfg, terms, rec_int, rec_float, slot,
            slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first, maps,
            map_off, level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens,
            cls, class_codes, hist, params, tree, value_counts, subsets,
@@ -427,7 +439,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
                 bound *= loss_table[2 + levels[j], j]
             bound -= 1.0
         else:
-            bound = _mean_share_of(g, lattice, heights)
+            bound = _mean_share_of(g, lattice, terms)
         rec_int[r, 0], rec_int[r, 1], rec_int[r, 6] = g, 0, 0
         rec_int[r, 2:6] = -1  # suppressed records, kept classes, smallest, entries: unknown
         rec_float[r, 0], rec_float[r, 1] = np.nan, bound
@@ -473,7 +485,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
                              cfg[MAX_SUPPRESSED], cfg[METRIC] == 0, share, node_off[1],
                              risk_work, risk_keys)
         record_classes(g, r, n, size, class_codes_now, node_radix, outlier, lattice, cfg,
-                       heights, share, node_off[1:2], loss_table, sums, work[PTR:PTR + 2],
+                       terms, share, node_off[1:2], loss_table, sums, work[PTR:PTR + 2],
                        rec_int, rec_float, ONE)  # (node_radix: codes not packed, unread)
     anonymous, k_anonymous, bound = rec_int[r, 1] > 0, rec_int[r, 6] > 0, rec_float[r, 1]
     work[CHECKED_NODES] += 1
@@ -492,7 +504,7 @@ def _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_fl
 
 
 @njit_no_refcount
-def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cfg, heights,
+def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cfg, terms,
                    rec_int, rec_float, slot, slot_levels, slot_of, table, table_key, scratch,
                    outlier, codes, count, first, maps, map_off, level_radix, share, share_off,
                    loss_table, candidates, node_off, node_radix, sums, sens, cls, class_codes,
@@ -519,7 +531,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
         if work[CHECKED_NODES] == rec_int.shape[0]:
             work[STATUS] = OVERFLOW
             return
-        _check(g, props, bounds, queue, lattice, work, cfg, heights, rec_int, rec_float, slot,
+        _check(g, props, bounds, queue, lattice, work, cfg, terms, rec_int, rec_float, slot,
                slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first,
                maps, map_off, level_radix, share, share_off, loss_table, node_off, node_radix,
                sums, sens, cls, class_codes, hist, params, tree, value_counts, subsets,
@@ -551,7 +563,7 @@ def _check_and_tag(g, check, tag, final, props, bounds, queue, lattice, work, cf
 
 
 @njit_no_refcount
-def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, maps, map_off,
+def _flash(lattice, keys, node_keys, phases, cfg, terms, codes, count, first, maps, map_off,
            level_radix, share, share_off, loss_table, work, props, bounds, queue, heap, candidates,
            rec_int, rec_float, slot, slot_levels, slot_of, table, table_key, scratch, outlier,
            walk, succ, level_levels, odometer, level_ids, sorted_ids, sort_keys, sort_order,
@@ -605,7 +617,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
             if not cfg[PRUNING] or opt < 0:
                 keep = not _has(props, g, outer_skip)
             elif not _has(props, g, outer_skip | INSUFF):
-                bound = _bound(g, props, bounds, lattice, cfg, heights)
+                bound = _bound(g, props, bounds, lattice, cfg, terms)
                 if _no_better(bounds[0, opt], g, bound, props, work):
                     _set(props, queue, lattice, g, INSUFF | SUCC_PRUNED, UP)
                 else:
@@ -630,9 +642,9 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                             entering = False
                             n_succ[depth] = cursor[depth] = 0
                             if not _skip(l_skip, x, props, bounds, queue, lattice, work, cfg,
-                                         heights):
+                                         terms):
                                 _check_and_tag(x, l_check, l_tag, ZERO, props, bounds, queue,
-                                               lattice, work, cfg, heights, rec_int, rec_float,
+                                               lattice, work, cfg, terms, rec_int, rec_float,
                                                slot, slot_levels, slot_of, table, table_key,
                                                scratch, outlier, codes, count, first, maps,
                                                map_off, level_radix, share, share_off, loss_table,
@@ -647,13 +659,13 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                                 # same side effects, in the same order
                                 for i in range(n_succ[depth]):
                                     _skip(l_skip, succ[depth, i], props, bounds, queue,
-                                          lattice, work, cfg, heights)
+                                          lattice, work, cfg, terms)
                         advanced = False
                         while cursor[depth] < n_succ[depth]:
                             s = succ[depth, cursor[depth]]
                             cursor[depth] += 1
                             if not _skip(l_skip, s, props, bounds, queue, lattice, work, cfg,
-                                         heights):
+                                         terms):
                                 depth += 1
                                 stack[depth] = s
                                 entering = advanced = True
@@ -666,7 +678,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                     break
                 # the binary phase: the next path start
                 h, n = _heap_poll(heap, n, lattice, keys, node_keys)
-                if _skip(b_skip, h, props, bounds, queue, lattice, work, cfg, heights):
+                if _skip(b_skip, h, props, bounds, queue, lattice, work, cfg, terms):
                     continue
                 length = 1
                 chain[0] = h
@@ -675,7 +687,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                     nxt = -1
                     for i in range(ns):
                         if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
-                                     cfg, heights):
+                                     cfg, terms):
                             nxt = path_succ[i]
                             break
                     if nxt < 0:
@@ -686,11 +698,11 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                 while lo <= hi and work[STATUS] == OK:
                     mid = (lo + hi) // 2
                     x = chain[mid]
-                    if _skip(b_skip, x, props, bounds, queue, lattice, work, cfg, heights):
+                    if _skip(b_skip, x, props, bounds, queue, lattice, work, cfg, terms):
                         hi = mid - 1
                         continue
                     _check_and_tag(x, b_check, b_tag, ZERO, props, bounds, queue, lattice, work,
-                                   cfg, heights, rec_int, rec_float, slot, slot_levels, slot_of,
+                                   cfg, terms, rec_int, rec_float, slot, slot_levels, slot_of,
                                    table, table_key, scratch, outlier, codes, count, first, maps,
                                    map_off, level_radix, share, share_off, loss_table, candidates,
                                    node_off, node_radix, sums, sens, cls, class_codes, hist,
@@ -703,7 +715,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
                     ns = _sorted_successors(x, path_succ, lattice, keys, node_keys)
                     for i in range(ns):
                         if not _skip(b_skip, path_succ[i], props, bounds, queue, lattice, work,
-                                     cfg, heights):
+                                     cfg, terms):
                             if n == heap.shape[0]:
                                 work[STATUS] = OVERFLOW
                                 break
@@ -716,7 +728,7 @@ def _flash(lattice, keys, node_keys, phases, cfg, heights, codes, count, first, 
     if cfg[UTILITY_FULL]:  # ARX's computeUtilityForMonotonicMetrics
         for g in (0, size - 1):
             _check_and_tag(g, CHECKED, TAG_NONE, ONE, props, bounds, queue, lattice, work, cfg,
-                           heights, rec_int, rec_float, slot, slot_levels, slot_of, table,
+                           terms, rec_int, rec_float, slot, slot_levels, slot_of, table,
                            table_key, scratch, outlier, codes, count, first, maps, map_off,
                            level_radix, share, share_off, loss_table, candidates, node_off,
                            node_radix, sums, sens, cls, class_codes, hist, params, tree,
@@ -736,7 +748,7 @@ def _flash_signature(code: str, classes: str) -> str:
     class scratch ``classes`` (``none`` when no sensitive attribute is carried)."""
     i1, i2, i3 = "int64[::1]", "int64[:, ::1]", "int64[:, :, ::1]"
     f1, f2, f3 = "float64[::1]", "float64[:, ::1]", "float64[:, :, ::1]"
-    typed = {"lattice": i2, "keys": f3, "node_keys": f2, "phases": i1, "cfg": i1, "heights": f1,
+    typed = {"lattice": i2, "keys": f3, "node_keys": f2, "phases": i1, "cfg": i1, "terms": f2,
              "codes": f"{code}[:, ::1]", "count": i1, "first": i1, "maps": f"{code}[::1]",
              "map_off": i3, "level_radix": i2, "share": f1, "share_off": i2, "loss_table": f2,
              "work": i1, "props": "uint8[:, ::1]", "bounds": f2, "queue": "int32[:, ::1]",

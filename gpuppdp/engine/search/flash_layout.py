@@ -40,6 +40,10 @@ WORK_SIZE = 15
 # and the check's verdict (0 unchecked, 1 not anonymous, 2 anonymous, 3 not anonymous by a
 # check stopped early, whose lower bound is the loss's prior bound)
 EXPLICIT, UP, DOWN, VERDICT = (_i64(i) for i in range(4))
+# rows of the metric's terms (q columns): each attribute's height (precision's level / height)
+# and ARX's weight (divided by the largest), then the generalization and the suppression
+# factor of the metric's gs-factor (every column the same; 1 and 1 at ARX's default 0.5)
+HEIGHT, WEIGHT, G_FACTOR, S_FACTOR = (_i64(i) for i in range(4))
 STOPPED = _i64(3)
 ZERO, ONE = _i64(0), _i64(1)
 

@@ -4,8 +4,8 @@ and judged in one compiled pass.
 :meth:`~gpuppdp.engine.evaluate.LatticeOracle.evaluate_levels` rolls every node up from a direct
 predecessor, which differs from it in one QID's level.  When the problem is one the compiled
 Flash judges without a sensitive attribute (classes judged by their size alone: k-anonymity;
-the loss, precision or discernibility metric as ARX defines them; a CPU backend) and the
-QIDs' codes pack into one word (:mod:`gpuppdp.kernels.packed`), the walk's frequency sets
+the loss, precision or discernibility metric as ARX defines them, with any gs-factor and
+attribute weights; a CPU backend) and the QIDs' codes pack into one word (:mod:`gpuppdp.kernels.packed`), the walk's frequency sets
 hold packed codes and each of its batches runs here: the threads take runs of nodes
 (:func:`~gpuppdp.kernels.groupby.run_tasks`), and each node's roll-up
 (:func:`~gpuppdp.kernels.packed.rollup_packed`) is followed at once, its classes still in the
@@ -33,7 +33,8 @@ from ...kernels.groupby import balanced_runs, n_tasks_for, run_tasks
 from ...kernels.hashtable import NO_GROUP, hashed_size
 from ...kernels.packed import field_layout, pack, rollup_packed
 from ..evaluate import NodeStats
-from .flash_compiled import METRIC_KINDS, _metric_tables, compiled_flash_refusal, record_stats
+from .flash_compiled import (METRIC_KINDS, _metric_tables, compiled_flash_refusal, metric_terms,
+                             record_stats)
 from .flash_kernels import record_classes
 from .flash_layout import MAX_SUPPRESSED, METRIC, MIN_SIZE, PACK_BITS, ROWS
 
@@ -46,7 +47,7 @@ PACKED_WALK_ENTRIES = 1 << 19
 
 @njit(cache=True, nogil=True)
 def _walk_run(t, runs, out_base, run_len, src, src_count, start, length, field, mask, map_off,
-              maps, out, out_count, out_len, ids, fields, lattice, cfg, heights, share,
+              maps, out, out_count, out_len, ids, fields, lattice, cfg, terms, share,
               share_off, loss_table, rec_int, rec_float, bounds):
     """Task ``t``: nodes ``runs[t]:runs[t+1]`` one after the other, each rolled up from its
     source range ``start:start+length`` (one QID's field raised: ``field``, ``mask``,
@@ -70,7 +71,7 @@ def _walk_run(t, runs, out_base, run_len, src, src_count, start, length, field, 
         for c in range(g):
             outlier[c] = size[c] < cfg[MIN_SIZE]
         record_classes(ids[b], b, g, size, out[pos:pos + g], fields, outlier, lattice, cfg,
-                       heights, share, share_off[b:b + 1], loss_table, sums, ptr, rec_int,
+                       terms, share, share_off[b:b + 1], loss_table, sums, ptr, rec_int,
                        rec_float, bounds)
         pos += g
     run_len[t] = pos - out_base[t]
@@ -79,7 +80,7 @@ def _walk_run(t, runs, out_base, run_len, src, src_count, start, length, field, 
 _i1, _i2 = "int64[::1]", "int64[:, ::1]"
 ahead_of_time(_walk_run, [
     f"none(int64, {', '.join([_i1] * 10)}, {c}[::1], {_i1}, {_i1}, {_i1}, {_i1}, {_i2}, {_i2}, "
-    f"{_i1}, float64[::1], float64[::1], {_i2}, float64[:, ::1], {_i2}, float64[:, ::1], int64)"
+    f"{_i1}, float64[:, ::1], float64[::1], {_i2}, float64[:, ::1], {_i2}, float64[:, ::1], int64)"
     for c in CODE_TYPES])
 
 
@@ -109,7 +110,7 @@ class PackedWalk:
         self.cfg[[MIN_SIZE, MAX_SUPPRESSED, ROWS, METRIC]] = (
             evaluator.min_class_size or 0, evaluator.max_suppressed, encoded.n_rows,
             METRIC_KINDS[metric.name])
-        self.heights = np.asarray(metric.heights, np.float64)
+        self.terms = metric_terms(metric)
         _, self.share, self.share_off, self.loss_table = _metric_tables(evaluator, lattice, None)
 
     @classmethod
@@ -159,7 +160,7 @@ class PackedWalk:
                   start, length, np.ascontiguousarray(self.fields[0, j]),
                   np.ascontiguousarray(self.fields[1, j]), map_off, ev.maps, packed, count,
                   out_len, np.asarray(ids, dtype=np.int64), self.fields, self.lattice,
-                  self.cfg, self.heights, self.share, share_off, self.loss_table, rec_int,
+                  self.cfg, self.terms, self.share, share_off, self.loss_table, rec_int,
                   rec_float, np.int64(bounds))
         # each node's start: its task's base, then its task's nodes before it
         before = np.cumsum(out_len) - out_len
