@@ -9,13 +9,20 @@ import org.deidentifier.arx.ARXLattice.ARXNode;
 
 /*
  * ArxRunX: one ARX 3.9.2 anonymization case, for references and for benchmarks/bench_cli_arx.py
- * (--arx-classpath), which times ARX and the gpuppdp command line interleaved from one warm JVM.
+ * (--arx-classpath), which times ARX and the gpuppdp command line interleaved from one warm JVM,
+ * and benchmarks/bench_quality_arx.py (loss and precision with a gs-factor and attribute weights).
  * Our own code against ARX's public API; nothing of ARX is in here.
  *
  * Arguments (key=value):
  *   data=FILE.csv hierdir=DIR [hierprefix=adult_hierarchy_] qids=a,b,c
  *   [sensitive=col [order=v1,v2,...]]         the sensitive attribute (an ordered string type)
  *   k=K (0: none) supp=S metric=loss|precision|discernibility
+ *   [gs=G]                                    gs-factor in [0, 1] of loss or precision (ARX's
+ *                                             default 0.5): Metric.createLossMetric(G), or
+ *                                             Metric.createPrecisionMetric(G) (non-monotonic,
+ *                                             as createPrecisionMetric() is)
+ *   [weights=col:w,col:w,...]                 attribute weights: config.setAttributeWeight(col, w)
+ *                                             each (ARX's default for the others: 0.5)
  *   [ldiv=L]                                  distinct l-diversity
  *   [ldivtype=entropy ldivl=L]                entropy l-diversity (Shannon)
  *   [ldivtype=recursive c=C ldivl=L]          recursive (c, l)-diversity
@@ -101,8 +108,18 @@ public class ArxRunX {
                 population));
         }
         config.setSuppressionLimit(supp);
-        if (metric.equals("loss")) config.setQualityModel(Metric.createLossMetric());
-        else if (metric.equals("precision")) config.setQualityModel(Metric.createPrecisionMetric());
+        if (o.containsKey("weights")) { // col:w,col:w
+            for (String cw : o.get("weights").split(",")) {
+                int i = cw.lastIndexOf(':');
+                config.setAttributeWeight(cw.substring(0, i), Double.parseDouble(cw.substring(i + 1)));
+            }
+        }
+        boolean hasGs = o.containsKey("gs");
+        double gs = hasGs ? Double.parseDouble(o.get("gs")) : 0.5;
+        if (hasGs && !metric.equals("loss") && !metric.equals("precision"))
+            throw new IllegalArgumentException("gs= needs metric=loss or metric=precision");
+        if (metric.equals("loss")) config.setQualityModel(hasGs ? Metric.createLossMetric(gs) : Metric.createLossMetric());
+        else if (metric.equals("precision")) config.setQualityModel(hasGs ? Metric.createPrecisionMetric(gs) : Metric.createPrecisionMetric());
         else if (metric.startsWith("discern")) config.setQualityModel(Metric.createDiscernabilityMetric());
         else throw new IllegalArgumentException(metric);
         if (o.containsKey("heuristic")) { // ARX's best-effort search (bottom-up = Lightning, or genetic) with a time limit in ms
