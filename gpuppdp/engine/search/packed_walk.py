@@ -5,8 +5,9 @@ and judged in one compiled pass.
 predecessor, which differs from it in one QID's level.  When the problem is one the compiled
 Flash judges without a sensitive attribute (classes judged by their size alone: k-anonymity;
 the loss, precision or discernibility metric as ARX defines them, with any gs-factor and
-attribute weights; a CPU backend) and the QIDs' codes pack into one word (:mod:`gpuppdp.kernels.packed`), the walk's frequency sets
-hold packed codes and each of its batches runs here: the threads take runs of nodes
+attribute weights; a CPU backend) and the QIDs' codes pack into one word
+(:mod:`gpuppdp.kernels.packed`), the walk's frequency sets hold packed codes and each of its
+batches runs here: the threads take runs of nodes
 (:func:`~gpuppdp.kernels.groupby.run_tasks`), and each node's roll-up
 (:func:`~gpuppdp.kernels.packed.rollup_packed`) is followed at once, its classes still in the
 cache, by its verdicts, suppressed records and metric
