@@ -157,6 +157,30 @@ def test_compiled_equals_python_with_a_gs_factor_and_weights(seed, monkeypatch):
         assert_same_search(*fits, context)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_compiled_equals_python_with_the_class_count_metrics(seed, monkeypatch):
+    """ARX's AECS (with a gs-factor), height (with weights: its bound known before a check)
+    and monotonic discernibility, without and with a sensitive attribute's l-diversity: the
+    same search as the Python traversal, every checked node's loss and bound bit for bit."""
+    data, hierarchies = _table(seed)
+    rng = np.random.default_rng(seed)
+    data["s"] = rng.choice(list("abcd"), size=len(data))
+    weights = {q: float(w) for q, w in zip(hierarchies, rng.uniform(0.0, 2.0, len(hierarchies)))}
+    metrics = {"aecs": lambda: make_metric("aecs"),
+               "aecs-gs0.2": lambda: make_metric("aecs", gs_factor=0.2),
+               "aecs-gs0.9": lambda: make_metric("aecs", gs_factor=0.9),
+               "height": lambda: make_metric("height", attribute_weights=weights),
+               "dm*": lambda: make_metric("discernibility-monotonic")}
+    for (name, metric), limit, diverse in itertools.product(metrics.items(), (0.0, 0.1),
+                                                             (False, True)):
+        context = (seed, name, limit, diverse)
+        kw = ({"sensitive": ["s"], "models": [DistinctLDiversity("s", 2)]} if diverse else
+              {"insensitive": ["s"]})
+        fits = [_fit(data, hierarchies, 3, limit, metric(), compiled, monkeypatch, **kw)
+                for compiled in (True, False)]
+        assert_same_search(*fits, context)
+
+
 def test_a_gs_factor_and_weights_on_adult_stop_checks_only_for_precision(monkeypatch):
     """9-QID Adult, k = 5, 5 %: with a gs-factor and weights, precision's checks still stop
     early (its bound needs no classes), the loss's no longer do (its prior bound holds at ARX's
@@ -182,6 +206,10 @@ def test_what_runs_compiled_with_a_metric_s_options():
         is None
     assert refusal([AverageReidentificationRisk(0.1)], options) == \
         "a risk-based model with attribute weights"
+    for name in ("aecs", "height", "discernibility-monotonic"):
+        assert refusal([KAnonymity(2)], make_metric(name)) is None
+    for name in ("entropy", "normalized-entropy", "kl", "ambiguity"):
+        assert refusal([KAnonymity(2)], make_metric(name)) == f"the {name} metric"
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -320,13 +320,14 @@ def test_engine_discernibility_and_precision(adult):
 
 def test_precision_loss_and_bound_are_arx_formulas_to_the_bit():
     """The compiled Prec and its lower bound, batched and node by node as the compiled Flash
-    computes them, against ARX's formulas written out in Python floats, attribute by
-    attribute in order: equal to the last bit on random nodes."""
-    from gpuppdp.engine.metrics import _mean_share_weighted, precision_loss
+    computes them (at ARX's defaults, and with a random gs-factor's factors and attribute
+    weights), against ARX's formulas written out in Python floats, attribute by attribute in
+    order: equal to the last bit on random nodes."""
+    from gpuppdp.engine.metrics import _mean_share_weighted, _precision_weighted, precision_loss
     from gpuppdp.engine.search.flash_kernels import _mean_share_of, _precision_of
 
     rng = np.random.default_rng(8)
-    for _ in range(100):
+    for trial in range(100):
         q, n_nodes, n_rows = int(rng.integers(1, 16)), int(rng.integers(1, 20)), \
             int(rng.integers(1, 10 ** 7))
         heights = rng.integers(1, 7, q)
@@ -335,17 +336,22 @@ def test_precision_loss_and_bound_are_arx_formulas_to_the_bit():
         lattice = np.stack([heights, np.cumprod(np.r_[1, heights[:-1] + 1])]).astype(np.int64)
         nodes = levels @ lattice[1]
         suppressed = rng.integers(0, n_rows + 1, n_nodes)
-        loss = precision_loss(shares, suppressed, n_rows)
-        bound = _mean_share_weighted(shares, 1.0, np.ones(q))
+        default = trial % 2 == 0
+        g_f, s_f = (1.0, 1.0) if default else (float(rng.uniform(0, 1)), float(rng.uniform(0, 1)))
+        w = np.ones(q) if default else rng.uniform(0, 1, q)
+        loss = precision_loss(shares, suppressed, n_rows) if default else \
+            _precision_weighted(shares, suppressed.astype(np.float64), float(n_rows), g_f, s_f, w)
+        bound = _mean_share_weighted(shares, g_f, w)
+        terms = np.stack([heights.astype(np.float64), w, np.full(q, g_f), np.full(q, s_f)])
         for b in range(n_nodes):
             sup = float(suppressed[b])
             kept = n_rows - sup
             il = lb = 0.0
             for i in range(q):
                 s = float(shares[b, i])
-                il += ((((kept * s) * 1.0 + sup * 1.0) / n_rows) / q) * 1.0
-                lb += ((s * 1.0) / q) * 1.0
+                il += ((((kept * s) * g_f + sup * s_f) / n_rows) / q) * float(w[i])
+                lb += ((s * g_f) / q) * float(w[i])
             assert loss[b] == il and bound[b] == lb
-            g, h = np.int64(nodes[b]), heights.astype(np.float64)
-            assert _precision_of(g, lattice, h, sup, float(n_rows)) == il
-            assert _mean_share_of(g, lattice, h) == lb
+            g = np.int64(nodes[b])
+            assert _precision_of(g, lattice, terms, sup, float(n_rows)) == il
+            assert _mean_share_of(g, lattice, terms) == lb

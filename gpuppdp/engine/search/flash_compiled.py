@@ -17,9 +17,9 @@ delta-presence (Sweeney 2002; Nergiz, Atzori & Clifton 2007) on one population t
 :func:`_bottom_set`; or k-anonymity on QID subsets and LKC-privacy without its confidence
 bound (Mohammed, Fung, Hung & Lee 2009), without a sensitive attribute or a population:
 :func:`~.flash_classes.peel_groups`; with its confidence bound too), the risk-based models
-(average risk, sample and population uniqueness: :mod:`.flash_risk`), the loss, precision
-and discernibility metrics (the first two with any gs-factor and attribute weights), a CPU
-backend, a frequency set of at most
+(average risk, sample and population uniqueness: :mod:`.flash_risk`), the loss, precision,
+discernibility (and its monotonic form), AECS and height metrics (with any gs-factor and
+attribute weights they take), a CPU backend, a frequency set of at most
 :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
 properties are arrays the size of the lattice here: one byte per direction and property set,
 as ARX's solution space stores them for small lattices).
@@ -53,7 +53,8 @@ from ...kernels.grouping import NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE
 from ...kernels.segsum import _one_node
 from ...kernels.uniqueness import estimator_work
 from ..evaluate import NodeStats
-from ..metrics import Discernibility, Loss, Metric, Precision
+from ..metrics import (AECS, Discernibility, Height, Loss, Metric, MonotonicDiscernibility,
+                       Precision)
 from .flash_classes import (
     LKC_C,
     NOT_ASKED,
@@ -106,7 +107,9 @@ _ARENA: dict = {}
 #: the search run again when they run full
 FIRST_CAPACITY = 1 << 14
 
-METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2}
+#: the metrics the compiled checks compute (their codes there: :mod:`.flash_kernels`)
+METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2, "discernibility-monotonic": 3,
+                "aecs": 4, "height": 5}
 #: largest table of LKC-privacy's records per (group, sensitive value) (8 bytes each)
 MAX_LKC_VALUES = 1 << 24
 #: models judged against a population table (its frequency set joins the sample's)
@@ -151,8 +154,8 @@ def compiled_flash_refusal(models, metric=None, *, evaluator=None,
         return "the privacy loss's conditional prior with a population"
     if metric is not None:
         name = metric if isinstance(metric, str) else metric.name
-        if name not in METRIC_KINDS or (isinstance(metric, Metric) and
-                                        type(metric) not in (Loss, Precision, Discernibility)):
+        if name not in METRIC_KINDS or (isinstance(metric, Metric) and type(metric) not in (
+                Loss, Precision, Discernibility, MonotonicDiscernibility, AECS, Height)):
             return f"the {name} metric"
         if getattr(metric, "_aggregated", None):
             return f"the {name} metric with a microaggregated attribute"
@@ -469,12 +472,12 @@ def class_limit(evaluator) -> int | None:
     suppressed whole, so a node of more than
     ``N // k + max_suppressed`` classes suppresses more than the limit.  Its lower bound is
     then the prior one (the loss at ARX's default gs-factor and weights) or needs no classes
-    (precision); discernibility's needs them all."""
+    (precision); the other metrics' need them all."""
     k = evaluator.min_class_size
     metric = evaluator.metric
     if evaluator.carries_sensitive or k is None or k < 2 or \
-            metric.name == "discernibility" or (metric.name == "loss" and
-                                                not metric.arx_default) or \
+            metric.name not in ("loss", "precision") or (metric.name == "loss" and
+                                                         not metric.arx_default) or \
             any(m.compiled_kind in POPULATION_KINDS for m in evaluator.models):
         return None
     return evaluator.encoded.n_rows // k + evaluator.max_suppressed

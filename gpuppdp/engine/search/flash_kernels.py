@@ -43,12 +43,11 @@ from ..solution_space import _fill_level
 from .flash_cache import _roll_up
 from .flash_classes import (DISTINCT, MAP_K, PRESENCE_HIGH, SIZE, judge_classes,
                             judge_sample_classes, peel_confident_groups, peel_groups)
-from .flash_layout import (AMBIGUOUS, ANON, ARENA_END, BOUND_PRECISION, CACHED, CANDIDATES,
-                           CHECKED, CHECKED_NODES, DOWN, EXPLICIT, G_FACTOR, HAS_K, HEIGHT,
-                           INSUFF, KANON, MAX_SUPPRESSED, METRIC, MIN_SIZE, NEXT_SLOT, NOTANON,
-                           NOTKANON, OK, ONE, OPTIMUM, OVERFLOW, PREDICTIVE, PRUNING, PTR, ROWS,
-                           S_FACTOR, STATUS,
-                           STOPPED, SUCC_PRUNED, TAG_INSUFFICIENT, TAG_NONE, TAG_PRUNED,
+from .flash_layout import (AMBIGUOUS, ANON, ARENA_END, CACHED, CANDIDATES, CHECKED, CHECKED_NODES,
+                           DOWN, EXPLICIT, G_FACTOR, HAS_K, HEIGHT, INDEPENDENT_BOUND, INSUFF,
+                           KANON, MAX_SUPPRESSED, METRIC, MIN_SIZE, NEXT_SLOT, NOTANON, NOTKANON,
+                           OK, ONE, OPTIMUM, OVERFLOW, PREDICTIVE, PRUNING, PTR, ROWS, STATUS,
+                           STOPPED, SUCC_PRUNED, S_FACTOR, TAG_INSUFFICIENT, TAG_NONE, TAG_PRUNED,
                            TAG_VISITED, TAG_VISITED_INSUFFICIENT, UNSURE, UP, UTILITY_FULL,
                            VERDICT, VISITED, WEIGHT, ZERO, _level)
 from .flash_risk import risk_model_asked, suppress_by_risk
@@ -261,13 +260,48 @@ def _precision_of(g, lattice, terms, suppressed, n_rows):
 
 
 @njit_no_refcount
+def _height_of(g, lattice, terms):
+    """The height metric of node ``g``: :func:`~..metrics._weighted_sum`'s operations on its
+    levels and the weights."""
+    total = 0.0
+    for j in range(lattice.shape[1]):
+        total += float(_level(g, lattice, j)) * terms[WEIGHT, j]
+    return total if math.isfinite(total) else 1.7976931348623157e308
+
+
+@njit_no_refcount
+def _ratio(x, y):
+    """``x / y`` of floats as NumPy divides them (``y`` 0: infinite, or NaN for ``x`` 0)."""
+    if y != 0.0:
+        return x / y
+    return np.nan if x == 0.0 or math.isnan(x) else math.copysign(math.inf, x)
+
+
+@njit_no_refcount
+def _class_metric(cfg, terms, kept, n_classes, kept_sq, all_sq, suppressed):
+    """``(loss, lower bound)`` of a checked node by the metrics that need only its classes'
+    counts: discernibility (:data:`~.flash_compiled.METRIC_KINDS` 2), its monotonic form (3)
+    and AECS (4), as :mod:`~gpuppdp.engine.metrics` computes them."""
+    if cfg[METRIC] == 2:
+        return float(kept_sq + cfg[ROWS] * suppressed), float(all_sq)
+    if cfg[METRIC] == 3:
+        return float(all_sq), float(all_sq)
+    rows, every, s_factor = float(cfg[ROWS]), float(n_classes), terms[S_FACTOR, 0]
+    groups = float(kept) * s_factor
+    if float(kept) != every:  # the suppressed records: one more class
+        groups = groups + 1.0 * terms[G_FACTOR, 0]
+    return _ratio(rows, groups), _ratio(rows, every * s_factor)
+
+
+@njit_no_refcount
 def _bound(g, props, bounds, lattice, cfg, terms):
-    """A lower bound of ``g``'s loss known now: the checked one, else Precision's
-    data-independent one, else NaN."""
+    """A lower bound of ``g``'s loss known now: the checked one, else the metric's
+    data-independent one (precision's, the height's), else NaN."""
     if props[VERDICT, g] != 0:
         return bounds[1, g]
-    if cfg[BOUND_PRECISION]:
-        return _mean_share_of(g, lattice, terms)
+    if cfg[INDEPENDENT_BOUND]:
+        return _mean_share_of(g, lattice, terms) if cfg[METRIC] == 1 else \
+            _height_of(g, lattice, terms)
     return np.nan
 
 
@@ -400,9 +434,10 @@ def record_classes(g, r, n, size, codes, fields, outlier, lattice, cfg, terms, s
     elif cfg[METRIC] == 1:
         loss = _precision_of(g, lattice, terms, float(suppressed), float(cfg[ROWS]))
         bound = _mean_share_of(g, lattice, terms)
+    elif cfg[METRIC] == 5:
+        loss = bound = _height_of(g, lattice, terms)
     else:
-        loss = float(kept_sq + cfg[ROWS] * suppressed)
-        bound = float(all_sq)
+        loss, bound = _class_metric(cfg, terms, kept, n_classes, kept_sq, all_sq, suppressed)
     rec_int[r, 0] = g
     rec_int[r, 1] = anonymous
     rec_int[r, 2] = suppressed

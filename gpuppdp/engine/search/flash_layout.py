@@ -34,7 +34,7 @@ NEXT_SLOT = 13     # next slot; work[14]: the last node rolled up from the botto
 FROM_BOTTOM = 14   # none yet)
 WORK_SIZE = 15
 # entries of its configuration array
-(PREDICTIVE, HAS_K, PRUNING, BOUND_PRECISION, UTILITY_FULL, BOTTOM, MIN_SIZE, MAX_SUPPRESSED,
+(PREDICTIVE, HAS_K, PRUNING, INDEPENDENT_BOUND, UTILITY_FULL, BOTTOM, MIN_SIZE, MAX_SUPPRESSED,
  ROWS, METRIC, SENSITIVE_VALUES, MAX_CLASSES, PACK_BITS) = (_i64(i) for i in range(13))
 # rows of the property array: bits set on the node alone, on cones above and below apexes,
 # and the check's verdict (0 unchecked, 1 not anonymous, 2 anonymous, 3 not anonymous by a
