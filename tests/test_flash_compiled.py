@@ -159,24 +159,32 @@ def test_compiled_equals_python_with_a_gs_factor_and_weights(seed, monkeypatch):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_compiled_equals_python_with_the_class_count_metrics(seed, monkeypatch):
-    """ARX's AECS (with a gs-factor), height (with weights: its bound known before a check)
-    and monotonic discernibility, without and with a sensitive attribute's l-diversity: the
-    same search as the Python traversal, every checked node's loss and bound bit for bit."""
+    """ARX's AECS (with a gs-factor), height (with weights: its bound known before a check),
+    monotonic discernibility and ambiguity, without and with a sensitive attribute's
+    l-diversity, and with the average re-identification risk (which ranks the classes it
+    suppresses by ambiguity's entry loss, the loss's): the same search as the Python
+    traversal, every checked node's loss and bound bit for bit."""
+    from gpuppdp.models import AverageReidentificationRisk
+
     data, hierarchies = _table(seed)
     rng = np.random.default_rng(seed)
     data["s"] = rng.choice(list("abcd"), size=len(data))
     weights = {q: float(w) for q, w in zip(hierarchies, rng.uniform(0.0, 2.0, len(hierarchies)))}
-    metrics = {"aecs": lambda: make_metric("aecs"),
-               "aecs-gs0.2": lambda: make_metric("aecs", gs_factor=0.2),
-               "aecs-gs0.9": lambda: make_metric("aecs", gs_factor=0.9),
-               "height": lambda: make_metric("height", attribute_weights=weights),
-               "dm*": lambda: make_metric("discernibility-monotonic")}
-    for (name, metric), limit, diverse in itertools.product(metrics.items(), (0.0, 0.1),
-                                                             (False, True)):
-        context = (seed, name, limit, diverse)
-        kw = ({"sensitive": ["s"], "models": [DistinctLDiversity("s", 2)]} if diverse else
-              {"insensitive": ["s"]})
-        fits = [_fit(data, hierarchies, 3, limit, metric(), compiled, monkeypatch, **kw)
+    metrics = {"aecs": lambda kind: make_metric("aecs"),
+               "aecs-gs0.2": lambda kind: make_metric("aecs", gs_factor=0.2),
+               "aecs-gs0.9": lambda kind: make_metric("aecs", gs_factor=0.9),
+               # (weights with a risk-based model: the Python traversal's)
+               "height": lambda kind: make_metric(
+                   "height", attribute_weights=weights if kind != "risk" else {}),
+               "dm*": lambda kind: make_metric("discernibility-monotonic"),
+               "ambiguity": lambda kind: make_metric("ambiguity")}
+    models = {"k": {"insensitive": ["s"]},
+              "l-diversity": {"sensitive": ["s"], "models": [DistinctLDiversity("s", 2)]},
+              "risk": {"insensitive": ["s"], "models": [AverageReidentificationRisk(0.3)]}}
+    for (name, metric), limit, (kind, kw) in itertools.product(metrics.items(), (0.0, 0.1),
+                                                                models.items()):
+        context = (seed, name, limit, kind)
+        fits = [_fit(data, hierarchies, 3, limit, metric(kind), compiled, monkeypatch, **kw)
                 for compiled in (True, False)]
         assert_same_search(*fits, context)
 
@@ -206,9 +214,9 @@ def test_what_runs_compiled_with_a_metric_s_options():
         is None
     assert refusal([AverageReidentificationRisk(0.1)], options) == \
         "a risk-based model with attribute weights"
-    for name in ("aecs", "height", "discernibility-monotonic"):
+    for name in ("aecs", "height", "discernibility-monotonic", "ambiguity"):
         assert refusal([KAnonymity(2)], make_metric(name)) is None
-    for name in ("entropy", "normalized-entropy", "kl", "ambiguity"):
+    for name in ("entropy", "normalized-entropy", "kl"):
         assert refusal([KAnonymity(2)], make_metric(name)) == f"the {name} metric"
 
 

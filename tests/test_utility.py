@@ -324,7 +324,7 @@ def test_precision_loss_and_bound_are_arx_formulas_to_the_bit():
     weights), against ARX's formulas written out in Python floats, attribute by attribute in
     order: equal to the last bit on random nodes."""
     from gpuppdp.engine.metrics import _mean_share_weighted, _precision_weighted, precision_loss
-    from gpuppdp.engine.search.flash_kernels import _mean_share_of, _precision_of
+    from gpuppdp.engine.search.flash_record import _mean_share_of, _precision_of
 
     rng = np.random.default_rng(8)
     for trial in range(100):

@@ -16,7 +16,8 @@ import org.deidentifier.arx.ARXLattice.ARXNode;
  * Arguments (key=value):
  *   data=FILE.csv hierdir=DIR [hierprefix=adult_hierarchy_] qids=a,b,c
  *   [sensitive=col [order=v1,v2,...]]         the sensitive attribute (an ordered string type)
- *   k=K (0: none) supp=S metric=loss|precision|discernibility|discernibility-monotonic|aecs|height
+ *   k=K (0: none) supp=S
+ *   metric=loss|precision|discernibility|discernibility-monotonic|aecs|height|ambiguity
  *   [gs=G]                                    gs-factor in [0, 1] of loss, precision or aecs
  *                                             (ARX's default 0.5): Metric.createLossMetric(G),
  *                                             Metric.createPrecisionMetric(G) (non-monotonic,
@@ -123,6 +124,7 @@ public class ArxRunX {
         else if (metric.equals("precision")) config.setQualityModel(hasGs ? Metric.createPrecisionMetric(gs) : Metric.createPrecisionMetric());
         else if (metric.equals("aecs")) config.setQualityModel(hasGs ? Metric.createAECSMetric(gs) : Metric.createAECSMetric());
         else if (metric.equals("height")) config.setQualityModel(Metric.createHeightMetric());
+        else if (metric.equals("ambiguity")) config.setQualityModel(Metric.createAmbiguityMetric());
         else if (metric.equals("discernibility-monotonic")) config.setQualityModel(Metric.createDiscernabilityMetric(true));
         else if (metric.startsWith("discern")) config.setQualityModel(Metric.createDiscernabilityMetric());
         else throw new IllegalArgumentException(metric);

@@ -630,21 +630,34 @@ def _weighted_sum(values, weights):
 
 @njit(cache=True)
 def _ambiguity(size, codes, outlier, ptr, off, share, domain):
-    """Per node the ambiguity ``sum_E |E| prod_i (share_i * S_i)`` (a suppressed class charged
-    ``S_i``) and its bound (every class kept), classes added in order (``MetricSDNMAmbiguity``)."""
-    n_nodes, q = off.shape
+    """Per node :func:`node_ambiguity` (``MetricSDNMAmbiguity``)."""
+    n_nodes = off.shape[0]
     il = np.zeros(n_nodes)
     lb = np.zeros(n_nodes)
+    no_fields = np.empty((2, 0), np.int64)  # the codes are not packed
     for b in range(n_nodes):
-        for c in range(ptr[b], ptr[b + 1]):
-            charged = 1.0
-            kept = 1.0
-            for i in range(q):
-                x = share[off[b, i] + codes[c, i]]
-                charged *= (1.0 if outlier[c] else x) * domain[i]
-                kept *= x * domain[i]
-            il[b] += charged * size[c]
-            lb[b] += kept * size[c]
+        il[b], lb[b] = node_ambiguity(size, codes, no_fields, outlier, ptr[b], ptr[b + 1],
+                                      off[b], share, domain)
+    return il, lb
+
+
+@njit_no_refcount
+def node_ambiguity(size, codes, fields, outlier, lo, hi, off, share, domain):
+    """One node's ambiguity ``sum_E |E| prod_i (share_i * S_i)`` (a suppressed class charged
+    ``S_i``) and its bound (every class kept), over classes ``lo..hi-1`` in their order
+    (``MetricSDNMAmbiguity``); ``codes`` (C, q), or packed in the fields of ``fields``;
+    ``off`` (q,): the node's share offsets.  The compiled searches call it too."""
+    il = 0.0
+    lb = 0.0
+    for c in range(lo, hi):
+        charged = 1.0
+        kept = 1.0
+        for i in range(off.shape[0]):
+            x = share[off[i] + code_at(codes, c, i, fields)]
+            charged *= (1.0 if outlier[c] else x) * domain[i]
+            kept *= x * domain[i]
+        il += charged * size[c]
+        lb += kept * size[c]
     return il, lb
 
 

@@ -18,8 +18,8 @@ delta-presence (Sweeney 2002; Nergiz, Atzori & Clifton 2007) on one population t
 bound (Mohammed, Fung, Hung & Lee 2009), without a sensitive attribute or a population:
 :func:`~.flash_classes.peel_groups`; with its confidence bound too), the risk-based models
 (average risk, sample and population uniqueness: :mod:`.flash_risk`), the loss, precision,
-discernibility (and its monotonic form), AECS and height metrics (with any gs-factor and
-attribute weights they take), a CPU backend, a frequency set of at most
+discernibility (and its monotonic form), AECS, height and ambiguity metrics (with any
+gs-factor and attribute weights they take), a CPU backend, a frequency set of at most
 :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
 properties are arrays the size of the lattice here: one byte per direction and property set,
 as ARX's solution space stores them for small lattices).
@@ -53,8 +53,8 @@ from ...kernels.grouping import NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE
 from ...kernels.segsum import _one_node
 from ...kernels.uniqueness import estimator_work
 from ..evaluate import NodeStats
-from ..metrics import (AECS, Discernibility, Height, Loss, Metric, MonotonicDiscernibility,
-                       Precision)
+from ..metrics import (AECS, Ambiguity, Discernibility, Height, Loss, Metric,
+                       MonotonicDiscernibility, Precision)
 from .flash_classes import (
     LKC_C,
     NOT_ASKED,
@@ -109,7 +109,7 @@ FIRST_CAPACITY = 1 << 14
 
 #: the metrics the compiled checks compute (their codes there: :mod:`.flash_kernels`)
 METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2, "discernibility-monotonic": 3,
-                "aecs": 4, "height": 5}
+                "aecs": 4, "height": 5, "ambiguity": 6}
 #: largest table of LKC-privacy's records per (group, sensitive value) (8 bytes each)
 MAX_LKC_VALUES = 1 << 24
 #: models judged against a population table (its frequency set joins the sample's)
@@ -155,7 +155,8 @@ def compiled_flash_refusal(models, metric=None, *, evaluator=None,
     if metric is not None:
         name = metric if isinstance(metric, str) else metric.name
         if name not in METRIC_KINDS or (isinstance(metric, Metric) and type(metric) not in (
-                Loss, Precision, Discernibility, MonotonicDiscernibility, AECS, Height)):
+                Loss, Precision, Discernibility, MonotonicDiscernibility, AECS, Height,
+                Ambiguity)):
             return f"the {name} metric"
         if getattr(metric, "_aggregated", None):
             return f"the {name} metric with a microaggregated attribute"
@@ -271,13 +272,17 @@ def metric_terms(metric) -> np.ndarray:
 def _metric_tables(ev, lat, limit: int | None) -> tuple:
     """``(level_radix, share, share_off, loss_table)``: each attribute's radix per level and
     the loss's shares, offsets and table (each attribute's smallest and largest sum, then,
-    for checks that may stop early, its prior-bound factors); zeros for other metrics."""
+    for checks that may stop early, its prior-bound factors); ambiguity's shares (the loss's)
+    and its table (each attribute's domain size, then zeros); zeros for other metrics."""
     metric, q = ev.metric, lat.n_attributes
     hmax = int(lat.max_levels.max(initial=0))
     # (q + 1, hmax + 1): each attribute's radix at level L (its top past its height), then
     # the sensitive attribute's
     level_radix = ev.encoded.node_radix(np.minimum(np.arange(hmax + 1)[:, None],
                                                    lat.max_levels[None, :])).T.copy()
+    if metric.name == "ambiguity":
+        return level_radix, metric._share, metric._share_off, np.stack([metric._domain,
+                                                                        np.zeros(q)])
     if metric.name != "loss":
         return level_radix, np.zeros(1), np.zeros((q, hmax + 1), np.int64), np.zeros((2, q))
     factors = metric.prior_factors(ev.bottom).T if limit is not None else \

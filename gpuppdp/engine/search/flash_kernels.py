@@ -5,8 +5,8 @@ The traversal (Kohlmayer, Prasser, Eckert, Kemper & Kuhn 2012, as ARX 3.9.2 runs
 order, binary phase with ``java.util.PriorityQueue`` semantics, linear phase, predictive
 tagging, bound pruning, ``trackOptimum``) and the node check -- the roll-up from the smallest
 cached set below the node (:mod:`.flash_cache`), the class verdicts
-(:mod:`.flash_classes`), the suppressed count and the metric (the kernels the batched
-evaluator uses, so the losses are bit-identical).
+(:mod:`.flash_classes`), the suppressed count and the metric (:mod:`.flash_record`: the
+kernels the batched evaluator uses, so the losses are bit-identical).
 
 Node properties: ``explicit[g]`` holds the bits set on ``g`` alone; ``up[g]`` / ``down[g]``
 the bits propagated to the cone above / below an apex.  A cone is marked when it is set,
@@ -36,20 +36,18 @@ import numpy as np
 
 from ...kernels.aot import CODE_TYPES, ahead_of_time
 from ...kernels.nrt import njit_no_refcount
-from ...kernels.segsum import _one_node
-from ..metrics import (_geometric_mean_row, _mean_share_term, _precision_term,
-                       node_sums_with_factors)
 from ..solution_space import _fill_level
 from .flash_cache import _roll_up
 from .flash_classes import (DISTINCT, MAP_K, PRESENCE_HIGH, SIZE, judge_classes,
                             judge_sample_classes, peel_confident_groups, peel_groups)
 from .flash_layout import (AMBIGUOUS, ANON, ARENA_END, CACHED, CANDIDATES, CHECKED, CHECKED_NODES,
-                           DOWN, EXPLICIT, G_FACTOR, HAS_K, HEIGHT, INDEPENDENT_BOUND, INSUFF,
+                           DOWN, EXPLICIT, HAS_K, INDEPENDENT_BOUND, INSUFF,
                            KANON, MAX_SUPPRESSED, METRIC, MIN_SIZE, NEXT_SLOT, NOTANON, NOTKANON,
-                           OK, ONE, OPTIMUM, OVERFLOW, PREDICTIVE, PRUNING, PTR, ROWS, STATUS,
-                           STOPPED, SUCC_PRUNED, S_FACTOR, TAG_INSUFFICIENT, TAG_NONE, TAG_PRUNED,
+                           OK, ONE, OPTIMUM, OVERFLOW, PREDICTIVE, PRUNING, PTR, STATUS,
+                           STOPPED, SUCC_PRUNED, TAG_INSUFFICIENT, TAG_NONE, TAG_PRUNED,
                            TAG_VISITED, TAG_VISITED_INSUFFICIENT, UNSURE, UP, UTILITY_FULL,
-                           VERDICT, VISITED, WEIGHT, ZERO, _level)
+                           VERDICT, VISITED, ZERO, _level)
+from .flash_record import _height_of, _mean_share_of, record_classes
 from .flash_risk import risk_model_asked, suppress_by_risk
 
 #: a prior bound and the checked one (the same sums added in other orders, truncated to
@@ -227,73 +225,6 @@ def _heap_poll(heap, n, lattice, keys, node_keys):
 
 
 @njit_no_refcount
-def _share(g, lattice, terms, j):
-    """Attribute ``j``'s ``level / height`` of node ``g`` (0 where the height is 0)."""
-    height = terms[HEIGHT, j]
-    return 0.0 if height == 0 else _level(g, lattice, j) / height
-
-
-@njit_no_refcount
-def _mean_share_of(g, lattice, terms):
-    """Precision's lower bound of node ``g``: :func:`~..metrics._mean_share_weighted`'s
-    operations on its shares, with the metric's generalization factor and weights
-    (``terms``: :data:`~.flash_layout.HEIGHT` ...)."""
-    q = lattice.shape[1]
-    bound = 0.0
-    for j in range(q):
-        bound += _mean_share_term(_share(g, lattice, terms, j), terms[G_FACTOR, j], q,
-                                  terms[WEIGHT, j])
-    return bound
-
-
-@njit_no_refcount
-def _precision_of(g, lattice, terms, suppressed, n_rows):
-    """Precision of node ``g`` with ``suppressed`` of ``n_rows`` records suppressed:
-    :func:`~..metrics._precision_weighted`'s operations on its shares."""
-    q = lattice.shape[1]
-    kept = n_rows - suppressed
-    loss = 0.0
-    for j in range(q):
-        loss += _precision_term(_share(g, lattice, terms, j), kept, suppressed, n_rows,
-                                terms[G_FACTOR, j], terms[S_FACTOR, j], q, terms[WEIGHT, j])
-    return loss
-
-
-@njit_no_refcount
-def _height_of(g, lattice, terms):
-    """The height metric of node ``g``: :func:`~..metrics._weighted_sum`'s operations on its
-    levels and the weights."""
-    total = 0.0
-    for j in range(lattice.shape[1]):
-        total += float(_level(g, lattice, j)) * terms[WEIGHT, j]
-    return total if math.isfinite(total) else 1.7976931348623157e308
-
-
-@njit_no_refcount
-def _ratio(x, y):
-    """``x / y`` of floats as NumPy divides them (``y`` 0: infinite, or NaN for ``x`` 0)."""
-    if y != 0.0:
-        return x / y
-    return np.nan if x == 0.0 or math.isnan(x) else math.copysign(math.inf, x)
-
-
-@njit_no_refcount
-def _class_metric(cfg, terms, kept, n_classes, kept_sq, all_sq, suppressed):
-    """``(loss, lower bound)`` of a checked node by the metrics that need only its classes'
-    counts: discernibility (:data:`~.flash_compiled.METRIC_KINDS` 2), its monotonic form (3)
-    and AECS (4), as :mod:`~gpuppdp.engine.metrics` computes them."""
-    if cfg[METRIC] == 2:
-        return float(kept_sq + cfg[ROWS] * suppressed), float(all_sq)
-    if cfg[METRIC] == 3:
-        return float(all_sq), float(all_sq)
-    rows, every, s_factor = float(cfg[ROWS]), float(n_classes), terms[S_FACTOR, 0]
-    groups = float(kept) * s_factor
-    if float(kept) != every:  # the suppressed records: one more class
-        groups = groups + 1.0 * terms[G_FACTOR, 0]
-    return _ratio(rows, groups), _ratio(rows, every * s_factor)
-
-
-@njit_no_refcount
 def _bound(g, props, bounds, lattice, cfg, terms):
     """A lower bound of ``g``'s loss known now: the checked one, else the metric's
     data-independent one (precision's, the height's), else NaN."""
@@ -389,67 +320,6 @@ def _prune(g, props, bounds, queue, lattice, work, cfg, candidates):
 
 
 @njit_no_refcount
-def record_classes(g, r, n, size, codes, fields, outlier, lattice, cfg, terms, share, off,
-                   loss_table, sums, ptr, rec_int, rec_float, bounds):
-    """Record ``r``: node ``g`` (``n`` frequency-set entries) judged from its classes -- their
-    sizes, codes (``codes`` (C, q), or packed in the fields of ``fields``:
-    :func:`~gpuppdp.kernels.segsum._one_node`) and verdicts ``outlier`` -- ``(id, anonymous,
-    suppressed, kept classes, smallest kept class, entries, k-anonymous)`` into ``rec_int``
-    and ``(loss, lower bound)`` into ``rec_float`` (the loss NaN unless anonymous; ``bounds``
-    False: the loss metric's bound too, its sums skipped there), as the batched evaluator
-    judges a node (:meth:`~gpuppdp.engine.metrics.Metric.evaluate_needed`).  ``off`` (1, q):
-    the loss's share offsets at the node's levels; ``sums`` (2, q) and ``ptr`` (2,) are
-    scratch."""
-    n_classes = size.shape[0]
-    big = np.iinfo(np.int64).max
-    suppressed, small, kept, kept_sq, all_sq = 0, 0, 0, 0, 0
-    smallest = big
-    for c in range(n_classes):
-        sz = size[c]
-        if outlier[c]:
-            suppressed += sz
-        else:
-            kept += 1
-            kept_sq += sz * sz
-            smallest = min(smallest, sz)
-        if sz < cfg[MIN_SIZE]:
-            small += sz
-        all_sq += sz * sz
-    anonymous = suppressed <= cfg[MAX_SUPPRESSED]
-    loss = bound = np.nan
-    if cfg[METRIC] == 0:
-        if anonymous or bounds:
-            if terms[G_FACTOR, 0] == 1.0 and terms[S_FACTOR, 0] == 1.0:
-                ptr[0], ptr[1] = 0, n_classes
-                _one_node(ZERO, size, codes, fields, outlier, ptr, off, share, sums[0:1],
-                          sums[1:2], anonymous)
-            else:
-                node_sums_with_factors(size, codes, fields, outlier, 0, n_classes, off[0],
-                                       share, terms[G_FACTOR, 0], terms[S_FACTOR, 0],
-                                       sums[0], sums[1])
-            loss = _geometric_mean_row(sums, ZERO, loss_table[0], loss_table[1],
-                                       terms[WEIGHT])
-            bound = _geometric_mean_row(sums, ONE, loss_table[0], loss_table[1],
-                                        terms[WEIGHT])
-    elif cfg[METRIC] == 1:
-        loss = _precision_of(g, lattice, terms, float(suppressed), float(cfg[ROWS]))
-        bound = _mean_share_of(g, lattice, terms)
-    elif cfg[METRIC] == 5:
-        loss = bound = _height_of(g, lattice, terms)
-    else:
-        loss, bound = _class_metric(cfg, terms, kept, n_classes, kept_sq, all_sq, suppressed)
-    rec_int[r, 0] = g
-    rec_int[r, 1] = anonymous
-    rec_int[r, 2] = suppressed
-    rec_int[r, 3] = kept
-    rec_int[r, 4] = 0 if smallest == big else smallest
-    rec_int[r, 5] = n
-    rec_int[r, 6] = small <= cfg[MAX_SUPPRESSED]
-    rec_float[r, 0] = loss if anonymous else np.nan
-    rec_float[r, 1] = bound
-
-
-@njit_no_refcount
 def _check(g, props, bounds, queue, lattice, work, cfg, terms, rec_int, rec_float, slot,
            slot_levels, slot_of, table, table_key, scratch, outlier, codes, count, first, maps,
            map_off, level_radix, share, share_off, loss_table, node_off, node_radix, sums, sens,
@@ -517,7 +387,8 @@ def _check(g, props, bounds, queue, lattice, work, cfg, terms, rec_int, rec_floa
                             table_key, scratch, group_total, group_work)
         if risk_model_asked(params):  # after the others' verdicts
             suppress_by_risk(size, class_codes_now, outlier, levels, params, stars, star_off,
-                             cfg[MAX_SUPPRESSED], cfg[METRIC] == 0, share, node_off[1],
+                             cfg[MAX_SUPPRESSED], cfg[METRIC] == 0 or cfg[METRIC] == 6,
+                             share, node_off[1],
                              risk_work, risk_keys)
         record_classes(g, r, n, size, class_codes_now, node_radix, outlier, lattice, cfg,
                        terms, share, node_off[1:2], loss_table, sums, work[PTR:PTR + 2],

@@ -36,7 +36,7 @@ from ...kernels.packed import field_layout, pack, rollup_packed
 from ..evaluate import NodeStats
 from .flash_compiled import (METRIC_KINDS, _metric_tables, compiled_flash_refusal, metric_terms,
                              record_stats)
-from .flash_kernels import record_classes
+from .flash_record import record_classes
 from .flash_layout import MAX_SUPPRESSED, METRIC, MIN_SIZE, PACK_BITS, ROWS
 
 __all__ = ["PackedSets", "PackedWalk", "PACKED_WALK_ENTRIES"]
