@@ -7,11 +7,13 @@ Not a benchmark itself; the ``bench_*.py`` scripts import it (they are run as
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from typing import Callable, Sequence
@@ -299,3 +301,40 @@ def settle(pid: int, quiet: float = 0.1, limit: float = 3.0) -> None:
         if now == before:
             return
         before = now
+
+
+class ArxServer:
+    """A warm ARX runner in serve mode beside this process (``ArxRunX mode=serve``,
+    ``ArxRunLS``: their header comments give the protocol), as a context manager: it is ready
+    on entry (else ``SystemExit`` naming it), :meth:`send` writes one command and returns the
+    runner's JSON reply, :meth:`quit` ends it and returns its summary (``None`` where the
+    runner prints none); ``pid`` is the JVM's, for :func:`settle`."""
+
+    def __init__(self, argv: list[str], name: str):
+        self.argv, self.name = argv, name
+
+    def __enter__(self) -> "ArxServer":
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)
+        self.pid = self.proc.pid
+        if not json.loads(self.proc.stdout.readline() or "{}").get("ready"):
+            self.proc.kill()
+            self.proc.wait()
+            raise SystemExit(f"error: {self.name} did not start")
+        return self
+
+    def send(self, line) -> dict:
+        self.proc.stdin.write(f"{line}\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def quit(self) -> dict | None:
+        self.proc.stdin.write("quit\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        return json.loads(line) if line.strip() else None
+
+    def __exit__(self, *exc) -> None:
+        with contextlib.suppress(OSError):  # (the runner gone already)
+            self.proc.stdin.close()  # end of input: the runner exits
+        self.proc.__exit__(*exc)

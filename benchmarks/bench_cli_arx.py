@@ -50,8 +50,8 @@ import subprocess
 import sys
 import tempfile
 
-from _common import (add_common_args, load_arx_cases, machine_info, print_machine, print_table,
-                     resolve_backend, settle, write_json)
+from _common import (ArxServer, add_common_args, load_arx_cases, machine_info, print_machine,
+                     print_table, resolve_backend, settle, write_json)
 
 from gpuppdp import datasets
 
@@ -198,24 +198,16 @@ def _stored(case: dict, ours, repeats: int, warmup: int) -> dict:
 def _live(case: dict, ours, classpath: str, args) -> dict:
     """Ours (``ours()``) and a live ARX (one warm JVM), interleaved: ``args.rounds`` rounds
     of ``args.repeats`` ARX runs and ``args.repeats`` of ours, after the warm-ups."""
-    with subprocess.Popen(arx_command(case, classpath), stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, text=True) as jvm:
-        def arx(line: str) -> dict:
-            jvm.stdin.write(line + "\n")
-            jvm.stdin.flush()
-            return json.loads(jvm.stdout.readline())
-
-        if not json.loads(jvm.stdout.readline()).get("ready"):
-            raise SystemExit(f"error: ArxRunX did not start for {case['id']}")
+    with ArxServer(arx_command(case, classpath), f"ArxRunX for {case['id']}") as jvm:
         for _ in range(args.arx_warmup):
-            arx("warm")
+            jvm.send("warm")
         settle(jvm.pid)
         for _ in range(args.warmup):
             summary = ours()
         rounds = []
         for _ in range(args.rounds):
             load = os.getloadavg()[0]
-            arx_runs = [arx("run") for _ in range(args.repeats)]
+            arx_runs = [jvm.send("run") for _ in range(args.repeats)]
             settle(jvm.pid)
             runs = [ours() for _ in range(args.repeats)]
             summary = runs[-1]
@@ -224,9 +216,7 @@ def _live(case: dict, ours, classpath: str, args) -> dict:
             rounds.append({"load_average": load, "arx_ms": [r["ms"] for r in arx_runs],
                            "search_seconds": [o["timings"]["search"] for o in runs],
                            "ratio": search * 1e3 / arx_ms, "arx_checked": arx_runs[-1]["checked"]})
-        jvm.stdin.write("quit\n")
-        jvm.stdin.flush()
-        final = json.loads(jvm.stdout.readline())
+        final = jvm.quit()
     seconds = [x for r in rounds for x in r["search_seconds"]]
     arx_all = [x for r in rounds for x in r["arx_ms"]]
     nodes = final["transformations_checked"]

@@ -37,10 +37,9 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import tempfile
 
-from _common import (HERE, add_common_args, machine_info, print_machine, print_table,
+from _common import (ArxServer, HERE, add_common_args, machine_info, print_machine, print_table,
                      resolve_backend, settle, timed_runs, write_json)
 
 REFERENCE = os.path.join(HERE, os.pardir, "tests", "data", "arx_local_recoding.json")
@@ -195,21 +194,14 @@ def _interleaved(case, classpath, rounds, repeats, warmup, ours):
     argv = ["java", "-cp", classpath, "ArxRunLS", *case["arx_data"],
             "qids=" + ",".join(case["quasi_identifiers"]), f"k={case['k']}",
             f"supp={case['suppression_limit']}", f"records={case['records_per_iteration']}"]
-    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as jvm:
-        def arx(n):
-            jvm.stdin.write(f"{n}\n")
-            jvm.stdin.flush()
-            return json.loads(jvm.stdout.readline())
-
-        if not json.loads(jvm.stdout.readline()).get("ready"):
-            raise SystemExit(f"error: ArxRunLS did not start for {case['id']}")
-        arx(warmup)
+    with ArxServer(argv, f"ArxRunLS for {case['id']}") as jvm:
+        jvm.send(warmup)
         settle(jvm.pid)
         ours(True)
         out = []
         for _ in range(rounds):
             load = os.getloadavg()[0]
-            a = arx(repeats)
+            a = jvm.send(repeats)
             settle(jvm.pid)
             fit_s, result, local_s, locals_ = ours(False)
             out.append({**_round(a, fit_s, local_s, locals_), "load_average": load,
@@ -217,8 +209,7 @@ def _interleaved(case, classpath, rounds, repeats, warmup, ours):
                                                            "optimize_iterative_fast_ms")},
                         "arx_local_recoding": a["local_recoding"],
                         "arx_full_domain": a["full_domain"]})
-        jvm.stdin.write("quit\n")
-        jvm.stdin.flush()
+        jvm.quit()
     return out, (fit_s, result, local_s, locals_)
 
 

@@ -43,10 +43,9 @@ import contextlib
 import json
 import os
 import statistics
-import subprocess
 import sys
 
-from _common import (HERE, add_common_args, machine_info, print_machine, print_table,
+from _common import (ArxServer, HERE, add_common_args, machine_info, print_machine, print_table,
                      resolve_backend, settle, write_json)
 
 from gpuppdp import Anonymizer, datasets
@@ -110,17 +109,9 @@ def run_case(case: dict, data, hierarchies, backend: str, args) -> dict:
         with python_traversal():
             return anon.fit(data)
 
-    with subprocess.Popen(arx_command(case, args.arx_classpath), stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, text=True) as jvm:
-        def arx(line: str) -> dict:
-            jvm.stdin.write(line + "\n")
-            jvm.stdin.flush()
-            return json.loads(jvm.stdout.readline())
-
-        if not json.loads(jvm.stdout.readline()).get("ready"):
-            raise SystemExit(f"error: ArxRunX did not start for {case['id']}")
+    with ArxServer(arx_command(case, args.arx_classpath), f"ArxRunX for {case['id']}") as jvm:
         for _ in range(args.arx_warmup):
-            arx("warm")
+            jvm.send("warm")
         settle(jvm.pid)
         for _ in range(args.warmup):
             anon.fit(data)
@@ -128,7 +119,7 @@ def run_case(case: dict, data, hierarchies, backend: str, args) -> dict:
         rounds = []
         for _ in range(args.rounds):
             load = os.getloadavg()[0]
-            arx_runs = [arx("run") for _ in range(args.repeats)]
+            arx_runs = [jvm.send("run") for _ in range(args.repeats)]
             settle(jvm.pid)
             ours = [anon.fit(data) for _ in range(args.repeats)]
             python = [python_fit() for _ in range(args.repeats)]
@@ -144,9 +135,7 @@ def run_case(case: dict, data, hierarchies, backend: str, args) -> dict:
                 "ratio": _ms(ours) / arx_search if arx_search else None,
                 "ratio_anonymize": _ms(ours) / arx_total,
                 "python_ratio": _ms(python) / arx_search if arx_search else None})
-        jvm.stdin.write("quit\n")
-        jvm.stdin.flush()
-        final = json.loads(jvm.stdout.readline())
+        final = jvm.quit()
     last, last_py = ours[-1], python[-1]
     exp = case["expected"]
 
