@@ -624,8 +624,15 @@ def _weighted_sum(values, weights):
         total = 0.0
         for i in range(q):
             total += values[b, i] * weights[i]
-        out[b] = total if math.isfinite(total) else 1.7976931348623157e308
+        out[b] = arx_sum(total)
     return out
+
+
+@njit(inline="always")
+def arx_sum(total):
+    """ARX's ``ILMultiDimensionalSum`` value of a sum: an infinite or NaN one becomes
+    ``Double.MAX_VALUE`` (the compiled searches' height too)."""
+    return total if math.isfinite(total) else 1.7976931348623157e308
 
 
 @njit(cache=True)

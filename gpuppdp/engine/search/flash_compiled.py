@@ -53,8 +53,7 @@ from ...kernels.grouping import NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE
 from ...kernels.segsum import _one_node
 from ...kernels.uniqueness import estimator_work
 from ..evaluate import NodeStats
-from ..metrics import (AECS, Ambiguity, Discernibility, Height, Loss, Metric,
-                       MonotonicDiscernibility, Precision)
+from ..metrics import METRICS, Metric
 from .flash_classes import (
     LKC_C,
     NOT_ASKED,
@@ -154,9 +153,8 @@ def compiled_flash_refusal(models, metric=None, *, evaluator=None,
         return "the privacy loss's conditional prior with a population"
     if metric is not None:
         name = metric if isinstance(metric, str) else metric.name
-        if name not in METRIC_KINDS or (isinstance(metric, Metric) and type(metric) not in (
-                Loss, Precision, Discernibility, MonotonicDiscernibility, AECS, Height,
-                Ambiguity)):
+        if name not in METRIC_KINDS or (isinstance(metric, Metric) and
+                                        type(metric) is not METRICS[name]):
             return f"the {name} metric"
         if getattr(metric, "_aggregated", None):
             return f"the {name} metric with a microaggregated attribute"
@@ -273,7 +271,7 @@ def _metric_tables(ev, lat, limit: int | None) -> tuple:
     """``(level_radix, share, share_off, loss_table)``: each attribute's radix per level and
     the loss's shares, offsets and table (each attribute's smallest and largest sum, then,
     for checks that may stop early, its prior-bound factors); ambiguity's shares (the loss's)
-    and its table (each attribute's domain size, then zeros); zeros for other metrics."""
+    and its table (each attribute's domain size); zeros for other metrics."""
     metric, q = ev.metric, lat.n_attributes
     hmax = int(lat.max_levels.max(initial=0))
     # (q + 1, hmax + 1): each attribute's radix at level L (its top past its height), then
@@ -281,8 +279,7 @@ def _metric_tables(ev, lat, limit: int | None) -> tuple:
     level_radix = ev.encoded.node_radix(np.minimum(np.arange(hmax + 1)[:, None],
                                                    lat.max_levels[None, :])).T.copy()
     if metric.name == "ambiguity":
-        return level_radix, metric._share, metric._share_off, np.stack([metric._domain,
-                                                                        np.zeros(q)])
+        return level_radix, metric._share, metric._share_off, metric._domain.reshape(1, q)
     if metric.name != "loss":
         return level_radix, np.zeros(1), np.zeros((q, hmax + 1), np.int64), np.zeros((2, q))
     factors = metric.prior_factors(ev.bottom).T if limit is not None else \

@@ -18,8 +18,8 @@ import numpy as np
 
 from ...kernels.nrt import njit_no_refcount
 from ...kernels.segsum import _one_node
-from ..metrics import (_geometric_mean_row, _mean_share_term, _precision_term, node_ambiguity,
-                       node_sums_with_factors)
+from ..metrics import (_geometric_mean_row, _mean_share_term, _precision_term, arx_sum,
+                       node_ambiguity, node_sums_with_factors)
 from .flash_layout import (G_FACTOR, HEIGHT, MAX_SUPPRESSED, METRIC, MIN_SIZE, ONE, ROWS,
                            S_FACTOR, WEIGHT, ZERO, _level)
 
@@ -64,7 +64,7 @@ def _height_of(g, lattice, terms):
     total = 0.0
     for j in range(lattice.shape[1]):
         total += float(_level(g, lattice, j)) * terms[WEIGHT, j]
-    return total if math.isfinite(total) else 1.7976931348623157e308
+    return arx_sum(total)
 
 
 @njit_no_refcount

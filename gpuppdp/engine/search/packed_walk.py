@@ -4,8 +4,8 @@ and judged in one compiled pass.
 :meth:`~gpuppdp.engine.evaluate.LatticeOracle.evaluate_levels` rolls every node up from a direct
 predecessor, which differs from it in one QID's level.  When the problem is one the compiled
 Flash judges without a sensitive attribute (classes judged by their size alone: k-anonymity;
-the loss, precision or discernibility metric as ARX defines them, with any gs-factor and
-attribute weights; a CPU backend) and the QIDs' codes pack into one word
+a metric the compiled Flash computes, :data:`~.flash_compiled.METRIC_KINDS`, with the
+gs-factor and weights it takes; a CPU backend) and the QIDs' codes pack into one word
 (:mod:`gpuppdp.kernels.packed`), the walk's frequency sets hold packed codes and each of its
 batches runs here: the threads take runs of nodes
 (:func:`~gpuppdp.kernels.groupby.run_tasks`), and each node's roll-up
