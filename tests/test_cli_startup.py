@@ -60,6 +60,32 @@ def test_build_parser_imports_only_the_standard_library():
         loaded["gpuppdp"]
 
 
+def test_the_console_script_reaches_its_signal_handlers_before_any_subcommand():
+    """The console script's import (``from gpuppdp.cli import main``) loads no subcommand
+    module, and :func:`main` has its stop-signal handlers in place before it imports them: a
+    ``kill`` soon after start-up finds them (on a loaded machine the subcommands' imports took
+    longer than the 0.3 s after which CI's signal test sends SIGTERM)."""
+    loaded = _heavy_modules_after("from gpuppdp.cli import main")
+    assert loaded["heavy"] == []
+    assert not any(m.startswith("gpuppdp.cli.") and m != "gpuppdp.cli.main"
+                   for m in loaded["gpuppdp"]), loaded["gpuppdp"]
+    probe = ("import contextlib, io, signal\n"
+             "from gpuppdp.cli import anonymize, main\n"
+             "register, seen = anonymize.register, []\n"
+             "def spy(sub):\n"
+             "    seen.append(type(signal.getsignal(signal.SIGTERM)).__name__)\n"
+             "    return register(sub)\n"
+             "anonymize.register = spy\n"
+             "with contextlib.redirect_stdout(io.StringIO()), "
+             "contextlib.suppress(SystemExit):\n"
+             "    main(['--version'])\n"
+             "print(seen)\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["['_Stops']"]
+
+
 def test_every_subcommand_is_probed():
     """The probe below finds the subcommands from the parser itself (nested ones too)."""
     assert {("perturb",), ("hierarchy", "build"), ("attack", "reconstruct"),
