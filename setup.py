@@ -1,5 +1,6 @@
-"""Build hook: compile the first search's kernels ahead of time into ``gpuppdp.kernels._aot``
-(see ``gpuppdp/kernels/aot.py``).  Everything else about the package is in ``pyproject.toml``.
+"""Build hook: compile the first search's kernels ahead of time into the extension modules
+``gpuppdp.kernels._aot`` and ``._aot_1`` (see ``gpuppdp/kernels/aot.py``).  Everything else
+about the package is in ``pyproject.toml``.
 
 Without a C compiler (or if Numba's ahead-of-time compiler fails), or with ``GPUPPDP_AOT=0``
 in the environment, the package installs all the same, and its kernels compile on first use;
@@ -29,39 +30,42 @@ def _source_package() -> None:
 
 
 class BuildKernels(build_ext):
-    """Builds ``gpuppdp.kernels._aot`` with :func:`gpuppdp.kernels.aot.build`."""
+    """Builds the extension's modules, all at once, with :func:`gpuppdp.kernels.aot.build`
+    (which compiles them in parallel processes)."""
 
-    def build_extension(self, ext):
+    def build_extensions(self):
         if os.environ.get("GPUPPDP_AOT") == "0":
             print("gpuppdp: GPUPPDP_AOT=0: kernels not compiled ahead of time", file=sys.stderr)
-            self._leave_out(ext)
+            self._leave_out()
             return
-        target = self.get_ext_fullpath(ext.name)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
+        targets = [self.get_ext_fullpath(ext.name) for ext in self.extensions]
+        for target in targets:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
         try:
             _source_package()
             from gpuppdp.kernels import aot
 
-            meta = aot.build(target)
+            meta = aot.build(targets)
         except Exception as exc:  # noqa: BLE001 - the kernels then compile on first use
             print(f"gpuppdp: kernels not compiled ahead of time ({type(exc).__name__}: {exc});"
                   " they compile on first use", file=sys.stderr)
-            self._leave_out(ext)
+            self._leave_out()
             return
         n = sum(len(v) for v in meta["exports"].values())
         print(f"gpuppdp: {n} kernel signatures compiled ahead of time for {meta['cpu']}",
               file=sys.stderr)
 
-    def _leave_out(self, ext):
-        """Drop an extension that was not built from the outputs that setuptools copies into
-        the wheel or, for an editable install, into the source tree (it would fail on the
-        missing file), remove an earlier build's file at its place, and leave the package
-        without extension modules (a pure wheel, :class:`PureWithoutKernels`)."""
-        stale = self.get_ext_fullpath(ext.name)
-        if os.path.exists(stale):
-            os.remove(stale)
-        self.extensions = [e for e in self.extensions if e is not ext]
-        self.distribution.ext_modules = list(self.extensions)
+    def _leave_out(self):
+        """Drop the extension's modules, not built, from the outputs that setuptools copies
+        into the wheel or, for an editable install, into the source tree (it would fail on
+        the missing files), remove an earlier build's files at their places, and leave the
+        package without extension modules (a pure wheel, :class:`PureWithoutKernels`)."""
+        for ext in self.extensions:
+            stale = self.get_ext_fullpath(ext.name)
+            if os.path.exists(stale):
+                os.remove(stale)
+        self.extensions = []
+        self.distribution.ext_modules = []
 
 
 class PureWithoutKernels(bdist_wheel):
@@ -73,5 +77,9 @@ class PureWithoutKernels(bdist_wheel):
         super().run()
 
 
-setup(ext_modules=[Extension("gpuppdp.kernels._aot", sources=[])],
+#: gpuppdp.kernels.aot.PARTS, the extension's modules (the build imports the package only when
+#: it compiles; tests/test_aot.py checks that the two agree)
+PARTS = ("_aot", "_aot_1")
+
+setup(ext_modules=[Extension(f"gpuppdp.kernels.{part}", sources=[]) for part in PARTS],
       cmdclass={"build_ext": BuildKernels, "bdist_wheel": PureWithoutKernels})

@@ -227,11 +227,33 @@ def test_every_declared_signature_is_compiled_and_attached():
 
     for name in aot.MODULES:
         importlib.import_module(name)
-    module, meta = aot._load()
+    modules, meta = aot._load()
     for key, (dispatcher, signatures) in aot._DECLARED.items():
-        assert [s for _, s in meta["exports"][key]] == signatures
+        assert [s for _, s, _ in meta["exports"][key]] == signatures
         for signature in signatures:
             assert aot.attached(dispatcher, normalize_signature(signature)[0])
+    # each export in the module of its part; the compiled Flash's forms, half of the
+    # compiling, in both (the parts compile in parallel)
+    for entries in meta["exports"].values():
+        for export, _, part in entries:
+            assert hasattr(modules[part], export)
+            assert not any(hasattr(other, export) for other in modules if other is not
+                           modules[part])
+    flash = meta["exports"]["gpuppdp.engine.search.flash_kernels._flash"]
+    assert {part for _, _, part in flash} == set(range(len(aot.PARTS)))
+
+
+def test_the_build_declares_the_extensions_parts():
+    """``setup.py`` names the extension's modules without importing the package: the names of
+    :data:`~gpuppdp.kernels.aot.PARTS`."""
+    import ast
+    from pathlib import Path
+
+    setup_py = Path(__file__).resolve().parent.parent / "setup.py"
+    tree = ast.parse(setup_py.read_text())
+    parts = [node.value for node in tree.body if isinstance(node, ast.Assign)
+             and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["PARTS"]]
+    assert len(parts) == 1 and ast.literal_eval(parts[0]) == aot.PARTS
 
 
 def test_a_broken_extension_never_fails_an_import(monkeypatch):

@@ -8,7 +8,8 @@ suppression; the checker's group-by, ``explore``'s figures, anatomy's buckets an
 releases' noise, sums and order statistics) declare explicit
 signatures (:func:`ahead_of_time`, beside their definitions);
 building the package (``setup.py``, :func:`build`) compiles them with Numba's ahead-of-time
-compiler (``numba.pycc``) into the extension module ``gpuppdp.kernels._aot``, for a portable
+compiler (``numba.pycc``) into the extension modules :data:`PARTS` (two processes compile
+their halves side by side: one takes 3.5 minutes on the 2-core box), for a portable
 instruction-set baseline (on x86-64 the psABI level :data:`X86_BASELINE`, any AVX2 machine;
 elsewhere the building machine's CPU); and when a kernel's module is imported its compiled
 forms are attached to its dispatcher, so that a call with a declared signature runs them and
@@ -27,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import multiprocessing
 import os
 import platform
 import tempfile
@@ -58,14 +60,16 @@ X86_BASELINE = "x86-64-v3"
 X86_BASELINE_FEATURES = ("cmov", "cx8", "fxsr", "mmx", "sse", "sse2", "cx16", "popcnt", "sahf",
                          "sse3", "ssse3", "sse4.1", "sse4.2", "avx", "avx2", "bmi", "bmi2",
                          "f16c", "fma", "lzcnt", "movbe", "xsave")
-EXTENSION = "_aot"
-METADATA = "metadata"  # the extension's function returning its metadata (JSON)
+#: the extension's modules in ``gpuppdp.kernels``, compiled in parallel, each holding every
+#: other declared signature (:func:`_parts_of`); the first also holds the metadata
+PARTS = ("_aot", "_aot_1")
+METADATA = "metadata"  # the first part's function returning the extension's metadata (JSON)
 
 #: "module.kernel" -> (dispatcher, declared signatures)
 _DECLARED: dict[str, tuple] = {}
 #: dispatcher -> the argument types of its attached forms
 _ATTACHED: dict = {}
-_loaded: tuple | None = None  # (extension module or None, metadata or why it is not used)
+_loaded: tuple | None = None  # (the extension's modules or None, metadata or why not used)
 
 
 def _key(dispatcher) -> str:
@@ -80,17 +84,17 @@ def ahead_of_time(dispatcher, signatures) -> None:
         return
     global _loaded
     _DECLARED[_key(dispatcher)] = (dispatcher, list(signatures))
-    module, meta = _load()
-    if module is None:
+    modules, meta = _load()
+    if modules is None:
         return
     from numba.core import sigutils  # deferred: Numba's internals, only with the extension
 
     forms = _ATTACHED.setdefault(dispatcher, set())
     try:
-        for export, signature in meta["exports"].get(_key(dispatcher), ()):
+        for export, signature, part in meta["exports"].get(_key(dispatcher), ()):
             args, _ = sigutils.normalize_signature(signature)
             # the dispatcher's own table of compiled forms (Dispatcher.add_overload's call)
-            dispatcher._insert([a._code for a in args], getattr(module, export), False)
+            dispatcher._insert([a._code for a in args], getattr(modules[part], export), False)
             forms.add(tuple(args))
     except Exception as exc:  # noqa: BLE001 - another Numba's internals: compile on first use
         _loaded = (None, f"cannot be attached ({type(exc).__name__}: {exc})")
@@ -108,8 +112,8 @@ def attached_forms(dispatcher) -> set:
 
 def status() -> str:
     """``"attached"`` when the extension is in use, else why it is not."""
-    module, meta = _load()
-    return "attached" if module is not None else meta
+    modules, meta = _load()
+    return "attached" if modules is not None else meta
 
 
 def _host() -> dict:
@@ -169,19 +173,22 @@ def _load() -> tuple:
 
 
 def _open() -> tuple:
-    """The extension and its metadata, or ``(None, why it is not used)``."""
+    """The extension's modules (:data:`PARTS`, in order) and its metadata, or ``(None, why
+    it is not used)``."""
     if os.environ.get("GPUPPDP_AOT", "1") == "0":
         return None, "off (GPUPPDP_AOT=0)"
-    module_name = f"{__package__}.{EXTENSION}"
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        absent = isinstance(exc, ModuleNotFoundError) and exc.name == module_name
-        return None, ("not built (kernels compile on first use)" if absent
-                      else f"cannot be loaded ({exc})")
+    modules = []
+    for part in PARTS:
+        module_name = f"{__package__}.{part}"
+        try:
+            modules.append(importlib.import_module(module_name))
+        except ImportError as exc:
+            absent = isinstance(exc, ModuleNotFoundError) and exc.name == module_name
+            return None, ("not built (kernels compile on first use)" if absent and not modules
+                          else f"cannot be loaded ({exc})")
     import numba  # deferred: the version, only when the extension is opened
 
-    meta = json.loads(getattr(module, METADATA)())
+    meta = json.loads(getattr(modules[0], METADATA)())
     if meta.get("numba") != numba.__version__:
         return None, f"built by Numba {meta.get('numba')}, running {numba.__version__}"
     host = _host()
@@ -191,35 +198,84 @@ def _open() -> tuple:
                       f"support (it lacks {', '.join(missing[:6])})")
     if meta.get("digest") != source_digest():
         return None, "kernel sources changed since the build"
-    return module, meta
+    return tuple(modules), meta
 
 
-def build(target: str) -> dict:
-    """Compile every declared signature into the extension module ``target`` (a file path,
-    e.g. ``.../gpuppdp/kernels/_aot.cpython-311-x86_64-linux-gnu.so``), with its metadata
-    (Numba version, CPU, source digest, exports); returns the metadata.  Needs Numba, NumPy
-    and a C compiler."""
+def build(targets) -> dict:
+    """Compile every declared signature into the extension's modules at ``targets`` (file
+    paths, one per part of :data:`PARTS` in order, e.g.
+    ``.../gpuppdp/kernels/_aot.cpython-311-x86_64-linux-gnu.so``), the metadata (Numba
+    version, CPU, source digest, exports) into the first; returns the metadata.  Needs Numba,
+    NumPy and a C compiler."""
     global _loaded
+    if len(targets) != len(PARTS):
+        raise ValueError(f"targets: one path for each of {PARTS}, got {list(targets)}")
     _loaded = (None, "building")  # attach nothing of the extension about to be replaced
     saved = os.environ.get("NUMBA_CACHE_DIR")
     with tempfile.TemporaryDirectory() as scratch:
         if saved is None:  # the JIT caches of the build's imports (read if Numba starts here)
             os.environ["NUMBA_CACHE_DIR"] = scratch
         try:
-            return _build(target)
+            return _build([os.path.abspath(t) for t in targets])
         finally:
             if saved is None:
                 del os.environ["NUMBA_CACHE_DIR"]
 
 
-def _build(target: str) -> dict:
+def _parts_of() -> dict[str, list]:
+    """Each declared signature's export name and part: the declared kernels in order of their
+    names and signatures, every other one to the next part (the compiled Flash's forms, half
+    of the compiling, so fall to both)."""
+    exports: dict[str, list] = {}
+    n = 0
+    for key, (_, signatures) in sorted(_DECLARED.items()):
+        for i, signature in enumerate(signatures):
+            exports.setdefault(key, []).append((f"{key.replace('.', '_')}_{i}", signature,
+                                                n % len(PARTS)))
+            n += 1
+    return exports
+
+
+def _build(targets: list[str]) -> dict:
     # deferred: the ahead-of-time compiler, only when the package is built
     import numba
-    from numba.pycc import CC
-    from numba.pycc import compiler as pycc_compiler
 
     for name in MODULES:
         importlib.import_module(name)
+    built_for = baseline()
+    exports = _parts_of()
+    meta = {"numba": numba.__version__, **built_for, "digest": source_digest(),
+            "exports": exports}
+    # the other parts in forked processes (they inherit the declarations), the first here;
+    # where processes cannot be forked, one after another
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork") if fork else None
+    others = []
+    for part in range(1, len(PARTS)):
+        if context is None:
+            _compile_part(part, targets[part], built_for["cpu"], exports)
+            continue
+        child = context.Process(target=_compile_part,
+                                args=(part, targets[part], built_for["cpu"], exports))
+        child.start()
+        others.append(child)
+    try:
+        _compile_part(0, targets[0], built_for["cpu"], exports, meta)
+    finally:
+        for child in others:
+            child.join()
+    failed = [PARTS[i + 1] for i, child in enumerate(others) if child.exitcode != 0]
+    if failed:
+        raise RuntimeError(f"the extension's part(s) {', '.join(failed)} did not compile "
+                           "(their traceback is above)")
+    return meta
+
+
+def _compile_part(part: int, target: str, cpu: str, exports: dict, meta=None) -> None:
+    """Compile the declared signatures of part ``part`` (:func:`_parts_of`) into the
+    extension module ``target`` for ``cpu`` (with ``meta``, its :data:`METADATA` function)."""
+    from numba.pycc import CC
+    from numba.pycc import compiler as pycc_compiler
 
     class ReleasingGil(pycc_compiler.Flags):
         """The exports release the GIL, as the ``nogil`` kernels do under the JIT (the
@@ -229,20 +285,17 @@ def _build(target: str) -> dict:
             super().__init__(*args, **kwargs)
             self.release_gil = True
 
-    cc = CC(EXTENSION)
-    cc.output_dir = os.path.dirname(os.path.abspath(target))
+    cc = CC(PARTS[part])
+    cc.output_dir = os.path.dirname(target)
     cc.output_file = os.path.basename(target)
-    built_for = baseline()
-    cc.target_cpu = built_for["cpu"]
-    exports: dict[str, list] = {}
-    for key, (dispatcher, signatures) in sorted(_DECLARED.items()):
-        for i, signature in enumerate(signatures):
-            export = f"{key.replace('.', '_')}_{i}"
-            cc.export(export, signature)(dispatcher.py_func)
-            exports.setdefault(key, []).append((export, signature))
-    meta = {"numba": numba.__version__, **built_for, "digest": source_digest(),
-            "exports": exports}
-    cc.export(METADATA, "unicode_type()")(_constant(json.dumps(meta)))
+    cc.target_cpu = cpu
+    for key, entries in exports.items():
+        dispatcher = _DECLARED[key][0]
+        for export, signature, at in entries:
+            if at == part:
+                cc.export(export, signature)(dispatcher.py_func)
+    if meta is not None:
+        cc.export(METADATA, "unicode_type()")(_constant(json.dumps(meta)))
     flags, compile_extra = pycc_compiler.Flags, pycc_compiler.compile_extra
     no_refcount = {d.py_func for d, _ in _DECLARED.values()
                    if d.targetoptions.get("_nrt") is False}
@@ -265,7 +318,6 @@ def _build(target: str) -> dict:
     finally:
         pycc_compiler.Flags = flags  # type: ignore[misc]
         pycc_compiler.compile_extra = compile_extra  # type: ignore[assignment]
-    return meta
 
 
 def _constant(text: str):
