@@ -1,15 +1,17 @@
 """Search time against a live ARX on the quality models the compiled search took on: loss and
 precision with a gs-factor and attribute weights, AECS, height, monotonic discernibility,
-ambiguity.
+ambiguity (thirty-fourth session), and non-uniform entropy, its monotonic and normalized forms
+(thirty-fifth).
 
 The cases are those of ``tests/data/arx_quality_models.json`` (ARX 3.9.2 on Adult) with no
 privacy model besides k-anonymity and the loss or precision metric with a gs-factor or
-attribute weights (or both), or the AECS, height, monotonic discernibility or ambiguity
-metric: the search runs compiled there (:mod:`gpuppdp.engine.search.flash_compiled`), where it
-ran the Python traversal before.  The file has ARX's optimum, loss and checked transformations
-but no times, so ARX runs live: ARX 3.9.2 and our runner ``ArxRunX``
-(``benchmarks/arx/ArxRunX.java``, its ``gs=``, ``weights=`` and ``metric=`` arguments),
-compiled against it, on the classpath ``--arx-classpath``.
+attribute weights (or both), or the AECS, height, monotonic discernibility, ambiguity or one
+of the entropy metrics: the search runs compiled there
+(:mod:`gpuppdp.engine.search.flash_compiled`), where it ran the Python traversal before.
+The file has ARX's optimum, loss and checked transformations but no times, so ARX runs live:
+ARX 3.9.2 and our runner ``ArxRunX`` (``benchmarks/arx/ArxRunX.java``, its ``gs=``,
+``weights=`` and ``metric=`` arguments), compiled against it, on the classpath
+``--arx-classpath``.
 
 Per case one JVM (``ArxRunX mode=serve``) stays up beside this process.  ARX warms up
 (``--arx-warmup`` runs) and ours (``--warmup`` fits, compiled and Python traversal each);
@@ -54,13 +56,15 @@ from gpuppdp.engine.search import flash_compiled
 REFERENCE = os.path.join(os.path.dirname(HERE), "tests", "data", "arx_quality_models.json")
 
 
-#: metrics the compiled search took on in the thirty-fourth session (with the options they take)
-NEWLY_COMPILED = ("aecs", "height", "discernibility-monotonic", "ambiguity")
+#: metrics the compiled search took on in the thirty-fourth and thirty-fifth sessions (with the
+#: options they take)
+NEWLY_COMPILED = ("aecs", "height", "discernibility-monotonic", "ambiguity", "entropy",
+                  "entropy-monotonic", "normalized-entropy")
 
 
 def load_cases() -> list[dict]:
-    """Loss and precision cases with a gs-factor or attribute weights, and every AECS, height,
-    monotonic discernibility and ambiguity case; no further model."""
+    """Loss and precision cases with a gs-factor or attribute weights, and every case of the
+    metrics of :data:`NEWLY_COMPILED`; no further model."""
     with open(REFERENCE, encoding="utf-8") as fh:
         cases = json.load(fh)["cases"]
     return [c for c in cases if c["model"] is None and (

@@ -117,11 +117,14 @@ def test_packed_walk_equals_the_batched_walk(metric, bounds, batch_entries):
     ("precision", {"gs_factor": 0.3, "attribute_weights": {"age": 1.0}}),
     ("precision", {"gs_factor": 0.8, "attribute_weights": {"sex": 0.1}}),
     ("aecs", {"gs_factor": 0.2}), ("height", {"attribute_weights": {"age": 2.0}}),
-    ("discernibility-monotonic", {}), ("ambiguity", {})])
+    ("discernibility-monotonic", {}), ("ambiguity", {}),
+    ("entropy", {"gs_factor": 0.3, "attribute_weights": {"age": 2.0}}),
+    ("entropy-monotonic", {}), ("normalized-entropy", {})])
 def test_packed_walk_with_other_metrics_equals_the_batched_walk(metric, options):
     """ARX's metrics with a gs-factor and attribute weights (the loss's sums with the factors,
-    from packed codes), AECS, height, monotonic discernibility and ambiguity (from packed
-    codes too) walk packed, bit for bit as the batched walk judges them."""
+    from packed codes), AECS, height, monotonic discernibility, ambiguity and the entropy
+    metrics (the suppressed records' values counted from packed codes, per thread) walk
+    packed, bit for bit as the batched walk judges them."""
     ev = _evaluator(metric, k=3, **options)
     lattice = Lattice(ev.encoded.heights)
     walk = PackedWalk.of(ev, lattice)
@@ -157,8 +160,7 @@ def test_only_the_problems_it_judges(backend):
     assert (PackedWalk.of(_evaluator(backend=backend), lattice) is None) == \
         (backend.kernels != "cpu")
     assert PackedWalk.of(_evaluator(diverse=True), lattice) is None  # a sensitive attribute
-    assert PackedWalk.of(_evaluator("entropy"), lattice) is None
-    assert PackedWalk.of(_evaluator("normalized-entropy"), lattice) is None
+    assert PackedWalk.of(_evaluator("kl"), lattice) is None  # (it reads the rows)
 
 
 @pytest.mark.parametrize("search, metric", [

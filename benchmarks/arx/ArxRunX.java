@@ -17,12 +17,15 @@ import org.deidentifier.arx.ARXLattice.ARXNode;
  *   data=FILE.csv hierdir=DIR [hierprefix=adult_hierarchy_] qids=a,b,c
  *   [sensitive=col [order=v1,v2,...]]         the sensitive attribute (an ordered string type)
  *   k=K (0: none) supp=S
- *   metric=loss|precision|discernibility|discernibility-monotonic|aecs|height|ambiguity
- *   [gs=G]                                    gs-factor in [0, 1] of loss, precision or aecs
- *                                             (ARX's default 0.5): Metric.createLossMetric(G),
+ *   metric=loss|precision|discernibility|discernibility-monotonic|aecs|height|ambiguity|
+ *          entropy|entropy-monotonic|normalized-entropy
+ *   [gs=G]                                    gs-factor in [0, 1] of loss, precision, aecs or
+ *                                             entropy (ARX's default 0.5):
+ *                                             Metric.createLossMetric(G),
  *                                             Metric.createPrecisionMetric(G) (non-monotonic,
- *                                             as createPrecisionMetric() is) or
- *                                             Metric.createAECSMetric(G)
+ *                                             as createPrecisionMetric() is),
+ *                                             Metric.createAECSMetric(G) or
+ *                                             Metric.createEntropyMetric(monotonic, G)
  *   [weights=col:w,col:w,...]                 attribute weights: config.setAttributeWeight(col, w)
  *                                             each (ARX's default for the others: 0.5)
  *   [ldiv=L]                                  distinct l-diversity
@@ -118,13 +121,19 @@ public class ArxRunX {
         }
         boolean hasGs = o.containsKey("gs");
         double gs = hasGs ? Double.parseDouble(o.get("gs")) : 0.5;
-        if (hasGs && !metric.equals("loss") && !metric.equals("precision") && !metric.equals("aecs"))
-            throw new IllegalArgumentException("gs= needs metric=loss, precision or aecs");
+        if (hasGs && !metric.equals("loss") && !metric.equals("precision") && !metric.equals("aecs")
+                && !metric.equals("entropy") && !metric.equals("entropy-monotonic"))
+            throw new IllegalArgumentException("gs= needs metric=loss, precision, aecs or entropy");
         if (metric.equals("loss")) config.setQualityModel(hasGs ? Metric.createLossMetric(gs) : Metric.createLossMetric());
         else if (metric.equals("precision")) config.setQualityModel(hasGs ? Metric.createPrecisionMetric(gs) : Metric.createPrecisionMetric());
         else if (metric.equals("aecs")) config.setQualityModel(hasGs ? Metric.createAECSMetric(gs) : Metric.createAECSMetric());
         else if (metric.equals("height")) config.setQualityModel(Metric.createHeightMetric());
         else if (metric.equals("ambiguity")) config.setQualityModel(Metric.createAmbiguityMetric());
+        else if (metric.equals("entropy") || metric.equals("entropy-monotonic")) {
+            boolean monotonic = metric.equals("entropy-monotonic");
+            config.setQualityModel(hasGs ? Metric.createEntropyMetric(monotonic, gs) : Metric.createEntropyMetric(monotonic));
+        }
+        else if (metric.equals("normalized-entropy")) config.setQualityModel(Metric.createNormalizedEntropyMetric());
         else if (metric.equals("discernibility-monotonic")) config.setQualityModel(Metric.createDiscernabilityMetric(true));
         else if (metric.startsWith("discern")) config.setQualityModel(Metric.createDiscernabilityMetric());
         else throw new IllegalArgumentException(metric);

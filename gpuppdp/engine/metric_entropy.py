@@ -13,6 +13,8 @@ import numpy as np
 from numba import njit
 
 from .. import kernels
+from ..kernels.nrt import njit_no_refcount
+from ..kernels.packed import code_at
 from .metrics import METRICS, Metric, _weighted_sum
 
 __all__ = ["Entropy", "MonotonicEntropy", "NormalizedEntropy"]
@@ -40,16 +42,38 @@ def _round(x):
     return math.floor(x * 1e10) / 1e10
 
 
+@njit_no_refcount
+def attribute_entropy(raw_at, size, codes, fields, outlier, lo, hi, i, radix, n_sup, s_factor,
+                      counts):
+    """Attribute ``i``'s ARX non-uniform entropy at a node whose classes are ``lo..hi-1``:
+    ``raw_at`` (its generalization part, ``raw[i, L_i] * g``) plus, with ``n_sup`` records
+    suppressed, ``sum_v n_v log2(n_v / n_sup) s`` over the values ``v`` (``radix`` of them;
+    added in code order) of the suppressed classes' codes (``codes`` (C, q), or packed in the
+    fields of ``fields``), negated and truncated to 1e-10 (``MetricMDNUNMEntropyPrecomputed``).
+    ``counts`` (float, >= ``radix``): scratch, zero before and after.  The compiled searches
+    call it too."""
+    value = raw_at
+    if n_sup != 0:
+        for c in range(lo, hi):
+            if outlier[c]:
+                counts[code_at(codes, c, i, fields)] += size[c]
+        for v in range(radix):
+            if counts[v] != 0.0:
+                count = counts[v]
+                value += count * _log2(count / n_sup) * s_factor
+                counts[v] = 0.0
+    return _round(-value) if value != 0.0 else value
+
+
 @njit(cache=True)
 def _entropy_values(raw, levels, size, codes, outlier, ptr, radix, g_factor, s_factor,
                     suppressed_part):
-    """Per node and attribute ARX's non-uniform entropy (B, q): ``raw[i, L_i] * g`` plus, with
-    ``suppressed_part``, ``sum_v n_v log2(n_v / n_sup) s`` over the values ``v`` of the
-    suppressed records (``n_v`` of them, ``n_sup`` in all; added in code order), negated and
-    truncated to 1e-10 (``MetricMDNUNMEntropyPrecomputed``)."""
+    """Per node and attribute (B, q) :func:`attribute_entropy`, the suppressed records' part
+    with ``suppressed_part`` only."""
     n_nodes, q = levels.shape
     out = np.zeros((n_nodes, q))
-    scratch = np.zeros(radix.max() if radix.size else 0, np.int64)
+    counts = np.zeros(radix.max() if radix.size else 0)
+    no_fields = np.empty((2, 0), np.int64)  # the codes are not packed
     for b in range(n_nodes):
         n_sup = 0
         if suppressed_part:
@@ -57,17 +81,9 @@ def _entropy_values(raw, levels, size, codes, outlier, ptr, radix, g_factor, s_f
                 if outlier[c]:
                     n_sup += size[c]
         for i in range(q):
-            value = raw[i, levels[b, i]] * g_factor
-            if n_sup != 0:
-                for c in range(ptr[b], ptr[b + 1]):
-                    if outlier[c]:
-                        scratch[codes[c, i]] += size[c]
-                for v in range(radix[b, i]):
-                    if scratch[v] != 0:
-                        count = float(scratch[v])
-                        value += count * _log2(count / n_sup) * s_factor
-                        scratch[v] = 0
-            out[b, i] = _round(-value) if value != 0.0 else value
+            out[b, i] = attribute_entropy(raw[i, levels[b, i]] * g_factor, size, codes,
+                                          no_fields, outlier, ptr[b], ptr[b + 1], i,
+                                          radix[b, i], n_sup, s_factor, counts)
     return out
 
 

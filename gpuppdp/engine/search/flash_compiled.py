@@ -18,8 +18,9 @@ delta-presence (Sweeney 2002; Nergiz, Atzori & Clifton 2007) on one population t
 bound (Mohammed, Fung, Hung & Lee 2009), without a sensitive attribute or a population:
 :func:`~.flash_classes.peel_groups`; with its confidence bound too), the risk-based models
 (average risk, sample and population uniqueness: :mod:`.flash_risk`), the loss, precision,
-discernibility (and its monotonic form), AECS, height and ambiguity metrics (with any
-gs-factor and attribute weights they take), a CPU backend, a frequency set of at most
+discernibility (and its monotonic form), AECS, height, ambiguity and non-uniform entropy
+(its monotonic and normalized forms too) metrics (with any gs-factor and attribute weights
+they take), a CPU backend, a frequency set of at most
 :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
 properties are arrays the size of the lattice here: one byte per direction and property set,
 as ARX's solution space stores them for small lattices).
@@ -71,6 +72,9 @@ from .flash_layout import (
     ARENA_END,
     CACHED,
     CHECKED_NODES,
+    ENTROPY,
+    ENTROPY_MONOTONIC,
+    ENTROPY_NORMALIZED,
     FROM_BOTTOM,
     G_FACTOR,
     HEIGHT,
@@ -108,7 +112,9 @@ FIRST_CAPACITY = 1 << 14
 
 #: the metrics the compiled checks compute (their codes there: :mod:`.flash_kernels`)
 METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2, "discernibility-monotonic": 3,
-                "aecs": 4, "height": 5, "ambiguity": 6}
+                "aecs": 4, "height": 5, "ambiguity": 6, "entropy": int(ENTROPY),
+                "entropy-monotonic": int(ENTROPY_MONOTONIC),
+                "normalized-entropy": int(ENTROPY_NORMALIZED)}
 #: largest table of LKC-privacy's records per (group, sensitive value) (8 bytes each)
 MAX_LKC_VALUES = 1 << 24
 #: models judged against a population table (its frequency set joins the sample's)
@@ -271,7 +277,9 @@ def _metric_tables(ev, lat, limit: int | None) -> tuple:
     """``(level_radix, share, share_off, loss_table)``: each attribute's radix per level and
     the loss's shares, offsets and table (each attribute's smallest and largest sum, then,
     for checks that may stop early, its prior-bound factors); ambiguity's shares (the loss's)
-    and its table (each attribute's domain size); zeros for other metrics."""
+    and its table (each attribute's domain size); the entropy metrics' scratch of value counts
+    in the shares' place and their table (:func:`_entropy_table`); zeros for other
+    metrics."""
     metric, q = ev.metric, lat.n_attributes
     hmax = int(lat.max_levels.max(initial=0))
     # (q + 1, hmax + 1): each attribute's radix at level L (its top past its height), then
@@ -280,12 +288,26 @@ def _metric_tables(ev, lat, limit: int | None) -> tuple:
                                                    lat.max_levels[None, :])).T.copy()
     if metric.name == "ambiguity":
         return level_radix, metric._share, metric._share_off, metric._domain.reshape(1, q)
+    if METRIC_KINDS.get(metric.name, -1) >= ENTROPY:
+        counts = np.zeros(int(level_radix[:q].max(initial=1)))
+        return (level_radix, counts, np.zeros((q, hmax + 1), np.int64),
+                _entropy_table(metric, level_radix[:q]))
     if metric.name != "loss":
         return level_radix, np.zeros(1), np.zeros((q, hmax + 1), np.int64), np.zeros((2, q))
     factors = metric.prior_factors(ev.bottom).T if limit is not None else \
         np.zeros((hmax + 1, q))
     loss_table = np.concatenate([np.stack([metric._minimum, metric._maximum]), factors])
     return level_radix, metric._share, metric._share_off, loss_table
+
+
+def _entropy_table(metric, level_radix: np.ndarray) -> np.ndarray:
+    """The entropy metrics' table (2 (hmax + 1) + 1, q) (:func:`~.flash_record._entropy_of`):
+    each attribute's upper value (normalized entropy's divisor; else 1), then per level its
+    generalization part (:class:`~gpuppdp.engine.metric_entropy.Entropy`'s, before the
+    gs-factor), then per level its radix (``level_radix`` (q, hmax + 1))."""
+    upper = getattr(metric, "_upper", np.ones(level_radix.shape[0]))
+    assert metric._raw.shape == level_radix.shape
+    return np.concatenate([upper[None, :], metric._raw.T, level_radix.T]).astype(np.float64)
 
 
 def _model_parameters(ev) -> tuple[tuple, tuple | None]:

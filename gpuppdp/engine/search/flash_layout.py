@@ -44,6 +44,8 @@ EXPLICIT, UP, DOWN, VERDICT = (_i64(i) for i in range(4))
 # and ARX's weight (divided by the largest), then the generalization and the suppression
 # factor of the metric's gs-factor (every column the same; 1 and 1 at ARX's default 0.5)
 HEIGHT, WEIGHT, G_FACTOR, S_FACTOR = (_i64(i) for i in range(4))
+# the entropy metrics' codes among the metrics' (flash_compiled.METRIC_KINDS), the last ones
+ENTROPY, ENTROPY_MONOTONIC, ENTROPY_NORMALIZED = _i64(7), _i64(8), _i64(9)
 STOPPED = _i64(3)
 ZERO, ONE = _i64(0), _i64(1)
 

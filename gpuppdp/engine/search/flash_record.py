@@ -6,7 +6,8 @@ The metric reads ``terms`` (4, q): each attribute's height and weight and the me
 generalization and suppression factors (:data:`~.flash_layout.HEIGHT` ...,
 :func:`~.flash_compiled.metric_terms`), and ``loss_table``: the loss's smallest and largest
 sums (then its prior-bound factors), or ambiguity's domain sizes
-(:func:`~.flash_compiled._metric_tables`).  The metric codes are those of
+(:func:`~.flash_compiled._metric_tables`), or the entropy metrics' table
+(:func:`~.flash_compiled._entropy_table`).  The metric codes are those of
 :data:`~.flash_compiled.METRIC_KINDS`.
 """
 
@@ -18,10 +19,11 @@ import numpy as np
 
 from ...kernels.nrt import njit_no_refcount
 from ...kernels.segsum import _one_node
+from ..metric_entropy import attribute_entropy
 from ..metrics import (_geometric_mean_row, _mean_share_term, _precision_term, arx_sum,
                        node_ambiguity, node_sums_with_factors)
-from .flash_layout import (G_FACTOR, HEIGHT, MAX_SUPPRESSED, METRIC, MIN_SIZE, ONE, ROWS,
-                           S_FACTOR, WEIGHT, ZERO, _level)
+from .flash_layout import (ENTROPY, ENTROPY_MONOTONIC, G_FACTOR, HEIGHT, MAX_SUPPRESSED, METRIC,
+                           MIN_SIZE, ONE, ROWS, S_FACTOR, WEIGHT, ZERO, _level)
 
 
 @njit_no_refcount
@@ -92,6 +94,42 @@ def _class_metric(cfg, terms, kept, n_classes, kept_sq, all_sq, suppressed):
 
 
 @njit_no_refcount
+def _entropy_of(g, lattice, cfg, terms, table, size, codes, fields, outlier, n_classes,
+                suppressed, anonymous, counts):
+    """``(loss, lower bound)`` of node ``g`` by the entropy metrics
+    (:data:`~.flash_layout.ENTROPY` ...): per attribute :func:`~..metric_entropy.
+    attribute_entropy` (the suppressed records' part for an anonymous node by the
+    non-monotonic ones; the loss of a node not anonymous is not read), divided by its upper
+    value (normalized entropy; else 1) and weighted, added in attribute order as
+    :class:`~..metric_entropy.Entropy` adds them; its lower bound ARX's: for an anonymous node
+    the generalization part before negation (the monotonic one: the loss), for another the
+    generalization part (the monotonic one: none, NaN).  ``table``: row 0 each attribute's
+    upper value, then per level its generalization part, then per level its radix
+    (:func:`~.flash_compiled._entropy_table`); ``counts``: scratch, zero."""
+    q = lattice.shape[1]
+    levels = (table.shape[0] - 1) // 2
+    monotonic = cfg[METRIC] == ENTROPY_MONOTONIC
+    n_sup = suppressed if anonymous and not monotonic else 0
+    loss = 0.0
+    bound = 0.0
+    for i in range(q):
+        level = _level(g, lattice, i)
+        raw_at = table[1 + level, i] * terms[G_FACTOR, i]
+        value = attribute_entropy(raw_at, size, codes, fields, outlier, 0, n_classes, i,
+                                  np.int64(table[1 + levels + level, i]), n_sup,
+                                  terms[S_FACTOR, i], counts)
+        loss += _ratio(value, table[0, i]) * terms[WEIGHT, i]
+        if anonymous and not monotonic:
+            bound += _ratio(raw_at, table[0, i]) * terms[WEIGHT, i]
+        else:  # (the value is the generalization part)
+            bound += _ratio(value, table[0, i]) * terms[WEIGHT, i]
+    loss = arx_sum(loss)
+    if monotonic:
+        return loss, loss if anonymous else np.nan
+    return loss, arx_sum(bound)
+
+
+@njit_no_refcount
 def record_classes(g, r, n, size, codes, fields, outlier, lattice, cfg, terms, share, off,
                    loss_table, sums, ptr, rec_int, rec_float, bounds):
     """Record ``r``: node ``g`` (``n`` frequency-set entries) judged from its classes -- their
@@ -142,6 +180,9 @@ def record_classes(g, r, n, size, codes, fields, outlier, lattice, cfg, terms, s
     elif cfg[METRIC] == 6:  # ambiguity: the loss's shares, the domain sizes in loss_table[0]
         loss, bound = node_ambiguity(size, codes, fields, outlier, 0, n_classes, off[0], share,
                                      loss_table[0])
+    elif cfg[METRIC] >= ENTROPY:  # the entropy metrics: their value counts in share's place
+        loss, bound = _entropy_of(g, lattice, cfg, terms, loss_table, size, codes, fields,
+                                  outlier, n_classes, suppressed, anonymous, share)
     else:
         loss, bound = _class_metric(cfg, terms, kept, n_classes, kept_sq, all_sq, suppressed)
     rec_int[r, 0] = g

@@ -37,7 +37,7 @@ from ..evaluate import NodeStats
 from .flash_compiled import (METRIC_KINDS, _metric_tables, compiled_flash_refusal, metric_terms,
                              record_stats)
 from .flash_record import record_classes
-from .flash_layout import MAX_SUPPRESSED, METRIC, MIN_SIZE, PACK_BITS, ROWS
+from .flash_layout import ENTROPY, MAX_SUPPRESSED, METRIC, MIN_SIZE, PACK_BITS, ROWS
 
 __all__ = ["PackedSets", "PackedWalk", "PACKED_WALK_ENTRIES"]
 
@@ -63,6 +63,8 @@ def _walk_run(t, runs, out_base, run_len, src, src_count, start, length, field, 
     outlier = np.empty(longest, np.bool_)
     sums = np.zeros((2, fields.shape[1]))
     ptr = np.zeros(2, np.int64)
+    # the entropy metrics count values in the shares' place: one copy per task
+    shares = share.copy() if cfg[METRIC] >= ENTROPY else share
     pos = out_base[t]
     for b in range(b0, b1):
         g = rollup_packed(src, src_count, start[b], length[b], field[b], mask[b], map_off[b],
@@ -72,7 +74,7 @@ def _walk_run(t, runs, out_base, run_len, src, src_count, start, length, field, 
         for c in range(g):
             outlier[c] = size[c] < cfg[MIN_SIZE]
         record_classes(ids[b], b, g, size, out[pos:pos + g], fields, outlier, lattice, cfg,
-                       terms, share, share_off[b:b + 1], loss_table, sums, ptr, rec_int,
+                       terms, shares, share_off[b:b + 1], loss_table, sums, ptr, rec_int,
                        rec_float, bounds)
         pos += g
     run_len[t] = pos - out_base[t]
