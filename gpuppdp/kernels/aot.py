@@ -237,8 +237,8 @@ def _parts_of() -> dict[str, list]:
 
 
 def _build(targets: list[str]) -> dict:
-    # deferred: the ahead-of-time compiler, only when the package is built
-    import numba
+    """:func:`build`'s work, in the build's scratch cache."""
+    import numba  # deferred: its version, only when the package is built
 
     for name in MODULES:
         importlib.import_module(name)
@@ -274,6 +274,7 @@ def _build(targets: list[str]) -> dict:
 def _compile_part(part: int, target: str, cpu: str, exports: dict, meta=None) -> None:
     """Compile the declared signatures of part ``part`` (:func:`_parts_of`) into the
     extension module ``target`` for ``cpu`` (with ``meta``, its :data:`METADATA` function)."""
+    # deferred: the ahead-of-time compiler, only when the package is built
     from numba.pycc import CC
     from numba.pycc import compiler as pycc_compiler
 
