@@ -243,19 +243,6 @@ def test_every_declared_signature_is_compiled_and_attached():
     assert {part for _, _, part in flash} == set(range(len(aot.PARTS)))
 
 
-def test_the_build_declares_the_extensions_parts():
-    """``setup.py`` names the extension's modules without importing the package: the names of
-    :data:`~gpuppdp.kernels.aot.PARTS`."""
-    import ast
-    from pathlib import Path
-
-    setup_py = Path(__file__).resolve().parent.parent / "setup.py"
-    tree = ast.parse(setup_py.read_text())
-    parts = [node.value for node in tree.body if isinstance(node, ast.Assign)
-             and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["PARTS"]]
-    assert len(parts) == 1 and ast.literal_eval(parts[0]) == aot.PARTS
-
-
 def test_a_broken_extension_never_fails_an_import(monkeypatch):
     """Whatever goes wrong opening the extension, the kernels compile on first use and the
     status says what went wrong."""

@@ -194,3 +194,16 @@ def test_module_and_function_sizes(path):
 def test_kernels_live_inside_the_package():
     assert (PACKAGE / "kernels" / "__init__.py").is_file()
     assert not (PACKAGE.parent / "kernels").exists()
+
+
+def test_the_build_declares_the_extensions_parts():
+    """``setup.py`` names the extension's modules without importing the package: the names of
+    :data:`~gpuppdp.kernels.aot.PARTS` (in the source tree only: not a test of the installed
+    wheel's smoke tier)."""
+    from gpuppdp.kernels import aot
+
+    setup_py = PACKAGE.parent / "setup.py"
+    tree = ast.parse(setup_py.read_text())
+    parts = [node.value for node in tree.body if isinstance(node, ast.Assign)
+             and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["PARTS"]]
+    assert len(parts) == 1 and ast.literal_eval(parts[0]) == aot.PARTS
