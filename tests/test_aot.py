@@ -11,7 +11,10 @@ import pytest
 
 from gpuppdp.kernels import aot
 
-pytestmark = pytest.mark.smoke  # also run against the installed wheel (.ci/run)
+# The tests marked smoke run against the installed wheel too (.ci/run, whose editable install
+# holds a copy of the wheel's own extension). The two that compare the extension's results with
+# the JIT's run in the checkout's slow tier only: each compiles every kernel again (4 and 2
+# minutes on the 2-core box), and the extension they compare is the same file.
 
 # searches on every code type: both compiled-Flash variants (with and without classes), the
 # exhaustive search (the batched evaluator) and the Python traversal (delta-disclosure);
@@ -74,6 +77,7 @@ def ahead(tmp_path_factory):
     return _probe(tmp_path_factory.mktemp("aot"))
 
 
+@pytest.mark.smoke
 def test_first_search_compiles_no_declared_kernel(ahead):
     """On a fresh Numba cache, searches with int8, int16 and int32 codes -- the compiled
     Flash with and without a sensitive attribute (l-diversity, delta-disclosure) and the
@@ -168,6 +172,7 @@ def commands(tmp_path_factory):
     return _commands(tmp_path_factory.mktemp("aot-commands"))
 
 
+@pytest.mark.smoke
 def test_the_commands_first_runs_compile_nothing(commands):
     """On a fresh Numba cache, ``check``, ``explore``, ``report``, ``anatomize`` and the DP
     releases compile no kernel at all: their kernels called from Python are declared (the
@@ -190,6 +195,7 @@ def test_the_commands_ahead_of_time_write_what_the_jit_writes(commands, tmp_path
     assert jit["wrote"] == commands["wrote"]
 
 
+@pytest.mark.smoke
 def test_the_extension_is_ignored_where_it_does_not_match(monkeypatch):
     """Another CPU, an edited kernel source, another Numba or ``GPUPPDP_AOT=0``: the kernels
     compile on first use, and the status says why."""
@@ -208,6 +214,7 @@ def test_the_extension_is_ignored_where_it_does_not_match(monkeypatch):
     assert aot._open() == (None, "off (GPUPPDP_AOT=0)")
 
 
+@pytest.mark.smoke
 @pytest.mark.skipif(aot.baseline()["cpu"] != aot.X86_BASELINE, reason="x86-64 only")
 def test_the_extension_travels_to_another_cpu_with_the_baseline(monkeypatch):
     """Built for the x86-64 baseline, not for the building machine's CPU: another CPU model
@@ -219,6 +226,7 @@ def test_the_extension_travels_to_another_cpu_with_the_baseline(monkeypatch):
     assert module is not None and meta["requires"] == list(aot.X86_BASELINE_FEATURES)
 
 
+@pytest.mark.smoke
 def test_every_declared_signature_is_compiled_and_attached():
     """The extension holds each declared signature, attached to its dispatcher."""
     import importlib
@@ -243,6 +251,7 @@ def test_every_declared_signature_is_compiled_and_attached():
     assert {part for _, _, part in flash} == set(range(len(aot.PARTS)))
 
 
+@pytest.mark.smoke
 def test_a_broken_extension_never_fails_an_import(monkeypatch):
     """Whatever goes wrong opening the extension, the kernels compile on first use and the
     status says what went wrong."""
@@ -254,6 +263,7 @@ def test_a_broken_extension_never_fails_an_import(monkeypatch):
     assert aot.status() == "cannot be used (RuntimeError: truncated file)"
 
 
+@pytest.mark.smoke
 def test_the_extension_opens_whichever_module_is_imported_first():
     """The extension opens while the first kernel module is imported, and the command line's
     parser imports the privacy models first: the status is this process's whichever module
