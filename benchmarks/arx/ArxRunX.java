@@ -18,7 +18,7 @@ import org.deidentifier.arx.ARXLattice.ARXNode;
  *   [sensitive=col [order=v1,v2,...]]         the sensitive attribute (an ordered string type)
  *   k=K (0: none) supp=S
  *   metric=loss|precision|discernibility|discernibility-monotonic|aecs|height|ambiguity|
- *          entropy|entropy-monotonic|normalized-entropy
+ *          entropy|entropy-monotonic|normalized-entropy|kl
  *   [gs=G]                                    gs-factor in [0, 1] of loss, precision, aecs or
  *                                             entropy (ARX's default 0.5):
  *                                             Metric.createLossMetric(G),
@@ -134,6 +134,7 @@ public class ArxRunX {
             config.setQualityModel(hasGs ? Metric.createEntropyMetric(monotonic, gs) : Metric.createEntropyMetric(monotonic));
         }
         else if (metric.equals("normalized-entropy")) config.setQualityModel(Metric.createNormalizedEntropyMetric());
+        else if (metric.equals("kl")) config.setQualityModel(Metric.createKLDivergenceMetric());
         else if (metric.equals("discernibility-monotonic")) config.setQualityModel(Metric.createDiscernabilityMetric(true));
         else if (metric.startsWith("discern")) config.setQualityModel(Metric.createDiscernabilityMetric());
         else throw new IllegalArgumentException(metric);
