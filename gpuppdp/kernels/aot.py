@@ -9,7 +9,8 @@ releases' noise, sums and order statistics) declare explicit
 signatures (:func:`ahead_of_time`, beside their definitions);
 building the package (``setup.py``, :func:`build`) compiles them with Numba's ahead-of-time
 compiler (``numba.pycc``) into the extension modules :data:`PARTS` (two processes compile
-their halves side by side: one takes 3.5 minutes on the 2-core box), for a portable
+their halves side by side: one process compiling all of it took 3.5 minutes on the 2-core
+box), for a portable
 instruction-set baseline (on x86-64 the psABI level :data:`X86_BASELINE`, any AVX2 machine;
 elsewhere the building machine's CPU); and when a kernel's module is imported its compiled
 forms are attached to its dispatcher, so that a call with a declared signature runs them and

@@ -97,10 +97,10 @@ def _class_metric(cfg, terms, kept, n_classes, kept_sq, all_sq, suppressed):
 def _entropy_of(g, lattice, cfg, terms, table, size, codes, fields, outlier, n_classes,
                 suppressed, anonymous, counts):
     """``(loss, lower bound)`` of node ``g`` by the entropy metrics
-    (:data:`~.flash_layout.ENTROPY` ...): per attribute :func:`~..metric_entropy.
-    attribute_entropy` (the suppressed records' part for an anonymous node by the
-    non-monotonic ones; the loss of a node not anonymous is not read), divided by its upper
-    value (normalized entropy; else 1) and weighted, added in attribute order as
+    (:data:`~.flash_layout.ENTROPY` ...): per attribute
+    :func:`~..metric_entropy.attribute_entropy` (the suppressed records' part for an anonymous
+    node by the non-monotonic ones; the loss of a node not anonymous is not read), divided by
+    its upper value (normalized entropy; else 1) and weighted, added in attribute order as
     :class:`~..metric_entropy.Entropy` adds them; its lower bound ARX's: for an anonymous node
     the generalization part before negation (the monotonic one: the loss), for another the
     generalization part (the monotonic one: none, NaN).  ``table``: row 0 each attribute's
