@@ -157,6 +157,29 @@ def test_compiled_equals_python_with_a_gs_factor_and_weights(seed, monkeypatch):
         assert_same_search(*fits, context)
 
 
+def _assert_metrics_search_as_python(seed, metrics, monkeypatch):
+    """On random table ``seed`` with a sensitive column "s": each metric of ``metrics(weights)``
+    (name -> metric of the model kind, given random attribute weights), at 0 and 10 %
+    suppression, with k-anonymity alone, distinct l-diversity and the average
+    re-identification risk, searched compiled and by the Python traversal: the same search,
+    every checked node's figures bit for bit (:func:`assert_same_search`)."""
+    from gpuppdp.models import AverageReidentificationRisk
+
+    data, hierarchies = _table(seed)
+    rng = np.random.default_rng(seed)
+    data["s"] = rng.choice(list("abcd"), size=len(data))
+    weights = {q: float(w) for q, w in zip(hierarchies, rng.uniform(0.0, 2.0, len(hierarchies)))}
+    models = {"k": {"insensitive": ["s"]},
+              "l-diversity": {"sensitive": ["s"], "models": [DistinctLDiversity("s", 2)]},
+              "risk": {"insensitive": ["s"], "models": [AverageReidentificationRisk(0.3)]}}
+    for (name, metric), limit, (kind, kw) in itertools.product(metrics(weights).items(),
+                                                                (0.0, 0.1), models.items()):
+        context = (seed, name, limit, kind)
+        fits = [_fit(data, hierarchies, 3, limit, metric(kind), compiled, monkeypatch, **kw)
+                for compiled in (True, False)]
+        assert_same_search(*fits, context)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_compiled_equals_python_with_the_class_count_metrics(seed, monkeypatch):
     """ARX's AECS (with a gs-factor), height (with weights: its bound known before a check),
@@ -164,29 +187,15 @@ def test_compiled_equals_python_with_the_class_count_metrics(seed, monkeypatch):
     l-diversity, and with the average re-identification risk (which ranks the classes it
     suppresses by ambiguity's entry loss, the loss's): the same search as the Python
     traversal, every checked node's loss and bound bit for bit."""
-    from gpuppdp.models import AverageReidentificationRisk
-
-    data, hierarchies = _table(seed)
-    rng = np.random.default_rng(seed)
-    data["s"] = rng.choice(list("abcd"), size=len(data))
-    weights = {q: float(w) for q, w in zip(hierarchies, rng.uniform(0.0, 2.0, len(hierarchies)))}
-    metrics = {"aecs": lambda kind: make_metric("aecs"),
-               "aecs-gs0.2": lambda kind: make_metric("aecs", gs_factor=0.2),
-               "aecs-gs0.9": lambda kind: make_metric("aecs", gs_factor=0.9),
-               # (weights with a risk-based model: the Python traversal's)
-               "height": lambda kind: make_metric(
-                   "height", attribute_weights=weights if kind != "risk" else {}),
-               "dm*": lambda kind: make_metric("discernibility-monotonic"),
-               "ambiguity": lambda kind: make_metric("ambiguity")}
-    models = {"k": {"insensitive": ["s"]},
-              "l-diversity": {"sensitive": ["s"], "models": [DistinctLDiversity("s", 2)]},
-              "risk": {"insensitive": ["s"], "models": [AverageReidentificationRisk(0.3)]}}
-    for (name, metric), limit, (kind, kw) in itertools.product(metrics.items(), (0.0, 0.1),
-                                                                models.items()):
-        context = (seed, name, limit, kind)
-        fits = [_fit(data, hierarchies, 3, limit, metric(kind), compiled, monkeypatch, **kw)
-                for compiled in (True, False)]
-        assert_same_search(*fits, context)
+    _assert_metrics_search_as_python(seed, lambda weights: {
+        "aecs": lambda kind: make_metric("aecs"),
+        "aecs-gs0.2": lambda kind: make_metric("aecs", gs_factor=0.2),
+        "aecs-gs0.9": lambda kind: make_metric("aecs", gs_factor=0.9),
+        # (weights with a risk-based model: the Python traversal's)
+        "height": lambda kind: make_metric(
+            "height", attribute_weights=weights if kind != "risk" else {}),
+        "dm*": lambda kind: make_metric("discernibility-monotonic"),
+        "ambiguity": lambda kind: make_metric("ambiguity")}, monkeypatch)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -197,26 +206,12 @@ def test_compiled_equals_python_with_the_entropy_metrics(seed, monkeypatch):
     the Python traversal, every checked node's loss and bound bit for bit (the bound of a
     node not anonymous: its generalization part; of an anonymous one: before negation, or the
     monotonic form's loss)."""
-    from gpuppdp.models import AverageReidentificationRisk
-
-    data, hierarchies = _table(seed)
-    rng = np.random.default_rng(seed)
-    data["s"] = rng.choice(list("abcd"), size=len(data))
-    weights = {q: float(w) for q, w in zip(hierarchies, rng.uniform(0.0, 2.0, len(hierarchies)))}
-    metrics = {"entropy": lambda kind: make_metric("entropy"),
-               "entropy-gs0.3-weights": lambda kind: make_metric(
-                   "entropy", gs_factor=0.3, attribute_weights=weights if kind != "risk" else {}),
-               "entropy-monotonic": lambda kind: make_metric("entropy-monotonic"),
-               "normalized-entropy": lambda kind: make_metric("normalized-entropy")}
-    models = {"k": {"insensitive": ["s"]},
-              "l-diversity": {"sensitive": ["s"], "models": [DistinctLDiversity("s", 2)]},
-              "risk": {"insensitive": ["s"], "models": [AverageReidentificationRisk(0.3)]}}
-    for (name, metric), limit, (kind, kw) in itertools.product(metrics.items(), (0.0, 0.1),
-                                                                models.items()):
-        context = (seed, name, limit, kind)
-        fits = [_fit(data, hierarchies, 3, limit, metric(kind), compiled, monkeypatch, **kw)
-                for compiled in (True, False)]
-        assert_same_search(*fits, context)
+    _assert_metrics_search_as_python(seed, lambda weights: {
+        "entropy": lambda kind: make_metric("entropy"),
+        "entropy-gs0.3-weights": lambda kind: make_metric(
+            "entropy", gs_factor=0.3, attribute_weights=weights if kind != "risk" else {}),
+        "entropy-monotonic": lambda kind: make_metric("entropy-monotonic"),
+        "normalized-entropy": lambda kind: make_metric("normalized-entropy")}, monkeypatch)
 
 
 def test_a_gs_factor_and_weights_on_adult_stop_checks_only_for_precision(monkeypatch):
