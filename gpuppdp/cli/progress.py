@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+from ..stops import raise_put_off
+
 __all__ = ["ProgressBar", "search_progress", "compile_notice"]
 
 
@@ -12,7 +14,10 @@ class ProgressBar:
     """Progress on stderr: a bar redrawn in place (``\\r``) when stderr is a terminal, plain
     lines (``search: 40% (48/120 nodes)``, one per tenth at most) when it is a file or a pipe,
     so that logs hold no carriage returns.  ``tty`` forces either form (default: asked of
-    stderr at the first update); disabled (``--quiet``), it prints nothing."""
+    stderr at the first update); disabled (``--quiet``), it prints nothing.  A stop signal
+    put off during an import (:data:`gpuppdp.stops.PUT_OFF`) is raised at the first update,
+    before anything is shown: a stopped run reports no progress (seen in CI: a late re-send
+    let a small search print its 100 %)."""
 
     def __init__(self, label: str, enabled: bool, *, unit: str = "nodes",
                  tty: bool | None = None):
@@ -23,6 +28,7 @@ class ProgressBar:
         self._last = -1
 
     def __call__(self, done: int, total: int) -> None:
+        raise_put_off()
         if not self.enabled or total <= 0:
             return
         if self.tty is None:
