@@ -23,7 +23,12 @@ import threading
 from typing import Any
 
 import numpy as np
+from numba import config
 
+#: threads of a block in the launches of one thread per item (a roll-up's entries, a node's
+#: classes): 256 on a device; 32 under Numba's simulator, which runs a Python thread per CUDA
+#: thread and whose launches are small by design (``kernels.SIMULATED_THREADS``)
+BLOCK_THREADS = 32 if config.ENABLE_CUDASIM else 256  # type: ignore[attr-defined]
 _ARRAY, _BOOL = "array", "bool"
 #: (kernel, argument signature) -> (compiled kernel, marshal kinds), or None: the dispatcher
 _SIGNATURES: dict = {}

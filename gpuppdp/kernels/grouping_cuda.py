@@ -11,14 +11,13 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .cudalaunch import launch, to_device_together
+from .cudalaunch import BLOCK_THREADS, launch, to_device_together
 from .groupby import KEY_LIMIT, segment_of
 from .grouping import rollup_xp
 
 CUDA_TABLE_LOAD = 1.5      # hashed tables: a power of two at least this times the entries
 CUDA_DENSE_RATIO = 2       # key spaces up to this times the entries (plus a floor) are
 CUDA_DENSE_FLOOR = 1 << 6  # directly addressed: no probing
-CUDA_THREADS = 256
 _NO_FIRST = np.iinfo(np.int64).max
 
 
@@ -175,7 +174,7 @@ def _first_entries(xp, slot_of, table_first, grid: int) -> tuple:
     each is its group's first, and the exclusive prefix sum of the firsts (at a first entry,
     its group's number; at a node's first position, the node's first group)."""
     is_first = xp.empty(slot_of.shape[0], dtype=xp.int8)
-    launch(_rollup_firsts, grid, CUDA_THREADS, slot_of, table_first, is_first)
+    launch(_rollup_firsts, grid, BLOCK_THREADS, slot_of, table_first, is_first)
     return is_first, xp.concatenate([xp.zeros(1, dtype=xp.int64),
                                      xp.cumsum(is_first, dtype=xp.int64)])
 
@@ -202,9 +201,9 @@ def classes_cuda(xp, ptr, host_ptr, codes, radix, count):
     strides, table_base, table_mask = to_device_together(xp, strides, base[:-1], mask)
     table_key, table_first, table_size, table_entries = _empty_tables(xp, int(base[-1]), 2)
     slot_of = xp.empty(total, dtype=xp.int64)
-    grid = (total + CUDA_THREADS - 1) // CUDA_THREADS
+    grid = (total + BLOCK_THREADS - 1) // BLOCK_THREADS
     ptr = ptr.astype(xp.int64, copy=False)
-    launch(_class_insert, grid, CUDA_THREADS, ptr, codes, count.astype(xp.int64, copy=False),
+    launch(_class_insert, grid, BLOCK_THREADS, ptr, codes, count.astype(xp.int64, copy=False),
            strides, table_base, table_mask, table_key, table_first, table_size, table_entries,
            slot_of)
     del table_key
@@ -213,7 +212,7 @@ def classes_cuda(xp, ptr, host_ptr, codes, radix, count):
     n_classes = int(class_at[total])
     out = [xp.empty(total, dtype=xp.int64)] + [xp.empty(n_classes, dtype=xp.int64)
                                                for _ in range(4)]
-    launch(_class_emit, grid, CUDA_THREADS, ptr, slot_of, table_first, table_size,
+    launch(_class_emit, grid, BLOCK_THREADS, ptr, slot_of, table_first, table_size,
            table_entries, class_at, *out)
     class_of_entry, rep, size, distinct, node = out
     return class_of_entry, rep, class_ptr, size, distinct, node
@@ -249,8 +248,8 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
         xp, host_row_ptr, node_src_start, node_map_off, strides, base[:-1], mask)
     table_key, table_first, table_count = _empty_tables(xp, int(base[-1]), 1)
     slot_of = xp.empty(total, dtype=xp.int64)
-    grid = (total + CUDA_THREADS - 1) // CUDA_THREADS
-    launch(_rollup_insert, grid, CUDA_THREADS, row_ptr, start, src_codes, src_sens, src_count,
+    grid = (total + BLOCK_THREADS - 1) // BLOCK_THREADS
+    launch(_rollup_insert, grid, BLOCK_THREADS, row_ptr, start, src_codes, src_sens, src_count,
            map_off, maps_flat, strides, table_base, table_mask, table_key, table_first,
            table_count, slot_of)
     del table_key
@@ -264,7 +263,7 @@ def rollup_cuda(xp, src_codes, src_sens, src_count, src_first, node_src_start, n
     sens = xp.empty(n_groups, dtype=src_sens.dtype)
     count = xp.empty(n_groups, dtype=xp.int64)
     first = xp.empty(n_groups, dtype=src_first.dtype)
-    launch(_rollup_emit, grid, CUDA_THREADS, row_ptr, start, src_codes, src_sens, src_first,
+    launch(_rollup_emit, grid, BLOCK_THREADS, row_ptr, start, src_codes, src_sens, src_first,
            map_off, maps_flat, slot_of, table_count, is_first, group_at, codes, sens, count,
            first)
     return codes, sens, count, first, ptr, host_ptr

@@ -26,7 +26,7 @@ from numba import cuda, njit
 from .aot import CODE_TYPES, ahead_of_time
 from .nrt import njit_no_refcount
 from .packed import code_at
-from .cudalaunch import launch
+from .cudalaunch import BLOCK_THREADS, launch
 from .groupby import balanced_runs, n_tasks_for, run_tasks, segment_of
 
 
@@ -320,9 +320,8 @@ def node_stats_launch(xp, size, outlier, small, ptr):
     out = xp.zeros((ptr.shape[0] - 1, 4), dtype=xp.int64)
     n = size.shape[0]
     if n:
-        threads = 256
         runs = -(-n // NODE_STATS_RUN)
-        launch(_node_stats_kernel, (runs + threads - 1) // threads, threads,
+        launch(_node_stats_kernel, -(-runs // BLOCK_THREADS), BLOCK_THREADS,
                size.astype(xp.int64, copy=False), outlier,
                outlier if small is None else small, small is not None,
                ptr.astype(xp.int64, copy=False), out)

@@ -28,11 +28,11 @@ import numba
 import numpy as np
 from numba import cuda
 
-from ..kernels.cudalaunch import launch
+from ..kernels.cudalaunch import BLOCK_THREADS, launch
 
 __all__ = ["node_figures_cuda"]
 
-THREADS = 128  # threads of a block of the per-class and per-node launches
+THREADS = min(128, BLOCK_THREADS)  # threads of a block of the per-class and per-node launches
 TILE = 64      # classes per tile of the per-node sums (the threads of their blocks)
 
 
