@@ -12,12 +12,13 @@ import pytest
 from gpuppdp.kernels import aot
 
 # The tests marked smoke run against the installed wheel too (.ci/run, whose editable install
-# holds a copy of the wheel's own extension). The two that compare the extension's results with
-# the JIT's run in the checkout's slow tier only: each compiles every kernel again (4 and 2
-# minutes on the 2-core box), and the extension they compare is the same file.
+# holds a copy of the wheel's own extension). The one that compares the extension's results
+# with the JIT's runs in the checkout's slow tier only: it compiles every kernel again (about
+# 5 minutes on the 2-core box), and the extension it compares is the same file.
 
-# searches on every code type: both compiled-Flash variants (with and without classes), the
-# exhaustive search (the batched evaluator) and the Python traversal (delta-disclosure);
+# searches on every code type: both compiled-Flash variants (with and without classes; the
+# loss's tables and the entropy metrics'), the exhaustive search (the batched evaluator) and
+# the Python traversal (delta-disclosure);
 # prints the search's results and the functions Numba compiled (a fresh, empty cache)
 PROBE = """
 import json, sys
@@ -40,13 +41,15 @@ with event.install_recorder("numba:compile") as rec:
         data = pd.DataFrame({"w": rng.choice(values[:12], n), "a": rng.choice(list("abcd"), n),
                              "b": rng.choice(list("xyz"), n), "s": rng.choice(list("pqr"), n)})
         h = {"w": wide, **{c: Hierarchy.flat(sorted(set(data[c])), name=c) for c in "ab"}}
-        for search, sensitive in (("auto", False), ("auto", True), ("exhaustive", False),
-                                  ("flash", "delta")):
+        for search, sensitive, metric in (("auto", False, "loss"), ("auto", True, "loss"),
+                                          ("exhaustive", False, "loss"),
+                                          ("flash", "delta", "loss"),
+                                          ("auto", False, "normalized-entropy")):
             model = (DistinctLDiversity("s", 2) if sensitive is True else
                      DeltaDisclosurePrivacy("s", 2.0))
             kw = dict(sensitive=["s"], models=[model]) if sensitive else dict(insensitive=["s"])
             r = Anonymizer(quasi_identifiers=h, k=3, suppression_limit=0.05, backend="cpu",
-                           search=search, **kw).fit(data)
+                           search=search, metric=metric, **kw).fit(data)
             d = r.search.details
             out["runs"].append([search, bool(d.get("compiled")), int(r.search.optimum),
                                 float(r.information_loss), int(r.search.nodes_evaluated)])
@@ -59,14 +62,24 @@ with event.install_recorder("numba:compile") as rec:
         out["runs"].append(["uniqueness", r.suppressed_records, int(r.search.optimum),
                             float(r.information_loss), int(r.search.nodes_evaluated)])
 out["compiled"] = sorted({ev.data["dispatcher"].py_func.__name__ for _, ev in rec.buffer})
+# each compile's function, the compiles it is nested in (their typing asked for it) and its
+# argument types
+stack, out["compiles"] = [], []
+for _, ev in rec.buffer:
+    if ev.is_start:
+        name = ev.data["dispatcher"].py_func.__name__
+        out["compiles"].append([name, list(stack), str(ev.data["args"])])
+        stack.append(name)
+    else:
+        stack.pop()
 out["status"] = aot.status()
 out["declared"] = sorted(k.rsplit(".", 1)[1] for k in aot._DECLARED)
 print(json.dumps(out))
 """
 
 
-def _probe(tmp_path, **env) -> dict:
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), **env)
+def _probe(cache, **env) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), **env)
     done = subprocess.run([sys.executable, "-c", PROBE], env=env, check=True,
                           capture_output=True, text=True, timeout=900)
     return json.loads(done.stdout.splitlines()[-1])
@@ -80,12 +93,13 @@ def ahead(tmp_path_factory):
 @pytest.mark.smoke
 def test_first_search_compiles_no_declared_kernel(ahead):
     """On a fresh Numba cache, searches with int8, int16 and int32 codes -- the compiled
-    Flash with and without a sensitive attribute (l-diversity, delta-disclosure) and the
+    Flash with and without a sensitive attribute (l-diversity, delta-disclosure), with the
+    loss and with normalized entropy (whose tables must have the declared layout), and the
     exhaustive search (its packed walk) -- compile none of the declared kernels (a few small
     helpers called from Python remain: about 0.5 s)."""
     assert ahead["status"] == "attached"
     assert [run[1] for run in ahead["runs"] if run[0] != "uniqueness"] == \
-        [True, True, False, True] * 3
+        [True, True, False, True, True] * 3
     assert {"_flash", "_rollup_chunk", "_group_first", "_loss_sums_run",
             "_node_stats_run", "population_shares"} <= set(ahead["declared"])
     assert not set(ahead["compiled"]) & set(ahead["declared"])
@@ -93,15 +107,6 @@ def test_first_search_compiles_no_declared_kernel(ahead):
     # the compiled Flash's argument types need no typing before a first search
     assert ahead["ready"] == sorted(f"(dtype('{code}'), {classes})" for code in aot.CODE_TYPES
                                     for classes in (False, True))
-
-
-def test_ahead_of_time_kernels_give_the_jit_results(ahead, tmp_path):
-    """The same searches with the extension off (every kernel compiled by Numba's JIT):
-    the same optimum, loss (exactly) and checked nodes."""
-    jit = _probe(tmp_path, GPUPPDP_AOT="0")
-    assert jit["status"].startswith("off")
-    assert set(jit["compiled"]) & {"_flash", "_rollup_chunk", "_group_first"}
-    assert jit["runs"] == ahead["runs"]
 
 
 # the command line's other kernels, in one fresh process and a fresh, empty cache: the checker,
@@ -160,8 +165,8 @@ print(json.dumps({"wrote": wrote, "status": aot.status(),
 """
 
 
-def _commands(tmp_path, **env) -> dict:
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), **env)
+def _commands(tmp_path, cache=None, **env) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache or tmp_path / "cache"), **env)
     done = subprocess.run([sys.executable, "-c", COMMANDS_PROBE, str(tmp_path)], env=env,
                           check=True, capture_output=True, text=True, timeout=900)
     return json.loads(done.stdout.splitlines()[-1])
@@ -187,12 +192,27 @@ def test_the_commands_first_runs_compile_nothing(commands):
     assert commands["compiled"] == []
 
 
-def test_the_commands_ahead_of_time_write_what_the_jit_writes(commands, tmp_path):
-    """The same commands with the extension off: the same tables, figures and (seeded)
-    noise, byte for byte."""
-    jit = _commands(tmp_path, GPUPPDP_AOT="0")
-    assert {"_noise_task", "_figures_run", "_group_sorted"} <= set(jit["compiled"])
-    assert jit["wrote"] == commands["wrote"]
+def test_the_jit_gives_what_the_extension_gives(ahead, commands, tmp_path):
+    """The same searches and commands with the extension off, every kernel compiled by
+    Numba's JIT (the searches first, then the commands on the same cold cache, which they
+    partly share): the same optimum, loss (exactly) and checked nodes; the same tables,
+    figures and (seeded) noise, byte for byte.  And the compiled Flash's loss sums
+    (``_one_node``) and class verdicts (``judge_classes``) are compiled on their own before
+    its searches, for the types they pass, never within its typing (where they compile about
+    twice as slowly): each signature once."""
+    cache = tmp_path / "cache"
+    jit = _probe(cache, GPUPPDP_AOT="0")
+    assert jit["status"].startswith("off")
+    assert set(jit["compiled"]) & {"_flash", "_rollup_chunk", "_group_first"}
+    assert jit["runs"] == ahead["runs"]
+    for name in ("_one_node", "judge_classes"):
+        compiles = [(within, args) for fn, within, args in jit["compiles"] if fn == name]
+        assert any(within == [] for within, _ in compiles), (name, compiles)
+        assert not any("_flash" in within for within, _ in compiles), (name, compiles)
+        assert len({args for _, args in compiles}) == len(compiles), (name, compiles)
+    jit_commands = _commands(tmp_path, cache, GPUPPDP_AOT="0")
+    assert {"_noise_task", "_figures_run"} <= set(jit_commands["compiled"])
+    assert jit_commands["wrote"] == commands["wrote"]
 
 
 @pytest.mark.smoke

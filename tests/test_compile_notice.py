@@ -92,39 +92,3 @@ def test_the_warm_up_picks_the_compiled_flash_variant_the_command_runs():
     assert diverse(flash, variants[True]) and not diverse(flash, variants[False])
     fill_args = normalize_signature("int64(int64[::1], int64, int64[:, ::1])")[0]
     assert plain(fill, fill_args) and diverse(fill, fill_args)
-
-
-def test_loss_sums_and_class_verdicts_compile_on_their_own_first(tmp_path):
-    """With a cold cache, the compiled Flash's loss sums and class verdicts are compiled on
-    their own before the search (not within its typing, where they compile about twice as
-    slowly), each once: the types they are compiled for are those the search passes."""
-    import os
-    import subprocess
-    import sys
-
-    probe = """
-from numba.core import event
-import numpy as np, pandas as pd
-from gpuppdp import Anonymizer, Hierarchy
-from gpuppdp.models import DistinctLDiversity, KAnonymity
-rng = np.random.default_rng(0)
-data = pd.DataFrame({"a": rng.choice(list("abcd"), 300), "b": rng.choice(list("xyz"), 300),
-                     "s": rng.choice(list("pqrs"), 300)})
-h = {c: Hierarchy.flat(sorted(set(data[c])), name=c) for c in ("a", "b")}
-with event.install_recorder("numba:compile") as rec:
-    r = Anonymizer(quasi_identifiers=h, sensitive=["s"], backend="cpu", suppression_limit=0.1,
-                   models=[KAnonymity(2), DistinctLDiversity("s", 2)]).fit(data)
-depth, seen = 0, []
-for _, ev in rec.buffer:
-    if ev.is_start:
-        seen.append((ev.data["dispatcher"].py_func.__name__, depth))
-        depth += 1
-    else:
-        depth -= 1
-print(r.search.details.get("compiled"), [d for n, d in seen if n == "_one_node"],
-      [d for n, d in seen if n == "judge_classes"])
-"""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), GPUPPDP_AOT="0")
-    out = subprocess.run([sys.executable, "-c", probe], env=env, check=True,
-                         capture_output=True, text=True, timeout=600).stdout.split("\n")[-2]
-    assert out == "True [0] [0]"

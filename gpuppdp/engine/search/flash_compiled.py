@@ -297,17 +297,19 @@ def _metric_tables(ev, lat, limit: int | None) -> tuple:
     factors = metric.prior_factors(ev.bottom).T if limit is not None else \
         np.zeros((hmax + 1, q))
     loss_table = np.concatenate([np.stack([metric._minimum, metric._maximum]), factors])
-    return level_radix, metric._share, metric._share_off, loss_table
+    return level_radix, metric._share, metric._share_off, np.ascontiguousarray(loss_table)
 
 
 def _entropy_table(metric, level_radix: np.ndarray) -> np.ndarray:
     """The entropy metrics' table (2 (hmax + 1) + 1, q) (:func:`~.flash_record._entropy_of`):
     each attribute's upper value (normalized entropy's divisor; else 1), then per level its
     generalization part (:class:`~gpuppdp.engine.metric_entropy.Entropy`'s, before the
-    gs-factor), then per level its radix (``level_radix`` (q, hmax + 1))."""
+    gs-factor), then per level its radix (``level_radix`` (q, hmax + 1)); C-ordered, as the
+    search's forms compiled ahead of time take it (a concatenation of transposes is not)."""
     upper = getattr(metric, "_upper", np.ones(level_radix.shape[0]))
     assert metric._raw.shape == level_radix.shape
-    return np.concatenate([upper[None, :], metric._raw.T, level_radix.T]).astype(np.float64)
+    return np.ascontiguousarray(np.concatenate([upper[None, :], metric._raw.T, level_radix.T]),
+                                dtype=np.float64)
 
 
 def _model_parameters(ev) -> tuple[tuple, tuple | None]:
