@@ -516,12 +516,30 @@ def _mean_share_term(share, g_factor, q, weight):
     return ((share * g_factor) / q) * weight
 
 
-def discernibility(kept_sq_sum, suppressed, n_rows: int) -> np.ndarray:
+@njit_no_refcount
+def node_discernibility(kept_sq_sum, suppressed, n_rows):
     """The discernibility metric DM (Bayardo & Agrawal 2005; ARX's
     ``createDiscernabilityMetric()``): ``sum |E|^2`` over kept classes plus ``N`` per
-    suppressed record, from per-node ``kept_sq_sum`` and ``suppressed`` (host arrays)."""
-    return (np.asarray(kept_sq_sum, dtype=np.int64) +
-            np.int64(n_rows) * np.asarray(suppressed, dtype=np.int64)).astype(np.float64)
+    suppressed record, as a float -- of a node (integers; the compiled search's) or, through
+    ``.py_func``, of int64 arrays of nodes (:func:`discernibility`)."""
+    return (kept_sq_sum + n_rows * suppressed) * 1.0
+
+
+def discernibility(kept_sq_sum, suppressed, n_rows: int) -> np.ndarray:
+    """:func:`node_discernibility` of per-node ``kept_sq_sum`` and ``suppressed`` (host
+    arrays)."""
+    return node_discernibility.py_func(np.asarray(kept_sq_sum, dtype=np.int64),
+                                       np.asarray(suppressed, dtype=np.int64), np.int64(n_rows))
+
+
+@njit_no_refcount(error_model="numpy")
+def node_aecs(rows, kept, every, s_factor, g_factor):
+    """ARX's AECS (:class:`AECS`) of a node with ``kept`` of its ``every`` classes kept:
+    ``(loss, lower bound)`` -- floats (the compiled search's) or, through ``.py_func``
+    (under ``np.errstate``), float arrays of nodes.  ``g_factor`` is added only where records
+    are suppressed (``+ 0.0`` elsewhere: the same float)."""
+    groups = kept * s_factor + (kept != every) * (1.0 * g_factor)
+    return rows / groups, rows / (every * s_factor)
 
 
 class Precision(Metric):
@@ -591,11 +609,9 @@ class AECS(Metric):
         xp, be = classes.xp, self.backend
         kept = be.to_host(classes.per_node((~outlier).astype(xp.int64))).astype(np.float64)
         every = np.diff(classes.host_ptr).astype(np.float64)
-        groups = kept * self.s_factor
-        groups = np.where(kept != every, groups + 1.0 * self.g_factor, groups)
-        rows = float(self.n_rows)
-        with np.errstate(divide="ignore"):
-            return rows / groups, rows / (every * self.s_factor)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return node_aecs.py_func(float(self.n_rows), kept, every, self.s_factor,
+                                     self.g_factor)
 
 
 class Height(Metric):

@@ -21,7 +21,7 @@ from ...kernels.nrt import njit_no_refcount
 from ...kernels.segsum import _one_node
 from ..metric_entropy import attribute_entropy
 from ..metrics import (_geometric_mean_row, _mean_share_term, _precision_term, arx_sum,
-                       node_ambiguity, node_sums_with_factors)
+                       node_aecs, node_ambiguity, node_discernibility, node_sums_with_factors)
 from .flash_layout import (ENTROPY, ENTROPY_MONOTONIC, G_FACTOR, HEIGHT, MAX_SUPPRESSED, METRIC,
                            MIN_SIZE, ONE, ROWS, S_FACTOR, WEIGHT, ZERO, _level)
 
@@ -81,16 +81,13 @@ def _ratio(x, y):
 def _class_metric(cfg, terms, kept, n_classes, kept_sq, all_sq, suppressed):
     """``(loss, lower bound)`` of a checked node by the metrics that need only its classes'
     counts: discernibility (:data:`~.flash_compiled.METRIC_KINDS` 2), its monotonic form (3)
-    and AECS (4), as :mod:`~gpuppdp.engine.metrics` computes them."""
+    and AECS (4), by the formulas of :mod:`~gpuppdp.engine.metrics`."""
     if cfg[METRIC] == 2:
-        return float(kept_sq + cfg[ROWS] * suppressed), float(all_sq)
+        return node_discernibility(kept_sq, suppressed, cfg[ROWS]), float(all_sq)
     if cfg[METRIC] == 3:
         return float(all_sq), float(all_sq)
-    rows, every, s_factor = float(cfg[ROWS]), float(n_classes), terms[S_FACTOR, 0]
-    groups = float(kept) * s_factor
-    if float(kept) != every:  # the suppressed records: one more class
-        groups = groups + 1.0 * terms[G_FACTOR, 0]
-    return _ratio(rows, groups), _ratio(rows, every * s_factor)
+    return node_aecs(float(cfg[ROWS]), float(kept), float(n_classes), terms[S_FACTOR, 0],
+                     terms[G_FACTOR, 0])
 
 
 @njit_no_refcount
