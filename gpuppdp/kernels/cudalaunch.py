@@ -133,8 +133,7 @@ def _fast_path(kernel, args):
     not handled here, or a layout that differs from Numba's own)."""
     global _NUMBA
     try:
-        from numba import config  # noqa: PLC0415  # deferred: CUDA, only with a device
-        if config.ENABLE_CUDASIM:
+        if config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
             return None
         # deferred: numba-cuda is an optional dependency, loaded only with a device
         from numba.cuda import dispatcher as numba_dispatcher  # noqa: PLC0415
