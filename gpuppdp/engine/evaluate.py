@@ -689,21 +689,22 @@ class LatticeOracle:
         return stats.take(np.argsort(np.concatenate(part_ids)))
 
     def evaluate_from(self, levels: np.ndarray, source: FrequencySet,
-                      source_index: np.ndarray, bounds: bool = True) -> NodeStats:
+                      source_index: np.ndarray, bounds: bool = True,
+                      budget: int | None = None) -> NodeStats:
         """Evaluate nodes ``levels`` (B >= 1, q), node ``b`` rolled up from node
-        ``source_index[b]`` of ``source``, in batches of at most ``batch_entries`` source
-        entries; rows in the given order, frequency sets not kept.  ``bounds=False``: lower
-        bounds of anonymous nodes only (:meth:`Evaluator.evaluate`)."""
-        return NodeStats.concatenate([stats for _, stats, _ in
-                                      self.batches_from(levels, source, source_index, bounds)])
+        ``source_index[b]`` of ``source``, in batches of at most ``budget`` (by default
+        ``batch_entries``) source entries; rows in the given order, frequency sets not kept.
+        ``bounds=False``: lower bounds of anonymous nodes only (:meth:`Evaluator.evaluate`)."""
+        return NodeStats.concatenate([stats for _, stats, _ in self.batches_from(
+            levels, source, source_index, bounds, budget)])
 
     def batches_from(self, levels: np.ndarray, source: FrequencySet, source_index: np.ndarray,
-                     bounds: bool = True):
+                     bounds: bool = True, budget: int | None = None):
         """:meth:`evaluate_from` batch by batch: yields ``(rows, stats, sets)``, the slice of
         ``levels`` a batch holds, its results and its frequency sets (not cached)."""
         source_index = np.asarray(source_index, dtype=np.int64)
         size = source.host_ptr[source_index + 1] - source.host_ptr[source_index]
-        for start, stop in self._split(np.zeros(len(levels), np.int64), size):
+        for start, stop in self._split(np.zeros(len(levels), np.int64), size, budget):
             stats, sets = self.evaluator.evaluate(levels[start:stop], source,
                                                   source_index[start:stop], bounds=bounds)
             self.evaluations += stop - start

@@ -8,7 +8,9 @@ values stand for (its *area*, the per-class product of :class:`~.metrics.Ambigui
 the suppressed records' share over every combination of rows.  As ARX, the sum runs over the
 *rows* in input order, each adding its tuple's ``p log2(p / q)`` -- a tuple occurring ``n``
 times adds its term ``n`` times -- and is neither monotone under suppression nor bounded
-below before or after a check (ARX returns no lower bound).
+below before or after a check (ARX returns no lower bound).  The compiled Flash therefore
+defers it: it walks the lattice as for any metric without a bound and computes the checked
+anonymous nodes' divergences afterwards, in one batch (:mod:`.search.flash_compiled`).
 """
 
 from __future__ import annotations
@@ -18,75 +20,94 @@ from numba import njit
 
 from ..errors import InputError
 from ..kernels import groupby
+from ..kernels.aot import CODE_TYPES, ahead_of_time
+from ..kernels.groupby import balanced_runs, n_tasks_for, run_tasks
+from ..kernels.hashtable import _HASH_MUL, hash_shift, hashed_size
 from .metric_entropy import _log2
 from .metrics import METRICS, Ambiguity
 
 __all__ = ["KLDivergence"]
 
-#: rows one grouping of classes and generalized tuples may hold (nodes are taken in runs)
-GROUP_ROWS = 1 << 22
+
+@njit(inline="always")
+def _row_slot(values, shift):
+    """The hashed slot of a row of codes (multiplicative hashing of the codes folded in)."""
+    h = np.uint64(0)
+    for j in range(values.shape[0]):
+        h = (h + np.uint64(values[j])) * _HASH_MUL
+    return np.int64(h >> shift)
 
 
-@njit(cache=True)
-def _segments(codes, ptr, tuples, maps, off, seg_ptr, out):
-    """Per node ``b`` of a run: its classes' codes, then every input tuple generalized to the
-    node (``maps[off[b, j] + leaf code]``), into ``out`` at ``seg_ptr[b]``."""
-    q = tuples.shape[1]
-    for b in range(ptr.shape[0] - 1):
-        pos = seg_ptr[b]
-        for c in range(ptr[b], ptr[b + 1]):
-            for j in range(q):
-                out[pos, j] = codes[c, j]
-            pos += 1
-        for t in range(tuples.shape[0]):
-            for j in range(q):
-                out[pos, j] = maps[off[b, j] + tuples[t, j]]
-            pos += 1
-
-
-@njit(cache=True)
-def _kl(tuple_of_row, share_in, tuple_class, size, outlier, area, ptr, n_rows, max_area,
-        needed):
-    """Per node ARX's KL divergence: for every row in order ``p log2(p / q)`` of its tuple,
-    ``q = (|E| / R) / area(E)`` for its class ``E`` kept, ``(suppressed / R) / max_area``
-    for it suppressed (``tuple_class`` (B, T): each tuple's class); NaN where not needed."""
-    n_nodes, n_tuples = tuple_class.shape
-    out = np.full(n_nodes, np.nan)
+@njit(cache=True, nogil=True)
+def _kl_run(t, runs, codes, ptr, size, outlier, tuples, maps, map_off, share, share_off, domain,
+            tuple_of_row, share_in, n_rows, max_area, needed, out):
+    """Task ``t``: ARX's KL divergence of nodes ``runs[t]:runs[t + 1]`` (those ``needed``)
+    into ``out``: each input tuple generalized to the node (``maps[map_off[b, j] + code]``)
+    and found among the node's classes (``codes[ptr[b]:ptr[b + 1]]``, distinct) in a hashed
+    table; its term ``p log2(p / q)`` with ``q = (|E| / R) / area(E)`` for its class ``E``
+    kept (``area``: the product over attributes of ``share * S`` in attribute order, ARX's
+    ``getArea``), ``(suppressed / R) / max_area`` for it suppressed (computed once per class
+    for the tuples met once: the same operations on the same operands); the terms added over
+    the rows in order."""
+    n_tuples, q = tuples.shape
     term = np.empty(n_tuples)
-    for b in range(n_nodes):
+    unit = 1.0 / n_rows  # the share of a tuple met once (as :meth:`KLDivergence.bind` has it)
+    generalized = np.empty(q, np.int64)
+    for b in range(runs[t], runs[t + 1]):
         if not needed[b]:
             continue
+        lo, n = ptr[b], ptr[b + 1] - ptr[b]
+        slots = hashed_size(n)
+        shift, mask = hash_shift(slots), slots - 1
+        table = np.full(slots, -1, np.int64)
+        area = np.empty(n)
+        unit_term = np.full(n, np.nan)  # per class the term of a tuple met once
         suppressed = 0.0
-        for c in range(ptr[b], ptr[b + 1]):
-            if outlier[c]:
-                suppressed += size[c]
-        for t in range(n_tuples):
-            c = tuple_class[b, t]
-            if outlier[c]:
-                q = suppressed / n_rows / max_area
+        for c in range(n):
+            if outlier[lo + c]:
+                suppressed += size[lo + c]
+            a = 1.0
+            for j in range(q):
+                a *= share[share_off[b, j] + codes[lo + c, j]] * domain[j]
+            area[c] = a
+            slot = _row_slot(codes[lo + c], shift)
+            while table[slot] >= 0:
+                slot = (slot + 1) & mask
+            table[slot] = c
+        for i in range(n_tuples):
+            for j in range(q):
+                generalized[j] = maps[map_off[b, j] + tuples[i, j]]
+            slot = _row_slot(generalized, shift)
+            while True:  # (every generalized tuple is one of the node's classes)
+                c = table[slot]
+                same = True
+                for j in range(q):
+                    if codes[lo + c, j] != generalized[j]:
+                        same = False
+                        break
+                if same:
+                    break
+                slot = (slot + 1) & mask
+            if share_in[i] == unit and not np.isnan(unit_term[c]):
+                term[i] = unit_term[c]
+                continue
+            if outlier[lo + c]:
+                p_out = suppressed / n_rows / max_area
             else:
-                q = float(size[c]) / n_rows / area[c]
-            term[t] = share_in[t] * _log2(share_in[t] / q)
+                p_out = float(size[lo + c]) / n_rows / area[c]
+            term[i] = share_in[i] * _log2(share_in[i] / p_out)
+            if share_in[i] == unit:
+                unit_term[c] = term[i]
         total = 0.0
         for r in range(tuple_of_row.shape[0]):
             total += term[tuple_of_row[r]]
         out[b] = total
-    return out
 
 
-@njit(cache=True)
-def _areas(codes, ptr, off, share, domain):
-    """Per class the product over attributes of ``share * S`` in attribute order (ARX's
-    ``getArea``: the hierarchy rows its values stand for)."""
-    n_nodes, q = off.shape
-    out = np.ones(codes.shape[0])
-    for b in range(n_nodes):
-        for c in range(ptr[b], ptr[b + 1]):
-            a = 1.0
-            for i in range(q):
-                a *= share[off[b, i] + codes[c, i]] * domain[i]
-            out[c] = a
-    return out
+ahead_of_time(_kl_run, [
+    f"none(int64, int64[::1], {t}[:, ::1], int64[::1], int64[::1], boolean[::1], {t}[:, ::1], "
+    f"{t}[::1], int64[:, ::1], float64[::1], int64[:, ::1], float64[::1], int64[::1], "
+    "float64[::1], float64, float64, boolean[::1], float64[::1])" for t in CODE_TYPES])
 
 
 class KLDivergence(Ambiguity):
@@ -104,11 +125,11 @@ class KLDivergence(Ambiguity):
                              "metric, or read the table whole)")
         super().bind(encoded)
         be = self.backend
-        rows = np.stack([be.to_host(c).astype(np.int64) for c in encoded.qi_codes], axis=1)
+        rows = np.stack([be.to_host(c) for c in encoded.qi_codes], axis=1)
         tuple_of_row, rep, _ = groupby.group(np, rows, [len(h.leaves) for h in
                                                         encoded.hierarchies])
-        self._tuple_of_row = tuple_of_row
-        self._tuples = np.ascontiguousarray(rows[rep])
+        self._tuple_of_row = tuple_of_row.astype(np.int64)
+        self._tuples = np.ascontiguousarray(rows[rep], dtype=encoded.code_dtype)
         counts = np.bincount(tuple_of_row, minlength=len(rep)).astype(np.float64)
         self._share_in = counts / float(self.n_rows)
         self._max_area = 1.0
@@ -122,35 +143,22 @@ class KLDivergence(Ambiguity):
     def evaluate_needed(self, classes, outlier, levels, needed, bounds=True):
         levels = np.ascontiguousarray(levels, dtype=np.int64)
         n_nodes, q = levels.shape
-        needed = np.ones(n_nodes, np.bool_) if needed is None else np.asarray(needed, np.bool_)
+        needed = np.ones(n_nodes, np.bool_) if needed is None else \
+            np.ascontiguousarray(needed, np.bool_)
         size, codes, out, ptr = self._host_classes(classes, outlier)
-        share = self.backend.to_host(self._share)
         maps, level_off = self.encoded.level_maps()
-        maps = self.backend.to_host(maps).astype(np.int64)
-        map_off = level_off[np.arange(q)[None, :], 0, levels]
-        share_off = self._share_off[np.arange(q)[None, :], levels]
-        radix = self.encoded.node_radix(levels)[:, :-1]
-        n_tuples = len(self._tuples)
+        columns = np.arange(q)[None, :]
         il = np.full(n_nodes, np.nan)
-        run = max(1, GROUP_ROWS // max(n_tuples + len(size) // max(n_nodes, 1), 1))
-        for lo in range(0, n_nodes, run):  # runs of nodes, each grouped at once
-            hi = min(lo + run, n_nodes)
-            if not needed[lo:hi].any():
-                continue
-            local_ptr = ptr[lo:hi + 1] - ptr[lo]
-            seg_ptr = local_ptr + np.arange(hi - lo + 1) * n_tuples
-            cols = np.empty((int(seg_ptr[-1]), q), np.int64)
-            _segments(codes[ptr[lo]:ptr[hi]], local_ptr, self._tuples, maps, map_off[lo:hi],
-                      seg_ptr, cols)
-            ids, _, group_ptr = groupby.group(np, cols, radix[lo:hi], ptr=seg_ptr)
-            # a node's classes come first in its segment and are distinct: group i is class i
-            at = (seg_ptr[:-1] + np.diff(local_ptr))[:, None] + np.arange(n_tuples)[None, :]
-            tuple_class = ids[at] - group_ptr[:-1, None] + local_ptr[:-1, None]
-            c = slice(ptr[lo], ptr[hi])
-            area = _areas(codes[c], local_ptr, share_off[lo:hi], share, self._domain)
-            il[lo:hi] = _kl(self._tuple_of_row, self._share_in, tuple_class, size[c], out[c],
-                            area, local_ptr, float(self.n_rows), self._max_area,
-                            needed[lo:hi])
+        # each node's work: its classes, the tuples and the rows
+        work = ptr + (len(self._tuples) + len(self._tuple_of_row)) * np.arange(n_nodes + 1)
+        runs = balanced_runs(work, n_tasks_for(int(work[-1] - work[0]), n_nodes))
+        run_tasks(_kl_run, len(runs) - 1, runs, np.ascontiguousarray(codes, self._tuples.dtype),
+                  ptr, size, out, self._tuples, self.backend.to_host(maps),
+                  np.ascontiguousarray(level_off[columns, 0, levels]),
+                  self.backend.to_host(self._share),
+                  np.ascontiguousarray(self._share_off[columns, levels]), self._domain,
+                  self._tuple_of_row, self._share_in, float(self.n_rows), self._max_area,
+                  needed, il)
         return il, np.full(n_nodes, np.nan)
 
 

@@ -1,20 +1,18 @@
 """Kernels compiled ahead of time, so that the first search after installing compiles nothing.
 
-Numba compiles a kernel on its first call and caches the machine code on disk, so without
-this the first search after an install spends seconds compiling.  The kernels a search
-calls from Python (the compiled Flash; the Python traversal's node properties and roll-up
-source; the batched evaluator of the exhaustive and level searches; the risk models'
+Numba compiles a kernel on its first call and caches the machine code on disk, so without this
+the first search after an install spends seconds compiling. The kernels a search calls from
+Python (the compiled Flash; the Python traversal's node properties and roll-up source; the
+batched evaluator of the exhaustive and level searches; KL divergence's sums; the risk models'
 suppression; the checker's group-by, ``explore``'s figures, anatomy's buckets and the DP
-releases' noise, sums and order statistics) declare explicit
-signatures (:func:`ahead_of_time`, beside their definitions);
-building the package (``setup.py``, :func:`build`) compiles them with Numba's ahead-of-time
-compiler (``numba.pycc``) into the extension modules :data:`PARTS` (two processes compile
-their halves side by side: one process compiling all of it took 3.5 minutes on the 2-core
-box), for a portable
-instruction-set baseline (on x86-64 the psABI level :data:`X86_BASELINE`, any AVX2 machine;
-elsewhere the building machine's CPU); and when a kernel's module is imported its compiled
-forms are attached to its dispatcher, so that a call with a declared signature runs them and
-any other call compiles as before.
+releases' noise, sums and order statistics) declare explicit signatures (:func:`ahead_of_time`,
+beside their definitions); building the package (``setup.py``, :func:`build`) compiles them
+with Numba's ahead-of-time compiler (``numba.pycc``) into the extension modules :data:`PARTS`
+(two processes compile their halves side by side: one process compiling all of it took 3.5
+minutes on the 2-core box), for a portable instruction-set baseline (on x86-64 the psABI level
+:data:`X86_BASELINE`, any AVX2 machine; elsewhere the building machine's CPU); and when a
+kernel's module is imported its compiled forms are attached to its dispatcher, so that a call
+with a declared signature runs them and any other call compiles as before.
 
 The extension is used only where it matches: built from the same kernel sources (a digest of
 the packages in :data:`PACKAGES`, which hold every compiled function these kernels call), by
@@ -44,6 +42,7 @@ CODE_TYPES = ("int8", "int16", "int32")
 MODULES = ("gpuppdp.kernels.groupby", "gpuppdp.kernels.grouping", "gpuppdp.kernels.segsum",
            "gpuppdp.kernels.subsets",
            "gpuppdp.kernels.histograms", "gpuppdp.kernels.sortedruns", "gpuppdp.engine.metrics",
+           "gpuppdp.engine.metric_kl",
            "gpuppdp.engine.solution_space", "gpuppdp.engine.evaluate",
            "gpuppdp.engine.prior_bound",
            "gpuppdp.engine.search.flash_kernels", "gpuppdp.engine.search.levels",

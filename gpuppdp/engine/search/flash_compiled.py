@@ -72,6 +72,7 @@ from .flash_layout import (
     ARENA_END,
     CACHED,
     CHECKED_NODES,
+    DEFERRED,
     ENTROPY,
     ENTROPY_MONOTONIC,
     ENTROPY_NORMALIZED,
@@ -114,7 +115,10 @@ FIRST_CAPACITY = 1 << 14
 METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2, "discernibility-monotonic": 3,
                 "aecs": 4, "height": 5, "ambiguity": 6, "entropy": int(ENTROPY),
                 "entropy-monotonic": int(ENTROPY_MONOTONIC),
-                "normalized-entropy": int(ENTROPY_NORMALIZED)}
+                "normalized-entropy": int(ENTROPY_NORMALIZED), "kl": int(DEFERRED)}
+#: source entries of a batch of the nodes whose deferred metric is computed after the search
+#: (the batched evaluator's walk's: :data:`~gpuppdp.engine.evaluate.CPU_WALK_BATCH_ENTRIES`)
+DEFERRED_BATCH_ENTRIES = 1 << 20
 #: largest table of LKC-privacy's records per (group, sensitive value) (8 bytes each)
 MAX_LKC_VALUES = 1 << 24
 #: models judged against a population table (its frequency set joins the sample's)
@@ -241,11 +245,34 @@ def run(search, oracle) -> tuple[int | None, int, NodeStats, dict | None] | None
     checked, opt = int(work[CHECKED_NODES]), int(work[OPTIMUM])
     oracle.evaluations += checked
     # record r's node's levels are its slot's, rec_int[r, 7]
-    stats, ids = _stats(ev, rec_int[:checked], rec_float[:checked],
-                        slot_levels[rec_int[:checked, 7], :lat.n_attributes])
+    levels = slot_levels[rec_int[:checked, 7], :lat.n_attributes]
+    if METRIC_KINDS[metric.name] == DEFERRED:
+        opt = _deferred_optimum(oracle, rec_int[:checked], rec_float[:checked], levels)
+    stats, ids = _stats(ev, rec_int[:checked], rec_float[:checked], levels)
     if opt < 0:
         return None, checked, stats, None
     return opt, checked, stats, stats.row(int(np.searchsorted(ids, opt)))
+
+
+def _deferred_optimum(oracle, rec_int: np.ndarray, rec_float: np.ndarray,
+                      levels: np.ndarray) -> int:
+    """A deferred metric's (:data:`~.flash_layout.DEFERRED`: KL divergence) losses of the
+    anonymous checked nodes (records in check order, their ``levels``) into ``rec_float``,
+    evaluated after the search by the batched evaluator, rolled up from the bottom in batches
+    of :data:`DEFERRED_BATCH_ENTRIES` entries -- the metric gives no lower bound, so the
+    traversal reads none -- and the optimum by ARX's ``trackOptimum``: the smallest loss,
+    then the lowest height, then the first checked (-1: no anonymous node)."""
+    anonymous = np.flatnonzero(rec_int[:, 1] > 0)
+    if anonymous.shape[0] == 0:
+        return -1
+    ev = oracle.evaluator
+    stats = oracle.evaluate_from(levels[anonymous], ev.bottom,
+                                 np.zeros(anonymous.shape[0], np.int64), bounds=False,
+                                 budget=DEFERRED_BATCH_ENTRIES)
+    assert stats.anonymous.all()  # (the same verdicts as the search's checks)
+    rec_float[anonymous, 0] = stats.information_loss
+    best = np.lexsort((anonymous, levels[anonymous].sum(axis=1), stats.information_loss))[0]
+    return int(rec_int[anonymous[best], 0])
 
 
 def _pack_bits(lat) -> int:

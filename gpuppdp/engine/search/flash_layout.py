@@ -46,6 +46,9 @@ EXPLICIT, UP, DOWN, VERDICT = (_i64(i) for i in range(4))
 HEIGHT, WEIGHT, G_FACTOR, S_FACTOR = (_i64(i) for i in range(4))
 # the entropy metrics' codes among the metrics' (flash_compiled.METRIC_KINDS), the last ones
 ENTROPY, ENTROPY_MONOTONIC, ENTROPY_NORMALIZED = _i64(7), _i64(8), _i64(9)
+# the code of a metric computed after the search (KL divergence): a check records no loss and
+# no lower bound (NaN), and the search then reads none (:func:`flash_compiled.run`)
+DEFERRED = _i64(-1)
 STOPPED = _i64(3)
 ZERO, ONE = _i64(0), _i64(1)
 

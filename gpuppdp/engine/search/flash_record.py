@@ -8,7 +8,8 @@ generalization and suppression factors (:data:`~.flash_layout.HEIGHT` ...,
 sums (then its prior-bound factors), or ambiguity's domain sizes
 (:func:`~.flash_compiled._metric_tables`), or the entropy metrics' table
 (:func:`~.flash_compiled._entropy_table`).  The metric codes are those of
-:data:`~.flash_compiled.METRIC_KINDS`.
+:data:`~.flash_compiled.METRIC_KINDS`; a deferred metric's (:data:`~.flash_layout.DEFERRED`)
+loss and bound are left NaN.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from ...kernels.segsum import _one_node
 from ..metric_entropy import attribute_entropy
 from ..metrics import (_geometric_mean_row, _mean_share_term, _precision_term, arx_sum,
                        node_aecs, node_ambiguity, node_discernibility, node_sums_with_factors)
-from .flash_layout import (ENTROPY, ENTROPY_MONOTONIC, G_FACTOR, HEIGHT, MAX_SUPPRESSED, METRIC,
-                           MIN_SIZE, ONE, ROWS, S_FACTOR, WEIGHT, ZERO, _level)
+from .flash_layout import (DEFERRED, ENTROPY, ENTROPY_MONOTONIC, G_FACTOR, HEIGHT,
+                           MAX_SUPPRESSED, METRIC, MIN_SIZE, ONE, ROWS, S_FACTOR, WEIGHT, ZERO,
+                           _level)
 
 
 @njit_no_refcount
@@ -180,7 +182,7 @@ def record_classes(g, r, n, size, codes, fields, outlier, lattice, cfg, terms, s
     elif cfg[METRIC] >= ENTROPY:  # the entropy metrics: their value counts in share's place
         loss, bound = _entropy_of(g, lattice, cfg, terms, loss_table, size, codes, fields,
                                   outlier, n_classes, suppressed, anonymous, share)
-    else:
+    elif cfg[METRIC] != DEFERRED:  # (a deferred metric's loss comes after the search)
         loss, bound = _class_metric(cfg, terms, kept, n_classes, kept_sq, all_sq, suppressed)
     rec_int[r, 0] = g
     rec_int[r, 1] = anonymous

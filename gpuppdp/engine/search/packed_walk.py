@@ -4,10 +4,10 @@ and judged in one compiled pass.
 :meth:`~gpuppdp.engine.evaluate.LatticeOracle.evaluate_levels` rolls every node up from a direct
 predecessor, which differs from it in one QID's level.  When the problem is one the compiled
 Flash judges without a sensitive attribute (classes judged by their size alone: k-anonymity;
-a metric the compiled Flash computes, :data:`~.flash_compiled.METRIC_KINDS`, with the
-gs-factor and weights it takes; a CPU backend) and the QIDs' codes pack into one word
-(:mod:`gpuppdp.kernels.packed`), the walk's frequency sets hold packed codes and each of its
-batches runs here: the threads take runs of nodes
+a metric the compiled Flash computes in its checks, :data:`~.flash_compiled.METRIC_KINDS`
+but the deferred one, with the gs-factor and weights it takes; a CPU backend) and the QIDs'
+codes pack into one word (:mod:`gpuppdp.kernels.packed`), the walk's frequency sets hold
+packed codes and each of its batches runs here: the threads take runs of nodes
 (:func:`~gpuppdp.kernels.groupby.run_tasks`), and each node's roll-up
 (:func:`~gpuppdp.kernels.packed.rollup_packed`) is followed at once, its classes still in the
 cache, by its verdicts, suppressed records and metric
@@ -37,7 +37,7 @@ from ..evaluate import NodeStats
 from .flash_compiled import (METRIC_KINDS, _metric_tables, compiled_flash_refusal, metric_terms,
                              record_stats)
 from .flash_record import record_classes
-from .flash_layout import ENTROPY, MAX_SUPPRESSED, METRIC, MIN_SIZE, PACK_BITS, ROWS
+from .flash_layout import DEFERRED, ENTROPY, MAX_SUPPRESSED, METRIC, MIN_SIZE, PACK_BITS, ROWS
 
 __all__ = ["PackedSets", "PackedWalk", "PACKED_WALK_ENTRIES"]
 
@@ -122,6 +122,7 @@ class PackedWalk:
         if evaluator.backend.kernels != "cpu" or evaluator.carries_sensitive or \
                 any(m.compiled_kind != "size" for m in evaluator.models) or \
                 compiled_flash_refusal(evaluator.models, evaluator.metric) is not None or \
+                METRIC_KINDS[evaluator.metric.name] == DEFERRED or \
                 int(evaluator.bottom.host_ptr[-1]) > PACKED_WALK_ENTRIES:
             return None
         fields = field_layout(evaluator.encoded.level_sizes()[:, 0])
