@@ -44,7 +44,8 @@ with event.install_recorder("numba:compile") as rec:
         for search, sensitive, metric in (("auto", False, "loss"), ("auto", True, "loss"),
                                           ("exhaustive", False, "loss"),
                                           ("flash", "delta", "loss"),
-                                          ("auto", False, "normalized-entropy")):
+                                          ("auto", False, "normalized-entropy"),
+                                          ("auto", False, "kl")):
             model = (DistinctLDiversity("s", 2) if sensitive is True else
                      DeltaDisclosurePrivacy("s", 2.0))
             kw = dict(sensitive=["s"], models=[model]) if sensitive else dict(insensitive=["s"])
@@ -100,13 +101,14 @@ def ahead(tmp_path_factory):
 def test_first_search_compiles_no_declared_kernel(ahead):
     """On a fresh Numba cache, searches with int8, int16 and int32 codes -- the compiled
     Flash with and without a sensitive attribute (l-diversity, delta-disclosure), with the
-    loss and with normalized entropy (whose tables must have the declared layout), and the
-    exhaustive search (its packed walk) -- compile none of the declared kernels (a few small
-    helpers called from Python remain: about 0.5 s)."""
+    loss, with normalized entropy (whose tables must have the declared layout) and with KL
+    divergence (its sums after the walk), and the exhaustive search (its packed walk) --
+    compile none of the declared kernels (a few small helpers called from Python remain:
+    about 0.5 s)."""
     assert ahead["status"] == "attached"
     assert [run[2] for run in ahead["runs"] if run[1] != "uniqueness"] == \
-        [True, True, False, True, True] * 3
-    assert {"_flash", "_rollup_chunk", "_group_first", "_loss_sums_run",
+        [True, True, False, True, True, True] * 3
+    assert {"_flash", "_kl_run", "_rollup_chunk", "_group_first", "_loss_sums_run",
             "_node_stats_run", "population_shares"} <= set(ahead["declared"])
     assert not set(ahead["compiled"]) & set(ahead["declared"])
     assert len(ahead["compiled"]) <= 6, ahead["compiled"]

@@ -20,10 +20,11 @@ bound (Mohammed, Fung, Hung & Lee 2009), without a sensitive attribute or a popu
 (average risk, sample and population uniqueness: :mod:`.flash_risk`), the loss, precision,
 discernibility (and its monotonic form), AECS, height, ambiguity and non-uniform entropy
 (its monotonic and normalized forms too) metrics (with any gs-factor and attribute weights
-they take), a CPU backend, a frequency set of at most
-:data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at most :data:`MAX_LATTICE` nodes (node
-properties are arrays the size of the lattice here: one byte per direction and property set,
-as ARX's solution space stores them for small lattices).
+they take) and KL divergence (deferred: it has no bound, so the walk reads no loss, and the
+anonymous checked nodes' divergences come after it, :func:`_deferred_optimum`), a CPU
+backend, a frequency set of at most :data:`MAX_BOTTOM_ENTRIES` entries and a lattice of at
+most :data:`MAX_LATTICE` nodes (node properties are arrays the size of the lattice here: one
+byte per direction and property set, as ARX's solution space stores them for small lattices).
 Anything else runs the Python traversal, which gives the same optimum and checked nodes.
 
 A check stops early, the node not anonymous, once it has more classes than an anonymous node
