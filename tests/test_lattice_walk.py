@@ -5,7 +5,9 @@ search built on it.
   statistics of every node rolled up alone from the bottom into new arrays, and a set of
   buffers is written over only once no batch in it is read any more;
 * the exhaustive search checks the lower bound of anonymous nodes only: theirs are the checked
-  bounds bit for bit, the others' the metric's prior bound (the same sums in another order).
+  bounds bit for bit, the others' the metric's prior bound (the same sums in another order);
+* a set of nodes evaluated chained (``LatticeOracle.evaluate_chained``: each from a direct
+  predecessor among them) has the statistics of its nodes rolled up alone from the bottom.
 """
 
 from __future__ import annotations
@@ -72,6 +74,42 @@ def test_walk_in_reused_buffers_equals_nodes_alone(monkeypatch, diverse, batch_e
     assert len(taken) > 2 * len(sets)
     # the peak: what two levels hold, not what the walk writes
     assert sum(s[0][2].shape[0] for s in sets) < sum(taken)
+
+
+@pytest.mark.parametrize("diverse", [False, True])
+@pytest.mark.parametrize("budget", [40, 1 << 20])
+def test_nodes_evaluated_chained_equal_nodes_alone(diverse, budget):
+    """Random node sets (some with gaps between heights, some nodes with no predecessor among
+    them), KL divergence (whose value does not depend on the classes' order) and the loss's
+    verdicts: each node's statistics those of its roll-up alone from the bottom; fewer
+    entries touched than from the bottom."""
+    evaluator = _evaluator(metric="kl", diverse=diverse)
+    lattice = Lattice(evaluator.encoded.heights)
+    alone = _one_by_one(evaluator, lattice)
+    rng = np.random.default_rng(budget + diverse)
+    for share in (0.1, 0.5, 1.0):
+        ids = rng.permutation(lattice.size)[:max(2, int(share * lattice.size))]
+        oracle = LatticeOracle(evaluator, lattice)
+        rolled = []
+        real = evaluator.evaluate
+
+        def evaluate(levels, source, source_index, out=None, bounds=True):
+            rolled.append(int(np.diff(source.host_ptr)[source_index].sum()))
+            return real(levels, source, source_index, out, bounds)
+
+        evaluator.evaluate = evaluate
+        try:
+            got = oracle.evaluate_chained(lattice.levels_of(ids), budget)
+        finally:
+            del evaluator.evaluate
+        want = alone.take(ids)
+        for name in ("anonymous", "k_anonymous", "suppressed", "classes", "smallest_class",
+                     "aecs", "information_loss", "entries", "height", "levels"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(want, name),
+                                          err_msg=f"{name} {share}")
+        assert oracle.evaluations == len(ids)
+        if share == 1.0:  # every node but the bottom has its predecessors among them
+            assert sum(rolled) < evaluator.bottom.rows * len(ids) // 2
 
 
 def test_buffers_are_not_lent_off_the_cpu():

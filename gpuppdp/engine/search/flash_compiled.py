@@ -259,17 +259,17 @@ def _deferred_optimum(oracle, rec_int: np.ndarray, rec_float: np.ndarray,
                       levels: np.ndarray) -> int:
     """A deferred metric's (:data:`~.flash_layout.DEFERRED`: KL divergence) losses of the
     anonymous checked nodes (records in check order, their ``levels``) into ``rec_float``,
-    evaluated after the search by the batched evaluator, rolled up from the bottom in batches
-    of :data:`DEFERRED_BATCH_ENTRIES` entries -- the metric gives no lower bound, so the
+    evaluated after the search by the batched evaluator, each rolled up from one of them below
+    it where it can (:meth:`~gpuppdp.engine.evaluate.LatticeOracle.evaluate_chained`, batches
+    of :data:`DEFERRED_BATCH_ENTRIES` entries) -- the metric gives no lower bound, so the
     traversal reads none -- and the optimum by ARX's ``trackOptimum``: the smallest loss,
-    then the lowest height, then the first checked (-1: no anonymous node)."""
+    then the lowest height, then the first checked (-1: no anonymous node).  (The metric's
+    value does not depend on the order of a node's classes, which the roll-up's source
+    sets.)"""
     anonymous = np.flatnonzero(rec_int[:, 1] > 0)
     if anonymous.shape[0] == 0:
         return -1
-    ev = oracle.evaluator
-    stats = oracle.evaluate_from(levels[anonymous], ev.bottom,
-                                 np.zeros(anonymous.shape[0], np.int64), bounds=False,
-                                 budget=DEFERRED_BATCH_ENTRIES)
+    stats = oracle.evaluate_chained(levels[anonymous], DEFERRED_BATCH_ENTRIES, bounds=False)
     assert stats.anonymous.all()  # (the same verdicts as the search's checks)
     rec_float[anonymous, 0] = stats.information_loss
     best = np.lexsort((anonymous, levels[anonymous].sum(axis=1), stats.information_loss))[0]
