@@ -336,7 +336,9 @@ POPULATION_MODELS = {
 def test_compiled_equals_python_with_a_population(seed, monkeypatch):
     """k-map and delta-presence: the sample's and the population's frequency sets rolled up
     together, the sample's classes judged against their population records -- with and
-    without suppression (delta-presence is not monotonic with it: the linear phase)."""
+    without suppression (delta-presence is not monotonic with it: the linear phase); KL
+    divergence's nodes evaluated after the walk by the batched evaluator, which judges them
+    against the population too."""
     population, hierarchies = _table(seed)
     rng = np.random.default_rng(seed)
     keep = rng.random(len(population)) < 0.5
@@ -344,7 +346,7 @@ def test_compiled_equals_python_with_a_population(seed, monkeypatch):
     sample["s"] = rng.choice(list("abcdef"), size=len(sample), p=[0.4, 0.2, 0.15, 0.1, 0.1, 0.05])
     solved = 0
     for (name, (k, models)), limit, metric in itertools.product(
-            POPULATION_MODELS.items(), (0.0, 0.1), ("loss", "precision", "discernibility")):
+            POPULATION_MODELS.items(), (0.0, 0.1), ("loss", "precision", "discernibility", "kl")):
         context = (seed, name, limit, metric)
         kw = {"sensitive": ["s"]} if "+" in name else {"insensitive": ["s"]}
         fits = [_fit(sample, hierarchies, k, limit, metric, compiled, monkeypatch,
