@@ -271,23 +271,23 @@ def test_kl_on_every_backend(backend):
 
 
 def test_kl_where_the_classes_keys_do_not_pack():
-    """Ten QIDs of 100 values: at the bottom the node's key space (100^10) is beyond int64, so
-    each tuple's class is found by its row of codes; higher up by its packed key.  Both give
-    the plain reference."""
+    """Eleven QIDs of 100 values: at the bottom and with one attribute generalized the node's
+    key space (100^11, 100^10) is beyond int64, so the tuples and the classes are keyed column
+    by column; higher up in one pass.  Both give the plain reference."""
     rng = np.random.default_rng(7)
     values = [str(v) for v in range(100)]
-    hierarchies = {f"a{j}": Hierarchy.flat(values, name=f"a{j}") for j in range(10)}
+    hierarchies = {f"a{j}": Hierarchy.flat(values, name=f"a{j}") for j in range(11)}
     # three attributes vary over three values (27 classes of unequal sizes at the bottom, the
     # smallest suppressed), the others hold one
     table = pd.DataFrame({c: rng.choice(values[:3], 300, p=[0.6, 0.3, 0.1]) if j < 3 else
                           np.full(300, values[j]) for j, c in enumerate(hierarchies)})
     enc = encode(table, Schema(hierarchies), cpu_backend())
     ev = Evaluator(enc, [KAnonymity(6)], make_metric("kl"), 1.0)
-    grid = np.vstack([np.zeros(10, np.int64), np.eye(10, dtype=np.int64)[:3],
-                      rng.integers(0, 2, (6, 10)), np.r_[np.zeros(2), np.ones(8)][None, :]]
+    grid = np.vstack([np.zeros(11, np.int64), np.eye(11, dtype=np.int64)[:3],
+                      rng.integers(0, 2, (6, 11)), np.r_[np.zeros(2), np.ones(9)][None, :]]
                      ).astype(np.int64)
     packs = [math.prod(100 if lv == 0 else 1 for lv in levels) < 2 ** 62 for levels in grid]
-    assert not all(packs) and any(packs)
+    assert any(packs) and any(not p and levels.any() for p, levels in zip(packs, grid))
     stats, _ = ev.evaluate(grid, ev.bottom, np.zeros(len(grid), dtype=np.int64))
     want = [_naive("kl", table, hierarchies, list(levels), lambda s: s < 6, {}, 0.5)
             for levels in grid]

@@ -21,8 +21,8 @@ from numba import njit
 from ..errors import InputError
 from ..kernels import groupby
 from ..kernels.aot import CODE_TYPES, ahead_of_time
-from ..kernels.groupby import balanced_runs, n_tasks_for, run_tasks, space_of
-from ..kernels.hashtable import _HASH_MUL, hash_shift, hashed_size
+from ..kernels.groupby import (balanced_runs, extend_key, n_tasks_for, number_keys, run_tasks,
+                               space_of)
 from .metric_entropy import _log2
 from .metrics import METRICS, Ambiguity
 
@@ -33,81 +33,50 @@ __all__ = ["KLDivergence"]
 MEMO_COUNTS = 8
 
 
-@njit(inline="always")
-def _row_slot(values, shift):
-    """The hashed slot of a row of codes (multiplicative hashing of the codes folded in)."""
-    h = np.uint64(0)
-    for j in range(values.shape[0]):
-        h = (h + np.uint64(values[j])) * _HASH_MUL
-    return np.int64(h >> shift)
-
-
 @njit(cache=True, nogil=True)
-def _classes_by_key(codes, tuples, maps, off, radix, leaf_off, out):
+def _tuple_classes(codes, tuples, maps, off, radix, leaf_off, out):
     """Each tuple's class among ``codes`` (a node's classes, distinct) into ``out``: the
-    classes' and the generalized tuples' codes packed in a mixed-radix key at the node's
-    radices (their space below ``KEY_LIMIT``), a tuple's key the sum of its attributes'
-    terms (tabulated per leaf code), looked up in a hashed table."""
+    classes and the tuples generalized to the node (``maps[off[j] + code]``) keyed together
+    by their mixed-radix codes at the node's ``radix``, as the roll-up keys its entries -- in
+    one pass when the key space fits in int64 (a tuple's key the sum of its attributes'
+    terms, tabulated per leaf code: ``leaf_off``), else column by column
+    (:func:`~gpuppdp.kernels.groupby.extend_key`) -- and numbered in order of first
+    appearance (:func:`~gpuppdp.kernels.groupby.number_keys`): class ``c`` is group ``c``."""
     n, q = codes.shape
-    slots = hashed_size(n)
-    shift, mask = hash_shift(slots), slots - 1
-    table = np.full(slots, -1, np.int64)
-    class_key = np.empty(n, np.int64)
-    term = np.empty(leaf_off[q], np.int64)
-    stride = np.int64(1)
-    for j in range(q):
-        for v in range(leaf_off[j + 1] - leaf_off[j]):
-            term[leaf_off[j] + v] = np.int64(maps[off[j] + v]) * stride
-        stride *= radix[j]
-    for c in range(n):
-        key, stride = np.int64(0), np.int64(1)
+    m = n + tuples.shape[0]
+    keys = np.empty(m, np.int64)
+    ids = np.empty(m, np.int64)
+    space = space_of(radix)
+    if space >= 0:
+        term = np.empty(leaf_off[q], np.int64)
+        stride = np.int64(1)
         for j in range(q):
-            key += np.int64(codes[c, j]) * stride
+            for v in range(leaf_off[j + 1] - leaf_off[j]):
+                term[leaf_off[j] + v] = np.int64(maps[off[j] + v]) * stride
             stride *= radix[j]
-        class_key[c] = key
-        slot = np.int64((np.uint64(key) * _HASH_MUL) >> shift)
-        while table[slot] >= 0:
-            slot = (slot + 1) & mask
-        table[slot] = c
-    for i in range(tuples.shape[0]):
-        key = np.int64(0)
-        for j in range(q):
-            key += term[leaf_off[j] + tuples[i, j]]
-        slot = np.int64((np.uint64(key) * _HASH_MUL) >> shift)
-        while class_key[table[slot]] != key:  # (every generalized tuple is a class)
-            slot = (slot + 1) & mask
-        out[i] = table[slot]
-
-
-@njit(cache=True, nogil=True)
-def _classes_by_row(codes, tuples, maps, off, out):
-    """:func:`_classes_by_key` for key spaces too large to pack: the rows of codes hashed and
-    compared whole."""
-    n, q = codes.shape
-    slots = hashed_size(n)
-    shift, mask = hash_shift(slots), slots - 1
-    table = np.full(slots, -1, np.int64)
-    generalized = np.empty(q, np.int64)
-    for c in range(n):
-        slot = _row_slot(codes[c], shift)
-        while table[slot] >= 0:
-            slot = (slot + 1) & mask
-        table[slot] = c
-    for i in range(tuples.shape[0]):
-        for j in range(q):
-            generalized[j] = maps[off[j] + tuples[i, j]]
-        slot = _row_slot(generalized, shift)
-        while True:  # (every generalized tuple is one of the node's classes)
-            c = table[slot]
-            same = True
+        for c in range(n):
+            key, stride = np.int64(0), np.int64(1)
             for j in range(q):
-                if codes[c, j] != generalized[j]:
-                    same = False
-                    break
-            if same:
-                break
-            slot = (slot + 1) & mask
-        out[i] = c
+                key += np.int64(codes[c, j]) * stride
+                stride *= radix[j]
+            keys[c] = key
+        for i in range(tuples.shape[0]):
+            key = np.int64(0)
+            for j in range(q):
+                key += term[leaf_off[j] + tuples[i, j]]
+            keys[n + i] = key
+    else:
+        keys[:] = 0
+        space = 1
+        col = np.empty(m, np.int64)
+        for j in range(q):
+            for c in range(n):
+                col[c] = codes[c, j]
+            for i in range(tuples.shape[0]):
+                col[n + i] = maps[off[j] + tuples[i, j]]
+            space = extend_key(keys, space, col, radix[j], ids, False)
+    number_keys(keys, space, ids)
+    out[:] = ids[n:]
 
 
 @njit(cache=True, nogil=True)
@@ -117,7 +86,7 @@ def _kl_run(t, runs, codes, ptr, size, outlier, tuples, maps, map_off, radix, le
     """Task ``t``: ARX's KL divergence of nodes ``runs[t]:runs[t + 1]`` (those ``needed``)
     into ``out``: each input tuple generalized to the node (``maps[map_off[b, j] + code]``)
     and found among the node's classes (``codes[ptr[b]:ptr[b + 1]]``, distinct;
-    :func:`_classes_by_key` at the node's ``radix``, or :func:`_classes_by_row`); its term
+    :func:`_tuple_classes` at the node's ``radix``); its term
     ``p log2(p / q)`` with ``q = (|E| / R) / area(E)`` for its class ``E`` kept (``area``:
     the product over attributes of ``share * S`` in attribute order, ARX's ``getArea``),
     ``(suppressed / R) / max_area`` for it suppressed (computed once per class and count up
@@ -130,11 +99,7 @@ def _kl_run(t, runs, codes, ptr, size, outlier, tuples, maps, map_off, radix, le
         if not needed[b]:
             continue
         lo, n = ptr[b], ptr[b + 1] - ptr[b]
-        if space_of(radix[b]) >= 0:
-            _classes_by_key(codes[lo:lo + n], tuples, maps, map_off[b], radix[b], leaf_off,
-                            class_of)
-        else:
-            _classes_by_row(codes[lo:lo + n], tuples, maps, map_off[b], class_of)
+        _tuple_classes(codes[lo:lo + n], tuples, maps, map_off[b], radix[b], leaf_off, class_of)
         area = np.empty(n)
         memo = np.full((n, MEMO_COUNTS), np.nan)  # per class the terms of the counts kept
         suppressed = 0.0
