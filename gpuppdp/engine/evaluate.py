@@ -700,50 +700,42 @@ class LatticeOracle:
     def evaluate_chained(self, levels: np.ndarray, budget: int,
                          bounds: bool = True) -> NodeStats:
         """Evaluate nodes ``levels`` (distinct), height by height, each rolled up from the
-        direct predecessor among them (of the height below) with the fewest entries, or from
-        the bottom without one, in batches of at most ``budget`` source entries; rows in the
+        direct predecessor among them (of the height below) with the fewest entries
+        (:func:`_smallest_predecessor`, as :meth:`evaluate_levels` picks it), or from the
+        bottom without one, in batches of at most ``budget`` source entries; rows in the
         given order, frequency sets not kept beyond the next height.  (A set of nodes a search
         checked, as Flash's linear phase checks an anonymous node's successors: most have
         such a predecessor, whose set is far smaller than the bottom's.)"""
-        ev, strides = self.evaluator, self.lattice.strides
-        ids, height = levels @ strides, levels.sum(axis=1)
+        ev, lat = self.evaluator, self.lattice
+        levels = np.ascontiguousarray(levels, dtype=np.int64)
+        ids, height = levels @ lat.strides, levels.sum(axis=1)
+        # per node evaluated: its batch among its height's, its index there and its entries
+        where_set = np.zeros(lat.size, np.int64)
+        where_index = np.zeros(lat.size, np.int64)
+        size = np.full(lat.size, np.iinfo(np.int64).max, np.int64)
         parts, rows = [], []
-        prev_ids = np.empty(0, np.int64)  # the height below's nodes, by id: set, index, size
-        prev_set = prev_index = prev_size = prev_ids
-        prev_sets: list = []
+        prev_sets: list = []  # the batches of the height below; then the bottom
         for h in np.unique(height):
             at = np.flatnonzero(height == h)
-            at = at[np.argsort(ids[at])]
-            # the source: set (len(prev_sets): the bottom), index in it and entries
-            source = np.full(len(at), len(prev_sets), np.int64)
-            index = np.zeros(len(at), np.int64)
-            size = np.full(len(at), ev.bottom.rows, np.int64)
-            for j in range(levels.shape[1] if len(prev_ids) else 0):
-                pred = ids[at] - strides[j]
-                pos = np.minimum(np.searchsorted(prev_ids, pred), len(prev_ids) - 1)
-                better = (levels[at, j] > 0) & (prev_ids[pos] == pred) & (prev_size[pos] < size)
-                source[better], index[better] = prev_set[pos[better]], prev_index[pos[better]]
-                size[better] = prev_size[pos[better]]
+            src = _smallest_predecessor(ids[at], levels[at], lat.strides, size)
+            found = src >= 0
+            source = np.where(found, where_set[src], len(prev_sets))
+            index = np.where(found, where_index[src], 0)
+            source_size = np.where(found, size[src], ev.bottom.rows)
             sets: list = []
-            next_set, next_index, next_size = [], [], []
             for s, from_set in enumerate([*prev_sets, ev.bottom]):
                 mine = np.flatnonzero(source == s)
-                for start, stop in self._split(np.zeros(len(mine), np.int64), size[mine],
-                                               budget):
+                for start, stop in self._split(np.zeros(len(mine), np.int64),
+                                               source_size[mine], budget):
                     b = mine[start:stop]
                     stats, fs = ev.evaluate(levels[at[b]], from_set, index[b], bounds=bounds)
                     self.evaluations += len(b)
+                    node = ids[at[b]]
+                    where_set[node], where_index[node] = len(sets), np.arange(len(b))
+                    size[node] = stats.entries
                     parts.append(stats)
                     rows.append(at[b])
-                    next_set.append(np.full(len(b), len(sets)))
-                    next_index.append(np.arange(len(b)))
-                    next_size.append(stats.entries)
                     sets.append(fs)
-            order = np.argsort(ids[np.concatenate(rows[-len(sets):])])
-            prev_ids = np.sort(ids[at])
-            prev_set = np.concatenate(next_set)[order]
-            prev_index = np.concatenate(next_index)[order]
-            prev_size = np.concatenate(next_size)[order]
             prev_sets = sets
         stats = NodeStats.concatenate(parts)
         return stats.take(np.argsort(np.concatenate(rows)))

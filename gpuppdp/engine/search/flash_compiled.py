@@ -54,7 +54,7 @@ from ...kernels.groupby import space_of
 from ...kernels.grouping import NO_GROUP_LIMIT, ROLLUP_DENSE_FLOOR, ROLLUP_DENSE_RATIO
 from ...kernels.segsum import _one_node
 from ...kernels.uniqueness import estimator_work
-from ..evaluate import NodeStats
+from ..evaluate import CPU_WALK_BATCH_ENTRIES, NodeStats
 from ..metrics import METRICS, Metric
 from .flash_classes import (
     LKC_C,
@@ -117,9 +117,6 @@ METRIC_KINDS = {"loss": 0, "precision": 1, "discernibility": 2, "discernibility-
                 "aecs": 4, "height": 5, "ambiguity": 6, "entropy": int(ENTROPY),
                 "entropy-monotonic": int(ENTROPY_MONOTONIC),
                 "normalized-entropy": int(ENTROPY_NORMALIZED), "kl": int(DEFERRED)}
-#: source entries of a batch of the nodes whose deferred metric is computed after the search
-#: (the batched evaluator's walk's: :data:`~gpuppdp.engine.evaluate.CPU_WALK_BATCH_ENTRIES`)
-DEFERRED_BATCH_ENTRIES = 1 << 20
 #: largest table of LKC-privacy's records per (group, sensitive value) (8 bytes each)
 MAX_LKC_VALUES = 1 << 24
 #: models judged against a population table (its frequency set joins the sample's)
@@ -260,16 +257,16 @@ def _deferred_optimum(oracle, rec_int: np.ndarray, rec_float: np.ndarray,
     """A deferred metric's (:data:`~.flash_layout.DEFERRED`: KL divergence) losses of the
     anonymous checked nodes (records in check order, their ``levels``) into ``rec_float``,
     evaluated after the search by the batched evaluator, each rolled up from one of them below
-    it where it can (:meth:`~gpuppdp.engine.evaluate.LatticeOracle.evaluate_chained`, batches
-    of :data:`DEFERRED_BATCH_ENTRIES` entries) -- the metric gives no lower bound, so the
-    traversal reads none -- and the optimum by ARX's ``trackOptimum``: the smallest loss,
-    then the lowest height, then the first checked (-1: no anonymous node).  (The metric's
-    value does not depend on the order of a node's classes, which the roll-up's source
-    sets.)"""
+    it where it can (:meth:`~gpuppdp.engine.evaluate.LatticeOracle.evaluate_chained`, in the
+    CPU walk's batches, :data:`~gpuppdp.engine.evaluate.CPU_WALK_BATCH_ENTRIES`) -- the metric
+    gives no lower bound, so the traversal reads none -- and the optimum by ARX's
+    ``trackOptimum``: the smallest loss, then the lowest height, then the first checked (-1:
+    no anonymous node).  (The metric's value does not depend on the order of a node's
+    classes, which the roll-up's source sets.)"""
     anonymous = np.flatnonzero(rec_int[:, 1] > 0)
     if anonymous.shape[0] == 0:
         return -1
-    stats = oracle.evaluate_chained(levels[anonymous], DEFERRED_BATCH_ENTRIES, bounds=False)
+    stats = oracle.evaluate_chained(levels[anonymous], CPU_WALK_BATCH_ENTRIES, bounds=False)
     assert stats.anonymous.all()  # (the same verdicts as the search's checks)
     rec_float[anonymous, 0] = stats.information_loss
     best = np.lexsort((anonymous, levels[anonymous].sum(axis=1), stats.information_loss))[0]
