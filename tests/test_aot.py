@@ -206,10 +206,9 @@ def test_the_jit_gives_what_the_extension_gives(ahead, commands, tmp_path):
     the same source between them, and each form is a minute of compiling here -- then the
     commands on the same cold cache, which they partly share): the same optimum, loss
     (exactly) and checked nodes; the same tables, figures and (seeded) noise, byte for byte.
-    And the compiled Flash's loss sums
-    (``_one_node``) and class verdicts (``judge_classes``) are compiled on their own before
-    its searches, for the types they pass, never within its typing (where they compile about
-    twice as slowly): each signature once."""
+    And the compiled Flash's loss sums (``_one_node``) and class verdicts (``judge_classes``)
+    are compiled on their own before its searches, for the types they pass, never within its
+    typing (where they compile about twice as slowly): each signature once."""
     cache, widths = tmp_path / "cache", (CODE_WIDTHS[0], CODE_WIDTHS[-1])
     jit = _probe(cache, widths, GPUPPDP_AOT="0")
     assert jit["status"].startswith("off")
