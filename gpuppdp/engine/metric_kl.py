@@ -65,16 +65,16 @@ def _tuple_classes(codes, tuples, maps, off, radix, leaf_off, out):
             for j in range(q):
                 key += term[leaf_off[j] + tuples[i, j]]
             keys[n + i] = key
-    else:
+    else:  # the entries' columns, then their keys extended by one column at a time
+        columns = np.empty((q, m), np.int64)
+        columns[:, :n] = codes.T
+        for i in range(tuples.shape[0]):
+            for j in range(q):
+                columns[j, n + i] = maps[off[j] + tuples[i, j]]
         keys[:] = 0
         space = 1
-        col = np.empty(m, np.int64)
         for j in range(q):
-            for c in range(n):
-                col[c] = codes[c, j]
-            for i in range(tuples.shape[0]):
-                col[n + i] = maps[off[j] + tuples[i, j]]
-            space = extend_key(keys, space, col, radix[j], ids, False)
+            space = extend_key(keys, space, columns[j], radix[j], ids, False)
     number_keys(keys, space, ids)
     out[:] = ids[n:]
 
